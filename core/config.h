@@ -1,0 +1,126 @@
+/*
+ * core/config.h - rezuscloud's configuration (SPEC §2).
+ *
+ * Precedence: built-in defaults < file < REZUSCLOUD_* environment < command-line flags.
+ * The file is YAML read with libyaml. Every key is described once in the schema table in
+ * config.c; parsing, environment names, validation and the documentation all come from it.
+ * Errors name where the value came from and the dotted key, e.g.
+ *   /etc/rezus/rezus.conf:12: tofu.workers: invalid value '0': must be between 1 and 256
+ */
+#ifndef RZ_CONFIG_H
+#define RZ_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "core/errors.h"
+
+/* Where rezuscloud looks when no -c is given. */
+#define RZ_CONFIG_DEFAULT_PATH "/etc/rezus/rezus.conf"
+
+/* One entry under `plugins:`; the loader (a later module) reads these. */
+typedef struct rz_config_plugin {
+	char *name;     /* the key under plugins: */
+	json_t *config; /* the plugin's own subtree as JSON (an object; {} when empty) */
+	bool required;  /* `required:` from the subtree (default true); removed from config */
+	char *source;   /* "file:line" where the section starts, or "default" */
+} rz_config_plugin_t;
+
+typedef struct rz_config {
+	char *source; /* path of the file read, or NULL for the embedded default */
+
+	/* server: */
+	char *listen; /* host:port, [v6]:port */
+	char *data_dir;
+	char *external_url;
+	uint64_t max_body; /* bytes */
+
+	/* auth: */
+	char *admin_password_file;
+	char *jwt_secret_file;
+	int64_t session_ttl_ms;
+
+	/* tofu: */
+	char *tofu_binary;
+	int tofu_workers;
+	int64_t tofu_debounce_ms;
+	int64_t tofu_resync_ms; /* 0 = off */
+	int64_t tofu_timeout_ms;
+	int64_t tofu_kill_grace_ms;
+	char *tofu_plugin_cache_dir;
+	char **tofu_env_passthrough; /* NULL-terminated */
+	int tofu_state_history;
+	bool tofu_destroy_approval;
+
+	/* audit: */
+	int64_t audit_retention_ms;
+
+	/* backup: */
+	char *backup_dir;
+	int64_t backup_interval_ms;
+	int backup_keep;
+
+	/* log: */
+	char *log_level; /* a name rz_log_level_parse accepts */
+	char *log_file;  /* "" = stderr */
+
+	char *plugin_dir;
+	rz_config_plugin_t *plugins; /* sorted by name */
+	size_t n_plugins;
+} rz_config_t;
+
+/* Fill cfg with the built-in defaults for a daemon reading a config file
+ * (data_dir /var/lib/rezus, plugin_dir RZ_PLUGIN_DIR, no plugins).
+ * Caller owns cfg's contents; release with rz_config_free(). Returns 0 or -ENOMEM. */
+int rz_config_defaults(rz_config_t *cfg);
+
+/* Switch cfg to the embedded default used when no config file exists at all (SPEC §2):
+ * data_dir ./rezus-data, plugin_dir the build tree's plugins (RZ_BUILD_PLUGIN_DIR),
+ * the sim plugin enabled. Call on a cfg fresh from rz_config_defaults(). */
+int rz_config_embedded(rz_config_t *cfg);
+
+/* Read YAML from path over cfg. Errors (RZ_EPARSE / REZUS_ECONFIG / -errno) name path:line
+ * and the key in err->msg. On error cfg keeps a consistent (possibly partly updated) state
+ * and still needs rz_config_free(). */
+int rz_config_load_file(rz_config_t *cfg, const char *path, rz_err_t *err);
+
+/* Same, from memory; name stands in for the path in messages. data is borrowed. */
+int rz_config_load_string(rz_config_t *cfg, const char *name, const char *data, size_t len,
+                          rz_err_t *err);
+
+/* Apply REZUSCLOUD_* variables from envp (NULL-terminated, borrowed). Every scalar key has
+ * one: REZUSCLOUD_<SECTION>_<KEY> upper-cased (REZUSCLOUD_TOFU_WORKERS,
+ * REZUSCLOUD_SERVER_MAX_BODY, REZUSCLOUD_PLUGIN_DIR), plus the short aliases
+ * REZUSCLOUD_ADDR (server.listen) and REZUSCLOUD_DATA_DIR (server.data_dir).
+ * List keys take a comma-separated value. REZUSCLOUD_CONFIG, REZUSCLOUD_ADMIN_PASSWORD,
+ * REZUSCLOUD_SERVER and REZUSCLOUD_TOKEN are not config keys and are skipped; any other
+ * unknown REZUSCLOUD_* name is an error. Messages read "environment REZUSCLOUD_X: key: ...". */
+int rz_config_apply_env(rz_config_t *cfg, char *const *envp, rz_err_t *err);
+
+/* Set one scalar key from text, as a flag or env var would. origin names the source in
+ * messages (e.g. "--log-level"). key is dotted: "server.listen", "log.level", "plugin_dir". */
+int rz_config_set(rz_config_t *cfg, const char *key, const char *value, const char *origin,
+                  rz_err_t *err);
+
+/* Cross-field checks after all sources are applied (e.g. listen parses as host:port,
+ * data_dir non-empty). Returns 0 or REZUS_ECONFIG with err filled. */
+int rz_config_validate(const rz_config_t *cfg, rz_err_t *err);
+
+/* Release everything cfg owns and zero it. Accepts a zeroed cfg. */
+void rz_config_free(rz_config_t *cfg);
+
+/* Look up a plugin section by name. Borrowed — valid while cfg lives; NULL when absent. */
+const rz_config_plugin_t *rz_config_plugin(const rz_config_t *cfg, const char *name);
+
+/* "500ms", "5s", "30m", "24h", "90d", and sums like "1h30m". "0" means zero.
+ * Returns 0 and sets *ms, or -EINVAL (also on overflow, negatives, missing unit). */
+int rz_parse_duration(const char *s, int64_t *ms);
+
+/* "512", "64KiB", "16MiB", "1GiB", "10MB" (SI: 1000-based), "1K" (= KiB).
+ * Returns 0 and sets *bytes, or -EINVAL (also on overflow). */
+int rz_parse_size(const char *s, uint64_t *bytes);
+
+#endif /* RZ_CONFIG_H */

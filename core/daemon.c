@@ -1,0 +1,543 @@
+/* core/daemon.c - command line, start-up, loop, signals and graceful shutdown. */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <jansson.h>
+
+#include "core/daemon.h"
+#include "core/db.h"
+#include "core/http.h"
+#include "core/log.h"
+#include "core/version.h"
+#include "core/workers.h"
+
+#define WORKER_THREADS 2
+#define DRAIN_POLL_MS  50
+#define DB_FILE        "rezus.db"
+#define LOCK_FILE      "rezuscloud.lock"
+
+struct rz_daemon {
+	const rz_config_t *cfg;
+	struct event_base *base;
+	struct event *sig_term, *sig_int, *sig_hup, *drain;
+	rz_db_t *db;
+	rz_http_t *http;
+	rz_workers_t *workers;
+	rz_route_t routes[3];
+	int lock_fd;
+	bool stopping;
+	int64_t drain_left_ms;
+	int exit_code;
+};
+
+/* ------------------------------------------------------------------ command line */
+
+enum { OPT_CHECK = 256, OPT_LOG_LEVEL, OPT_LISTEN, OPT_DATA_DIR };
+
+static const struct option long_options[] = {
+	{ "config", required_argument, NULL, 'c' },
+	{ "check-config", no_argument, NULL, OPT_CHECK },
+	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "data-dir", required_argument, NULL, OPT_DATA_DIR },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Flags that set a configuration key; applied after the file and the environment. */
+static const struct {
+	int opt;
+	const char *flag;
+	const char *key;
+} flag_keys[] = {
+	{ OPT_LOG_LEVEL, "--log-level", "log.level" },
+	{ OPT_LISTEN, "--listen", "server.listen" },
+	{ OPT_DATA_DIR, "--data-dir", "server.data_dir" },
+};
+
+static void usage(FILE *out)
+{
+	fprintf(
+	    out,
+	    "Usage: rezuscloud [OPTION]...\n"
+	    "Run the RezusCloud tenant orchestrator: REST API, WebUI, TF state backend and\n"
+	    "tofu run pool.\n"
+	    "\n"
+	    "  -c, --config FILE     read FILE (default %s; when it does not exist,\n"
+	    "                        start on the embedded default: data in ./rezus-data)\n"
+	    "      --check-config    validate the configuration and exit\n"
+	    "      --log-level LEVEL debug, info, notice, warning, err, crit, alert, emerg\n"
+	    "      --listen ADDR     listen on ADDR (host:port), overriding server.listen\n"
+	    "      --data-dir DIR    keep data in DIR, overriding server.data_dir\n"
+	    "  -h, --help            show this help and exit\n"
+	    "  -V, --version         show version information and exit\n"
+	    "\n"
+	    "Settings come from built-in defaults, then the file, then REZUSCLOUD_* environment\n"
+	    "variables, then these options. See rezuscloud(8) and rezus.conf(5).\n"
+	    "\n"
+	    "Exit status: 0 on success, 1 when the daemon cannot start or fails, 2 for a bad\n"
+	    "command line or configuration.\n",
+	    RZ_CONFIG_DEFAULT_PATH);
+}
+
+static int parse_flags(int argc, char **argv, rz_cmdline_t *cl, int *pending, const char **values,
+                       rz_err_t *err)
+{
+	int opt;
+
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, ":c:hV", long_options, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			cl->config_path = optarg;
+			break;
+		case OPT_CHECK:
+			cl->check_config = true;
+			break;
+		case 'h':
+			cl->help = true;
+			break;
+		case 'V':
+			cl->version = true;
+			break;
+		case ':':
+			return rz_err_set(err, RZ_EXIT_USAGE, "option '%s' needs a value",
+			                  argv[optind - 1]);
+		case '?':
+			return rz_err_set(err, RZ_EXIT_USAGE, "unknown option '%s' (see --help)",
+			                  argv[optind - 1]);
+		default:
+			for (size_t i = 0; i < sizeof(flag_keys) / sizeof(flag_keys[0]); i++) {
+				if (flag_keys[i].opt == opt) {
+					pending[i] = 1;
+					values[i] = optarg;
+				}
+			}
+			break;
+		}
+	}
+	if (optind < argc) {
+		return rz_err_set(err, RZ_EXIT_USAGE, "unexpected argument '%s' (see --help)",
+		                  argv[optind]);
+	}
+	return 0;
+}
+
+int rz_daemon_configure(int argc, char **argv, char *const *envp, rz_cmdline_t *cl,
+                        rz_config_t *cfg, rz_err_t *err)
+{
+	enum { NFLAGS = sizeof(flag_keys) / sizeof(flag_keys[0]) };
+	int pending[NFLAGS] = { 0 };
+	const char *values[NFLAGS] = { NULL };
+	const char *path;
+	int rc;
+
+	memset(cl, 0, sizeof(*cl));
+	rc = parse_flags(argc, argv, cl, pending, values, err);
+	if (rc != 0 || cl->help || cl->version) {
+		return rc;
+	}
+	if (rz_config_defaults(cfg) < 0) {
+		return rz_err_set(err, RZ_EXIT_FAILURE, "out of memory");
+	}
+	path = cl->config_path;
+	if (path == NULL && access(RZ_CONFIG_DEFAULT_PATH, F_OK) == 0) {
+		path = RZ_CONFIG_DEFAULT_PATH;
+	}
+	if (path != NULL) {
+		rc = rz_config_load_file(cfg, path, err);
+	} else {
+		rc = rz_config_embedded(cfg);
+		if (rc < 0) {
+			rz_err_set(err, rc, "out of memory");
+		}
+	}
+	if (rc == 0) {
+		rc = rz_config_apply_env(cfg, envp, err);
+	}
+	for (size_t i = 0; rc == 0 && i < NFLAGS; i++) {
+		if (pending[i]) {
+			rc =
+			    rz_config_set(cfg, flag_keys[i].key, values[i], flag_keys[i].flag, err);
+		}
+	}
+	if (rc == 0) {
+		rc = rz_config_validate(cfg, err);
+	}
+	return rc == 0 ? 0 : RZ_EXIT_USAGE;
+}
+
+/* ------------------------------------------------------------------ service endpoints */
+
+static void handle_healthz(rz_req_t *req, void *ctx)
+{
+	rz_reply(req, 200, "text/plain; charset=utf-8", "ok\n", 3);
+}
+
+static void handle_readyz(rz_req_t *req, void *ctx)
+{
+	rz_daemon_t *d = ctx;
+
+	if (d->stopping) {
+		rz_reply_error(req, 503, NULL, "shutting down");
+	} else if (!rz_db_ready(d->db)) {
+		rz_reply_error(req, 503, NULL, "database not ready");
+	} else {
+		rz_reply(req, 200, "text/plain; charset=utf-8", "ok\n", 3);
+	}
+}
+
+static void handle_version(rz_req_t *req, void *ctx)
+{
+	rz_reply_json(req, 200,
+	              json_pack("{s:s, s:s, s:s}", "version", rz_version(), "commit",
+	                        rz_version_commit(), "abi", rz_version_abi()));
+}
+
+/* Filled in at start with the daemon as ctx; lives in struct rz_daemon. */
+#define SERVICE_ROUTES(d)                                                                          \
+	{                                                                                          \
+		{ RZ_M_GET, "/healthz", handle_healthz, (d) },                                     \
+		    { RZ_M_GET, "/readyz", handle_readyz, (d) },                                   \
+		{                                                                                  \
+			RZ_M_GET, "/version", handle_version, (d)                                  \
+		}                                                                                  \
+	}
+
+/* ------------------------------------------------------------------ data dir and lock */
+
+static int make_dirs(const char *path, rz_err_t *err)
+{
+	char buf[PATH_MAX];
+	struct stat st;
+
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)) {
+		return rz_err_set(err, -ENAMETOOLONG, "data dir '%s': path too long", path);
+	}
+	for (char *p = buf + 1; *p != '\0'; p++) {
+		if (*p == '/') {
+			*p = '\0';
+			if (mkdir(buf, 0755) < 0 && errno != EEXIST) {
+				return rz_err_set(err, -errno, "cannot create '%s': %s", buf,
+				                  strerror(errno));
+			}
+			*p = '/';
+		}
+	}
+	if (mkdir(buf, 0700) < 0 && errno != EEXIST) {
+		return rz_err_set(err, -errno, "cannot create data dir '%s': %s", path,
+		                  strerror(errno));
+	}
+	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		return rz_err_set(err, -ENOTDIR, "data dir '%s' is not a directory", path);
+	}
+	if (st.st_mode & 0077) {
+		rz_log_warn("daemon",
+		            "data dir '%s' is accessible by group or others (mode %03o); "
+		            "it holds keys and state: chmod 700 it",
+		            path, (unsigned)(st.st_mode & 0777));
+	}
+	return 0;
+}
+
+static int take_lock(rz_daemon_t *d, rz_err_t *err)
+{
+	char path[PATH_MAX], pid[32] = "";
+	int n;
+
+	snprintf(path, sizeof(path), "%s/%s", d->cfg->data_dir, LOCK_FILE);
+	d->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (d->lock_fd < 0) {
+		return rz_err_set(err, -errno, "cannot open lock file '%s': %s", path,
+		                  strerror(errno));
+	}
+	if (flock(d->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		int e = errno;
+		n = (int)read(d->lock_fd, pid, sizeof(pid) - 1);
+		pid[n > 0 ? n : 0] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		if (e == EWOULDBLOCK) {
+			return rz_err_set(err, RZ_ELOCKED,
+			                  "data dir '%s' is in use by another rezuscloud (pid %s); "
+			                  "stop it or use another data dir",
+			                  d->cfg->data_dir, pid[0] ? pid : "unknown");
+		}
+		return rz_err_set(err, -e, "cannot lock '%s': %s", path, strerror(e));
+	}
+	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (ftruncate(d->lock_fd, 0) < 0 || pwrite(d->lock_fd, pid, (size_t)n, 0) != n) {
+		rz_log_warn("daemon", "cannot record pid in '%s': %s", path, strerror(errno));
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ shutdown */
+
+static void finish(rz_daemon_t *d)
+{
+	event_del(d->drain);
+	event_base_loopexit(d->base, NULL);
+}
+
+static void on_drain(evutil_socket_t fd, short what, void *arg)
+{
+	rz_daemon_t *d = arg;
+
+	if (rz_http_in_flight(d->http) == 0 && rz_workers_pending(d->workers) == 0) {
+		rz_log_info("daemon", "stopped cleanly");
+		finish(d);
+		return;
+	}
+	d->drain_left_ms -= DRAIN_POLL_MS;
+	if (d->drain_left_ms <= 0) {
+		rz_log_warn("daemon",
+		            "shutdown grace of %d ms over with %zu request(s) and %zu job(s) "
+		            "unfinished; exiting",
+		            RZ_SHUTDOWN_GRACE_MS, rz_http_in_flight(d->http),
+		            rz_workers_pending(d->workers));
+		finish(d);
+	}
+}
+
+void rz_daemon_stop(rz_daemon_t *d)
+{
+	struct timeval tv = { 0, DRAIN_POLL_MS * 1000 };
+
+	if (d->stopping) {
+		return;
+	}
+	d->stopping = true;
+	d->drain_left_ms = RZ_SHUTDOWN_GRACE_MS;
+	rz_http_shutdown(d->http);
+	event_add(d->drain, &tv);
+	event_active(d->drain, EV_TIMEOUT, 0);
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	rz_daemon_t *d = arg;
+
+	if (sig == SIGHUP) {
+		int rc = rz_log_reopen();
+		if (rc < 0) {
+			rz_log_err("daemon", "reopening the log failed: %s", strerror(-rc));
+		} else {
+			rz_log_info("daemon", "log reopened");
+		}
+		return;
+	}
+	if (d->stopping) {
+		rz_log_warn("daemon", "second %s: exiting now",
+		            sig == SIGINT ? "SIGINT" : "SIGTERM");
+		finish(d);
+		return;
+	}
+	rz_log_info("daemon", "%s received: draining requests (up to %d ms)",
+	            sig == SIGINT ? "SIGINT" : "SIGTERM", RZ_SHUTDOWN_GRACE_MS);
+	rz_daemon_stop(d);
+}
+
+/* ------------------------------------------------------------------ start and run */
+
+static int start_loop(rz_daemon_t *d, rz_err_t *err)
+{
+	d->base = event_base_new();
+	if (d->base == NULL) {
+		return rz_err_set(err, -ENOMEM, "cannot create the event loop");
+	}
+	d->sig_term = evsignal_new(d->base, SIGTERM, on_signal, d);
+	d->sig_int = evsignal_new(d->base, SIGINT, on_signal, d);
+	d->sig_hup = evsignal_new(d->base, SIGHUP, on_signal, d);
+	d->drain = event_new(d->base, -1, EV_PERSIST, on_drain, d);
+	if (d->sig_term == NULL || d->sig_int == NULL || d->sig_hup == NULL || d->drain == NULL ||
+	    evsignal_add(d->sig_term, NULL) < 0 || evsignal_add(d->sig_int, NULL) < 0 ||
+	    evsignal_add(d->sig_hup, NULL) < 0) {
+		return rz_err_set(err, -ENOMEM, "cannot install signal handlers");
+	}
+	signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
+
+static int start_http(rz_daemon_t *d, rz_err_t *err)
+{
+	rz_http_opts_t opts = { .max_body = d->cfg->max_body };
+	rz_route_t routes[] = SERVICE_ROUTES(d);
+	int rc;
+
+	memcpy(d->routes, routes, sizeof(routes));
+	rc = rz_http_new(&d->http, d->base, &opts, err);
+	if (rc == 0) {
+		rc =
+		    rz_http_add_routes(d->http, d->routes, sizeof(routes) / sizeof(routes[0]), err);
+	}
+	if (rc == 0) {
+		rc = rz_http_listen(d->http, d->cfg->listen, err);
+	}
+	return rc;
+}
+
+int rz_daemon_start(rz_daemon_t **out, const rz_config_t *cfg, rz_err_t *err)
+{
+	rz_daemon_t *d = calloc(1, sizeof(*d));
+	char dbpath[PATH_MAX];
+	int rc;
+
+	*out = NULL;
+	if (d == NULL) {
+		return rz_err_set(err, -ENOMEM, "out of memory");
+	}
+	d->cfg = cfg;
+	d->lock_fd = -1;
+	rc = make_dirs(cfg->data_dir, err);
+	if (rc == 0) {
+		rc = take_lock(d, err);
+	}
+	if (rc == 0) {
+		snprintf(dbpath, sizeof(dbpath), "%s/%s", cfg->data_dir, DB_FILE);
+		rc = rz_db_open(&d->db, dbpath, err);
+	}
+	if (rc == 0) {
+		rc = start_loop(d, err);
+	}
+	if (rc == 0) {
+		rc = rz_workers_new(&d->workers, d->base, WORKER_THREADS, err);
+	}
+	if (rc == 0) {
+		rc = start_http(d, err);
+	}
+	if (rc != 0) {
+		rz_daemon_free(d);
+		return rc;
+	}
+	*out = d;
+	return 0;
+}
+
+int rz_daemon_run(rz_daemon_t *d)
+{
+	char port[16];
+
+	snprintf(port, sizeof(port), "%d", rz_http_port(d->http));
+	rz_logkv(RZ_LOG_NOTICE, "daemon", "ready", "version", rz_version(), "listen",
+	         d->cfg->listen, "port", port, "data_dir", d->cfg->data_dir, NULL);
+	if (event_base_dispatch(d->base) < 0) {
+		rz_log_err("daemon", "event loop failed");
+		return RZ_EXIT_FAILURE;
+	}
+	return d->exit_code;
+}
+
+int rz_daemon_port(const rz_daemon_t *d)
+{
+	return rz_http_port(d->http);
+}
+
+struct event_base *rz_daemon_base(rz_daemon_t *d)
+{
+	return d->base;
+}
+
+void rz_daemon_free(rz_daemon_t *d)
+{
+	if (d == NULL) {
+		return;
+	}
+	rz_http_free(d->http);
+	rz_workers_free(d->workers);
+	rz_db_close(d->db);
+	if (d->sig_term != NULL) {
+		event_free(d->sig_term);
+	}
+	if (d->sig_int != NULL) {
+		event_free(d->sig_int);
+	}
+	if (d->sig_hup != NULL) {
+		event_free(d->sig_hup);
+	}
+	if (d->drain != NULL) {
+		event_free(d->drain);
+	}
+	if (d->base != NULL) {
+		event_base_free(d->base);
+	}
+	if (d->lock_fd >= 0) {
+		close(d->lock_fd); /* releases the flock */
+	}
+	free(d);
+}
+
+/* ------------------------------------------------------------------ main */
+
+static int apply_logging(const rz_config_t *cfg, rz_err_t *err)
+{
+	int level;
+
+	if (rz_log_level_parse(cfg->log_level, &level) < 0) {
+		return rz_err_set(err, REZUS_ECONFIG, "log.level: invalid value '%s'",
+		                  cfg->log_level);
+	}
+	rz_log_set_level(level);
+	return rz_log_open(cfg->log_file, err);
+}
+
+static int serve(const rz_config_t *cfg)
+{
+	rz_daemon_t *d = NULL;
+	rz_err_t err = { 0 };
+	int rc;
+
+	if (cfg->source == NULL) {
+		rz_log(RZ_LOG_NOTICE, "config",
+		       "no configuration file (%s): starting on the embedded default, data in '%s'",
+		       RZ_CONFIG_DEFAULT_PATH, cfg->data_dir);
+	}
+	if (rz_daemon_start(&d, cfg, &err) != 0) {
+		rz_log_err("daemon", "cannot start: %s", err.msg);
+		return RZ_EXIT_FAILURE;
+	}
+	rc = rz_daemon_run(d);
+	rz_daemon_free(d);
+	return rc;
+}
+
+int rz_daemon_main(int argc, char **argv, char *const *envp)
+{
+	rz_cmdline_t cl;
+	rz_config_t cfg = { 0 };
+	rz_err_t err = { 0 };
+	int rc = rz_daemon_configure(argc, argv, envp, &cl, &cfg, &err);
+
+	if (rc == 0 && cl.help) {
+		usage(stdout);
+	} else if (rc == 0 && cl.version) {
+		printf("rezuscloud %s (commit %s, plugin ABI %s)\n", rz_version(),
+		       rz_version_commit(), rz_version_abi());
+	} else if (rc != 0) {
+		rz_log_err("config", "%s", err.msg);
+	} else if (apply_logging(&cfg, &err) != 0) {
+		rz_log_err("config", "%s", err.msg);
+		rc = RZ_EXIT_USAGE;
+	} else if (cl.check_config) {
+		rz_log(RZ_LOG_NOTICE, "config", "configuration %s is valid",
+		       cfg.source ? cfg.source : "(embedded default)");
+	} else {
+		rc = serve(&cfg);
+	}
+	rz_config_free(&cfg);
+	rz_log_close();
+	return rc;
+}

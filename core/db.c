@@ -1,0 +1,637 @@
+/*
+ * core/db.c - the SQLite store: connection, pragmas, migrations, transactions and the
+ * prepared-statement cache. The only file that includes <sqlite3.h>.
+ *
+ * sqlite3_exec() runs only the fixed pragmas and the migration scripts compiled into the
+ * binary; everything else, and everything with parameters, is a cached prepared statement.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <sqlite3.h>
+
+#include "core/db.h"
+#include "core/errors.h"
+#include "core/log.h"
+
+#define DB_MAGIC       0x525a4442u /* "RZDB" */
+#define BUSY_TIMEOUT   "5000"      /* ms */
+#define WHY_MAX        200         /* a SQLite reason, before our prefix */
+#define SAVEPOINT_NAME "rz_tx"
+
+struct rz_stmt {
+	struct rz_stmt *next;
+	sqlite3_stmt *stmt; /* owned; finalized by rz_db_close() */
+	char *sql;          /* owned; the cache key */
+};
+
+struct rz_db {
+	unsigned int magic;
+	sqlite3 *conn;
+	char *path;
+	const rz_migration_t *migrations; /* borrowed */
+	size_t count;
+	int depth;             /* rz_db_tx nesting; 0 outside a transaction */
+	struct rz_stmt *cache; /* every statement ever prepared, newest first */
+};
+
+/* Connection settings, applied in order; expect (when set) is what the pragma must report. */
+static const struct {
+	const char *sql;
+	const char *expect;
+} pragmas[] = {
+	{ "PRAGMA busy_timeout = " BUSY_TIMEOUT, BUSY_TIMEOUT },
+	{ "PRAGMA journal_mode = WAL", "wal" },
+	{ "PRAGMA synchronous = NORMAL", NULL },
+	{ "PRAGMA foreign_keys = ON", NULL },
+	{ "PRAGMA foreign_keys", "1" },
+};
+
+static const char sql_bootstrap[] = "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                                    "version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+                                    "applied_at TEXT NOT NULL) STRICT";
+static const char sql_version[] = "SELECT coalesce(max(version), 0) FROM schema_migrations";
+static const char sql_record[] = "INSERT INTO schema_migrations (version, name, applied_at) "
+                                 "VALUES (?1, ?2, ?3)";
+
+static int valid(const rz_db_t *db)
+{
+	return db != NULL && db->magic == DB_MAGIC;
+}
+
+/* Our error code for a SQLite result code. */
+static int code_of(int src)
+{
+	return (src & 0xff) == SQLITE_NOMEM ? -ENOMEM : RZ_EDB;
+}
+
+static int only_space(const char *s)
+{
+	while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r') {
+		s++;
+	}
+	return *s == '\0';
+}
+
+/* Prepare sql as a persistent statement. Returns a SQLite code; why holds the reason. */
+static int prepare(rz_db_t *db, const char *sql, sqlite3_stmt **out, char *why)
+{
+	const char *tail = NULL;
+	int src;
+
+	*out = NULL;
+	src = sqlite3_prepare_v3(db->conn, sql, -1, SQLITE_PREPARE_PERSISTENT, out, &tail);
+	if (src != SQLITE_OK) {
+		snprintf(why, WHY_MAX, "%s", sqlite3_errmsg(db->conn));
+		return src;
+	}
+	if (*out == NULL || (tail != NULL && !only_space(tail))) {
+		snprintf(why, WHY_MAX, "%s",
+		         *out == NULL ? "empty statement" : "more than one statement");
+		sqlite3_finalize(*out);
+		*out = NULL;
+		return SQLITE_MISUSE;
+	}
+	return SQLITE_OK;
+}
+
+/* Find or prepare the cached statement for sql. Returns a SQLite code; why holds the reason. */
+static int cache_get(rz_db_t *db, const char *sql, rz_stmt_t **out, char *why)
+{
+	rz_stmt_t *st;
+	int src;
+
+	for (st = db->cache; st != NULL; st = st->next) {
+		if (strcmp(st->sql, sql) == 0) {
+			*out = st;
+			return SQLITE_OK;
+		}
+	}
+	*out = NULL;
+	st = calloc(1, sizeof(*st));
+	if (st == NULL || (st->sql = strdup(sql)) == NULL) {
+		free(st);
+		snprintf(why, WHY_MAX, "out of memory");
+		return SQLITE_NOMEM;
+	}
+	src = prepare(db, sql, &st->stmt, why);
+	if (src != SQLITE_OK) {
+		free(st->sql);
+		free(st);
+		return src;
+	}
+	st->next = db->cache;
+	db->cache = st;
+	*out = st;
+	return SQLITE_OK;
+}
+
+/* Run a cached statement without parameters to completion, discarding rows. */
+static int run_cached(rz_db_t *db, const char *sql, char *why)
+{
+	rz_stmt_t *st = NULL;
+	int src = cache_get(db, sql, &st, why);
+
+	while (src == SQLITE_OK || src == SQLITE_ROW) {
+		src = sqlite3_step(st->stmt);
+	}
+	if (src != SQLITE_DONE && st != NULL) {
+		snprintf(why, WHY_MAX, "%s", sqlite3_errmsg(db->conn));
+	}
+	rz_stmt_done(st);
+	return src == SQLITE_DONE ? SQLITE_OK : src;
+}
+
+/* Run one pragma; val receives the first column of its first row ("" when none). */
+static int pragma(rz_db_t *db, const char *sql, char *val, size_t len, rz_err_t *err)
+{
+	sqlite3_stmt *stmt = NULL;
+	int src;
+
+	val[0] = '\0';
+	src = sqlite3_prepare_v2(db->conn, sql, -1, &stmt, NULL);
+	if (src == SQLITE_OK) {
+		src = sqlite3_step(stmt);
+	}
+	if (src == SQLITE_ROW && sqlite3_column_text(stmt, 0) != NULL) {
+		snprintf(val, len, "%s", (const char *)sqlite3_column_text(stmt, 0));
+	}
+	if (src != SQLITE_ROW && src != SQLITE_DONE) {
+		rz_err_set(err, code_of(src), "db: '%s' on '%s' failed: %s", sql, db->path,
+		           sqlite3_errmsg(db->conn));
+		sqlite3_finalize(stmt);
+		return code_of(src);
+	}
+	sqlite3_finalize(stmt);
+	return 0;
+}
+
+static int apply_pragmas(rz_db_t *db, rz_err_t *err)
+{
+	char val[32];
+
+	for (size_t i = 0; i < sizeof(pragmas) / sizeof(pragmas[0]); i++) {
+		int rc = pragma(db, pragmas[i].sql, val, sizeof(val), err);
+		if (rc < 0) {
+			return rc;
+		}
+		if (pragmas[i].expect != NULL && strcasecmp(val, pragmas[i].expect) != 0) {
+			return rz_err_set(err, RZ_EDB, "db: '%s' on '%s' gave '%s', expected '%s'",
+			                  pragmas[i].sql, db->path, val, pragmas[i].expect);
+		}
+	}
+	return 0;
+}
+
+/* A programming error in a migration list is REZUS_EINTERNAL. */
+static int check_migrations(const rz_migration_t *m, size_t count, rz_err_t *err)
+{
+	if (m == NULL && count > 0) {
+		return rz_err_set(err, REZUS_EINTERNAL, "db: migration list is NULL");
+	}
+	if (count > INT_MAX) {
+		return rz_err_set(err, REZUS_EINTERNAL, "db: migration list is too long");
+	}
+	for (size_t i = 0; i < count; i++) {
+		if (m[i].version != (int)i + 1) {
+			return rz_err_set(
+			    err, REZUS_EINTERNAL,
+			    "db: migration list entry %zu has version %d, expected %zu", i,
+			    m[i].version, i + 1);
+		}
+		if (m[i].name == NULL || m[i].sql == NULL) {
+			return rz_err_set(err, REZUS_EINTERNAL,
+			                  "db: migration %d has no name or no SQL", m[i].version);
+		}
+	}
+	return 0;
+}
+
+static int read_version(rz_db_t *db, int *version, rz_err_t *err)
+{
+	rz_stmt_t *st = rz_db_stmt(db, sql_version, err);
+	int rc;
+
+	if (st == NULL) {
+		return err != NULL ? err->code : RZ_EDB;
+	}
+	rc = rz_stmt_step(st, err);
+	if (rc == 1) {
+		*version = (int)rz_stmt_int64(st, 0);
+		rc = 0;
+	} else if (rc == 0) {
+		rc = rz_err_set(err, RZ_EDB, "db: reading the schema version returned no row");
+	}
+	rz_stmt_done(st);
+	return rc;
+}
+
+/* Insert m's schema_migrations row. Returns a SQLite code; why holds the reason. */
+static int record(rz_db_t *db, const rz_migration_t *m, char *why)
+{
+	char now[32];
+	time_t t = time(NULL);
+	struct tm tm;
+	rz_stmt_t *st = NULL;
+	int src;
+
+	if (gmtime_r(&t, &tm) == NULL ||
+	    strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0) {
+		snprintf(why, WHY_MAX, "cannot format the current time");
+		return SQLITE_ERROR;
+	}
+	src = cache_get(db, sql_record, &st, why);
+	if (src == SQLITE_OK) {
+		src = sqlite3_bind_int(st->stmt, 1, m->version);
+	}
+	if (src == SQLITE_OK) {
+		src = sqlite3_bind_text(st->stmt, 2, m->name, -1, SQLITE_TRANSIENT);
+	}
+	if (src == SQLITE_OK) {
+		src = sqlite3_bind_text(st->stmt, 3, now, -1, SQLITE_TRANSIENT);
+	}
+	if (src == SQLITE_OK) {
+		src = sqlite3_step(st->stmt);
+		src = src == SQLITE_DONE ? SQLITE_OK : src;
+	}
+	if (src != SQLITE_OK && st != NULL) {
+		snprintf(why, WHY_MAX, "%s", sqlite3_errmsg(db->conn));
+	}
+	rz_stmt_done(st);
+	return src;
+}
+
+/* Apply one migration and its schema_migrations row in one transaction. */
+static int apply_one(rz_db_t *db, const rz_migration_t *m, rz_err_t *err)
+{
+	char why[WHY_MAX] = "";
+	char *emsg = NULL;
+	int src = run_cached(db, "BEGIN IMMEDIATE", why);
+
+	if (src == SQLITE_OK) {
+		src = sqlite3_exec(db->conn, m->sql, NULL, NULL, &emsg);
+		if (src != SQLITE_OK) {
+			snprintf(why, WHY_MAX, "%s", emsg != NULL ? emsg : sqlite3_errstr(src));
+			sqlite3_free(emsg);
+		}
+	}
+	if (src == SQLITE_OK) {
+		src = record(db, m, why);
+	}
+	if (src == SQLITE_OK) {
+		src = run_cached(db, "COMMIT", why);
+	}
+	if (src != SQLITE_OK) {
+		char ignored[WHY_MAX];
+		if (!sqlite3_get_autocommit(db->conn)) {
+			run_cached(db, "ROLLBACK", ignored);
+		}
+		return rz_err_set(err, code_of(src), "migration %d (%s) failed: %s", m->version,
+		                  m->name, why);
+	}
+	rz_log_info("db", "applied migration %d (%s)", m->version, m->name);
+	return 0;
+}
+
+/* Refuse a newer schema, then apply versions current+1 .. target. */
+static int migrate(rz_db_t *db, int target, rz_err_t *err)
+{
+	char why[WHY_MAX] = "";
+	int version = 0;
+	int rc = run_cached(db, sql_bootstrap, why);
+
+	if (rc != SQLITE_OK) {
+		return rz_err_set(err, code_of(rc),
+		                  "db: creating schema_migrations in '%s' failed: %s", db->path,
+		                  why);
+	}
+	rc = read_version(db, &version, err);
+	if (rc < 0) {
+		return rc;
+	}
+	if (version > (int)db->count) {
+		return rz_err_set(err, RZ_ESCHEMA,
+		                  "database %s has schema version %d, newer than this rezuscloud "
+		                  "supports (%zu); run a newer rezuscloud or restore a backup",
+		                  db->path, version, db->count);
+	}
+	for (int v = version + 1; v <= target; v++) {
+		rc = apply_one(db, &db->migrations[v - 1], err);
+		if (rc < 0) {
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static int db_new(rz_db_t **out, const char *path, rz_err_t *err)
+{
+	const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+	rz_db_t *db = calloc(1, sizeof(*db));
+	int src;
+
+	*out = db;
+	if (db == NULL || (db->path = strdup(path)) == NULL) {
+		return rz_err_set(err, -ENOMEM, "db: open '%s' failed: out of memory", path);
+	}
+	db->magic = DB_MAGIC;
+	src = sqlite3_open_v2(path, &db->conn, flags, NULL);
+	if (src != SQLITE_OK) {
+		return rz_err_set(err, code_of(src), "db: open '%s' failed: %s", path,
+		                  db->conn != NULL ? sqlite3_errmsg(db->conn)
+		                                   : sqlite3_errstr(src));
+	}
+	sqlite3_extended_result_codes(db->conn, 1);
+	return 0;
+}
+
+int rz_db_open_with(rz_db_t **out, const char *path, const rz_migration_t *migrations, size_t count,
+                    int max_version, rz_err_t *err)
+{
+	rz_db_t *db = NULL;
+	int target = (max_version < 0 || (size_t)max_version > count) ? (int)count : max_version;
+	int rc;
+
+	if (out == NULL || path == NULL) {
+		return rz_err_set(err, REZUS_EINVALID, "db: open: no path or no result pointer");
+	}
+	*out = NULL;
+	rc = check_migrations(migrations, count, err);
+	if (rc < 0) {
+		goto out;
+	}
+	rc = db_new(&db, path, err);
+	if (rc < 0) {
+		goto out;
+	}
+	db->migrations = migrations;
+	db->count = count;
+	rc = apply_pragmas(db, err);
+	if (rc < 0) {
+		goto out;
+	}
+	rc = migrate(db, target, err);
+out:
+	if (rc < 0) {
+		rz_db_close(db);
+		return rc;
+	}
+	*out = db;
+	return 0;
+}
+
+int rz_db_open(rz_db_t **out, const char *path, rz_err_t *err)
+{
+	size_t count = 0;
+	const rz_migration_t *m = rz_db_migrations(&count);
+
+	return rz_db_open_with(out, path, m, count, -1, err);
+}
+
+void rz_db_close(rz_db_t *db)
+{
+	rz_stmt_t *st;
+
+	if (db == NULL) {
+		return;
+	}
+	while ((st = db->cache) != NULL) {
+		db->cache = st->next;
+		sqlite3_finalize(st->stmt);
+		free(st->sql);
+		free(st);
+	}
+	if (db->conn != NULL && sqlite3_close(db->conn) != SQLITE_OK) {
+		rz_log_warn("db", "close '%s' failed: %s", db->path, sqlite3_errmsg(db->conn));
+		sqlite3_close_v2(db->conn);
+	}
+	db->magic = 0;
+	free(db->path);
+	free(db);
+}
+
+int rz_db_schema_version(rz_db_t *db)
+{
+	int version = 0;
+	int rc;
+
+	if (!valid(db)) {
+		return 0;
+	}
+	rc = read_version(db, &version, NULL);
+	return rc < 0 ? rc : version;
+}
+
+int rz_db_ready(rz_db_t *db)
+{
+	int version = -1;
+
+	return valid(db) && read_version(db, &version, NULL) == 0 && version == (int)db->count;
+}
+
+/* Leave the innermost transaction level: COMMIT, or RELEASE of a savepoint. */
+static int tx_commit(rz_db_t *db, rz_err_t *err)
+{
+	char why[WHY_MAX] = "";
+	int src = run_cached(db, db->depth == 1 ? "COMMIT" : "RELEASE " SAVEPOINT_NAME, why);
+
+	if (src != SQLITE_OK) {
+		return rz_err_set(err, code_of(src), "db: commit failed: %s", why);
+	}
+	return 0;
+}
+
+/* Undo the innermost transaction level; failures are logged (fn's error is what matters). */
+static void tx_rollback(rz_db_t *db)
+{
+	char why[WHY_MAX] = "";
+	int src;
+
+	if (db->depth == 1) {
+		/* SQLite may already have rolled back on its own (e.g. after SQLITE_FULL). */
+		src =
+		    sqlite3_get_autocommit(db->conn) ? SQLITE_OK : run_cached(db, "ROLLBACK", why);
+	} else {
+		src = run_cached(db, "ROLLBACK TO " SAVEPOINT_NAME, why);
+		if (src == SQLITE_OK) {
+			src = run_cached(db, "RELEASE " SAVEPOINT_NAME, why);
+		}
+	}
+	if (src != SQLITE_OK) {
+		rz_log_warn("db", "rollback failed: %s", why);
+	}
+}
+
+int rz_db_tx(rz_db_t *db, int (*fn)(rz_db_t *db, void *arg, rz_err_t *err), void *arg,
+             rz_err_t *err)
+{
+	char why[WHY_MAX] = "";
+	int src;
+	int rc;
+
+	if (!valid(db) || fn == NULL) {
+		return rz_err_set(err, REZUS_EINVALID,
+		                  "db: transaction: no database or no function");
+	}
+	src = run_cached(db, db->depth == 0 ? "BEGIN IMMEDIATE" : "SAVEPOINT " SAVEPOINT_NAME, why);
+	if (src != SQLITE_OK) {
+		return rz_err_set(err, code_of(src), "db: begin failed: %s", why);
+	}
+	db->depth++;
+	rc = fn(db, arg, err);
+	if (rc == 0) {
+		rc = tx_commit(db, err);
+	}
+	if (rc != 0) {
+		tx_rollback(db);
+	}
+	db->depth--;
+	return rc;
+}
+
+rz_stmt_t *rz_db_stmt(rz_db_t *db, const char *sql, rz_err_t *err)
+{
+	char why[WHY_MAX] = "";
+	rz_stmt_t *st = NULL;
+	int src;
+
+	if (!valid(db) || sql == NULL) {
+		rz_err_set(err, REZUS_EINVALID, "db: prepare failed: no database or no SQL");
+		return NULL;
+	}
+	src = cache_get(db, sql, &st, why);
+	if (src != SQLITE_OK) {
+		rz_err_set(err, code_of(src), "db: prepare failed: %s", why);
+		return NULL;
+	}
+	return st;
+}
+
+int rz_stmt_bind_text(rz_stmt_t *st, int idx, const char *s)
+{
+	if (st == NULL || sqlite3_bind_text(st->stmt, idx, s, -1, SQLITE_TRANSIENT) != SQLITE_OK) {
+		return RZ_EDB;
+	}
+	return 0;
+}
+
+int rz_stmt_bind_int64(rz_stmt_t *st, int idx, int64_t v)
+{
+	if (st == NULL || sqlite3_bind_int64(st->stmt, idx, v) != SQLITE_OK) {
+		return RZ_EDB;
+	}
+	return 0;
+}
+
+int rz_stmt_bind_blob(rz_stmt_t *st, int idx, const void *p, size_t len)
+{
+	int src;
+
+	if (st == NULL || (p == NULL && len > 0)) {
+		return RZ_EDB;
+	}
+	/* SQLite binds a NULL pointer as SQL NULL; an empty blob is a zero-length zeroblob. */
+	if (len == 0) {
+		src = sqlite3_bind_zeroblob(st->stmt, idx, 0);
+	} else {
+		src = sqlite3_bind_blob64(st->stmt, idx, p, len, SQLITE_TRANSIENT);
+	}
+	return src == SQLITE_OK ? 0 : RZ_EDB;
+}
+
+int rz_stmt_bind_null(rz_stmt_t *st, int idx)
+{
+	if (st == NULL || sqlite3_bind_null(st->stmt, idx) != SQLITE_OK) {
+		return RZ_EDB;
+	}
+	return 0;
+}
+
+int rz_stmt_step(rz_stmt_t *st, rz_err_t *err)
+{
+	int src;
+
+	if (st == NULL) {
+		return rz_err_set(err, RZ_EDB, "db: step failed: no statement");
+	}
+	src = sqlite3_step(st->stmt);
+	if (src == SQLITE_ROW) {
+		return 1;
+	}
+	if (src == SQLITE_DONE) {
+		return 0;
+	}
+	return rz_err_set(err, code_of(src), "db: step failed: %s",
+	                  sqlite3_errmsg(sqlite3_db_handle(st->stmt)));
+}
+
+const char *rz_stmt_text(rz_stmt_t *st, int col)
+{
+	return st != NULL ? (const char *)sqlite3_column_text(st->stmt, col) : NULL;
+}
+
+int64_t rz_stmt_int64(rz_stmt_t *st, int col)
+{
+	return st != NULL ? sqlite3_column_int64(st->stmt, col) : 0;
+}
+
+const void *rz_stmt_blob(rz_stmt_t *st, int col, size_t *len)
+{
+	const void *p = NULL;
+	int n = 0;
+
+	if (st != NULL) {
+		p = sqlite3_column_blob(st->stmt, col);
+		n = sqlite3_column_bytes(st->stmt, col);
+	}
+	if (len != NULL) {
+		*len = (size_t)n;
+	}
+	return p;
+}
+
+int rz_stmt_is_null(rz_stmt_t *st, int col)
+{
+	return st == NULL || sqlite3_column_type(st->stmt, col) == SQLITE_NULL;
+}
+
+void rz_stmt_done(rz_stmt_t *st)
+{
+	if (st == NULL) {
+		return;
+	}
+	sqlite3_reset(st->stmt);
+	sqlite3_clear_bindings(st->stmt);
+}
+
+int rz_db_exec(rz_db_t *db, const char *sql, rz_err_t *err)
+{
+	char why[WHY_MAX] = "";
+	int src;
+
+	if (!valid(db) || sql == NULL) {
+		return rz_err_set(err, REZUS_EINVALID, "db: exec failed: no database or no SQL");
+	}
+	src = run_cached(db, sql, why);
+	if (src != SQLITE_OK) {
+		return rz_err_set(err, code_of(src), "db: exec failed: %s", why);
+	}
+	return 0;
+}
+
+int64_t rz_db_changes(rz_db_t *db)
+{
+	return valid(db) ? sqlite3_changes64(db->conn) : 0;
+}
+
+int64_t rz_db_last_rowid(rz_db_t *db)
+{
+	return valid(db) ? sqlite3_last_insert_rowid(db->conn) : 0;
+}

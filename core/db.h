@@ -1,0 +1,87 @@
+/*
+ * core/db.h - the SQLite store: connection, pragmas, migrations, transactions,
+ * prepared statements. Only core/db.c sees sqlite3 types.
+ *
+ * The connection is owned by the event-loop thread; every statement is prepared (and cached
+ * by its SQL text), never built by string concatenation.
+ */
+#ifndef RZ_DB_H
+#define RZ_DB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/errors.h"
+
+typedef struct rz_db rz_db_t;
+typedef struct rz_stmt rz_stmt_t;
+
+/* One schema step. Applied in order inside its own transaction, recorded in
+ * schema_migrations(version, name, applied_at). */
+typedef struct rz_migration {
+	int version;      /* 1, 2, 3, ... without gaps */
+	const char *name; /* short description, e.g. "meta table" */
+	const char *sql;  /* one or more statements */
+} rz_migration_t;
+
+/* The product's migrations (core/schema.c). Borrowed — static. */
+const rz_migration_t *rz_db_migrations(size_t *count);
+
+/* Open (creating when absent) the database at path: WAL, busy_timeout 5000 ms,
+ * foreign_keys ON, then apply every pending product migration. A database whose
+ * recorded version is newer than the newest known one is refused with RZ_ESCHEMA and a
+ * message naming both versions. Caller owns *out; release with rz_db_close(). */
+int rz_db_open(rz_db_t **out, const char *path, rz_err_t *err);
+
+/* As rz_db_open with an explicit migration list (borrowed; must outlive the db), applying
+ * versions up to max_version (all when max_version < 0). For tests and tools. */
+int rz_db_open_with(rz_db_t **out, const char *path, const rz_migration_t *migrations, size_t count,
+                    int max_version, rz_err_t *err);
+
+/* Finalize cached statements and close. Accepts NULL. */
+void rz_db_close(rz_db_t *db);
+
+/* Highest applied migration version (0 for an empty database). */
+int rz_db_schema_version(rz_db_t *db);
+
+/* Run fn(db, arg) inside BEGIN IMMEDIATE ... COMMIT; ROLLBACK when fn returns non-zero or
+ * the commit fails. Nested calls join the outer transaction (a SAVEPOINT). Returns fn's
+ * result or a negative error. */
+int rz_db_tx(rz_db_t *db, int (*fn)(rz_db_t *db, void *arg, rz_err_t *err), void *arg,
+             rz_err_t *err);
+
+/* A cached prepared statement for sql (compared by content). Borrowed — valid until
+ * rz_stmt_done() or rz_db_close(); it is reset and unbound by rz_stmt_done(). One user at
+ * a time per SQL text. NULL on error with err filled. */
+rz_stmt_t *rz_db_stmt(rz_db_t *db, const char *sql, rz_err_t *err);
+
+/* Binds: idx is 1-based. Text and blobs are copied by SQLite. 0 or RZ_EDB. */
+int rz_stmt_bind_text(rz_stmt_t *st, int idx, const char *s);
+int rz_stmt_bind_int64(rz_stmt_t *st, int idx, int64_t v);
+int rz_stmt_bind_blob(rz_stmt_t *st, int idx, const void *p, size_t len);
+int rz_stmt_bind_null(rz_stmt_t *st, int idx);
+
+/* Step: 1 when a row is ready, 0 when done, RZ_EDB (err filled) on error. */
+int rz_stmt_step(rz_stmt_t *st, rz_err_t *err);
+
+/* Column accessors, 0-based, for the current row. Text/blob pointers are borrowed — valid
+ * until the next step or rz_stmt_done(). rz_stmt_text returns NULL for SQL NULL. */
+const char *rz_stmt_text(rz_stmt_t *st, int col);
+int64_t rz_stmt_int64(rz_stmt_t *st, int col);
+const void *rz_stmt_blob(rz_stmt_t *st, int col, size_t *len);
+int rz_stmt_is_null(rz_stmt_t *st, int col);
+
+/* Reset and clear bindings; the statement goes back to the cache. Accepts NULL. */
+void rz_stmt_done(rz_stmt_t *st);
+
+/* Run a statement that returns no rows (e.g. an INSERT) with no parameters. */
+int rz_db_exec(rz_db_t *db, const char *sql, rz_err_t *err);
+
+/* Rows changed by the last INSERT/UPDATE/DELETE; rowid of the last INSERT. */
+int64_t rz_db_changes(rz_db_t *db);
+int64_t rz_db_last_rowid(rz_db_t *db);
+
+/* True when the database is open and its schema is current (for /readyz). */
+int rz_db_ready(rz_db_t *db);
+
+#endif /* RZ_DB_H */

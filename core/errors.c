@@ -1,0 +1,61 @@
+/* core/errors.c - the one table of error texts. */
+#include <config.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/errors.h"
+
+static const struct {
+	int code;
+	const char *text;
+} codes[] = {
+	{ REZUS_EINTERNAL, "internal error" },
+	{ REZUS_EINVALID, "invalid input" },
+	{ REZUS_ECONFIG, "invalid configuration" },
+	{ REZUS_ETOOBIG, "size limit exceeded" },
+	{ REZUS_EABI, "ABI mismatch" },
+	{ REZUS_ERENDER, "render failed" },
+	{ RZ_EDB, "database error" },
+	{ RZ_ESCHEMA, "database schema is newer than this binary" },
+	{ RZ_ELOCKED, "data directory is locked by another instance" },
+	{ RZ_EPARSE, "parse error" },
+	{ RZ_ENOTFOUND, "not found" },
+};
+
+const char *rz_strerror(int code)
+{
+	if (code == 0) {
+		return "success";
+	}
+	if (code < 0 && code > -10000) {
+		return strerror(-code);
+	}
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
+		if (codes[i].code == code) {
+			return codes[i].text;
+		}
+	}
+	return "unknown error";
+}
+
+int rz_err_set(rz_err_t *err, int code, const char *fmt, ...)
+{
+	if (err != NULL) {
+		va_list ap;
+		err->code = code;
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+void rz_err_clear(rz_err_t *err)
+{
+	if (err != NULL) {
+		err->code = 0;
+		err->msg[0] = '\0';
+	}
+}

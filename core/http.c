@@ -1,0 +1,1298 @@
+/* core/http.c - HTTP/1.1 server on the libevent loop, parsed by http-parser. */
+#include <config.h>
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <http_parser.h>
+#include <sodium.h>
+
+#include "core/http.h"
+#include "core/log.h"
+
+#define MAX_PARAMS      8
+#define MAX_SEGMENTS    32
+#define READ_HIGH_WATER (256 * 1024)
+#define REQUEST_ID_MAX  128
+
+struct seg {
+	const char *lit; /* literal text, or NULL for a parameter */
+	char *name;      /* parameter name */
+	bool rest;       /* "{name...}": the rest of the path */
+};
+
+struct route {
+	const rz_route_t *def;
+	struct seg segs[MAX_SEGMENTS];
+	char *storage; /* the pattern split into segments */
+	size_t nseg;
+};
+
+struct kv {
+	char *name;
+	char *value;
+};
+
+struct kvlist {
+	struct kv *items;
+	size_t n, cap;
+};
+
+struct conn;
+
+struct rz_req {
+	struct conn *conn; /* NULL once the client has gone */
+	rz_http_t *h;
+	char method[16];
+	unsigned mbit;
+	char *url;
+	size_t url_len;
+	char *path;
+	struct kvlist query, params, in, out;
+	bool in_value; /* header parsing: the last callback was a value */
+	char *body;
+	size_t body_len, body_cap;
+	char id[REQUEST_ID_MAX + 1];
+	char peer[INET6_ADDRSTRLEN];
+	struct timespec start;
+	bool keep_alive;
+	int reject; /* HTTP code to answer without dispatching (413) */
+};
+
+struct conn {
+	rz_http_t *h;
+	struct bufferevent *bev;
+	struct event *resume;
+	http_parser parser;
+	rz_req_t *req; /* being parsed, or being handled */
+	bool handling; /* req dispatched, reply pending */
+	bool closing;  /* close once the output drains */
+	bool in_process;
+	char peer[INET6_ADDRSTRLEN];
+	struct conn *prev, *next;
+};
+
+struct rz_http {
+	struct event_base *base;
+	struct evconnlistener *listener;
+	rz_http_opts_t opts;
+	struct route *routes;
+	size_t nroutes;
+	struct conn *conns;
+	size_t in_flight;
+	bool draining;
+	int port;
+};
+
+static http_parser_settings parser_settings;
+
+/* ------------------------------------------------------------------ small helpers */
+
+static int kv_add(struct kvlist *l, const char *name, size_t nlen, const char *value, size_t vlen)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 8;
+		struct kv *items = realloc(l->items, cap * sizeof(*items));
+		if (items == NULL) {
+			return -ENOMEM;
+		}
+		l->items = items;
+		l->cap = cap;
+	}
+	l->items[l->n].name = strndup(name, nlen);
+	l->items[l->n].value = strndup(value, vlen);
+	if (l->items[l->n].name == NULL || l->items[l->n].value == NULL) {
+		free(l->items[l->n].name);
+		free(l->items[l->n].value);
+		return -ENOMEM;
+	}
+	l->n++;
+	return 0;
+}
+
+static void kv_free(struct kvlist *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->items[i].name);
+		free(l->items[i].value);
+	}
+	free(l->items);
+	memset(l, 0, sizeof(*l));
+}
+
+static const char *kv_get(const struct kvlist *l, const char *name, bool nocase)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		int c =
+		    nocase ? strcasecmp(l->items[i].name, name) : strcmp(l->items[i].name, name);
+		if (c == 0) {
+			return l->items[i].value;
+		}
+	}
+	return NULL;
+}
+
+/* Append to the last item's name or value (headers arrive in pieces). */
+static int kv_append(char **dst, const char *at, size_t len)
+{
+	size_t old = *dst ? strlen(*dst) : 0;
+	char *p = realloc(*dst, old + len + 1);
+	if (p == NULL) {
+		return -ENOMEM;
+	}
+	memcpy(p + old, at, len);
+	p[old + len] = '\0';
+	*dst = p;
+	return 0;
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9') {
+		return c - '0';
+	}
+	c = tolower(c);
+	if (c >= 'a' && c <= 'f') {
+		return c - 'a' + 10;
+	}
+	return -1;
+}
+
+/* Percent-decode src[0..len) into a new string; plus_space for query strings.
+ * NULL for invalid escapes, an encoded NUL, or OOM. */
+static char *pct_decode(const char *src, size_t len, bool plus_space)
+{
+	char *out = malloc(len + 1);
+	size_t n = 0;
+
+	if (out == NULL) {
+		return NULL;
+	}
+	for (size_t i = 0; i < len; i++) {
+		if (src[i] == '%') {
+			int hi = i + 2 < len ? hexval(src[i + 1]) : -1;
+			int lo = i + 2 < len ? hexval(src[i + 2]) : -1;
+			if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
+				free(out);
+				return NULL;
+			}
+			out[n++] = (char)(hi * 16 + lo);
+			i += 2;
+		} else if (plus_space && src[i] == '+') {
+			out[n++] = ' ';
+		} else {
+			out[n++] = src[i];
+		}
+	}
+	out[n] = '\0';
+	return out;
+}
+
+/* ------------------------------------------------------------------ routes */
+
+static int route_compile(struct route *r, const rz_route_t *def, rz_err_t *err)
+{
+	char *save = NULL;
+
+	memset(r, 0, sizeof(*r));
+	r->def = def;
+	if (def->pattern == NULL || def->pattern[0] != '/' || def->fn == NULL) {
+		return rz_err_set(err, -EINVAL,
+		                  "http: route '%s' must start with '/' and have a handler",
+		                  def->pattern ? def->pattern : "(null)");
+	}
+	r->storage = strdup(def->pattern);
+	if (r->storage == NULL) {
+		return rz_err_set(err, -ENOMEM, "http: out of memory");
+	}
+	for (char *s = strtok_r(r->storage, "/", &save); s != NULL;
+	     s = strtok_r(NULL, "/", &save)) {
+		struct seg *g = &r->segs[r->nseg];
+		size_t len = strlen(s);
+		if (r->nseg == MAX_SEGMENTS || (r->nseg > 0 && r->segs[r->nseg - 1].rest)) {
+			return rz_err_set(err, -EINVAL,
+			                  "http: route '%s': too many segments or "
+			                  "segments after {name...}",
+			                  def->pattern);
+		}
+		if (s[0] == '{' && len > 2 && s[len - 1] == '}') {
+			s[len - 1] = '\0';
+			g->name = s + 1;
+			if (len > 5 && strcmp(s + len - 4, "...") == 0) {
+				s[len - 4] = '\0';
+				g->rest = true;
+			}
+		} else if (strpbrk(s, "{}") != NULL) {
+			return rz_err_set(err, -EINVAL, "http: route '%s': bad segment '%s'",
+			                  def->pattern, s);
+		} else {
+			g->lit = s;
+		}
+		r->nseg++;
+	}
+	return 0;
+}
+
+int rz_http_add_routes(rz_http_t *h, const rz_route_t *routes, size_t n, rz_err_t *err)
+{
+	struct route *grown = realloc(h->routes, (h->nroutes + n) * sizeof(*grown));
+
+	if (grown == NULL) {
+		return rz_err_set(err, -ENOMEM, "http: out of memory");
+	}
+	h->routes = grown;
+	for (size_t i = 0; i < n; i++) {
+		int rc = route_compile(&h->routes[h->nroutes], &routes[i], err);
+		if (rc < 0) {
+			free(h->routes[h->nroutes].storage);
+			return rc;
+		}
+		h->nroutes++;
+	}
+	return 0;
+}
+
+/* Score of a match: per segment 2 for a literal, 1 for a parameter, 0 for the rest;
+ * compared lexicographically so literals win. -1 when the route does not match. */
+static int route_match(const struct route *r, char **segs, size_t nseg, int score[MAX_SEGMENTS])
+{
+	size_t i;
+
+	for (i = 0; i < r->nseg; i++) {
+		const struct seg *g = &r->segs[i];
+		if (g->rest) {
+			if (i >= nseg) {
+				return -1;
+			}
+			score[i] = 0;
+			return 0;
+		}
+		if (i >= nseg) {
+			return -1;
+		}
+		if (g->lit != NULL) {
+			if (strcmp(g->lit, segs[i]) != 0) {
+				return -1;
+			}
+			score[i] = 2;
+		} else {
+			if (segs[i][0] == '\0') {
+				return -1;
+			}
+			score[i] = 1;
+		}
+	}
+	return i == nseg ? 0 : -1;
+}
+
+static bool score_better(const int *a, size_t na, const int *b, size_t nb)
+{
+	for (size_t i = 0; i < na && i < nb; i++) {
+		if (a[i] != b[i]) {
+			return a[i] > b[i];
+		}
+	}
+	return na > nb;
+}
+
+/* Join segs[from..] with '/' for a rest parameter. */
+static char *join_rest(char **segs, size_t from, size_t nseg)
+{
+	size_t len = 0;
+	char *out, *p;
+
+	for (size_t i = from; i < nseg; i++) {
+		len += strlen(segs[i]) + 1;
+	}
+	out = malloc(len + 1);
+	if (out == NULL) {
+		return NULL;
+	}
+	p = out;
+	for (size_t i = from; i < nseg; i++) {
+		size_t l = strlen(segs[i]);
+		if (i > from) {
+			*p++ = '/';
+		}
+		memcpy(p, segs[i], l);
+		p += l;
+	}
+	*p = '\0';
+	return out;
+}
+
+static int bind_params(rz_req_t *req, const struct route *r, char **segs, size_t nseg)
+{
+	for (size_t i = 0; i < r->nseg; i++) {
+		const struct seg *g = &r->segs[i];
+		char *value;
+		int rc;
+		if (g->lit != NULL) {
+			continue;
+		}
+		value = g->rest ? join_rest(segs, i, nseg) : strdup(segs[i]);
+		if (value == NULL) {
+			return -ENOMEM;
+		}
+		rc = kv_add(&req->params, g->name, strlen(g->name), value, strlen(value));
+		free(value);
+		if (rc < 0) {
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ status objects */
+
+static const struct {
+	int code;
+	const char *reason;
+} reasons[] = {
+	{ 400, "BadRequest" },
+	{ 401, "Unauthorized" },
+	{ 403, "Forbidden" },
+	{ 404, "NotFound" },
+	{ 405, "MethodNotAllowed" },
+	{ 406, "NotAcceptable" },
+	{ 409, "Conflict" },
+	{ 410, "Gone" },
+	{ 413, "RequestEntityTooLarge" },
+	{ 415, "UnsupportedMediaType" },
+	{ 422, "Invalid" },
+	{ 429, "TooManyRequests" },
+	{ 500, "InternalError" },
+	{ 503, "ServiceUnavailable" },
+	{ 504, "Timeout" },
+};
+
+const char *rz_status_reason(int code)
+{
+	for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++) {
+		if (reasons[i].code == code) {
+			return reasons[i].reason;
+		}
+	}
+	if (code >= 500) {
+		return "InternalError";
+	}
+	return code >= 400 ? "BadRequest" : "";
+}
+
+json_t *rz_status_new(int code, const char *reason, const char *message)
+{
+	bool ok = code >= 200 && code < 300;
+
+	return json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:i}", "kind", "Status", "apiVersion",
+	                 "v1", "metadata", "status", ok ? "Success" : "Failure", "message",
+	                 message ? message : "", "reason", reason ? reason : rz_status_reason(code),
+	                 "code", code);
+}
+
+static json_t *status_details(json_t *status)
+{
+	json_t *d = json_object_get(status, "details");
+
+	if (d == NULL) {
+		d = json_object();
+		if (json_object_set_new(status, "details", d) < 0) {
+			return NULL;
+		}
+	}
+	return d;
+}
+
+void rz_status_set_target(json_t *status, const char *kind, const char *name)
+{
+	json_t *d = status_details(status);
+
+	if (d == NULL) {
+		return;
+	}
+	if (name != NULL) {
+		json_object_set_new(d, "name", json_string(name));
+	}
+	if (kind != NULL) {
+		json_object_set_new(d, "kind", json_string(kind));
+	}
+}
+
+void rz_status_add_cause(json_t *status, const char *field, const char *reason, const char *message)
+{
+	json_t *d = status_details(status);
+	json_t *causes;
+
+	if (d == NULL) {
+		return;
+	}
+	causes = json_object_get(d, "causes");
+	if (causes == NULL) {
+		causes = json_array();
+		json_object_set_new(d, "causes", causes);
+	}
+	json_array_append_new(causes,
+	                      json_pack("{s:s, s:s, s:s}", "field", field ? field : "", "reason",
+	                                reason ? reason : "", "message", message ? message : ""));
+}
+
+/* ------------------------------------------------------------------ requests */
+
+static void req_free(rz_req_t *req)
+{
+	if (req == NULL) {
+		return;
+	}
+	free(req->url);
+	free(req->path);
+	kv_free(&req->query);
+	kv_free(&req->params);
+	kv_free(&req->in);
+	kv_free(&req->out);
+	free(req->body);
+	free(req);
+}
+
+static rz_req_t *req_new(struct conn *c)
+{
+	rz_req_t *req = calloc(1, sizeof(*req));
+
+	if (req == NULL) {
+		return NULL;
+	}
+	req->conn = c;
+	req->h = c->h;
+	snprintf(req->peer, sizeof(req->peer), "%s", c->peer);
+	clock_gettime(CLOCK_MONOTONIC, &req->start);
+	return req;
+}
+
+const char *rz_req_method(const rz_req_t *req)
+{
+	return req->method;
+}
+
+unsigned rz_req_method_bit(const rz_req_t *req)
+{
+	return req->mbit;
+}
+
+const char *rz_req_path(const rz_req_t *req)
+{
+	return req->path;
+}
+
+const char *rz_req_param(const rz_req_t *req, const char *name)
+{
+	return kv_get(&req->params, name, false);
+}
+
+const char *rz_req_query(const rz_req_t *req, const char *name)
+{
+	return kv_get(&req->query, name, false);
+}
+
+const char *rz_req_header(const rz_req_t *req, const char *name)
+{
+	return kv_get(&req->in, name, true);
+}
+
+const char *rz_req_body(const rz_req_t *req, size_t *len)
+{
+	if (len != NULL) {
+		*len = req->body_len;
+	}
+	return req->body != NULL ? req->body : "";
+}
+
+const char *rz_req_id(const rz_req_t *req)
+{
+	return req->id;
+}
+
+const char *rz_req_peer(const rz_req_t *req)
+{
+	return req->peer;
+}
+
+static bool header_token_ok(const char *s, bool value)
+{
+	for (; *s != '\0'; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '\r' || ch == '\n' || (!value && (ch <= ' ' || ch == ':'))) {
+			return false;
+		}
+	}
+	return true;
+}
+
+int rz_req_add_header(rz_req_t *req, const char *name, const char *value)
+{
+	if (!header_token_ok(name, false) || !header_token_ok(value, true) || name[0] == '\0') {
+		return -EINVAL;
+	}
+	return kv_add(&req->out, name, strlen(name), value, strlen(value));
+}
+
+static unsigned method_bit(const char *m)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} methods[] = {
+		{ "GET", RZ_M_GET },         { "HEAD", RZ_M_HEAD },   { "POST", RZ_M_POST },
+		{ "PUT", RZ_M_PUT },         { "PATCH", RZ_M_PATCH }, { "DELETE", RZ_M_DELETE },
+		{ "OPTIONS", RZ_M_OPTIONS }, { "LOCK", RZ_M_LOCK },   { "UNLOCK", RZ_M_UNLOCK },
+	};
+	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++) {
+		if (strcmp(methods[i].name, m) == 0) {
+			return methods[i].bit;
+		}
+	}
+	return 0;
+}
+
+static void request_id(rz_req_t *req)
+{
+	const char *given = rz_req_header(req, "X-Request-ID");
+	unsigned char raw[16];
+
+	if (given != NULL && given[0] != '\0' && strlen(given) <= REQUEST_ID_MAX &&
+	    strspn(given,
+	           "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.:/+=") ==
+	        strlen(given)) {
+		snprintf(req->id, sizeof(req->id), "%s", given);
+		return;
+	}
+	randombytes_buf(raw, sizeof(raw));
+	sodium_bin2hex(req->id, sizeof(req->id), raw, sizeof(raw));
+}
+
+/* Split req->url into the decoded path and query. -EINVAL for a bad target. */
+static int parse_target(rz_req_t *req)
+{
+	const char *q = memchr(req->url, '?', req->url_len);
+	size_t plen = q ? (size_t)(q - req->url) : req->url_len;
+
+	if (req->url_len == 0 || req->url[0] != '/') {
+		return -EINVAL;
+	}
+	req->path = pct_decode(req->url, plen, false);
+	if (req->path == NULL) {
+		return -EINVAL;
+	}
+	for (const char *p = q ? q + 1 : NULL; p != NULL && *p != '\0';) {
+		const char *end = strchr(p, '&');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		const char *eq = memchr(p, '=', len);
+		size_t klen = eq ? (size_t)(eq - p) : len;
+		char *k = pct_decode(p, klen, true);
+		char *v = eq ? pct_decode(eq + 1, len - klen - 1, true) : strdup("");
+		int rc = (k == NULL || v == NULL) ? -EINVAL : 0;
+		if (rc == 0 && klen > 0) {
+			rc = kv_add(&req->query, k, strlen(k), v, strlen(v));
+		}
+		free(k);
+		free(v);
+		if (rc < 0) {
+			return rc;
+		}
+		p = end ? end + 1 : NULL;
+	}
+	return 0;
+}
+
+/* Path segments, percent-decoded one by one so "%2F" stays inside its segment. */
+static int split_path(const rz_req_t *req, char **segs, size_t *nseg)
+{
+	const char *q = memchr(req->url, '?', req->url_len);
+	const char *p = req->url + 1;
+	const char *end = q ? q : req->url + req->url_len;
+
+	*nseg = 0;
+	if (p >= end) {
+		return 0;
+	}
+	while (p <= end) {
+		const char *slash = memchr(p, '/', (size_t)(end - p));
+		const char *stop = slash ? slash : end;
+		if (*nseg == MAX_SEGMENTS) {
+			return -E2BIG;
+		}
+		segs[*nseg] = pct_decode(p, (size_t)(stop - p), false);
+		if (segs[*nseg] == NULL) {
+			return -EINVAL;
+		}
+		(*nseg)++;
+		p = stop + 1;
+		if (slash == NULL) {
+			break;
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ replies */
+
+static void conn_resume(struct conn *c);
+
+static void access_log(const rz_req_t *req, int code, size_t bytes)
+{
+	struct timespec now;
+	char status[8], size[24], dur[32];
+	double ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (double)(now.tv_sec - req->start.tv_sec) * 1e3 +
+	     (double)(now.tv_nsec - req->start.tv_nsec) / 1e6;
+	snprintf(status, sizeof(status), "%d", code);
+	snprintf(size, sizeof(size), "%zu", bytes);
+	snprintf(dur, sizeof(dur), "%.3f", ms);
+	rz_logkv(RZ_LOG_INFO, "http", "request", "method", req->method, "path",
+	         req->path ? req->path : "-", "status", status, "bytes", size, "dur_ms", dur,
+	         "peer", req->peer, "request_id", req->id, NULL);
+}
+
+static void write_head(struct evbuffer *out, const rz_req_t *req, int code, const char *ctype,
+                       size_t len, bool close)
+{
+	char date[64];
+	time_t now = time(NULL);
+	struct tm tm;
+	const char *phrase = http_status_str((enum http_status)code);
+
+	gmtime_r(&now, &tm);
+	strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+	evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\nDate: %s\r\nServer: %s\r\nX-Request-ID: %s\r\n",
+	                    code, strcmp(phrase, "<unknown>") == 0 ? "Status" : phrase, date,
+	                    req->h->opts.server_name, req->id);
+	if (ctype != NULL) {
+		evbuffer_add_printf(out, "Content-Type: %s\r\n", ctype);
+	}
+	evbuffer_add_printf(out, "Content-Length: %zu\r\n", len);
+	if (close) {
+		evbuffer_add_printf(out, "Connection: close\r\n");
+	} else if (req->conn->parser.http_minor == 0) {
+		evbuffer_add_printf(out, "Connection: keep-alive\r\n");
+	}
+	for (size_t i = 0; i < req->out.n; i++) {
+		evbuffer_add_printf(out, "%s: %s\r\n", req->out.items[i].name,
+		                    req->out.items[i].value);
+	}
+	evbuffer_add(out, "\r\n", 2);
+}
+
+void rz_reply(rz_req_t *req, int code, const char *ctype, const void *body, size_t len)
+{
+	struct conn *c = req->conn;
+	rz_http_t *h = req->h;
+	bool close;
+
+	access_log(req, code, len);
+	h->in_flight--;
+	if (c == NULL) {
+		req_free(req);
+		return;
+	}
+	close = !req->keep_alive || h->draining || req->reject != 0;
+	write_head(bufferevent_get_output(c->bev), req, code, ctype, len, close);
+	if (len > 0 && strcmp(req->method, "HEAD") != 0 && code != 204 && code != 304) {
+		evbuffer_add(bufferevent_get_output(c->bev), body, len);
+	}
+	req_free(req);
+	c->req = NULL;
+	c->handling = false;
+	if (close) {
+		c->closing = true;
+		return;
+	}
+	conn_resume(c);
+}
+
+void rz_reply_json(rz_req_t *req, int code, json_t *obj)
+{
+	const char *pretty = rz_req_query(req, "pretty");
+	bool indent = pretty != NULL && (strcmp(pretty, "true") == 0 || strcmp(pretty, "1") == 0);
+	char *text = obj ? json_dumps(obj, indent ? JSON_INDENT(2) : JSON_COMPACT) : NULL;
+
+	json_decref(obj);
+	if (text == NULL) {
+		static const char oom[] =
+		    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+		    "\"status\":\"Failure\",\"message\":\"out of memory\","
+		    "\"reason\":\"InternalError\",\"code\":500}\n";
+		rz_reply(req, 500, "application/json", oom, sizeof(oom) - 1);
+		return;
+	}
+	{
+		size_t len = strlen(text);
+		char *withnl = realloc(text, len + 2);
+		if (withnl != NULL) {
+			text = withnl;
+			text[len++] = '\n';
+			text[len] = '\0';
+		}
+		rz_reply(req, code, "application/json", text, len);
+	}
+	free(text);
+}
+
+void rz_reply_status(rz_req_t *req, json_t *status)
+{
+	json_t *code = json_object_get(status, "code");
+
+	rz_reply_json(req, code ? (int)json_integer_value(code) : 500, status);
+}
+
+void rz_reply_error(rz_req_t *req, int code, const char *reason, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	rz_reply_status(req, rz_status_new(code, reason, msg));
+}
+
+/* ------------------------------------------------------------------ dispatch */
+
+static const struct route *find_route(rz_http_t *h, rz_req_t *req, char **segs, size_t nseg,
+                                      unsigned *allow)
+{
+	const struct route *best = NULL;
+	int best_score[MAX_SEGMENTS] = { 0 };
+	int score[MAX_SEGMENTS];
+	unsigned bit = req->mbit;
+
+	*allow = 0;
+	for (size_t i = 0; i < h->nroutes; i++) {
+		const struct route *r = &h->routes[i];
+		unsigned m = r->def->methods;
+		if (route_match(r, segs, nseg, score) < 0) {
+			continue;
+		}
+		if (m & RZ_M_GET) {
+			m |= RZ_M_HEAD;
+		}
+		*allow |= m;
+		if ((m & bit) == 0) {
+			continue;
+		}
+		if (best == NULL || score_better(score, r->nseg, best_score, best->nseg)) {
+			best = r;
+			memcpy(best_score, score, sizeof(score));
+		}
+	}
+	return best;
+}
+
+static void allow_header(rz_req_t *req, unsigned allow)
+{
+	static const char *const names[] = { "GET",    "HEAD",    "POST", "PUT",   "PATCH",
+		                             "DELETE", "OPTIONS", "LOCK", "UNLOCK" };
+	char buf[128] = "";
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (allow & (1u << i)) {
+			if (buf[0] != '\0') {
+				strcat(buf, ", ");
+			}
+			strcat(buf, names[i]);
+		}
+	}
+	rz_req_add_header(req, "Allow", buf);
+}
+
+static void route_request(rz_http_t *h, rz_req_t *req)
+{
+	char *segs[MAX_SEGMENTS];
+	size_t nseg = 0;
+	unsigned allow;
+	const struct route *r;
+	int rc = split_path(req, segs, &nseg);
+
+	if (rc < 0) {
+		for (size_t i = 0; i < nseg; i++) {
+			free(segs[i]);
+		}
+		rz_reply_error(req, rc == -E2BIG ? 404 : 400, NULL, "%s",
+		               rc == -E2BIG ? "the server could not find the requested resource"
+		                            : "malformed request path");
+		return;
+	}
+	r = find_route(h, req, segs, nseg, &allow);
+	if (r != NULL && bind_params(req, r, segs, nseg) < 0) {
+		r = NULL;
+		allow = 0;
+		rz_reply_error(req, 500, NULL, "out of memory");
+	} else if (r != NULL) {
+		for (size_t i = 0; i < nseg; i++) {
+			free(segs[i]);
+		}
+		r->def->fn(req, r->def->ctx);
+		return;
+	} else if (allow != 0) {
+		allow_header(req, allow);
+		rz_reply_error(req, 405, NULL, "method %s is not allowed on %s", req->method,
+		               req->path);
+	} else {
+		rz_reply_error(req, 404, NULL, "the server could not find the requested resource");
+	}
+	for (size_t i = 0; i < nseg; i++) {
+		free(segs[i]);
+	}
+}
+
+static void dispatch(struct conn *c)
+{
+	rz_req_t *req = c->req;
+	struct timeval wtv = { c->h->opts.idle_timeout_s, 0 };
+
+	c->handling = true;
+	c->h->in_flight++;
+	bufferevent_set_timeouts(c->bev, NULL, &wtv);
+	request_id(req);
+	if (req->reject == 413) {
+		rz_reply_error(req, 413, NULL, "request body exceeds the limit of %llu bytes",
+		               (unsigned long long)c->h->opts.max_body);
+	} else if (req->reject != 0 || parse_target(req) < 0) {
+		req->reject = 400;
+		rz_reply_error(req, 400, NULL, "malformed request");
+	} else {
+		route_request(c->h, req);
+	}
+}
+
+/* ------------------------------------------------------------------ parser callbacks */
+
+static int on_message_begin(http_parser *p)
+{
+	struct conn *c = p->data;
+
+	req_free(c->req);
+	c->req = req_new(c);
+	return c->req == NULL ? -1 : 0;
+}
+
+static int on_url(http_parser *p, const char *at, size_t len)
+{
+	struct conn *c = p->data;
+	rz_req_t *req = c->req;
+
+	if (kv_append(&req->url, at, len) < 0) {
+		return -1;
+	}
+	req->url_len += len;
+	return 0;
+}
+
+static int on_header_field(http_parser *p, const char *at, size_t len)
+{
+	rz_req_t *req = ((struct conn *)p->data)->req;
+
+	if (req->in_value || req->in.n == 0) {
+		if (kv_add(&req->in, "", 0, "", 0) < 0) {
+			return -1;
+		}
+		req->in_value = false;
+	}
+	return kv_append(&req->in.items[req->in.n - 1].name, at, len) < 0 ? -1 : 0;
+}
+
+static int on_header_value(http_parser *p, const char *at, size_t len)
+{
+	rz_req_t *req = ((struct conn *)p->data)->req;
+
+	req->in_value = true;
+	if (req->in.n == 0) {
+		return -1;
+	}
+	return kv_append(&req->in.items[req->in.n - 1].value, at, len) < 0 ? -1 : 0;
+}
+
+static int on_headers_complete(http_parser *p)
+{
+	struct conn *c = p->data;
+	rz_req_t *req = c->req;
+	const char *expect;
+
+	snprintf(req->method, sizeof(req->method), "%s", http_method_str(p->method));
+	req->mbit = method_bit(req->method);
+	req->keep_alive = http_should_keep_alive(p) != 0;
+	if ((p->flags & F_CONTENTLENGTH) && p->content_length > c->h->opts.max_body) {
+		req->reject = 413;
+		return -1;
+	}
+	expect = rz_req_header(req, "Expect");
+	if (expect != NULL && strcasecmp(expect, "100-continue") == 0 && p->http_minor >= 1) {
+		evbuffer_add_printf(bufferevent_get_output(c->bev),
+		                    "HTTP/1.1 100 Continue\r\n\r\n");
+	}
+	return 0;
+}
+
+static int on_body(http_parser *p, const char *at, size_t len)
+{
+	struct conn *c = p->data;
+	rz_req_t *req = c->req;
+
+	if (req->body_len + len > c->h->opts.max_body) {
+		req->reject = 413;
+		return -1;
+	}
+	if (req->body_len + len + 1 > req->body_cap) {
+		size_t cap = req->body_cap ? req->body_cap : 1024;
+		char *b;
+		while (cap < req->body_len + len + 1) {
+			cap *= 2;
+		}
+		b = realloc(req->body, cap);
+		if (b == NULL) {
+			return -1;
+		}
+		req->body = b;
+		req->body_cap = cap;
+	}
+	memcpy(req->body + req->body_len, at, len);
+	req->body_len += len;
+	req->body[req->body_len] = '\0';
+	return 0;
+}
+
+static int on_message_complete(http_parser *p)
+{
+	http_parser_pause(p, 1);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ connections */
+
+static void conn_free(struct conn *c)
+{
+	rz_http_t *h = c->h;
+
+	if (c->req != NULL) {
+		if (c->handling) {
+			c->req->conn = NULL; /* the reply will free it */
+		} else {
+			req_free(c->req);
+		}
+	}
+	if (c->prev != NULL) {
+		c->prev->next = c->next;
+	} else {
+		h->conns = c->next;
+	}
+	if (c->next != NULL) {
+		c->next->prev = c->prev;
+	}
+	event_free(c->resume);
+	bufferevent_free(c->bev);
+	free(c);
+}
+
+/* Feed buffered input to the parser until it needs more data, a request is being handled,
+ * or the connection is closing. */
+static void conn_process(struct conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->bev);
+
+	c->in_process = true;
+	while (!c->handling && !c->closing) {
+		size_t len = evbuffer_get_length(in);
+		const char *data = len ? (const char *)evbuffer_pullup(in, (ev_ssize_t)len) : NULL;
+		size_t n;
+		enum http_errno e;
+
+		if (len == 0) {
+			break;
+		}
+		n = http_parser_execute(&c->parser, &parser_settings, data, len);
+		evbuffer_drain(in, n);
+		e = HTTP_PARSER_ERRNO(&c->parser);
+		if (e == HPE_PAUSED) {
+			dispatch(c);
+		} else if (e != HPE_OK) {
+			if (c->req == NULL) {
+				c->req = req_new(c);
+			}
+			if (c->req == NULL) {
+				c->closing = true;
+				break;
+			}
+			if (c->req->reject == 0) {
+				c->req->reject = 400;
+			}
+			if (c->req->method[0] == '\0') {
+				snprintf(c->req->method, sizeof(c->req->method), "-");
+			}
+			dispatch(c);
+		} else if (n == len) {
+			break;
+		}
+	}
+	c->in_process = false;
+	if (c->closing) {
+		bufferevent_disable(c->bev, EV_READ);
+	}
+}
+
+static void conn_resume(struct conn *c)
+{
+	struct timeval idle = { c->h->opts.idle_timeout_s, 0 };
+
+	http_parser_pause(&c->parser, 0);
+	bufferevent_set_timeouts(c->bev, &idle, &idle);
+	if (!c->in_process) {
+		event_active(c->resume, EV_TIMEOUT, 0);
+	}
+}
+
+static void on_resume(evutil_socket_t fd, short what, void *arg)
+{
+	conn_process(arg);
+}
+
+static void on_read(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+
+	if (c->closing) {
+		evbuffer_drain(bufferevent_get_input(bev),
+		               evbuffer_get_length(bufferevent_get_input(bev)));
+		return;
+	}
+	conn_process(c);
+}
+
+static void on_write(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+	struct timeval linger = { 2, 0 };
+
+	if (!c->closing || evbuffer_get_length(bufferevent_get_output(bev)) > 0) {
+		return;
+	}
+	/* Lingering close: stop sending, then read and discard until the peer closes, so an
+	 * unread request body does not turn our close into a reset that eats the reply. */
+	shutdown(bufferevent_getfd(bev), SHUT_WR);
+	bufferevent_set_timeouts(bev, &linger, NULL);
+	bufferevent_enable(bev, EV_READ);
+}
+
+static void on_event(struct bufferevent *bev, short what, void *arg)
+{
+	conn_free(arg);
+}
+
+static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
+                      void *arg)
+{
+	rz_http_t *h = arg;
+	struct conn *c = calloc(1, sizeof(*c));
+	struct timeval idle = { h->opts.idle_timeout_s, 0 };
+
+	if (c == NULL) {
+		evutil_closesocket(fd);
+		return;
+	}
+	c->h = h;
+	c->bev = bufferevent_socket_new(h->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	c->resume = event_new(h->base, -1, 0, on_resume, c);
+	if (c->bev == NULL || c->resume == NULL) {
+		if (c->bev == NULL) {
+			evutil_closesocket(fd);
+		}
+		bufferevent_free(c->bev);
+		event_free(c->resume);
+		free(c);
+		return;
+	}
+	if (sa->sa_family == AF_INET6) {
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)sa)->sin6_addr, c->peer,
+		          sizeof(c->peer));
+	} else if (sa->sa_family == AF_INET) {
+		inet_ntop(AF_INET, &((struct sockaddr_in *)sa)->sin_addr, c->peer, sizeof(c->peer));
+	}
+	http_parser_init(&c->parser, HTTP_REQUEST);
+	c->parser.data = c;
+	c->next = h->conns;
+	if (h->conns != NULL) {
+		h->conns->prev = c;
+	}
+	h->conns = c;
+	bufferevent_setcb(c->bev, on_read, on_write, on_event, c);
+	bufferevent_setwatermark(c->bev, EV_READ, 0, READ_HIGH_WATER);
+	bufferevent_set_timeouts(c->bev, &idle, &idle);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+}
+
+/* ------------------------------------------------------------------ the server */
+
+int rz_http_new(rz_http_t **out, struct event_base *base, const rz_http_opts_t *opts, rz_err_t *err)
+{
+	rz_http_t *h;
+
+	*out = NULL;
+	if (sodium_init() < 0) {
+		return rz_err_set(err, REZUS_EINTERNAL, "http: libsodium failed to initialise");
+	}
+	h = calloc(1, sizeof(*h));
+	if (h == NULL) {
+		return rz_err_set(err, -ENOMEM, "http: out of memory");
+	}
+	if (opts != NULL) {
+		h->opts = *opts;
+	}
+	if (h->opts.max_body == 0) {
+		h->opts.max_body = 16u << 20;
+	}
+	if (h->opts.max_header == 0) {
+		h->opts.max_header = 64u << 10;
+	}
+	if (h->opts.idle_timeout_s <= 0) {
+		h->opts.idle_timeout_s = 60;
+	}
+	if (h->opts.server_name == NULL) {
+		h->opts.server_name = "rezuscloud";
+	}
+	http_parser_set_max_header_size((uint32_t)h->opts.max_header);
+	parser_settings.on_message_begin = on_message_begin;
+	parser_settings.on_url = on_url;
+	parser_settings.on_header_field = on_header_field;
+	parser_settings.on_header_value = on_header_value;
+	parser_settings.on_headers_complete = on_headers_complete;
+	parser_settings.on_body = on_body;
+	parser_settings.on_message_complete = on_message_complete;
+	h->base = base;
+	h->port = -1;
+	*out = h;
+	return 0;
+}
+
+/* Split "host:port" / "[v6]:port" into a sockaddr. */
+static int parse_addr(const char *addr, struct sockaddr_storage *ss, int *sslen)
+{
+	char host[256];
+	const char *colon = strrchr(addr, ':');
+	const char *h = addr;
+	size_t hlen;
+	char *end;
+	long port;
+
+	if (colon == NULL) {
+		return -EINVAL;
+	}
+	hlen = (size_t)(colon - addr);
+	if (hlen >= 2 && addr[0] == '[' && addr[hlen - 1] == ']') {
+		h = addr + 1;
+		hlen -= 2;
+	}
+	if (hlen == 0 || hlen >= sizeof(host)) {
+		return -EINVAL;
+	}
+	memcpy(host, h, hlen);
+	host[hlen] = '\0';
+	errno = 0;
+	port = strtol(colon + 1, &end, 10);
+	if (colon[1] == '\0' || *end != '\0' || errno != 0 || port < 0 || port > 65535) {
+		return -EINVAL;
+	}
+	if (strcmp(host, "localhost") == 0) {
+		snprintf(host, sizeof(host), "127.0.0.1");
+	}
+	memset(ss, 0, sizeof(*ss));
+	*sslen = sizeof(*ss);
+	if (evutil_parse_sockaddr_port(host, (struct sockaddr *)ss, sslen) < 0) {
+		return -EINVAL;
+	}
+	if (ss->ss_family == AF_INET6) {
+		((struct sockaddr_in6 *)ss)->sin6_port = htons((uint16_t)port);
+	} else {
+		((struct sockaddr_in *)ss)->sin_port = htons((uint16_t)port);
+	}
+	return 0;
+}
+
+int rz_http_listen(rz_http_t *h, const char *addr, rz_err_t *err)
+{
+	struct sockaddr_storage ss;
+	int sslen;
+	socklen_t len = sizeof(ss);
+
+	if (parse_addr(addr, &ss, &sslen) < 0) {
+		return rz_err_set(err, -EINVAL, "http: invalid listen address '%s'", addr);
+	}
+	h->listener = evconnlistener_new_bind(h->base, on_accept, h,
+	                                      LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
+	                                          LEV_OPT_CLOSE_ON_EXEC,
+	                                      128, (struct sockaddr *)&ss, sslen);
+	if (h->listener == NULL) {
+		int e = errno ? errno : EADDRINUSE;
+		return rz_err_set(err, -e, "http: listen on '%s' failed: %s", addr, strerror(e));
+	}
+	if (getsockname(evconnlistener_get_fd(h->listener), (struct sockaddr *)&ss, &len) == 0) {
+		h->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+		                                         : ((struct sockaddr_in *)&ss)->sin_port);
+	}
+	return 0;
+}
+
+int rz_http_port(const rz_http_t *h)
+{
+	return h->port;
+}
+
+void rz_http_shutdown(rz_http_t *h)
+{
+	struct conn *c = h->conns;
+
+	h->draining = true;
+	if (h->listener != NULL) {
+		evconnlistener_free(h->listener);
+		h->listener = NULL;
+	}
+	while (c != NULL) {
+		struct conn *next = c->next;
+		if (!c->handling && !c->closing) {
+			conn_free(c);
+		}
+		c = next;
+	}
+}
+
+size_t rz_http_in_flight(const rz_http_t *h)
+{
+	return h->in_flight;
+}
+
+void rz_http_free(rz_http_t *h)
+{
+	if (h == NULL) {
+		return;
+	}
+	if (h->listener != NULL) {
+		evconnlistener_free(h->listener);
+	}
+	while (h->conns != NULL) {
+		conn_free(h->conns);
+	}
+	for (size_t i = 0; i < h->nroutes; i++) {
+		free(h->routes[i].storage);
+	}
+	free(h->routes);
+	free(h);
+}

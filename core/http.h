@@ -1,0 +1,131 @@
+/*
+ * core/http.h - the HTTP/1.1 server: listener, connections, routing, replies.
+ *
+ * Runs on the libevent loop (evconnlistener + bufferevents); requests are parsed by
+ * http-parser, so any method — including the TF state backend's LOCK and UNLOCK — reaches
+ * the route table. One request per connection is handled at a time; keep-alive and
+ * pipelining follow HTTP/1.1. Every response carries X-Request-ID; errors are Kubernetes
+ * Status objects; each finished request writes one access log line.
+ *
+ * A handler must reply exactly once, either before it returns or later from the loop
+ * thread (after work on the worker pool). If the client goes away first, the reply is
+ * discarded and the request freed then.
+ */
+#ifndef RZ_HTTP_H
+#define RZ_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "core/errors.h"
+
+struct event_base;
+
+typedef struct rz_http rz_http_t;
+typedef struct rz_req rz_req_t;
+
+/* Method bits for route tables. */
+enum {
+	RZ_M_GET = 1u << 0,
+	RZ_M_HEAD = 1u << 1,
+	RZ_M_POST = 1u << 2,
+	RZ_M_PUT = 1u << 3,
+	RZ_M_PATCH = 1u << 4,
+	RZ_M_DELETE = 1u << 5,
+	RZ_M_OPTIONS = 1u << 6,
+	RZ_M_LOCK = 1u << 7,
+	RZ_M_UNLOCK = 1u << 8,
+};
+
+typedef void (*rz_http_fn)(rz_req_t *req, void *ctx);
+
+/* One route. pattern is an absolute path whose segments are literals or "{name}"
+ * (one non-empty segment); the last may be "{name...}" (the rest of the path).
+ * Literal segments win over parameters. Borrowed — the table must outlive the server. */
+typedef struct rz_route {
+	unsigned methods; /* RZ_M_* bits; GET routes answer HEAD too */
+	const char *pattern;
+	rz_http_fn fn;
+	void *ctx;
+} rz_route_t;
+
+typedef struct rz_http_opts {
+	uint64_t max_body;       /* request bodies above this get 413; 0 = 16 MiB */
+	size_t max_header;       /* request line + headers; 0 = 64 KiB */
+	int idle_timeout_s;      /* keep-alive idle and slow-header timeout; 0 = 60 */
+	const char *server_name; /* Server header; NULL = "rezuscloud" */
+} rz_http_opts_t;
+
+/* Create a server on base. opts may be NULL (defaults). Caller owns *out; rz_http_free(). */
+int rz_http_new(rz_http_t **out, struct event_base *base, const rz_http_opts_t *opts,
+                rz_err_t *err);
+
+/* Add routes (borrowed). Returns 0 or -EINVAL for a malformed pattern (err filled). */
+int rz_http_add_routes(rz_http_t *h, const rz_route_t *routes, size_t n, rz_err_t *err);
+
+/* Listen on "host:port" or "[v6]:port" (port 0 = ephemeral). */
+int rz_http_listen(rz_http_t *h, const char *addr, rz_err_t *err);
+
+/* The bound port, or -1 when not listening. */
+int rz_http_port(const rz_http_t *h);
+
+/* Stop accepting; close idle connections; requests in flight finish and their
+ * connections close after the reply. */
+void rz_http_shutdown(rz_http_t *h);
+
+/* Requests received and not yet fully replied. */
+size_t rz_http_in_flight(const rz_http_t *h);
+
+/* Close every connection and free the server. Accepts NULL. */
+void rz_http_free(rz_http_t *h);
+
+/* ---- the request; every pointer returned is borrowed — valid until the reply ---- */
+
+const char *rz_req_method(const rz_req_t *req);                   /* "GET", "LOCK", ... */
+unsigned rz_req_method_bit(const rz_req_t *req);                  /* RZ_M_* or 0 */
+const char *rz_req_path(const rz_req_t *req);                     /* decoded path, no query */
+const char *rz_req_param(const rz_req_t *req, const char *name);  /* path parameter */
+const char *rz_req_query(const rz_req_t *req, const char *name);  /* decoded; NULL if absent */
+const char *rz_req_header(const rz_req_t *req, const char *name); /* case-insensitive */
+const char *rz_req_body(const rz_req_t *req, size_t *len);        /* NUL-terminated */
+const char *rz_req_id(const rz_req_t *req);
+const char *rz_req_peer(const rz_req_t *req); /* peer IP address text */
+
+/* Add a response header (copied). Call before replying. 0 or -ENOMEM/-EINVAL. */
+int rz_req_add_header(rz_req_t *req, const char *name, const char *value);
+
+/* ---- replies: each ends the request ---- */
+
+/* Body is copied; ctype may be NULL when len is 0. */
+void rz_reply(rz_req_t *req, int code, const char *ctype, const void *body, size_t len);
+
+/* JSON body (takes ownership of obj); compact, indented with ?pretty=true. */
+void rz_reply_json(rz_req_t *req, int code, json_t *obj);
+
+/* A Kubernetes Status for code with reason (NULL = the one for code) and message. */
+void rz_reply_error(rz_req_t *req, int code, const char *reason, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* ---- Kubernetes Status objects (SPEC §3) ---- */
+
+/* Status with status "Failure" (or "Success" for 2xx), code, reason (NULL = the standard
+ * reason for code), message. Caller owns the result; json_decref(). NULL on OOM. */
+json_t *rz_status_new(int code, const char *reason, const char *message);
+
+/* Set details.kind/details.name (either may be NULL). */
+void rz_status_set_target(json_t *status, const char *kind, const char *name);
+
+/* Append details.causes[] {field, reason, message}. */
+void rz_status_add_cause(json_t *status, const char *field, const char *reason,
+                         const char *message);
+
+/* The Kubernetes reason for an HTTP code ("NotFound" for 404, ...); "InternalError" for
+ * unknown 5xx, "BadRequest" for unknown 4xx. Borrowed — static. */
+const char *rz_status_reason(int code);
+
+/* Reply with status (takes ownership); the HTTP code is status.code. */
+void rz_reply_status(rz_req_t *req, json_t *status);
+
+#endif /* RZ_HTTP_H */

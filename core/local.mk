@@ -1,0 +1,22 @@
+# The daemon: a convenience library holding every core module, linked by the thin
+# main and by every test, so both run the same objects.
+noinst_LTLIBRARIES += core/librezus-core.la
+
+core_librezus_core_la_SOURCES = \
+	core/errors.c core/errors.h \
+	core/log.c core/log.h \
+	core/config.c core/config.h \
+	core/db.c core/db.h core/schema.c \
+	core/http.c core/http.h \
+	core/workers.c core/workers.h \
+	core/daemon.c core/daemon.h \
+	core/version.c core/version.h
+core_librezus_core_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(SQLITE_CFLAGS) \
+	$(JANSSON_CFLAGS) $(LIBJWT_CFLAGS) $(SODIUM_CFLAGS) $(YAML_CFLAGS)
+core_librezus_core_la_LIBADD = $(LIBEVENT_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) \
+	$(LIBJWT_LIBS) $(SODIUM_LIBS) $(YAML_LIBS) $(HTTP_PARSER_LIBS) $(PTHREAD_LIBS)
+
+sbin_PROGRAMS += rezuscloud
+rezuscloud_SOURCES = core/main.c
+rezuscloud_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+rezuscloud_LDADD = core/librezus-core.la

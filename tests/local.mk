@@ -1,0 +1,56 @@
+# Unit tests: one Check program per core module, linked against the same core library
+# as the daemon. Every test speaks TAP (Check writes it when CK_TAP_LOG_FILE_NAME=-), so
+# the harness counts test cases, not programs.
+UNIT_TESTS = \
+	tests/unit/check_errors \
+	tests/unit/check_log \
+	tests/unit/check_config \
+	tests/unit/check_db \
+	tests/unit/check_http \
+	tests/unit/check_workers \
+	tests/unit/check_daemon
+
+INTEGRATION_TESTS = \
+	tests/integration/daemon.sh
+
+if SANITIZE
+# Unit tests run with leak detection; the daemon under test in integration scripts too.
+TESTS_SAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+endif
+
+check_PROGRAMS += $(UNIT_TESTS)
+TESTS += $(UNIT_TESTS) $(INTEGRATION_TESTS)
+EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh
+LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
+AM_TESTS_ENVIRONMENT = \
+	CK_TAP_LOG_FILE_NAME=- CK_VERBOSITY=silent \
+	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
+	$(TESTS_SAN_ENV); export CK_TAP_LOG_FILE_NAME CK_VERBOSITY top_builddir top_srcdir;
+
+unit_test_files = $(UNIT_TESTS:=.c) tests/unit/testutil.h
+
+TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(LIBEVENT_CFLAGS) $(JANSSON_CFLAGS)
+TEST_LDADD = core/librezus-core.la $(CHECK_LIBS)
+
+tests_unit_check_errors_SOURCES = tests/unit/check_errors.c tests/unit/testutil.h
+tests_unit_check_errors_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_errors_LDADD = $(TEST_LDADD)
+tests_unit_check_log_SOURCES = tests/unit/check_log.c tests/unit/testutil.h
+tests_unit_check_log_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_log_LDADD = $(TEST_LDADD)
+tests_unit_check_config_SOURCES = tests/unit/check_config.c tests/unit/testutil.h
+tests_unit_check_config_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_config_LDADD = $(TEST_LDADD)
+tests_unit_check_db_SOURCES = tests/unit/check_db.c tests/unit/testutil.h
+tests_unit_check_db_CFLAGS = $(TEST_CFLAGS) $(SQLITE_CFLAGS)
+tests_unit_check_db_LDADD = $(TEST_LDADD) $(SQLITE_LIBS)
+tests_unit_check_http_SOURCES = tests/unit/check_http.c tests/unit/testutil.h
+tests_unit_check_http_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_http_LDADD = $(TEST_LDADD)
+tests_unit_check_workers_SOURCES = tests/unit/check_workers.c tests/unit/testutil.h
+tests_unit_check_workers_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_workers_LDADD = $(TEST_LDADD)
+tests_unit_check_daemon_SOURCES = tests/unit/check_daemon.c tests/unit/testutil.h
+tests_unit_check_daemon_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_daemon_LDADD = $(TEST_LDADD)

@@ -1,0 +1,222 @@
+/*
+ * tests/unit/httpclient.h - a raw HTTP/1.1 client for in-process server tests.
+ *
+ * The server runs on the test's own event_base; the client drives that loop in
+ * non-blocking steps while it writes the request and reads the reply, so one thread
+ * plays both sides and every byte on the wire is under the test's control.
+ */
+#ifndef RZ_HTTPCLIENT_H
+#define RZ_HTTPCLIENT_H
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <event2/event.h>
+
+#include "tests/unit/testutil.h"
+
+typedef struct rzt_response {
+	int code;
+	char head[8192]; /* status line and headers, NUL-terminated */
+	char *body;      /* NUL-terminated; free with rzt_response_free */
+	size_t body_len;
+} rzt_response_t;
+
+static inline double rzt_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Run the loop briefly, letting the server make progress. */
+static inline void rzt_spin(struct event_base *base)
+{
+	event_base_loop(base, EVLOOP_NONBLOCK);
+}
+
+/* 0 when something accepts a connection on port, -1 when it is refused. */
+static inline int rzt_connect_refused(int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	int rc;
+	ck_assert_int_ge(fd, 0);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+	close(fd);
+	return rc == 0 ? 0 : -1;
+}
+
+typedef struct rzt_conn {
+	int fd;
+	size_t have;
+	char buf[1 << 20];
+} rzt_conn_t;
+
+static inline int rzt_connect(int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_ge(fd, 0);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(fcntl(fd, F_SETFL, O_NONBLOCK), 0);
+	return fd;
+}
+
+static inline rzt_conn_t *rzt_open(int port)
+{
+	rzt_conn_t *c = calloc(1, sizeof(*c));
+	ck_assert_ptr_nonnull(c);
+	c->fd = rzt_connect(port);
+	return c;
+}
+
+static inline void rzt_close(rzt_conn_t *c)
+{
+	close(c->fd);
+	free(c);
+}
+
+/* Send all of data, spinning the loop while the socket is full. */
+static inline void rzt_send(struct event_base *base, int fd, const char *data, size_t len)
+{
+	double deadline = rzt_now() + 10;
+	while (len > 0) {
+		ssize_t n = send(fd, data, len, MSG_NOSIGNAL);
+		if (n > 0) {
+			data += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+			return; /* the server closed; the reply tells why */
+		}
+		ck_assert_msg(rzt_now() < deadline, "send timed out");
+		rzt_spin(base);
+	}
+}
+
+/* Header value from a response head, copied into out. */
+static inline bool rzt_header(const rzt_response_t *r, const char *name, char *out, size_t size)
+{
+	const char *p = strchr(r->head, '\n');
+	size_t nlen = strlen(name);
+	while (p != NULL && p[1] != '\0') {
+		p++;
+		if (strncasecmp(p, name, nlen) == 0 && p[nlen] == ':') {
+			const char *v = p + nlen + 1;
+			size_t len;
+			while (*v == ' ') {
+				v++;
+			}
+			len = strcspn(v, "\r\n");
+			if (len >= size) {
+				len = size - 1;
+			}
+			memcpy(out, v, len);
+			out[len] = '\0';
+			return true;
+		}
+		p = strchr(p, '\n');
+	}
+	return false;
+}
+
+static inline void rzt_response_free(rzt_response_t *r)
+{
+	free(r->body);
+	r->body = NULL;
+}
+
+/* Read one response (Content-Length framed; HEAD responses have no body when head_only).
+ * Returns false when the connection closed before a full response arrived. */
+static inline bool rzt_recv(struct event_base *base, rzt_conn_t *c, rzt_response_t *r,
+                            bool head_only)
+{
+	char *buf = c->buf;
+	double deadline = rzt_now() + 10;
+	bool closed = false;
+
+	memset(r, 0, sizeof(*r));
+	for (;;) {
+		char *end = memmem(buf, c->have, "\r\n\r\n", 4);
+		if (end != NULL) {
+			size_t hlen = (size_t)(end - buf) + 4;
+			char cl[32] = "0";
+			size_t blen;
+			memcpy(r->head, buf, hlen < sizeof(r->head) ? hlen : sizeof(r->head) - 1);
+			r->code = atoi(r->head + 9);
+			if (r->code == 100) {
+				memmove(buf, buf + hlen, c->have - hlen);
+				c->have -= hlen;
+				continue;
+			}
+			rzt_header(r, "Content-Length", cl, sizeof(cl));
+			blen = head_only ? 0 : (size_t)strtoul(cl, NULL, 10);
+			if (c->have >= hlen + blen) {
+				r->body = malloc(blen + 1);
+				memcpy(r->body, buf + hlen, blen);
+				r->body[blen] = '\0';
+				r->body_len = blen;
+				memmove(buf, buf + hlen + blen, c->have - hlen - blen);
+				c->have -= hlen + blen;
+				return true;
+			}
+		}
+		if (closed) {
+			c->have = 0;
+			return false;
+		}
+		{
+			ssize_t n = recv(c->fd, buf + c->have, sizeof(c->buf) - c->have, 0);
+			if (n > 0) {
+				c->have += (size_t)n;
+				continue;
+			}
+			if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+				closed = true;
+				continue;
+			}
+		}
+		ck_assert_msg(rzt_now() < deadline, "no response within 10 s");
+		rzt_spin(base);
+	}
+}
+
+/* True when the server has closed fd (reads EOF) within a few seconds. */
+static inline bool rzt_closed(struct event_base *base, int fd)
+{
+	double deadline = rzt_now() + 5;
+	char c;
+	while (rzt_now() < deadline) {
+		ssize_t n = recv(fd, &c, 1, 0);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+			return true;
+		}
+		rzt_spin(base);
+	}
+	return false;
+}
+
+/* One request on a fresh connection; the response is read, the socket closed. */
+static inline void rzt_request(struct event_base *base, int port, const char *raw,
+                               rzt_response_t *r)
+{
+	rzt_conn_t *c = rzt_open(port);
+	rzt_send(base, c->fd, raw, strlen(raw));
+	ck_assert_msg(rzt_recv(base, c, r, strncmp(raw, "HEAD ", 5) == 0),
+	              "connection closed without a response");
+	rzt_close(c);
+}
+
+#endif /* RZ_HTTPCLIENT_H */

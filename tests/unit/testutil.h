@@ -1,0 +1,72 @@
+/*
+ * tests/unit/testutil.h - small helpers shared by the Check programs.
+ */
+#ifndef RZ_TESTUTIL_H
+#define RZ_TESTUTIL_H
+
+#include <check.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A fresh private directory under $TMPDIR (or /tmp). Caller frees; remove with rzt_rmrf. */
+static inline char *rzt_tmpdir(void)
+{
+	const char *base = getenv("TMPDIR");
+	char *path = NULL;
+	if (base == NULL || base[0] == '\0') {
+		base = "/tmp";
+	}
+	ck_assert_int_gt(asprintf(&path, "%s/rezus-test-XXXXXX", base), 0);
+	ck_assert_ptr_nonnull(mkdtemp(path));
+	return path;
+}
+
+/* Remove a tree created by a test. Ignores errors. */
+static inline void rzt_rmrf(const char *path)
+{
+	DIR *d = opendir(path);
+	if (d != NULL) {
+		struct dirent *e;
+		while ((e = readdir(d)) != NULL) {
+			char *child = NULL;
+			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) {
+				continue;
+			}
+			if (asprintf(&child, "%s/%s", path, e->d_name) > 0) {
+				rzt_rmrf(child);
+				free(child);
+			}
+		}
+		closedir(d);
+		rmdir(path);
+	} else {
+		unlink(path);
+	}
+}
+
+/* Write text to path (created 0600, truncated). */
+static inline void rzt_write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+/* Run a suite and return the process exit status. */
+static inline int rzt_run(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+#endif /* RZ_TESTUTIL_H */
