@@ -353,8 +353,18 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 
 /* ------------------------------------------------------------------ start and run */
 
+/* libevent's own warnings go through the one sink. */
+static void on_libevent_log(int severity, const char *msg)
+{
+	int level = severity >= EVENT_LOG_ERR    ? RZ_LOG_ERR
+	            : severity == EVENT_LOG_WARN ? RZ_LOG_WARNING
+	                                         : RZ_LOG_DEBUG;
+	rz_log(level, "libevent", "%s", msg);
+}
+
 static int start_loop(rz_daemon_t *d, rz_err_t *err)
 {
+	event_set_log_callback(on_libevent_log);
 	d->base = event_base_new();
 	if (d->base == NULL) {
 		return rz_err_set(err, -ENOMEM, "cannot create the event loop");

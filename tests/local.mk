@@ -28,7 +28,7 @@ AM_TESTS_ENVIRONMENT = \
 	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
 	$(TESTS_SAN_ENV); export CK_TAP_LOG_FILE_NAME CK_VERBOSITY top_builddir top_srcdir;
 
-unit_test_files = $(UNIT_TESTS:=.c) tests/unit/testutil.h
+unit_test_files = $(UNIT_TESTS:=.c) tests/unit/testutil.h tests/unit/httpclient.h
 
 TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(LIBEVENT_CFLAGS) $(JANSSON_CFLAGS)
 TEST_LDADD = core/librezus-core.la $(CHECK_LIBS)
@@ -45,12 +45,12 @@ tests_unit_check_config_LDADD = $(TEST_LDADD)
 tests_unit_check_db_SOURCES = tests/unit/check_db.c tests/unit/testutil.h
 tests_unit_check_db_CFLAGS = $(TEST_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_check_db_LDADD = $(TEST_LDADD) $(SQLITE_LIBS)
-tests_unit_check_http_SOURCES = tests/unit/check_http.c tests/unit/testutil.h
+tests_unit_check_http_SOURCES = tests/unit/check_http.c tests/unit/testutil.h tests/unit/httpclient.h
 tests_unit_check_http_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_http_LDADD = $(TEST_LDADD)
 tests_unit_check_workers_SOURCES = tests/unit/check_workers.c tests/unit/testutil.h
 tests_unit_check_workers_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_workers_LDADD = $(TEST_LDADD)
-tests_unit_check_daemon_SOURCES = tests/unit/check_daemon.c tests/unit/testutil.h
+tests_unit_check_daemon_SOURCES = tests/unit/check_daemon.c tests/unit/testutil.h tests/unit/httpclient.h
 tests_unit_check_daemon_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_daemon_LDADD = $(TEST_LDADD)

@@ -1,0 +1,97 @@
+#!/bin/sh
+# The built rezuscloud as an operator runs it: service endpoints over real HTTP, the data
+# dir lock, SIGTERM and SIGHUP, configuration errors and their exit code.
+. "${top_srcdir:-.}/tests/integration/lib.sh"
+
+DATA="$WORK/data"
+cat >"$WORK/rezus.conf" <<CONF
+server:
+  listen: 127.0.0.1:0
+  data_dir: $DATA
+log:
+  level: info
+  file: $WORK/rezus.log
+CONF
+
+# --- a good start -----------------------------------------------------------------
+if start_daemon "$WORK/stderr.log" -c "$WORK/rezus.conf" --log-level info; then
+	ok "daemon starts and logs its ready line"
+else
+	not_ok "daemon starts and logs its ready line" "$(cat "$WORK/stderr.log" "$WORK/rezus.log" 2>/dev/null)"
+fi
+# The ready line goes to the configured log file, not stderr: read the port there.
+PORT=$(sed -n 's/.* msg=ready .* port=\([0-9]*\) .*/\1/p' "$WORK/rezus.log" | head -n 1)
+BASE="http://127.0.0.1:$PORT"
+
+expect_eq "GET /healthz answers ok" "ok" "$(curl -sf "$BASE/healthz")"
+expect_eq "GET /readyz answers 200" "200" "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/readyz")"
+version=$(curl -sf "$BASE/version")
+expect_match "GET /version reports version, commit and ABI" \
+	'^\{"version":"[0-9.]+","commit":"[^"]+","abi":"1\.0"\}$' "$version"
+headers=$(curl -s -D - -o "$WORK/404.json" "$BASE/nope")
+expect_match "unknown path is a 404" '^HTTP/1.1 404 ' "$headers"
+expect_match "every response carries X-Request-ID" '^X-Request-ID: [0-9a-f]{32}' "$headers"
+expect_match "404 body is a Kubernetes Status" '"kind":"Status".*"reason":"NotFound".*"code":404' \
+	"$(cat "$WORK/404.json")"
+expect_eq "data dir is created 0700" "700" "$(stat -c %a "$DATA")"
+expect_match "access log line per request" 'subsys=http msg=request method=GET path=/healthz status=200' \
+	"$(cat "$WORK/rezus.log")"
+expect_eq "nothing is written to stdout" "" "$(cat "$WORK/stderr.log.stdout")"
+
+# --- a second instance on the same data dir ----------------------------------------------
+"$REZUSCLOUD" -c "$WORK/rezus.conf" --log-level info 2>"$WORK/second.log" &
+second=$!
+expect_eq "second instance on the same data dir exits 1" "1" "$(wait_exit $second 5)"
+expect_match "second instance names the holder" \
+	"data dir '$DATA' is in use by another rezuscloud \(pid $DAEMON_PID\)" \
+	"$(cat "$WORK/second.log" "$WORK/rezus.log")"
+
+# --- SIGHUP reopens the log file ------------------------------------------------------
+mv "$WORK/rezus.log" "$WORK/rezus.log.1"
+kill -HUP "$DAEMON_PID"
+for _ in $(seq 1 100); do [ -s "$WORK/rezus.log" ] && break; sleep 0.05; done
+expect_match "SIGHUP reopens the log file" 'msg="log reopened"' "$(cat "$WORK/rezus.log" 2>/dev/null)"
+
+# --- SIGTERM ----------------------------------------------------------------------------
+kill -TERM "$DAEMON_PID"
+expect_eq "SIGTERM exits 0 within 2 s" "0" "$(wait_exit "$DAEMON_PID" 2)"
+DAEMON_PID=""
+expect_match "shutdown is logged" 'msg="stopped cleanly"' "$(cat "$WORK/rezus.log")"
+
+# --- configuration errors -----------------------------------------------------------------
+printf 'server:\n  listen: 127.0.0.1:0\n  data_dir: %s\ntofu:\n  wrkers: 4\n' "$DATA" >"$WORK/bad.conf"
+"$REZUSCLOUD" -c "$WORK/bad.conf" 2>"$WORK/bad.log"
+expect_eq "broken config exits 2" "2" "$?"
+expect_match "broken config names file:line and key" \
+	"$WORK/bad.conf:5: unknown key 'tofu.wrkers'" "$(cat "$WORK/bad.log")"
+
+"$REZUSCLOUD" -c "$WORK/rezus.conf" --check-config 2>"$WORK/check.log"
+expect_eq "--check-config on a good file exits 0" "0" "$?"
+"$REZUSCLOUD" -c "$WORK/bad.conf" --check-config 2>/dev/null
+expect_eq "--check-config on a bad file exits 2" "2" "$?"
+"$REZUSCLOUD" -c "$WORK/missing.conf" 2>"$WORK/missing.log"
+expect_eq "a missing -c file exits 2" "2" "$?"
+"$REZUSCLOUD" --bogus 2>/dev/null
+expect_eq "an unknown option exits 2" "2" "$?"
+
+expect_match "--version prints the version" '^rezuscloud [0-9.]+ \(commit .*, plugin ABI 1\.0\)$' \
+	"$("$REZUSCLOUD" --version)"
+expect_match "--help documents --check-config" '--check-config' "$("$REZUSCLOUD" --help)"
+
+# --- the embedded default -----------------------------------------------------------------
+mkdir "$WORK/cwd"
+cd "$WORK/cwd" || exit 1
+if start_daemon "$WORK/embedded.log" --listen 127.0.0.1:0; then
+	ok "starts with no configuration file at all"
+else
+	not_ok "starts with no configuration file at all" "$(cat "$WORK/embedded.log")"
+fi
+expect_match "embedded default is announced" 'starting on the embedded default' "$(cat "$WORK/embedded.log")"
+expect_eq "embedded default keeps data in ./rezus-data" "700" "$(stat -c %a "$WORK/cwd/rezus-data")"
+expect_eq "embedded default serves /readyz" "200" \
+	"$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/readyz")"
+kill -INT "$DAEMON_PID"
+expect_eq "SIGINT exits 0" "0" "$(wait_exit "$DAEMON_PID" 2)"
+DAEMON_PID=""
+
+done_testing
