@@ -14,13 +14,13 @@ log:
 CONF
 
 # --- a good start -----------------------------------------------------------------
+READY_LOG="$WORK/rezus.log" # the ready line goes to log.file, not stderr
 if start_daemon "$WORK/stderr.log" -c "$WORK/rezus.conf" --log-level info; then
 	ok "daemon starts and logs its ready line"
 else
 	not_ok "daemon starts and logs its ready line" "$(cat "$WORK/stderr.log" "$WORK/rezus.log" 2>/dev/null)"
 fi
-# The ready line goes to the configured log file, not stderr: read the port there.
-PORT=$(sed -n 's/.* msg=ready .* port=\([0-9]*\) .*/\1/p' "$WORK/rezus.log" | head -n 1)
+READY_LOG=""
 BASE="http://127.0.0.1:$PORT"
 
 expect_eq "GET /healthz answers ok" "ok" "$(curl -sf "$BASE/healthz")"
@@ -41,7 +41,8 @@ expect_eq "nothing is written to stdout" "" "$(cat "$WORK/stderr.log.stdout")"
 # --- a second instance on the same data dir ----------------------------------------------
 "$REZUSCLOUD" -c "$WORK/rezus.conf" --log-level info 2>"$WORK/second.log" &
 second=$!
-expect_eq "second instance on the same data dir exits 1" "1" "$(wait_exit $second 5)"
+wait_exit $second 5
+expect_eq "second instance on the same data dir exits 1" "1" "$EXIT_STATUS"
 expect_match "second instance names the holder" \
 	"data dir '$DATA' is in use by another rezuscloud \(pid $DAEMON_PID\)" \
 	"$(cat "$WORK/second.log" "$WORK/rezus.log")"
@@ -54,7 +55,8 @@ expect_match "SIGHUP reopens the log file" 'msg="log reopened"' "$(cat "$WORK/re
 
 # --- SIGTERM ----------------------------------------------------------------------------
 kill -TERM "$DAEMON_PID"
-expect_eq "SIGTERM exits 0 within 2 s" "0" "$(wait_exit "$DAEMON_PID" 2)"
+wait_exit "$DAEMON_PID" 2
+expect_eq "SIGTERM exits 0 within 2 s" "0" "$EXIT_STATUS"
 DAEMON_PID=""
 expect_match "shutdown is logged" 'msg="stopped cleanly"' "$(cat "$WORK/rezus.log")"
 
@@ -91,7 +93,8 @@ expect_eq "embedded default keeps data in ./rezus-data" "700" "$(stat -c %a "$WO
 expect_eq "embedded default serves /readyz" "200" \
 	"$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/readyz")"
 kill -INT "$DAEMON_PID"
-expect_eq "SIGINT exits 0" "0" "$(wait_exit "$DAEMON_PID" 2)"
+wait_exit "$DAEMON_PID" 2
+expect_eq "SIGINT exits 0" "0" "$EXIT_STATUS"
 DAEMON_PID=""
 
 done_testing

@@ -47,14 +47,15 @@ done_testing() {
 	[ "$tap_failed" -eq 0 ]
 }
 
-# start_daemon LOG ARGS...: start rezuscloud in the background, wait for its ready line,
-# and set DAEMON_PID and PORT. Returns non-zero when it does not become ready in 10 s.
+# start_daemon LOG ARGS...: start rezuscloud in the background with stderr in LOG and
+# stdout in LOG.stdout, wait for its ready line (in READY_LOG when set, else LOG), and set
+# DAEMON_PID and PORT. Returns non-zero when it does not become ready in 10 s.
 start_daemon() {
 	log=$1; shift
 	"$REZUSCLOUD" "$@" >"$log.stdout" 2>"$log" &
 	DAEMON_PID=$!
 	for _ in $(seq 1 200); do
-		PORT=$(sed -n 's/.* msg=ready .* port=\([0-9]*\) .*/\1/p' "$log" | head -n 1)
+		PORT=$(sed -n 's/.* msg=ready .* port=\([0-9]*\) .*/\1/p' "${READY_LOG:-$log}" 2>/dev/null | head -n 1)
 		[ -n "$PORT" ] && return 0
 		kill -0 "$DAEMON_PID" 2>/dev/null || return 1
 		sleep 0.05
@@ -62,18 +63,18 @@ start_daemon() {
 	return 1
 }
 
-# wait_exit PID SECONDS: wait for PID to exit within SECONDS; prints its exit status,
-# or "timeout".
+# wait_exit PID SECONDS: wait for the child PID to exit within SECONDS and set
+# EXIT_STATUS to its exit status, or to "timeout". (Not in a subshell: only the parent
+# shell can collect its child's status.)
 wait_exit() {
-	pid=$1
 	limit=$(($2 * 20))
+	EXIT_STATUS=timeout
 	for _ in $(seq 1 "$limit"); do
-		if ! kill -0 "$pid" 2>/dev/null; then
-			wait "$pid"
-			echo $?
+		if ! kill -0 "$1" 2>/dev/null; then
+			wait "$1"
+			EXIT_STATUS=$?
 			return
 		fi
 		sleep 0.05
 	done
-	echo timeout
 }

@@ -1,0 +1,1771 @@
+/*
+ * core/config.c - rezuscloud's configuration (SPEC §2).
+ *
+ * One schema table (settings[]) describes every key: its type, where it lives in
+ * rz_config_t, its default and its limits. The YAML loader, the environment, flags
+ * (rz_config_set), the defaults and rz_config_validate() all walk that table.
+ */
+/* Angle brackets: a quoted "config.h" would find core/config.h next to this file. */
+#include <config.h>
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <yaml.h>
+
+#include "core/config.h"
+#include "core/log.h"
+
+#ifndef RZ_LOCALSTATEDIR
+#define RZ_LOCALSTATEDIR "/var"
+#endif
+#ifndef RZ_PLUGIN_DIR
+#define RZ_PLUGIN_DIR "/usr/lib/rezus/plugins"
+#endif
+#ifndef RZ_BUILD_PLUGIN_DIR
+#define RZ_BUILD_PLUGIN_DIR "plugins"
+#endif
+
+#define ARRAY_SIZE(a)   (sizeof(a) / sizeof((a)[0]))
+#define ENV_PREFIX      "REZUSCLOUD_"
+#define MAX_DEPTH       64
+#define MAX_FILE_SIZE   (4u << 20)
+#define PLUGIN_NAME_MAX 63
+#define KEY_MAX         256
+#define ORIGIN_MAX      256
+
+#define FIELD(cfg, s, type) ((type *)(void *)((char *)(cfg) + (s)->offset))
+
+enum kind { K_SECTION, K_PLUGINS, K_STRING, K_INT, K_BOOL, K_DURATION, K_SIZE, K_LIST };
+
+enum {
+	F_NONEMPTY = 1 << 0, /* rz_config_validate() rejects "" */
+	F_NONZERO = 1 << 1,  /* a duration or size of 0 is invalid */
+};
+
+struct setting;
+
+typedef int (*check_fn)(const struct setting *s, const char *value, const char *origin,
+                        rz_err_t *err);
+typedef int (*verify_fn)(const struct setting *s, const rz_config_t *cfg, rz_err_t *err);
+typedef int (*set_fn)(rz_config_t *cfg, const struct setting *s, const char *value,
+                      const char *origin, rz_err_t *err);
+
+struct setting {
+	const char *key; /* dotted: "tofu.workers" */
+	enum kind kind;
+	size_t offset;         /* into rz_config_t */
+	const char *def;       /* default, as text a flag would give */
+	int64_t min, max;      /* K_INT only */
+	unsigned flags;        /* F_* */
+	const char *env_alias; /* a short environment name besides the derived one */
+	check_fn check;        /* extra check when the value is set */
+	verify_fn verify;      /* extra check in rz_config_validate() */
+	const char *help;
+};
+
+struct plugin_list {
+	rz_config_plugin_t *v;
+	size_t n;
+};
+
+/* ------------------------------------------------------------------ helpers */
+
+static int oom(rz_err_t *err)
+{
+	return rz_err_set(err, -ENOMEM, "out of memory");
+}
+
+static void list_free(char **items)
+{
+	if (items == NULL) {
+		return;
+	}
+	for (size_t i = 0; items[i] != NULL; i++) {
+		free(items[i]);
+	}
+	free(items);
+}
+
+/* Append a copy of s[0..len) to a NULL-terminated list of n items. */
+static int list_push(char ***items, size_t *n, const char *s, size_t len)
+{
+	char **grown = realloc(*items, (*n + 2) * sizeof(**items));
+	char *copy;
+
+	if (grown == NULL) {
+		return -ENOMEM;
+	}
+	*items = grown;
+	copy = strndup(s, len);
+	if (copy == NULL) {
+		return -ENOMEM;
+	}
+	grown[(*n)++] = copy;
+	grown[*n] = NULL;
+	return 0;
+}
+
+/* "a, b,,c" -> {"a", "b", "c", NULL}; "" -> {NULL}. */
+static int list_from_text(const char *text, char ***out)
+{
+	char **items = calloc(1, sizeof(*items));
+	size_t n = 0;
+
+	if (items == NULL) {
+		return -ENOMEM;
+	}
+	while (*text != '\0') {
+		const char *end = strchr(text, ',');
+		const char *next;
+
+		if (end == NULL) {
+			end = text + strlen(text);
+		}
+		next = *end == ',' ? end + 1 : end;
+		while (text < end && isspace((unsigned char)*text)) {
+			text++;
+		}
+		while (end > text && isspace((unsigned char)end[-1])) {
+			end--;
+		}
+		if (end > text && list_push(&items, &n, text, (size_t)(end - text)) < 0) {
+			list_free(items);
+			return -ENOMEM;
+		}
+		text = next;
+	}
+	*out = items;
+	return 0;
+}
+
+static void plugins_free(rz_config_plugin_t *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].name);
+		json_decref(v[i].config);
+		free(v[i].source);
+	}
+	free(v);
+}
+
+/* Takes ownership of config, also on failure. */
+static int plugin_add(struct plugin_list *pl, const char *name, json_t *config, bool required,
+                      const char *source)
+{
+	rz_config_plugin_t *grown = realloc(pl->v, (pl->n + 1) * sizeof(*pl->v));
+	rz_config_plugin_t *p;
+
+	if (grown == NULL) {
+		json_decref(config);
+		return -ENOMEM;
+	}
+	pl->v = grown;
+	p = &grown[pl->n];
+	p->name = strdup(name);
+	p->config = config;
+	p->required = required;
+	p->source = strdup(source);
+	pl->n++;
+	if (p->name == NULL || p->source == NULL) {
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static const rz_config_plugin_t *plugin_find(const struct plugin_list *pl, const char *name)
+{
+	for (size_t i = 0; i < pl->n; i++) {
+		if (strcmp(pl->v[i].name, name) == 0) {
+			return &pl->v[i];
+		}
+	}
+	return NULL;
+}
+
+static int plugin_cmp(const void *a, const void *b)
+{
+	const rz_config_plugin_t *pa = a;
+	const rz_config_plugin_t *pb = b;
+
+	return strcmp(pa->name, pb->name);
+}
+
+/* Sort pl and make it cfg's plugin list, releasing the old one. pl is emptied. */
+static void plugins_install(rz_config_t *cfg, struct plugin_list *pl)
+{
+	if (pl->n > 1) {
+		qsort(pl->v, pl->n, sizeof(*pl->v), plugin_cmp);
+	}
+	plugins_free(cfg->plugins, cfg->n_plugins);
+	cfg->plugins = pl->v;
+	cfg->n_plugins = pl->n;
+	pl->v = NULL;
+	pl->n = 0;
+}
+
+static bool valid_plugin_name(const char *name, size_t len)
+{
+	if (len == 0 || len > PLUGIN_NAME_MAX || strlen(name) != len) {
+		return false;
+	}
+	for (size_t i = 0; i < len; i++) {
+		char c = name[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* ------------------------------------------------------------------ parsers */
+
+/* At least one decimal digit at *s; advances *s. -EINVAL without digits, -ERANGE on overflow. */
+static int parse_digits(const char **s, uint64_t *out)
+{
+	const char *p = *s;
+	uint64_t n = 0;
+	int rc = 0;
+
+	if (!isdigit((unsigned char)*p)) {
+		return -EINVAL;
+	}
+	for (; isdigit((unsigned char)*p); p++) {
+		unsigned d = (unsigned)(*p - '0');
+
+		if (n > (UINT64_MAX - d) / 10) {
+			rc = -ERANGE;
+		}
+		n = n * 10 + d;
+	}
+	*s = p;
+	*out = n;
+	return rc;
+}
+
+/* Decimal with an optional '-'. -EINVAL when not a number, -ERANGE when it does not fit. */
+static int parse_int(const char *s, int64_t *out)
+{
+	bool neg = *s == '-';
+	uint64_t n;
+	int rc;
+
+	if (neg) {
+		s++;
+	}
+	rc = parse_digits(&s, &n);
+	if (rc == -EINVAL || *s != '\0') {
+		return -EINVAL;
+	}
+	if (rc < 0 || n > (uint64_t)INT64_MAX + (neg ? 1 : 0)) {
+		return -ERANGE;
+	}
+	*out = neg ? (int64_t)(0 - n) : (int64_t)n;
+	return 0;
+}
+
+static int parse_bool(const char *s, bool *out)
+{
+	static const struct {
+		const char *word;
+		bool value;
+	} words[] = {
+		{ "true", true },   { "yes", true }, { "on", true },
+		{ "false", false }, { "no", false }, { "off", false },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++) {
+		if (strcasecmp(s, words[i].word) == 0) {
+			*out = words[i].value;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+struct unit {
+	const char *suffix;
+	uint64_t mult;
+};
+
+static const struct unit duration_units[] = {
+	{ "ms", 1 }, { "s", 1000 }, { "m", 60 * 1000 }, { "h", 3600 * 1000 }, { "d", 86400 * 1000 },
+};
+
+static const struct unit size_units[] = {
+	{ "", 1 },
+	{ "B", 1 },
+	{ "K", 1ull << 10 },
+	{ "KiB", 1ull << 10 },
+	{ "KB", 1000ull },
+	{ "M", 1ull << 20 },
+	{ "MiB", 1ull << 20 },
+	{ "MB", 1000ull * 1000 },
+	{ "G", 1ull << 30 },
+	{ "GiB", 1ull << 30 },
+	{ "GB", 1000ull * 1000 * 1000 },
+	{ "T", 1ull << 40 },
+	{ "TiB", 1ull << 40 },
+	{ "TB", 1000ull * 1000 * 1000 * 1000 },
+};
+
+/* The duration unit at *s, followed by a digit or the end; advances *s. 0 when none. */
+static uint64_t duration_unit(const char **s)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(duration_units); i++) {
+		size_t len = strlen(duration_units[i].suffix);
+		const char *rest = *s + len;
+
+		if (strncmp(*s, duration_units[i].suffix, len) == 0 &&
+		    (*rest == '\0' || isdigit((unsigned char)*rest))) {
+			*s = rest;
+			return duration_units[i].mult;
+		}
+	}
+	return 0;
+}
+
+int rz_parse_duration(const char *s, int64_t *ms)
+{
+	uint64_t total = 0;
+
+	if (s == NULL || *s == '\0') {
+		return -EINVAL;
+	}
+	if (strcmp(s, "0") == 0) {
+		*ms = 0;
+		return 0;
+	}
+	while (*s != '\0') {
+		uint64_t n;
+		uint64_t mult;
+
+		if (parse_digits(&s, &n) < 0) {
+			return -EINVAL;
+		}
+		mult = duration_unit(&s);
+		if (mult == 0 || n > ((uint64_t)INT64_MAX - total) / mult) {
+			return -EINVAL;
+		}
+		total += n * mult;
+	}
+	*ms = (int64_t)total;
+	return 0;
+}
+
+int rz_parse_size(const char *s, uint64_t *bytes)
+{
+	uint64_t n;
+
+	if (s == NULL || parse_digits(&s, &n) < 0) {
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(size_units); i++) {
+		if (strcmp(s, size_units[i].suffix) == 0) {
+			if (n > UINT64_MAX / size_units[i].mult) {
+				return -EINVAL;
+			}
+			*bytes = n * size_units[i].mult;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* ------------------------------------------------------------------ setters by kind */
+
+static int set_string(rz_config_t *cfg, const struct setting *s, const char *value,
+                      const char *origin, rz_err_t *err)
+{
+	char **field = FIELD(cfg, s, char *);
+	char *copy;
+
+	if (s->check != NULL) {
+		int rc = s->check(s, value, origin, err);
+
+		if (rc < 0) {
+			return rc;
+		}
+	}
+	copy = strdup(value);
+	if (copy == NULL) {
+		return oom(err);
+	}
+	free(*field);
+	*field = copy;
+	return 0;
+}
+
+static int set_int(rz_config_t *cfg, const struct setting *s, const char *value, const char *origin,
+                   rz_err_t *err)
+{
+	int64_t n;
+	int rc = parse_int(value, &n);
+
+	if (rc == -EINVAL) {
+		return rz_err_set(err, REZUS_ECONFIG,
+		                  "%s: %s: invalid value '%s': expected an integer", origin, s->key,
+		                  value);
+	}
+	if (rc < 0 || n < s->min || n > s->max) {
+		return rz_err_set(err, REZUS_ECONFIG,
+		                  "%s: %s: invalid value '%s': must be between %" PRId64
+		                  " and %" PRId64,
+		                  origin, s->key, value, s->min, s->max);
+	}
+	*FIELD(cfg, s, int) = (int)n;
+	return 0;
+}
+
+static int set_bool(rz_config_t *cfg, const struct setting *s, const char *value,
+                    const char *origin, rz_err_t *err)
+{
+	if (parse_bool(value, FIELD(cfg, s, bool)) < 0) {
+		return rz_err_set(err, REZUS_ECONFIG,
+		                  "%s: %s: invalid boolean '%s' (use true or false)", origin,
+		                  s->key, value);
+	}
+	return 0;
+}
+
+static int not_zero(const struct setting *s, const char *value, const char *origin, rz_err_t *err)
+{
+	return rz_err_set(err, REZUS_ECONFIG,
+	                  "%s: %s: invalid value '%s': must be greater than zero", origin, s->key,
+	                  value);
+}
+
+static int set_duration(rz_config_t *cfg, const struct setting *s, const char *value,
+                        const char *origin, rz_err_t *err)
+{
+	int64_t ms;
+
+	if (rz_parse_duration(value, &ms) < 0) {
+		return rz_err_set(err, REZUS_ECONFIG,
+		                  "%s: %s: invalid duration '%s' (use e.g. 5s, 30m, 24h)", origin,
+		                  s->key, value);
+	}
+	if (ms == 0 && (s->flags & F_NONZERO)) {
+		return not_zero(s, value, origin, err);
+	}
+	*FIELD(cfg, s, int64_t) = ms;
+	return 0;
+}
+
+static int set_size(rz_config_t *cfg, const struct setting *s, const char *value,
+                    const char *origin, rz_err_t *err)
+{
+	uint64_t bytes;
+
+	if (rz_parse_size(value, &bytes) < 0) {
+		return rz_err_set(err, REZUS_ECONFIG,
+		                  "%s: %s: invalid size '%s' (use e.g. 512KiB, 16MiB)", origin,
+		                  s->key, value);
+	}
+	if (bytes == 0 && (s->flags & F_NONZERO)) {
+		return not_zero(s, value, origin, err);
+	}
+	*FIELD(cfg, s, uint64_t) = bytes;
+	return 0;
+}
+
+/* Takes ownership of items. */
+static void list_install(rz_config_t *cfg, const struct setting *s, char **items)
+{
+	char ***field = FIELD(cfg, s, char **);
+
+	list_free(*field);
+	*field = items;
+}
+
+static int set_list(rz_config_t *cfg, const struct setting *s, const char *value,
+                    const char *origin, rz_err_t *err)
+{
+	char **items;
+
+	if (list_from_text(value, &items) < 0) {
+		return oom(err);
+	}
+	list_install(cfg, s, items);
+	return 0;
+}
+
+static const struct kind_ops {
+	const char *what; /* "expected ..., got ..." */
+	set_fn set;       /* NULL: not settable from text */
+} kinds[] = {
+	[K_SECTION] = { "a mapping", NULL },
+	[K_PLUGINS] = { "a mapping", NULL },
+	[K_STRING] = { "a string", set_string },
+	[K_INT] = { "an integer", set_int },
+	[K_BOOL] = { "a boolean", set_bool },
+	[K_DURATION] = { "a duration such as 5s, 30m, 24h", set_duration },
+	[K_SIZE] = { "a size such as 16MiB", set_size },
+	[K_LIST] = { "a list of strings", set_list },
+};
+
+/* ------------------------------------------------------------------ checks */
+
+static int check_log_level(const struct setting *s, const char *value, const char *origin,
+                           rz_err_t *err)
+{
+	int level;
+
+	if (rz_log_level_parse(value, &level) < 0) {
+		return rz_err_set(err, REZUS_ECONFIG,
+		                  "%s: %s: invalid value '%s': use debug, info, notice, warning, "
+		                  "err, crit, alert or emerg",
+		                  origin, s->key, value);
+	}
+	return 0;
+}
+
+static bool valid_port(const char *s)
+{
+	uint64_t port;
+
+	return parse_digits(&s, &port) == 0 && *s == '\0' && port <= 65535;
+}
+
+static bool valid_host_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '.' || c == '-' || c == '_';
+}
+
+/* "host:port" or "[v6]:port". */
+static bool valid_listen(const char *addr)
+{
+	const char *colon = strchr(addr, ':');
+	char host[INET6_ADDRSTRLEN];
+	struct in6_addr a6;
+
+	if (addr[0] == '[') {
+		const char *end = strchr(addr, ']');
+		size_t len = end != NULL ? (size_t)(end - addr - 1) : 0;
+
+		if (end == NULL || end[1] != ':' || len == 0 || len >= sizeof(host)) {
+			return false;
+		}
+		memcpy(host, addr + 1, len);
+		host[len] = '\0';
+		return inet_pton(AF_INET6, host, &a6) == 1 && valid_port(end + 2);
+	}
+	if (colon == NULL || colon == addr || strchr(colon + 1, ':') != NULL) {
+		return false;
+	}
+	for (const char *p = addr; p < colon; p++) {
+		if (!valid_host_char(*p)) {
+			return false;
+		}
+	}
+	return valid_port(colon + 1);
+}
+
+static const char *string_at(const rz_config_t *cfg, const struct setting *s)
+{
+	const char *const *field =
+	    (const char *const *)(const void *)((const char *)cfg + s->offset);
+
+	return *field != NULL ? *field : "";
+}
+
+static int verify_listen(const struct setting *s, const rz_config_t *cfg, rz_err_t *err)
+{
+	const char *addr = string_at(cfg, s);
+
+	if (!valid_listen(addr)) {
+		return rz_err_set(err, REZUS_ECONFIG,
+		                  "%s: invalid address '%s' (use host:port, e.g. 127.0.0.1:8080)",
+		                  s->key, addr);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ the schema */
+
+#define AT(field) offsetof(rz_config_t, field)
+
+static const struct setting settings[] = {
+	{ .key = "server", .kind = K_SECTION, .help = "the HTTP server" },
+	{ .key = "server.listen",
+	  .kind = K_STRING,
+	  .offset = AT(listen),
+	  .def = "127.0.0.1:8080",
+	  .env_alias = "REZUSCLOUD_ADDR",
+	  .verify = verify_listen,
+	  .help = "address to listen on: host:port or [v6]:port" },
+	{ .key = "server.data_dir",
+	  .kind = K_STRING,
+	  .offset = AT(data_dir),
+	  .def = RZ_LOCALSTATEDIR "/lib/rezus",
+	  .flags = F_NONEMPTY,
+	  .env_alias = "REZUSCLOUD_DATA_DIR",
+	  .help = "SQLite database, work directories, keys and backups" },
+	{ .key = "server.external_url",
+	  .kind = K_STRING,
+	  .offset = AT(external_url),
+	  .def = "",
+	  .help = "base URL used in links and kubeconfig download names" },
+	{ .key = "server.max_body",
+	  .kind = K_SIZE,
+	  .offset = AT(max_body),
+	  .def = "16MiB",
+	  .flags = F_NONZERO,
+	  .help = "largest request body accepted" },
+	{ .key = "auth", .kind = K_SECTION, .help = "users and sessions" },
+	{ .key = "auth.admin_password_file",
+	  .kind = K_STRING,
+	  .offset = AT(admin_password_file),
+	  .def = "",
+	  .help = "password for user 'admin', created on first start only" },
+	{ .key = "auth.jwt_secret_file",
+	  .kind = K_STRING,
+	  .offset = AT(jwt_secret_file),
+	  .def = "",
+	  .help = "session signing secret; generated into data_dir when empty" },
+	{ .key = "auth.session_ttl",
+	  .kind = K_DURATION,
+	  .offset = AT(session_ttl_ms),
+	  .def = "24h",
+	  .flags = F_NONZERO,
+	  .help = "lifetime of a login session" },
+	{ .key = "tofu", .kind = K_SECTION, .help = "the tofu run pool" },
+	{ .key = "tofu.binary",
+	  .kind = K_STRING,
+	  .offset = AT(tofu_binary),
+	  .def = "tofu",
+	  .flags = F_NONEMPTY,
+	  .help = "tofu or terraform: a path or a name on PATH" },
+	{ .key = "tofu.workers",
+	  .kind = K_INT,
+	  .offset = AT(tofu_workers),
+	  .def = "4",
+	  .min = 1,
+	  .max = 256,
+	  .help = "concurrent tofu processes" },
+	{ .key = "tofu.debounce",
+	  .kind = K_DURATION,
+	  .offset = AT(tofu_debounce_ms),
+	  .def = "5s",
+	  .help = "trailing debounce per tenant" },
+	{ .key = "tofu.resync",
+	  .kind = K_DURATION,
+	  .offset = AT(tofu_resync_ms),
+	  .def = "5m",
+	  .help = "re-enqueue every tenant this often; 0 = off" },
+	{ .key = "tofu.timeout",
+	  .kind = K_DURATION,
+	  .offset = AT(tofu_timeout_ms),
+	  .def = "30m",
+	  .flags = F_NONZERO,
+	  .help = "limit per tofu command, then SIGINT" },
+	{ .key = "tofu.kill_grace",
+	  .kind = K_DURATION,
+	  .offset = AT(tofu_kill_grace_ms),
+	  .def = "30s",
+	  .help = "SIGKILL this long after SIGINT" },
+	{ .key = "tofu.plugin_cache_dir",
+	  .kind = K_STRING,
+	  .offset = AT(tofu_plugin_cache_dir),
+	  .def = "",
+	  .help = "shared TF_PLUGIN_CACHE_DIR" },
+	{ .key = "tofu.env_passthrough",
+	  .kind = K_LIST,
+	  .offset = AT(tofu_env_passthrough),
+	  .def = "",
+	  .help = "extra environment names or globs handed to tofu" },
+	{ .key = "tofu.state_history",
+	  .kind = K_INT,
+	  .offset = AT(tofu_state_history),
+	  .def = "20",
+	  .min = 0,
+	  .max = 10000,
+	  .help = "previous state versions kept per tenant" },
+	{ .key = "tofu.destroy_approval",
+	  .kind = K_BOOL,
+	  .offset = AT(tofu_destroy_approval),
+	  .def = "true",
+	  .help = "a plan that deletes resources waits for approval" },
+	{ .key = "audit", .kind = K_SECTION, .help = "the audit log" },
+	{ .key = "audit.retention",
+	  .kind = K_DURATION,
+	  .offset = AT(audit_retention_ms),
+	  .def = "90d",
+	  .flags = F_NONZERO,
+	  .help = "how long audit entries are kept" },
+	{ .key = "backup", .kind = K_SECTION, .help = "scheduled backups" },
+	{ .key = "backup.dir",
+	  .kind = K_STRING,
+	  .offset = AT(backup_dir),
+	  .def = "",
+	  .help = "where backups go; empty = no scheduled backups" },
+	{ .key = "backup.interval",
+	  .kind = K_DURATION,
+	  .offset = AT(backup_interval_ms),
+	  .def = "24h",
+	  .flags = F_NONZERO,
+	  .help = "time between backups" },
+	{ .key = "backup.keep",
+	  .kind = K_INT,
+	  .offset = AT(backup_keep),
+	  .def = "7",
+	  .min = 1,
+	  .max = 1000,
+	  .help = "backups kept" },
+	{ .key = "log", .kind = K_SECTION, .help = "logging" },
+	{ .key = "log.level",
+	  .kind = K_STRING,
+	  .offset = AT(log_level),
+	  .def = "info",
+	  .check = check_log_level,
+	  .help = "debug, info, notice, warning, err, crit, alert or emerg" },
+	{ .key = "log.file",
+	  .kind = K_STRING,
+	  .offset = AT(log_file),
+	  .def = "",
+	  .help = "log file, reopened on SIGHUP; empty = stderr" },
+	{ .key = "plugin_dir",
+	  .kind = K_STRING,
+	  .offset = AT(plugin_dir),
+	  .def = RZ_PLUGIN_DIR,
+	  .help = "where plugins are loaded from" },
+	{ .key = "plugins", .kind = K_PLUGINS, .help = "plugin name -> the plugin's own settings" },
+};
+
+static const struct setting *setting_find(const char *key)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(settings); i++) {
+		if (strcmp(settings[i].key, key) == 0) {
+			return &settings[i];
+		}
+	}
+	return NULL;
+}
+
+static int setting_apply(rz_config_t *cfg, const struct setting *s, const char *value,
+                         const char *origin, rz_err_t *err)
+{
+	return kinds[s->kind].set(cfg, s, value, origin, err);
+}
+
+/* ------------------------------------------------------------------ YAML events */
+
+struct loader {
+	yaml_parser_t parser;
+	const char *name;
+	const char *data;
+	size_t len;
+	rz_config_t *cfg;
+	rz_err_t *err;
+	int depth;
+	bool seen[ARRAY_SIZE(settings)];
+};
+
+/* `required:` at the top of a plugin's section. */
+struct required {
+	bool value;
+	bool seen;
+};
+
+static int line_of(const yaml_event_t *ev)
+{
+	return (int)ev->start_mark.line + 1;
+}
+
+static const char *got(const yaml_event_t *ev)
+{
+	switch (ev->type) {
+	case YAML_MAPPING_START_EVENT:
+		return "a mapping";
+	case YAML_SEQUENCE_START_EVENT:
+		return "a list";
+	default:
+		return "a scalar";
+	}
+}
+
+static const char *scalar_text(const yaml_event_t *ev)
+{
+	return (const char *)ev->data.scalar.value;
+}
+
+static bool is_plain(const yaml_event_t *ev)
+{
+	return ev->type == YAML_SCALAR_EVENT && ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+	       ev->data.scalar.tag == NULL;
+}
+
+static bool is_null(const yaml_event_t *ev)
+{
+	static const char *const words[] = { "", "~", "null", "Null", "NULL" };
+
+	if (!is_plain(ev)) {
+		return false;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++) {
+		if (strcmp(scalar_text(ev), words[i]) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static void offset_to_mark(const char *data, size_t len, size_t offset, size_t *line, size_t *col)
+{
+	*line = 0;
+	*col = 0;
+	for (size_t i = 0; i < offset && i < len; i++) {
+		if (data[i] == '\n') {
+			(*line)++;
+			*col = 0;
+		} else {
+			(*col)++;
+		}
+	}
+}
+
+static int syntax_error(struct loader *l)
+{
+	const yaml_parser_t *p = &l->parser;
+	size_t line = p->problem_mark.line;
+	size_t col = p->problem_mark.column;
+
+	if (p->error == YAML_MEMORY_ERROR) {
+		return oom(l->err);
+	}
+	if (p->error == YAML_READER_ERROR) {
+		offset_to_mark(l->data, l->len, p->problem_offset, &line, &col);
+	}
+	return rz_err_set(l->err, RZ_EPARSE, "%s:%zu:%zu: YAML syntax error: %s", l->name, line + 1,
+	                  col + 1, p->problem != NULL ? p->problem : "unknown problem");
+}
+
+/* The next event; aliases are refused here so no caller sees one. */
+static int next_event(struct loader *l, yaml_event_t *ev)
+{
+	if (!yaml_parser_parse(&l->parser, ev)) {
+		return syntax_error(l);
+	}
+	if (ev->type == YAML_ALIAS_EVENT) {
+		int line = line_of(ev);
+
+		yaml_event_delete(ev);
+		return rz_err_set(l->err, REZUS_ECONFIG, "%s:%d: YAML aliases are not supported",
+		                  l->name, line);
+	}
+	return 0;
+}
+
+static int bad_type(struct loader *l, int line, const char *key, const char *what,
+                    const yaml_event_t *val)
+{
+	return rz_err_set(l->err, REZUS_ECONFIG, "%s:%d: %s: expected %s, got %s", l->name, line,
+	                  key, what, got(val));
+}
+
+static int bad_key(struct loader *l, const yaml_event_t *key)
+{
+	return rz_err_set(l->err, REZUS_ECONFIG, "%s:%d: expected a string as key, got %s", l->name,
+	                  line_of(key), got(key));
+}
+
+static int duplicate(struct loader *l, int line, const char *key)
+{
+	return rz_err_set(l->err, REZUS_ECONFIG, "%s:%d: duplicate key '%s'", l->name, line, key);
+}
+
+/* Join prefix and key as "prefix.key" (or "key" at the top). */
+static void join_key(char *buf, size_t size, const char *prefix, const char *key)
+{
+	if (snprintf(buf, size, "%s%s%s", prefix, prefix[0] != '\0' ? "." : "", key) < 0) {
+		buf[0] = '\0';
+	}
+}
+
+/* ------------------------------------------------------------------ plugin subtrees as JSON */
+
+static int json_node(struct loader *l, const char *path, const yaml_event_t *ev, json_t **out);
+
+static int enter(struct loader *l, const char *path, int line)
+{
+	if (++l->depth > MAX_DEPTH) {
+		return rz_err_set(l->err, REZUS_ECONFIG,
+		                  "%s:%d: %s: nested more than %d levels deep", l->name, line, path,
+		                  MAX_DEPTH);
+	}
+	return 0;
+}
+
+/* Resolvers for plain scalars (YAML 1.2 core schema): 1 = matched, 0 = not, <0 = error. */
+static int resolve_null(const char *s, json_t **out)
+{
+	static const char *const words[] = { "", "~", "null", "Null", "NULL" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++) {
+		if (strcmp(s, words[i]) == 0) {
+			*out = json_null();
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int resolve_bool(const char *s, json_t **out)
+{
+	static const struct {
+		const char *word;
+		bool value;
+	} words[] = {
+		{ "true", true },   { "True", true },   { "TRUE", true },
+		{ "false", false }, { "False", false }, { "FALSE", false },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++) {
+		if (strcmp(s, words[i].word) == 0) {
+			*out = json_boolean(words[i].value);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static const char *skip_digits(const char *s)
+{
+	while (isdigit((unsigned char)*s)) {
+		s++;
+	}
+	return s;
+}
+
+static int resolve_int(const char *s, json_t **out)
+{
+	const char *p = s + (*s == '-' || *s == '+');
+	const char *end = skip_digits(p);
+	long long n;
+
+	if (end == p || *end != '\0') {
+		return 0;
+	}
+	errno = 0;
+	n = strtoll(s, NULL, 10);
+	if (errno == ERANGE) {
+		return -ERANGE;
+	}
+	*out = json_integer(n);
+	return 1;
+}
+
+/* [-+]? ( .digits | digits ( . digits? )? ) ( [eE] [-+]? digits )? with a '.' or an exponent. */
+static int resolve_real(const char *s, json_t **out)
+{
+	const char *p = s + (*s == '-' || *s == '+');
+	const char *int_end = skip_digits(p);
+	const char *q = int_end;
+	double d;
+
+	if (*q == '.') {
+		q = skip_digits(q + 1);
+	}
+	if (q == p || (int_end == p && q == p + 1)) {
+		return 0;
+	}
+	if (*q == 'e' || *q == 'E') {
+		const char *e = q + 1 + (q[1] == '-' || q[1] == '+');
+
+		q = skip_digits(e);
+		if (q == e) {
+			return 0;
+		}
+	}
+	if (*q != '\0' || q == int_end) {
+		return 0;
+	}
+	d = strtod(s, NULL);
+	if (!isfinite(d)) {
+		return -ERANGE;
+	}
+	*out = json_real(d);
+	return 1;
+}
+
+static int (*const resolvers[])(const char *s, json_t **out) = {
+	resolve_null,
+	resolve_bool,
+	resolve_int,
+	resolve_real,
+};
+
+/* Quoted and tagged scalars are strings; plain ones go through the resolvers. */
+static int json_scalar(struct loader *l, const char *path, const yaml_event_t *ev, json_t **out)
+{
+	const char *s = scalar_text(ev);
+	int rc = 0;
+
+	*out = NULL;
+	for (size_t i = 0; is_plain(ev) && rc == 0 && i < ARRAY_SIZE(resolvers); i++) {
+		rc = resolvers[i](s, out);
+	}
+	if (rc < 0) {
+		return rz_err_set(l->err, REZUS_ECONFIG,
+		                  "%s:%d: %s: invalid value '%s': number out of range", l->name,
+		                  line_of(ev), path, s);
+	}
+	if (rc == 0) {
+		*out = json_stringn(s, ev->data.scalar.length);
+	}
+	return *out != NULL ? 0 : oom(l->err);
+}
+
+static int json_sequence(struct loader *l, const char *path, int line, json_t **out)
+{
+	char child[KEY_MAX];
+	json_t *arr = NULL;
+	yaml_event_t ev;
+	int rc = enter(l, path, line);
+
+	if (rc < 0) {
+		goto out;
+	}
+	arr = json_array();
+	if (arr == NULL) {
+		rc = oom(l->err);
+		goto out;
+	}
+	for (size_t i = 0;; i++) {
+		json_t *v = NULL;
+
+		rc = next_event(l, &ev);
+		if (rc < 0) {
+			goto out;
+		}
+		if (ev.type == YAML_SEQUENCE_END_EVENT) {
+			yaml_event_delete(&ev);
+			break;
+		}
+		snprintf(child, sizeof(child), "%s[%zu]", path, i);
+		rc = json_node(l, child, &ev, &v);
+		yaml_event_delete(&ev);
+		if (rc == 0 && json_array_append_new(arr, v) < 0) {
+			rc = oom(l->err);
+		}
+		if (rc < 0) {
+			goto out;
+		}
+	}
+	*out = arr;
+	arr = NULL;
+out:
+	json_decref(arr);
+	l->depth--;
+	return rc;
+}
+
+static int load_required(struct loader *l, const char *path, int line, const yaml_event_t *val,
+                         struct required *req)
+{
+	if (val->type != YAML_SCALAR_EVENT) {
+		return bad_type(l, line, path, "a boolean", val);
+	}
+	if (parse_bool(scalar_text(val), &req->value) < 0) {
+		return rz_err_set(l->err, REZUS_ECONFIG,
+		                  "%s:%d: %s: invalid boolean '%s' (use true or false)", l->name,
+		                  line, path, scalar_text(val));
+	}
+	req->seen = true;
+	return 0;
+}
+
+/* One key: value of a mapping into obj. req is non-NULL at the top of a plugin's section. */
+static int json_member(struct loader *l, const char *path, const yaml_event_t *key, json_t *obj,
+                       struct required *req)
+{
+	char child[KEY_MAX];
+	const char *k;
+	bool is_required;
+	yaml_event_t val;
+	json_t *v = NULL;
+	int line = line_of(key);
+	int rc;
+
+	if (key->type != YAML_SCALAR_EVENT) {
+		return bad_key(l, key);
+	}
+	k = scalar_text(key);
+	join_key(child, sizeof(child), path, k);
+	is_required = req != NULL && strcmp(k, "required") == 0;
+	if (json_object_get(obj, k) != NULL || (is_required && req->seen)) {
+		return duplicate(l, line, child);
+	}
+	rc = next_event(l, &val);
+	if (rc < 0) {
+		return rc;
+	}
+	if (is_required) {
+		rc = load_required(l, child, line, &val, req);
+	} else {
+		rc = json_node(l, child, &val, &v);
+		if (rc == 0 && json_object_set_new(obj, k, v) < 0) {
+			rc = oom(l->err);
+		}
+	}
+	yaml_event_delete(&val);
+	return rc;
+}
+
+static int json_mapping(struct loader *l, const char *path, int line, struct required *req,
+                        json_t **out)
+{
+	json_t *obj = NULL;
+	yaml_event_t key;
+	int rc = enter(l, path, line);
+
+	if (rc < 0) {
+		goto out;
+	}
+	obj = json_object();
+	if (obj == NULL) {
+		rc = oom(l->err);
+		goto out;
+	}
+	for (;;) {
+		rc = next_event(l, &key);
+		if (rc < 0) {
+			goto out;
+		}
+		if (key.type == YAML_MAPPING_END_EVENT) {
+			yaml_event_delete(&key);
+			break;
+		}
+		rc = json_member(l, path, &key, obj, req);
+		yaml_event_delete(&key);
+		if (rc < 0) {
+			goto out;
+		}
+	}
+	*out = obj;
+	obj = NULL;
+out:
+	json_decref(obj);
+	l->depth--;
+	return rc;
+}
+
+static int json_node(struct loader *l, const char *path, const yaml_event_t *ev, json_t **out)
+{
+	switch (ev->type) {
+	case YAML_MAPPING_START_EVENT:
+		return json_mapping(l, path, line_of(ev), NULL, out);
+	case YAML_SEQUENCE_START_EVENT:
+		return json_sequence(l, path, line_of(ev), out);
+	default:
+		return json_scalar(l, path, ev, out);
+	}
+}
+
+/* ------------------------------------------------------------------ plugins: */
+
+static int load_plugin(struct loader *l, struct plugin_list *pl, const yaml_event_t *key)
+{
+	char path[KEY_MAX];
+	char source[ORIGIN_MAX];
+	struct required req = { .value = true, .seen = false };
+	const char *name;
+	int line = line_of(key);
+	json_t *config = NULL;
+	yaml_event_t val;
+	int rc;
+
+	if (key->type != YAML_SCALAR_EVENT) {
+		return bad_key(l, key);
+	}
+	name = scalar_text(key);
+	if (!valid_plugin_name(name, key->data.scalar.length)) {
+		return rz_err_set(l->err, REZUS_ECONFIG,
+		                  "%s:%d: plugins: invalid plugin name '%s' (use 1 to %d of a-z, "
+		                  "0-9, _ and -)",
+		                  l->name, line, name, PLUGIN_NAME_MAX);
+	}
+	join_key(path, sizeof(path), "plugins", name);
+	if (plugin_find(pl, name) != NULL) {
+		return duplicate(l, line, path);
+	}
+	rc = next_event(l, &val);
+	if (rc < 0) {
+		return rc;
+	}
+	if (val.type == YAML_MAPPING_START_EVENT) {
+		rc = json_mapping(l, path, line, &req, &config);
+	} else if (is_null(&val)) {
+		config = json_object();
+		rc = config != NULL ? 0 : oom(l->err);
+	} else {
+		rc = bad_type(l, line, path, "a mapping", &val);
+	}
+	yaml_event_delete(&val);
+	if (rc < 0) {
+		return rc;
+	}
+	snprintf(source, sizeof(source), "%s:%d", l->name, line);
+	if (plugin_add(pl, name, config, req.value, source) < 0) {
+		return oom(l->err);
+	}
+	return 0;
+}
+
+static int load_plugin_map(struct loader *l, struct plugin_list *pl)
+{
+	yaml_event_t key;
+	int rc;
+
+	for (;;) {
+		rc = next_event(l, &key);
+		if (rc < 0) {
+			return rc;
+		}
+		if (key.type == YAML_MAPPING_END_EVENT) {
+			yaml_event_delete(&key);
+			return 0;
+		}
+		rc = load_plugin(l, pl, &key);
+		yaml_event_delete(&key);
+		if (rc < 0) {
+			return rc;
+		}
+	}
+}
+
+/* A file with plugins: replaces the whole list. */
+static int load_plugins(struct loader *l, const struct setting *s, int line,
+                        const yaml_event_t *val)
+{
+	struct plugin_list pl = { NULL, 0 };
+
+	if (val->type == YAML_MAPPING_START_EVENT) {
+		int rc = load_plugin_map(l, &pl);
+
+		if (rc < 0) {
+			plugins_free(pl.v, pl.n);
+			return rc;
+		}
+	} else if (!is_null(val)) {
+		return bad_type(l, line, s->key, kinds[s->kind].what, val);
+	}
+	plugins_install(l->cfg, &pl);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ settings from YAML */
+
+static int load_mapping(struct loader *l, const char *prefix);
+
+static int load_text(struct loader *l, const struct setting *s, int line, const char *text)
+{
+	char origin[ORIGIN_MAX];
+
+	snprintf(origin, sizeof(origin), "%s:%d", l->name, line);
+	return setting_apply(l->cfg, s, text, origin, l->err);
+}
+
+static int load_scalar(struct loader *l, const struct setting *s, int line, const yaml_event_t *val)
+{
+	const char *text = scalar_text(val);
+
+	if (strlen(text) != val->data.scalar.length) {
+		return rz_err_set(l->err, REZUS_ECONFIG, "%s:%d: %s: invalid value: contains a NUL",
+		                  l->name, line, s->key);
+	}
+	return load_text(l, s, line, is_null(val) ? "" : text);
+}
+
+static int load_list(struct loader *l, const struct setting *s)
+{
+	char **items = calloc(1, sizeof(*items));
+	size_t n = 0;
+	yaml_event_t ev;
+	int rc = 0;
+
+	if (items == NULL) {
+		return oom(l->err);
+	}
+	for (;;) {
+		rc = next_event(l, &ev);
+		if (rc < 0) {
+			goto out;
+		}
+		if (ev.type == YAML_SEQUENCE_END_EVENT) {
+			yaml_event_delete(&ev);
+			break;
+		}
+		if (ev.type != YAML_SCALAR_EVENT) {
+			rc = bad_type(l, line_of(&ev), s->key, kinds[s->kind].what, &ev);
+		} else {
+			const char *item = is_null(&ev) ? "" : scalar_text(&ev);
+
+			if (list_push(&items, &n, item, strlen(item)) < 0) {
+				rc = oom(l->err);
+			}
+		}
+		yaml_event_delete(&ev);
+		if (rc < 0) {
+			goto out;
+		}
+	}
+	list_install(l->cfg, s, items);
+	items = NULL;
+out:
+	list_free(items);
+	return rc;
+}
+
+static int load_value(struct loader *l, const struct setting *s, int line, const yaml_event_t *val)
+{
+	switch (s->kind) {
+	case K_PLUGINS:
+		return load_plugins(l, s, line, val);
+	case K_SECTION:
+		if (val->type == YAML_MAPPING_START_EVENT) {
+			return load_mapping(l, s->key);
+		}
+		if (is_null(val)) {
+			return 0;
+		}
+		break;
+	case K_LIST:
+		if (val->type == YAML_SEQUENCE_START_EVENT) {
+			return load_list(l, s);
+		}
+		if (is_null(val)) {
+			return load_text(l, s, line, "");
+		}
+		break;
+	default:
+		if (val->type == YAML_SCALAR_EVENT) {
+			return load_scalar(l, s, line, val);
+		}
+		break;
+	}
+	return bad_type(l, line, s->key, kinds[s->kind].what, val);
+}
+
+static int load_entry(struct loader *l, const char *prefix, const yaml_event_t *key)
+{
+	char path[KEY_MAX];
+	const struct setting *s;
+	int line = line_of(key);
+	yaml_event_t val;
+	int rc;
+
+	if (key->type != YAML_SCALAR_EVENT) {
+		return bad_key(l, key);
+	}
+	join_key(path, sizeof(path), prefix, scalar_text(key));
+	s = strchr(scalar_text(key), '.') == NULL ? setting_find(path) : NULL;
+	if (s == NULL) {
+		return rz_err_set(l->err, REZUS_ECONFIG, "%s:%d: unknown key '%s'", l->name, line,
+		                  path);
+	}
+	if (l->seen[s - settings]) {
+		return duplicate(l, line, path);
+	}
+	l->seen[s - settings] = true;
+	rc = next_event(l, &val);
+	if (rc < 0) {
+		return rc;
+	}
+	rc = load_value(l, s, line, &val);
+	yaml_event_delete(&val);
+	return rc;
+}
+
+static int load_mapping(struct loader *l, const char *prefix)
+{
+	yaml_event_t key;
+	int rc;
+
+	for (;;) {
+		rc = next_event(l, &key);
+		if (rc < 0) {
+			return rc;
+		}
+		if (key.type == YAML_MAPPING_END_EVENT) {
+			yaml_event_delete(&key);
+			return 0;
+		}
+		rc = load_entry(l, prefix, &key);
+		yaml_event_delete(&key);
+		if (rc < 0) {
+			return rc;
+		}
+	}
+}
+
+static int load_root(struct loader *l, const yaml_event_t *ev)
+{
+	if (ev->type == YAML_MAPPING_START_EVENT) {
+		return load_mapping(l, "");
+	}
+	if (is_null(ev)) {
+		return 0;
+	}
+	return rz_err_set(l->err, REZUS_ECONFIG,
+	                  "%s:%d: expected a mapping at the top level, got %s", l->name,
+	                  line_of(ev), got(ev));
+}
+
+static int load_stream(struct loader *l)
+{
+	yaml_event_t ev;
+	int docs = 0;
+	int rc = 0;
+
+	while (rc == 0) {
+		rc = next_event(l, &ev);
+		if (rc < 0) {
+			break;
+		}
+		if (ev.type == YAML_STREAM_END_EVENT) {
+			yaml_event_delete(&ev);
+			break;
+		}
+		if (ev.type == YAML_DOCUMENT_START_EVENT && docs++ > 0) {
+			rc = rz_err_set(l->err, REZUS_ECONFIG,
+			                "%s:%d: more than one YAML document (remove the '---')",
+			                l->name, line_of(&ev));
+		} else if (ev.type == YAML_SCALAR_EVENT || ev.type == YAML_SEQUENCE_START_EVENT ||
+		           ev.type == YAML_MAPPING_START_EVENT) {
+			rc = load_root(l, &ev);
+		}
+		yaml_event_delete(&ev);
+	}
+	return rc;
+}
+
+/* ------------------------------------------------------------------ public */
+
+int rz_config_defaults(rz_config_t *cfg)
+{
+	rz_err_t err;
+
+	memset(cfg, 0, sizeof(*cfg));
+	for (size_t i = 0; i < ARRAY_SIZE(settings); i++) {
+		const struct setting *s = &settings[i];
+		int rc;
+
+		if (kinds[s->kind].set == NULL) {
+			continue;
+		}
+		rc = setting_apply(cfg, s, s->def, "default", &err);
+		if (rc < 0) {
+			rz_config_free(cfg);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+int rz_config_embedded(rz_config_t *cfg)
+{
+	static const struct {
+		const char *key;
+		const char *value;
+	} overrides[] = {
+		{ "server.data_dir", "./rezus-data" },
+		{ "plugin_dir", RZ_BUILD_PLUGIN_DIR },
+	};
+	struct plugin_list pl = { NULL, 0 };
+	json_t *config;
+	rz_err_t err;
+	int rc;
+
+	for (size_t i = 0; i < ARRAY_SIZE(overrides); i++) {
+		rc = rz_config_set(cfg, overrides[i].key, overrides[i].value, "default", &err);
+		if (rc < 0) {
+			return rc;
+		}
+	}
+	config = json_object();
+	if (config == NULL || plugin_add(&pl, "sim", config, false, "default") < 0) {
+		plugins_free(pl.v, pl.n);
+		return -ENOMEM;
+	}
+	plugins_install(cfg, &pl);
+	free(cfg->source);
+	cfg->source = NULL;
+	return 0;
+}
+
+static int read_file(const char *path, char **data, size_t *len, rz_err_t *err)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	size_t cap = 0;
+	int rc = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		rc = -errno;
+		return rz_err_set(err, rc, "%s: cannot read: %s", path, strerror(-rc));
+	}
+	for (;;) {
+		ssize_t r;
+
+		if (n == cap) {
+			size_t want = cap != 0 ? cap * 2 : 8192;
+			char *grown = want <= MAX_FILE_SIZE ? realloc(buf, want) : NULL;
+
+			if (grown == NULL) {
+				rc = want <= MAX_FILE_SIZE ? -ENOMEM : -EFBIG;
+				rz_err_set(err, rc, "%s: cannot read: %s", path, strerror(-rc));
+				goto out;
+			}
+			buf = grown;
+			cap = want;
+		}
+		r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR) {
+			continue;
+		}
+		if (r < 0) {
+			rc = -errno;
+			rz_err_set(err, rc, "%s: cannot read: %s", path, strerror(-rc));
+			goto out;
+		}
+		if (r == 0) {
+			break;
+		}
+		n += (size_t)r;
+	}
+	*data = buf;
+	*len = n;
+	buf = NULL;
+out:
+	free(buf);
+	close(fd);
+	return rc;
+}
+
+int rz_config_load_file(rz_config_t *cfg, const char *path, rz_err_t *err)
+{
+	char *data = NULL;
+	size_t len = 0;
+	int rc = read_file(path, &data, &len, err);
+
+	if (rc < 0) {
+		return rc;
+	}
+	rc = rz_config_load_string(cfg, path, data, len, err);
+	free(data);
+	return rc;
+}
+
+int rz_config_load_string(rz_config_t *cfg, const char *name, const char *data, size_t len,
+                          rz_err_t *err)
+{
+	struct loader l;
+	char *source;
+	int rc;
+
+	if (name == NULL) {
+		name = "(config)";
+	}
+	source = strdup(name);
+	memset(&l, 0, sizeof(l));
+	if (source == NULL || !yaml_parser_initialize(&l.parser)) {
+		free(source);
+		return oom(err);
+	}
+	l.name = name;
+	l.data = data != NULL ? data : "";
+	l.len = data != NULL ? len : 0;
+	l.cfg = cfg;
+	l.err = err;
+	yaml_parser_set_input_string(&l.parser, (const unsigned char *)l.data, l.len);
+	rc = load_stream(&l);
+	yaml_parser_delete(&l.parser);
+	if (rc == 0) {
+		free(cfg->source);
+		cfg->source = source;
+		source = NULL;
+	}
+	free(source);
+	return rc;
+}
+
+static const char *const env_ignored[] = {
+	"REZUSCLOUD_CONFIG",
+	"REZUSCLOUD_ADMIN_PASSWORD",
+	"REZUSCLOUD_SERVER",
+	"REZUSCLOUD_TOKEN",
+};
+
+static bool env_name_is(const char *name, size_t len, const char *want)
+{
+	return strlen(want) == len && memcmp(name, want, len) == 0;
+}
+
+/* REZUSCLOUD_ + the key upper-cased with '.' as '_'. */
+static bool env_name_of(const char *name, size_t len, const char *key)
+{
+	size_t plen = strlen(ENV_PREFIX);
+	size_t klen = strlen(key);
+
+	if (len != plen + klen || memcmp(name, ENV_PREFIX, plen) != 0) {
+		return false;
+	}
+	for (size_t i = 0; i < klen; i++) {
+		char want = key[i] == '.' ? '_' : (char)toupper((unsigned char)key[i]);
+
+		if (name[plen + i] != want) {
+			return false;
+		}
+	}
+	return true;
+}
+
+static const struct setting *env_setting(const char *name, size_t len, bool *alias)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(settings); i++) {
+		const struct setting *s = &settings[i];
+
+		if (kinds[s->kind].set == NULL) {
+			continue;
+		}
+		if (s->env_alias != NULL && env_name_is(name, len, s->env_alias)) {
+			*alias = true;
+			return s;
+		}
+		if (env_name_of(name, len, s->key)) {
+			*alias = false;
+			return s;
+		}
+	}
+	return NULL;
+}
+
+/* One NAME=VALUE; applies it when its kind (alias or not) matches the pass. */
+static int env_apply(rz_config_t *cfg, const char *entry, bool aliases, rz_err_t *err)
+{
+	char origin[ORIGIN_MAX];
+	const char *eq = strchr(entry, '=');
+	const struct setting *s;
+	bool alias = false;
+	int len;
+
+	if (eq == NULL || strncmp(entry, ENV_PREFIX, strlen(ENV_PREFIX)) != 0) {
+		return 0;
+	}
+	len = (int)(eq - entry);
+	for (size_t i = 0; i < ARRAY_SIZE(env_ignored); i++) {
+		if (env_name_is(entry, (size_t)len, env_ignored[i])) {
+			return 0;
+		}
+	}
+	s = env_setting(entry, (size_t)len, &alias);
+	if (s == NULL) {
+		return rz_err_set(err, REZUS_ECONFIG,
+		                  "environment %.*s: unknown setting (see rezus.conf(5))", len,
+		                  entry);
+	}
+	if (alias != aliases) {
+		return 0;
+	}
+	snprintf(origin, sizeof(origin), "environment %.*s", len, entry);
+	return setting_apply(cfg, s, eq + 1, origin, err);
+}
+
+int rz_config_apply_env(rz_config_t *cfg, char *const *envp, rz_err_t *err)
+{
+	static const bool passes[] = { true, false };
+
+	if (envp == NULL) {
+		return 0;
+	}
+	for (size_t p = 0; p < ARRAY_SIZE(passes); p++) {
+		for (size_t i = 0; envp[i] != NULL; i++) {
+			int rc = env_apply(cfg, envp[i], passes[p], err);
+
+			if (rc < 0) {
+				return rc;
+			}
+		}
+	}
+	return 0;
+}
+
+int rz_config_set(rz_config_t *cfg, const char *key, const char *value, const char *origin,
+                  rz_err_t *err)
+{
+	const struct setting *s = key != NULL ? setting_find(key) : NULL;
+
+	if (origin == NULL) {
+		origin = "command line";
+	}
+	if (s == NULL || kinds[s->kind].set == NULL) {
+		return rz_err_set(err, REZUS_ECONFIG, "%s: unknown key '%s'", origin,
+		                  key != NULL ? key : "");
+	}
+	return setting_apply(cfg, s, value != NULL ? value : "", origin, err);
+}
+
+int rz_config_validate(const rz_config_t *cfg, rz_err_t *err)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(settings); i++) {
+		const struct setting *s = &settings[i];
+
+		if ((s->flags & F_NONEMPTY) && string_at(cfg, s)[0] == '\0') {
+			return rz_err_set(err, REZUS_ECONFIG, "%s: must not be empty", s->key);
+		}
+		if (s->verify != NULL) {
+			int rc = s->verify(s, cfg, err);
+
+			if (rc < 0) {
+				return rc;
+			}
+		}
+	}
+	return 0;
+}
+
+void rz_config_free(rz_config_t *cfg)
+{
+	if (cfg == NULL) {
+		return;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(settings); i++) {
+		const struct setting *s = &settings[i];
+
+		if (s->kind == K_STRING) {
+			free(*FIELD(cfg, s, char *));
+		} else if (s->kind == K_LIST) {
+			list_free(*FIELD(cfg, s, char **));
+		}
+	}
+	free(cfg->source);
+	plugins_free(cfg->plugins, cfg->n_plugins);
+	memset(cfg, 0, sizeof(*cfg));
+}
+
+static int plugin_name_cmp(const void *key, const void *elem)
+{
+	const rz_config_plugin_t *p = elem;
+
+	return strcmp(key, p->name);
+}
+
+const rz_config_plugin_t *rz_config_plugin(const rz_config_t *cfg, const char *name)
+{
+	if (cfg->n_plugins == 0 || name == NULL) {
+		return NULL;
+	}
+	return bsearch(name, cfg->plugins, cfg->n_plugins, sizeof(*cfg->plugins), plugin_name_cmp);
+}
