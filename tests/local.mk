@@ -21,7 +21,7 @@ endif
 
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS) $(INTEGRATION_TESTS)
-EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh
+EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh build-aux/tap-driver.sh
 LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
 AM_TESTS_ENVIRONMENT = \
 	CK_TAP_LOG_FILE_NAME=- CK_VERBOSITY=silent \
