@@ -466,8 +466,9 @@ void rz_daemon_free(rz_daemon_t *d)
 	if (d == NULL) {
 		return;
 	}
-	rz_http_free(d->http);
+	/* The pool first: its done() callbacks may still answer requests. */
 	rz_workers_free(d->workers);
+	rz_http_free(d->http);
 	rz_db_close(d->db);
 	if (d->sig_term != NULL) {
 		event_free(d->sig_term);

@@ -54,8 +54,9 @@ struct kvlist {
 struct conn;
 
 struct rz_req {
-	struct conn *conn; /* NULL once the client has gone */
-	rz_http_t *h;
+	struct conn *conn;       /* NULL once the client has gone */
+	rz_http_t *h;            /* NULL once the server is freed */
+	rz_req_t *fprev, *fnext; /* h->flight: dispatched, not yet replied */
 	char method[16];
 	unsigned mbit;
 	char *url;
@@ -92,6 +93,7 @@ struct rz_http {
 	struct route *routes;
 	size_t nroutes;
 	struct conn *conns;
+	rz_req_t *flight;
 	size_t in_flight;
 	bool draining;
 	int port;
@@ -646,6 +648,19 @@ static int split_path(const rz_req_t *req, char **segs, size_t *nseg)
 
 /* ------------------------------------------------------------------ replies */
 
+static void flight_unlink(rz_http_t *h, rz_req_t *req)
+{
+	if (req->fprev != NULL) {
+		req->fprev->fnext = req->fnext;
+	} else {
+		h->flight = req->fnext;
+	}
+	if (req->fnext != NULL) {
+		req->fnext->fprev = req->fprev;
+	}
+	h->in_flight--;
+}
+
 static void conn_resume(struct conn *c);
 
 static void access_log(const rz_req_t *req, int code, size_t bytes)
@@ -701,7 +716,9 @@ void rz_reply(rz_req_t *req, int code, const char *ctype, const void *body, size
 	bool close;
 
 	access_log(req, code, len);
-	h->in_flight--;
+	if (h != NULL) {
+		flight_unlink(h, req);
+	}
 	if (c == NULL) {
 		req_free(req);
 		return;
@@ -862,6 +879,11 @@ static void dispatch(struct conn *c)
 	struct timeval wtv = { c->h->opts.idle_timeout_s, 0 };
 
 	c->handling = true;
+	req->fnext = c->h->flight;
+	if (c->h->flight != NULL) {
+		c->h->flight->fprev = req;
+	}
+	c->h->flight = req;
 	c->h->in_flight++;
 	bufferevent_set_timeouts(c->bev, NULL, &wtv);
 	request_id(req);
@@ -1289,6 +1311,9 @@ void rz_http_free(rz_http_t *h)
 	}
 	while (h->conns != NULL) {
 		conn_free(h->conns);
+	}
+	for (rz_req_t *req = h->flight; req != NULL; req = req->fnext) {
+		req->h = NULL; /* a late reply only frees the request */
 	}
 	for (size_t i = 0; i < h->nroutes; i++) {
 		free(h->routes[i].storage);

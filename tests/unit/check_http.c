@@ -471,6 +471,24 @@ START_TEST(test_client_gone_before_reply)
 }
 END_TEST
 
+START_TEST(test_reply_after_server_freed)
+{
+	rzt_conn_t *c = rzt_open(port);
+
+	rzt_send(base, c->fd, "GET /slow HTTP/1.1\r\n\r\n", 22);
+	while (parked == NULL) {
+		rzt_spin(base);
+	}
+	ck_assert_uint_eq(rz_http_in_flight(srv), 1);
+	rz_http_free(srv);
+	srv = NULL;
+	ck_assert(rzt_closed(base, c->fd));
+	/* a late reply (say, from a worker job) only frees the request; ASan checks that */
+	rz_reply(parked, 200, "text/plain", "late", 4);
+	rzt_close(c);
+}
+END_TEST
+
 START_TEST(test_shutdown_lets_in_flight_finish)
 {
 	rzt_conn_t *busy = rzt_open(port);
@@ -586,6 +604,7 @@ int main(void)
 	tcase_add_test(tc, test_status_with_causes);
 	tcase_add_test(tc, test_async_reply);
 	tcase_add_test(tc, test_client_gone_before_reply);
+	tcase_add_test(tc, test_reply_after_server_freed);
 	tcase_add_test(tc, test_shutdown_lets_in_flight_finish);
 	tcase_add_test(tc, test_access_log_line);
 	tcase_add_test(tc, test_bad_patterns_and_addresses);
