@@ -37,6 +37,7 @@ typedef struct rz_config {
 	char *data_dir;
 	char *external_url;
 	uint64_t max_body; /* bytes */
+	int event_window;  /* changes kept in the event log for watch resumption */
 
 	/* auth: */
 	char *admin_password_file;

@@ -16,14 +16,19 @@
 #include <event2/event.h>
 #include <jansson.h>
 
+#include "core/api.h"
+#include "core/bus.h"
 #include "core/daemon.h"
 #include "core/db.h"
+#include "core/store.h"
+#include "core/watch.h"
 #include "core/http.h"
 #include "core/log.h"
 #include "core/version.h"
 #include "core/workers.h"
 
 #define WORKER_THREADS 2
+#define HEARTBEAT_MS   15000
 #define DRAIN_POLL_MS  50
 #define DB_FILE        "rezus.db"
 #define LOCK_FILE      "rezuscloud.lock"
@@ -33,6 +38,10 @@ struct rz_daemon {
 	struct event_base *base;
 	struct event *sig_term, *sig_int, *sig_hup, *drain;
 	rz_db_t *db;
+	rz_bus_t *bus;
+	rz_store_t *store;
+	rz_watch_hub_t *watches;
+	rz_api_t *api;
 	rz_http_t *http;
 	rz_workers_t *workers;
 	rz_route_t routes[3];
@@ -322,6 +331,7 @@ void rz_daemon_stop(rz_daemon_t *d)
 	}
 	d->stopping = true;
 	d->drain_left_ms = RZ_SHUTDOWN_GRACE_MS;
+	rz_watch_hub_close_all(d->watches);
 	rz_http_shutdown(d->http);
 	event_add(d->drain, &tv);
 	event_active(d->drain, EV_TIMEOUT, 0);
@@ -395,7 +405,24 @@ static int start_http(rz_daemon_t *d, rz_err_t *err)
 		    rz_http_add_routes(d->http, d->routes, sizeof(routes) / sizeof(routes[0]), err);
 	}
 	if (rc == 0) {
+		rc = rz_api_new(&d->api, d->http, d->store, d->watches, err);
+	}
+	if (rc == 0) {
 		rc = rz_http_listen(d->http, d->cfg->listen, err);
+	}
+	return rc;
+}
+
+static int start_store(rz_daemon_t *d, rz_err_t *err)
+{
+	int rc = rz_bus_new(&d->bus);
+
+	if (rc != 0) {
+		return rz_err_set(err, rc, "out of memory");
+	}
+	rc = rz_store_new(&d->store, d->db, d->bus, d->cfg->event_window, err);
+	if (rc == 0) {
+		rc = rz_watch_hub_new(&d->watches, d->base, d->store, d->bus, HEARTBEAT_MS, err);
 	}
 	return rc;
 }
@@ -425,6 +452,9 @@ int rz_daemon_start(rz_daemon_t **out, const rz_config_t *cfg, rz_err_t *err)
 	}
 	if (rc == 0) {
 		rc = rz_workers_new(&d->workers, d->base, WORKER_THREADS, err);
+	}
+	if (rc == 0) {
+		rc = start_store(d, err);
 	}
 	if (rc == 0) {
 		rc = start_http(d, err);
@@ -466,9 +496,14 @@ void rz_daemon_free(rz_daemon_t *d)
 	if (d == NULL) {
 		return;
 	}
-	/* The pool first: its done() callbacks may still answer requests. */
+	/* The pool first: its done() callbacks may still answer requests. Watches end before
+	 * the server goes; the routes the API lent the server outlive it. */
 	rz_workers_free(d->workers);
+	rz_watch_hub_free(d->watches);
 	rz_http_free(d->http);
+	rz_api_free(d->api);
+	rz_store_free(d->store);
+	rz_bus_free(d->bus);
 	rz_db_close(d->db);
 	if (d->sig_term != NULL) {
 		event_free(d->sig_term);

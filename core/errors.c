@@ -22,6 +22,9 @@ static const struct {
 	{ RZ_ELOCKED, "data directory is locked by another instance" },
 	{ RZ_EPARSE, "parse error" },
 	{ RZ_ENOTFOUND, "not found" },
+	{ RZ_ECONFLICT, "conflict" },
+	{ RZ_EGONE, "history no longer kept" },
+	{ RZ_ETERMINATING, "owner is being deleted" },
 };
 
 const char *rz_strerror(int code)

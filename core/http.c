@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,11 @@ struct rz_req {
 	struct timespec start;
 	bool keep_alive;
 	int reject; /* HTTP code to answer without dispatching (413) */
+	bool streaming, chunked;
+	int stream_code;
+	size_t stream_bytes;
+	void (*on_close)(rz_req_t *req, void *arg);
+	void *on_close_arg;
 };
 
 struct conn {
@@ -81,6 +87,7 @@ struct conn {
 	rz_req_t *req; /* being parsed, or being handled */
 	bool handling; /* req dispatched, reply pending */
 	bool closing;  /* close once the output drains */
+	bool dead;     /* cut off: free at the next turn of the loop */
 	bool in_process;
 	char peer[INET6_ADDRSTRLEN];
 	struct conn *prev, *next;
@@ -662,6 +669,7 @@ static void flight_unlink(rz_http_t *h, rz_req_t *req)
 }
 
 static void conn_resume(struct conn *c);
+static void conn_close_after_output(struct conn *c);
 
 static void access_log(const rz_req_t *req, int code, size_t bytes)
 {
@@ -696,7 +704,14 @@ static void write_head(struct evbuffer *out, const rz_req_t *req, int code, cons
 	if (ctype != NULL) {
 		evbuffer_add_printf(out, "Content-Type: %s\r\n", ctype);
 	}
-	evbuffer_add_printf(out, "Content-Length: %zu\r\n", len);
+	if (len != SIZE_MAX) {
+		evbuffer_add_printf(out, "Content-Length: %zu\r\n", len);
+	} else {
+		evbuffer_add_printf(out, "Cache-Control: no-cache\r\nX-Accel-Buffering: no\r\n");
+		if (req->chunked) {
+			evbuffer_add_printf(out, "Transfer-Encoding: chunked\r\n");
+		}
+	}
 	if (close) {
 		evbuffer_add_printf(out, "Connection: close\r\n");
 	} else if (req->conn->parser.http_minor == 0) {
@@ -736,6 +751,108 @@ void rz_reply(rz_req_t *req, int code, const char *ctype, const void *body, size
 		return;
 	}
 	conn_resume(c);
+}
+
+int rz_reply_start(rz_req_t *req, int code, const char *ctype)
+{
+	struct conn *c = req->conn;
+
+	req->streaming = true;
+	req->stream_code = code;
+	if (c == NULL) {
+		return -EPIPE;
+	}
+	req->chunked = c->parser.http_minor >= 1;
+	if (!req->chunked) {
+		req->keep_alive = false;
+	}
+	write_head(bufferevent_get_output(c->bev), req, code, ctype, SIZE_MAX,
+	           !req->keep_alive || req->h->draining);
+	return 0;
+}
+
+/* Cut a stream whose client does not read: drop what is queued, stop all I/O, and free
+ * the connection at the next turn of the loop (never inside a caller's iteration). */
+static void conn_cut(struct conn *c)
+{
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+
+	c->dead = true;
+	if (c->req != NULL) {
+		c->req->conn = NULL;
+		c->req = NULL;
+	}
+	evbuffer_drain(out, evbuffer_get_length(out));
+	bufferevent_disable(c->bev, EV_READ | EV_WRITE);
+	event_active(c->resume, EV_TIMEOUT, 0);
+}
+
+int rz_reply_write(rz_req_t *req, const void *data, size_t len)
+{
+	struct conn *c = req->conn;
+	struct evbuffer *out;
+
+	if (c == NULL) {
+		return -EPIPE;
+	}
+	out = bufferevent_get_output(c->bev);
+	if (evbuffer_get_length(out) > req->h->opts.max_stream_backlog) {
+		rz_logkv(RZ_LOG_WARNING, "http", "stream cut off: client is not reading", "path",
+		         req->path, "peer", req->peer, "request_id", req->id, NULL);
+		conn_cut(c);
+		return -ENOBUFS;
+	}
+	if (len == 0) {
+		return 0;
+	}
+	if (req->chunked) {
+		evbuffer_add_printf(out, "%zx\r\n", len);
+	}
+	evbuffer_add(out, data, len);
+	if (req->chunked) {
+		evbuffer_add(out, "\r\n", 2);
+	}
+	req->stream_bytes += len;
+	return 0;
+}
+
+size_t rz_reply_backlog(const rz_req_t *req)
+{
+	return req->conn ? evbuffer_get_length(bufferevent_get_output(req->conn->bev)) : 0;
+}
+
+void rz_reply_end(rz_req_t *req)
+{
+	struct conn *c = req->conn;
+	rz_http_t *h = req->h;
+	bool close;
+
+	access_log(req, req->stream_code, req->stream_bytes);
+	if (h != NULL) {
+		flight_unlink(h, req);
+	}
+	if (c == NULL) {
+		req_free(req);
+		return;
+	}
+	close = !req->keep_alive || h->draining;
+	if (req->chunked) {
+		evbuffer_add(bufferevent_get_output(c->bev), "0\r\n\r\n", 5);
+	}
+	req_free(req);
+	c->req = NULL;
+	c->handling = false;
+	if (close) {
+		conn_close_after_output(c);
+		return;
+	}
+	conn_resume(c);
+}
+
+void rz_req_on_close(rz_req_t *req, void (*fn)(rz_req_t *req, void *arg), void *arg)
+{
+	req->on_close = fn;
+	req->on_close_arg = arg;
 }
 
 void rz_reply_json(rz_req_t *req, int code, json_t *obj)
@@ -1006,9 +1123,12 @@ static void conn_free(struct conn *c)
 {
 	rz_http_t *h = c->h;
 
+	rz_req_t *orphan = NULL;
+
 	if (c->req != NULL) {
 		if (c->handling) {
 			c->req->conn = NULL; /* the reply will free it */
+			orphan = c->req;
 		} else {
 			req_free(c->req);
 		}
@@ -1024,6 +1144,11 @@ static void conn_free(struct conn *c)
 	event_free(c->resume);
 	bufferevent_free(c->bev);
 	free(c);
+	if (orphan != NULL && orphan->on_close != NULL) {
+		void (*fn)(rz_req_t *, void *) = orphan->on_close;
+		orphan->on_close = NULL;
+		fn(orphan, orphan->on_close_arg);
+	}
 }
 
 /* Feed buffered input to the parser until it needs more data, a request is being handled,
@@ -1085,7 +1210,13 @@ static void conn_resume(struct conn *c)
 
 static void on_resume(evutil_socket_t fd, short what, void *arg)
 {
-	conn_process(arg);
+	struct conn *c = arg;
+
+	if (c->dead) {
+		conn_free(c);
+		return;
+	}
+	conn_process(c);
 }
 
 static void on_read(struct bufferevent *bev, void *arg)
@@ -1113,6 +1244,15 @@ static void on_write(struct bufferevent *bev, void *arg)
 	shutdown(bufferevent_getfd(bev), SHUT_WR);
 	bufferevent_set_timeouts(bev, &linger, NULL);
 	bufferevent_enable(bev, EV_READ);
+}
+
+/* Close after the queued output is sent (at once when nothing is queued). */
+static void conn_close_after_output(struct conn *c)
+{
+	c->closing = true;
+	if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0) {
+		on_write(c->bev, c);
+	}
 }
 
 static void on_event(struct bufferevent *bev, short what, void *arg)
@@ -1190,6 +1330,9 @@ int rz_http_new(rz_http_t **out, struct event_base *base, const rz_http_opts_t *
 	}
 	if (h->opts.server_name == NULL) {
 		h->opts.server_name = "rezuscloud";
+	}
+	if (h->opts.max_stream_backlog == 0) {
+		h->opts.max_stream_backlog = 4u << 20;
 	}
 	http_parser_set_max_header_size((uint32_t)h->opts.max_header);
 	parser_settings.on_message_begin = on_message_begin;
@@ -1289,8 +1432,8 @@ void rz_http_shutdown(rz_http_t *h)
 	}
 	while (c != NULL) {
 		struct conn *next = c->next;
-		if (!c->handling && !c->closing) {
-			conn_free(c);
+		if ((!c->handling && !c->closing) || (c->req != NULL && c->req->streaming)) {
+			conn_free(c); /* may run on-close callbacks, which never free connections */
 		}
 		c = next;
 	}

@@ -52,10 +52,12 @@ typedef struct rz_route {
 } rz_route_t;
 
 typedef struct rz_http_opts {
-	uint64_t max_body;       /* request bodies above this get 413; 0 = 16 MiB */
-	size_t max_header;       /* request line + headers; 0 = 64 KiB */
-	int idle_timeout_s;      /* keep-alive idle and slow-header timeout; 0 = 60 */
-	const char *server_name; /* Server header; NULL = "rezuscloud" */
+	uint64_t max_body;         /* request bodies above this get 413; 0 = 16 MiB */
+	size_t max_header;         /* request line + headers; 0 = 64 KiB */
+	int idle_timeout_s;        /* keep-alive idle and slow-header timeout; 0 = 60 */
+	const char *server_name;   /* Server header; NULL = "rezuscloud" */
+	size_t max_stream_backlog; /* a streamed reply whose client leaves more than this
+	                              unread is cut off; 0 = 4 MiB */
 } rz_http_opts_t;
 
 /* Create a server on base. opts may be NULL (defaults). Caller owns *out; rz_http_free(). */
@@ -71,8 +73,9 @@ int rz_http_listen(rz_http_t *h, const char *addr, rz_err_t *err);
 /* The bound port, or -1 when not listening. */
 int rz_http_port(const rz_http_t *h);
 
-/* Stop accepting; close idle connections; requests in flight finish and their
- * connections close after the reply. */
+/* Stop accepting; close idle connections; cut off streamed replies (their on-close
+ * callbacks run); other requests in flight finish and their connections close after the
+ * reply. */
 void rz_http_shutdown(rz_http_t *h);
 
 /* Requests received and not yet fully replied. */
@@ -107,6 +110,29 @@ void rz_reply_json(rz_req_t *req, int code, json_t *obj);
 /* A Kubernetes Status for code with reason (NULL = the one for code) and message. */
 void rz_reply_error(rz_req_t *req, int code, const char *reason, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* ---- streamed replies (watches, live logs) ---- */
+
+/* Send the status line and headers now and the body in pieces: chunked for HTTP/1.1,
+ * close-delimited for HTTP/1.0. No caching, no proxy buffering. 0 or -EPIPE when the
+ * client has already gone (the request must still be ended with rz_reply_end). */
+int rz_reply_start(rz_req_t *req, int code, const char *ctype);
+
+/* Append to a started stream. data is copied. Returns 0; -EPIPE when the client has gone;
+ * -ENOBUFS when the client has left more than max_stream_backlog unread, in which case
+ * the connection is cut off. After an error, only rz_reply_end remains to be called. */
+int rz_reply_write(rz_req_t *req, const void *data, size_t len);
+
+/* Bytes written to the stream and not yet taken by the client (0 once it has gone). */
+size_t rz_reply_backlog(const rz_req_t *req);
+
+/* End the stream (or drop it when the client has gone) and free the request. */
+void rz_reply_end(rz_req_t *req);
+
+/* fn(req, arg) runs once when the client disconnects, or the server shuts down or is
+ * freed, while req is outstanding — the owner then calls rz_reply_end (or a reply) to
+ * free it, possibly from within fn. Not called for errors that rz_reply_write returns. */
+void rz_req_on_close(rz_req_t *req, void (*fn)(rz_req_t *req, void *arg), void *arg);
 
 /* ---- Kubernetes Status objects (SPEC §3) ---- */
 

@@ -10,7 +10,15 @@ core_librezus_core_la_SOURCES = \
 	core/http.c core/http.h \
 	core/workers.c core/workers.h \
 	core/daemon.c core/daemon.h \
-	core/version.c core/version.h
+	core/version.c core/version.h \
+	core/fields.c core/fields.h \
+	core/selector.c core/selector.h \
+	core/merge.c core/merge.h \
+	core/kinds.c core/kinds.h \
+	core/bus.c core/bus.h \
+	core/store.c core/store.h \
+	core/watch.c core/watch.h \
+	core/api.c core/api.h
 core_librezus_core_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(SQLITE_CFLAGS) \
 	$(JANSSON_CFLAGS) $(LIBJWT_CFLAGS) $(SODIUM_CFLAGS) $(YAML_CFLAGS)
 core_librezus_core_la_LIBADD = $(LIBEVENT_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) \

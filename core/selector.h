@@ -31,7 +31,8 @@ int rz_selector_parse(const char *text, rz_selector_t **out, rz_err_t *err);
 
 /* Parse a field selector; allowed is a NULL-terminated list of field paths that may be
  * used (borrowed). Unknown fields are an error:
- *   "field selector 'spec.x=1': field 'spec.x' is not supported (use metadata.name)"
+ *   "invalid field selector 'spec.x=1': field 'spec.x' is not supported (use metadata.name)
+ *    at position 0"
  * Set-based operators (in, notin, exists) are an error in field selectors. */
 int rz_selector_parse_fields(const char *text, const char *const *allowed, rz_selector_t **out,
 			     rz_err_t *err);

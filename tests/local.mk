@@ -8,7 +8,10 @@ UNIT_TESTS = \
 	tests/unit/check_db \
 	tests/unit/check_http \
 	tests/unit/check_workers \
-	tests/unit/check_daemon
+	tests/unit/check_daemon \
+	tests/unit/check_fields \
+	tests/unit/check_selector \
+	tests/unit/check_merge
 
 INTEGRATION_TESTS = \
 	tests/integration/daemon.sh
@@ -54,3 +57,12 @@ tests_unit_check_workers_LDADD = $(TEST_LDADD)
 tests_unit_check_daemon_SOURCES = tests/unit/check_daemon.c tests/unit/testutil.h tests/unit/httpclient.h
 tests_unit_check_daemon_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_daemon_LDADD = $(TEST_LDADD)
+tests_unit_check_fields_SOURCES = tests/unit/check_fields.c tests/unit/testutil.h
+tests_unit_check_fields_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_fields_LDADD = $(TEST_LDADD)
+tests_unit_check_selector_SOURCES = tests/unit/check_selector.c tests/unit/testutil.h
+tests_unit_check_selector_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_selector_LDADD = $(TEST_LDADD)
+tests_unit_check_merge_SOURCES = tests/unit/check_merge.c tests/unit/testutil.h
+tests_unit_check_merge_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_merge_LDADD = $(TEST_LDADD)

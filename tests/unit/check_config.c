@@ -76,6 +76,7 @@ START_TEST(test_defaults)
 	ck_assert_str_eq(cfg.data_dir, RZ_LOCALSTATEDIR "/lib/rezus");
 	ck_assert_str_eq(cfg.external_url, "");
 	ck_assert_uint_eq(cfg.max_body, 16u << 20);
+	ck_assert_int_eq(cfg.event_window, 10000);
 	ck_assert_str_eq(cfg.admin_password_file, "");
 	ck_assert_str_eq(cfg.jwt_secret_file, "");
 	ck_assert_int_eq(cfg.session_ttl_ms, 24 * HOUR);

@@ -1,0 +1,994 @@
+/* core/api.c - the resource REST API, generated from the kind table. */
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <sodium.h>
+
+#include "core/api.h"
+#include "core/fields.h"
+#include "core/kinds.h"
+#include "core/log.h"
+#include "core/merge.h"
+#include "core/version.h"
+
+#define LIST_LIMIT_MAX 10000
+#define NAME_SUFFIX    5
+
+enum form {
+	FORM_COLLECTION, /* /api/v1/<plural> or /api/v1/tenants/{tenant}/<plural> */
+	FORM_ITEM,       /* .../{name} */
+	FORM_STATUS,     /* .../{name}/status */
+	FORM_ALL,        /* /api/v1/<plural> for a tenant-scoped kind: every tenant */
+};
+
+struct rctx {
+	rz_api_t *api;
+	const rz_kind_t *k;
+	enum form form;
+};
+
+struct rz_api {
+	rz_store_t *store;
+	rz_watch_hub_t *watches;
+	rz_route_t *routes;
+	struct rctx *ctxs;
+	char **patterns;
+	size_t n;
+};
+
+/* ------------------------------------------------------------------ replies */
+
+static void reply_store_error(rz_req_t *req, const rz_kind_t *k, const char *name, int rc,
+                              const rz_err_t *err)
+{
+	json_t *st;
+
+	switch (rc) {
+	case RZ_ENOTFOUND:
+		st = rz_status_new(404, NULL, err->msg);
+		break;
+	case -EEXIST:
+		st = rz_status_new(409, "AlreadyExists", err->msg);
+		break;
+	case RZ_ECONFLICT:
+		st = rz_status_new(409, "Conflict", err->msg);
+		break;
+	case RZ_ETERMINATING:
+		st = rz_status_new(403, "Forbidden", err->msg);
+		break;
+	default:
+		rz_log_err("api", "%s %s \"%s\": %s", rz_req_method(req), k->plural,
+		           name ? name : "", err->msg);
+		st = rz_status_new(500, NULL, "internal error; see the server log");
+		break;
+	}
+	rz_status_set_target(st, k->plural, name);
+	rz_reply_status(req, st);
+}
+
+static void reply_invalid(rz_req_t *req, const rz_kind_t *k, const char *name, json_t *causes)
+{
+	char msg[512];
+	json_t *first = json_array_get(causes, 0);
+	json_t *st;
+	size_t i;
+	json_t *c;
+
+	snprintf(msg, sizeof(msg), "%s \"%s\" is invalid: %s: %s%s", k->kind, name ? name : "",
+	         json_string_value(json_object_get(first, "field")),
+	         json_string_value(json_object_get(first, "message")),
+	         json_array_size(causes) > 1 ? " (and more; see details.causes)" : "");
+	st = rz_status_new(422, "Invalid", msg);
+	rz_status_set_target(st, k->kind, name);
+	json_array_foreach(causes, i, c)
+	{
+		rz_status_add_cause(st, json_string_value(json_object_get(c, "field")),
+		                    json_string_value(json_object_get(c, "reason")),
+		                    json_string_value(json_object_get(c, "message")));
+	}
+	rz_reply_status(req, st);
+}
+
+/* ------------------------------------------------------------------ bodies */
+
+static bool media_is(const char *ctype, const char *want)
+{
+	size_t n = strlen(want);
+
+	return ctype != NULL && strncasecmp(ctype, want, n) == 0 &&
+	       (ctype[n] == '\0' || ctype[n] == ';' || ctype[n] == ' ');
+}
+
+/* The request body as a JSON object, or NULL after replying 400/415. */
+static json_t *read_body(rz_req_t *req, bool merge_patch)
+{
+	const char *want = merge_patch ? "application/merge-patch+json" : "application/json";
+	const char *ctype = rz_req_header(req, "Content-Type");
+	json_error_t jerr;
+	size_t len;
+	const char *body = rz_req_body(req, &len);
+	json_t *obj;
+
+	if (!media_is(ctype, want)) {
+		rz_reply_error(req, 415, NULL, "unsupported media type %s%s%s: %s requests take %s",
+		               ctype ? "'" : "", ctype ? ctype : "(none)", ctype ? "'" : "",
+		               rz_req_method(req), want);
+		return NULL;
+	}
+	obj = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (obj == NULL) {
+		rz_reply_error(req, 400, NULL, "malformed JSON at line %d, column %d (byte %d): %s",
+		               jerr.line, jerr.column, jerr.position, jerr.text);
+		return NULL;
+	}
+	if (!json_is_object(obj)) {
+		json_decref(obj);
+		rz_reply_error(req, 400, NULL, "the request body must be a JSON object");
+		return NULL;
+	}
+	return obj;
+}
+
+/* ------------------------------------------------------------------ validation */
+
+static void check_top(const rz_kind_t *k, json_t *obj, json_t *causes)
+{
+	static const char *const top[] = { "apiVersion", "kind", "metadata", "spec", "status" };
+	const char *key;
+	json_t *v;
+	json_t *api = json_object_get(obj, "apiVersion");
+	json_t *kind = json_object_get(obj, "kind");
+
+	if (api != NULL &&
+	    (!json_is_string(api) || (strcmp(json_string_value(api), RZ_API_VERSION) != 0 &&
+	                              strcmp(json_string_value(api), "v1") != 0))) {
+		rz_fields_cause(causes, "apiVersion", RZ_CAUSE_NOT_SUPPORTED,
+		                "supported values: \"%s\", \"v1\"", RZ_API_VERSION);
+	}
+	if (kind != NULL && (!json_is_string(kind) || strcmp(json_string_value(kind), k->kind))) {
+		rz_fields_cause(causes, "kind", RZ_CAUSE_NOT_SUPPORTED, "supported values: \"%s\"",
+		                k->kind);
+	}
+	json_object_foreach(obj, key, v)
+	{
+		bool known = false;
+		for (size_t i = 0; i < sizeof(top) / sizeof(top[0]); i++) {
+			known = known || strcmp(key, top[i]) == 0;
+		}
+		if (!known) {
+			rz_fields_cause(causes, key, RZ_CAUSE_INVALID, "unknown field");
+		}
+	}
+}
+
+/* Put apiVersion and kind first, then metadata, spec, status (the order clients print). */
+static void canonical(const rz_kind_t *k, json_t *obj)
+{
+	static const char *const order[] = { "metadata", "spec", "status" };
+	json_t *copy = json_copy(obj);
+
+	json_object_clear(obj);
+	json_object_set_new(obj, "apiVersion", json_string(RZ_API_VERSION));
+	json_object_set_new(obj, "kind", json_string(k->kind));
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		json_t *v = json_object_get(copy, order[i]);
+		if (v != NULL) {
+			json_object_set(obj, order[i], v);
+		}
+	}
+	json_decref(copy);
+}
+
+/* Validate and normalise a spec write (create, replace, patch). old is the stored object
+ * on updates. Returns the number of causes appended. */
+static size_t validate_spec_write(const rz_kind_t *k, json_t *obj, const json_t *old,
+                                  json_t *causes)
+{
+	json_t *meta = json_object_get(obj, "metadata");
+	json_t *spec = json_object_get(obj, "spec");
+
+	check_top(k, obj, causes);
+	if (meta == NULL || json_is_null(meta)) {
+		json_object_set_new(obj, "metadata", json_object());
+	} else if (!json_is_object(meta)) {
+		rz_fields_cause(causes, "metadata", RZ_CAUSE_INVALID, "expected an object");
+	} else {
+		rz_fields_validate(meta, rz_kind_metadata_fields(), "metadata", false, causes);
+	}
+	if (spec == NULL || json_is_null(spec)) {
+		spec = json_object();
+		json_object_set_new(obj, "spec", spec);
+	}
+	if (!json_is_object(spec)) {
+		rz_fields_cause(causes, "spec", RZ_CAUSE_INVALID, "expected an object");
+	} else {
+		rz_fields_validate(spec, k->spec, "spec", true, causes);
+	}
+	if (json_array_size(causes) == 0 && k->check != NULL) {
+		k->check(k, obj, old, causes);
+	}
+	canonical(k, obj);
+	return json_array_size(causes);
+}
+
+static size_t validate_status_write(const rz_kind_t *k, json_t *obj, json_t *causes)
+{
+	json_t *status = json_object_get(obj, "status");
+
+	check_top(k, obj, causes);
+	if (status == NULL || json_is_null(status)) {
+		return json_array_size(causes);
+	}
+	if (!json_is_object(status)) {
+		rz_fields_cause(causes, "status", RZ_CAUSE_INVALID, "expected an object");
+	} else if (k->status == NULL) {
+		rz_fields_cause(causes, "status", RZ_CAUSE_FORBIDDEN, "%s has no status", k->kind);
+	} else {
+		rz_fields_validate(status, k->status, "status", false, causes);
+	}
+	return json_array_size(causes);
+}
+
+/* metadata.name / metadata.tenant against the URL. Replies 400 and returns false on a
+ * mismatch; fills in the URL's values when absent. */
+static bool match_url(rz_req_t *req, json_t *obj, const char *tenant, const char *name)
+{
+	json_t *meta = json_object_get(obj, "metadata");
+	const char *t = json_string_value(json_object_get(meta, "tenant"));
+	const char *n = json_string_value(json_object_get(meta, "name"));
+
+	if (tenant != NULL && t != NULL && strcmp(t, tenant) != 0) {
+		rz_reply_error(
+		    req, 400, NULL,
+		    "the tenant of the object (%s) does not match the tenant on the URL (%s)", t,
+		    tenant);
+		return false;
+	}
+	if (name != NULL && n != NULL && strcmp(n, name) != 0) {
+		rz_reply_error(
+		    req, 400, NULL,
+		    "the name of the object (%s) does not match the name on the URL (%s)", n, name);
+		return false;
+	}
+	if (tenant != NULL) {
+		json_object_set_new(meta, "tenant", json_string(tenant));
+	}
+	if (name != NULL) {
+		json_object_set_new(meta, "name", json_string(name));
+	}
+	return true;
+}
+
+/* ------------------------------------------------------------------ names */
+
+/* Give obj a name from metadata.generateName (or the kind's prefix) when it has none.
+ * Returns false (with a cause) when there is nothing to name it by. */
+static bool assign_name(const rz_kind_t *k, json_t *obj, json_t *causes)
+{
+	static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+	json_t *meta = json_object_get(obj, "metadata");
+	const char *prefix = json_string_value(json_object_get(meta, "generateName"));
+	char name[64], msg[256];
+	size_t len;
+
+	if (json_object_get(meta, "name") != NULL) {
+		return true;
+	}
+	if (prefix == NULL) {
+		prefix = k->name_prefix;
+	}
+	if (prefix == NULL) {
+		rz_fields_cause(causes, "metadata.name", RZ_CAUSE_REQUIRED,
+		                "name or generateName is required");
+		return false;
+	}
+	len = strlen(prefix);
+	memcpy(name, prefix, len);
+	for (size_t i = 0; i < NAME_SUFFIX; i++) {
+		name[len + i] = alphabet[randombytes_uniform(sizeof(alphabet) - 1)];
+	}
+	name[len + NAME_SUFFIX] = '\0';
+	if (!rz_format_dns1123_label(name, msg, sizeof(msg))) {
+		rz_fields_cause(causes, "metadata.generateName", RZ_CAUSE_INVALID,
+		                "gives the invalid name \"%s\": %s", name, msg);
+		return false;
+	}
+	json_object_set_new(meta, "name", json_string(name));
+	return true;
+}
+
+/* ------------------------------------------------------------------ lists */
+
+static char *continue_token(const json_t *last)
+{
+	const json_t *meta = json_object_get(last, "metadata");
+	const char *t = json_string_value(json_object_get(meta, "tenant"));
+	const char *n = json_string_value(json_object_get(meta, "name"));
+	char key[160];
+	char *out;
+	size_t klen, olen;
+
+	klen = (size_t)snprintf(key, sizeof(key), "%s\n%s", t ? t : "", n ? n : "");
+	olen = sodium_base64_encoded_len(klen, sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+	out = malloc(olen);
+	if (out != NULL) {
+		sodium_bin2base64(out, olen, (const unsigned char *)key, klen,
+		                  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+	}
+	return out;
+}
+
+/* Decode a continue token into tenant and name (within key). */
+static bool parse_continue(const char *token, char *key, size_t size, const char **tenant,
+                           const char **name)
+{
+	size_t len = 0;
+	char *nl;
+
+	if (sodium_base642bin((unsigned char *)key, size - 1, token, strlen(token), NULL, &len,
+	                      NULL, sodium_base64_VARIANT_URLSAFE_NO_PADDING) != 0) {
+		return false;
+	}
+	key[len] = '\0';
+	nl = strchr(key, '\n');
+	if (nl == NULL || strlen(key) != len || strchr(nl + 1, '\n') != NULL || nl[1] == '\0') {
+		return false;
+	}
+	*nl = '\0';
+	*tenant = key;
+	*name = nl + 1;
+	return true;
+}
+
+static bool parse_int_param(const char *s, int64_t min, int64_t max, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	if (s == NULL || *s == '\0') {
+		return false;
+	}
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (*end != '\0' || errno != 0 || v < min || v > max) {
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+static const char *const field_selectable[] = { "metadata.name", "metadata.tenant", NULL };
+
+/* Parse labelSelector and fieldSelector; replies 400 and returns false on error. */
+static bool parse_selectors(rz_req_t *req, rz_selector_t **labels, rz_selector_t **fields)
+{
+	rz_err_t err = { 0 };
+
+	*labels = *fields = NULL;
+	if (rz_selector_parse(rz_req_query(req, "labelSelector"), labels, &err) != 0 ||
+	    rz_selector_parse_fields(rz_req_query(req, "fieldSelector"), field_selectable, fields,
+	                             &err) != 0) {
+		rz_selector_free(*labels);
+		*labels = NULL;
+		rz_reply_error(req, 400, NULL, "%s", err.msg);
+		return false;
+	}
+	return true;
+}
+
+static bool truthy(const char *v)
+{
+	return v != NULL && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0);
+}
+
+static void handle_watch(struct rctx *c, rz_req_t *req, const char *tenant, rz_selector_t *labels,
+                         rz_selector_t *fields)
+{
+	const char *rv = rz_req_query(req, "resourceVersion");
+	rz_watch_opts_t o = { .kind = c->k,
+		              .tenant = tenant,
+		              .labels = labels,
+		              .fields = fields,
+		              .since = -1,
+		              .bookmarks = truthy(rz_req_query(req, "allowWatchBookmarks")) };
+
+	if (rv == NULL || *rv == '\0') {
+		rv = rz_req_header(req, "Last-Event-ID");
+	}
+	if (rv != NULL && *rv != '\0' && !parse_int_param(rv, 0, INT64_MAX, &o.since)) {
+		rz_selector_free(labels);
+		rz_selector_free(fields);
+		rz_reply_error(req, 400, NULL, "invalid resourceVersion '%s'", rv);
+		return;
+	}
+	if (o.since == 0) {
+		o.since = -1; /* "0": any version, like Kubernetes: start from the current state */
+	}
+	rz_watch_start(c->api->watches, req, &o);
+}
+
+static json_t *list_object(const rz_kind_t *k, json_t *items, int64_t rv, const char *cont)
+{
+	char kind[96], rvs[24];
+
+	snprintf(kind, sizeof(kind), "%sList", k->kind);
+	snprintf(rvs, sizeof(rvs), "%" PRId64, rv);
+	return json_pack("{s:s, s:s, s:{s:s, s:s*}, s:o}", "apiVersion", RZ_API_VERSION, "kind",
+	                 kind, "metadata", "resourceVersion", rvs, "continue", cont, "items",
+	                 items);
+}
+
+static void handle_list(struct rctx *c, rz_req_t *req, const char *tenant)
+{
+	rz_list_opts_t o = { .tenant = tenant };
+	rz_selector_t *labels, *fields;
+	const char *limit = rz_req_query(req, "limit");
+	const char *cont = rz_req_query(req, "continue");
+	char key[512];
+	int64_t n = 0;
+	json_t *items = NULL;
+	char *token = NULL;
+	bool more = false;
+	rz_err_t err = { 0 };
+	int rc;
+
+	if (!parse_selectors(req, &labels, &fields)) {
+		return;
+	}
+	if (truthy(rz_req_query(req, "watch"))) {
+		handle_watch(c, req, tenant, labels, fields);
+		return;
+	}
+	if (limit != NULL && !parse_int_param(limit, 0, LIST_LIMIT_MAX, &n)) {
+		rz_reply_error(req, 400, NULL, "invalid limit '%s': use 1 to %d", limit,
+		               LIST_LIMIT_MAX);
+	} else if (cont != NULL && *cont != '\0' &&
+	           !parse_continue(cont, key, sizeof(key), &o.after_tenant, &o.after_name)) {
+		rz_reply_error(req, 400, NULL, "invalid continue token");
+	} else {
+		o.labels = labels;
+		o.fields = fields;
+		o.limit = (size_t)n;
+		rc = rz_store_list(c->api->store, c->k, &o, &items, &more, &err);
+		if (rc != 0) {
+			reply_store_error(req, c->k, NULL, rc, &err);
+		} else {
+			token =
+			    more ? continue_token(json_array_get(items, json_array_size(items) - 1))
+			         : NULL;
+			rz_reply_json(
+			    req, 200,
+			    list_object(c->k, items, rz_store_revision(c->api->store), token));
+		}
+	}
+	free(token);
+	rz_selector_free(labels);
+	rz_selector_free(fields);
+}
+
+/* ------------------------------------------------------------------ writes */
+
+static void handle_create(struct rctx *c, rz_req_t *req, const char *tenant)
+{
+	json_t *obj = read_body(req, false);
+	json_t *causes = json_array();
+	json_t *out = NULL;
+	rz_err_t err = { 0 };
+	const char *name;
+	int rc;
+
+	if (obj == NULL || !match_url(req, obj, tenant, NULL)) {
+		goto out;
+	}
+	json_object_del(obj, "status"); /* create ignores status */
+	if (validate_spec_write(c->k, obj, NULL, causes) == 0) {
+		assign_name(c->k, obj, causes);
+	}
+	name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+	if (json_array_size(causes) > 0) {
+		reply_invalid(req, c->k, name, causes);
+		goto out;
+	}
+	rc = rz_store_create(c->api->store, c->k, obj, &out, &err);
+	if (rc != 0) {
+		reply_store_error(req, c->k, name, rc, &err);
+		goto out;
+	}
+	rz_reply_json(req, 201, out);
+	out = NULL;
+out:
+	json_decref(out);
+	json_decref(causes);
+	json_decref(obj);
+}
+
+/* Store the validated obj over the current object and reply. */
+static void commit_update(struct rctx *c, rz_req_t *req, const char *tenant, const char *name,
+                          const json_t *obj, int64_t expect_rv, rz_update_mode_t mode)
+{
+	json_t *out = NULL;
+	bool gone = false;
+	rz_err_t err = { 0 };
+	int rc = rz_store_update(c->api->store, c->k, tenant, name, obj, expect_rv, mode, &out,
+	                         &gone, &err);
+
+	if (rc != 0) {
+		json_decref(out);
+		reply_store_error(req, c->k, name, rc, &err);
+		return;
+	}
+	rz_reply_json(req, 200, out);
+}
+
+/* Load the current object; replies 404 (or 500) and returns NULL when it cannot. */
+static json_t *current(struct rctx *c, rz_req_t *req, const char *tenant, const char *name)
+{
+	json_t *cur = NULL;
+	rz_err_t err = { 0 };
+	int rc = rz_store_get(c->api->store, c->k, tenant, name, &cur, &err);
+
+	if (rc != 0) {
+		reply_store_error(req, c->k, name, rc, &err);
+		return NULL;
+	}
+	return cur;
+}
+
+/* PUT of the object or of its status: resourceVersion is required. */
+static void handle_replace(struct rctx *c, rz_req_t *req, const char *tenant, const char *name,
+                           rz_update_mode_t mode)
+{
+	json_t *obj = read_body(req, false);
+	json_t *causes = json_array();
+	json_t *cur = NULL;
+	int64_t rv;
+
+	if (obj == NULL || !match_url(req, obj, tenant, name)) {
+		goto out;
+	}
+	rv = rz_object_rv(obj);
+	if (rv == 0) {
+		rz_fields_cause(causes, "metadata.resourceVersion", RZ_CAUSE_REQUIRED,
+		                "must be specified for an update");
+	}
+	cur = current(c, req, tenant, name);
+	if (cur == NULL) {
+		goto out;
+	}
+	if (mode == RZ_UPDATE_STATUS) {
+		validate_status_write(c->k, obj, causes);
+	} else {
+		validate_spec_write(c->k, obj, cur, causes);
+	}
+	if (json_array_size(causes) > 0) {
+		reply_invalid(req, c->k, name, causes);
+		goto out;
+	}
+	commit_update(c, req, tenant, name, obj, rv, mode);
+out:
+	json_decref(cur);
+	json_decref(causes);
+	json_decref(obj);
+}
+
+/* PATCH (merge patch) of the object or of its status. A resourceVersion in the patch is a
+ * precondition; without one the patch applies to the current version. */
+static void handle_patch(struct rctx *c, rz_req_t *req, const char *tenant, const char *name,
+                         rz_update_mode_t mode)
+{
+	json_t *patch = read_body(req, true);
+	json_t *causes = json_array();
+	json_t *cur = NULL, *next = NULL;
+	int64_t rv;
+
+	if (patch == NULL) {
+		goto out;
+	}
+	cur = current(c, req, tenant, name);
+	if (cur == NULL) {
+		goto out;
+	}
+	rv = rz_object_rv(patch) ? rz_object_rv(patch) : rz_object_rv(cur);
+	next = rz_merge_patch(cur, patch);
+	if (next == NULL || !match_url(req, next, tenant, name)) {
+		if (next == NULL) {
+			rz_reply_error(req, 500, NULL, "out of memory");
+		}
+		goto out;
+	}
+	if (mode == RZ_UPDATE_STATUS) {
+		validate_status_write(c->k, next, causes);
+	} else {
+		validate_spec_write(c->k, next, cur, causes);
+	}
+	if (json_array_size(causes) > 0) {
+		reply_invalid(req, c->k, name, causes);
+		goto out;
+	}
+	commit_update(c, req, tenant, name, next, rv, mode);
+out:
+	json_decref(next);
+	json_decref(cur);
+	json_decref(causes);
+	json_decref(patch);
+}
+
+/* DELETE: 200 with the last state when the object is gone, 202 while finalizers hold it.
+ * An optional body {"preconditions": {"resourceVersion": "N"}} guards against races. */
+static void handle_delete(struct rctx *c, rz_req_t *req, const char *tenant, const char *name)
+{
+	size_t len;
+	const char *body = rz_req_body(req, &len);
+	int64_t rv = 0;
+	json_t *out = NULL;
+	bool gone = false;
+	rz_err_t err = { 0 };
+	int rc;
+
+	if (len > 0) {
+		json_t *opts = read_body(req, false);
+		const char *pre;
+		if (opts == NULL) {
+			return;
+		}
+		pre = json_string_value(
+		    json_object_get(json_object_get(opts, "preconditions"), "resourceVersion"));
+		if (pre != NULL && !parse_int_param(pre, 1, INT64_MAX, &rv)) {
+			json_decref(opts);
+			rz_reply_error(req, 400, NULL, "invalid preconditions.resourceVersion '%s'",
+			               pre);
+			return;
+		}
+		json_decref(opts);
+	}
+	(void)body;
+	rc = rz_store_delete(c->api->store, c->k, tenant, name, rv, &out, &gone, &err);
+	if (rc != 0) {
+		json_decref(out);
+		reply_store_error(req, c->k, name, rc, &err);
+		return;
+	}
+	rz_reply_json(req, gone ? 200 : 202, out);
+}
+
+/* ------------------------------------------------------------------ dispatch */
+
+static void handle(rz_req_t *req, void *ctx)
+{
+	struct rctx *c = ctx;
+	const char *tenant = c->k->scope == RZ_SCOPE_TENANT ? rz_req_param(req, "tenant") : NULL;
+	const char *name = rz_req_param(req, "name");
+	unsigned m = rz_req_method_bit(req);
+	rz_update_mode_t mode = c->form == FORM_STATUS ? RZ_UPDATE_STATUS : RZ_UPDATE_SPEC;
+	json_t *cur;
+
+	if (c->form == FORM_COLLECTION || c->form == FORM_ALL) {
+		if (m == RZ_M_POST) {
+			handle_create(c, req, tenant);
+		} else {
+			handle_list(c, req, tenant);
+		}
+	} else if (m == RZ_M_GET || m == RZ_M_HEAD) {
+		cur = current(c, req, tenant, name);
+		if (cur != NULL) {
+			rz_reply_json(req, 200, cur);
+		}
+	} else if (m == RZ_M_PUT) {
+		handle_replace(c, req, tenant, name, mode);
+	} else if (m == RZ_M_PATCH) {
+		handle_patch(c, req, tenant, name, mode);
+	} else {
+		handle_delete(c, req, tenant, name);
+	}
+}
+
+/* ------------------------------------------------------------------ discovery, OpenAPI */
+
+static json_t *verb_list(unsigned verbs)
+{
+	json_t *a = json_array();
+
+	for (unsigned bit = 1; bit <= RZ_VERB_STATUS; bit <<= 1) {
+		if ((verbs & bit) && bit != RZ_VERB_STATUS) {
+			json_array_append_new(a, json_string(rz_verb_name(bit)));
+		}
+	}
+	return a;
+}
+
+static json_t *short_names(const rz_kind_t *k)
+{
+	json_t *a = json_array();
+
+	for (const char *const *s = k->short_names; s != NULL && *s != NULL; s++) {
+		json_array_append_new(a, json_string(*s));
+	}
+	return a;
+}
+
+/* GET /api/v1: the kinds, like Kubernetes' APIResourceList (rezusctl api-resources). */
+static void handle_discovery(rz_req_t *req, void *ctx)
+{
+	size_t n;
+	const rz_kind_t *kinds = rz_kinds(&n);
+	json_t *list = json_array();
+
+	for (size_t i = 0; i < n; i++) {
+		const rz_kind_t *k = &kinds[i];
+		json_array_append_new(list, json_pack("{s:s, s:s, s:b, s:s, s:o, s:o}", "name",
+		                                      k->plural, "singularName", k->singular,
+		                                      "namespaced", k->scope == RZ_SCOPE_TENANT,
+		                                      "kind", k->kind, "verbs", verb_list(k->verbs),
+		                                      "shortNames", short_names(k)));
+		if (k->verbs & RZ_VERB_STATUS) {
+			char sub[96];
+			snprintf(sub, sizeof(sub), "%s/status", k->plural);
+			json_array_append_new(
+			    list,
+			    json_pack("{s:s, s:s, s:b, s:s, s:[s,s,s]}", "name", sub,
+			              "singularName", "", "namespaced", k->scope == RZ_SCOPE_TENANT,
+			              "kind", k->kind, "verbs", "get", "patch", "update"));
+		}
+	}
+	rz_reply_json(req, 200,
+	              json_pack("{s:s, s:s, s:o}", "kind", "APIResourceList", "groupVersion",
+	                        RZ_API_VERSION, "resources", list));
+}
+
+static json_t *kind_schema(const rz_kind_t *k)
+{
+	json_t *props =
+	    json_pack("{s:{s:s}, s:{s:s}, s:o, s:o}", "apiVersion", "type", "string", "kind",
+	              "type", "string", "metadata", rz_fields_openapi(rz_kind_metadata_fields()),
+	              "spec", rz_fields_openapi(k->spec));
+
+	if (k->status != NULL) {
+		json_object_set_new(props, "status", rz_fields_openapi(k->status));
+	}
+	return json_pack("{s:s, s:s, s:o}", "type", "object", "description", k->doc, "properties",
+	                 props);
+}
+
+static json_t *ref(const char *name)
+{
+	char buf[128];
+
+	snprintf(buf, sizeof(buf), "#/components/schemas/%s", name);
+	return json_pack("{s:s}", "$ref", buf);
+}
+
+static json_t *op(const char *summary, const char *schema, const char *code, bool body,
+                  const char *body_type)
+{
+	json_t *o =
+	    json_pack("{s:s, s:{s:{s:s, s:{s:{s:o}}}, s:{s:s, s:{s:{s:o}}}}}", "summary", summary,
+	              "responses", code, "description", "OK", "content", "application/json",
+	              "schema", ref(schema), "default", "description", "a Kubernetes Status",
+	              "content", "application/json", "schema", ref("Status"));
+
+	if (body) {
+		json_object_set_new(o, "requestBody",
+		                    json_pack("{s:b, s:{s:{s:o}}}", "required", 1, "content",
+		                              body_type, "schema", ref(schema)));
+	}
+	return o;
+}
+
+static void add_paths(json_t *paths, const rz_kind_t *k)
+{
+	char base[128], item[160], status[176], list[96], text[160];
+	const char *prefix = k->scope == RZ_SCOPE_TENANT ? "/api/v1/tenants/{tenant}" : "/api/v1";
+	json_t *coll = json_object(), *one = json_object(), *st = json_object();
+
+	snprintf(base, sizeof(base), "%s/%s", prefix, k->plural);
+	snprintf(item, sizeof(item), "%s/{name}", base);
+	snprintf(status, sizeof(status), "%s/status", item);
+	snprintf(list, sizeof(list), "%sList", k->kind);
+	if (k->verbs & (RZ_VERB_LIST | RZ_VERB_WATCH)) {
+		snprintf(text, sizeof(text), "list or watch (?watch=true) %s", k->plural);
+		json_object_set_new(coll, "get", op(text, list, "200", false, NULL));
+	}
+	if (k->verbs & RZ_VERB_CREATE) {
+		snprintf(text, sizeof(text), "create a %s", k->kind);
+		json_object_set_new(coll, "post",
+		                    op(text, k->kind, "201", true, "application/json"));
+	}
+	if (k->verbs & RZ_VERB_GET) {
+		snprintf(text, sizeof(text), "read a %s", k->kind);
+		json_object_set_new(one, "get", op(text, k->kind, "200", false, NULL));
+		json_object_set_new(st, "get", op(text, k->kind, "200", false, NULL));
+	}
+	if (k->verbs & RZ_VERB_UPDATE) {
+		json_object_set_new(one, "put",
+		                    op("replace", k->kind, "200", true, "application/json"));
+	}
+	if (k->verbs & RZ_VERB_PATCH) {
+		json_object_set_new(
+		    one, "patch",
+		    op("merge-patch", k->kind, "200", true, "application/merge-patch+json"));
+	}
+	if (k->verbs & RZ_VERB_DELETE) {
+		json_object_set_new(one, "delete", op("delete", k->kind, "200", false, NULL));
+	}
+	if (k->verbs & RZ_VERB_STATUS) {
+		json_object_set_new(st, "put",
+		                    op("replace status", k->kind, "200", true, "application/json"));
+		json_object_set_new(
+		    st, "patch",
+		    op("merge-patch status", k->kind, "200", true, "application/merge-patch+json"));
+	}
+	json_object_set_new(paths, base, coll);
+	json_object_set_new(paths, item, one);
+	if (k->verbs & RZ_VERB_STATUS) {
+		json_object_set_new(paths, status, st);
+	} else {
+		json_decref(st);
+	}
+}
+
+json_t *rz_api_openapi(void)
+{
+	size_t n;
+	const rz_kind_t *kinds = rz_kinds(&n);
+	json_t *paths = json_object(), *schemas = json_object();
+
+	for (size_t i = 0; i < n; i++) {
+		char list[96];
+		add_paths(paths, &kinds[i]);
+		json_object_set_new(schemas, kinds[i].kind, kind_schema(&kinds[i]));
+		snprintf(list, sizeof(list), "%sList", kinds[i].kind);
+		json_object_set_new(schemas, list,
+		                    json_pack("{s:s, s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s, s:o}}}",
+		                              "type", "object", "properties", "apiVersion", "type",
+		                              "string", "kind", "type", "string", "metadata",
+		                              "type", "object", "items", "type", "array", "items",
+		                              ref(kinds[i].kind)));
+	}
+	json_object_set_new(schemas, "Status",
+	                    json_pack("{s:s, s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}}}",
+	                              "type", "object", "properties", "status", "type", "string",
+	                              "message", "type", "string", "reason", "type", "string",
+	                              "details", "type", "object", "code", "type", "integer"));
+	return json_pack("{s:s, s:{s:s, s:s}, s:o, s:{s:o}}", "openapi", "3.0.3", "info", "title",
+	                 "RezusCloud API", "version", rz_version(), "paths", paths, "components",
+	                 "schemas", schemas);
+}
+
+static void handle_openapi(rz_req_t *req, void *ctx)
+{
+	rz_reply_json(req, 200, rz_api_openapi());
+}
+
+/* ------------------------------------------------------------------ routes */
+
+static unsigned form_methods(const rz_kind_t *k, enum form f)
+{
+	unsigned v = k->verbs, m = 0;
+
+	switch (f) {
+	case FORM_COLLECTION:
+		m |= (v & (RZ_VERB_LIST | RZ_VERB_WATCH)) ? RZ_M_GET : 0;
+		m |= (v & RZ_VERB_CREATE) ? RZ_M_POST : 0;
+		break;
+	case FORM_ITEM:
+		m |= (v & RZ_VERB_GET) ? RZ_M_GET : 0;
+		m |= (v & RZ_VERB_UPDATE) ? RZ_M_PUT : 0;
+		m |= (v & RZ_VERB_PATCH) ? RZ_M_PATCH : 0;
+		m |= (v & RZ_VERB_DELETE) ? RZ_M_DELETE : 0;
+		break;
+	case FORM_STATUS:
+		m |= (v & RZ_VERB_GET) ? RZ_M_GET : 0;
+		m |= (v & RZ_VERB_STATUS) ? RZ_M_PUT | RZ_M_PATCH : 0;
+		break;
+	case FORM_ALL:
+		m |= (v & (RZ_VERB_LIST | RZ_VERB_WATCH)) ? RZ_M_GET : 0;
+		break;
+	}
+	return m;
+}
+
+static int add_route(rz_api_t *api, const rz_kind_t *k, enum form f, const char *pattern,
+                     rz_http_fn fn)
+{
+	size_t i = api->n;
+
+	api->patterns[i] = strdup(pattern);
+	if (api->patterns[i] == NULL) {
+		return -ENOMEM;
+	}
+	api->ctxs[i] = (struct rctx){ api, k, f };
+	api->routes[i] =
+	    (rz_route_t){ k ? form_methods(k, f) : RZ_M_GET, api->patterns[i], fn, &api->ctxs[i] };
+	api->n++;
+	return 0;
+}
+
+static int build_routes(rz_api_t *api)
+{
+	size_t n;
+	const rz_kind_t *kinds = rz_kinds(&n);
+	char p[192];
+	int rc = 0;
+
+	api->routes = calloc(n * 4 + 2, sizeof(*api->routes));
+	api->ctxs = calloc(n * 4 + 2, sizeof(*api->ctxs));
+	api->patterns = calloc(n * 4 + 2, sizeof(*api->patterns));
+	if (api->routes == NULL || api->ctxs == NULL || api->patterns == NULL) {
+		return -ENOMEM;
+	}
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		const rz_kind_t *k = &kinds[i];
+		const char *prefix =
+		    k->scope == RZ_SCOPE_TENANT ? "/api/v1/tenants/{tenant}" : "/api/v1";
+		static const struct {
+			enum form f;
+			const char *suffix;
+		} forms[] = { { FORM_COLLECTION, "" },
+			      { FORM_ITEM, "/{name}" },
+			      { FORM_STATUS, "/{name}/status" } };
+		for (size_t j = 0; rc == 0 && j < 3; j++) {
+			if (form_methods(k, forms[j].f) == 0) {
+				continue;
+			}
+			snprintf(p, sizeof(p), "%s/%s%s", prefix, k->plural, forms[j].suffix);
+			rc = add_route(api, k, forms[j].f, p, handle);
+		}
+		if (rc == 0 && k->scope == RZ_SCOPE_TENANT && form_methods(k, FORM_ALL) != 0) {
+			snprintf(p, sizeof(p), "/api/v1/%s", k->plural);
+			rc = add_route(api, k, FORM_ALL, p, handle);
+		}
+	}
+	if (rc == 0) {
+		rc = add_route(api, NULL, FORM_COLLECTION, "/api/v1", handle_discovery);
+	}
+	if (rc == 0) {
+		rc = add_route(api, NULL, FORM_COLLECTION, "/openapi/v3", handle_openapi);
+	}
+	return rc;
+}
+
+int rz_api_new(rz_api_t **out, rz_http_t *http, rz_store_t *store, rz_watch_hub_t *watches,
+               rz_err_t *err)
+{
+	rz_api_t *api = calloc(1, sizeof(*api));
+	int rc;
+
+	*out = NULL;
+	if (api == NULL) {
+		return rz_err_set(err, -ENOMEM, "api: out of memory");
+	}
+	api->store = store;
+	api->watches = watches;
+	rc = build_routes(api);
+	if (rc != 0) {
+		rz_api_free(api);
+		return rz_err_set(err, rc, "api: out of memory");
+	}
+	rc = rz_http_add_routes(http, api->routes, api->n, err);
+	if (rc != 0) {
+		rz_api_free(api);
+		return rc;
+	}
+	*out = api;
+	return 0;
+}
+
+void rz_api_free(rz_api_t *api)
+{
+	if (api == NULL) {
+		return;
+	}
+	for (size_t i = 0; i < api->n; i++) {
+		free(api->patterns[i]);
+	}
+	free(api->patterns);
+	free(api->routes);
+	free(api->ctxs);
+	free(api);
+}

@@ -1,0 +1,28 @@
+/*
+ * core/api.h - the resource REST API (SPEC §3, §4): routes generated from the kind table,
+ * the verbs, validation, lists with selectors and pages, watches, /openapi/v3.
+ */
+#ifndef RZ_API_H
+#define RZ_API_H
+
+#include <stddef.h>
+
+#include "core/bus.h"
+#include "core/errors.h"
+#include "core/http.h"
+#include "core/store.h"
+#include "core/watch.h"
+
+typedef struct rz_api rz_api_t;
+
+/* Register the resource routes and /openapi/v3 on http. Everything is borrowed and must
+ * outlive the API. Caller owns *out; rz_api_free(). */
+int rz_api_new(rz_api_t **out, rz_http_t *http, rz_store_t *store, rz_watch_hub_t *watches,
+               rz_err_t *err);
+
+void rz_api_free(rz_api_t *api);
+
+/* The OpenAPI 3 document (caller owns). */
+json_t *rz_api_openapi(void);
+
+#endif /* RZ_API_H */

@@ -1,0 +1,1159 @@
+/*
+ * core/fields.c - declarative field schemas: strict validation with Kubernetes-style
+ * causes, defaulting, the OpenAPI schema of the same fields, and the format checks.
+ *
+ * Validation walks the schema and the object together. Causes come in a fixed order: the
+ * schema's fields in declaration order (nested objects in place), then the object's unknown
+ * members sorted by name. Each path gets at most one cause. The count returned is the number
+ * of problems found, so a cause that could not be appended (out of memory) still fails the
+ * validation.
+ */
+/* Angle brackets: a quoted "config.h" would find core/config.h next to this file. */
+#include <config.h>
+
+#include <arpa/inet.h>
+#include <assert.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yaml.h>
+
+#include "core/fields.h"
+
+/* Room for any message a format check writes. */
+#define MSG_MAX 256
+
+/* ---- causes ---- */
+
+static void vcause(json_t *causes, const char *field, const char *reason, const char *fmt,
+                   va_list ap) __attribute__((format(printf, 4, 0)));
+
+static void vcause(json_t *causes, const char *field, const char *reason, const char *fmt,
+                   va_list ap)
+{
+	char *text = NULL;
+	json_t *c;
+
+	if (causes == NULL) {
+		return;
+	}
+	if (vasprintf(&text, fmt, ap) < 0) {
+		return;
+	}
+	c = json_pack("{s:s, s:s, s:s}", "field", field != NULL ? field : "", "reason", reason,
+	              "message", text);
+	free(text);
+	if (c != NULL) {
+		json_array_append_new(causes, c);
+	}
+}
+
+void rz_fields_cause(json_t *causes, const char *field, const char *reason, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vcause(causes, field, reason, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- validation ---- */
+
+typedef struct vctx {
+	json_t *causes; /* borrowed; may be NULL */
+	bool defaults;
+	int count; /* problems found */
+} vctx_t;
+
+static void check_object(vctx_t *c, json_t *obj, const rz_field_t *fields, const char *path);
+
+static void problem(vctx_t *c, const char *path, const char *reason, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void problem(vctx_t *c, const char *path, const char *reason, const char *fmt, ...)
+{
+	va_list ap;
+
+	c->count++;
+	va_start(ap, fmt);
+	vcause(c->causes, path, reason, fmt, ap);
+	va_end(ap);
+}
+
+/* A new path string; NULL (counted as a problem, so validation fails) on out of memory. */
+static char *subpath(vctx_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static char *subpath(vctx_t *c, const char *fmt, ...)
+{
+	char *p = NULL;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&p, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		c->count++;
+		return NULL;
+	}
+	return p;
+}
+
+static char *member_path(vctx_t *c, const char *path, const char *name)
+{
+	if (path[0] == '\0') {
+		return subpath(c, "%s", name);
+	}
+	return subpath(c, "%s.%s", path, name);
+}
+
+static const char *expected_name(rz_ftype_t type)
+{
+	switch (type) {
+	case RZ_F_STRING:
+		return "a string";
+	case RZ_F_INT:
+		return "an integer";
+	case RZ_F_BOOL:
+		return "a boolean";
+	case RZ_F_OBJECT:
+	case RZ_F_ANY:
+		return "an object";
+	case RZ_F_ARRAY:
+		return "an array";
+	case RZ_F_MAP:
+		return "an object of strings";
+	case RZ_F_TIME:
+		return "an RFC 3339 time";
+	}
+	return "a value";
+}
+
+static const char *got_name(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return "an object";
+	case JSON_ARRAY:
+		return "an array";
+	case JSON_STRING:
+		return "a string";
+	case JSON_INTEGER:
+	case JSON_REAL:
+		return "a number";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "a boolean";
+	case JSON_NULL:
+		return "null";
+	}
+	return "a value";
+}
+
+static bool type_ok(rz_ftype_t type, const json_t *v)
+{
+	switch (type) {
+	case RZ_F_STRING:
+	case RZ_F_TIME:
+		return json_is_string(v);
+	case RZ_F_INT:
+		return json_is_integer(v);
+	case RZ_F_BOOL:
+		return json_is_boolean(v);
+	case RZ_F_OBJECT:
+	case RZ_F_MAP:
+	case RZ_F_ANY:
+		return json_is_object(v);
+	case RZ_F_ARRAY:
+		return json_is_array(v);
+	}
+	return false;
+}
+
+static bool absent(const json_t *v)
+{
+	return v == NULL || json_is_null(v);
+}
+
+static bool two_digits(const char *s, int *out)
+{
+	if (s[0] < '0' || s[0] > '9' || s[1] < '0' || s[1] > '9') {
+		return false;
+	}
+	*out = (s[0] - '0') * 10 + (s[1] - '0');
+	return true;
+}
+
+static bool valid_date(const char *s)
+{
+	static const int mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	int hi, lo, year, month, day;
+
+	if (!two_digits(s, &hi) || !two_digits(s + 2, &lo) || s[4] != '-' ||
+	    !two_digits(s + 5, &month) || s[7] != '-' || !two_digits(s + 8, &day)) {
+		return false;
+	}
+	year = hi * 100 + lo;
+	if (month < 1 || month > 12 || day < 1 || day > mdays[month - 1]) {
+		return false;
+	}
+	if (month == 2 && day == 29) {
+		return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+	}
+	return true;
+}
+
+/* RFC 3339: YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM). */
+static bool valid_time(const char *s)
+{
+	int hour, min, sec;
+	const char *p;
+
+	if (!valid_date(s) || s[10] != 'T' || !two_digits(s + 11, &hour) || s[13] != ':' ||
+	    !two_digits(s + 14, &min) || s[16] != ':' || !two_digits(s + 17, &sec)) {
+		return false;
+	}
+	if (hour > 23 || min > 59 || sec > 59) {
+		return false;
+	}
+	p = s + 19;
+	if (*p == '.') {
+		p++;
+		if (*p < '0' || *p > '9') {
+			return false;
+		}
+		while (*p >= '0' && *p <= '9') {
+			p++;
+		}
+	}
+	if (*p == 'Z') {
+		return p[1] == '\0';
+	}
+	if (*p != '+' && *p != '-') {
+		return false;
+	}
+	return two_digits(p + 1, &hour) && p[3] == ':' && two_digits(p + 4, &min) && p[6] == '\0' &&
+	       hour <= 23 && min <= 59;
+}
+
+static void enum_problem(vctx_t *c, const char *const *enums, const char *path)
+{
+	size_t len = 1, used = 0, i;
+	char *buf;
+
+	for (i = 0; enums[i] != NULL; i++) {
+		len += strlen(enums[i]) + 4;
+	}
+	buf = malloc(len);
+	if (buf == NULL) {
+		c->count++;
+		return;
+	}
+	buf[0] = '\0';
+	for (i = 0; enums[i] != NULL; i++) {
+		used += (size_t)snprintf(buf + used, len - used, "%s\"%s\"", i > 0 ? ", " : "",
+		                         enums[i]);
+	}
+	problem(c, path, RZ_CAUSE_NOT_SUPPORTED, "supported values: %s", buf);
+	free(buf);
+}
+
+static bool in_enum(const char *const *enums, const char *s)
+{
+	size_t i;
+
+	for (i = 0; enums[i] != NULL; i++) {
+		if (strcmp(enums[i], s) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Run a format check; false (with a cause added) when it fails. */
+static bool check_format(vctx_t *c, rz_format_fn fn, const char *s, const char *path)
+{
+	char msg[MSG_MAX] = "";
+
+	if (fn == NULL || fn(s, msg, sizeof(msg))) {
+		return true;
+	}
+	problem(c, path, RZ_CAUSE_INVALID, "%s", msg[0] != '\0' ? msg : "invalid value");
+	return false;
+}
+
+/* item: an ARRAY item, where max_len counts the array's items, not the string's bytes. */
+static void check_string(vctx_t *c, const rz_field_t *f, json_t *v, const char *path, bool item)
+{
+	const char *s = json_string_value(v);
+
+	if (f->enums != NULL && !in_enum(f->enums, s)) {
+		enum_problem(c, f->enums, path);
+		return;
+	}
+	if (!item && f->max_len > 0 && json_string_length(v) > f->max_len) {
+		problem(c, path, RZ_CAUSE_TOO_LONG, "must be at most %zu characters", f->max_len);
+		return;
+	}
+	check_format(c, f->format, s, path);
+}
+
+static void check_int(vctx_t *c, const rz_field_t *f, json_t *v, const char *path)
+{
+	json_int_t x = json_integer_value(v);
+
+	if (f->ranged && (x < f->min || x > f->max)) {
+		problem(c, path, RZ_CAUSE_INVALID, "must be between %" PRId64 " and %" PRId64,
+		        f->min, f->max);
+	}
+}
+
+static void check_unique(vctx_t *c, json_t *seen, json_t *item, const char *path)
+{
+	const char *s = json_string_value(item);
+
+	if (json_object_get(seen, s) != NULL) {
+		problem(c, path, RZ_CAUSE_DUPLICATE, "duplicate value \"%s\"", s);
+	} else if (json_object_set_new(seen, s, json_true()) != 0) {
+		c->count++;
+	}
+}
+
+static void check_value(vctx_t *c, const rz_field_t *f, rz_ftype_t type, json_t *v,
+                        const char *path, bool item);
+
+/* Too many items: one cause at the array, the items are not inspected. */
+static void check_array(vctx_t *c, const rz_field_t *f, json_t *v, const char *path)
+{
+	json_t *seen = NULL, *item;
+	size_t i;
+
+	if (f->max_len > 0 && json_array_size(v) > f->max_len) {
+		problem(c, path, RZ_CAUSE_TOO_MANY, "must have at most %zu items", f->max_len);
+		return;
+	}
+	if (f->unique) {
+		seen = json_object();
+		if (seen == NULL) {
+			c->count++;
+			return;
+		}
+	}
+	json_array_foreach(v, i, item)
+	{
+		char *p = subpath(c, "%s[%zu]", path, i);
+		int before = c->count;
+
+		if (p == NULL) {
+			break;
+		}
+		check_value(c, f, f->items, item, p, true);
+		if (seen != NULL && c->count == before && json_is_string(item)) {
+			check_unique(c, seen, item, p);
+		}
+		free(p);
+	}
+	json_decref(seen);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static bool declared(const rz_field_t *fields, const char *name)
+{
+	const rz_field_t *f;
+
+	for (f = fields; f != NULL && f->name != NULL; f++) {
+		if (strcmp(f->name, name) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* obj's keys that fields does not declare (all keys when fields is NULL), sorted. Caller
+ * frees the array (the strings are borrowed from obj); NULL, counted, on out of memory. */
+static const char **sorted_keys(vctx_t *c, json_t *obj, const rz_field_t *fields, size_t *n)
+{
+	const char **keys = malloc((json_object_size(obj) + 1) * sizeof(*keys));
+	const char *key;
+	json_t *v;
+
+	*n = 0;
+	if (keys == NULL) {
+		c->count++;
+		return NULL;
+	}
+	json_object_foreach(obj, key, v)
+	{
+		if (!declared(fields, key)) {
+			keys[(*n)++] = key;
+		}
+	}
+	qsort(keys, *n, sizeof(*keys), cmp_str);
+	return keys;
+}
+
+static void check_entry(vctx_t *c, const rz_field_t *f, const char *key, json_t *v,
+                        const char *path)
+{
+	if (!check_format(c, f->key_format, key, path)) {
+		return;
+	}
+	if (!json_is_string(v)) {
+		problem(c, path, RZ_CAUSE_INVALID, "expected a string, got %s", got_name(v));
+		return;
+	}
+	check_format(c, f->format, json_string_value(v), path);
+}
+
+/* Entries in key order. Too many entries: one cause at the map, entries not inspected. */
+static void check_map(vctx_t *c, const rz_field_t *f, json_t *v, const char *path, bool item)
+{
+	const char **keys;
+	size_t n, i;
+
+	if (!item && f->max_len > 0 && json_object_size(v) > f->max_len) {
+		problem(c, path, RZ_CAUSE_TOO_MANY, "must have at most %zu entries", f->max_len);
+		return;
+	}
+	keys = sorted_keys(c, v, NULL, &n);
+	for (i = 0; i < n; i++) {
+		char *p = subpath(c, "%s[%s]", path, keys[i]);
+
+		if (p == NULL) {
+			break;
+		}
+		check_entry(c, f, keys[i], json_object_get(v, keys[i]), p);
+		free(p);
+	}
+	free(keys);
+}
+
+/* One value of type type, constrained by f. A wrong JSON type is one cause, no more. */
+static void check_value(vctx_t *c, const rz_field_t *f, rz_ftype_t type, json_t *v,
+                        const char *path, bool item)
+{
+	if (!type_ok(type, v)) {
+		problem(c, path, RZ_CAUSE_INVALID, "expected %s, got %s", expected_name(type),
+		        got_name(v));
+		return;
+	}
+	switch (type) {
+	case RZ_F_STRING:
+		check_string(c, f, v, path, item);
+		break;
+	case RZ_F_INT:
+		check_int(c, f, v, path);
+		break;
+	case RZ_F_OBJECT:
+		check_object(c, v, f->fields, path);
+		break;
+	case RZ_F_ARRAY:
+		/* Arrays of arrays cannot be described; an inner array is not inspected. */
+		if (!item) {
+			check_array(c, f, v, path);
+		}
+		break;
+	case RZ_F_MAP:
+		check_map(c, f, v, path, item);
+		break;
+	case RZ_F_TIME:
+		if (!valid_time(json_string_value(v))) {
+			problem(c, path, RZ_CAUSE_INVALID,
+			        "must be an RFC 3339 time such as 2026-11-30T04:31:11Z");
+		}
+		break;
+	case RZ_F_BOOL:
+	case RZ_F_ANY:
+		break;
+	}
+}
+
+/* The parsed default of f; a def that is not JSON is a bug in the schema table. */
+static json_t *load_default(const rz_field_t *f)
+{
+	json_error_t error;
+	json_t *v = json_loads(f->def, JSON_DECODE_ANY, &error);
+
+	assert(v != NULL && "rz_field_t.def must be JSON text");
+	return v;
+}
+
+static void check_member(vctx_t *c, json_t *obj, const rz_field_t *f, const char *path)
+{
+	json_t *v = json_object_get(obj, f->name);
+	char *p = member_path(c, path, f->name);
+
+	if (p == NULL) {
+		return;
+	}
+	if (absent(v) && f->def != NULL && c->defaults) {
+		if (json_object_set_new(obj, f->name, load_default(f)) != 0) {
+			c->count++;
+		}
+		v = json_object_get(obj, f->name);
+	}
+	if (!absent(v)) {
+		check_value(c, f, f->type, v, p, false);
+	} else if (f->required) {
+		problem(c, p, RZ_CAUSE_REQUIRED, "required");
+	}
+	free(p);
+}
+
+static void check_object(vctx_t *c, json_t *obj, const rz_field_t *fields, const char *path)
+{
+	const rz_field_t *f;
+	const char **unknown;
+	size_t n, i;
+
+	for (f = fields; f != NULL && f->name != NULL; f++) {
+		check_member(c, obj, f, path);
+	}
+	unknown = sorted_keys(c, obj, fields, &n);
+	for (i = 0; i < n; i++) {
+		char *p = member_path(c, path, unknown[i]);
+
+		if (p == NULL) {
+			break;
+		}
+		problem(c, p, RZ_CAUSE_INVALID, "unknown field");
+		free(p);
+	}
+	free(unknown);
+}
+
+int rz_fields_validate(json_t *obj, const rz_field_t *fields, const char *path, bool apply_defaults,
+                       json_t *causes)
+{
+	vctx_t c = { .causes = causes, .defaults = apply_defaults, .count = 0 };
+
+	if (path == NULL) {
+		path = "";
+	}
+	if (obj == NULL || !json_is_object(obj)) {
+		problem(&c, path, RZ_CAUSE_INVALID, "expected an object, got %s",
+		        obj != NULL ? got_name(obj) : "null");
+		return c.count;
+	}
+	check_object(&c, obj, fields, path);
+	return c.count;
+}
+
+/* ---- OpenAPI ---- */
+
+/* Set key to v (stolen, may be NULL); -1 when anything is missing. */
+static int put(json_t *o, const char *key, json_t *v)
+{
+	return json_object_set_new(o, key, v) == 0 ? 0 : -1;
+}
+
+static json_t *finish(json_t *o, int rc)
+{
+	if (rc != 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+static json_t *enum_array(const char *const *enums)
+{
+	json_t *a = json_array();
+	int rc = a != NULL ? 0 : -1;
+	size_t i;
+
+	for (i = 0; enums[i] != NULL; i++) {
+		rc |= json_array_append_new(a, json_string(enums[i]));
+	}
+	return finish(a, rc);
+}
+
+static json_t *string_schema(const rz_field_t *f, bool item)
+{
+	json_t *o = json_pack("{s:s}", "type", "string");
+	int rc = 0;
+
+	if (f->enums != NULL) {
+		rc |= put(o, "enum", enum_array(f->enums));
+	}
+	if (f->format_name != NULL) {
+		rc |= put(o, "format", json_string(f->format_name));
+	}
+	if (!item && f->max_len > 0) {
+		rc |= put(o, "maxLength", json_integer((json_int_t)f->max_len));
+	}
+	return finish(o, rc);
+}
+
+static json_t *int_schema(const rz_field_t *f)
+{
+	json_t *o = json_pack("{s:s, s:s}", "type", "integer", "format", "int64");
+	int rc = 0;
+
+	if (f->ranged) {
+		rc |= put(o, "minimum", json_integer(f->min));
+		rc |= put(o, "maximum", json_integer(f->max));
+	}
+	return finish(o, rc);
+}
+
+static json_t *type_schema(const rz_field_t *f, rz_ftype_t type, bool item);
+
+static json_t *array_schema(const rz_field_t *f)
+{
+	json_t *o = json_pack("{s:s}", "type", "array");
+	int rc = put(o, "items", type_schema(f, f->items, true));
+
+	if (f->max_len > 0) {
+		rc |= put(o, "maxItems", json_integer((json_int_t)f->max_len));
+	}
+	if (f->unique) {
+		rc |= put(o, "uniqueItems", json_true());
+	}
+	return finish(o, rc);
+}
+
+/* The value format (the checks .format applies) goes on additionalProperties. */
+static json_t *map_schema(const rz_field_t *f, bool item)
+{
+	json_t *o =
+	    json_pack("{s:s, s:{s:s}}", "type", "object", "additionalProperties", "type", "string");
+	int rc = 0;
+
+	if (f->format_name != NULL) {
+		rc |= put(json_object_get(o, "additionalProperties"), "format",
+		          json_string(f->format_name));
+	}
+	if (!item && f->max_len > 0) {
+		rc |= put(o, "maxProperties", json_integer((json_int_t)f->max_len));
+	}
+	return finish(o, rc);
+}
+
+static json_t *type_schema(const rz_field_t *f, rz_ftype_t type, bool item)
+{
+	switch (type) {
+	case RZ_F_STRING:
+		return string_schema(f, item);
+	case RZ_F_INT:
+		return int_schema(f);
+	case RZ_F_BOOL:
+		return json_pack("{s:s}", "type", "boolean");
+	case RZ_F_OBJECT:
+		return rz_fields_openapi(f->fields);
+	case RZ_F_ARRAY:
+		return item ? json_pack("{s:s}", "type", "array") : array_schema(f);
+	case RZ_F_MAP:
+		return map_schema(f, item);
+	case RZ_F_ANY:
+		return json_pack("{s:s, s:b}", "type", "object",
+		                 "x-kubernetes-preserve-unknown-fields", 1);
+	case RZ_F_TIME:
+		return json_pack("{s:s, s:s}", "type", "string", "format", "date-time");
+	}
+	return NULL;
+}
+
+static json_t *field_schema(const rz_field_t *f)
+{
+	json_t *o = type_schema(f, f->type, false);
+	int rc = o != NULL ? 0 : -1;
+
+	if (f->doc != NULL) {
+		rc |= put(o, "description", json_string(f->doc));
+	}
+	if (f->def != NULL) {
+		rc |= put(o, "default", load_default(f));
+	}
+	return finish(o, rc);
+}
+
+json_t *rz_fields_openapi(const rz_field_t *fields)
+{
+	json_t *o = json_object(), *props = json_object(), *req = json_array();
+	const rz_field_t *f;
+	int rc = 0;
+
+	for (f = fields; f != NULL && f->name != NULL; f++) {
+		rc |= put(props, f->name, field_schema(f));
+		if (f->required) {
+			rc |= json_array_append_new(req, json_string(f->name));
+		}
+	}
+	rc |= put(o, "type", json_string("object"));
+	rc |= put(o, "properties", props);
+	if (json_array_size(req) > 0) {
+		rc |= put(o, "required", req);
+	} else {
+		json_decref(req);
+		rc |= req == NULL ? -1 : 0;
+	}
+	rc |= put(o, "additionalProperties", json_false());
+	return finish(o, rc);
+}
+
+/* ---- formats ---- */
+
+static bool fail(char *msg, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static bool fail(char *msg, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (msg != NULL && size > 0) {
+		va_start(ap, fmt);
+		vsnprintf(msg, size, fmt, ap);
+		va_end(ap);
+	}
+	return false;
+}
+
+static bool is_digit(char ch)
+{
+	return ch >= '0' && ch <= '9';
+}
+
+static bool is_lower_alnum(char ch)
+{
+	return is_digit(ch) || (ch >= 'a' && ch <= 'z');
+}
+
+static bool is_alnum(char ch)
+{
+	return is_lower_alnum(ch) || (ch >= 'A' && ch <= 'Z');
+}
+
+/* s[0..n): alphanumeric ends, alphanumerics and '-' inside; upper case only when upper. */
+static bool dns_label(const char *s, size_t n, bool upper)
+{
+	bool (*alnum)(char) = upper ? is_alnum : is_lower_alnum;
+	size_t i;
+
+	if (n == 0 || !alnum(s[0]) || !alnum(s[n - 1])) {
+		return false;
+	}
+	for (i = 1; i + 1 < n; i++) {
+		if (!alnum(s[i]) && s[i] != '-') {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* s[0..n): one or more dns_labels of at most label_max bytes joined by '.'. */
+static bool dns_name(const char *s, size_t n, bool upper, size_t label_max)
+{
+	size_t start = 0, i;
+
+	for (i = 0; i <= n; i++) {
+		if (i < n && s[i] != '.') {
+			continue;
+		}
+		if (i - start > label_max || !dns_label(s + start, i - start, upper)) {
+			return false;
+		}
+		start = i + 1;
+	}
+	return true;
+}
+
+/* s[0..n): alphanumeric ends, alphanumerics, '-', '_' and '.' inside. */
+static bool name_part(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || !is_alnum(s[0]) || !is_alnum(s[n - 1])) {
+		return false;
+	}
+	for (i = 1; i + 1 < n; i++) {
+		if (!is_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.') {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* s[0..n) is a decimal of 1..maxdigits digits without leading zeros. out may be NULL. */
+static bool parse_dec(const char *s, size_t n, size_t maxdigits, unsigned long *out)
+{
+	unsigned long v = 0;
+	size_t i;
+
+	if (n == 0 || n > maxdigits || (n > 1 && s[0] == '0')) {
+		return false;
+	}
+	for (i = 0; i < n; i++) {
+		if (!is_digit(s[i])) {
+			return false;
+		}
+		v = v * 10 + (unsigned long)(s[i] - '0');
+	}
+	if (out != NULL) {
+		*out = v;
+	}
+	return true;
+}
+
+/* s[0..n) is a dotted quad without leading zeros. */
+static bool parse_ipv4(const char *s, size_t n, unsigned char out[4])
+{
+	size_t i = 0, k;
+
+	for (k = 0; k < 4; k++) {
+		size_t start;
+		unsigned long v;
+
+		if (k > 0) {
+			if (i >= n || s[i] != '.') {
+				return false;
+			}
+			i++;
+		}
+		start = i;
+		while (i < n && is_digit(s[i])) {
+			i++;
+		}
+		if (!parse_dec(s + start, i - start, 3, &v) || v > 255) {
+			return false;
+		}
+		out[k] = (unsigned char)v;
+	}
+	return i == n;
+}
+
+/* s[0..n) is an IPv6 address (inet_pton). */
+static bool parse_ipv6(const char *s, size_t n, unsigned char out[16])
+{
+	char text[INET6_ADDRSTRLEN];
+
+	if (n >= sizeof(text)) {
+		return false;
+	}
+	memcpy(text, s, n);
+	text[n] = '\0';
+	return inet_pton(AF_INET6, text, out) == 1;
+}
+
+bool rz_format_dns1123_label(const char *s, char *msg, size_t size)
+{
+	size_t n = strlen(s);
+
+	if (n == 0) {
+		return fail(msg, size, "must not be empty");
+	}
+	if (n > 63) {
+		return fail(msg, size, "must be no more than 63 characters");
+	}
+	if (!dns_label(s, n, false)) {
+		return fail(msg, size,
+		            "must consist of lower case alphanumeric characters or '-', and must "
+		            "start and end with an alphanumeric character (e.g. 'my-name' or "
+		            "'123-abc')");
+	}
+	return true;
+}
+
+bool rz_format_dns1123_subdomain(const char *s, char *msg, size_t size)
+{
+	size_t n = strlen(s);
+
+	if (n == 0) {
+		return fail(msg, size, "must not be empty");
+	}
+	if (n > 253) {
+		return fail(msg, size, "must be no more than 253 characters");
+	}
+	if (!dns_name(s, n, false, SIZE_MAX)) {
+		return fail(
+		    msg, size,
+		    "must consist of lower case alphanumeric characters, '-' or '.', and "
+		    "must start and end with an alphanumeric character (e.g. 'example.com')");
+	}
+	return true;
+}
+
+static bool check_prefix(const char *s, size_t n, char *msg, size_t size)
+{
+	if (n == 0) {
+		return fail(msg, size, "prefix part must be non-empty");
+	}
+	if (n > 253) {
+		return fail(msg, size, "prefix part must be no more than 253 characters");
+	}
+	if (!dns_name(s, n, false, SIZE_MAX)) {
+		return fail(msg, size, "prefix part must be a lowercase RFC 1123 subdomain");
+	}
+	return true;
+}
+
+bool rz_format_label_key(const char *s, char *msg, size_t size)
+{
+	const char *slash = strchr(s, '/');
+	const char *name = s;
+	size_t n;
+
+	if (slash != NULL) {
+		if (strchr(slash + 1, '/') != NULL) {
+			return fail(msg, size,
+			            "must be a name with an optional DNS subdomain prefix and '/' "
+			            "(e.g. 'example.com/MyName')");
+		}
+		if (!check_prefix(s, (size_t)(slash - s), msg, size)) {
+			return false;
+		}
+		name = slash + 1;
+	}
+	n = strlen(name);
+	if (n == 0) {
+		return fail(msg, size, "name part must be non-empty");
+	}
+	if (n > 63) {
+		return fail(msg, size, "name part must be 63 characters or less");
+	}
+	if (!name_part(name, n)) {
+		return fail(msg, size,
+		            "name part must consist of alphanumeric characters, '-', '_' or '.', "
+		            "and must start and end with an alphanumeric character");
+	}
+	return true;
+}
+
+bool rz_format_qualified_name(const char *s, char *msg, size_t size)
+{
+	return rz_format_label_key(s, msg, size);
+}
+
+bool rz_format_label_value(const char *s, char *msg, size_t size)
+{
+	size_t n = strlen(s);
+
+	if (n > 63) {
+		return fail(msg, size, "must be no more than 63 characters");
+	}
+	if (n > 0 && !name_part(s, n)) {
+		return fail(msg, size,
+		            "must be empty or consist of alphanumeric characters, '-', '_' or '.', "
+		            "and must start and end with an alphanumeric character");
+	}
+	return true;
+}
+
+/* Clears the host bits of addr; false with "did you mean" when any was set. */
+static bool host_bits_zero(unsigned char *addr, size_t bytes, unsigned bits, char *msg, size_t size)
+{
+	char text[INET6_ADDRSTRLEN];
+	bool clean = true;
+	size_t i;
+
+	for (i = 0; i < bytes; i++) {
+		unsigned keep = bits >= (i + 1) * 8 ? 8 : bits > i * 8 ? bits - (unsigned)i * 8 : 0;
+		unsigned mask = keep == 0 ? 0 : (0xffu << (8 - keep)) & 0xffu;
+
+		if ((addr[i] & ~mask) != 0) {
+			clean = false;
+			addr[i] = (unsigned char)(addr[i] & mask);
+		}
+	}
+	if (clean) {
+		return true;
+	}
+	if (inet_ntop(bytes == 4 ? AF_INET : AF_INET6, addr, text, sizeof(text)) == NULL) {
+		return fail(msg, size, "host bits must be zero");
+	}
+	return fail(msg, size, "host bits must be zero (did you mean %s/%u?)", text, bits);
+}
+
+bool rz_format_cidr(const char *s, char *msg, size_t size)
+{
+	static const char generic[] = "must be a CIDR such as 10.244.0.0/16";
+	const char *slash = strchr(s, '/');
+	unsigned char addr[16];
+	unsigned long bits;
+	size_t alen, bytes;
+
+	if (slash == NULL) {
+		return fail(msg, size, "%s", generic);
+	}
+	alen = (size_t)(slash - s);
+	if (memchr(s, ':', alen) != NULL) {
+		bytes = 16;
+		if (!parse_ipv6(s, alen, addr)) {
+			return fail(msg, size, "%s", generic);
+		}
+	} else {
+		bytes = 4;
+		if (!parse_ipv4(s, alen, addr)) {
+			return fail(msg, size, "%s", generic);
+		}
+	}
+	if (!parse_dec(slash + 1, strlen(slash + 1), 3, &bits)) {
+		return fail(msg, size, "%s", generic);
+	}
+	if (bits > bytes * 8) {
+		return fail(msg, size, "prefix length must be between 0 and %zu", bytes * 8);
+	}
+	return host_bits_zero(addr, bytes, (unsigned)bits, msg, size);
+}
+
+bool rz_format_version(const char *s, char *msg, size_t size)
+{
+	const char *p = s;
+	int k;
+
+	for (k = 0; k < 3; k++) {
+		size_t n = 0;
+
+		if (k > 0) {
+			if (*p != '.') {
+				return fail(msg, size, "must be a version such as 1.35.0");
+			}
+			p++;
+		}
+		while (is_digit(p[n])) {
+			n++;
+		}
+		if (!parse_dec(p, n, 9, NULL)) {
+			return fail(msg, size, "must be a version such as 1.35.0");
+		}
+		p += n;
+	}
+	if (*p != '\0') {
+		return fail(msg, size, "must be a version such as 1.35.0");
+	}
+	return true;
+}
+
+/* The host at p (before end): [IPv6], a dotted quad, or a DNS name. Returns the end of the
+ * host, or NULL when it is not one. */
+static const char *url_host(const char *p, const char *end)
+{
+	unsigned char addr[16];
+	const char *q;
+
+	if (*p == '[') {
+		q = memchr(p, ']', (size_t)(end - p));
+		if (q == NULL || !parse_ipv6(p + 1, (size_t)(q - p - 1), addr)) {
+			return NULL;
+		}
+		return q + 1;
+	}
+	q = memchr(p, ':', (size_t)(end - p));
+	if (q == NULL) {
+		q = end;
+	}
+	if (strspn(p, "0123456789.") >= (size_t)(q - p)) {
+		return parse_ipv4(p, (size_t)(q - p), addr) ? q : NULL;
+	}
+	if (q - p > 253 || !dns_name(p, (size_t)(q - p), true, 63)) {
+		return NULL;
+	}
+	return q;
+}
+
+bool rz_format_url(const char *s, char *msg, size_t size)
+{
+	static const char generic[] = "must be a URL such as https://10.0.0.10:6443";
+	const unsigned char *u;
+	const char *p, *end;
+	size_t digits;
+
+	for (u = (const unsigned char *)s; *u != '\0'; u++) {
+		if (*u <= 0x20 || *u == 0x7f) {
+			return fail(msg, size, "must not contain spaces or control characters");
+		}
+		if (*u >= 0x80) {
+			return fail(msg, size, "%s", generic);
+		}
+	}
+	if (strncmp(s, "https://", 8) == 0) {
+		p = s + 8;
+	} else if (strncmp(s, "http://", 7) == 0) {
+		p = s + 7;
+	} else {
+		return fail(msg, size, "%s", generic);
+	}
+	end = p + strcspn(p, "/");
+	if (memchr(p, '@', (size_t)(end - p)) != NULL) {
+		return fail(msg, size, "must not contain a user name or password");
+	}
+	p = url_host(p, end);
+	if (p == NULL || (p < end && *p != ':')) {
+		return fail(msg, size, "%s", generic);
+	}
+	if (p == end) {
+		return true;
+	}
+	digits = strspn(p + 1, "0123456789");
+	if (digits == 0 || p + 1 + digits != end) {
+		return fail(msg, size, "%s", generic);
+	}
+	if (digits > 5 || strtoul(p + 1, NULL, 10) < 1 || strtoul(p + 1, NULL, 10) > 65535) {
+		return fail(msg, size, "port must be between 1 and 65535");
+	}
+	return true;
+}
+
+/* 1-based line and column of byte offset in s (for reader errors, which carry no mark). */
+static void offset_position(const char *s, size_t offset, size_t *line, size_t *col)
+{
+	size_t i;
+
+	*line = 1;
+	*col = 1;
+	for (i = 0; i < offset && s[i] != '\0'; i++) {
+		if (s[i] == '\n') {
+			(*line)++;
+			*col = 1;
+		} else if (((unsigned char)s[i] & 0xc0) != 0x80) {
+			(*col)++;
+		}
+	}
+}
+
+static bool yaml_problem(const yaml_parser_t *parser, const char *s, char *msg, size_t size)
+{
+	size_t line, col;
+
+	if (parser->problem == NULL) {
+		return fail(msg, size, "not valid YAML: out of memory");
+	}
+	if (parser->error == YAML_READER_ERROR) {
+		offset_position(s, parser->problem_offset, &line, &col);
+	} else {
+		line = parser->problem_mark.line + 1;
+		col = parser->problem_mark.column + 1;
+	}
+	return fail(msg, size, "not valid YAML: %s at line %zu, column %zu", parser->problem, line,
+	            col);
+}
+
+bool rz_format_yaml(const char *s, char *msg, size_t size)
+{
+	yaml_parser_t parser;
+	yaml_event_t event;
+	bool ok = true, done = false;
+
+	if (!yaml_parser_initialize(&parser)) {
+		return fail(msg, size, "not valid YAML: out of memory");
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *)s, strlen(s));
+	while (!done) {
+		if (!yaml_parser_parse(&parser, &event)) {
+			ok = yaml_problem(&parser, s, msg, size);
+			break;
+		}
+		done = event.type == YAML_STREAM_END_EVENT;
+		yaml_event_delete(&event);
+	}
+	yaml_parser_delete(&parser);
+	return ok;
+}

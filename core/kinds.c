@@ -1,0 +1,572 @@
+/* core/kinds.c - the resource kinds and their field schemas (SPEC §4). */
+#include <config.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/kinds.h"
+
+/* ------------------------------------------------------------------ shared pieces */
+
+static const char *const phases_tenant[] = { "Pending",  "Provisioning", "Ready", "Degraded",
+	                                     "Deleting", "Failed",       NULL };
+static const char *const roles[] = { "controlplane", "worker", NULL };
+static const char *const condition_status[] = { "True", "False", "Unknown", NULL };
+static const char *const taint_effects[] = { "NoSchedule", "PreferNoSchedule", "NoExecute", NULL };
+static const char *const patch_formats[] = { "strategic", "json6902", NULL };
+static const char *const patch_targets[] = { "all", "controlplane", "worker", NULL };
+static const char *const machine_stages[] = { "Provisioning", "Booting",   "Installing",
+	                                      "Running",      "Upgrading", "Rebooting",
+	                                      "Removing",     "Unknown",   NULL };
+static const char *const run_operations[] = { "plan", "apply", "destroy", NULL };
+static const char *const run_triggers[] = { "create", "update",  "resync", "manual",
+	                                    "delete", "upgrade", NULL };
+static const char *const run_phases[] = { "Queued", "Running",  "AwaitingApproval", "Succeeded",
+	                                  "Failed", "Canceled", "Interrupted",      NULL };
+static const char *const severities[] = { "error", "warning", NULL };
+static const char *const components[] = { "talos", "kubernetes", NULL };
+static const char *const upgrade_phases[] = { "Pending", "Prechecking", "Upgrading",  "Succeeded",
+	                                      "Failed",  "Canceled",    "RolledBack", NULL };
+static const char *const provider_kinds[] = { "infra", "cluster", NULL };
+
+#define F_END                                                                                      \
+	{                                                                                          \
+		.name = NULL                                                                       \
+	}
+
+static const rz_field_t condition_fields[] = {
+	{ .name = "type",
+	  .type = RZ_F_STRING,
+	  .required = true,
+	  .max_len = 316,
+	  .doc = "condition type, e.g. Reconciled" },
+	{ .name = "status", .type = RZ_F_STRING, .required = true, .enums = condition_status },
+	{ .name = "reason", .type = RZ_F_STRING, .max_len = 1024, .doc = "CamelCase reason" },
+	{ .name = "message", .type = RZ_F_STRING, .max_len = 32768 },
+	{ .name = "lastTransitionTime", .type = RZ_F_TIME },
+	{ .name = "observedGeneration",
+	  .type = RZ_F_INT,
+	  .ranged = true,
+	  .min = 0,
+	  .max = INT64_MAX },
+	F_END,
+};
+
+/* ------------------------------------------------------------------ metadata */
+
+static const rz_field_t metadata_fields[] = {
+	{ .name = "name",
+	  .type = RZ_F_STRING,
+	  .format = rz_format_dns1123_label,
+	  .format_name = "dns1123-label",
+	  .doc = "unique per kind (and tenant)" },
+	{ .name = "generateName",
+	  .type = RZ_F_STRING,
+	  .max_len = 58,
+	  .doc = "prefix for a server-generated name" },
+	{ .name = "tenant",
+	  .type = RZ_F_STRING,
+	  .format = rz_format_dns1123_label,
+	  .format_name = "dns1123-label",
+	  .doc = "owning tenant (tenant-scoped kinds)" },
+	{ .name = "uid", .type = RZ_F_STRING, .doc = "set by the server" },
+	{ .name = "resourceVersion", .type = RZ_F_STRING, .doc = "set by the server; opaque" },
+	{ .name = "generation", .type = RZ_F_INT, .doc = "set by the server" },
+	{ .name = "creationTimestamp", .type = RZ_F_TIME, .doc = "set by the server" },
+	{ .name = "deletionTimestamp", .type = RZ_F_TIME, .doc = "set by the server" },
+	{ .name = "labels",
+	  .type = RZ_F_MAP,
+	  .key_format = rz_format_label_key,
+	  .format = rz_format_label_value,
+	  .max_len = 64 },
+	{ .name = "annotations",
+	  .type = RZ_F_MAP,
+	  .key_format = rz_format_label_key,
+	  .max_len = 64 },
+	{ .name = "finalizers",
+	  .type = RZ_F_ARRAY,
+	  .items = RZ_F_STRING,
+	  .format = rz_format_qualified_name,
+	  .unique = true,
+	  .max_len = 32 },
+	F_END,
+};
+
+const rz_field_t *rz_kind_metadata_fields(void)
+{
+	return metadata_fields;
+}
+
+/* ------------------------------------------------------------------ Tenant */
+
+static const rz_field_t tenant_spec[] = {
+	{ .name = "clusterProvider",
+	  .type = RZ_F_STRING,
+	  .def = "\"talos\"",
+	  .format = rz_format_dns1123_label,
+	  .doc = "cluster plugin: talos, or sim" },
+	{ .name = "kubernetesVersion",
+	  .type = RZ_F_STRING,
+	  .def = "\"1.35.0\"",
+	  .format = rz_format_version,
+	  .format_name = "version" },
+	{ .name = "talosVersion",
+	  .type = RZ_F_STRING,
+	  .def = "\"1.12.0\"",
+	  .format = rz_format_version,
+	  .format_name = "version" },
+	{ .name = "controlPlaneEndpoint",
+	  .type = RZ_F_STRING,
+	  .format = rz_format_url,
+	  .format_name = "uri",
+	  .doc = "Kubernetes API URL; derived from the first control plane when empty" },
+	{ .name = "podSubnets",
+	  .type = RZ_F_ARRAY,
+	  .items = RZ_F_STRING,
+	  .format = rz_format_cidr,
+	  .format_name = "cidr",
+	  .unique = true,
+	  .max_len = 2,
+	  .def = "[\"10.244.0.0/16\"]" },
+	{ .name = "serviceSubnets",
+	  .type = RZ_F_ARRAY,
+	  .items = RZ_F_STRING,
+	  .format = rz_format_cidr,
+	  .format_name = "cidr",
+	  .unique = true,
+	  .max_len = 2,
+	  .def = "[\"10.96.0.0/12\"]" },
+	F_END,
+};
+
+static const rz_field_t last_run_fields[] = {
+	{ .name = "id", .type = RZ_F_STRING },
+	{ .name = "operation", .type = RZ_F_STRING, .enums = run_operations },
+	{ .name = "phase", .type = RZ_F_STRING, .enums = run_phases },
+	{ .name = "finishedAt", .type = RZ_F_TIME },
+	{ .name = "error", .type = RZ_F_STRING },
+	F_END,
+};
+
+static const rz_field_t machine_counts[] = {
+	{ .name = "desired", .type = RZ_F_INT, .ranged = true, .min = 0, .max = 1000000 },
+	{ .name = "total", .type = RZ_F_INT, .ranged = true, .min = 0, .max = 1000000 },
+	{ .name = "ready", .type = RZ_F_INT, .ranged = true, .min = 0, .max = 1000000 },
+	F_END,
+};
+
+static const rz_field_t tenant_status[] = {
+	{ .name = "phase", .type = RZ_F_STRING, .enums = phases_tenant },
+	{ .name = "conditions",
+	  .type = RZ_F_ARRAY,
+	  .items = RZ_F_OBJECT,
+	  .fields = condition_fields },
+	{ .name = "observedGeneration", .type = RZ_F_INT },
+	{ .name = "lastRun", .type = RZ_F_OBJECT, .fields = last_run_fields },
+	{ .name = "machines", .type = RZ_F_OBJECT, .fields = machine_counts },
+	{ .name = "talosVersion", .type = RZ_F_STRING },
+	{ .name = "kubernetesVersion", .type = RZ_F_STRING },
+	F_END,
+};
+
+/* The pod and service subnets must not overlap, and the first two must be of one family. */
+static void tenant_check(const rz_kind_t *k, json_t *obj, const json_t *old, json_t *causes)
+{
+	json_t *spec = json_object_get(obj, "spec");
+	json_t *pods = json_object_get(spec, "podSubnets");
+	json_t *svcs = json_object_get(spec, "serviceSubnets");
+	size_t i, j;
+	json_t *p, *s;
+
+	json_array_foreach(pods, i, p)
+	{
+		json_array_foreach(svcs, j, s)
+		{
+			if (json_equal(p, s)) {
+				char field[64];
+				snprintf(field, sizeof(field), "spec.serviceSubnets[%zu]", j);
+				rz_fields_cause(causes, field, RZ_CAUSE_INVALID,
+				                "must not equal spec.podSubnets[%zu]", i);
+			}
+		}
+	}
+}
+
+static const char *const tenant_short[] = { "tn", NULL };
+static const char *const tenant_finalizers[] = { "rezuscloud.io/teardown", NULL };
+
+/* ------------------------------------------------------------------ NodeGroup */
+
+static const rz_field_t taint_fields[] = {
+	{ .name = "key", .type = RZ_F_STRING, .required = true, .format = rz_format_label_key },
+	{ .name = "value", .type = RZ_F_STRING, .format = rz_format_label_value },
+	{ .name = "effect", .type = RZ_F_STRING, .required = true, .enums = taint_effects },
+	F_END,
+};
+
+static bool provider_class_valid(const char *s, char *msg, size_t size)
+{
+	const char *colon = strchr(s, ':');
+	char plugin[64];
+	size_t len = colon ? (size_t)(colon - s) : strlen(s);
+
+	if (len == 0 || len >= sizeof(plugin)) {
+		snprintf(msg, size, "must be <plugin>[:<class>], e.g. oci:VM.Standard.A1.Flex");
+		return false;
+	}
+	memcpy(plugin, s, len);
+	plugin[len] = '\0';
+	if (!rz_format_dns1123_label(plugin, msg, size)) {
+		snprintf(msg, size, "plugin name '%s' must be a DNS-1123 label", plugin);
+		return false;
+	}
+	if (colon != NULL && (colon[1] == '\0' || strlen(colon + 1) > 253 ||
+	                      strpbrk(colon + 1, " \t\r\n\"'${}") != NULL)) {
+		snprintf(msg, size,
+		         "class after ':' must be 1 to 253 characters without spaces, "
+		         "quotes or braces");
+		return false;
+	}
+	return true;
+}
+
+static const rz_field_t nodegroup_spec[] = {
+	{ .name = "role", .type = RZ_F_STRING, .required = true, .enums = roles },
+	{ .name = "count", .type = RZ_F_INT, .ranged = true, .min = 0, .max = 1000, .def = "1" },
+	{ .name = "providerClass",
+	  .type = RZ_F_STRING,
+	  .required = true,
+	  .format = provider_class_valid,
+	  .format_name = "provider-class",
+	  .doc = "<plugin>[:<class>], e.g. oci:VM.Standard.A1.Flex, metal, sim" },
+	{ .name = "providerConfig",
+	  .type = RZ_F_ANY,
+	  .def = "{}",
+	  .doc = "validated by the plugin named in providerClass" },
+	{ .name = "talosVersion",
+	  .type = RZ_F_STRING,
+	  .format = rz_format_version,
+	  .format_name = "version",
+	  .doc = "overrides the tenant's Talos version" },
+	{ .name = "labels",
+	  .type = RZ_F_MAP,
+	  .key_format = rz_format_label_key,
+	  .format = rz_format_label_value,
+	  .max_len = 64,
+	  .doc = "Kubernetes node labels" },
+	{ .name = "taints",
+	  .type = RZ_F_ARRAY,
+	  .items = RZ_F_OBJECT,
+	  .fields = taint_fields,
+	  .max_len = 32,
+	  .doc = "Kubernetes node taints" },
+	F_END,
+};
+
+static const rz_field_t nodegroup_status[] = {
+	{ .name = "desired", .type = RZ_F_INT, .ranged = true, .min = 0, .max = 1000 },
+	{ .name = "total", .type = RZ_F_INT, .ranged = true, .min = 0, .max = 1000000 },
+	{ .name = "ready", .type = RZ_F_INT, .ranged = true, .min = 0, .max = 1000000 },
+	{ .name = "observedGeneration", .type = RZ_F_INT },
+	F_END,
+};
+
+/* A node group's role cannot change: machines would have to be rebuilt in another role. */
+static void nodegroup_check(const rz_kind_t *k, json_t *obj, const json_t *old, json_t *causes)
+{
+	const char *now = json_string_value(json_object_get(json_object_get(obj, "spec"), "role"));
+	const char *was = json_string_value(json_object_get(json_object_get(old, "spec"), "role"));
+
+	if (old != NULL && now != NULL && was != NULL && strcmp(now, was) != 0) {
+		rz_fields_cause(causes, "spec.role", RZ_CAUSE_INVALID,
+		                "field is immutable (was \"%s\")", was);
+	}
+}
+
+static const char *const nodegroup_short[] = { "ng", NULL };
+
+/* ------------------------------------------------------------------ ConfigPatch */
+
+static const rz_field_t configpatch_spec[] = {
+	{ .name = "patch",
+	  .type = RZ_F_STRING,
+	  .required = true,
+	  .format = rz_format_yaml,
+	  .format_name = "yaml",
+	  .max_len = 262144,
+	  .doc = "Talos machine config patch (YAML)" },
+	{ .name = "format", .type = RZ_F_STRING, .enums = patch_formats, .def = "\"strategic\"" },
+	{ .name = "targetRole", .type = RZ_F_STRING, .enums = patch_targets, .def = "\"all\"" },
+	{ .name = "nodeGroups",
+	  .type = RZ_F_ARRAY,
+	  .items = RZ_F_STRING,
+	  .format = rz_format_dns1123_label,
+	  .unique = true,
+	  .max_len = 64,
+	  .doc = "restrict to these node groups" },
+	{ .name = "enabled", .type = RZ_F_BOOL, .def = "true" },
+	F_END,
+};
+
+static const char *const configpatch_short[] = { "cp", NULL };
+
+/* ------------------------------------------------------------------ Machine */
+
+static const rz_field_t machine_spec[] = {
+	{ .name = "nodeGroup", .type = RZ_F_STRING, .format = rz_format_dns1123_label },
+	{ .name = "role", .type = RZ_F_STRING, .enums = roles },
+	{ .name = "providerId", .type = RZ_F_STRING, .max_len = 1024 },
+	{ .name = "providerType", .type = RZ_F_STRING, .max_len = 253 },
+	{ .name = "address", .type = RZ_F_STRING, .max_len = 253 },
+	{ .name = "addresses", .type = RZ_F_ARRAY, .items = RZ_F_STRING, .max_len = 64 },
+	{ .name = "hostname", .type = RZ_F_STRING, .max_len = 253 },
+	{ .name = "shape", .type = RZ_F_STRING, .max_len = 253 },
+	{ .name = "tfAddress", .type = RZ_F_STRING, .max_len = 1024 },
+	F_END,
+};
+
+static const rz_field_t machine_status[] = {
+	{ .name = "stage", .type = RZ_F_STRING, .enums = machine_stages },
+	{ .name = "ready", .type = RZ_F_BOOL },
+	{ .name = "talosVersion", .type = RZ_F_STRING },
+	{ .name = "lastSeen", .type = RZ_F_TIME },
+	{ .name = "lastError", .type = RZ_F_STRING },
+	F_END,
+};
+
+static const char *const machine_short[] = { "mc", NULL };
+
+/* ------------------------------------------------------------------ Run */
+
+static const rz_field_t run_spec[] = {
+	{ .name = "operation", .type = RZ_F_STRING, .required = true, .enums = run_operations },
+	{ .name = "trigger", .type = RZ_F_STRING, .enums = run_triggers, .def = "\"manual\"" },
+	{ .name = "generation",
+	  .type = RZ_F_INT,
+	  .ranged = true,
+	  .min = 0,
+	  .max = INT64_MAX,
+	  .doc = "tenant generation the run reconciles" },
+	F_END,
+};
+
+static const rz_field_t run_changes[] = {
+	{ .name = "add", .type = RZ_F_INT, .ranged = true, .min = 0, .max = INT64_MAX },
+	{ .name = "change", .type = RZ_F_INT, .ranged = true, .min = 0, .max = INT64_MAX },
+	{ .name = "destroy", .type = RZ_F_INT, .ranged = true, .min = 0, .max = INT64_MAX },
+	F_END,
+};
+
+static const rz_field_t run_diagnostic[] = {
+	{ .name = "severity", .type = RZ_F_STRING, .enums = severities },
+	{ .name = "summary", .type = RZ_F_STRING },
+	{ .name = "detail", .type = RZ_F_STRING },
+	{ .name = "address", .type = RZ_F_STRING },
+	F_END,
+};
+
+static const rz_field_t run_status[] = {
+	{ .name = "phase", .type = RZ_F_STRING, .enums = run_phases },
+	{ .name = "startedAt", .type = RZ_F_TIME },
+	{ .name = "finishedAt", .type = RZ_F_TIME },
+	{ .name = "exitCode", .type = RZ_F_INT },
+	{ .name = "changes", .type = RZ_F_OBJECT, .fields = run_changes },
+	{ .name = "diagnostics",
+	  .type = RZ_F_ARRAY,
+	  .items = RZ_F_OBJECT,
+	  .fields = run_diagnostic },
+	{ .name = "stateSerial", .type = RZ_F_INT },
+	F_END,
+};
+
+/* Users start plan and apply runs; destroy runs belong to tenant deletion. */
+static void run_check(const rz_kind_t *k, json_t *obj, const json_t *old, json_t *causes)
+{
+	json_t *spec = json_object_get(obj, "spec");
+	const char *op = json_string_value(json_object_get(spec, "operation"));
+	const char *trigger = json_string_value(json_object_get(spec, "trigger"));
+
+	if (old == NULL && op != NULL && strcmp(op, "destroy") == 0) {
+		rz_fields_cause(causes, "spec.operation", RZ_CAUSE_FORBIDDEN,
+		                "destroy runs start when the tenant is deleted");
+	}
+	if (old == NULL && trigger != NULL && strcmp(trigger, "manual") != 0) {
+		rz_fields_cause(causes, "spec.trigger", RZ_CAUSE_FORBIDDEN,
+		                "runs created through the API are manual");
+	}
+	if (old != NULL && !json_equal(spec, json_object_get(old, "spec"))) {
+		rz_fields_cause(causes, "spec", RZ_CAUSE_INVALID, "field is immutable");
+	}
+}
+
+/* ------------------------------------------------------------------ UpgradeRun */
+
+static const rz_field_t upgrade_spec[] = {
+	{ .name = "component", .type = RZ_F_STRING, .required = true, .enums = components },
+	{ .name = "targetVersion",
+	  .type = RZ_F_STRING,
+	  .required = true,
+	  .format = rz_format_version,
+	  .format_name = "version" },
+	F_END,
+};
+
+static const rz_field_t upgrade_machine[] = {
+	{ .name = "name", .type = RZ_F_STRING },  { .name = "from", .type = RZ_F_STRING },
+	{ .name = "to", .type = RZ_F_STRING },    { .name = "phase", .type = RZ_F_STRING },
+	{ .name = "error", .type = RZ_F_STRING }, F_END,
+};
+
+static const rz_field_t upgrade_status[] = {
+	{ .name = "phase", .type = RZ_F_STRING, .enums = upgrade_phases },
+	{ .name = "machines", .type = RZ_F_ARRAY, .items = RZ_F_OBJECT, .fields = upgrade_machine },
+	{ .name = "current", .type = RZ_F_STRING },
+	{ .name = "startedAt", .type = RZ_F_TIME },
+	{ .name = "finishedAt", .type = RZ_F_TIME },
+	F_END,
+};
+
+static void upgrade_check(const rz_kind_t *k, json_t *obj, const json_t *old, json_t *causes)
+{
+	if (old != NULL &&
+	    !json_equal(json_object_get(obj, "spec"), json_object_get(old, "spec"))) {
+		rz_fields_cause(causes, "spec", RZ_CAUSE_INVALID, "field is immutable");
+	}
+}
+
+static const char *const upgrade_short[] = { "up", NULL };
+
+/* ------------------------------------------------------------------ Provider */
+
+static const rz_field_t provider_spec[] = {
+	{ .name = "name", .type = RZ_F_STRING },
+	{ .name = "version", .type = RZ_F_STRING },
+	{ .name = "abiVersion", .type = RZ_F_STRING },
+	{ .name = "description", .type = RZ_F_STRING },
+	{ .name = "kinds", .type = RZ_F_ARRAY, .items = RZ_F_STRING, .enums = provider_kinds },
+	{ .name = "configSchema", .type = RZ_F_ANY },
+	{ .name = "providerConfigSchema", .type = RZ_F_ANY },
+	F_END,
+};
+
+static const rz_field_t provider_status[] = {
+	{ .name = "loaded", .type = RZ_F_BOOL },
+	{ .name = "error", .type = RZ_F_STRING },
+	F_END,
+};
+
+static const char *const provider_short[] = { "pv", NULL };
+static const char *const no_short[] = { NULL };
+
+/* ------------------------------------------------------------------ the table */
+
+static const rz_kind_t kinds[] = {
+	{ .kind = "Tenant",
+	  .plural = "tenants",
+	  .singular = "tenant",
+	  .short_names = tenant_short,
+	  .scope = RZ_SCOPE_GLOBAL,
+	  .verbs = RZ_VERBS_ALL,
+	  .doc = "a Kubernetes cluster on Talos Linux",
+	  .spec = tenant_spec,
+	  .status = tenant_status,
+	  .finalizers = tenant_finalizers,
+	  .check = tenant_check },
+	{ .kind = "NodeGroup",
+	  .plural = "nodegroups",
+	  .singular = "nodegroup",
+	  .short_names = nodegroup_short,
+	  .scope = RZ_SCOPE_TENANT,
+	  .verbs = RZ_VERBS_ALL,
+	  .doc = "a set of machines of one role on one provider",
+	  .spec = nodegroup_spec,
+	  .status = nodegroup_status,
+	  .check = nodegroup_check },
+	{ .kind = "ConfigPatch",
+	  .plural = "configpatches",
+	  .singular = "configpatch",
+	  .short_names = configpatch_short,
+	  .scope = RZ_SCOPE_TENANT,
+	  .verbs = RZ_VERBS_ALL & ~RZ_VERB_STATUS,
+	  .doc = "a Talos machine config overlay",
+	  .spec = configpatch_spec,
+	  .status = NULL },
+	{ .kind = "Machine",
+	  .plural = "machines",
+	  .singular = "machine",
+	  .short_names = machine_short,
+	  .scope = RZ_SCOPE_TENANT,
+	  .verbs = RZ_VERBS_READ | RZ_VERB_STATUS,
+	  .doc = "a node, projected from the tenant's TF state",
+	  .spec = machine_spec,
+	  .status = machine_status },
+	{ .kind = "Run",
+	  .plural = "runs",
+	  .singular = "run",
+	  .short_names = no_short,
+	  .scope = RZ_SCOPE_TENANT,
+	  .verbs = RZ_VERBS_READ | RZ_VERB_CREATE | RZ_VERB_STATUS,
+	  .doc = "one tofu execution",
+	  .spec = run_spec,
+	  .status = run_status,
+	  .name_prefix = "run-",
+	  .check = run_check },
+	{ .kind = "UpgradeRun",
+	  .plural = "upgrades",
+	  .singular = "upgrade",
+	  .short_names = upgrade_short,
+	  .scope = RZ_SCOPE_TENANT,
+	  .verbs = RZ_VERBS_READ | RZ_VERB_CREATE | RZ_VERB_DELETE | RZ_VERB_STATUS,
+	  .doc = "a rolling Talos or Kubernetes upgrade",
+	  .spec = upgrade_spec,
+	  .status = upgrade_status,
+	  .name_prefix = "upgrade-",
+	  .check = upgrade_check },
+	{ .kind = "Provider",
+	  .plural = "providers",
+	  .singular = "provider",
+	  .short_names = provider_short,
+	  .scope = RZ_SCOPE_GLOBAL,
+	  .verbs = RZ_VERBS_READ,
+	  .doc = "a loaded provider plugin",
+	  .spec = provider_spec,
+	  .status = provider_status },
+};
+
+const rz_kind_t *rz_kinds(size_t *count)
+{
+	*count = sizeof(kinds) / sizeof(kinds[0]);
+	return kinds;
+}
+
+const rz_kind_t *rz_kind_by_plural(const char *plural)
+{
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (strcmp(kinds[i].plural, plural) == 0) {
+			return &kinds[i];
+		}
+	}
+	return NULL;
+}
+
+const rz_kind_t *rz_kind_by_name(const char *kind)
+{
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (strcmp(kinds[i].kind, kind) == 0) {
+			return &kinds[i];
+		}
+	}
+	return NULL;
+}
+
+const char *rz_verb_name(unsigned verb)
+{
+	static const char *const names[] = { "get",    "list",  "watch",  "create",
+		                             "update", "patch", "delete", "update status" };
+	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (verb == (1u << i)) {
+			return names[i];
+		}
+	}
+	return "unknown";
+}

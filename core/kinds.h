@@ -1,0 +1,77 @@
+/*
+ * core/kinds.h - the resource kinds (SPEC §4): one table drives the router, validation,
+ * defaulting, /openapi/v3, api-resources and (with the role table) authorisation.
+ */
+#ifndef RZ_KINDS_H
+#define RZ_KINDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "core/fields.h"
+
+#define RZ_API_GROUP   "rezuscloud.io"
+#define RZ_API_VERSION "rezuscloud.io/v1"
+
+typedef enum rz_scope {
+	RZ_SCOPE_GLOBAL = 1, /* /api/v1/<plural>/{name} */
+	RZ_SCOPE_TENANT, /* /api/v1/tenants/{tenant}/<plural>/{name}, listed at /api/v1/<plural> */
+} rz_scope_t;
+
+/* Verbs users may call on a kind (internal writers such as projection bypass these). */
+enum {
+	RZ_VERB_GET = 1u << 0,
+	RZ_VERB_LIST = 1u << 1,
+	RZ_VERB_WATCH = 1u << 2,
+	RZ_VERB_CREATE = 1u << 3,
+	RZ_VERB_UPDATE = 1u << 4, /* PUT */
+	RZ_VERB_PATCH = 1u << 5,  /* merge patch */
+	RZ_VERB_DELETE = 1u << 6,
+	RZ_VERB_STATUS = 1u << 7, /* PUT/PATCH .../status */
+};
+
+#define RZ_VERBS_READ (RZ_VERB_GET | RZ_VERB_LIST | RZ_VERB_WATCH)
+#define RZ_VERBS_ALL                                                                               \
+	(RZ_VERBS_READ | RZ_VERB_CREATE | RZ_VERB_UPDATE | RZ_VERB_PATCH | RZ_VERB_DELETE |        \
+	 RZ_VERB_STATUS)
+
+typedef struct rz_kind rz_kind_t;
+
+/* Cross-field checks after the field schema passed: obj is the new object (defaults
+ * applied; may be adjusted), old the stored one on update (NULL on create). Appends causes. */
+typedef void (*rz_kind_check_fn)(const rz_kind_t *k, json_t *obj, const json_t *old,
+                                 json_t *causes);
+
+struct rz_kind {
+	const char *kind;               /* "NodeGroup" */
+	const char *plural;             /* "nodegroups" */
+	const char *singular;           /* "nodegroup" */
+	const char *const *short_names; /* NULL-terminated */
+	rz_scope_t scope;
+	unsigned verbs;
+	const char *doc;
+	const rz_field_t *spec;        /* validated on create/update/patch */
+	const rz_field_t *status;      /* validated on status writes */
+	const char *name_prefix;       /* generateName used when a create names nothing ("run-") */
+	const char *const *finalizers; /* added on create, NULL-terminated */
+	rz_kind_check_fn check;
+};
+
+/* The table. Borrowed — static. */
+const rz_kind_t *rz_kinds(size_t *count);
+
+/* Lookups; NULL when unknown. Borrowed. */
+const rz_kind_t *rz_kind_by_plural(const char *plural);
+const rz_kind_t *rz_kind_by_name(const char *kind);
+
+/* The verb name for messages and audit ("get", "list", "watch", "create", "update",
+ * "patch", "delete", "update status"). */
+const char *rz_verb_name(unsigned verb);
+
+/* The metadata schema shared by every kind (name, generateName, tenant, labels,
+ * annotations, finalizers and the server-set fields). Borrowed — static. */
+const rz_field_t *rz_kind_metadata_fields(void);
+
+#endif /* RZ_KINDS_H */

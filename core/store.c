@@ -1,0 +1,786 @@
+/* core/store.c - resource objects, the revision counter and the event log. */
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <sodium.h>
+
+#include "core/store.h"
+
+/* An event recorded in the current transaction, published after the commit. */
+struct pending {
+	rz_event_type_t type;
+	const rz_kind_t *kind;
+	int64_t rv;
+	bool spec_changed;
+	json_t *obj;
+	char *json;
+};
+
+struct rz_store {
+	rz_db_t *db;
+	rz_bus_t *bus;
+	int64_t window;
+	int64_t rv;    /* committed revision */
+	int64_t tx_rv; /* revision inside the open transaction */
+	struct pending *pend;
+	size_t npend, cappend;
+};
+
+/* ------------------------------------------------------------------ helpers */
+
+void rz_time_now(char *buf, size_t size)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void new_uid(char out[37])
+{
+	unsigned char b[16];
+
+	randombytes_buf(b, sizeof(b));
+	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+	         b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
+	         b[13], b[14], b[15]);
+}
+
+int64_t rz_object_rv(const json_t *obj)
+{
+	const char *s =
+	    json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+	char *end;
+	long long v;
+
+	if (s == NULL || *s == '\0') {
+		return 0;
+	}
+	v = strtoll(s, &end, 10);
+	return (*end == '\0' && v > 0) ? (int64_t)v : 0;
+}
+
+static const char *meta_str(const json_t *obj, const char *key)
+{
+	return json_string_value(json_object_get(json_object_get(obj, "metadata"), key));
+}
+
+static const char *scope_tenant(const rz_kind_t *k, const char *tenant)
+{
+	return (k->scope == RZ_SCOPE_GLOBAL || tenant == NULL) ? "" : tenant;
+}
+
+static void set_rv(json_t *obj, int64_t rv)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "%" PRId64, rv);
+	json_object_set_new(json_object_get(obj, "metadata"), "resourceVersion", json_string(buf));
+}
+
+static json_t *load_doc(const char *text, rz_err_t *err)
+{
+	json_error_t jerr;
+	json_t *obj = json_loads(text, 0, &jerr);
+
+	if (obj == NULL) {
+		rz_err_set(err, RZ_EDB, "store: stored object is not JSON: %s", jerr.text);
+	}
+	return obj;
+}
+
+static void pending_clear(rz_store_t *st)
+{
+	for (size_t i = 0; i < st->npend; i++) {
+		json_decref(st->pend[i].obj);
+		free(st->pend[i].json);
+	}
+	st->npend = 0;
+}
+
+/* ------------------------------------------------------------------ writes */
+
+/* Give obj the next revision, record the event in the log and queue it for the bus.
+ * Returns the serialized object (owned by the pending entry) or NULL with err set. */
+static const char *emit(rz_store_t *st, rz_event_type_t type, const rz_kind_t *k, json_t *obj,
+                        bool spec_changed, rz_err_t *err)
+{
+	static const char sql[] = "INSERT INTO events (rv, type, kind, tenant, name, spec_changed,"
+	                          " doc) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+	struct pending *p;
+	rz_stmt_t *s;
+	int rc;
+
+	if (st->npend == st->cappend) {
+		size_t cap = st->cappend ? st->cappend * 2 : 8;
+		struct pending *np = realloc(st->pend, cap * sizeof(*np));
+		if (np == NULL) {
+			rz_err_set(err, -ENOMEM, "store: out of memory");
+			return NULL;
+		}
+		st->pend = np;
+		st->cappend = cap;
+	}
+	set_rv(obj, ++st->tx_rv);
+	p = &st->pend[st->npend];
+	*p = (struct pending){
+		type, k, st->tx_rv, spec_changed, json_incref(obj), json_dumps(obj, JSON_COMPACT)
+	};
+	st->npend++;
+	if (p->json == NULL) {
+		rz_err_set(err, -ENOMEM, "store: out of memory");
+		return NULL;
+	}
+	s = rz_db_stmt(st->db, sql, err);
+	if (s == NULL) {
+		return NULL;
+	}
+	rz_stmt_bind_int64(s, 1, st->tx_rv);
+	rz_stmt_bind_text(s, 2, rz_event_type_name(type));
+	rz_stmt_bind_text(s, 3, k->kind);
+	rz_stmt_bind_text(s, 4, meta_str(obj, "tenant") ? meta_str(obj, "tenant") : "");
+	rz_stmt_bind_text(s, 5, meta_str(obj, "name"));
+	rz_stmt_bind_int64(s, 6, spec_changed);
+	rz_stmt_bind_text(s, 7, p->json);
+	rc = rz_stmt_step(s, err);
+	rz_stmt_done(s);
+	return rc < 0 ? NULL : p->json;
+}
+
+/* Write the object row (insert or update) with obj's revision and text. */
+static int put_row(rz_store_t *st, const rz_kind_t *k, const json_t *obj, const char *json,
+                   bool insert, rz_err_t *err)
+{
+	static const char ins[] = "INSERT INTO objects (kind, tenant, name, uid, rv, doc)"
+	                          " VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+	static const char upd[] = "UPDATE objects SET rv = ?5, doc = ?6"
+	                          " WHERE kind = ?1 AND tenant = ?2 AND name = ?3";
+	rz_stmt_t *s = rz_db_stmt(st->db, insert ? ins : upd, err);
+	const char *tenant = meta_str(obj, "tenant");
+	int rc;
+
+	if (s == NULL) {
+		return err->code;
+	}
+	rz_stmt_bind_text(s, 1, k->kind);
+	rz_stmt_bind_text(s, 2, tenant ? tenant : "");
+	rz_stmt_bind_text(s, 3, meta_str(obj, "name"));
+	if (insert) {
+		rz_stmt_bind_text(s, 4, meta_str(obj, "uid"));
+	}
+	rz_stmt_bind_int64(s, 5, rz_object_rv(obj));
+	rz_stmt_bind_text(s, 6, json);
+	rc = rz_stmt_step(s, err);
+	rz_stmt_done(s);
+	return rc < 0 ? rc : 0;
+}
+
+static int drop_row(rz_store_t *st, const rz_kind_t *k, const char *tenant, const char *name,
+                    rz_err_t *err)
+{
+	static const char sql[] =
+	    "DELETE FROM objects WHERE kind = ?1 AND tenant = ?2 AND name = ?3";
+	rz_stmt_t *s = rz_db_stmt(st->db, sql, err);
+	int rc;
+
+	if (s == NULL) {
+		return err->code;
+	}
+	rz_stmt_bind_text(s, 1, k->kind);
+	rz_stmt_bind_text(s, 2, tenant);
+	rz_stmt_bind_text(s, 3, name);
+	rc = rz_stmt_step(s, err);
+	rz_stmt_done(s);
+	return rc < 0 ? rc : 0;
+}
+
+/* Advance the stored revision and prune the log; the last step of every write. */
+static int finish_tx(rz_store_t *st, rz_err_t *err)
+{
+	rz_stmt_t *s = rz_db_stmt(st->db, "UPDATE revision SET rv = ?1 WHERE id = 1", err);
+	int rc;
+
+	if (s == NULL) {
+		return err->code;
+	}
+	rz_stmt_bind_int64(s, 1, st->tx_rv);
+	rc = rz_stmt_step(s, err);
+	rz_stmt_done(s);
+	if (rc < 0) {
+		return rc;
+	}
+	s = rz_db_stmt(st->db, "DELETE FROM events WHERE rv <= ?1", err);
+	if (s == NULL) {
+		return err->code;
+	}
+	rz_stmt_bind_int64(s, 1, st->tx_rv - st->window);
+	rc = rz_stmt_step(s, err);
+	rz_stmt_done(s);
+	return rc < 0 ? rc : 0;
+}
+
+struct write {
+	rz_store_t *st;
+	int (*op)(struct write *w, rz_err_t *err);
+	const rz_kind_t *k;
+	const char *tenant, *name;
+	const json_t *obj;
+	int64_t expect_rv;
+	rz_update_mode_t mode;
+	json_t *out;
+	bool gone;
+};
+
+static int write_tx(rz_db_t *db, void *arg, rz_err_t *err)
+{
+	struct write *w = arg;
+	int rc = w->op(w, err);
+
+	return rc != 0 ? rc : finish_tx(w->st, err);
+}
+
+/* Run one write transaction and publish its events after the commit. */
+static int run_write(struct write *w, rz_err_t *err)
+{
+	rz_store_t *st = w->st;
+	int rc;
+
+	st->tx_rv = st->rv;
+	rc = rz_db_tx(st->db, write_tx, w, err);
+	if (rc != 0) {
+		st->tx_rv = st->rv;
+		pending_clear(st);
+		json_decref(w->out);
+		w->out = NULL;
+		return rc;
+	}
+	st->rv = st->tx_rv;
+	/* Subscribers may write again: hand the batch over before delivering it. */
+	{
+		struct pending *batch = st->pend;
+		size_t n = st->npend;
+		st->pend = NULL;
+		st->npend = st->cappend = 0;
+		for (size_t i = 0; i < n; i++) {
+			struct pending *p = &batch[i];
+			rz_event_t ev = { p->rv,
+				          p->type,
+				          p->kind,
+				          meta_str(p->obj, "tenant"),
+				          meta_str(p->obj, "name"),
+				          p->spec_changed,
+				          p->obj,
+				          p->json };
+			if (ev.tenant == NULL) {
+				ev.tenant = "";
+			}
+			rz_bus_publish(st->bus, &ev);
+		}
+		for (size_t i = 0; i < n; i++) {
+			json_decref(batch[i].obj);
+			free(batch[i].json);
+		}
+		free(batch);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ reads */
+
+static int read_doc(rz_store_t *st, const rz_kind_t *k, const char *tenant, const char *name,
+                    json_t **out, rz_err_t *err)
+{
+	static const char sql[] = "SELECT doc FROM objects"
+	                          " WHERE kind = ?1 AND tenant = ?2 AND name = ?3";
+	rz_stmt_t *s = rz_db_stmt(st->db, sql, err);
+	int rc;
+
+	*out = NULL;
+	if (s == NULL) {
+		return err->code;
+	}
+	rz_stmt_bind_text(s, 1, k->kind);
+	rz_stmt_bind_text(s, 2, scope_tenant(k, tenant));
+	rz_stmt_bind_text(s, 3, name);
+	rc = rz_stmt_step(s, err);
+	if (rc == 1) {
+		*out = load_doc(rz_stmt_text(s, 0), err);
+		rc = *out ? 0 : RZ_EDB;
+	} else if (rc == 0) {
+		rc = rz_err_set(err, RZ_ENOTFOUND, "%s \"%s\" not found", k->plural, name);
+	}
+	rz_stmt_done(s);
+	return rc;
+}
+
+int rz_store_get(rz_store_t *st, const rz_kind_t *k, const char *tenant, const char *name,
+                 json_t **out, rz_err_t *err)
+{
+	return read_doc(st, k, tenant, name, out, err);
+}
+
+static bool list_match(const rz_list_opts_t *o, const json_t *obj)
+{
+	const json_t *meta = json_object_get(obj, "metadata");
+
+	if (o->labels != NULL && !rz_selector_match(o->labels, json_object_get(meta, "labels"))) {
+		return false;
+	}
+	return o->fields == NULL || rz_selector_match_fields(o->fields, obj);
+}
+
+int rz_store_list(rz_store_t *st, const rz_kind_t *k, const rz_list_opts_t *o, json_t **items,
+                  bool *more, rz_err_t *err)
+{
+	static const char sql[] = "SELECT doc FROM objects WHERE kind = ?1"
+	                          " AND (?2 IS NULL OR tenant = ?2) AND (tenant, name) > (?3, ?4)"
+	                          " ORDER BY tenant, name";
+	rz_stmt_t *s = rz_db_stmt(st->db, sql, err);
+	int rc;
+
+	*more = false;
+	*items = json_array();
+	if (s == NULL || *items == NULL) {
+		json_decref(*items);
+		*items = NULL;
+		return s == NULL ? err->code : rz_err_set(err, -ENOMEM, "store: out of memory");
+	}
+	rz_stmt_bind_text(s, 1, k->kind);
+	rz_stmt_bind_text(s, 2, k->scope == RZ_SCOPE_TENANT ? o->tenant : "");
+	rz_stmt_bind_text(s, 3, o->after_tenant ? o->after_tenant : "");
+	rz_stmt_bind_text(s, 4, o->after_name ? o->after_name : "");
+	while ((rc = rz_stmt_step(s, err)) == 1) {
+		json_t *obj = load_doc(rz_stmt_text(s, 0), err);
+		if (obj == NULL) {
+			rc = RZ_EDB;
+			break;
+		}
+		if (!list_match(o, obj)) {
+			json_decref(obj);
+			continue;
+		}
+		if (o->limit > 0 && json_array_size(*items) == o->limit) {
+			json_decref(obj);
+			*more = true;
+			rc = 0;
+			break;
+		}
+		json_array_append_new(*items, obj);
+	}
+	rz_stmt_done(s);
+	if (rc < 0) {
+		json_decref(*items);
+		*items = NULL;
+		return rc;
+	}
+	return 0;
+}
+
+int64_t rz_store_revision(const rz_store_t *st)
+{
+	return st->rv;
+}
+
+static int64_t scalar(rz_store_t *st, const char *sql, int64_t fallback)
+{
+	rz_err_t err = { 0 };
+	rz_stmt_t *s = rz_db_stmt(st->db, sql, &err);
+	int64_t v = fallback;
+
+	if (s != NULL && rz_stmt_step(s, &err) == 1 && !rz_stmt_is_null(s, 0)) {
+		v = rz_stmt_int64(s, 0);
+	}
+	rz_stmt_done(s);
+	return v;
+}
+
+int64_t rz_store_oldest(rz_store_t *st)
+{
+	return scalar(st, "SELECT min(rv) FROM events", st->rv + 1);
+}
+
+int64_t rz_store_count(rz_store_t *st)
+{
+	return scalar(st, "SELECT count(*) FROM objects", 0);
+}
+
+int rz_store_replay(rz_store_t *st, int64_t after, int (*fn)(const rz_event_t *ev, void *arg),
+                    void *arg, rz_err_t *err)
+{
+	static const char sql[] = "SELECT rv, type, kind, tenant, name, spec_changed, doc"
+	                          " FROM events WHERE rv > ?1 ORDER BY rv";
+	int64_t oldest = rz_store_oldest(st);
+	rz_stmt_t *s;
+	int rc = 0, stop = 0;
+
+	if (after + 1 < oldest) {
+		return rz_err_set(err, RZ_EGONE,
+		                  "too old resource version: %" PRId64 " (%" PRId64 ")", after,
+		                  oldest - 1);
+	}
+	s = rz_db_stmt(st->db, sql, err);
+	if (s == NULL) {
+		return err->code;
+	}
+	rz_stmt_bind_int64(s, 1, after);
+	while (stop == 0 && (rc = rz_stmt_step(s, err)) == 1) {
+		const char *type = rz_stmt_text(s, 1);
+		json_t *obj = load_doc(rz_stmt_text(s, 6), err);
+		rz_event_t ev = { rz_stmt_int64(s, 0),
+			          strcmp(type, "ADDED") == 0     ? RZ_EV_ADDED
+			          : strcmp(type, "DELETED") == 0 ? RZ_EV_DELETED
+			                                         : RZ_EV_MODIFIED,
+			          rz_kind_by_name(rz_stmt_text(s, 2)),
+			          rz_stmt_text(s, 3),
+			          rz_stmt_text(s, 4),
+			          rz_stmt_int64(s, 5) != 0,
+			          obj,
+			          rz_stmt_text(s, 6) };
+		if (obj == NULL) {
+			rc = RZ_EDB;
+			break;
+		}
+		stop = ev.kind ? fn(&ev, arg) : 0;
+		json_decref(obj);
+	}
+	rz_stmt_done(s);
+	return rc < 0 ? rc : stop;
+}
+
+/* ------------------------------------------------------------------ write operations */
+
+static int tenant_usable(rz_store_t *st, const char *tenant, rz_err_t *err)
+{
+	const rz_kind_t *tk = rz_kind_by_name("Tenant");
+	json_t *t = NULL;
+	int rc = read_doc(st, tk, "", tenant, &t, err);
+
+	if (rc == 0 && meta_str(t, "deletionTimestamp") != NULL) {
+		rc = rz_err_set(err, RZ_ETERMINATING,
+		                "unable to create new content in tenant %s because it is being "
+		                "deleted",
+		                tenant);
+	}
+	json_decref(t);
+	return rc;
+}
+
+static int conflict(const rz_kind_t *k, const char *name, rz_err_t *err)
+{
+	return rz_err_set(err, RZ_ECONFLICT,
+	                  "Operation cannot be fulfilled on %s \"%s\": the object has been "
+	                  "modified; please apply your changes to the latest version and try again",
+	                  k->plural, name);
+}
+
+/* Add the kind's finalizers to the object's list, keeping the user's order first. */
+static void add_finalizers(const rz_kind_t *k, json_t *meta)
+{
+	json_t *list = json_object_get(meta, "finalizers");
+
+	for (const char *const *f = k->finalizers; f != NULL && *f != NULL; f++) {
+		bool have = false;
+		size_t i;
+		json_t *v;
+		if (list == NULL) {
+			list = json_array();
+			json_object_set_new(meta, "finalizers", list);
+		}
+		json_array_foreach(list, i, v)
+		{
+			have = have ||
+			       strcmp(json_string_value(v) ? json_string_value(v) : "", *f) == 0;
+		}
+		if (!have) {
+			json_array_append_new(list, json_string(*f));
+		}
+	}
+}
+
+static int op_create(struct write *w, rz_err_t *err)
+{
+	json_t *obj = json_deep_copy(w->obj);
+	json_t *meta = json_object_get(obj, "metadata");
+	const char *name = meta_str(obj, "name");
+	const char *tenant = meta_str(obj, "tenant");
+	json_t *existing = NULL;
+	char uid[37], now[32];
+	const char *json;
+	int rc;
+
+	w->out = obj;
+	if (obj == NULL || meta == NULL || name == NULL) {
+		return rz_err_set(err, REZUS_EINTERNAL, "store: create without metadata.name");
+	}
+	if (w->k->scope == RZ_SCOPE_TENANT) {
+		rc = tenant != NULL ? tenant_usable(w->st, tenant, err)
+		                    : rz_err_set(err, REZUS_EINTERNAL, "store: no tenant");
+		if (rc != 0) {
+			return rc;
+		}
+	} else {
+		json_object_del(meta, "tenant");
+	}
+	rc = read_doc(w->st, w->k, tenant, name, &existing, err);
+	json_decref(existing);
+	if (rc == 0) {
+		return rz_err_set(err, -EEXIST, "%s \"%s\" already exists", w->k->plural, name);
+	}
+	if (rc != RZ_ENOTFOUND) {
+		return rc;
+	}
+	new_uid(uid);
+	rz_time_now(now, sizeof(now));
+	json_object_set_new(meta, "uid", json_string(uid));
+	json_object_set_new(meta, "generation", json_integer(1));
+	json_object_set_new(meta, "creationTimestamp", json_string(now));
+	json_object_del(meta, "deletionTimestamp");
+	json_object_del(meta, "generateName");
+	add_finalizers(w->k, meta);
+	json_object_del(obj, "status");
+	json = emit(w->st, RZ_EV_ADDED, w->k, obj, true, err);
+	return json == NULL ? err->code : put_row(w->st, w->k, obj, json, true, err);
+}
+
+/* Remove obj; a Tenant takes every object of the tenant with it. */
+static int remove_object(struct write *w, json_t *obj, rz_err_t *err)
+{
+	static const char children[] = "SELECT kind, doc FROM objects WHERE tenant = ?1"
+	                               " ORDER BY kind, name";
+	json_t *list = json_array();
+	const char *json;
+	size_t i;
+	json_t *child;
+	int rc = 0;
+
+	if (strcmp(w->k->kind, "Tenant") == 0) {
+		rz_stmt_t *s = rz_db_stmt(w->st->db, children, err);
+		if (s == NULL) {
+			json_decref(list);
+			return err->code;
+		}
+		rz_stmt_bind_text(s, 1, meta_str(obj, "name"));
+		while ((rc = rz_stmt_step(s, err)) == 1) {
+			json_t *c = load_doc(rz_stmt_text(s, 1), err);
+			if (c != NULL) {
+				json_object_set_new(c, "kind", json_string(rz_stmt_text(s, 0)));
+				json_array_append_new(list, c);
+			}
+		}
+		rz_stmt_done(s);
+	}
+	json_array_foreach(list, i, child)
+	{
+		const rz_kind_t *ck =
+		    rz_kind_by_name(json_string_value(json_object_get(child, "kind")));
+		if (rc < 0 || ck == NULL) {
+			continue;
+		}
+		json = emit(w->st, RZ_EV_DELETED, ck, child, true, err);
+		rc = json == NULL ? err->code
+		                  : drop_row(w->st, ck, meta_str(child, "tenant"),
+		                             meta_str(child, "name"), err);
+	}
+	json_decref(list);
+	if (rc < 0) {
+		return rc;
+	}
+	json = emit(w->st, RZ_EV_DELETED, w->k, obj, true, err);
+	if (json == NULL) {
+		return err->code;
+	}
+	w->gone = true;
+	return drop_row(w->st, w->k, scope_tenant(w->k, w->tenant), w->name, err);
+}
+
+static bool finalizers_empty(const json_t *obj)
+{
+	return json_array_size(json_object_get(json_object_get(obj, "metadata"), "finalizers")) ==
+	       0;
+}
+
+/* The new object for an update: spec and user metadata, or status, from w->obj. */
+static json_t *updated(struct write *w, const json_t *cur, bool *spec_changed)
+{
+	static const char *const user_meta[] = { "labels", "annotations", "finalizers" };
+	json_t *next = json_deep_copy(cur);
+	json_t *meta = json_object_get(next, "metadata");
+	const json_t *in_meta = json_object_get(w->obj, "metadata");
+	const char *part = w->mode == RZ_UPDATE_STATUS ? "status" : "spec";
+	json_t *v = json_object_get(w->obj, part);
+
+	*spec_changed = false;
+	if (next == NULL) {
+		return NULL;
+	}
+	if (v != NULL) {
+		json_object_set_new(next, part, json_deep_copy(v));
+	} else {
+		json_object_del(next, part);
+	}
+	if (w->mode == RZ_UPDATE_STATUS) {
+		return next;
+	}
+	for (size_t i = 0; i < sizeof(user_meta) / sizeof(user_meta[0]); i++) {
+		json_t *m = json_object_get(in_meta, user_meta[i]);
+		if (m != NULL && !json_is_null(m)) {
+			json_object_set_new(meta, user_meta[i], json_deep_copy(m));
+		} else {
+			json_object_del(meta, user_meta[i]);
+		}
+	}
+	if (!json_equal(json_object_get(cur, "spec"), json_object_get(next, "spec"))) {
+		json_int_t gen = json_integer_value(json_object_get(meta, "generation"));
+		json_object_set_new(meta, "generation", json_integer(gen + 1));
+		*spec_changed = true;
+	}
+	return next;
+}
+
+static int op_update(struct write *w, rz_err_t *err)
+{
+	json_t *cur = NULL, *next;
+	bool spec_changed;
+	const char *json;
+	int rc = read_doc(w->st, w->k, w->tenant, w->name, &cur, err);
+
+	if (rc != 0) {
+		return rc;
+	}
+	if (w->expect_rv > 0 && w->expect_rv != rz_object_rv(cur)) {
+		json_decref(cur);
+		return conflict(w->k, w->name, err);
+	}
+	next = updated(w, cur, &spec_changed);
+	if (next == NULL || json_equal(cur, next)) {
+		json_decref(next);
+		w->out = cur; /* nothing changed: no new revision */
+		return next == NULL ? rz_err_set(err, -ENOMEM, "store: out of memory") : 0;
+	}
+	json_decref(cur);
+	w->out = next;
+	if (meta_str(next, "deletionTimestamp") != NULL && finalizers_empty(next)) {
+		return remove_object(w, next, err);
+	}
+	json = emit(w->st, RZ_EV_MODIFIED, w->k, next, spec_changed, err);
+	return json == NULL ? err->code : put_row(w->st, w->k, next, json, false, err);
+}
+
+static int op_delete(struct write *w, rz_err_t *err)
+{
+	json_t *cur = NULL;
+	json_t *meta;
+	char now[32];
+	const char *json;
+	int rc = read_doc(w->st, w->k, w->tenant, w->name, &cur, err);
+
+	if (rc != 0) {
+		return rc;
+	}
+	w->out = cur;
+	if (w->expect_rv > 0 && w->expect_rv != rz_object_rv(cur)) {
+		return conflict(w->k, w->name, err);
+	}
+	if (finalizers_empty(cur)) {
+		return remove_object(w, cur, err);
+	}
+	if (meta_str(cur, "deletionTimestamp") != NULL) {
+		return 0; /* already being deleted */
+	}
+	meta = json_object_get(cur, "metadata");
+	rz_time_now(now, sizeof(now));
+	json_object_set_new(meta, "deletionTimestamp", json_string(now));
+	json_object_set_new(
+	    meta, "generation",
+	    json_integer(json_integer_value(json_object_get(meta, "generation")) + 1));
+	json = emit(w->st, RZ_EV_MODIFIED, w->k, cur, true, err);
+	return json == NULL ? err->code : put_row(w->st, w->k, cur, json, false, err);
+}
+
+int rz_store_create(rz_store_t *st, const rz_kind_t *k, const json_t *obj, json_t **out,
+                    rz_err_t *err)
+{
+	struct write w = { .st = st, .op = op_create, .k = k, .obj = obj };
+	int rc = run_write(&w, err);
+
+	*out = w.out;
+	return rc;
+}
+
+int rz_store_update(rz_store_t *st, const rz_kind_t *k, const char *tenant, const char *name,
+                    const json_t *obj, int64_t expect_rv, rz_update_mode_t mode, json_t **out,
+                    bool *gone, rz_err_t *err)
+{
+	struct write w = { .st = st,
+		           .op = op_update,
+		           .k = k,
+		           .tenant = scope_tenant(k, tenant),
+		           .name = name,
+		           .obj = obj,
+		           .expect_rv = expect_rv,
+		           .mode = mode };
+	int rc = run_write(&w, err);
+
+	*out = w.out;
+	if (gone != NULL) {
+		*gone = w.gone;
+	}
+	return rc;
+}
+
+int rz_store_delete(rz_store_t *st, const rz_kind_t *k, const char *tenant, const char *name,
+                    int64_t expect_rv, json_t **out, bool *gone, rz_err_t *err)
+{
+	struct write w = { .st = st,
+		           .op = op_delete,
+		           .k = k,
+		           .tenant = scope_tenant(k, tenant),
+		           .name = name,
+		           .expect_rv = expect_rv };
+	int rc = run_write(&w, err);
+
+	*out = w.out;
+	*gone = w.gone;
+	return rc;
+}
+
+/* ------------------------------------------------------------------ lifecycle */
+
+int rz_store_new(rz_store_t **out, rz_db_t *db, rz_bus_t *bus, int64_t window, rz_err_t *err)
+{
+	rz_store_t *st = calloc(1, sizeof(*st));
+
+	*out = NULL;
+	if (st == NULL) {
+		return rz_err_set(err, -ENOMEM, "store: out of memory");
+	}
+	st->db = db;
+	st->bus = bus;
+	st->window = window > 0 ? window : 1;
+	st->rv = scalar(st, "SELECT rv FROM revision WHERE id = 1", -1);
+	if (st->rv < 0) {
+		free(st);
+		return rz_err_set(err, RZ_EDB, "store: cannot read the revision counter");
+	}
+	st->tx_rv = st->rv;
+	*out = st;
+	return 0;
+}
+
+void rz_store_free(rz_store_t *st)
+{
+	if (st != NULL) {
+		pending_clear(st);
+		free(st->pend);
+		free(st);
+	}
+}

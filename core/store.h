@@ -1,0 +1,95 @@
+/*
+ * core/store.h - resource objects in SQLite, with a global revision counter and a
+ * persisted event log (SPEC §3, §7.7).
+ *
+ * Every write is one transaction that updates the object, appends one event per change to
+ * the log (each change gets the next revision: the object's resourceVersion and the
+ * event's id), advances the revision counter and prunes the log to its window. Events are
+ * published on the bus after the commit, so a watcher can never see an uncommitted change
+ * nor miss a committed one. Loop thread only.
+ */
+#ifndef RZ_STORE_H
+#define RZ_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "core/bus.h"
+#include "core/db.h"
+#include "core/errors.h"
+#include "core/kinds.h"
+#include "core/selector.h"
+
+typedef struct rz_store rz_store_t;
+
+/* db and bus are borrowed and must outlive the store. window: events kept (≥ 1). */
+int rz_store_new(rz_store_t **out, rz_db_t *db, rz_bus_t *bus, int64_t window, rz_err_t *err);
+void rz_store_free(rz_store_t *st);
+
+/* The newest revision; the oldest revision still in the event log (revision + 1 when the
+ * log is empty). A watch can resume from N when N + 1 >= oldest. */
+int64_t rz_store_revision(const rz_store_t *st);
+int64_t rz_store_oldest(rz_store_t *st);
+
+/* Objects of every kind, for /metrics. */
+int64_t rz_store_count(rz_store_t *st);
+
+/* tenant is "" (or NULL) for global kinds. Caller owns *out. RZ_ENOTFOUND when absent. */
+int rz_store_get(rz_store_t *st, const rz_kind_t *k, const char *tenant, const char *name,
+                 json_t **out, rz_err_t *err);
+
+typedef struct rz_list_opts {
+	const char *tenant;          /* tenant-scoped kinds: NULL = every tenant */
+	const rz_selector_t *labels; /* NULL = all */
+	const rz_selector_t *fields; /* NULL = all */
+	size_t limit;                /* 0 = no limit */
+	const char *after_tenant;    /* resume after this (tenant, name) key; NULL = start */
+	const char *after_name;
+} rz_list_opts_t;
+
+/* Objects sorted by (tenant, name). *items is a new array (caller owns); *more is set when
+ * more matching objects follow the last one returned. */
+int rz_store_list(rz_store_t *st, const rz_kind_t *k, const rz_list_opts_t *o, json_t **items,
+                  bool *more, rz_err_t *err);
+
+/* Create obj (borrowed: a validated object whose metadata.name is set; for tenant-scoped
+ * kinds metadata.tenant names an existing tenant). The store sets uid, resourceVersion,
+ * generation 1, creationTimestamp and the kind's finalizers. *out (caller owns) is the
+ * stored object. -EEXIST when the name is taken; RZ_ENOTFOUND when the tenant does not
+ * exist; RZ_ETERMINATING when it is being deleted. */
+int rz_store_create(rz_store_t *st, const rz_kind_t *k, const json_t *obj, json_t **out,
+                    rz_err_t *err);
+
+typedef enum rz_update_mode {
+	RZ_UPDATE_SPEC,   /* spec, labels, annotations, finalizers from obj; status kept */
+	RZ_UPDATE_STATUS, /* status from obj; everything else kept */
+} rz_update_mode_t;
+
+/* Replace the object. expect_rv > 0 must equal the stored resourceVersion, else
+ * RZ_ECONFLICT. generation is bumped when the spec changes. An object being deleted whose
+ * last finalizer is removed is deleted (with its tenant's objects, for a Tenant); then
+ * *gone is set and *out is the last state. */
+int rz_store_update(rz_store_t *st, const rz_kind_t *k, const char *tenant, const char *name,
+                    const json_t *obj, int64_t expect_rv, rz_update_mode_t mode, json_t **out,
+                    bool *gone, rz_err_t *err);
+
+/* Delete: an object with finalizers gets deletionTimestamp (and keeps existing: *gone is
+ * false); without, it is removed — a Tenant with every object of the tenant — and *gone is
+ * true. *out is the object's final or current state. */
+int rz_store_delete(rz_store_t *st, const rz_kind_t *k, const char *tenant, const char *name,
+                    int64_t expect_rv, json_t **out, bool *gone, rz_err_t *err);
+
+/* Replay events with revision > after, oldest first, through fn (stop when it returns
+ * non-zero, which is then returned). RZ_EGONE when after + 1 < rz_store_oldest(). */
+int rz_store_replay(rz_store_t *st, int64_t after, int (*fn)(const rz_event_t *ev, void *arg),
+                    void *arg, rz_err_t *err);
+
+/* The resourceVersion of an object as a number (0 when missing or malformed). */
+int64_t rz_object_rv(const json_t *obj);
+
+/* The current time as RFC 3339 UTC ("2026-11-30T04:31:11Z") into buf (≥ 21 bytes). */
+void rz_time_now(char *buf, size_t size);
+
+#endif /* RZ_STORE_H */

@@ -1,0 +1,54 @@
+/*
+ * core/watch.h - watch streams over HTTP (SPEC §3 "Watch", PROTOCOLS.md §6).
+ *
+ * A hub subscribes to the bus once and fans each committed change out to the matching
+ * watchers. Formats: Server-Sent Events (default; `event:`, `id:`, `data:`), NDJSON
+ * (`Accept: application/x-ndjson`) and the Kubernetes JSON stream (`Accept:
+ * application/json`): one {"type","object"} per line. Watchers that stop reading are cut
+ * off once their backlog passes the HTTP server's limit; the loop never waits for them.
+ */
+#ifndef RZ_WATCH_H
+#define RZ_WATCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/bus.h"
+#include "core/errors.h"
+#include "core/http.h"
+#include "core/kinds.h"
+#include "core/selector.h"
+#include "core/store.h"
+
+struct event_base;
+
+typedef struct rz_watch_hub rz_watch_hub_t;
+
+/* heartbeat_ms: how often idle streams get a BOOKMARK or a heartbeat (15000 in the daemon).
+ * Everything is borrowed and must outlive the hub. */
+int rz_watch_hub_new(rz_watch_hub_t **out, struct event_base *base, rz_store_t *store,
+                     rz_bus_t *bus, int heartbeat_ms, rz_err_t *err);
+
+/* End every stream and free. Accepts NULL. */
+void rz_watch_hub_free(rz_watch_hub_t *hub);
+
+/* End every stream (shutdown), keeping the hub. */
+void rz_watch_hub_close_all(rz_watch_hub_t *hub);
+
+/* Open watch streams. */
+size_t rz_watch_hub_count(const rz_watch_hub_t *hub);
+
+typedef struct rz_watch_opts {
+	const rz_kind_t *kind;
+	const char *tenant;    /* NULL: every tenant (or a global kind) */
+	rz_selector_t *labels; /* taken over by the watch (may be NULL) */
+	rz_selector_t *fields; /* taken over by the watch (may be NULL) */
+	int64_t since;         /* resume after this revision; < 0: start with the
+	                          current objects as synthetic ADDED events */
+	bool bookmarks;        /* allowWatchBookmarks */
+} rz_watch_opts_t;
+
+/* Answer req with a watch stream. Takes ownership of the selectors in all cases. */
+void rz_watch_start(rz_watch_hub_t *hub, rz_req_t *req, rz_watch_opts_t *o);
+
+#endif /* RZ_WATCH_H */
