@@ -24,6 +24,7 @@
 #include "core/watch.h"
 #include "core/http.h"
 #include "core/log.h"
+#include "core/metrics.h"
 #include "core/version.h"
 #include "core/workers.h"
 
@@ -42,6 +43,7 @@ struct rz_daemon {
 	rz_store_t *store;
 	rz_watch_hub_t *watches;
 	rz_api_t *api;
+	rz_metrics_t *metrics;
 	rz_http_t *http;
 	rz_workers_t *workers;
 	rz_route_t routes[3];
@@ -392,6 +394,41 @@ static int start_loop(rz_daemon_t *d, rz_err_t *err)
 	return 0;
 }
 
+static size_t gauge_watches(void *ctx)
+{
+	return rz_watch_hub_count(((rz_daemon_t *)ctx)->watches);
+}
+
+static int64_t gauge_objects(void *ctx)
+{
+	return rz_store_count(((rz_daemon_t *)ctx)->store);
+}
+
+static int64_t gauge_revision(void *ctx)
+{
+	return rz_store_revision(((rz_daemon_t *)ctx)->store);
+}
+
+static void observe(void *ctx, const char *route, const char *method, int code, double seconds,
+                    bool streamed)
+{
+	rz_metrics_observe(ctx, route, method, code, seconds, streamed);
+}
+
+static int start_metrics(rz_daemon_t *d, rz_err_t *err)
+{
+	rz_metrics_gauges_t g = { gauge_watches, gauge_objects, gauge_revision, d };
+	int rc = rz_metrics_new(&d->metrics, &g, err);
+
+	if (rc == 0) {
+		rc = rz_metrics_routes(d->metrics, d->http, err);
+	}
+	if (rc == 0) {
+		rz_http_set_observer(d->http, observe, d->metrics);
+	}
+	return rc;
+}
+
 static int start_http(rz_daemon_t *d, rz_err_t *err)
 {
 	rz_http_opts_t opts = { .max_body = d->cfg->max_body };
@@ -406,6 +443,9 @@ static int start_http(rz_daemon_t *d, rz_err_t *err)
 	}
 	if (rc == 0) {
 		rc = rz_api_new(&d->api, d->http, d->store, d->watches, err);
+	}
+	if (rc == 0) {
+		rc = start_metrics(d, err);
 	}
 	if (rc == 0) {
 		rc = rz_http_listen(d->http, d->cfg->listen, err);
@@ -502,6 +542,7 @@ void rz_daemon_free(rz_daemon_t *d)
 	rz_watch_hub_free(d->watches);
 	rz_http_free(d->http);
 	rz_api_free(d->api);
+	rz_metrics_free(d->metrics);
 	rz_store_free(d->store);
 	rz_bus_free(d->bus);
 	rz_db_close(d->db);

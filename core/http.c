@@ -71,7 +71,8 @@ struct rz_req {
 	char peer[INET6_ADDRSTRLEN];
 	struct timespec start;
 	bool keep_alive;
-	int reject; /* HTTP code to answer without dispatching (413) */
+	int reject;        /* HTTP code to answer without dispatching (413) */
+	const char *route; /* the matched route's pattern (borrowed from the table) */
 	bool streaming, chunked;
 	int stream_code;
 	size_t stream_bytes;
@@ -104,6 +105,8 @@ struct rz_http {
 	size_t in_flight;
 	bool draining;
 	int port;
+	rz_http_observer_fn observer;
+	void *observer_ctx;
 };
 
 static http_parser_settings parser_settings;
@@ -683,6 +686,10 @@ static void access_log(const rz_req_t *req, int code, size_t bytes)
 	snprintf(status, sizeof(status), "%d", code);
 	snprintf(size, sizeof(size), "%zu", bytes);
 	snprintf(dur, sizeof(dur), "%.3f", ms);
+	if (req->h != NULL && req->h->observer != NULL) {
+		req->h->observer(req->h->observer_ctx, req->route, req->method, code, ms / 1e3,
+		                 req->streaming);
+	}
 	rz_logkv(RZ_LOG_INFO, "http", "request", "method", req->method, "path",
 	         req->path ? req->path : "-", "status", status, "bytes", size, "dur_ms", dur,
 	         "peer", req->peer, "request_id", req->id, NULL);
@@ -976,6 +983,7 @@ static void route_request(rz_http_t *h, rz_req_t *req)
 		for (size_t i = 0; i < nseg; i++) {
 			free(segs[i]);
 		}
+		req->route = r->def->pattern;
 		r->def->fn(req, r->def->ctx);
 		return;
 	} else if (allow != 0) {
@@ -1437,6 +1445,12 @@ void rz_http_shutdown(rz_http_t *h)
 		}
 		c = next;
 	}
+}
+
+void rz_http_set_observer(rz_http_t *h, rz_http_observer_fn fn, void *ctx)
+{
+	h->observer = fn;
+	h->observer_ctx = ctx;
 }
 
 size_t rz_http_in_flight(const rz_http_t *h)

@@ -14,6 +14,7 @@
 #ifndef RZ_HTTP_H
 #define RZ_HTTP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -77,6 +78,12 @@ int rz_http_port(const rz_http_t *h);
  * callbacks run); other requests in flight finish and their connections close after the
  * reply. */
 void rz_http_shutdown(rz_http_t *h);
+
+/* Called once per finished request (after the reply or the end of a stream) with the
+ * matched route's pattern (NULL when none matched) and the time taken. */
+typedef void (*rz_http_observer_fn)(void *ctx, const char *route, const char *method, int code,
+                                    double seconds, bool streamed);
+void rz_http_set_observer(rz_http_t *h, rz_http_observer_fn fn, void *ctx);
 
 /* Requests received and not yet fully replied. */
 size_t rz_http_in_flight(const rz_http_t *h);

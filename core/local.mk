@@ -18,7 +18,8 @@ core_librezus_core_la_SOURCES = \
 	core/bus.c core/bus.h \
 	core/store.c core/store.h \
 	core/watch.c core/watch.h \
-	core/api.c core/api.h
+	core/api.c core/api.h \
+	core/metrics.c core/metrics.h
 core_librezus_core_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(SQLITE_CFLAGS) \
 	$(JANSSON_CFLAGS) $(LIBJWT_CFLAGS) $(SODIUM_CFLAGS) $(YAML_CFLAGS)
 core_librezus_core_la_LIBADD = $(LIBEVENT_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) \
