@@ -102,19 +102,25 @@ static char *dump(const json_t *v)
 	return s;
 }
 
-/* expected (real JSON) normalised, compared with the dump of v. */
+/* got and want serialise alike (compact, sorted keys). */
+static void assert_same(const json_t *got, const json_t *want)
+{
+	char *g = dump(got);
+	char *w = dump(want);
+
+	ck_assert_str_eq(g, w);
+	free(g);
+	free(w);
+}
+
+/* expected is real JSON (not the ' form). */
 static void assert_json_eq(const json_t *v, const char *expected)
 {
 	json_error_t error;
 	json_t *e = json_loads(expected, JSON_DECODE_ANY, &error);
-	char *got, *want;
 
 	ck_assert_msg(e != NULL, "bad expected JSON %s: %s", expected, error.text);
-	got = dump(v);
-	want = dump(e);
-	ck_assert_str_eq(got, want);
-	free(got);
-	free(want);
+	assert_same(v, e);
 	json_decref(e);
 }
 
@@ -135,11 +141,11 @@ static void assert_causes(const json_t *causes, const struct cause *want)
 
 	for (i = 0; want[i].field != NULL; i++) {
 		json_t *c = json_pack("{s:s, s:s, s:s}", "field", want[i].field, "reason",
-				      want[i].reason, "message", want[i].message);
+		                      want[i].reason, "message", want[i].message);
 
 		ck_assert_int_eq(json_array_append_new(e, c), 0);
 	}
-	assert_json_eq(causes, json_dumps_tmp(e));
+	assert_same(causes, e);
 	json_decref(e);
 }
 
@@ -155,14 +161,14 @@ static void assert_causes(const json_t *causes, const struct cause *want)
 #define ROLES_MSG   "supported values: \"controlplane\", \"worker\""
 #define EFFECTS_MSG "supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\""
 #define ZONES_MSG   "supported values: \"a\", \"b\", \"c\""
-#define KEY_NAME_MSG                                                                         \
-	"name part must consist of alphanumeric characters, '-', '_' or '.', and must start "   \
+#define KEY_NAME_MSG                                                                               \
+	"name part must consist of alphanumeric characters, '-', '_' or '.', and must start "      \
 	"and end with an alphanumeric character"
-#define VALUE_MSG                                                                            \
-	"must be empty or consist of alphanumeric characters, '-', '_' or '.', and must start " \
+#define VALUE_MSG                                                                                  \
+	"must be empty or consist of alphanumeric characters, '-', '_' or '.', and must start "    \
 	"and end with an alphanumeric character"
-#define SLASH_MSG                                                                            \
-	"must be a name with an optional DNS subdomain prefix and '/' (e.g. "                   \
+#define SLASH_MSG                                                                                  \
+	"must be a name with an optional DNS subdomain prefix and '/' (e.g. "                      \
 	"'example.com/MyName')"
 #define TIME_MSG  "must be an RFC 3339 time such as 2026-11-30T04:31:11Z"
 #define HOST8_MSG "host bits must be zero (did you mean 10.0.0.0/8?)"
@@ -184,111 +190,187 @@ static const struct vcase vcases[] = {
 	  "'podSubnets':['10.244.0.0/16','fd00:10:244::/56'],'zones':['a','c'],'ports':[1,65535],"
 	  "'enabled':false,'network':{'mtu':9000,'stack':'dual'},'config':{'shape':{'ocpus':2}},"
 	  "'startedAt':'2026-11-30T04:31:11Z'}",
-	  true, NULL, { { NULL } } },
+	  true,
+	  NULL,
+	  { { 0 } } },
 	/* 1-2: defaults applied, and not applied without apply_defaults */
-	{ "{" MIN "}", true, "{" MIN ",'count':1,'enabled':true}", { { NULL } } },
-	{ "{" MIN "}", false, NULL, { { NULL } } },
+	{ "{" MIN "}", true, "{" MIN ",'count':1,'enabled':true}", { { 0 } } },
+	{ "{" MIN "}", false, NULL, { { 0 } } },
 	/* 3: null counts as absent: defaulted, or left alone without a default */
-	{ "{" MIN ",'count':null,'enabled':null,'talosVersion':null}", true,
-	  "{" MIN ",'count':1,'enabled':true,'talosVersion':null}", { { NULL } } },
+	{ "{" MIN ",'count':null,'enabled':null,'talosVersion':null}",
+	  true,
+	  "{" MIN ",'count':1,'enabled':true,'talosVersion':null}",
+	  { { 0 } } },
 	/* 4-6: required; a null required member; defaults still applied */
-	{ "{'role':null,'providerClass':'sim'}", false, NULL,
+	{ "{'role':null,'providerClass':'sim'}",
+	  false,
+	  NULL,
 	  { { "spec.role", REQUIRED, "required" } } },
-	{ "{}", true, "{'count':1,'enabled':true}",
-	  { { "spec.role", REQUIRED, "required" }, { "spec.providerClass", REQUIRED, "required" } } },
-	{ "{" MIN ",'count':0}", false, NULL, { { NULL } } },
+	{ "{}",
+	  true,
+	  "{'count':1,'enabled':true}",
+	  { { "spec.role", REQUIRED, "required" },
+	    { "spec.providerClass", REQUIRED, "required" } } },
+	{ "{" MIN ",'count':0}", false, NULL, { { 0 } } },
 	/* 7-8: a default satisfies required only when it is applied */
-	{ "{" MIN ",'network':{}}", true,
-	  "{" MIN ",'count':1,'enabled':true,'network':{'mtu':1500,'stack':'ipv4'}}", { { NULL } } },
-	{ "{" MIN ",'network':{}}", false, NULL, { { "spec.network.stack", REQUIRED, "required" } } },
+	{ "{" MIN ",'network':{}}",
+	  true,
+	  "{" MIN ",'count':1,'enabled':true,'network':{'mtu':1500,'stack':'ipv4'}}",
+	  { { 0 } } },
+	{ "{" MIN ",'network':{}}",
+	  false,
+	  NULL,
+	  { { "spec.network.stack", REQUIRED, "required" } } },
 	/* 9-22: wrong types: one cause each, not inspected further */
-	{ "{'role':5,'providerClass':'sim'}", false, NULL,
+	{ "{'role':5,'providerClass':'sim'}",
+	  false,
+	  NULL,
 	  { { "spec.role", INVALID, "expected a string, got a number" } } },
-	{ "{" MIN ",'count':'3'}", false, NULL,
+	{ "{" MIN ",'count':'3'}",
+	  false,
+	  NULL,
 	  { { "spec.count", INVALID, "expected an integer, got a string" } } },
-	{ "{" MIN ",'count':1.5}", false, NULL,
+	{ "{" MIN ",'count':1.5}",
+	  false,
+	  NULL,
 	  { { "spec.count", INVALID, "expected an integer, got a number" } } },
-	{ "{" MIN ",'count':1.0}", false, NULL,
+	{ "{" MIN ",'count':1.0}",
+	  false,
+	  NULL,
 	  { { "spec.count", INVALID, "expected an integer, got a number" } } },
-	{ "{" MIN ",'enabled':'yes'}", false, NULL,
+	{ "{" MIN ",'enabled':'yes'}",
+	  false,
+	  NULL,
 	  { { "spec.enabled", INVALID, "expected a boolean, got a string" } } },
-	{ "{" MIN ",'labels':['x',1]}", false, NULL,
+	{ "{" MIN ",'labels':['x',1]}",
+	  false,
+	  NULL,
 	  { { "spec.labels", INVALID, "expected an object of strings, got an array" } } },
-	{ "{" MIN ",'taints':{'key':'x'}}", false, NULL,
+	{ "{" MIN ",'taints':{'key':'x'}}",
+	  false,
+	  NULL,
 	  { { "spec.taints", INVALID, "expected an array, got an object" } } },
-	{ "{" MIN ",'network':true}", false, NULL,
+	{ "{" MIN ",'network':true}",
+	  false,
+	  NULL,
 	  { { "spec.network", INVALID, "expected an object, got a boolean" } } },
-	{ "{" MIN ",'config':'x'}", false, NULL,
+	{ "{" MIN ",'config':'x'}",
+	  false,
+	  NULL,
 	  { { "spec.config", INVALID, "expected an object, got a string" } } },
-	{ "{" MIN ",'config':[]}", false, NULL,
+	{ "{" MIN ",'config':[]}",
+	  false,
+	  NULL,
 	  { { "spec.config", INVALID, "expected an object, got an array" } } },
-	{ "{" MIN ",'startedAt':5}", false, NULL,
+	{ "{" MIN ",'startedAt':5}",
+	  false,
+	  NULL,
 	  { { "spec.startedAt", INVALID, "expected an RFC 3339 time, got a number" } } },
-	{ "{" MIN ",'startedAt':false}", false, NULL,
+	{ "{" MIN ",'startedAt':false}",
+	  false,
+	  NULL,
 	  { { "spec.startedAt", INVALID, "expected an RFC 3339 time, got a boolean" } } },
-	{ "{" MIN ",'taints':['x',{'key':'k'}]}", false, NULL,
+	{ "{" MIN ",'taints':['x',{'key':'k'}]}",
+	  false,
+	  NULL,
 	  { { "spec.taints[0]", INVALID, "expected an object, got a string" } } },
-	{ "{" MIN ",'podSubnets':['10.0.0.0/8',null],'ports':[1,'2',3.5,{}]}", false, NULL,
+	{ "{" MIN ",'podSubnets':['10.0.0.0/8',null],'ports':[1,'2',3.5,{}]}",
+	  false,
+	  NULL,
 	  { { "spec.podSubnets[1]", INVALID, "expected a string, got null" },
 	    { "spec.ports[1]", INVALID, "expected an integer, got a string" },
 	    { "spec.ports[2]", INVALID, "expected an integer, got a number" },
 	    { "spec.ports[3]", INVALID, "expected an integer, got an object" } } },
-	{ "{" MIN ",'labels':{'b':{},'a':5,'c':'ok'},'taints':[{'key':'k','value':7}]}", false, NULL,
+	{ "{" MIN ",'labels':{'b':{},'a':5,'c':'ok'},'taints':[{'key':'k','value':7}]}",
+	  false,
+	  NULL,
 	  { { "spec.labels[a]", INVALID, "expected a string, got a number" },
 	    { "spec.labels[b]", INVALID, "expected a string, got an object" },
 	    { "spec.taints[0].value", INVALID, "expected a string, got a number" } } },
 	/* 23-25: enums, also in array items and nested objects */
-	{ "{'role':'master','providerClass':'sim'}", false, NULL,
+	{ "{'role':'master','providerClass':'sim'}",
+	  false,
+	  NULL,
 	  { { "spec.role", UNSUPP, ROLES_MSG } } },
-	{ "{" MIN ",'taints':[{'key':'k'},{'key':'k','effect':'Bad'}]}", false, NULL,
+	{ "{" MIN ",'taints':[{'key':'k'},{'key':'k','effect':'Bad'}]}",
+	  false,
+	  NULL,
 	  { { "spec.taints[1].effect", UNSUPP, EFFECTS_MSG } } },
-	{ "{" MIN ",'zones':['a','x','b','A']}", false, NULL,
+	{ "{" MIN ",'zones':['a','x','b','A']}",
+	  false,
+	  NULL,
 	  { { "spec.zones[1]", UNSUPP, ZONES_MSG }, { "spec.zones[3]", UNSUPP, ZONES_MSG } } },
 	/* 26-30: ranges, including array items and nested objects */
-	{ "{" MIN ",'count':-1}", false, NULL,
+	{ "{" MIN ",'count':-1}",
+	  false,
+	  NULL,
 	  { { "spec.count", INVALID, "must be between 0 and 1000" } } },
-	{ "{" MIN ",'count':1001}", false, NULL,
+	{ "{" MIN ",'count':1001}",
+	  false,
+	  NULL,
 	  { { "spec.count", INVALID, "must be between 0 and 1000" } } },
-	{ "{" MIN ",'count':1000}", false, NULL, { { NULL } } },
-	{ "{" MIN ",'ports':[0,65536,80]}", false, NULL,
+	{ "{" MIN ",'count':1000}", false, NULL, { { 0 } } },
+	{ "{" MIN ",'ports':[0,65536,80]}",
+	  false,
+	  NULL,
 	  { { "spec.ports[0]", INVALID, "must be between 1 and 65535" },
 	    { "spec.ports[1]", INVALID, "must be between 1 and 65535" } } },
-	{ "{" MIN ",'network':{'mtu':100,'stack':'ipv4'}}", false, NULL,
+	{ "{" MIN ",'network':{'mtu':100,'stack':'ipv4'}}",
+	  false,
+	  NULL,
 	  { { "spec.network.mtu", INVALID, "must be between 576 and 9000" } } },
 	/* 31-32: string length in bytes */
 	{ "{'role':'worker','providerClass':'"
 	  "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'}",
-	  false, NULL, { { "spec.providerClass", TOO_LONG, "must be at most 63 characters" } } },
+	  false,
+	  NULL,
+	  { { "spec.providerClass", TOO_LONG, "must be at most 63 characters" } } },
 	{ "{'role':'worker','providerClass':'"
 	  "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'}",
-	  false, NULL, { { NULL } } },
+	  false,
+	  NULL,
+	  { { 0 } } },
 	/* 33-35: too many items / entries: one cause, the items are not inspected */
-	{ "{" MIN ",'taints':['x','x','x','x']}", false, NULL,
+	{ "{" MIN ",'taints':['x','x','x','x']}",
+	  false,
+	  NULL,
 	  { { "spec.taints", TOO_MANY, "must have at most 3 items" } } },
-	{ "{" MIN ",'labels':{'a':'1','b':'2','c':'3','d':'4','-':5}}", false, NULL,
+	{ "{" MIN ",'labels':{'a':'1','b':'2','c':'3','d':'4','-':5}}",
+	  false,
+	  NULL,
 	  { { "spec.labels", TOO_MANY, "must have at most 4 entries" } } },
 	{ "{" MIN ",'labels':{'a':'1','b':'2','c':'3','d':'4'},"
 	  "'taints':[{'key':'a'},{'key':'b'},{'key':'c'}]}",
-	  false, NULL, { { NULL } } },
+	  false,
+	  NULL,
+	  { { 0 } } },
 	/* 36-37: duplicates; an item with another problem is not also a duplicate */
-	{ "{" MIN ",'podSubnets':['10.0.0.0/8','10.1.0.0/16','10.0.0.0/8','10.0.0.0/8']}", false,
+	{ "{" MIN ",'podSubnets':['10.0.0.0/8','10.1.0.0/16','10.0.0.0/8','10.0.0.0/8']}",
+	  false,
 	  NULL,
 	  { { "spec.podSubnets[2]", DUPLICATE, "duplicate value \"10.0.0.0/8\"" },
 	    { "spec.podSubnets[3]", DUPLICATE, "duplicate value \"10.0.0.0/8\"" } } },
-	{ "{" MIN ",'podSubnets':['10.0.0.1/8','10.0.0.1/8']}", false, NULL,
+	{ "{" MIN ",'podSubnets':['10.0.0.1/8','10.0.0.1/8']}",
+	  false,
+	  NULL,
 	  { { "spec.podSubnets[0]", INVALID, HOST8_MSG },
 	    { "spec.podSubnets[1]", INVALID, HOST8_MSG } } },
 	/* 38-39: formats of strings, map keys and map values */
-	{ "{" MIN ",'talosVersion':'v1.12.0'}", false, NULL,
+	{ "{" MIN ",'talosVersion':'v1.12.0'}",
+	  false,
+	  NULL,
 	  { { "spec.talosVersion", INVALID, "must be a version such as 1.35.0" } } },
-	{ "{" MIN ",'labels':{'ok':'-bad-','-bad':'x','example.com/x/y':'v'}}", false, NULL,
+	{ "{" MIN ",'labels':{'ok':'-bad-','-bad':'x','example.com/x/y':'v'}}",
+	  false,
+	  NULL,
 	  { { "spec.labels[-bad]", INVALID, KEY_NAME_MSG },
 	    { "spec.labels[example.com/x/y]", INVALID, SLASH_MSG },
 	    { "spec.labels[ok]", INVALID, VALUE_MSG } } },
 	/* 40: unknown members, nested ones in place, then this object's sorted by name */
 	{ "{" MIN ",'zeta':1,'alpha':{},'taints':[{'key':'k','bogus':1,'Bogus':2}],"
 	  "'network':{'x':1,'stack':'ipv4'},'config':{'anything':[1,{'x':null}]}}",
-	  false, NULL,
+	  false,
+	  NULL,
 	  { { "spec.taints[0].Bogus", INVALID, "unknown field" },
 	    { "spec.taints[0].bogus", INVALID, "unknown field" },
 	    { "spec.network.x", INVALID, "unknown field" },
@@ -297,7 +379,8 @@ static const struct vcase vcases[] = {
 	/* 41: several problems: declaration order, not the object's member order */
 	{ "{'zeta':1,'startedAt':'yesterday','count':'x','role':'boss','providerClass':7,"
 	  "'alpha':null}",
-	  false, NULL,
+	  false,
+	  NULL,
 	  { { "spec.role", UNSUPP, ROLES_MSG },
 	    { "spec.count", INVALID, "expected an integer, got a string" },
 	    { "spec.providerClass", INVALID, "expected a string, got a number" },
@@ -305,19 +388,23 @@ static const struct vcase vcases[] = {
 	    { "spec.alpha", INVALID, "unknown field" },
 	    { "spec.zeta", INVALID, "unknown field" } } },
 	/* 42-43: defaults inside array items (absent or null), not without apply_defaults */
-	{ "{" MIN ",'taints':[{'key':'a'},{'key':'b','effect':null},{'key':'c','effect':'NoExecute'}]}",
+	{ "{" MIN
+	  ",'taints':[{'key':'a'},{'key':'b','effect':null},{'key':'c','effect':'NoExecute'}]}",
 	  true,
 	  "{" MIN ",'count':1,'enabled':true,'taints':[{'key':'a','effect':'NoSchedule'},"
 	  "{'key':'b','effect':'NoSchedule'},{'key':'c','effect':'NoExecute'}]}",
-	  { { NULL } } },
-	{ "{" MIN ",'taints':[{'key':'a'}]}", false, NULL, { { NULL } } },
+	  { { 0 } } },
+	{ "{" MIN ",'taints':[{'key':'a'}]}", false, NULL, { { 0 } } },
 	/* 44: required inside array items */
-	{ "{" MIN ",'taints':[{'key':'a'},{'value':'v'}]}", true,
+	{ "{" MIN ",'taints':[{'key':'a'},{'value':'v'}]}",
+	  true,
 	  "{" MIN ",'count':1,'enabled':true,'taints':[{'key':'a','effect':'NoSchedule'},"
 	  "{'value':'v','effect':'NoSchedule'}]}",
 	  { { "spec.taints[1].key", REQUIRED, "required" } } },
 	/* 45: a time */
-	{ "{" MIN ",'startedAt':'2026-11-30 04:31:11Z'}", false, NULL,
+	{ "{" MIN ",'startedAt':'2026-11-30 04:31:11Z'}",
+	  false,
+	  NULL,
 	  { { "spec.startedAt", INVALID, TIME_MSG } } },
 };
 
@@ -335,7 +422,7 @@ START_TEST(test_validate_table)
 	if (c->out != NULL) {
 		json_t *out = sq_load(c->out);
 
-		assert_json_eq(obj, json_dumps_tmp(out));
+		assert_same(obj, out);
 		json_decref(out);
 	} else {
 		ck_assert_msg(json_equal(obj, before), "case %d: object was modified", _i);
@@ -357,11 +444,11 @@ START_TEST(test_validate_not_object)
 	ck_assert_int_eq(rz_fields_validate(arr, spec_fields, "spec", true, causes), 1);
 	ck_assert_int_eq(rz_fields_validate(NULL, spec_fields, "spec", true, causes), 1);
 	ck_assert_int_eq(rz_fields_validate(null, spec_fields, "spec", true, causes), 1);
-	assert_causes(causes, (const struct cause[]){
-				      { "spec", INVALID, "expected an object, got an array" },
-				      { "spec", INVALID, "expected an object, got null" },
-				      { "spec", INVALID, "expected an object, got null" },
-				      { NULL } });
+	assert_causes(
+	    causes, (const struct cause[]){ { "spec", INVALID, "expected an object, got an array" },
+	                                    { "spec", INVALID, "expected an object, got null" },
+	                                    { "spec", INVALID, "expected an object, got null" },
+	                                    { 0 } });
 	ck_assert_uint_eq(json_array_size(arr), 0);
 	json_decref(arr);
 	json_decref(null);
@@ -377,7 +464,7 @@ START_TEST(test_validate_empty_path)
 		{ "providerClass", REQUIRED, "required" },
 		{ "taints[0].key", REQUIRED, "required" },
 		{ "x", INVALID, "unknown field" },
-		{ NULL },
+		{ 0 },
 	};
 	const char *paths[] = { "", NULL };
 	size_t i;
@@ -400,13 +487,13 @@ START_TEST(test_validate_appends_and_counts)
 	json_t *obj = sq_load("{'role':'boss','providerClass':'sim'}");
 
 	rz_fields_cause(causes, "metadata.name", RZ_CAUSE_FORBIDDEN, "cannot change %s (%d)",
-			"name", 7);
+	                "name", 7);
 	/* The count is of this call's causes, appended after the ones already there. */
 	ck_assert_int_eq(rz_fields_validate(obj, spec_fields, "spec", false, causes), 1);
 	assert_causes(causes, (const struct cause[]){
-				      { "metadata.name", RZ_CAUSE_FORBIDDEN, "cannot change name (7)" },
-				      { "spec.role", UNSUPP, ROLES_MSG },
-				      { NULL } });
+	                          { "metadata.name", RZ_CAUSE_FORBIDDEN, "cannot change name (7)" },
+	                          { "spec.role", UNSUPP, ROLES_MSG },
+	                          { 0 } });
 	/* Without a causes array only the count. */
 	ck_assert_int_eq(rz_fields_validate(obj, spec_fields, "spec", false, NULL), 1);
 	rz_fields_cause(NULL, "x", RZ_CAUSE_INVALID, "ignored");
@@ -430,9 +517,9 @@ START_TEST(test_validate_no_fields)
 	ck_assert_int_eq(rz_fields_validate(obj, none, "status", false, causes), 2);
 	ck_assert_int_eq(rz_fields_validate(obj2, loose, "status", false, causes), 1);
 	assert_causes(causes, (const struct cause[]){ { "status.a", INVALID, "unknown field" },
-						      { "status.b", INVALID, "unknown field" },
-						      { "status.meta.z", INVALID, "unknown field" },
-						      { NULL } });
+	                                              { "status.b", INVALID, "unknown field" },
+	                                              { "status.meta.z", INVALID, "unknown field" },
+	                                              { 0 } });
 	json_decref(obj);
 	json_decref(obj2);
 	json_decref(causes);
@@ -489,7 +576,8 @@ START_TEST(test_times)
 		assert_json_eq(causes, "[]");
 	} else {
 		ck_assert_msg(n == 1, "%s should not be a valid time", times[_i].in);
-		assert_json_eq(causes, "[" CAUSE("status.t", INVALID, TIME_MSG) "]");
+		assert_causes(causes,
+		              (const struct cause[]){ { "status.t", INVALID, TIME_MSG }, { 0 } });
 	}
 	json_decref(causes);
 	json_decref(obj);
@@ -615,10 +703,7 @@ END_TEST
 #define SUBDOMAIN_MSG                                                                              \
 	"must consist of lower case alphanumeric characters, '-' or '.', and must start and "      \
 	"end with an alphanumeric character (e.g. 'example.com')"
-#define PREFIX_MSG "prefix part must be a lowercase RFC 1123 subdomain"
-#define SLASH_MSG                                                                                  \
-	"must be a name with an optional DNS subdomain prefix and '/' (e.g. "                      \
-	"'example.com/MyName')"
+#define PREFIX_MSG  "prefix part must be a lowercase RFC 1123 subdomain"
 #define CIDR_MSG    "must be a CIDR such as 10.244.0.0/16"
 #define VERSION_MSG "must be a version such as 1.35.0"
 #define URL_MSG     "must be a URL such as https://10.0.0.10:6443"
@@ -907,8 +992,9 @@ START_TEST(test_custom_format)
 	json_t *causes = json_array();
 
 	ck_assert_int_eq(rz_fields_validate(obj, f, "spec", true, causes), 2);
-	assert_json_eq(causes, "[" CAUSE("spec.a", INVALID, "invalid value") "," CAUSE(
-	                           "spec.b[Key]", INVALID, LABEL_MSG) "]");
+	assert_causes(causes, (const struct cause[]){ { "spec.a", INVALID, "invalid value" },
+	                                              { "spec.b[Key]", INVALID, LABEL_MSG },
+	                                              { 0 } });
 	json_decref(causes);
 	json_decref(obj);
 }
