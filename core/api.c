@@ -240,6 +240,11 @@ static size_t validate_status_write(const rz_kind_t *k, json_t *obj, json_t *cau
 static bool match_url(rz_req_t *req, json_t *obj, const char *tenant, const char *name)
 {
 	json_t *meta = json_object_get(obj, "metadata");
+
+	if (meta == NULL || json_is_null(meta)) {
+		meta = json_object();
+		json_object_set_new(obj, "metadata", meta);
+	}
 	const char *t = json_string_value(json_object_get(meta, "tenant"));
 	const char *n = json_string_value(json_object_get(meta, "name"));
 

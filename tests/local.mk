@@ -11,7 +11,8 @@ UNIT_TESTS = \
 	tests/unit/check_daemon \
 	tests/unit/check_fields \
 	tests/unit/check_selector \
-	tests/unit/check_merge
+	tests/unit/check_merge \
+	tests/unit/check_api
 
 INTEGRATION_TESTS = \
 	tests/integration/daemon.sh
@@ -66,3 +67,6 @@ tests_unit_check_selector_LDADD = $(TEST_LDADD)
 tests_unit_check_merge_SOURCES = tests/unit/check_merge.c tests/unit/testutil.h
 tests_unit_check_merge_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_merge_LDADD = $(TEST_LDADD)
+tests_unit_check_api_SOURCES = tests/unit/check_api.c tests/unit/testutil.h tests/unit/httpclient.h
+tests_unit_check_api_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_api_LDADD = $(TEST_LDADD)

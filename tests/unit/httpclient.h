@@ -219,4 +219,130 @@ static inline void rzt_request(struct event_base *base, int port, const char *ra
 	rzt_close(c);
 }
 
+/* A streamed response (chunked or close-delimited): the head and the decoded body so far. */
+typedef struct rzt_stream {
+	rzt_conn_t *c;
+	rzt_response_t head;
+	bool chunked, closed;
+	char *body; /* decoded, NUL-terminated */
+	size_t len, cap;
+} rzt_stream_t;
+
+static inline void rzt_stream_append(rzt_stream_t *s, const char *p, size_t n)
+{
+	if (s->len + n + 1 > s->cap) {
+		s->cap = (s->len + n + 1) * 2;
+		s->body = realloc(s->body, s->cap);
+		ck_assert_ptr_nonnull(s->body);
+	}
+	memcpy(s->body + s->len, p, n);
+	s->len += n;
+	s->body[s->len] = '\0';
+}
+
+/* Move complete chunks (or, close-delimited, everything) from the raw buffer to body. */
+static inline void rzt_stream_decode(rzt_stream_t *s)
+{
+	rzt_conn_t *c = s->c;
+	for (;;) {
+		char *crlf;
+		size_t size;
+		if (!s->chunked) {
+			rzt_stream_append(s, c->buf, c->have);
+			c->have = 0;
+			return;
+		}
+		crlf = memmem(c->buf, c->have, "\r\n", 2);
+		if (crlf == NULL) {
+			return;
+		}
+		size = strtoul(c->buf, NULL, 16);
+		if (size == 0) {
+			s->closed = true; /* last chunk */
+			return;
+		}
+		if (c->have < (size_t)(crlf - c->buf) + 2 + size + 2) {
+			return;
+		}
+		rzt_stream_append(s, crlf + 2, size);
+		memmove(c->buf, crlf + 2 + size + 2,
+		        c->have - ((size_t)(crlf - c->buf) + 4 + size));
+		c->have -= (size_t)(crlf - c->buf) + 4 + size;
+	}
+}
+
+/* Send a request and read the response head of a stream. */
+static inline rzt_stream_t *rzt_stream_open(struct event_base *base, int port, const char *raw)
+{
+	rzt_stream_t *s = calloc(1, sizeof(*s));
+	char te[64] = "";
+	char *end;
+	double deadline = rzt_now() + 10;
+
+	ck_assert_ptr_nonnull(s);
+	s->c = rzt_open(port);
+	rzt_send(base, s->c->fd, raw, strlen(raw));
+	while ((end = memmem(s->c->buf, s->c->have, "\r\n\r\n", 4)) == NULL) {
+		ssize_t n =
+		    recv(s->c->fd, s->c->buf + s->c->have, sizeof(s->c->buf) - s->c->have, 0);
+		if (n > 0) {
+			s->c->have += (size_t)n;
+			continue;
+		}
+		ck_assert_msg(n < 0 && errno == EAGAIN, "stream closed before its head");
+		ck_assert_msg(rzt_now() < deadline, "no stream head within 10 s");
+		rzt_spin(base);
+	}
+	memcpy(s->head.head, s->c->buf, (size_t)(end - s->c->buf) + 4);
+	s->head.code = atoi(s->head.head + 9);
+	rzt_header(&s->head, "Transfer-Encoding", te, sizeof(te));
+	s->chunked = strcmp(te, "chunked") == 0;
+	memmove(s->c->buf, end + 4, s->c->have - (size_t)(end + 4 - s->c->buf));
+	s->c->have -= (size_t)(end + 4 - s->c->buf);
+	rzt_stream_decode(s);
+	return s;
+}
+
+/* Read until the decoded body contains needle (true) or seconds pass / the stream ends. */
+static inline bool rzt_stream_until(struct event_base *base, rzt_stream_t *s, const char *needle,
+                                    double seconds)
+{
+	double deadline = rzt_now() + seconds;
+	while (s->body == NULL || strstr(s->body, needle) == NULL) {
+		ssize_t n;
+		if (s->closed || rzt_now() >= deadline) {
+			return false;
+		}
+		n = recv(s->c->fd, s->c->buf + s->c->have, sizeof(s->c->buf) - s->c->have, 0);
+		if (n > 0) {
+			s->c->have += (size_t)n;
+			rzt_stream_decode(s);
+			continue;
+		}
+		if (n == 0 || errno != EAGAIN) {
+			s->closed = true;
+			continue;
+		}
+		rzt_spin(base);
+	}
+	return true;
+}
+
+/* Count occurrences of needle in the decoded body. */
+static inline int rzt_stream_count(const rzt_stream_t *s, const char *needle)
+{
+	int n = 0;
+	for (const char *p = s->body; p != NULL && (p = strstr(p, needle)) != NULL; p++) {
+		n++;
+	}
+	return n;
+}
+
+static inline void rzt_stream_close(rzt_stream_t *s)
+{
+	rzt_close(s->c);
+	free(s->body);
+	free(s);
+}
+
 #endif /* RZ_HTTPCLIENT_H */

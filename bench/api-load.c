@@ -1,0 +1,750 @@
+/* bench/api-load.c - a closed-loop HTTP/1.1 load generator for the API benchmark.
+ *
+ * N keep-alive connections to a loopback address each send one request at a time (no
+ * pipelining), built from a template, for a bounded time and a bounded count; the latency
+ * of every request is kept and the run ends with one JSON line on stdout:
+ *
+ *   {"method":"GET","path":"/x","connections":50,"requests":N,"seconds":S,"rps":R,
+ *    "p50_ms":..,"p90_ms":..,"p99_ms":..,"max_ms":..,"errors":N,"timeouts":N,
+ *    "reconnects":N,"rereads":N,"status_counts":{"200":N}}
+ *
+ * requests counts the replies to requests started after the warm-up, whatever their status;
+ * errors counts requests that got no reply (reset, early close, bad reply, timeout).
+ *
+ * Body placeholders: {n} is a counter, unique per request; {rv} is the resourceVersion last
+ * seen on the connection: taken from the reply to its previous request, or, at the start and
+ * after a 409, from a GET of the same path that is not counted (a "reread").
+ *
+ * Only 127.0.0.0/8 and ::1 are accepted as targets. Built by bench/build.sh.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#define OUT_MAX      16384
+#define IN_MAX       65536
+#define HDRS_MAX     4096
+#define MAX_CONNS    1000
+#define MAX_SECONDS  300.0
+#define MAX_REQUESTS 100000000ULL
+#define MAX_REPORTS  5
+
+enum cstate { C_IDLE, C_SEND, C_RECV, C_DEAD };
+
+struct opts {
+	const char *addr, *method, *path, *body;
+	int port, conns, timeout_ms;
+	double seconds, warmup;
+	uint64_t max_requests;
+	char hdrs[HDRS_MAX];
+	size_t hdrs_len;
+};
+
+struct conn {
+	int fd;
+	enum cstate state;
+	bool priming; /* the request in flight is the uncounted GET that reads {rv} */
+	bool counted; /* the request in flight started after the warm-up */
+	double t_start;
+	char rv[32];
+	char out[OUT_MAX];
+	size_t out_len, out_off;
+	char in[IN_MAX];
+	size_t in_len;
+};
+
+struct reply {
+	int status;
+	const char *body;
+	size_t body_len;
+	bool close;
+};
+
+struct stats {
+	uint32_t *lat_us;
+	size_t n, cap;
+	uint64_t status[600];
+	uint64_t errors, timeouts, reconnects, rereads, reports;
+};
+
+struct bench {
+	struct opts o;
+	struct sockaddr_storage addr;
+	socklen_t addr_len;
+	char host[64];
+	bool uses_rv;
+	struct conn *conns;
+	struct stats st;
+	uint64_t counter, started;
+	double t_measure, t_stop, t_hard, t_end;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void usage(void)
+{
+	fprintf(
+	    stderr,
+	    "usage: api-load -p PORT [-a ADDR] [-c CONNS] [-d SECONDS] [-w WARMUP] [-n MAXREQ]\n"
+	    "                [-t TIMEOUT_MS] [-m METHOD] [-u PATH] [-H 'Name: value']... [-b "
+	    "BODY]\n"
+	    "  ADDR must be a loopback address (127.0.0.0/8 or ::1); BODY may hold {n} and {rv}\n");
+}
+
+/* ------------------------------------------------------------------ options */
+
+static int add_header(struct opts *o, const char *h)
+{
+	size_t n = strlen(h);
+
+	if (strpbrk(h, "\r\n") != NULL || strchr(h, ':') == NULL) {
+		fprintf(stderr, "api-load: bad header '%s'\n", h);
+		return -1;
+	}
+	if (o->hdrs_len + n + 3 > sizeof(o->hdrs)) {
+		fprintf(stderr, "api-load: too many headers\n");
+		return -1;
+	}
+	memcpy(o->hdrs + o->hdrs_len, h, n);
+	memcpy(o->hdrs + o->hdrs_len + n, "\r\n", 3);
+	o->hdrs_len += n + 2;
+	return 0;
+}
+
+static int num_arg(const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) {
+		fprintf(stderr, "api-load: '%s' is not a number in [%g, %g]\n", s, lo, hi);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int set_opt(struct opts *o, int ch, const char *arg)
+{
+	double v = 0;
+	int rc = 0;
+
+	switch (ch) {
+	case 'a':
+		o->addr = arg;
+		break;
+	case 'm':
+		o->method = arg;
+		break;
+	case 'u':
+		o->path = arg;
+		break;
+	case 'b':
+		o->body = arg;
+		break;
+	case 'H':
+		return add_header(o, arg);
+	case 'p':
+		rc = num_arg(arg, 1, 65535, &v);
+		o->port = (int)v;
+		break;
+	case 'c':
+		rc = num_arg(arg, 1, MAX_CONNS, &v);
+		o->conns = (int)v;
+		break;
+	case 't':
+		rc = num_arg(arg, 10, 60000, &v);
+		o->timeout_ms = (int)v;
+		break;
+	case 'd':
+		rc = num_arg(arg, 0.1, MAX_SECONDS, &o->seconds);
+		break;
+	case 'w':
+		rc = num_arg(arg, 0, 60, &o->warmup);
+		break;
+	case 'n':
+		rc = num_arg(arg, 1, (double)MAX_REQUESTS, &v);
+		o->max_requests = (uint64_t)v;
+		break;
+	default:
+		return -1;
+	}
+	return rc;
+}
+
+static int parse_opts(struct opts *o, int argc, char **argv)
+{
+	int ch;
+
+	*o = (struct opts){ .addr = "127.0.0.1",
+		            .method = "GET",
+		            .path = "/",
+		            .conns = 1,
+		            .timeout_ms = 5000,
+		            .seconds = 5,
+		            .warmup = 0.5,
+		            .max_requests = 10000000 };
+	while ((ch = getopt(argc, argv, "a:p:c:d:w:n:t:m:u:H:b:")) != -1) {
+		if (set_opt(o, ch, optarg) != 0) {
+			usage();
+			return -1;
+		}
+	}
+	if (optind != argc || o->port == 0 || strcmp(o->method, "HEAD") == 0 ||
+	    strpbrk(o->method, " \r\n") != NULL || strpbrk(o->path, " \r\n") != NULL ||
+	    o->path[0] != '/') {
+		usage();
+		return -1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ target */
+
+/* Fill b->addr from ADDR and PORT; refuse anything but loopback. */
+static int resolve_loopback(struct bench *b)
+{
+	struct sockaddr_in *in4 = (struct sockaddr_in *)&b->addr;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&b->addr;
+
+	memset(&b->addr, 0, sizeof(b->addr));
+	if (inet_pton(AF_INET, b->o.addr, &in4->sin_addr) == 1 &&
+	    (ntohl(in4->sin_addr.s_addr) >> 24) == 127) {
+		in4->sin_family = AF_INET;
+		in4->sin_port = htons((uint16_t)b->o.port);
+		b->addr_len = sizeof(*in4);
+		snprintf(b->host, sizeof(b->host), "%s:%d", b->o.addr, b->o.port);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, b->o.addr, &in6->sin6_addr) == 1 &&
+	    IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr)) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)b->o.port);
+		b->addr_len = sizeof(*in6);
+		snprintf(b->host, sizeof(b->host), "[%s]:%d", b->o.addr, b->o.port);
+		return 0;
+	}
+	fprintf(stderr, "api-load: '%s' is not a loopback address; refusing\n", b->o.addr);
+	return -1;
+}
+
+/* A blocking connect (bounded by SO_SNDTIMEO), then non-blocking I/O. */
+static int open_conn(struct bench *b)
+{
+	struct timeval tv = { .tv_sec = 2 };
+	int one = 1;
+	int fd = socket(b->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0) {
+		return -1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(fd, (struct sockaddr *)&b->addr, b->addr_len) != 0 ||
+	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* ------------------------------------------------------------------ requests */
+
+/* Expand the body template into buf; returns its length, or -1 when it does not fit. */
+static int expand_body(struct bench *b, struct conn *c, char *buf, size_t cap)
+{
+	const char *t = b->o.body;
+	size_t len = 0;
+	int n;
+
+	while (*t != '\0') {
+		if (strncmp(t, "{n}", 3) == 0) {
+			n = snprintf(buf + len, cap - len, "%" PRIu64, b->counter++);
+			t += 3;
+		} else if (strncmp(t, "{rv}", 4) == 0) {
+			n = snprintf(buf + len, cap - len, "%s", c->rv);
+			t += 4;
+		} else {
+			n = snprintf(buf + len, cap - len, "%c", *t++);
+		}
+		if (n < 0 || (size_t)n >= cap - len) {
+			return -1;
+		}
+		len += (size_t)n;
+	}
+	return (int)len;
+}
+
+static int build_request(struct bench *b, struct conn *c, bool prime)
+{
+	char body[OUT_MAX / 2];
+	int blen = -1;
+	int n;
+
+	if (!prime && b->o.body != NULL) {
+		blen = expand_body(b, c, body, sizeof(body));
+		if (blen < 0) {
+			fprintf(stderr, "api-load: body too long\n");
+			return -1;
+		}
+	}
+	n = snprintf(c->out, sizeof(c->out), "%s %s HTTP/1.1\r\nHost: %s\r\n%s",
+	             prime ? "GET" : b->o.method, b->o.path, b->host, prime ? "" : b->o.hdrs);
+	if (blen >= 0 && n >= 0 && (size_t)n < sizeof(c->out)) {
+		n += snprintf(c->out + n, sizeof(c->out) - (size_t)n, "Content-Length: %d\r\n",
+		              blen);
+	}
+	if (n < 0 || (size_t)n + 2 + (size_t)(blen > 0 ? blen : 0) > sizeof(c->out)) {
+		fprintf(stderr, "api-load: request too long\n");
+		return -1;
+	}
+	memcpy(c->out + n, "\r\n", 2);
+	if (blen > 0) {
+		memcpy(c->out + n + 2, body, (size_t)blen);
+	}
+	c->out_len = (size_t)n + 2 + (size_t)(blen > 0 ? blen : 0);
+	c->out_off = 0;
+	return 0;
+}
+
+static void report(struct bench *b, const char *what, const char *detail, size_t len)
+{
+	if (b->st.reports++ >= MAX_REPORTS) {
+		return;
+	}
+	fprintf(stderr, "api-load: %s%s%.*s\n", what, len > 0 ? ": " : "",
+	        (int)(len > 300 ? 300 : len), detail);
+}
+
+/* The request in flight got no reply: count it, drop the connection (reopened on next use). */
+static void conn_fail(struct bench *b, struct conn *c, const char *why)
+{
+	b->st.errors++;
+	report(b, why, "", 0);
+	close(c->fd);
+	c->fd = -1;
+	c->state = C_IDLE;
+	c->in_len = 0;
+	c->rv[0] = '\0';
+}
+
+/* Send what is left of the request; on failure the connection is dropped (conn_fail). */
+static void do_send(struct bench *b, struct conn *c)
+{
+	while (c->out_off < c->out_len) {
+		ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			return;
+		}
+		if (n < 0 && errno == EINTR) {
+			continue;
+		}
+		if (n <= 0) {
+			conn_fail(b, c, "send failed");
+			return;
+		}
+		c->out_off += (size_t)n;
+	}
+	c->state = C_RECV;
+}
+
+/* Start the next request on an idle connection; -1 only when no request can be built. */
+static int start_request(struct bench *b, struct conn *c, double now)
+{
+	bool prime = b->uses_rv && c->rv[0] == '\0';
+
+	if (c->fd < 0) {
+		c->fd = open_conn(b);
+		if (c->fd < 0) {
+			b->st.errors++;
+			report(b, "connect failed", strerror(errno), strlen(strerror(errno)));
+			c->state = C_DEAD;
+			return 0;
+		}
+		b->st.reconnects++;
+	}
+	if (build_request(b, c, prime) != 0) {
+		return -1;
+	}
+	c->priming = prime;
+	c->counted = !prime && now >= b->t_measure;
+	c->t_start = now;
+	c->state = C_SEND;
+	b->started += prime ? 0 : 1;
+	do_send(b, c);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ replies */
+
+/* Find header NAME in the head [h, h + len); its value, trimmed, in *val and *vlen. */
+static bool find_header(const char *h, size_t len, const char *name, const char **val, size_t *vlen)
+{
+	size_t nlen = strlen(name);
+	const char *p = memchr(h, '\n', len);
+	const char *end = h + len;
+
+	while (p != NULL && p + 1 < end) {
+		const char *line = p + 1;
+		const char *eol = memchr(line, '\n', (size_t)(end - line));
+		if (eol == NULL) {
+			break;
+		}
+		if ((size_t)(eol - line) > nlen && strncasecmp(line, name, nlen) == 0 &&
+		    line[nlen] == ':') {
+			const char *v = line + nlen + 1;
+			while (v < eol && (*v == ' ' || *v == '\t')) {
+				v++;
+			}
+			*val = v;
+			*vlen = (size_t)(eol - v) - (eol > v && eol[-1] == '\r' ? 1 : 0);
+			return true;
+		}
+		p = eol;
+	}
+	return false;
+}
+
+/* 1 when a whole reply is in c->in (described in *r), 0 when more is needed, -1 on error. */
+static int parse_reply(struct conn *c, struct reply *r)
+{
+	const char *end = memmem(c->in, c->in_len, "\r\n\r\n", 4);
+	const char *v;
+	size_t hlen, vlen, clen = 0;
+
+	if (end == NULL) {
+		return c->in_len >= sizeof(c->in) ? -1 : 0;
+	}
+	hlen = (size_t)(end - c->in) + 4;
+	if (hlen < 13 || memcmp(c->in, "HTTP/1.", 7) != 0 || c->in[8] != ' ') {
+		return -1;
+	}
+	r->status = atoi(c->in + 9);
+	if (r->status < 100 || r->status > 599) {
+		return -1;
+	}
+	if (find_header(c->in, hlen, "Content-Length", &v, &vlen)) {
+		clen = strtoul(v, NULL, 10);
+	} else if (r->status >= 200 && r->status != 204 && r->status != 304) {
+		return -1; /* chunked or close-delimited bodies are not supported */
+	}
+	r->close = find_header(c->in, hlen, "Connection", &v, &vlen) && vlen == 5 &&
+	           strncasecmp(v, "close", 5) == 0;
+	if (hlen + clen > sizeof(c->in) || c->in_len > hlen + clen) {
+		return -1; /* too large, or bytes nobody asked for */
+	}
+	if (c->in_len < hlen + clen) {
+		return 0;
+	}
+	r->body = c->in + hlen;
+	r->body_len = clen;
+	return 1;
+}
+
+static void take_rv(struct conn *c, const char *body, size_t len)
+{
+	static const char key[] = "\"resourceVersion\":\"";
+	const char *p = memmem(body, len, key, sizeof(key) - 1);
+	size_t i = 0;
+
+	c->rv[0] = '\0';
+	if (p == NULL) {
+		return;
+	}
+	p += sizeof(key) - 1;
+	while (p < body + len && *p != '"' && i + 1 < sizeof(c->rv)) {
+		c->rv[i++] = *p++;
+	}
+	c->rv[p < body + len && *p == '"' ? i : 0] = '\0';
+}
+
+static int record_latency(struct stats *st, double seconds)
+{
+	if (st->n == st->cap) {
+		size_t cap = st->cap ? st->cap * 2 : 65536;
+		uint32_t *p = realloc(st->lat_us, cap * sizeof(*p));
+		if (p == NULL) {
+			return -1;
+		}
+		st->lat_us = p;
+		st->cap = cap;
+	}
+	st->lat_us[st->n++] = (uint32_t)(seconds * 1e6 + 0.5);
+	return 0;
+}
+
+static int on_reply(struct bench *b, struct conn *c, const struct reply *r, double now)
+{
+	if (c->priming) {
+		b->st.rereads++;
+		take_rv(c, r->body, r->body_len);
+		if (r->status != 200 || c->rv[0] == '\0') {
+			report(b, "reading resourceVersion failed", r->body, r->body_len);
+			c->state = C_DEAD;
+			return 0;
+		}
+	} else if (c->counted) {
+		b->st.status[r->status]++;
+		if (record_latency(&b->st, now - c->t_start) != 0) {
+			return -1;
+		}
+	}
+	if (!c->priming && (r->status < 200 || r->status > 299)) {
+		report(b, "unexpected status", c->in + 9, 3);
+		report(b, "its body", r->body, r->body_len);
+	}
+	if (b->uses_rv && !c->priming) {
+		take_rv(c, r->body, r->body_len); /* a 409 Status has none: reread */
+	}
+	c->in_len = 0;
+	c->state = C_IDLE;
+	if (r->close) {
+		close(c->fd);
+		c->fd = -1;
+	}
+	return 0;
+}
+
+static int do_recv(struct bench *b, struct conn *c)
+{
+	struct reply r;
+	ssize_t n;
+	int rc;
+
+	n = recv(c->fd, c->in + c->in_len, sizeof(c->in) - c->in_len, 0);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+		return 0;
+	}
+	if (n <= 0) {
+		conn_fail(b, c, n == 0 ? "connection closed before the reply" : "recv failed");
+		return 0;
+	}
+	c->in_len += (size_t)n;
+	rc = parse_reply(c, &r);
+	if (rc < 0) {
+		report(b, "bad reply", c->in, c->in_len);
+		conn_fail(b, c, "bad reply");
+		return 0;
+	}
+	return rc == 0 ? 0 : on_reply(b, c, &r, now_s());
+}
+
+/* ------------------------------------------------------------------ the loop */
+
+static int issue_idle(struct bench *b, double now)
+{
+	for (int i = 0; i < b->o.conns; i++) {
+		struct conn *c = &b->conns[i];
+		if (c->state != C_IDLE || now >= b->t_stop || b->started >= b->o.max_requests) {
+			continue;
+		}
+		if (start_request(b, c, now) != 0) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int fill_pollfds(struct bench *b, struct pollfd *pfd, int *idx, double now)
+{
+	int n = 0;
+
+	for (int i = 0; i < b->o.conns; i++) {
+		struct conn *c = &b->conns[i];
+		if (c->state != C_SEND && c->state != C_RECV) {
+			continue;
+		}
+		if (now - c->t_start > b->o.timeout_ms / 1000.0) {
+			b->st.timeouts++;
+			conn_fail(b, c, "request timed out");
+			continue;
+		}
+		pfd[n] =
+		    (struct pollfd){ .fd = c->fd, .events = c->state == C_SEND ? POLLOUT : POLLIN };
+		idx[n++] = i;
+	}
+	return n;
+}
+
+static int run(struct bench *b, struct pollfd *pfd, int *idx)
+{
+	for (;;) {
+		double now = now_s();
+		int n;
+
+		if (now >= b->t_hard) {
+			report(b, "hard deadline reached", "", 0);
+			break;
+		}
+		if (issue_idle(b, now) != 0) {
+			return -1;
+		}
+		n = fill_pollfds(b, pfd, idx, now);
+		if (n == 0) {
+			break; /* nothing in flight, nothing more to send */
+		}
+		if (poll(pfd, (nfds_t)n, 50) < 0 && errno != EINTR) {
+			perror("api-load: poll");
+			return -1;
+		}
+		for (int i = 0; i < n; i++) {
+			struct conn *c = &b->conns[idx[i]];
+			if (pfd[i].revents == 0) {
+				continue;
+			}
+			if (c->state == C_SEND) {
+				do_send(b, c);
+			}
+			if (c->state == C_RECV && do_recv(b, c) != 0) {
+				return -1;
+			}
+		}
+	}
+	b->t_end = now_s();
+	return 0;
+}
+
+/* ------------------------------------------------------------------ results */
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Nearest-rank percentile, in milliseconds. */
+static double pct_ms(const struct stats *st, double q)
+{
+	size_t k;
+
+	if (st->n == 0) {
+		return 0;
+	}
+	k = (size_t)(q * (double)st->n + 0.999999);
+	k = k == 0 ? 1 : (k > st->n ? st->n : k);
+	return st->lat_us[k - 1] / 1000.0;
+}
+
+static void print_json_str(const char *s)
+{
+	putchar('"');
+	for (; *s != '\0'; s++) {
+		if (*s == '"' || *s == '\\') {
+			putchar('\\');
+		}
+		putchar((unsigned char)*s < 0x20 ? '?' : *s);
+	}
+	putchar('"');
+}
+
+static void print_results(struct bench *b)
+{
+	struct stats *st = &b->st;
+	double secs = b->t_end - b->t_measure;
+	bool first = true;
+
+	qsort(st->lat_us, st->n, sizeof(*st->lat_us), cmp_u32);
+	printf("{\"method\":");
+	print_json_str(b->o.method);
+	printf(",\"path\":");
+	print_json_str(b->o.path);
+	printf(",\"connections\":%d,\"requests\":%zu,\"seconds\":%.3f,\"rps\":%.1f,", b->o.conns,
+	       st->n, secs, secs > 0 ? (double)st->n / secs : 0.0);
+	printf("\"p50_ms\":%.3f,\"p90_ms\":%.3f,\"p99_ms\":%.3f,\"max_ms\":%.3f,", pct_ms(st, 0.50),
+	       pct_ms(st, 0.90), pct_ms(st, 0.99), pct_ms(st, 1.0));
+	printf("\"errors\":%" PRIu64 ",\"timeouts\":%" PRIu64 ",\"reconnects\":%" PRIu64
+	       ",\"rereads\":%" PRIu64 ",\"status_counts\":{",
+	       st->errors, st->timeouts, st->reconnects, st->rereads);
+	for (int s = 100; s < 600; s++) {
+		if (st->status[s] != 0) {
+			printf("%s\"%d\":%" PRIu64, first ? "" : ",", s, st->status[s]);
+			first = false;
+		}
+	}
+	printf("}}\n");
+}
+
+/* ------------------------------------------------------------------ main */
+
+static int open_all(struct bench *b)
+{
+	for (int i = 0; i < b->o.conns; i++) {
+		b->conns[i].fd = open_conn(b);
+		if (b->conns[i].fd < 0) {
+			fprintf(stderr, "api-load: connect to %s failed: %s\n", b->host,
+			        strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void close_all(struct bench *b)
+{
+	for (int i = 0; i < b->o.conns; i++) {
+		if (b->conns[i].fd >= 0) {
+			close(b->conns[i].fd);
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static struct bench b;
+	struct pollfd *pfd = NULL;
+	int *idx = NULL;
+	int rc = 2;
+	double t0;
+
+	signal(SIGPIPE, SIG_IGN);
+	if (parse_opts(&b.o, argc, argv) != 0 || resolve_loopback(&b) != 0) {
+		return 2;
+	}
+	b.uses_rv = b.o.body != NULL && strstr(b.o.body, "{rv}") != NULL;
+	b.conns = calloc((size_t)b.o.conns, sizeof(*b.conns));
+	pfd = calloc((size_t)b.o.conns, sizeof(*pfd));
+	idx = calloc((size_t)b.o.conns, sizeof(*idx));
+	if (b.conns == NULL || pfd == NULL || idx == NULL || open_all(&b) != 0) {
+		goto out;
+	}
+	t0 = now_s();
+	b.t_measure = t0 + b.o.warmup;
+	b.t_stop = b.t_measure + b.o.seconds;
+	b.t_hard = b.t_stop + b.o.timeout_ms / 1000.0 + 1.0;
+	rc = run(&b, pfd, idx) == 0 ? 0 : 1;
+	if (rc == 0) {
+		print_results(&b);
+	}
+	close_all(&b);
+out:
+	free(b.st.lat_us);
+	free(b.conns);
+	free(pfd);
+	free(idx);
+	return rc;
+}

@@ -1,0 +1,1006 @@
+/* tests/unit/check_api.c - the resource REST API over real HTTP, in process on
+ * 127.0.0.1 port 0: verbs, errors, lists, watches, concurrency, discovery, metrics. */
+#include <config.h>
+
+#include <check.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "core/api.h"
+#include "core/bus.h"
+#include "core/db.h"
+#include "core/log.h"
+#include "core/metrics.h"
+#include "core/store.h"
+#include "core/watch.h"
+#include "tests/unit/httpclient.h"
+
+#define WINDOW 20
+
+static struct event_base *base;
+static char *dir;
+static rz_db_t *db;
+static rz_bus_t *bus;
+static rz_store_t *store;
+static rz_watch_hub_t *hub;
+static rz_http_t *srv;
+static rz_api_t *api;
+static int port;
+
+static void setup(void)
+{
+	rz_http_opts_t opts = { .max_stream_backlog = 64 * 1024 };
+	rz_err_t err = { 0 };
+	char path[512];
+
+	rz_log_set_level(RZ_LOG_ERR);
+	dir = rzt_tmpdir();
+	snprintf(path, sizeof(path), "%s/rezus.db", dir);
+	base = event_base_new();
+	ck_assert_int_eq(rz_db_open(&db, path, &err), 0);
+	ck_assert_int_eq(rz_bus_new(&bus), 0);
+	ck_assert_int_eq(rz_store_new(&store, db, bus, WINDOW, &err), 0);
+	ck_assert_int_eq(rz_watch_hub_new(&hub, base, store, bus, 300, &err), 0);
+	ck_assert_int_eq(rz_http_new(&srv, base, &opts, &err), 0);
+	ck_assert_int_eq(rz_api_new(&api, srv, store, hub, &err), 0);
+	ck_assert_int_eq(rz_http_listen(srv, "127.0.0.1:0", &err), 0);
+	port = rz_http_port(srv);
+}
+
+static void teardown(void)
+{
+	rz_watch_hub_free(hub);
+	rz_http_free(srv);
+	rz_api_free(api);
+	rz_store_free(store);
+	rz_bus_free(bus);
+	rz_db_close(db);
+	event_base_free(base);
+	rzt_rmrf(dir);
+	free(dir);
+}
+
+/* One request; returns the status code and, when out is given, the body as JSON. */
+static int call(const char *method, const char *path, const char *ctype, const char *body,
+                json_t **out)
+{
+	char raw[65536];
+	rzt_response_t r;
+	int code;
+
+	snprintf(raw, sizeof(raw),
+	         "%s %s HTTP/1.1\r\nHost: t\r\n%s%s%sContent-Length: %zu\r\n\r\n%s", method, path,
+	         ctype ? "Content-Type: " : "", ctype ? ctype : "", ctype ? "\r\n" : "",
+	         body ? strlen(body) : 0, body ? body : "");
+	rzt_request(base, port, raw, &r);
+	code = r.code;
+	if (out != NULL) {
+		json_error_t jerr;
+		*out = json_loads(r.body, 0, &jerr);
+		ck_assert_msg(*out != NULL, "not JSON (%d): %s", code, r.body);
+	}
+	rzt_response_free(&r);
+	return code;
+}
+
+static int post(const char *path, const char *body, json_t **out)
+{
+	return call("POST", path, "application/json", body, out);
+}
+
+static int put(const char *path, const char *body, json_t **out)
+{
+	return call("PUT", path, "application/json", body, out);
+}
+
+static int patch(const char *path, const char *body, json_t **out)
+{
+	return call("PATCH", path, "application/merge-patch+json", body, out);
+}
+
+static int get(const char *path, json_t **out)
+{
+	return call("GET", path, NULL, NULL, out);
+}
+
+/* A string at a dotted path ("metadata.name", "items.0.metadata.name"). */
+static const char *at(json_t *j, const char *path)
+{
+	char buf[256], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = strtok_r(buf, ".", &save); p && j; p = strtok_r(NULL, ".", &save)) {
+		j = json_is_array(j) ? json_array_get(j, (size_t)atoi(p)) : json_object_get(j, p);
+	}
+	if (json_is_integer(j)) {
+		static char num[32];
+		snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(j));
+		return num;
+	}
+	return json_string_value(j);
+}
+
+/* The causes of an Invalid Status as "field|reason|message;..." */
+static char *causes_text(json_t *st)
+{
+	static char buf[4096];
+	size_t i, n = 0;
+	json_t *c;
+
+	buf[0] = '\0';
+	json_array_foreach(json_object_get(json_object_get(st, "details"), "causes"), i, c)
+	{
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s|%s|%s", i ? ";" : "",
+		                      at(c, "field"), at(c, "reason"), at(c, "message"));
+	}
+	return buf;
+}
+
+static void make_tenant(const char *name)
+{
+	char body[256];
+	json_t *j;
+
+	snprintf(body, sizeof(body), "{\"metadata\":{\"name\":\"%s\"},\"spec\":{}}", name);
+	ck_assert_int_eq(post("/api/v1/tenants", body, &j), 201);
+	json_decref(j);
+}
+
+static void make_nodegroup(const char *tenant, const char *name, const char *labels)
+{
+	char path[128], body[512];
+	json_t *j;
+
+	snprintf(path, sizeof(path), "/api/v1/tenants/%s/nodegroups", tenant);
+	snprintf(body, sizeof(body),
+	         "{\"metadata\":{\"name\":\"%s\",\"labels\":%s},"
+	         "\"spec\":{\"role\":\"worker\",\"providerClass\":\"sim\"}}",
+	         name, labels ? labels : "{}");
+	ck_assert_int_eq(post(path, body, &j), 201);
+	json_decref(j);
+}
+
+/* ------------------------------------------------------------------ create, get, list */
+
+START_TEST(test_create_get_tenant)
+{
+	json_t *j;
+
+	ck_assert_int_eq(
+	    post("/api/v1/tenants",
+	         "{\"apiVersion\":\"rezuscloud.io/v1\",\"kind\":\"Tenant\","
+	         "\"metadata\":{\"name\":\"acme\",\"labels\":{\"env\":\"prod\"}},"
+	         "\"spec\":{\"clusterProvider\":\"sim\"},\"status\":{\"phase\":\"Ready\"}}",
+	         &j),
+	    201);
+	ck_assert_str_eq(at(j, "apiVersion"), "rezuscloud.io/v1");
+	ck_assert_str_eq(at(j, "kind"), "Tenant");
+	ck_assert_str_eq(at(j, "metadata.resourceVersion"), "1");
+	ck_assert_str_eq(at(j, "metadata.generation"), "1");
+	ck_assert_uint_eq(strlen(at(j, "metadata.uid")), 36);
+	ck_assert_str_eq(at(j, "metadata.finalizers.0"), "rezuscloud.io/teardown");
+	ck_assert_str_eq(at(j, "spec.clusterProvider"), "sim");
+	ck_assert_str_eq(at(j, "spec.kubernetesVersion"), "1.35.0"); /* defaults */
+	ck_assert_str_eq(at(j, "spec.talosVersion"), "1.12.0");
+	ck_assert_str_eq(at(j, "spec.podSubnets.0"), "10.244.0.0/16");
+	ck_assert_ptr_null(json_object_get(j, "status")); /* create ignores status */
+	json_decref(j);
+
+	ck_assert_int_eq(get("/api/v1/tenants/acme", &j), 200);
+	ck_assert_str_eq(at(j, "metadata.name"), "acme");
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/tenants/acme/status", &j), 200);
+	ck_assert_str_eq(at(j, "metadata.name"), "acme");
+	json_decref(j);
+
+	ck_assert_int_eq(post("/api/v1/tenants", "{\"metadata\":{\"name\":\"acme\"}}", &j), 409);
+	ck_assert_str_eq(at(j, "reason"), "AlreadyExists");
+	ck_assert_str_eq(at(j, "message"), "tenants \"acme\" already exists");
+	json_decref(j);
+
+	ck_assert_int_eq(get("/api/v1/tenants/nope", &j), 404);
+	ck_assert_str_eq(at(j, "reason"), "NotFound");
+	ck_assert_str_eq(at(j, "message"), "tenants \"nope\" not found");
+	ck_assert_str_eq(at(j, "details.name"), "nope");
+	json_decref(j);
+}
+END_TEST
+
+START_TEST(test_tenant_validation)
+{
+	json_t *j;
+
+	ck_assert_int_eq(post("/api/v1/tenants",
+	                      "{\"metadata\":{\"name\":\"Bad_Name\",\"colour\":1},"
+	                      "\"spec\":{\"podSubnets\":[\"10.244.0.0/16\",\"10.0.0.1/8\"],"
+	                      "\"kubernetesVersion\":\"v1.35\",\"controlPlaneEndpoint\":7,"
+	                      "\"flavour\":\"x\"},\"extra\":true}",
+	                      &j),
+	                 422);
+	ck_assert_str_eq(at(j, "reason"), "Invalid");
+	ck_assert_str_eq(at(j, "details.kind"), "Tenant");
+	ck_assert_str_eq(
+	    causes_text(j),
+	    "extra|FieldValueInvalid|unknown field;"
+	    "metadata.name|FieldValueInvalid|must consist of lower case alphanumeric "
+	    "characters or '-', and must start and end with an alphanumeric character "
+	    "(e.g. 'my-name' or '123-abc');"
+	    "metadata.colour|FieldValueInvalid|unknown field;"
+	    "spec.kubernetesVersion|FieldValueInvalid|must be a version such as 1.35.0;"
+	    "spec.controlPlaneEndpoint|FieldValueInvalid|expected a string, got a number;"
+	    "spec.podSubnets[1]|FieldValueInvalid|host bits must be zero (did you mean "
+	    "10.0.0.0/8?);"
+	    "spec.flavour|FieldValueInvalid|unknown field");
+	json_decref(j);
+	/* nothing was written */
+	ck_assert_int_eq(rz_store_revision(store), 0);
+
+	ck_assert_int_eq(
+	    post("/api/v1/tenants",
+	         "{\"metadata\":{\"name\":\"t\"},\"spec\":{\"podSubnets\":[\"10.96.0.0/12\"],"
+	         "\"serviceSubnets\":[\"10.96.0.0/12\"]}}",
+	         &j),
+	    422);
+	ck_assert_str_eq(causes_text(j), "spec.serviceSubnets[0]|FieldValueInvalid|must not equal "
+	                                 "spec.podSubnets[0]");
+	json_decref(j);
+	ck_assert_int_eq(post("/api/v1/tenants", "{\"kind\":\"NodeGroup\",\"metadata\":{}}", &j),
+	                 422);
+	ck_assert_str_eq(causes_text(j),
+	                 "kind|FieldValueNotSupported|supported values: \"Tenant\"");
+	json_decref(j);
+	ck_assert_int_eq(post("/api/v1/tenants", "{\"spec\":{}}", &j), 422);
+	ck_assert_str_eq(causes_text(j),
+	                 "metadata.name|FieldValueRequired|name or generateName is required");
+	json_decref(j);
+}
+END_TEST
+
+START_TEST(test_bad_bodies)
+{
+	json_t *j;
+
+	ck_assert_int_eq(post("/api/v1/tenants", "{\"metadata\": {\"name\": }", &j), 400);
+	ck_assert_str_eq(at(j, "reason"), "BadRequest");
+	ck_assert_str_eq(
+	    at(j, "message"),
+	    "malformed JSON at line 1, column 23 (byte 23): unexpected token near '}'");
+	json_decref(j);
+	ck_assert_int_eq(post("/api/v1/tenants", "[1]", &j), 400);
+	ck_assert_str_eq(at(j, "message"), "the request body must be a JSON object");
+	json_decref(j);
+	ck_assert_int_eq(post("/api/v1/tenants", "{\"a\":1,\"a\":2}", &j), 400);
+	json_decref(j);
+	ck_assert_int_eq(call("POST", "/api/v1/tenants", "text/yaml", "a: 1", &j), 415);
+	ck_assert_str_eq(at(j, "reason"), "UnsupportedMediaType");
+	ck_assert_str_eq(at(j, "message"),
+	                 "unsupported media type 'text/yaml': POST requests take application/json");
+	json_decref(j);
+	ck_assert_int_eq(call("POST", "/api/v1/tenants", NULL, "{}", &j), 415);
+	json_decref(j);
+	make_tenant("acme");
+	ck_assert_int_eq(call("PATCH", "/api/v1/tenants/acme", "application/json", "{}", &j), 415);
+	ck_assert_str_eq(at(j, "message"), "unsupported media type 'application/json': PATCH "
+	                                   "requests take application/merge-patch+json");
+	json_decref(j);
+	ck_assert_int_eq(call("POST", "/api/v1/tenants", "application/json; charset=utf-8",
+	                      "{\"metadata\":{\"name\":\"b\"}}", &j),
+	                 201);
+	json_decref(j);
+}
+END_TEST
+
+START_TEST(test_nodegroup_scoping_and_validation)
+{
+	json_t *j;
+
+	ck_assert_int_eq(post("/api/v1/tenants/ghost/nodegroups",
+	                      "{\"metadata\":{\"name\":\"w\"},\"spec\":{\"role\":\"worker\","
+	                      "\"providerClass\":\"sim\"}}",
+	                      &j),
+	                 404);
+	ck_assert_str_eq(at(j, "message"), "tenants \"ghost\" not found");
+	json_decref(j);
+	make_tenant("acme");
+	ck_assert_int_eq(post("/api/v1/tenants/acme/nodegroups",
+	                      "{\"metadata\":{\"name\":\"w\",\"tenant\":\"other\"},\"spec\":{}}",
+	                      &j),
+	                 400);
+	ck_assert_str_eq(
+	    at(j, "message"),
+	    "the tenant of the object (other) does not match the tenant on the URL (acme)");
+	json_decref(j);
+	ck_assert_int_eq(
+	    post("/api/v1/tenants/acme/nodegroups",
+	         "{\"metadata\":{\"name\":\"w\"},\"spec\":{\"role\":\"boss\",\"count\":"
+	         "1001,\"providerClass\":\":x\",\"labels\":{\"a b\":\"c\"},\"taints\":"
+	         "[{\"key\":\"k\",\"effect\":\"Never\"}]}}",
+	         &j),
+	    422);
+	ck_assert_str_eq(
+	    causes_text(j),
+	    "spec.role|FieldValueNotSupported|supported values: \"controlplane\", "
+	    "\"worker\";"
+	    "spec.count|FieldValueInvalid|must be between 0 and 1000;"
+	    "spec.providerClass|FieldValueInvalid|must be <plugin>[:<class>], e.g. "
+	    "oci:VM.Standard.A1.Flex;"
+	    "spec.labels[a b]|FieldValueInvalid|name part must consist of alphanumeric "
+	    "characters, '-', '_' or '.', and must start and end with an alphanumeric "
+	    "character;"
+	    "spec.taints[0].effect|FieldValueNotSupported|supported values: "
+	    "\"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"");
+	json_decref(j);
+	ck_assert_int_eq(post("/api/v1/tenants/acme/nodegroups",
+	                      "{\"metadata\":{\"name\":\"w\"},\"spec\":{\"role\":\"worker\","
+	                      "\"providerClass\":\"oci:VM.Standard.A1.Flex\"}}",
+	                      &j),
+	                 201);
+	ck_assert_str_eq(at(j, "metadata.tenant"), "acme");
+	ck_assert_str_eq(at(j, "spec.count"), "1");
+	json_decref(j);
+	/* the role is immutable */
+	ck_assert_int_eq(patch("/api/v1/tenants/acme/nodegroups/w",
+	                       "{\"spec\":{\"role\":\"controlplane\"}}", &j),
+	                 422);
+	ck_assert_str_eq(causes_text(j),
+	                 "spec.role|FieldValueInvalid|field is immutable (was \"worker\")");
+	json_decref(j);
+	/* cluster-wide list and per-tenant list */
+	make_tenant("beta");
+	make_nodegroup("beta", "a", NULL);
+	ck_assert_int_eq(get("/api/v1/nodegroups", &j), 200);
+	ck_assert_str_eq(at(j, "kind"), "NodeGroupList");
+	ck_assert_str_eq(at(j, "items.0.metadata.tenant"), "acme");
+	ck_assert_str_eq(at(j, "items.1.metadata.tenant"), "beta");
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/tenants/beta/nodegroups", &j), 200);
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "items")), 1);
+	json_decref(j);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ updates */
+
+START_TEST(test_replace_and_status)
+{
+	json_t *j;
+
+	make_tenant("acme");
+	make_nodegroup("acme", "w", NULL);
+	/* PUT needs a resourceVersion */
+	ck_assert_int_eq(put("/api/v1/tenants/acme/nodegroups/w",
+	                     "{\"metadata\":{\"name\":\"w\"},\"spec\":{\"role\":\"worker\","
+	                     "\"providerClass\":\"sim\",\"count\":2}}",
+	                     &j),
+	                 422);
+	ck_assert_str_eq(causes_text(j), "metadata.resourceVersion|FieldValueRequired|must be "
+	                                 "specified for an update");
+	json_decref(j);
+	/* a name that is not the URL's */
+	ck_assert_int_eq(
+	    put("/api/v1/tenants/acme/nodegroups/w",
+	        "{\"metadata\":{\"name\":\"x\",\"resourceVersion\":\"2\"},\"spec\":{}}", &j),
+	    400);
+	ck_assert_str_eq(at(j, "message"),
+	                 "the name of the object (x) does not match the name on the URL (w)");
+	json_decref(j);
+	/* PUT ignores status and bumps generation on a spec change */
+	ck_assert_int_eq(put("/api/v1/tenants/acme/nodegroups/w",
+	                     "{\"metadata\":{\"name\":\"w\",\"resourceVersion\":\"2\"},\"spec\":{"
+	                     "\"role\":\"worker\",\"providerClass\":\"sim\",\"count\":2},"
+	                     "\"status\":{\"total\":99}}",
+	                     &j),
+	                 200);
+	ck_assert_str_eq(at(j, "spec.count"), "2");
+	ck_assert_str_eq(at(j, "metadata.generation"), "2");
+	ck_assert_str_eq(at(j, "metadata.resourceVersion"), "3");
+	ck_assert_ptr_null(json_object_get(j, "status"));
+	json_decref(j);
+	/* a stale resourceVersion is a conflict */
+	ck_assert_int_eq(put("/api/v1/tenants/acme/nodegroups/w",
+	                     "{\"metadata\":{\"name\":\"w\",\"resourceVersion\":\"2\"},\"spec\":{"
+	                     "\"role\":\"worker\",\"providerClass\":\"sim\",\"count\":3}}",
+	                     &j),
+	                 409);
+	ck_assert_str_eq(at(j, "reason"), "Conflict");
+	ck_assert_str_eq(at(j, "message"),
+	                 "Operation cannot be fulfilled on nodegroups \"w\": the object has been "
+	                 "modified; please apply your changes to the latest version and try again");
+	json_decref(j);
+	/* /status takes status and ignores spec */
+	ck_assert_int_eq(put("/api/v1/tenants/acme/nodegroups/w/status",
+	                     "{\"metadata\":{\"resourceVersion\":\"3\"},\"spec\":{\"count\":7},"
+	                     "\"status\":{\"desired\":2,\"total\":1,\"ready\":1}}",
+	                     &j),
+	                 200);
+	ck_assert_str_eq(at(j, "spec.count"), "2");
+	ck_assert_str_eq(at(j, "status.total"), "1");
+	ck_assert_str_eq(at(j, "metadata.generation"), "2");
+	json_decref(j);
+	ck_assert_int_eq(patch("/api/v1/tenants/acme/nodegroups/w/status",
+	                       "{\"status\":{\"ready\":\"all\"}}", &j),
+	                 422);
+	ck_assert_str_eq(causes_text(j),
+	                 "status.ready|FieldValueInvalid|expected an integer, got a string");
+	json_decref(j);
+	ck_assert_int_eq(
+	    patch("/api/v1/tenants/acme/nodegroups/w/status", "{\"status\":{\"ready\":2}}", &j),
+	    200);
+	ck_assert_str_eq(at(j, "status.ready"), "2");
+	ck_assert_str_eq(at(j, "status.total"), "1");
+	json_decref(j);
+}
+END_TEST
+
+START_TEST(test_merge_patch)
+{
+	json_t *j;
+
+	make_tenant("acme");
+	make_nodegroup("acme", "w", "{\"tier\":\"a\",\"zone\":\"z1\"}");
+	ck_assert_int_eq(patch("/api/v1/tenants/acme/nodegroups/w",
+	                       "{\"metadata\":{\"labels\":{\"tier\":null}},\"spec\":{\"count\":4,"
+	                       "\"labels\":{\"node\":\"x\"}}}",
+	                       &j),
+	                 200);
+	ck_assert_ptr_null(at(j, "metadata.labels.tier"));
+	ck_assert_str_eq(at(j, "metadata.labels.zone"), "z1");
+	ck_assert_str_eq(at(j, "spec.count"), "4");
+	ck_assert_str_eq(at(j, "spec.role"), "worker");
+	ck_assert_str_eq(at(j, "metadata.generation"), "2");
+	json_decref(j);
+	/* labels only: no new generation */
+	ck_assert_int_eq(patch("/api/v1/tenants/acme/nodegroups/w",
+	                       "{\"metadata\":{\"labels\":{\"tier\":\"b\"}}}", &j),
+	                 200);
+	ck_assert_str_eq(at(j, "metadata.generation"), "2");
+	json_decref(j);
+	/* a resourceVersion in the patch is a precondition */
+	ck_assert_int_eq(patch("/api/v1/tenants/acme/nodegroups/w",
+	                       "{\"metadata\":{\"resourceVersion\":\"2\"},\"spec\":{\"count\":5}}",
+	                       &j),
+	                 409);
+	json_decref(j);
+	ck_assert_int_eq(patch("/api/v1/tenants/acme/nodegroups/nope", "{}", &j), 404);
+	json_decref(j);
+	ck_assert_int_eq(
+	    patch("/api/v1/tenants/acme/nodegroups/w", "{\"spec\":{\"count\":-1}}", &j), 422);
+	json_decref(j);
+}
+END_TEST
+
+START_TEST(test_delete_finalizers_cascade)
+{
+	json_t *j;
+
+	make_tenant("acme");
+	make_tenant("keep");
+	make_nodegroup("acme", "w", NULL);
+	make_nodegroup("keep", "w", NULL);
+	ck_assert_int_eq(
+	    post("/api/v1/tenants/acme/configpatches",
+	         "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"patch\":\"machine: {}\"}}", &j),
+	    201);
+	ck_assert_str_eq(at(j, "spec.targetRole"), "all");
+	json_decref(j);
+	/* a node group has no finalizer: gone at once */
+	make_nodegroup("acme", "gone", NULL);
+	ck_assert_int_eq(call("DELETE", "/api/v1/tenants/acme/nodegroups/gone", NULL, NULL, &j),
+	                 200);
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/tenants/acme/nodegroups/gone", &j), 404);
+	json_decref(j);
+	/* a tenant has one: 202, kept, marked */
+	ck_assert_int_eq(call("DELETE", "/api/v1/tenants/acme", NULL, NULL, &j), 202);
+	ck_assert_ptr_nonnull(at(j, "metadata.deletionTimestamp"));
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/tenants/acme", &j), 200);
+	json_decref(j);
+	/* no new content in a tenant being deleted */
+	ck_assert_int_eq(post("/api/v1/tenants/acme/nodegroups",
+	                      "{\"metadata\":{\"name\":\"late\"},\"spec\":{\"role\":\"worker\","
+	                      "\"providerClass\":\"sim\"}}",
+	                      &j),
+	                 403);
+	ck_assert_str_eq(at(j, "message"), "unable to create new content in tenant acme because it "
+	                                   "is being deleted");
+	json_decref(j);
+	/* dropping the finalizer completes the delete, children included */
+	ck_assert_int_eq(patch("/api/v1/tenants/acme", "{\"metadata\":{\"finalizers\":null}}", &j),
+	                 200);
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/tenants/acme", &j), 404);
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/configpatches", &j), 200);
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "items")), 0);
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/nodegroups", &j), 200);
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "items")), 1);
+	ck_assert_str_eq(at(j, "items.0.metadata.tenant"), "keep");
+	json_decref(j);
+	/* delete preconditions */
+	ck_assert_int_eq(call("DELETE", "/api/v1/tenants/keep/nodegroups/w", "application/json",
+	                      "{\"preconditions\":{\"resourceVersion\":\"1\"}}", &j),
+	                 409);
+	json_decref(j);
+}
+END_TEST
+
+START_TEST(test_runs_and_generate_name)
+{
+	json_t *j;
+
+	make_tenant("acme");
+	ck_assert_int_eq(
+	    post("/api/v1/tenants/acme/runs", "{\"spec\":{\"operation\":\"plan\"}}", &j), 201);
+	ck_assert_int_eq(strncmp(at(j, "metadata.name"), "run-", 4), 0);
+	ck_assert_uint_eq(strlen(at(j, "metadata.name")), 9);
+	ck_assert_str_eq(at(j, "spec.trigger"), "manual");
+	json_decref(j);
+	ck_assert_int_eq(post("/api/v1/tenants/acme/runs",
+	                      "{\"spec\":{\"operation\":\"destroy\",\"trigger\":\"delete\"}}", &j),
+	                 422);
+	ck_assert_str_eq(
+	    causes_text(j),
+	    "spec.operation|FieldValueForbidden|destroy runs start when the tenant is "
+	    "deleted;spec.trigger|FieldValueForbidden|runs created through the API are "
+	    "manual");
+	json_decref(j);
+	ck_assert_int_eq(post("/api/v1/tenants", "{\"metadata\":{\"generateName\":\"dev-\"}}", &j),
+	                 201);
+	ck_assert_int_eq(strncmp(at(j, "metadata.name"), "dev-", 4), 0);
+	ck_assert_ptr_null(at(j, "metadata.generateName"));
+	json_decref(j);
+	/* verbs a kind does not offer are 405 */
+	ck_assert_int_eq(call("PUT", "/api/v1/tenants/acme/runs/x", "application/json", "{}", &j),
+	                 405);
+	json_decref(j);
+	ck_assert_int_eq(post("/api/v1/tenants/acme/machines", "{}", &j), 405);
+	json_decref(j);
+	ck_assert_int_eq(post("/api/v1/providers", "{}", &j), 405);
+	json_decref(j);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ lists */
+
+static char *names(json_t *list)
+{
+	static char buf[1024];
+	size_t i, n = 0;
+	json_t *o;
+
+	buf[0] = '\0';
+	json_array_foreach(json_object_get(list, "items"), i, o)
+	{
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? "," : "",
+		                      at(o, "metadata.name"));
+	}
+	return buf;
+}
+
+START_TEST(test_selectors)
+{
+	json_t *j;
+
+	make_tenant("acme");
+	make_nodegroup("acme", "a", "{\"tier\":\"web\",\"zone\":\"1\"}");
+	make_nodegroup("acme", "b", "{\"tier\":\"db\"}");
+	make_nodegroup("acme", "c", NULL);
+	ck_assert_int_eq(get("/api/v1/nodegroups?labelSelector=tier%3Dweb", &j), 200);
+	ck_assert_str_eq(names(j), "a");
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/nodegroups?labelSelector=tier!%3Dweb", &j), 200);
+	ck_assert_str_eq(names(j), "b,c"); /* != matches the object without the key */
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/nodegroups?labelSelector=tier%20notin%20(db)", &j), 200);
+	ck_assert_str_eq(names(j), "a,c");
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/nodegroups?labelSelector=tier%20in%20(db,web),!zone", &j),
+	                 200);
+	ck_assert_str_eq(names(j), "b");
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/nodegroups?fieldSelector=metadata.name%3Dc", &j), 200);
+	ck_assert_str_eq(names(j), "c");
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/nodegroups?labelSelector=tier%20in%20web", &j), 400);
+	ck_assert_str_eq(
+	    at(j, "message"),
+	    "invalid label selector 'tier in web': expected '(' after 'in' at position 8");
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/nodegroups?fieldSelector=spec.role%3Dworker", &j), 400);
+	ck_assert_ptr_nonnull(strstr(at(j, "message"), "field 'spec.role' is not supported"));
+	json_decref(j);
+}
+END_TEST
+
+START_TEST(test_pagination)
+{
+	char path[512];
+	char seen[1024] = "";
+	const char *token = NULL;
+	char tok[512] = "";
+	json_t *j;
+	int pages = 0;
+
+	make_tenant("t1");
+	make_tenant("t2");
+	make_nodegroup("t1", "a", NULL);
+	make_nodegroup("t1", "b", NULL);
+	make_nodegroup("t2", "a", NULL);
+	make_nodegroup("t2", "c", NULL);
+	make_nodegroup("t2", "d", NULL);
+	do {
+		snprintf(path, sizeof(path), "/api/v1/nodegroups?limit=2%s%s",
+		         tok[0] ? "&continue=" : "", tok);
+		ck_assert_int_eq(get(path, &j), 200);
+		snprintf(seen + strlen(seen), sizeof(seen) - strlen(seen), "%s[%s]",
+		         pages ? "" : "", names(j));
+		token = at(j, "metadata.continue");
+		snprintf(tok, sizeof(tok), "%s", token ? token : "");
+		json_decref(j);
+		pages++;
+	} while (tok[0] != '\0' && pages < 10);
+	ck_assert_str_eq(seen, "[a,b][a,c][d]");
+	ck_assert_int_eq(get("/api/v1/nodegroups?limit=abc", &j), 400);
+	ck_assert_str_eq(at(j, "message"), "invalid limit 'abc': use 1 to 10000");
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/nodegroups?continue=%25%25%25", &j), 400);
+	ck_assert_str_eq(at(j, "message"), "invalid continue token");
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/nodegroups?limit=0", &j), 200); /* 0: no limit */
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "items")), 5);
+	ck_assert_str_eq(at(j, "metadata.resourceVersion"), "7");
+	json_decref(j);
+}
+END_TEST
+
+START_TEST(test_pretty)
+{
+	rzt_response_t r;
+
+	make_tenant("acme");
+	rzt_request(base, port, "GET /api/v1/tenants/acme?pretty=true HTTP/1.1\r\n\r\n", &r);
+	ck_assert_int_eq(strncmp(r.body,
+	                         "{\n  \"apiVersion\": \"rezuscloud.io/v1\",\n  \"kind\": "
+	                         "\"Tenant\",",
+	                         50),
+	                 0);
+	rzt_response_free(&r);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ watches */
+
+static void spin_for(double seconds)
+{
+	double until = rzt_now() + seconds;
+
+	while (rzt_now() < until) {
+		rzt_spin(base);
+	}
+}
+
+START_TEST(test_watch_resume_with_last_event_id)
+{
+	rzt_stream_t *s;
+	json_t *j;
+
+	make_tenant("acme");
+	s = rzt_stream_open(base, port, "GET /api/v1/tenants?watch=true HTTP/1.1\r\n\r\n");
+	ck_assert_int_eq(s->head.code, 200);
+	ck_assert(rzt_stream_until(base, s, "\n\n", 5));
+	{
+		static const char want[] =
+		    "event: ADDED\nid: 1\ndata: {\"type\":\"ADDED\",\"object\":"
+		    "{\"apiVersion\":\"rezuscloud.io/v1\",\"kind\":\"Tenant\"";
+		ck_assert_int_eq(strncmp(s->body, want, sizeof(want) - 1), 0);
+	}
+	rzt_stream_close(s); /* the client goes away ... */
+	spin_for(0.1);
+	ck_assert_uint_eq(rz_watch_hub_count(hub), 0);
+	make_tenant("b"); /* ... three writes happen ... */
+	make_tenant("c");
+	ck_assert_int_eq(
+	    patch("/api/v1/tenants/acme", "{\"metadata\":{\"labels\":{\"x\":\"y\"}}}", &j), 200);
+	json_decref(j);
+	/* ... and it comes back from where it was */
+	s = rzt_stream_open(base, port,
+	                    "GET /api/v1/tenants?watch=true HTTP/1.1\r\nLast-Event-ID: 1\r\n\r\n");
+	ck_assert(rzt_stream_until(base, s, "id: 4\n", 5));
+	spin_for(0.1);
+	ck_assert_int_eq(rzt_stream_count(s, "event: "), 3);
+	ck_assert_ptr_nonnull(strstr(s->body, "event: ADDED\nid: 2\n"));
+	ck_assert(strstr(s->body, "id: 2\n") < strstr(s->body, "id: 3\n"));
+	ck_assert_ptr_nonnull(strstr(s->body, "event: MODIFIED\nid: 4\n"));
+	ck_assert_ptr_nonnull(strstr(s->body, "\"x\":\"y\""));
+	/* and then live */
+	make_tenant("d");
+	ck_assert(rzt_stream_until(base, s, "id: 5\n", 5));
+	ck_assert_int_eq(rzt_stream_count(s, "event: "), 4);
+	ck_assert_uint_eq(rz_watch_hub_count(hub), 1);
+	rzt_stream_close(s);
+}
+END_TEST
+
+START_TEST(test_watch_too_old_is_410)
+{
+	rzt_stream_t *s;
+	char name[16];
+
+	for (int i = 0; i < WINDOW + 5; i++) {
+		snprintf(name, sizeof(name), "t%d", i);
+		make_tenant(name);
+	}
+	s = rzt_stream_open(base, port,
+	                    "GET /api/v1/tenants?watch=true&resourceVersion=2 HTTP/1.1\r\n\r\n");
+	ck_assert_int_eq(s->head.code, 200);
+	ck_assert(rzt_stream_until(base, s, "\n\n", 5));
+	ck_assert_ptr_nonnull(strstr(s->body, "event: ERROR\n"));
+	ck_assert_ptr_nonnull(strstr(s->body, "\"reason\":\"Expired\""));
+	ck_assert_ptr_nonnull(strstr(s->body, "\"code\":410"));
+	ck_assert_ptr_nonnull(strstr(s->body, "too old resource version: 2 (5)"));
+	ck_assert(!rzt_stream_until(base, s, "never", 1)); /* the stream ends */
+	ck_assert(s->closed);
+	rzt_stream_close(s);
+	/* within the window it resumes */
+	s = rzt_stream_open(base, port,
+	                    "GET /api/v1/tenants?watch=true&resourceVersion=24 HTTP/1.1\r\n\r\n");
+	ck_assert(rzt_stream_until(base, s, "id: 25\n", 5));
+	ck_assert_int_eq(rzt_stream_count(s, "event: "), 1);
+	rzt_stream_close(s);
+}
+END_TEST
+
+START_TEST(test_watch_selector_ndjson)
+{
+	rzt_stream_t *s;
+
+	make_tenant("acme");
+	s = rzt_stream_open(base, port,
+	                    "GET /api/v1/tenants/acme/nodegroups?watch=1&labelSelector=tier%3Dweb "
+	                    "HTTP/1.1\r\nAccept: application/x-ndjson\r\n\r\n");
+	make_nodegroup("acme", "db", "{\"tier\":\"db\"}");
+	make_nodegroup("acme", "web", "{\"tier\":\"web\"}");
+	ck_assert(rzt_stream_until(base, s, "}\n", 5));
+	spin_for(0.1);
+	ck_assert_int_eq(strncmp(s->body, "{\"type\":\"ADDED\",\"object\":{", 26), 0);
+	ck_assert_int_eq(rzt_stream_count(s, "\"type\":"), 1);
+	ck_assert_ptr_nonnull(strstr(s->body, "\"name\":\"web\""));
+	ck_assert_ptr_null(strstr(s->body, "\"name\":\"db\""));
+	ck_assert(s->chunked);
+	rzt_stream_close(s);
+}
+END_TEST
+
+START_TEST(test_watch_bookmarks_and_heartbeats)
+{
+	rzt_stream_t *s = rzt_stream_open(
+	    base, port, "GET /api/v1/tenants?watch=true&allowWatchBookmarks=true HTTP/1.1\r\n\r\n");
+	rzt_stream_t *h =
+	    rzt_stream_open(base, port, "GET /api/v1/tenants?watch=true HTTP/1.1\r\n\r\n");
+
+	make_tenant("acme");
+	ck_assert(
+	    rzt_stream_until(base, s,
+	                     "event: BOOKMARK\nid: 1\ndata: {\"type\":\"BOOKMARK\",\"object\":{"
+	                     "\"kind\":\"Tenant\",\"apiVersion\":\"rezuscloud.io/v1\",\"metadata\":"
+	                     "{\"resourceVersion\":\"1\"}}}\n\n",
+	                     3));
+	ck_assert(rzt_stream_until(base, h, ": heartbeat\n\n", 3));
+	ck_assert_ptr_null(strstr(h->body, "BOOKMARK"));
+	rzt_stream_close(s);
+	rzt_stream_close(h);
+}
+END_TEST
+
+START_TEST(test_watch_slow_client_cut_off)
+{
+	rzt_conn_t *slow = rzt_open(port);
+	char body[24000], filler[20001];
+	json_t *j;
+
+	memset(filler, 'x', sizeof(filler) - 1);
+	filler[sizeof(filler) - 1] = '\0';
+	make_tenant("acme");
+	rzt_send(base, slow->fd, "GET /api/v1/tenants?watch=true HTTP/1.1\r\n\r\n", 43);
+	spin_for(0.1);
+	ck_assert_uint_eq(rz_watch_hub_count(hub), 1);
+	/* never read from slow; write until the backlog limit cuts it off */
+	for (int i = 0; i < 1000 && rz_watch_hub_count(hub) > 0; i++) {
+		snprintf(body, sizeof(body), "{\"metadata\":{\"annotations\":{\"n\":\"%d%s\"}}}", i,
+		         filler);
+		ck_assert_int_eq(patch("/api/v1/tenants/acme", body, &j), 200);
+		json_decref(j);
+	}
+	ck_assert_uint_eq(rz_watch_hub_count(hub), 0);
+	/* the server carries on */
+	ck_assert_int_eq(get("/api/v1/tenants/acme", &j), 200);
+	json_decref(j);
+	rzt_close(slow);
+}
+END_TEST
+
+START_TEST(test_watch_bad_resource_version)
+{
+	json_t *j;
+
+	ck_assert_int_eq(get("/api/v1/tenants?watch=true&resourceVersion=abc", &j), 400);
+	ck_assert_str_eq(at(j, "message"), "invalid resourceVersion 'abc'");
+	json_decref(j);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ concurrency */
+
+START_TEST(test_hundred_concurrent_puts_one_winner)
+{
+	enum { N = 100 };
+	rzt_conn_t *c[N];
+	int ok = 0, conflicts = 0, winner = -1;
+	json_t *j;
+
+	make_tenant("acme");
+	make_nodegroup("acme", "w", NULL); /* resourceVersion 2 */
+	for (int i = 0; i < N; i++) {
+		c[i] = rzt_open(port);
+	}
+	for (int i = 0; i < N; i++) {
+		char body[256], raw[512];
+		snprintf(
+		    body, sizeof(body),
+		    "{\"metadata\":{\"name\":\"w\",\"resourceVersion\":\"2\"},\"spec\":{\"role\":"
+		    "\"worker\",\"providerClass\":\"sim\",\"count\":%d}}",
+		    i + 2); /* every one a real change: the stored count is 1 */
+		snprintf(raw, sizeof(raw),
+		         "PUT /api/v1/tenants/acme/nodegroups/w HTTP/1.1\r\nContent-Type: "
+		         "application/json\r\nContent-Length: %zu\r\n\r\n%s",
+		         strlen(body), body);
+		rzt_send(base, c[i]->fd, raw, strlen(raw));
+	}
+	for (int i = 0; i < N; i++) {
+		rzt_response_t r;
+		ck_assert(rzt_recv(base, c[i], &r, false));
+		if (r.code == 200) {
+			ok++;
+			winner = i + 2;
+		} else if (r.code == 409 && strstr(r.body, "\"reason\":\"Conflict\"") != NULL) {
+			conflicts++;
+		}
+		rzt_response_free(&r);
+		rzt_close(c[i]);
+	}
+	ck_assert_int_eq(ok, 1);
+	ck_assert_int_eq(conflicts, N - 1);
+	ck_assert_int_eq(get("/api/v1/tenants/acme/nodegroups/w", &j), 200);
+	ck_assert_int_eq(atoi(at(j, "spec.count")), winner);
+	ck_assert_str_eq(at(j, "metadata.generation"), "2");
+	ck_assert_str_eq(at(j, "metadata.resourceVersion"), "3");
+	json_decref(j);
+	ck_assert_int_eq(rz_store_revision(store), 3);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ discovery, OpenAPI */
+
+START_TEST(test_discovery)
+{
+	json_t *j, *r;
+	size_t i;
+	bool found = false;
+
+	ck_assert_int_eq(get("/api/v1", &j), 200);
+	ck_assert_str_eq(at(j, "kind"), "APIResourceList");
+	ck_assert_str_eq(at(j, "groupVersion"), "rezuscloud.io/v1");
+	json_array_foreach(json_object_get(j, "resources"), i, r)
+	{
+		if (strcmp(at(r, "name"), "nodegroups") == 0) {
+			found = true;
+			ck_assert_str_eq(at(r, "kind"), "NodeGroup");
+			ck_assert(json_is_true(json_object_get(r, "namespaced")));
+			ck_assert_str_eq(at(r, "shortNames.0"), "ng");
+			ck_assert_str_eq(at(r, "verbs.0"), "get");
+		}
+	}
+	ck_assert(found);
+	json_decref(j);
+}
+END_TEST
+
+START_TEST(test_openapi)
+{
+	json_t *j, *spec;
+
+	ck_assert_int_eq(get("/openapi/v3", &j), 200);
+	ck_assert_str_eq(at(j, "openapi"), "3.0.3");
+	ck_assert_ptr_nonnull(json_object_get(json_object_get(j, "paths"), "/api/v1/tenants"));
+	ck_assert_ptr_nonnull(
+	    json_object_get(json_object_get(json_object_get(j, "paths"),
+	                                    "/api/v1/tenants/{tenant}/nodegroups/{name}"),
+	                    "patch"));
+	/* runs cannot be replaced: no put in the document either */
+	ck_assert_ptr_null(json_object_get(
+	    json_object_get(json_object_get(j, "paths"), "/api/v1/tenants/{tenant}/runs/{name}"),
+	    "put"));
+	spec = json_object_get(
+	    json_object_get(
+	        json_object_get(json_object_get(json_object_get(j, "components"), "schemas"),
+	                        "NodeGroup"),
+	        "properties"),
+	    "spec");
+	ck_assert_str_eq(at(spec, "properties.count.maximum"), "1000");
+	ck_assert_str_eq(at(spec, "properties.role.enum.1"), "worker");
+	ck_assert_str_eq(at(spec, "required.0"), "role");
+	json_decref(j);
+}
+END_TEST
+
+static void observe(void *ctx, const char *route, const char *method, int code, double seconds,
+                    bool streamed)
+{
+	rz_metrics_observe(ctx, route, method, code, seconds, streamed);
+}
+
+START_TEST(test_metrics_count_routes)
+{
+	rz_metrics_t *m = NULL;
+	rz_metrics_gauges_t g = { 0 };
+	rz_err_t err = { 0 };
+	json_t *j;
+	char *text;
+
+	ck_assert_int_eq(rz_metrics_new(&m, &g, &err), 0);
+	rz_http_set_observer(srv, observe, m);
+	make_tenant("acme");
+	ck_assert_int_eq(get("/api/v1/tenants/nope", &j), 404);
+	json_decref(j);
+	text = rz_metrics_render(m);
+	ck_assert_ptr_nonnull(strstr(text,
+	                             "rezuscloud_http_requests_total{route=\"/api/v1/tenants\","
+	                             "method=\"POST\",code=\"201\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(text, "rezuscloud_http_requests_total{route=\"/api/v1/tenants/"
+	                                   "{name}\",method=\"GET\",code=\"404\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(text, "rezuscloud_http_request_duration_seconds_count 2\n"));
+	ck_assert_ptr_nonnull(strstr(text, "rezuscloud_build_info{version=\""));
+	free(text);
+	rz_http_set_observer(srv, NULL, NULL);
+	rz_metrics_free(m);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("api");
+	TCase *tc = tcase_create("api");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_create_get_tenant);
+	tcase_add_test(tc, test_tenant_validation);
+	tcase_add_test(tc, test_bad_bodies);
+	tcase_add_test(tc, test_nodegroup_scoping_and_validation);
+	tcase_add_test(tc, test_replace_and_status);
+	tcase_add_test(tc, test_merge_patch);
+	tcase_add_test(tc, test_delete_finalizers_cascade);
+	tcase_add_test(tc, test_runs_and_generate_name);
+	tcase_add_test(tc, test_selectors);
+	tcase_add_test(tc, test_pagination);
+	tcase_add_test(tc, test_pretty);
+	tcase_add_test(tc, test_watch_resume_with_last_event_id);
+	tcase_add_test(tc, test_watch_too_old_is_410);
+	tcase_add_test(tc, test_watch_selector_ndjson);
+	tcase_add_test(tc, test_watch_bookmarks_and_heartbeats);
+	tcase_add_test(tc, test_watch_slow_client_cut_off);
+	tcase_add_test(tc, test_watch_bad_resource_version);
+	tcase_add_test(tc, test_hundred_concurrent_puts_one_winner);
+	tcase_add_test(tc, test_discovery);
+	tcase_add_test(tc, test_openapi);
+	tcase_add_test(tc, test_metrics_count_routes);
+	suite_add_tcase(s, tc);
+	return rzt_run(s);
+}
