@@ -17,13 +17,13 @@
 
 typedef enum rz_ftype {
 	RZ_F_STRING = 1,
-	RZ_F_INT,    /* a JSON integer (a real such as 1.0 is a type error) */
+	RZ_F_INT, /* a JSON integer (a real such as 1.0 is a type error) */
 	RZ_F_BOOL,
 	RZ_F_OBJECT, /* members in .fields; unknown members are errors */
 	RZ_F_ARRAY,  /* items of type .items; OBJECT items use .fields */
-	RZ_F_MAP,    /* object of string -> string; keys checked by .key_format, values by .format */
-	RZ_F_ANY,    /* any JSON object, not inspected (e.g. providerConfig, validated elsewhere) */
-	RZ_F_TIME,   /* a string in RFC 3339 form, e.g. 2026-11-30T04:31:11Z */
+	RZ_F_MAP,  /* object of string -> string; keys checked by .key_format, values by .format */
+	RZ_F_ANY,  /* any JSON object, not inspected (e.g. providerConfig, validated elsewhere) */
+	RZ_F_TIME, /* a string in RFC 3339 form, e.g. 2026-11-30T04:31:11Z */
 } rz_ftype_t;
 
 /* A format check: true when s is valid; otherwise a reason ("must be a CIDR such as
@@ -33,7 +33,7 @@ typedef bool (*rz_format_fn)(const char *s, char *msg, size_t size);
 typedef struct rz_field {
 	const char *name; /* NULL ends the list */
 	rz_ftype_t type;
-	const char *doc;  /* one line for the OpenAPI description */
+	const char *doc; /* one line for the OpenAPI description */
 	bool required;
 	const struct rz_field *fields; /* OBJECT, or ARRAY of OBJECT: the members */
 	rz_ftype_t items;              /* ARRAY: item type */
@@ -43,9 +43,9 @@ typedef struct rz_field {
 	const char *format_name;       /* OpenAPI "format", e.g. "cidr", "dns1123-label" */
 	bool ranged;                   /* INT: min..max applies */
 	int64_t min, max;
-	size_t max_len;                /* STRING: bytes; ARRAY: items; MAP: entries (0 = no limit) */
-	bool unique;                   /* ARRAY of STRING: no duplicates */
-	const char *def;               /* JSON text applied when the member is absent */
+	size_t max_len;  /* STRING: bytes; ARRAY: items; MAP: entries (0 = no limit) */
+	bool unique;     /* ARRAY of STRING: no duplicates */
+	const char *def; /* JSON text applied when the member is absent */
 } rz_field_t;
 
 /* Cause reasons (Kubernetes CauseType values). */
@@ -59,7 +59,7 @@ typedef struct rz_field {
 
 /* Append {field, reason, message} to the causes array (borrowed). */
 void rz_fields_cause(json_t *causes, const char *field, const char *reason, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 /* Validate obj (a JSON object, borrowed, modified only to insert defaults when
  * apply_defaults) against fields; path is the prefix for cause fields ("spec"). Appends
@@ -78,8 +78,8 @@ void rz_fields_cause(json_t *causes, const char *field, const char *reason, cons
  *   duplicate:       FieldValueDuplicate "duplicate value \"10.0.0.0/8\""
  *   format:          FieldValueInvalid  with the format function's message
  * A member whose value is JSON null counts as absent. */
-int rz_fields_validate(json_t *obj, const rz_field_t *fields, const char *path,
-		       bool apply_defaults, json_t *causes);
+int rz_fields_validate(json_t *obj, const rz_field_t *fields, const char *path, bool apply_defaults,
+                       json_t *causes);
 
 /* The OpenAPI 3 schema of an object with these fields:
  * {"type":"object","properties":{...},"required":[...],"additionalProperties":false}
@@ -89,14 +89,20 @@ json_t *rz_fields_openapi(const rz_field_t *fields);
 
 /* ---- formats ---- */
 
-bool rz_format_dns1123_label(const char *s, char *msg, size_t size);     /* ≤ 63, [a-z0-9-], alnum ends */
-bool rz_format_dns1123_subdomain(const char *s, char *msg, size_t size); /* ≤ 253, labels joined by '.' */
-bool rz_format_label_key(const char *s, char *msg, size_t size);   /* [prefix/]name, Kubernetes rules */
+bool rz_format_dns1123_label(const char *s, char *msg,
+                             size_t size); /* ≤ 63, [a-z0-9-], alnum ends */
+bool rz_format_dns1123_subdomain(const char *s, char *msg,
+                                 size_t size); /* ≤ 253, labels joined by '.' */
+bool rz_format_label_key(const char *s, char *msg,
+                         size_t size); /* [prefix/]name, Kubernetes rules */
 bool rz_format_label_value(const char *s, char *msg, size_t size); /* ≤ 63, may be empty */
-bool rz_format_cidr(const char *s, char *msg, size_t size);    /* IPv4 or IPv6 prefix, host bits zero */
-bool rz_format_version(const char *s, char *msg, size_t size); /* MAJOR.MINOR.PATCH, no leading 'v' */
-bool rz_format_url(const char *s, char *msg, size_t size);     /* http(s)://host[:port][/path] */
-bool rz_format_yaml(const char *s, char *msg, size_t size);    /* parses as YAML (libyaml) */
-bool rz_format_qualified_name(const char *s, char *msg, size_t size); /* finalizers: [prefix/]name */
+bool rz_format_cidr(const char *s, char *msg,
+                    size_t size); /* IPv4 or IPv6 prefix, host bits zero */
+bool rz_format_version(const char *s, char *msg,
+                       size_t size);                        /* MAJOR.MINOR.PATCH, no leading 'v' */
+bool rz_format_url(const char *s, char *msg, size_t size);  /* http(s)://host[:port][/path] */
+bool rz_format_yaml(const char *s, char *msg, size_t size); /* parses as YAML (libyaml) */
+bool rz_format_qualified_name(const char *s, char *msg,
+                              size_t size); /* finalizers: [prefix/]name */
 
 #endif /* RZ_FIELDS_H */

@@ -35,7 +35,7 @@ int rz_selector_parse(const char *text, rz_selector_t **out, rz_err_t *err);
  *    at position 0"
  * Set-based operators (in, notin, exists) are an error in field selectors. */
 int rz_selector_parse_fields(const char *text, const char *const *allowed, rz_selector_t **out,
-			     rz_err_t *err);
+                             rz_err_t *err);
 
 /* Label selectors: does the labels object (may be NULL = no labels) match?
  * Field selectors: does the object, looked up by dotted path (missing or non-string

@@ -1,0 +1,23 @@
+#!/bin/sh
+# bench/build.sh - build what the benchmarks run, out of tree in build/bench:
+#   build/bench/rezuscloud  the daemon, an ordinary optimised build (configure's defaults)
+#   build/bench/api-load    the HTTP load generator (bench/api-load.c), built with gcc directly
+# The benchmarks are not part of `make check`; nothing here touches the Makefiles.
+set -eu
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+out="$top/build/bench"
+
+if [ ! -x "$top/configure" ]; then
+	echo "bench/build.sh: $top/configure is missing; run 'autoreconf -fi' in $top first" >&2
+	exit 1
+fi
+mkdir -p "$out"
+cd "$out"
+[ -f Makefile ] || ../../configure -q >/dev/null
+make -s -j"$(nproc 2>/dev/null || echo 2)" rezuscloud >/dev/null
+
+if [ ! -x api-load ] || [ "$top/bench/api-load.c" -nt api-load ]; then
+	${CC:-gcc} -std=c11 -O2 -g -Wall -Wextra -Werror -o api-load.tmp "$top/bench/api-load.c"
+	mv api-load.tmp api-load
+fi
