@@ -778,3 +778,820 @@ START_TEST(test_update_status)
 	json_decref(cur);
 }
 END_TEST
+
+/* ------------------------------------------------------------------ delete */
+
+START_TEST(test_delete_without_finalizers)
+{
+	json_t *out = NULL;
+	rz_err_t err = { 0 };
+	bool gone = false;
+
+	create_tenant("t");
+	create_in("NodeGroup", "t", "a");
+	create_in("NodeGroup", "t", "b");
+	ck_assert_int_eq(rz_store_revision(st), 3);
+
+	/* A stale precondition refuses the delete. */
+	out = (json_t *)1;
+	ck_assert_int_eq(rz_store_delete(st, K("NodeGroup"), "t", "a", 3, &out, &gone, &err),
+	                 RZ_ECONFLICT);
+	ck_assert_str_eq(err.msg, CONFLICT_MSG("nodegroups", "a"));
+	ck_assert_ptr_null(out);
+	ck_assert_int_eq(rz_store_revision(st), 3);
+	json_decref(get_ok("NodeGroup", "t", "a"));
+
+	ck_assert_int_eq(rz_store_delete(st, K("NodeGroup"), "t", "a", 2, &out, &gone, &err), 0);
+	ck_assert(gone);
+	ck_assert_ptr_nonnull(out);
+	ck_assert_str_eq(mstr(out, "name"), "a");
+	ck_assert_str_eq(mstr(out, "resourceVersion"), "4");
+	ck_assert_int_eq(rz_store_revision(st), 4);
+	ck_assert_uint_eq(nevents, 4);
+	assert_event(3, RZ_EV_DELETED, 4, "NodeGroup", "t", "a", true);
+	ck_assert(json_equal(events[3].obj, out));
+	json_decref(out);
+	assert_absent("NodeGroup", "t", "a");
+	json_decref(get_ok("NodeGroup", "t", "b"));
+	ck_assert_int_eq(rz_store_count(st), 2);
+
+	/* Deleting it again: not found, nothing published. */
+	out = (json_t *)1;
+	ck_assert_int_eq(rz_store_delete(st, K("NodeGroup"), "t", "a", 0, &out, &gone, &err),
+	                 RZ_ENOTFOUND);
+	ck_assert_str_eq(err.msg, "nodegroups \"a\" not found");
+	ck_assert_ptr_null(out);
+	ck_assert_int_eq(rz_store_revision(st), 4);
+	ck_assert_uint_eq(nevents, 4);
+}
+END_TEST
+
+static bool saw(size_t from, size_t to, const char *kind, const char *tenant, const char *name)
+{
+	for (size_t i = from; i < to; i++) {
+		if (strcmp(events[i].kind, kind) == 0 && strcmp(events[i].tenant, tenant) == 0 &&
+		    strcmp(events[i].name, name) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+START_TEST(test_delete_with_finalizers)
+{
+	json_t *in, *out = NULL, *cur, *want;
+	rz_err_t err = { 0 };
+	bool gone = true;
+	const char *ts;
+
+	create_tenant("t");
+	create_tenant("u");
+	create_in("NodeGroup", "t", "w");
+	create_in("NodeGroup", "t", "c");
+	create_in("ConfigPatch", "t", "p");
+	create_in("NodeGroup", "u", "w");
+	ck_assert_int_eq(rz_store_revision(st), 6);
+	ck_assert_int_eq(rz_store_count(st), 6);
+	/* A second finalizer, so removing the kind's one alone does not delete. */
+	cur = relabel("Tenant", NULL, "t", "k", "v");
+	in = json_deep_copy(cur);
+	json_array_append_new(json_object_get(meta(in), "finalizers"),
+	                      json_string("example.com/keep"));
+	json_decref(cur);
+	ck_assert_int_eq(update("Tenant", NULL, "t", in, 7, RZ_UPDATE_SPEC, &out, &gone, &err), 0);
+	json_decref(out);
+	ck_assert_int_eq(rz_store_revision(st), 8);
+	ck_assert_uint_eq(nevents, 8);
+
+	/* 202 semantics: marked, kept, generation bumped, MODIFIED. */
+	gone = true;
+	ck_assert_int_eq(rz_store_delete(st, K("Tenant"), NULL, "t", 8, &out, &gone, &err), 0);
+	ck_assert(!gone);
+	ck_assert_str_eq(mstr(out, "resourceVersion"), "9");
+	ck_assert_int_eq(generation(out), 2);
+	assert_recent_time(mstr(out, "deletionTimestamp"));
+	ck_assert_uint_eq(json_array_size(json_object_get(meta(out), "finalizers")), 2);
+	ck_assert_int_eq(rz_store_revision(st), 9);
+	ck_assert_uint_eq(nevents, 9);
+	assert_event(8, RZ_EV_MODIFIED, 9, "Tenant", "", "t", true);
+	cur = get_ok("Tenant", NULL, "t");
+	ck_assert(json_equal(cur, out));
+	json_decref(out);
+	ts = mstr(cur, "deletionTimestamp");
+	json_decref(get_ok("NodeGroup", "t", "w"));
+
+	/* A second delete changes nothing. */
+	gone = true;
+	ck_assert_int_eq(rz_store_delete(st, K("Tenant"), NULL, "t", 0, &out, &gone, &err), 0);
+	ck_assert(!gone);
+	ck_assert(json_equal(out, cur));
+	ck_assert_str_eq(mstr(out, "deletionTimestamp"), ts);
+	ck_assert_int_eq(rz_store_revision(st), 9);
+	ck_assert_uint_eq(nevents, 9);
+	json_decref(out);
+
+	/* Removing one of two finalizers only updates it. */
+	in = json_deep_copy(cur);
+	want = parse("[\"example.com/keep\"]");
+	json_object_set(meta(in), "finalizers", want);
+	ck_assert_int_eq(update("Tenant", NULL, "t", in, 9, RZ_UPDATE_SPEC, &out, &gone, &err), 0);
+	ck_assert(!gone);
+	ck_assert(json_equal(json_object_get(meta(out), "finalizers"), want));
+	ck_assert_str_eq(mstr(out, "deletionTimestamp"), ts);
+	ck_assert_int_eq(generation(out), 2);
+	ck_assert_uint_eq(nevents, 10);
+	assert_event(9, RZ_EV_MODIFIED, 10, "Tenant", "", "t", false);
+	json_decref(want);
+	json_decref(cur);
+	cur = out;
+
+	/* Removing the last one deletes the tenant and everything in it, in one transaction:
+	 * one DELETED event each, consecutive revisions, the tenant last. */
+	in = json_deep_copy(cur);
+	json_object_set_new(meta(in), "finalizers", json_array());
+	gone = false;
+	ck_assert_int_eq(update("Tenant", NULL, "t", in, 10, RZ_UPDATE_SPEC, &out, &gone, &err),
+	                 0);
+	ck_assert(gone);
+	ck_assert_ptr_nonnull(out);
+	ck_assert_str_eq(mstr(out, "name"), "t");
+	ck_assert_str_eq(mstr(out, "resourceVersion"), "14");
+	ck_assert_str_eq(mstr(out, "deletionTimestamp"), ts);
+	ck_assert_uint_eq(json_array_size(json_object_get(meta(out), "finalizers")), 0);
+	ck_assert_int_eq(rz_store_revision(st), 14);
+	ck_assert_uint_eq(nevents, 14);
+	for (size_t i = 10; i < 14; i++) {
+		ck_assert_int_eq(events[i].type, RZ_EV_DELETED);
+		ck_assert_int_eq(events[i].rv, (int64_t)i + 1);
+		ck_assert_int_eq(events[i].obj_rv, (int64_t)i + 1);
+		ck_assert(events[i].spec_changed);
+		ck_assert_int_eq(events[i].store_rv, 14);
+	}
+	ck_assert(saw(10, 13, "NodeGroup", "t", "w"));
+	ck_assert(saw(10, 13, "NodeGroup", "t", "c"));
+	ck_assert(saw(10, 13, "ConfigPatch", "t", "p"));
+	assert_event(13, RZ_EV_DELETED, 14, "Tenant", "", "t", true);
+	ck_assert(json_equal(events[13].obj, out));
+	json_decref(out);
+	json_decref(cur);
+
+	assert_absent("Tenant", NULL, "t");
+	assert_absent("NodeGroup", "t", "w");
+	assert_absent("NodeGroup", "t", "c");
+	assert_absent("ConfigPatch", "t", "p");
+	json_decref(get_ok("Tenant", NULL, "u"));
+	json_decref(get_ok("NodeGroup", "u", "w"));
+	ck_assert_int_eq(rz_store_count(st), 2);
+	ck_assert_int_eq(query_int("SELECT count(*) FROM objects WHERE tenant = 't'"), 0);
+}
+END_TEST
+
+/* A tenant without finalizers goes at once, with its objects. */
+START_TEST(test_delete_tenant_without_finalizers)
+{
+	json_t *in = manifest("Tenant", NULL, "t", tenant_spec);
+	json_t *cur, *out = NULL;
+	rz_err_t err = { 0 };
+	bool gone = false;
+
+	json_decref(create_ok(in));
+	create_in("NodeGroup", "t", "a");
+	cur = get_ok("Tenant", NULL, "t");
+	json_object_set_new(meta(cur), "finalizers", json_array());
+	ck_assert_int_eq(update("Tenant", NULL, "t", cur, 0, RZ_UPDATE_SPEC, &out, &gone, &err), 0);
+	ck_assert(!gone);
+	json_decref(out);
+	ck_assert_int_eq(rz_store_revision(st), 3);
+
+	ck_assert_int_eq(rz_store_delete(st, K("Tenant"), NULL, "t", 0, &out, &gone, &err), 0);
+	ck_assert(gone);
+	ck_assert_str_eq(mstr(out, "resourceVersion"), "5");
+	json_decref(out);
+	ck_assert_int_eq(rz_store_revision(st), 5);
+	ck_assert_uint_eq(nevents, 5);
+	assert_event(3, RZ_EV_DELETED, 4, "NodeGroup", "t", "a", true);
+	assert_event(4, RZ_EV_DELETED, 5, "Tenant", "", "t", true);
+	assert_absent("Tenant", NULL, "t");
+	assert_absent("NodeGroup", "t", "a");
+	ck_assert_int_eq(rz_store_count(st), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ list */
+
+/* "tenant/name,..." (or "name,..." for global kinds) of a list result. */
+static void keys_of(const json_t *items, char *buf, size_t size)
+{
+	size_t i, len = 0;
+	json_t *it;
+
+	buf[0] = '\0';
+	json_array_foreach(items, i, it)
+	{
+		const char *t = mstr(it, "tenant");
+		int n = snprintf(buf + len, size - len, "%s%s%s%s", i ? "," : "", t ? t : "",
+		                 t ? "/" : "", mstr(it, "name"));
+		ck_assert_int_gt(n, 0);
+		ck_assert_uint_lt(len + (size_t)n, size);
+		len += (size_t)n;
+	}
+}
+
+static bool list_keys(const char *kind, const rz_list_opts_t *o, char *buf, size_t size)
+{
+	json_t *items = NULL;
+	bool more = true;
+	rz_err_t err = { 0 };
+
+	ck_assert_msg(rz_store_list(st, K(kind), o, &items, &more, &err) == 0, "list: %s", err.msg);
+	ck_assert(json_is_array(items));
+	keys_of(items, buf, size);
+	json_decref(items);
+	return more;
+}
+
+static void list_fixture(void)
+{
+	static const char *const ngs[][3] = {
+		{ "b", "z", "worker" }, { "c", "a", NULL },         { "a", "y", "worker" },
+		{ "b", "m", "cp" },     { "a", "k", "controlplane" },
+	};
+
+	create_tenant("c");
+	create_tenant("a");
+	create_tenant("b");
+	for (size_t i = 0; i < sizeof(ngs) / sizeof(ngs[0]); i++) {
+		json_t *m = manifest("NodeGroup", ngs[i][0], ngs[i][1], ng_spec);
+		if (ngs[i][2] != NULL) {
+			json_t *labels = json_pack("{s:s}", "role", ngs[i][2]);
+			json_object_set_new(meta(m), "labels", labels);
+		}
+		json_decref(create_ok(m));
+	}
+	create_in("ConfigPatch", "a", "p");
+}
+
+START_TEST(test_list_sorted_and_filtered)
+{
+	rz_list_opts_t o = { 0 };
+	char buf[512];
+
+	list_fixture();
+	ck_assert(!list_keys("NodeGroup", &o, buf, sizeof(buf)));
+	ck_assert_str_eq(buf, "a/k,a/y,b/m,b/z,c/a");
+	ck_assert(!list_keys("Tenant", &o, buf, sizeof(buf)));
+	ck_assert_str_eq(buf, "a,b,c");
+	ck_assert(!list_keys("ConfigPatch", &o, buf, sizeof(buf)));
+	ck_assert_str_eq(buf, "a/p");
+	ck_assert(!list_keys("Machine", &o, buf, sizeof(buf)));
+	ck_assert_str_eq(buf, "");
+
+	o.tenant = "b";
+	ck_assert(!list_keys("NodeGroup", &o, buf, sizeof(buf)));
+	ck_assert_str_eq(buf, "b/m,b/z");
+	o.tenant = "nope";
+	ck_assert(!list_keys("NodeGroup", &o, buf, sizeof(buf)));
+	ck_assert_str_eq(buf, "");
+	/* A tenant filter means nothing to a global kind. */
+	ck_assert(!list_keys("Tenant", &o, buf, sizeof(buf)));
+	ck_assert_str_eq(buf, "a,b,c");
+}
+END_TEST
+
+START_TEST(test_list_selectors)
+{
+	static const char *const allowed[] = { "metadata.name", NULL };
+	static const struct {
+		const char *labels, *fields, *tenant, *want;
+	} cases[] = {
+		{ "role=worker", NULL, NULL, "a/y,b/z" },
+		{ "role!=worker", NULL, NULL, "a/k,b/m,c/a" },
+		{ "role in (cp,controlplane)", NULL, NULL, "a/k,b/m" },
+		{ "role", NULL, NULL, "a/k,a/y,b/m,b/z" },
+		{ "!role", NULL, NULL, "c/a" },
+		{ "role=worker", NULL, "b", "b/z" },
+		{ "role=none", NULL, NULL, "" },
+		{ NULL, "metadata.name=m", NULL, "b/m" },
+		{ NULL, "metadata.name!=a", NULL, "a/k,a/y,b/m,b/z" },
+		{ "role=worker", "metadata.name=y", NULL, "a/y" },
+		{ "role=worker", "metadata.name=m", NULL, "" },
+	};
+	char buf[512];
+
+	list_fixture();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		rz_selector_t *ls = NULL, *fs = NULL;
+		rz_list_opts_t o = { .tenant = cases[i].tenant };
+		rz_err_t err = { 0 };
+		if (cases[i].labels != NULL) {
+			ck_assert_msg(rz_selector_parse(cases[i].labels, &ls, &err) == 0, "%s",
+			              err.msg);
+			o.labels = ls;
+		}
+		if (cases[i].fields != NULL) {
+			ck_assert_msg(rz_selector_parse_fields(cases[i].fields, allowed, &fs,
+			                                       &err) == 0,
+			              "%s", err.msg);
+			o.fields = fs;
+		}
+		ck_assert(!list_keys("NodeGroup", &o, buf, sizeof(buf)));
+		ck_assert_msg(strcmp(buf, cases[i].want) == 0, "case %zu (%s | %s): got '%s'", i,
+		              cases[i].labels, cases[i].fields, buf);
+		rz_selector_free(ls);
+		rz_selector_free(fs);
+	}
+}
+END_TEST
+
+/* Page through kind with the given page size and selector; every page but the last says
+ * more. Returns the concatenated keys. */
+static void paginate(const char *kind, const char *selector, size_t limit, char *out,
+                     size_t size, size_t *pages)
+{
+	rz_selector_t *ls = NULL;
+	rz_err_t err = { 0 };
+	char *after_t = NULL, *after_n = NULL;
+	bool more = true;
+
+	ck_assert_int_eq(rz_selector_parse(selector, &ls, &err), 0);
+	out[0] = '\0';
+	*pages = 0;
+	while (more) {
+		rz_list_opts_t o = {
+			.labels = ls, .limit = limit, .after_tenant = after_t, .after_name = after_n
+		};
+		json_t *items = NULL, *last;
+		char buf[512];
+		ck_assert_int_eq(rz_store_list(st, K(kind), &o, &items, &more, &err), 0);
+		ck_assert_uint_le(json_array_size(items), limit);
+		if (more) {
+			ck_assert_uint_eq(json_array_size(items), limit);
+		}
+		(*pages)++;
+		ck_assert_uint_lt(*pages, 20);
+		keys_of(items, buf, sizeof(buf));
+		if (buf[0] != '\0') {
+			if (out[0] != '\0') {
+				strncat(out, ",", size - strlen(out) - 1);
+			}
+			strncat(out, buf, size - strlen(out) - 1);
+		}
+		last = json_array_get(items, json_array_size(items) - 1);
+		free(after_t);
+		free(after_n);
+		after_t = last && mstr(last, "tenant") ? strdup(mstr(last, "tenant")) : NULL;
+		after_n = last ? strdup(mstr(last, "name")) : NULL;
+		json_decref(items);
+	}
+	free(after_t);
+	free(after_n);
+	rz_selector_free(ls);
+}
+
+START_TEST(test_list_pages)
+{
+	char buf[512];
+	size_t pages;
+	bool more;
+
+	list_fixture();
+	paginate("NodeGroup", "", 1, buf, sizeof(buf), &pages);
+	ck_assert_str_eq(buf, "a/k,a/y,b/m,b/z,c/a");
+	ck_assert_uint_eq(pages, 5);
+	paginate("NodeGroup", "", 2, buf, sizeof(buf), &pages);
+	ck_assert_str_eq(buf, "a/k,a/y,b/m,b/z,c/a");
+	ck_assert_uint_eq(pages, 3);
+	/* A last page that is exactly full does not claim more. */
+	paginate("NodeGroup", "", 5, buf, sizeof(buf), &pages);
+	ck_assert_str_eq(buf, "a/k,a/y,b/m,b/z,c/a");
+	ck_assert_uint_eq(pages, 1);
+	/* "more" counts matching objects only. */
+	paginate("NodeGroup", "role=worker", 1, buf, sizeof(buf), &pages);
+	ck_assert_str_eq(buf, "a/y,b/z");
+	ck_assert_uint_eq(pages, 2);
+	paginate("NodeGroup", "role=worker", 2, buf, sizeof(buf), &pages);
+	ck_assert_str_eq(buf, "a/y,b/z");
+	ck_assert_uint_eq(pages, 1);
+	/* Global kinds resume by name. */
+	paginate("Tenant", "", 2, buf, sizeof(buf), &pages);
+	ck_assert_str_eq(buf, "a,b,c");
+	ck_assert_uint_eq(pages, 2);
+
+	/* Resuming after a key that no longer exists continues after where it was. */
+	{
+		rz_list_opts_t o = { .after_tenant = "a", .after_name = "x", .limit = 2 };
+		more = list_keys("NodeGroup", &o, buf, sizeof(buf));
+		ck_assert_str_eq(buf, "a/y,b/m");
+		ck_assert(more);
+	}
+}
+END_TEST
+
+/* ------------------------------------------------------------------ replay */
+
+struct replayed {
+	size_t n;
+	size_t stop_at; /* return non-zero on this call (1-based); 0 = never */
+	struct rec ev[MAX_EVENTS];
+};
+
+static int replay_fn(const rz_event_t *ev, void *arg)
+{
+	struct replayed *r = arg;
+	struct rec *e;
+
+	ck_assert_uint_lt(r->n, MAX_EVENTS);
+	e = &r->ev[r->n++];
+	e->type = ev->type;
+	e->rv = ev->rv;
+	copy_str(e->kind, sizeof(e->kind), ev->kind->kind);
+	copy_str(e->tenant, sizeof(e->tenant), ev->tenant);
+	copy_str(e->name, sizeof(e->name), ev->name);
+	e->spec_changed = ev->spec_changed;
+	e->obj_rv = rz_object_rv(ev->object);
+	e->obj = json_deep_copy(ev->object);
+	ck_assert_ptr_nonnull(ev->json);
+	return r->n == r->stop_at ? 7 : 0;
+}
+
+static void replayed_free(struct replayed *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		json_decref(r->ev[i].obj);
+	}
+	free(r);
+}
+
+static struct replayed *replay_ok(int64_t after)
+{
+	struct replayed *r = calloc(1, sizeof(*r));
+	rz_err_t err = { 0 };
+
+	ck_assert_ptr_nonnull(r);
+	ck_assert_msg(rz_store_replay(st, after, replay_fn, r, &err) == 0, "replay %" PRId64 ": %s",
+	              after, err.msg);
+	return r;
+}
+
+/* The replayed events equal what the bus delivered, event for event. */
+static void assert_replay_matches(const struct replayed *r, size_t first)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		const struct rec *a = &r->ev[i], *b = &events[first + i];
+		ck_assert_uint_lt(first + i, nevents);
+		ck_assert_int_eq(a->type, b->type);
+		ck_assert_int_eq(a->rv, b->rv);
+		ck_assert_int_eq(a->obj_rv, b->rv);
+		ck_assert_str_eq(a->kind, b->kind);
+		ck_assert_str_eq(a->tenant, b->tenant);
+		ck_assert_str_eq(a->name, b->name);
+		ck_assert_int_eq(a->spec_changed, b->spec_changed);
+		ck_assert_msg(json_equal(a->obj, b->obj), "event %" PRId64 " object differs", a->rv);
+	}
+}
+
+START_TEST(test_replay)
+{
+	struct replayed *r;
+	json_t *out = NULL;
+	rz_err_t err = { 0 };
+	bool gone = false;
+
+	/* An empty log replays nothing from 0. */
+	ck_assert_int_eq(rz_store_oldest(st), 1);
+	r = replay_ok(0);
+	ck_assert_uint_eq(r->n, 0);
+	replayed_free(r);
+
+	create_tenant("t");                                        /* 1 ADDED */
+	create_in("NodeGroup", "t", "a");                          /* 2 ADDED */
+	json_decref(relabel("NodeGroup", "t", "a", "k", "v"));     /* 3 MODIFIED */
+	ck_assert_int_eq(rz_store_delete(st, K("NodeGroup"), "t", "a", 0, &out, &gone, &err), 0);
+	json_decref(out);                                          /* 4 DELETED */
+	ck_assert_int_eq(rz_store_revision(st), 4);
+	ck_assert_int_eq(rz_store_oldest(st), 1);
+
+	r = replay_ok(1);
+	ck_assert_uint_eq(r->n, 3);
+	ck_assert_int_eq(r->ev[0].type, RZ_EV_ADDED);
+	ck_assert_int_eq(r->ev[1].type, RZ_EV_MODIFIED);
+	ck_assert_int_eq(r->ev[2].type, RZ_EV_DELETED);
+	ck_assert_int_eq(r->ev[0].rv, 2);
+	ck_assert_int_eq(r->ev[2].rv, 4);
+	ck_assert_int_eq(r->ev[1].spec_changed, false);
+	assert_replay_matches(r, 1);
+	replayed_free(r);
+
+	r = replay_ok(0);
+	ck_assert_uint_eq(r->n, 4);
+	assert_replay_matches(r, 0);
+	ck_assert_str_eq(r->ev[0].kind, "Tenant");
+	ck_assert_str_eq(r->ev[0].tenant, "");
+	replayed_free(r);
+
+	r = replay_ok(4);
+	ck_assert_uint_eq(r->n, 0);
+	replayed_free(r);
+	/* From the future: nothing yet. */
+	r = replay_ok(100);
+	ck_assert_uint_eq(r->n, 0);
+	replayed_free(r);
+
+	/* The callback's non-zero result stops the replay and is returned. */
+	r = calloc(1, sizeof(*r));
+	ck_assert_ptr_nonnull(r);
+	r->stop_at = 2;
+	ck_assert_int_eq(rz_store_replay(st, 0, replay_fn, r, &err), 7);
+	ck_assert_uint_eq(r->n, 2);
+	replayed_free(r);
+}
+END_TEST
+
+START_TEST(test_replay_pruned)
+{
+	struct replayed *r;
+	rz_err_t err = { 0 };
+
+	create_tenant("t");
+	for (int i = 0; i < 7; i++) {
+		char v[8];
+		snprintf(v, sizeof(v), "%d", i);
+		json_decref(relabel("Tenant", NULL, "t", "n", v));
+	}
+	ck_assert_int_eq(rz_store_revision(st), 8);
+	/* The window keeps the last 5 events: 4..8. */
+	ck_assert_int_eq(query_int("SELECT count(*) FROM events"), WINDOW);
+	ck_assert_int_eq(rz_store_oldest(st), 4);
+
+	ck_assert_int_eq(rz_store_replay(st, 0, replay_fn, NULL, &err), RZ_EGONE);
+	ck_assert_int_eq(err.code, RZ_EGONE);
+	ck_assert_str_eq(err.msg, "too old resource version: 0 (3)");
+	ck_assert_int_eq(rz_store_replay(st, 2, replay_fn, NULL, &err), RZ_EGONE);
+	ck_assert_str_eq(err.msg, "too old resource version: 2 (3)");
+
+	r = replay_ok(rz_store_oldest(st) - 1);
+	ck_assert_uint_eq(r->n, 5);
+	for (size_t i = 0; i < r->n; i++) {
+		ck_assert_int_eq(r->ev[i].rv, (int64_t)i + 4);
+	}
+	assert_replay_matches(r, 3);
+	replayed_free(r);
+	r = replay_ok(6);
+	ck_assert_uint_eq(r->n, 2);
+	replayed_free(r);
+
+	/* A no-op write keeps the window. */
+	json_decref(relabel("Tenant", NULL, "t", "n", "6"));
+	ck_assert_int_eq(rz_store_revision(st), 8);
+	ck_assert_int_eq(rz_store_oldest(st), 4);
+}
+END_TEST
+
+START_TEST(test_window_minimum)
+{
+	rz_err_t err = { 0 };
+
+	rz_store_free(st);
+	ck_assert_int_eq(rz_store_new(&st, db, bus, 0, &err), 0);
+	create_tenant("a");
+	create_tenant("b");
+	create_tenant("c");
+	ck_assert_int_eq(query_int("SELECT count(*) FROM events"), 1);
+	ck_assert_int_eq(rz_store_oldest(st), 3);
+	ck_assert_int_eq(rz_store_replay(st, 1, replay_fn, NULL, &err), RZ_EGONE);
+	ck_assert_str_eq(err.msg, "too old resource version: 1 (2)");
+}
+END_TEST
+
+/* ------------------------------------------------------------------ persistence */
+
+START_TEST(test_persistence)
+{
+	json_t *t, *a, *again, *out;
+	struct replayed *r;
+
+	create_tenant("t");
+	create_in("NodeGroup", "t", "a");
+	json_decref(relabel("NodeGroup", "t", "a", "k", "v"));
+	t = get_ok("Tenant", NULL, "t");
+	a = get_ok("NodeGroup", "t", "a");
+	ck_assert_int_eq(rz_store_revision(st), 3);
+
+	close_store();
+	open_store(WINDOW);
+	ck_assert_int_eq(rz_store_revision(st), 3);
+	ck_assert_int_eq(rz_store_oldest(st), 1);
+	ck_assert_int_eq(rz_store_count(st), 2);
+	again = get_ok("Tenant", NULL, "t");
+	ck_assert(json_equal(again, t));
+	json_decref(again);
+	again = get_ok("NodeGroup", "t", "a");
+	ck_assert(json_equal(again, a));
+	json_decref(again);
+	r = replay_ok(0);
+	ck_assert_uint_eq(r->n, 3);
+	assert_replay_matches(r, 0);
+	replayed_free(r);
+
+	/* New writes continue after the old revision. */
+	out = create_ok(manifest("Tenant", NULL, "u", tenant_spec));
+	ck_assert_str_eq(mstr(out, "resourceVersion"), "4");
+	json_decref(out);
+	ck_assert_int_eq(rz_store_revision(st), 4);
+	ck_assert_uint_eq(nevents, 4);
+	assert_event(3, RZ_EV_ADDED, 4, "Tenant", "", "u", true);
+
+	/* Updated objects too. */
+	out = relabel("NodeGroup", "t", "a", "k", "w");
+	ck_assert_str_eq(mstr(out, "resourceVersion"), "5");
+	json_decref(out);
+	json_decref(t);
+	json_decref(a);
+
+	/* Reopening with a smaller window prunes on the next write. */
+	close_store();
+	open_store(2);
+	ck_assert_int_eq(rz_store_revision(st), 5);
+	create_tenant("v");
+	ck_assert_int_eq(rz_store_oldest(st), 5);
+}
+END_TEST
+
+START_TEST(test_new_without_schema)
+{
+	size_t n = 0;
+	const rz_migration_t *m = rz_db_migrations(&n);
+	rz_store_t *other = (rz_store_t *)1;
+	rz_db_t *old = NULL;
+	rz_err_t err = { 0 };
+	char *path = NULL;
+
+	ck_assert_int_gt(asprintf(&path, "%s/old.db", dir), 0);
+	ck_assert_int_eq(rz_db_open_with(&old, path, m, n, 1, &err), 0);
+	ck_assert_int_eq(rz_store_new(&other, old, bus, WINDOW, &err), RZ_EDB);
+	ck_assert_ptr_null(other);
+	ck_assert_str_eq(err.msg, "store: cannot read the revision counter");
+	rz_db_close(old);
+	free(path);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ failure */
+
+static void assert_untouched(int64_t rv, size_t n)
+{
+	ck_assert_int_eq(rz_store_revision(st), rv);
+	ck_assert_uint_eq(nevents, n);
+	ck_assert_int_eq(query_int("SELECT rv FROM revision"), rv);
+	ck_assert_int_eq(query_int("SELECT max(rv) FROM events"), rv);
+}
+
+START_TEST(test_failed_write_changes_nothing)
+{
+	json_t *in, *out = NULL, *cur;
+	rz_err_t err = { 0 };
+	bool gone = true;
+
+	create_tenant("t");
+	create_in("NodeGroup", "t", "a");
+	cur = get_ok("Tenant", NULL, "t");
+
+	/* The event log refuses: create, update and delete all fail as a whole. */
+	exec_ok("CREATE TRIGGER fail BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'boom'); "
+	        "END");
+	in = manifest("Tenant", NULL, "u", tenant_spec);
+	out = (json_t *)1;
+	ck_assert_int_eq(rz_store_create(st, K("Tenant"), in, &out, &err), RZ_EDB);
+	ck_assert_int_eq(err.code, RZ_EDB);
+	ck_assert_msg(strstr(err.msg, "boom") != NULL, "%s", err.msg);
+	ck_assert_ptr_null(out);
+	json_decref(in);
+	assert_untouched(2, 2);
+	assert_absent("Tenant", NULL, "u");
+
+	in = json_deep_copy(cur);
+	json_object_set_new(json_object_get(in, "spec"), "talosVersion", json_string("1.12.9"));
+	out = (json_t *)1;
+	ck_assert_int_eq(update("Tenant", NULL, "t", in, 0, RZ_UPDATE_SPEC, &out, &gone, &err),
+	                 RZ_EDB);
+	ck_assert_ptr_null(out);
+	assert_untouched(2, 2);
+	out = get_ok("Tenant", NULL, "t");
+	ck_assert(json_equal(out, cur));
+	json_decref(out);
+
+	out = (json_t *)1;
+	ck_assert_int_eq(rz_store_delete(st, K("NodeGroup"), "t", "a", 0, &out, &gone, &err),
+	                 RZ_EDB);
+	ck_assert_ptr_null(out);
+	assert_untouched(2, 2);
+	json_decref(get_ok("NodeGroup", "t", "a"));
+
+	/* The revision counter refuses (the last step of a write). */
+	exec_ok("DROP TRIGGER fail");
+	exec_ok("CREATE TRIGGER fail2 BEFORE UPDATE ON revision BEGIN SELECT RAISE(ABORT, 'boom2'); "
+	        "END");
+	in = manifest("Tenant", NULL, "u", tenant_spec);
+	out = (json_t *)1;
+	ck_assert_int_eq(rz_store_create(st, K("Tenant"), in, &out, &err), RZ_EDB);
+	ck_assert_msg(strstr(err.msg, "boom2") != NULL, "%s", err.msg);
+	ck_assert_ptr_null(out);
+	assert_untouched(2, 2);
+	assert_absent("Tenant", NULL, "u");
+	exec_ok("DROP TRIGGER fail2");
+
+	/* Writes work again and the revision continues without a gap. */
+	out = create_ok(in);
+	ck_assert_str_eq(mstr(out, "resourceVersion"), "3");
+	json_decref(out);
+	assert_untouched(3, 3);
+	assert_event(2, RZ_EV_ADDED, 3, "Tenant", "", "u", true);
+	ck_assert_int_eq(query_int("SELECT count(*) FROM events"), 3);
+	json_decref(cur);
+}
+END_TEST
+
+/* A tenant's teardown is one transaction: when removing the tenant row fails, its objects
+ * stay too and nothing is published. */
+START_TEST(test_failed_cascade_changes_nothing)
+{
+	json_t *in, *out = NULL, *cur;
+	rz_err_t err = { 0 };
+	bool gone = true;
+
+	create_tenant("t");
+	create_in("NodeGroup", "t", "a");
+	create_in("ConfigPatch", "t", "p");
+	ck_assert_int_eq(rz_store_delete(st, K("Tenant"), NULL, "t", 0, &out, &gone, &err), 0);
+	json_decref(out);
+	ck_assert_int_eq(rz_store_revision(st), 4);
+	cur = get_ok("Tenant", NULL, "t");
+
+	exec_ok("CREATE TRIGGER fail BEFORE DELETE ON objects WHEN old.kind = 'Tenant' "
+	        "BEGIN SELECT RAISE(ABORT, 'boom'); END");
+	in = json_deep_copy(cur);
+	json_object_set_new(meta(in), "finalizers", json_array());
+	out = (json_t *)1;
+	gone = true;
+	ck_assert_int_eq(update("Tenant", NULL, "t", json_deep_copy(in), 0, RZ_UPDATE_SPEC, &out,
+	                        &gone, &err),
+	                 RZ_EDB);
+	ck_assert_ptr_null(out);
+	assert_untouched(4, 4);
+	out = get_ok("Tenant", NULL, "t");
+	ck_assert(json_equal(out, cur));
+	json_decref(out);
+	json_decref(get_ok("NodeGroup", "t", "a"));
+	json_decref(get_ok("ConfigPatch", "t", "p"));
+	ck_assert_int_eq(rz_store_count(st), 3);
+
+	exec_ok("DROP TRIGGER fail");
+	ck_assert_int_eq(update("Tenant", NULL, "t", in, 0, RZ_UPDATE_SPEC, &out, &gone, &err), 0);
+	ck_assert(gone);
+	json_decref(out);
+	assert_untouched(7, 7);
+	ck_assert_int_eq(rz_store_count(st), 0);
+	json_decref(cur);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ nested writes */
+
+/* A subscriber that, on the first event of kind/type, creates an object from its callback. */
+struct writer {
+	const char *on_kind;
+	rz_event_type_t on_type;
+	const char *kind, *tenant, *name; /* what to create */
+	int fired;
+	int rc;
+	char msg[256];
+	int64_t seen_rv;       /* the triggering event's rv */
+	int64_t visible_rv;    /* the triggering object's rv as rz_store_get saw it, or -1 */
+	int64_t revision_then; /* rz_store_revision() after the nested write */
+};
+
+static void write_on_event(const rz_event_t *ev, void *arg)
+{
+	struct writer *w = arg;
+	rz_err_t err = { 0 };
+	json_t *out = NULL, *cur = NULL;
+
+	if (w->fired || ev->type != w->on_type || strcmp(ev->kind->kind, w->on_kind) != 0) {
+		return;
+	}
+	w->fired = 1;
+	w->seen_rv = ev->rv;
+	w->visible_rv = -1;
+	if (rz_store_get(st, ev->kind, ev->tenant, ev->name, &cur, &err) == 0) {
+		w->visible_rv = rz_object_rv(cur);
+	}
+	json_decref(cur);
+	w->rc = rz_store_create(
+	    st, K(w->kind),
+	    json_incref(manifest(w->kind, w->tenant, w->name,
+	                         strcmp(w->kind, "Tenant") == 0 ? tenant_spec : ng_spec)),
+	    &out, &err);
+	snprintf(w->msg, sizeof(w->msg), "%s", err.msg);
+	w->revision_then = rz_store_revision(st);
+	json_decref(out);
+}
