@@ -1233,6 +1233,18 @@ static struct replayed *replay_ok(int64_t after)
 	return r;
 }
 
+/* The result of a replay from after; the events are dropped. */
+static int replay_rc(int64_t after, rz_err_t *err)
+{
+	struct replayed *r = calloc(1, sizeof(*r));
+	int rc;
+
+	ck_assert_ptr_nonnull(r);
+	rc = rz_store_replay(st, after, replay_fn, r, err);
+	replayed_free(r);
+	return rc;
+}
+
 /* The replayed events equal what the bus delivered, event for event. */
 static void assert_replay_matches(const struct replayed *r, size_t first)
 {
@@ -1323,10 +1335,10 @@ START_TEST(test_replay_pruned)
 	ck_assert_int_eq(query_int("SELECT count(*) FROM events"), WINDOW);
 	ck_assert_int_eq(rz_store_oldest(st), 4);
 
-	ck_assert_int_eq(rz_store_replay(st, 0, replay_fn, NULL, &err), RZ_EGONE);
+	ck_assert_int_eq(replay_rc(0, &err), RZ_EGONE);
 	ck_assert_int_eq(err.code, RZ_EGONE);
 	ck_assert_str_eq(err.msg, "too old resource version: 0 (3)");
-	ck_assert_int_eq(rz_store_replay(st, 2, replay_fn, NULL, &err), RZ_EGONE);
+	ck_assert_int_eq(replay_rc(2, &err), RZ_EGONE);
 	ck_assert_str_eq(err.msg, "too old resource version: 2 (3)");
 
 	r = replay_ok(rz_store_oldest(st) - 1);
@@ -1358,7 +1370,7 @@ START_TEST(test_window_minimum)
 	create_tenant("c");
 	ck_assert_int_eq(query_int("SELECT count(*) FROM events"), 1);
 	ck_assert_int_eq(rz_store_oldest(st), 3);
-	ck_assert_int_eq(rz_store_replay(st, 1, replay_fn, NULL, &err), RZ_EGONE);
+	ck_assert_int_eq(replay_rc(1, &err), RZ_EGONE);
 	ck_assert_str_eq(err.msg, "too old resource version: 1 (2)");
 }
 END_TEST
@@ -1586,11 +1598,10 @@ static void write_on_event(const rz_event_t *ev, void *arg)
 		w->visible_rv = rz_object_rv(cur);
 	}
 	json_decref(cur);
-	w->rc = rz_store_create(
-	    st, K(w->kind),
-	    json_incref(manifest(w->kind, w->tenant, w->name,
-	                         strcmp(w->kind, "Tenant") == 0 ? tenant_spec : ng_spec)),
-	    &out, &err);
+	cur = manifest(w->kind, w->tenant, w->name,
+	               strcmp(w->kind, "Tenant") == 0 ? tenant_spec : ng_spec);
+	w->rc = rz_store_create(st, K(w->kind), cur, &out, &err);
+	json_decref(cur);
 	snprintf(w->msg, sizeof(w->msg), "%s", err.msg);
 	w->revision_then = rz_store_revision(st);
 	json_decref(out);
