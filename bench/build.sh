@@ -17,7 +17,5 @@ cd "$out"
 [ -f Makefile ] || ../../configure -q >/dev/null
 make -s -j"$(nproc 2>/dev/null || echo 2)" rezuscloud >/dev/null
 
-if [ ! -x api-load ] || [ "$top/bench/api-load.c" -nt api-load ]; then
-	${CC:-gcc} -std=c11 -O2 -g -Wall -Wextra -Werror -o api-load.tmp "$top/bench/api-load.c"
-	mv api-load.tmp api-load
-fi
+${CC:-gcc} -std=c11 -O2 -g -Wall -Wextra -Werror -o api-load.tmp "$top/bench/api-load.c"
+mv api-load.tmp api-load

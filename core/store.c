@@ -26,10 +26,13 @@ struct rz_store {
 	rz_db_t *db;
 	rz_bus_t *bus;
 	int64_t window;
-	int64_t rv;    /* committed revision */
-	int64_t tx_rv; /* revision inside the open transaction */
-	struct pending *pend;
+	int64_t rv;           /* committed revision */
+	int64_t tx_rv;        /* revision inside the open transaction */
+	struct pending *pend; /* the open transaction's events */
 	size_t npend, cappend;
+	struct pending *queue; /* committed events not yet delivered, in revision order */
+	size_t nqueue, capqueue;
+	bool delivering;
 };
 
 /* ------------------------------------------------------------------ helpers */
@@ -65,8 +68,9 @@ int64_t rz_object_rv(const json_t *obj)
 	if (s == NULL || *s == '\0') {
 		return 0;
 	}
+	errno = 0;
 	v = strtoll(s, &end, 10);
-	return (*end == '\0' && v > 0) ? (int64_t)v : 0;
+	return (*end == '\0' && errno == 0 && v > 0) ? (int64_t)v : 0;
 }
 
 static const char *meta_str(const json_t *obj, const char *key)
@@ -228,6 +232,51 @@ static int finish_tx(rz_store_t *st, rz_err_t *err)
 	return rc < 0 ? rc : 0;
 }
 
+/* Publish committed events in revision order. A subscriber that writes (a nested
+ * run_write) only queues its events behind the ones being delivered; the outermost call
+ * delivers everything. */
+static int deliver(rz_store_t *st)
+{
+	if (st->nqueue + st->npend > st->capqueue) {
+		size_t cap = (st->nqueue + st->npend) * 2;
+		struct pending *q = realloc(st->queue, cap * sizeof(*q));
+		if (q == NULL) {
+			/* committed but undeliverable: watchers must resync from the log */
+			pending_clear(st);
+			return 0;
+		}
+		st->queue = q;
+		st->capqueue = cap;
+	}
+	memcpy(st->queue + st->nqueue, st->pend, st->npend * sizeof(*st->pend));
+	st->nqueue += st->npend;
+	st->npend = 0;
+	if (st->delivering) {
+		return 0;
+	}
+	st->delivering = true;
+	for (size_t i = 0; i < st->nqueue; i++) {
+		struct pending p = st->queue[i]; /* the queue may move while p is delivered */
+		rz_event_t ev = { p.rv,
+			          p.type,
+			          p.kind,
+			          meta_str(p.obj, "tenant"),
+			          meta_str(p.obj, "name"),
+			          p.spec_changed,
+			          p.obj,
+			          p.json };
+		if (ev.tenant == NULL) {
+			ev.tenant = "";
+		}
+		rz_bus_publish(st->bus, &ev);
+		json_decref(p.obj);
+		free(p.json);
+	}
+	st->nqueue = 0;
+	st->delivering = false;
+	return 0;
+}
+
 struct write {
 	rz_store_t *st;
 	int (*op)(struct write *w, rz_err_t *err);
@@ -264,34 +313,7 @@ static int run_write(struct write *w, rz_err_t *err)
 		return rc;
 	}
 	st->rv = st->tx_rv;
-	/* Subscribers may write again: hand the batch over before delivering it. */
-	{
-		struct pending *batch = st->pend;
-		size_t n = st->npend;
-		st->pend = NULL;
-		st->npend = st->cappend = 0;
-		for (size_t i = 0; i < n; i++) {
-			struct pending *p = &batch[i];
-			rz_event_t ev = { p->rv,
-				          p->type,
-				          p->kind,
-				          meta_str(p->obj, "tenant"),
-				          meta_str(p->obj, "name"),
-				          p->spec_changed,
-				          p->obj,
-				          p->json };
-			if (ev.tenant == NULL) {
-				ev.tenant = "";
-			}
-			rz_bus_publish(st->bus, &ev);
-		}
-		for (size_t i = 0; i < n; i++) {
-			json_decref(batch[i].obj);
-			free(batch[i].json);
-		}
-		free(batch);
-	}
-	return 0;
+	return deliver(st);
 }
 
 /* ------------------------------------------------------------------ reads */
@@ -529,6 +551,7 @@ static int op_create(struct write *w, rz_err_t *err)
 		}
 	} else {
 		json_object_del(meta, "tenant");
+		tenant = NULL;
 	}
 	rc = read_doc(w->st, w->k, tenant, name, &existing, err);
 	json_decref(existing);
@@ -571,10 +594,12 @@ static int remove_object(struct write *w, json_t *obj, rz_err_t *err)
 		rz_stmt_bind_text(s, 1, meta_str(obj, "name"));
 		while ((rc = rz_stmt_step(s, err)) == 1) {
 			json_t *c = load_doc(rz_stmt_text(s, 1), err);
-			if (c != NULL) {
-				json_object_set_new(c, "kind", json_string(rz_stmt_text(s, 0)));
-				json_array_append_new(list, c);
+			if (c == NULL) {
+				rc = RZ_EDB; /* never leave a child behind its tenant */
+				break;
 			}
+			json_object_set_new(c, "kind", json_string(rz_stmt_text(s, 0)));
+			json_array_append_new(list, c);
 		}
 		rz_stmt_done(s);
 	}
@@ -781,6 +806,11 @@ void rz_store_free(rz_store_t *st)
 	if (st != NULL) {
 		pending_clear(st);
 		free(st->pend);
+		for (size_t i = 0; i < st->nqueue; i++) {
+			json_decref(st->queue[i].obj);
+			free(st->queue[i].json);
+		}
+		free(st->queue);
 		free(st);
 	}
 }

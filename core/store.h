@@ -6,7 +6,9 @@
  * the log (each change gets the next revision: the object's resourceVersion and the
  * event's id), advances the revision counter and prunes the log to its window. Events are
  * published on the bus after the commit, so a watcher can never see an uncommitted change
- * nor miss a committed one. Loop thread only.
+ * nor miss a committed one, and always in revision order (a subscriber's own writes are
+ * delivered after the batch it is reacting to). Loop thread only. Never call a write from
+ * inside an rz_db_tx of the caller's: the store commits and publishes by itself.
  */
 #ifndef RZ_STORE_H
 #define RZ_STORE_H

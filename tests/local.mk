@@ -12,7 +12,9 @@ UNIT_TESTS = \
 	tests/unit/check_fields \
 	tests/unit/check_selector \
 	tests/unit/check_merge \
-	tests/unit/check_api
+	tests/unit/check_api \
+	tests/unit/check_store \
+	tests/unit/check_bus
 
 INTEGRATION_TESTS = \
 	tests/integration/daemon.sh
@@ -70,3 +72,9 @@ tests_unit_check_merge_LDADD = $(TEST_LDADD)
 tests_unit_check_api_SOURCES = tests/unit/check_api.c tests/unit/testutil.h tests/unit/httpclient.h
 tests_unit_check_api_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_api_LDADD = $(TEST_LDADD)
+tests_unit_check_store_SOURCES = tests/unit/check_store.c tests/unit/testutil.h
+tests_unit_check_store_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_store_LDADD = $(TEST_LDADD)
+tests_unit_check_bus_SOURCES = tests/unit/check_bus.c tests/unit/testutil.h
+tests_unit_check_bus_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_bus_LDADD = $(TEST_LDADD)

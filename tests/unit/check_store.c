@@ -13,6 +13,7 @@
 #include "tests/unit/testutil.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -206,8 +207,8 @@ static json_t *create_ok(json_t *m)
 	rz_err_t err = { 0 };
 	json_t *out = NULL;
 
-	ck_assert_msg(rz_store_create(st, k, m, &out, &err) == 0, "create %s: %s",
-	              mstr(m, "name"), err.msg);
+	ck_assert_msg(rz_store_create(st, k, m, &out, &err) == 0, "create %s: %s", mstr(m, "name"),
+	              err.msg);
 	ck_assert_ptr_nonnull(out);
 	json_decref(m);
 	return out;
@@ -250,8 +251,7 @@ static void assert_absent(const char *kind, const char *tenant, const char *name
 
 /* Update in spec or status mode; in (consumed) is the new object. */
 static int update(const char *kind, const char *tenant, const char *name, json_t *in,
-                  int64_t expect_rv, rz_update_mode_t mode, json_t **out, bool *gone,
-                  rz_err_t *err)
+                  int64_t expect_rv, rz_update_mode_t mode, json_t **out, bool *gone, rz_err_t *err)
 {
 	int rc = rz_store_update(st, K(kind), tenant, name, in, expect_rv, mode, out, gone, err);
 
@@ -288,7 +288,8 @@ static void assert_uuid_v4(const char *s)
 		if (i == 8 || i == 13 || i == 18 || i == 23) {
 			ck_assert_int_eq(s[i], '-');
 		} else {
-			ck_assert_msg(isxdigit((unsigned char)s[i]) && !isupper((unsigned char)s[i]),
+			ck_assert_msg(isxdigit((unsigned char)s[i]) &&
+			                  !isupper((unsigned char)s[i]),
 			              "uid '%s': bad character at %zu", s, i);
 		}
 	}
@@ -400,7 +401,9 @@ START_TEST(test_create_tenant)
 	ck_assert_ptr_null(json_object_get(meta(out), "tenant"));
 	ck_assert_ptr_null(json_object_get(out, "status"));
 	ck_assert(json_equal(json_object_get(out, "spec"), json_object_get(in, "spec")));
-	ck_assert(json_equal(json_object_get(meta(out), "labels"), parse("{\"team\":\"a\"}")));
+	fin = parse("{\"team\":\"a\"}");
+	ck_assert(json_equal(json_object_get(meta(out), "labels"), fin));
+	json_decref(fin);
 	fin = parse("[\"example.com/keep\",\"rezuscloud.io/teardown\"]");
 	ck_assert(json_equal(json_object_get(meta(out), "finalizers"), fin));
 	json_decref(fin);
@@ -604,9 +607,9 @@ START_TEST(test_update_spec)
 	ck_assert_int_eq(update("Tenant", NULL, "x", in, 0, RZ_UPDATE_SPEC, &out, &gone, &err), 0);
 	ck_assert_str_eq(mstr(out, "resourceVersion"), "3");
 	ck_assert_int_eq(generation(out), 2);
-	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(meta(out), "labels"),
-	                                                   "env")),
-	                 "prod");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(json_object_get(meta(out), "labels"), "env")),
+	    "prod");
 	ck_assert_uint_eq(nevents, 3);
 	assert_event(2, RZ_EV_MODIFIED, 3, "Tenant", "", "x", false);
 	json_decref(cur);
@@ -628,9 +631,9 @@ START_TEST(test_update_spec)
 	json_decref(out);
 
 	/* An identical update: no new revision, no event. */
-	ck_assert_int_eq(update("Tenant", NULL, "x", json_deep_copy(cur), 3, RZ_UPDATE_SPEC, &out,
-	                        &gone, &err),
-	                 0);
+	ck_assert_int_eq(
+	    update("Tenant", NULL, "x", json_deep_copy(cur), 3, RZ_UPDATE_SPEC, &out, &gone, &err),
+	    0);
 	ck_assert(json_equal(out, cur));
 	ck_assert_int_eq(rz_store_revision(st), 3);
 	ck_assert_uint_eq(nevents, 3);
@@ -642,9 +645,9 @@ START_TEST(test_update_spec)
 	json_object_set_new(json_object_get(in, "spec"), "kubernetesVersion",
 	                    json_string("1.36.0"));
 	out = (json_t *)1;
-	ck_assert_int_eq(update("Tenant", NULL, "x", json_deep_copy(in), 2, RZ_UPDATE_SPEC, &out,
-	                        &gone, &err),
-	                 RZ_ECONFLICT);
+	ck_assert_int_eq(
+	    update("Tenant", NULL, "x", json_deep_copy(in), 2, RZ_UPDATE_SPEC, &out, &gone, &err),
+	    RZ_ECONFLICT);
 	ck_assert_int_eq(err.code, RZ_ECONFLICT);
 	ck_assert_str_eq(err.msg, CONFLICT_MSG("tenants", "x"));
 	ck_assert_ptr_null(out);
@@ -730,8 +733,7 @@ START_TEST(test_update_status)
 
 	/* Only status is taken: spec and labels in the input are ignored. */
 	in = json_deep_copy(cur);
-	json_object_set_new(json_object_get(in, "spec"), "kubernetesVersion",
-	                    json_string("9.9.9"));
+	json_object_set_new(json_object_get(in, "spec"), "kubernetesVersion", json_string("9.9.9"));
 	json_object_set_new(meta(in), "labels", parse("{\"a\":\"b\"}"));
 	json_object_set_new(in, "status", parse("{\"phase\":\"Ready\",\"observedGeneration\":1}"));
 	ck_assert_int_eq(update("Tenant", NULL, "x", in, 1, RZ_UPDATE_STATUS, &out, &gone, &err),
@@ -750,8 +752,8 @@ START_TEST(test_update_status)
 	cur = out;
 
 	/* The same status again: nothing. */
-	ck_assert_int_eq(update("Tenant", NULL, "x", json_deep_copy(cur), 0, RZ_UPDATE_STATUS,
-	                        &out, &gone, &err),
+	ck_assert_int_eq(update("Tenant", NULL, "x", json_deep_copy(cur), 0, RZ_UPDATE_STATUS, &out,
+	                        &gone, &err),
 	                 0);
 	ck_assert(json_equal(out, cur));
 	ck_assert_int_eq(rz_store_revision(st), 2);
@@ -769,8 +771,8 @@ START_TEST(test_update_status)
 
 	/* Status writes honour the precondition too. */
 	out = (json_t *)1;
-	ck_assert_int_eq(update("Tenant", NULL, "x", json_deep_copy(cur), 2, RZ_UPDATE_STATUS,
-	                        &out, &gone, &err),
+	ck_assert_int_eq(update("Tenant", NULL, "x", json_deep_copy(cur), 2, RZ_UPDATE_STATUS, &out,
+	                        &gone, &err),
 	                 RZ_ECONFLICT);
 	ck_assert_str_eq(err.msg, CONFLICT_MSG("tenants", "x"));
 	ck_assert_ptr_null(out);
@@ -842,7 +844,7 @@ START_TEST(test_delete_with_finalizers)
 	json_t *in, *out = NULL, *cur, *want;
 	rz_err_t err = { 0 };
 	bool gone = true;
-	const char *ts;
+	char ts[32];
 
 	create_tenant("t");
 	create_tenant("u");
@@ -877,7 +879,7 @@ START_TEST(test_delete_with_finalizers)
 	cur = get_ok("Tenant", NULL, "t");
 	ck_assert(json_equal(cur, out));
 	json_decref(out);
-	ts = mstr(cur, "deletionTimestamp");
+	copy_str(ts, sizeof(ts), mstr(cur, "deletionTimestamp"));
 	json_decref(get_ok("NodeGroup", "t", "w"));
 
 	/* A second delete changes nothing. */
@@ -910,8 +912,7 @@ START_TEST(test_delete_with_finalizers)
 	in = json_deep_copy(cur);
 	json_object_set_new(meta(in), "finalizers", json_array());
 	gone = false;
-	ck_assert_int_eq(update("Tenant", NULL, "t", in, 10, RZ_UPDATE_SPEC, &out, &gone, &err),
-	                 0);
+	ck_assert_int_eq(update("Tenant", NULL, "t", in, 10, RZ_UPDATE_SPEC, &out, &gone, &err), 0);
 	ck_assert(gone);
 	ck_assert_ptr_nonnull(out);
 	ck_assert_str_eq(mstr(out, "name"), "t");
@@ -1013,7 +1014,7 @@ static bool list_keys(const char *kind, const rz_list_opts_t *o, char *buf, size
 static void list_fixture(void)
 {
 	static const char *const ngs[][3] = {
-		{ "b", "z", "worker" }, { "c", "a", NULL },         { "a", "y", "worker" },
+		{ "b", "z", "worker" }, { "c", "a", NULL },           { "a", "y", "worker" },
 		{ "b", "m", "cp" },     { "a", "k", "controlplane" },
 	};
 
@@ -1089,9 +1090,9 @@ START_TEST(test_list_selectors)
 			o.labels = ls;
 		}
 		if (cases[i].fields != NULL) {
-			ck_assert_msg(rz_selector_parse_fields(cases[i].fields, allowed, &fs,
-			                                       &err) == 0,
-			              "%s", err.msg);
+			ck_assert_msg(
+			    rz_selector_parse_fields(cases[i].fields, allowed, &fs, &err) == 0,
+			    "%s", err.msg);
 			o.fields = fs;
 		}
 		ck_assert(!list_keys("NodeGroup", &o, buf, sizeof(buf)));
@@ -1105,8 +1106,8 @@ END_TEST
 
 /* Page through kind with the given page size and selector; every page but the last says
  * more. Returns the concatenated keys. */
-static void paginate(const char *kind, const char *selector, size_t limit, char *out,
-                     size_t size, size_t *pages)
+static void paginate(const char *kind, const char *selector, size_t limit, char *out, size_t size,
+                     size_t *pages)
 {
 	rz_selector_t *ls = NULL;
 	rz_err_t err = { 0 };
@@ -1258,7 +1259,8 @@ static void assert_replay_matches(const struct replayed *r, size_t first)
 		ck_assert_str_eq(a->tenant, b->tenant);
 		ck_assert_str_eq(a->name, b->name);
 		ck_assert_int_eq(a->spec_changed, b->spec_changed);
-		ck_assert_msg(json_equal(a->obj, b->obj), "event %" PRId64 " object differs", a->rv);
+		ck_assert_msg(json_equal(a->obj, b->obj), "event %" PRId64 " object differs",
+		              a->rv);
 	}
 }
 
@@ -1275,11 +1277,11 @@ START_TEST(test_replay)
 	ck_assert_uint_eq(r->n, 0);
 	replayed_free(r);
 
-	create_tenant("t");                                        /* 1 ADDED */
-	create_in("NodeGroup", "t", "a");                          /* 2 ADDED */
-	json_decref(relabel("NodeGroup", "t", "a", "k", "v"));     /* 3 MODIFIED */
+	create_tenant("t");                                    /* 1 ADDED */
+	create_in("NodeGroup", "t", "a");                      /* 2 ADDED */
+	json_decref(relabel("NodeGroup", "t", "a", "k", "v")); /* 3 MODIFIED */
 	ck_assert_int_eq(rz_store_delete(st, K("NodeGroup"), "t", "a", 0, &out, &gone, &err), 0);
-	json_decref(out);                                          /* 4 DELETED */
+	json_decref(out); /* 4 DELETED */
 	ck_assert_int_eq(rz_store_revision(st), 4);
 	ck_assert_int_eq(rz_store_oldest(st), 1);
 
@@ -1501,8 +1503,9 @@ START_TEST(test_failed_write_changes_nothing)
 
 	/* The revision counter refuses (the last step of a write). */
 	exec_ok("DROP TRIGGER fail");
-	exec_ok("CREATE TRIGGER fail2 BEFORE UPDATE ON revision BEGIN SELECT RAISE(ABORT, 'boom2'); "
-	        "END");
+	exec_ok(
+	    "CREATE TRIGGER fail2 BEFORE UPDATE ON revision BEGIN SELECT RAISE(ABORT, 'boom2'); "
+	    "END");
 	in = manifest("Tenant", NULL, "u", tenant_spec);
 	out = (json_t *)1;
 	ck_assert_int_eq(rz_store_create(st, K("Tenant"), in, &out, &err), RZ_EDB);
@@ -1545,9 +1548,9 @@ START_TEST(test_failed_cascade_changes_nothing)
 	json_object_set_new(meta(in), "finalizers", json_array());
 	out = (json_t *)1;
 	gone = true;
-	ck_assert_int_eq(update("Tenant", NULL, "t", json_deep_copy(in), 0, RZ_UPDATE_SPEC, &out,
-	                        &gone, &err),
-	                 RZ_EDB);
+	ck_assert_int_eq(
+	    update("Tenant", NULL, "t", json_deep_copy(in), 0, RZ_UPDATE_SPEC, &out, &gone, &err),
+	    RZ_EDB);
 	ck_assert_ptr_null(out);
 	assert_untouched(4, 4);
 	out = get_ok("Tenant", NULL, "t");
@@ -1605,4 +1608,201 @@ static void write_on_event(const rz_event_t *ev, void *arg)
 	snprintf(w->msg, sizeof(w->msg), "%s", err.msg);
 	w->revision_then = rz_store_revision(st);
 	json_decref(out);
+}
+
+static struct writer writer;
+
+START_TEST(test_nested_write)
+{
+	uint64_t id;
+	json_t *out;
+
+	writer = (struct writer){ .on_kind = "Tenant",
+		                  .on_type = RZ_EV_ADDED,
+		                  .kind = "NodeGroup",
+		                  .tenant = "t",
+		                  .name = "auto" };
+	id = rz_bus_subscribe(bus, write_on_event, &writer);
+	ck_assert_uint_gt(id, 0);
+
+	create_tenant("t");
+	ck_assert_int_eq(writer.fired, 1);
+	ck_assert_msg(writer.rc == 0, "nested create: %s", writer.msg);
+	ck_assert_int_eq(writer.seen_rv, 1);
+	/* The callback runs after the commit: the object is readable. */
+	ck_assert_int_eq(writer.visible_rv, 1);
+	ck_assert_int_eq(writer.revision_then, 2);
+
+	ck_assert_int_eq(rz_store_revision(st), 2);
+	ck_assert_uint_eq(nevents, 2);
+	assert_event(0, RZ_EV_ADDED, 1, "Tenant", "", "t", true);
+	assert_event(1, RZ_EV_ADDED, 2, "NodeGroup", "t", "auto", true);
+	out = get_ok("NodeGroup", "t", "auto");
+	ck_assert_str_eq(mstr(out, "resourceVersion"), "2");
+	json_decref(out);
+	ck_assert_int_eq(query_int("SELECT count(*) FROM events"), 2);
+
+	/* Later writes go on normally. */
+	create_tenant("u");
+	ck_assert_int_eq(rz_store_revision(st), 3);
+	ck_assert_uint_eq(nevents, 3);
+	assert_event(2, RZ_EV_ADDED, 3, "Tenant", "", "u", true);
+	rz_bus_unsubscribe(bus, id);
+}
+END_TEST
+
+/* Every subscriber must see revisions in increasing order (a watch resumes from the last id
+ * it saw): a nested write's event is delivered after the batch being delivered. */
+static void assert_in_order(size_t n)
+{
+	ck_assert_uint_eq(nevents, n);
+	for (size_t i = 0; i < nevents; i++) {
+		ck_assert_msg(events[i].rv == (int64_t)i + 1,
+		              "event %zu has rv %" PRId64 " (%s %s/%s), want %zu", i, events[i].rv,
+		              rz_event_type_name(events[i].type), events[i].tenant, events[i].name,
+		              i + 1);
+	}
+}
+
+/* The events of a write made from inside a subscriber are delivered after the batch being
+ * delivered, so every subscriber sees revisions in order (not 5, 8, 6, 7). */
+START_TEST(test_nested_write_after_batch)
+{
+	json_t *cur, *out = NULL;
+	rz_err_t err = { 0 };
+	bool gone = false;
+	uint64_t id;
+
+	create_tenant("t");
+	create_in("NodeGroup", "t", "a");
+	create_in("NodeGroup", "t", "b");
+	cur = get_ok("Tenant", NULL, "t");
+	json_object_set_new(meta(cur), "finalizers", json_array());
+	ck_assert_int_eq(update("Tenant", NULL, "t", cur, 0, RZ_UPDATE_SPEC, &out, &gone, &err), 0);
+	json_decref(out);
+	ck_assert_int_eq(rz_store_revision(st), 4);
+
+	writer = (struct writer){
+		.on_kind = "NodeGroup", .on_type = RZ_EV_DELETED, .kind = "Tenant", .name = "audit"
+	};
+	id = rz_bus_subscribe(bus, write_on_event, &writer);
+	ck_assert_int_eq(rz_store_delete(st, K("Tenant"), NULL, "t", 0, &out, &gone, &err), 0);
+	ck_assert(gone);
+	json_decref(out);
+	rz_bus_unsubscribe(bus, id);
+
+	ck_assert_int_eq(writer.fired, 1);
+	ck_assert_msg(writer.rc == 0, "nested create: %s", writer.msg);
+	ck_assert_int_eq(writer.revision_then, 8);
+	ck_assert_int_eq(rz_store_revision(st), 8);
+	json_decref(get_ok("Tenant", NULL, "audit"));
+	assert_in_order(8);
+	assert_event(7, RZ_EV_ADDED, 8, "Tenant", "", "audit", true);
+}
+END_TEST
+
+/* A subscriber registered after the writing one receives the event that caused the nested
+ * write (rv 1) before the nested one (rv 2). */
+START_TEST(test_nested_write_order_all_subscribers)
+{
+	uint64_t id;
+
+	rz_bus_unsubscribe(bus, rec_id);
+	writer = (struct writer){ .on_kind = "Tenant",
+		                  .on_type = RZ_EV_ADDED,
+		                  .kind = "NodeGroup",
+		                  .tenant = "t",
+		                  .name = "auto" };
+	id = rz_bus_subscribe(bus, write_on_event, &writer);
+	rec_id = rz_bus_subscribe(bus, record, &events);
+	ck_assert_uint_eq(rz_bus_subscribers(bus), 2);
+
+	create_tenant("t");
+	rz_bus_unsubscribe(bus, id);
+	ck_assert_msg(writer.rc == 0, "nested create: %s", writer.msg);
+	ck_assert_int_eq(rz_store_revision(st), 2);
+	assert_in_order(2);
+	assert_event(0, RZ_EV_ADDED, 1, "Tenant", "", "t", true);
+	assert_event(1, RZ_EV_ADDED, 2, "NodeGroup", "t", "auto", true);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ small helpers */
+
+START_TEST(test_object_rv)
+{
+	static const struct {
+		const char *json;
+		int64_t rv;
+	} cases[] = {
+		{ "{\"metadata\":{\"resourceVersion\":\"12\"}}", 12 },
+		{ "{\"metadata\":{\"resourceVersion\":\"9223372036854775807\"}}", INT64_MAX },
+		{ "{\"metadata\":{\"resourceVersion\":\"0\"}}", 0 },
+		{ "{\"metadata\":{\"resourceVersion\":\"-3\"}}", 0 },
+		{ "{\"metadata\":{\"resourceVersion\":\"12a\"}}", 0 },
+		{ "{\"metadata\":{\"resourceVersion\":\"\"}}", 0 },
+		{ "{\"metadata\":{\"resourceVersion\":12}}", 0 },
+		{ "{\"metadata\":{}}", 0 },
+		{ "{}", 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *o = parse(cases[i].json);
+		ck_assert_msg(rz_object_rv(o) == cases[i].rv, "%s", cases[i].json);
+		json_decref(o);
+	}
+	ck_assert_int_eq(rz_object_rv(NULL), 0);
+}
+END_TEST
+
+START_TEST(test_time_now)
+{
+	char buf[21];
+
+	memset(buf, 'x', sizeof(buf));
+	rz_time_now(buf, sizeof(buf));
+	assert_recent_time(buf);
+}
+END_TEST
+
+static Suite *store_suite(void)
+{
+	Suite *s = suite_create("store");
+	TCase *tc = tcase_create("store");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_create_tenant);
+	tcase_add_test(tc, test_create_finalizer_not_duplicated);
+	tcase_add_test(tc, test_create_tenant_scoped);
+	tcase_add_test(tc, test_create_duplicate);
+	tcase_add_test(tc, test_create_missing_tenant);
+	tcase_add_test(tc, test_create_in_terminating_tenant);
+	tcase_add_test(tc, test_update_spec);
+	tcase_add_test(tc, test_update_spec_replaces_user_metadata);
+	tcase_add_test(tc, test_update_status);
+	tcase_add_test(tc, test_delete_without_finalizers);
+	tcase_add_test(tc, test_delete_with_finalizers);
+	tcase_add_test(tc, test_delete_tenant_without_finalizers);
+	tcase_add_test(tc, test_list_sorted_and_filtered);
+	tcase_add_test(tc, test_list_selectors);
+	tcase_add_test(tc, test_list_pages);
+	tcase_add_test(tc, test_replay);
+	tcase_add_test(tc, test_replay_pruned);
+	tcase_add_test(tc, test_window_minimum);
+	tcase_add_test(tc, test_persistence);
+	tcase_add_test(tc, test_new_without_schema);
+	tcase_add_test(tc, test_failed_write_changes_nothing);
+	tcase_add_test(tc, test_failed_cascade_changes_nothing);
+	tcase_add_test(tc, test_nested_write);
+	tcase_add_test(tc, test_nested_write_after_batch);
+	tcase_add_test(tc, test_nested_write_order_all_subscribers);
+	tcase_add_test(tc, test_object_rv);
+	tcase_add_test(tc, test_time_now);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return rzt_run(store_suite());
 }
