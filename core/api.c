@@ -10,7 +10,9 @@
 
 #include <sodium.h>
 
+#include "core/access.h"
 #include "core/api.h"
+#include "core/auth.h"
 #include "core/fields.h"
 #include "core/kinds.h"
 #include "core/log.h"
@@ -36,11 +38,15 @@ struct rctx {
 struct rz_api {
 	rz_store_t *store;
 	rz_watch_hub_t *watches;
+	rz_access_t *access;   /* NULL: no audit rows (tests) */
+	rz_workers_t *workers; /* password hashing */
 	rz_route_t *routes;
 	struct rctx *ctxs;
 	char **patterns;
-	size_t n;
+	size_t n, npatterns;
 };
+
+static const char *scope_prefix(const rz_kind_t *k);
 
 /* ------------------------------------------------------------------ replies */
 
@@ -123,6 +129,10 @@ static json_t *read_body(rz_req_t *req, bool merge_patch)
 	}
 	obj = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (obj == NULL) {
+		char *near = strstr(jerr.text, " near '");
+		if (near != NULL) {
+			*near = '\0'; /* it quotes the body, which may hold a password */
+		}
 		rz_reply_error(req, 400, NULL, "malformed JSON at line %d, column %d (byte %d): %s",
 		               jerr.line, jerr.column, jerr.position, jerr.text);
 		return NULL;
@@ -235,24 +245,25 @@ static size_t validate_status_write(const rz_kind_t *k, json_t *obj, json_t *cau
 	return json_array_size(causes);
 }
 
-/* metadata.name / metadata.tenant against the URL. Replies 400 and returns false on a
- * mismatch; fills in the URL's values when absent. */
-static bool match_url(rz_req_t *req, json_t *obj, const char *tenant, const char *name)
+/* metadata.name and the owner field (metadata.tenant, metadata.user) against the URL.
+ * Replies 400 and returns false on a mismatch; fills in the URL's values when absent. */
+static bool match_url(rz_req_t *req, const rz_kind_t *k, json_t *obj, const char *owner,
+                      const char *name)
 {
+	const char *field = rz_kind_owner_field(k);
 	json_t *meta = json_object_get(obj, "metadata");
+	const char *o, *n;
 
 	if (meta == NULL || json_is_null(meta)) {
 		meta = json_object();
 		json_object_set_new(obj, "metadata", meta);
 	}
-	const char *t = json_string_value(json_object_get(meta, "tenant"));
-	const char *n = json_string_value(json_object_get(meta, "name"));
-
-	if (tenant != NULL && t != NULL && strcmp(t, tenant) != 0) {
-		rz_reply_error(
-		    req, 400, NULL,
-		    "the tenant of the object (%s) does not match the tenant on the URL (%s)", t,
-		    tenant);
+	o = field ? json_string_value(json_object_get(meta, field)) : NULL;
+	n = json_string_value(json_object_get(meta, "name"));
+	if (owner != NULL && o != NULL && strcmp(o, owner) != 0) {
+		rz_reply_error(req, 400, NULL,
+		               "the %s of the object (%s) does not match the %s on the URL (%s)",
+		               field, o, field, owner);
 		return false;
 	}
 	if (name != NULL && n != NULL && strcmp(n, name) != 0) {
@@ -261,8 +272,8 @@ static bool match_url(rz_req_t *req, json_t *obj, const char *tenant, const char
 		    "the name of the object (%s) does not match the name on the URL (%s)", n, name);
 		return false;
 	}
-	if (tenant != NULL) {
-		json_object_set_new(meta, "tenant", json_string(tenant));
+	if (owner != NULL && field != NULL) {
+		json_object_set_new(meta, field, json_string(owner));
 	}
 	if (name != NULL) {
 		json_object_set_new(meta, "name", json_string(name));
@@ -310,10 +321,11 @@ static bool assign_name(const rz_kind_t *k, json_t *obj, json_t *causes)
 
 /* ------------------------------------------------------------------ lists */
 
-static char *continue_token(const json_t *last)
+static char *continue_token(const rz_kind_t *k, const json_t *last)
 {
 	const json_t *meta = json_object_get(last, "metadata");
-	const char *t = json_string_value(json_object_get(meta, "tenant"));
+	const char *field = rz_kind_owner_field(k);
+	const char *t = field ? json_string_value(json_object_get(meta, field)) : NULL;
 	const char *n = json_string_value(json_object_get(meta, "name"));
 	char key[160];
 	char *out;
@@ -368,7 +380,8 @@ static bool parse_int_param(const char *s, int64_t min, int64_t max, int64_t *ou
 	return true;
 }
 
-static const char *const field_selectable[] = { "metadata.name", "metadata.tenant", NULL };
+static const char *const field_selectable[] = { "metadata.name", "metadata.tenant", "metadata.user",
+	                                        NULL };
 
 /* Parse labelSelector and fieldSelector; replies 400 and returns false on error. */
 static bool parse_selectors(rz_req_t *req, rz_selector_t **labels, rz_selector_t **fields)
@@ -464,9 +477,9 @@ static void handle_list(struct rctx *c, rz_req_t *req, const char *tenant)
 		if (rc != 0) {
 			reply_store_error(req, c->k, NULL, rc, &err);
 		} else {
-			token =
-			    more ? continue_token(json_array_get(items, json_array_size(items) - 1))
-			         : NULL;
+			token = more ? continue_token(
+			                   c->k, json_array_get(items, json_array_size(items) - 1))
+			             : NULL;
 			rz_reply_json(
 			    req, 200,
 			    list_object(c->k, items, rz_store_revision(c->api->store), token));
@@ -479,56 +492,307 @@ static void handle_list(struct rctx *c, rz_req_t *req, const char *tenant)
 
 /* ------------------------------------------------------------------ writes */
 
+/* A validated write on its way to the store, possibly through the worker pool (password
+ * hashing never runs on the loop). */
+struct wr {
+	struct rctx *c;
+	rz_req_t *req;
+	bool create;
+	char *owner, *name;
+	json_t *obj;
+	int64_t expect_rv;
+	rz_update_mode_t mode;
+	int code;
+	char *secret; /* a password in clear, until hashed */
+	char hash[RZ_PASSWORD_HASH_LEN];
+	bool hashed;
+	char token[RZ_TOKEN_SECRET_LEN + 1]; /* a new API token's secret, returned once */
+};
+
+static void wr_free(struct wr *w)
+{
+	if (w->secret != NULL) {
+		sodium_memzero(w->secret, strlen(w->secret));
+		free(w->secret);
+	}
+	sodium_memzero(w->hash, sizeof(w->hash));
+	sodium_memzero(w->token, sizeof(w->token));
+	json_decref(w->obj);
+	free(w->owner);
+	free(w->name);
+	free(w);
+}
+
+static struct wr *wr_new(struct rctx *c, rz_req_t *req, bool create, const char *owner,
+                         const char *name, json_t *obj)
+{
+	struct wr *w = calloc(1, sizeof(*w));
+
+	if (w == NULL || (owner && (w->owner = strdup(owner)) == NULL) ||
+	    (name && (w->name = strdup(name)) == NULL)) {
+		if (w != NULL) {
+			wr_free(w);
+		}
+		json_decref(obj);
+		rz_reply_error(req, 500, NULL, "out of memory");
+		return NULL;
+	}
+	w->c = c;
+	w->req = req;
+	w->create = create;
+	w->obj = obj;
+	w->mode = RZ_UPDATE_SPEC;
+	w->code = create ? 201 : 200;
+	return w;
+}
+
+/* Take the kind's write-only field (a user's password) out of the object. */
+static void take_secret(struct wr *w)
+{
+	const char *field = w->c->k->secret_field;
+	json_t *spec = json_object_get(w->obj, "spec");
+	const char *v = field ? json_string_value(json_object_get(spec, field)) : NULL;
+
+	if (v != NULL) {
+		w->secret = strdup(v);
+	}
+	if (field != NULL) {
+		json_object_del(spec, field);
+	}
+}
+
+static int credentials_hook(rz_db_t *db, const rz_kind_t *k, const json_t *obj, bool gone,
+                            void *arg, rz_err_t *err)
+{
+	static const char sql[] = "INSERT INTO credentials (user, hash) VALUES (?1, ?2)"
+	                          " ON CONFLICT (user) DO UPDATE SET hash = excluded.hash";
+	struct wr *w = arg;
+	rz_stmt_t *s = rz_db_stmt(db, sql, err);
+	int rc;
+
+	if (s == NULL) {
+		return err->code;
+	}
+	rz_stmt_bind_text(
+	    s, 1, json_string_value(json_object_get(json_object_get(obj, "metadata"), "name")));
+	rz_stmt_bind_text(s, 2, w->hash);
+	rc = rz_stmt_step(s, err);
+	rz_stmt_done(s);
+	return rc < 0 ? rc : 0;
+}
+
+static int token_hook(rz_db_t *db, const rz_kind_t *k, const json_t *obj, bool gone, void *arg,
+                      rz_err_t *err)
+{
+	static const char sql[] = "INSERT INTO token_secrets (user, id, hash) VALUES (?1, ?2, ?3)";
+	struct wr *w = arg;
+	const json_t *meta = json_object_get(obj, "metadata");
+	char hash[RZ_HASH_HEX_LEN + 1];
+	rz_stmt_t *s = rz_db_stmt(db, sql, err);
+	int rc;
+
+	if (s == NULL) {
+		return err->code;
+	}
+	rz_auth_token_hash(w->token, hash);
+	rz_stmt_bind_text(s, 1, json_string_value(json_object_get(meta, "user")));
+	rz_stmt_bind_text(s, 2, json_string_value(json_object_get(meta, "name")));
+	rz_stmt_bind_text(s, 3, hash);
+	rc = rz_stmt_step(s, err);
+	rz_stmt_done(s);
+	return rc < 0 ? rc : 0;
+}
+
+/* Store the write with its audit row (and credentials) in one transaction; reply. */
+static void commit(struct wr *w)
+{
+	rz_write_hook_t cred = { credentials_hook, w, NULL }, tok = { token_hook, w, NULL };
+	const rz_write_hook_t *chain = NULL;
+	rz_access_hook_t audit;
+	const char *name =
+	    json_string_value(json_object_get(json_object_get(w->obj, "metadata"), "name"));
+	json_t *out = NULL;
+	rz_err_t err = { 0 };
+	bool gone = false;
+	int rc;
+
+	if (w->hashed) {
+		chain = &cred;
+	} else if (w->token[0] != '\0') {
+		chain = &tok;
+	}
+	chain = rz_access_hook(w->c->api->access, w->req, w->code, NULL, chain, &audit);
+	rc = w->create ? rz_store_create(w->c->api->store, w->c->k, w->obj, chain, &out, &err)
+	               : rz_store_update(w->c->api->store, w->c->k, w->owner, w->name, w->obj,
+	                                 w->expect_rv, w->mode, chain, &out, &gone, &err);
+	if (rc != 0) {
+		json_decref(out);
+		reply_store_error(w->req, w->c->k, name, rc, &err);
+	} else {
+		if (w->c->api->access != NULL) {
+			rz_req_set_audited(w->req);
+		}
+		if (w->token[0] != '\0') {
+			json_object_set_new(out, "secret", json_string(w->token));
+		}
+		rz_reply_json(w->req, w->code, out);
+	}
+	wr_free(w);
+}
+
+static void hash_work(void *arg)
+{
+	struct wr *w = arg;
+
+	w->hashed = rz_auth_hash_password(w->secret, w->hash) == 0;
+	sodium_memzero(w->secret, strlen(w->secret));
+}
+
+static void hash_done(void *arg, int canceled)
+{
+	struct wr *w = arg;
+
+	if (canceled || !w->hashed) {
+		rz_reply_error(w->req, canceled ? 503 : 500, NULL, "%s",
+		               canceled ? "shutting down" : "password hashing failed");
+		wr_free(w);
+		return;
+	}
+	commit(w);
+}
+
+/* Commit now, or after hashing the password on the worker pool. */
+static void submit(struct wr *w)
+{
+	take_secret(w);
+	if (w->secret == NULL) {
+		commit(w);
+	} else if (w->c->api->workers == NULL) {
+		hash_work(w); /* no pool (tools and tests): hash here */
+		hash_done(w, 0);
+	} else if (rz_workers_submit(w->c->api->workers, hash_work, hash_done, w) != 0) {
+		rz_reply_error(w->req, 503, NULL, "the server is busy; try again");
+		wr_free(w);
+	}
+}
+
+/* ------------------------------------------------------------------ users and tokens */
+
+/* Enabled admins other than except. */
+static size_t other_admins(rz_api_t *api, const char *except)
+{
+	rz_list_opts_t o = { 0 };
+	json_t *items = NULL, *u;
+	bool more;
+	size_t i, n = 0;
+	rz_err_t err = { 0 };
+
+	if (rz_store_list(api->store, rz_kind_by_name("User"), &o, &items, &more, &err) != 0) {
+		return 0;
+	}
+	json_array_foreach(items, i, u)
+	{
+		json_t *spec = json_object_get(u, "spec");
+		const char *name =
+		    json_string_value(json_object_get(json_object_get(u, "metadata"), "name"));
+		const char *role = json_string_value(json_object_get(spec, "role"));
+		n += role && strcmp(role, "admin") == 0 &&
+		     !json_is_true(json_object_get(spec, "disabled")) && strcmp(name, except) != 0;
+	}
+	json_decref(items);
+	return n;
+}
+
+static bool active_admin(const json_t *u)
+{
+	const json_t *spec = json_object_get(u, "spec");
+	const char *role = json_string_value(json_object_get(spec, "role"));
+
+	return u != NULL && role != NULL && strcmp(role, "admin") == 0 &&
+	       !json_is_true(json_object_get(spec, "disabled"));
+}
+
+/* The last admin can neither be demoted, disabled nor deleted. next is NULL for a delete. */
+static bool last_admin_kept(struct rctx *c, const json_t *old, const json_t *next, json_t *causes)
+{
+	const char *name =
+	    json_string_value(json_object_get(json_object_get(old, "metadata"), "name"));
+
+	if (strcmp(c->k->kind, "User") != 0 || !active_admin(old) || active_admin(next) ||
+	    other_admins(c->api, name) > 0) {
+		return true;
+	}
+	if (causes == NULL) {
+		return false;
+	} else if (next != NULL &&
+	           !json_is_true(json_object_get(json_object_get(next, "spec"), "disabled"))) {
+		rz_fields_cause(causes, "spec.role", RZ_CAUSE_FORBIDDEN,
+		                "the last admin cannot be demoted");
+	} else if (next != NULL) {
+		rz_fields_cause(causes, "spec.disabled", RZ_CAUSE_FORBIDDEN,
+		                "the last admin cannot be disabled");
+	}
+	return false;
+}
+
+/* A token's role defaults to, and may not exceed, its owner's. */
+static void token_role(struct rctx *c, json_t *obj, const char *owner, json_t *causes)
+{
+	json_t *spec = json_object_get(obj, "spec");
+	json_t *u = NULL;
+	rz_err_t err = { 0 };
+	int want = rz_role_parse(json_string_value(json_object_get(spec, "role")));
+	int have;
+
+	if (rz_store_get(c->api->store, rz_kind_by_name("User"), NULL, owner, &u, &err) != 0) {
+		return; /* the store reports the missing user */
+	}
+	have =
+	    rz_role_parse(json_string_value(json_object_get(json_object_get(u, "spec"), "role")));
+	json_decref(u);
+	if (want == 0) {
+		json_object_set_new(spec, "role", json_string(rz_role_name(have)));
+	} else if (want > have) {
+		rz_fields_cause(causes, "spec.role", RZ_CAUSE_FORBIDDEN,
+		                "must not exceed the owner's role (%s)", rz_role_name(have));
+	}
+}
+
+/* ------------------------------------------------------------------ writes */
+
 static void handle_create(struct rctx *c, rz_req_t *req, const char *tenant)
 {
 	json_t *obj = read_body(req, false);
 	json_t *causes = json_array();
-	json_t *out = NULL;
-	rz_err_t err = { 0 };
 	const char *name;
-	int rc;
+	struct wr *w;
 
-	if (obj == NULL || !match_url(req, obj, tenant, NULL)) {
+	if (obj == NULL || !match_url(req, c->k, obj, tenant, NULL)) {
 		goto out;
 	}
 	json_object_del(obj, "status"); /* create ignores status */
 	if (validate_spec_write(c->k, obj, NULL, causes) == 0) {
 		assign_name(c->k, obj, causes);
 	}
+	if (json_array_size(causes) == 0 && strcmp(c->k->kind, "APIToken") == 0) {
+		token_role(c, obj, tenant, causes);
+	}
 	name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
 	if (json_array_size(causes) > 0) {
 		reply_invalid(req, c->k, name, causes);
 		goto out;
 	}
-	rc = rz_store_create(c->api->store, c->k, obj, &out, &err);
-	if (rc != 0) {
-		reply_store_error(req, c->k, name, rc, &err);
-		goto out;
+	w = wr_new(c, req, true, tenant, NULL, obj);
+	obj = NULL;
+	if (w != NULL) {
+		if (strcmp(c->k->kind, "APIToken") == 0) {
+			rz_auth_token_secret(w->token);
+		}
+		submit(w);
 	}
-	rz_reply_json(req, 201, out);
-	out = NULL;
 out:
-	json_decref(out);
 	json_decref(causes);
 	json_decref(obj);
-}
-
-/* Store the validated obj over the current object and reply. */
-static void commit_update(struct rctx *c, rz_req_t *req, const char *tenant, const char *name,
-                          const json_t *obj, int64_t expect_rv, rz_update_mode_t mode)
-{
-	json_t *out = NULL;
-	bool gone = false;
-	rz_err_t err = { 0 };
-	int rc = rz_store_update(c->api->store, c->k, tenant, name, obj, expect_rv, mode, &out,
-	                         &gone, &err);
-
-	if (rc != 0) {
-		json_decref(out);
-		reply_store_error(req, c->k, name, rc, &err);
-		return;
-	}
-	rz_reply_json(req, 200, out);
 }
 
 /* Load the current object; replies 404 (or 500) and returns NULL when it cannot. */
@@ -545,16 +809,44 @@ static json_t *current(struct rctx *c, rz_req_t *req, const char *tenant, const 
 	return cur;
 }
 
+/* Validate an update (replace or patch) of obj over cur and send it on its way. */
+static void update(struct rctx *c, rz_req_t *req, const char *tenant, const char *name, json_t *obj,
+                   const json_t *cur, int64_t rv, json_t *causes)
+{
+	rz_update_mode_t mode = c->form == FORM_STATUS ? RZ_UPDATE_STATUS : RZ_UPDATE_SPEC;
+	struct wr *w;
+
+	if (mode == RZ_UPDATE_STATUS) {
+		validate_status_write(c->k, obj, causes);
+	} else if (validate_spec_write(c->k, obj, cur, causes) == 0) {
+		last_admin_kept(c, cur, obj, causes);
+	}
+	if (json_array_size(causes) > 0) {
+		reply_invalid(req, c->k, name, causes);
+		json_decref(obj);
+		return;
+	}
+	w = wr_new(c, req, false, tenant, name, obj);
+	if (w != NULL) {
+		w->expect_rv = rv;
+		w->mode = mode;
+		if (mode == RZ_UPDATE_STATUS) {
+			commit(w); /* status writes carry no secrets */
+		} else {
+			submit(w);
+		}
+	}
+}
+
 /* PUT of the object or of its status: resourceVersion is required. */
-static void handle_replace(struct rctx *c, rz_req_t *req, const char *tenant, const char *name,
-                           rz_update_mode_t mode)
+static void handle_replace(struct rctx *c, rz_req_t *req, const char *tenant, const char *name)
 {
 	json_t *obj = read_body(req, false);
 	json_t *causes = json_array();
 	json_t *cur = NULL;
 	int64_t rv;
 
-	if (obj == NULL || !match_url(req, obj, tenant, name)) {
+	if (obj == NULL || !match_url(req, c->k, obj, tenant, name)) {
 		goto out;
 	}
 	rv = rz_object_rv(obj);
@@ -563,19 +855,10 @@ static void handle_replace(struct rctx *c, rz_req_t *req, const char *tenant, co
 		                "must be specified for an update");
 	}
 	cur = current(c, req, tenant, name);
-	if (cur == NULL) {
-		goto out;
+	if (cur != NULL) {
+		update(c, req, tenant, name, obj, cur, rv, causes);
+		obj = NULL;
 	}
-	if (mode == RZ_UPDATE_STATUS) {
-		validate_status_write(c->k, obj, causes);
-	} else {
-		validate_spec_write(c->k, obj, cur, causes);
-	}
-	if (json_array_size(causes) > 0) {
-		reply_invalid(req, c->k, name, causes);
-		goto out;
-	}
-	commit_update(c, req, tenant, name, obj, rv, mode);
 out:
 	json_decref(cur);
 	json_decref(causes);
@@ -584,8 +867,7 @@ out:
 
 /* PATCH (merge patch) of the object or of its status. A resourceVersion in the patch is a
  * precondition; without one the patch applies to the current version. */
-static void handle_patch(struct rctx *c, rz_req_t *req, const char *tenant, const char *name,
-                         rz_update_mode_t mode)
+static void handle_patch(struct rctx *c, rz_req_t *req, const char *tenant, const char *name)
 {
 	json_t *patch = read_body(req, true);
 	json_t *causes = json_array();
@@ -601,22 +883,12 @@ static void handle_patch(struct rctx *c, rz_req_t *req, const char *tenant, cons
 	}
 	rv = rz_object_rv(patch) ? rz_object_rv(patch) : rz_object_rv(cur);
 	next = rz_merge_patch(cur, patch);
-	if (next == NULL || !match_url(req, next, tenant, name)) {
-		if (next == NULL) {
-			rz_reply_error(req, 500, NULL, "out of memory");
-		}
-		goto out;
+	if (next == NULL) {
+		rz_reply_error(req, 500, NULL, "out of memory");
+	} else if (match_url(req, c->k, next, tenant, name)) {
+		update(c, req, tenant, name, next, cur, rv, causes);
+		next = NULL;
 	}
-	if (mode == RZ_UPDATE_STATUS) {
-		validate_status_write(c->k, next, causes);
-	} else {
-		validate_spec_write(c->k, next, cur, causes);
-	}
-	if (json_array_size(causes) > 0) {
-		reply_invalid(req, c->k, name, causes);
-		goto out;
-	}
-	commit_update(c, req, tenant, name, next, rv, mode);
 out:
 	json_decref(next);
 	json_decref(cur);
@@ -629,13 +901,14 @@ out:
 static void handle_delete(struct rctx *c, rz_req_t *req, const char *tenant, const char *name)
 {
 	size_t len;
-	const char *body = rz_req_body(req, &len);
 	int64_t rv = 0;
-	json_t *out = NULL;
+	json_t *out = NULL, *cur;
+	rz_access_hook_t audit;
 	bool gone = false;
 	rz_err_t err = { 0 };
 	int rc;
 
+	rz_req_body(req, &len);
 	if (len > 0) {
 		json_t *opts = read_body(req, false);
 		const char *pre;
@@ -652,12 +925,29 @@ static void handle_delete(struct rctx *c, rz_req_t *req, const char *tenant, con
 		}
 		json_decref(opts);
 	}
-	(void)body;
-	rc = rz_store_delete(c->api->store, c->k, tenant, name, rv, &out, &gone, &err);
+	cur = current(c, req, tenant, name);
+	if (cur == NULL) {
+		return;
+	}
+	if (!last_admin_kept(c, cur, NULL, NULL)) {
+		json_decref(cur);
+		rz_reply_error(req, 409, "Conflict",
+		               "user \"%s\" is the last admin: it can neither be deleted, disabled "
+		               "nor demoted",
+		               name);
+		return;
+	}
+	json_decref(cur);
+	rc = rz_store_delete(c->api->store, c->k, tenant, name, rv,
+	                     rz_access_hook(c->api->access, req, 0, NULL, NULL, &audit), &out,
+	                     &gone, &err);
 	if (rc != 0) {
 		json_decref(out);
 		reply_store_error(req, c->k, name, rc, &err);
 		return;
+	}
+	if (c->api->access != NULL) {
+		rz_req_set_audited(req);
 	}
 	rz_reply_json(req, gone ? 200 : 202, out);
 }
@@ -667,10 +957,10 @@ static void handle_delete(struct rctx *c, rz_req_t *req, const char *tenant, con
 static void handle(rz_req_t *req, void *ctx)
 {
 	struct rctx *c = ctx;
-	const char *tenant = c->k->scope == RZ_SCOPE_TENANT ? rz_req_param(req, "tenant") : NULL;
+	const char *field = rz_kind_owner_field(c->k);
+	const char *tenant = field ? rz_req_param(req, field) : NULL;
 	const char *name = rz_req_param(req, "name");
 	unsigned m = rz_req_method_bit(req);
-	rz_update_mode_t mode = c->form == FORM_STATUS ? RZ_UPDATE_STATUS : RZ_UPDATE_SPEC;
 	json_t *cur;
 
 	if (c->form == FORM_COLLECTION || c->form == FORM_ALL) {
@@ -685,9 +975,9 @@ static void handle(rz_req_t *req, void *ctx)
 			rz_reply_json(req, 200, cur);
 		}
 	} else if (m == RZ_M_PUT) {
-		handle_replace(c, req, tenant, name, mode);
+		handle_replace(c, req, tenant, name);
 	} else if (m == RZ_M_PATCH) {
-		handle_patch(c, req, tenant, name, mode);
+		handle_patch(c, req, tenant, name);
 	} else {
 		handle_delete(c, req, tenant, name);
 	}
@@ -788,7 +1078,7 @@ static json_t *op(const char *summary, const char *schema, const char *code, boo
 static void add_paths(json_t *paths, const rz_kind_t *k)
 {
 	char base[128], item[160], status[176], list[96], text[160];
-	const char *prefix = k->scope == RZ_SCOPE_TENANT ? "/api/v1/tenants/{tenant}" : "/api/v1";
+	const char *prefix = scope_prefix(k);
 	json_t *coll = json_object(), *one = json_object(), *st = json_object();
 
 	snprintf(base, sizeof(base), "%s/%s", prefix, k->plural);
@@ -872,46 +1162,79 @@ static void handle_openapi(rz_req_t *req, void *ctx)
 
 /* ------------------------------------------------------------------ routes */
 
-static unsigned form_methods(const rz_kind_t *k, enum form f)
-{
-	unsigned v = k->verbs, m = 0;
+/* Which methods each form of route answers, as which verb. */
+static const struct {
+	enum form form;
+	unsigned method;
+	unsigned verb;
+	const char *audit_verb;
+} verb_table[] = {
+	{ FORM_COLLECTION, RZ_M_GET, RZ_VERB_LIST, "list" },
+	{ FORM_COLLECTION, RZ_M_POST, RZ_VERB_CREATE, "create" },
+	{ FORM_ITEM, RZ_M_GET, RZ_VERB_GET, "get" },
+	{ FORM_ITEM, RZ_M_PUT, RZ_VERB_UPDATE, "update" },
+	{ FORM_ITEM, RZ_M_PATCH, RZ_VERB_PATCH, "patch" },
+	{ FORM_ITEM, RZ_M_DELETE, RZ_VERB_DELETE, "delete" },
+	{ FORM_STATUS, RZ_M_GET, RZ_VERB_GET, "get" },
+	{ FORM_STATUS, RZ_M_PUT, RZ_VERB_STATUS, "update-status" },
+	{ FORM_STATUS, RZ_M_PATCH, RZ_VERB_STATUS, "patch-status" },
+	{ FORM_ALL, RZ_M_GET, RZ_VERB_LIST, "list" },
+};
 
-	switch (f) {
-	case FORM_COLLECTION:
-		m |= (v & (RZ_VERB_LIST | RZ_VERB_WATCH)) ? RZ_M_GET : 0;
-		m |= (v & RZ_VERB_CREATE) ? RZ_M_POST : 0;
-		break;
-	case FORM_ITEM:
-		m |= (v & RZ_VERB_GET) ? RZ_M_GET : 0;
-		m |= (v & RZ_VERB_UPDATE) ? RZ_M_PUT : 0;
-		m |= (v & RZ_VERB_PATCH) ? RZ_M_PATCH : 0;
-		m |= (v & RZ_VERB_DELETE) ? RZ_M_DELETE : 0;
-		break;
-	case FORM_STATUS:
-		m |= (v & RZ_VERB_GET) ? RZ_M_GET : 0;
-		m |= (v & RZ_VERB_STATUS) ? RZ_M_PUT | RZ_M_PATCH : 0;
-		break;
-	case FORM_ALL:
-		m |= (v & (RZ_VERB_LIST | RZ_VERB_WATCH)) ? RZ_M_GET : 0;
-		break;
-	}
-	return m;
-}
+#define VERBS (sizeof(verb_table) / sizeof(verb_table[0]))
 
 static int add_route(rz_api_t *api, const rz_kind_t *k, enum form f, const char *pattern,
                      rz_http_fn fn)
 {
-	size_t i = api->n;
+	char *copy = strdup(pattern);
 
-	api->patterns[i] = strdup(pattern);
-	if (api->patterns[i] == NULL) {
+	if (copy == NULL) {
 		return -ENOMEM;
 	}
-	api->ctxs[i] = (struct rctx){ api, k, f };
-	api->routes[i] =
-	    (rz_route_t){ k ? form_methods(k, f) : RZ_M_GET, api->patterns[i], fn, &api->ctxs[i] };
-	api->n++;
+	api->patterns[api->npatterns++] = copy;
+	if (k == NULL) {
+		api->ctxs[api->n] = (struct rctx){ api, NULL, f };
+		api->routes[api->n] = (rz_route_t){ .methods = RZ_M_GET,
+			                            .pattern = copy,
+			                            .fn = fn,
+			                            .ctx = &api->ctxs[api->n],
+			                            .role = RZ_ROLE_VIEW,
+			                            .verb = "get" };
+		api->n++;
+		return 0;
+	}
+	for (size_t v = 0; v < VERBS; v++) {
+		unsigned verb = verb_table[v].verb;
+		if (verb_table[v].form != f || (k->verbs & verb) == 0) {
+			continue;
+		}
+		if (verb == RZ_VERB_LIST && (k->verbs & (RZ_VERB_LIST | RZ_VERB_WATCH)) == 0) {
+			continue;
+		}
+		api->ctxs[api->n] = (struct rctx){ api, k, f };
+		api->routes[api->n] = (rz_route_t){ .methods = verb_table[v].method,
+			                            .pattern = copy,
+			                            .fn = fn,
+			                            .ctx = &api->ctxs[api->n],
+			                            .role = rz_kind_role(k, verb),
+			                            .kind = k->kind,
+			                            .verb = verb_table[v].audit_verb };
+		api->n++;
+	}
 	return 0;
+}
+
+/* "/api/v1", "/api/v1/tenants/{tenant}" or "/api/v1/users/{user}". */
+static const char *scope_prefix(const rz_kind_t *k)
+{
+	switch (k->scope) {
+	case RZ_SCOPE_TENANT:
+		return "/api/v1/tenants/{tenant}";
+	case RZ_SCOPE_USER:
+		return "/api/v1/users/{user}";
+	default:
+		return "/api/v1";
+	}
 }
 
 static int build_routes(rz_api_t *api)
@@ -921,16 +1244,14 @@ static int build_routes(rz_api_t *api)
 	char p[192];
 	int rc = 0;
 
-	api->routes = calloc(n * 4 + 2, sizeof(*api->routes));
-	api->ctxs = calloc(n * 4 + 2, sizeof(*api->ctxs));
+	api->routes = calloc(n * VERBS + 2, sizeof(*api->routes));
+	api->ctxs = calloc(n * VERBS + 2, sizeof(*api->ctxs));
 	api->patterns = calloc(n * 4 + 2, sizeof(*api->patterns));
 	if (api->routes == NULL || api->ctxs == NULL || api->patterns == NULL) {
 		return -ENOMEM;
 	}
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		const rz_kind_t *k = &kinds[i];
-		const char *prefix =
-		    k->scope == RZ_SCOPE_TENANT ? "/api/v1/tenants/{tenant}" : "/api/v1";
 		static const struct {
 			enum form f;
 			const char *suffix;
@@ -938,13 +1259,11 @@ static int build_routes(rz_api_t *api)
 			      { FORM_ITEM, "/{name}" },
 			      { FORM_STATUS, "/{name}/status" } };
 		for (size_t j = 0; rc == 0 && j < 3; j++) {
-			if (form_methods(k, forms[j].f) == 0) {
-				continue;
-			}
-			snprintf(p, sizeof(p), "%s/%s%s", prefix, k->plural, forms[j].suffix);
+			snprintf(p, sizeof(p), "%s/%s%s", scope_prefix(k), k->plural,
+			         forms[j].suffix);
 			rc = add_route(api, k, forms[j].f, p, handle);
 		}
-		if (rc == 0 && k->scope == RZ_SCOPE_TENANT && form_methods(k, FORM_ALL) != 0) {
+		if (rc == 0 && k->scope != RZ_SCOPE_GLOBAL) {
 			snprintf(p, sizeof(p), "/api/v1/%s", k->plural);
 			rc = add_route(api, k, FORM_ALL, p, handle);
 		}
@@ -959,7 +1278,7 @@ static int build_routes(rz_api_t *api)
 }
 
 int rz_api_new(rz_api_t **out, rz_http_t *http, rz_store_t *store, rz_watch_hub_t *watches,
-               rz_err_t *err)
+               rz_access_t *access, rz_workers_t *workers, rz_err_t *err)
 {
 	rz_api_t *api = calloc(1, sizeof(*api));
 	int rc;
@@ -970,6 +1289,8 @@ int rz_api_new(rz_api_t **out, rz_http_t *http, rz_store_t *store, rz_watch_hub_
 	}
 	api->store = store;
 	api->watches = watches;
+	api->access = access;
+	api->workers = workers;
 	rc = build_routes(api);
 	if (rc != 0) {
 		rz_api_free(api);
@@ -989,7 +1310,7 @@ void rz_api_free(rz_api_t *api)
 	if (api == NULL) {
 		return;
 	}
-	for (size_t i = 0; i < api->n; i++) {
+	for (size_t i = 0; i < api->npatterns; i++) {
 		free(api->patterns[i]);
 	}
 	free(api->patterns);

@@ -7,18 +7,21 @@
 
 #include <stddef.h>
 
+#include "core/access.h"
 #include "core/bus.h"
 #include "core/errors.h"
 #include "core/http.h"
 #include "core/store.h"
 #include "core/watch.h"
+#include "core/workers.h"
 
 typedef struct rz_api rz_api_t;
 
-/* Register the resource routes and /openapi/v3 on http. Everything is borrowed and must
- * outlive the API. Caller owns *out; rz_api_free(). */
+/* Register the resource routes and /openapi/v3 on http. access (may be NULL: no audit
+ * rows) and workers (may be NULL: passwords hashed inline) as well as everything else are
+ * borrowed and must outlive the API. Caller owns *out; rz_api_free(). */
 int rz_api_new(rz_api_t **out, rz_http_t *http, rz_store_t *store, rz_watch_hub_t *watches,
-               rz_err_t *err);
+               rz_access_t *access, rz_workers_t *workers, rz_err_t *err);
 
 void rz_api_free(rz_api_t *api);
 

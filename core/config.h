@@ -36,8 +36,9 @@ typedef struct rz_config {
 	char *listen; /* host:port, [v6]:port */
 	char *data_dir;
 	char *external_url;
-	uint64_t max_body; /* bytes */
-	int event_window;  /* changes kept in the event log for watch resumption */
+	uint64_t max_body;      /* bytes */
+	int event_window;       /* changes kept in the event log for watch resumption */
+	char **trusted_proxies; /* NULL-terminated IPs whose X-Forwarded-For is believed */
 
 	/* auth: */
 	char *admin_password_file;

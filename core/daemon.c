@@ -16,7 +16,10 @@
 #include <event2/event.h>
 #include <jansson.h>
 
+#include "core/access.h"
 #include "core/api.h"
+#include "core/audit.h"
+#include "core/auth.h"
 #include "core/bus.h"
 #include "core/daemon.h"
 #include "core/db.h"
@@ -25,6 +28,7 @@
 #include "core/http.h"
 #include "core/log.h"
 #include "core/metrics.h"
+#include "core/session.h"
 #include "core/version.h"
 #include "core/workers.h"
 
@@ -44,6 +48,10 @@ struct rz_daemon {
 	rz_watch_hub_t *watches;
 	rz_api_t *api;
 	rz_metrics_t *metrics;
+	rz_auth_t *auth;
+	rz_access_t *access;
+	rz_audit_t *audit;
+	rz_session_t *session;
 	rz_http_t *http;
 	rz_workers_t *workers;
 	rz_route_t routes[3];
@@ -219,14 +227,12 @@ static void handle_version(rz_req_t *req, void *ctx)
 	                        rz_version_commit(), "abi", rz_version_abi()));
 }
 
-/* Filled in at start with the daemon as ctx; lives in struct rz_daemon. */
-#define SERVICE_ROUTES(d)                                                                          \
+/* Filled in at start with the daemon as ctx; lives in struct rz_daemon. Open to anyone:
+ * probes and monitoring carry no credentials. */
+#define SERVICE_ROUTE(path, handler, d)                                                            \
 	{                                                                                          \
-		{ RZ_M_GET, "/healthz", handle_healthz, (d) },                                     \
-		    { RZ_M_GET, "/readyz", handle_readyz, (d) },                                   \
-		{                                                                                  \
-			RZ_M_GET, "/version", handle_version, (d)                                  \
-		}                                                                                  \
+		.methods = RZ_M_GET, .pattern = (path), .fn = (handler), .ctx = (d),               \
+		.role = RZ_ROLE_PUBLIC                                                             \
 	}
 
 /* ------------------------------------------------------------------ data dir and lock */
@@ -409,10 +415,13 @@ static int64_t gauge_revision(void *ctx)
 	return rz_store_revision(((rz_daemon_t *)ctx)->store);
 }
 
-static void observe(void *ctx, const char *route, const char *method, int code, double seconds,
-                    bool streamed)
+static void observe(void *ctx, rz_req_t *req, const char *route, const char *method, int code,
+                    double seconds, bool streamed)
 {
-	rz_metrics_observe(ctx, route, method, code, seconds, streamed);
+	rz_daemon_t *d = ctx;
+
+	rz_metrics_observe(d->metrics, route, method, code, seconds, streamed);
+	rz_access_observe(d->access, req, code);
 }
 
 static int start_metrics(rz_daemon_t *d, rz_err_t *err)
@@ -424,7 +433,7 @@ static int start_metrics(rz_daemon_t *d, rz_err_t *err)
 		rc = rz_metrics_routes(d->metrics, d->http, err);
 	}
 	if (rc == 0) {
-		rz_http_set_observer(d->http, observe, d->metrics);
+		rz_http_set_observer(d->http, observe, d);
 	}
 	return rc;
 }
@@ -432,17 +441,26 @@ static int start_metrics(rz_daemon_t *d, rz_err_t *err)
 static int start_http(rz_daemon_t *d, rz_err_t *err)
 {
 	rz_http_opts_t opts = { .max_body = d->cfg->max_body };
-	rz_route_t routes[] = SERVICE_ROUTES(d);
+	rz_route_t routes[] = { SERVICE_ROUTE("/healthz", handle_healthz, d),
+		                SERVICE_ROUTE("/readyz", handle_readyz, d),
+		                SERVICE_ROUTE("/version", handle_version, d) };
 	int rc;
 
 	memcpy(d->routes, routes, sizeof(routes));
 	rc = rz_http_new(&d->http, d->base, &opts, err);
 	if (rc == 0) {
+		rz_http_set_guard(d->http, rz_access_guard, d->access);
 		rc =
 		    rz_http_add_routes(d->http, d->routes, sizeof(routes) / sizeof(routes[0]), err);
 	}
 	if (rc == 0) {
-		rc = rz_api_new(&d->api, d->http, d->store, d->watches, err);
+		rc = rz_api_new(&d->api, d->http, d->store, d->watches, d->access, d->workers, err);
+	}
+	if (rc == 0) {
+		rc = rz_audit_routes(d->audit, d->http, err);
+	}
+	if (rc == 0) {
+		rc = rz_session_routes(d->session, d->http, err);
 	}
 	if (rc == 0) {
 		rc = start_metrics(d, err);
@@ -463,6 +481,68 @@ static int start_store(rz_daemon_t *d, rz_err_t *err)
 	rc = rz_store_new(&d->store, d->db, d->bus, d->cfg->event_window, err);
 	if (rc == 0) {
 		rc = rz_watch_hub_new(&d->watches, d->base, d->store, d->bus, HEARTBEAT_MS, err);
+	}
+	return rc;
+}
+
+/* The admin password for the first start: REZUSCLOUD_ADMIN_PASSWORD, else
+ * auth.admin_password_file, else none (a one-time password is generated). */
+static int admin_password(const rz_config_t *cfg, char *buf, size_t size, const char **out,
+                          rz_err_t *err)
+{
+	const char *env = getenv("REZUSCLOUD_ADMIN_PASSWORD");
+	FILE *f;
+	size_t n;
+
+	*out = NULL;
+	if (env != NULL && *env != '\0') {
+		*out = env;
+		return 0;
+	}
+	if (cfg->admin_password_file == NULL || cfg->admin_password_file[0] == '\0') {
+		return 0;
+	}
+	f = fopen(cfg->admin_password_file, "r");
+	if (f == NULL) {
+		return rz_err_set(err, -errno, "auth.admin_password_file '%s': %s",
+		                  cfg->admin_password_file, strerror(errno));
+	}
+	n = fread(buf, 1, size - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	if (strlen(buf) < 8) {
+		return rz_err_set(err, REZUS_ECONFIG,
+		                  "auth.admin_password_file '%s': the password "
+		                  "must have at least 8 characters",
+		                  cfg->admin_password_file);
+	}
+	*out = buf;
+	return 0;
+}
+
+static int start_auth(rz_daemon_t *d, rz_err_t *err)
+{
+	char buf[1100];
+	const char *pw = NULL;
+	int rc = rz_auth_new(&d->auth, d->cfg, d->db, d->store, err);
+
+	if (rc == 0) {
+		rc = admin_password(d->cfg, buf, sizeof(buf), &pw, err);
+	}
+	if (rc == 0) {
+		rc = rz_session_bootstrap(d->store, d->db, pw, err);
+	}
+	sodium_memzero(buf, sizeof(buf));
+	if (rc == 0) {
+		rc = rz_access_new(&d->access, d->auth, d->db, d->cfg->trusted_proxies, err);
+	}
+	if (rc == 0) {
+		rc = rz_audit_new(&d->audit, d->db, d->base, d->cfg->audit_retention_ms, err);
+	}
+	if (rc == 0) {
+		rc = rz_session_new(&d->session, d->auth, d->access, d->store, d->db, d->workers,
+		                    d->base, err);
 	}
 	return rc;
 }
@@ -495,6 +575,9 @@ int rz_daemon_start(rz_daemon_t **out, const rz_config_t *cfg, rz_err_t *err)
 	}
 	if (rc == 0) {
 		rc = start_store(d, err);
+	}
+	if (rc == 0) {
+		rc = start_auth(d, err);
 	}
 	if (rc == 0) {
 		rc = start_http(d, err);
@@ -543,6 +626,10 @@ void rz_daemon_free(rz_daemon_t *d)
 	rz_http_free(d->http);
 	rz_api_free(d->api);
 	rz_metrics_free(d->metrics);
+	rz_session_free(d->session);
+	rz_audit_free(d->audit);
+	rz_access_free(d->access);
+	rz_auth_free(d->auth);
 	rz_store_free(d->store);
 	rz_bus_free(d->bus);
 	rz_db_close(d->db);

@@ -25,6 +25,8 @@ static const struct {
 	{ RZ_ECONFLICT, "conflict" },
 	{ RZ_EGONE, "history no longer kept" },
 	{ RZ_ETERMINATING, "owner is being deleted" },
+	{ RZ_ENOAUTH, "no credentials" },
+	{ RZ_EAUTH, "invalid credentials" },
 };
 
 const char *rz_strerror(int code)

@@ -11,14 +11,16 @@
 #include <rezus/errors.h>
 
 enum {
-	RZ_EDB = -10101,         /* the database reported an error */
-	RZ_ESCHEMA = -10102,     /* the database schema is newer than this binary */
-	RZ_ELOCKED = -10103,     /* another instance holds the data directory */
-	RZ_EPARSE = -10104,      /* input could not be parsed */
-	RZ_ENOTFOUND = -10105,   /* the named thing does not exist */
-	RZ_ECONFLICT = -10106,   /* a precondition (resourceVersion) did not hold */
-	RZ_EGONE = -10107,       /* the requested history is no longer kept */
-	RZ_ETERMINATING = -10108 /* the owner is being deleted */
+	RZ_EDB = -10101,          /* the database reported an error */
+	RZ_ESCHEMA = -10102,      /* the database schema is newer than this binary */
+	RZ_ELOCKED = -10103,      /* another instance holds the data directory */
+	RZ_EPARSE = -10104,       /* input could not be parsed */
+	RZ_ENOTFOUND = -10105,    /* the named thing does not exist */
+	RZ_ECONFLICT = -10106,    /* a precondition (resourceVersion) did not hold */
+	RZ_EGONE = -10107,        /* the requested history is no longer kept */
+	RZ_ETERMINATING = -10108, /* the owner is being deleted */
+	RZ_ENOAUTH = -10109,      /* no credentials were given */
+	RZ_EAUTH = -10110         /* credentials were given and are not valid */
 };
 
 typedef rezus_err_t rz_err_t;

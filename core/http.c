@@ -71,8 +71,12 @@ struct rz_req {
 	char peer[INET6_ADDRSTRLEN];
 	struct timespec start;
 	bool keep_alive;
-	int reject;        /* HTTP code to answer without dispatching (413) */
-	const char *route; /* the matched route's pattern (borrowed from the table) */
+	int reject;              /* HTTP code to answer without dispatching (413) */
+	const rz_route_t *route; /* the matched route (borrowed from the table) */
+	void *data;
+	void (*data_free)(void *);
+	char *error; /* message of the error Status replied */
+	bool audited;
 	bool streaming, chunked;
 	int stream_code;
 	size_t stream_bytes;
@@ -107,6 +111,8 @@ struct rz_http {
 	int port;
 	rz_http_observer_fn observer;
 	void *observer_ctx;
+	rz_http_guard_fn guard;
+	void *guard_ctx;
 };
 
 static http_parser_settings parser_settings;
@@ -474,6 +480,10 @@ static void req_free(rz_req_t *req)
 	kv_free(&req->in);
 	kv_free(&req->out);
 	free(req->body);
+	if (req->data_free != NULL) {
+		req->data_free(req->data);
+	}
+	free(req->error);
 	free(req);
 }
 
@@ -537,6 +547,40 @@ const char *rz_req_id(const rz_req_t *req)
 const char *rz_req_peer(const rz_req_t *req)
 {
 	return req->peer;
+}
+
+const rz_route_t *rz_req_route(const rz_req_t *req)
+{
+	return req->route;
+}
+
+void rz_req_set_data(rz_req_t *req, void *data, void (*free_fn)(void *))
+{
+	if (req->data_free != NULL) {
+		req->data_free(req->data);
+	}
+	req->data = data;
+	req->data_free = free_fn;
+}
+
+void *rz_req_data(const rz_req_t *req)
+{
+	return req->data;
+}
+
+const char *rz_req_error(const rz_req_t *req)
+{
+	return req->error ? req->error : "";
+}
+
+void rz_req_set_audited(rz_req_t *req)
+{
+	req->audited = true;
+}
+
+bool rz_req_audited(const rz_req_t *req)
+{
+	return req->audited;
 }
 
 static bool header_token_ok(const char *s, bool value)
@@ -674,7 +718,7 @@ static void flight_unlink(rz_http_t *h, rz_req_t *req)
 static void conn_resume(struct conn *c);
 static void conn_close_after_output(struct conn *c);
 
-static void access_log(const rz_req_t *req, int code, size_t bytes)
+static void access_log(rz_req_t *req, int code, size_t bytes)
 {
 	struct timespec now;
 	char status[8], size[24], dur[32];
@@ -687,8 +731,8 @@ static void access_log(const rz_req_t *req, int code, size_t bytes)
 	snprintf(size, sizeof(size), "%zu", bytes);
 	snprintf(dur, sizeof(dur), "%.3f", ms);
 	if (req->h != NULL && req->h->observer != NULL) {
-		req->h->observer(req->h->observer_ctx, req->route, req->method, code, ms / 1e3,
-		                 req->streaming);
+		req->h->observer(req->h->observer_ctx, req, req->route ? req->route->pattern : NULL,
+		                 req->method, code, ms / 1e3, req->streaming);
 	}
 	rz_logkv(RZ_LOG_INFO, "http", "request", "method", req->method, "path",
 	         req->path ? req->path : "-", "status", status, "bytes", size, "dur_ms", dur,
@@ -893,6 +937,11 @@ void rz_reply_json(rz_req_t *req, int code, json_t *obj)
 void rz_reply_status(rz_req_t *req, json_t *status)
 {
 	json_t *code = json_object_get(status, "code");
+	const char *msg = json_string_value(json_object_get(status, "message"));
+
+	if (msg != NULL && req->error == NULL && json_integer_value(code) >= 400) {
+		req->error = strdup(msg);
+	}
 
 	rz_reply_json(req, code ? (int)json_integer_value(code) : 500, status);
 }
@@ -983,8 +1032,10 @@ static void route_request(rz_http_t *h, rz_req_t *req)
 		for (size_t i = 0; i < nseg; i++) {
 			free(segs[i]);
 		}
-		req->route = r->def->pattern;
-		r->def->fn(req, r->def->ctx);
+		req->route = r->def;
+		if (h->guard == NULL || h->guard(h->guard_ctx, req, r->def)) {
+			r->def->fn(req, r->def->ctx);
+		}
 		return;
 	} else if (allow != 0) {
 		allow_header(req, allow);
@@ -1445,6 +1496,22 @@ void rz_http_shutdown(rz_http_t *h)
 		}
 		c = next;
 	}
+}
+
+void rz_http_set_guard(rz_http_t *h, rz_http_guard_fn fn, void *ctx)
+{
+	h->guard = fn;
+	h->guard_ctx = ctx;
+}
+
+const rz_route_t *rz_http_route_at(const rz_http_t *h, size_t i)
+{
+	return i < h->nroutes ? h->routes[i].def : NULL;
+}
+
+size_t rz_http_route_count(const rz_http_t *h)
+{
+	return h->nroutes;
 }
 
 void rz_http_set_observer(rz_http_t *h, rz_http_observer_fn fn, void *ctx)

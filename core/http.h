@@ -50,6 +50,10 @@ typedef struct rz_route {
 	const char *pattern;
 	rz_http_fn fn;
 	void *ctx;
+	int role;         /* enum rz_role (core/kinds.h): who may call it; 0 = nobody */
+	const char *kind; /* for authorisation and audit: the resource kind, or NULL */
+	const char *verb; /* for audit: "create", "login", ...; NULL = from the method */
+	bool audit;       /* audit every call, not only mutating ones (credential downloads) */
 } rz_route_t;
 
 typedef struct rz_http_opts {
@@ -81,9 +85,18 @@ void rz_http_shutdown(rz_http_t *h);
 
 /* Called once per finished request (after the reply or the end of a stream) with the
  * matched route's pattern (NULL when none matched) and the time taken. */
-typedef void (*rz_http_observer_fn)(void *ctx, const char *route, const char *method, int code,
-                                    double seconds, bool streamed);
+typedef void (*rz_http_observer_fn)(void *ctx, rz_req_t *req, const char *route, const char *method,
+                                    int code, double seconds, bool streamed);
 void rz_http_set_observer(rz_http_t *h, rz_http_observer_fn fn, void *ctx);
+
+/* Called before every handler: returns true to let the request through, or replies (401,
+ * 403, ...) itself and returns false. Without a guard every route is open. */
+typedef bool (*rz_http_guard_fn)(void *ctx, rz_req_t *req, const rz_route_t *route);
+void rz_http_set_guard(rz_http_t *h, rz_http_guard_fn fn, void *ctx);
+
+/* Every route, in registration order (for tests and documentation). Borrowed. */
+const rz_route_t *rz_http_route_at(const rz_http_t *h, size_t i);
+size_t rz_http_route_count(const rz_http_t *h);
 
 /* Requests received and not yet fully replied. */
 size_t rz_http_in_flight(const rz_http_t *h);
@@ -102,6 +115,20 @@ const char *rz_req_header(const rz_req_t *req, const char *name); /* case-insens
 const char *rz_req_body(const rz_req_t *req, size_t *len);        /* NUL-terminated */
 const char *rz_req_id(const rz_req_t *req);
 const char *rz_req_peer(const rz_req_t *req); /* peer IP address text */
+
+/* The route that matched (NULL before routing or when none did). Borrowed. */
+const rz_route_t *rz_req_route(const rz_req_t *req);
+
+/* One pointer of the caller's per request, freed with free_fn (may be NULL) with it. */
+void rz_req_set_data(rz_req_t *req, void *data, void (*free_fn)(void *));
+void *rz_req_data(const rz_req_t *req);
+
+/* The message of the error Status this request was answered with ("" otherwise). */
+const char *rz_req_error(const rz_req_t *req);
+
+/* Mark the request as already audited (its row was written with the change). */
+void rz_req_set_audited(rz_req_t *req);
+bool rz_req_audited(const rz_req_t *req);
 
 /* Add a response header (copied). Call before replying. 0 or -ENOMEM/-EINVAL. */
 int rz_req_add_header(rz_req_t *req, const char *name, const char *value);

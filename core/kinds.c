@@ -64,6 +64,11 @@ static const rz_field_t metadata_fields[] = {
 	  .type = RZ_F_STRING,
 	  .max_len = 58,
 	  .doc = "prefix for a server-generated name" },
+	{ .name = "user",
+	  .type = RZ_F_STRING,
+	  .format = rz_format_dns1123_label,
+	  .format_name = "dns1123-label",
+	  .doc = "owning user (API tokens)" },
 	{ .name = "tenant",
 	  .type = RZ_F_STRING,
 	  .format = rz_format_dns1123_label,
@@ -456,82 +461,175 @@ static const rz_field_t provider_status[] = {
 };
 
 static const char *const provider_short[] = { "pv", NULL };
+
+/* ------------------------------------------------------------------ User, APIToken */
+
+static const char *const user_roles[] = { "view", "edit", "admin", NULL };
+
+static bool password_valid(const char *s, char *msg, size_t size)
+{
+	size_t len = strlen(s);
+
+	if (len < 8 || len > 1024) {
+		snprintf(msg, size, "must be 8 to 1024 characters");
+		return false;
+	}
+	return true;
+}
+
+static const rz_field_t user_spec[] = {
+	{ .name = "role", .type = RZ_F_STRING, .required = true, .enums = user_roles },
+	{ .name = "password",
+	  .type = RZ_F_STRING,
+	  .format = password_valid,
+	  .format_name = "password",
+	  .doc = "write-only; never returned" },
+	{ .name = "disabled", .type = RZ_F_BOOL, .def = "false" },
+	F_END,
+};
+
+static const rz_field_t user_status[] = {
+	{ .name = "lastLogin", .type = RZ_F_TIME },
+	{ .name = "mustChangePassword", .type = RZ_F_BOOL },
+	F_END,
+};
+
+/* A new user needs a password; names are DNS labels like every object's. */
+static void user_check(const rz_kind_t *k, json_t *obj, const json_t *old, json_t *causes)
+{
+	if (old == NULL && json_object_get(json_object_get(obj, "spec"), "password") == NULL) {
+		rz_fields_cause(causes, "spec.password", RZ_CAUSE_REQUIRED, "required");
+	}
+}
+
+static const rz_field_t token_spec[] = {
+	{ .name = "role",
+	  .type = RZ_F_STRING,
+	  .enums = user_roles,
+	  .doc = "at most the owner's role; the owner's role when absent" },
+	{ .name = "expiresAt", .type = RZ_F_TIME },
+	{ .name = "description", .type = RZ_F_STRING, .max_len = 256 },
+	F_END,
+};
+
+static const rz_field_t token_status[] = {
+	{ .name = "lastUsed", .type = RZ_F_TIME },
+	F_END,
+};
 static const char *const no_short[] = { NULL };
 
 /* ------------------------------------------------------------------ the table */
 
-static const rz_kind_t kinds[] = {
-	{ .kind = "Tenant",
-	  .plural = "tenants",
-	  .singular = "tenant",
-	  .short_names = tenant_short,
-	  .scope = RZ_SCOPE_GLOBAL,
-	  .verbs = RZ_VERBS_ALL,
-	  .doc = "a Kubernetes cluster on Talos Linux",
-	  .spec = tenant_spec,
-	  .status = tenant_status,
-	  .finalizers = tenant_finalizers,
-	  .check = tenant_check },
-	{ .kind = "NodeGroup",
-	  .plural = "nodegroups",
-	  .singular = "nodegroup",
-	  .short_names = nodegroup_short,
-	  .scope = RZ_SCOPE_TENANT,
-	  .verbs = RZ_VERBS_ALL,
-	  .doc = "a set of machines of one role on one provider",
-	  .spec = nodegroup_spec,
-	  .status = nodegroup_status,
-	  .check = nodegroup_check },
-	{ .kind = "ConfigPatch",
-	  .plural = "configpatches",
-	  .singular = "configpatch",
-	  .short_names = configpatch_short,
-	  .scope = RZ_SCOPE_TENANT,
-	  .verbs = RZ_VERBS_ALL & ~RZ_VERB_STATUS,
-	  .doc = "a Talos machine config overlay",
-	  .spec = configpatch_spec,
-	  .status = NULL },
-	{ .kind = "Machine",
-	  .plural = "machines",
-	  .singular = "machine",
-	  .short_names = machine_short,
-	  .scope = RZ_SCOPE_TENANT,
-	  .verbs = RZ_VERBS_READ | RZ_VERB_STATUS,
-	  .doc = "a node, projected from the tenant's TF state",
-	  .spec = machine_spec,
-	  .status = machine_status },
-	{ .kind = "Run",
-	  .plural = "runs",
-	  .singular = "run",
-	  .short_names = no_short,
-	  .scope = RZ_SCOPE_TENANT,
-	  .verbs = RZ_VERBS_READ | RZ_VERB_CREATE | RZ_VERB_STATUS,
-	  .doc = "one tofu execution",
-	  .spec = run_spec,
-	  .status = run_status,
-	  .name_prefix = "run-",
-	  .check = run_check },
-	{ .kind = "UpgradeRun",
-	  .plural = "upgrades",
-	  .singular = "upgrade",
-	  .short_names = upgrade_short,
-	  .scope = RZ_SCOPE_TENANT,
-	  .verbs = RZ_VERBS_READ | RZ_VERB_CREATE | RZ_VERB_DELETE | RZ_VERB_STATUS,
-	  .doc = "a rolling Talos or Kubernetes upgrade",
-	  .spec = upgrade_spec,
-	  .status = upgrade_status,
-	  .name_prefix = "upgrade-",
-	  .check = upgrade_check },
-	{ .kind = "Provider",
-	  .plural = "providers",
-	  .singular = "provider",
-	  .short_names = provider_short,
-	  .scope = RZ_SCOPE_GLOBAL,
-	  .verbs = RZ_VERBS_READ,
-	  .doc = "a loaded provider plugin",
-	  .spec = provider_spec,
-	  .status = provider_status },
-};
+/* Everyone reads, editors write, only controllers (admins) write status. */
+#define STD_ROLES                                                                                  \
+	.read_role = RZ_ROLE_VIEW, .write_role = RZ_ROLE_EDIT, .status_role = RZ_ROLE_ADMIN
+
+static const rz_kind_t kinds[] = { { .kind = "Tenant",
+	                             .plural = "tenants",
+	                             .singular = "tenant",
+	                             .short_names = tenant_short,
+	                             .scope = RZ_SCOPE_GLOBAL,
+	                             .verbs = RZ_VERBS_ALL,
+	                             .doc = "a Kubernetes cluster on Talos Linux",
+	                             .spec = tenant_spec,
+	                             .status = tenant_status,
+	                             .finalizers = tenant_finalizers,
+	                             .check = tenant_check,
+	                             STD_ROLES },
+	                           { .kind = "NodeGroup",
+	                             .plural = "nodegroups",
+	                             .singular = "nodegroup",
+	                             .short_names = nodegroup_short,
+	                             .scope = RZ_SCOPE_TENANT,
+	                             .verbs = RZ_VERBS_ALL,
+	                             .doc = "a set of machines of one role on one provider",
+	                             .spec = nodegroup_spec,
+	                             .status = nodegroup_status,
+	                             .check = nodegroup_check,
+	                             STD_ROLES },
+	                           { .kind = "ConfigPatch",
+	                             .plural = "configpatches",
+	                             .singular = "configpatch",
+	                             .short_names = configpatch_short,
+	                             .scope = RZ_SCOPE_TENANT,
+	                             .verbs = RZ_VERBS_ALL & ~RZ_VERB_STATUS,
+	                             .doc = "a Talos machine config overlay",
+	                             .spec = configpatch_spec,
+	                             .status = NULL,
+	                             STD_ROLES },
+	                           { .kind = "Machine",
+	                             .plural = "machines",
+	                             .singular = "machine",
+	                             .short_names = machine_short,
+	                             .scope = RZ_SCOPE_TENANT,
+	                             .verbs = RZ_VERBS_READ | RZ_VERB_STATUS,
+	                             .doc = "a node, projected from the tenant's TF state",
+	                             .spec = machine_spec,
+	                             .status = machine_status,
+	                             STD_ROLES },
+	                           { .kind = "Run",
+	                             .plural = "runs",
+	                             .singular = "run",
+	                             .short_names = no_short,
+	                             .scope = RZ_SCOPE_TENANT,
+	                             .verbs = RZ_VERBS_READ | RZ_VERB_CREATE | RZ_VERB_STATUS,
+	                             .doc = "one tofu execution",
+	                             .spec = run_spec,
+	                             .status = run_status,
+	                             .name_prefix = "run-",
+	                             .check = run_check,
+	                             STD_ROLES },
+	                           { .kind = "UpgradeRun",
+	                             .plural = "upgrades",
+	                             .singular = "upgrade",
+	                             .short_names = upgrade_short,
+	                             .scope = RZ_SCOPE_TENANT,
+	                             .verbs = RZ_VERBS_READ | RZ_VERB_CREATE | RZ_VERB_DELETE |
+	                                      RZ_VERB_STATUS,
+	                             .doc = "a rolling Talos or Kubernetes upgrade",
+	                             .spec = upgrade_spec,
+	                             .status = upgrade_status,
+	                             .name_prefix = "upgrade-",
+	                             .check = upgrade_check,
+	                             STD_ROLES },
+	                           { .kind = "Provider",
+	                             .plural = "providers",
+	                             .singular = "provider",
+	                             .short_names = provider_short,
+	                             .scope = RZ_SCOPE_GLOBAL,
+	                             .verbs = RZ_VERBS_READ,
+	                             .doc = "a loaded provider plugin",
+	                             .spec = provider_spec,
+	                             .status = provider_status,
+	                             STD_ROLES },
+	                           { .kind = "User",
+	                             .plural = "users",
+	                             .singular = "user",
+	                             .short_names = no_short,
+	                             .scope = RZ_SCOPE_GLOBAL,
+	                             .verbs = RZ_VERBS_ALL & ~RZ_VERB_STATUS,
+	                             .doc = "a person or robot who signs in",
+	                             .spec = user_spec,
+	                             .status = user_status,
+	                             .check = user_check,
+	                             .read_role = RZ_ROLE_ADMIN,
+	                             .write_role = RZ_ROLE_ADMIN,
+	                             .status_role = RZ_ROLE_ADMIN,
+	                             .secret_field = "password" },
+	                           { .kind = "APIToken",
+	                             .plural = "tokens",
+	                             .singular = "token",
+	                             .short_names = no_short,
+	                             .scope = RZ_SCOPE_USER,
+	                             .verbs = RZ_VERBS_READ | RZ_VERB_CREATE | RZ_VERB_DELETE,
+	                             .doc = "a bearer token acting for its user",
+	                             .spec = token_spec,
+	                             .status = token_status,
+	                             .name_prefix = "tok-",
+	                             .read_role = RZ_ROLE_ADMIN,
+	                             .write_role = RZ_ROLE_ADMIN,
+	                             .status_role = RZ_ROLE_ADMIN,
+	                             .owner_may = true } };
 
 const rz_kind_t *rz_kinds(size_t *count)
 {
@@ -557,6 +655,38 @@ const rz_kind_t *rz_kind_by_name(const char *kind)
 		}
 	}
 	return NULL;
+}
+
+const char *rz_kind_owner_field(const rz_kind_t *k)
+{
+	switch (k->scope) {
+	case RZ_SCOPE_TENANT:
+		return "tenant";
+	case RZ_SCOPE_USER:
+		return "user";
+	default:
+		return NULL;
+	}
+}
+
+const rz_kind_t *rz_kind_owner(const rz_kind_t *k)
+{
+	switch (k->scope) {
+	case RZ_SCOPE_TENANT:
+		return rz_kind_by_name("Tenant");
+	case RZ_SCOPE_USER:
+		return rz_kind_by_name("User");
+	default:
+		return NULL;
+	}
+}
+
+int rz_kind_role(const rz_kind_t *k, unsigned verb)
+{
+	if (verb & RZ_VERBS_READ) {
+		return k->read_role;
+	}
+	return verb == RZ_VERB_STATUS ? k->status_role : k->write_role;
 }
 
 const char *rz_verb_name(unsigned verb)

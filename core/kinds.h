@@ -18,7 +18,17 @@
 typedef enum rz_scope {
 	RZ_SCOPE_GLOBAL = 1, /* /api/v1/<plural>/{name} */
 	RZ_SCOPE_TENANT, /* /api/v1/tenants/{tenant}/<plural>/{name}, listed at /api/v1/<plural> */
+	RZ_SCOPE_USER,   /* /api/v1/users/{user}/<plural>/{name} */
 } rz_scope_t;
+
+/* Roles (SPEC §5), ordered: a higher role may do everything a lower one may. */
+enum rz_role {
+	RZ_ROLE_UNSET = 0, /* a route nobody declared access for: always refused */
+	RZ_ROLE_PUBLIC,    /* no credentials needed */
+	RZ_ROLE_VIEW,
+	RZ_ROLE_EDIT,
+	RZ_ROLE_ADMIN,
+};
 
 /* Verbs users may call on a kind (internal writers such as projection bypass these). */
 enum {
@@ -57,6 +67,11 @@ struct rz_kind {
 	const char *name_prefix;       /* generateName used when a create names nothing ("run-") */
 	const char *const *finalizers; /* added on create, NULL-terminated */
 	rz_kind_check_fn check;
+	int read_role;   /* get, list, watch */
+	int write_role;  /* create, update, patch, delete */
+	int status_role; /* status writes (controllers) */
+	bool owner_may;  /* USER scope: the owning user may also read and write (own tokens) */
+	const char *secret_field; /* a write-only spec field never stored in the object */
 };
 
 /* The table. Borrowed — static. */
@@ -65,6 +80,14 @@ const rz_kind_t *rz_kinds(size_t *count);
 /* Lookups; NULL when unknown. Borrowed. */
 const rz_kind_t *rz_kind_by_plural(const char *plural);
 const rz_kind_t *rz_kind_by_name(const char *kind);
+
+/* For scoped kinds: the metadata field and URL parameter naming the owner ("tenant",
+ * "user"), and the owner's kind. NULL for global kinds. */
+const char *rz_kind_owner_field(const rz_kind_t *k);
+const rz_kind_t *rz_kind_owner(const rz_kind_t *k);
+
+/* The role a verb on k needs. */
+int rz_kind_role(const rz_kind_t *k, unsigned verb);
 
 /* The verb name for messages and audit ("get", "list", "watch", "create", "update",
  * "patch", "delete", "update status"). */

@@ -19,7 +19,11 @@ core_librezus_core_la_SOURCES = \
 	core/store.c core/store.h \
 	core/watch.c core/watch.h \
 	core/api.c core/api.h \
-	core/metrics.c core/metrics.h
+	core/metrics.c core/metrics.h \
+	core/auth.c core/auth.h \
+	core/access.c core/access.h \
+	core/audit.c core/audit.h \
+	core/session.c core/session.h
 core_librezus_core_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(SQLITE_CFLAGS) \
 	$(JANSSON_CFLAGS) $(LIBJWT_CFLAGS) $(SODIUM_CFLAGS) $(YAML_CFLAGS)
 core_librezus_core_la_LIBADD = $(LIBEVENT_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) \

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/kinds.h"
 #include "core/metrics.h"
 #include "core/version.h"
 
@@ -257,6 +258,10 @@ static void handle_metrics(rz_req_t *req, void *ctx)
 
 int rz_metrics_routes(rz_metrics_t *m, rz_http_t *http, rz_err_t *err)
 {
-	m->route = (rz_route_t){ RZ_M_GET, "/metrics", handle_metrics, m };
+	m->route = (rz_route_t){ .methods = RZ_M_GET,
+		                 .pattern = "/metrics",
+		                 .fn = handle_metrics,
+		                 .ctx = m,
+		                 .role = RZ_ROLE_PUBLIC };
 	return rz_http_add_routes(http, &m->route, 1, err);
 }

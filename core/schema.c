@@ -46,6 +46,48 @@ static const rz_migration_t migrations[] = {
 	           ") STRICT;\n"
 	           "INSERT INTO revision (id, rv) VALUES (1, 0);\n",
 	},
+	{
+	    .version = 3,
+	    .name = "credentials, token secrets, revoked sessions, audit log",
+	    .sql = "CREATE TABLE credentials (\n"
+	           "    kind TEXT NOT NULL DEFAULT 'User' CHECK (kind = 'User'),\n"
+	           "    owner TEXT NOT NULL DEFAULT '' CHECK (owner = ''),\n"
+	           "    user TEXT PRIMARY KEY,\n"
+	           "    hash TEXT NOT NULL,\n"
+	           "    FOREIGN KEY (kind, owner, user) REFERENCES objects (kind, tenant, name)\n"
+	           "        ON DELETE CASCADE\n"
+	           ") STRICT;\n"
+	           "CREATE TABLE token_secrets (\n"
+	           "    kind TEXT NOT NULL DEFAULT 'APIToken' CHECK (kind = 'APIToken'),\n"
+	           "    user TEXT NOT NULL,\n"
+	           "    id TEXT NOT NULL,\n"
+	           "    hash TEXT NOT NULL UNIQUE,\n"
+	           "    PRIMARY KEY (user, id),\n"
+	           "    FOREIGN KEY (kind, user, id) REFERENCES objects (kind, tenant, name)\n"
+	           "        ON DELETE CASCADE\n"
+	           ") STRICT;\n"
+	           "CREATE TABLE revoked_sessions (\n"
+	           "    jti TEXT PRIMARY KEY,\n"
+	           "    exp INTEGER NOT NULL\n"
+	           ") STRICT;\n"
+	           "CREATE TABLE audit (\n"
+	           "    id INTEGER PRIMARY KEY,\n"
+	           "    time TEXT NOT NULL,\n"
+	           "    user TEXT NOT NULL,\n"
+	           "    role TEXT NOT NULL,\n"
+	           "    source_ip TEXT NOT NULL,\n"
+	           "    request_id TEXT NOT NULL,\n"
+	           "    method TEXT NOT NULL,\n"
+	           "    path TEXT NOT NULL,\n"
+	           "    verb TEXT NOT NULL,\n"
+	           "    kind TEXT NOT NULL,\n"
+	           "    tenant TEXT NOT NULL,\n"
+	           "    name TEXT NOT NULL,\n"
+	           "    code INTEGER NOT NULL,\n"
+	           "    error TEXT NOT NULL\n"
+	           ") STRICT;\n"
+	           "CREATE INDEX audit_by_time ON audit (time);\n",
+	},
 };
 
 const rz_migration_t *rz_db_migrations(size_t *count)

@@ -78,6 +78,15 @@ static const char *meta_str(const json_t *obj, const char *key)
 	return json_string_value(json_object_get(json_object_get(obj, "metadata"), key));
 }
 
+/* The owner (tenant or user) of a scoped object, "" for a global one. */
+static const char *owner_of(const rz_kind_t *k, const json_t *obj)
+{
+	const char *field = rz_kind_owner_field(k);
+	const char *v = field ? meta_str(obj, field) : NULL;
+
+	return v ? v : "";
+}
+
 static const char *scope_tenant(const rz_kind_t *k, const char *tenant)
 {
 	return (k->scope == RZ_SCOPE_GLOBAL || tenant == NULL) ? "" : tenant;
@@ -151,7 +160,7 @@ static const char *emit(rz_store_t *st, rz_event_type_t type, const rz_kind_t *k
 	rz_stmt_bind_int64(s, 1, st->tx_rv);
 	rz_stmt_bind_text(s, 2, rz_event_type_name(type));
 	rz_stmt_bind_text(s, 3, k->kind);
-	rz_stmt_bind_text(s, 4, meta_str(obj, "tenant") ? meta_str(obj, "tenant") : "");
+	rz_stmt_bind_text(s, 4, owner_of(k, obj));
 	rz_stmt_bind_text(s, 5, meta_str(obj, "name"));
 	rz_stmt_bind_int64(s, 6, spec_changed);
 	rz_stmt_bind_text(s, 7, p->json);
@@ -169,7 +178,7 @@ static int put_row(rz_store_t *st, const rz_kind_t *k, const json_t *obj, const 
 	static const char upd[] = "UPDATE objects SET rv = ?5, doc = ?6"
 	                          " WHERE kind = ?1 AND tenant = ?2 AND name = ?3";
 	rz_stmt_t *s = rz_db_stmt(st->db, insert ? ins : upd, err);
-	const char *tenant = meta_str(obj, "tenant");
+	const char *tenant = owner_of(k, obj);
 	int rc;
 
 	if (s == NULL) {
@@ -260,7 +269,7 @@ static int deliver(rz_store_t *st)
 		rz_event_t ev = { p.rv,
 			          p.type,
 			          p.kind,
-			          meta_str(p.obj, "tenant"),
+			          owner_of(p.kind, p.obj),
 			          meta_str(p.obj, "name"),
 			          p.spec_changed,
 			          p.obj,
@@ -278,6 +287,7 @@ static int deliver(rz_store_t *st)
 }
 
 struct write {
+	const rz_write_hook_t *hook;
 	rz_store_t *st;
 	int (*op)(struct write *w, rz_err_t *err);
 	const rz_kind_t *k;
@@ -294,6 +304,9 @@ static int write_tx(rz_db_t *db, void *arg, rz_err_t *err)
 	struct write *w = arg;
 	int rc = w->op(w, err);
 
+	for (const rz_write_hook_t *h = w->hook; rc == 0 && h != NULL; h = h->next) {
+		rc = h->fn(db, w->k, w->out, w->gone, h->arg, err);
+	}
 	return rc != 0 ? rc : finish_tx(w->st, err);
 }
 
@@ -377,7 +390,7 @@ int rz_store_list(rz_store_t *st, const rz_kind_t *k, const rz_list_opts_t *o, j
 		return s == NULL ? err->code : rz_err_set(err, -ENOMEM, "store: out of memory");
 	}
 	rz_stmt_bind_text(s, 1, k->kind);
-	rz_stmt_bind_text(s, 2, k->scope == RZ_SCOPE_TENANT ? o->tenant : "");
+	rz_stmt_bind_text(s, 2, k->scope != RZ_SCOPE_GLOBAL ? o->tenant : "");
 	rz_stmt_bind_text(s, 3, o->after_tenant ? o->after_tenant : "");
 	rz_stmt_bind_text(s, 4, o->after_name ? o->after_name : "");
 	while ((rc = rz_stmt_step(s, err)) == 1) {
@@ -480,19 +493,19 @@ int rz_store_replay(rz_store_t *st, int64_t after, int (*fn)(const rz_event_t *e
 
 /* ------------------------------------------------------------------ write operations */
 
-static int tenant_usable(rz_store_t *st, const char *tenant, rz_err_t *err)
+/* The owner (a tenant, a user) must exist and not be on its way out. */
+static int owner_usable(rz_store_t *st, const rz_kind_t *k, const char *owner, rz_err_t *err)
 {
-	const rz_kind_t *tk = rz_kind_by_name("Tenant");
-	json_t *t = NULL;
-	int rc = read_doc(st, tk, "", tenant, &t, err);
+	const rz_kind_t *ok = rz_kind_owner(k);
+	json_t *o = NULL;
+	int rc = read_doc(st, ok, "", owner, &o, err);
 
-	if (rc == 0 && meta_str(t, "deletionTimestamp") != NULL) {
+	if (rc == 0 && meta_str(o, "deletionTimestamp") != NULL) {
 		rc = rz_err_set(err, RZ_ETERMINATING,
-		                "unable to create new content in tenant %s because it is being "
-		                "deleted",
-		                tenant);
+		                "unable to create new content in %s %s because it is being deleted",
+		                ok->singular, owner);
 	}
-	json_decref(t);
+	json_decref(o);
 	return rc;
 }
 
@@ -533,7 +546,8 @@ static int op_create(struct write *w, rz_err_t *err)
 	json_t *obj = json_deep_copy(w->obj);
 	json_t *meta = json_object_get(obj, "metadata");
 	const char *name = meta_str(obj, "name");
-	const char *tenant = meta_str(obj, "tenant");
+	const char *field = rz_kind_owner_field(w->k);
+	const char *tenant = field ? meta_str(obj, field) : NULL;
 	json_t *existing = NULL;
 	char uid[37], now[32];
 	const char *json;
@@ -543,15 +557,18 @@ static int op_create(struct write *w, rz_err_t *err)
 	if (obj == NULL || meta == NULL || name == NULL) {
 		return rz_err_set(err, REZUS_EINTERNAL, "store: create without metadata.name");
 	}
-	if (w->k->scope == RZ_SCOPE_TENANT) {
-		rc = tenant != NULL ? tenant_usable(w->st, tenant, err)
-		                    : rz_err_set(err, REZUS_EINTERNAL, "store: no tenant");
+	if (field != NULL) {
+		rc = tenant != NULL ? owner_usable(w->st, w->k, tenant, err)
+		                    : rz_err_set(err, REZUS_EINTERNAL, "store: no %s", field);
 		if (rc != 0) {
 			return rc;
 		}
-	} else {
-		json_object_del(meta, "tenant");
-		tenant = NULL;
+	}
+	for (size_t i = 0; i < 2; i++) {
+		const char *other = i == 0 ? "tenant" : "user";
+		if (field == NULL || strcmp(field, other) != 0) {
+			json_object_del(meta, other); /* only the kind's own owner field is kept */
+		}
 	}
 	rc = read_doc(w->st, w->k, tenant, name, &existing, err);
 	json_decref(existing);
@@ -574,7 +591,21 @@ static int op_create(struct write *w, rz_err_t *err)
 	return json == NULL ? err->code : put_row(w->st, w->k, obj, json, true, err);
 }
 
-/* Remove obj; a Tenant takes every object of the tenant with it. */
+/* Tenants and users own objects (their node groups, their tokens). */
+static bool owns_children(const rz_kind_t *k)
+{
+	size_t n;
+	const rz_kind_t *kinds = rz_kinds(&n);
+
+	for (size_t i = 0; i < n; i++) {
+		if (rz_kind_owner(&kinds[i]) == k) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Remove obj; an owner (a Tenant, a User) takes the objects it owns with it. */
 static int remove_object(struct write *w, json_t *obj, rz_err_t *err)
 {
 	static const char children[] = "SELECT kind, doc FROM objects WHERE tenant = ?1"
@@ -585,7 +616,7 @@ static int remove_object(struct write *w, json_t *obj, rz_err_t *err)
 	json_t *child;
 	int rc = 0;
 
-	if (strcmp(w->k->kind, "Tenant") == 0) {
+	if (owns_children(w->k)) {
 		rz_stmt_t *s = rz_db_stmt(w->st->db, children, err);
 		if (s == NULL) {
 			json_decref(list);
@@ -597,6 +628,11 @@ static int remove_object(struct write *w, json_t *obj, rz_err_t *err)
 			if (c == NULL) {
 				rc = RZ_EDB; /* never leave a child behind its tenant */
 				break;
+			}
+			const rz_kind_t *ck = rz_kind_by_name(rz_stmt_text(s, 0));
+			if (ck == NULL || rz_kind_owner(ck) != w->k) {
+				json_decref(c); /* same name, other owner kind: not ours */
+				continue;
 			}
 			json_object_set_new(c, "kind", json_string(rz_stmt_text(s, 0)));
 			json_array_append_new(list, c);
@@ -611,9 +647,9 @@ static int remove_object(struct write *w, json_t *obj, rz_err_t *err)
 			continue;
 		}
 		json = emit(w->st, RZ_EV_DELETED, ck, child, true, err);
-		rc = json == NULL ? err->code
-		                  : drop_row(w->st, ck, meta_str(child, "tenant"),
-		                             meta_str(child, "name"), err);
+		rc = json == NULL
+		         ? err->code
+		         : drop_row(w->st, ck, owner_of(ck, child), meta_str(child, "name"), err);
 	}
 	json_decref(list);
 	if (rc < 0) {
@@ -731,10 +767,10 @@ static int op_delete(struct write *w, rz_err_t *err)
 	return json == NULL ? err->code : put_row(w->st, w->k, cur, json, false, err);
 }
 
-int rz_store_create(rz_store_t *st, const rz_kind_t *k, const json_t *obj, json_t **out,
-                    rz_err_t *err)
+int rz_store_create(rz_store_t *st, const rz_kind_t *k, const json_t *obj,
+                    const rz_write_hook_t *hook, json_t **out, rz_err_t *err)
 {
-	struct write w = { .st = st, .op = op_create, .k = k, .obj = obj };
+	struct write w = { .hook = hook, .st = st, .op = op_create, .k = k, .obj = obj };
 	int rc = run_write(&w, err);
 
 	*out = w.out;
@@ -742,10 +778,11 @@ int rz_store_create(rz_store_t *st, const rz_kind_t *k, const json_t *obj, json_
 }
 
 int rz_store_update(rz_store_t *st, const rz_kind_t *k, const char *tenant, const char *name,
-                    const json_t *obj, int64_t expect_rv, rz_update_mode_t mode, json_t **out,
-                    bool *gone, rz_err_t *err)
+                    const json_t *obj, int64_t expect_rv, rz_update_mode_t mode,
+                    const rz_write_hook_t *hook, json_t **out, bool *gone, rz_err_t *err)
 {
-	struct write w = { .st = st,
+	struct write w = { .hook = hook,
+		           .st = st,
 		           .op = op_update,
 		           .k = k,
 		           .tenant = scope_tenant(k, tenant),
@@ -763,9 +800,11 @@ int rz_store_update(rz_store_t *st, const rz_kind_t *k, const char *tenant, cons
 }
 
 int rz_store_delete(rz_store_t *st, const rz_kind_t *k, const char *tenant, const char *name,
-                    int64_t expect_rv, json_t **out, bool *gone, rz_err_t *err)
+                    int64_t expect_rv, const rz_write_hook_t *hook, json_t **out, bool *gone,
+                    rz_err_t *err)
 {
-	struct write w = { .st = st,
+	struct write w = { .hook = hook,
+		           .st = st,
 		           .op = op_delete,
 		           .k = k,
 		           .tenant = scope_tenant(k, tenant),
@@ -813,4 +852,36 @@ void rz_store_free(rz_store_t *st)
 		free(st->queue);
 		free(st);
 	}
+}
+
+int64_t rz_time_parse(const char *s)
+{
+	struct tm tm;
+	const char *p;
+	int64_t t;
+
+	if (s == NULL) {
+		return -1;
+	}
+	memset(&tm, 0, sizeof(tm));
+	p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (p == NULL) {
+		return -1;
+	}
+	if (*p == '.') {
+		p++;
+		while (*p >= '0' && *p <= '9') {
+			p++;
+		}
+	}
+	t = (int64_t)timegm(&tm);
+	if (*p == 'Z' && p[1] == '\0') {
+		return t;
+	}
+	if ((*p == '+' || *p == '-') && strlen(p) == 6 && p[3] == ':') {
+		int64_t off = ((p[1] - '0') * 10 + (p[2] - '0')) * 3600 +
+		              ((p[4] - '0') * 10 + (p[5] - '0')) * 60;
+		return *p == '+' ? t - off : t + off;
+	}
+	return -1;
 }

@@ -26,6 +26,17 @@
 
 typedef struct rz_store rz_store_t;
 
+/* Extra work inside a write's transaction (credentials, audit rows): runs after the object
+ * is written, with the stored object (its last state when gone). A non-zero return rolls
+ * the whole write back. Hooks chain through next; all borrowed. */
+typedef struct rz_write_hook rz_write_hook_t;
+struct rz_write_hook {
+	int (*fn)(rz_db_t *db, const rz_kind_t *k, const json_t *obj, bool gone, void *arg,
+	          rz_err_t *err);
+	void *arg;
+	const rz_write_hook_t *next;
+};
+
 /* db and bus are borrowed and must outlive the store. window: events kept (≥ 1). */
 int rz_store_new(rz_store_t **out, rz_db_t *db, rz_bus_t *bus, int64_t window, rz_err_t *err);
 void rz_store_free(rz_store_t *st);
@@ -61,8 +72,8 @@ int rz_store_list(rz_store_t *st, const rz_kind_t *k, const rz_list_opts_t *o, j
  * generation 1, creationTimestamp and the kind's finalizers. *out (caller owns) is the
  * stored object. -EEXIST when the name is taken; RZ_ENOTFOUND when the tenant does not
  * exist; RZ_ETERMINATING when it is being deleted. */
-int rz_store_create(rz_store_t *st, const rz_kind_t *k, const json_t *obj, json_t **out,
-                    rz_err_t *err);
+int rz_store_create(rz_store_t *st, const rz_kind_t *k, const json_t *obj,
+                    const rz_write_hook_t *hook, json_t **out, rz_err_t *err);
 
 typedef enum rz_update_mode {
 	RZ_UPDATE_SPEC,   /* spec, labels, annotations, finalizers from obj; status kept */
@@ -74,14 +85,15 @@ typedef enum rz_update_mode {
  * last finalizer is removed is deleted (with its tenant's objects, for a Tenant); then
  * *gone is set and *out is the last state. */
 int rz_store_update(rz_store_t *st, const rz_kind_t *k, const char *tenant, const char *name,
-                    const json_t *obj, int64_t expect_rv, rz_update_mode_t mode, json_t **out,
-                    bool *gone, rz_err_t *err);
+                    const json_t *obj, int64_t expect_rv, rz_update_mode_t mode,
+                    const rz_write_hook_t *hook, json_t **out, bool *gone, rz_err_t *err);
 
 /* Delete: an object with finalizers gets deletionTimestamp (and keeps existing: *gone is
  * false); without, it is removed — a Tenant with every object of the tenant — and *gone is
  * true. *out is the object's final or current state. */
 int rz_store_delete(rz_store_t *st, const rz_kind_t *k, const char *tenant, const char *name,
-                    int64_t expect_rv, json_t **out, bool *gone, rz_err_t *err);
+                    int64_t expect_rv, const rz_write_hook_t *hook, json_t **out, bool *gone,
+                    rz_err_t *err);
 
 /* Replay events with revision > after, oldest first, through fn (stop when it returns
  * non-zero, which is then returned). RZ_EGONE when after + 1 < rz_store_oldest(). */
@@ -90,6 +102,10 @@ int rz_store_replay(rz_store_t *st, int64_t after, int (*fn)(const rz_event_t *e
 
 /* The resourceVersion of an object as a number (0 when missing or malformed). */
 int64_t rz_object_rv(const json_t *obj);
+
+/* Seconds since the epoch for an RFC 3339 time ("2026-11-30T04:31:11Z", fractions and
+ * offsets allowed); -1 when it does not parse. */
+int64_t rz_time_parse(const char *s);
 
 /* The current time as RFC 3339 UTC ("2026-11-30T04:31:11Z") into buf (≥ 21 bytes). */
 void rz_time_now(char *buf, size_t size);

@@ -47,7 +47,7 @@ static void setup(void)
 	ck_assert_int_eq(rz_store_new(&store, db, bus, WINDOW, &err), 0);
 	ck_assert_int_eq(rz_watch_hub_new(&hub, base, store, bus, 300, &err), 0);
 	ck_assert_int_eq(rz_http_new(&srv, base, &opts, &err), 0);
-	ck_assert_int_eq(rz_api_new(&api, srv, store, hub, &err), 0);
+	ck_assert_int_eq(rz_api_new(&api, srv, store, hub, NULL, NULL, &err), 0);
 	ck_assert_int_eq(rz_http_listen(srv, "127.0.0.1:0", &err), 0);
 	port = rz_http_port(srv);
 }
@@ -267,9 +267,8 @@ START_TEST(test_bad_bodies)
 
 	ck_assert_int_eq(post("/api/v1/tenants", "{\"metadata\": {\"name\": }", &j), 400);
 	ck_assert_str_eq(at(j, "reason"), "BadRequest");
-	ck_assert_str_eq(
-	    at(j, "message"),
-	    "malformed JSON at line 1, column 23 (byte 23): unexpected token near '}'");
+	ck_assert_str_eq(at(j, "message"),
+	                 "malformed JSON at line 1, column 23 (byte 23): unexpected token");
 	json_decref(j);
 	ck_assert_int_eq(post("/api/v1/tenants", "[1]", &j), 400);
 	ck_assert_str_eq(at(j, "message"), "the request body must be a JSON object");
@@ -617,7 +616,8 @@ START_TEST(test_every_kind)
 				    json_pack("{s:{s:s, s:s}, s:{s:s}}", "metadata", "name", name,
 				              "tenant", "acme", "spec", "role", "worker");
 				json_t *out = NULL;
-				ck_assert_int_eq(rz_store_create(store, k, obj, &out, &err), 0);
+				ck_assert_int_eq(rz_store_create(store, k, obj, NULL, &out, &err),
+				                 0);
 				json_decref(obj);
 				json_decref(out);
 				ck_assert_int_eq(patch(stat, cases[i].status, &j), 200);
@@ -1027,8 +1027,8 @@ START_TEST(test_openapi)
 }
 END_TEST
 
-static void observe(void *ctx, const char *route, const char *method, int code, double seconds,
-                    bool streamed)
+static void observe(void *ctx, rz_req_t *req, const char *route, const char *method, int code,
+                    double seconds, bool streamed)
 {
 	rz_metrics_observe(ctx, route, method, code, seconds, streamed);
 }

@@ -57,16 +57,19 @@ static void invalid(rz_req_t *req, void *ctx)
 }
 
 static const rz_route_t routes[] = {
-	{ RZ_M_GET | RZ_M_POST, "/things", echo, "things" },
-	{ RZ_M_GET | RZ_M_DELETE, "/api/v1/tenants/{tenant}/nodegroups/{name}", echo, "nodegroup" },
-	{ RZ_M_GET, "/users/{name}", echo, "user" },
-	{ RZ_M_GET, "/users/me", echo, "me" },
-	{ RZ_M_GET, "/static/{path...}", echo, "static" },
-	{ RZ_M_LOCK, "/tfstate/{tenant}", echo, "lock" },
-	{ RZ_M_UNLOCK, "/tfstate/{tenant}", echo, "unlock" },
-	{ RZ_M_GET | RZ_M_POST, "/slow", park, "slow" },
-	{ RZ_M_POST, "/invalid", invalid, "invalid" },
-	{ RZ_M_GET, "/", echo, "root" },
+	{ .methods = RZ_M_GET | RZ_M_POST, .pattern = "/things", .fn = echo, .ctx = "things" },
+	{ .methods = RZ_M_GET | RZ_M_DELETE,
+	  .pattern = "/api/v1/tenants/{tenant}/nodegroups/{name}",
+	  .fn = echo,
+	  .ctx = "nodegroup" },
+	{ .methods = RZ_M_GET, .pattern = "/users/{name}", .fn = echo, .ctx = "user" },
+	{ .methods = RZ_M_GET, .pattern = "/users/me", .fn = echo, .ctx = "me" },
+	{ .methods = RZ_M_GET, .pattern = "/static/{path...}", .fn = echo, .ctx = "static" },
+	{ .methods = RZ_M_LOCK, .pattern = "/tfstate/{tenant}", .fn = echo, .ctx = "lock" },
+	{ .methods = RZ_M_UNLOCK, .pattern = "/tfstate/{tenant}", .fn = echo, .ctx = "unlock" },
+	{ .methods = RZ_M_GET | RZ_M_POST, .pattern = "/slow", .fn = park, .ctx = "slow" },
+	{ .methods = RZ_M_POST, .pattern = "/invalid", .fn = invalid, .ctx = "invalid" },
+	{ .methods = RZ_M_GET, .pattern = "/", .fn = echo, .ctx = "root" },
 };
 
 static void setup(void)
@@ -546,9 +549,15 @@ END_TEST
 START_TEST(test_bad_patterns_and_addresses)
 {
 	rz_err_t err = { 0 };
-	rz_route_t bad1[] = { { RZ_M_GET, "no-slash", echo, NULL } };
-	rz_route_t bad2[] = { { RZ_M_GET, "/a/{rest...}/b", echo, NULL } };
-	rz_route_t bad3[] = { { RZ_M_GET, "/a{b}", echo, NULL } };
+	rz_route_t bad1[] = {
+		{ .methods = RZ_M_GET, .pattern = "no-slash", .fn = echo, .ctx = NULL }
+	};
+	rz_route_t bad2[] = {
+		{ .methods = RZ_M_GET, .pattern = "/a/{rest...}/b", .fn = echo, .ctx = NULL }
+	};
+	rz_route_t bad3[] = {
+		{ .methods = RZ_M_GET, .pattern = "/a{b}", .fn = echo, .ctx = NULL }
+	};
 
 	ck_assert_int_eq(rz_http_add_routes(srv, bad1, 1, &err), -EINVAL);
 	ck_assert_str_eq(err.msg, "http: route 'no-slash' must start with '/' and have a handler");

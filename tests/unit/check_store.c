@@ -207,7 +207,7 @@ static json_t *create_ok(json_t *m)
 	rz_err_t err = { 0 };
 	json_t *out = NULL;
 
-	ck_assert_msg(rz_store_create(st, k, m, &out, &err) == 0, "create %s: %s", mstr(m, "name"),
+	ck_assert_msg(rz_store_create(st, k, m, NULL, &out, &err) == 0, "create %s: %s", mstr(m, "name"),
 	              err.msg);
 	ck_assert_ptr_nonnull(out);
 	json_decref(m);
@@ -253,7 +253,7 @@ static void assert_absent(const char *kind, const char *tenant, const char *name
 static int update(const char *kind, const char *tenant, const char *name, json_t *in,
                   int64_t expect_rv, rz_update_mode_t mode, json_t **out, bool *gone, rz_err_t *err)
 {
-	int rc = rz_store_update(st, K(kind), tenant, name, in, expect_rv, mode, out, gone, err);
+	int rc = rz_store_update(st, K(kind), tenant, name, in, expect_rv, mode, NULL, out, gone, err);
 
 	json_decref(in);
 	return rc;
@@ -385,7 +385,7 @@ START_TEST(test_create_tenant)
 	json_object_set_new(in, "status", parse("{\"phase\":\"Ready\"}"));
 	copy = json_deep_copy(in);
 
-	ck_assert_int_eq(rz_store_create(st, K("Tenant"), in, &out, &err), 0);
+	ck_assert_int_eq(rz_store_create(st, K("Tenant"), in, NULL, &out, &err), 0);
 	ck_assert_ptr_nonnull(out);
 	/* The input is borrowed, not modified. */
 	ck_assert(json_equal(in, copy));
@@ -494,7 +494,7 @@ START_TEST(test_create_duplicate)
 	rz_err_t err = { 0 };
 
 	create_tenant("x");
-	ck_assert_int_eq(rz_store_create(st, K("Tenant"), in, &out, &err), -EEXIST);
+	ck_assert_int_eq(rz_store_create(st, K("Tenant"), in, NULL, &out, &err), -EEXIST);
 	ck_assert_int_eq(err.code, -EEXIST);
 	ck_assert_str_eq(err.msg, "tenants \"x\" already exists");
 	ck_assert_ptr_null(out);
@@ -510,7 +510,7 @@ START_TEST(test_create_duplicate)
 	create_in("NodeGroup", "u", "a");
 	ck_assert_int_eq(rz_store_revision(st), 5);
 	in = manifest("NodeGroup", "t", "a", ng_spec);
-	ck_assert_int_eq(rz_store_create(st, K("NodeGroup"), in, &out, &err), -EEXIST);
+	ck_assert_int_eq(rz_store_create(st, K("NodeGroup"), in, NULL, &out, &err), -EEXIST);
 	ck_assert_str_eq(err.msg, "nodegroups \"a\" already exists");
 	ck_assert_ptr_null(out);
 	ck_assert_int_eq(rz_store_revision(st), 5);
@@ -525,7 +525,7 @@ START_TEST(test_create_missing_tenant)
 	json_t *out = (json_t *)1;
 	rz_err_t err = { 0 };
 
-	ck_assert_int_eq(rz_store_create(st, K("NodeGroup"), in, &out, &err), RZ_ENOTFOUND);
+	ck_assert_int_eq(rz_store_create(st, K("NodeGroup"), in, NULL, &out, &err), RZ_ENOTFOUND);
 	ck_assert_int_eq(err.code, RZ_ENOTFOUND);
 	ck_assert_str_eq(err.msg, "tenants \"nope\" not found");
 	ck_assert_ptr_null(out);
@@ -537,7 +537,7 @@ START_TEST(test_create_missing_tenant)
 	/* A tenant-scoped object without metadata.tenant is refused. */
 	in = manifest("NodeGroup", NULL, "a", ng_spec);
 	out = (json_t *)1;
-	ck_assert_int_eq(rz_store_create(st, K("NodeGroup"), in, &out, &err), REZUS_EINTERNAL);
+	ck_assert_int_eq(rz_store_create(st, K("NodeGroup"), in, NULL, &out, &err), REZUS_EINTERNAL);
 	ck_assert_ptr_null(out);
 	ck_assert_uint_eq(nevents, 0);
 	json_decref(in);
@@ -551,14 +551,14 @@ START_TEST(test_create_in_terminating_tenant)
 	bool gone = true;
 
 	create_tenant("t");
-	ck_assert_int_eq(rz_store_delete(st, K("Tenant"), NULL, "t", 0, &out, &gone, &err), 0);
+	ck_assert_int_eq(rz_store_delete(st, K("Tenant"), NULL, "t", 0, NULL, &out, &gone, &err), 0);
 	ck_assert(!gone);
 	json_decref(out);
 	ck_assert_int_eq(rz_store_revision(st), 2);
 
 	in = manifest("NodeGroup", "t", "a", ng_spec);
 	out = (json_t *)1;
-	ck_assert_int_eq(rz_store_create(st, K("NodeGroup"), in, &out, &err), RZ_ETERMINATING);
+	ck_assert_int_eq(rz_store_create(st, K("NodeGroup"), in, NULL, &out, &err), RZ_ETERMINATING);
 	ck_assert_int_eq(err.code, RZ_ETERMINATING);
 	ck_assert_str_eq(err.msg,
 	                 "unable to create new content in tenant t because it is being deleted");
@@ -796,14 +796,14 @@ START_TEST(test_delete_without_finalizers)
 
 	/* A stale precondition refuses the delete. */
 	out = (json_t *)1;
-	ck_assert_int_eq(rz_store_delete(st, K("NodeGroup"), "t", "a", 3, &out, &gone, &err),
+	ck_assert_int_eq(rz_store_delete(st, K("NodeGroup"), "t", "a", 3, NULL, &out, &gone, &err),
 	                 RZ_ECONFLICT);
 	ck_assert_str_eq(err.msg, CONFLICT_MSG("nodegroups", "a"));
 	ck_assert_ptr_null(out);
 	ck_assert_int_eq(rz_store_revision(st), 3);
 	json_decref(get_ok("NodeGroup", "t", "a"));
 
-	ck_assert_int_eq(rz_store_delete(st, K("NodeGroup"), "t", "a", 2, &out, &gone, &err), 0);
+	ck_assert_int_eq(rz_store_delete(st, K("NodeGroup"), "t", "a", 2, NULL, &out, &gone, &err), 0);
 	ck_assert(gone);
 	ck_assert_ptr_nonnull(out);
 	ck_assert_str_eq(mstr(out, "name"), "a");
@@ -819,7 +819,7 @@ START_TEST(test_delete_without_finalizers)
 
 	/* Deleting it again: not found, nothing published. */
 	out = (json_t *)1;
-	ck_assert_int_eq(rz_store_delete(st, K("NodeGroup"), "t", "a", 0, &out, &gone, &err),
+	ck_assert_int_eq(rz_store_delete(st, K("NodeGroup"), "t", "a", 0, NULL, &out, &gone, &err),
 	                 RZ_ENOTFOUND);
 	ck_assert_str_eq(err.msg, "nodegroups \"a\" not found");
 	ck_assert_ptr_null(out);
@@ -867,7 +867,7 @@ START_TEST(test_delete_with_finalizers)
 
 	/* 202 semantics: marked, kept, generation bumped, MODIFIED. */
 	gone = true;
-	ck_assert_int_eq(rz_store_delete(st, K("Tenant"), NULL, "t", 8, &out, &gone, &err), 0);
+	ck_assert_int_eq(rz_store_delete(st, K("Tenant"), NULL, "t", 8, NULL, &out, &gone, &err), 0);
 	ck_assert(!gone);
 	ck_assert_str_eq(mstr(out, "resourceVersion"), "9");
 	ck_assert_int_eq(generation(out), 2);
@@ -884,7 +884,7 @@ START_TEST(test_delete_with_finalizers)
 
 	/* A second delete changes nothing. */
 	gone = true;
-	ck_assert_int_eq(rz_store_delete(st, K("Tenant"), NULL, "t", 0, &out, &gone, &err), 0);
+	ck_assert_int_eq(rz_store_delete(st, K("Tenant"), NULL, "t", 0, NULL, &out, &gone, &err), 0);
 	ck_assert(!gone);
 	ck_assert(json_equal(out, cur));
 	ck_assert_str_eq(mstr(out, "deletionTimestamp"), ts);
@@ -964,7 +964,7 @@ START_TEST(test_delete_tenant_without_finalizers)
 	json_decref(out);
 	ck_assert_int_eq(rz_store_revision(st), 3);
 
-	ck_assert_int_eq(rz_store_delete(st, K("Tenant"), NULL, "t", 0, &out, &gone, &err), 0);
+	ck_assert_int_eq(rz_store_delete(st, K("Tenant"), NULL, "t", 0, NULL, &out, &gone, &err), 0);
 	ck_assert(gone);
 	ck_assert_str_eq(mstr(out, "resourceVersion"), "5");
 	json_decref(out);
@@ -1280,7 +1280,7 @@ START_TEST(test_replay)
 	create_tenant("t");                                    /* 1 ADDED */
 	create_in("NodeGroup", "t", "a");                      /* 2 ADDED */
 	json_decref(relabel("NodeGroup", "t", "a", "k", "v")); /* 3 MODIFIED */
-	ck_assert_int_eq(rz_store_delete(st, K("NodeGroup"), "t", "a", 0, &out, &gone, &err), 0);
+	ck_assert_int_eq(rz_store_delete(st, K("NodeGroup"), "t", "a", 0, NULL, &out, &gone, &err), 0);
 	json_decref(out); /* 4 DELETED */
 	ck_assert_int_eq(rz_store_revision(st), 4);
 	ck_assert_int_eq(rz_store_oldest(st), 1);
@@ -1475,7 +1475,7 @@ START_TEST(test_failed_write_changes_nothing)
 	        "END");
 	in = manifest("Tenant", NULL, "u", tenant_spec);
 	out = (json_t *)1;
-	ck_assert_int_eq(rz_store_create(st, K("Tenant"), in, &out, &err), RZ_EDB);
+	ck_assert_int_eq(rz_store_create(st, K("Tenant"), in, NULL, &out, &err), RZ_EDB);
 	ck_assert_int_eq(err.code, RZ_EDB);
 	ck_assert_msg(strstr(err.msg, "boom") != NULL, "%s", err.msg);
 	ck_assert_ptr_null(out);
@@ -1495,7 +1495,7 @@ START_TEST(test_failed_write_changes_nothing)
 	json_decref(out);
 
 	out = (json_t *)1;
-	ck_assert_int_eq(rz_store_delete(st, K("NodeGroup"), "t", "a", 0, &out, &gone, &err),
+	ck_assert_int_eq(rz_store_delete(st, K("NodeGroup"), "t", "a", 0, NULL, &out, &gone, &err),
 	                 RZ_EDB);
 	ck_assert_ptr_null(out);
 	assert_untouched(2, 2);
@@ -1508,7 +1508,7 @@ START_TEST(test_failed_write_changes_nothing)
 	    "END");
 	in = manifest("Tenant", NULL, "u", tenant_spec);
 	out = (json_t *)1;
-	ck_assert_int_eq(rz_store_create(st, K("Tenant"), in, &out, &err), RZ_EDB);
+	ck_assert_int_eq(rz_store_create(st, K("Tenant"), in, NULL, &out, &err), RZ_EDB);
 	ck_assert_msg(strstr(err.msg, "boom2") != NULL, "%s", err.msg);
 	ck_assert_ptr_null(out);
 	assert_untouched(2, 2);
@@ -1537,7 +1537,7 @@ START_TEST(test_failed_cascade_changes_nothing)
 	create_tenant("t");
 	create_in("NodeGroup", "t", "a");
 	create_in("ConfigPatch", "t", "p");
-	ck_assert_int_eq(rz_store_delete(st, K("Tenant"), NULL, "t", 0, &out, &gone, &err), 0);
+	ck_assert_int_eq(rz_store_delete(st, K("Tenant"), NULL, "t", 0, NULL, &out, &gone, &err), 0);
 	json_decref(out);
 	ck_assert_int_eq(rz_store_revision(st), 4);
 	cur = get_ok("Tenant", NULL, "t");
@@ -1603,7 +1603,7 @@ static void write_on_event(const rz_event_t *ev, void *arg)
 	json_decref(cur);
 	cur = manifest(w->kind, w->tenant, w->name,
 	               strcmp(w->kind, "Tenant") == 0 ? tenant_spec : ng_spec);
-	w->rc = rz_store_create(st, K(w->kind), cur, &out, &err);
+	w->rc = rz_store_create(st, K(w->kind), cur, NULL, &out, &err);
 	json_decref(cur);
 	snprintf(w->msg, sizeof(w->msg), "%s", err.msg);
 	w->revision_then = rz_store_revision(st);
@@ -1686,7 +1686,7 @@ START_TEST(test_nested_write_after_batch)
 		.on_kind = "NodeGroup", .on_type = RZ_EV_DELETED, .kind = "Tenant", .name = "audit"
 	};
 	id = rz_bus_subscribe(bus, write_on_event, &writer);
-	ck_assert_int_eq(rz_store_delete(st, K("Tenant"), NULL, "t", 0, &out, &gone, &err), 0);
+	ck_assert_int_eq(rz_store_delete(st, K("Tenant"), NULL, "t", 0, NULL, &out, &gone, &err), 0);
 	ck_assert(gone);
 	json_decref(out);
 	rz_bus_unsubscribe(bus, id);

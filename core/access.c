@@ -1,0 +1,300 @@
+/* core/access.c - authentication and role checks on every route, and their audit rows. */
+#include <config.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/access.h"
+#include "core/kinds.h"
+#include "core/log.h"
+
+struct rz_access {
+	rz_auth_t *auth;
+	rz_db_t *db;
+	char **trusted;
+};
+
+/* Per-request state kept with the request. */
+struct reqinfo {
+	rz_principal_t p;
+	bool authenticated;
+	char source_ip[INET6_ADDRSTRLEN];
+};
+
+int rz_access_new(rz_access_t **out, rz_auth_t *auth, rz_db_t *db, char **trusted_proxies,
+                  rz_err_t *err)
+{
+	rz_access_t *a = calloc(1, sizeof(*a));
+
+	*out = NULL;
+	if (a == NULL) {
+		return rz_err_set(err, -ENOMEM, "access: out of memory");
+	}
+	a->auth = auth;
+	a->db = db;
+	a->trusted = trusted_proxies;
+	*out = a;
+	return 0;
+}
+
+void rz_access_free(rz_access_t *a)
+{
+	free(a);
+}
+
+static struct reqinfo *info(rz_req_t *req)
+{
+	struct reqinfo *i = rz_req_data(req);
+
+	if (i == NULL) {
+		i = calloc(1, sizeof(*i));
+		if (i != NULL) {
+			rz_req_set_data(req, i, free);
+		}
+	}
+	return i;
+}
+
+const rz_principal_t *rz_access_principal(const rz_req_t *req)
+{
+	const struct reqinfo *i = rz_req_data(req);
+
+	return i != NULL && i->authenticated ? &i->p : NULL;
+}
+
+/* ------------------------------------------------------------------ source address */
+
+static bool trusted(const rz_access_t *a, const char *peer)
+{
+	for (char **t = a->trusted; t != NULL && *t != NULL; t++) {
+		if (strcmp(*t, peer) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+const char *rz_access_source_ip(const rz_access_t *a, const rz_req_t *req)
+{
+	struct reqinfo *i = info((rz_req_t *)req);
+	const char *xff = rz_req_header(req, "X-Forwarded-For");
+	unsigned char buf[sizeof(struct in6_addr)];
+	char hop[INET6_ADDRSTRLEN];
+	size_t len;
+
+	if (i == NULL) {
+		return rz_req_peer(req);
+	}
+	if (i->source_ip[0] != '\0') {
+		return i->source_ip;
+	}
+	snprintf(i->source_ip, sizeof(i->source_ip), "%s", rz_req_peer(req));
+	if (xff == NULL || !trusted(a, rz_req_peer(req))) {
+		return i->source_ip;
+	}
+	while (*xff == ' ') {
+		xff++;
+	}
+	len = strcspn(xff, ", ");
+	if (len == 0 || len >= sizeof(hop)) {
+		return i->source_ip;
+	}
+	memcpy(hop, xff, len);
+	hop[len] = '\0';
+	if (inet_pton(AF_INET, hop, buf) == 1 || inet_pton(AF_INET6, hop, buf) == 1) {
+		snprintf(i->source_ip, sizeof(i->source_ip), "%s", hop);
+	}
+	return i->source_ip;
+}
+
+/* ------------------------------------------------------------------ audit rows */
+
+static const char *method_verb(const char *method)
+{
+	static const struct {
+		const char *method, *verb;
+	} map[] = { { "POST", "create" },   { "PUT", "update" }, { "PATCH", "patch" },
+		    { "DELETE", "delete" }, { "GET", "get" },    { "HEAD", "get" } };
+
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+		if (strcmp(map[i].method, method) == 0) {
+			return map[i].verb;
+		}
+	}
+	return method;
+}
+
+static void fill_entry(rz_access_t *a, rz_req_t *req, int code, rz_audit_entry_t *e)
+{
+	const rz_principal_t *p = rz_access_principal(req);
+	const rz_route_t *r = rz_req_route(req);
+
+	memset(e, 0, sizeof(*e));
+	e->user = p ? p->user : "";
+	e->role = p ? rz_role_name(p->role) : "anonymous";
+	e->source_ip = rz_access_source_ip(a, req);
+	e->request_id = rz_req_id(req);
+	e->method = rz_req_method(req);
+	e->path = rz_req_path(req);
+	e->verb = r && r->verb ? r->verb : method_verb(rz_req_method(req));
+	e->kind = r && r->kind ? r->kind : "";
+	e->tenant = rz_req_param(req, "tenant");
+	e->name = rz_req_param(req, "name");
+	e->code = code;
+	e->error = code >= 400 ? rz_req_error(req) : "";
+}
+
+int rz_access_audit(rz_access_t *a, rz_req_t *req, int code, const char *user, const char *error,
+                    rz_err_t *err)
+{
+	rz_audit_entry_t e;
+
+	fill_entry(a, req, code, &e);
+	if (user != NULL) {
+		e.user = user;
+	}
+	if (error != NULL) {
+		e.error = error;
+	}
+	return rz_audit_insert(a->db, &e, err);
+}
+
+void rz_access_observe(rz_access_t *a, rz_req_t *req, int code)
+{
+	static const char *const mutating[] = { "POST", "PUT", "PATCH", "DELETE" };
+	const rz_route_t *r = rz_req_route(req);
+	bool want = code == 401 || code == 403 || (r != NULL && r->audit);
+	rz_err_t err = { 0 };
+
+	for (size_t i = 0; i < sizeof(mutating) / sizeof(mutating[0]); i++) {
+		want = want || strcmp(rz_req_method(req), mutating[i]) == 0;
+	}
+	if (!want || rz_req_audited(req)) {
+		return;
+	}
+	if (rz_access_audit(a, req, code, NULL, NULL, &err) != 0) {
+		rz_log_err("audit", "cannot record %s %s: %s", rz_req_method(req), rz_req_path(req),
+		           err.msg);
+	}
+}
+
+static int hook_fn(rz_db_t *db, const rz_kind_t *k, const json_t *obj, bool gone, void *arg,
+                   rz_err_t *err)
+{
+	rz_access_hook_t *h = arg;
+	const char *field = rz_kind_owner_field(k);
+	const json_t *meta = json_object_get(obj, "metadata");
+	rz_audit_entry_t e;
+
+	fill_entry(h->a, h->req, h->code ? h->code : (gone ? 200 : 202), &e);
+	e.kind = k->kind;
+	e.name = h->name ? h->name : json_string_value(json_object_get(meta, "name"));
+	e.tenant = field && strcmp(field, "tenant") == 0
+	               ? json_string_value(json_object_get(meta, "tenant"))
+	               : "";
+	return rz_audit_insert(db, &e, err);
+}
+
+const rz_write_hook_t *rz_access_hook(rz_access_t *a, rz_req_t *req, int code, const char *name,
+                                      const rz_write_hook_t *next, rz_access_hook_t *storage)
+{
+	if (a == NULL) {
+		return next;
+	}
+	*storage = (rz_access_hook_t){ { hook_fn, storage, next }, a, req, code, name };
+	return &storage->hook;
+}
+
+/* ------------------------------------------------------------------ the guard */
+
+static void unauthorized(rz_req_t *req, int rc, const rz_err_t *err)
+{
+	if (rc == RZ_EAUTH) {
+		rz_logkv(RZ_LOG_INFO, "auth", "credentials refused", "reason", err->msg, "peer",
+		         rz_req_peer(req), "request_id", rz_req_id(req), NULL);
+	}
+	rz_req_add_header(req, "WWW-Authenticate",
+	                  rc == RZ_EAUTH ? "Bearer realm=\"rezuscloud\", error=\"invalid_token\""
+	                                 : "Bearer realm=\"rezuscloud\"");
+	rz_reply_error(req, 401, NULL, "Unauthorized");
+}
+
+static void forbidden(rz_req_t *req, const rz_route_t *route, const rz_principal_t *p,
+                      const char *why)
+{
+	const rz_kind_t *k = route->kind ? rz_kind_by_name(route->kind) : NULL;
+	const char *what = k ? k->plural : rz_req_path(req);
+	const char *name = rz_req_param(req, "name");
+	char msg[512];
+	json_t *st;
+
+	if (why != NULL) {
+		snprintf(msg, sizeof(msg), "%s", why);
+	} else {
+		snprintf(msg, sizeof(msg), "user \"%s\" with role %s cannot %s %s%s%s%s", p->user,
+		         rz_role_name(p->role),
+		         route->verb ? route->verb : method_verb(rz_req_method(req)), what,
+		         name ? " \"" : "", name ? name : "", name ? "\"" : "");
+	}
+	st = rz_status_new(403, "Forbidden", msg);
+	rz_status_set_target(st, k ? k->plural : NULL, name);
+	rz_reply_status(req, st);
+}
+
+/* Routes a user who must change the password may still call. */
+static bool allowed_before_password_change(const rz_route_t *route)
+{
+	static const char *const verbs[] = { "whoami", "logout", "change-password" };
+
+	for (size_t i = 0; route->verb != NULL && i < sizeof(verbs) / sizeof(verbs[0]); i++) {
+		if (strcmp(route->verb, verbs[i]) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The owner of a user-scoped object (their own API tokens) may act on it. */
+static bool owner_may(const rz_route_t *route, rz_req_t *req, const rz_principal_t *p)
+{
+	const rz_kind_t *k = route->kind ? rz_kind_by_name(route->kind) : NULL;
+	const char *owner = rz_req_param(req, "user");
+
+	return k != NULL && k->owner_may && owner != NULL && strcmp(owner, p->user) == 0;
+}
+
+bool rz_access_guard(void *ctx, rz_req_t *req, const rz_route_t *route)
+{
+	rz_access_t *a = ctx;
+	struct reqinfo *i = info(req);
+	rz_err_t err = { 0 };
+	int rc;
+
+	if (route->role == RZ_ROLE_UNSET || i == NULL) {
+		rz_log_err("access", "route %s declares no role: refused", route->pattern);
+		forbidden(req, route, NULL, "this route is not open to anyone");
+		return false;
+	}
+	rc = rz_auth_authenticate(a->auth, rz_req_header(req, "Authorization"), &i->p, &err);
+	i->authenticated = rc == 0;
+	if (route->role == RZ_ROLE_PUBLIC) {
+		return true;
+	}
+	if (rc != 0) {
+		unauthorized(req, rc, &err);
+		return false;
+	}
+	if (i->p.must_change_password && !allowed_before_password_change(route)) {
+		forbidden(req, route, &i->p,
+		          "the password must be changed first: POST /api/v1/auth/password");
+		return false;
+	}
+	if (i->p.role >= route->role || owner_may(route, req, &i->p)) {
+		return true;
+	}
+	forbidden(req, route, &i->p, NULL);
+	return false;
+}

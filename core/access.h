@@ -1,0 +1,56 @@
+/*
+ * core/access.h - who may call which route (SPEC §5): the HTTP guard that authenticates
+ * every request and applies the role each route declares (from the kind table for resource
+ * routes), and the audit rows for what it sees.
+ */
+#ifndef RZ_ACCESS_H
+#define RZ_ACCESS_H
+
+#include <stdbool.h>
+
+#include "core/audit.h"
+#include "core/auth.h"
+#include "core/http.h"
+#include "core/store.h"
+
+typedef struct rz_access rz_access_t;
+
+/* trusted_proxies: NULL-terminated addresses (borrowed) whose X-Forwarded-For is believed. */
+int rz_access_new(rz_access_t **out, rz_auth_t *auth, rz_db_t *db, char **trusted_proxies,
+                  rz_err_t *err);
+void rz_access_free(rz_access_t *a);
+
+/* The guard for rz_http_set_guard(). */
+bool rz_access_guard(void *ctx, rz_req_t *req, const rz_route_t *route);
+
+/* Who is asking; NULL for anonymous requests. Borrowed — valid with req. */
+const rz_principal_t *rz_access_principal(const rz_req_t *req);
+
+/* The client's address: the first X-Forwarded-For hop when the peer is a trusted proxy,
+ * else the peer. Borrowed — valid with req. */
+const char *rz_access_source_ip(const rz_access_t *a, const rz_req_t *req);
+
+/* Write the audit row a finished request needs and has not had: mutating requests, audited
+ * routes, and every 401/403. Call from the HTTP observer. */
+void rz_access_observe(rz_access_t *a, rz_req_t *req, int code);
+
+/* An audit row for req as a store write hook, so it commits with the change. code is the
+ * reply's code; for a delete, pass 0: 200 when the object went, 202 when it stays. The
+ * caller owns storage (usually on its stack) and marks req audited after the write. */
+typedef struct rz_access_hook {
+	rz_write_hook_t hook;
+	rz_access_t *a;
+	rz_req_t *req;
+	int code;
+	const char *name;
+} rz_access_hook_t;
+
+const rz_write_hook_t *rz_access_hook(rz_access_t *a, rz_req_t *req, int code, const char *name,
+                                      const rz_write_hook_t *next, rz_access_hook_t *storage);
+
+/* Write an audit row for req now (login failures and other rows outside a store write);
+ * user and error (either may be NULL) override what the request says. */
+int rz_access_audit(rz_access_t *a, rz_req_t *req, int code, const char *user, const char *error,
+                    rz_err_t *err);
+
+#endif /* RZ_ACCESS_H */

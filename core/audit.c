@@ -1,0 +1,250 @@
+/* core/audit.c - audit rows: writing, reading with filters, pruning. */
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/event.h>
+#include <jansson.h>
+
+#include "core/audit.h"
+#include "core/kinds.h"
+#include "core/log.h"
+#include "core/store.h"
+
+#define PRUNE_EVERY_S 3600
+#define LIST_DEFAULT  500
+#define LIST_MAX      5000
+
+struct rz_audit {
+	rz_db_t *db;
+	struct event *timer;
+	int64_t retention_ms;
+	rz_route_t route;
+};
+
+static const char *nz(const char *s)
+{
+	return s ? s : "";
+}
+
+int rz_audit_insert(rz_db_t *db, const rz_audit_entry_t *e, rz_err_t *err)
+{
+	static const char sql[] =
+	    "INSERT INTO audit (time, user, role, source_ip, request_id, method, path, verb,"
+	    " kind, tenant, name, code, error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,"
+	    " ?11, ?12, ?13)";
+	rz_stmt_t *s = rz_db_stmt(db, sql, err);
+	const char *text[] = { e->user, e->role, e->source_ip, e->request_id, e->method,
+		               e->path, e->verb, e->kind,      e->tenant,     e->name };
+	char now[32];
+	int rc;
+
+	if (s == NULL) {
+		return err->code;
+	}
+	rz_time_now(now, sizeof(now));
+	rz_stmt_bind_text(s, 1, now);
+	for (int i = 0; i < 10; i++) {
+		rz_stmt_bind_text(s, i + 2, nz(text[i]));
+	}
+	rz_stmt_bind_int64(s, 12, e->code);
+	rz_stmt_bind_text(s, 13, nz(e->error));
+	rc = rz_stmt_step(s, err);
+	rz_stmt_done(s);
+	return rc < 0 ? rc : 0;
+}
+
+/* ------------------------------------------------------------------ reading */
+
+static json_t *row_object(rz_stmt_t *s)
+{
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:I}",
+	                 "time", rz_stmt_text(s, 1), "user", rz_stmt_text(s, 2), "role",
+	                 rz_stmt_text(s, 3), "sourceIP", rz_stmt_text(s, 4), "requestId",
+	                 rz_stmt_text(s, 5), "method", rz_stmt_text(s, 6), "path",
+	                 rz_stmt_text(s, 7), "verb", rz_stmt_text(s, 8), "kind", rz_stmt_text(s, 9),
+	                 "tenant", rz_stmt_text(s, 10), "name", rz_stmt_text(s, 11), "code",
+	                 (json_int_t)rz_stmt_int64(s, 12), "error", rz_stmt_text(s, 13), "id",
+	                 (json_int_t)rz_stmt_int64(s, 0));
+}
+
+static bool positive(const char *s, int64_t max, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	if (s == NULL || *s == '\0') {
+		return false;
+	}
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (*end != '\0' || errno != 0 || v < 1 || v > max) {
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+/* Newest first. Filters are exact matches; since/until are RFC 3339 times. */
+static void handle_list(rz_req_t *req, void *ctx)
+{
+	static const char sql[] =
+	    "SELECT id, time, user, role, source_ip, request_id, method, path, verb, kind,"
+	    " tenant, name, code, error FROM audit WHERE"
+	    " (?1 IS NULL OR user = ?1) AND (?2 IS NULL OR verb = ?2) AND"
+	    " (?3 IS NULL OR kind = ?3) AND (?4 IS NULL OR tenant = ?4) AND"
+	    " (?5 IS NULL OR time >= ?5) AND (?6 IS NULL OR time <= ?6) AND id < ?7"
+	    " ORDER BY id DESC LIMIT ?8";
+	rz_audit_t *a = ctx;
+	const char *since = rz_req_query(req, "since"), *until = rz_req_query(req, "until");
+	const char *limit = rz_req_query(req, "limit"), *cont = rz_req_query(req, "continue");
+	int64_t n = LIST_DEFAULT, before = INT64_MAX, last = 0;
+	rz_err_t err = { 0 };
+	json_t *items = json_array();
+	rz_stmt_t *s;
+	int rc;
+
+	if ((since != NULL && rz_time_parse(since) < 0) ||
+	    (until != NULL && rz_time_parse(until) < 0)) {
+		json_decref(items);
+		rz_reply_error(req, 400, NULL,
+		               "since and until take RFC 3339 times such as "
+		               "2026-11-30T04:31:11Z");
+		return;
+	}
+	if ((limit != NULL && !positive(limit, LIST_MAX, &n)) ||
+	    (cont != NULL && !positive(cont, INT64_MAX, &before))) {
+		json_decref(items);
+		rz_reply_error(req, 400, NULL, "invalid limit or continue (limit: 1 to %d)",
+		               LIST_MAX);
+		return;
+	}
+	s = rz_db_stmt(a->db, sql, &err);
+	if (s == NULL) {
+		json_decref(items);
+		rz_reply_error(req, 500, NULL, "internal error; see the server log");
+		return;
+	}
+	rz_stmt_bind_text(s, 1, rz_req_query(req, "user"));
+	rz_stmt_bind_text(s, 2, rz_req_query(req, "verb"));
+	rz_stmt_bind_text(s, 3, rz_req_query(req, "kind"));
+	rz_stmt_bind_text(s, 4, rz_req_query(req, "tenant"));
+	rz_stmt_bind_text(s, 5, since);
+	rz_stmt_bind_text(s, 6, until);
+	rz_stmt_bind_int64(s, 7, before);
+	rz_stmt_bind_int64(s, 8, n + 1);
+	while ((rc = rz_stmt_step(s, &err)) == 1) {
+		if ((int64_t)json_array_size(items) == n) {
+			char tok[24];
+			snprintf(tok, sizeof(tok), "%" PRId64, last);
+			rz_stmt_done(s);
+			rz_reply_json(req, 200,
+			              json_pack("{s:s, s:s, s:{s:s}, s:o}", "apiVersion",
+			                        RZ_API_VERSION, "kind", "AuditEventList",
+			                        "metadata", "continue", tok, "items", items));
+			return;
+		}
+		last = rz_stmt_int64(s, 0);
+		json_array_append_new(items, row_object(s));
+	}
+	rz_stmt_done(s);
+	if (rc < 0) {
+		json_decref(items);
+		rz_reply_error(req, 500, NULL, "internal error; see the server log");
+		return;
+	}
+	rz_reply_json(req, 200,
+	              json_pack("{s:s, s:s, s:{}, s:o}", "apiVersion", RZ_API_VERSION, "kind",
+	                        "AuditEventList", "metadata", "items", items));
+}
+
+/* ------------------------------------------------------------------ pruning */
+
+int64_t rz_audit_prune(rz_audit_t *a)
+{
+	rz_err_t err = { 0 };
+	time_t cut = time(NULL) - (time_t)(a->retention_ms / 1000);
+	struct tm tm;
+	char when[32];
+	rz_stmt_t *s;
+	int64_t removed = 0;
+
+	gmtime_r(&cut, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	s = rz_db_stmt(a->db, "DELETE FROM audit WHERE time < ?1", &err);
+	if (s != NULL) {
+		rz_stmt_bind_text(s, 1, when);
+		if (rz_stmt_step(s, &err) >= 0) {
+			removed = rz_db_changes(a->db);
+		}
+		rz_stmt_done(s);
+	}
+	s = rz_db_stmt(a->db, "DELETE FROM revoked_sessions WHERE exp < ?1", &err);
+	if (s != NULL) {
+		rz_stmt_bind_int64(s, 1, (int64_t)time(NULL));
+		rz_stmt_step(s, &err);
+		rz_stmt_done(s);
+	}
+	if (err.code != 0) {
+		rz_log_warn("audit", "pruning failed: %s", err.msg);
+	} else if (removed > 0) {
+		rz_log_info("audit", "pruned %" PRId64 " rows older than %s", removed, when);
+	}
+	return removed;
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+	rz_audit_prune(arg);
+}
+
+int rz_audit_new(rz_audit_t **out, rz_db_t *db, struct event_base *base, int64_t retention_ms,
+                 rz_err_t *err)
+{
+	rz_audit_t *a = calloc(1, sizeof(*a));
+	struct timeval tv = { PRUNE_EVERY_S, 0 };
+
+	*out = NULL;
+	if (a == NULL) {
+		return rz_err_set(err, -ENOMEM, "audit: out of memory");
+	}
+	a->db = db;
+	a->retention_ms = retention_ms;
+	if (base != NULL) {
+		a->timer = event_new(base, -1, EV_PERSIST, on_timer, a);
+		if (a->timer == NULL || event_add(a->timer, &tv) < 0) {
+			rz_audit_free(a);
+			return rz_err_set(err, -ENOMEM, "audit: out of memory");
+		}
+	}
+	rz_audit_prune(a);
+	*out = a;
+	return 0;
+}
+
+void rz_audit_free(rz_audit_t *a)
+{
+	if (a != NULL) {
+		if (a->timer != NULL) {
+			event_free(a->timer);
+		}
+		free(a);
+	}
+}
+
+int rz_audit_routes(rz_audit_t *a, rz_http_t *http, rz_err_t *err)
+{
+	a->route = (rz_route_t){ .methods = RZ_M_GET,
+		                 .pattern = "/api/v1/audit",
+		                 .fn = handle_list,
+		                 .ctx = a,
+		                 .role = RZ_ROLE_ADMIN,
+		                 .kind = "AuditEvent",
+		                 .verb = "list" };
+	return rz_http_add_routes(http, &a->route, 1, err);
+}

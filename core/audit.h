@@ -1,0 +1,42 @@
+/*
+ * core/audit.h - the audit log (SPEC §4 AuditEvent, §5): one row per mutating request,
+ * login, denied request, credential download and force-unlock. A successful change's row
+ * is written in the change's own transaction; a refused or failed request gets a row of
+ * its own. Rows never hold secrets. GET /api/v1/audit (admin) reads them; rows older than
+ * audit.retention are pruned hourly.
+ */
+#ifndef RZ_AUDIT_H
+#define RZ_AUDIT_H
+
+#include <stdint.h>
+
+#include "core/db.h"
+#include "core/errors.h"
+#include "core/http.h"
+
+struct event_base;
+
+typedef struct rz_audit_entry {
+	const char *user, *role, *source_ip, *request_id, *method, *path;
+	const char *verb, *kind, *tenant, *name, *error;
+	int code;
+} rz_audit_entry_t;
+
+/* Insert one row (inside the caller's transaction, when there is one). NULL fields are
+ * stored as "". */
+int rz_audit_insert(rz_db_t *db, const rz_audit_entry_t *e, rz_err_t *err);
+
+typedef struct rz_audit rz_audit_t;
+
+/* retention_ms: rows older than this are pruned (hourly, and once at start). */
+int rz_audit_new(rz_audit_t **out, rz_db_t *db, struct event_base *base, int64_t retention_ms,
+                 rz_err_t *err);
+void rz_audit_free(rz_audit_t *a);
+
+/* Delete rows older than the retention and expired revoked sessions; returns rows removed. */
+int64_t rz_audit_prune(rz_audit_t *a);
+
+/* Register GET /api/v1/audit (admin only). */
+int rz_audit_routes(rz_audit_t *a, rz_http_t *http, rz_err_t *err);
+
+#endif /* RZ_AUDIT_H */

@@ -1,0 +1,552 @@
+/* core/auth.c - sessions (HS256 JWT), API tokens, password hashes, login throttling. */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <jwt.h>
+
+#include "core/auth.h"
+#include "core/log.h"
+
+#define SECRET_FILE      "jwt.secret"
+#define SECRET_MIN       32
+#define SECRET_GENERATED 64
+#define SECRET_MAX       4096
+#define THROTTLE_SLOTS   1024
+#define FREE_FAILURES    3 /* failures answered without delay */
+#define LOCK_AFTER       6 /* failures after which attempts get 429 */
+#define LOCK_MAX_S       900
+
+struct throttle {
+	char key[160]; /* user \n ip; "" = free slot */
+	int failures;
+	int64_t last;         /* seconds */
+	int64_t locked_until; /* seconds */
+};
+
+struct rz_auth {
+	rz_db_t *db;
+	rz_store_t *store;
+	unsigned char secret[SECRET_MAX];
+	size_t secret_len;
+	int64_t ttl_s;
+	struct throttle slots[THROTTLE_SLOTS];
+};
+
+static int64_t now_s(void)
+{
+	return (int64_t)time(NULL);
+}
+
+/* ------------------------------------------------------------------ roles */
+
+int rz_role_parse(const char *s)
+{
+	if (s == NULL) {
+		return 0;
+	}
+	if (strcmp(s, "view") == 0) {
+		return RZ_ROLE_VIEW;
+	}
+	if (strcmp(s, "edit") == 0) {
+		return RZ_ROLE_EDIT;
+	}
+	return strcmp(s, "admin") == 0 ? RZ_ROLE_ADMIN : 0;
+}
+
+const char *rz_role_name(int role)
+{
+	switch (role) {
+	case RZ_ROLE_VIEW:
+		return "view";
+	case RZ_ROLE_EDIT:
+		return "edit";
+	case RZ_ROLE_ADMIN:
+		return "admin";
+	case RZ_ROLE_PUBLIC:
+		return "anonymous";
+	}
+	return "none";
+}
+
+/* ------------------------------------------------------------------ the JWT secret */
+
+static int read_secret(rz_auth_t *a, const char *path, rz_err_t *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0) {
+		return rz_err_set(err, -errno, "auth: cannot read JWT secret '%s': %s", path,
+		                  strerror(errno));
+	}
+	n = read(fd, a->secret, sizeof(a->secret));
+	close(fd);
+	if (n < 0) {
+		return rz_err_set(err, -errno, "auth: cannot read JWT secret '%s'", path);
+	}
+	while (n > 0 && (a->secret[n - 1] == '\n' || a->secret[n - 1] == '\r')) {
+		n--;
+	}
+	if (n < SECRET_MIN || n == (ssize_t)sizeof(a->secret)) {
+		return rz_err_set(err, REZUS_ECONFIG,
+		                  "auth: JWT secret '%s' must hold %d to %d bytes (has %zd)", path,
+		                  SECRET_MIN, SECRET_MAX - 1, n);
+	}
+	a->secret_len = (size_t)n;
+	return 0;
+}
+
+/* Generate data_dir/jwt.secret on first start; reuse it afterwards. */
+static int generated_secret(rz_auth_t *a, const char *data_dir, rz_err_t *err)
+{
+	char path[PATH_MAX];
+	unsigned char raw[SECRET_GENERATED];
+	char hex[SECRET_GENERATED * 2 + 2];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", data_dir, SECRET_FILE);
+	if (access(path, F_OK) == 0) {
+		return read_secret(a, path, err);
+	}
+	randombytes_buf(raw, sizeof(raw));
+	sodium_bin2hex(hex, sizeof(hex) - 1, raw, sizeof(raw));
+	sodium_memzero(raw, sizeof(raw));
+	strcat(hex, "\n");
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, hex, strlen(hex)) != (ssize_t)strlen(hex) || fsync(fd) < 0) {
+		int e = errno;
+		if (fd >= 0) {
+			close(fd);
+		}
+		sodium_memzero(hex, sizeof(hex));
+		return rz_err_set(err, -e, "auth: cannot write JWT secret '%s': %s", path,
+		                  strerror(e));
+	}
+	close(fd);
+	sodium_memzero(hex, sizeof(hex));
+	rz_log_info("auth", "generated a JWT signing secret in '%s'", path);
+	return read_secret(a, path, err);
+}
+
+int rz_auth_new(rz_auth_t **out, const rz_config_t *cfg, rz_db_t *db, rz_store_t *store,
+                rz_err_t *err)
+{
+	rz_auth_t *a;
+	int rc;
+
+	*out = NULL;
+	if (sodium_init() < 0) {
+		return rz_err_set(err, REZUS_EINTERNAL, "auth: libsodium failed to initialise");
+	}
+	a = calloc(1, sizeof(*a));
+	if (a == NULL) {
+		return rz_err_set(err, -ENOMEM, "auth: out of memory");
+	}
+	a->db = db;
+	a->store = store;
+	a->ttl_s = cfg->session_ttl_ms / 1000;
+	if (cfg->jwt_secret_file != NULL && cfg->jwt_secret_file[0] != '\0') {
+		rc = read_secret(a, cfg->jwt_secret_file, err);
+	} else {
+		rc = generated_secret(a, cfg->data_dir, err);
+	}
+	if (rc != 0) {
+		rz_auth_free(a);
+		return rc;
+	}
+	*out = a;
+	return 0;
+}
+
+void rz_auth_free(rz_auth_t *a)
+{
+	if (a != NULL) {
+		sodium_memzero(a->secret, sizeof(a->secret));
+		free(a);
+	}
+}
+
+/* ------------------------------------------------------------------ sessions */
+
+int rz_auth_issue(rz_auth_t *a, const char *user, int role, char **token, rz_principal_t *p,
+                  rz_err_t *err)
+{
+	jwt_t *jwt = NULL;
+	unsigned char raw[16];
+	int64_t now = now_s();
+	char *enc = NULL;
+	int rc = 0;
+
+	*token = NULL;
+	memset(p, 0, sizeof(*p));
+	randombytes_buf(raw, sizeof(raw));
+	sodium_bin2hex(p->jti, sizeof(p->jti), raw, sizeof(raw));
+	snprintf(p->user, sizeof(p->user), "%s", user);
+	p->role = role;
+	p->exp = now + a->ttl_s;
+	if (jwt_new(&jwt) != 0 || jwt_add_grant(jwt, "iss", RZ_JWT_ISSUER) != 0 ||
+	    jwt_add_grant(jwt, "sub", user) != 0 ||
+	    jwt_add_grant(jwt, "role", rz_role_name(role)) != 0 ||
+	    jwt_add_grant_int(jwt, "iat", (long)now) != 0 ||
+	    jwt_add_grant_int(jwt, "nbf", (long)now) != 0 ||
+	    jwt_add_grant_int(jwt, "exp", (long)p->exp) != 0 ||
+	    jwt_add_grant(jwt, "jti", p->jti) != 0 ||
+	    jwt_set_alg(jwt, JWT_ALG_HS256, a->secret, (int)a->secret_len) != 0 ||
+	    (enc = jwt_encode_str(jwt)) == NULL || (*token = strdup(enc)) == NULL) {
+		rc = rz_err_set(err, -ENOMEM, "auth: cannot sign a session");
+	}
+	free(enc); /* libjwt 1.x allocates with the C allocator */
+	jwt_free(jwt);
+	return rc;
+}
+
+/* The header must say HS256 before the signature is even looked at: no "none", no other
+ * algorithm, no key confusion. */
+static bool header_is_hs256(const char *token)
+{
+	const char *dot = strchr(token, '.');
+	unsigned char raw[512];
+	size_t len = 0;
+	json_t *h;
+	bool ok;
+
+	if (dot == NULL || dot == token ||
+	    sodium_base642bin(raw, sizeof(raw) - 1, token, (size_t)(dot - token), NULL, &len, NULL,
+	                      sodium_base64_VARIANT_URLSAFE_NO_PADDING) != 0) {
+		return false;
+	}
+	h = json_loadb((const char *)raw, len, 0, NULL);
+	ok = h != NULL && json_is_string(json_object_get(h, "alg")) &&
+	     strcmp(json_string_value(json_object_get(h, "alg")), "HS256") == 0;
+	json_decref(h);
+	return ok;
+}
+
+static int claims_check(jwt_t *jwt, rz_principal_t *p, rz_err_t *err)
+{
+	const char *iss = jwt_get_grant(jwt, "iss");
+	const char *sub = jwt_get_grant(jwt, "sub");
+	const char *jti = jwt_get_grant(jwt, "jti");
+	long exp = jwt_get_grant_int(jwt, "exp");
+	long nbf = jwt_get_grant_int(jwt, "nbf");
+	int64_t now = now_s();
+
+	if (iss == NULL || strcmp(iss, RZ_JWT_ISSUER) != 0) {
+		return rz_err_set(err, RZ_EAUTH, "session: wrong issuer");
+	}
+	if (sub == NULL || *sub == '\0' || strlen(sub) >= sizeof(p->user) || jti == NULL ||
+	    *jti == '\0' || strlen(jti) >= sizeof(p->jti) || jwt_get_grant_int(jwt, "iat") <= 0) {
+		return rz_err_set(err, RZ_EAUTH, "session: missing claims");
+	}
+	if (exp <= 0 || exp <= now) {
+		return rz_err_set(err, RZ_EAUTH, "session: expired");
+	}
+	if (nbf <= 0 || nbf > now) {
+		return rz_err_set(err, RZ_EAUTH, "session: not valid yet");
+	}
+	snprintf(p->user, sizeof(p->user), "%s", sub);
+	snprintf(p->jti, sizeof(p->jti), "%s", jti);
+	p->exp = exp;
+	return 0;
+}
+
+static bool revoked(rz_auth_t *a, const char *jti)
+{
+	rz_err_t err = { 0 };
+	rz_stmt_t *s = rz_db_stmt(a->db, "SELECT 1 FROM revoked_sessions WHERE jti = ?1", &err);
+	int rc;
+
+	if (s == NULL) {
+		return true; /* fail closed */
+	}
+	rz_stmt_bind_text(s, 1, jti);
+	rc = rz_stmt_step(s, &err);
+	rz_stmt_done(s);
+	return rc != 0;
+}
+
+static int verify_jwt(rz_auth_t *a, const char *token, rz_principal_t *p, rz_err_t *err)
+{
+	jwt_t *jwt = NULL;
+	int rc;
+
+	if (!header_is_hs256(token)) {
+		return rz_err_set(err, RZ_EAUTH, "session: not an HS256 token");
+	}
+	if (jwt_decode(&jwt, token, a->secret, (int)a->secret_len) != 0 || jwt == NULL ||
+	    jwt_get_alg(jwt) != JWT_ALG_HS256) {
+		jwt_free(jwt);
+		return rz_err_set(err, RZ_EAUTH, "session: bad signature or format");
+	}
+	rc = claims_check(jwt, p, err);
+	jwt_free(jwt);
+	if (rc == 0 && revoked(a, p->jti)) {
+		rc = rz_err_set(err, RZ_EAUTH, "session: revoked");
+	}
+	return rc;
+}
+
+int rz_auth_revoke(rz_auth_t *a, const char *jti, int64_t exp, rz_err_t *err)
+{
+	static const char sql[] =
+	    "INSERT OR IGNORE INTO revoked_sessions (jti, exp) VALUES (?1, ?2)";
+	rz_stmt_t *s = rz_db_stmt(a->db, sql, err);
+	int rc;
+
+	if (s == NULL) {
+		return err->code;
+	}
+	rz_stmt_bind_text(s, 1, jti);
+	rz_stmt_bind_int64(s, 2, exp);
+	rc = rz_stmt_step(s, err);
+	rz_stmt_done(s);
+	return rc < 0 ? rc : 0;
+}
+
+/* ------------------------------------------------------------------ users and tokens */
+
+/* The user's current role and state from the store. */
+static int load_user(rz_auth_t *a, rz_principal_t *p, rz_err_t *err)
+{
+	json_t *u = NULL;
+	json_t *spec, *status;
+	int rc = rz_store_get(a->store, rz_kind_by_name("User"), NULL, p->user, &u, err);
+
+	if (rc != 0) {
+		return rz_err_set(err, RZ_EAUTH, "user '%s' does not exist", p->user);
+	}
+	spec = json_object_get(u, "spec");
+	status = json_object_get(u, "status");
+	if (json_is_true(json_object_get(spec, "disabled"))) {
+		json_decref(u);
+		return rz_err_set(err, RZ_EAUTH, "user '%s' is disabled", p->user);
+	}
+	p->role = rz_role_parse(json_string_value(json_object_get(spec, "role")));
+	p->must_change_password = json_is_true(json_object_get(status, "mustChangePassword"));
+	json_decref(u);
+	return p->role != 0 ? 0 : rz_err_set(err, RZ_EAUTH, "user '%s' has no role", p->user);
+}
+
+/* Record lastUsed at most once a minute, so tokens do not turn reads into writes. */
+static void touch_token(rz_auth_t *a, json_t *tok, const char *user, const char *id)
+{
+	const char *last =
+	    json_string_value(json_object_get(json_object_get(tok, "status"), "lastUsed"));
+	char now[32];
+	json_t *upd, *out = NULL;
+	rz_err_t err = { 0 };
+
+	if (last != NULL && rz_time_parse(last) > now_s() - 60) {
+		return;
+	}
+	rz_time_now(now, sizeof(now));
+	upd = json_pack("{s:{s:s}}", "status", "lastUsed", now);
+	if (rz_store_update(a->store, rz_kind_by_name("APIToken"), user, id, upd, 0,
+	                    RZ_UPDATE_STATUS, NULL, &out, NULL, &err) != 0) {
+		rz_log_warn("auth", "recording use of token '%s' failed: %s", id, err.msg);
+	}
+	json_decref(out);
+	json_decref(upd);
+}
+
+static int find_token(rz_auth_t *a, const char *secret, char *user, size_t usize, char *id,
+                      size_t isize, rz_err_t *err)
+{
+	char hash[RZ_HASH_HEX_LEN + 1];
+	rz_stmt_t *s = rz_db_stmt(a->db, "SELECT user, id FROM token_secrets WHERE hash = ?1", err);
+	int rc;
+
+	if (s == NULL) {
+		return err->code;
+	}
+	rz_auth_token_hash(secret, hash);
+	rz_stmt_bind_text(s, 1, hash);
+	rc = rz_stmt_step(s, err);
+	if (rc == 1) {
+		snprintf(user, usize, "%s", rz_stmt_text(s, 0));
+		snprintf(id, isize, "%s", rz_stmt_text(s, 1));
+	}
+	rz_stmt_done(s);
+	return rc == 1 ? 0 : rz_err_set(err, RZ_EAUTH, "token: unknown or revoked");
+}
+
+static int verify_token(rz_auth_t *a, const char *secret, rz_principal_t *p, rz_err_t *err)
+{
+	json_t *tok = NULL;
+	const char *expires;
+	int cap, rc = find_token(a, secret, p->user, sizeof(p->user), p->token_id,
+	                         sizeof(p->token_id), err);
+
+	if (rc != 0) {
+		return rc;
+	}
+	if (rz_store_get(a->store, rz_kind_by_name("APIToken"), p->user, p->token_id, &tok, err)) {
+		return rz_err_set(err, RZ_EAUTH, "token: '%s' is gone", p->token_id);
+	}
+	expires = json_string_value(json_object_get(json_object_get(tok, "spec"), "expiresAt"));
+	cap =
+	    rz_role_parse(json_string_value(json_object_get(json_object_get(tok, "spec"), "role")));
+	if (expires != NULL && rz_time_parse(expires) <= now_s()) {
+		rc = rz_err_set(err, RZ_EAUTH, "token: '%s' expired", p->token_id);
+	} else {
+		rc = load_user(a, p, err);
+	}
+	if (rc == 0) {
+		p->role = cap < p->role ? cap : p->role;
+		p->exp = expires ? rz_time_parse(expires) : 0;
+		touch_token(a, tok, p->user, p->token_id);
+	}
+	json_decref(tok);
+	return rc;
+}
+
+int rz_auth_authenticate(rz_auth_t *a, const char *header, rz_principal_t *p, rz_err_t *err)
+{
+	const char *cred;
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	if (header == NULL || *header == '\0') {
+		return rz_err_set(err, RZ_ENOAUTH, "no credentials");
+	}
+	if (strncasecmp(header, "Bearer ", 7) != 0) {
+		return rz_err_set(err, RZ_EAUTH, "not a bearer credential");
+	}
+	cred = header + 7;
+	while (*cred == ' ') {
+		cred++;
+	}
+	if (strncmp(cred, RZ_TOKEN_PREFIX, strlen(RZ_TOKEN_PREFIX)) == 0) {
+		return verify_token(a, cred, p, err);
+	}
+	rc = verify_jwt(a, cred, p, err);
+	return rc == 0 ? load_user(a, p, err) : rc;
+}
+
+void rz_auth_token_secret(char out[RZ_TOKEN_SECRET_LEN + 1])
+{
+	unsigned char raw[32];
+
+	randombytes_buf(raw, sizeof(raw));
+	memcpy(out, RZ_TOKEN_PREFIX, strlen(RZ_TOKEN_PREFIX));
+	sodium_bin2base64(out + strlen(RZ_TOKEN_PREFIX),
+	                  RZ_TOKEN_SECRET_LEN + 1 - strlen(RZ_TOKEN_PREFIX), raw, sizeof(raw),
+	                  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+	sodium_memzero(raw, sizeof(raw));
+}
+
+void rz_auth_token_hash(const char *secret, char out[RZ_HASH_HEX_LEN + 1])
+{
+	unsigned char h[32];
+
+	crypto_generichash(h, sizeof(h), (const unsigned char *)secret, strlen(secret), NULL, 0);
+	sodium_bin2hex(out, RZ_HASH_HEX_LEN + 1, h, sizeof(h));
+}
+
+/* ------------------------------------------------------------------ passwords */
+
+int rz_auth_hash_password(const char *password, char out[RZ_PASSWORD_HASH_LEN])
+{
+	if (crypto_pwhash_str(out, password, strlen(password), crypto_pwhash_OPSLIMIT_INTERACTIVE,
+	                      crypto_pwhash_MEMLIMIT_INTERACTIVE) != 0) {
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+bool rz_auth_check_password(const char *hash, const char *password)
+{
+	return hash != NULL && crypto_pwhash_str_verify(hash, password, strlen(password)) == 0;
+}
+
+bool rz_auth_needs_rehash(const char *hash)
+{
+	return crypto_pwhash_str_needs_rehash(hash, crypto_pwhash_OPSLIMIT_INTERACTIVE,
+	                                      crypto_pwhash_MEMLIMIT_INTERACTIVE) != 0;
+}
+
+/* ------------------------------------------------------------------ throttling */
+
+static struct throttle *slot_for(rz_auth_t *a, const char *user, const char *ip, bool create)
+{
+	char key[160];
+	struct throttle *oldest = &a->slots[0];
+
+	snprintf(key, sizeof(key), "%s\n%s", user ? user : "", ip ? ip : "");
+	for (size_t i = 0; i < THROTTLE_SLOTS; i++) {
+		struct throttle *t = &a->slots[i];
+		if (strcmp(t->key, key) == 0) {
+			return t;
+		}
+		if (t->last < oldest->last) {
+			oldest = t;
+		}
+	}
+	if (!create) {
+		return NULL;
+	}
+	memset(oldest, 0, sizeof(*oldest));
+	snprintf(oldest->key, sizeof(oldest->key), "%s", key);
+	return oldest;
+}
+
+int rz_auth_throttle(rz_auth_t *a, const char *user, const char *ip, int64_t *delay_ms,
+                     int64_t *retry_after)
+{
+	struct throttle *t = slot_for(a, user, ip, false);
+	int64_t now = now_s();
+
+	*delay_ms = 0;
+	*retry_after = 0;
+	if (t == NULL) {
+		return 0;
+	}
+	if (t->last < now - LOCK_MAX_S) {
+		memset(t, 0, sizeof(*t)); /* quiet for long enough: forgiven */
+		return 0;
+	}
+	if (t->locked_until > now) {
+		*retry_after = t->locked_until - now;
+		return -EAGAIN;
+	}
+	if (t->failures > FREE_FAILURES) {
+		int shift = t->failures - FREE_FAILURES;
+		*delay_ms = shift >= 4 ? 4000 : 250LL << shift;
+	}
+	return 0;
+}
+
+void rz_auth_login_failed(rz_auth_t *a, const char *user, const char *ip)
+{
+	struct throttle *t = slot_for(a, user, ip, true);
+	int64_t now = now_s();
+
+	t->failures++;
+	t->last = now;
+	if (t->failures >= LOCK_AFTER) {
+		int shift = t->failures - LOCK_AFTER;
+		int64_t lock = shift >= 5 ? LOCK_MAX_S : 30LL << shift;
+		t->locked_until = now + (lock > LOCK_MAX_S ? LOCK_MAX_S : lock);
+	}
+}
+
+void rz_auth_login_succeeded(rz_auth_t *a, const char *user, const char *ip)
+{
+	struct throttle *t = slot_for(a, user, ip, false);
+
+	if (t != NULL) {
+		memset(t, 0, sizeof(*t));
+	}
+}

@@ -1,0 +1,98 @@
+/*
+ * core/auth.h - authentication (SPEC §5): sessions as HS256 JWTs, API tokens, password
+ * hashing, the brute-force limiter.
+ *
+ * Who may do what is the kind table's business (core/kinds.h: roles per kind and verb);
+ * this module says who is asking. Secrets never leave it in clear: passwords become
+ * Argon2id hashes (libsodium), API token secrets are stored as BLAKE2b hashes, the JWT
+ * signing secret lives in a 0600 file.
+ */
+#ifndef RZ_AUTH_H
+#define RZ_AUTH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <sodium.h>
+
+#include "core/config.h"
+#include "core/db.h"
+#include "core/errors.h"
+#include "core/kinds.h"
+#include "core/store.h"
+
+#define RZ_JWT_ISSUER        "rezuscloud"
+#define RZ_TOKEN_PREFIX      "rzt_"
+#define RZ_TOKEN_SECRET_LEN  47 /* "rzt_" + 43 base64url characters (32 bytes) */
+#define RZ_HASH_HEX_LEN      64
+#define RZ_PASSWORD_HASH_LEN crypto_pwhash_STRBYTES
+
+/* Who is asking, after authentication. */
+typedef struct rz_principal {
+	char user[64];
+	int role;          /* effective role: the user's current one, capped by a token's */
+	char token_id[64]; /* API token id; "" for sessions */
+	char jti[40];      /* session id; "" for API tokens */
+	int64_t exp;       /* session expiry (Unix seconds); 0 for tokens without expiry */
+	bool must_change_password;
+} rz_principal_t;
+
+typedef struct rz_auth rz_auth_t;
+
+/* Load the JWT secret from auth.jwt_secret_file, or from data_dir/jwt.secret (generated
+ * with 64 random bytes, 0600, on first start). A secret shorter than 32 bytes is refused.
+ * db and store are borrowed and must outlive the module. */
+int rz_auth_new(rz_auth_t **out, const rz_config_t *cfg, rz_db_t *db, rz_store_t *store,
+                rz_err_t *err);
+void rz_auth_free(rz_auth_t *a);
+
+/* A session for user: a JWT with iss, sub, role, iat, nbf, exp (now + session_ttl), jti.
+ * Caller owns *token (free()). */
+int rz_auth_issue(rz_auth_t *a, const char *user, int role, char **token, rz_principal_t *p,
+                  rz_err_t *err);
+
+/* Authenticate an Authorization header value ("Bearer <jwt or rzt_ token>"). Returns 0
+ * with *p filled; RZ_ENOAUTH when header is NULL or empty; RZ_EAUTH (err says why, for the
+ * log — never shown to the client in more detail than "invalid credentials") otherwise. The
+ * role comes from the user's stored object at this moment, so demotions act at once. */
+int rz_auth_authenticate(rz_auth_t *a, const char *header, rz_principal_t *p, rz_err_t *err);
+
+/* Revoke a session id until exp; runs inside the caller's transaction when there is one. */
+int rz_auth_revoke(rz_auth_t *a, const char *jti, int64_t exp, rz_err_t *err);
+
+/* ---- API tokens ---- */
+
+/* A new secret: "rzt_" + base64url(32 random bytes), NUL-terminated in out. */
+void rz_auth_token_secret(char out[RZ_TOKEN_SECRET_LEN + 1]);
+
+/* The stored form of a token secret: hex BLAKE2b-256, NUL-terminated in out. */
+void rz_auth_token_hash(const char *secret, char out[RZ_HASH_HEX_LEN + 1]);
+
+/* ---- passwords: blocking, for worker threads ---- */
+
+/* Argon2id with libsodium's interactive limits. 0, or -ENOMEM. */
+int rz_auth_hash_password(const char *password, char out[RZ_PASSWORD_HASH_LEN]);
+
+/* Constant-time verification. true when password matches hash. */
+bool rz_auth_check_password(const char *hash, const char *password);
+
+/* True when hash was made with other parameters than the current ones. */
+bool rz_auth_needs_rehash(const char *hash);
+
+/* ---- the brute-force limiter, per (user, source IP) ---- */
+
+/* Before checking a password: 0 when the attempt may proceed now (after *delay_ms, which
+ * grows with recent failures), or -EAGAIN when it must be refused with 429 and
+ * Retry-After: *retry_after seconds. */
+int rz_auth_throttle(rz_auth_t *a, const char *user, const char *ip, int64_t *delay_ms,
+                     int64_t *retry_after);
+void rz_auth_login_failed(rz_auth_t *a, const char *user, const char *ip);
+void rz_auth_login_succeeded(rz_auth_t *a, const char *user, const char *ip);
+
+/* ---- roles ---- */
+
+/* "view", "edit", "admin" → RZ_ROLE_*; 0 for anything else. */
+int rz_role_parse(const char *s);
+const char *rz_role_name(int role);
+
+#endif /* RZ_AUTH_H */

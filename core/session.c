@@ -1,0 +1,559 @@
+/* core/session.c - login, logout, whoami, password change; the first admin. */
+#include <config.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+#include <jansson.h>
+
+#include "core/kinds.h"
+#include "core/log.h"
+#include "core/session.h"
+
+#define BAD_LOGIN "invalid username or password"
+
+struct rz_session {
+	rz_auth_t *auth;
+	rz_access_t *access;
+	rz_store_t *store;
+	rz_db_t *db;
+	rz_workers_t *workers;
+	struct event_base *base;
+	rz_route_t routes[4];
+};
+
+/* A password check on its way through the worker pool. */
+struct check {
+	rz_session_t *s;
+	rz_req_t *req;
+	char user[64];
+	char *password;                      /* to verify */
+	char *new_password;                  /* password change: to hash */
+	char hash[RZ_PASSWORD_HASH_LEN];     /* stored hash ("" when the user has none) */
+	char new_hash[RZ_PASSWORD_HASH_LEN]; /* rehash or new password */
+	bool ok, rehashed;
+	int64_t delay_ms;
+	struct event *timer;
+};
+
+static void wipe(char *p)
+{
+	if (p != NULL) {
+		sodium_memzero(p, strlen(p));
+		free(p);
+	}
+}
+
+static void check_free(struct check *c)
+{
+	wipe(c->password);
+	wipe(c->new_password);
+	sodium_memzero(c->hash, sizeof(c->hash));
+	sodium_memzero(c->new_hash, sizeof(c->new_hash));
+	if (c->timer != NULL) {
+		event_free(c->timer);
+	}
+	free(c);
+}
+
+/* The stored hash of user into out ("" when none). */
+static void stored_hash(rz_db_t *db, const char *user, char out[RZ_PASSWORD_HASH_LEN])
+{
+	rz_err_t err = { 0 };
+	rz_stmt_t *s = rz_db_stmt(db, "SELECT hash FROM credentials WHERE user = ?1", &err);
+
+	out[0] = '\0';
+	if (s == NULL) {
+		return;
+	}
+	rz_stmt_bind_text(s, 1, user);
+	if (rz_stmt_step(s, &err) == 1) {
+		snprintf(out, RZ_PASSWORD_HASH_LEN, "%s", rz_stmt_text(s, 0));
+	}
+	rz_stmt_done(s);
+}
+
+static int credentials_hook(rz_db_t *db, const rz_kind_t *k, const json_t *obj, bool gone,
+                            void *arg, rz_err_t *err)
+{
+	static const char sql[] = "INSERT INTO credentials (user, hash) VALUES (?1, ?2)"
+	                          " ON CONFLICT (user) DO UPDATE SET hash = excluded.hash";
+	const char *hash = arg;
+	rz_stmt_t *s = rz_db_stmt(db, sql, err);
+	int rc;
+
+	if (s == NULL) {
+		return err->code;
+	}
+	rz_stmt_bind_text(
+	    s, 1, json_string_value(json_object_get(json_object_get(obj, "metadata"), "name")));
+	rz_stmt_bind_text(s, 2, hash);
+	rc = rz_stmt_step(s, err);
+	rz_stmt_done(s);
+	return rc < 0 ? rc : 0;
+}
+
+/* Write the user's status (lastLogin, mustChangePassword) with the audit row and, when
+ * given, a new password hash — one transaction. */
+static int write_user(rz_session_t *s, rz_req_t *req, const char *user, bool login,
+                      const char *new_hash, rz_err_t *err)
+{
+	const rz_kind_t *k = rz_kind_by_name("User");
+	rz_write_hook_t cred = { credentials_hook, (void *)new_hash, NULL };
+	rz_access_hook_t audit;
+	json_t *u = NULL, *status, *out = NULL;
+	char now[32];
+	int rc = rz_store_get(s->store, k, NULL, user, &u, err);
+
+	if (rc != 0) {
+		return rc;
+	}
+	status = json_object_get(u, "status");
+	if (status == NULL) {
+		status = json_object();
+		json_object_set_new(u, "status", status);
+	}
+	if (login) {
+		rz_time_now(now, sizeof(now));
+		json_object_set_new(status, "lastLogin", json_string(now));
+	} else {
+		json_object_del(status, "mustChangePassword");
+	}
+	rc = rz_store_update(
+	    s->store, k, NULL, user, u, 0, RZ_UPDATE_STATUS,
+	    rz_access_hook(s->access, req, 200, user, new_hash ? &cred : NULL, &audit), &out, NULL,
+	    err);
+	if (rc == 0) {
+		rz_req_set_audited(req);
+	}
+	json_decref(out);
+	json_decref(u);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ worker side */
+
+/* A hash to check against when the user has none, so that a missing user costs one
+ * verification too and timing does not tell who exists. Made once, on a worker. */
+static char dummy[RZ_PASSWORD_HASH_LEN];
+static pthread_once_t dummy_once = PTHREAD_ONCE_INIT;
+
+static void make_dummy(void)
+{
+	char pw[33];
+	unsigned char raw[16];
+
+	randombytes_buf(raw, sizeof(raw));
+	sodium_bin2hex(pw, sizeof(pw), raw, sizeof(raw));
+	if (rz_auth_hash_password(pw, dummy) != 0) {
+		dummy[0] = '\0';
+	}
+}
+
+static void check_work(void *arg)
+{
+	struct check *c = arg;
+
+	pthread_once(&dummy_once, make_dummy);
+	c->ok =
+	    rz_auth_check_password(c->hash[0] ? c->hash : dummy, c->password) && c->hash[0] != '\0';
+	if (c->ok && c->new_password != NULL) {
+		c->rehashed = rz_auth_hash_password(c->new_password, c->new_hash) == 0;
+	} else if (c->ok && rz_auth_needs_rehash(c->hash)) {
+		c->rehashed = rz_auth_hash_password(c->password, c->new_hash) == 0;
+	}
+}
+
+/* ------------------------------------------------------------------ login */
+
+static void login_refused(struct check *c)
+{
+	rz_err_t err = { 0 };
+
+	rz_auth_login_failed(c->s->auth, c->user, rz_access_source_ip(c->s->access, c->req));
+	if (rz_access_audit(c->s->access, c->req, 401, c->user, BAD_LOGIN, &err) == 0) {
+		rz_req_set_audited(c->req);
+	}
+	rz_req_add_header(c->req, "WWW-Authenticate", "Bearer realm=\"rezuscloud\"");
+	rz_reply_error(c->req, 401, NULL, BAD_LOGIN);
+	check_free(c);
+}
+
+static void on_delay(evutil_socket_t fd, short what, void *arg)
+{
+	login_refused(arg);
+}
+
+static void login_granted(struct check *c)
+{
+	rz_principal_t p;
+	rz_err_t err = { 0 };
+	char *token = NULL;
+	char exp[32];
+	time_t t;
+	struct tm tm;
+	json_t *u = NULL;
+	int role;
+
+	if (rz_store_get(c->s->store, rz_kind_by_name("User"), NULL, c->user, &u, &err) != 0 ||
+	    json_is_true(json_object_get(json_object_get(u, "spec"), "disabled"))) {
+		json_decref(u);
+		c->ok = false;
+		login_refused(c);
+		return;
+	}
+	role =
+	    rz_role_parse(json_string_value(json_object_get(json_object_get(u, "spec"), "role")));
+	if (rz_auth_issue(c->s->auth, c->user, role, &token, &p, &err) != 0 ||
+	    write_user(c->s, c->req, c->user, true, c->rehashed ? c->new_hash : NULL, &err) != 0) {
+		rz_log_err("auth", "login of '%s' failed: %s", c->user, err.msg);
+		rz_reply_error(c->req, 500, NULL, "internal error; see the server log");
+	} else {
+		rz_auth_login_succeeded(c->s->auth, c->user,
+		                        rz_access_source_ip(c->s->access, c->req));
+		t = (time_t)p.exp;
+		gmtime_r(&t, &tm);
+		strftime(exp, sizeof(exp), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		rz_reply_json(c->req, 200,
+		              json_pack("{s:s, s:s, s:{s:s, s:s, s:b}}", "token", token,
+		                        "expiresAt", exp, "user", "name", c->user, "role",
+		                        rz_role_name(role), "mustChangePassword",
+		                        json_is_true(json_object_get(json_object_get(u, "status"),
+		                                                     "mustChangePassword"))));
+	}
+	if (token != NULL) {
+		sodium_memzero(token, strlen(token));
+		free(token);
+	}
+	json_decref(u);
+	check_free(c);
+}
+
+static void login_done(void *arg, int canceled)
+{
+	struct check *c = arg;
+	struct timeval tv;
+
+	if (canceled) {
+		rz_reply_error(c->req, 503, NULL, "shutting down");
+		check_free(c);
+	} else if (c->ok) {
+		login_granted(c);
+	} else if (c->delay_ms > 0 && (c->timer = evtimer_new(c->s->base, on_delay, c)) != NULL) {
+		tv.tv_sec = c->delay_ms / 1000;
+		tv.tv_usec = (c->delay_ms % 1000) * 1000;
+		evtimer_add(c->timer, &tv); /* a failure answers slower the more there were */
+	} else {
+		login_refused(c);
+	}
+}
+
+/* A JSON object body; replies 400/415 (without quoting the body: it holds passwords). */
+static json_t *credentials_body(rz_req_t *req)
+{
+	const char *ctype = rz_req_header(req, "Content-Type");
+	size_t len;
+	const char *body = rz_req_body(req, &len);
+	json_t *j;
+
+	if (ctype == NULL || strncasecmp(ctype, "application/json", 16) != 0) {
+		rz_reply_error(req, 415, NULL, "%s requests take application/json",
+		               rz_req_path(req));
+		return NULL;
+	}
+	j = json_loadb(body, len, 0, NULL);
+	if (!json_is_object(j)) {
+		json_decref(j);
+		rz_reply_error(req, 400, NULL, "the body must be a JSON object");
+		return NULL;
+	}
+	return j;
+}
+
+static struct check *check_new(rz_session_t *s, rz_req_t *req, const char *user,
+                               const char *password)
+{
+	struct check *c = calloc(1, sizeof(*c));
+
+	if (c == NULL || (c->password = strdup(password)) == NULL) {
+		free(c);
+		rz_reply_error(req, 500, NULL, "out of memory");
+		return NULL;
+	}
+	c->s = s;
+	c->req = req;
+	snprintf(c->user, sizeof(c->user), "%s", user);
+	stored_hash(s->db, c->user, c->hash);
+	return c;
+}
+
+static void handle_login(rz_req_t *req, void *ctx)
+{
+	rz_session_t *s = ctx;
+	json_t *body = credentials_body(req);
+	const char *user, *password;
+	int64_t delay = 0, retry = 0;
+	char after[24];
+	struct check *c;
+
+	if (body == NULL) {
+		return;
+	}
+	user = json_string_value(json_object_get(body, "username"));
+	password = json_string_value(json_object_get(body, "password"));
+	if (user == NULL || password == NULL || *user == '\0' || strlen(user) > 63) {
+		json_decref(body);
+		rz_reply_error(req, 400, NULL, "username and password are required");
+		return;
+	}
+	if (rz_auth_throttle(s->auth, user, rz_access_source_ip(s->access, req), &delay, &retry) <
+	    0) {
+		snprintf(after, sizeof(after), "%lld", (long long)retry);
+		rz_req_add_header(req, "Retry-After", after);
+		rz_access_audit(s->access, req, 429, user, "too many failed logins", NULL);
+		rz_req_set_audited(req);
+		json_decref(body);
+		rz_reply_error(req, 429, NULL, "too many failed logins; try again in %s s", after);
+		return;
+	}
+	c = check_new(s, req, user, password);
+	json_decref(body);
+	if (c == NULL) {
+		return;
+	}
+	c->delay_ms = delay;
+	if (rz_workers_submit(s->workers, check_work, login_done, c) != 0) {
+		check_free(c);
+		rz_reply_error(req, 503, NULL, "the server is busy; try again");
+	}
+}
+
+/* ------------------------------------------------------------------ logout, whoami */
+
+struct logout {
+	rz_session_t *s;
+	rz_req_t *req;
+	const rz_principal_t *p;
+};
+
+static int logout_tx(rz_db_t *db, void *arg, rz_err_t *err)
+{
+	struct logout *l = arg;
+	int rc = rz_auth_revoke(l->s->auth, l->p->jti, l->p->exp, err);
+
+	return rc != 0 ? rc : rz_access_audit(l->s->access, l->req, 200, NULL, NULL, err);
+}
+
+static void handle_logout(rz_req_t *req, void *ctx)
+{
+	rz_session_t *s = ctx;
+	struct logout l = { s, req, rz_access_principal(req) };
+	rz_err_t err = { 0 };
+
+	if (l.p == NULL || l.p->jti[0] == '\0') {
+		rz_reply_error(req, 400, NULL,
+		               "logout ends sessions; revoke an API token with DELETE "
+		               "/api/v1/users/{user}/tokens/{id}");
+		return;
+	}
+	if (rz_db_tx(s->db, logout_tx, &l, &err) != 0) {
+		rz_log_err("auth", "logout failed: %s", err.msg);
+		rz_reply_error(req, 500, NULL, "internal error; see the server log");
+		return;
+	}
+	rz_req_set_audited(req);
+	rz_reply_status(req, rz_status_new(200, "", "logged out"));
+}
+
+static void handle_whoami(rz_req_t *req, void *ctx)
+{
+	const rz_principal_t *p = rz_access_principal(req);
+	json_t *o = json_pack("{s:s, s:s, s:b}", "user", p->user, "role", rz_role_name(p->role),
+	                      "mustChangePassword", p->must_change_password);
+
+	if (p->token_id[0] != '\0') {
+		json_object_set_new(o, "tokenId", json_string(p->token_id));
+	}
+	if (p->exp > 0) {
+		char exp[32];
+		time_t t = (time_t)p->exp;
+		struct tm tm;
+		gmtime_r(&t, &tm);
+		strftime(exp, sizeof(exp), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		json_object_set_new(o, "expiresAt", json_string(exp));
+	}
+	rz_reply_json(req, 200, o);
+}
+
+/* ------------------------------------------------------------------ password change */
+
+static void password_done(void *arg, int canceled)
+{
+	struct check *c = arg;
+	rz_err_t err = { 0 };
+
+	if (canceled) {
+		rz_reply_error(c->req, 503, NULL, "shutting down");
+	} else if (!c->ok) {
+		rz_auth_login_failed(c->s->auth, c->user,
+		                     rz_access_source_ip(c->s->access, c->req));
+		rz_reply_error(c->req, 403, NULL, "the current password is not correct");
+	} else if (!c->rehashed) {
+		rz_reply_error(c->req, 500, NULL, "password hashing failed");
+	} else if (write_user(c->s, c->req, c->user, false, c->new_hash, &err) != 0) {
+		rz_log_err("auth", "password change of '%s' failed: %s", c->user, err.msg);
+		rz_reply_error(c->req, 500, NULL, "internal error; see the server log");
+	} else {
+		rz_reply_status(c->req, rz_status_new(200, "", "password changed"));
+	}
+	check_free(c);
+}
+
+static void handle_password(rz_req_t *req, void *ctx)
+{
+	rz_session_t *s = ctx;
+	const rz_principal_t *p = rz_access_principal(req);
+	json_t *body = credentials_body(req);
+	const char *cur, *next;
+	struct check *c;
+
+	if (body == NULL) {
+		return;
+	}
+	cur = json_string_value(json_object_get(body, "currentPassword"));
+	next = json_string_value(json_object_get(body, "newPassword"));
+	if (cur == NULL || next == NULL || strlen(next) < 8 || strlen(next) > 1024) {
+		json_decref(body);
+		rz_reply_error(
+		    req, 422, "Invalid",
+		    "currentPassword and newPassword (8 to 1024 characters) are required");
+		return;
+	}
+	c = check_new(s, req, p->user, cur);
+	if (c != NULL && (c->new_password = strdup(next)) == NULL) {
+		check_free(c);
+		c = NULL;
+		rz_reply_error(req, 500, NULL, "out of memory");
+	}
+	json_decref(body);
+	if (c != NULL && rz_workers_submit(s->workers, check_work, password_done, c) != 0) {
+		check_free(c);
+		rz_reply_error(req, 503, NULL, "the server is busy; try again");
+	}
+}
+
+/* ------------------------------------------------------------------ module */
+
+int rz_session_new(rz_session_t **out, rz_auth_t *auth, rz_access_t *access, rz_store_t *store,
+                   rz_db_t *db, rz_workers_t *workers, struct event_base *base, rz_err_t *err)
+{
+	rz_session_t *s = calloc(1, sizeof(*s));
+
+	*out = NULL;
+	if (s == NULL) {
+		return rz_err_set(err, -ENOMEM, "session: out of memory");
+	}
+	*s = (rz_session_t){ auth, access, store, db, workers, base, { { 0 } } };
+	*out = s;
+	return 0;
+}
+
+void rz_session_free(rz_session_t *s)
+{
+	free(s);
+}
+
+int rz_session_routes(rz_session_t *s, rz_http_t *http, rz_err_t *err)
+{
+	s->routes[0] = (rz_route_t){ .methods = RZ_M_POST,
+		                     .pattern = "/api/v1/auth/login",
+		                     .fn = handle_login,
+		                     .ctx = s,
+		                     .role = RZ_ROLE_PUBLIC,
+		                     .verb = "login" };
+	s->routes[1] = (rz_route_t){ .methods = RZ_M_POST,
+		                     .pattern = "/api/v1/auth/logout",
+		                     .fn = handle_logout,
+		                     .ctx = s,
+		                     .role = RZ_ROLE_VIEW,
+		                     .verb = "logout" };
+	s->routes[2] = (rz_route_t){ .methods = RZ_M_GET,
+		                     .pattern = "/api/v1/auth/whoami",
+		                     .fn = handle_whoami,
+		                     .ctx = s,
+		                     .role = RZ_ROLE_VIEW,
+		                     .verb = "whoami" };
+	s->routes[3] = (rz_route_t){ .methods = RZ_M_POST,
+		                     .pattern = "/api/v1/auth/password",
+		                     .fn = handle_password,
+		                     .ctx = s,
+		                     .role = RZ_ROLE_VIEW,
+		                     .verb = "change-password" };
+	return rz_http_add_routes(http, s->routes, 4, err);
+}
+
+/* ------------------------------------------------------------------ the first admin */
+
+static bool any_user(rz_store_t *store)
+{
+	rz_list_opts_t o = { .limit = 1 };
+	json_t *items = NULL;
+	bool more, any;
+	rz_err_t err = { 0 };
+
+	if (rz_store_list(store, rz_kind_by_name("User"), &o, &items, &more, &err) != 0) {
+		return true; /* cannot tell: create nobody */
+	}
+	any = json_array_size(items) > 0;
+	json_decref(items);
+	return any;
+}
+
+int rz_session_bootstrap(rz_store_t *store, rz_db_t *db, const char *password, rz_err_t *err)
+{
+	const rz_kind_t *k = rz_kind_by_name("User");
+	char generated[33], hash[RZ_PASSWORD_HASH_LEN];
+	unsigned char raw[16];
+	rz_write_hook_t cred = { credentials_hook, hash, NULL };
+	json_t *obj, *out = NULL;
+	int rc;
+
+	if (any_user(store)) {
+		return 0;
+	}
+	if (password == NULL) {
+		randombytes_buf(raw, sizeof(raw));
+		sodium_bin2base64(generated, sizeof(generated), raw, sizeof(raw),
+		                  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+	}
+	if (rz_auth_hash_password(password ? password : generated, hash) != 0) {
+		return rz_err_set(err, -ENOMEM, "auth: cannot hash the admin password");
+	}
+	obj =
+	    json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:b}}", "apiVersion", RZ_API_VERSION, "kind",
+	              "User", "metadata", "name", "admin", "spec", "role", "admin", "disabled", 0);
+	rc = rz_store_create(store, k, obj, &cred, &out, err);
+	json_decref(obj);
+	if (rc == 0 && password == NULL) {
+		json_object_set_new(out, "status", json_pack("{s:b}", "mustChangePassword", 1));
+		rc = rz_store_update(store, k, NULL, "admin", out, 0, RZ_UPDATE_STATUS, NULL, &obj,
+		                     NULL, err);
+		json_decref(obj);
+		if (rc == 0) {
+			rz_log(RZ_LOG_NOTICE, "auth",
+			       "created user 'admin' with the one-time password %s (it must be "
+			       "changed at the first login)",
+			       generated);
+		}
+	} else if (rc == 0) {
+		rz_log(RZ_LOG_NOTICE, "auth", "created user 'admin' with the configured password");
+	}
+	json_decref(out);
+	sodium_memzero(hash, sizeof(hash));
+	sodium_memzero(generated, sizeof(generated));
+	return rc;
+}
