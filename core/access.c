@@ -65,6 +65,16 @@ const rz_principal_t *rz_access_principal(const rz_req_t *req)
 	return i != NULL && i->authenticated ? &i->p : NULL;
 }
 
+void rz_access_set_principal(rz_req_t *req, const rz_principal_t *p)
+{
+	struct reqinfo *i = info(req);
+
+	if (i != NULL) {
+		i->p = *p;
+		i->authenticated = true;
+	}
+}
+
 /* ------------------------------------------------------------------ source address */
 
 static bool trusted(const rz_access_t *a, const char *peer)

@@ -26,6 +26,9 @@ bool rz_access_guard(void *ctx, rz_req_t *req, const rz_route_t *route);
 /* Who is asking; NULL for anonymous requests. Borrowed — valid with req. */
 const rz_principal_t *rz_access_principal(const rz_req_t *req);
 
+/* Set who is asking (after a login on a public route), for the audit row. */
+void rz_access_set_principal(rz_req_t *req, const rz_principal_t *p);
+
 /* The client's address: the first X-Forwarded-For hop when the peer is a trusted proxy,
  * else the peer. Borrowed — valid with req. */
 const char *rz_access_source_ip(const rz_access_t *a, const rz_req_t *req);

@@ -614,6 +614,16 @@ struct event_base *rz_daemon_base(rz_daemon_t *d)
 	return d->base;
 }
 
+struct rz_http *rz_daemon_http(rz_daemon_t *d)
+{
+	return d->http;
+}
+
+struct rz_db *rz_daemon_db(rz_daemon_t *d)
+{
+	return d->db;
+}
+
 void rz_daemon_free(rz_daemon_t *d)
 {
 	if (d == NULL) {

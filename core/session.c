@@ -208,7 +208,10 @@ static void login_granted(struct check *c)
 	}
 	role =
 	    rz_role_parse(json_string_value(json_object_get(json_object_get(u, "spec"), "role")));
-	if (rz_auth_issue(c->s->auth, c->user, role, &token, &p, &err) != 0 ||
+	if (rz_auth_issue(c->s->auth, c->user, role, &token, &p, &err) == 0) {
+		rz_access_set_principal(c->req, &p); /* the audit row names who logged in */
+	}
+	if (token == NULL ||
 	    write_user(c->s, c->req, c->user, true, c->rehashed ? c->new_hash : NULL, &err) != 0) {
 		rz_log_err("auth", "login of '%s' failed: %s", c->user, err.msg);
 		rz_reply_error(c->req, 500, NULL, "internal error; see the server log");

@@ -14,7 +14,8 @@ UNIT_TESTS = \
 	tests/unit/check_merge \
 	tests/unit/check_api \
 	tests/unit/check_store \
-	tests/unit/check_bus
+	tests/unit/check_bus \
+	tests/unit/check_auth
 
 INTEGRATION_TESTS = \
 	tests/integration/daemon.sh
@@ -78,3 +79,6 @@ tests_unit_check_store_LDADD = $(TEST_LDADD)
 tests_unit_check_bus_SOURCES = tests/unit/check_bus.c tests/unit/testutil.h
 tests_unit_check_bus_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_bus_LDADD = $(TEST_LDADD)
+tests_unit_check_auth_SOURCES = tests/unit/check_auth.c tests/unit/testutil.h tests/unit/httpclient.h
+tests_unit_check_auth_CFLAGS = $(TEST_CFLAGS) $(LIBJWT_CFLAGS) $(SODIUM_CFLAGS)
+tests_unit_check_auth_LDADD = $(TEST_LDADD) $(LIBJWT_LIBS) $(SODIUM_LIBS)

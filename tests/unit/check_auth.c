@@ -1,0 +1,715 @@
+/* tests/unit/check_auth.c - sessions, tokens, roles on every route, brute force, audit and
+ * secrets, against the real daemon wiring, in process on 127.0.0.1 port 0. */
+#include <config.h>
+
+#include <check.h>
+#include <jansson.h>
+#include <jwt.h>
+#include <sodium.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/event.h>
+
+#include "core/auth.h"
+#include "core/daemon.h"
+#include "core/db.h"
+#include "core/http.h"
+#include "core/kinds.h"
+#include "core/log.h"
+#include "tests/unit/httpclient.h"
+
+#define ADMIN_PW "admin-secret-pw-1"
+#define VIEW_PW  "viewer-secret-pw-2"
+#define EDIT_PW  "editor-secret-pw-3"
+
+static char *dir;
+static char logpath[512];
+static rz_config_t cfg;
+static rz_daemon_t *d;
+static struct event_base *base;
+static int port;
+static char admin_tok[1024], view_tok[1024], edit_tok[1024];
+/* every secret the tests handle, to search the database and the log for */
+static char secrets[32][1024];
+static int nsecrets;
+
+static void remember(const char *s)
+{
+	if (nsecrets < 32) {
+		snprintf(secrets[nsecrets++], sizeof(secrets[0]), "%s", s);
+	}
+}
+
+/* One request; returns the code, the body as JSON (when out) and a header (when hname). */
+static int call_h(const char *method, const char *path, const char *token, const char *ctype,
+                  const char *body, json_t **out, const char *hname, char *hval, size_t hsize)
+{
+	char raw[16384], auth[1200] = "";
+	rzt_response_t r;
+	int code;
+
+	if (token != NULL) {
+		snprintf(auth, sizeof(auth), "Authorization: Bearer %s\r\n", token);
+	}
+	snprintf(raw, sizeof(raw), "%s %s HTTP/1.1\r\n%s%s%s%sContent-Length: %zu\r\n\r\n%s",
+	         method, path, auth, ctype ? "Content-Type: " : "", ctype ? ctype : "",
+	         ctype ? "\r\n" : "", body ? strlen(body) : 0, body ? body : "");
+	rzt_request(base, port, raw, &r);
+	code = r.code;
+	if (hname != NULL) {
+		hval[0] = '\0';
+		rzt_header(&r, hname, hval, hsize);
+	}
+	if (out != NULL) {
+		*out = json_loads(r.body, 0, NULL);
+		ck_assert_msg(*out != NULL, "not JSON (%d): %s", code, r.body);
+	}
+	rzt_response_free(&r);
+	return code;
+}
+
+static int call(const char *method, const char *path, const char *token, const char *body,
+                json_t **out)
+{
+	const char *ctype = NULL;
+
+	if (body != NULL) {
+		ctype = strcmp(method, "PATCH") == 0 ? "application/merge-patch+json"
+		                                     : "application/json";
+	}
+	return call_h(method, path, token, ctype, body, out, NULL, NULL, 0);
+}
+
+static const char *str(json_t *j, const char *key)
+{
+	return json_string_value(json_object_get(j, key));
+}
+
+/* The message of the first cause of an Invalid Status. */
+static const char *cause0(json_t *st)
+{
+	json_t *causes = json_object_get(json_object_get(st, "details"), "causes");
+
+	return str(json_array_get(causes, 0), "message");
+}
+
+/* Log in; the session token goes into tok. Returns the code. */
+static int login(const char *user, const char *pw, char *tok, size_t size)
+{
+	char body[256];
+	json_t *j;
+	int code;
+
+	snprintf(body, sizeof(body), "{\"username\":\"%s\",\"password\":\"%s\"}", user, pw);
+	code = call("POST", "/api/v1/auth/login", NULL, body, &j);
+	if (code == 200 && tok != NULL) {
+		snprintf(tok, size, "%s", str(j, "token"));
+		remember(tok);
+	}
+	json_decref(j);
+	return code;
+}
+
+static void make_user(const char *name, const char *role, const char *pw)
+{
+	char body[256];
+	json_t *j;
+
+	snprintf(body, sizeof(body),
+	         "{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"role\":\"%s\",\"password\":\"%s\"}}",
+	         name, role, pw);
+	ck_assert_int_eq(call("POST", "/api/v1/users", admin_tok, body, &j), 201);
+	ck_assert_ptr_null(json_object_get(json_object_get(j, "spec"), "password"));
+	json_decref(j);
+}
+
+static void setup(void)
+{
+	char ddir[512], conf[600];
+	char *argv[] = { "rezuscloud", "-c", conf, NULL };
+	char *envp[] = { NULL };
+	rz_cmdline_t cl;
+	rz_err_t err = { 0 };
+
+	dir = rzt_tmpdir();
+	nsecrets = 0;
+	snprintf(ddir, sizeof(ddir), "%s/data", dir);
+	snprintf(conf, sizeof(conf), "%s/rezus.conf", dir);
+	snprintf(logpath, sizeof(logpath), "%s/rezus.log", dir);
+	{
+		char text[1024];
+		snprintf(text, sizeof(text),
+		         "server:\n  listen: 127.0.0.1:0\n  data_dir: %s\n  trusted_proxies: "
+		         "[127.0.0.1]\n",
+		         ddir);
+		rzt_write_file(conf, text);
+	}
+	setenv("REZUSCLOUD_ADMIN_PASSWORD", ADMIN_PW, 1);
+	memset(&cfg, 0, sizeof(cfg));
+	ck_assert_int_eq(rz_daemon_configure(3, argv, envp, &cl, &cfg, &err), 0);
+	ck_assert_int_eq(rz_log_open(logpath, &err), 0);
+	rz_log_set_level(RZ_LOG_DEBUG);
+	ck_assert_msg(rz_daemon_start(&d, &cfg, &err) == 0, "start: %s", err.msg);
+	unsetenv("REZUSCLOUD_ADMIN_PASSWORD");
+	base = rz_daemon_base(d);
+	port = rz_daemon_port(d);
+	remember(ADMIN_PW);
+	remember(VIEW_PW);
+	remember(EDIT_PW);
+	ck_assert_int_eq(login("admin", ADMIN_PW, admin_tok, sizeof(admin_tok)), 200);
+	make_user("viewer", "view", VIEW_PW);
+	make_user("editor", "edit", EDIT_PW);
+	ck_assert_int_eq(login("viewer", VIEW_PW, view_tok, sizeof(view_tok)), 200);
+	ck_assert_int_eq(login("editor", EDIT_PW, edit_tok, sizeof(edit_tok)), 200);
+}
+
+static void teardown(void)
+{
+	rz_daemon_free(d);
+	rz_config_free(&cfg);
+	rz_log_close();
+	rzt_rmrf(dir);
+	free(dir);
+}
+
+/* ------------------------------------------------------------------ sessions */
+
+static char *b64(const char *s)
+{
+	static char out[4][2048];
+	static int n;
+	char *o = out[n++ % 4];
+
+	sodium_bin2base64(o, sizeof(out[0]), (const unsigned char *)s, strlen(s),
+	                  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+	return o;
+}
+
+/* A token signed with the daemon's own secret but claims of the test's choosing. */
+static void forge(char *out, size_t size, jwt_alg_t alg, const char *iss, const char *sub, long iat,
+                  long nbf, long exp)
+{
+	char path[600];
+	unsigned char key[512];
+	size_t len;
+	FILE *f;
+	jwt_t *jwt = NULL;
+	char *enc;
+
+	snprintf(path, sizeof(path), "%s/data/jwt.secret", dir);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	len = fread(key, 1, sizeof(key), f);
+	fclose(f);
+	while (len > 0 && key[len - 1] == '\n') {
+		len--;
+	}
+	ck_assert_int_eq(jwt_new(&jwt), 0);
+	jwt_add_grant(jwt, "iss", iss);
+	jwt_add_grant(jwt, "sub", sub);
+	jwt_add_grant(jwt, "role", "admin");
+	jwt_add_grant(jwt, "jti", "0123456789abcdef0123456789abcdef");
+	jwt_add_grant_int(jwt, "iat", iat);
+	jwt_add_grant_int(jwt, "nbf", nbf);
+	jwt_add_grant_int(jwt, "exp", exp);
+	ck_assert_int_eq(jwt_set_alg(jwt, alg, key, (int)len), 0);
+	enc = jwt_encode_str(jwt);
+	snprintf(out, size, "%s", enc);
+	free(enc);
+	jwt_free(jwt);
+}
+
+static void expect_401(const char *token, const char *why)
+{
+	char www[128];
+	int code = call_h("GET", "/api/v1/tenants", token, NULL, NULL, NULL, "WWW-Authenticate",
+	                  www, sizeof(www));
+
+	ck_assert_msg(code == 401, "%s: got %d", why, code);
+	ck_assert_int_eq(strncmp(www, "Bearer realm=\"rezuscloud\"", 25), 0);
+}
+
+START_TEST(test_jwt_refusals)
+{
+	long now = (long)time(NULL);
+	char tok[2048], bad[2048];
+	char *dot1, *dot2;
+	json_t *j;
+
+	ck_assert_int_eq(call("GET", "/api/v1/tenants", admin_tok, NULL, NULL), 200);
+	forge(tok, sizeof(tok), JWT_ALG_HS256, "rezuscloud", "admin", now, now, now + 600);
+	ck_assert_int_eq(call("GET", "/api/v1/tenants", tok, NULL, NULL), 200); /* the control */
+	expect_401(NULL, "no credentials");
+	expect_401("garbage", "garbage");
+	/* tampered payload: the same signature over another subject */
+	snprintf(bad, sizeof(bad), "%s", admin_tok);
+	dot1 = strchr(bad, '.');
+	dot2 = strchr(dot1 + 1, '.');
+	{
+		char rest[1024];
+		snprintf(rest, sizeof(rest), "%s", dot2);
+		snprintf(dot1 + 1, sizeof(bad) - (size_t)(dot1 + 1 - bad), "%s%s",
+		         b64("{\"iss\":\"rezuscloud\",\"sub\":\"editor\",\"role\":\"admin\","
+		             "\"iat\":1,\"nbf\":1,\"exp\":99999999999,\"jti\":\"x\"}"),
+		         rest);
+	}
+	expect_401(bad, "tampered");
+	/* alg none */
+	snprintf(bad, sizeof(bad), "%s.%s.", b64("{\"alg\":\"none\",\"typ\":\"JWT\"}"),
+	         b64("{\"iss\":\"rezuscloud\",\"sub\":\"admin\",\"iat\":1,\"nbf\":1,"
+	             "\"exp\":99999999999,\"jti\":\"x\"}"));
+	expect_401(bad, "alg none");
+	/* other algorithms, even with the right key */
+	forge(bad, sizeof(bad), JWT_ALG_HS512, "rezuscloud", "admin", now, now, now + 600);
+	expect_401(bad, "HS512");
+	snprintf(bad, sizeof(bad), "%s.%s.%s", b64("{\"alg\":\"RS256\",\"typ\":\"JWT\"}"),
+	         b64("{\"iss\":\"rezuscloud\",\"sub\":\"admin\",\"iat\":1,\"nbf\":1,"
+	             "\"exp\":99999999999,\"jti\":\"x\"}"),
+	         b64("not-a-signature"));
+	expect_401(bad, "RS256");
+	forge(bad, sizeof(bad), JWT_ALG_HS256, "someone-else", "admin", now, now, now + 600);
+	expect_401(bad, "wrong issuer");
+	forge(bad, sizeof(bad), JWT_ALG_HS256, "rezuscloud", "admin", now - 100, now - 100,
+	      now - 1);
+	expect_401(bad, "expired");
+	forge(bad, sizeof(bad), JWT_ALG_HS256, "rezuscloud", "admin", now, now + 300, now + 600);
+	expect_401(bad, "not yet valid");
+	forge(bad, sizeof(bad), JWT_ALG_HS256, "rezuscloud", "ghost", now, now, now + 600);
+	expect_401(bad, "unknown user");
+	/* logout revokes the jti */
+	ck_assert_int_eq(call("POST", "/api/v1/auth/logout", edit_tok, NULL, &j), 200);
+	json_decref(j);
+	expect_401(edit_tok, "revoked");
+	/* a disabled user's session stops at once */
+	ck_assert_int_eq(
+	    call("PATCH", "/api/v1/users/viewer", admin_tok, "{\"spec\":{\"disabled\":true}}", &j),
+	    200);
+	json_decref(j);
+	expect_401(view_tok, "disabled");
+}
+END_TEST
+
+START_TEST(test_whoami_and_demotion)
+{
+	json_t *j;
+
+	ck_assert_int_eq(call("GET", "/api/v1/auth/whoami", edit_tok, NULL, &j), 200);
+	ck_assert_str_eq(str(j, "user"), "editor");
+	ck_assert_str_eq(str(j, "role"), "edit");
+	json_decref(j);
+	ck_assert_int_eq(
+	    call("POST", "/api/v1/tenants", edit_tok, "{\"metadata\":{\"name\":\"a\"}}", &j), 201);
+	json_decref(j);
+	/* the role is read per request: a demotion acts on the next one */
+	ck_assert_int_eq(
+	    call("PATCH", "/api/v1/users/editor", admin_tok, "{\"spec\":{\"role\":\"view\"}}", &j),
+	    200);
+	json_decref(j);
+	ck_assert_int_eq(
+	    call("POST", "/api/v1/tenants", edit_tok, "{\"metadata\":{\"name\":\"b\"}}", &j), 403);
+	ck_assert_str_eq(str(j, "reason"), "Forbidden");
+	ck_assert_str_eq(str(j, "message"), "user \"editor\" with role view cannot create tenants");
+	json_decref(j);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ the role matrix */
+
+/* Fill a route pattern's parameters with names that exist (tenant) or not (objects), so
+ * that no call changes anything it should not. */
+static void concrete(const char *pattern, char *out, size_t size)
+{
+	const char *p = pattern;
+	size_t n = 0;
+
+	while (*p != '\0' && n + 16 < size) {
+		if (*p == '{') {
+			const char *end = strchr(p, '}');
+			const char *val = strncmp(p, "{tenant}", 8) == 0 ? "acme"
+			                  : strncmp(p, "{user}", 6) == 0 ? "nobody"
+			                                                 : "nope";
+			n += (size_t)snprintf(out + n, size - n, "%s", val);
+			p = end + 1;
+		} else {
+			out[n++] = *p++;
+		}
+	}
+	out[n] = '\0';
+}
+
+static const char *method_name(unsigned m)
+{
+	static const char *const names[] = { "GET",    "HEAD",    "POST", "PUT",   "PATCH",
+		                             "DELETE", "OPTIONS", "LOCK", "UNLOCK" };
+	for (unsigned i = 0; i < 9; i++) {
+		if (m == (1u << i)) {
+			return names[i];
+		}
+	}
+	return "GET";
+}
+
+START_TEST(test_role_matrix_from_route_table)
+{
+	rz_http_t *h = rz_daemon_http(d);
+	const char *tokens[] = { NULL, view_tok, edit_tok, admin_tok };
+	const int roles[] = { RZ_ROLE_PUBLIC, RZ_ROLE_VIEW, RZ_ROLE_EDIT, RZ_ROLE_ADMIN };
+	json_t *j;
+	int checked = 0;
+
+	ck_assert_int_eq(
+	    call("POST", "/api/v1/tenants", admin_tok, "{\"metadata\":{\"name\":\"acme\"}}", &j),
+	    201);
+	json_decref(j);
+	for (size_t i = 0; i < rz_http_route_count(h); i++) {
+		const rz_route_t *r = rz_http_route_at(h, i);
+		char path[256];
+		concrete(r->pattern, path, sizeof(path));
+		for (unsigned bit = 1; bit <= RZ_M_UNLOCK; bit <<= 1) {
+			const char *m = method_name(bit);
+			if ((r->methods & bit) == 0 || strcmp(path, "/api/v1/auth/logout") == 0) {
+				continue;
+			}
+			for (int who = 0; who < 4; who++) {
+				int code = call(
+				    m, path, tokens[who],
+				    bit & (RZ_M_POST | RZ_M_PUT | RZ_M_PATCH) ? "{}" : NULL, NULL);
+				int want = r->role;
+				if (want == RZ_ROLE_PUBLIC || roles[who] >= want) {
+					ck_assert_msg(code != 401 && code != 403,
+					              "%s %s as role %d: %d, want access", m, path,
+					              roles[who], code);
+				} else {
+					ck_assert_msg(code == (who == 0 ? 401 : 403),
+					              "%s %s as role %d: %d, want %d", m, path,
+					              roles[who], code, who == 0 ? 401 : 403);
+				}
+				checked++;
+			}
+		}
+	}
+	ck_assert_int_gt(checked, 200);
+	/* the logout route last, so the sessions above stay valid */
+	ck_assert_int_eq(call("POST", "/api/v1/auth/logout", NULL, NULL, NULL), 401);
+	ck_assert_int_eq(call("POST", "/api/v1/auth/logout", view_tok, NULL, NULL), 200);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ API tokens */
+
+START_TEST(test_token_lifecycle)
+{
+	json_t *j;
+	char secret[128], first[128], id[64], path[160];
+
+	/* the owner creates one; the secret shows once */
+	ck_assert_int_eq(call("POST", "/api/v1/users/editor/tokens", edit_tok,
+	                      "{\"spec\":{\"description\":\"ci\"}}", &j),
+	                 201);
+	snprintf(secret, sizeof(secret), "%s", str(j, "secret"));
+	snprintf(id, sizeof(id), "%s", str(json_object_get(j, "metadata"), "name"));
+	ck_assert_str_eq(str(json_object_get(j, "spec"), "role"), "edit");
+	snprintf(first, sizeof(first), "%s", secret);
+	ck_assert_int_eq(strncmp(secret, "rzt_", 4), 0);
+	ck_assert_uint_eq(strlen(secret), 47);
+	ck_assert_ptr_null(strstr(id, secret + 4));
+	remember(secret);
+	json_decref(j);
+	snprintf(path, sizeof(path), "/api/v1/users/editor/tokens/%s", id);
+	ck_assert_int_eq(call("GET", path, edit_tok, NULL, &j), 200);
+	ck_assert_ptr_null(json_object_get(j, "secret"));
+	json_decref(j);
+	/* it works, and records its use */
+	ck_assert_int_eq(
+	    call("POST", "/api/v1/tenants", secret, "{\"metadata\":{\"name\":\"t1\"}}", &j), 201);
+	json_decref(j);
+	ck_assert_int_eq(call("GET", path, secret, NULL, &j), 200);
+	ck_assert_ptr_nonnull(str(json_object_get(j, "status"), "lastUsed"));
+	json_decref(j);
+	/* a role above the owner's is refused; another user's tokens are off limits */
+	ck_assert_int_eq(call("POST", "/api/v1/users/editor/tokens", edit_tok,
+	                      "{\"spec\":{\"role\":\"admin\"}}", &j),
+	                 422);
+	ck_assert_str_eq(cause0(j), "must not exceed the owner's role (edit)");
+	json_decref(j);
+	ck_assert_int_eq(call("GET", "/api/v1/users/viewer/tokens", edit_tok, NULL, &j), 403);
+	json_decref(j);
+	ck_assert_int_eq(call("GET", "/api/v1/users/editor/tokens", admin_tok, NULL, &j), 200);
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "items")), 1);
+	json_decref(j);
+	/* a view token of an edit user acts as view */
+	ck_assert_int_eq(call("POST", "/api/v1/users/editor/tokens", edit_tok,
+	                      "{\"spec\":{\"role\":\"view\"}}", &j),
+	                 201);
+	snprintf(secret, sizeof(secret), "%s", str(j, "secret"));
+	remember(secret);
+	json_decref(j);
+	ck_assert_int_eq(
+	    call("POST", "/api/v1/tenants", secret, "{\"metadata\":{\"name\":\"t2\"}}", NULL), 403);
+	/* expired tokens are refused */
+	ck_assert_int_eq(call("POST", "/api/v1/users/editor/tokens", edit_tok,
+	                      "{\"spec\":{\"expiresAt\":\"2020-01-01T00:00:00Z\"}}", &j),
+	                 201);
+	snprintf(secret, sizeof(secret), "%s", str(j, "secret"));
+	remember(secret);
+	json_decref(j);
+	expect_401(secret, "expired token");
+	/* revocation acts at once */
+	ck_assert_int_eq(call("DELETE", path, edit_tok, NULL, &j), 200);
+	json_decref(j);
+	expect_401(first, "revoked token");
+	/* deleting the user takes its tokens with it */
+	ck_assert_int_eq(call("DELETE", "/api/v1/users/editor", admin_tok, NULL, &j), 200);
+	json_decref(j);
+	ck_assert_int_eq(call("GET", "/api/v1/tokens", admin_tok, NULL, &j), 200);
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "items")), 0);
+	json_decref(j);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ brute force */
+
+START_TEST(test_brute_force_gets_429)
+{
+	char after[32];
+	int code = 0, tries = 0;
+	char body[128];
+
+	snprintf(body, sizeof(body), "{\"username\":\"viewer\",\"password\":\"wrong\"}");
+	while (tries < 20) {
+		code = call_h("POST", "/api/v1/auth/login", NULL, "application/json", body, NULL,
+		              "Retry-After", after, sizeof(after));
+		tries++;
+		if (code != 401) {
+			break;
+		}
+	}
+	ck_assert_int_eq(code, 429);
+	ck_assert_int_eq(tries, 7); /* six failures, then refusal */
+	ck_assert_int_gt(atoi(after), 0);
+	/* even the right password waits now */
+	ck_assert_int_eq(login("viewer", VIEW_PW, NULL, 0), 429);
+	/* another user from the same address is not locked out */
+	ck_assert_int_eq(login("editor", EDIT_PW, NULL, 0), 200);
+}
+END_TEST
+
+START_TEST(test_success_resets_failures)
+{
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < 3; i++) {
+			ck_assert_int_eq(login("viewer", "nope-nope", NULL, 0), 401);
+		}
+		ck_assert_int_eq(login("viewer", VIEW_PW, NULL, 0), 200);
+	}
+}
+END_TEST
+
+/* ------------------------------------------------------------------ users */
+
+START_TEST(test_last_admin_is_kept)
+{
+	json_t *j;
+
+	ck_assert_int_eq(
+	    call("PATCH", "/api/v1/users/admin", admin_tok, "{\"spec\":{\"role\":\"edit\"}}", &j),
+	    422);
+	ck_assert_str_eq(cause0(j), "the last admin cannot be demoted");
+	json_decref(j);
+	ck_assert_int_eq(
+	    call("PATCH", "/api/v1/users/admin", admin_tok, "{\"spec\":{\"disabled\":true}}", &j),
+	    422);
+	json_decref(j);
+	ck_assert_int_eq(call("DELETE", "/api/v1/users/admin", admin_tok, NULL, &j), 409);
+	ck_assert_str_eq(str(j, "message"), "user \"admin\" is the last admin: it can neither be "
+	                                    "deleted, disabled nor demoted");
+	json_decref(j);
+	/* with a second admin, the first may go */
+	ck_assert_int_eq(
+	    call("PATCH", "/api/v1/users/editor", admin_tok, "{\"spec\":{\"role\":\"admin\"}}", &j),
+	    200);
+	json_decref(j);
+	ck_assert_int_eq(
+	    call("PATCH", "/api/v1/users/admin", admin_tok, "{\"spec\":{\"role\":\"view\"}}", &j),
+	    200);
+	json_decref(j);
+	/* users never show a password, and a new user needs one */
+	ck_assert_int_eq(call("GET", "/api/v1/users/viewer", edit_tok, NULL, &j), 200);
+	ck_assert_ptr_null(json_object_get(json_object_get(j, "spec"), "password"));
+	json_decref(j);
+	ck_assert_int_eq(call("POST", "/api/v1/users", edit_tok,
+	                      "{\"metadata\":{\"name\":\"x\"},\"spec\":{\"role\":\"view\"}}", &j),
+	                 422);
+	json_decref(j);
+	/* an admin sets a new password; the old one stops working */
+	ck_assert_int_eq(call("PATCH", "/api/v1/users/viewer", edit_tok,
+	                      "{\"spec\":{\"password\":\"another-view-pw\"}}", &j),
+	                 200);
+	remember("another-view-pw");
+	json_decref(j);
+	ck_assert_int_eq(login("viewer", VIEW_PW, NULL, 0), 401);
+	ck_assert_int_eq(login("viewer", "another-view-pw", NULL, 0), 200);
+}
+END_TEST
+
+START_TEST(test_password_change)
+{
+	json_t *j;
+
+	ck_assert_int_eq(
+	    call("POST", "/api/v1/auth/password", view_tok,
+	         "{\"currentPassword\":\"wrong-one\",\"newPassword\":\"new-view-pw-9\"}", &j),
+	    403);
+	json_decref(j);
+	ck_assert_int_eq(
+	    call("POST", "/api/v1/auth/password", view_tok,
+	         "{\"currentPassword\":\"" VIEW_PW "\",\"newPassword\":\"new-view-pw-9\"}", &j),
+	    200);
+	json_decref(j);
+	remember("new-view-pw-9");
+	ck_assert_int_eq(login("viewer", VIEW_PW, NULL, 0), 401);
+	ck_assert_int_eq(login("viewer", "new-view-pw-9", NULL, 0), 200);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ audit */
+
+static json_t *audit(const char *query)
+{
+	char path[256];
+	json_t *j;
+
+	snprintf(path, sizeof(path), "/api/v1/audit%s", query);
+	ck_assert_int_eq(call("GET", path, admin_tok, NULL, &j), 200);
+	return j;
+}
+
+static int count_rows(json_t *list, const char *verb, const char *user, int code)
+{
+	size_t i;
+	json_t *r;
+	int n = 0;
+
+	json_array_foreach(json_object_get(list, "items"), i, r)
+	{
+		n += strcmp(str(r, "verb"), verb) == 0 && strcmp(str(r, "user"), user) == 0 &&
+		     json_integer_value(json_object_get(r, "code")) == code;
+	}
+	return n;
+}
+
+/* Does the file hold any of the secrets? */
+static const char *leaked_in(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	static char buf[8 << 20];
+	size_t n;
+
+	if (f == NULL) {
+		return NULL;
+	}
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	for (int i = 0; i < nsecrets; i++) {
+		if (memmem(buf, n, secrets[i], strlen(secrets[i])) != NULL) {
+			return secrets[i];
+		}
+	}
+	return NULL;
+}
+
+START_TEST(test_audit_rows_and_no_secret_anywhere)
+{
+	json_t *j;
+	char path[600];
+	const char *leak;
+	char raw[2048];
+	rzt_response_t r;
+
+	ck_assert_int_eq(login("viewer", "wrong-password-x", NULL, 0), 401);
+	ck_assert_int_eq(call("GET", "/api/v1/tenants", NULL, NULL, NULL), 401);
+	ck_assert_int_eq(
+	    call("POST", "/api/v1/tenants", view_tok, "{\"metadata\":{\"name\":\"v\"}}", NULL),
+	    403);
+	ck_assert_int_eq(
+	    call("POST", "/api/v1/tenants", edit_tok, "{\"metadata\":{\"name\":\"e\"}}", NULL),
+	    201);
+	ck_assert_int_eq(
+	    call("POST", "/api/v1/tenants", edit_tok, "{\"metadata\":{\"name\":\"E\"}}", NULL),
+	    422);
+	ck_assert_int_eq(call("DELETE", "/api/v1/tenants/e", edit_tok, NULL, NULL), 202);
+	ck_assert_int_eq(call("GET", "/api/v1/audit", edit_tok, NULL, NULL), 403);
+	/* a trusted proxy's X-Forwarded-For names the client */
+	snprintf(raw, sizeof(raw),
+	         "POST /api/v1/tenants HTTP/1.1\r\nAuthorization: Bearer %s\r\nContent-Type: "
+	         "application/json\r\nX-Forwarded-For: 203.0.113.7, 10.0.0.1\r\nX-Request-ID: "
+	         "rid-xff\r\nContent-Length: 25\r\n\r\n{\"metadata\":{\"name\":\"f\"}}",
+	         edit_tok);
+	rzt_request(base, port, raw, &r);
+	ck_assert_int_eq(r.code, 201);
+	rzt_response_free(&r);
+
+	j = audit("?limit=100");
+	ck_assert_int_eq(count_rows(j, "login", "viewer", 401), 1);
+	ck_assert_int_eq(count_rows(j, "login", "viewer", 200), 1);
+	ck_assert_int_eq(count_rows(j, "list", "", 401), 1);
+	ck_assert_int_eq(count_rows(j, "create", "viewer", 403), 1);
+	ck_assert_int_eq(count_rows(j, "create", "editor", 201), 2);
+	ck_assert_int_eq(count_rows(j, "create", "editor", 422), 1);
+	ck_assert_int_eq(count_rows(j, "delete", "editor", 202), 1);
+	ck_assert_int_eq(count_rows(j, "list", "editor", 403), 1);
+	{
+		json_t *first = json_array_get(json_object_get(j, "items"), 0);
+		ck_assert_str_eq(str(first, "requestId"), "rid-xff");
+		ck_assert_str_eq(str(first, "sourceIP"), "203.0.113.7");
+		ck_assert_str_eq(str(first, "kind"), "Tenant");
+		ck_assert_str_eq(str(first, "name"), "f");
+		ck_assert_str_eq(str(first, "role"), "edit");
+	}
+	json_decref(j);
+	/* filters and pages */
+	j = audit("?user=editor&verb=create");
+	ck_assert_int_eq(count_rows(j, "create", "editor", 201), 2);
+	ck_assert_int_eq(count_rows(j, "login", "viewer", 200), 0);
+	json_decref(j);
+	j = audit("?limit=2");
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "items")), 2);
+	ck_assert_ptr_nonnull(str(json_object_get(j, "metadata"), "continue"));
+	json_decref(j);
+
+	/* nothing a test used as a secret is in the database, its journal or the log */
+	snprintf(path, sizeof(path), "%s/data/rezus.db", dir);
+	leak = leaked_in(path);
+	ck_assert_msg(leak == NULL, "secret in the database: %s", leak);
+	snprintf(path, sizeof(path), "%s/data/rezus.db-wal", dir);
+	leak = leaked_in(path);
+	ck_assert_msg(leak == NULL, "secret in the WAL: %s", leak);
+	leak = leaked_in(logpath);
+	ck_assert_msg(leak == NULL, "secret in the log: %s", leak);
+	ck_assert_int_ge(nsecrets, 6);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("auth");
+	TCase *tc = tcase_create("auth");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_jwt_refusals);
+	tcase_add_test(tc, test_whoami_and_demotion);
+	tcase_add_test(tc, test_role_matrix_from_route_table);
+	tcase_add_test(tc, test_token_lifecycle);
+	tcase_add_test(tc, test_brute_force_gets_429);
+	tcase_add_test(tc, test_success_resets_failures);
+	tcase_add_test(tc, test_last_admin_is_kept);
+	tcase_add_test(tc, test_password_change);
+	tcase_add_test(tc, test_audit_rows_and_no_secret_anywhere);
+	suite_add_tcase(s, tc);
+	return rzt_run(s);
+}
