@@ -207,8 +207,8 @@ static json_t *create_ok(json_t *m)
 	rz_err_t err = { 0 };
 	json_t *out = NULL;
 
-	ck_assert_msg(rz_store_create(st, k, m, NULL, &out, &err) == 0, "create %s: %s", mstr(m, "name"),
-	              err.msg);
+	ck_assert_msg(rz_store_create(st, k, m, NULL, &out, &err) == 0, "create %s: %s",
+	              mstr(m, "name"), err.msg);
 	ck_assert_ptr_nonnull(out);
 	json_decref(m);
 	return out;
@@ -253,7 +253,8 @@ static void assert_absent(const char *kind, const char *tenant, const char *name
 static int update(const char *kind, const char *tenant, const char *name, json_t *in,
                   int64_t expect_rv, rz_update_mode_t mode, json_t **out, bool *gone, rz_err_t *err)
 {
-	int rc = rz_store_update(st, K(kind), tenant, name, in, expect_rv, mode, NULL, out, gone, err);
+	int rc =
+	    rz_store_update(st, K(kind), tenant, name, in, expect_rv, mode, NULL, out, gone, err);
 
 	json_decref(in);
 	return rc;
@@ -537,7 +538,8 @@ START_TEST(test_create_missing_tenant)
 	/* A tenant-scoped object without metadata.tenant is refused. */
 	in = manifest("NodeGroup", NULL, "a", ng_spec);
 	out = (json_t *)1;
-	ck_assert_int_eq(rz_store_create(st, K("NodeGroup"), in, NULL, &out, &err), REZUS_EINTERNAL);
+	ck_assert_int_eq(rz_store_create(st, K("NodeGroup"), in, NULL, &out, &err),
+	                 REZUS_EINTERNAL);
 	ck_assert_ptr_null(out);
 	ck_assert_uint_eq(nevents, 0);
 	json_decref(in);
@@ -551,14 +553,16 @@ START_TEST(test_create_in_terminating_tenant)
 	bool gone = true;
 
 	create_tenant("t");
-	ck_assert_int_eq(rz_store_delete(st, K("Tenant"), NULL, "t", 0, NULL, &out, &gone, &err), 0);
+	ck_assert_int_eq(rz_store_delete(st, K("Tenant"), NULL, "t", 0, NULL, &out, &gone, &err),
+	                 0);
 	ck_assert(!gone);
 	json_decref(out);
 	ck_assert_int_eq(rz_store_revision(st), 2);
 
 	in = manifest("NodeGroup", "t", "a", ng_spec);
 	out = (json_t *)1;
-	ck_assert_int_eq(rz_store_create(st, K("NodeGroup"), in, NULL, &out, &err), RZ_ETERMINATING);
+	ck_assert_int_eq(rz_store_create(st, K("NodeGroup"), in, NULL, &out, &err),
+	                 RZ_ETERMINATING);
 	ck_assert_int_eq(err.code, RZ_ETERMINATING);
 	ck_assert_str_eq(err.msg,
 	                 "unable to create new content in tenant t because it is being deleted");
@@ -803,7 +807,8 @@ START_TEST(test_delete_without_finalizers)
 	ck_assert_int_eq(rz_store_revision(st), 3);
 	json_decref(get_ok("NodeGroup", "t", "a"));
 
-	ck_assert_int_eq(rz_store_delete(st, K("NodeGroup"), "t", "a", 2, NULL, &out, &gone, &err), 0);
+	ck_assert_int_eq(rz_store_delete(st, K("NodeGroup"), "t", "a", 2, NULL, &out, &gone, &err),
+	                 0);
 	ck_assert(gone);
 	ck_assert_ptr_nonnull(out);
 	ck_assert_str_eq(mstr(out, "name"), "a");
@@ -867,7 +872,8 @@ START_TEST(test_delete_with_finalizers)
 
 	/* 202 semantics: marked, kept, generation bumped, MODIFIED. */
 	gone = true;
-	ck_assert_int_eq(rz_store_delete(st, K("Tenant"), NULL, "t", 8, NULL, &out, &gone, &err), 0);
+	ck_assert_int_eq(rz_store_delete(st, K("Tenant"), NULL, "t", 8, NULL, &out, &gone, &err),
+	                 0);
 	ck_assert(!gone);
 	ck_assert_str_eq(mstr(out, "resourceVersion"), "9");
 	ck_assert_int_eq(generation(out), 2);
@@ -884,7 +890,8 @@ START_TEST(test_delete_with_finalizers)
 
 	/* A second delete changes nothing. */
 	gone = true;
-	ck_assert_int_eq(rz_store_delete(st, K("Tenant"), NULL, "t", 0, NULL, &out, &gone, &err), 0);
+	ck_assert_int_eq(rz_store_delete(st, K("Tenant"), NULL, "t", 0, NULL, &out, &gone, &err),
+	                 0);
 	ck_assert(!gone);
 	ck_assert(json_equal(out, cur));
 	ck_assert_str_eq(mstr(out, "deletionTimestamp"), ts);
@@ -964,7 +971,8 @@ START_TEST(test_delete_tenant_without_finalizers)
 	json_decref(out);
 	ck_assert_int_eq(rz_store_revision(st), 3);
 
-	ck_assert_int_eq(rz_store_delete(st, K("Tenant"), NULL, "t", 0, NULL, &out, &gone, &err), 0);
+	ck_assert_int_eq(rz_store_delete(st, K("Tenant"), NULL, "t", 0, NULL, &out, &gone, &err),
+	                 0);
 	ck_assert(gone);
 	ck_assert_str_eq(mstr(out, "resourceVersion"), "5");
 	json_decref(out);
@@ -1280,7 +1288,8 @@ START_TEST(test_replay)
 	create_tenant("t");                                    /* 1 ADDED */
 	create_in("NodeGroup", "t", "a");                      /* 2 ADDED */
 	json_decref(relabel("NodeGroup", "t", "a", "k", "v")); /* 3 MODIFIED */
-	ck_assert_int_eq(rz_store_delete(st, K("NodeGroup"), "t", "a", 0, NULL, &out, &gone, &err), 0);
+	ck_assert_int_eq(rz_store_delete(st, K("NodeGroup"), "t", "a", 0, NULL, &out, &gone, &err),
+	                 0);
 	json_decref(out); /* 4 DELETED */
 	ck_assert_int_eq(rz_store_revision(st), 4);
 	ck_assert_int_eq(rz_store_oldest(st), 1);
@@ -1537,7 +1546,8 @@ START_TEST(test_failed_cascade_changes_nothing)
 	create_tenant("t");
 	create_in("NodeGroup", "t", "a");
 	create_in("ConfigPatch", "t", "p");
-	ck_assert_int_eq(rz_store_delete(st, K("Tenant"), NULL, "t", 0, NULL, &out, &gone, &err), 0);
+	ck_assert_int_eq(rz_store_delete(st, K("Tenant"), NULL, "t", 0, NULL, &out, &gone, &err),
+	                 0);
 	json_decref(out);
 	ck_assert_int_eq(rz_store_revision(st), 4);
 	cur = get_ok("Tenant", NULL, "t");
@@ -1686,7 +1696,8 @@ START_TEST(test_nested_write_after_batch)
 		.on_kind = "NodeGroup", .on_type = RZ_EV_DELETED, .kind = "Tenant", .name = "audit"
 	};
 	id = rz_bus_subscribe(bus, write_on_event, &writer);
-	ck_assert_int_eq(rz_store_delete(st, K("Tenant"), NULL, "t", 0, NULL, &out, &gone, &err), 0);
+	ck_assert_int_eq(rz_store_delete(st, K("Tenant"), NULL, "t", 0, NULL, &out, &gone, &err),
+	                 0);
 	ck_assert(gone);
 	json_decref(out);
 	rz_bus_unsubscribe(bus, id);
