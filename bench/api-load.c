@@ -6,10 +6,14 @@
  *
  *   {"method":"GET","path":"/x","connections":50,"requests":N,"seconds":S,"rps":R,
  *    "p50_ms":..,"p90_ms":..,"p99_ms":..,"max_ms":..,"errors":N,"timeouts":N,
- *    "reconnects":N,"rereads":N,"status_counts":{"200":N}}
+ *    "reconnects":N,"rereads":N,"cpu_pct":C,"runq_ms":W,"status_counts":{"200":N}}
  *
  * requests counts the replies to requests started after the warm-up, whatever their status;
- * errors counts requests that got no reply (reset, early close, bad reply, timeout).
+ * errors counts requests that got no reply (reset, early close, bad reply, timeout) and failed
+ * reads of {rv}. cpu_pct is the CPU this process used over the run, warm-up included, in % of
+ * one core (near 100: the load generator, not the server, may be the limit); runq_ms is how
+ * long it waited, runnable, for a CPU (from /proc/thread-self/schedstat; -1 when unknown):
+ * the mark of other work on the machine.
  *
  * Body placeholders: {n} is a counter, unique per request; {rv} is the resourceVersion last
  * seen on the connection: taken from the reply to its previous request, or, at the start and
@@ -32,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <time.h>
@@ -92,7 +97,8 @@ struct bench {
 	struct conn *conns;
 	struct stats st;
 	uint64_t counter, started;
-	double t_measure, t_stop, t_hard, t_end;
+	double t_start, t_measure, t_stop, t_hard, t_end;
+	double runq_start, cpu_start;
 };
 
 static double now_s(void)
@@ -101,6 +107,32 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Milliseconds this thread has waited, runnable, for a CPU; -1 when the kernel does not say. */
+static double runq_ms(void)
+{
+	unsigned long long run, wait;
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+	int n;
+
+	if (f == NULL) {
+		return -1;
+	}
+	n = fscanf(f, "%llu %llu", &run, &wait);
+	fclose(f);
+	return n == 2 ? (double)wait / 1e6 : -1;
+}
+
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) != 0) {
+		return 0;
+	}
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 static void usage(void)
@@ -313,7 +345,7 @@ static int build_request(struct bench *b, struct conn *c, bool prime)
 		}
 	}
 	n = snprintf(c->out, sizeof(c->out), "%s %s HTTP/1.1\r\nHost: %s\r\n%s",
-	             prime ? "GET" : b->o.method, b->o.path, b->host, prime ? "" : b->o.hdrs);
+	             prime ? "GET" : b->o.method, b->o.path, b->host, b->o.hdrs);
 	if (blen >= 0 && n >= 0 && (size_t)n < sizeof(c->out)) {
 		n += snprintf(c->out + n, sizeof(c->out) - (size_t)n, "Content-Length: %d\r\n",
 		              blen);
@@ -503,6 +535,7 @@ static int on_reply(struct bench *b, struct conn *c, const struct reply *r, doub
 		b->st.rereads++;
 		take_rv(c, r->body, r->body_len);
 		if (r->status != 200 || c->rv[0] == '\0') {
+			b->st.errors++;
 			report(b, "reading resourceVersion failed", r->body, r->body_len);
 			c->state = C_DEAD;
 			return 0;
@@ -569,18 +602,26 @@ static int issue_idle(struct bench *b, double now)
 	return 0;
 }
 
-static int fill_pollfds(struct bench *b, struct pollfd *pfd, int *idx, double now)
+/* Give up on requests that have waited longer than the timeout. */
+static void expire(struct bench *b, double now)
+{
+	for (int i = 0; i < b->o.conns; i++) {
+		struct conn *c = &b->conns[i];
+		if ((c->state == C_SEND || c->state == C_RECV) &&
+		    now - c->t_start > b->o.timeout_ms / 1000.0) {
+			b->st.timeouts++;
+			conn_fail(b, c, "request timed out");
+		}
+	}
+}
+
+static int fill_pollfds(struct bench *b, struct pollfd *pfd, int *idx)
 {
 	int n = 0;
 
 	for (int i = 0; i < b->o.conns; i++) {
 		struct conn *c = &b->conns[i];
 		if (c->state != C_SEND && c->state != C_RECV) {
-			continue;
-		}
-		if (now - c->t_start > b->o.timeout_ms / 1000.0) {
-			b->st.timeouts++;
-			conn_fail(b, c, "request timed out");
 			continue;
 		}
 		pfd[n] =
@@ -600,10 +641,11 @@ static int run(struct bench *b, struct pollfd *pfd, int *idx)
 			report(b, "hard deadline reached", "", 0);
 			break;
 		}
+		expire(b, now);
 		if (issue_idle(b, now) != 0) {
 			return -1;
 		}
-		n = fill_pollfds(b, pfd, idx, now);
+		n = fill_pollfds(b, pfd, idx);
 		if (n == 0) {
 			break; /* nothing in flight, nothing more to send */
 		}
@@ -678,8 +720,11 @@ static void print_results(struct bench *b)
 	printf("\"p50_ms\":%.3f,\"p90_ms\":%.3f,\"p99_ms\":%.3f,\"max_ms\":%.3f,", pct_ms(st, 0.50),
 	       pct_ms(st, 0.90), pct_ms(st, 0.99), pct_ms(st, 1.0));
 	printf("\"errors\":%" PRIu64 ",\"timeouts\":%" PRIu64 ",\"reconnects\":%" PRIu64
-	       ",\"rereads\":%" PRIu64 ",\"status_counts\":{",
+	       ",\"rereads\":%" PRIu64 ",",
 	       st->errors, st->timeouts, st->reconnects, st->rereads);
+	printf("\"cpu_pct\":%.1f,\"runq_ms\":%.1f,\"status_counts\":{",
+	       100.0 * (cpu_seconds() - b->cpu_start) / (b->t_end - b->t_start),
+	       b->runq_start < 0 ? -1.0 : runq_ms() - b->runq_start);
 	for (int s = 100; s < 600; s++) {
 		if (st->status[s] != 0) {
 			printf("%s\"%d\":%" PRIu64, first ? "" : ",", s, st->status[s]);
@@ -719,7 +764,6 @@ int main(int argc, char **argv)
 	struct pollfd *pfd = NULL;
 	int *idx = NULL;
 	int rc = 2;
-	double t0;
 
 	signal(SIGPIPE, SIG_IGN);
 	if (parse_opts(&b.o, argc, argv) != 0 || resolve_loopback(&b) != 0) {
@@ -732,8 +776,10 @@ int main(int argc, char **argv)
 	if (b.conns == NULL || pfd == NULL || idx == NULL || open_all(&b) != 0) {
 		goto out;
 	}
-	t0 = now_s();
-	b.t_measure = t0 + b.o.warmup;
+	b.runq_start = runq_ms();
+	b.cpu_start = cpu_seconds();
+	b.t_start = now_s();
+	b.t_measure = b.t_start + b.o.warmup;
 	b.t_stop = b.t_measure + b.o.seconds;
 	b.t_hard = b.t_stop + b.o.timeout_ms / 1000.0 + 1.0;
 	rc = run(&b, pfd, idx) == 0 ? 0 : 1;

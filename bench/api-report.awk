@@ -5,7 +5,8 @@
 # max, and the summed errors and statuses; then each API run's throughput as a ratio to the
 # static baseline at the same connection count, taken round by round (the baseline and the
 # API run of one round ran a few seconds apart) and summarised by the median; then the
-# SPEC §13 targets, judged on the medians. Plain POSIX awk (Debian's mawk).
+# SPEC §13 targets, judged on the medians, and a warning when other work on the machine
+# disturbed the runs. -v pin=0 says the processes were not pinned. Plain POSIX awk (mawk).
 
 function parse(line, f, s, n, i, parts, k, v, c)
 {
@@ -68,22 +69,33 @@ function statuses(r, i, s, c)
 	return s
 }
 
-function row(r, what, m, i, worst, errs)
+# the largest value over the rounds of RUN's KEY
+function most(key, r, i, m)
+{
+	m = 0
+	for (i = 1; i <= rounds; i++) {
+		if ((r, i, key) in val && val[r, i, key] > m) {
+			m = val[r, i, key]
+		}
+	}
+	return m
+}
+
+function row(r, m, range, i, errs)
 {
 	if (!(r in seen)) {
-		printf "%-16s %-38s (not run)\n", r, what
+		printf "%-15s (not run)\n", r
 		return
 	}
 	m = med("rps", r)
-	worst = 0
+	range = sprintf("%.0f-%.0f", lo, hi)
 	errs = 0
 	for (i = 1; i <= rounds; i++) {
-		worst = val[r, i, "max_ms"] > worst ? val[r, i, "max_ms"] : worst
-		errs += val[r, i, "errors"]
+		errs += ((r, i, "errors") in val) ? val[r, i, "errors"] : 0
 	}
-	printf "%-16s %-38s %5d %9.0f %17s %8.3f %8.3f %8.3f %6d  %s\n", r, what, conns[r], m,
-	       sprintf("%.0f-%.0f", lo, hi), med("p50_ms", r), med("p99_ms", r), worst, errs,
-	       statuses(r)
+	printf "%-15s %5d %8.0f %13s %7.3f %7.3f %7.3f %6d %5.0f %5.0f %6.1f  %s\n", r, conns[r], m,
+	       range, med("p50_ms", r), med("p99_ms", r), most("max_ms", r), errs,
+	       med("server_cpu_pct", r), med("cpu_pct", r), most("waited_pct", r), statuses(r)
 }
 
 function ratio(what, r, b, a, i, n, x)
@@ -105,7 +117,7 @@ function target(what, r, key, op, lim, b, v, ok, worst, i)
 	v = med(key, r)
 	ok = (op == ">=") ? (v >= lim) : (v <= lim)
 	worst = (op == ">=") ? lo : hi
-	printf "  %-44s %9.3f %s %-6s %-4s  worst round %.3f", what, v, op, lim,
+	printf "  %-42s %9.1f %s %-6s %-4s  worst round %.1f", what, v, op, lim,
 	       ok ? "pass" : "MISS", worst
 	if (b != "" && med("rps", b) > 0) {
 		printf "; limit = %.3f x %s", lim / med("rps", b), b
@@ -131,16 +143,23 @@ function target(what, r, key, op, lim, b, v, ok, worst, i)
 }
 
 END {
-	printf "%-16s %-38s %5s %9s %17s %8s %8s %8s %6s  %s\n", "run", "request", "conns",
-	       "req/s", "range (rounds)", "p50 ms", "p99 ms", "max ms", "errors", "statuses"
-	row("static-get-c1", "GET /tenant.json (nginx)")
-	row("static-get-c50", "GET /tenant.json (nginx)")
-	row("api-get-c1", "GET /api/v1/tenants/bench")
-	row("api-get-c50", "GET /api/v1/tenants/bench")
-	row("api-patch-c1", "PATCH .../bench (merge patch)")
-	row("api-patch-c50", "PATCH .../bench (merge patch)")
-	row("api-put-c1", "PUT .../bench (resourceVersion)")
-	printf "\n(medians over %d rounds; p50/p99 are medians of the rounds' percentiles)\n", rounds
+	printf "%-15s %5s %8s %13s %7s %7s %7s %6s %5s %5s %6s  %s\n", "run", "conns", "req/s",
+	       "range", "p50 ms", "p99 ms", "max ms", "errors", "srv%", "cli%", "wait%", "statuses"
+	row("static-get-c1")
+	row("static-get-c50")
+	row("api-get-c1")
+	row("api-get-c50")
+	row("api-patch-c1")
+	row("api-patch-c50")
+	row("api-put-c1")
+	printf "\nstatic-get: GET /tenant.json from nginx; api-get: GET /api/v1/tenants/bench;\n"
+	printf "api-patch: merge patch of a label; api-put: PUT of the object with its resourceVersion.\n"
+	printf "req/s, p50, p99, srv%%, cli%%: medians over %d rounds; range: of req/s; max ms: worst\n",
+	       rounds
+	printf "round; srv%%/cli%%: CPU of the server's loop thread / of the load generator, in %% of\n"
+	printf "one core; wait%%: worst round's time the two spent runnable but waiting for a CPU, in\n"
+	printf "%% of the run: other work on the machine, near 0 when it is quiet (unpinned, it also\n"
+	printf "counts the two waiting for each other on one CPU).\n"
 	printf "\nthroughput / static baseline at the same connection count, per round\n"
 	ratio("API GET / static GET, 1 conn", "api-get-c1", "static-get-c1")
 	ratio("API GET / static GET, 50 conns", "api-get-c50", "static-get-c50")
@@ -154,4 +173,15 @@ END {
 	target("writes/s on one object (PATCH), 50 conns", "api-patch-c50", "rps", ">=", 2000,
 	       "static-get-c50")
 	target("write p99 ms at 50 clients (PATCH)", "api-patch-c50", "p99_ms", "<=", 10, "")
+	busy = 0
+	for (r in seen) {
+		busy = most("waited_pct", r) > busy ? most("waited_pct", r) : busy
+	}
+	if (busy > 10 && pin == "0") {
+		printf "\nwait%% up to %.0f: unpinned, client and server also wait for each other; when\n", busy
+		printf "figures matter, run pinned (BENCH_PIN=1) on a quiet machine.\n"
+	} else if (busy > 10) {
+		printf "\nWARNING: other work on the machine disturbed these runs (wait%% up to %.0f):\n", busy
+		printf "rerun on a quiet machine before using the figures.\n"
+	}
 }

@@ -3,6 +3,8 @@
 #   build/bench/rezuscloud  the daemon, an ordinary optimised build (configure's defaults)
 #   build/bench/api-load    the HTTP load generator (bench/api-load.c), built with gcc directly
 # The benchmarks are not part of `make check`; nothing here touches the Makefiles.
+# BENCH_BUILD=0 keeps an existing build/bench/rezuscloud as it is (to measure the same binary
+# again, or while the tree does not build).
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,8 +16,12 @@ if [ ! -x "$top/configure" ]; then
 fi
 mkdir -p "$out"
 cd "$out"
-[ -f Makefile ] || ../../configure -q >/dev/null
-make -s -j"$(nproc 2>/dev/null || echo 2)" rezuscloud >/dev/null
+if [ "${BENCH_BUILD:-1}" = 0 ] && [ -x rezuscloud ]; then
+	echo "bench/build.sh: BENCH_BUILD=0: keeping build/bench/rezuscloud as it is" >&2
+else
+	[ -f Makefile ] || ../../configure -q >/dev/null
+	make -s -j"$(nproc 2>/dev/null || echo 2)" rezuscloud >/dev/null
+fi
 
 ${CC:-gcc} -std=c11 -O2 -g -Wall -Wextra -Werror -o api-load.tmp "$top/bench/api-load.c"
 mv api-load.tmp api-load

@@ -35,9 +35,34 @@ struct throttle {
 	int64_t locked_until; /* seconds */
 };
 
+/* Sessions whose signature and claims were verified, so the next request with the same
+ * token skips the cryptography (revocation and the user are still checked each time). */
+struct verified {
+	unsigned char key[16]; /* BLAKE2b of the token */
+	char user[64];
+	char jti[40];
+	int64_t exp;
+};
+
+/* Users as last read from the store; gen invalidates them on any change of a user. */
+struct known_user {
+	char name[64];
+	uint64_t gen;
+	int role;
+	bool disabled, must_change;
+};
+
+#define VERIFIED_SLOTS 512
+#define USER_SLOTS     256
+
 struct rz_auth {
 	rz_db_t *db;
 	rz_store_t *store;
+	rz_bus_t *bus;
+	uint64_t sub;
+	uint64_t user_gen;
+	struct verified verified[VERIFIED_SLOTS];
+	struct known_user users[USER_SLOTS];
 	unsigned char secret[SECRET_MAX];
 	size_t secret_len;
 	int64_t ttl_s;
@@ -140,8 +165,17 @@ static int generated_secret(rz_auth_t *a, const char *data_dir, rz_err_t *err)
 	return read_secret(a, path, err);
 }
 
+static void on_event(const rz_event_t *ev, void *arg)
+{
+	rz_auth_t *a = arg;
+
+	if (strcmp(ev->kind->kind, "User") == 0) {
+		a->user_gen++;
+	}
+}
+
 int rz_auth_new(rz_auth_t **out, const rz_config_t *cfg, rz_db_t *db, rz_store_t *store,
-                rz_err_t *err)
+                rz_bus_t *bus, rz_err_t *err)
 {
 	rz_auth_t *a;
 	int rc;
@@ -156,11 +190,16 @@ int rz_auth_new(rz_auth_t **out, const rz_config_t *cfg, rz_db_t *db, rz_store_t
 	}
 	a->db = db;
 	a->store = store;
+	a->bus = bus;
+	a->user_gen = 1;
 	a->ttl_s = cfg->session_ttl_ms / 1000;
 	if (cfg->jwt_secret_file != NULL && cfg->jwt_secret_file[0] != '\0') {
 		rc = read_secret(a, cfg->jwt_secret_file, err);
 	} else {
 		rc = generated_secret(a, cfg->data_dir, err);
+	}
+	if (rc == 0 && bus != NULL && (a->sub = rz_bus_subscribe(bus, on_event, a)) == 0) {
+		rc = rz_err_set(err, -ENOMEM, "auth: out of memory");
 	}
 	if (rc != 0) {
 		rz_auth_free(a);
@@ -173,7 +212,11 @@ int rz_auth_new(rz_auth_t **out, const rz_config_t *cfg, rz_db_t *db, rz_store_t
 void rz_auth_free(rz_auth_t *a)
 {
 	if (a != NULL) {
+		if (a->sub != 0) {
+			rz_bus_unsubscribe(a->bus, a->sub);
+		}
 		sodium_memzero(a->secret, sizeof(a->secret));
+		sodium_memzero(a->verified, sizeof(a->verified));
 		free(a);
 	}
 }
@@ -280,8 +323,18 @@ static bool revoked(rz_auth_t *a, const char *jti)
 static int verify_jwt(rz_auth_t *a, const char *token, rz_principal_t *p, rz_err_t *err)
 {
 	jwt_t *jwt = NULL;
+	unsigned char key[16];
+	struct verified *v;
 	int rc;
 
+	crypto_generichash(key, sizeof(key), (const unsigned char *)token, strlen(token), NULL, 0);
+	v = &a->verified[(key[0] | key[1] << 8) % VERIFIED_SLOTS];
+	if (sodium_memcmp(v->key, key, sizeof(key)) == 0 && v->exp > now_s()) {
+		snprintf(p->user, sizeof(p->user), "%s", v->user);
+		snprintf(p->jti, sizeof(p->jti), "%s", v->jti);
+		p->exp = v->exp;
+		return revoked(a, p->jti) ? rz_err_set(err, RZ_EAUTH, "session: revoked") : 0;
+	}
 	if (!header_is_hs256(token)) {
 		return rz_err_set(err, RZ_EAUTH, "session: not an HS256 token");
 	}
@@ -294,6 +347,12 @@ static int verify_jwt(rz_auth_t *a, const char *token, rz_principal_t *p, rz_err
 	jwt_free(jwt);
 	if (rc == 0 && revoked(a, p->jti)) {
 		rc = rz_err_set(err, RZ_EAUTH, "session: revoked");
+	}
+	if (rc == 0 && p->exp > now_s() + 1) {
+		memcpy(v->key, key, sizeof(key));
+		snprintf(v->user, sizeof(v->user), "%s", p->user);
+		snprintf(v->jti, sizeof(v->jti), "%s", p->jti);
+		v->exp = p->exp;
 	}
 	return rc;
 }
@@ -318,24 +377,44 @@ int rz_auth_revoke(rz_auth_t *a, const char *jti, int64_t exp, rz_err_t *err)
 /* ------------------------------------------------------------------ users and tokens */
 
 /* The user's current role and state from the store. */
-static int load_user(rz_auth_t *a, rz_principal_t *p, rz_err_t *err)
+/* The user as stored now (from the cache while no user has changed). */
+static struct known_user *known(rz_auth_t *a, const char *name, rz_err_t *err)
 {
-	json_t *u = NULL;
-	json_t *spec, *status;
-	int rc = rz_store_get(a->store, rz_kind_by_name("User"), NULL, p->user, &u, err);
+	unsigned char h[2];
+	struct known_user *k;
+	json_t *u = NULL, *spec;
 
-	if (rc != 0) {
-		return rz_err_set(err, RZ_EAUTH, "user '%s' does not exist", p->user);
+	crypto_generichash(h, sizeof(h), (const unsigned char *)name, strlen(name), NULL, 0);
+	k = &a->users[(h[0] | h[1] << 8) % USER_SLOTS];
+	if (k->gen == a->user_gen && strcmp(k->name, name) == 0) {
+		return k;
+	}
+	if (rz_store_get(a->store, rz_kind_by_name("User"), NULL, name, &u, err) != 0) {
+		return NULL;
 	}
 	spec = json_object_get(u, "spec");
-	status = json_object_get(u, "status");
-	if (json_is_true(json_object_get(spec, "disabled"))) {
-		json_decref(u);
+	snprintf(k->name, sizeof(k->name), "%s", name);
+	k->gen = a->user_gen;
+	k->role = rz_role_parse(json_string_value(json_object_get(spec, "role")));
+	k->disabled = json_is_true(json_object_get(spec, "disabled"));
+	k->must_change = json_is_true(json_object_get(json_object_get(u, "status"),
+	                                              "mustChangePassword"));
+	json_decref(u);
+	return k;
+}
+
+static int load_user(rz_auth_t *a, rz_principal_t *p, rz_err_t *err)
+{
+	struct known_user *k = known(a, p->user, err);
+
+	if (k == NULL) {
+		return rz_err_set(err, RZ_EAUTH, "user '%s' does not exist", p->user);
+	}
+	if (k->disabled) {
 		return rz_err_set(err, RZ_EAUTH, "user '%s' is disabled", p->user);
 	}
-	p->role = rz_role_parse(json_string_value(json_object_get(spec, "role")));
-	p->must_change_password = json_is_true(json_object_get(status, "mustChangePassword"));
-	json_decref(u);
+	p->role = k->role;
+	p->must_change_password = k->must_change;
 	return p->role != 0 ? 0 : rz_err_set(err, RZ_EAUTH, "user '%s' has no role", p->user);
 }
 

@@ -41,9 +41,10 @@ typedef struct rz_auth rz_auth_t;
 
 /* Load the JWT secret from auth.jwt_secret_file, or from data_dir/jwt.secret (generated
  * with 64 random bytes, 0600, on first start). A secret shorter than 32 bytes is refused.
- * db and store are borrowed and must outlive the module. */
+ * db, store and bus are borrowed and must outlive the module; the bus tells it when users
+ * change, so that it may remember them between requests. */
 int rz_auth_new(rz_auth_t **out, const rz_config_t *cfg, rz_db_t *db, rz_store_t *store,
-                rz_err_t *err);
+                rz_bus_t *bus, rz_err_t *err);
 void rz_auth_free(rz_auth_t *a);
 
 /* A session for user: a JWT with iss, sub, role, iat, nbf, exp (now + session_ttl), jti.

@@ -525,7 +525,7 @@ static int start_auth(rz_daemon_t *d, rz_err_t *err)
 {
 	char buf[1100];
 	const char *pw = NULL;
-	int rc = rz_auth_new(&d->auth, d->cfg, d->db, d->store, err);
+	int rc = rz_auth_new(&d->auth, d->cfg, d->db, d->store, d->bus, err);
 
 	if (rc == 0) {
 		rc = admin_password(d->cfg, buf, sizeof(buf), &pw, err);
