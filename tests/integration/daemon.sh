@@ -92,6 +92,22 @@ expect_match "embedded default is announced" 'starting on the embedded default' 
 expect_eq "embedded default keeps data in ./rezus-data" "700" "$(stat -c %a "$WORK/cwd/rezus-data")"
 expect_eq "embedded default serves /readyz" "200" \
 	"$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/readyz")"
+# --- the first start's admin --------------------------------------------------------------
+API="http://127.0.0.1:$PORT/api/v1"
+OTP=$(sed -n "s/.*created user 'admin' with the one-time password \([^ ]*\) .*/\1/p" "$WORK/embedded.log")
+expect_match "the first start prints a one-time admin password" '^[A-Za-z0-9_-]{20,}$' "$OTP"
+expect_eq "the API needs credentials" "401" "$(curl -s -o /dev/null -w '%{http_code}' "$API/tenants")"
+curl -s -X POST "$API/auth/login" -H 'Content-Type: application/json' \
+	-d "{\"username\":\"admin\",\"password\":\"$OTP\"}" >"$WORK/login.json"
+TOKEN=$(sed -n 's/.*"token":"\([^"]*\)".*/\1/p' "$WORK/login.json")
+expect_match "logging in with it must change the password" '"mustChangePassword":true' "$(cat "$WORK/login.json")"
+expect_eq "nothing else until the password changes" "403" \
+	"$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "$API/tenants")"
+expect_eq "the password changes" "200" "$(curl -s -o /dev/null -w '%{http_code}' -X POST \
+	-H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
+	-d "{\"currentPassword\":\"$OTP\",\"newPassword\":\"a-new-admin-password\"}" "$API/auth/password")"
+expect_eq "then the API answers" "200" \
+	"$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "$API/tenants")"
 kill -INT "$DAEMON_PID"
 wait_exit "$DAEMON_PID" 2
 expect_eq "SIGINT exits 0" "0" "$EXIT_STATUS"
