@@ -397,8 +397,8 @@ static struct known_user *known(rz_auth_t *a, const char *name, rz_err_t *err)
 	k->gen = a->user_gen;
 	k->role = rz_role_parse(json_string_value(json_object_get(spec, "role")));
 	k->disabled = json_is_true(json_object_get(spec, "disabled"));
-	k->must_change = json_is_true(json_object_get(json_object_get(u, "status"),
-	                                              "mustChangePassword"));
+	k->must_change =
+	    json_is_true(json_object_get(json_object_get(u, "status"), "mustChangePassword"));
 	json_decref(u);
 	return k;
 }

@@ -14,6 +14,7 @@
 
 #include <event2/event.h>
 
+#include "core/audit.h"
 #include "core/auth.h"
 #include "core/daemon.h"
 #include "core/db.h"
@@ -694,6 +695,37 @@ START_TEST(test_audit_rows_and_no_secret_anywhere)
 }
 END_TEST
 
+START_TEST(test_audit_retention)
+{
+	rz_db_t *db = rz_daemon_db(d);
+	rz_audit_entry_t e = {
+		.user = "u", .request_id = "old-row", .verb = "create", .code = 201
+	};
+	rz_audit_t *a = NULL;
+	rz_err_t err = { 0 };
+	rz_stmt_t *st;
+	json_t *j;
+
+	ck_assert_int_eq(rz_audit_insert(db, &e, &err), 0);
+	ck_assert_int_eq(rz_db_exec(db,
+	                            "UPDATE audit SET time = '2000-01-01T00:00:00Z' WHERE "
+	                            "request_id = 'old-row'",
+	                            &err),
+	                 0);
+	/* pruning runs when the module starts and hourly after */
+	ck_assert_int_eq(rz_audit_new(&a, db, NULL, 90LL * 24 * 3600 * 1000, &err), 0);
+	ck_assert_int_eq(rz_audit_prune(a), 0); /* the start already removed it */
+	rz_audit_free(a);
+	st = rz_db_stmt(db, "SELECT count(*) FROM audit WHERE request_id = 'old-row'", &err);
+	ck_assert_int_eq(rz_stmt_step(st, &err), 1);
+	ck_assert_int_eq(rz_stmt_int64(st, 0), 0);
+	rz_stmt_done(st);
+	j = audit("?verb=login");
+	ck_assert_int_gt(json_array_size(json_object_get(j, "items")), 0); /* recent rows stay */
+	json_decref(j);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("auth");
@@ -710,6 +742,7 @@ int main(void)
 	tcase_add_test(tc, test_last_admin_is_kept);
 	tcase_add_test(tc, test_password_change);
 	tcase_add_test(tc, test_audit_rows_and_no_secret_anywhere);
+	tcase_add_test(tc, test_audit_retention);
 	suite_add_tcase(s, tc);
 	return rzt_run(s);
 }
