@@ -550,6 +550,23 @@ bool rz_auth_check_password(const char *hash, const char *password)
 	return hash != NULL && crypto_pwhash_str_verify(hash, password, strlen(password)) == 0;
 }
 
+int rz_auth_store_hash(rz_db_t *db, const char *user, const char *hash, rz_err_t *err)
+{
+	static const char sql[] = "INSERT INTO credentials (user, hash) VALUES (?1, ?2)"
+	                          " ON CONFLICT (user) DO UPDATE SET hash = excluded.hash";
+	rz_stmt_t *s = rz_db_stmt(db, sql, err);
+	int rc;
+
+	if (s == NULL) {
+		return err->code;
+	}
+	rz_stmt_bind_text(s, 1, user);
+	rz_stmt_bind_text(s, 2, hash);
+	rc = rz_stmt_step(s, err);
+	rz_stmt_done(s);
+	return rc < 0 ? rc : 0;
+}
+
 bool rz_auth_needs_rehash(const char *hash)
 {
 	return crypto_pwhash_str_needs_rehash(hash, crypto_pwhash_OPSLIMIT_INTERACTIVE,

@@ -77,6 +77,9 @@ int rz_auth_hash_password(const char *password, char out[RZ_PASSWORD_HASH_LEN]);
 /* Constant-time verification. true when password matches hash. */
 bool rz_auth_check_password(const char *hash, const char *password);
 
+/* Store (insert or replace) user's password hash, inside the caller's transaction. */
+int rz_auth_store_hash(rz_db_t *db, const char *user, const char *hash, rz_err_t *err);
+
 /* True when hash was made with other parameters than the current ones. */
 bool rz_auth_needs_rehash(const char *hash);
 

@@ -80,21 +80,9 @@ static void stored_hash(rz_db_t *db, const char *user, char out[RZ_PASSWORD_HASH
 static int credentials_hook(rz_db_t *db, const rz_kind_t *k, const json_t *obj, bool gone,
                             void *arg, rz_err_t *err)
 {
-	static const char sql[] = "INSERT INTO credentials (user, hash) VALUES (?1, ?2)"
-	                          " ON CONFLICT (user) DO UPDATE SET hash = excluded.hash";
-	const char *hash = arg;
-	rz_stmt_t *s = rz_db_stmt(db, sql, err);
-	int rc;
-
-	if (s == NULL) {
-		return err->code;
-	}
-	rz_stmt_bind_text(
-	    s, 1, json_string_value(json_object_get(json_object_get(obj, "metadata"), "name")));
-	rz_stmt_bind_text(s, 2, hash);
-	rc = rz_stmt_step(s, err);
-	rz_stmt_done(s);
-	return rc < 0 ? rc : 0;
+	return rz_auth_store_hash(
+	    db, json_string_value(json_object_get(json_object_get(obj, "metadata"), "name")), arg,
+	    err);
 }
 
 /* Write the user's status (lastLogin, mustChangePassword) with the audit row and, when
