@@ -17,6 +17,7 @@
 #include "core/kinds.h"
 #include "core/log.h"
 #include "core/merge.h"
+#include "core/plugins.h"
 #include "core/version.h"
 
 #define LIST_LIMIT_MAX 10000
@@ -38,8 +39,9 @@ struct rctx {
 struct rz_api {
 	rz_store_t *store;
 	rz_watch_hub_t *watches;
-	rz_access_t *access;   /* NULL: no audit rows (tests) */
-	rz_workers_t *workers; /* password hashing */
+	rz_access_t *access;        /* NULL: no audit rows (tests) */
+	struct rz_plugins *plugins; /* NULL: no plugin validation (tests) */
+	rz_workers_t *workers;      /* password hashing */
 	rz_route_t *routes;
 	struct rctx *ctxs;
 	char **patterns;
@@ -197,8 +199,8 @@ static void canonical(const rz_kind_t *k, json_t *obj)
 
 /* Validate and normalise a spec write (create, replace, patch). old is the stored object
  * on updates. Returns the number of causes appended. */
-static size_t validate_spec_write(const rz_kind_t *k, json_t *obj, const json_t *old,
-                                  json_t *causes)
+static size_t validate_spec_write(const rz_kind_t *k, struct rz_plugins *plugins, json_t *obj,
+                                  const json_t *old, json_t *causes)
 {
 	json_t *meta = json_object_get(obj, "metadata");
 	json_t *spec = json_object_get(obj, "spec");
@@ -222,6 +224,9 @@ static size_t validate_spec_write(const rz_kind_t *k, json_t *obj, const json_t 
 	}
 	if (json_array_size(causes) == 0 && k->check != NULL) {
 		k->check(k, obj, old, causes);
+	}
+	if (json_array_size(causes) == 0 && plugins != NULL && strcmp(k->kind, "NodeGroup") == 0) {
+		rz_plugins_validate_nodegroup(plugins, obj, causes);
 	}
 	canonical(k, obj);
 	return json_array_size(causes);
@@ -761,7 +766,7 @@ static void handle_create(struct rctx *c, rz_req_t *req, const char *tenant)
 		goto out;
 	}
 	json_object_del(obj, "status"); /* create ignores status */
-	if (validate_spec_write(c->k, obj, NULL, causes) == 0) {
+	if (validate_spec_write(c->k, c->api->plugins, obj, NULL, causes) == 0) {
 		assign_name(c->k, obj, causes);
 	}
 	if (json_array_size(causes) == 0 && strcmp(c->k->kind, "APIToken") == 0) {
@@ -808,7 +813,7 @@ static void update(struct rctx *c, rz_req_t *req, const char *tenant, const char
 
 	if (mode == RZ_UPDATE_STATUS) {
 		validate_status_write(c->k, obj, causes);
-	} else if (validate_spec_write(c->k, obj, cur, causes) == 0) {
+	} else if (validate_spec_write(c->k, c->api->plugins, obj, cur, causes) == 0) {
 		last_admin_kept(c, cur, obj, causes);
 	}
 	if (json_array_size(causes) > 0) {
@@ -1293,6 +1298,11 @@ int rz_api_new(rz_api_t **out, rz_http_t *http, rz_store_t *store, rz_watch_hub_
 	}
 	*out = api;
 	return 0;
+}
+
+void rz_api_set_plugins(rz_api_t *api, struct rz_plugins *plugins)
+{
+	api->plugins = plugins;
 }
 
 void rz_api_free(rz_api_t *api)

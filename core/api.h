@@ -25,6 +25,11 @@ int rz_api_new(rz_api_t **out, rz_http_t *http, rz_store_t *store, rz_watch_hub_
 
 void rz_api_free(rz_api_t *api);
 
+/* The loaded plugins, whose validate_nodegroup runs on NodeGroup writes (borrowed; NULL:
+ * no plugin checks). */
+struct rz_plugins;
+void rz_api_set_plugins(rz_api_t *api, struct rz_plugins *plugins);
+
 /* The OpenAPI 3 document (caller owns). */
 json_t *rz_api_openapi(void);
 

@@ -28,6 +28,7 @@
 #include "core/http.h"
 #include "core/log.h"
 #include "core/metrics.h"
+#include "core/plugins.h"
 #include "core/session.h"
 #include "core/version.h"
 #include "core/workers.h"
@@ -52,6 +53,7 @@ struct rz_daemon {
 	rz_access_t *access;
 	rz_audit_t *audit;
 	rz_session_t *session;
+	rz_plugins_t *plugins;
 	rz_http_t *http;
 	rz_workers_t *workers;
 	rz_route_t routes[3];
@@ -457,6 +459,9 @@ static int start_http(rz_daemon_t *d, rz_err_t *err)
 		rc = rz_api_new(&d->api, d->http, d->store, d->watches, d->access, d->workers, err);
 	}
 	if (rc == 0) {
+		rz_api_set_plugins(d->api, d->plugins);
+	}
+	if (rc == 0) {
 		rc = rz_audit_routes(d->audit, d->http, err);
 	}
 	if (rc == 0) {
@@ -547,6 +552,17 @@ static int start_auth(rz_daemon_t *d, rz_err_t *err)
 	return rc;
 }
 
+/* Load and start the plugins before the listener binds; show them as Providers. */
+static int start_plugins(rz_daemon_t *d, rz_err_t *err)
+{
+	int rc = rz_plugins_load(&d->plugins, d->cfg, true, err);
+
+	if (rc == 0) {
+		rc = rz_plugins_publish(d->plugins, d->store, err);
+	}
+	return rc;
+}
+
 int rz_daemon_start(rz_daemon_t **out, const rz_config_t *cfg, rz_err_t *err)
 {
 	rz_daemon_t *d = calloc(1, sizeof(*d));
@@ -578,6 +594,9 @@ int rz_daemon_start(rz_daemon_t **out, const rz_config_t *cfg, rz_err_t *err)
 	}
 	if (rc == 0) {
 		rc = start_auth(d, err);
+	}
+	if (rc == 0) {
+		rc = start_plugins(d, err);
 	}
 	if (rc == 0) {
 		rc = start_http(d, err);
@@ -637,6 +656,7 @@ void rz_daemon_free(rz_daemon_t *d)
 	rz_api_free(d->api);
 	rz_metrics_free(d->metrics);
 	rz_session_free(d->session);
+	rz_plugins_free(d->plugins);
 	rz_audit_free(d->audit);
 	rz_access_free(d->access);
 	rz_auth_free(d->auth);
@@ -678,6 +698,27 @@ static int apply_logging(const rz_config_t *cfg, rz_err_t *err)
 	return rz_log_open(cfg->log_file, err);
 }
 
+/* --check-config: every listed plugin loads and accepts its section. */
+static int check_plugins(const rz_config_t *cfg)
+{
+	rz_plugins_t *p = NULL;
+	rz_err_t err = { 0 };
+	int rc = rz_plugins_load(&p, cfg, false, &err);
+
+	for (size_t i = 0; i < rz_plugins_count(p); i++) {
+		const rz_plugin_t *pl = rz_plugins_at(p, i);
+		if (!pl->loaded && !pl->required) {
+			rz_log_warn("config", "optional plugin '%s' would be disabled: %s",
+			            pl->name, pl->error);
+		}
+	}
+	if (rc != 0) {
+		rz_log_err("config", "%s", err.msg);
+	}
+	rz_plugins_free(p);
+	return rc == 0 ? RZ_EXIT_OK : RZ_EXIT_USAGE;
+}
+
 static int serve(const rz_config_t *cfg)
 {
 	rz_daemon_t *d = NULL;
@@ -691,7 +732,7 @@ static int serve(const rz_config_t *cfg)
 	}
 	if (rz_daemon_start(&d, cfg, &err) != 0) {
 		rz_log_err("daemon", "cannot start: %s", err.msg);
-		return RZ_EXIT_FAILURE;
+		return err.code == REZUS_ECONFIG ? RZ_EXIT_USAGE : RZ_EXIT_FAILURE;
 	}
 	rc = rz_daemon_run(d);
 	rz_daemon_free(d);
@@ -716,8 +757,11 @@ int rz_daemon_main(int argc, char **argv, char *const *envp)
 		rz_log_err("config", "%s", err.msg);
 		rc = RZ_EXIT_USAGE;
 	} else if (cl.check_config) {
-		rz_log(RZ_LOG_NOTICE, "config", "configuration %s is valid",
-		       cfg.source ? cfg.source : "(embedded default)");
+		rc = check_plugins(&cfg);
+		if (rc == 0) {
+			rz_log(RZ_LOG_NOTICE, "config", "configuration %s is valid",
+			       cfg.source ? cfg.source : "(embedded default)");
+		}
 	} else {
 		rc = serve(&cfg);
 	}

@@ -23,11 +23,14 @@ core_librezus_core_la_SOURCES = \
 	core/auth.c core/auth.h \
 	core/access.c core/access.h \
 	core/audit.c core/audit.h \
-	core/session.c core/session.h
+	core/session.c core/session.h \
+	core/host.c core/host.h \
+	core/plugins.c core/plugins.h \
+	core/projection.c core/projection.h
 core_librezus_core_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(SQLITE_CFLAGS) \
 	$(JANSSON_CFLAGS) $(LIBJWT_CFLAGS) $(SODIUM_CFLAGS) $(YAML_CFLAGS)
 core_librezus_core_la_LIBADD = $(LIBEVENT_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) \
-	$(LIBJWT_LIBS) $(SODIUM_LIBS) $(YAML_LIBS) $(HTTP_PARSER_LIBS) $(PTHREAD_LIBS)
+	$(LIBJWT_LIBS) $(SODIUM_LIBS) $(YAML_LIBS) $(HTTP_PARSER_LIBS) $(PTHREAD_LIBS) $(DL_LIBS)
 
 sbin_PROGRAMS += rezuscloud
 rezuscloud_SOURCES = core/main.c

@@ -2,4 +2,6 @@
 rezusincludedir = $(includedir)/rezus
 rezusinclude_HEADERS = \
 	sdk/include/rezus/errors.h \
+	sdk/include/rezus/host.h \
+	sdk/include/rezus/plugin.h \
 	sdk/include/rezus/version.h

@@ -15,10 +15,14 @@ UNIT_TESTS = \
 	tests/unit/check_api \
 	tests/unit/check_store \
 	tests/unit/check_bus \
-	tests/unit/check_auth
+	tests/unit/check_auth \
+	tests/unit/check_plugins
 
 INTEGRATION_TESTS = \
 	tests/integration/daemon.sh
+
+include tests/fixtures/plugins/local.mk
+EXTRA_DIST += tests/fixtures/plugins/local.mk
 
 if SANITIZE
 # Unit tests run with leak detection; the daemon under test in integration scripts too.
@@ -82,3 +86,6 @@ tests_unit_check_bus_LDADD = $(TEST_LDADD)
 tests_unit_check_auth_SOURCES = tests/unit/check_auth.c tests/unit/testutil.h tests/unit/httpclient.h
 tests_unit_check_auth_CFLAGS = $(TEST_CFLAGS) $(LIBJWT_CFLAGS) $(SODIUM_CFLAGS)
 tests_unit_check_auth_LDADD = $(TEST_LDADD) $(LIBJWT_LIBS) $(SODIUM_LIBS)
+tests_unit_check_plugins_SOURCES = tests/unit/check_plugins.c tests/unit/testutil.h
+tests_unit_check_plugins_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_plugins_LDADD = $(TEST_LDADD)

@@ -64,16 +64,17 @@ struct rezus_host {
 	/* One log line, prefixed with the plugin's name. fmt is printf-style. */
 	void (*log)(const rezus_host_t *h, int level, const char *fmt, ...)
 #if defined(__GNUC__)
-		__attribute__((format(printf, 3, 4)))
+	    __attribute__((format(printf, 3, 4)))
 #endif
-		;
+	    ;
 
-	/* Fill err (caller owns; may be NULL) with code and a printf-style message; returns code. */
+	/* Fill err (caller owns; may be NULL) with code and a printf-style message; returns code.
+	 */
 	int (*error)(const rezus_host_t *h, rezus_err_t *err, int code, const char *fmt, ...)
 #if defined(__GNUC__)
-		__attribute__((format(printf, 4, 5)))
+	    __attribute__((format(printf, 4, 5)))
 #endif
-		;
+	    ;
 
 	/* Building. Each returns a new value (caller owns) or NULL when out of memory. */
 	rezus_json_t *(*json_object)(const rezus_host_t *h);
@@ -87,7 +88,7 @@ struct rezus_host {
 	rezus_json_t *(*json_parse)(const rezus_host_t *h, const char *text, rezus_err_t *err);
 	/* obj[key] = value / arr += value: takes ownership of value. 0, or a negative code. */
 	int (*json_set)(const rezus_host_t *h, rezus_json_t *obj, const char *key,
-			rezus_json_t *value);
+	                rezus_json_t *value);
 	int (*json_append)(const rezus_host_t *h, rezus_json_t *arr, rezus_json_t *value);
 	/* Release a value the caller owns. Accepts NULL. */
 	void (*json_free)(const rezus_host_t *h, rezus_json_t *v);
@@ -95,10 +96,10 @@ struct rezus_host {
 	/* Reading. Results are borrowed from v. */
 	int (*json_type)(const rezus_host_t *h, const rezus_json_t *v);
 	const rezus_json_t *(*json_get)(const rezus_host_t *h, const rezus_json_t *obj,
-					const char *key);
+	                                const char *key);
 	/* Dotted path ("spec.providerConfig.shape"); NULL when any step is missing. */
 	const rezus_json_t *(*json_path)(const rezus_host_t *h, const rezus_json_t *v,
-					 const char *path);
+	                                 const char *path);
 	const rezus_json_t *(*json_at)(const rezus_host_t *h, const rezus_json_t *arr, size_t i);
 	/* Members of an object or items of an array; 0 for scalars. */
 	size_t (*json_size)(const rezus_host_t *h, const rezus_json_t *v);
@@ -113,11 +114,11 @@ struct rezus_host {
 	/* The plugin's own config subtree (handed to init and check_config), read with a
 	 * default. config is borrowed. */
 	const char *(*config_string)(const rezus_host_t *h, const rezus_json_t *config,
-				     const char *key, const char *def);
+	                             const char *key, const char *def);
 	int64_t (*config_int)(const rezus_host_t *h, const rezus_json_t *config, const char *key,
-			      int64_t def);
+	                      int64_t def);
 	int (*config_bool)(const rezus_host_t *h, const rezus_json_t *config, const char *key,
-			   int def);
+	                   int def);
 
 	/* Arena memory: valid until the current vtable call returns; never free it. NULL when
 	 * out of memory (or outside a vtable call). */
@@ -125,9 +126,9 @@ struct rezus_host {
 	char *(*strdup)(const rezus_host_t *h, const char *s);
 	char *(*printf)(const rezus_host_t *h, const char *fmt, ...)
 #if defined(__GNUC__)
-		__attribute__((format(printf, 2, 3)))
+	    __attribute__((format(printf, 2, 3)))
 #endif
-		;
+	    ;
 
 	/* TF strings (PROTOCOLS.md §3): s with "${" written "$${" and "%{" written "%%{", so a
 	 * user's text never becomes a template; and s turned into a TF identifier ([a-z0-9_],
@@ -137,8 +138,8 @@ struct rezus_host {
 };
 
 /* True when the host's table has member m (added in a later minor than the plugin knows). */
-#define REZUS_HOST_HAS(h, m)                                                                   \
-	((h) != NULL && (h)->struct_size >= offsetof(rezus_host_t, m) + sizeof((h)->m) &&      \
+#define REZUS_HOST_HAS(h, m)                                                                       \
+	((h) != NULL && (h)->struct_size >= offsetof(rezus_host_t, m) + sizeof((h)->m) &&          \
 	 (h)->m != NULL)
 
 #ifdef __cplusplus

@@ -78,18 +78,18 @@ typedef struct rezus_plugin rezus_plugin_t;
 struct rezus_plugin {
 	rezus_plugin_header_t header; /* REZUS_PLUGIN_HEADER_INIT */
 
-	const char *name;        /* [a-z0-9_-], the file's name without ".so" */
-	const char *version;     /* the plugin's own version, e.g. "1.2.0" */
-	const char *description; /* one line */
-	uint32_t kinds;          /* REZUS_PLUGIN_INFRA and/or REZUS_PLUGIN_CLUSTER */
-	const char *config_schema;          /* JSON Schema text of its rezus.conf section, or NULL */
+	const char *name;          /* [a-z0-9_-], the file's name without ".so" */
+	const char *version;       /* the plugin's own version, e.g. "1.2.0" */
+	const char *description;   /* one line */
+	uint32_t kinds;            /* REZUS_PLUGIN_INFRA and/or REZUS_PLUGIN_CLUSTER */
+	const char *config_schema; /* JSON Schema text of its rezus.conf section, or NULL */
 	const char *provider_config_schema; /* JSON Schema text of providerConfig, or NULL */
 
 	/* Start: config is the plugin's own section of rezus.conf (borrowed; "required" already
 	 * removed). Store what you need in *state (yours; released in fini). host stays valid
 	 * until fini returns. 0, or a negative code with err filled. Required. */
 	int (*init)(const rezus_host_t *host, const rezus_json_t *config, void **state,
-		    rezus_err_t *err);
+	            rezus_err_t *err);
 
 	/* Stop: release state. Required. */
 	void (*fini)(void *state);
@@ -107,7 +107,7 @@ struct rezus_plugin {
 	/* Render the tenant (see the contract above). tenant_ctx is borrowed; out is an empty
 	 * object (borrowed) to fill. 0, or a negative code with err filled. Required. */
 	int (*render)(void *state, const rezus_json_t *tenant_ctx, rezus_json_t *out,
-		      rezus_err_t *err);
+	              rezus_err_t *err);
 
 	/* The projection rules as JSON text. Borrowed — static, valid while loaded. Required. */
 	const char *(*projection_rules)(void *state);
@@ -118,13 +118,17 @@ struct rezus_plugin {
 };
 
 /* The size of the ABI 1.0 layout: the least struct_size the host accepts. */
-#define REZUS_PLUGIN_SIZE_1_0                                                                  \
+#define REZUS_PLUGIN_SIZE_1_0                                                                      \
 	(offsetof(rezus_plugin_t, env_allowlist) + sizeof(((rezus_plugin_t *)0)->env_allowlist))
 
-#define REZUS_PLUGIN_HEADER_INIT                                                               \
-	{ REZUS_PLUGIN_MAGIC, REZUS_ABI_MAJOR, REZUS_ABI_MINOR, (uint32_t)sizeof(rezus_plugin_t), 0 }
+#define REZUS_PLUGIN_HEADER_INIT                                                                   \
+	{                                                                                          \
+		REZUS_PLUGIN_MAGIC, REZUS_ABI_MAJOR, REZUS_ABI_MINOR,                              \
+		    (uint32_t)sizeof(rezus_plugin_t), 0                                            \
+	}
 
-/* The one symbol a plugin exports. */
+/* The one symbol a plugin exports (defined by the plugin, looked up by the host). */
+REZUS_PLUGIN_EXPORT const rezus_plugin_t *rezus_plugin_entry(void);
 typedef const rezus_plugin_t *(*rezus_plugin_entry_fn)(void);
 #define REZUS_PLUGIN_ENTRY "rezus_plugin_entry"
 

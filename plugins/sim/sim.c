@@ -1,0 +1,283 @@
+/*
+ * plugins/sim/sim.c - the simulated provider (SPEC §6.3): machines and cluster secrets as
+ * terraform_data resources, which tofu/terraform have built in, so the whole pipeline runs
+ * with no cloud account and no download. Built only against the installed SDK headers.
+ *
+ * providerConfig of a sim node group:
+ *   addressPrefix  three octets, e.g. "10.20.0"; machines get <prefix>.<10 + index>
+ *   failOn         index of a machine whose apply fails (to exercise failures)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rezus/plugin.h>
+
+#define DEFAULT_PREFIX "10.99.0"
+
+struct sim {
+	const rezus_host_t *h;
+	const char *prefix; /* default addressPrefix (from rezus.conf: addressPrefix) */
+	char prefix_buf[64];
+};
+
+static int sim_init(const rezus_host_t *h, const rezus_json_t *config, void **state,
+                    rezus_err_t *err)
+{
+	struct sim *s = calloc(1, sizeof(*s));
+
+	if (s == NULL) {
+		return h->error(h, err, REZUS_EINTERNAL, "out of memory");
+	}
+	s->h = h;
+	snprintf(s->prefix_buf, sizeof(s->prefix_buf), "%s",
+	         h->config_string(h, config, "addressPrefix", DEFAULT_PREFIX));
+	s->prefix = s->prefix_buf;
+	*state = s;
+	return 0;
+}
+
+static void sim_fini(void *state)
+{
+	free(state);
+}
+
+/* "a.b.c": three decimal octets. */
+static int prefix_valid(const char *p)
+{
+	unsigned a, b, c;
+	char tail;
+
+	return p != NULL && sscanf(p, "%u.%u.%u%c", &a, &b, &c, &tail) == 3 && a < 256 && b < 256 &&
+	       c < 256;
+}
+
+static int sim_check_config(const rezus_host_t *h, const rezus_json_t *config, rezus_err_t *err)
+{
+	for (size_t i = 0; i < h->json_size(h, config); i++) {
+		const char *key = h->json_key_at(h, config, i);
+		if (strcmp(key, "addressPrefix") != 0) {
+			return h->error(h, err, REZUS_ECONFIG, "plugins.sim.%s: unknown key", key);
+		}
+	}
+	if (!prefix_valid(h->config_string(h, config, "addressPrefix", DEFAULT_PREFIX))) {
+		return h->error(h, err, REZUS_ECONFIG,
+		                "plugins.sim.addressPrefix: use three octets such as 10.99.0");
+	}
+	return 0;
+}
+
+static void cause(const rezus_host_t *h, rezus_json_t *causes, const char *field,
+                  const char *reason, const char *message)
+{
+	rezus_json_t *c = h->json_object(h);
+
+	h->json_set(h, c, "field", h->json_string(h, field));
+	h->json_set(h, c, "reason", h->json_string(h, reason));
+	h->json_set(h, c, "message", h->json_string(h, message));
+	h->json_append(h, causes, c);
+}
+
+static int sim_validate(void *state, const rezus_json_t *ng, rezus_json_t *causes)
+{
+	struct sim *s = state;
+	const rezus_host_t *h = s->h;
+	const rezus_json_t *pc = h->json_path(h, ng, "spec.providerConfig");
+	const rezus_json_t *v;
+
+	for (size_t i = 0; i < h->json_size(h, pc); i++) {
+		const char *key = h->json_key_at(h, pc, i);
+		if (strcmp(key, "addressPrefix") != 0 && strcmp(key, "failOn") != 0) {
+			cause(h, causes, key, "FieldValueInvalid", "unknown field");
+		}
+	}
+	v = h->json_get(h, pc, "addressPrefix");
+	if (v != NULL && !prefix_valid(h->json_string_value(h, v))) {
+		cause(h, causes, "addressPrefix", "FieldValueInvalid",
+		      "must be three octets such as 10.20.0");
+	}
+	v = h->json_get(h, pc, "failOn");
+	if (v != NULL &&
+	    (h->json_type(h, v) != REZUS_JSON_INTEGER || h->json_integer_value(h, v) < 0)) {
+		cause(h, causes, "failOn", "FieldValueInvalid",
+		      "must be the index (0, 1, ...) of the machine to fail");
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ render */
+
+static void set_str(const rezus_host_t *h, rezus_json_t *o, const char *key, const char *v)
+{
+	h->json_set(h, o, key, h->json_string(h, v));
+}
+
+/* obj[key], created as an object when absent. Borrowed from obj. */
+static rezus_json_t *child(const rezus_host_t *h, rezus_json_t *obj, const char *key)
+{
+	const rezus_json_t *c = h->json_get(h, obj, key);
+
+	if (c == NULL) {
+		h->json_set(h, obj, key, h->json_object(h));
+		c = h->json_get(h, obj, key);
+	}
+	return (rezus_json_t *)c;
+}
+
+/* One terraform_data per machine of a sim node group. */
+static void render_group(struct sim *s, const char *tenant, const rezus_json_t *ng,
+                         rezus_json_t *resources, const char **cp_name)
+{
+	const rezus_host_t *h = s->h;
+	const char *name = h->json_string_value(h, h->json_path(h, ng, "metadata.name"));
+	const char *role = h->json_string_value(h, h->json_path(h, ng, "spec.role"));
+	const char *prefix =
+	    h->json_string_value(h, h->json_path(h, ng, "spec.providerConfig.addressPrefix"));
+	const rezus_json_t *fail = h->json_path(h, ng, "spec.providerConfig.failOn");
+	const char *tfname = h->tf_name(h, name);
+	rezus_json_t *r = h->json_object(h), *input = h->json_object(h);
+	unsigned a = 10, b = 99, c = 0;
+
+	sscanf(prefix ? prefix : s->prefix, "%u.%u.%u", &a, &b, &c);
+	h->json_set(
+	    h, r, "count",
+	    h->json_integer(h, h->json_integer_value(h, h->json_path(h, ng, "spec.count"))));
+	set_str(h, input, "role", "machine");
+	set_str(h, input, "nodeGroup", h->tf_escape(h, name));
+	set_str(h, input, "machineRole", role ? role : "worker");
+	set_str(
+	    h, input, "hostname",
+	    h->printf(h, "%s-%s-${count.index}", h->tf_escape(h, tenant), h->tf_escape(h, name)));
+	set_str(h, input, "address",
+	        h->printf(
+	            h, "%u.%u.${floor((count.index + 10) / 256) + %u}.${(count.index + 10) %% 256}",
+	            a, b, c));
+	h->json_set(h, r, "input", input);
+	if (fail != NULL) {
+		rezus_json_t *pre = h->json_object(h), *list = h->json_array(h),
+		             *lc = h->json_object(h);
+		set_str(h, pre, "condition",
+		        h->printf(h, "${count.index != %lld}",
+		                  (long long)h->json_integer_value(h, fail)));
+		set_str(h, pre, "error_message",
+		        h->printf(h, "sim: machine %s-%lld fails, as providerConfig.failOn asks",
+		                  h->tf_escape(h, name),
+		                  (long long)h->json_integer_value(h, fail)));
+		h->json_append(h, list, pre);
+		h->json_set(h, lc, "precondition", list);
+		h->json_set(h, r, "lifecycle", lc);
+	}
+	h->json_set(h, child(h, resources, "terraform_data"), tfname, r);
+	if (role != NULL && strcmp(role, "controlplane") == 0 && *cp_name == NULL) {
+		*cp_name = tfname;
+	}
+}
+
+static const char *kubeconfig(const rezus_host_t *h, const char *t, const char *server)
+{
+	return h->printf(h,
+	                 "apiVersion: v1\nkind: Config\nclusters:\n- name: %s\n  cluster:\n"
+	                 "    server: %s\n    insecure-skip-tls-verify: true\ncontexts:\n"
+	                 "- name: admin@%s\n  context:\n    cluster: %s\n    user: admin@%s\n"
+	                 "current-context: admin@%s\nusers:\n- name: admin@%s\n  user:\n"
+	                 "    token: ${terraform_data.cluster_secrets.id}\n",
+	                 t, server, t, t, t, t, t);
+}
+
+static const char *talosconfig(const rezus_host_t *h, const char *t, const char *endpoint)
+{
+	return h->printf(h,
+	                 "context: %s\ncontexts:\n  %s:\n    endpoints:\n    - %s\n"
+	                 "    ca: ${base64encode(terraform_data.cluster_secrets.id)}\n"
+	                 "    crt: ${base64encode(\"crt-${terraform_data.cluster_secrets.id}\")}\n"
+	                 "    key: ${base64encode(\"key-${terraform_data.cluster_secrets.id}\")}\n",
+	                 t, t, endpoint);
+}
+
+/* The cluster side: a secrets resource and the credentials outputs. */
+static void render_cluster(struct sim *s, const rezus_json_t *ctx, const char *t,
+                           const char *cp_name, rezus_json_t *out)
+{
+	const rezus_host_t *h = s->h;
+	const char *given =
+	    h->json_string_value(h, h->json_path(h, ctx, "tenant.spec.controlPlaneEndpoint"));
+	const char *addr =
+	    cp_name ? h->printf(h, "${terraform_data.%s[0].input.address}", cp_name) : "127.0.0.1";
+	const char *server = given ? h->tf_escape(h, given) : h->printf(h, "https://%s:6443", addr);
+	rezus_json_t *secrets = h->json_object(h), *input = h->json_object(h);
+	rezus_json_t *outputs = child(h, out, "output");
+	rezus_json_t *kc = h->json_object(h), *tc = h->json_object(h);
+
+	set_str(h, input, "role", "secrets");
+	set_str(h, input, "cluster", t);
+	h->json_set(h, secrets, "input", input);
+	h->json_set(h, child(h, child(h, out, "resource"), "terraform_data"), "cluster_secrets",
+	            secrets);
+	set_str(h, kc, "value", kubeconfig(h, t, server));
+	h->json_set(h, kc, "sensitive", h->json_bool(h, 1));
+	set_str(h, tc, "value", talosconfig(h, t, addr));
+	h->json_set(h, tc, "sensitive", h->json_bool(h, 1));
+	h->json_set(h, outputs, "kubeconfig", kc);
+	h->json_set(h, outputs, "talosconfig", tc);
+}
+
+static int sim_render(void *state, const rezus_json_t *ctx, rezus_json_t *out, rezus_err_t *err)
+{
+	struct sim *s = state;
+	const rezus_host_t *h = s->h;
+	const char *tenant = h->json_string_value(h, h->json_path(h, ctx, "tenant.metadata.name"));
+	const char *cluster =
+	    h->json_string_value(h, h->json_path(h, ctx, "tenant.spec.clusterProvider"));
+	const rezus_json_t *groups = h->json_get(h, ctx, "nodeGroups");
+	const char *cp_name = NULL;
+
+	if (tenant == NULL) {
+		return h->error(h, err, REZUS_EINVALID, "the context names no tenant");
+	}
+	tenant = h->tf_escape(h, tenant);
+	for (size_t i = 0; i < h->json_size(h, groups); i++) {
+		render_group(s, tenant, h->json_at(h, groups, i), child(h, out, "resource"),
+		             &cp_name);
+	}
+	if (cp_name != NULL) {
+		set_str(h, child(h, out, "exports"), "controlplane_addresses",
+		        h->printf(h, "${terraform_data.%s[*].input.address}", cp_name));
+	}
+	if (cluster != NULL && strcmp(cluster, "sim") == 0) {
+		render_cluster(s, ctx, tenant, cp_name, out);
+	}
+	return 0;
+}
+
+static const char *sim_rules(void *state)
+{
+	return "[{\"type\":\"terraform_data\",\"kind\":\"Machine\","
+	       "\"when\":{\"input.role\":\"machine\"},\"nodeGroup\":[\"input.nodeGroup\"],"
+	       "\"fields\":{\"providerId\":[\"id\"],\"address\":[\"input.address\"],"
+	       "\"hostname\":[\"input.hostname\"],\"role\":[\"input.machineRole\"]}}]";
+}
+
+static const rezus_plugin_t sim = {
+	.header = REZUS_PLUGIN_HEADER_INIT,
+	.name = "sim",
+	.version = "1.0.0",
+	.description = "simulated machines and clusters (terraform_data): no cloud needed",
+	.kinds = REZUS_PLUGIN_INFRA | REZUS_PLUGIN_CLUSTER,
+	.config_schema = "{\"type\":\"object\",\"properties\":{\"addressPrefix\":{\"type\":"
+	                 "\"string\"}},\"additionalProperties\":false}",
+	.provider_config_schema =
+	    "{\"type\":\"object\",\"properties\":{\"addressPrefix\":{\"type\":\"string\"},"
+	    "\"failOn\":{\"type\":\"integer\",\"minimum\":0}},\"additionalProperties\":false}",
+	.init = sim_init,
+	.fini = sim_fini,
+	.check_config = sim_check_config,
+	.validate_nodegroup = sim_validate,
+	.render = sim_render,
+	.projection_rules = sim_rules,
+	.env_allowlist = NULL,
+};
+
+REZUS_PLUGIN_EXPORT const rezus_plugin_t *rezus_plugin_entry(void)
+{
+	return &sim;
+}

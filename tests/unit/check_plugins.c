@@ -1,0 +1,307 @@
+/* tests/unit/check_plugins.c - the loader against fixture .so files (one per refusal), the
+ * host table, the sim plugin's validation and render, and Provider objects. */
+#include <config.h>
+
+#include <check.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/bus.h"
+#include "core/config.h"
+#include "core/db.h"
+#include "core/kinds.h"
+#include "core/log.h"
+#include "core/plugins.h"
+#include "core/store.h"
+#include "tests/unit/testutil.h"
+
+static rz_config_t cfg;
+
+/* A configuration listing one plugin, looked up in dir (relative to the build tree). */
+static void config_for(const char *dir, const char *name, bool required, json_t *section)
+{
+	const char *top = getenv("top_builddir");
+	char path[1024];
+
+	memset(&cfg, 0, sizeof(cfg));
+	ck_assert_int_eq(rz_config_defaults(&cfg), 0);
+	snprintf(path, sizeof(path), "%s/%s", top ? top : ".", dir);
+	free(cfg.plugin_dir);
+	cfg.plugin_dir = strdup(path);
+	cfg.plugins = calloc(1, sizeof(*cfg.plugins));
+	cfg.n_plugins = 1;
+	cfg.plugins[0].name = strdup(name);
+	cfg.plugins[0].config = section ? section : json_object();
+	cfg.plugins[0].required = required;
+	cfg.plugins[0].source = strdup("test");
+}
+
+static void setup(void)
+{
+	rz_log_set_level(RZ_LOG_CRIT);
+}
+
+static void teardown(void)
+{
+	rz_config_free(&cfg);
+}
+
+/* Load fixture name (optional): its error, or "" when it loaded. */
+static const char *refusal(const char *name)
+{
+	static char error[256];
+	rz_plugins_t *p = NULL;
+	rz_err_t err = { 0 };
+	const rz_plugin_t *pl;
+
+	config_for("tests/fixtures/plugins", name, false, NULL);
+	ck_assert_int_eq(rz_plugins_load(&p, &cfg, true, &err), 0); /* optional: not fatal */
+	pl = rz_plugins_at(p, 0);
+	ck_assert_ptr_nonnull(pl);
+	snprintf(error, sizeof(error), "%s", pl->loaded ? "" : pl->error);
+	ck_assert_int_eq(pl->loaded, error[0] == '\0');
+	rz_plugins_free(p);
+	rz_config_free(&cfg);
+	return error;
+}
+
+START_TEST(test_refusals_in_order)
+{
+	char want[512];
+
+	ck_assert_str_eq(refusal("good"), "");
+	ck_assert_str_eq(refusal("noentry"), "no rezus_plugin_entry symbol");
+	ck_assert_str_eq(refusal("nulldesc"), "rezus_plugin_entry returned NULL");
+	ck_assert_str_eq(refusal("badmagic"), "bad magic 0xdeadbeef: not a RezusCloud plugin");
+	snprintf(want, sizeof(want), "built for ABI %d.0, host provides %d.%d", REZUS_ABI_MAJOR + 1,
+	         REZUS_ABI_MAJOR, REZUS_ABI_MINOR);
+	ck_assert_str_eq(refusal("major"), want);
+	snprintf(want, sizeof(want), "built for ABI %d.%d, host provides %d.%d", REZUS_ABI_MAJOR,
+	         REZUS_ABI_MINOR + 1, REZUS_ABI_MAJOR, REZUS_ABI_MINOR);
+	ck_assert_str_eq(refusal("minor"), want);
+	snprintf(want, sizeof(want),
+	         "descriptor is 16 bytes, smaller than the ABI 1.0 layout (%zu)",
+	         (size_t)REZUS_PLUGIN_SIZE_1_0);
+	ck_assert_str_eq(refusal("short"), want);
+	ck_assert_str_eq(refusal("noname"), "empty name");
+	ck_assert_str_eq(refusal("othername"),
+	                 "name 'someone-else' does not match the file 'othername.so'");
+	ck_assert_str_eq(refusal("norender"), "missing required entry 'render'");
+	ck_assert_str_eq(refusal("initfail"), "init failed: fixture refuses to start");
+	ck_assert_int_eq(strncmp(refusal("badrules"), "bad projection rules: ", 22), 0);
+	ck_assert_int_eq(strncmp(refusal("missing"), "cannot load: ", 13), 0);
+}
+END_TEST
+
+START_TEST(test_required_plugin_stops_start)
+{
+	rz_plugins_t *p = NULL;
+	rz_err_t err = { 0 };
+	char want[2048];
+
+	config_for("tests/fixtures/plugins", "initfail", true, NULL);
+	ck_assert_int_eq(rz_plugins_load(&p, &cfg, true, &err), REZUS_ECONFIG);
+	snprintf(want, sizeof(want),
+	         "required plugin 'initfail' (%s/.libs/initfail.so): init failed: "
+	         "fixture refuses to start",
+	         cfg.plugin_dir);
+	ck_assert_str_eq(err.msg, want);
+	rz_plugins_free(p);
+}
+END_TEST
+
+START_TEST(test_check_config_does_not_start)
+{
+	rz_plugins_t *p = NULL;
+	rz_err_t err = { 0 };
+
+	/* initfail only fails in init: a check does not call it */
+	config_for("tests/fixtures/plugins", "initfail", true, NULL);
+	ck_assert_int_eq(rz_plugins_load(&p, &cfg, false, &err), 0);
+	ck_assert(rz_plugins_at(p, 0)->loaded);
+	rz_plugins_free(p);
+	rz_config_free(&cfg);
+	/* sim's check_config refuses a bad section */
+	config_for("plugins", "sim", true, json_pack("{s:s}", "addressPrefix", "300.1"));
+	ck_assert_int_eq(rz_plugins_load(&p, &cfg, false, &err), REZUS_ECONFIG);
+	ck_assert_ptr_nonnull(strstr(err.msg, "check_config failed: plugins.sim.addressPrefix: use "
+	                                      "three octets such as 10.99.0"));
+	rz_plugins_free(p);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ sim */
+
+static rz_plugins_t *load_sim(void)
+{
+	rz_plugins_t *p = NULL;
+	rz_err_t err = { 0 };
+
+	config_for("plugins", "sim", true, NULL);
+	ck_assert_msg(rz_plugins_load(&p, &cfg, true, &err) == 0, "%s", err.msg);
+	ck_assert_ptr_nonnull(rz_plugins_find(p, "sim"));
+	return p;
+}
+
+static char *causes_of(rz_plugins_t *p, const char *ng_json)
+{
+	static char buf[2048];
+	json_t *ng = json_loads(ng_json, 0, NULL);
+	json_t *causes = json_array();
+	char *text;
+
+	ck_assert_ptr_nonnull(ng);
+	rz_plugins_validate_nodegroup(p, ng, causes);
+	text = json_dumps(causes, JSON_COMPACT);
+	snprintf(buf, sizeof(buf), "%s", text);
+	free(text);
+	json_decref(causes);
+	json_decref(ng);
+	return buf;
+}
+
+START_TEST(test_sim_validates_provider_config)
+{
+	rz_plugins_t *p = load_sim();
+
+	ck_assert_str_eq(causes_of(p, "{\"spec\":{\"providerClass\":\"sim\",\"providerConfig\":"
+	                              "{\"addressPrefix\":\"10.1.2\",\"failOn\":1}}}"),
+	                 "[]");
+	ck_assert_str_eq(
+	    causes_of(p, "{\"spec\":{\"providerClass\":\"sim\",\"providerConfig\":"
+	                 "{\"addressPrefix\":\"10.1\",\"failOn\":-1,\"colour\":\"red\"}}}"),
+	    "[{\"field\":\"spec.providerConfig.colour\",\"reason\":\"FieldValueInvalid\","
+	    "\"message\":\"unknown field\"},{\"field\":\"spec.providerConfig.addressPrefix\","
+	    "\"reason\":\"FieldValueInvalid\",\"message\":\"must be three octets such as "
+	    "10.20.0\"},{\"field\":\"spec.providerConfig.failOn\",\"reason\":"
+	    "\"FieldValueInvalid\",\"message\":\"must be the index (0, 1, ...) of the machine "
+	    "to fail\"}]");
+	ck_assert_str_eq(causes_of(p, "{\"spec\":{\"providerClass\":\"oci:VM.Standard\"}}"),
+	                 "[{\"field\":\"spec.providerClass\",\"reason\":\"FieldValueNotSupported\","
+	                 "\"message\":\"no loaded infra plugin 'oci' (loaded: sim)\"}]");
+	rz_plugins_free(p);
+}
+END_TEST
+
+START_TEST(test_sim_renders)
+{
+	rz_plugins_t *p = load_sim();
+	json_t *ctx = json_loads(
+	    "{\"tenant\":{\"metadata\":{\"name\":\"acme\"},\"spec\":{\"clusterProvider\":\"sim\"}},"
+	    "\"nodeGroups\":[{\"metadata\":{\"name\":\"cp\"},\"spec\":{\"role\":\"controlplane\","
+	    "\"count\":3,\"providerClass\":\"sim\",\"providerConfig\":{\"addressPrefix\":"
+	    "\"10.1.2\",\"failOn\":2}}},{\"metadata\":{\"name\":\"Big_Workers\"},\"spec\":{"
+	    "\"role\":"
+	    "\"worker\",\"count\":2,\"providerClass\":\"sim\",\"providerConfig\":{}}}],"
+	    "\"configPatches\":[],\"imports\":{}}",
+	    0, NULL);
+	json_t *out = NULL, *cp;
+	rz_err_t err = { 0 };
+
+	ck_assert_ptr_nonnull(ctx);
+	ck_assert_msg(rz_plugins_render(p, "sim", ctx, &out, &err) == 0, "%s", err.msg);
+	cp = json_object_get(json_object_get(json_object_get(out, "resource"), "terraform_data"),
+	                     "cp");
+	ck_assert_int_eq(json_integer_value(json_object_get(cp, "count")), 3);
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(json_object_get(cp, "input"), "address")),
+	    "10.1.${floor((count.index + 10) / 256) + 2}.${(count.index + 10) % 256}");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(json_object_get(cp, "input"), "hostname")),
+	    "acme-cp-${count.index}");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(
+	        json_array_get(json_object_get(json_object_get(cp, "lifecycle"), "precondition"),
+	                       0),
+	        "condition")),
+	    "${count.index != 2}");
+	/* names are TF identifiers; the group name itself stays as written */
+	ck_assert_ptr_nonnull(json_object_get(
+	    json_object_get(json_object_get(out, "resource"), "terraform_data"), "big_workers"));
+	ck_assert_ptr_nonnull(
+	    json_object_get(json_object_get(json_object_get(out, "resource"), "terraform_data"),
+	                    "cluster_secrets"));
+	ck_assert(json_is_true(json_object_get(
+	    json_object_get(json_object_get(out, "output"), "kubeconfig"), "sensitive")));
+	ck_assert_ptr_nonnull(
+	    strstr(json_string_value(json_object_get(
+	               json_object_get(json_object_get(out, "output"), "kubeconfig"), "value")),
+	           "server: https://${terraform_data.cp[0].input.address}:6443\n"));
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(out, "exports"),
+	                                                   "controlplane_addresses")),
+	                 "${terraform_data.cp[*].input.address}");
+	json_decref(out);
+	json_decref(ctx);
+	/* a contract break is the tenant's error, not the daemon's */
+	ck_assert_int_eq(rz_plugins_render(p, "nope", NULL, &out, &err), REZUS_ERENDER);
+	ck_assert_str_eq(err.msg, "plugin 'nope' is not loaded");
+	rz_plugins_free(p);
+}
+END_TEST
+
+START_TEST(test_providers_published)
+{
+	char *dir = rzt_tmpdir();
+	char path[600];
+	rz_db_t *db = NULL;
+	rz_bus_t *bus = NULL;
+	rz_store_t *st = NULL;
+	rz_plugins_t *p = NULL;
+	rz_err_t err = { 0 };
+	json_t *o = NULL;
+
+	snprintf(path, sizeof(path), "%s/rezus.db", dir);
+	ck_assert_int_eq(rz_db_open(&db, path, &err), 0);
+	ck_assert_int_eq(rz_bus_new(&bus), 0);
+	ck_assert_int_eq(rz_store_new(&st, db, bus, 100, &err), 0);
+	config_for("tests/fixtures/plugins", "initfail", false, NULL);
+	ck_assert_int_eq(rz_plugins_load(&p, &cfg, true, &err), 0);
+	ck_assert_int_eq(rz_plugins_publish(p, st, &err), 0);
+	ck_assert_int_eq(rz_store_get(st, rz_kind_by_name("Provider"), NULL, "initfail", &o, &err),
+	                 0);
+	ck_assert(json_is_false(json_object_get(json_object_get(o, "status"), "loaded")));
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "status"), "error")),
+	                 "init failed: fixture refuses to start");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(json_object_get(o, "spec"), "abiVersion")), "1.0");
+	json_decref(o);
+	rz_plugins_free(p);
+	rz_config_free(&cfg);
+	/* a plugin no longer listed disappears; a listed one shows what it is */
+	config_for("plugins", "sim", true, NULL);
+	ck_assert_int_eq(rz_plugins_load(&p, &cfg, true, &err), 0);
+	ck_assert_int_eq(rz_plugins_publish(p, st, &err), 0);
+	ck_assert_int_eq(rz_store_get(st, rz_kind_by_name("Provider"), NULL, "initfail", &o, &err),
+	                 RZ_ENOTFOUND);
+	ck_assert_int_eq(rz_store_get(st, rz_kind_by_name("Provider"), NULL, "sim", &o, &err), 0);
+	ck_assert(json_is_true(json_object_get(json_object_get(o, "status"), "loaded")));
+	ck_assert_str_eq(json_string_value(json_array_get(
+	                     json_object_get(json_object_get(o, "spec"), "kinds"), 1)),
+	                 "cluster");
+	json_decref(o);
+	rz_plugins_free(p);
+	rz_store_free(st);
+	rz_bus_free(bus);
+	rz_db_close(db);
+	rzt_rmrf(dir);
+	free(dir);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("plugins");
+	TCase *tc = tcase_create("plugins");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_refusals_in_order);
+	tcase_add_test(tc, test_required_plugin_stops_start);
+	tcase_add_test(tc, test_check_config_does_not_start);
+	tcase_add_test(tc, test_sim_validates_provider_config);
+	tcase_add_test(tc, test_sim_renders);
+	tcase_add_test(tc, test_providers_published);
+	suite_add_tcase(s, tc);
+	return rzt_run(s);
+}
