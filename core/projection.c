@@ -82,8 +82,9 @@ static int check_paths(size_t i, const json_t *a, rz_err_t *err)
 	json_array_foreach((json_t *)a, j, v)
 	{
 		if (!is_path(json_string_value(v))) {
-			return rz_err_set(err, REZUS_EINVALID, "rule %zu: \"%s\" is not an attribute path",
-			                  i, json_string_value(v));
+			return rz_err_set(err, REZUS_EINVALID,
+			                  "rule %zu: \"%s\" is not an attribute path", i,
+			                  json_string_value(v));
 		}
 	}
 	return 0;
@@ -97,7 +98,8 @@ static int check_string(size_t i, const json_t *rule, const char *member, rz_err
 		return rz_err_set(err, REZUS_EINVALID, "rule %zu: missing \"%s\"", i, member);
 	}
 	if (!json_is_string(v)) {
-		return rz_err_set(err, REZUS_EINVALID, "rule %zu: \"%s\" must be a string", i, member);
+		return rz_err_set(err, REZUS_EINVALID, "rule %zu: \"%s\" must be a string", i,
+		                  member);
 	}
 	if (json_string_length(v) == 0) {
 		return rz_err_set(err, REZUS_EINVALID, "rule %zu: \"%s\" must not be empty", i,
@@ -134,8 +136,8 @@ static int check_when(size_t i, const json_t *when, rz_err_t *err)
 		return 0;
 	}
 	if (!json_is_object(when)) {
-		return rz_err_set(err, REZUS_EINVALID, "rule %zu: \"when\" must be an object of strings",
-		                  i);
+		return rz_err_set(err, REZUS_EINVALID,
+		                  "rule %zu: \"when\" must be an object of strings", i);
 	}
 	json_object_foreach((json_t *)when, path, v)
 	{
@@ -144,8 +146,8 @@ static int check_when(size_t i, const json_t *when, rz_err_t *err)
 			                  "rule %zu: \"when\" must be an object of strings", i);
 		}
 		if (!is_path(path)) {
-			return rz_err_set(err, REZUS_EINVALID, "rule %zu: \"%s\" is not an attribute path",
-			                  i, path);
+			return rz_err_set(err, REZUS_EINVALID,
+			                  "rule %zu: \"%s\" is not an attribute path", i, path);
 		}
 	}
 	return 0;
@@ -167,8 +169,9 @@ static int check_fields(size_t i, const json_t *fields, rz_err_t *err)
 	json_object_foreach((json_t *)fields, field, paths)
 	{
 		if (!is_string_array(paths)) {
-			return rz_err_set(err, REZUS_EINVALID,
-			                  "rule %zu: \"fields\" must be an object of arrays of strings", i);
+			return rz_err_set(
+			    err, REZUS_EINVALID,
+			    "rule %zu: \"fields\" must be an object of arrays of strings", i);
 		}
 		if ((rc = check_paths(i, paths, err)) != 0) {
 			return rc;
@@ -185,7 +188,8 @@ static int check_rule(size_t i, const json_t *rule, rz_err_t *err)
 	if (!json_is_object(rule)) {
 		return rz_err_set(err, REZUS_EINVALID, "rule %zu: must be an object", i);
 	}
-	if ((rc = check_members(i, rule, err)) != 0 || (rc = check_string(i, rule, "type", err)) != 0 ||
+	if ((rc = check_members(i, rule, err)) != 0 ||
+	    (rc = check_string(i, rule, "type", err)) != 0 ||
 	    (rc = check_string(i, rule, "kind", err)) != 0 ||
 	    (rc = check_when(i, json_object_get(rule, "when"), err)) != 0) {
 		return rc;
@@ -210,8 +214,9 @@ int rz_projection_parse(const char *text, rz_projection_t **out, rz_err_t *err)
 	*out = NULL;
 	rules = json_loads(text != NULL ? text : "", JSON_REJECT_DUPLICATES, &jerr);
 	if (rules == NULL) {
-		return rz_err_set(err, REZUS_EINVALID, "rules are not valid JSON: %s at line %d, column %d",
-		                  jerr.text, jerr.line, jerr.column);
+		return rz_err_set(err, REZUS_EINVALID,
+		                  "rules are not valid JSON: %s at line %d, column %d", jerr.text,
+		                  jerr.line, jerr.column);
 	}
 	if (!json_is_array(rules)) {
 		json_decref(rules);
@@ -518,10 +523,10 @@ static int project_instance(const json_t *rule, const struct instance *in, json_
 	if (!when_matches(rule, in->attrs)) {
 		return 0;
 	}
-	group_text = json_object_get(rule, "nodeGroup") != NULL
-	                     ? first_text(in->attrs, json_object_get(rule, "nodeGroup"), buf,
-	                                  sizeof(buf))
-	                     : NULL;
+	group_text =
+	    json_object_get(rule, "nodeGroup") != NULL
+	        ? first_text(in->attrs, json_object_get(rule, "nodeGroup"), buf, sizeof(buf))
+	        : NULL;
 	group_text = group_text != NULL ? group_text : in->name;
 	label_add(&group, group_text);
 	make_name(&name, group_text, in->key);
@@ -553,12 +558,14 @@ static int check_resource(const json_t *res, struct instance *in, rz_err_t *err)
 	const json_t *module = json_object_get(res, "module");
 
 	if (!json_is_object(res)) {
-		return rz_err_set(err, REZUS_EINVALID, "resource %zu: must be an object", in->res_index);
+		return rz_err_set(err, REZUS_EINVALID, "resource %zu: must be an object",
+		                  in->res_index);
 	}
 	for (size_t m = 0; members[m] != NULL; m++) {
 		if (!json_is_string(json_object_get(res, members[m]))) {
-			return rz_err_set(err, REZUS_EINVALID, "resource %zu: \"%s\" must be a string",
-			                  in->res_index, members[m]);
+			return rz_err_set(err, REZUS_EINVALID,
+			                  "resource %zu: \"%s\" must be a string", in->res_index,
+			                  members[m]);
 		}
 	}
 	if (module != NULL && !json_is_string(module)) {
@@ -566,8 +573,8 @@ static int check_resource(const json_t *res, struct instance *in, rz_err_t *err)
 		                  in->res_index);
 	}
 	if (!json_is_array(json_object_get(res, "instances"))) {
-		return rz_err_set(err, REZUS_EINVALID, "resource %zu: \"instances\" must be an array",
-		                  in->res_index);
+		return rz_err_set(err, REZUS_EINVALID,
+		                  "resource %zu: \"instances\" must be an array", in->res_index);
 	}
 	in->type = str(res, "type");
 	in->name = str(res, "name");
@@ -582,14 +589,16 @@ static int check_instance(const json_t *inst, struct instance *in, rz_err_t *err
 	const json_t *key = json_object_get(inst, "index_key");
 
 	if (!json_is_object(inst)) {
-		return rz_err_set(err, REZUS_EINVALID, "resource %zu, instance %zu: must be an object",
-		                  in->res_index, in->inst_index);
+		return rz_err_set(err, REZUS_EINVALID,
+		                  "resource %zu, instance %zu: must be an object", in->res_index,
+		                  in->inst_index);
 	}
 	if (key != NULL && !json_is_null(key) && !json_is_integer(key) && !json_is_string(key)) {
-		return rz_err_set(err, REZUS_EINVALID,
-		                  "resource %zu, instance %zu: \"index_key\" must be an integer or a "
-		                  "string",
-		                  in->res_index, in->inst_index);
+		return rz_err_set(
+		    err, REZUS_EINVALID,
+		    "resource %zu, instance %zu: \"index_key\" must be an integer or a "
+		    "string",
+		    in->res_index, in->inst_index);
 	}
 	in->key = json_is_null(key) ? NULL : key;
 	in->attrs = json_object_get(inst, "attributes");
@@ -615,8 +624,8 @@ static bool any_rule_for(const rz_projection_t *p, const char *type)
 	return false;
 }
 
-static int project_resource(const rz_projection_t *p, size_t index, const json_t *res,
-                            json_t *out, rz_err_t *err)
+static int project_resource(const rz_projection_t *p, size_t index, const json_t *res, json_t *out,
+                            rz_err_t *err)
 {
 	struct instance in = { .res_index = index };
 	json_t *inst, *rule;

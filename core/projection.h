@@ -41,6 +41,6 @@ void rz_projection_free(rz_projection_t *p);
  * non-scalar values are skipped. Data sources (mode "data") are ignored. An unparsable
  * state gives REZUS_EINVALID with a message. */
 int rz_projection_run(const rz_projection_t *p, const json_t *state, json_t **objects,
-		      rz_err_t *err);
+                      rz_err_t *err);
 
 #endif /* RZ_PROJECTION_H */

@@ -16,13 +16,16 @@ UNIT_TESTS = \
 	tests/unit/check_store \
 	tests/unit/check_bus \
 	tests/unit/check_auth \
-	tests/unit/check_plugins
+	tests/unit/check_plugins \
+	tests/unit/check_projection
 
 INTEGRATION_TESTS = \
 	tests/integration/daemon.sh
 
 include tests/fixtures/plugins/local.mk
-EXTRA_DIST += tests/fixtures/plugins/local.mk
+EXTRA_DIST += tests/fixtures/plugins/local.mk \
+	tests/fixtures/states/oci-instances.json tests/fixtures/states/tf-data-count.json \
+	tests/fixtures/states/tf-data-for-each.json tests/fixtures/states/tf-data-module.json
 
 if SANITIZE
 # Unit tests run with leak detection; the daemon under test in integration scripts too.
@@ -89,3 +92,6 @@ tests_unit_check_auth_LDADD = $(TEST_LDADD) $(LIBJWT_LIBS) $(SODIUM_LIBS)
 tests_unit_check_plugins_SOURCES = tests/unit/check_plugins.c tests/unit/testutil.h
 tests_unit_check_plugins_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_plugins_LDADD = $(TEST_LDADD)
+tests_unit_check_projection_SOURCES = tests/unit/check_projection.c tests/unit/testutil.h
+tests_unit_check_projection_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_projection_LDADD = $(TEST_LDADD)

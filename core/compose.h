@@ -1,0 +1,37 @@
+/*
+ * core/compose.h - composition (SPEC §6.2, §7.2): a tenant's plugins rendered and merged
+ * into the files of its TF working directory.
+ *
+ *   versions.tf.json        the one terraform block: merged required_providers and the backend
+ *   variables.tf.json       every plugin's variables
+ *   terraform.tfvars.json   every plugin's tfvars (written 0600)
+ *   <plugin>.tf.json        each plugin's resource, data, provider, locals and output blocks
+ *
+ * Plugins: the tenant's cluster plugin (spec.clusterProvider) and every infra plugin named
+ * by a node group's providerClass. Exports are resolved in two passes: every plugin renders
+ * once without imports, then again with the others' exports as
+ * imports {"<plugin>.<name>": "<expression>"}.
+ */
+#ifndef RZ_COMPOSE_H
+#define RZ_COMPOSE_H
+
+#include <jansson.h>
+
+#include "core/errors.h"
+#include "core/plugins.h"
+
+/* Compose from a context (borrowed): {"tenant": {...}, "nodeGroups": [...],
+ * "configPatches": [...]} — node groups of every plugin, patches in name order, enabled
+ * ones only. backend (borrowed, may be NULL: local state) becomes
+ * terraform.backend.http. *files (caller owns) maps file names to their JSON. Errors name
+ * the plugin: a render failure, or two plugins that disagree on a provider's source or
+ * version, or on a variable. */
+int rz_compose(rz_plugins_t *p, const json_t *ctx, const json_t *backend, json_t **files,
+               rz_err_t *err);
+
+/* Write files into dir (created 0700 when missing): each file through a temporary and a
+ * rename, sorted keys and two-space indents, terraform.tfvars.json 0600, other files
+ * 0644; *.tf.json files of plugins no longer rendered are removed. */
+int rz_compose_write(const json_t *files, const char *dir, rz_err_t *err);
+
+#endif /* RZ_COMPOSE_H */
