@@ -496,3 +496,15 @@ int rz_plugins_render(rz_plugins_t *p, const char *name, const json_t *ctx, json
 	}
 	return rc;
 }
+
+int rz_plugins_project(rz_plugins_t *p, const char *name, const json_t *state, json_t **objects,
+                       rz_err_t *err)
+{
+	struct slot *s = find(p, name);
+
+	*objects = NULL;
+	if (s == NULL || s->rules == NULL) {
+		return rz_err_set(err, RZ_ENOTFOUND, "plugin '%s' is not loaded", name);
+	}
+	return rz_projection_run(s->rules, state, objects, err);
+}

@@ -60,4 +60,9 @@ void rz_plugins_validate_nodegroup(rz_plugins_t *p, const json_t *ng, json_t *ca
 int rz_plugins_render(rz_plugins_t *p, const char *name, const json_t *ctx, json_t **out,
                       rz_err_t *err);
 
+/* Run a loaded plugin's projection rules over a state document (see core/projection.h).
+ * *objects is a new array (caller owns). */
+int rz_plugins_project(rz_plugins_t *p, const char *name, const json_t *state, json_t **objects,
+                       rz_err_t *err);
+
 #endif /* RZ_PLUGINS_H */

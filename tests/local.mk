@@ -20,12 +20,15 @@ UNIT_TESTS = \
 	tests/unit/check_projection
 
 INTEGRATION_TESTS = \
-	tests/integration/daemon.sh
+	tests/integration/daemon.sh \
+	tests/integration/plugins.sh
 
 include tests/fixtures/plugins/local.mk
 EXTRA_DIST += tests/fixtures/plugins/local.mk \
 	tests/fixtures/states/oci-instances.json tests/fixtures/states/tf-data-count.json \
-	tests/fixtures/states/tf-data-for-each.json tests/fixtures/states/tf-data-module.json
+	tests/fixtures/states/tf-data-for-each.json tests/fixtures/states/tf-data-module.json \
+	tests/fixtures/compose/sim/sim.tf.json tests/fixtures/compose/sim/terraform.tfvars.json \
+	tests/fixtures/compose/sim/variables.tf.json tests/fixtures/compose/sim/versions.tf.json
 
 if SANITIZE
 # Unit tests run with leak detection; the daemon under test in integration scripts too.

@@ -124,8 +124,10 @@ static rezus_json_t *child(const rezus_host_t *h, rezus_json_t *obj, const char 
 	return (rezus_json_t *)c;
 }
 
-/* One terraform_data per machine of a sim node group. */
-static void render_group(struct sim *s, const char *tenant, const rezus_json_t *ng,
+/* One terraform_data per machine of a sim node group. Machines of group number gi get
+ * <prefix>.<10 + index>, each group in its own /22 of the default prefix so that groups
+ * never share an address. */
+static void render_group(struct sim *s, const char *tenant, const rezus_json_t *ng, size_t gi,
                          rezus_json_t *resources, const char **cp_name)
 {
 	const rezus_host_t *h = s->h;
@@ -139,6 +141,9 @@ static void render_group(struct sim *s, const char *tenant, const rezus_json_t *
 	unsigned a = 10, b = 99, c = 0;
 
 	sscanf(prefix ? prefix : s->prefix, "%u.%u.%u", &a, &b, &c);
+	if (prefix == NULL) {
+		c += (unsigned)gi * 4;
+	}
 	h->json_set(
 	    h, r, "count",
 	    h->json_integer(h, h->json_integer_value(h, h->json_path(h, ng, "spec.count"))));
@@ -236,7 +241,7 @@ static int sim_render(void *state, const rezus_json_t *ctx, rezus_json_t *out, r
 	}
 	tenant = h->tf_escape(h, tenant);
 	for (size_t i = 0; i < h->json_size(h, groups); i++) {
-		render_group(s, tenant, h->json_at(h, groups, i), child(h, out, "resource"),
+		render_group(s, tenant, h->json_at(h, groups, i), i, child(h, out, "resource"),
 		             &cp_name);
 	}
 	if (cp_name != NULL) {

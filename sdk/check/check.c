@@ -1,0 +1,250 @@
+/*
+ * sdk/check/check.c - rezus-plugin-check: the conformance checker for plugin vendors.
+ *
+ *   rezus-plugin-check [--render-dir DIR] [--project STATE] FILE.so
+ *
+ * Loads FILE.so through the daemon's own loader (every refusal check), prints the
+ * descriptor, renders a built-in fixture tenant, checks the TF JSON (PROTOCOLS.md §3) and
+ * the projection rules. Exit 0 only when everything passes; 1 when a check fails; 2 for a
+ * bad command line.
+ */
+#include <config.h>
+
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "core/compose.h"
+#include "core/config.h"
+#include "core/log.h"
+#include "core/plugins.h"
+#include "sdk/check/tfcheck.h"
+
+#define HOSTILE "${hostile}"
+
+static int failures;
+
+static void result(bool ok, const char *what, const char *detail)
+{
+	printf("%s %s%s%s\n", ok ? "PASS" : "FAIL", what, detail ? ": " : "", detail ? detail : "");
+	failures += !ok;
+}
+
+/* The fixture tenant: one control plane and one worker group of the plugin (when it is an
+ * infra plugin), the plugin as cluster provider (when it is one), a hostile string where a
+ * plugin must escape what users write. */
+static json_t *fixture(const char *plugin, const rezus_plugin_t *d)
+{
+	const char *cluster = (d->kinds & REZUS_PLUGIN_CLUSTER) ? plugin : "none";
+	json_t *ctx = json_pack(
+	    "{s:{s:s, s:s, s:{s:s}, s:{s:s, s:s, s:s, s:s, s:[s], s:[s]}}, s:[], s:[{s:{s:s}, "
+	    "s:{s:s, s:s, s:s, s:[], s:b}}]}",
+	    "tenant", "apiVersion", "rezuscloud.io/v1", "kind", "Tenant", "metadata", "name",
+	    "check", "spec", "clusterProvider", cluster, "kubernetesVersion", "1.35.0",
+	    "talosVersion", "1.12.0", "controlPlaneEndpoint", "https://" HOSTILE ":6443",
+	    "podSubnets", "10.244.0.0/16", "serviceSubnets", "10.96.0.0/12", "nodeGroups",
+	    "configPatches", "metadata", "name", "p1", "spec", "patch",
+	    "machine:\n  install:\n    extraKernelArgs: [\"" HOSTILE "\"]\n", "format", "strategic",
+	    "targetRole", "all", "nodeGroups", "enabled", 1);
+	const char *roles[] = { "controlplane", "worker" };
+	const char *names[] = { "cp", "workers" };
+
+	for (int i = 0; (d->kinds & REZUS_PLUGIN_INFRA) && i < 2; i++) {
+		json_array_append_new(
+		    json_object_get(ctx, "nodeGroups"),
+		    json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:i, s:s, s:{}, s:{s:s}}}",
+		              "apiVersion", "rezuscloud.io/v1", "kind", "NodeGroup", "metadata",
+		              "name", names[i], "tenant", "check", "spec", "role", roles[i],
+		              "count", i + 1, "providerClass", plugin, "providerConfig", "labels",
+		              "example.com/tier", names[i]));
+	}
+	return ctx;
+}
+
+static void describe(const rz_plugin_t *pl)
+{
+	const rezus_plugin_t *d = &pl->desc;
+
+	printf("plugin:      %s %s (ABI %s)\n", d->name, d->version, pl->abi);
+	printf("file:        %s\n", pl->file);
+	printf("description: %s\n", d->description ? d->description : "");
+	printf("kinds:      %s%s\n", (d->kinds & REZUS_PLUGIN_INFRA) ? " infra" : "",
+	       (d->kinds & REZUS_PLUGIN_CLUSTER) ? " cluster" : "");
+	printf("entries:     init fini render projection_rules%s%s%s\n",
+	       d->check_config ? " check_config" : "",
+	       d->validate_nodegroup ? " validate_nodegroup" : "",
+	       d->env_allowlist ? " env_allowlist" : "");
+}
+
+/* Render the fixture: composed when the plugin is a cluster plugin, else its own file. */
+static json_t *render(rz_plugins_t *p, const char *name, const rezus_plugin_t *d, json_t *ctx)
+{
+	json_t *files = NULL, *out = NULL;
+	rz_err_t err = { 0 };
+	char file[300];
+
+	if (d->kinds & REZUS_PLUGIN_CLUSTER) {
+		if (rz_compose(p, ctx, NULL, &files, &err) != 0) {
+			result(false, "render the fixture tenant", err.msg);
+			return NULL;
+		}
+		result(true, "render the fixture tenant", NULL);
+		return files;
+	}
+	json_object_set_new(ctx, "imports", json_object());
+	if (rz_plugins_render(p, name, ctx, &out, &err) != 0) {
+		result(false, "render the fixture tenant", err.msg);
+		return NULL;
+	}
+	result(true, "render the fixture tenant", NULL);
+	snprintf(file, sizeof(file), "%s.tf.json", name);
+	json_object_del(out, "exports");
+	json_object_del(out, "required_providers");
+	json_object_del(out, "variables");
+	json_object_del(out, "tfvars");
+	files = json_pack("{s:o}", file, out);
+	return files;
+}
+
+static void check_tf(json_t *files)
+{
+	static struct tfcheck c;
+	char summary[64];
+
+	c.hostile = HOSTILE;
+	tfcheck_run(&c, files);
+	for (int i = 0; i < c.n && i < TFCHECK_MAX; i++) {
+		printf("  %s\n", c.problems[i]);
+	}
+	snprintf(summary, sizeof(summary), "%d problem%s", c.n, c.n == 1 ? "" : "s");
+	result(c.n == 0, "TF JSON (PROTOCOLS.md §3)", c.n ? summary : NULL);
+}
+
+static void project(rz_plugins_t *p, const char *name, const char *state_path)
+{
+	json_error_t jerr;
+	json_t *state = json_load_file(state_path, 0, &jerr), *objects = NULL;
+	rz_err_t err = { 0 };
+	char *text;
+
+	if (state == NULL) {
+		result(false, "read the state", jerr.text);
+		return;
+	}
+	if (rz_plugins_project(p, name, state, &objects, &err) != 0) {
+		result(false, "project the state", err.msg);
+	} else {
+		text = json_dumps(objects, JSON_INDENT(2) | JSON_SORT_KEYS);
+		printf("%s\n", text ? text : "[]");
+		free(text);
+		result(true, "project the state", NULL);
+	}
+	json_decref(objects);
+	json_decref(state);
+}
+
+static int usage(FILE *out, int code)
+{
+	fprintf(out, "Usage: rezus-plugin-check [--render-dir DIR] [--project STATE] FILE.so\n"
+	             "Load a RezusCloud plugin the way rezuscloud does, render a fixture tenant,\n"
+	             "check the TF JSON and the projection rules. Exit 0 when all checks pass.\n"
+	             "  --render-dir DIR  also write the rendered files into DIR\n"
+	             "  --project STATE   run the projection rules over a state file and print\n"
+	             "                    the objects\n");
+	return code;
+}
+
+/* Load FILE.so as the daemon would: dir and name from the path. */
+static int load(const char *file, rz_config_t *cfg, rz_plugins_t **p, char *name, size_t size)
+{
+	char a[PATH_MAX], b[PATH_MAX];
+	rz_err_t err = { 0 };
+	char *base, *dot;
+
+	snprintf(a, sizeof(a), "%s", file);
+	snprintf(b, sizeof(b), "%s", file);
+	base = basename(a);
+	dot = strstr(base, ".so");
+	if (dot == NULL || dot[3] != '\0') {
+		fprintf(stderr, "rezus-plugin-check: '%s' is not a .so file\n", file);
+		return 2;
+	}
+	*dot = '\0';
+	snprintf(name, size, "%s", base);
+	if (rz_config_defaults(cfg) != 0 ||
+	    (cfg->plugins = calloc(1, sizeof(*cfg->plugins))) == NULL) {
+		return 1;
+	}
+	free(cfg->plugin_dir);
+	cfg->plugin_dir = strdup(dirname(b));
+	cfg->n_plugins = 1;
+	cfg->plugins[0] =
+	    (rz_config_plugin_t){ strdup(name), json_object(), true, strdup("check") };
+	rz_plugins_load(p, cfg, true, &err);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = { { "render-dir", required_argument, NULL, 'r' },
+		                              { "project", required_argument, NULL, 'p' },
+		                              { "help", no_argument, NULL, 'h' },
+		                              { NULL, 0, NULL, 0 } };
+	const char *dir = NULL, *state = NULL;
+	rz_config_t cfg = { 0 };
+	rz_plugins_t *p = NULL;
+	const rz_plugin_t *pl;
+	char name[256];
+	json_t *files = NULL, *ctx;
+	rz_err_t err = { 0 };
+	int opt, rc;
+
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (opt == 'r') {
+			dir = optarg;
+		} else if (opt == 'p') {
+			state = optarg;
+		} else {
+			return usage(opt == 'h' ? stdout : stderr, opt == 'h' ? 0 : 2);
+		}
+	}
+	if (optind + 1 != argc) {
+		return usage(stderr, 2);
+	}
+	rz_log_set_level(RZ_LOG_WARNING);
+	rc = load(argv[optind], &cfg, &p, name, sizeof(name));
+	pl = rz_plugins_at(p, 0);
+	if (rc != 0 || pl == NULL || !pl->loaded) {
+		result(false, "load", pl ? pl->error : "cannot load");
+		rz_plugins_free(p);
+		rz_config_free(&cfg);
+		return rc ? rc : 1;
+	}
+	describe(pl);
+	result(true, "load (magic, ABI, layout, name, required entries, init)", NULL);
+	result(true, "projection rules parse", NULL);
+	ctx = fixture(name, &pl->desc);
+	files = render(p, name, &pl->desc, ctx);
+	if (files != NULL) {
+		check_tf(files);
+		if (dir != NULL) {
+			result(rz_compose_write(files, dir, &err) == 0, "write the files",
+			       err.msg[0] ? err.msg : dir);
+		}
+	}
+	if (state != NULL) {
+		project(p, name, state);
+	}
+	json_decref(files);
+	json_decref(ctx);
+	rz_plugins_free(p);
+	rz_config_free(&cfg);
+	printf("%s: %d check%s failed\n", failures ? "FAILED" : "OK", failures,
+	       failures == 1 ? "" : "s");
+	return failures ? 1 : 0;
+}
