@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/bus.h"
+#include "core/compose.h"
 #include "core/config.h"
 #include "core/db.h"
 #include "core/kinds.h"
@@ -290,6 +292,78 @@ START_TEST(test_providers_published)
 }
 END_TEST
 
+/* A plugin dir of symlinks to the built sim and some fixtures, listing them all. */
+static char *mixed_dir(const char *const *names, size_t n)
+{
+	const char *top = getenv("top_builddir");
+	char *dir = rzt_tmpdir();
+	char from[1024], to[1024];
+
+	memset(&cfg, 0, sizeof(cfg));
+	ck_assert_int_eq(rz_config_defaults(&cfg), 0);
+	free(cfg.plugin_dir);
+	cfg.plugin_dir = strdup(dir);
+	cfg.plugins = calloc(n, sizeof(*cfg.plugins));
+	cfg.n_plugins = n;
+	for (size_t i = 0; i < n; i++) {
+		snprintf(from, sizeof(from), "%s/%s/.libs/%s.so", top ? top : ".",
+		         strcmp(names[i], "sim") == 0 ? "plugins" : "tests/fixtures/plugins",
+		         names[i]);
+		snprintf(to, sizeof(to), "%s/%s.so", dir, names[i]);
+		ck_assert_int_eq(symlink(from, to), 0);
+		cfg.plugins[i] =
+		    (rz_config_plugin_t){ strdup(names[i]), json_object(), true, strdup("test") };
+	}
+	return dir;
+}
+
+START_TEST(test_render_contract_and_merge_conflicts)
+{
+	const char *names[] = { "randomv1", "randomv2", "renderbig", "renderfail", "sim" };
+	char *dir = mixed_dir(names, 5);
+	rz_plugins_t *p = NULL;
+	rz_err_t err = { 0 };
+	json_t *ctx, *files = NULL, *out = NULL;
+
+	ck_assert_msg(rz_plugins_load(&p, &cfg, true, &err) == 0, "%s", err.msg);
+	ctx = json_loads("{\"tenant\":{\"metadata\":{\"name\":\"t\"},\"spec\":{\"clusterProvider\":"
+	                 "\"sim\"}},\"nodeGroups\":[{\"metadata\":{\"name\":\"a\"},\"spec\":{"
+	                 "\"role\":\"worker\",\"count\":1,\"providerClass\":\"randomv1\"}},{"
+	                 "\"metadata\":{\"name\":\"b\"},\"spec\":{\"role\":\"worker\",\"count\":1,"
+	                 "\"providerClass\":\"randomv2:x\"}}],\"configPatches\":[]}",
+	                 0, NULL);
+	/* two plugins asking for different versions of one provider: an error naming both */
+	ck_assert_int_eq(rz_compose(p, ctx, NULL, &files, &err), REZUS_ERENDER);
+	ck_assert_str_eq(err.msg, "compose: plugins 'randomv1' and 'randomv2' disagree on the "
+	                          "required provider 'random'");
+	ck_assert_ptr_null(files);
+	/* one of them alone merges into the single terraform block */
+	json_array_remove(json_object_get(ctx, "nodeGroups"), 1);
+	ck_assert_int_eq(rz_compose(p, ctx, NULL, &files, &err), 0);
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(
+	        json_object_get(
+	            json_object_get(
+	                json_object_get(json_object_get(files, "versions.tf.json"), "terraform"),
+	                "required_providers"),
+	            "random"),
+	        "version")),
+	    "~> 3.6");
+	json_decref(files);
+	/* a plugin's error return and oversized output fail the render, not the process */
+	ck_assert_int_eq(rz_plugins_render(p, "renderfail", ctx, &out, &err), REZUS_ERENDER);
+	ck_assert_str_eq(err.msg,
+	                 "plugin 'renderfail': render failed: fixture cannot render this tenant");
+	ck_assert_int_eq(rz_plugins_render(p, "renderbig", ctx, &out, &err), REZUS_ERENDER);
+	ck_assert_int_eq(strncmp(err.msg, "plugin 'renderbig': render output is ", 37), 0);
+	ck_assert_ptr_null(out);
+	json_decref(ctx);
+	rz_plugins_free(p);
+	rzt_rmrf(dir);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("plugins");
@@ -302,6 +376,7 @@ int main(void)
 	tcase_add_test(tc, test_sim_validates_provider_config);
 	tcase_add_test(tc, test_sim_renders);
 	tcase_add_test(tc, test_providers_published);
+	tcase_add_test(tc, test_render_contract_and_merge_conflicts);
 	suite_add_tcase(s, tc);
 	return rzt_run(s);
 }
