@@ -158,7 +158,7 @@ static void fill_entry(rz_access_t *a, rz_req_t *req, int code, rz_audit_entry_t
 }
 
 int rz_access_audit(rz_access_t *a, rz_req_t *req, int code, const char *user, const char *error,
-                    rz_err_t *err)
+                    const char *verb, rz_err_t *err)
 {
 	rz_audit_entry_t e;
 
@@ -168,6 +168,9 @@ int rz_access_audit(rz_access_t *a, rz_req_t *req, int code, const char *user, c
 	}
 	if (error != NULL) {
 		e.error = error;
+	}
+	if (verb != NULL) {
+		e.verb = verb;
 	}
 	return rz_audit_insert(a->db, &e, err);
 }
@@ -185,7 +188,7 @@ void rz_access_observe(rz_access_t *a, rz_req_t *req, int code)
 	if (!want || rz_req_audited(req)) {
 		return;
 	}
-	if (rz_access_audit(a, req, code, NULL, NULL, &err) != 0) {
+	if (rz_access_audit(a, req, code, NULL, NULL, NULL, &err) != 0) {
 		rz_log_err("audit", "cannot record %s %s: %s", rz_req_method(req), rz_req_path(req),
 		           err.msg);
 	}
@@ -295,6 +298,14 @@ bool rz_access_guard(void *ctx, rz_req_t *req, const rz_route_t *route)
 	}
 	if (rc != 0) {
 		unauthorized(req, rc, &err);
+		return false;
+	}
+	if (i->p.tenant_scope[0] != '\0' &&
+	    (route->kind == NULL || strcmp(route->kind, "TFState") != 0 ||
+	     rz_req_param(req, "tenant") == NULL ||
+	     strcmp(rz_req_param(req, "tenant"), i->p.tenant_scope) != 0)) {
+		forbidden(req, route, &i->p,
+		          "a run's credentials reach only its own tenant's state");
 		return false;
 	}
 	if (i->p.must_change_password && !allowed_before_password_change(route)) {

@@ -52,8 +52,8 @@ const rz_write_hook_t *rz_access_hook(rz_access_t *a, rz_req_t *req, int code, c
                                       const rz_write_hook_t *next, rz_access_hook_t *storage);
 
 /* Write an audit row for req now (login failures and other rows outside a store write);
- * user and error (either may be NULL) override what the request says. */
+ * user, error and verb (each may be NULL) override what the request says. */
 int rz_access_audit(rz_access_t *a, rz_req_t *req, int code, const char *user, const char *error,
-                    rz_err_t *err);
+                    const char *verb, rz_err_t *err);
 
 #endif /* RZ_ACCESS_H */

@@ -53,7 +53,15 @@ struct known_user {
 };
 
 #define VERIFIED_SLOTS 512
-#define USER_SLOTS     256
+#define RUN_GRANTS     256
+
+/* A run's secret: lets tofu reach one tenant's state while the run lasts. */
+struct grant {
+	char hash[RZ_HASH_HEX_LEN + 1];
+	char tenant[64];
+	char run[64];
+};
+#define USER_SLOTS 256
 
 struct rz_auth {
 	rz_db_t *db;
@@ -63,6 +71,7 @@ struct rz_auth {
 	uint64_t user_gen;
 	struct verified verified[VERIFIED_SLOTS];
 	struct known_user users[USER_SLOTS];
+	struct grant grants[RUN_GRANTS];
 	unsigned char secret[SECRET_MAX];
 	size_t secret_len;
 	int64_t ttl_s;
@@ -491,6 +500,78 @@ static int verify_token(rz_auth_t *a, const char *secret, rz_principal_t *p, rz_
 	return rc;
 }
 
+/* A run's secret, granted for one tenant's state while the run lasts. */
+static int run_grant(rz_auth_t *a, const char *secret, rz_principal_t *p, rz_err_t *err)
+{
+	char hash[RZ_HASH_HEX_LEN + 1];
+
+	rz_auth_token_hash(secret, hash);
+	for (size_t i = 0; i < RUN_GRANTS; i++) {
+		struct grant *g = &a->grants[i];
+		if (g->hash[0] != '\0' && sodium_memcmp(g->hash, hash, RZ_HASH_HEX_LEN) == 0) {
+			snprintf(p->user, sizeof(p->user), "run/%s", g->run);
+			snprintf(p->tenant_scope, sizeof(p->tenant_scope), "%s", g->tenant);
+			p->role = RZ_ROLE_EDIT;
+			return 0;
+		}
+	}
+	return rz_err_set(err, RZ_EAUTH, "basic: unknown password");
+}
+
+/* HTTP basic, as tofu's http backend sends it: the password is an API token or a run's
+ * secret; the user name is not used. */
+static int basic(rz_auth_t *a, const char *b64, rz_principal_t *p, rz_err_t *err)
+{
+	unsigned char raw[512];
+	size_t len = 0;
+	char *colon;
+	int rc;
+
+	while (*b64 == ' ') {
+		b64++;
+	}
+	if (sodium_base642bin(raw, sizeof(raw) - 1, b64, strlen(b64), NULL, &len, NULL,
+	                      sodium_base64_VARIANT_ORIGINAL) != 0) {
+		return rz_err_set(err, RZ_EAUTH, "basic: not base64");
+	}
+	raw[len] = '\0';
+	colon = strchr((char *)raw, ':');
+	if (colon == NULL || colon[1] == '\0') {
+		sodium_memzero(raw, sizeof(raw));
+		return rz_err_set(err, RZ_EAUTH, "basic: no password");
+	}
+	if (strncmp(colon + 1, RZ_TOKEN_PREFIX, strlen(RZ_TOKEN_PREFIX)) == 0) {
+		rc = verify_token(a, colon + 1, p, err);
+	} else {
+		rc = run_grant(a, colon + 1, p, err);
+	}
+	sodium_memzero(raw, sizeof(raw));
+	return rc;
+}
+
+int rz_auth_grant(rz_auth_t *a, const char *tenant, const char *run, const char *secret)
+{
+	for (size_t i = 0; i < RUN_GRANTS; i++) {
+		struct grant *g = &a->grants[i];
+		if (g->hash[0] == '\0') {
+			rz_auth_token_hash(secret, g->hash);
+			snprintf(g->tenant, sizeof(g->tenant), "%s", tenant);
+			snprintf(g->run, sizeof(g->run), "%s", run);
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
+void rz_auth_ungrant(rz_auth_t *a, const char *run)
+{
+	for (size_t i = 0; i < RUN_GRANTS; i++) {
+		if (strcmp(a->grants[i].run, run) == 0) {
+			memset(&a->grants[i], 0, sizeof(a->grants[i]));
+		}
+	}
+}
+
 int rz_auth_authenticate(rz_auth_t *a, const char *header, rz_principal_t *p, rz_err_t *err)
 {
 	const char *cred;
@@ -499,6 +580,9 @@ int rz_auth_authenticate(rz_auth_t *a, const char *header, rz_principal_t *p, rz
 	memset(p, 0, sizeof(*p));
 	if (header == NULL || *header == '\0') {
 		return rz_err_set(err, RZ_ENOAUTH, "no credentials");
+	}
+	if (strncasecmp(header, "Basic ", 6) == 0) {
+		return basic(a, header + 6, p, err);
 	}
 	if (strncasecmp(header, "Bearer ", 7) != 0) {
 		return rz_err_set(err, RZ_EAUTH, "not a bearer credential");

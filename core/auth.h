@@ -35,6 +35,7 @@ typedef struct rz_principal {
 	char jti[40];      /* session id; "" for API tokens */
 	int64_t exp;       /* session expiry (Unix seconds); 0 for tokens without expiry */
 	bool must_change_password;
+	char tenant_scope[64]; /* a run's secret: only this tenant's TF state; "" otherwise */
 } rz_principal_t;
 
 typedef struct rz_auth rz_auth_t;
@@ -52,11 +53,17 @@ void rz_auth_free(rz_auth_t *a);
 int rz_auth_issue(rz_auth_t *a, const char *user, int role, char **token, rz_principal_t *p,
                   rz_err_t *err);
 
-/* Authenticate an Authorization header value ("Bearer <jwt or rzt_ token>"). Returns 0
+/* Authenticate an Authorization header value ("Bearer <jwt or rzt_ token>", or HTTP
+ * "Basic" whose password is an rzt_ token or a run's granted secret). Returns 0
  * with *p filled; RZ_ENOAUTH when header is NULL or empty; RZ_EAUTH (err says why, for the
  * log — never shown to the client in more detail than "invalid credentials") otherwise. The
  * role comes from the user's stored object at this moment, so demotions act at once. */
 int rz_auth_authenticate(rz_auth_t *a, const char *header, rz_principal_t *p, rz_err_t *err);
+
+/* Let a run's secret (HTTP basic password; never on disk) reach tenant's TF state until
+ * rz_auth_ungrant(run). 0, or -ENOSPC when too many runs hold grants. */
+int rz_auth_grant(rz_auth_t *a, const char *tenant, const char *run, const char *secret);
+void rz_auth_ungrant(rz_auth_t *a, const char *run);
 
 /* Revoke a session id until exp; runs inside the caller's transaction when there is one. */
 int rz_auth_revoke(rz_auth_t *a, const char *jti, int64_t exp, rz_err_t *err);

@@ -30,6 +30,7 @@
 #include "core/metrics.h"
 #include "core/plugins.h"
 #include "core/session.h"
+#include "core/tfstate.h"
 #include "core/version.h"
 #include "core/workers.h"
 
@@ -38,6 +39,7 @@
 #define DRAIN_POLL_MS  50
 #define DB_FILE        "rezus.db"
 #define LOCK_FILE      "rezuscloud.lock"
+#define STATE_KEY_FILE "state.key"
 
 struct rz_daemon {
 	const rz_config_t *cfg;
@@ -54,6 +56,7 @@ struct rz_daemon {
 	rz_audit_t *audit;
 	rz_session_t *session;
 	rz_plugins_t *plugins;
+	rz_tfstate_t *tfstate;
 	rz_http_t *http;
 	rz_workers_t *workers;
 	rz_route_t routes[3];
@@ -468,6 +471,9 @@ static int start_http(rz_daemon_t *d, rz_err_t *err)
 		rc = rz_session_routes(d->session, d->http, err);
 	}
 	if (rc == 0) {
+		rc = rz_tfstate_routes(d->tfstate, d->http, err);
+	}
+	if (rc == 0) {
 		rc = start_metrics(d, err);
 	}
 	if (rc == 0) {
@@ -548,6 +554,12 @@ static int start_auth(rz_daemon_t *d, rz_err_t *err)
 	if (rc == 0) {
 		rc = rz_session_new(&d->session, d->auth, d->access, d->store, d->db, d->workers,
 		                    d->base, err);
+	}
+	if (rc == 0) {
+		char key[PATH_MAX];
+		snprintf(key, sizeof(key), "%s/%s", d->cfg->data_dir, STATE_KEY_FILE);
+		rc = rz_tfstate_new(&d->tfstate, d->db, d->store, d->access, key,
+		                    d->cfg->tofu_state_history, err);
 	}
 	return rc;
 }
@@ -657,6 +669,7 @@ void rz_daemon_free(rz_daemon_t *d)
 	rz_metrics_free(d->metrics);
 	rz_session_free(d->session);
 	rz_plugins_free(d->plugins);
+	rz_tfstate_free(d->tfstate);
 	rz_audit_free(d->audit);
 	rz_access_free(d->access);
 	rz_auth_free(d->auth);

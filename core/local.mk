@@ -27,11 +27,12 @@ core_librezus_core_la_SOURCES = \
 	core/host.c core/host.h \
 	core/plugins.c core/plugins.h \
 	core/projection.c core/projection.h \
-	core/compose.c core/compose.h
+	core/compose.c core/compose.h \
+	core/tfstate.c core/tfstate.h
 core_librezus_core_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(SQLITE_CFLAGS) \
-	$(JANSSON_CFLAGS) $(LIBJWT_CFLAGS) $(SODIUM_CFLAGS) $(YAML_CFLAGS)
+	$(JANSSON_CFLAGS) $(LIBJWT_CFLAGS) $(SODIUM_CFLAGS) $(YAML_CFLAGS) $(NETTLE_CFLAGS)
 core_librezus_core_la_LIBADD = $(LIBEVENT_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) \
-	$(LIBJWT_LIBS) $(SODIUM_LIBS) $(YAML_LIBS) $(HTTP_PARSER_LIBS) $(PTHREAD_LIBS) $(DL_LIBS)
+	$(LIBJWT_LIBS) $(SODIUM_LIBS) $(YAML_LIBS) $(NETTLE_LIBS) $(HTTP_PARSER_LIBS) $(PTHREAD_LIBS) $(DL_LIBS)
 
 sbin_PROGRAMS += rezuscloud
 rezuscloud_SOURCES = core/main.c

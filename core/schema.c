@@ -88,6 +88,35 @@ static const rz_migration_t migrations[] = {
 	           ") STRICT;\n"
 	           "CREATE INDEX audit_by_time ON audit (time);\n",
 	},
+	{
+	    .version = 4,
+	    .name = "TF state versions and locks",
+	    .sql = "CREATE TABLE tfstate_versions (\n"
+	           "    kind TEXT NOT NULL DEFAULT 'Tenant' CHECK (kind = 'Tenant'),\n"
+	           "    owner TEXT NOT NULL DEFAULT '' CHECK (owner = ''),\n"
+	           "    tenant TEXT NOT NULL,\n"
+	           "    version INTEGER NOT NULL,\n"
+	           "    serial INTEGER,\n"
+	           "    lineage TEXT,\n"
+	           "    md5 TEXT NOT NULL,\n"
+	           "    time TEXT NOT NULL,\n"
+	           "    run TEXT NOT NULL,\n"
+	           "    size INTEGER NOT NULL,\n"
+	           "    blob BLOB NOT NULL,\n"
+	           "    PRIMARY KEY (tenant, version),\n"
+	           "    FOREIGN KEY (kind, owner, tenant) REFERENCES objects (kind, tenant, name)\n"
+	           "        ON DELETE CASCADE\n"
+	           ") STRICT;\n"
+	           "CREATE TABLE tfstate_locks (\n"
+	           "    kind TEXT NOT NULL DEFAULT 'Tenant' CHECK (kind = 'Tenant'),\n"
+	           "    owner TEXT NOT NULL DEFAULT '' CHECK (owner = ''),\n"
+	           "    tenant TEXT PRIMARY KEY,\n"
+	           "    id TEXT NOT NULL,\n"
+	           "    info TEXT NOT NULL,\n"
+	           "    FOREIGN KEY (kind, owner, tenant) REFERENCES objects (kind, tenant, name)\n"
+	           "        ON DELETE CASCADE\n"
+	           ") STRICT;\n",
+	},
 };
 
 const rz_migration_t *rz_db_migrations(size_t *count)

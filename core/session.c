@@ -163,7 +163,7 @@ static void login_refused(struct check *c)
 	rz_err_t err = { 0 };
 
 	rz_auth_login_failed(c->s->auth, c->user, rz_access_source_ip(c->s->access, c->req));
-	if (rz_access_audit(c->s->access, c->req, 401, c->user, BAD_LOGIN, &err) == 0) {
+	if (rz_access_audit(c->s->access, c->req, 401, c->user, BAD_LOGIN, NULL, &err) == 0) {
 		rz_req_set_audited(c->req);
 	}
 	rz_req_add_header(c->req, "WWW-Authenticate", "Bearer realm=\"rezuscloud\"");
@@ -305,7 +305,7 @@ static void handle_login(rz_req_t *req, void *ctx)
 	    0) {
 		snprintf(after, sizeof(after), "%lld", (long long)retry);
 		rz_req_add_header(req, "Retry-After", after);
-		rz_access_audit(s->access, req, 429, user, "too many failed logins", NULL);
+		rz_access_audit(s->access, req, 429, user, "too many failed logins", NULL, NULL);
 		rz_req_set_audited(req);
 		json_decref(body);
 		rz_reply_error(req, 429, NULL, "too many failed logins; try again in %s s", after);
@@ -336,7 +336,7 @@ static int logout_tx(rz_db_t *db, void *arg, rz_err_t *err)
 	struct logout *l = arg;
 	int rc = rz_auth_revoke(l->s->auth, l->p->jti, l->p->exp, err);
 
-	return rc != 0 ? rc : rz_access_audit(l->s->access, l->req, 200, NULL, NULL, err);
+	return rc != 0 ? rc : rz_access_audit(l->s->access, l->req, 200, NULL, NULL, NULL, err);
 }
 
 static void handle_logout(rz_req_t *req, void *ctx)

@@ -22,7 +22,8 @@ UNIT_TESTS = \
 INTEGRATION_TESTS = \
 	tests/integration/daemon.sh \
 	tests/integration/plugins.sh \
-	tests/integration/sdk.sh
+	tests/integration/sdk.sh \
+	tests/integration/tfstate.sh
 
 include tests/fixtures/plugins/local.mk
 EXTRA_DIST += tests/fixtures/plugins/local.mk \

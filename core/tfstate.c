@@ -1,0 +1,682 @@
+/* core/tfstate.c - the TF HTTP state backend: versions encrypted at rest, locks, history. */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <nettle/md5.h>
+#include <sodium.h>
+
+#include "core/kinds.h"
+#include "core/log.h"
+#include "core/store.h"
+#include "core/tfstate.h"
+
+#define NONCE crypto_aead_xchacha20poly1305_ietf_NPUBBYTES
+#define TAG   crypto_aead_xchacha20poly1305_ietf_ABYTES
+
+struct rz_tfstate {
+	rz_db_t *db;
+	rz_store_t *store;
+	rz_access_t *access;
+	int history;
+	unsigned char key[crypto_aead_xchacha20poly1305_ietf_KEYBYTES];
+	rz_route_t routes[7];
+};
+
+/* One stored version, decrypted. */
+struct version {
+	int64_t version, serial;
+	char lineage[64], md5[40];
+	unsigned char *plain;
+	size_t len;
+};
+
+/* ------------------------------------------------------------------ the key */
+
+static int load_key(rz_tfstate_t *ts, const char *path, rz_err_t *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0 && errno == ENOENT) {
+		randombytes_buf(ts->key, sizeof(ts->key));
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0 || write(fd, ts->key, sizeof(ts->key)) != (ssize_t)sizeof(ts->key) ||
+		    fsync(fd) < 0) {
+			int e = errno;
+			if (fd >= 0) {
+				close(fd);
+			}
+			return rz_err_set(err, -e, "tfstate: cannot write key '%s': %s", path,
+			                  strerror(e));
+		}
+		close(fd);
+		rz_log_info("tfstate", "generated the state encryption key '%s'", path);
+		return 0;
+	}
+	if (fd < 0) {
+		return rz_err_set(err, -errno, "tfstate: cannot read key '%s': %s", path,
+		                  strerror(errno));
+	}
+	n = read(fd, ts->key, sizeof(ts->key));
+	close(fd);
+	if (n != (ssize_t)sizeof(ts->key)) {
+		return rz_err_set(err, REZUS_ECONFIG, "tfstate: key '%s' must hold %zu bytes", path,
+		                  sizeof(ts->key));
+	}
+	return 0;
+}
+
+/* Additional data binding a ciphertext to its tenant and version. */
+static size_t ad_for(char *ad, size_t size, const char *tenant, int64_t version)
+{
+	return (size_t)snprintf(ad, size, "%s\n%" PRId64, tenant, version);
+}
+
+static unsigned char *seal(rz_tfstate_t *ts, const char *tenant, int64_t version, const void *plain,
+                           size_t len, size_t *out_len)
+{
+	unsigned char *blob = malloc(NONCE + len + TAG);
+	unsigned long long clen;
+	char ad[128];
+	size_t adlen = ad_for(ad, sizeof(ad), tenant, version);
+
+	if (blob == NULL) {
+		return NULL;
+	}
+	randombytes_buf(blob, NONCE);
+	crypto_aead_xchacha20poly1305_ietf_encrypt(blob + NONCE, &clen, plain, len,
+	                                           (unsigned char *)ad, adlen, NULL, blob, ts->key);
+	*out_len = NONCE + (size_t)clen;
+	return blob;
+}
+
+static unsigned char *open_blob(rz_tfstate_t *ts, const char *tenant, int64_t version,
+                                const unsigned char *blob, size_t len, size_t *out_len)
+{
+	unsigned char *plain;
+	unsigned long long plen;
+	char ad[128];
+	size_t adlen = ad_for(ad, sizeof(ad), tenant, version);
+
+	if (len < NONCE + TAG || (plain = malloc(len - NONCE - TAG + 1)) == NULL) {
+		return NULL;
+	}
+	if (crypto_aead_xchacha20poly1305_ietf_decrypt(plain, &plen, NULL, blob + NONCE,
+	                                               len - NONCE, (unsigned char *)ad, adlen,
+	                                               blob, ts->key) != 0) {
+		free(plain);
+		return NULL;
+	}
+	plain[plen] = '\0';
+	*out_len = (size_t)plen;
+	return plain;
+}
+
+static void md5_base64(const void *data, size_t len, char out[40])
+{
+	struct md5_ctx ctx;
+	uint8_t digest[MD5_DIGEST_SIZE];
+
+	md5_init(&ctx);
+	md5_update(&ctx, len, data);
+	md5_digest(&ctx, sizeof(digest), digest);
+	sodium_bin2base64(out, 40, digest, sizeof(digest), sodium_base64_VARIANT_ORIGINAL);
+}
+
+/* ------------------------------------------------------------------ storage */
+
+/* The newest version of tenant (with: decrypted); 1 when found, 0 when none, < 0 on error.
+ * v->plain is the caller's to free. */
+static int current(rz_tfstate_t *ts, const char *tenant, struct version *v, bool with,
+                   rz_err_t *err)
+{
+	static const char sql[] = "SELECT version, serial, lineage, md5, blob FROM tfstate_versions"
+	                          " WHERE tenant = ?1 ORDER BY version DESC LIMIT 1";
+	rz_stmt_t *s = rz_db_stmt(ts->db, sql, err);
+	int rc;
+
+	memset(v, 0, sizeof(*v));
+	if (s == NULL) {
+		return err->code;
+	}
+	rz_stmt_bind_text(s, 1, tenant);
+	rc = rz_stmt_step(s, err);
+	if (rc == 1) {
+		size_t blen;
+		const unsigned char *blob = rz_stmt_blob(s, 4, &blen);
+		v->version = rz_stmt_int64(s, 0);
+		v->serial = rz_stmt_is_null(s, 1) ? -1 : rz_stmt_int64(s, 1);
+		snprintf(v->lineage, sizeof(v->lineage), "%s",
+		         rz_stmt_text(s, 2) ? rz_stmt_text(s, 2) : "");
+		snprintf(v->md5, sizeof(v->md5), "%s", rz_stmt_text(s, 3));
+		if (with &&
+		    (v->plain = open_blob(ts, tenant, v->version, blob, blen, &v->len)) == NULL) {
+			rc = rz_err_set(err, RZ_EDB,
+			                "tfstate: version %" PRId64 " of '%s' does not "
+			                "decrypt (wrong key or damaged)",
+			                v->version, tenant);
+		}
+	}
+	rz_stmt_done(s);
+	return rc;
+}
+
+struct put {
+	rz_tfstate_t *ts;
+	const char *tenant, *run, *md5;
+	const unsigned char *body;
+	size_t len;
+	int64_t version, serial;
+	const char *lineage;
+};
+
+static int put_tx(rz_db_t *db, void *arg, rz_err_t *err)
+{
+	static const char ins[] = "INSERT INTO tfstate_versions (tenant, version, serial, lineage,"
+	                          " md5, time, run, size, blob) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
+	                          " ?8, ?9)";
+	static const char prune[] =
+	    "DELETE FROM tfstate_versions WHERE tenant = ?1 AND version <= ?2";
+	struct put *p = arg;
+	size_t blen = 0;
+	unsigned char *blob = seal(p->ts, p->tenant, p->version, p->body, p->len, &blen);
+	char now[32];
+	rz_stmt_t *s = blob ? rz_db_stmt(db, ins, err) : NULL;
+	int rc;
+
+	if (s == NULL) {
+		free(blob);
+		return blob ? err->code : rz_err_set(err, -ENOMEM, "tfstate: out of memory");
+	}
+	rz_time_now(now, sizeof(now));
+	rz_stmt_bind_text(s, 1, p->tenant);
+	rz_stmt_bind_int64(s, 2, p->version);
+	if (p->serial >= 0) {
+		rz_stmt_bind_int64(s, 3, p->serial);
+	}
+	rz_stmt_bind_text(s, 4, p->lineage);
+	rz_stmt_bind_text(s, 5, p->md5);
+	rz_stmt_bind_text(s, 6, now);
+	rz_stmt_bind_text(s, 7, p->run);
+	rz_stmt_bind_int64(s, 8, (int64_t)p->len);
+	rz_stmt_bind_blob(s, 9, blob, blen);
+	rc = rz_stmt_step(s, err);
+	rz_stmt_done(s);
+	free(blob);
+	if (rc < 0 || (s = rz_db_stmt(db, prune, err)) == NULL) {
+		return rc < 0 ? rc : err->code;
+	}
+	rz_stmt_bind_text(s, 1, p->tenant);
+	rz_stmt_bind_int64(s, 2, p->version - p->ts->history);
+	rc = rz_stmt_step(s, err);
+	rz_stmt_done(s);
+	return rc < 0 ? rc : 0;
+}
+
+/* Store body as the tenant's next version (nothing when it equals the current one). */
+static int put(rz_tfstate_t *ts, const char *tenant, const char *run, const void *body, size_t len,
+               const json_t *doc, rz_err_t *err)
+{
+	struct version cur;
+	char md5[40];
+	json_t *serial = json_object_get(doc, "serial");
+	struct put p = { ts,
+		         tenant,
+		         run,
+		         md5,
+		         body,
+		         len,
+		         1,
+		         json_is_integer(serial) ? json_integer_value(serial) : -1,
+		         json_string_value(json_object_get(doc, "lineage")) };
+	int rc = current(ts, tenant, &cur, false, err);
+
+	if (rc < 0) {
+		return rc;
+	}
+	md5_base64(body, len, md5);
+	if (rc == 1 && strcmp(cur.md5, md5) == 0) {
+		return 0; /* a retry of the same write */
+	}
+	p.version = rc == 1 ? cur.version + 1 : 1;
+	return rz_db_tx(ts->db, put_tx, &p, err);
+}
+
+/* ------------------------------------------------------------------ locks */
+
+/* The lock held on tenant: its ID and info (caller frees *info); 1 held, 0 free, < 0 error. */
+static int lock_of(rz_tfstate_t *ts, const char *tenant, char *id, size_t size, char **info,
+                   rz_err_t *err)
+{
+	rz_stmt_t *s =
+	    rz_db_stmt(ts->db, "SELECT id, info FROM tfstate_locks WHERE tenant = ?1", err);
+	int rc;
+
+	if (info != NULL) {
+		*info = NULL;
+	}
+	if (s == NULL) {
+		return err->code;
+	}
+	rz_stmt_bind_text(s, 1, tenant);
+	rc = rz_stmt_step(s, err);
+	if (rc == 1) {
+		snprintf(id, size, "%s", rz_stmt_text(s, 0));
+		if (info != NULL) {
+			*info = strdup(rz_stmt_text(s, 1));
+		}
+	}
+	rz_stmt_done(s);
+	return rc;
+}
+
+static int lock_set(rz_tfstate_t *ts, const char *tenant, const char *id, const char *info,
+                    rz_err_t *err)
+{
+	rz_stmt_t *s =
+	    rz_db_stmt(ts->db,
+	               info ? "INSERT INTO tfstate_locks (tenant, id, info) VALUES (?1, ?2, ?3)"
+	                    : "DELETE FROM tfstate_locks WHERE tenant = ?1",
+	               err);
+	int rc;
+
+	if (s == NULL) {
+		return err->code;
+	}
+	rz_stmt_bind_text(s, 1, tenant);
+	if (info != NULL) {
+		rz_stmt_bind_text(s, 2, id);
+		rz_stmt_bind_text(s, 3, info);
+	}
+	rc = rz_stmt_step(s, err);
+	rz_stmt_done(s);
+	return rc < 0 ? rc : 0;
+}
+
+/* ------------------------------------------------------------------ handlers */
+
+static void internal(rz_req_t *req, const rz_err_t *err)
+{
+	rz_log_err("tfstate", "%s %s: %s", rz_req_method(req), rz_req_path(req), err->msg);
+	rz_reply_error(req, 500, NULL, "internal error; see the server log");
+}
+
+/* The tenant must exist; replies 404 and returns false when it does not. */
+static bool tenant_exists(rz_tfstate_t *ts, rz_req_t *req, const char *tenant)
+{
+	json_t *t = NULL;
+	rz_err_t err = { 0 };
+
+	if (rz_store_get(ts->store, rz_kind_by_name("Tenant"), NULL, tenant, &t, &err) != 0) {
+		rz_reply_error(req, 404, NULL, "tenants \"%s\" not found", tenant);
+		return false;
+	}
+	json_decref(t);
+	return true;
+}
+
+static void h_get(rz_req_t *req, void *ctx)
+{
+	rz_tfstate_t *ts = ctx;
+	const char *tenant = rz_req_param(req, "tenant");
+	struct version v;
+	rz_err_t err = { 0 };
+	int rc;
+
+	if (!tenant_exists(ts, req, tenant)) {
+		return;
+	}
+	rc = current(ts, tenant, &v, true, &err);
+	if (rc < 0) {
+		internal(req, &err);
+	} else if (rc == 0) {
+		rz_reply_error(req, 404, NULL, "tenant \"%s\" has no state yet", tenant);
+	} else {
+		rz_reply(req, 200, "application/json", v.plain, v.len);
+	}
+	sodium_memzero(v.plain, v.len);
+	free(v.plain);
+}
+
+/* Lock info as the client sent it: a JSON object with a string ID. */
+static json_t *lock_info(rz_req_t *req, const char **id)
+{
+	size_t len;
+	const char *body = rz_req_body(req, &len);
+	json_t *info = len ? json_loadb(body, len, 0, NULL) : NULL;
+
+	*id = json_string_value(json_object_get(info, "ID"));
+	if (info != NULL && (*id == NULL || **id == '\0')) {
+		json_decref(info);
+		info = NULL;
+	}
+	return info;
+}
+
+static void reply_holder(rz_req_t *req, int code, const char *info)
+{
+	rz_reply(req, code, "application/json", info, strlen(info));
+}
+
+static void h_post(rz_req_t *req, void *ctx)
+{
+	rz_tfstate_t *ts = ctx;
+	const char *tenant = rz_req_param(req, "tenant");
+	const char *given = rz_req_header(req, "Content-MD5");
+	const char *id = rz_req_query(req, "ID");
+	const rz_principal_t *p = rz_access_principal(req);
+	size_t len;
+	const char *body = rz_req_body(req, &len);
+	char md5[40], held[128];
+	char *info = NULL;
+	rz_err_t err = { 0 };
+	json_t *doc;
+	int rc;
+
+	if (!tenant_exists(ts, req, tenant)) {
+		return;
+	}
+	md5_base64(body, len, md5);
+	if (given != NULL && strcmp(given, md5) != 0) {
+		rz_reply_error(req, 400, NULL, "Content-MD5 does not match the body");
+		return;
+	}
+	doc = json_loadb(body, len, 0, NULL);
+	if (!json_is_object(doc)) {
+		json_decref(doc);
+		rz_reply_error(req, 400, NULL, "the state must be a JSON object");
+		return;
+	}
+	rc = lock_of(ts, tenant, held, sizeof(held), &info, &err);
+	if (rc == 1 && (id == NULL || strcmp(id, held) != 0)) {
+		reply_holder(req, 409, info); /* the lock is someone else's */
+	} else if (rc < 0 || put(ts, tenant, p ? p->user : "", body, len, doc, &err) != 0) {
+		internal(req, &err);
+	} else {
+		rz_reply(req, 200, NULL, NULL, 0);
+	}
+	free(info);
+	json_decref(doc);
+}
+
+static void h_delete(rz_req_t *req, void *ctx)
+{
+	rz_tfstate_t *ts = ctx;
+	const char *tenant = rz_req_param(req, "tenant");
+	rz_err_t err = { 0 };
+	rz_stmt_t *s;
+
+	if (!tenant_exists(ts, req, tenant)) {
+		return;
+	}
+	s = rz_db_stmt(ts->db, "DELETE FROM tfstate_versions WHERE tenant = ?1", &err);
+	if (s == NULL) {
+		internal(req, &err);
+		return;
+	}
+	rz_stmt_bind_text(s, 1, tenant);
+	if (rz_stmt_step(s, &err) < 0) {
+		rz_stmt_done(s);
+		internal(req, &err);
+		return;
+	}
+	rz_stmt_done(s);
+	rz_reply(req, 200, NULL, NULL, 0);
+}
+
+static void h_lock(rz_req_t *req, void *ctx)
+{
+	rz_tfstate_t *ts = ctx;
+	const char *tenant = rz_req_param(req, "tenant");
+	const char *id;
+	json_t *info = lock_info(req, &id);
+	char held[128], *text = NULL, *holder = NULL;
+	rz_err_t err = { 0 };
+	int rc;
+
+	if (!tenant_exists(ts, req, tenant)) {
+		json_decref(info);
+		return;
+	}
+	if (info == NULL) {
+		rz_reply_error(req, 400, NULL, "the lock info must be a JSON object with an ID");
+		return;
+	}
+	rc = lock_of(ts, tenant, held, sizeof(held), &holder, &err);
+	if (rc == 1 && strcmp(held, id) == 0) {
+		rz_reply(req, 200, NULL, NULL, 0); /* a retry of our own lock */
+	} else if (rc == 1) {
+		reply_holder(req, 423, holder);
+	} else if (rc < 0 || (text = json_dumps(info, JSON_COMPACT)) == NULL ||
+	           lock_set(ts, tenant, id, text, &err) != 0) {
+		internal(req, &err);
+	} else {
+		rz_reply(req, 200, NULL, NULL, 0);
+	}
+	free(text);
+	free(holder);
+	json_decref(info);
+}
+
+/* UNLOCK with the holder's info releases; with an empty body it is an admin's force-unlock,
+ * audited as such. */
+static void h_unlock(rz_req_t *req, void *ctx)
+{
+	rz_tfstate_t *ts = ctx;
+	const char *tenant = rz_req_param(req, "tenant");
+	const rz_principal_t *p = rz_access_principal(req);
+	size_t len;
+	const char *id;
+	json_t *info;
+	char held[128], *holder = NULL;
+	rz_err_t err = { 0 };
+	int rc;
+
+	if (!tenant_exists(ts, req, tenant)) {
+		return;
+	}
+	rz_req_body(req, &len);
+	info = lock_info(req, &id);
+	if (len == 0 && (p == NULL || p->role < RZ_ROLE_ADMIN || p->tenant_scope[0] != '\0')) {
+		rz_reply_error(req, 403, "Forbidden",
+		               "a force-unlock (UNLOCK without lock info) needs "
+		               "the admin role");
+		return;
+	}
+	if (len > 0 && info == NULL) {
+		rz_reply_error(req, 400, NULL, "the lock info must be a JSON object with an ID");
+		return;
+	}
+	rc = lock_of(ts, tenant, held, sizeof(held), &holder, &err);
+	if (rc == 1 && len > 0 && strcmp(held, id) != 0) {
+		reply_holder(req, 409, holder);
+	} else if (rc < 0 || (rc == 1 && lock_set(ts, tenant, held, NULL, &err) != 0)) {
+		internal(req, &err);
+	} else {
+		if (len == 0 &&
+		    rz_access_audit(ts->access, req, 200, NULL, NULL, "force-unlock", &err) == 0) {
+			rz_req_set_audited(req);
+		}
+		rz_reply(req, 200, NULL, NULL, 0);
+	}
+	free(holder);
+	json_decref(info);
+}
+
+/* ------------------------------------------------------------------ history */
+
+static void h_history(rz_req_t *req, void *ctx)
+{
+	static const char sql[] = "SELECT version, serial, lineage, time, run, size FROM"
+	                          " tfstate_versions WHERE tenant = ?1 ORDER BY version DESC";
+	rz_tfstate_t *ts = ctx;
+	const char *tenant = rz_req_param(req, "tenant");
+	rz_err_t err = { 0 };
+	json_t *items = json_array();
+	rz_stmt_t *s;
+	int rc;
+
+	if (!tenant_exists(ts, req, tenant) || (s = rz_db_stmt(ts->db, sql, &err)) == NULL) {
+		json_decref(items);
+		if (err.code != 0) {
+			internal(req, &err);
+		}
+		return;
+	}
+	rz_stmt_bind_text(s, 1, tenant);
+	while ((rc = rz_stmt_step(s, &err)) == 1) {
+		json_t *v = json_pack(
+		    "{s:I, s:s, s:s, s:s, s:I, s:b}", "version", (json_int_t)rz_stmt_int64(s, 0),
+		    "lineage", rz_stmt_text(s, 2) ? rz_stmt_text(s, 2) : "", "time",
+		    rz_stmt_text(s, 3), "run", rz_stmt_text(s, 4), "size",
+		    (json_int_t)rz_stmt_int64(s, 5), "current", json_array_size(items) == 0);
+		if (!rz_stmt_is_null(s, 1)) {
+			json_object_set_new(v, "serial", json_integer(rz_stmt_int64(s, 1)));
+		}
+		json_array_append_new(items, v);
+	}
+	rz_stmt_done(s);
+	if (rc < 0) {
+		json_decref(items);
+		internal(req, &err);
+		return;
+	}
+	rz_reply_json(req, 200,
+	              json_pack("{s:s, s:s, s:s, s:o}", "apiVersion", RZ_API_VERSION, "kind",
+	                        "StateVersionList", "tenant", tenant, "items", items));
+}
+
+/* Make an old version current again, as a new version (history keeps the way back). */
+static void h_rollback(rz_req_t *req, void *ctx)
+{
+	static const char sql[] =
+	    "SELECT blob FROM tfstate_versions WHERE tenant = ?1 AND version = ?2";
+	rz_tfstate_t *ts = ctx;
+	const char *tenant = rz_req_param(req, "tenant");
+	const rz_principal_t *p = rz_access_principal(req);
+	size_t len;
+	const char *body = rz_req_body(req, &len);
+	json_t *in = json_loadb(body, len, 0, NULL), *doc = NULL;
+	json_int_t want = json_integer_value(json_object_get(in, "version"));
+	unsigned char *plain = NULL;
+	size_t plen = 0, blen;
+	rz_err_t err = { 0 };
+	rz_stmt_t *s;
+
+	json_decref(in);
+	if (!tenant_exists(ts, req, tenant)) {
+		return;
+	}
+	if (want <= 0) {
+		rz_reply_error(req, 422, "Invalid",
+		               "the body must name a version: {\"version\": N}");
+		return;
+	}
+	s = rz_db_stmt(ts->db, sql, &err);
+	if (s != NULL) {
+		rz_stmt_bind_text(s, 1, tenant);
+		rz_stmt_bind_int64(s, 2, want);
+		if (rz_stmt_step(s, &err) == 1) {
+			const unsigned char *blob = rz_stmt_blob(s, 0, &blen);
+			plain = open_blob(ts, tenant, want, blob, blen, &plen);
+		}
+		rz_stmt_done(s);
+	}
+	doc = plain ? json_loadb((char *)plain, plen, 0, NULL) : NULL;
+	if (plain == NULL) {
+		rz_reply_error(req, 404, NULL, "tenant \"%s\" has no state version %lld", tenant,
+		               (long long)want);
+	} else if (put(ts, tenant, p ? p->user : "", plain, plen, doc, &err) != 0) {
+		internal(req, &err);
+	} else {
+		rz_reply_status(req, rz_status_new(200, "", "state rolled back"));
+	}
+	if (plain != NULL) {
+		sodium_memzero(plain, plen);
+		free(plain);
+	}
+	json_decref(doc);
+}
+
+/* ------------------------------------------------------------------ module */
+
+int rz_tfstate_get(rz_tfstate_t *ts, const char *tenant, json_t **state, rz_err_t *err)
+{
+	struct version v;
+	int rc = current(ts, tenant, &v, true, err);
+
+	*state = NULL;
+	if (rc == 1) {
+		*state = json_loadb((char *)v.plain, v.len, 0, NULL);
+		sodium_memzero(v.plain, v.len);
+		free(v.plain);
+		rc = *state ? 0 : rz_err_set(err, RZ_EPARSE, "tfstate: the state is not JSON");
+	} else if (rc == 0) {
+		rc = rz_err_set(err, RZ_ENOTFOUND, "tenant \"%s\" has no state", tenant);
+	}
+	return rc;
+}
+
+int rz_tfstate_new(rz_tfstate_t **out, rz_db_t *db, rz_store_t *store, rz_access_t *access,
+                   const char *key_path, int history, rz_err_t *err)
+{
+	rz_tfstate_t *ts;
+	int rc;
+
+	*out = NULL;
+	if (sodium_init() < 0 || (ts = calloc(1, sizeof(*ts))) == NULL) {
+		return rz_err_set(err, -ENOMEM, "tfstate: cannot initialise");
+	}
+	ts->db = db;
+	ts->store = store;
+	ts->access = access;
+	ts->history = history > 0 ? history : 1;
+	rc = load_key(ts, key_path, err);
+	if (rc != 0) {
+		rz_tfstate_free(ts);
+		return rc;
+	}
+	*out = ts;
+	return 0;
+}
+
+void rz_tfstate_free(rz_tfstate_t *ts)
+{
+	if (ts != NULL) {
+		sodium_memzero(ts->key, sizeof(ts->key));
+		free(ts);
+	}
+}
+
+#define STATE_ROUTE(m, path, handler, r, v)                                                        \
+	(rz_route_t)                                                                               \
+	{                                                                                          \
+		.methods = (m), .pattern = (path), .fn = (handler), .ctx = ts, .role = (r),        \
+		.kind = "TFState", .verb = (v)                                                     \
+	}
+
+int rz_tfstate_routes(rz_tfstate_t *ts, rz_http_t *http, rz_err_t *err)
+{
+	ts->routes[0] =
+	    STATE_ROUTE(RZ_M_GET, "/tfstate/{tenant}", h_get, RZ_ROLE_EDIT, "get-state");
+	ts->routes[1] =
+	    STATE_ROUTE(RZ_M_POST, "/tfstate/{tenant}", h_post, RZ_ROLE_EDIT, "write-state");
+	ts->routes[2] =
+	    STATE_ROUTE(RZ_M_DELETE, "/tfstate/{tenant}", h_delete, RZ_ROLE_EDIT, "delete-state");
+	ts->routes[3] = STATE_ROUTE(RZ_M_LOCK, "/tfstate/{tenant}", h_lock, RZ_ROLE_EDIT, "lock");
+	ts->routes[4] =
+	    STATE_ROUTE(RZ_M_UNLOCK, "/tfstate/{tenant}", h_unlock, RZ_ROLE_EDIT, "unlock");
+	ts->routes[5] = STATE_ROUTE(RZ_M_GET, "/api/v1/tenants/{tenant}/state", h_history,
+	                            RZ_ROLE_VIEW, "list");
+	ts->routes[6] = STATE_ROUTE(RZ_M_POST, "/api/v1/tenants/{tenant}/state/rollback",
+	                            h_rollback, RZ_ROLE_ADMIN, "rollback");
+	return rz_http_add_routes(http, ts->routes, 7, err);
+}

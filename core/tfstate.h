@@ -1,0 +1,37 @@
+/*
+ * core/tfstate.h - the TF HTTP state backend (SPEC §7.1, PROTOCOLS.md §1) at
+ * /tfstate/{tenant}: GET, POST (?ID= checked against the lock), DELETE, LOCK (200 / 423 with
+ * the holder), UNLOCK (200 / 409 with the holder; an empty body is an admin's force-unlock,
+ * audited). Every stored version is kept up to tofu.state_history, encrypted at rest with
+ * XChaCha20-Poly1305 (key file data_dir/state.key, 0600). GET /api/v1/tenants/{t}/state
+ * lists the versions; POST /api/v1/tenants/{t}/state/rollback {"version": N} (admin) makes
+ * an old one current again.
+ */
+#ifndef RZ_TFSTATE_H
+#define RZ_TFSTATE_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "core/access.h"
+#include "core/db.h"
+#include "core/errors.h"
+#include "core/http.h"
+#include "core/store.h"
+
+typedef struct rz_tfstate rz_tfstate_t;
+
+/* key_path: the state key (created with 32 random bytes, 0600, when missing). history:
+ * versions kept per tenant (≥ 1). Everything borrowed. */
+int rz_tfstate_new(rz_tfstate_t **out, rz_db_t *db, rz_store_t *store, rz_access_t *access,
+                   const char *key_path, int history, rz_err_t *err);
+void rz_tfstate_free(rz_tfstate_t *ts);
+
+/* Register the routes. */
+int rz_tfstate_routes(rz_tfstate_t *ts, rz_http_t *http, rz_err_t *err);
+
+/* The current state of tenant, decrypted (caller owns); RZ_ENOTFOUND when none. */
+int rz_tfstate_get(rz_tfstate_t *ts, const char *tenant, json_t **state, rz_err_t *err);
+
+#endif /* RZ_TFSTATE_H */
