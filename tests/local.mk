@@ -17,7 +17,8 @@ UNIT_TESTS = \
 	tests/unit/check_bus \
 	tests/unit/check_auth \
 	tests/unit/check_plugins \
-	tests/unit/check_projection
+	tests/unit/check_projection \
+	tests/unit/check_runner
 
 INTEGRATION_TESTS = \
 	tests/integration/daemon.sh \
@@ -100,3 +101,6 @@ tests_unit_check_plugins_LDADD = $(TEST_LDADD)
 tests_unit_check_projection_SOURCES = tests/unit/check_projection.c tests/unit/testutil.h
 tests_unit_check_projection_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_projection_LDADD = $(TEST_LDADD)
+tests_unit_check_runner_SOURCES = tests/unit/check_runner.c tests/unit/testutil.h
+tests_unit_check_runner_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_runner_LDADD = $(TEST_LDADD)

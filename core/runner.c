@@ -1,0 +1,331 @@
+/* core/runner.c - child processes on the event loop: pipes, SIGCHLD, timeouts. */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "core/log.h"
+#include "core/runner.h"
+
+#define LINE_MAX_LEN (1u << 20) /* a longer line is delivered in pieces */
+
+struct rz_proc {
+	pid_t pid;
+	struct event_base *base;
+	struct bufferevent *out, *err;
+	struct event *timer;
+	rz_proc_opts_t o;
+	int64_t grace_ms;
+	bool exited, out_eof, err_eof, reported;
+	bool timed_out, canceled, killing;
+	int status;
+	struct rz_proc *next;
+};
+
+/* Every running child of this process, for the SIGCHLD handler. */
+static struct rz_proc *children;
+static struct event *sigchld;
+
+/* ------------------------------------------------------------------ finishing */
+
+static void maybe_report(rz_proc_t *p)
+{
+	if (p->reported || !p->exited || !p->out_eof || !p->err_eof) {
+		return;
+	}
+	p->reported = true;
+	if (p->timer != NULL) {
+		event_del(p->timer);
+	}
+	if (p->o.on_exit != NULL) {
+		p->o.on_exit(p->o.arg, p->status, p->timed_out, p->canceled);
+	}
+}
+
+static void unlink_child(rz_proc_t *p)
+{
+	for (struct rz_proc **pp = &children; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == p) {
+			*pp = p->next;
+			return;
+		}
+	}
+}
+
+static void on_sigchld(evutil_socket_t sig, short what, void *arg)
+{
+	int status;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		for (rz_proc_t *p = children; p != NULL; p = p->next) {
+			if (p->pid == pid) {
+				p->exited = true;
+				p->status = WIFEXITED(status) ? WEXITSTATUS(status)
+				                              : 128 + WTERMSIG(status);
+				unlink_child(p);
+				maybe_report(p);
+				break;
+			}
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ output */
+
+static void drain(rz_proc_t *p, struct bufferevent *bev, bool is_err, bool eof)
+{
+	struct evbuffer *in = bufferevent_get_input(bev);
+	size_t len;
+	char *line;
+
+	while ((line = evbuffer_readln(in, &len, EVBUFFER_EOL_LF)) != NULL) {
+		if (p->o.on_line != NULL) {
+			p->o.on_line(p->o.arg, line, len, is_err);
+		}
+		free(line);
+	}
+	len = evbuffer_get_length(in);
+	if (len > 0 && (eof || len >= LINE_MAX_LEN)) {
+		line = malloc(len + 1);
+		if (line != NULL) {
+			evbuffer_remove(in, line, len);
+			line[len] = '\0';
+			if (p->o.on_line != NULL) {
+				p->o.on_line(p->o.arg, line, len, is_err);
+			}
+			free(line);
+		}
+	}
+}
+
+static void on_read(struct bufferevent *bev, void *arg)
+{
+	rz_proc_t *p = arg;
+
+	drain(p, bev, bev == p->err, false);
+}
+
+static void on_pipe_event(struct bufferevent *bev, short what, void *arg)
+{
+	rz_proc_t *p = arg;
+
+	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
+		drain(p, bev, bev == p->err, true);
+		bufferevent_disable(bev, EV_READ);
+		if (bev == p->out) {
+			p->out_eof = true;
+		} else {
+			p->err_eof = true;
+		}
+		maybe_report(p);
+	}
+}
+
+/* ------------------------------------------------------------------ stopping */
+
+static void signal_group(rz_proc_t *p, int sig)
+{
+	if (!p->exited) {
+		kill(-p->pid, sig); /* the child leads its own process group */
+	}
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+	rz_proc_t *p = arg;
+	struct timeval tv = { p->grace_ms / 1000, (p->grace_ms % 1000) * 1000 };
+
+	if (p->killing) {
+		signal_group(p, SIGKILL);
+		return;
+	}
+	p->timed_out = !p->canceled;
+	p->killing = true;
+	signal_group(p, SIGINT);
+	evtimer_add(p->timer, &tv);
+}
+
+void rz_proc_cancel(rz_proc_t *p)
+{
+	if (p == NULL || p->exited || p->killing) {
+		return;
+	}
+	p->canceled = true;
+	event_del(p->timer);
+	on_timer(-1, 0, p);
+}
+
+int rz_proc_pid(const rz_proc_t *p)
+{
+	return p->pid;
+}
+
+/* ------------------------------------------------------------------ starting */
+
+int rz_proc_which(const char *name, const char *path, char *out, size_t size)
+{
+	const char *p = path ? path : "/usr/local/bin:/usr/bin:/bin";
+
+	if (strchr(name, '/') != NULL) {
+		snprintf(out, size, "%s", name);
+		return access(out, X_OK) == 0 ? 0 : -ENOENT;
+	}
+	while (*p != '\0') {
+		size_t len = strcspn(p, ":");
+		struct stat st;
+		snprintf(out, size, "%.*s/%s", (int)len, p, name);
+		if (len > 0 && stat(out, &st) == 0 && S_ISREG(st.st_mode) &&
+		    access(out, X_OK) == 0) {
+			return 0;
+		}
+		p += len + (p[len] == ':');
+	}
+	return -ENOENT;
+}
+
+static const char *env_get(const char *const *env, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (; env != NULL && *env != NULL; env++) {
+		if (strncmp(*env, name, n) == 0 && (*env)[n] == '=') {
+			return *env + n + 1;
+		}
+	}
+	return NULL;
+}
+
+/* In the child, between fork and exec: only async-signal-safe calls. */
+static void child(const char *path, const rz_proc_opts_t *o, int out, int err)
+{
+	sigset_t none;
+
+	setsid();
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL); /* ignored in the daemon; exec would keep that */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	if (dup2(out, 1) < 0 || dup2(err, 2) < 0) {
+		_exit(127);
+	}
+	for (int fd = 3; fd < 1024; fd++) {
+		close(fd);
+	}
+	if (o->cwd != NULL && chdir(o->cwd) != 0) {
+		_exit(126);
+	}
+	execve(path, (char *const *)o->argv, (char *const *)o->env);
+	_exit(127);
+}
+
+static struct bufferevent *reader(rz_proc_t *p, int fd)
+{
+	struct bufferevent *b = bufferevent_socket_new(p->base, fd, BEV_OPT_CLOSE_ON_FREE);
+
+	if (b != NULL) {
+		bufferevent_setcb(b, on_read, NULL, on_pipe_event, p);
+		bufferevent_enable(b, EV_READ);
+	}
+	return b;
+}
+
+static int install_sigchld(struct event_base *base)
+{
+	if (sigchld != NULL) {
+		return 0;
+	}
+	sigchld = evsignal_new(base, SIGCHLD, on_sigchld, NULL);
+	return sigchld != NULL && evsignal_add(sigchld, NULL) == 0 ? 0 : -ENOMEM;
+}
+
+int rz_proc_start(rz_proc_t **out, struct event_base *base, const rz_proc_opts_t *o, rz_err_t *err)
+{
+	char path[PATH_MAX];
+	int po[2] = { -1, -1 }, pe[2] = { -1, -1 };
+	rz_proc_t *p;
+
+	*out = NULL;
+	if (rz_proc_which(o->argv[0], env_get(o->env, "PATH"), path, sizeof(path)) != 0) {
+		return rz_err_set(err, -ENOENT, "runner: '%s' not found (PATH=%s)", o->argv[0],
+		                  env_get(o->env, "PATH") ? env_get(o->env, "PATH") : "");
+	}
+	if (install_sigchld(base) != 0 || (p = calloc(1, sizeof(*p))) == NULL) {
+		return rz_err_set(err, -ENOMEM, "runner: out of memory");
+	}
+	if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0) {
+		int e = errno;
+		close(po[0]);
+		close(po[1]);
+		free(p);
+		return rz_err_set(err, -e, "runner: pipe failed: %s", strerror(e));
+	}
+	p->base = base;
+	p->o = *o;
+	p->grace_ms = o->kill_grace_ms > 0 ? o->kill_grace_ms : 30000;
+	p->pid = fork();
+	if (p->pid == 0) {
+		child(path, o, po[1], pe[1]);
+	}
+	close(po[1]);
+	close(pe[1]);
+	if (p->pid < 0) {
+		int e = errno;
+		close(po[0]);
+		close(pe[0]);
+		free(p);
+		return rz_err_set(err, -e, "runner: fork failed: %s", strerror(e));
+	}
+	evutil_make_socket_nonblocking(po[0]);
+	evutil_make_socket_nonblocking(pe[0]);
+	p->out = reader(p, po[0]);
+	p->err = reader(p, pe[0]);
+	p->timer = evtimer_new(base, on_timer, p);
+	p->next = children;
+	children = p;
+	if (o->timeout_ms > 0 && p->timer != NULL) {
+		struct timeval tv = { o->timeout_ms / 1000, (o->timeout_ms % 1000) * 1000 };
+		evtimer_add(p->timer, &tv);
+	}
+	*out = p;
+	return 0;
+}
+
+void rz_proc_free(rz_proc_t *p)
+{
+	if (p == NULL) {
+		return;
+	}
+	if (!p->exited) {
+		kill(-p->pid, SIGKILL);
+		waitpid(p->pid, NULL, 0); /* SIGKILL: at once */
+		unlink_child(p);
+	}
+	if (p->timer != NULL) {
+		event_free(p->timer);
+	}
+	bufferevent_free(p->out);
+	bufferevent_free(p->err);
+	free(p);
+}
+
+void rz_proc_shutdown(void)
+{
+	if (sigchld != NULL) {
+		event_free(sigchld);
+		sigchld = NULL;
+	}
+}

@@ -1,0 +1,57 @@
+/*
+ * core/runner.h - child processes driven by the event loop (SPEC §7.3): no blocking wait,
+ * no thread. Output arrives line by line through pipes read as bufferevents; SIGCHLD is
+ * handled in the loop; a timeout sends SIGINT to the child's process group, then SIGKILL
+ * after the grace period; cancel does the same at once.
+ */
+#ifndef RZ_RUNNER_H
+#define RZ_RUNNER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/errors.h"
+
+struct event_base;
+
+typedef struct rz_proc rz_proc_t;
+
+typedef struct rz_proc_opts {
+	const char *const *argv; /* argv[0]: a path, or a name looked up in env's PATH */
+	const char *const *env;  /* the child's whole environment, NULL-terminated */
+	const char *cwd;         /* NULL: the daemon's */
+	int64_t timeout_ms;      /* 0: none */
+	int64_t kill_grace_ms;   /* after SIGINT, before SIGKILL; 0: 30 s */
+	/* One line of output (without its newline; a last line without one too). */
+	void (*on_line)(void *arg, const char *line, size_t len, bool is_stderr);
+	/* Once, after the child exited and all its output was read: the exit code, or
+	 * 128 + the signal that ended it. */
+	void (*on_exit)(void *arg, int status, bool timed_out, bool canceled);
+	void *arg;
+} rz_proc_opts_t;
+
+/* Start a child. Everything in o is copied or used before returning, except arg. -ENOENT
+ * (err names the binary) when argv[0] cannot be found or executed; then no child exists.
+ * Caller owns *out; free it with rz_proc_free() from on_exit or later. */
+int rz_proc_start(rz_proc_t **out, struct event_base *base, const rz_proc_opts_t *o, rz_err_t *err);
+
+/* Ask the child to stop: SIGINT to its process group now, SIGKILL after the grace. */
+void rz_proc_cancel(rz_proc_t *p);
+
+/* The child's pid. */
+int rz_proc_pid(const rz_proc_t *p);
+
+/* Release a finished process (or kill and release a running one, without on_exit).
+ * Accepts NULL. */
+void rz_proc_free(rz_proc_t *p);
+
+/* Drop the SIGCHLD handler installed on the loop by the first rz_proc_start; call before
+ * freeing that event_base. */
+void rz_proc_shutdown(void);
+
+/* Resolve name against PATH-like search (a colon list); a name with '/' is taken as is.
+ * Returns 0 and fills out, or -ENOENT. */
+int rz_proc_which(const char *name, const char *path, char *out, size_t size);
+
+#endif /* RZ_RUNNER_H */

@@ -1,0 +1,233 @@
+/* tests/unit/check_runner.c - child processes on the loop: output, exit codes, the
+ * environment, timeouts with SIGINT then SIGKILL, cancel, a missing binary. */
+#include <config.h>
+
+#include <check.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "core/log.h"
+#include "core/runner.h"
+#include "tests/unit/testutil.h"
+
+static struct event_base *base;
+
+struct seen {
+	char out[65536], err[4096];
+	size_t out_len, lines;
+	int status;
+	bool done, timed_out, canceled;
+};
+
+static void on_line(void *arg, const char *line, size_t len, bool is_stderr)
+{
+	struct seen *s = arg;
+	char *buf = is_stderr ? s->err : s->out;
+	size_t size = is_stderr ? sizeof(s->err) : sizeof(s->out);
+	size_t have = strlen(buf);
+
+	s->lines++;
+	if (!is_stderr) {
+		s->out_len += len;
+	}
+	if (have + len + 2 < size) {
+		memcpy(buf + have, line, len);
+		buf[have + len] = '\n';
+		buf[have + len + 1] = '\0';
+	}
+}
+
+static void on_exit_cb(void *arg, int status, bool timed_out, bool canceled)
+{
+	struct seen *s = arg;
+
+	s->status = status;
+	s->timed_out = timed_out;
+	s->canceled = canceled;
+	s->done = true;
+}
+
+static const char *const env[] = { "PATH=/usr/bin:/bin", "FOO=bar", NULL };
+
+static rz_proc_t *run(const char *script, struct seen *s, int64_t timeout_ms, int64_t grace_ms)
+{
+	const char *argv[] = { "sh", "-c", script, NULL };
+	rz_proc_opts_t o = { argv, env, NULL, timeout_ms, grace_ms, on_line, on_exit_cb, s };
+	rz_proc_t *p = NULL;
+	rz_err_t err = { 0 };
+
+	memset(s, 0, sizeof(*s));
+	ck_assert_msg(rz_proc_start(&p, base, &o, &err) == 0, "%s", err.msg);
+	return p;
+}
+
+static void wait_done(struct seen *s, double seconds)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!s->done) {
+		event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		ck_assert_msg((double)(t.tv_sec - t0.tv_sec) < seconds, "no exit in %.0f s",
+		              seconds);
+		usleep(1000);
+	}
+}
+
+static void setup(void)
+{
+	rz_log_set_level(RZ_LOG_ERR);
+	base = event_base_new();
+}
+
+static void teardown(void)
+{
+	rz_proc_shutdown();
+	event_base_free(base);
+}
+
+START_TEST(test_output_and_status)
+{
+	struct seen s;
+	rz_proc_t *p = run("echo one; echo two >&2; printf 'no newline'; exit 3", &s, 0, 0);
+
+	wait_done(&s, 10);
+	ck_assert_int_eq(s.status, 3);
+	ck_assert_str_eq(s.out, "one\nno newline\n");
+	ck_assert_str_eq(s.err, "two\n");
+	ck_assert(!s.timed_out);
+	rz_proc_free(p);
+}
+END_TEST
+
+START_TEST(test_clean_environment_and_cwd)
+{
+	struct seen s;
+	const char *argv[] = { "sh", "-c", "echo \"$FOO|$HOME|$(pwd)\"", NULL };
+	rz_proc_opts_t o = { argv, env, "/tmp", 0, 0, on_line, on_exit_cb, &s };
+	rz_proc_t *p = NULL;
+	rz_err_t err = { 0 };
+
+	memset(&s, 0, sizeof(s));
+	setenv("HOME", "/should/not/leak", 1);
+	ck_assert_int_eq(rz_proc_start(&p, base, &o, &err), 0);
+	wait_done(&s, 10);
+	ck_assert_str_eq(s.out, "bar||/tmp\n");
+	rz_proc_free(p);
+}
+END_TEST
+
+START_TEST(test_lots_of_output_is_not_lost)
+{
+	struct seen s;
+	rz_proc_t *p =
+	    run("i=0; while [ $i -lt 20000 ]; do echo line-$i; i=$((i+1)); done", &s, 0, 0);
+
+	wait_done(&s, 30);
+	ck_assert_int_eq(s.status, 0);
+	ck_assert_uint_eq(s.lines, 20000);
+	rz_proc_free(p);
+}
+END_TEST
+
+START_TEST(test_timeout_interrupts)
+{
+	struct seen s;
+	rz_proc_t *p = run("sleep 20", &s, 200, 5000);
+
+	wait_done(&s, 10);
+	ck_assert(s.timed_out);
+	ck_assert_int_eq(s.status, 128 + SIGINT);
+	rz_proc_free(p);
+}
+END_TEST
+
+START_TEST(test_sigkill_after_grace)
+{
+	struct seen s;
+	rz_proc_t *p = run("trap '' INT; echo ready; while :; do sleep 1; done", &s, 300, 300);
+
+	wait_done(&s, 10);
+	ck_assert(s.timed_out);
+	ck_assert_int_eq(s.status, 128 + SIGKILL);
+	ck_assert_str_eq(s.out, "ready\n");
+	rz_proc_free(p);
+}
+END_TEST
+
+START_TEST(test_cancel)
+{
+	struct seen s;
+	rz_proc_t *p = run("echo started; sleep 20", &s, 0, 1000);
+
+	while (s.lines == 0) {
+		event_base_loop(base, EVLOOP_ONCE);
+	}
+	rz_proc_cancel(p);
+	wait_done(&s, 10);
+	ck_assert(s.canceled);
+	ck_assert(!s.timed_out);
+	ck_assert_int_eq(s.status, 128 + SIGINT);
+	rz_proc_free(p);
+}
+END_TEST
+
+START_TEST(test_missing_binary)
+{
+	const char *argv[] = { "no-such-tofu", "version", NULL };
+	rz_proc_opts_t o = { argv, env, NULL, 0, 0, NULL, NULL, NULL };
+	rz_proc_t *p = NULL;
+	rz_err_t err = { 0 };
+	char path[256];
+
+	ck_assert_int_eq(rz_proc_start(&p, base, &o, &err), -ENOENT);
+	ck_assert_str_eq(err.msg, "runner: 'no-such-tofu' not found (PATH=/usr/bin:/bin)");
+	ck_assert_ptr_null(p);
+	ck_assert_int_eq(rz_proc_which("sh", "/nonexistent:/bin", path, sizeof(path)), 0);
+	ck_assert_str_eq(path, "/bin/sh");
+}
+END_TEST
+
+START_TEST(test_parallel_children)
+{
+	struct seen s[4];
+	rz_proc_t *p[4];
+	char script[64];
+
+	for (int i = 0; i < 4; i++) {
+		snprintf(script, sizeof(script), "sleep 0.%d; echo %d; exit %d", 4 - i, i, i);
+		p[i] = run(script, &s[i], 0, 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		wait_done(&s[i], 10);
+		ck_assert_int_eq(s[i].status, i);
+		ck_assert_int_eq(atoi(s[i].out), i);
+		rz_proc_free(p[i]);
+	}
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("runner");
+	TCase *tc = tcase_create("runner");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_output_and_status);
+	tcase_add_test(tc, test_clean_environment_and_cwd);
+	tcase_add_test(tc, test_lots_of_output_is_not_lost);
+	tcase_add_test(tc, test_timeout_interrupts);
+	tcase_add_test(tc, test_sigkill_after_grace);
+	tcase_add_test(tc, test_cancel);
+	tcase_add_test(tc, test_missing_binary);
+	tcase_add_test(tc, test_parallel_children);
+	suite_add_tcase(s, tc);
+	return rzt_run(s);
+}
