@@ -540,10 +540,9 @@ static int basic(rz_auth_t *a, const char *b64, rz_principal_t *p, rz_err_t *err
 		sodium_memzero(raw, sizeof(raw));
 		return rz_err_set(err, RZ_EAUTH, "basic: no password");
 	}
-	if (strncmp(colon + 1, RZ_TOKEN_PREFIX, strlen(RZ_TOKEN_PREFIX)) == 0) {
+	rc = run_grant(a, colon + 1, p, err);
+	if (rc != 0 && strncmp(colon + 1, RZ_TOKEN_PREFIX, strlen(RZ_TOKEN_PREFIX)) == 0) {
 		rc = verify_token(a, colon + 1, p, err);
-	} else {
-		rc = run_grant(a, colon + 1, p, err);
 	}
 	sodium_memzero(raw, sizeof(raw));
 	return rc;

@@ -22,6 +22,8 @@
 #include "core/auth.h"
 #include "core/bus.h"
 #include "core/daemon.h"
+#include "core/engine.h"
+#include "core/runner.h"
 #include "core/db.h"
 #include "core/store.h"
 #include "core/watch.h"
@@ -57,6 +59,9 @@ struct rz_daemon {
 	rz_session_t *session;
 	rz_plugins_t *plugins;
 	rz_tfstate_t *tfstate;
+	rz_engine_t *engine;
+	char state_url[300];
+	char workdir[PATH_MAX];
 	rz_http_t *http;
 	rz_workers_t *workers;
 	rz_route_t routes[3];
@@ -575,6 +580,35 @@ static int start_plugins(rz_daemon_t *d, rz_err_t *err)
 	return rc;
 }
 
+/* The TF engine, once the listener's port is known (tofu reaches the state backend there). */
+static int start_engine(rz_daemon_t *d, rz_err_t *err)
+{
+	char host[256];
+	const char *colon = strrchr(d->cfg->listen, ':');
+	size_t len = colon ? (size_t)(colon - d->cfg->listen) : 0;
+	rz_engine_opts_t o;
+
+	snprintf(host, sizeof(host), "%.*s", (int)len, d->cfg->listen);
+	if (strcmp(host, "0.0.0.0") == 0 || host[0] == '\0') {
+		snprintf(host, sizeof(host), "127.0.0.1");
+	} else if (strcmp(host, "[::]") == 0) {
+		snprintf(host, sizeof(host), "[::1]");
+	}
+	snprintf(d->state_url, sizeof(d->state_url), "http://%s:%d", host, rz_http_port(d->http));
+	snprintf(d->workdir, sizeof(d->workdir), "%s/work", d->cfg->data_dir);
+	o = (rz_engine_opts_t){ d->cfg->tofu_binary,
+		                d->workdir,
+		                d->state_url,
+		                d->cfg->tofu_workers,
+		                d->cfg->tofu_debounce_ms,
+		                d->cfg->tofu_timeout_ms,
+		                d->cfg->tofu_kill_grace_ms,
+		                d->cfg->tofu_plugin_cache_dir,
+		                d->cfg->tofu_env_passthrough };
+	return rz_engine_new(&d->engine, d->base, d->store, d->bus, d->plugins, d->auth, d->tfstate,
+	                     &o, err);
+}
+
 int rz_daemon_start(rz_daemon_t **out, const rz_config_t *cfg, rz_err_t *err)
 {
 	rz_daemon_t *d = calloc(1, sizeof(*d));
@@ -612,6 +646,9 @@ int rz_daemon_start(rz_daemon_t **out, const rz_config_t *cfg, rz_err_t *err)
 	}
 	if (rc == 0) {
 		rc = start_http(d, err);
+	}
+	if (rc == 0) {
+		rc = start_engine(d, err);
 	}
 	if (rc != 0) {
 		rz_daemon_free(d);
@@ -660,6 +697,8 @@ void rz_daemon_free(rz_daemon_t *d)
 	if (d == NULL) {
 		return;
 	}
+	rz_engine_free(d->engine); /* runs still going are marked Interrupted */
+	rz_proc_shutdown();
 	/* The pool first: its done() callbacks may still answer requests. Watches end before
 	 * the server goes; the routes the API lent the server outlive it. */
 	rz_workers_free(d->workers);

@@ -29,7 +29,8 @@ core_librezus_core_la_SOURCES = \
 	core/projection.c core/projection.h \
 	core/compose.c core/compose.h \
 	core/tfstate.c core/tfstate.h \
-	core/runner.c core/runner.h
+	core/runner.c core/runner.h \
+	core/engine.c core/engine.h
 core_librezus_core_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(SQLITE_CFLAGS) \
 	$(JANSSON_CFLAGS) $(LIBJWT_CFLAGS) $(SODIUM_CFLAGS) $(YAML_CFLAGS) $(NETTLE_CFLAGS)
 core_librezus_core_la_LIBADD = $(LIBEVENT_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) \

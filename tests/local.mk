@@ -24,7 +24,8 @@ INTEGRATION_TESTS = \
 	tests/integration/daemon.sh \
 	tests/integration/plugins.sh \
 	tests/integration/sdk.sh \
-	tests/integration/tfstate.sh
+	tests/integration/tfstate.sh \
+	tests/integration/engine.sh
 
 include tests/fixtures/plugins/local.mk
 EXTRA_DIST += tests/fixtures/plugins/local.mk \

@@ -139,7 +139,7 @@ END_TEST
 START_TEST(test_timeout_interrupts)
 {
 	struct seen s;
-	rz_proc_t *p = run("sleep 20", &s, 200, 5000);
+	rz_proc_t *p = run("exec sleep 20", &s, 200, 5000);
 
 	wait_done(&s, 10);
 	ck_assert(s.timed_out);
@@ -164,7 +164,7 @@ END_TEST
 START_TEST(test_cancel)
 {
 	struct seen s;
-	rz_proc_t *p = run("echo started; sleep 20", &s, 0, 1000);
+	rz_proc_t *p = run("echo started; exec sleep 20", &s, 0, 1000);
 
 	while (s.lines == 0) {
 		event_base_loop(base, EVLOOP_ONCE);

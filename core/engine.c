@@ -1,0 +1,757 @@
+/* core/engine.c - runs of tofu per tenant: queue, pool, steps, projection. */
+#include <config.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <jansson.h>
+#include <sodium.h>
+
+#include "core/compose.h"
+#include "core/engine.h"
+#include "core/log.h"
+#include "core/runner.h"
+
+#define MAX_ENV 64
+
+enum step { STEP_INIT, STEP_PLAN, STEP_SHOW, STEP_APPLY, STEP_DONE };
+
+struct tenant;
+
+struct run {
+	rz_engine_t *e;
+	struct tenant *t;
+	char name[64];
+	char operation[16]; /* plan | apply | destroy */
+	enum step step;
+	rz_proc_t *proc;
+	char secret[RZ_TOKEN_SECRET_LEN + 1];
+	FILE *log;
+	struct sbuf {
+		char *p;
+		size_t len, cap;
+	} show; /* stdout of `tofu show -json` */
+	json_t *diagnostics;
+	char error[512];
+};
+
+struct tenant {
+	rz_engine_t *e;
+	char name[64];
+	struct event *debounce;
+	struct run *run; /* running, or NULL */
+	bool queued;     /* waiting for a pool slot */
+	bool again;      /* changed while running: one follow-up */
+	char manual[64]; /* a Run created through the API, to start next */
+	struct tenant *next, *qnext;
+};
+
+struct rz_engine {
+	struct event_base *base;
+	rz_store_t *store;
+	rz_bus_t *bus;
+	rz_plugins_t *plugins;
+	rz_auth_t *auth;
+	rz_tfstate_t *tfstate;
+	rz_engine_opts_t o;
+	uint64_t sub;
+	struct tenant *tenants;
+	struct tenant *qhead, *qtail; /* FIFO of tenants waiting for a slot */
+	size_t running;
+};
+
+static void start_next(rz_engine_t *e);
+static void step_done(void *arg, int status, bool timed_out, bool canceled);
+
+/* ------------------------------------------------------------------ tenants and the queue */
+
+static struct tenant *tenant_of(rz_engine_t *e, const char *name, bool create)
+{
+	struct tenant *t;
+
+	for (t = e->tenants; t != NULL; t = t->next) {
+		if (strcmp(t->name, name) == 0) {
+			return t;
+		}
+	}
+	if (!create || (t = calloc(1, sizeof(*t))) == NULL) {
+		return NULL;
+	}
+	t->e = e;
+	snprintf(t->name, sizeof(t->name), "%s", name);
+	t->next = e->tenants;
+	e->tenants = t;
+	return t;
+}
+
+static void enqueue(struct tenant *t)
+{
+	rz_engine_t *e = t->e;
+
+	if (t->queued || t->run != NULL) {
+		t->again = t->run != NULL;
+		return;
+	}
+	t->queued = true;
+	t->qnext = NULL;
+	if (e->qtail != NULL) {
+		e->qtail->qnext = t;
+	} else {
+		e->qhead = t;
+	}
+	e->qtail = t;
+	start_next(e);
+}
+
+static void on_debounce(evutil_socket_t fd, short what, void *arg)
+{
+	enqueue(arg);
+}
+
+/* A change: restart the tenant's trailing debounce. */
+static void poke(rz_engine_t *e, const char *tenant, int64_t delay_ms)
+{
+	struct tenant *t = tenant_of(e, tenant, true);
+	struct timeval tv = { delay_ms / 1000, (delay_ms % 1000) * 1000 };
+
+	if (t == NULL) {
+		return;
+	}
+	if (t->run != NULL) {
+		t->again = true; /* exactly one follow-up, however many changes */
+		return;
+	}
+	if (t->debounce == NULL) {
+		t->debounce = evtimer_new(e->base, on_debounce, t);
+	}
+	if (t->debounce != NULL) {
+		evtimer_add(t->debounce, &tv);
+	}
+}
+
+static void on_event(const rz_event_t *ev, void *arg)
+{
+	rz_engine_t *e = arg;
+	const char *k = ev->kind->kind;
+
+	if (strcmp(k, "Run") == 0 && ev->type == RZ_EV_ADDED) {
+		const char *trigger = json_string_value(
+		    json_object_get(json_object_get(ev->object, "spec"), "trigger"));
+		struct tenant *t = tenant_of(e, ev->tenant, true);
+		if (t != NULL && trigger != NULL && strcmp(trigger, "manual") == 0) {
+			snprintf(t->manual, sizeof(t->manual), "%s", ev->name);
+			enqueue(t);
+		}
+		return;
+	}
+	if (!ev->spec_changed) {
+		return; /* status and metadata writes never trigger */
+	}
+	if (strcmp(k, "Tenant") == 0 && ev->type != RZ_EV_DELETED) {
+		poke(e, ev->name, e->o.debounce_ms);
+	} else if ((strcmp(k, "NodeGroup") == 0 || strcmp(k, "ConfigPatch") == 0) &&
+	           ev->tenant[0] != '\0') {
+		poke(e, ev->tenant, e->o.debounce_ms);
+	}
+}
+
+/* ------------------------------------------------------------------ store helpers */
+
+static json_t *list_of(rz_engine_t *e, const char *kind, const char *tenant)
+{
+	rz_list_opts_t o = { .tenant = tenant };
+	json_t *items = NULL;
+	bool more;
+	rz_err_t err = { 0 };
+
+	if (rz_store_list(e->store, rz_kind_by_name(kind), &o, &items, &more, &err) != 0) {
+		return json_array();
+	}
+	return items;
+}
+
+static void now_rfc3339(char *buf, size_t size)
+{
+	rz_time_now(buf, size);
+}
+
+/* Merge fields into the object's status (a status write: never a trigger). */
+static void set_status(rz_engine_t *e, const char *kind, const char *tenant, const char *name,
+                       json_t *fields)
+{
+	const rz_kind_t *k = rz_kind_by_name(kind);
+	json_t *cur = NULL, *out = NULL, *status;
+	rz_err_t err = { 0 };
+
+	if (rz_store_get(e->store, k, tenant, name, &cur, &err) == 0) {
+		status = json_object_get(cur, "status");
+		if (status == NULL) {
+			status = json_object();
+			json_object_set_new(cur, "status", status);
+		}
+		json_object_update(status, fields);
+		if (rz_store_update(e->store, k, tenant, name, cur, 0, RZ_UPDATE_STATUS, NULL, &out,
+		                    NULL, &err) != 0) {
+			rz_log_warn("engine", "status of %s %s/%s: %s", kind, tenant ? tenant : "",
+			            name, err.msg);
+		}
+	}
+	json_decref(out);
+	json_decref(cur);
+	json_decref(fields);
+}
+
+/* The run's Run object: the manual one, or a new one for this trigger. */
+static int make_run(struct run *r, const json_t *tenant, rz_err_t *err)
+{
+	rz_engine_t *e = r->e;
+	struct tenant *t = r->t;
+	bool deleting = json_object_get(json_object_get(tenant, "metadata"), "deletionTimestamp");
+	json_t *obj, *out = NULL;
+	unsigned char raw[4];
+	int rc;
+
+	if (t->manual[0] != '\0') {
+		json_t *m = NULL;
+		snprintf(r->name, sizeof(r->name), "%s", t->manual);
+		t->manual[0] = '\0';
+		if (rz_store_get(e->store, rz_kind_by_name("Run"), t->name, r->name, &m, err) !=
+		    0) {
+			return err->code;
+		}
+		snprintf(
+		    r->operation, sizeof(r->operation), "%s",
+		    json_string_value(json_object_get(json_object_get(m, "spec"), "operation")));
+		json_decref(m);
+		return 0;
+	}
+	randombytes_buf(raw, sizeof(raw));
+	snprintf(r->name, sizeof(r->name), "run-%02x%02x%02x%02x", raw[0], raw[1], raw[2], raw[3]);
+	snprintf(r->operation, sizeof(r->operation), "%s", deleting ? "destroy" : "apply");
+	obj = json_pack(
+	    "{s:{s:s, s:s}, s:{s:s, s:s, s:I}}", "metadata", "name", r->name, "tenant", t->name,
+	    "spec", "operation", r->operation, "trigger", deleting ? "delete" : "update",
+	    "generation",
+	    json_integer_value(json_object_get(json_object_get(tenant, "metadata"), "generation")));
+	rc = rz_store_create(e->store, rz_kind_by_name("Run"), obj, NULL, &out, err);
+	json_decref(obj);
+	json_decref(out);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ the working directory */
+
+static void tenant_dir(const rz_engine_t *e, const char *tenant, char *out, size_t size)
+{
+	snprintf(out, size, "%s/%s", e->o.workdir, tenant);
+}
+
+/* Compose the tenant from the store into its directory, with the http backend. */
+static int render(struct run *r, const json_t *tenant, rz_err_t *err)
+{
+	rz_engine_t *e = r->e;
+	char url[512], dir[PATH_MAX];
+	json_t *ctx = json_pack("{s:O, s:o, s:o}", "tenant", (json_t *)tenant, "nodeGroups",
+	                        list_of(e, "NodeGroup", r->t->name), "configPatches",
+	                        list_of(e, "ConfigPatch", r->t->name));
+	json_t *backend, *files = NULL;
+	int rc;
+
+	snprintf(url, sizeof(url), "%s/tfstate/%s", e->o.state_url, r->t->name);
+	backend = json_pack("{s:s, s:s, s:s, s:s}", "address", url, "lock_address", url,
+	                    "unlock_address", url, "username", "rezus");
+	mkdir(e->o.workdir, 0700);
+	tenant_dir(e, r->t->name, dir, sizeof(dir));
+	rc = rz_compose(e->plugins, ctx, backend, &files, err);
+	if (rc == 0) {
+		rc = rz_compose_write(files, dir, err);
+	}
+	json_decref(files);
+	json_decref(backend);
+	json_decref(ctx);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ steps */
+
+/* A line of tofu's output: into the run's log; JSON UI lines also into the run's changes
+ * and diagnostics; `show -json` output kept whole. */
+static void on_line(void *arg, const char *line, size_t len, bool is_stderr)
+{
+	struct run *r = arg;
+	json_t *j;
+
+	if (r->log != NULL) {
+		fprintf(r->log, "%.*s\n", (int)len, line);
+	}
+	if (r->step == STEP_SHOW && !is_stderr) {
+		if (r->show.len + len + 1 > r->show.cap) {
+			size_t cap = (r->show.len + len + 1) * 2;
+			char *p = realloc(r->show.p, cap);
+			if (p == NULL) {
+				return;
+			}
+			r->show.p = p;
+			r->show.cap = cap;
+		}
+		memcpy(r->show.p + r->show.len, line, len);
+		r->show.len += len;
+		r->show.p[r->show.len] = '\0';
+		return;
+	}
+	if (len == 0 || line[0] != '{' || (j = json_loadb(line, len, 0, NULL)) == NULL) {
+		return;
+	}
+	if (strcmp(json_string_value(json_object_get(j, "type")) ?: "", "diagnostic") == 0) {
+		json_t *d = json_object_get(j, "diagnostic");
+		json_array_append_new(
+		    r->diagnostics,
+		    json_pack("{s:s, s:s, s:s, s:s}", "severity",
+		              json_string_value(json_object_get(d, "severity")) ?: "error",
+		              "summary", json_string_value(json_object_get(d, "summary")) ?: "",
+		              "detail", json_string_value(json_object_get(d, "detail")) ?: "",
+		              "address", json_string_value(json_object_get(d, "address")) ?: ""));
+	}
+	json_decref(j);
+}
+
+static void env_add(const char **env, size_t *n, char *buf, size_t size, const char *name,
+                    const char *value)
+{
+	if (value == NULL || *n + 1 >= MAX_ENV) {
+		return;
+	}
+	snprintf(buf, size, "%s=%s", name, value);
+	env[(*n)++] = buf;
+	env[*n] = NULL;
+}
+
+static int run_step(struct run *r, const char *const *argv, rz_err_t *err)
+{
+	rz_engine_t *e = r->e;
+	static char vars[MAX_ENV][PATH_MAX + 64];
+	const char *env[MAX_ENV + 1] = { NULL };
+	char dir[PATH_MAX], home[PATH_MAX];
+	size_t n = 0;
+	rz_proc_opts_t o;
+
+	tenant_dir(e, r->t->name, dir, sizeof(dir));
+	snprintf(home, sizeof(home), "%s", e->o.workdir);
+	env_add(env, &n, vars[n], sizeof(vars[0]), "PATH", getenv("PATH"));
+	env_add(env, &n, vars[n], sizeof(vars[0]), "HOME", home);
+	env_add(env, &n, vars[n], sizeof(vars[0]), "TF_IN_AUTOMATION", "1");
+	env_add(env, &n, vars[n], sizeof(vars[0]), "TF_INPUT", "0");
+	env_add(env, &n, vars[n], sizeof(vars[0]), "CHECKPOINT_DISABLE", "1");
+	env_add(env, &n, vars[n], sizeof(vars[0]), "TF_HTTP_PASSWORD", r->secret);
+	if (e->o.plugin_cache_dir != NULL && e->o.plugin_cache_dir[0] != '\0') {
+		env_add(env, &n, vars[n], sizeof(vars[0]), "TF_PLUGIN_CACHE_DIR",
+		        e->o.plugin_cache_dir);
+	}
+	for (char **p = e->o.env_passthrough; p != NULL && *p != NULL; p++) {
+		env_add(env, &n, vars[n], sizeof(vars[0]), *p, getenv(*p));
+	}
+	o = (rz_proc_opts_t){ argv,    env,       dir, e->o.timeout_ms, e->o.kill_grace_ms,
+		              on_line, step_done, r };
+	return rz_proc_start(&r->proc, e->base, &o, err);
+}
+
+/* Count what the saved plan does (from `tofu show -json run.plan`). */
+static json_t *changes_of(const char *show)
+{
+	json_t *plan = show ? json_loads(show, 0, NULL) : NULL;
+	json_int_t add = 0, change = 0, destroy = 0;
+	size_t i;
+	json_t *rc;
+
+	json_array_foreach(json_object_get(plan, "resource_changes"), i, rc)
+	{
+		json_t *actions = json_object_get(json_object_get(rc, "change"), "actions");
+		size_t j;
+		json_t *a;
+		bool c = false, d = false, u = false;
+		json_array_foreach(actions, j, a)
+		{
+			const char *s = json_string_value(a);
+			c = c || (s && strcmp(s, "create") == 0);
+			d = d || (s && strcmp(s, "delete") == 0);
+			u = u || (s && strcmp(s, "update") == 0);
+		}
+		add += c;
+		destroy += d;
+		change += u;
+	}
+	json_decref(plan);
+	return json_pack("{s:I, s:I, s:I}", "add", add, "change", change, "destroy", destroy);
+}
+
+/* ------------------------------------------------------------------ projection */
+
+static json_t *machine_object(const char *tenant, const char *plugin, json_t *p)
+{
+	json_t *spec = json_deep_copy(json_object_get(p, "spec"));
+	const char *ng = json_string_value(json_object_get(p, "nodeGroup"));
+
+	json_object_set_new(spec, "nodeGroup", json_string(ng ? ng : ""));
+	json_object_set_new(spec, "providerType", json_string(plugin));
+	json_object_set(spec, "tfAddress", json_object_get(p, "tfAddress"));
+	return json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s, s:s}}, s:o}", "apiVersion",
+	                 RZ_API_VERSION, "kind", "Machine", "metadata", "name",
+	                 json_string_value(json_object_get(p, "name")), "tenant", tenant, "labels",
+	                 "rezuscloud.io/tenant", tenant, "rezuscloud.io/nodegroup", ng ? ng : "",
+	                 "rezuscloud.io/provider", plugin, "spec", spec);
+}
+
+/* Machines to match the state: created, updated or deleted. Returns how many exist. */
+static size_t project(struct run *r, const json_t *state)
+{
+	rz_engine_t *e = r->e;
+	const rz_kind_t *mk = rz_kind_by_name("Machine");
+	json_t *want = json_object(), *have = list_of(e, "Machine", r->t->name), *m, *out;
+	size_t i, n;
+	rz_err_t err = { 0 };
+	bool gone;
+
+	for (i = 0; i < rz_plugins_count(e->plugins); i++) {
+		const rz_plugin_t *pl = rz_plugins_at(e->plugins, i);
+		json_t *objs = NULL, *o;
+		size_t j;
+		if (!pl->loaded ||
+		    rz_plugins_project(e->plugins, pl->name, state, &objs, &err) != 0) {
+			continue;
+		}
+		json_array_foreach(objs, j, o)
+		{
+			json_object_set_new(want, json_string_value(json_object_get(o, "name")),
+			                    machine_object(r->t->name, pl->name, o));
+		}
+		json_decref(objs);
+	}
+	json_array_foreach(have, i, m)
+	{
+		const char *name =
+		    json_string_value(json_object_get(json_object_get(m, "metadata"), "name"));
+		if (json_object_get(want, name) == NULL) {
+			out = NULL;
+			rz_store_delete(e->store, mk, r->t->name, name, 0, NULL, &out, &gone, &err);
+			json_decref(out);
+		}
+	}
+	{
+		const char *name;
+		json_object_foreach(want, name, m)
+		{
+			out = NULL;
+			if (rz_store_create(e->store, mk, m, NULL, &out, &err) == -EEXIST) {
+				json_decref(out);
+				out = NULL;
+				rz_store_update(e->store, mk, r->t->name, name, m, 0,
+				                RZ_UPDATE_SPEC, NULL, &out, &gone, &err);
+			}
+			json_decref(out);
+		}
+	}
+	n = json_object_size(want);
+	json_decref(want);
+	json_decref(have);
+	return n;
+}
+
+/* ------------------------------------------------------------------ finishing a run */
+
+static void tenant_status(struct run *r, const char *phase, size_t machines)
+{
+	rz_engine_t *e = r->e;
+	char now[32];
+	json_t *t = NULL, *groups = list_of(e, "NodeGroup", r->t->name), *ng;
+	json_int_t desired = 0, gen = 0;
+	rz_err_t err = { 0 };
+	size_t i;
+	bool ok = strcmp(phase, "Succeeded") == 0;
+
+	json_array_foreach(groups, i, ng)
+	{
+		desired +=
+		    json_integer_value(json_object_get(json_object_get(ng, "spec"), "count"));
+	}
+	json_decref(groups);
+	if (rz_store_get(e->store, rz_kind_by_name("Tenant"), NULL, r->t->name, &t, &err) == 0) {
+		gen = json_integer_value(
+		    json_object_get(json_object_get(t, "metadata"), "generation"));
+	}
+	json_decref(t);
+	now_rfc3339(now, sizeof(now));
+	set_status(e, "Tenant", NULL, r->t->name,
+	           json_pack("{s:s, s:I, s:{s:s, s:s, s:s, s:s, s:s}, s:{s:I, s:I, s:I}, "
+	                     "s:[{s:s, s:s, s:s, s:s, s:s, s:I}]}",
+	                     "phase", ok ? "Ready" : "Failed", "observedGeneration", gen, "lastRun",
+	                     "id", r->name, "operation", r->operation, "phase", phase, "finishedAt",
+	                     now, "error", r->error, "machines", "desired", desired, "total",
+	                     (json_int_t)machines, "ready", (json_int_t)0, "conditions", "type",
+	                     "Reconciled", "status", ok ? "True" : "False", "reason",
+	                     ok ? "Applied" : "RunFailed", "message", ok ? "" : r->error,
+	                     "lastTransitionTime", now, "observedGeneration", gen));
+}
+
+/* A deleted tenant whose state is destroyed: drop the finalizer, and it goes. */
+static void teardown_done(struct run *r)
+{
+	json_t *patch = json_pack("{s:{s:[]}}", "metadata", "finalizers"), *cur = NULL, *out = NULL;
+	rz_err_t err = { 0 };
+	bool gone;
+
+	if (rz_store_get(r->e->store, rz_kind_by_name("Tenant"), NULL, r->t->name, &cur, &err) ==
+	    0) {
+		json_object_set(json_object_get(cur, "metadata"), "finalizers",
+		                json_object_get(json_object_get(patch, "metadata"), "finalizers"));
+		rz_store_update(r->e->store, rz_kind_by_name("Tenant"), NULL, r->t->name, cur, 0,
+		                RZ_UPDATE_SPEC, NULL, &out, &gone, &err);
+	}
+	json_decref(out);
+	json_decref(cur);
+	json_decref(patch);
+}
+
+static void finish(struct run *r, const char *phase, int exit_code)
+{
+	rz_engine_t *e = r->e;
+	struct tenant *t = r->t;
+	char now[32];
+	size_t machines = 0;
+	json_t *state = NULL;
+	rz_err_t err = { 0 };
+
+	if (strcmp(phase, "Succeeded") == 0 && strcmp(r->operation, "plan") != 0 &&
+	    rz_tfstate_get(e->tfstate, t->name, &state, &err) == 0) {
+		machines = project(r, state);
+	}
+	json_decref(state);
+	now_rfc3339(now, sizeof(now));
+	set_status(e, "Run", t->name, r->name,
+	           json_pack("{s:s, s:s, s:i, s:o, s:O}", "phase", phase, "finishedAt", now,
+	                     "exitCode", exit_code, "changes", changes_of(r->show.p), "diagnostics",
+	                     r->diagnostics));
+	if (strcmp(r->operation, "destroy") == 0 && strcmp(phase, "Succeeded") == 0) {
+		teardown_done(r);
+	} else if (strcmp(r->operation, "plan") != 0) {
+		tenant_status(r, phase, machines);
+	}
+	rz_logkv(RZ_LOG_INFO, "engine", "run finished", "tenant", t->name, "run", r->name,
+	         "operation", r->operation, "phase", phase, "error", r->error, NULL);
+	rz_auth_ungrant(e->auth, r->name);
+	if (r->log != NULL) {
+		fclose(r->log);
+	}
+	rz_proc_free(r->proc);
+	json_decref(r->diagnostics);
+	free(r->show.p);
+	sodium_memzero(r->secret, sizeof(r->secret));
+	free(r);
+	t->run = NULL;
+	e->running--;
+	if (t->again) {
+		t->again = false;
+		poke(e, t->name, e->o.debounce_ms);
+	}
+	start_next(e);
+}
+
+/* ------------------------------------------------------------------ running */
+
+static int next_step(struct run *r, rz_err_t *err)
+{
+	const char *tofu = r->e->o.tofu;
+	bool destroy = strcmp(r->operation, "destroy") == 0;
+	const char *init[] = { tofu, "init", "-input=false", "-no-color", NULL };
+	const char *plan[] = { tofu,    "plan",          "-input=false",
+		               "-json", "-out=run.plan", destroy ? "-destroy" : NULL,
+		               NULL };
+	const char *show[] = { tofu, "show", "-json", "run.plan", NULL };
+	const char *apply[] = { tofu, "apply", "-input=false", "-json", "run.plan", NULL };
+	const char *const *argv[] = { init, plan, show, apply };
+
+	rz_proc_free(r->proc);
+	r->proc = NULL;
+	if (r->step == STEP_APPLY && strcmp(r->operation, "plan") == 0) {
+		r->step = STEP_DONE; /* a speculative plan changes nothing */
+	}
+	if (r->step == STEP_DONE) {
+		finish(r, "Succeeded", 0);
+		return 0;
+	}
+	return run_step(r, argv[r->step], err);
+}
+
+static void step_done(void *arg, int status, bool timed_out, bool canceled)
+{
+	struct run *r = arg;
+	static const char *const names[] = { "init", "plan", "show", "apply" };
+	rz_err_t err = { 0 };
+
+	if (canceled || timed_out || status != 0) {
+		snprintf(r->error, sizeof(r->error), "tofu %s %s", names[r->step],
+		         canceled    ? "was canceled"
+		         : timed_out ? "timed out"
+		                     : "failed (see the run's diagnostics and log)");
+		finish(r, canceled ? "Canceled" : "Failed", status);
+		return;
+	}
+	r->step++;
+	if (next_step(r, &err) != 0) {
+		snprintf(r->error, sizeof(r->error), "%s", err.msg);
+		finish(r, "Failed", -1);
+	}
+}
+
+static void start_run(rz_engine_t *e, struct tenant *t)
+{
+	struct run *r = calloc(1, sizeof(*r));
+	json_t *tenant = NULL;
+	char dir[PATH_MAX], path[PATH_MAX * 2], now[32];
+	rz_err_t err = { 0 };
+	int rc;
+
+	if (r == NULL) {
+		return;
+	}
+	r->e = e;
+	r->t = t;
+	r->diagnostics = json_array();
+	t->run = r;
+	e->running++;
+	rc = rz_store_get(e->store, rz_kind_by_name("Tenant"), NULL, t->name, &tenant, &err);
+	if (rc == 0) {
+		rc = make_run(r, tenant, &err);
+	}
+	if (rc != 0) {
+		if (rc != RZ_ENOTFOUND) { /* a tenant that is gone needs no run */
+			rz_log_warn("engine", "tenant '%s': no run: %s", t->name, err.msg);
+		}
+		json_decref(tenant);
+		json_decref(r->diagnostics);
+		free(r);
+		t->run = NULL;
+		e->running--;
+		return;
+	}
+	now_rfc3339(now, sizeof(now));
+	set_status(e, "Run", t->name, r->name,
+	           json_pack("{s:s, s:s}", "phase", "Running", "startedAt", now));
+	rz_auth_token_secret(r->secret);
+	rz_auth_grant(e->auth, t->name, r->name, r->secret);
+	rc = render(r, tenant, &err);
+	json_decref(tenant);
+	tenant_dir(e, t->name, dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/%s.log", dir, r->name);
+	r->log = fopen(path, "w");
+	if (rc == 0) {
+		r->step = STEP_INIT;
+		rc = next_step(r, &err);
+	}
+	if (rc != 0) {
+		snprintf(r->error, sizeof(r->error), "%s", err.msg);
+		finish(r, "Failed", -1);
+	}
+}
+
+static void start_next(rz_engine_t *e)
+{
+	while (e->qhead != NULL && e->running < (size_t)e->o.workers) {
+		struct tenant *t = e->qhead;
+		e->qhead = t->qnext;
+		if (e->qhead == NULL) {
+			e->qtail = NULL;
+		}
+		t->queued = false;
+		start_run(e, t);
+	}
+}
+
+/* ------------------------------------------------------------------ module */
+
+/* At start: every tenant whose spec was not reconciled yet (or that is being deleted) gets
+ * a run, so nothing a crash interrupted stays undone. */
+static void reconcile_pending(rz_engine_t *e)
+{
+	json_t *tenants = list_of(e, "Tenant", NULL), *t;
+	size_t i;
+
+	json_array_foreach(tenants, i, t)
+	{
+		json_t *meta = json_object_get(t, "metadata");
+		json_int_t gen = json_integer_value(json_object_get(meta, "generation"));
+		json_int_t seen = json_integer_value(
+		    json_object_get(json_object_get(t, "status"), "observedGeneration"));
+		if (gen != seen || json_object_get(meta, "deletionTimestamp") != NULL) {
+			poke(e, json_string_value(json_object_get(meta, "name")), e->o.debounce_ms);
+		}
+	}
+	json_decref(tenants);
+}
+
+int rz_engine_new(rz_engine_t **out, struct event_base *base, rz_store_t *store, rz_bus_t *bus,
+                  rz_plugins_t *plugins, rz_auth_t *auth, rz_tfstate_t *tfstate,
+                  const rz_engine_opts_t *opts, rz_err_t *err)
+{
+	rz_engine_t *e = calloc(1, sizeof(*e));
+
+	*out = NULL;
+	if (e == NULL) {
+		return rz_err_set(err, -ENOMEM, "engine: out of memory");
+	}
+	*e = (rz_engine_t){
+		base, store, bus, plugins, auth, tfstate, *opts, 0, NULL, NULL, NULL, 0
+	};
+	if (e->o.workers < 1) {
+		e->o.workers = 1;
+	}
+	e->sub = rz_bus_subscribe(bus, on_event, e);
+	if (e->sub == 0) {
+		free(e);
+		return rz_err_set(err, -ENOMEM, "engine: out of memory");
+	}
+	reconcile_pending(e);
+	*out = e;
+	return 0;
+}
+
+size_t rz_engine_running(const rz_engine_t *e)
+{
+	return e ? e->running : 0;
+}
+
+void rz_engine_free(rz_engine_t *e)
+{
+	struct tenant *t;
+
+	if (e == NULL) {
+		return;
+	}
+	rz_bus_unsubscribe(e->bus, e->sub);
+	e->qhead = NULL;
+	for (t = e->tenants; t != NULL; t = t->next) {
+		if (t->run != NULL) {
+			rz_proc_cancel(t->run->proc);
+		}
+	}
+	while ((t = e->tenants) != NULL) {
+		e->tenants = t->next;
+		if (t->run != NULL) {
+			t->next = NULL;
+			snprintf(t->run->error, sizeof(t->run->error), "the daemon stopped");
+			t->again = false;
+			finish(t->run, "Interrupted", -1);
+		}
+		if (t->debounce != NULL) {
+			event_free(t->debounce);
+		}
+		free(t);
+	}
+	free(e);
+}

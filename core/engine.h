@@ -1,0 +1,49 @@
+/*
+ * core/engine.h - the TF engine (SPEC §7.2–7.4): turns spec changes into runs of tofu
+ * against the tenant's working directory, one run per tenant at a time, a bounded pool
+ * across tenants, and projects the applied state back into the store.
+ *
+ * Triggers: spec changes of a tenant, its node groups or config patches (after a trailing
+ * debounce; changes during a run give exactly one follow-up run), and Runs created through
+ * the API (manual plan or apply). Status writes never trigger.
+ */
+#ifndef RZ_ENGINE_H
+#define RZ_ENGINE_H
+
+#include <stdint.h>
+
+#include "core/auth.h"
+#include "core/bus.h"
+#include "core/errors.h"
+#include "core/plugins.h"
+#include "core/store.h"
+#include "core/tfstate.h"
+
+struct event_base;
+
+typedef struct rz_engine_opts {
+	const char *tofu;      /* binary name or path */
+	const char *workdir;   /* per tenant: <workdir>/<tenant>/ */
+	const char *state_url; /* "http://127.0.0.1:8080": the backend's base */
+	int workers;           /* runs at once */
+	int64_t debounce_ms;
+	int64_t timeout_ms; /* per tofu command */
+	int64_t kill_grace_ms;
+	const char *plugin_cache_dir; /* "" or NULL: none */
+	char **env_passthrough;       /* NULL-terminated names handed to tofu when set */
+} rz_engine_opts_t;
+
+typedef struct rz_engine rz_engine_t;
+
+/* Everything borrowed (opts' strings too) and must outlive the engine. */
+int rz_engine_new(rz_engine_t **out, struct event_base *base, rz_store_t *store, rz_bus_t *bus,
+                  rz_plugins_t *plugins, rz_auth_t *auth, rz_tfstate_t *tfstate,
+                  const rz_engine_opts_t *opts, rz_err_t *err);
+
+/* Cancel running tofu processes (their runs become Canceled) and free. Accepts NULL. */
+void rz_engine_free(rz_engine_t *e);
+
+/* Runs in progress (for shutdown and tests). */
+size_t rz_engine_running(const rz_engine_t *e);
+
+#endif /* RZ_ENGINE_H */

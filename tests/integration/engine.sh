@@ -1,0 +1,87 @@
+#!/bin/sh
+# The TF engine end to end with the real terraform/tofu and the sim plugin: spec changes
+# become runs, runs apply through the daemon's own state backend, Machines follow the
+# state; a failing machine fails the run with its diagnostic until it is fixed; a manual
+# plan changes nothing; deleting the tenant destroys everything, then the tenant.
+. "${top_srcdir:-.}/tests/integration/lib.sh"
+
+TF=$(command -v tofu || command -v terraform || true)
+if [ -z "$TF" ]; then
+	echo "1..0 # SKIP neither tofu nor terraform is installed"
+	exit 0
+fi
+cat >"$WORK/rezus.conf" <<CONF
+server:
+  listen: 127.0.0.1:0
+  data_dir: $WORK/data
+tofu:
+  binary: $TF
+  debounce: 300ms
+plugin_dir: $top_builddir/plugins
+plugins:
+  sim: {}
+CONF
+if REZUSCLOUD_ADMIN_PASSWORD=engine-test-pw start_daemon "$WORK/daemon.log" -c "$WORK/rezus.conf"; then
+	ok "the daemon starts with tofu.binary=$(basename "$TF")"
+else
+	not_ok "the daemon starts" "$(cat "$WORK/daemon.log")"
+fi
+API="http://127.0.0.1:$PORT/api/v1"
+TOKEN=$(curl -s -X POST "$API/auth/login" -H 'Content-Type: application/json' \
+	-d '{"username":"admin","password":"engine-test-pw"}' | sed -n 's/.*"token":"\([^"]*\)".*/\1/p')
+api() { curl -s -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' "$@"; }
+patch() { curl -s -o /dev/null -X PATCH -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/merge-patch+json' "$@"; }
+machines() { api "$API/tenants/acme/machines" | grep -o '"name":"[a-z0-9-]*","tenant"' | sed 's/"name":"\([^"]*\)".*/\1/' | tr '\n' ' '; }
+# wait_run N: until the tenant has N runs and the newest finished; prints its phase.
+last_phase() { api "$API/tenants/acme" | sed -n 's/.*"lastRun":{[^}]*"phase":"\([A-Za-z]*\)".*/\1/p'; }
+wait_runs() {
+	for _ in $(seq 1 300); do
+		n=$(api "$API/tenants/acme/runs" | grep -o '"kind":"Run"' | wc -l)
+		done_runs=$(api "$API/tenants/acme/runs" | grep -o '"phase":"\(Succeeded\|Failed\)"' | wc -l)
+		[ "$n" -ge "$1" ] && [ "$done_runs" -ge "$1" ] && break
+		sleep 0.1
+	done
+	last_phase
+}
+
+api -X POST "$API/tenants" -d '{"metadata":{"name":"acme"},"spec":{"clusterProvider":"sim"}}' >/dev/null
+api -X POST "$API/tenants/acme/nodegroups" -d '{"metadata":{"name":"cp"},"spec":{"role":"controlplane","count":1,"providerClass":"sim"}}' >/dev/null
+api -X POST "$API/tenants/acme/nodegroups" -d '{"metadata":{"name":"workers"},"spec":{"role":"worker","count":2,"providerClass":"sim"}}' >/dev/null
+expect_eq "the first run succeeds" "Succeeded" "$(wait_runs 1)"
+expect_eq "the three changes made one run (debounce)" "1" "$(api "$API/tenants/acme/runs" | grep -o '"kind":"Run"' | wc -l | tr -d ' ')"
+expect_eq "three Machines follow the state" "cp-0 workers-0 workers-1 " "$(machines)"
+expect_match "the run counted its changes" '"changes":\{"add":4,"change":0,"destroy":0\}' "$(api "$API/tenants/acme/runs")"
+expect_match "the tenant is Ready and reconciled" '"phase":"Ready".*"machines":\{"desired":3,"total":3' "$(api "$API/tenants/acme")"
+
+patch -X PATCH "$API/tenants/acme/nodegroups/workers" -d '{"spec":{"count":4}}'
+expect_eq "scaling to 4 workers runs again" "Succeeded" "$(wait_runs 2)"
+expect_eq "five Machines" "cp-0 workers-0 workers-1 workers-2 workers-3 " "$(machines)"
+
+api -X POST "$API/tenants/acme/nodegroups" -d '{"metadata":{"name":"flaky"},"spec":{"role":"worker","count":1,"providerClass":"sim","providerConfig":{"failOn":0}}}' >/dev/null
+expect_eq "a failOn machine fails the run" "Failed" "$(wait_runs 3)"
+expect_match "with the diagnostic" 'machine flaky-0 fails, as providerConfig.failOn asks' "$(api "$API/tenants/acme/runs")"
+expect_match "the tenant shows the failure" '"phase":"Failed".*"type":"Reconciled","status":"False"' "$(api "$API/tenants/acme")"
+patch "$API/tenants/acme/nodegroups/flaky" -d '{"spec":{"providerConfig":{"failOn":null}}}'
+expect_eq "fixed, the next run succeeds" "Succeeded" "$(wait_runs 4)"
+expect_match "and the machine appears" 'flaky-0' "$(machines)"
+
+api -X POST "$API/tenants/acme/runs" -d '{"spec":{"operation":"plan"}}' >/dev/null
+expect_eq "a manual plan run succeeds" "Succeeded" "$(wait_runs 5)"
+expect_eq "and changes nothing" "cp-0 flaky-0 workers-0 workers-1 workers-2 workers-3 " "$(machines)"
+
+curl -s -o /dev/null -X DELETE -H "Authorization: Bearer $TOKEN" "$API/tenants/acme"
+for _ in $(seq 1 300); do
+	[ "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "$API/tenants/acme")" = 404 ] && break
+	sleep 0.1
+done
+expect_eq "deleting the tenant destroys it, then it is gone" "404" \
+	"$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "$API/tenants/acme")"
+expect_eq "with its machines" "" "$(api "$API/machines" | grep -o '"kind":"Machine"')"
+expect_eq "and its state" "0" "$(sqlite3 "$WORK/data/rezus.db" 'SELECT count(*) FROM tfstate_versions')"
+expect_match "the destroy run was logged" 'operation=destroy phase=Succeeded' "$(cat "$WORK/daemon.log")"
+
+kill -TERM "$DAEMON_PID"
+wait_exit "$DAEMON_PID" 5
+expect_eq "the daemon stops cleanly" "0" "$EXIT_STATUS"
+DAEMON_PID=""
+done_testing
