@@ -587,6 +587,7 @@ static int start_engine(rz_daemon_t *d, rz_err_t *err)
 	const char *colon = strrchr(d->cfg->listen, ':');
 	size_t len = colon ? (size_t)(colon - d->cfg->listen) : 0;
 	rz_engine_opts_t o;
+	int rc;
 
 	snprintf(host, sizeof(host), "%.*s", (int)len, d->cfg->listen);
 	if (strcmp(host, "0.0.0.0") == 0 || host[0] == '\0') {
@@ -604,9 +605,12 @@ static int start_engine(rz_daemon_t *d, rz_err_t *err)
 		                d->cfg->tofu_timeout_ms,
 		                d->cfg->tofu_kill_grace_ms,
 		                d->cfg->tofu_plugin_cache_dir,
-		                d->cfg->tofu_env_passthrough };
-	return rz_engine_new(&d->engine, d->base, d->store, d->bus, d->plugins, d->auth, d->tfstate,
-	                     &o, err);
+		                d->cfg->tofu_env_passthrough,
+		                d->cfg->tofu_destroy_approval,
+		                d->cfg->tofu_resync_ms };
+	rc = rz_engine_new(&d->engine, d->base, d->store, d->bus, d->plugins, d->auth, d->tfstate,
+	                   &o, err);
+	return rc != 0 ? rc : rz_engine_routes(d->engine, d->http, err);
 }
 
 int rz_daemon_start(rz_daemon_t **out, const rz_config_t *cfg, rz_err_t *err)

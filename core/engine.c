@@ -40,6 +40,9 @@ struct run {
 	} show; /* stdout of `tofu show -json` */
 	json_t *diagnostics;
 	char error[512];
+	bool deleting; /* the tenant is being deleted: no approval for a destroy */
+	bool awaiting; /* AwaitingApproval: stopped before apply */
+	bool approved;
 };
 
 struct tenant {
@@ -49,6 +52,7 @@ struct tenant {
 	struct run *run; /* running, or NULL */
 	bool queued;     /* waiting for a pool slot */
 	bool again;      /* changed while running: one follow-up */
+	int failures;    /* runs failed in a row: the backoff grows with them */
 	char manual[64]; /* a Run created through the API, to start next */
 	struct tenant *next, *qnext;
 };
@@ -62,6 +66,8 @@ struct rz_engine {
 	rz_tfstate_t *tfstate;
 	rz_engine_opts_t o;
 	uint64_t sub;
+	struct event *resync;
+	rz_route_t routes[2];
 	struct tenant *tenants;
 	struct tenant *qhead, *qtail; /* FIFO of tenants waiting for a slot */
 	size_t running;
@@ -91,10 +97,16 @@ static struct tenant *tenant_of(rz_engine_t *e, const char *name, bool create)
 	return t;
 }
 
+static void finish(struct run *r, const char *phase, int exit_code);
+
 static void enqueue(struct tenant *t)
 {
 	rz_engine_t *e = t->e;
 
+	if (t->run != NULL && t->run->awaiting) { /* its plan is stale now */
+		snprintf(t->run->error, sizeof(t->run->error), "superseded by a newer change");
+		finish(t->run, "Canceled", -1);
+	}
 	if (t->queued || t->run != NULL) {
 		t->again = t->run != NULL;
 		return;
@@ -124,7 +136,7 @@ static void poke(rz_engine_t *e, const char *tenant, int64_t delay_ms)
 	if (t == NULL) {
 		return;
 	}
-	if (t->run != NULL) {
+	if (t->run != NULL && !t->run->awaiting) {
 		t->again = true; /* exactly one follow-up, however many changes */
 		return;
 	}
@@ -147,7 +159,8 @@ static void on_event(const rz_event_t *ev, void *arg)
 		struct tenant *t = tenant_of(e, ev->tenant, true);
 		if (t != NULL && trigger != NULL && strcmp(trigger, "manual") == 0) {
 			snprintf(t->manual, sizeof(t->manual), "%s", ev->name);
-			enqueue(t);
+			poke(e, ev->tenant,
+			     0); /* on its own turn of the loop, not inside delivery */
 		}
 		return;
 	}
@@ -214,6 +227,8 @@ static int make_run(struct run *r, const json_t *tenant, rz_err_t *err)
 	rz_engine_t *e = r->e;
 	struct tenant *t = r->t;
 	bool deleting = json_object_get(json_object_get(tenant, "metadata"), "deletionTimestamp");
+
+	r->deleting = deleting;
 	json_t *obj, *out = NULL;
 	unsigned char raw[4];
 	int rc;
@@ -564,6 +579,22 @@ static void finish(struct run *r, const char *phase, int exit_code)
 
 /* ------------------------------------------------------------------ running */
 
+/* An apply whose plan destroys resources, while the tenant is not being deleted. */
+static bool needs_approval(struct run *r)
+{
+	json_t *c;
+	bool destroys;
+
+	if (!r->e->o.destroy_approval || r->approved || r->deleting ||
+	    strcmp(r->operation, "apply") != 0) {
+		return false;
+	}
+	c = changes_of(r->show.p);
+	destroys = json_integer_value(json_object_get(c, "destroy")) > 0;
+	json_decref(c);
+	return destroys;
+}
+
 static int next_step(struct run *r, rz_err_t *err)
 {
 	const char *tofu = r->e->o.tofu;
@@ -580,6 +611,16 @@ static int next_step(struct run *r, rz_err_t *err)
 	r->proc = NULL;
 	if (r->step == STEP_APPLY && strcmp(r->operation, "plan") == 0) {
 		r->step = STEP_DONE; /* a speculative plan changes nothing */
+	}
+	if (r->step == STEP_APPLY && needs_approval(r)) {
+		r->awaiting = true;
+		set_status(r->e, "Run", r->t->name, r->name,
+		           json_pack("{s:s, s:o}", "phase", "AwaitingApproval", "changes",
+		                     changes_of(r->show.p)));
+		rz_logkv(RZ_LOG_NOTICE, "engine",
+		         "run awaits approval: its plan destroys resources", "tenant", r->t->name,
+		         "run", r->name, NULL);
+		return 0;
 	}
 	if (r->step == STEP_DONE) {
 		finish(r, "Succeeded", 0);
@@ -673,6 +714,93 @@ static void start_next(rz_engine_t *e)
 	}
 }
 
+/* ------------------------------------------------------------------ approve and cancel */
+
+/* The run named in the path, when it is the tenant's current one; otherwise a reply. */
+static struct run *current_run(rz_engine_t *e, rz_req_t *req)
+{
+	const char *tenant = rz_req_param(req, "tenant"), *name = rz_req_param(req, "name");
+	struct tenant *t = tenant_of(e, tenant, false);
+	json_t *obj = NULL;
+	rz_err_t err = { 0 };
+
+	if (t != NULL && t->run != NULL && strcmp(t->run->name, name) == 0) {
+		return t->run;
+	}
+	if (rz_store_get(e->store, rz_kind_by_name("Run"), tenant, name, &obj, &err) != 0) {
+		rz_reply_error(req, 404, NULL, "runs \"%s\" not found in tenant \"%s\"", name,
+		               tenant);
+		return NULL;
+	}
+	rz_reply_error(req, 409, NULL,
+	               "run \"%s\" is %s: only a pending or running run can be "
+	               "approved or canceled",
+	               name,
+	               json_string_value(json_object_get(json_object_get(obj, "status"), "phase"))
+	                   ?: "not started");
+	json_decref(obj);
+	return NULL;
+}
+
+static void h_approve(rz_req_t *req, void *ctx)
+{
+	struct run *r = current_run(ctx, req);
+	rz_err_t err = { 0 };
+
+	if (r == NULL) {
+		return;
+	}
+	if (!r->awaiting) {
+		rz_reply_error(req, 409, NULL, "run \"%s\" is not awaiting approval", r->name);
+		return;
+	}
+	r->awaiting = false;
+	r->approved = true;
+	set_status(r->e, "Run", r->t->name, r->name, json_pack("{s:s}", "phase", "Running"));
+	rz_logkv(RZ_LOG_NOTICE, "engine", "run approved", "tenant", r->t->name, "run", r->name,
+	         NULL);
+	rz_reply_status(req, rz_status_new(200, "", "run approved: applying"));
+	if (next_step(r, &err) != 0) {
+		snprintf(r->error, sizeof(r->error), "%s", err.msg);
+		finish(r, "Failed", -1);
+	}
+}
+
+static void h_cancel(rz_req_t *req, void *ctx)
+{
+	struct run *r = current_run(ctx, req);
+
+	if (r == NULL) {
+		return;
+	}
+	rz_reply_status(req, rz_status_new(200, "", "run canceled"));
+	if (r->awaiting) {
+		snprintf(r->error, sizeof(r->error), "canceled while awaiting approval");
+		finish(r, "Canceled", -1);
+	} else {
+		rz_proc_cancel(r->proc); /* step_done finishes it as Canceled */
+	}
+}
+
+int rz_engine_routes(rz_engine_t *e, rz_http_t *http, rz_err_t *err)
+{
+	e->routes[0] = (rz_route_t){ .methods = RZ_M_POST,
+		                     .pattern = "/api/v1/tenants/{tenant}/runs/{name}/approve",
+		                     .fn = h_approve,
+		                     .ctx = e,
+		                     .role = RZ_ROLE_EDIT,
+		                     .kind = "Run",
+		                     .verb = "approve" };
+	e->routes[1] = (rz_route_t){ .methods = RZ_M_POST,
+		                     .pattern = "/api/v1/tenants/{tenant}/runs/{name}/cancel",
+		                     .fn = h_cancel,
+		                     .ctx = e,
+		                     .role = RZ_ROLE_EDIT,
+		                     .kind = "Run",
+		                     .verb = "cancel" };
+	return rz_http_add_routes(http, e->routes, 2, err);
+}
+
 /* ------------------------------------------------------------------ module */
 
 /* At start: every tenant whose spec was not reconciled yet (or that is being deleted) gets
@@ -705,9 +833,13 @@ int rz_engine_new(rz_engine_t **out, struct event_base *base, rz_store_t *store,
 	if (e == NULL) {
 		return rz_err_set(err, -ENOMEM, "engine: out of memory");
 	}
-	*e = (rz_engine_t){
-		base, store, bus, plugins, auth, tfstate, *opts, 0, NULL, NULL, NULL, 0
-	};
+	e->base = base;
+	e->store = store;
+	e->bus = bus;
+	e->plugins = plugins;
+	e->auth = auth;
+	e->tfstate = tfstate;
+	e->o = *opts;
 	if (e->o.workers < 1) {
 		e->o.workers = 1;
 	}

@@ -15,6 +15,7 @@
 #include "core/auth.h"
 #include "core/bus.h"
 #include "core/errors.h"
+#include "core/http.h"
 #include "core/plugins.h"
 #include "core/store.h"
 #include "core/tfstate.h"
@@ -31,6 +32,8 @@ typedef struct rz_engine_opts {
 	int64_t kill_grace_ms;
 	const char *plugin_cache_dir; /* "" or NULL: none */
 	char **env_passthrough;       /* NULL-terminated names handed to tofu when set */
+	bool destroy_approval;        /* a plan that destroys waits in AwaitingApproval */
+	int64_t resync_ms;            /* every tenant gets a run this often; 0: never */
 } rz_engine_opts_t;
 
 typedef struct rz_engine rz_engine_t;
@@ -42,6 +45,9 @@ int rz_engine_new(rz_engine_t **out, struct event_base *base, rz_store_t *store,
 
 /* Cancel running tofu processes (their runs become Canceled) and free. Accepts NULL. */
 void rz_engine_free(rz_engine_t *e);
+
+/* POST /api/v1/tenants/{tenant}/runs/{name}/approve and …/cancel (edit role). */
+int rz_engine_routes(rz_engine_t *e, rz_http_t *http, rz_err_t *err);
 
 /* Runs in progress (for shutdown and tests). */
 size_t rz_engine_running(const rz_engine_t *e);

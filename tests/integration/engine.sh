@@ -69,6 +69,45 @@ api -X POST "$API/tenants/acme/runs" -d '{"spec":{"operation":"plan"}}' >/dev/nu
 expect_eq "a manual plan run succeeds" "Succeeded" "$(wait_runs 5)"
 expect_eq "and changes nothing" "cp-0 flaky-0 workers-0 workers-1 workers-2 workers-3 " "$(machines)"
 
+# tofu.destroy_approval (on by default): a plan that destroys waits for an edit-role user.
+# awaiting N: the name of the Nth run that stopped to await approval.
+awaiting() {
+	for _ in $(seq 1 300); do
+		r=$(grep 'run awaits approval' "$WORK/daemon.log" | sed -n "$1s/.* run=\(run-[0-9a-z]*\).*/\1/p")
+		[ -n "$r" ] && break
+		sleep 0.1
+	done
+	echo "$r"
+}
+run_phase() { api "$API/tenants/acme/runs/$1" | sed -n 's/.*"phase":"\([A-Za-z]*\)".*/\1/p'; }
+wait_phase() {
+	for _ in $(seq 1 300); do
+		[ "$(run_phase "$1")" = "$2" ] && break
+		sleep 0.1
+	done
+	run_phase "$1"
+}
+patch "$API/tenants/acme/nodegroups/flaky" -d '{"spec":{"count":0}}'
+RUN=$(awaiting 1)
+expect_match "scaling flaky to 0 plans a destroy that awaits approval" '^run-' "$RUN"
+expect_match "the waiting run shows what it would destroy" '"changes":\{"add":0,"change":0,"destroy":1\}' "$(api "$API/tenants/acme/runs/$RUN")"
+expect_match "the machine is still there" 'flaky-0' "$(machines)"
+expect_eq "approving an unknown run is 404" "404" "$(api -o /dev/null -w '%{http_code}' -X POST "$API/tenants/acme/runs/run-00000000/approve")"
+expect_eq "cancel stops it" "200" "$(api -o /dev/null -w '%{http_code}' -X POST "$API/tenants/acme/runs/$RUN/cancel")"
+expect_eq "the run is Canceled" "Canceled" "$(wait_phase "$RUN" Canceled)"
+expect_match "and destroyed nothing" 'flaky-0' "$(machines)"
+expect_eq "a finished run cannot be approved (409)" "409" "$(api -o /dev/null -w '%{http_code}' -X POST "$API/tenants/acme/runs/$RUN/approve")"
+api -X POST "$API/tenants/acme/runs" -d '{"spec":{"operation":"apply"}}' >/dev/null
+RUN2=$(awaiting 2)
+expect_match "a manual apply plans the destroy again and waits" '^run-' "$RUN2"
+expect_eq "approve lets it apply" "200" "$(api -o /dev/null -w '%{http_code}' -X POST "$API/tenants/acme/runs/$RUN2/approve")"
+expect_eq "the approved run succeeds" "Succeeded" "$(wait_phase "$RUN2" Succeeded)"
+expect_eq "and the machine is gone" "cp-0 workers-0 workers-1 workers-2 workers-3 " "$(machines)"
+expect_match "approve and cancel are audited" 'approve.*cancel|cancel.*approve' "$(sqlite3 "$WORK/data/rezus.db" 'SELECT group_concat(verb) FROM audit')"
+
+patch "$API/tenants/acme/nodegroups/workers" -d '{"spec":{"count":3}}'
+RUN3=$(awaiting 3)
+expect_match "scaling workers down awaits approval too" '^run-' "$RUN3"
 curl -s -o /dev/null -X DELETE -H "Authorization: Bearer $TOKEN" "$API/tenants/acme"
 for _ in $(seq 1 300); do
 	[ "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "$API/tenants/acme")" = 404 ] && break
@@ -76,6 +115,7 @@ for _ in $(seq 1 300); do
 done
 expect_eq "deleting the tenant destroys it, then it is gone" "404" \
 	"$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "$API/tenants/acme")"
+expect_match "deleting the tenant superseded the waiting run" "run=$RUN3 operation=apply phase=Canceled error=\"superseded by a newer change\"" "$(cat "$WORK/daemon.log")"
 expect_eq "with its machines" "" "$(api "$API/machines" | grep -o '"kind":"Machine"')"
 expect_eq "and its state" "0" "$(sqlite3 "$WORK/data/rezus.db" 'SELECT count(*) FROM tfstate_versions')"
 expect_match "the destroy run was logged" 'operation=destroy phase=Succeeded' "$(cat "$WORK/daemon.log")"
