@@ -269,6 +269,49 @@ static void tenant_dir(const rz_engine_t *e, const char *tenant, char *out, size
 }
 
 /* Compose the tenant from the store into its directory, with the http backend. */
+/* Resources the composed files declare. */
+static size_t rendered_resources(const json_t *files)
+{
+	const char *name;
+	json_t *doc, *types, *of;
+	const char *type;
+	size_t n = 0;
+
+	json_object_foreach((json_t *)files, name, doc)
+	{
+		types = json_object_get(doc, "resource");
+		json_object_foreach(types, type, of)
+		{
+			n += json_object_size(of);
+		}
+	}
+	return n;
+}
+
+/* A render with no resources for a tenant whose state holds some is refused: a broken
+ * plugin or a typo must never plan the whole cluster away. */
+static int guard_empty(struct run *r, const json_t *files, rz_err_t *err)
+{
+	json_t *state = NULL;
+	size_t held = 0;
+	rz_err_t ignored = { 0 };
+
+	if (rendered_resources(files) > 0 ||
+	    rz_tfstate_get(r->e->tfstate, r->t->name, &state, &ignored) != 0) {
+		return 0;
+	}
+	held = json_array_size(json_object_get(state, "resources"));
+	json_decref(state);
+	if (held == 0) {
+		return 0;
+	}
+	return rz_err_set(err, RZ_ECONFLICT,
+	                  "the render has no resources but the tenant's state holds %zu: refusing "
+	                  "to plan them all away (check the tenant's clusterProvider and its node "
+	                  "groups' providerClass; delete the tenant to destroy it)",
+	                  held);
+}
+
 static int render(struct run *r, const json_t *tenant, rz_err_t *err)
 {
 	rz_engine_t *e = r->e;
@@ -285,6 +328,9 @@ static int render(struct run *r, const json_t *tenant, rz_err_t *err)
 	mkdir(e->o.workdir, 0700);
 	tenant_dir(e, r->t->name, dir, sizeof(dir));
 	rc = rz_compose(e->plugins, ctx, backend, &files, err);
+	if (rc == 0 && !r->deleting) {
+		rc = guard_empty(r, files, err);
+	}
 	if (rc == 0) {
 		rc = rz_compose_write(files, dir, err);
 	}
@@ -549,9 +595,9 @@ static void finish(struct run *r, const char *phase, int exit_code)
 	json_decref(state);
 	now_rfc3339(now, sizeof(now));
 	set_status(e, "Run", t->name, r->name,
-	           json_pack("{s:s, s:s, s:i, s:o, s:O}", "phase", phase, "finishedAt", now,
-	                     "exitCode", exit_code, "changes", changes_of(r->show.p), "diagnostics",
-	                     r->diagnostics));
+	           json_pack("{s:s, s:s, s:i, s:s, s:o, s:O}", "phase", phase, "finishedAt", now,
+	                     "exitCode", exit_code, "message", r->error, "changes",
+	                     changes_of(r->show.p), "diagnostics", r->diagnostics));
 	if (strcmp(r->operation, "destroy") == 0 && strcmp(phase, "Succeeded") == 0) {
 		teardown_done(r);
 	} else if (strcmp(r->operation, "plan") != 0) {

@@ -17,10 +17,14 @@ server:
 tofu:
   binary: $TF
   debounce: 300ms
-plugin_dir: $top_builddir/plugins
+plugin_dir: $WORK/plugins
 plugins:
   sim: {}
+  hollow: {}
 CONF
+mkdir -p "$WORK/plugins"
+ln -s "$top_builddir/plugins/.libs/sim.so" "$WORK/plugins/sim.so"
+ln -s "$top_builddir/tests/fixtures/plugins/.libs/hollow.so" "$WORK/plugins/hollow.so"
 if REZUSCLOUD_ADMIN_PASSWORD=engine-test-pw start_daemon "$WORK/daemon.log" -c "$WORK/rezus.conf"; then
 	ok "the daemon starts with tofu.binary=$(basename "$TF")"
 else
@@ -119,6 +123,29 @@ expect_match "deleting the tenant superseded the waiting run" "run=$RUN3 operati
 expect_eq "with its machines" "" "$(api "$API/machines" | grep -o '"kind":"Machine"')"
 expect_eq "and its state" "0" "$(sqlite3 "$WORK/data/rezus.db" 'SELECT count(*) FROM tfstate_versions')"
 expect_match "the destroy run was logged" 'operation=destroy phase=Succeeded' "$(cat "$WORK/daemon.log")"
+
+# A render with no resources for a tenant whose state holds some is refused, not planned away.
+api -X POST "$API/tenants" -d '{"metadata":{"name":"hollow"},"spec":{"clusterProvider":"hollow"}}' >/dev/null
+for _ in $(seq 1 300); do
+	grep -q 'msg="run finished" tenant=hollow' "$WORK/daemon.log" && break
+	sleep 0.1
+done
+expect_match "a tenant that renders nothing and holds nothing applies" \
+	'msg="run finished" tenant=hollow run=run-[0-9a-f]* operation=apply phase=Succeeded' "$(cat "$WORK/daemon.log")"
+SU="http://127.0.0.1:$PORT/tfstate/hollow"
+LINEAGE=$(curl -s -H "Authorization: Bearer $TOKEN" "$SU" | sed -n 's/.*"lineage": *"\([^"]*\)".*/\1/p')
+[ -n "$LINEAGE" ] || LINEAGE=5f0c1a52-0000-4000-8000-000000000001
+expect_eq "state with a resource is written for it" "200" "$(curl -s -o /dev/null -w '%{http_code}' \
+	-H "Authorization: Bearer $TOKEN" -X POST "$SU" -d '{"version":4,"terraform_version":"1.11.4","serial":90,"lineage":"'"$LINEAGE"'","outputs":{},"resources":[{"mode":"managed","type":"terraform_data","name":"keep","provider":"provider[\"terraform.io/builtin/terraform\"]","instances":[{"schema_version":0,"attributes":{"id":"keep"}}]}],"check_results":null}')"
+HR=$(api -X POST "$API/tenants/hollow/runs" -d '{"spec":{"operation":"apply"}}' | sed -n 's/.*"name":"\(run-[0-9a-z]*\)".*/\1/p')
+for _ in $(seq 1 300); do
+	case "$(api "$API/tenants/hollow/runs/$HR")" in *'"phase":"Failed"'*) break ;; esac
+	sleep 0.1
+done
+expect_match "an empty render over a non-empty state fails the run, saying why" \
+	'"phase":"Failed".*"message":"the render has no resources but the tenant.s state holds 1: refusing' \
+	"$(api "$API/tenants/hollow/runs/$HR")"
+expect_match "and the state keeps its resource" '"name": *"keep"' "$(curl -s -H "Authorization: Bearer $TOKEN" "$SU")"
 
 kill -TERM "$DAEMON_PID"
 wait_exit "$DAEMON_PID" 5
