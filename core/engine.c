@@ -645,7 +645,9 @@ static int next_step(struct run *r, rz_err_t *err)
 {
 	const char *tofu = r->e->o.tofu;
 	bool destroy = strcmp(r->operation, "destroy") == 0;
-	const char *init[] = { tofu, "init", "-input=false", "-no-color", NULL };
+	/* -reconfigure: the backend address follows the daemon's listen address, and the
+	 * state always lives in the daemon: there is never anything to migrate. */
+	const char *init[] = { tofu, "init", "-input=false", "-no-color", "-reconfigure", NULL };
 	const char *plan[] = { tofu,    "plan",          "-input=false",
 		               "-json", "-out=run.plan", destroy ? "-destroy" : NULL,
 		               NULL };
@@ -849,6 +851,43 @@ int rz_engine_routes(rz_engine_t *e, rz_http_t *http, rz_err_t *err)
 
 /* ------------------------------------------------------------------ module */
 
+/* At start, before any run: runs the last process left unfinished become Interrupted, the
+ * state locks they held are released, and their tenants run again. */
+static void recover_runs(rz_engine_t *e)
+{
+	json_t *runs = list_of(e, "Run", NULL), *run;
+	char now[32];
+	rz_err_t err = { 0 };
+	size_t i;
+
+	if (rz_tfstate_release_run_locks(e->tfstate, &err) < 0) {
+		rz_log_warn("engine", "cannot release the locks of interrupted runs: %s", err.msg);
+	}
+	now_rfc3339(now, sizeof(now));
+	json_array_foreach(runs, i, run)
+	{
+		json_t *meta = json_object_get(run, "metadata");
+		const char *tenant = json_string_value(json_object_get(meta, "tenant"));
+		const char *name = json_string_value(json_object_get(meta, "name"));
+		const char *phase =
+		    json_string_value(json_object_get(json_object_get(run, "status"), "phase"));
+
+		if (tenant == NULL || name == NULL ||
+		    (phase != NULL && strcmp(phase, "Running") != 0 &&
+		     strcmp(phase, "AwaitingApproval") != 0 && strcmp(phase, "Pending") != 0)) {
+			continue;
+		}
+		set_status(e, "Run", tenant, name,
+		           json_pack("{s:s, s:s, s:s}", "phase", "Interrupted", "finishedAt", now,
+		                     "message", "the daemon stopped before the run finished"));
+		rz_logkv(RZ_LOG_WARNING, "engine",
+		         "run interrupted by a daemon stop; running again", "tenant", tenant, "run",
+		         name, NULL);
+		poke(e, tenant, e->o.debounce_ms);
+	}
+	json_decref(runs);
+}
+
 /* At start: every tenant whose spec was not reconciled yet (or that is being deleted) gets
  * a run, so nothing a crash interrupted stays undone. */
 static void reconcile_pending(rz_engine_t *e)
@@ -894,6 +933,7 @@ int rz_engine_new(rz_engine_t **out, struct event_base *base, rz_store_t *store,
 		free(e);
 		return rz_err_set(err, -ENOMEM, "engine: out of memory");
 	}
+	recover_runs(e);
 	reconcile_pending(e);
 	*out = e;
 	return 0;

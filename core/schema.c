@@ -117,6 +117,11 @@ static const rz_migration_t migrations[] = {
 	           "        ON DELETE CASCADE\n"
 	           ") STRICT;\n",
 	},
+	{
+	    .version = 5,
+	    .name = "who holds a TF state lock",
+	    .sql = "ALTER TABLE tfstate_locks ADD COLUMN holder TEXT NOT NULL DEFAULT '';\n",
+	},
 };
 
 const rz_migration_t *rz_db_migrations(size_t *count)

@@ -257,7 +257,9 @@ static int deliver(rz_store_t *st)
 		st->queue = q;
 		st->capqueue = cap;
 	}
-	memcpy(st->queue + st->nqueue, st->pend, st->npend * sizeof(*st->pend));
+	if (st->npend > 0) { /* a write that changed nothing has no event, and maybe no queue */
+		memcpy(st->queue + st->nqueue, st->pend, st->npend * sizeof(*st->pend));
+	}
 	st->nqueue += st->npend;
 	st->npend = 0;
 	if (st->delivering) {

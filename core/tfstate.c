@@ -278,14 +278,15 @@ static int lock_of(rz_tfstate_t *ts, const char *tenant, char *id, size_t size, 
 	return rc;
 }
 
+/* Take (info != NULL) or release the lock; holder is the principal taking it. */
 static int lock_set(rz_tfstate_t *ts, const char *tenant, const char *id, const char *info,
-                    rz_err_t *err)
+                    const char *holder, rz_err_t *err)
 {
-	rz_stmt_t *s =
-	    rz_db_stmt(ts->db,
-	               info ? "INSERT INTO tfstate_locks (tenant, id, info) VALUES (?1, ?2, ?3)"
-	                    : "DELETE FROM tfstate_locks WHERE tenant = ?1",
-	               err);
+	rz_stmt_t *s = rz_db_stmt(
+	    ts->db,
+	    info ? "INSERT INTO tfstate_locks (tenant, id, info, holder) VALUES (?1, ?2, ?3, ?4)"
+	         : "DELETE FROM tfstate_locks WHERE tenant = ?1",
+	    err);
 	int rc;
 
 	if (s == NULL) {
@@ -295,6 +296,7 @@ static int lock_set(rz_tfstate_t *ts, const char *tenant, const char *id, const 
 	if (info != NULL) {
 		rz_stmt_bind_text(s, 2, id);
 		rz_stmt_bind_text(s, 3, info);
+		rz_stmt_bind_text(s, 4, holder);
 	}
 	rc = rz_stmt_step(s, err);
 	rz_stmt_done(s);
@@ -439,6 +441,7 @@ static void h_lock(rz_req_t *req, void *ctx)
 	const char *id;
 	json_t *info = lock_info(req, &id);
 	char held[128], *text = NULL, *holder = NULL;
+	const rz_principal_t *p = rz_access_principal(req);
 	rz_err_t err = { 0 };
 	int rc;
 
@@ -456,7 +459,7 @@ static void h_lock(rz_req_t *req, void *ctx)
 	} else if (rc == 1) {
 		reply_holder(req, 423, holder);
 	} else if (rc < 0 || (text = json_dumps(info, JSON_COMPACT)) == NULL ||
-	           lock_set(ts, tenant, id, text, &err) != 0) {
+	           lock_set(ts, tenant, id, text, p ? p->user : "", &err) != 0) {
 		internal(req, &err);
 	} else {
 		rz_reply(req, 200, NULL, NULL, 0);
@@ -498,7 +501,7 @@ static void h_unlock(rz_req_t *req, void *ctx)
 	rc = lock_of(ts, tenant, held, sizeof(held), &holder, &err);
 	if (rc == 1 && len > 0 && strcmp(held, id) != 0) {
 		reply_holder(req, 409, holder);
-	} else if (rc < 0 || (rc == 1 && lock_set(ts, tenant, held, NULL, &err) != 0)) {
+	} else if (rc < 0 || (rc == 1 && lock_set(ts, tenant, held, NULL, NULL, &err) != 0)) {
 		internal(req, &err);
 	} else {
 		if (len == 0 &&
@@ -604,6 +607,26 @@ static void h_rollback(rz_req_t *req, void *ctx)
 		free(plain);
 	}
 	json_decref(doc);
+}
+
+int rz_tfstate_release_run_locks(rz_tfstate_t *ts, rz_err_t *err)
+{
+	rz_stmt_t *s = rz_db_stmt(ts->db,
+	                          "DELETE FROM tfstate_locks WHERE holder LIKE 'run/%' "
+	                          "RETURNING tenant, holder",
+	                          err);
+	int rc, n = 0;
+
+	if (s == NULL) {
+		return err->code;
+	}
+	while ((rc = rz_stmt_step(s, err)) == 1) {
+		rz_logkv(RZ_LOG_WARNING, "tfstate", "released a lock an interrupted run held",
+		         "tenant", rz_stmt_text(s, 0), "holder", rz_stmt_text(s, 1), NULL);
+		n++;
+	}
+	rz_stmt_done(s);
+	return rc < 0 ? rc : n;
 }
 
 /* ------------------------------------------------------------------ module */

@@ -34,4 +34,8 @@ int rz_tfstate_routes(rz_tfstate_t *ts, rz_http_t *http, rz_err_t *err);
 /* The current state of tenant, decrypted (caller owns); RZ_ENOTFOUND when none. */
 int rz_tfstate_get(rz_tfstate_t *ts, const char *tenant, json_t **state, rz_err_t *err);
 
+/* At start, before any run: drop the locks runs held when the daemon stopped (no run is
+ * alive to release them). Returns how many, or < 0 with err filled. */
+int rz_tfstate_release_run_locks(rz_tfstate_t *ts, rz_err_t *err);
+
 #endif /* RZ_TFSTATE_H */

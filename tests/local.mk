@@ -25,7 +25,8 @@ INTEGRATION_TESTS = \
 	tests/integration/plugins.sh \
 	tests/integration/sdk.sh \
 	tests/integration/tfstate.sh \
-	tests/integration/engine.sh
+	tests/integration/engine.sh \
+	tests/integration/crash.sh
 
 include tests/fixtures/plugins/local.mk
 EXTRA_DIST += tests/fixtures/plugins/local.mk \

@@ -1,0 +1,87 @@
+#!/bin/sh
+# Crash safety of the TF engine: the daemon is killed with SIGKILL while a run's apply is
+# under way; the next start marks the run Interrupted, releases the state lock runs held,
+# runs the tenant again and it converges; nothing committed before the kill is lost.
+. "${top_srcdir:-.}/tests/integration/lib.sh"
+
+TF=$(command -v tofu || command -v terraform || true)
+if [ -z "$TF" ]; then
+	echo "1..0 # SKIP neither tofu nor terraform is installed"
+	exit 0
+fi
+# A stand-in for tofu that hangs in `apply` while $WORK/hang exists (recording its pid), and
+# is the real binary otherwise.
+cat >"$WORK/tofu-standin" <<SH
+#!/bin/sh
+if [ "\$1" = apply ] && [ -e "$WORK/hang" ]; then
+	echo \$\$ >"$WORK/standin.pid"
+	exec sleep 600
+fi
+exec "$TF" "\$@"
+SH
+chmod +x "$WORK/tofu-standin"
+touch "$WORK/hang"
+cat >"$WORK/rezus.conf" <<CONF
+server:
+  listen: 127.0.0.1:0
+  data_dir: $WORK/data
+tofu:
+  binary: $WORK/tofu-standin
+  debounce: 200ms
+plugin_dir: $top_builddir/plugins
+plugins:
+  sim: {}
+CONF
+login() {
+	API="http://127.0.0.1:$PORT/api/v1"
+	TOKEN=$(curl -s -X POST "$API/auth/login" -H 'Content-Type: application/json' \
+		-d '{"username":"admin","password":"crash-test-pw"}' | sed -n 's/.*"token":"\([^"]*\)".*/\1/p')
+}
+api() { curl -s -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' "$@"; }
+q() { sqlite3 "$WORK/data/rezus.db" "$1"; }
+
+REZUSCLOUD_ADMIN_PASSWORD=crash-test-pw start_daemon "$WORK/daemon.log" -c "$WORK/rezus.conf" ||
+	not_ok "the daemon starts" "$(cat "$WORK/daemon.log")"
+login
+api -X POST "$API/tenants" -d '{"metadata":{"name":"acme"},"spec":{"clusterProvider":"sim"}}' >/dev/null
+api -X POST "$API/tenants/acme/nodegroups" -d '{"metadata":{"name":"workers"},"spec":{"role":"worker","count":3,"providerClass":"sim"}}' >/dev/null
+for _ in $(seq 1 300); do
+	[ -s "$WORK/standin.pid" ] && break
+	sleep 0.1
+done
+expect_match "the run reaches its apply" '^[0-9]+$' "$(cat "$WORK/standin.pid" 2>/dev/null)"
+RUN=$(q "SELECT name FROM objects WHERE kind = 'Run' LIMIT 1")
+expect_match "and it is Running" '"phase":"Running"' "$(api "$API/tenants/acme/runs/$RUN")"
+OBJECTS=$(q "SELECT count(*) FROM objects")
+EVENTS=$(q "SELECT max(rv) FROM events")
+AUDIT=$(q "SELECT count(*) FROM audit")
+
+kill -KILL "$DAEMON_PID"
+wait "$DAEMON_PID" 2>/dev/null
+kill -KILL "$(cat "$WORK/standin.pid")" 2>/dev/null
+rm -f "$WORK/hang"
+# What the apply would have held when the process died: a lock taken by the run.
+q "INSERT INTO tfstate_locks (tenant, id, info, holder) VALUES ('acme', 'dead-lock', '{\"ID\":\"dead-lock\"}', 'run/$RUN')"
+
+REZUSCLOUD_ADMIN_PASSWORD=crash-test-pw start_daemon "$WORK/daemon2.log" -c "$WORK/rezus.conf" ||
+	not_ok "the daemon starts again" "$(cat "$WORK/daemon2.log")"
+login
+expect_match "the killed run is Interrupted" '"phase":"Interrupted"' "$(api "$API/tenants/acme/runs/$RUN")"
+expect_match "the lock the run held is released, and logged" \
+	'msg="released a lock an interrupted run held" tenant=acme holder=run/'"$RUN" "$(cat "$WORK/daemon2.log")"
+for _ in $(seq 1 300); do
+	case "$(api "$API/tenants/acme")" in *'"phase":"Ready"'*) break ;; esac
+	sleep 0.1
+done
+expect_match "the tenant runs again and converges" '"phase":"Ready".*"machines":\{"desired":3,"total":3' "$(api "$API/tenants/acme")"
+expect_eq "three Machines" "3" "$(api "$API/tenants/acme/machines" | grep -o '"kind":"Machine"' | wc -l | tr -d ' ')"
+expect_eq "no lock is left" "0" "$(q "SELECT count(*) FROM tfstate_locks")"
+expect_eq "no committed object was lost" "1" "$(q "SELECT count(*) >= $OBJECTS FROM objects")"
+expect_eq "no event was lost" "1" "$(q "SELECT max(rv) >= $EVENTS FROM events")"
+expect_eq "no audit row was lost" "1" "$(q "SELECT count(*) >= $AUDIT FROM audit")"
+
+kill -TERM "$DAEMON_PID"
+wait_exit "$DAEMON_PID" 5
+expect_eq "the daemon stops cleanly" "0" "$EXIT_STATUS"
+DAEMON_PID=""
+done_testing
