@@ -49,11 +49,12 @@ struct tenant {
 	rz_engine_t *e;
 	char name[64];
 	struct event *debounce;
-	struct run *run; /* running, or NULL */
-	bool queued;     /* waiting for a pool slot */
-	bool again;      /* changed while running: one follow-up */
-	int failures;    /* runs failed in a row: the backoff grows with them */
-	char manual[64]; /* a Run created through the API, to start next */
+	struct run *run;     /* running, or NULL */
+	bool queued;         /* waiting for a pool slot */
+	bool again;          /* changed while running: one follow-up */
+	int failures;        /* runs failed in a row: the backoff grows with them */
+	const char *trigger; /* of the next run: "create", "update" or "resync" */
+	char manual[64];     /* a Run created through the API, to start next */
 	struct tenant *next, *qnext;
 };
 
@@ -67,6 +68,7 @@ struct rz_engine {
 	rz_engine_opts_t o;
 	uint64_t sub;
 	struct event *resync;
+	bool stopping;
 	rz_route_t routes[2];
 	struct tenant *tenants;
 	struct tenant *qhead, *qtail; /* FIFO of tenants waiting for a slot */
@@ -127,14 +129,21 @@ static void on_debounce(evutil_socket_t fd, short what, void *arg)
 	enqueue(arg);
 }
 
-/* A change: restart the tenant's trailing debounce. */
-static void poke(rz_engine_t *e, const char *tenant, int64_t delay_ms)
+/* A reason to run: restart the tenant's trailing debounce. A resync or a retry never
+ * relabels a change already waiting. */
+static void poke(rz_engine_t *e, const char *tenant, int64_t delay_ms, const char *trigger)
 {
 	struct tenant *t = tenant_of(e, tenant, true);
 	struct timeval tv = { delay_ms / 1000, (delay_ms % 1000) * 1000 };
 
 	if (t == NULL) {
 		return;
+	}
+	if (strcmp(trigger, "resync") == 0 && t->run != NULL && t->run->awaiting) {
+		return; /* a waiting approval is left alone until someone decides */
+	}
+	if (strcmp(trigger, "resync") != 0 || t->trigger == NULL) {
+		t->trigger = trigger;
 	}
 	if (t->run != NULL && !t->run->awaiting) {
 		t->again = true; /* exactly one follow-up, however many changes */
@@ -159,8 +168,8 @@ static void on_event(const rz_event_t *ev, void *arg)
 		struct tenant *t = tenant_of(e, ev->tenant, true);
 		if (t != NULL && trigger != NULL && strcmp(trigger, "manual") == 0) {
 			snprintf(t->manual, sizeof(t->manual), "%s", ev->name);
-			poke(e, ev->tenant,
-			     0); /* on its own turn of the loop, not inside delivery */
+			/* on its own turn of the loop, not inside delivery */
+			poke(e, ev->tenant, 0, "manual");
 		}
 		return;
 	}
@@ -168,10 +177,10 @@ static void on_event(const rz_event_t *ev, void *arg)
 		return; /* status and metadata writes never trigger */
 	}
 	if (strcmp(k, "Tenant") == 0 && ev->type != RZ_EV_DELETED) {
-		poke(e, ev->name, e->o.debounce_ms);
+		poke(e, ev->name, e->o.debounce_ms, ev->type == RZ_EV_ADDED ? "create" : "update");
 	} else if ((strcmp(k, "NodeGroup") == 0 || strcmp(k, "ConfigPatch") == 0) &&
 	           ev->tenant[0] != '\0') {
-		poke(e, ev->tenant, e->o.debounce_ms);
+		poke(e, ev->tenant, e->o.debounce_ms, "update");
 	}
 }
 
@@ -227,11 +236,13 @@ static int make_run(struct run *r, const json_t *tenant, rz_err_t *err)
 	rz_engine_t *e = r->e;
 	struct tenant *t = r->t;
 	bool deleting = json_object_get(json_object_get(tenant, "metadata"), "deletionTimestamp");
-
-	r->deleting = deleting;
+	const char *trigger = t->trigger ? t->trigger : "update";
 	json_t *obj, *out = NULL;
 	unsigned char raw[4];
 	int rc;
+
+	t->trigger = NULL;
+	r->deleting = deleting;
 
 	if (t->manual[0] != '\0') {
 		json_t *m = NULL;
@@ -252,7 +263,7 @@ static int make_run(struct run *r, const json_t *tenant, rz_err_t *err)
 	snprintf(r->operation, sizeof(r->operation), "%s", deleting ? "destroy" : "apply");
 	obj = json_pack(
 	    "{s:{s:s, s:s}, s:{s:s, s:s, s:I}}", "metadata", "name", r->name, "tenant", t->name,
-	    "spec", "operation", r->operation, "trigger", deleting ? "delete" : "update",
+	    "spec", "operation", r->operation, "trigger", deleting ? "delete" : trigger,
 	    "generation",
 	    json_integer_value(json_object_get(json_object_get(tenant, "metadata"), "generation")));
 	rc = rz_store_create(e->store, rz_kind_by_name("Run"), obj, NULL, &out, err);
@@ -579,10 +590,21 @@ static void teardown_done(struct run *r)
 	json_decref(patch);
 }
 
+/* After the nth failure in a row: 10 s doubling, capped at the resync interval (or 5 min). */
+static int64_t backoff_ms(const rz_engine_t *e, int failures)
+{
+	int64_t cap = e->o.resync_ms > 0 ? e->o.resync_ms : 300000;
+	int64_t d = (int64_t)10000 << (failures > 16 ? 15 : failures - 1);
+
+	return d < cap ? d : cap;
+}
+
 static void finish(struct run *r, const char *phase, int exit_code)
 {
 	rz_engine_t *e = r->e;
 	struct tenant *t = r->t;
+	bool failed =
+	    strcmp(phase, "Failed") == 0 && strcmp(r->operation, "plan") != 0 && !e->stopping;
 	char now[32];
 	size_t machines = 0;
 	json_t *state = NULL;
@@ -616,9 +638,17 @@ static void finish(struct run *r, const char *phase, int exit_code)
 	free(r);
 	t->run = NULL;
 	e->running--;
+	t->failures = failed ? t->failures + 1 : strcmp(phase, "Succeeded") == 0 ? 0 : t->failures;
 	if (t->again) {
 		t->again = false;
-		poke(e, t->name, e->o.debounce_ms);
+		poke(e, t->name, e->o.debounce_ms, "update");
+	} else if (failed) {
+		int64_t delay = backoff_ms(e, t->failures);
+		char in[32];
+		snprintf(in, sizeof(in), "%llds", (long long)(delay / 1000));
+		rz_logkv(RZ_LOG_NOTICE, "engine", "run failed: retrying", "tenant", t->name, "in",
+		         in, NULL);
+		poke(e, t->name, delay, "resync");
 	}
 	start_next(e);
 }
@@ -883,7 +913,7 @@ static void recover_runs(rz_engine_t *e)
 		rz_logkv(RZ_LOG_WARNING, "engine",
 		         "run interrupted by a daemon stop; running again", "tenant", tenant, "run",
 		         name, NULL);
-		poke(e, tenant, e->o.debounce_ms);
+		poke(e, tenant, e->o.debounce_ms, "resync");
 	}
 	json_decref(runs);
 }
@@ -902,8 +932,24 @@ static void reconcile_pending(rz_engine_t *e)
 		json_int_t seen = json_integer_value(
 		    json_object_get(json_object_get(t, "status"), "observedGeneration"));
 		if (gen != seen || json_object_get(meta, "deletionTimestamp") != NULL) {
-			poke(e, json_string_value(json_object_get(meta, "name")), e->o.debounce_ms);
+			poke(e, json_string_value(json_object_get(meta, "name")), e->o.debounce_ms,
+			     "update");
 		}
+	}
+	json_decref(tenants);
+}
+
+/* Every tofu.resync: every tenant runs again, so drift outside RezusCloud is corrected. */
+static void on_resync(evutil_socket_t fd, short what, void *arg)
+{
+	rz_engine_t *e = arg;
+	json_t *tenants = list_of(e, "Tenant", NULL), *t;
+	size_t i;
+
+	json_array_foreach(tenants, i, t)
+	{
+		poke(e, json_string_value(json_object_get(json_object_get(t, "metadata"), "name")),
+		     e->o.debounce_ms, "resync");
 	}
 	json_decref(tenants);
 }
@@ -933,6 +979,14 @@ int rz_engine_new(rz_engine_t **out, struct event_base *base, rz_store_t *store,
 		free(e);
 		return rz_err_set(err, -ENOMEM, "engine: out of memory");
 	}
+	if (e->o.resync_ms > 0) {
+		struct timeval tv = { e->o.resync_ms / 1000, (e->o.resync_ms % 1000) * 1000 };
+		e->resync = event_new(base, -1, EV_PERSIST, on_resync, e);
+		if (e->resync == NULL || event_add(e->resync, &tv) != 0) {
+			rz_engine_free(e);
+			return rz_err_set(err, -ENOMEM, "engine: cannot start the resync timer");
+		}
+	}
 	recover_runs(e);
 	reconcile_pending(e);
 	*out = e;
@@ -952,6 +1006,10 @@ void rz_engine_free(rz_engine_t *e)
 		return;
 	}
 	rz_bus_unsubscribe(e->bus, e->sub);
+	e->stopping = true;
+	if (e->resync != NULL) {
+		event_free(e->resync);
+	}
 	e->qhead = NULL;
 	for (t = e->tenants; t != NULL; t = t->next) {
 		if (t->run != NULL) {

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Crash safety of the TF engine: the daemon is killed with SIGKILL while a run's apply is
 # under way; the next start marks the run Interrupted, releases the state lock runs held,
-# runs the tenant again and it converges; nothing committed before the kill is lost.
+# runs the tenant again and it converges; nothing committed before the kill is lost. Then
+# tofu.resync keeps running it.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 TF=$(command -v tofu || command -v terraform || true)
@@ -28,6 +29,7 @@ server:
 tofu:
   binary: $WORK/tofu-standin
   debounce: 200ms
+  resync: 3s
 plugin_dir: $top_builddir/plugins
 plugins:
   sim: {}
@@ -75,6 +77,13 @@ for _ in $(seq 1 300); do
 done
 expect_match "the tenant runs again and converges" '"phase":"Ready".*"machines":\{"desired":3,"total":3' "$(api "$API/tenants/acme")"
 expect_eq "three Machines" "3" "$(api "$API/tenants/acme/machines" | grep -o '"kind":"Machine"' | wc -l | tr -d ' ')"
+resyncs() { api "$API/tenants/acme/runs" | grep -o '"trigger":"resync"' | wc -l | tr -d ' '; }
+for _ in $(seq 1 150); do
+	[ "$(resyncs)" -ge 2 ] && break
+	sleep 0.1
+done
+expect_eq "tofu.resync runs the converged tenant again" "1" "$([ "$(resyncs)" -ge 2 ] && echo 1)"
+expect_match "and it stays Ready" '"phase":"Ready"' "$(api "$API/tenants/acme")"
 expect_eq "no lock is left" "0" "$(q "SELECT count(*) FROM tfstate_locks")"
 expect_eq "no committed object was lost" "1" "$(q "SELECT count(*) >= $OBJECTS FROM objects")"
 expect_eq "no event was lost" "1" "$(q "SELECT max(rv) >= $EVENTS FROM events")"

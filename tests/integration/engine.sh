@@ -145,6 +145,14 @@ done
 expect_match "an empty render over a non-empty state fails the run, saying why" \
 	'"phase":"Failed".*"message":"the render has no resources but the tenant.s state holds 1: refusing' \
 	"$(api "$API/tenants/hollow/runs/$HR")"
+for _ in $(seq 1 200); do
+	[ "$(grep -c 'msg="run finished" tenant=hollow' "$WORK/daemon.log")" -ge 3 ] && break
+	sleep 0.1
+done
+expect_match "a failed run is retried with backoff" 'msg="run failed: retrying" tenant=hollow in=10s' "$(cat "$WORK/daemon.log")"
+expect_eq "the retry runs by itself (and fails again, still guarded)" "2" \
+	"$(grep -c 'msg="run finished" tenant=hollow run=run-[0-9a-z]* operation=apply phase=Failed' "$WORK/daemon.log")"
+expect_match "the next wait doubles" 'msg="run failed: retrying" tenant=hollow in=20s' "$(cat "$WORK/daemon.log")"
 expect_match "and the state keeps its resource" '"name": *"keep"' "$(curl -s -H "Authorization: Bearer $TOKEN" "$SU")"
 
 kill -TERM "$DAEMON_PID"
