@@ -40,6 +40,10 @@ struct run {
 	} show; /* stdout of `tofu show -json` */
 	json_t *diagnostics;
 	char error[512];
+	struct follower {
+		rz_req_t *req;
+		struct follower *next;
+	} * followers; /* GET …/log?follow=true streams, live */
 	bool deleting; /* the tenant is being deleted: no approval for a destroy */
 	bool awaiting; /* AwaitingApproval: stopped before apply */
 	bool approved;
@@ -69,7 +73,7 @@ struct rz_engine {
 	uint64_t sub;
 	struct event *resync;
 	bool stopping;
-	rz_route_t routes[2];
+	rz_route_t routes[3];
 	struct tenant *tenants;
 	struct tenant *qhead, *qtail; /* FIFO of tenants waiting for a slot */
 	size_t running;
@@ -199,9 +203,17 @@ static json_t *list_of(rz_engine_t *e, const char *kind, const char *tenant)
 	return items;
 }
 
+/* Run times carry milliseconds: runs of a few hundred ms must still be ordered. */
 static void now_rfc3339(char *buf, size_t size)
 {
-	rz_time_now(buf, size);
+	struct timespec ts;
+	struct tm tm;
+	char sec[32];
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(sec, sizeof(sec), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, size, "%.19s.%03dZ", sec, (int)(ts.tv_nsec / 1000000));
 }
 
 /* Merge fields into the object's status (a status write: never a trigger). */
@@ -353,17 +365,43 @@ static int render(struct run *r, const json_t *tenant, rz_err_t *err)
 
 /* ------------------------------------------------------------------ steps */
 
+/* One log line as a server-sent event; \r in it would end the SSE line early. */
+static void sse_line(rz_req_t *req, const char *line, size_t len)
+{
+	rz_reply_write(req, "data: ", 6);
+	for (size_t i = 0; i < len; i++) {
+		rz_reply_write(req, line[i] == '\r' ? " " : &line[i], 1);
+	}
+	rz_reply_write(req, "\n\n", 2);
+}
+
+/* The last event of a followed log: the run's phase. */
+static void sse_end(rz_req_t *req, const char *phase)
+{
+	char end[96];
+	int n = snprintf(end, sizeof(end), "event: end\ndata: %s\n\n", phase);
+
+	rz_reply_write(req, end, (size_t)n);
+	rz_reply_end(req);
+}
+
 /* A line of tofu's output: into the run's log; JSON UI lines also into the run's changes
  * and diagnostics; `show -json` output kept whole. */
 static void on_line(void *arg, const char *line, size_t len, bool is_stderr)
 {
 	struct run *r = arg;
+	bool plan_json = r->step == STEP_SHOW && !is_stderr;
 	json_t *j;
 
-	if (r->log != NULL) {
+	/* The plan as JSON holds sensitive values in clear: it stays in memory, out of the
+	 * log and its followers. */
+	if (r->log != NULL && !plan_json) {
 		fprintf(r->log, "%.*s\n", (int)len, line);
 	}
-	if (r->step == STEP_SHOW && !is_stderr) {
+	for (struct follower *f = r->followers; f != NULL && !plan_json; f = f->next) {
+		sse_line(f->req, line, len);
+	}
+	if (plan_json) {
 		if (r->show.len + len + 1 > r->show.cap) {
 			size_t cap = (r->show.len + len + 1) * 2;
 			char *p = realloc(r->show.p, cap);
@@ -628,6 +666,13 @@ static void finish(struct run *r, const char *phase, int exit_code)
 	rz_logkv(RZ_LOG_INFO, "engine", "run finished", "tenant", t->name, "run", r->name,
 	         "operation", r->operation, "phase", phase, "error", r->error, NULL);
 	rz_auth_ungrant(e->auth, r->name);
+	while (r->followers != NULL) {
+		struct follower *f = r->followers;
+		r->followers = f->next;
+		rz_req_on_close(f->req, NULL, NULL);
+		sse_end(f->req, phase);
+		free(f);
+	}
 	if (r->log != NULL) {
 		fclose(r->log);
 	}
@@ -860,6 +905,89 @@ static void h_cancel(rz_req_t *req, void *ctx)
 	}
 }
 
+/* A follower's client went away (or the server stops): drop it. */
+static void unfollow(rz_req_t *req, void *arg)
+{
+	struct run *r = arg;
+
+	for (struct follower **pp = &r->followers; *pp != NULL; pp = &(*pp)->next) {
+		if ((*pp)->req == req) {
+			struct follower *f = *pp;
+			*pp = f->next;
+			free(f);
+			break;
+		}
+	}
+	rz_reply_end(req);
+}
+
+/* GET …/runs/{name}/log: the run's tofu output as text; with ?follow=true as server-sent
+ * events, one per line, live until the run ends (then an `end` event with its phase). */
+static void h_log(rz_req_t *req, void *ctx)
+{
+	rz_engine_t *e = ctx;
+	const char *tenant = rz_req_param(req, "tenant"), *name = rz_req_param(req, "name");
+	const char *follow = rz_req_query(req, "follow");
+	struct tenant *t = tenant_of(e, tenant, false);
+	struct run *live = t && t->run && strcmp(t->run->name, name) == 0 ? t->run : NULL;
+	char dir[PATH_MAX], path[PATH_MAX * 2], *text = NULL, *phase = NULL;
+	size_t len = 0;
+	json_t *obj = NULL;
+	FILE *f;
+	rz_err_t err = { 0 };
+
+	if (rz_store_get(e->store, rz_kind_by_name("Run"), tenant, name, &obj, &err) != 0) {
+		rz_reply_error(req, 404, NULL, "runs \"%s\" not found in tenant \"%s\"", name,
+		               tenant);
+		return;
+	}
+	phase = strdup(json_string_value(json_object_get(json_object_get(obj, "status"), "phase"))
+	                   ?: "Queued");
+	json_decref(obj);
+	if (live != NULL && live->log != NULL) {
+		fflush(live->log); /* everything written so far, then live lines: none lost */
+	}
+	tenant_dir(e, tenant, dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/%s.log", dir, name);
+	f = fopen(path, "r");
+	if (f != NULL) {
+		FILE *mem = open_memstream(&text, &len);
+		char buf[8192];
+		size_t n;
+		while (mem != NULL && (n = fread(buf, 1, sizeof(buf), f)) > 0) {
+			fwrite(buf, 1, n, mem);
+		}
+		if (mem != NULL) {
+			fclose(mem);
+		}
+		fclose(f);
+	}
+	if (follow == NULL || strcmp(follow, "true") != 0) {
+		rz_reply(req, 200, "text/plain; charset=utf-8", text ? text : "", text ? len : 0);
+	} else if (rz_reply_start(req, 200, "text/event-stream") != 0) {
+		rz_reply_end(req);
+	} else {
+		for (char *p = text, *nl; p != NULL && p < text + len; p = nl + 1) {
+			nl = memchr(p, '\n', (size_t)(text + len - p));
+			if (nl == NULL) {
+				nl = text + len;
+			}
+			sse_line(req, p, (size_t)(nl - p));
+		}
+		struct follower *fw = live ? calloc(1, sizeof(*fw)) : NULL;
+		if (fw == NULL) {
+			sse_end(req, phase);
+		} else {
+			fw->req = req;
+			fw->next = live->followers;
+			live->followers = fw;
+			rz_req_on_close(req, unfollow, live);
+		}
+	}
+	free(text);
+	free(phase);
+}
+
 int rz_engine_routes(rz_engine_t *e, rz_http_t *http, rz_err_t *err)
 {
 	e->routes[0] = (rz_route_t){ .methods = RZ_M_POST,
@@ -876,7 +1004,14 @@ int rz_engine_routes(rz_engine_t *e, rz_http_t *http, rz_err_t *err)
 		                     .role = RZ_ROLE_EDIT,
 		                     .kind = "Run",
 		                     .verb = "cancel" };
-	return rz_http_add_routes(http, e->routes, 2, err);
+	e->routes[2] = (rz_route_t){ .methods = RZ_M_GET,
+		                     .pattern = "/api/v1/tenants/{tenant}/runs/{name}/log",
+		                     .fn = h_log,
+		                     .ctx = e,
+		                     .role = RZ_ROLE_VIEW,
+		                     .kind = "Run",
+		                     .verb = "log" };
+	return rz_http_add_routes(http, e->routes, 3, err);
 }
 
 /* ------------------------------------------------------------------ module */

@@ -46,7 +46,8 @@ int rz_engine_new(rz_engine_t **out, struct event_base *base, rz_store_t *store,
 /* Cancel running tofu processes (their runs become Canceled) and free. Accepts NULL. */
 void rz_engine_free(rz_engine_t *e);
 
-/* POST /api/v1/tenants/{tenant}/runs/{name}/approve and …/cancel (edit role). */
+/* POST /api/v1/tenants/{tenant}/runs/{name}/approve and …/cancel (edit role), GET …/log
+ * (view role; ?follow=true: server-sent events until the run ends). */
 int rz_engine_routes(rz_engine_t *e, rz_http_t *http, rz_err_t *err);
 
 /* Runs in progress (for shutdown and tests). */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -209,11 +210,17 @@ static const char *env_get(const char *const *env, const char *name)
 }
 
 /* In the child, between fork and exec: only async-signal-safe calls. */
-static void child(const char *path, const rz_proc_opts_t *o, int out, int err)
+static void child(const char *path, const rz_proc_opts_t *o, int out, int err, pid_t parent)
 {
 	sigset_t none;
 
 	setsid();
+	/* Should the daemon die, tofu is interrupted (it releases its lock and saves what
+	 * it applied) rather than left running against a backend that restarts. */
+	prctl(PR_SET_PDEATHSIG, SIGINT);
+	if (getppid() != parent) {
+		_exit(125); /* the daemon is already gone */
+	}
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL); /* ignored in the daemon; exec would keep that */
@@ -256,6 +263,7 @@ int rz_proc_start(rz_proc_t **out, struct event_base *base, const rz_proc_opts_t
 {
 	char path[PATH_MAX];
 	int po[2] = { -1, -1 }, pe[2] = { -1, -1 };
+	pid_t parent;
 	rz_proc_t *p;
 
 	*out = NULL;
@@ -276,9 +284,10 @@ int rz_proc_start(rz_proc_t **out, struct event_base *base, const rz_proc_opts_t
 	p->base = base;
 	p->o = *o;
 	p->grace_ms = o->kill_grace_ms > 0 ? o->kill_grace_ms : 30000;
+	parent = getpid();
 	p->pid = fork();
 	if (p->pid == 0) {
-		child(path, o, po[1], pe[1]);
+		child(path, o, po[1], pe[1], parent);
 	}
 	close(po[1]);
 	close(pe[1]);

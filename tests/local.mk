@@ -26,7 +26,8 @@ INTEGRATION_TESTS = \
 	tests/integration/sdk.sh \
 	tests/integration/tfstate.sh \
 	tests/integration/engine.sh \
-	tests/integration/crash.sh
+	tests/integration/crash.sh \
+	tests/integration/concurrency.sh
 
 include tests/fixtures/plugins/local.mk
 EXTRA_DIST += tests/fixtures/plugins/local.mk \

@@ -10,12 +10,14 @@ if [ -z "$TF" ]; then
 	echo "1..0 # SKIP neither tofu nor terraform is installed"
 	exit 0
 fi
-# A stand-in for tofu that hangs in `apply` while $WORK/hang exists (recording its pid), and
-# is the real binary otherwise.
+# A stand-in for tofu that hangs in `apply` while $WORK/hang exists (recording its pid,
+# printing one line when $WORK/release appears), and is the real binary otherwise.
 cat >"$WORK/tofu-standin" <<SH
 #!/bin/sh
 if [ "\$1" = apply ] && [ -e "$WORK/hang" ]; then
 	echo \$\$ >"$WORK/standin.pid"
+	while [ ! -e "$WORK/release" ]; do sleep 0.1; done
+	echo '{"@message":"stand-in: released","type":"log"}'
 	exec sleep 600
 fi
 exec "$TF" "\$@"
@@ -54,13 +56,30 @@ done
 expect_match "the run reaches its apply" '^[0-9]+$' "$(cat "$WORK/standin.pid" 2>/dev/null)"
 RUN=$(q "SELECT name FROM objects WHERE kind = 'Run' LIMIT 1")
 expect_match "and it is Running" '"phase":"Running"' "$(api "$API/tenants/acme/runs/$RUN")"
+curl -s -N -H "Authorization: Bearer $TOKEN" "$API/tenants/acme/runs/$RUN/log?follow=true" >"$WORK/follow.out" &
+FOLLOW=$!
+sleep 0.5
+touch "$WORK/release"
+for _ in $(seq 1 100); do
+	grep -q 'stand-in: released' "$WORK/follow.out" && break
+	sleep 0.1
+done
+expect_match "a followed log streams what the run has written so far" '^data: .*"type":"planned_change"' "$(cat "$WORK/follow.out")"
+expect_match "and new lines as they come" 'data: \{"@message":"stand-in: released","type":"log"\}' "$(cat "$WORK/follow.out")"
 OBJECTS=$(q "SELECT count(*) FROM objects")
 EVENTS=$(q "SELECT max(rv) FROM events")
 AUDIT=$(q "SELECT count(*) FROM audit")
 
 kill -KILL "$DAEMON_PID"
 wait "$DAEMON_PID" 2>/dev/null
+for _ in $(seq 1 50); do
+	kill -0 "$(cat "$WORK/standin.pid")" 2>/dev/null || break
+	sleep 0.1
+done
+expect_eq "the daemon's death interrupts its tofu (no orphan keeps running)" "gone" \
+	"$(kill -0 "$(cat "$WORK/standin.pid")" 2>/dev/null && echo running || echo gone)"
 kill -KILL "$(cat "$WORK/standin.pid")" 2>/dev/null
+wait "$FOLLOW" 2>/dev/null
 rm -f "$WORK/hang"
 # What the apply would have held when the process died: a lock taken by the run.
 q "INSERT INTO tfstate_locks (tenant, id, info, holder) VALUES ('acme', 'dead-lock', '{\"ID\":\"dead-lock\"}', 'run/$RUN')"
@@ -84,7 +103,7 @@ for _ in $(seq 1 150); do
 done
 expect_eq "tofu.resync runs the converged tenant again" "1" "$([ "$(resyncs)" -ge 2 ] && echo 1)"
 expect_match "and it stays Ready" '"phase":"Ready"' "$(api "$API/tenants/acme")"
-expect_eq "no lock is left" "0" "$(q "SELECT count(*) FROM tfstate_locks")"
+expect_eq "the dead run's lock is not back" "0" "$(q "SELECT count(*) FROM tfstate_locks WHERE holder = 'run/$RUN'")"
 expect_eq "no committed object was lost" "1" "$(q "SELECT count(*) >= $OBJECTS FROM objects")"
 expect_eq "no event was lost" "1" "$(q "SELECT max(rv) >= $EVENTS FROM events")"
 expect_eq "no audit row was lost" "1" "$(q "SELECT count(*) >= $AUDIT FROM audit")"
