@@ -220,11 +220,14 @@ static void handle_healthz(rz_req_t *req, void *ctx)
 static void handle_readyz(rz_req_t *req, void *ctx)
 {
 	rz_daemon_t *d = ctx;
+	char why[512];
 
 	if (d->stopping) {
 		rz_reply_error(req, 503, NULL, "shutting down");
 	} else if (!rz_db_ready(d->db)) {
 		rz_reply_error(req, 503, NULL, "database not ready");
+	} else if (!rz_engine_ready(d->engine, why, sizeof(why))) {
+		rz_reply_error(req, 503, NULL, "%s", why);
 	} else {
 		rz_reply(req, 200, "text/plain; charset=utf-8", "ok\n", 3);
 	}
@@ -587,6 +590,7 @@ static int start_engine(rz_daemon_t *d, rz_err_t *err)
 	const char *colon = strrchr(d->cfg->listen, ':');
 	size_t len = colon ? (size_t)(colon - d->cfg->listen) : 0;
 	rz_engine_opts_t o;
+	char why[512];
 	int rc;
 
 	snprintf(host, sizeof(host), "%.*s", (int)len, d->cfg->listen);
@@ -610,6 +614,9 @@ static int start_engine(rz_daemon_t *d, rz_err_t *err)
 		                d->cfg->tofu_resync_ms };
 	rc = rz_engine_new(&d->engine, d->base, d->store, d->bus, d->plugins, d->auth, d->tfstate,
 	                   &o, err);
+	if (rc == 0 && !rz_engine_ready(d->engine, why, sizeof(why))) {
+		rz_log_warn("engine", "%s", why); /* and /readyz says so */
+	}
 	return rc != 0 ? rc : rz_engine_routes(d->engine, d->http, err);
 }
 

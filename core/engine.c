@@ -1128,6 +1128,20 @@ int rz_engine_new(rz_engine_t **out, struct event_base *base, rz_store_t *store,
 	return 0;
 }
 
+bool rz_engine_ready(const rz_engine_t *e, char *why, size_t size)
+{
+	char path[PATH_MAX];
+
+	if (e == NULL || rz_proc_which(e->o.tofu, getenv("PATH"), path, sizeof(path)) == 0) {
+		return true;
+	}
+	snprintf(why, size,
+	         "tofu.binary '%s' is not an executable file (nor on PATH): no run "
+	         "can start",
+	         e->o.tofu);
+	return false;
+}
+
 size_t rz_engine_running(const rz_engine_t *e)
 {
 	return e ? e->running : 0;

@@ -50,6 +50,9 @@ void rz_engine_free(rz_engine_t *e);
  * (view role; ?follow=true: server-sent events until the run ends). */
 int rz_engine_routes(rz_engine_t *e, rz_http_t *http, rz_err_t *err);
 
+/* Whether runs can start (the tofu binary is there); when not, why (for /readyz). */
+bool rz_engine_ready(const rz_engine_t *e, char *why, size_t size);
+
 /* Runs in progress (for shutdown and tests). */
 size_t rz_engine_running(const rz_engine_t *e);
 

@@ -4,6 +4,10 @@
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 DATA="$WORK/data"
+# /readyz needs tofu.binary to exist (it defaults to tofu): the installed one, or a shell,
+# which no test here runs.
+REZUSCLOUD_TOFU_BINARY=$(command -v tofu || command -v terraform || echo /bin/sh)
+export REZUSCLOUD_TOFU_BINARY
 cat >"$WORK/rezus.conf" <<CONF
 server:
   listen: 127.0.0.1:0

@@ -113,8 +113,8 @@ START_TEST(test_command_line_errors)
 }
 END_TEST
 
-/* A daemon on port 0 in the temp dir; caller frees both. */
-static rz_daemon_t *start(rz_config_t *cfg, const char *sub)
+/* A daemon on port 0 in the temp dir with conf_text as its file; caller frees both. */
+static rz_daemon_t *start_with(rz_config_t *cfg, const char *sub, const char *conf_text)
 {
 	char ddir[512], *argv[] = { "rezuscloud", "--listen", "127.0.0.1:0", "--data-dir",
 		                    ddir,         "-c",       NULL,          NULL };
@@ -126,11 +126,17 @@ static rz_daemon_t *start(rz_config_t *cfg, const char *sub)
 
 	snprintf(ddir, sizeof(ddir), "%s/%s", dir, sub);
 	snprintf(conf, sizeof(conf), "%s/empty.conf", dir);
-	rzt_write_file(conf, "# nothing\n");
+	rzt_write_file(conf, conf_text);
 	argv[6] = conf;
 	ck_assert_int_eq(configure(argv, envp, &cl, cfg, &err), 0);
 	ck_assert_msg(rz_daemon_start(&d, cfg, &err) == 0, "start failed: %s", err.msg);
 	return d;
+}
+
+/* ... with a tofu.binary that exists (/bin/sh stands in: nothing runs it here). */
+static rz_daemon_t *start(rz_config_t *cfg, const char *sub)
+{
+	return start_with(cfg, sub, "tofu:\n  binary: /bin/sh\n");
 }
 
 START_TEST(test_start_serves_and_stops)
@@ -169,6 +175,28 @@ START_TEST(test_start_serves_and_stops)
 	rz_daemon_stop(d);
 	ck_assert_int_eq(rz_daemon_run(d), RZ_EXIT_OK); /* drains and returns */
 	ck_assert_int_lt(rzt_connect_refused(port), 0);
+	rz_daemon_free(d);
+	rz_config_free(&cfg);
+}
+END_TEST
+
+/* No tofu, no runs: /readyz says so (and names the setting), the rest still serves. */
+START_TEST(test_missing_tofu_not_ready)
+{
+	rz_config_t cfg;
+	rz_daemon_t *d = start_with(&cfg, "data/notofu", "tofu:\n  binary: /nonexistent/tofu\n");
+	rzt_response_t r;
+
+	rzt_request(rz_daemon_base(d), rz_daemon_port(d), "GET /readyz HTTP/1.1\r\n\r\n", &r);
+	ck_assert_int_eq(r.code, 503);
+	ck_assert_ptr_nonnull(
+	    strstr(r.body, "tofu.binary '/nonexistent/tofu' is not an executable file"));
+	rzt_response_free(&r);
+	rzt_request(rz_daemon_base(d), rz_daemon_port(d), "GET /healthz HTTP/1.1\r\n\r\n", &r);
+	ck_assert_int_eq(r.code, 200);
+	rzt_response_free(&r);
+	rz_daemon_stop(d);
+	ck_assert_int_eq(rz_daemon_run(d), RZ_EXIT_OK);
 	rz_daemon_free(d);
 	rz_config_free(&cfg);
 }
@@ -253,6 +281,7 @@ int main(void)
 	tcase_add_test(tc, test_bad_config_is_usage_error);
 	tcase_add_test(tc, test_command_line_errors);
 	tcase_add_test(tc, test_start_serves_and_stops);
+	tcase_add_test(tc, test_missing_tofu_not_ready);
 	tcase_add_test(tc, test_second_instance_refused);
 	tcase_add_test(tc, test_newer_schema_refused);
 	tcase_add_test(tc, test_listen_conflict);
