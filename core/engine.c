@@ -575,38 +575,72 @@ static size_t project(struct run *r, const json_t *state)
 
 /* ------------------------------------------------------------------ finishing a run */
 
-static void tenant_status(struct run *r, const char *phase, size_t machines)
+/* Node group and tenant status from the store after a run: desired from the specs, total
+ * and ready from the Machines (ready is what observation reported), Reconciled from the
+ * run, MachinesReady from the counts. */
+static void tenant_status(struct run *r, const char *phase)
 {
 	rz_engine_t *e = r->e;
-	char now[32];
-	json_t *t = NULL, *groups = list_of(e, "NodeGroup", r->t->name), *ng;
-	json_int_t desired = 0, gen = 0;
+	char now[32], msg[128];
+	json_t *t = NULL, *groups = list_of(e, "NodeGroup", r->t->name), *ng, *m;
+	json_t *machines = list_of(e, "Machine", r->t->name);
+	json_int_t desired = 0, total = 0, ready = 0, gen = 0;
 	rz_err_t err = { 0 };
-	size_t i;
-	bool ok = strcmp(phase, "Succeeded") == 0;
+	size_t i, j;
+	bool ok = strcmp(phase, "Succeeded") == 0, all;
 
 	json_array_foreach(groups, i, ng)
 	{
-		desired +=
+		json_t *meta = json_object_get(ng, "metadata");
+		const char *name = json_string_value(json_object_get(meta, "name"));
+		json_int_t want =
 		    json_integer_value(json_object_get(json_object_get(ng, "spec"), "count"));
+		json_int_t have = 0, up = 0;
+
+		json_array_foreach(machines, j, m)
+		{
+			const char *of = json_string_value(
+			    json_object_get(json_object_get(m, "spec"), "nodeGroup"));
+			if (of != NULL && name != NULL && strcmp(of, name) == 0) {
+				have++;
+				up += json_is_true(
+				    json_object_get(json_object_get(m, "status"), "ready"));
+			}
+		}
+		set_status(e, "NodeGroup", r->t->name, name,
+		           json_pack("{s:I, s:I, s:I, s:I}", "desired", want, "total", have,
+		                     "ready", up, "observedGeneration",
+		                     json_integer_value(json_object_get(meta, "generation"))));
+		desired += want;
+	}
+	json_array_foreach(machines, j, m)
+	{
+		total++;
+		ready += json_is_true(json_object_get(json_object_get(m, "status"), "ready"));
 	}
 	json_decref(groups);
+	json_decref(machines);
 	if (rz_store_get(e->store, rz_kind_by_name("Tenant"), NULL, r->t->name, &t, &err) == 0) {
 		gen = json_integer_value(
 		    json_object_get(json_object_get(t, "metadata"), "generation"));
 	}
 	json_decref(t);
+	all = ready == desired && total == desired;
+	snprintf(msg, sizeof(msg), "%lld of %lld machines ready", (long long)ready,
+	         (long long)desired);
 	now_rfc3339(now, sizeof(now));
 	set_status(e, "Tenant", NULL, r->t->name,
 	           json_pack("{s:s, s:I, s:{s:s, s:s, s:s, s:s, s:s}, s:{s:I, s:I, s:I}, "
-	                     "s:[{s:s, s:s, s:s, s:s, s:s, s:I}]}",
+	                     "s:[{s:s, s:s, s:s, s:s, s:s, s:I}, {s:s, s:s, s:s, s:s, s:s, s:I}]}",
 	                     "phase", ok ? "Ready" : "Failed", "observedGeneration", gen, "lastRun",
 	                     "id", r->name, "operation", r->operation, "phase", phase, "finishedAt",
-	                     now, "error", r->error, "machines", "desired", desired, "total",
-	                     (json_int_t)machines, "ready", (json_int_t)0, "conditions", "type",
-	                     "Reconciled", "status", ok ? "True" : "False", "reason",
-	                     ok ? "Applied" : "RunFailed", "message", ok ? "" : r->error,
-	                     "lastTransitionTime", now, "observedGeneration", gen));
+	                     now, "error", r->error, "machines", "desired", desired, "total", total,
+	                     "ready", ready, "conditions", "type", "Reconciled", "status",
+	                     ok ? "True" : "False", "reason", ok ? "Applied" : "RunFailed",
+	                     "message", ok ? "" : r->error, "lastTransitionTime", now,
+	                     "observedGeneration", gen, "type", "MachinesReady", "status",
+	                     all ? "True" : "False", "reason", all ? "AllReady" : "NotAllReady",
+	                     "message", msg, "lastTransitionTime", now, "observedGeneration", gen));
 }
 
 /* A deleted tenant whose state is destroyed: drop the finalizer, and it goes. */
@@ -644,13 +678,12 @@ static void finish(struct run *r, const char *phase, int exit_code)
 	bool failed =
 	    strcmp(phase, "Failed") == 0 && strcmp(r->operation, "plan") != 0 && !e->stopping;
 	char now[32];
-	size_t machines = 0;
 	json_t *state = NULL;
 	rz_err_t err = { 0 };
 
 	if (strcmp(phase, "Succeeded") == 0 && strcmp(r->operation, "plan") != 0 &&
 	    rz_tfstate_get(e->tfstate, t->name, &state, &err) == 0) {
-		machines = project(r, state);
+		project(r, state);
 	}
 	json_decref(state);
 	now_rfc3339(now, sizeof(now));
@@ -661,7 +694,7 @@ static void finish(struct run *r, const char *phase, int exit_code)
 	if (strcmp(r->operation, "destroy") == 0 && strcmp(phase, "Succeeded") == 0) {
 		teardown_done(r);
 	} else if (strcmp(r->operation, "plan") != 0) {
-		tenant_status(r, phase, machines);
+		tenant_status(r, phase);
 	}
 	rz_logkv(RZ_LOG_INFO, "engine", "run finished", "tenant", t->name, "run", r->name,
 	         "operation", r->operation, "phase", phase, "error", r->error, NULL);

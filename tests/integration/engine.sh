@@ -57,6 +57,13 @@ expect_eq "three Machines follow the state" "cp-0 workers-0 workers-1 " "$(machi
 expect_match "the run counted its changes" '"changes":\{"add":4,"change":0,"destroy":0\}' "$(api "$API/tenants/acme/runs")"
 expect_match "the tenant is Ready and reconciled" '"phase":"Ready".*"machines":\{"desired":3,"total":3' "$(api "$API/tenants/acme")"
 
+expect_match "MachinesReady counts what observation reported (nothing yet)" \
+	'"type":"MachinesReady","status":"False","reason":"NotAllReady","message":"0 of 3 machines ready"' "$(api "$API/tenants/acme")"
+expect_match "node groups get their counts" '"status":\{"desired":2,"total":2,"ready":0,"observedGeneration":1\}' \
+	"$(api "$API/tenants/acme/nodegroups/workers")"
+expect_eq "a machine's observed readiness (a status write)" "200" "$(curl -s -o /dev/null -w '%{http_code}' -X PATCH \
+	-H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/merge-patch+json' \
+	"$API/tenants/acme/machines/cp-0/status" -d '{"status":{"ready":true}}')"
 FIRST=$(grep 'msg="run finished" tenant=acme' "$WORK/daemon.log" | sed -n '1s/.* run=\(run-[0-9a-z]*\).*/\1/p')
 expect_match "the run's log is its tofu output" '"type":"apply_complete"' "$(api "$API/tenants/acme/runs/$FIRST/log")"
 out=$(curl -s -N -H "Authorization: Bearer $TOKEN" "$API/tenants/acme/runs/$FIRST/log?follow=true")
@@ -69,6 +76,7 @@ expect_eq "the log of an unknown run is 404" "404" "$(api -o /dev/null -w '%{htt
 patch -X PATCH "$API/tenants/acme/nodegroups/workers" -d '{"spec":{"count":4}}'
 expect_eq "scaling to 4 workers runs again" "Succeeded" "$(wait_runs 2)"
 expect_eq "five Machines" "cp-0 workers-0 workers-1 workers-2 workers-3 " "$(machines)"
+expect_match "is counted by the next run, and survives it" '"machines":\{"desired":5,"total":5,"ready":1\}.*"message":"1 of 5 machines ready"' "$(api "$API/tenants/acme")"
 
 api -X POST "$API/tenants/acme/nodegroups" -d '{"metadata":{"name":"flaky"},"spec":{"role":"worker","count":1,"providerClass":"sim","providerConfig":{"failOn":0}}}' >/dev/null
 expect_eq "a failOn machine fails the run" "Failed" "$(wait_runs 3)"
