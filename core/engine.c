@@ -45,8 +45,9 @@ struct run {
 		struct follower *next;
 	} * followers; /* GET …/log?follow=true streams, live */
 	bool deleting; /* the tenant is being deleted: no approval for a destroy */
-	bool awaiting; /* AwaitingApproval: stopped before apply */
-	bool approved;
+	bool awaiting; /* AwaitingApproval: stopped before apply, its pool slot given back */
+	bool approved; /* approved: queued for a slot to apply in */
+	bool slot;     /* holds one of the pool's tofu.workers slots */
 };
 
 struct tenant {
@@ -105,18 +106,11 @@ static struct tenant *tenant_of(rz_engine_t *e, const char *name, bool create)
 
 static void finish(struct run *r, const char *phase, int exit_code);
 
-static void enqueue(struct tenant *t)
+/* Into the FIFO of tenants waiting for a pool slot (a new run, or an approved one). */
+static void push(struct tenant *t)
 {
 	rz_engine_t *e = t->e;
 
-	if (t->run != NULL && t->run->awaiting) { /* its plan is stale now */
-		snprintf(t->run->error, sizeof(t->run->error), "superseded by a newer change");
-		finish(t->run, "Canceled", -1);
-	}
-	if (t->queued || t->run != NULL) {
-		t->again = t->run != NULL;
-		return;
-	}
 	t->queued = true;
 	t->qnext = NULL;
 	if (e->qtail != NULL) {
@@ -126,6 +120,37 @@ static void enqueue(struct tenant *t)
 	}
 	e->qtail = t;
 	start_next(e);
+}
+
+/* Out of the FIFO (an approved run canceled before it got its slot). */
+static void unqueue(struct tenant *t)
+{
+	rz_engine_t *e = t->e;
+	struct tenant **pp, *prev = NULL;
+
+	for (pp = &e->qhead; *pp != NULL; prev = *pp, pp = &(*pp)->qnext) {
+		if (*pp == t) {
+			*pp = t->qnext;
+			if (e->qtail == t) {
+				e->qtail = prev;
+			}
+			break;
+		}
+	}
+	t->queued = false;
+}
+
+static void enqueue(struct tenant *t)
+{
+	if (t->run != NULL && t->run->awaiting) { /* its plan is stale now */
+		snprintf(t->run->error, sizeof(t->run->error), "superseded by a newer change");
+		finish(t->run, "Canceled", -1);
+	}
+	if (t->queued || t->run != NULL) {
+		t->again = t->run != NULL;
+		return;
+	}
+	push(t);
 }
 
 static void on_debounce(evutil_socket_t fd, short what, void *arg)
@@ -713,9 +738,14 @@ static void finish(struct run *r, const char *phase, int exit_code)
 	json_decref(r->diagnostics);
 	free(r->show.p);
 	sodium_memzero(r->secret, sizeof(r->secret));
+	if (r->slot) {
+		e->running--;
+	}
+	if (t->queued) { /* approved, still waiting for a slot */
+		unqueue(t);
+	}
 	free(r);
 	t->run = NULL;
-	e->running--;
 	t->failures = failed ? t->failures + 1 : strcmp(phase, "Succeeded") == 0 ? 0 : t->failures;
 	if (t->again) {
 		t->again = false;
@@ -776,6 +806,9 @@ static int next_step(struct run *r, rz_err_t *err)
 		rz_logkv(RZ_LOG_NOTICE, "engine",
 		         "run awaits approval: its plan destroys resources", "tenant", r->t->name,
 		         "run", r->name, NULL);
+		r->slot = false; /* nobody may decide for hours: other tenants run meanwhile */
+		r->e->running--;
+		start_next(r->e);
 		return 0;
 	}
 	if (r->step == STEP_DONE) {
@@ -821,6 +854,7 @@ static void start_run(rz_engine_t *e, struct tenant *t)
 	r->t = t;
 	r->diagnostics = json_array();
 	t->run = r;
+	r->slot = true;
 	e->running++;
 	rc = rz_store_get(e->store, rz_kind_by_name("Tenant"), NULL, t->name, &tenant, &err);
 	if (rc == 0) {
@@ -857,6 +891,20 @@ static void start_run(rz_engine_t *e, struct tenant *t)
 	}
 }
 
+/* An approved run got its slot back: apply. */
+static void resume(struct run *r)
+{
+	rz_err_t err = { 0 };
+
+	r->slot = true;
+	r->e->running++;
+	set_status(r->e, "Run", r->t->name, r->name, json_pack("{s:s}", "phase", "Running"));
+	if (next_step(r, &err) != 0) {
+		snprintf(r->error, sizeof(r->error), "%s", err.msg);
+		finish(r, "Failed", -1);
+	}
+}
+
 static void start_next(rz_engine_t *e)
 {
 	while (e->qhead != NULL && e->running < (size_t)e->o.workers) {
@@ -866,7 +914,11 @@ static void start_next(rz_engine_t *e)
 			e->qtail = NULL;
 		}
 		t->queued = false;
-		start_run(e, t);
+		if (t->run != NULL) {
+			resume(t->run);
+		} else {
+			start_run(e, t);
+		}
 	}
 }
 
@@ -901,7 +953,6 @@ static struct run *current_run(rz_engine_t *e, rz_req_t *req)
 static void h_approve(rz_req_t *req, void *ctx)
 {
 	struct run *r = current_run(ctx, req);
-	rz_err_t err = { 0 };
 
 	if (r == NULL) {
 		return;
@@ -912,14 +963,12 @@ static void h_approve(rz_req_t *req, void *ctx)
 	}
 	r->awaiting = false;
 	r->approved = true;
-	set_status(r->e, "Run", r->t->name, r->name, json_pack("{s:s}", "phase", "Running"));
+	set_status(r->e, "Run", r->t->name, r->name, json_pack("{s:s}", "phase", "Queued"));
 	rz_logkv(RZ_LOG_NOTICE, "engine", "run approved", "tenant", r->t->name, "run", r->name,
 	         NULL);
-	rz_reply_status(req, rz_status_new(200, "", "run approved: applying"));
-	if (next_step(r, &err) != 0) {
-		snprintf(r->error, sizeof(r->error), "%s", err.msg);
-		finish(r, "Failed", -1);
-	}
+	rz_reply_status(
+	    req, rz_status_new(200, "", "run approved: it applies on the next free pool slot"));
+	push(r->t);
 }
 
 static void h_cancel(rz_req_t *req, void *ctx)
@@ -930,8 +979,8 @@ static void h_cancel(rz_req_t *req, void *ctx)
 		return;
 	}
 	rz_reply_status(req, rz_status_new(200, "", "run canceled"));
-	if (r->awaiting) {
-		snprintf(r->error, sizeof(r->error), "canceled while awaiting approval");
+	if (r->awaiting || !r->slot) {
+		snprintf(r->error, sizeof(r->error), "canceled before its apply");
 		finish(r, "Canceled", -1);
 	} else {
 		rz_proc_cancel(r->proc); /* step_done finishes it as Canceled */

@@ -17,6 +17,7 @@ server:
 tofu:
   binary: $TF
   debounce: 300ms
+  workers: 1
 plugin_dir: $WORK/plugins
 plugins:
   sim: {}
@@ -113,6 +114,13 @@ RUN=$(awaiting 1)
 expect_match "scaling flaky to 0 plans a destroy that awaits approval" '^run-' "$RUN"
 expect_match "the waiting run shows what it would destroy" '"changes":\{"add":0,"change":0,"destroy":1\}' "$(api "$API/tenants/acme/runs/$RUN")"
 expect_match "the machine is still there" 'flaky-0' "$(machines)"
+api -X POST "$API/tenants" -d '{"metadata":{"name":"other"},"spec":{"clusterProvider":"sim"}}' >/dev/null
+for _ in $(seq 1 300); do
+	grep -q 'msg="run finished" tenant=other' "$WORK/daemon.log" && break
+	sleep 0.1
+done
+expect_match "with one worker, another tenant runs while the approval waits" \
+	'msg="run finished" tenant=other run=run-[0-9a-f]* operation=apply phase=Succeeded' "$(cat "$WORK/daemon.log")"
 expect_eq "approving an unknown run is 404" "404" "$(api -o /dev/null -w '%{http_code}' -X POST "$API/tenants/acme/runs/run-00000000/approve")"
 expect_eq "cancel stops it" "200" "$(api -o /dev/null -w '%{http_code}' -X POST "$API/tenants/acme/runs/$RUN/cancel")"
 expect_eq "the run is Canceled" "Canceled" "$(wait_phase "$RUN" Canceled)"
@@ -138,7 +146,7 @@ expect_eq "deleting the tenant destroys it, then it is gone" "404" \
 	"$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "$API/tenants/acme")"
 expect_match "deleting the tenant superseded the waiting run" "run=$RUN3 operation=apply phase=Canceled error=\"superseded by a newer change\"" "$(cat "$WORK/daemon.log")"
 expect_eq "with its machines" "" "$(api "$API/machines" | grep -o '"kind":"Machine"')"
-expect_eq "and its state" "0" "$(sqlite3 "$WORK/data/rezus.db" 'SELECT count(*) FROM tfstate_versions')"
+expect_eq "and its state" "0" "$(sqlite3 "$WORK/data/rezus.db" "SELECT count(*) FROM tfstate_versions WHERE tenant = 'acme'")"
 expect_match "the destroy run was logged" 'operation=destroy phase=Succeeded' "$(cat "$WORK/daemon.log")"
 
 # A render with no resources for a tenant whose state holds some is refused, not planned away.
