@@ -159,7 +159,7 @@ static void on_debounce(evutil_socket_t fd, short what, void *arg)
 }
 
 /* A reason to run: restart the tenant's trailing debounce. A resync or a retry never
- * relabels a change already waiting. */
+ * relabels a change already waiting, nor an update a creation. */
 static void poke(rz_engine_t *e, const char *tenant, int64_t delay_ms, const char *trigger)
 {
 	struct tenant *t = tenant_of(e, tenant, true);
@@ -171,8 +171,10 @@ static void poke(rz_engine_t *e, const char *tenant, int64_t delay_ms, const cha
 	if (strcmp(trigger, "resync") == 0 && t->run != NULL && t->run->awaiting) {
 		return; /* a waiting approval is left alone until someone decides */
 	}
-	if (strcmp(trigger, "resync") != 0 || t->trigger == NULL) {
-		t->trigger = trigger;
+	if (t->trigger == NULL ||
+	    (strcmp(trigger, "resync") != 0 &&
+	     !(strcmp(t->trigger, "create") == 0 && strcmp(trigger, "update") == 0))) {
+		t->trigger = trigger; /* a new tenant's node groups still make its "create" run */
 	}
 	if (t->run != NULL && !t->run->awaiting) {
 		t->again = true; /* exactly one follow-up, however many changes */

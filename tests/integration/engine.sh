@@ -66,6 +66,7 @@ expect_eq "a machine's observed readiness (a status write)" "200" "$(curl -s -o 
 	-H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/merge-patch+json' \
 	"$API/tenants/acme/machines/cp-0/status" -d '{"status":{"ready":true}}')"
 FIRST=$(grep 'msg="run finished" tenant=acme' "$WORK/daemon.log" | sed -n '1s/.* run=\(run-[0-9a-z]*\).*/\1/p')
+expect_match "the tenant's first run says it was its creation" '"trigger":"create"' "$(api "$API/tenants/acme/runs/$FIRST")"
 expect_match "the run's log is its tofu output" '"type":"apply_complete"' "$(api "$API/tenants/acme/runs/$FIRST/log")"
 out=$(curl -s -N -H "Authorization: Bearer $TOKEN" "$API/tenants/acme/runs/$FIRST/log?follow=true")
 expect_match "follow=true on a finished run: its lines as events" '^data: .*"type":"apply_complete"' "$out"
