@@ -25,16 +25,6 @@
 #include "core/config.h"
 #include "core/log.h"
 
-#ifndef RZ_LOCALSTATEDIR
-#define RZ_LOCALSTATEDIR "/var"
-#endif
-#ifndef RZ_PLUGIN_DIR
-#define RZ_PLUGIN_DIR "/usr/lib/rezus/plugins"
-#endif
-#ifndef RZ_BUILD_PLUGIN_DIR
-#define RZ_BUILD_PLUGIN_DIR "plugins"
-#endif
-
 #define ARRAY_SIZE(a)   (sizeof(a) / sizeof((a)[0]))
 #define ENV_PREFIX      "REZUSCLOUD_"
 #define MAX_DEPTH       64

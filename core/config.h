@@ -18,6 +18,17 @@
 
 #include "core/errors.h"
 
+/* Where things live when configure does not say (it passes -D for installed builds). */
+#ifndef RZ_LOCALSTATEDIR
+#define RZ_LOCALSTATEDIR "/var"
+#endif
+#ifndef RZ_PLUGIN_DIR
+#define RZ_PLUGIN_DIR "/usr/lib/rezus/plugins"
+#endif
+#ifndef RZ_BUILD_PLUGIN_DIR
+#define RZ_BUILD_PLUGIN_DIR "plugins"
+#endif
+
 /* Where rezuscloud looks when no -c is given. */
 #define RZ_CONFIG_DEFAULT_PATH "/etc/rezus/rezus.conf"
 

@@ -545,13 +545,13 @@ static json_t *machine_object(const char *tenant, const char *plugin, json_t *p)
 	                 "rezuscloud.io/provider", plugin, "spec", spec);
 }
 
-/* Machines to match the state: created, updated or deleted. Returns how many exist. */
-static size_t project(struct run *r, const json_t *state)
+/* Machines to match the state: created, updated or deleted. */
+static void project(struct run *r, const json_t *state)
 {
 	rz_engine_t *e = r->e;
 	const rz_kind_t *mk = rz_kind_by_name("Machine");
 	json_t *want = json_object(), *have = list_of(e, "Machine", r->t->name), *m, *out;
-	size_t i, n;
+	size_t i;
 	rz_err_t err = { 0 };
 	bool gone;
 
@@ -594,10 +594,8 @@ static size_t project(struct run *r, const json_t *state)
 			json_decref(out);
 		}
 	}
-	n = json_object_size(want);
 	json_decref(want);
 	json_decref(have);
-	return n;
 }
 
 /* ------------------------------------------------------------------ finishing a run */

@@ -13,7 +13,7 @@
 static const rezus_host_t *host; /* valid from init to fini */
 
 static int ex_init(const rezus_host_t *h, const rezus_json_t *config, void **state,
-		   rezus_err_t *err)
+                   rezus_err_t *err)
 {
 	host = h;
 	*state = NULL;
@@ -54,14 +54,19 @@ static int ex_render(void *state, const rezus_json_t *ctx, rezus_json_t *out, re
 	for (size_t i = 0; i < h->json_size(h, groups); i++) {
 		const rezus_json_t *ng = h->json_at(h, groups, i);
 		const char *name = h->json_string_value(h, h->json_path(h, ng, "metadata.name"));
-		const char *zone = h->json_string_value(h, h->json_path(h, ng, "spec.providerConfig.zone"));
+		const char *zone =
+		    h->json_string_value(h, h->json_path(h, ng, "spec.providerConfig.zone"));
 		rezus_json_t *r = h->json_object(h), *input = h->json_object(h);
 
-		h->json_set(h, r, "count", h->json_integer(h, h->json_integer_value(h, h->json_path(h, ng, "spec.count"))));
+		h->json_set(h, r, "count",
+		            h->json_integer(
+		                h, h->json_integer_value(h, h->json_path(h, ng, "spec.count"))));
 		h->json_set(h, input, "nodeGroup", h->json_string(h, h->tf_escape(h, name)));
-		h->json_set(h, input, "zone", h->json_string(h, h->tf_escape(h, zone ? zone : "any")));
-		h->json_set(h, input, "hostname",
-			    h->json_string(h, h->printf(h, "%s-${count.index}", h->tf_escape(h, name))));
+		h->json_set(h, input, "zone",
+		            h->json_string(h, h->tf_escape(h, zone ? zone : "any")));
+		h->json_set(
+		    h, input, "hostname",
+		    h->json_string(h, h->printf(h, "%s-${count.index}", h->tf_escape(h, name))));
 		h->json_set(h, r, "input", input);
 		h->json_set(h, td, h->tf_name(h, name), r);
 	}
@@ -71,7 +76,8 @@ static int ex_render(void *state, const rezus_json_t *ctx, rezus_json_t *out, re
 
 static const char *ex_rules(void *state)
 {
-	return "[{\"type\":\"terraform_data\",\"kind\":\"Machine\",\"nodeGroup\":[\"input.nodeGroup\"],"
+	return "[{\"type\":\"terraform_data\",\"kind\":\"Machine\",\"nodeGroup\":[\"input."
+	       "nodeGroup\"],"
 	       "\"fields\":{\"providerId\":[\"id\"],\"hostname\":[\"input.hostname\"]}}]";
 }
 

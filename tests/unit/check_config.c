@@ -10,16 +10,6 @@
 #include "core/config.h"
 #include "tests/unit/testutil.h"
 
-#ifndef RZ_LOCALSTATEDIR
-#define RZ_LOCALSTATEDIR "/var"
-#endif
-#ifndef RZ_PLUGIN_DIR
-#define RZ_PLUGIN_DIR "/usr/lib/rezus/plugins"
-#endif
-#ifndef RZ_BUILD_PLUGIN_DIR
-#define RZ_BUILD_PLUGIN_DIR "plugins"
-#endif
-
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #define SECOND 1000LL
