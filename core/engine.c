@@ -54,12 +54,13 @@ struct tenant {
 	rz_engine_t *e;
 	char name[64];
 	struct event *debounce;
-	struct run *run;     /* running, or NULL */
-	bool queued;         /* waiting for a pool slot */
-	bool again;          /* changed while running: one follow-up */
-	int failures;        /* runs failed in a row: the backoff grows with them */
-	const char *trigger; /* of the next run: "create", "update" or "resync" */
-	char manual[64];     /* a Run created through the API, to start next */
+	struct event *observed; /* a Machine's status changed: recount soon, once */
+	struct run *run;        /* running, or NULL */
+	bool queued;            /* waiting for a pool slot */
+	bool again;             /* changed while running: one follow-up */
+	int failures;           /* runs failed in a row: the backoff grows with them */
+	const char *trigger;    /* of the next run: "create", "update" or "resync" */
+	char manual[64];        /* a Run created through the API, to start next */
 	struct tenant *next, *qnext;
 };
 
@@ -82,6 +83,7 @@ struct rz_engine {
 
 static void start_next(rz_engine_t *e);
 static void step_done(void *arg, int status, bool timed_out, bool canceled);
+static void on_observed(evutil_socket_t fd, short what, void *arg);
 
 /* ------------------------------------------------------------------ tenants and the queue */
 
@@ -201,6 +203,19 @@ static void on_event(const rz_event_t *ev, void *arg)
 			snprintf(t->manual, sizeof(t->manual), "%s", ev->name);
 			/* on its own turn of the loop, not inside delivery */
 			poke(e, ev->tenant, 0, "manual");
+		}
+		return;
+	}
+	if (strcmp(k, "Machine") == 0 && ev->type == RZ_EV_MODIFIED && !ev->spec_changed &&
+	    ev->tenant[0] != '\0') {
+		/* observation: counts and MachinesReady follow at once, with no run */
+		struct tenant *t = tenant_of(e, ev->tenant, true);
+		struct timeval tv = { 0, 100000 };
+		if (t != NULL && t->observed == NULL) {
+			t->observed = evtimer_new(e->base, on_observed, t);
+		}
+		if (t != NULL && t->observed != NULL && !evtimer_pending(t->observed, NULL)) {
+			evtimer_add(t->observed, &tv);
 		}
 		return;
 	}
@@ -600,19 +615,54 @@ static void project(struct run *r, const json_t *state)
 
 /* ------------------------------------------------------------------ finishing a run */
 
-/* Node group and tenant status from the store after a run: desired from the specs, total
- * and ready from the Machines (ready is what observation reported), Reconciled from the
- * run, MachinesReady from the counts. */
-static void tenant_status(struct run *r, const char *phase)
+/* Set condition type in conds (a Kubernetes condition list) in place. Its
+ * lastTransitionTime moves only when its status does. */
+static void set_condition(json_t *conds, const char *type, bool status, const char *reason,
+                          const char *message, const char *now, json_int_t gen)
 {
-	rz_engine_t *e = r->e;
+	const char *st = status ? "True" : "False";
+	json_t *c, *was = NULL;
+	size_t i;
+
+	json_array_foreach(conds, i, c)
+	{
+		const char *ct = json_string_value(json_object_get(c, "type"));
+		if (ct != NULL && strcmp(ct, type) == 0) {
+			was = c;
+			break;
+		}
+	}
+	if (was == NULL) {
+		was = json_object();
+		json_array_append_new(conds, was);
+	}
+	{
+		const char *old = json_string_value(json_object_get(was, "status"));
+		const char *since = json_string_value(json_object_get(was, "lastTransitionTime"));
+		json_t *keep =
+		    json_string(old != NULL && since != NULL && strcmp(old, st) == 0 ? since : now);
+		json_object_clear(was);
+		json_object_set_new(was, "type", json_string(type));
+		json_object_set_new(was, "status", json_string(st));
+		json_object_set_new(was, "reason", json_string(reason));
+		json_object_set_new(was, "message", json_string(message));
+		json_object_set_new(was, "lastTransitionTime", keep);
+		json_object_set_new(was, "observedGeneration", json_integer(gen));
+	}
+}
+
+/* Counts from the store into the node groups' status (desired from their specs, total and
+ * ready from the Machines: ready is what observation reported) and into fields, the
+ * tenant's status to be: machines and the MachinesReady condition. */
+static void count_machines(rz_engine_t *e, const char *tenant, json_t *tstatus, json_t *conds,
+                           json_int_t gen)
+{
 	char now[32], msg[128];
-	json_t *t = NULL, *groups = list_of(e, "NodeGroup", r->t->name), *ng, *m;
-	json_t *machines = list_of(e, "Machine", r->t->name);
-	json_int_t desired = 0, total = 0, ready = 0, gen = 0;
-	rz_err_t err = { 0 };
+	json_t *groups = list_of(e, "NodeGroup", tenant), *ng, *m;
+	json_t *machines = list_of(e, "Machine", tenant);
+	json_int_t desired = 0, total = 0, ready = 0;
 	size_t i, j;
-	bool ok = strcmp(phase, "Succeeded") == 0, all;
+	bool all;
 
 	json_array_foreach(groups, i, ng)
 	{
@@ -632,7 +682,7 @@ static void tenant_status(struct run *r, const char *phase)
 				    json_object_get(json_object_get(m, "status"), "ready"));
 			}
 		}
-		set_status(e, "NodeGroup", r->t->name, name,
+		set_status(e, "NodeGroup", tenant, name,
 		           json_pack("{s:I, s:I, s:I, s:I}", "desired", want, "total", have,
 		                     "ready", up, "observedGeneration",
 		                     json_integer_value(json_object_get(meta, "generation"))));
@@ -645,27 +695,72 @@ static void tenant_status(struct run *r, const char *phase)
 	}
 	json_decref(groups);
 	json_decref(machines);
-	if (rz_store_get(e->store, rz_kind_by_name("Tenant"), NULL, r->t->name, &t, &err) == 0) {
-		gen = json_integer_value(
-		    json_object_get(json_object_get(t, "metadata"), "generation"));
-	}
-	json_decref(t);
 	all = ready == desired && total == desired;
 	snprintf(msg, sizeof(msg), "%lld of %lld machines ready", (long long)ready,
 	         (long long)desired);
 	now_rfc3339(now, sizeof(now));
-	set_status(e, "Tenant", NULL, r->t->name,
-	           json_pack("{s:s, s:I, s:{s:s, s:s, s:s, s:s, s:s}, s:{s:I, s:I, s:I}, "
-	                     "s:[{s:s, s:s, s:s, s:s, s:s, s:I}, {s:s, s:s, s:s, s:s, s:s, s:I}]}",
-	                     "phase", ok ? "Ready" : "Failed", "observedGeneration", gen, "lastRun",
-	                     "id", r->name, "operation", r->operation, "phase", phase, "finishedAt",
-	                     now, "error", r->error, "machines", "desired", desired, "total", total,
-	                     "ready", ready, "conditions", "type", "Reconciled", "status",
-	                     ok ? "True" : "False", "reason", ok ? "Applied" : "RunFailed",
-	                     "message", ok ? "" : r->error, "lastTransitionTime", now,
-	                     "observedGeneration", gen, "type", "MachinesReady", "status",
-	                     all ? "True" : "False", "reason", all ? "AllReady" : "NotAllReady",
-	                     "message", msg, "lastTransitionTime", now, "observedGeneration", gen));
+	json_object_set_new(
+	    tstatus, "machines",
+	    json_pack("{s:I, s:I, s:I}", "desired", desired, "total", total, "ready", ready));
+	set_condition(conds, "MachinesReady", all, all ? "AllReady" : "NotAllReady", msg, now, gen);
+}
+
+/* The tenant's conditions as they are (a copy, the caller's) and its generation; NULL when
+ * the tenant is gone. */
+static json_t *conditions_of(rz_engine_t *e, const char *tenant, json_int_t *gen)
+{
+	json_t *t = NULL, *conds;
+	rz_err_t err = { 0 };
+
+	if (rz_store_get(e->store, rz_kind_by_name("Tenant"), NULL, tenant, &t, &err) != 0) {
+		return NULL;
+	}
+	*gen = json_integer_value(json_object_get(json_object_get(t, "metadata"), "generation"));
+	conds = json_deep_copy(json_object_get(json_object_get(t, "status"), "conditions"));
+	json_decref(t);
+	return json_is_array(conds) ? conds : (json_decref(conds), json_array());
+}
+
+/* Node group and tenant status after a run: Reconciled from the run, lastRun, counts. */
+static void tenant_status(struct run *r, const char *phase)
+{
+	rz_engine_t *e = r->e;
+	char now[32];
+	json_int_t gen = 0;
+	json_t *conds = conditions_of(e, r->t->name, &gen), *fields;
+	bool ok = strcmp(phase, "Succeeded") == 0;
+
+	if (conds == NULL) {
+		return;
+	}
+	now_rfc3339(now, sizeof(now));
+	set_condition(conds, "Reconciled", ok, ok ? "Applied" : "RunFailed", ok ? "" : r->error,
+	              now, gen);
+	fields =
+	    json_pack("{s:s, s:I, s:{s:s, s:s, s:s, s:s, s:s}}", "phase", ok ? "Ready" : "Failed",
+	              "observedGeneration", gen, "lastRun", "id", r->name, "operation",
+	              r->operation, "phase", phase, "finishedAt", now, "error", r->error);
+	count_machines(e, r->t->name, fields, conds, gen);
+	json_object_set_new(fields, "conditions", conds);
+	set_status(e, "Tenant", NULL, r->t->name, fields);
+}
+
+/* A machine's observed status changed: recount, without a run. */
+static void on_observed(evutil_socket_t fd, short what, void *arg)
+{
+	struct tenant *t = arg;
+	json_int_t gen = 0;
+	json_t *conds = conditions_of(t->e, t->name, &gen), *fields;
+
+	(void)fd;
+	(void)what;
+	if (conds == NULL) {
+		return;
+	}
+	fields = json_object();
+	count_machines(t->e, t->name, fields, conds, gen);
+	json_object_set_new(fields, "conditions", conds);
+	set_status(t->e, "Tenant", NULL, t->name, fields);
 }
 
 /* A deleted tenant whose state is destroyed: drop the finalizer, and it goes. */
@@ -709,6 +804,10 @@ static void finish(struct run *r, const char *phase, int exit_code)
 	if (strcmp(phase, "Succeeded") == 0 && strcmp(r->operation, "plan") != 0 &&
 	    rz_tfstate_get(e->tfstate, t->name, &state, &err) == 0) {
 		project(r, state);
+		if (rz_tfstate_keep_outputs(e->tfstate, t->name, r->name, state, &err) != 0) {
+			rz_logkv(RZ_LOG_ERR, "engine", "cannot keep the sensitive outputs",
+			         "tenant", t->name, "error", err.msg, NULL);
+		}
 	}
 	json_decref(state);
 	now_rfc3339(now, sizeof(now));
@@ -1257,6 +1356,9 @@ void rz_engine_free(rz_engine_t *e)
 		}
 		if (t->debounce != NULL) {
 			event_free(t->debounce);
+		}
+		if (t->observed != NULL) {
+			event_free(t->observed);
 		}
 		free(t);
 	}

@@ -122,6 +122,22 @@ static const rz_migration_t migrations[] = {
 	    .name = "who holds a TF state lock",
 	    .sql = "ALTER TABLE tfstate_locks ADD COLUMN holder TEXT NOT NULL DEFAULT '';\n",
 	},
+	{
+	    .version = 6,
+	    .name = "sensitive outputs of a tenant's state, for the credentials endpoints",
+	    .sql = "CREATE TABLE tenant_outputs (\n"
+	           "    kind TEXT NOT NULL DEFAULT 'Tenant' CHECK (kind = 'Tenant'),\n"
+	           "    owner TEXT NOT NULL DEFAULT '' CHECK (owner = ''),\n"
+	           "    tenant TEXT NOT NULL,\n"
+	           "    name TEXT NOT NULL,\n"
+	           "    time TEXT NOT NULL,\n"
+	           "    run TEXT NOT NULL,\n"
+	           "    blob BLOB NOT NULL,\n"
+	           "    PRIMARY KEY (tenant, name),\n"
+	           "    FOREIGN KEY (kind, owner, tenant) REFERENCES objects (kind, tenant, name)\n"
+	           "        ON DELETE CASCADE\n"
+	           ") STRICT;\n",
+	},
 };
 
 const rz_migration_t *rz_db_migrations(size_t *count)

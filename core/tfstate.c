@@ -27,7 +27,7 @@ struct rz_tfstate {
 	rz_access_t *access;
 	int history;
 	unsigned char key[crypto_aead_xchacha20poly1305_ietf_KEYBYTES];
-	rz_route_t routes[7];
+	rz_route_t routes[9];
 };
 
 /* One stored version, decrypted. */
@@ -74,50 +74,71 @@ static int load_key(rz_tfstate_t *ts, const char *path, rz_err_t *err)
 	return 0;
 }
 
-/* Additional data binding a ciphertext to its tenant and version. */
+/* Additional data binding a state version's ciphertext to its tenant and version. */
 static size_t ad_for(char *ad, size_t size, const char *tenant, int64_t version)
 {
 	return (size_t)snprintf(ad, size, "%s\n%" PRId64, tenant, version);
 }
 
-static unsigned char *seal(rz_tfstate_t *ts, const char *tenant, int64_t version, const void *plain,
-                           size_t len, size_t *out_len)
+/* Additional data binding a kept output's ciphertext to its tenant and name. */
+static size_t ad_output(char *ad, size_t size, const char *tenant, const char *name)
+{
+	return (size_t)snprintf(ad, size, "%s\noutput\n%s", tenant, name);
+}
+
+/* nonce || ciphertext || tag of plain, bound to ad; the caller frees it. */
+static unsigned char *seal_ad(rz_tfstate_t *ts, const char *ad, size_t adlen, const void *plain,
+                              size_t len, size_t *out_len)
 {
 	unsigned char *blob = malloc(NONCE + len + TAG);
 	unsigned long long clen;
-	char ad[128];
-	size_t adlen = ad_for(ad, sizeof(ad), tenant, version);
 
 	if (blob == NULL) {
 		return NULL;
 	}
 	randombytes_buf(blob, NONCE);
-	crypto_aead_xchacha20poly1305_ietf_encrypt(blob + NONCE, &clen, plain, len,
-	                                           (unsigned char *)ad, adlen, NULL, blob, ts->key);
+	crypto_aead_xchacha20poly1305_ietf_encrypt(
+	    blob + NONCE, &clen, plain, len, (const unsigned char *)ad, adlen, NULL, blob, ts->key);
 	*out_len = NONCE + (size_t)clen;
 	return blob;
 }
 
-static unsigned char *open_blob(rz_tfstate_t *ts, const char *tenant, int64_t version,
-                                const unsigned char *blob, size_t len, size_t *out_len)
+/* The plain text of a sealed blob (NUL-terminated, the caller frees it); NULL when it does
+ * not decrypt (another key, another ad, or damaged). */
+static unsigned char *open_ad(rz_tfstate_t *ts, const char *ad, size_t adlen,
+                              const unsigned char *blob, size_t len, size_t *out_len)
 {
 	unsigned char *plain;
 	unsigned long long plen;
-	char ad[128];
-	size_t adlen = ad_for(ad, sizeof(ad), tenant, version);
 
 	if (len < NONCE + TAG || (plain = malloc(len - NONCE - TAG + 1)) == NULL) {
 		return NULL;
 	}
 	if (crypto_aead_xchacha20poly1305_ietf_decrypt(plain, &plen, NULL, blob + NONCE,
-	                                               len - NONCE, (unsigned char *)ad, adlen,
-	                                               blob, ts->key) != 0) {
+	                                               len - NONCE, (const unsigned char *)ad,
+	                                               adlen, blob, ts->key) != 0) {
 		free(plain);
 		return NULL;
 	}
 	plain[plen] = '\0';
 	*out_len = (size_t)plen;
 	return plain;
+}
+
+static unsigned char *seal(rz_tfstate_t *ts, const char *tenant, int64_t version, const void *plain,
+                           size_t len, size_t *out_len)
+{
+	char ad[128];
+
+	return seal_ad(ts, ad, ad_for(ad, sizeof(ad), tenant, version), plain, len, out_len);
+}
+
+static unsigned char *open_blob(rz_tfstate_t *ts, const char *tenant, int64_t version,
+                                const unsigned char *blob, size_t len, size_t *out_len)
+{
+	char ad[128];
+
+	return open_ad(ts, ad, ad_for(ad, sizeof(ad), tenant, version), blob, len, out_len);
 }
 
 static void md5_base64(const void *data, size_t len, char out[40])
@@ -629,6 +650,172 @@ int rz_tfstate_release_run_locks(rz_tfstate_t *ts, rz_err_t *err)
 	return rc < 0 ? rc : n;
 }
 
+/* ------------------------------------------------------------------ sensitive outputs */
+
+struct keep {
+	rz_tfstate_t *ts;
+	const char *tenant, *run;
+	const json_t *outputs;
+};
+
+static int keep_tx(rz_db_t *db, void *arg, rz_err_t *err)
+{
+	static const char del[] = "DELETE FROM tenant_outputs WHERE tenant = ?1";
+	static const char ins[] = "INSERT INTO tenant_outputs (tenant, name, time, run, blob)"
+	                          " VALUES (?1, ?2, ?3, ?4, ?5)";
+	struct keep *k = arg;
+	const char *name;
+	json_t *o;
+	char now[32];
+	rz_stmt_t *s = rz_db_stmt(db, del, err);
+	int rc;
+
+	if (s == NULL) {
+		return err->code;
+	}
+	rz_stmt_bind_text(s, 1, k->tenant);
+	rc = rz_stmt_step(s, err);
+	rz_stmt_done(s);
+	if (rc < 0) {
+		return rc;
+	}
+	rz_time_now(now, sizeof(now));
+	json_object_foreach((json_t *)k->outputs, name, o)
+	{
+		json_t *value = json_object_get(o, "value");
+		char *dumped = NULL, ad[256];
+		const char *plain;
+		unsigned char *blob;
+		size_t blen = 0, len;
+
+		if (!json_is_true(json_object_get(o, "sensitive")) || value == NULL) {
+			continue;
+		}
+		if (json_is_string(value)) {
+			plain = json_string_value(value);
+			len = json_string_length(value);
+		} else if ((dumped = json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY)) != NULL) {
+			plain = dumped;
+			len = strlen(dumped);
+		} else {
+			return rz_err_set(err, -ENOMEM, "tfstate: out of memory");
+		}
+		blob = seal_ad(k->ts, ad, ad_output(ad, sizeof(ad), k->tenant, name), plain, len,
+		               &blen);
+		if (dumped != NULL) {
+			sodium_memzero(dumped, len);
+			free(dumped);
+		}
+		if (blob == NULL || (s = rz_db_stmt(db, ins, err)) == NULL) {
+			free(blob);
+			return blob ? err->code
+			            : rz_err_set(err, -ENOMEM, "tfstate: out of memory");
+		}
+		rz_stmt_bind_text(s, 1, k->tenant);
+		rz_stmt_bind_text(s, 2, name);
+		rz_stmt_bind_text(s, 3, now);
+		rz_stmt_bind_text(s, 4, k->run);
+		rz_stmt_bind_blob(s, 5, blob, blen);
+		rc = rz_stmt_step(s, err);
+		rz_stmt_done(s);
+		free(blob);
+		if (rc < 0) {
+			return rc;
+		}
+	}
+	return 0;
+}
+
+int rz_tfstate_keep_outputs(rz_tfstate_t *ts, const char *tenant, const char *run,
+                            const json_t *state, rz_err_t *err)
+{
+	json_t *none = json_object();
+	const json_t *outputs = json_object_get(state, "outputs");
+	struct keep k = { ts, tenant, run, json_is_object(outputs) ? outputs : none };
+	int rc = rz_db_tx(ts->db, keep_tx, &k, err);
+
+	json_decref(none);
+	return rc;
+}
+
+int rz_tfstate_output(rz_tfstate_t *ts, const char *tenant, const char *name, char **value,
+                      size_t *len, rz_err_t *err)
+{
+	static const char sql[] = "SELECT blob FROM tenant_outputs WHERE tenant = ?1 AND name = ?2";
+	rz_stmt_t *s = rz_db_stmt(ts->db, sql, err);
+	char ad[256];
+	int rc;
+
+	*value = NULL;
+	*len = 0;
+	if (s == NULL) {
+		return err->code;
+	}
+	rz_stmt_bind_text(s, 1, tenant);
+	rz_stmt_bind_text(s, 2, name);
+	rc = rz_stmt_step(s, err);
+	if (rc == 1) {
+		size_t blen;
+		const unsigned char *blob = rz_stmt_blob(s, 0, &blen);
+		*value = (char *)open_ad(ts, ad, ad_output(ad, sizeof(ad), tenant, name), blob,
+		                         blen, len);
+		rc = *value ? 0
+		            : rz_err_set(err, RZ_EDB,
+		                         "tfstate: output '%s' of '%s' does not decrypt (wrong key "
+		                         "or damaged)",
+		                         name, tenant);
+	} else if (rc == 0) {
+		rc = rz_err_set(err, RZ_ENOTFOUND, "tenant \"%s\" has no output \"%s\"", tenant,
+		                name);
+	}
+	rz_stmt_done(s);
+	return rc;
+}
+
+/* GET /api/v1/tenants/{t}/kubeconfig and /talosconfig: the output of that name, as a YAML
+ * download. 409 until an apply has produced it. */
+static void credentials(rz_req_t *req, rz_tfstate_t *ts, const char *name)
+{
+	const char *tenant = rz_req_param(req, "tenant");
+	char *value = NULL, disposition[160];
+	size_t len = 0;
+	rz_err_t err = { 0 };
+	int rc;
+
+	if (!tenant_exists(ts, req, tenant)) {
+		return;
+	}
+	rc = rz_tfstate_output(ts, tenant, name, &value, &len, &err);
+	if (rc == RZ_ENOTFOUND) {
+		rz_reply_error(req, 409, NULL,
+		               "tenant \"%s\" has no %s yet: it is written by the first successful "
+		               "apply",
+		               tenant, name);
+		return;
+	}
+	if (rc != 0) {
+		internal(req, &err);
+		return;
+	}
+	snprintf(disposition, sizeof(disposition), "attachment; filename=\"%s-%s.yaml\"", tenant,
+	         name);
+	rz_req_add_header(req, "Content-Disposition", disposition);
+	rz_req_add_header(req, "Cache-Control", "no-store");
+	rz_reply(req, 200, "application/yaml", value, len);
+	sodium_memzero(value, len);
+	free(value);
+}
+
+static void h_kubeconfig(rz_req_t *req, void *ctx)
+{
+	credentials(req, ctx, "kubeconfig");
+}
+
+static void h_talosconfig(rz_req_t *req, void *ctx)
+{
+	credentials(req, ctx, "talosconfig");
+}
+
 /* ------------------------------------------------------------------ module */
 
 int rz_tfstate_get(rz_tfstate_t *ts, const char *tenant, json_t **state, rz_err_t *err)
@@ -701,5 +888,12 @@ int rz_tfstate_routes(rz_tfstate_t *ts, rz_http_t *http, rz_err_t *err)
 	                            RZ_ROLE_VIEW, "list");
 	ts->routes[6] = STATE_ROUTE(RZ_M_POST, "/api/v1/tenants/{tenant}/state/rollback",
 	                            h_rollback, RZ_ROLE_ADMIN, "rollback");
-	return rz_http_add_routes(http, ts->routes, 7, err);
+	ts->routes[7] = STATE_ROUTE(RZ_M_GET, "/api/v1/tenants/{tenant}/kubeconfig", h_kubeconfig,
+	                            RZ_ROLE_EDIT, "download-credentials");
+	ts->routes[8] = STATE_ROUTE(RZ_M_GET, "/api/v1/tenants/{tenant}/talosconfig", h_talosconfig,
+	                            RZ_ROLE_EDIT, "download-credentials");
+	/* Tenant, not TFState: a run's own credentials never reach these. Every call audited. */
+	ts->routes[7].kind = ts->routes[8].kind = "Tenant";
+	ts->routes[7].audit = ts->routes[8].audit = true;
+	return rz_http_add_routes(http, ts->routes, 9, err);
 }

@@ -5,7 +5,8 @@
  * audited). Every stored version is kept up to tofu.state_history, encrypted at rest with
  * XChaCha20-Poly1305 (key file data_dir/state.key, 0600). GET /api/v1/tenants/{t}/state
  * lists the versions; POST /api/v1/tenants/{t}/state/rollback {"version": N} (admin) makes
- * an old one current again.
+ * an old one current again. GET /api/v1/tenants/{t}/kubeconfig and /talosconfig (edit,
+ * audited) serve the sensitive outputs the last apply left, kept encrypted the same way.
  */
 #ifndef RZ_TFSTATE_H
 #define RZ_TFSTATE_H
@@ -33,6 +34,17 @@ int rz_tfstate_routes(rz_tfstate_t *ts, rz_http_t *http, rz_err_t *err);
 
 /* The current state of tenant, decrypted (caller owns); RZ_ENOTFOUND when none. */
 int rz_tfstate_get(rz_tfstate_t *ts, const char *tenant, json_t **state, rz_err_t *err);
+
+/* Keep state's sensitive outputs (kubeconfig, talosconfig, ...) for the credentials
+ * endpoints, encrypted like the state; they replace the ones kept before, so a destroyed
+ * state leaves none. run: the run that produced state. */
+int rz_tfstate_keep_outputs(rz_tfstate_t *ts, const char *tenant, const char *run,
+                            const json_t *state, rz_err_t *err);
+
+/* A kept output, decrypted: *value (NUL-terminated, the caller wipes and frees it) and *len;
+ * RZ_ENOTFOUND when there is none. */
+int rz_tfstate_output(rz_tfstate_t *ts, const char *tenant, const char *name, char **value,
+                      size_t *len, rz_err_t *err);
 
 /* At start, before any run: drop the locks runs held when the daemon stopped (no run is
  * alive to release them). Returns how many, or < 0 with err filled. */

@@ -18,7 +18,8 @@ UNIT_TESTS = \
 	tests/unit/check_auth \
 	tests/unit/check_plugins \
 	tests/unit/check_projection \
-	tests/unit/check_runner
+	tests/unit/check_runner \
+	tests/unit/check_tfstate
 
 INTEGRATION_TESTS = \
 	tests/integration/daemon.sh \
@@ -107,3 +108,6 @@ tests_unit_check_projection_LDADD = $(TEST_LDADD)
 tests_unit_check_runner_SOURCES = tests/unit/check_runner.c tests/unit/testutil.h
 tests_unit_check_runner_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_runner_LDADD = $(TEST_LDADD)
+tests_unit_check_tfstate_SOURCES = tests/unit/check_tfstate.c tests/unit/testutil.h
+tests_unit_check_tfstate_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_tfstate_LDADD = $(TEST_LDADD)

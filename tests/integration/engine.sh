@@ -65,6 +65,37 @@ expect_match "node groups get their counts" '"status":\{"desired":2,"total":2,"r
 expect_eq "a machine's observed readiness (a status write)" "200" "$(curl -s -o /dev/null -w '%{http_code}' -X PATCH \
 	-H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/merge-patch+json' \
 	"$API/tenants/acme/machines/cp-0/status" -d '{"status":{"ready":true}}')"
+for _ in $(seq 1 50); do
+	case "$(api "$API/tenants/acme")" in *'"message":"1 of 3 machines ready"'*) break ;; esac
+	sleep 0.1
+done
+expect_match "observation recounts the tenant at once, with no run" \
+	'"machines":\{"desired":3,"total":3,"ready":1\}.*"message":"1 of 3 machines ready"' "$(api "$API/tenants/acme")"
+expect_match "and its node group" '"status":\{"desired":1,"total":1,"ready":1,' "$(api "$API/tenants/acme/nodegroups/cp")"
+expect_eq "a status write starts no run" "1" "$(api "$API/tenants/acme/runs" | grep -o '"kind":"Run"' | wc -l | tr -d ' ')"
+
+# The credentials endpoints serve the sensitive outputs the apply left, kept encrypted.
+code=$(curl -s -o "$WORK/kubeconfig" -D "$WORK/kc.headers" -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "$API/tenants/acme/kubeconfig")
+expect_eq "GET kubeconfig after the first apply is 200" "200" "$code"
+expect_match "as a YAML download" 'Content-Type: application/yaml.*Content-Disposition: attachment; filename="acme-kubeconfig.yaml"' \
+	"$(tr -d '\r' <"$WORK/kc.headers" | tr '\n' ' ')"
+expect_eq "which kubectl loads" "admin@acme https://10.99.0.10:6443" \
+	"$(kubectl config view --kubeconfig "$WORK/kubeconfig" -o jsonpath='{.current-context} {.clusters[0].cluster.server}' 2>&1)"
+KTOKEN=$(kubectl config view --raw --kubeconfig "$WORK/kubeconfig" -o jsonpath='{.users[0].user.token}')
+expect_match "with the cluster's secret interpolated" '^[0-9a-f-]{36}$' "$KTOKEN"
+expect_eq "the secret is nowhere in the database in clear" "0" \
+	"$(cat "$WORK/data/rezus.db"* | grep -c -a "$KTOKEN")"
+expect_match "talosconfig too" '^context: acme' "$(curl -s -H "Authorization: Bearer $TOKEN" "$API/tenants/acme/talosconfig")"
+api -X POST "$API/users" -d '{"metadata":{"name":"vi"},"spec":{"role":"view","password":"viewer-pw-1"}}' >/dev/null
+VTOKEN=$(curl -s -X POST "$API/auth/login" -H 'Content-Type: application/json' \
+	-d '{"username":"vi","password":"viewer-pw-1"}' | sed -n 's/.*"token":"\([^"]*\)".*/\1/p')
+expect_eq "a view user may not download credentials (403)" "403" \
+	"$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $VTOKEN" "$API/tenants/acme/kubeconfig")"
+expect_eq "every download is audited, refused ones too" "200 200 403" \
+	"$(sqlite3 "$WORK/data/rezus.db" "SELECT group_concat(code, ' ') FROM audit WHERE verb = 'download-credentials' AND tenant = 'acme'")"
+expect_eq "an unknown tenant's kubeconfig is 404" "404" \
+	"$(api -o /dev/null -w '%{http_code}' "$API/tenants/nobody/kubeconfig")"
+
 FIRST=$(grep 'msg="run finished" tenant=acme' "$WORK/daemon.log" | sed -n '1s/.* run=\(run-[0-9a-z]*\).*/\1/p')
 expect_match "the tenant's first run says it was its creation" '"trigger":"create"' "$(api "$API/tenants/acme/runs/$FIRST")"
 expect_match "the run's log is its tofu output" '"type":"apply_complete"' "$(api "$API/tenants/acme/runs/$FIRST/log")"
@@ -148,6 +179,7 @@ expect_eq "deleting the tenant destroys it, then it is gone" "404" \
 expect_match "deleting the tenant superseded the waiting run" "run=$RUN3 operation=apply phase=Canceled error=\"superseded by a newer change\"" "$(cat "$WORK/daemon.log")"
 expect_eq "with its machines" "" "$(api "$API/machines" | grep -o '"kind":"Machine"')"
 expect_eq "and its state" "0" "$(sqlite3 "$WORK/data/rezus.db" "SELECT count(*) FROM tfstate_versions WHERE tenant = 'acme'")"
+expect_eq "and its kept credentials" "0" "$(sqlite3 "$WORK/data/rezus.db" "SELECT count(*) FROM tenant_outputs WHERE tenant = 'acme'")"
 expect_match "the destroy run was logged" 'operation=destroy phase=Succeeded' "$(cat "$WORK/daemon.log")"
 
 # A render with no resources for a tenant whose state holds some is refused, not planned away.
@@ -158,6 +190,9 @@ for _ in $(seq 1 300); do
 done
 expect_match "a tenant that renders nothing and holds nothing applies" \
 	'msg="run finished" tenant=hollow run=run-[0-9a-f]* operation=apply phase=Succeeded' "$(cat "$WORK/daemon.log")"
+expect_match "a tenant with no kubeconfig output yet gets 409, saying why" \
+	'"message":"tenant \\"hollow\\" has no kubeconfig yet: it is written by the first successful apply","reason":"Conflict","code":409' \
+	"$(api -w '%{http_code}' "$API/tenants/hollow/kubeconfig")"
 SU="http://127.0.0.1:$PORT/tfstate/hollow"
 LINEAGE=$(curl -s -H "Authorization: Bearer $TOKEN" "$SU" | sed -n 's/.*"lineage": *"\([^"]*\)".*/\1/p')
 [ -n "$LINEAGE" ] || LINEAGE=5f0c1a52-0000-4000-8000-000000000001
