@@ -84,6 +84,9 @@ struct rz_engine {
 static void start_next(rz_engine_t *e);
 static void step_done(void *arg, int status, bool timed_out, bool canceled);
 static void on_observed(evutil_socket_t fd, short what, void *arg);
+static void now_rfc3339(char *buf, size_t size);
+static void set_status(rz_engine_t *e, const char *kind, const char *tenant, const char *name,
+                       json_t *fields);
 
 /* ------------------------------------------------------------------ tenants and the queue */
 
@@ -173,9 +176,10 @@ static void poke(rz_engine_t *e, const char *tenant, int64_t delay_ms, const cha
 	if (strcmp(trigger, "resync") == 0 && t->run != NULL && t->run->awaiting) {
 		return; /* a waiting approval is left alone until someone decides */
 	}
-	if (t->trigger == NULL ||
-	    (strcmp(trigger, "resync") != 0 &&
-	     !(strcmp(t->trigger, "create") == 0 && strcmp(trigger, "update") == 0))) {
+	if (strcmp(trigger, "manual") != 0 && /* a manual Run is t->manual, not a change */
+	    (t->trigger == NULL ||
+	     (strcmp(trigger, "resync") != 0 &&
+	      !(strcmp(t->trigger, "create") == 0 && strcmp(trigger, "update") == 0)))) {
 		t->trigger = trigger; /* a new tenant's node groups still make its "create" run */
 	}
 	if (t->run != NULL && !t->run->awaiting) {
@@ -190,6 +194,33 @@ static void poke(rz_engine_t *e, const char *tenant, int64_t delay_ms, const cha
 	}
 }
 
+/* The manual Run waiting to start ends Canceled, saying why; when nothing else asked for a
+ * run, the tenant leaves the queue. */
+static void drop_manual(struct tenant *t, const char *why)
+{
+	char now[32];
+
+	now_rfc3339(now, sizeof(now));
+	set_status(
+	    t->e, "Run", t->name, t->manual,
+	    json_pack("{s:s, s:s, s:s}", "phase", "Canceled", "finishedAt", now, "message", why));
+	rz_logkv(RZ_LOG_NOTICE, "engine", "run canceled before it started", "tenant", t->name,
+	         "run", t->manual, "why", why, NULL);
+	t->manual[0] = '\0';
+	if (t->trigger != NULL) {
+		return; /* a change still waits: its run goes ahead */
+	}
+	if (t->queued && t->run == NULL) {
+		unqueue(t);
+	}
+	if (t->debounce != NULL) {
+		evtimer_del(t->debounce);
+	}
+	if (t->run != NULL) {
+		t->again = false;
+	}
+}
+
 static void on_event(const rz_event_t *ev, void *arg)
 {
 	rz_engine_t *e = arg;
@@ -200,6 +231,11 @@ static void on_event(const rz_event_t *ev, void *arg)
 		    json_object_get(json_object_get(ev->object, "spec"), "trigger"));
 		struct tenant *t = tenant_of(e, ev->tenant, true);
 		if (t != NULL && trigger != NULL && strcmp(trigger, "manual") == 0) {
+			if (t->manual[0] != '\0') {
+				char why[128];
+				snprintf(why, sizeof(why), "superseded by run %s", ev->name);
+				drop_manual(t, why);
+			}
 			snprintf(t->manual, sizeof(t->manual), "%s", ev->name);
 			/* on its own turn of the loop, not inside delivery */
 			poke(e, ev->tenant, 0, "manual");
@@ -295,9 +331,10 @@ static int make_run(struct run *r, const json_t *tenant, rz_err_t *err)
 	unsigned char raw[4];
 	int rc;
 
-	t->trigger = NULL;
 	r->deleting = deleting;
-
+	if (t->manual[0] != '\0' && deleting) {
+		drop_manual(t, "superseded by the tenant's deletion");
+	}
 	if (t->manual[0] != '\0') {
 		json_t *m = NULL;
 		snprintf(r->name, sizeof(r->name), "%s", t->manual);
@@ -310,8 +347,14 @@ static int make_run(struct run *r, const json_t *tenant, rz_err_t *err)
 		    r->operation, sizeof(r->operation), "%s",
 		    json_string_value(json_object_get(json_object_get(m, "spec"), "operation")));
 		json_decref(m);
+		if (strcmp(r->operation, "plan") == 0 && t->trigger != NULL) {
+			t->again = true; /* a change waits too: it gets its apply after the plan */
+		} else {
+			t->trigger = NULL;
+		}
 		return 0;
 	}
+	t->trigger = NULL;
 	randombytes_buf(raw, sizeof(raw));
 	snprintf(r->name, sizeof(r->name), "run-%02x%02x%02x%02x", raw[0], raw[1], raw[2], raw[3]);
 	snprintf(r->operation, sizeof(r->operation), "%s", deleting ? "destroy" : "apply");
@@ -923,11 +966,15 @@ static void step_done(void *arg, int status, bool timed_out, bool canceled)
 	static const char *const names[] = { "init", "plan", "show", "apply" };
 	rz_err_t err = { 0 };
 
-	if (canceled || timed_out || status != 0) {
+	if (timed_out) {
+		snprintf(r->error, sizeof(r->error), "tofu %s timed out after %llds (tofu.timeout)",
+		         names[r->step], (long long)(r->e->o.timeout_ms / 1000));
+		finish(r, "Failed", status);
+		return;
+	}
+	if (canceled || status != 0) {
 		snprintf(r->error, sizeof(r->error), "tofu %s %s", names[r->step],
-		         canceled    ? "was canceled"
-		         : timed_out ? "timed out"
-		                     : "failed (see the run's diagnostics and log)");
+		         canceled ? "was canceled" : "failed (see the run's diagnostics and log)");
 		finish(r, canceled ? "Canceled" : "Failed", status);
 		return;
 	}
@@ -1072,9 +1119,17 @@ static void h_approve(rz_req_t *req, void *ctx)
 
 static void h_cancel(rz_req_t *req, void *ctx)
 {
-	struct run *r = current_run(ctx, req);
+	struct tenant *t = tenant_of(ctx, rz_req_param(req, "tenant"), false);
+	const char *name = rz_req_param(req, "name");
+	struct run *r;
 
-	if (r == NULL) {
+	if (t != NULL && strcmp(t->manual, name) == 0 &&
+	    (t->run == NULL || strcmp(t->run->name, name) != 0)) {
+		drop_manual(t, "canceled before it started");
+		rz_reply_status(req, rz_status_new(200, "", "run canceled"));
+		return;
+	}
+	if ((r = current_run(ctx, req)) == NULL) {
 		return;
 	}
 	rz_reply_status(req, rz_status_new(200, "", "run canceled"));
@@ -1220,12 +1275,15 @@ static void recover_runs(rz_engine_t *e)
 
 		if (tenant == NULL || name == NULL ||
 		    (phase != NULL && strcmp(phase, "Running") != 0 &&
-		     strcmp(phase, "AwaitingApproval") != 0 && strcmp(phase, "Pending") != 0)) {
+		     strcmp(phase, "AwaitingApproval") != 0 && strcmp(phase, "Queued") != 0)) {
 			continue;
 		}
 		set_status(e, "Run", tenant, name,
 		           json_pack("{s:s, s:s, s:s}", "phase", "Interrupted", "finishedAt", now,
-		                     "message", "the daemon stopped before the run finished"));
+		                     "message",
+		                     json_object_get(json_object_get(run, "status"), "startedAt")
+		                         ? "the daemon stopped before the run finished"
+		                         : "the daemon stopped before the run started"));
 		rz_logkv(RZ_LOG_WARNING, "engine",
 		         "run interrupted by a daemon stop; running again", "tenant", tenant, "run",
 		         name, NULL);

@@ -71,7 +71,8 @@ struct rz_kind {
 	int write_role;  /* create, update, patch, delete */
 	int status_role; /* status writes (controllers) */
 	bool owner_may;  /* USER scope: the owning user may also read and write (own tokens) */
-	const char *secret_field; /* a write-only spec field never stored in the object */
+	const char *secret_field;   /* a write-only spec field never stored in the object */
+	const char *initial_status; /* JSON: the status a new object starts with, or NULL */
 };
 
 /* The table. Borrowed — static. */

@@ -594,6 +594,9 @@ static int op_create(struct write *w, rz_err_t *err)
 	json_object_del(meta, "generateName");
 	add_finalizers(w->k, meta);
 	json_object_del(obj, "status");
+	if (w->k->initial_status != NULL) {
+		json_object_set_new(obj, "status", json_loads(w->k->initial_status, 0, NULL));
+	}
 	json = emit(w->st, RZ_EV_ADDED, w->k, obj, true, err);
 	return json == NULL ? err->code : put_row(w->st, w->k, obj, json, true, err);
 }

@@ -28,7 +28,8 @@ INTEGRATION_TESTS = \
 	tests/integration/tfstate.sh \
 	tests/integration/engine.sh \
 	tests/integration/crash.sh \
-	tests/integration/concurrency.sh
+	tests/integration/concurrency.sh \
+	tests/integration/queue.sh
 
 include tests/fixtures/plugins/local.mk
 EXTRA_DIST += tests/fixtures/plugins/local.mk \

@@ -66,6 +66,8 @@ for _ in $(seq 1 100); do
 done
 expect_match "a followed log streams what the run has written so far" '^data: .*"type":"planned_change"' "$(cat "$WORK/follow.out")"
 expect_match "and new lines as they come" 'data: \{"@message":"stand-in: released","type":"log"\}' "$(cat "$WORK/follow.out")"
+QUEUED=$(api -X POST "$API/tenants/acme/runs" -d '{"spec":{"operation":"plan"}}' | sed -n 's/.*"name":"\(run-[0-9a-z]*\)".*/\1/p')
+expect_match "a manual run waits behind the running one" '"phase":"Queued"' "$(api "$API/tenants/acme/runs/$QUEUED")"
 OBJECTS=$(q "SELECT count(*) FROM objects")
 EVENTS=$(q "SELECT max(rv) FROM events")
 AUDIT=$(q "SELECT count(*) FROM audit")
@@ -87,7 +89,8 @@ q "INSERT INTO tfstate_locks (tenant, id, info, holder) VALUES ('acme', 'dead-lo
 REZUSCLOUD_ADMIN_PASSWORD=crash-test-pw start_daemon "$WORK/daemon2.log" -c "$WORK/rezus.conf" ||
 	not_ok "the daemon starts again" "$(cat "$WORK/daemon2.log")"
 login
-expect_match "the killed run is Interrupted" '"phase":"Interrupted"' "$(api "$API/tenants/acme/runs/$RUN")"
+expect_match "the killed run is Interrupted" '"phase":"Interrupted".*"message":"the daemon stopped before the run finished"' "$(api "$API/tenants/acme/runs/$RUN")"
+expect_match "the queued one too, saying it never started" '"phase":"Interrupted".*"message":"the daemon stopped before the run started"' "$(api "$API/tenants/acme/runs/$QUEUED")"
 expect_match "the lock the run held is released, and logged" \
 	'msg="released a lock an interrupted run held" tenant=acme holder=run/'"$RUN" "$(cat "$WORK/daemon2.log")"
 for _ in $(seq 1 300); do
