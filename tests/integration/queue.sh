@@ -3,7 +3,7 @@
 # run in the order they asked, and a busy tenant's follow-up queues behind them; an approved
 # run still waiting for its slot, and a manual Run not yet started, can be canceled; a
 # newer manual Run supersedes a waiting one; a manual plan does not swallow a change that
-# waits with it.
+# waits with it; a failed destroy keeps the tenant and is retried.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 TF=$(command -v tofu || command -v terraform || true)
@@ -13,10 +13,15 @@ if [ -z "$TF" ]; then
 fi
 # A stand-in for tofu: `apply` in the work directory of tenant T waits while $WORK/hold-T
 # exists (then applies for real) and never ends while $WORK/hang-T exists; it records each
-# apply it starts as a line "T" in $WORK/applies. Otherwise it is the real binary.
+# apply it starts as a line "T" in $WORK/applies. `plan -destroy` fails while
+# $WORK/fail-destroy-T exists. Otherwise it is the real binary.
 cat >"$WORK/tofu-standin" <<SH
 #!/bin/sh
 t=\$(basename "\$PWD")
+if [ "\$1" = plan ] && [ -e "$WORK/fail-destroy-\$t" ] && echo "\$*" | grep -q -- -destroy; then
+	echo '{"@level":"error","@message":"Error: stand-in: the destroy fails","type":"diagnostic","diagnostic":{"severity":"error","summary":"stand-in: the destroy fails","detail":""}}'
+	exit 1
+fi
 if [ "\$1" = apply ]; then
 	echo "\$t" >>"$WORK/applies"
 	[ -e "$WORK/hang-\$t" ] && exec sleep 600
@@ -147,5 +152,20 @@ expect_eq "b ran: its first apply, the plan, the follow-up (the canceled runs ne
 	"b 3 Canceled Canceled" "b $(grep -c "msg=\"run finished\" tenant=b .*phase=Succeeded" "$WORK/daemon.log") $(phase b "$M1") $(phase b "$M2")"
 expect_eq "a kept its machines: the canceled destroy never applied" "3" "$(machines a)"
 expect_eq "canceled runs leave no tofu process behind" "" "$(pgrep -f "sleep 600" || true)"
+
+# Teardown: a destroy that fails keeps the tenant (finalizer), shows why, retries.
+touch "$WORK/fail-destroy-c"
+api -X DELETE "$API/tenants/c" >/dev/null
+finished c 2
+expect_match "a failed destroy keeps the tenant, showing the error" \
+	'"deletionTimestamp".*"phase":"Failed".*"lastRun":\{[^}]*"operation":"destroy","phase":"Failed"' "$(api "$API/tenants/c")"
+expect_match "with the diagnostic in the run" '"summary":"stand-in: the destroy fails"' "$(api "$API/tenants/c/runs")"
+expect_match "and retries after a backoff" 'msg="run failed: retrying" tenant=c in=10s' "$(cat "$WORK/daemon.log")"
+rm -f "$WORK/fail-destroy-c"
+for _ in $(seq 1 200); do
+	[ "$(code "$API/tenants/c")" = 404 ] && break
+	sleep 0.1
+done
+expect_eq "the retry destroys it, and the tenant goes" "404" "$(code "$API/tenants/c")"
 
 done_testing
