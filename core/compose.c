@@ -70,17 +70,23 @@ static int plan(const json_t *ctx, const char **names, size_t *n, char (*bufs)[6
 	return 0;
 }
 
-static json_t *context_for(const json_t *ctx, const char *plugin, json_t *imports)
+static json_t *context_for(const json_t *ctx, const char *plugin, json_t *imports,
+                           bool exports_only)
 {
 	json_t *patches = json_object_get(ctx, "configPatches");
+	json_t *all = json_object_get(ctx, "nodeGroups");
 	json_t *c = json_object();
 	size_t i;
 	json_t *ng, *mine = json_array();
 
 	json_object_set(c, "tenant", json_object_get(ctx, "tenant"));
 	json_object_set_new(c, "nodeGroups", mine);
+	json_object_set_new(c, "allNodeGroups", all ? json_incref(all) : json_array());
 	json_object_set_new(c, "configPatches", patches ? json_incref(patches) : json_array());
 	json_object_set(c, "imports", imports);
+	if (exports_only) {
+		json_object_set_new(c, "exportsOnly", json_true());
+	}
 	json_array_foreach(json_object_get(ctx, "nodeGroups"), i, ng)
 	{
 		const char *cls = json_string_value(
@@ -159,7 +165,7 @@ static int render_all(rz_plugins_t *p, const json_t *ctx, const char **names, si
 	int rc = 0;
 
 	for (size_t i = 0; rc == 0 && i < n; i++) {
-		json_t *c = context_for(ctx, names[i], imports);
+		json_t *c = context_for(ctx, names[i], imports, exports != NULL);
 		json_t *out = NULL;
 		const char *key;
 		json_t *v;

@@ -16,6 +16,7 @@
 
 #include "core/compose.h"
 #include "core/engine.h"
+#include "core/host.h"
 #include "core/log.h"
 #include "core/runner.h"
 
@@ -588,19 +589,60 @@ static json_t *changes_of(const char *show)
 
 /* ------------------------------------------------------------------ projection */
 
-static json_t *machine_object(const char *tenant, const char *plugin, json_t *p)
+/* The NodeGroup a projected object names: by name, or by the TF name the plugin derived
+ * from it (resources are named after tf_name(group)). Borrowed from groups; NULL if none. */
+static json_t *group_of(json_t *groups, const char *ng)
+{
+	json_t *g;
+	size_t i;
+	char tf[128];
+
+	for (int pass = 0; ng != NULL && pass < 2; pass++) {
+		json_array_foreach(groups, i, g)
+		{
+			const char *name = json_string_value(
+			    json_object_get(json_object_get(g, "metadata"), "name"));
+			if (name == NULL) {
+				continue;
+			}
+			if (pass == 1) {
+				rz_tf_name(name, tf, sizeof(tf));
+				name = tf;
+			}
+			if (strcmp(name, ng) == 0) {
+				return g;
+			}
+		}
+	}
+	return NULL;
+}
+
+static json_t *machine_object(const char *tenant, const char *plugin, json_t *p, json_t *groups)
 {
 	json_t *spec = json_deep_copy(json_object_get(p, "spec"));
-	const char *ng = json_string_value(json_object_get(p, "nodeGroup"));
+	json_t *g = group_of(groups, json_string_value(json_object_get(p, "nodeGroup")));
+	const char *ng = g ? json_string_value(json_object_get(json_object_get(g, "metadata"), "name"))
+	                   : json_string_value(json_object_get(p, "nodeGroup"));
+	const char *role =
+	    g ? json_string_value(json_object_get(json_object_get(g, "spec"), "role")) : NULL;
+	json_t *obj;
 
 	json_object_set_new(spec, "nodeGroup", json_string(ng ? ng : ""));
 	json_object_set_new(spec, "providerType", json_string(plugin));
 	json_object_set(spec, "tfAddress", json_object_get(p, "tfAddress"));
-	return json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s, s:s}}, s:o}", "apiVersion",
-	                 RZ_API_VERSION, "kind", "Machine", "metadata", "name",
-	                 json_string_value(json_object_get(p, "name")), "tenant", tenant, "labels",
-	                 "rezuscloud.io/tenant", tenant, "rezuscloud.io/nodegroup", ng ? ng : "",
-	                 "rezuscloud.io/provider", plugin, "spec", spec);
+	if (role != NULL) {
+		json_object_set_new(spec, "role", json_string(role));
+	}
+	obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s, s:s}}, s:o}", "apiVersion",
+	                RZ_API_VERSION, "kind", "Machine", "metadata", "name",
+	                json_string_value(json_object_get(p, "name")), "tenant", tenant, "labels",
+	                "rezuscloud.io/tenant", tenant, "rezuscloud.io/nodegroup", ng ? ng : "",
+	                "rezuscloud.io/provider", plugin, "spec", spec);
+	if (role != NULL) {
+		json_object_set_new(json_object_get(json_object_get(obj, "metadata"), "labels"),
+		                    "rezuscloud.io/role", json_string(role));
+	}
+	return obj;
 }
 
 /* Machines to match the state: created, updated or deleted. */
@@ -609,6 +651,7 @@ static void project(struct run *r, const json_t *state)
 	rz_engine_t *e = r->e;
 	const rz_kind_t *mk = rz_kind_by_name("Machine");
 	json_t *want = json_object(), *have = list_of(e, "Machine", r->t->name), *m, *out;
+	json_t *groups = list_of(e, "NodeGroup", r->t->name);
 	size_t i;
 	rz_err_t err = { 0 };
 	bool gone;
@@ -624,7 +667,7 @@ static void project(struct run *r, const json_t *state)
 		json_array_foreach(objs, j, o)
 		{
 			json_object_set_new(want, json_string_value(json_object_get(o, "name")),
-			                    machine_object(r->t->name, pl->name, o));
+			                    machine_object(r->t->name, pl->name, o, groups));
 		}
 		json_decref(objs);
 	}
@@ -654,6 +697,7 @@ static void project(struct run *r, const json_t *state)
 	}
 	json_decref(want);
 	json_decref(have);
+	json_decref(groups);
 }
 
 /* ------------------------------------------------------------------ finishing a run */

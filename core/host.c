@@ -132,24 +132,33 @@ static char *h_tf_escape(const rezus_host_t *h, const char *s)
 	return s ? rz_tf_escape(s, arena_cb, priv(h)) : NULL;
 }
 
-static char *h_tf_name(const rezus_host_t *h, const char *s)
+size_t rz_tf_name(const char *s, char *out, size_t size)
 {
-	size_t n = s ? strlen(s) : 0;
-	char *out = rz_host_alloc(priv(h), n + 3);
-	size_t o = 0;
+	size_t n = s ? strlen(s) : 0, o = 0;
 
-	if (out == NULL) {
-		return NULL;
+	if (size < 3) {
+		return 0;
 	}
 	if (n == 0 || !isalpha((unsigned char)s[0])) {
 		out[o++] = 'x';
 		out[o++] = '_';
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && o + 1 < size; i++) {
 		unsigned char c = (unsigned char)s[i];
 		out[o++] = isalnum(c) ? (char)tolower(c) : '_';
 	}
 	out[o] = '\0';
+	return o;
+}
+
+static char *h_tf_name(const rezus_host_t *h, const char *s)
+{
+	size_t size = (s ? strlen(s) : 0) + 3;
+	char *out = rz_host_alloc(priv(h), size);
+
+	if (out != NULL) {
+		rz_tf_name(s, out, size);
+	}
 	return out;
 }
 

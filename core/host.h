@@ -27,4 +27,8 @@ void rz_host_arena_reset(rz_host_priv_t *p);
 /* s with "${" and "%{" escaped for TF templates; memory from alloc(ctx, n). */
 char *rz_tf_escape(const char *s, char *(*alloc)(void *ctx, size_t n), void *ctx);
 
+/* s as a TF identifier into out (size ≥ 3): [a-z0-9_], "x_" first when s does not start
+ * with a letter — the SDK's tf_name(). Returns the length written. */
+size_t rz_tf_name(const char *s, char *out, size_t size);
+
 #endif /* RZ_HOST_H */

@@ -20,8 +20,18 @@
  *
  * The render contract (SPEC §6.2). render() receives the tenant context, a borrowed object:
  *   {"tenant": <Tenant object>, "nodeGroups": [<this plugin's NodeGroups>],
+ *    "allNodeGroups": [<every NodeGroup of the tenant>],
  *    "configPatches": [<enabled ConfigPatches, in name order>],
- *    "imports": {"<plugin>.<export>": "<TF expression>", ...}}
+ *    "imports": {"<plugin>.<export>": "<TF expression>", ...},
+ *    "exportsOnly": true}
+ * The host renders twice: first with "exportsOnly": true and no imports, keeping only each
+ * plugin's "exports"; then with every plugin's exports as "imports", keeping the rest. A
+ * plugin must not fail for a missing import in the first pass. Exports a cluster plugin
+ * gives infra plugins: "machine_config.<node group>" (the machine config a group's machines
+ * boot with); exports an infra plugin gives the cluster plugin: "controlplane_addresses"
+ * (a list of the control planes' Talos API addresses, created by its resources) and
+ * optionally "controlplane_endpoint" (an address of the first control plane known before
+ * any machine exists, for the cluster endpoint).
  * and fills out (an empty object it does not own) with any of:
  *   "required_providers": {name: {"source", "version"}}
  *   "variables": {name: {"type", "sensitive", "default"}}, "tfvars": {name: value}
