@@ -19,7 +19,8 @@ UNIT_TESTS = \
 	tests/unit/check_plugins \
 	tests/unit/check_projection \
 	tests/unit/check_runner \
-	tests/unit/check_tfstate
+	tests/unit/check_tfstate \
+	tests/unit/check_platforms
 
 INTEGRATION_TESTS = \
 	tests/integration/daemon.sh \
@@ -46,7 +47,8 @@ endif
 
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS) $(INTEGRATION_TESTS)
-EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh build-aux/tap-driver.sh
+EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh build-aux/tap-driver.sh \
+	tests/plugins
 LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
 AM_TESTS_ENVIRONMENT = \
 	CK_TAP_LOG_FILE_NAME=- CK_VERBOSITY=silent \
@@ -112,3 +114,7 @@ tests_unit_check_runner_LDADD = $(TEST_LDADD)
 tests_unit_check_tfstate_SOURCES = tests/unit/check_tfstate.c tests/unit/testutil.h
 tests_unit_check_tfstate_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_tfstate_LDADD = $(TEST_LDADD)
+tests_unit_check_platforms_SOURCES = tests/unit/check_platforms.c tests/unit/testutil.h \
+	sdk/check/tfcheck.c sdk/check/tfcheck.h
+tests_unit_check_platforms_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_platforms_LDADD = $(TEST_LDADD)

@@ -15,13 +15,13 @@
 /* The providers the in-tree plugins use, pinned the same way wherever two plugins declare
  * the same one (the host refuses two different declarations of a provider). */
 #define KIT_TALOS_SOURCE      "siderolabs/talos"
-#define KIT_TALOS_VERSION     "~> 0.9.0"
+#define KIT_TALOS_VERSION     "~> 0.11.0"
 #define KIT_OCI_SOURCE        "oracle/oci"
-#define KIT_OCI_VERSION       "~> 7.0"
+#define KIT_OCI_VERSION       ">= 6.22.0, < 8.0.0"
 #define KIT_RANDOM_SOURCE     "hashicorp/random"
-#define KIT_RANDOM_VERSION    "~> 3.7"
+#define KIT_RANDOM_VERSION    "~> 3.6"
 #define KIT_OPENSTACK_SOURCE  "terraform-provider-openstack/openstack"
-#define KIT_OPENSTACK_VERSION "~> 3.0"
+#define KIT_OPENSTACK_VERSION "~> 3.1"
 
 /* ---- building ---- */
 

@@ -273,6 +273,7 @@ static int metal_render(void *state, const rezus_json_t *ctx, rezus_json_t *out,
 	rezus_json_t *exports = kit_child(h, out, "exports");
 	const char *addrs = "";
 	bool endpoint = false;
+	size_t ncp = 0;
 
 	(void)err;
 	for (size_t i = 0; i < h->json_size(h, groups); i++) {
@@ -286,6 +287,7 @@ static int metal_render(void *state, const rezus_json_t *ctx, rezus_json_t *out,
 		    kit_get_int(h, ng, "spec.count", 1) < 1) {
 			continue;
 		}
+		ncp++;
 		addrs = h->printf(h, "%s%svalues(talos_machine_configuration_apply.%s)[*].node",
 		                  addrs, addrs[0] ? ", " : "", tf);
 		if (!endpoint && first != NULL) {
@@ -294,7 +296,10 @@ static int metal_render(void *state, const rezus_json_t *ctx, rezus_json_t *out,
 			endpoint = true;
 		}
 	}
-	kit_str(h, exports, "controlplane_addresses", h->printf(h, "concat(%s)", addrs));
+	if (ncp > 0) {
+		kit_str(h, exports, "controlplane_addresses",
+		        ncp == 1 ? addrs : h->printf(h, "concat(%s)", addrs));
+	}
 	if (kit_exports_only(h, ctx)) {
 		return 0;
 	}

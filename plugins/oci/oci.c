@@ -244,6 +244,7 @@ static void render_group(struct oci *o, const rezus_json_t *ctx, const rezus_jso
 	        h->printf(h, "%s-%s-${random_pet.%s[count.index].id}", h->tf_escape(h, tenant),
 	                  h->tf_escape(h, name), tf));
 	kit_str(h, vm, "shape", h->tf_escape(h, shape ? shape : ""));
+	kit_bool(h, vm, "preserve_boot_volume", false); /* the provider's default has varied */
 	if (shape != NULL && flexible(shape)) {
 		rezus_json_t *sc = h->json_object(h);
 		kit_int(h, sc, "ocpus", kit_get_int(h, pc, "ocpus", 1));
@@ -289,6 +290,7 @@ static int oci_render(void *state, const rezus_json_t *ctx, rezus_json_t *out, r
 	rezus_json_t *exports = kit_child(h, out, "exports");
 	const char *addrs = "";
 	bool endpoint = false;
+	size_t ncp = 0;
 
 	(void)err;
 	for (size_t i = 0; i < h->json_size(h, groups); i++) {
@@ -301,6 +303,7 @@ static int oci_render(void *state, const rezus_json_t *ctx, rezus_json_t *out, r
 		    kit_get_int(h, ng, "spec.count", 1) < 1) {
 			continue;
 		}
+		ncp++;
 		addrs = h->printf(h, "%s%soci_core_instance.%s[*].%s", addrs, addrs[0] ? ", " : "",
 		                  tf, pub ? "public_ip" : "private_ip");
 		if (!endpoint && h->json_size(h, ips) > 0) {
@@ -310,7 +313,10 @@ static int oci_render(void *state, const rezus_json_t *ctx, rezus_json_t *out, r
 			endpoint = true;
 		}
 	}
-	kit_str(h, exports, "controlplane_addresses", h->printf(h, "concat(%s)", addrs));
+	if (ncp > 0) {
+		kit_str(h, exports, "controlplane_addresses",
+		        ncp == 1 ? addrs : h->printf(h, "concat(%s)", addrs));
+	}
 	if (kit_exports_only(h, ctx)) {
 		return 0;
 	}

@@ -322,6 +322,7 @@ static int os_render(void *state, const rezus_json_t *ctx, rezus_json_t *out, re
 	rezus_json_t *exports = kit_child(h, out, "exports");
 	const char *addrs = "";
 	bool endpoint = false;
+	size_t ncp = 0;
 
 	(void)err;
 	for (size_t i = 0; i < h->json_size(h, groups); i++) {
@@ -332,6 +333,7 @@ static int os_render(void *state, const rezus_json_t *ctx, rezus_json_t *out, re
 		    kit_get_int(h, ng, "spec.count", 1) < 1) {
 			continue;
 		}
+		ncp++;
 		addrs = h->printf(h, "%s%sopenstack_compute_instance_v2.%s[*].access_ip_v4", addrs,
 		                  addrs[0] ? ", " : "", tf);
 		if (!endpoint) {
@@ -341,7 +343,10 @@ static int os_render(void *state, const rezus_json_t *ctx, rezus_json_t *out, re
 			endpoint = true;
 		}
 	}
-	kit_str(h, exports, "controlplane_addresses", h->printf(h, "concat(%s)", addrs));
+	if (ncp > 0) {
+		kit_str(h, exports, "controlplane_addresses",
+		        ncp == 1 ? addrs : h->printf(h, "concat(%s)", addrs));
+	}
 	if (kit_exports_only(h, ctx)) {
 		return 0;
 	}

@@ -199,6 +199,14 @@ static bool has_controlplane(const rezus_host_t *h, const rezus_json_t *groups)
 	return false;
 }
 
+/* Is the TF expression e a plain string literal ("..." with no escapes inside)? */
+static bool literal(const char *e)
+{
+	size_t n = strlen(e);
+
+	return n >= 2 && e[0] == '"' && e[n - 1] == '"' && strcspn(e + 1, "\"\\") == n - 2;
+}
+
 static int cluster_endpoint(struct talos *s, const rezus_json_t *ctx, rezus_json_t *locals,
                             rezus_err_t *err)
 {
@@ -211,9 +219,19 @@ static int cluster_endpoint(struct talos *s, const rezus_json_t *ctx, rezus_json
 	for (size_t i = 0; i < nl; i++) {
 		all = h->printf(h, "%s%s%s", all, i ? ", " : "", lists[i]);
 	}
-	kit_str(h, locals, "controlplane_addresses", h->printf(h, "${concat(%s)}", all));
+	if (nl == 0) {
+		h->json_set(h, locals, "controlplane_addresses", h->json_array(h));
+	} else {
+		kit_str(h, locals, "controlplane_addresses",
+		        h->printf(h, nl == 1 ? "${%s}" : "${concat(%s)}", all));
+	}
 	if (given[0] != '\0') {
 		kit_str(h, locals, "cluster_endpoint", h->tf_escape(h, given));
+		return 0;
+	}
+	if (nf > 0 && literal(first[0])) { /* "10.0.0.5": already escaped by its plugin */
+		kit_str(h, locals, "cluster_endpoint",
+		        h->printf(h, "https://%.*s:6443", (int)strlen(first[0]) - 2, first[0] + 1));
 		return 0;
 	}
 	if (nf > 0) {
