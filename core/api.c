@@ -19,6 +19,7 @@
 #include "core/merge.h"
 #include "core/plugins.h"
 #include "core/version.h"
+#include "core/yaml.h"
 
 #define LIST_LIMIT_MAX 10000
 #define NAME_SUFFIX    5
@@ -114,6 +115,29 @@ static bool media_is(const char *ctype, const char *want)
 }
 
 /* The request body as a JSON object, or NULL after replying 400/415. */
+/* A body sent as application/yaml: one document, a mapping. */
+static json_t *read_yaml(rz_req_t *req, const char *body, size_t len)
+{
+	rz_err_t err = { 0 };
+	json_t *docs = NULL, *obj;
+
+	if (rz_yaml_load_all("body", body, len, &docs, &err) != 0) {
+		rz_reply_error(req, 400, NULL, "malformed YAML: %s", err.msg);
+		return NULL;
+	}
+	if (json_array_size(docs) != 1 || !json_is_object(json_array_get(docs, 0))) {
+		rz_reply_error(req, 400, NULL,
+		               "the request body must be one YAML document, a mapping "
+		               "(got %zu documents)",
+		               json_array_size(docs));
+		json_decref(docs);
+		return NULL;
+	}
+	obj = json_incref(json_array_get(docs, 0));
+	json_decref(docs);
+	return obj;
+}
+
 static json_t *read_body(rz_req_t *req, bool merge_patch)
 {
 	const char *want = merge_patch ? "application/merge-patch+json" : "application/json";
@@ -123,10 +147,14 @@ static json_t *read_body(rz_req_t *req, bool merge_patch)
 	const char *body = rz_req_body(req, &len);
 	json_t *obj;
 
+	if (!merge_patch && media_is(ctype, "application/yaml")) {
+		return read_yaml(req, body, len);
+	}
 	if (!media_is(ctype, want)) {
-		rz_reply_error(req, 415, NULL, "unsupported media type %s%s%s: %s requests take %s",
+		rz_reply_error(req, 415, NULL,
+		               "unsupported media type %s%s%s: %s requests take %s%s",
 		               ctype ? "'" : "", ctype ? ctype : "(none)", ctype ? "'" : "",
-		               rz_req_method(req), want);
+		               rz_req_method(req), want, merge_patch ? "" : " or application/yaml");
 		return NULL;
 	}
 	obj = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);

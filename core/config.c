@@ -24,10 +24,10 @@
 
 #include "core/config.h"
 #include "core/log.h"
+#include "core/yaml.h"
 
 #define ARRAY_SIZE(a)   (sizeof(a) / sizeof((a)[0]))
 #define ENV_PREFIX      "REZUSCLOUD_"
-#define MAX_DEPTH       64
 #define MAX_FILE_SIZE   (4u << 20)
 #define PLUGIN_NAME_MAX 63
 #define KEY_MAX         256
@@ -763,13 +763,8 @@ static int setting_apply(rz_config_t *cfg, const struct setting *s, const char *
 /* ------------------------------------------------------------------ YAML events */
 
 struct loader {
-	yaml_parser_t parser;
-	const char *name;
-	const char *data;
-	size_t len;
+	rz_yaml_t y; /* the source, its name, and where errors go */
 	rz_config_t *cfg;
-	rz_err_t *err;
-	int depth;
 	bool seen[ARRAY_SIZE(settings)];
 };
 
@@ -781,109 +776,46 @@ struct required {
 
 static int line_of(const yaml_event_t *ev)
 {
-	return (int)ev->start_mark.line + 1;
+	return rz_yaml_line(ev);
 }
 
 static const char *got(const yaml_event_t *ev)
 {
-	switch (ev->type) {
-	case YAML_MAPPING_START_EVENT:
-		return "a mapping";
-	case YAML_SEQUENCE_START_EVENT:
-		return "a list";
-	default:
-		return "a scalar";
-	}
+	return rz_yaml_got(ev);
 }
 
 static const char *scalar_text(const yaml_event_t *ev)
 {
-	return (const char *)ev->data.scalar.value;
-}
-
-static bool is_plain(const yaml_event_t *ev)
-{
-	return ev->type == YAML_SCALAR_EVENT && ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
-	       ev->data.scalar.tag == NULL;
+	return rz_yaml_text(ev);
 }
 
 static bool is_null(const yaml_event_t *ev)
 {
-	static const char *const words[] = { "", "~", "null", "Null", "NULL" };
-
-	if (!is_plain(ev)) {
-		return false;
-	}
-	for (size_t i = 0; i < ARRAY_SIZE(words); i++) {
-		if (strcmp(scalar_text(ev), words[i]) == 0) {
-			return true;
-		}
-	}
-	return false;
+	return rz_yaml_is_null(ev);
 }
 
-static void offset_to_mark(const char *data, size_t len, size_t offset, size_t *line, size_t *col)
-{
-	*line = 0;
-	*col = 0;
-	for (size_t i = 0; i < offset && i < len; i++) {
-		if (data[i] == '\n') {
-			(*line)++;
-			*col = 0;
-		} else {
-			(*col)++;
-		}
-	}
-}
-
-static int syntax_error(struct loader *l)
-{
-	const yaml_parser_t *p = &l->parser;
-	size_t line = p->problem_mark.line;
-	size_t col = p->problem_mark.column;
-
-	if (p->error == YAML_MEMORY_ERROR) {
-		return oom(l->err);
-	}
-	if (p->error == YAML_READER_ERROR) {
-		offset_to_mark(l->data, l->len, p->problem_offset, &line, &col);
-	}
-	return rz_err_set(l->err, RZ_EPARSE, "%s:%zu:%zu: YAML syntax error: %s", l->name, line + 1,
-	                  col + 1, p->problem != NULL ? p->problem : "unknown problem");
-}
-
-/* The next event; aliases are refused here so no caller sees one. */
 static int next_event(struct loader *l, yaml_event_t *ev)
 {
-	if (!yaml_parser_parse(&l->parser, ev)) {
-		return syntax_error(l);
-	}
-	if (ev->type == YAML_ALIAS_EVENT) {
-		int line = line_of(ev);
-
-		yaml_event_delete(ev);
-		return rz_err_set(l->err, REZUS_ECONFIG, "%s:%d: YAML aliases are not supported",
-		                  l->name, line);
-	}
-	return 0;
+	return rz_yaml_next(&l->y, ev);
 }
 
 static int bad_type(struct loader *l, int line, const char *key, const char *what,
                     const yaml_event_t *val)
 {
-	return rz_err_set(l->err, REZUS_ECONFIG, "%s:%d: %s: expected %s, got %s", l->name, line,
-	                  key, what, got(val));
+	return rz_err_set(l->y.err, REZUS_ECONFIG, "%s:%d: %s: expected %s, got %s", l->y.name,
+	                  line, key, what, got(val));
 }
 
 static int bad_key(struct loader *l, const yaml_event_t *key)
 {
-	return rz_err_set(l->err, REZUS_ECONFIG, "%s:%d: expected a string as key, got %s", l->name,
-	                  line_of(key), got(key));
+	return rz_err_set(l->y.err, REZUS_ECONFIG, "%s:%d: expected a string as key, got %s",
+	                  l->y.name, line_of(key), got(key));
 }
 
 static int duplicate(struct loader *l, int line, const char *key)
 {
-	return rz_err_set(l->err, REZUS_ECONFIG, "%s:%d: duplicate key '%s'", l->name, line, key);
+	return rz_err_set(l->y.err, REZUS_ECONFIG, "%s:%d: duplicate key '%s'", l->y.name, line,
+	                  key);
 }
 
 /* Join prefix and key as "prefix.key" (or "key" at the top). */
@@ -896,182 +828,6 @@ static void join_key(char *buf, size_t size, const char *prefix, const char *key
 
 /* ------------------------------------------------------------------ plugin subtrees as JSON */
 
-static int json_node(struct loader *l, const char *path, const yaml_event_t *ev, json_t **out);
-
-static int enter(struct loader *l, const char *path, int line)
-{
-	if (++l->depth > MAX_DEPTH) {
-		return rz_err_set(l->err, REZUS_ECONFIG,
-		                  "%s:%d: %s: nested more than %d levels deep", l->name, line, path,
-		                  MAX_DEPTH);
-	}
-	return 0;
-}
-
-/* Resolvers for plain scalars (YAML 1.2 core schema): 1 = matched, 0 = not, <0 = error. */
-static int resolve_null(const char *s, json_t **out)
-{
-	static const char *const words[] = { "", "~", "null", "Null", "NULL" };
-
-	for (size_t i = 0; i < ARRAY_SIZE(words); i++) {
-		if (strcmp(s, words[i]) == 0) {
-			*out = json_null();
-			return 1;
-		}
-	}
-	return 0;
-}
-
-static int resolve_bool(const char *s, json_t **out)
-{
-	static const struct {
-		const char *word;
-		bool value;
-	} words[] = {
-		{ "true", true },   { "True", true },   { "TRUE", true },
-		{ "false", false }, { "False", false }, { "FALSE", false },
-	};
-
-	for (size_t i = 0; i < ARRAY_SIZE(words); i++) {
-		if (strcmp(s, words[i].word) == 0) {
-			*out = json_boolean(words[i].value);
-			return 1;
-		}
-	}
-	return 0;
-}
-
-static const char *skip_digits(const char *s)
-{
-	while (isdigit((unsigned char)*s)) {
-		s++;
-	}
-	return s;
-}
-
-static int resolve_int(const char *s, json_t **out)
-{
-	const char *p = s + (*s == '-' || *s == '+');
-	const char *end = skip_digits(p);
-	long long n;
-
-	if (end == p || *end != '\0') {
-		return 0;
-	}
-	errno = 0;
-	n = strtoll(s, NULL, 10);
-	if (errno == ERANGE) {
-		return -ERANGE;
-	}
-	*out = json_integer(n);
-	return 1;
-}
-
-/* [-+]? ( .digits | digits ( . digits? )? ) ( [eE] [-+]? digits )? with a '.' or an exponent. */
-static int resolve_real(const char *s, json_t **out)
-{
-	const char *p = s + (*s == '-' || *s == '+');
-	const char *int_end = skip_digits(p);
-	const char *q = int_end;
-	double d;
-
-	if (*q == '.') {
-		q = skip_digits(q + 1);
-	}
-	if (q == p || (int_end == p && q == p + 1)) {
-		return 0;
-	}
-	if (*q == 'e' || *q == 'E') {
-		const char *e = q + 1 + (q[1] == '-' || q[1] == '+');
-
-		q = skip_digits(e);
-		if (q == e) {
-			return 0;
-		}
-	}
-	if (*q != '\0' || q == int_end) {
-		return 0;
-	}
-	d = strtod(s, NULL);
-	if (!isfinite(d)) {
-		return -ERANGE;
-	}
-	*out = json_real(d);
-	return 1;
-}
-
-static int (*const resolvers[])(const char *s, json_t **out) = {
-	resolve_null,
-	resolve_bool,
-	resolve_int,
-	resolve_real,
-};
-
-/* Quoted and tagged scalars are strings; plain ones go through the resolvers. */
-static int json_scalar(struct loader *l, const char *path, const yaml_event_t *ev, json_t **out)
-{
-	const char *s = scalar_text(ev);
-	int rc = 0;
-
-	*out = NULL;
-	for (size_t i = 0; is_plain(ev) && rc == 0 && i < ARRAY_SIZE(resolvers); i++) {
-		rc = resolvers[i](s, out);
-	}
-	if (rc < 0) {
-		return rz_err_set(l->err, REZUS_ECONFIG,
-		                  "%s:%d: %s: invalid value '%s': number out of range", l->name,
-		                  line_of(ev), path, s);
-	}
-	if (rc == 0) {
-		*out = json_stringn(s, ev->data.scalar.length);
-	}
-	return *out != NULL ? 0 : oom(l->err);
-}
-
-static int json_sequence(struct loader *l, const char *path, int line, json_t **out)
-{
-	char child[KEY_MAX];
-	json_t *arr = NULL;
-	yaml_event_t ev;
-	int rc = enter(l, path, line);
-
-	if (rc < 0) {
-		goto out;
-	}
-	arr = json_array();
-	if (arr == NULL) {
-		rc = oom(l->err);
-		goto out;
-	}
-	for (size_t i = 0;; i++) {
-		json_t *v = NULL;
-
-		rc = next_event(l, &ev);
-		if (rc < 0) {
-			goto out;
-		}
-		if (ev.type == YAML_SEQUENCE_END_EVENT) {
-			yaml_event_delete(&ev);
-			break;
-		}
-		snprintf(child, sizeof(child), "%s[%zu]", path, i);
-		rc = json_node(l, child, &ev, &v);
-		yaml_event_delete(&ev);
-		if (rc == 0 && json_array_append_new(arr, v) < 0) {
-			rc = oom(l->err);
-		}
-		if (rc < 0) {
-			goto out;
-		}
-	}
-	*out = arr;
-	arr = NULL;
-out:
-	json_decref(arr);
-	l->depth--;
-	return rc;
-}
-
 static int load_required(struct loader *l, const char *path, int line, const yaml_event_t *val,
                          struct required *req)
 {
@@ -1079,99 +835,59 @@ static int load_required(struct loader *l, const char *path, int line, const yam
 		return bad_type(l, line, path, "a boolean", val);
 	}
 	if (parse_bool(scalar_text(val), &req->value) < 0) {
-		return rz_err_set(l->err, REZUS_ECONFIG,
-		                  "%s:%d: %s: invalid boolean '%s' (use true or false)", l->name,
+		return rz_err_set(l->y.err, REZUS_ECONFIG,
+		                  "%s:%d: %s: invalid boolean '%s' (use true or false)", l->y.name,
 		                  line, path, scalar_text(val));
 	}
 	req->seen = true;
 	return 0;
 }
 
-/* One key: value of a mapping into obj. req is non-NULL at the top of a plugin's section. */
-static int json_member(struct loader *l, const char *path, const yaml_event_t *key, json_t *obj,
-                       struct required *req)
+/* A plugin's section: its settings as JSON (core/yaml.c), and `required:` at its top. */
+static int plugin_section(struct loader *l, const char *path, struct required *req, json_t **out)
 {
-	char child[KEY_MAX];
-	const char *k;
-	bool is_required;
-	yaml_event_t val;
-	json_t *v = NULL;
-	int line = line_of(key);
-	int rc;
+	json_t *obj = json_object();
+	yaml_event_t key, val;
+	int rc = obj != NULL ? 0 : oom(l->y.err);
 
-	if (key->type != YAML_SCALAR_EVENT) {
-		return bad_key(l, key);
-	}
-	k = scalar_text(key);
-	join_key(child, sizeof(child), path, k);
-	is_required = req != NULL && strcmp(k, "required") == 0;
-	if (json_object_get(obj, k) != NULL || (is_required && req->seen)) {
-		return duplicate(l, line, child);
-	}
-	rc = next_event(l, &val);
-	if (rc < 0) {
-		return rc;
-	}
-	if (is_required) {
-		rc = load_required(l, child, line, &val, req);
-	} else {
-		rc = json_node(l, child, &val, &v);
-		if (rc == 0 && json_object_set_new(obj, k, v) < 0) {
-			rc = oom(l->err);
-		}
-	}
-	yaml_event_delete(&val);
-	return rc;
-}
+	l->y.depth++; /* the section counts as the first level of nesting */
+	while (rc == 0 && (rc = next_event(l, &key)) == 0) {
+		char child[KEY_MAX];
+		const char *k;
+		json_t *v = NULL;
+		int line = line_of(&key);
 
-static int json_mapping(struct loader *l, const char *path, int line, struct required *req,
-                        json_t **out)
-{
-	json_t *obj = NULL;
-	yaml_event_t key;
-	int rc = enter(l, path, line);
-
-	if (rc < 0) {
-		goto out;
-	}
-	obj = json_object();
-	if (obj == NULL) {
-		rc = oom(l->err);
-		goto out;
-	}
-	for (;;) {
-		rc = next_event(l, &key);
-		if (rc < 0) {
-			goto out;
-		}
 		if (key.type == YAML_MAPPING_END_EVENT) {
 			yaml_event_delete(&key);
 			break;
 		}
-		rc = json_member(l, path, &key, obj, req);
-		yaml_event_delete(&key);
-		if (rc < 0) {
-			goto out;
+		if (key.type != YAML_SCALAR_EVENT) {
+			rc = bad_key(l, &key);
+			yaml_event_delete(&key);
+			break;
 		}
+		k = scalar_text(&key);
+		join_key(child, sizeof(child), path, k);
+		if (json_object_get(obj, k) != NULL || (strcmp(k, "required") == 0 && req->seen)) {
+			rc = duplicate(l, line, child);
+		} else if ((rc = next_event(l, &val)) == 0) {
+			if (strcmp(k, "required") == 0) {
+				rc = load_required(l, child, line, &val, req);
+			} else if ((rc = rz_yaml_node(&l->y, child, &val, &v)) == 0 &&
+			           json_object_set_new(obj, k, v) < 0) {
+				rc = oom(l->y.err);
+			}
+			yaml_event_delete(&val);
+		}
+		yaml_event_delete(&key);
 	}
-	*out = obj;
-	obj = NULL;
-out:
+	l->y.depth--;
+	if (rc == 0) {
+		*out = obj;
+		obj = NULL;
+	}
 	json_decref(obj);
-	l->depth--;
 	return rc;
-}
-
-static int json_node(struct loader *l, const char *path, const yaml_event_t *ev, json_t **out)
-{
-	switch (ev->type) {
-	case YAML_MAPPING_START_EVENT:
-		return json_mapping(l, path, line_of(ev), NULL, out);
-	case YAML_SEQUENCE_START_EVENT:
-		return json_sequence(l, path, line_of(ev), out);
-	default:
-		return json_scalar(l, path, ev, out);
-	}
 }
 
 /* ------------------------------------------------------------------ plugins: */
@@ -1192,10 +908,10 @@ static int load_plugin(struct loader *l, struct plugin_list *pl, const yaml_even
 	}
 	name = scalar_text(key);
 	if (!valid_plugin_name(name, key->data.scalar.length)) {
-		return rz_err_set(l->err, REZUS_ECONFIG,
+		return rz_err_set(l->y.err, REZUS_ECONFIG,
 		                  "%s:%d: plugins: invalid plugin name '%s' (use 1 to %d of a-z, "
 		                  "0-9, _ and -)",
-		                  l->name, line, name, PLUGIN_NAME_MAX);
+		                  l->y.name, line, name, PLUGIN_NAME_MAX);
 	}
 	join_key(path, sizeof(path), "plugins", name);
 	if (plugin_find(pl, name) != NULL) {
@@ -1206,10 +922,10 @@ static int load_plugin(struct loader *l, struct plugin_list *pl, const yaml_even
 		return rc;
 	}
 	if (val.type == YAML_MAPPING_START_EVENT) {
-		rc = json_mapping(l, path, line, &req, &config);
+		rc = plugin_section(l, path, &req, &config);
 	} else if (is_null(&val)) {
 		config = json_object();
-		rc = config != NULL ? 0 : oom(l->err);
+		rc = config != NULL ? 0 : oom(l->y.err);
 	} else {
 		rc = bad_type(l, line, path, "a mapping", &val);
 	}
@@ -1217,9 +933,9 @@ static int load_plugin(struct loader *l, struct plugin_list *pl, const yaml_even
 	if (rc < 0) {
 		return rc;
 	}
-	snprintf(source, sizeof(source), "%s:%d", l->name, line);
+	snprintf(source, sizeof(source), "%s:%d", l->y.name, line);
 	if (plugin_add(pl, name, config, req.value, source) < 0) {
-		return oom(l->err);
+		return oom(l->y.err);
 	}
 	return 0;
 }
@@ -1274,8 +990,8 @@ static int load_text(struct loader *l, const struct setting *s, int line, const 
 {
 	char origin[ORIGIN_MAX];
 
-	snprintf(origin, sizeof(origin), "%s:%d", l->name, line);
-	return setting_apply(l->cfg, s, text, origin, l->err);
+	snprintf(origin, sizeof(origin), "%s:%d", l->y.name, line);
+	return setting_apply(l->cfg, s, text, origin, l->y.err);
 }
 
 static int load_scalar(struct loader *l, const struct setting *s, int line, const yaml_event_t *val)
@@ -1283,8 +999,9 @@ static int load_scalar(struct loader *l, const struct setting *s, int line, cons
 	const char *text = scalar_text(val);
 
 	if (strlen(text) != val->data.scalar.length) {
-		return rz_err_set(l->err, REZUS_ECONFIG, "%s:%d: %s: invalid value: contains a NUL",
-		                  l->name, line, s->key);
+		return rz_err_set(l->y.err, REZUS_ECONFIG,
+		                  "%s:%d: %s: invalid value: contains a NUL", l->y.name, line,
+		                  s->key);
 	}
 	return load_text(l, s, line, is_null(val) ? "" : text);
 }
@@ -1297,7 +1014,7 @@ static int load_list(struct loader *l, const struct setting *s)
 	int rc = 0;
 
 	if (items == NULL) {
-		return oom(l->err);
+		return oom(l->y.err);
 	}
 	for (;;) {
 		rc = next_event(l, &ev);
@@ -1314,7 +1031,7 @@ static int load_list(struct loader *l, const struct setting *s)
 			const char *item = is_null(&ev) ? "" : scalar_text(&ev);
 
 			if (list_push(&items, &n, item, strlen(item)) < 0) {
-				rc = oom(l->err);
+				rc = oom(l->y.err);
 			}
 		}
 		yaml_event_delete(&ev);
@@ -1373,8 +1090,8 @@ static int load_entry(struct loader *l, const char *prefix, const yaml_event_t *
 	join_key(path, sizeof(path), prefix, scalar_text(key));
 	s = strchr(scalar_text(key), '.') == NULL ? setting_find(path) : NULL;
 	if (s == NULL) {
-		return rz_err_set(l->err, REZUS_ECONFIG, "%s:%d: unknown key '%s'", l->name, line,
-		                  path);
+		return rz_err_set(l->y.err, REZUS_ECONFIG, "%s:%d: unknown key '%s'", l->y.name,
+		                  line, path);
 	}
 	if (l->seen[s - settings]) {
 		return duplicate(l, line, path);
@@ -1419,8 +1136,8 @@ static int load_root(struct loader *l, const yaml_event_t *ev)
 	if (is_null(ev)) {
 		return 0;
 	}
-	return rz_err_set(l->err, REZUS_ECONFIG,
-	                  "%s:%d: expected a mapping at the top level, got %s", l->name,
+	return rz_err_set(l->y.err, REZUS_ECONFIG,
+	                  "%s:%d: expected a mapping at the top level, got %s", l->y.name,
 	                  line_of(ev), got(ev));
 }
 
@@ -1440,9 +1157,9 @@ static int load_stream(struct loader *l)
 			break;
 		}
 		if (ev.type == YAML_DOCUMENT_START_EVENT && docs++ > 0) {
-			rc = rz_err_set(l->err, REZUS_ECONFIG,
+			rc = rz_err_set(l->y.err, REZUS_ECONFIG,
 			                "%s:%d: more than one YAML document (remove the '---')",
-			                l->name, line_of(&ev));
+			                l->y.name, line_of(&ev));
 		} else if (ev.type == YAML_SCALAR_EVENT || ev.type == YAML_SEQUENCE_START_EVENT ||
 		           ev.type == YAML_MAPPING_START_EVENT) {
 			rc = load_root(l, &ev);
@@ -1582,18 +1299,14 @@ int rz_config_load_string(rz_config_t *cfg, const char *name, const char *data, 
 	}
 	source = strdup(name);
 	memset(&l, 0, sizeof(l));
-	if (source == NULL || !yaml_parser_initialize(&l.parser)) {
+	if (source == NULL ||
+	    rz_yaml_init(&l.y, name, data, data != NULL ? len : 0, REZUS_ECONFIG, err) < 0) {
 		free(source);
 		return oom(err);
 	}
-	l.name = name;
-	l.data = data != NULL ? data : "";
-	l.len = data != NULL ? len : 0;
 	l.cfg = cfg;
-	l.err = err;
-	yaml_parser_set_input_string(&l.parser, (const unsigned char *)l.data, l.len);
 	rc = load_stream(&l);
-	yaml_parser_delete(&l.parser);
+	rz_yaml_fini(&l.y);
 	if (rc == 0) {
 		free(cfg->source);
 		cfg->source = source;

@@ -590,7 +590,8 @@ static json_t *changes_of(const char *show)
 /* ------------------------------------------------------------------ projection */
 
 /* The NodeGroup a projected object names: by name, or by the TF name the plugin derived
- * from it (resources are named after tf_name(group)). Borrowed from groups; NULL if none. */
+ * from it (resources are named after tf_name(group): "1st" becomes x_1st, projected as
+ * "x-1st"). Borrowed from groups; NULL if none. */
 static json_t *group_of(json_t *groups, const char *ng)
 {
 	json_t *g;
@@ -605,8 +606,11 @@ static json_t *group_of(json_t *groups, const char *ng)
 			if (name == NULL) {
 				continue;
 			}
-			if (pass == 1) {
+			if (pass == 1) { /* as projection labels a TF name: '_' becomes '-' */
 				rz_tf_name(name, tf, sizeof(tf));
+				for (char *c = tf; *c != '\0'; c++) {
+					*c = *c == '_' ? '-' : *c;
+				}
 				name = tf;
 			}
 			if (strcmp(name, ng) == 0) {
@@ -621,8 +625,9 @@ static json_t *machine_object(const char *tenant, const char *plugin, json_t *p,
 {
 	json_t *spec = json_deep_copy(json_object_get(p, "spec"));
 	json_t *g = group_of(groups, json_string_value(json_object_get(p, "nodeGroup")));
-	const char *ng = g ? json_string_value(json_object_get(json_object_get(g, "metadata"), "name"))
-	                   : json_string_value(json_object_get(p, "nodeGroup"));
+	const char *ng =
+	    g ? json_string_value(json_object_get(json_object_get(g, "metadata"), "name"))
+	      : json_string_value(json_object_get(p, "nodeGroup"));
 	const char *role =
 	    g ? json_string_value(json_object_get(json_object_get(g, "spec"), "role")) : NULL;
 	json_t *obj;

@@ -5,7 +5,7 @@ noinst_LTLIBRARIES += core/librezus-core.la
 core_librezus_core_la_SOURCES = \
 	core/errors.c core/errors.h \
 	core/log.c core/log.h \
-	core/config.c core/config.h \
+	core/config.c core/config.h core/yaml.c core/yaml.h \
 	core/db.c core/db.h core/schema.c \
 	core/http.c core/http.h \
 	core/workers.c core/workers.h \

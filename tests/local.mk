@@ -30,7 +30,8 @@ INTEGRATION_TESTS = \
 	tests/integration/engine.sh \
 	tests/integration/crash.sh \
 	tests/integration/concurrency.sh \
-	tests/integration/queue.sh
+	tests/integration/queue.sh \
+	tests/integration/platforms.sh
 
 include tests/fixtures/plugins/local.mk
 EXTRA_DIST += tests/fixtures/plugins/local.mk \

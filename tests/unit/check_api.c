@@ -278,7 +278,8 @@ START_TEST(test_bad_bodies)
 	ck_assert_int_eq(call("POST", "/api/v1/tenants", "text/yaml", "a: 1", &j), 415);
 	ck_assert_str_eq(at(j, "reason"), "UnsupportedMediaType");
 	ck_assert_str_eq(at(j, "message"),
-	                 "unsupported media type 'text/yaml': POST requests take application/json");
+	                 "unsupported media type 'text/yaml': POST requests take application/json "
+	                 "or application/yaml");
 	json_decref(j);
 	ck_assert_int_eq(call("POST", "/api/v1/tenants", NULL, "{}", &j), 415);
 	json_decref(j);
@@ -290,6 +291,48 @@ START_TEST(test_bad_bodies)
 	ck_assert_int_eq(call("POST", "/api/v1/tenants", "application/json; charset=utf-8",
 	                      "{\"metadata\":{\"name\":\"b\"}}", &j),
 	                 201);
+	json_decref(j);
+}
+END_TEST
+
+/* Bodies may be YAML, as kubectl sends them: one document, a mapping. */
+START_TEST(test_yaml_bodies)
+{
+	json_t *j;
+
+	ck_assert_int_eq(call("POST", "/api/v1/tenants", "application/yaml",
+	                      "apiVersion: rezuscloud.io/v1\nkind: Tenant\nmetadata:\n  name: yam\n"
+	                      "spec:\n  clusterProvider: sim\n  podSubnets: [10.244.0.0/16]\n",
+	                      &j),
+	                 201);
+	ck_assert_str_eq(at(j, "metadata.name"), "yam");
+	ck_assert_str_eq(json_string_value(json_array_get(
+	                     json_object_get(json_object_get(j, "spec"), "podSubnets"), 0)),
+	                 "10.244.0.0/16");
+	json_decref(j);
+	ck_assert_int_eq(call("POST", "/api/v1/tenants", "application/yaml",
+	                      "metadata:\n  name: [unclosed\n", &j),
+	                 400);
+	ck_assert_str_eq(at(j, "message"), "malformed YAML: body:3:1: YAML syntax error: did not "
+	                                   "find expected ',' or ']'");
+	json_decref(j);
+	ck_assert_int_eq(call("POST", "/api/v1/tenants", "application/yaml",
+	                      "metadata: {name: a}\n---\nmetadata: {name: b}\n", &j),
+	                 400);
+	ck_assert_str_eq(at(j, "message"),
+	                 "the request body must be one YAML document, a mapping (got 2 documents)");
+	json_decref(j);
+	ck_assert_int_eq(call("POST", "/api/v1/tenants", "application/yaml",
+	                      "metadata: {name: a}\nmetadata: {name: b}\n", &j),
+	                 400);
+	ck_assert_str_eq(at(j, "message"), "malformed YAML: body:2: duplicate key 'metadata'");
+	json_decref(j);
+	/* a typed value keeps its type: a quoted number is a string, and fails validation */
+	ck_assert_int_eq(call("POST", "/api/v1/tenants/yam/nodegroups", "application/yaml",
+	                      "metadata: {name: w}\nspec: {role: worker, count: \"2\", "
+	                      "providerClass: sim}\n",
+	                      &j),
+	                 422);
 	json_decref(j);
 }
 END_TEST
@@ -1070,6 +1113,7 @@ int main(void)
 	tcase_add_test(tc, test_create_get_tenant);
 	tcase_add_test(tc, test_tenant_validation);
 	tcase_add_test(tc, test_bad_bodies);
+	tcase_add_test(tc, test_yaml_bodies);
 	tcase_add_test(tc, test_nodegroup_scoping_and_validation);
 	tcase_add_test(tc, test_replace_and_status);
 	tcase_add_test(tc, test_merge_patch);

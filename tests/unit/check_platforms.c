@@ -583,6 +583,63 @@ START_TEST(test_endpoint_needed)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ projection */
+
+/* The plugin's projection of tests/plugins/states/<plugin>.json, compact, keys sorted. */
+static char *projected(const char *plugin)
+{
+	char path[1024];
+	json_error_t je;
+	json_t *state, *objects = NULL;
+	rz_err_t err = { 0 };
+	char *text;
+
+	snprintf(path, sizeof(path), "%s/tests/plugins/states/%s.json", srcdir(), plugin);
+	state = json_load_file(path, 0, &je);
+	ck_assert_msg(state != NULL, "%s: %s", path, je.text);
+	ck_assert_msg(rz_plugins_project(plugins, plugin, state, &objects, &err) == 0, "%s",
+	              err.msg);
+	text = json_dumps(objects, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(objects);
+	json_decref(state);
+	return text;
+}
+
+START_TEST(test_projection)
+{
+	char *oci = projected("oci"), *os = projected("openstack"), *metal = projected("metal");
+
+	ck_assert_str_eq(
+	    oci,
+	    "[{\"kind\":\"Machine\",\"name\":\"workers-arm-0\",\"nodeGroup\":\"workers-arm\","
+	    "\"spec\":{\"address\":\"10.0.2.17\",\"hostname\":\"acme-workers-arm-brave-otter\","
+	    "\"providerId\":\"ocid1.instance.oc1.eu-frankfurt-1.aaaa0\",\"shape\":\"VM.Standard.A1."
+	    "Flex\"},\"tfAddress\":\"oci_core_instance.workers_arm[0]\"},{\"kind\":\"Machine\","
+	    "\"name\":\"workers-arm-1\",\"nodeGroup\":\"workers-arm\",\"spec\":{\"address\":"
+	    "\"129.159.2.18\",\"hostname\":\"acme-workers-arm-calm-heron\",\"providerId\":"
+	    "\"ocid1.instance.oc1.eu-frankfurt-1.aaaa1\",\"shape\":\"VM.Standard.A1.Flex\"},"
+	    "\"tfAddress\":\"oci_core_instance.workers_arm[1]\"}]");
+	ck_assert_str_eq(
+	    os, "[{\"kind\":\"Machine\",\"name\":\"control-plane-0\",\"nodeGroup\":\"control-"
+	        "plane\",\"spec\":{\"address\":\"192.168.10.10\",\"hostname\":\"beta-control-"
+	        "plane-0\",\"providerId\":\"5a1f0c3e-9d2b-4c8e-b7a6-1f2e3d4c5b6a\",\"shape\":\"SCS-"
+	        "4V-8\"},\"tfAddress\":\"openstack_compute_instance_v2.control_plane[0]\"}]");
+	/* metal: the group from the resource name (gpu_nodes, as a label), the machine from its
+	 * address; the machine configuration stays out */
+	ck_assert_str_eq(
+	    metal,
+	    "[{\"kind\":\"Machine\",\"name\":\"gpu-nodes-10-10-0-21\",\"nodeGroup\":\"gpu-"
+	    "nodes\",\"spec\":{\"address\":\"10.10.0.21\",\"providerId\":\"10.10.0.21\"},"
+	    "\"tfAddress\":\"talos_machine_configuration_apply.gpu_nodes[\\\"10.10.0.21\\\"]\"},"
+	    "{\"kind\":\"Machine\",\"name\":\"gpu-nodes-10-10-0-22\",\"nodeGroup\":\"gpu-"
+	    "nodes\",\"spec\":{\"address\":\"10.10.0.22\",\"providerId\":\"10.10.0.22\"},"
+	    "\"tfAddress\":\"talos_machine_configuration_apply.gpu_nodes[\\\"10.10.0.22\\\"]\"}]");
+	free(oci);
+	free(os);
+	free(metal);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("platforms");
@@ -598,6 +655,7 @@ int main(void)
 	tcase_add_test(tc, test_openstack_validation);
 	tcase_add_test(tc, test_metal_validation);
 	tcase_add_test(tc, test_endpoint_needed);
+	tcase_add_test(tc, test_projection);
 	suite_add_tcase(s, tc);
 	return rzt_run(s);
 }
