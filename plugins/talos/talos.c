@@ -256,7 +256,7 @@ static int talos_render(void *state, const rezus_json_t *ctx, rezus_json_t *out,
 	const rezus_json_t *groups = h->json_get(h, ctx, "allNodeGroups");
 	const char *tenant = h->tf_escape(h, kit_get_str(h, ctx, "tenant.metadata.name", ""));
 	rezus_json_t *exports = kit_child(h, out, "exports");
-	rezus_json_t *secrets = h->json_object(h), *locals = kit_child(h, out, "locals");
+	rezus_json_t *secrets, *locals = kit_child(h, out, "locals");
 	bool cp = has_controlplane(h, groups);
 	int rc;
 
@@ -272,6 +272,7 @@ static int talos_render(void *state, const rezus_json_t *ctx, rezus_json_t *out,
 		return rc;
 	}
 	kit_provider(h, out, "talos", KIT_TALOS_SOURCE, KIT_TALOS_VERSION);
+	secrets = h->json_object(h);
 	kit_str(h, secrets, "talos_version",
 	        h->tf_escape(
 	            h, vversion(h, kit_get_str(h, ctx, "tenant.spec.talosVersion", "1.12.0"))));
