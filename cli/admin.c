@@ -1,0 +1,552 @@
+/* cli/admin.c - login, logout, contexts, users, tokens, audit, backups, discovery, version. */
+#include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "cli/rezusctl.h"
+
+/* ------------------------------------------------------------------ secrets from a person */
+
+/* A line from stdin (no newline). Caller frees. */
+static char *read_line(FILE *f)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n = getline(&line, &cap, f);
+
+	if (n < 0) {
+		free(line);
+		return NULL;
+	}
+	while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r')) {
+		line[--n] = '\0';
+	}
+	return line;
+}
+
+/* Prompt on the terminal; without echo when secret. NULL when there is no terminal. */
+static char *prompt(const char *what, bool secret)
+{
+	FILE *tty = fopen("/dev/tty", "r+");
+	struct termios old, quiet;
+	char *line;
+
+	if (tty == NULL) {
+		return NULL;
+	}
+	fprintf(tty, "%s", what);
+	fflush(tty);
+	if (secret && tcgetattr(fileno(tty), &old) == 0) {
+		quiet = old;
+		quiet.c_lflag &= (tcflag_t) ~(ECHO | ECHONL);
+		tcsetattr(fileno(tty), TCSAFLUSH, &quiet);
+		line = read_line(tty);
+		tcsetattr(fileno(tty), TCSAFLUSH, &old);
+		fprintf(tty, "\n");
+	} else {
+		line = read_line(tty);
+	}
+	fclose(tty);
+	return line;
+}
+
+static void wipe(char *s)
+{
+	if (s != NULL) {
+		volatile char *p = s;
+		while (*p != '\0') {
+			*p++ = '\0';
+		}
+		free(s);
+	}
+}
+
+/* ------------------------------------------------------------------ contexts */
+
+/* The context to write: --context, the current one, or "default"; created when missing. */
+static json_t *writable_context(rzc_t *c)
+{
+	const char *name = c->context ? c->context
+	                              : json_string_value(json_object_get(c->config, "current-context"));
+	json_t *ctx, *list = json_object_get(c->config, "contexts");
+
+	if (name == NULL) {
+		name = "default";
+	}
+	if ((ctx = rzc_context(c, name)) != NULL) {
+		return ctx;
+	}
+	if (!json_is_array(list)) {
+		list = json_array();
+		json_object_set_new(c->config, "contexts", list);
+	}
+	ctx = json_pack("{s:s}", "name", name);
+	json_array_append_new(list, ctx);
+	return ctx;
+}
+
+int rzc_cmd_login(rzc_t *c, int argc, char **argv)
+{
+	char *user = NULL, *password = NULL, *session = NULL;
+	json_t *body, *out = NULL, *tok = NULL, *ctx;
+	char host[256] = "";
+	int rc;
+
+	if (argc > 1) {
+		return rzc_usage("login: [SERVER] [--username U] [--password-stdin]");
+	}
+	if (argc == 1) {
+		free(c->server);
+		c->server = strdup(argv[0]);
+	}
+	user = c->username ? strdup(c->username) : NULL;
+	if (user == NULL && (user = prompt("Username: ", false)) == NULL) {
+		return rzc_usage("login: give --username (there is no terminal to ask on)");
+	}
+	password = c->password_stdin ? read_line(stdin) : prompt("Password: ", true);
+	if (password == NULL) {
+		free(user);
+		return rzc_usage("login: give the password on stdin with --password-stdin");
+	}
+	body = json_pack("{s:s, s:s}", "username", user, "password", password);
+	free(c->token);
+	c->token = NULL;
+	rc = rzc_json(c, "POST", "/api/v1/auth/login", body, &out);
+	json_decref(body);
+	if (rc != RZC_OK) {
+		goto out;
+	}
+	session = strdup(json_string_value(json_object_get(out, "token")));
+	c->token = strdup(session);
+	if (json_is_true(json_object_get(json_object_get(out, "user"), "mustChangePassword"))) {
+		char *fresh = prompt("The password must be changed. New password: ", true);
+		char *again = fresh ? prompt("New password again: ", true) : NULL;
+		if (fresh == NULL || again == NULL || strcmp(fresh, again) != 0) {
+			rc = rzc_fail(fresh == NULL ? "the password must be changed first, at a terminal"
+			                            : "the passwords differ");
+		} else {
+			json_t *pw = json_pack("{s:s, s:s}", "currentPassword", password, "newPassword",
+			                       fresh);
+			rc = rzc_json(c, "POST", "/api/v1/auth/password", pw, NULL);
+			json_decref(pw);
+		}
+		wipe(fresh);
+		wipe(again);
+		if (rc != RZC_OK) {
+			goto out;
+		}
+	}
+	/* keep a revocable API token, never the password (nor the short session) */
+	gethostname(host, sizeof(host) - 1);
+	{
+		char *u = rzc_escape(user), *path = rzc_path("/api/v1/users/%s/tokens", u);
+		char *desc = NULL;
+		if (asprintf(&desc, "rezusctl on %s", host) < 0) {
+			desc = NULL;
+		}
+		body = json_pack("{s:{s:s}}", "spec", "description", desc ? desc : "rezusctl");
+		rc = rzc_json(c, "POST", path, body, &tok);
+		json_decref(body);
+		free(desc);
+		free(u);
+		free(path);
+	}
+	rzc_json(c, "POST", "/api/v1/auth/logout", NULL, NULL);
+	if (rc != RZC_OK) {
+		goto out;
+	}
+	ctx = writable_context(c);
+	json_object_set_new(ctx, "server", json_string(c->server));
+	json_object_set_new(ctx, "user", json_string(user));
+	json_object_set(ctx, "token", json_object_get(tok, "secret"));
+	json_object_set(ctx, "tokenId", json_object_get(json_object_get(tok, "metadata"), "name"));
+	if (c->insecure) {
+		json_object_set_new(ctx, "insecure-skip-tls-verify", json_true());
+	}
+	if (c->ca_file != NULL) {
+		json_object_set_new(ctx, "certificate-authority", json_string(c->ca_file));
+	}
+	json_object_set(c->config, "current-context", json_object_get(ctx, "name"));
+	rc = rzc_config_save(c);
+	if (rc == RZC_OK) {
+		printf("Logged in to %s as %s (context %s)\n", c->server, user,
+		       json_string_value(json_object_get(ctx, "name")));
+	}
+out:
+	wipe(password);
+	wipe(session);
+	free(user);
+	json_decref(out);
+	json_decref(tok);
+	return rc;
+}
+
+int rzc_cmd_logout(rzc_t *c, int argc, char **argv)
+{
+	json_t *ctx = writable_context(c);
+	const char *id = json_string_value(json_object_get(ctx, "tokenId"));
+	const char *user = json_string_value(json_object_get(ctx, "user"));
+	int rc = RZC_OK;
+
+	(void)argv;
+	if (argc > 0) {
+		return rzc_usage("logout: takes no arguments");
+	}
+	if (json_object_get(ctx, "token") == NULL) {
+		return rzc_fail("context %s is not logged in",
+		                json_string_value(json_object_get(ctx, "name")));
+	}
+	if (id != NULL && user != NULL) {
+		char *u = rzc_escape(user), *i = rzc_escape(id);
+		char *path = rzc_path("/api/v1/users/%s/tokens/%s", u, i);
+		rzc_resp_t r;
+		if (rzc_request(c, "DELETE", path, NULL, NULL, 0, &r) == 0) {
+			if (r.code != 200 && r.code != 202 && r.code != 404 && r.code != 401) {
+				rzc_print_status(&r);
+				rc = RZC_ERR;
+			}
+			rzc_resp_free(&r);
+		} else {
+			rc = RZC_ERR;
+		}
+		free(u);
+		free(i);
+		free(path);
+	}
+	if (rc == RZC_OK) {
+		json_object_del(ctx, "token");
+		json_object_del(ctx, "tokenId");
+		rc = rzc_config_save(c);
+		if (rc == RZC_OK) {
+			printf("Logged out of %s\n", c->server);
+		}
+	}
+	return rc;
+}
+
+int rzc_cmd_config(rzc_t *c, int argc, char **argv)
+{
+	const char *cur = json_string_value(json_object_get(c->config, "current-context"));
+	json_t *ctx;
+	size_t i;
+
+	if (argc < 1) {
+		return rzc_usage("config: get-contexts | use-context NAME | set-context NAME | view");
+	}
+	if (strcmp(argv[0], "get-contexts") == 0) {
+		printf("%-8s %-16s %-32s %-12s %s\n", "CURRENT", "NAME", "SERVER", "USER", "TENANT");
+		json_array_foreach(json_object_get(c->config, "contexts"), i, ctx)
+		{
+			const char *n = json_string_value(json_object_get(ctx, "name"));
+			const char *t = json_string_value(json_object_get(ctx, "tenant"));
+			const char *u = json_string_value(json_object_get(ctx, "user"));
+			printf("%-8s %-16s %-32s %-12s %s\n", cur && n && strcmp(cur, n) == 0 ? "*" : "",
+			       n ? n : "", json_string_value(json_object_get(ctx, "server"))
+			                       ? json_string_value(json_object_get(ctx, "server"))
+			                       : "",
+			       u ? u : "", t ? t : "");
+		}
+		return RZC_OK;
+	}
+	if (strcmp(argv[0], "use-context") == 0 && argc == 2) {
+		if (rzc_context(c, argv[1]) == NULL) {
+			return rzc_fail("no context \"%s\"", argv[1]);
+		}
+		json_object_set_new(c->config, "current-context", json_string(argv[1]));
+		return rzc_config_save(c) == RZC_OK ? (printf("Switched to context \"%s\".\n", argv[1]), RZC_OK)
+		                                    : RZC_ERR;
+	}
+	if (strcmp(argv[0], "set-context") == 0 && argc == 2) {
+		const char *saved = c->context;
+		c->context = argv[1];
+		ctx = writable_context(c);
+		c->context = saved;
+		if (c->server_given) {
+			json_object_set_new(ctx, "server", json_string(c->server));
+		}
+		if (c->tenant_given) {
+			json_object_set_new(ctx, "tenant", json_string(c->tenant));
+		}
+		if (c->insecure) {
+			json_object_set_new(ctx, "insecure-skip-tls-verify", json_true());
+		}
+		if (c->ca_file != NULL) {
+			json_object_set_new(ctx, "certificate-authority", json_string(c->ca_file));
+		}
+		if (json_object_get(c->config, "current-context") == NULL) {
+			json_object_set_new(c->config, "current-context", json_string(argv[1]));
+		}
+		return rzc_config_save(c) == RZC_OK ? (printf("Context \"%s\" set.\n", argv[1]), RZC_OK)
+		                                    : RZC_ERR;
+	}
+	if (strcmp(argv[0], "view") == 0) {
+		json_t *copy = json_deep_copy(c->config);
+		json_array_foreach(json_object_get(copy, "contexts"), i, ctx)
+		{
+			if (json_object_get(ctx, "token") != NULL) {
+				json_object_set_new(ctx, "token", json_string("REDACTED"));
+			}
+		}
+		rzc_yaml_write(stdout, copy);
+		json_decref(copy);
+		return RZC_OK;
+	}
+	return rzc_usage("config: get-contexts | use-context NAME | set-context NAME | view");
+}
+
+/* ------------------------------------------------------------------ users and tokens */
+
+static int list_of(rzc_t *c, const char *kind_word, const char *path)
+{
+	json_t *list = NULL;
+	int rc = rzc_json(c, "GET", path, NULL, &list);
+
+	if (rc == RZC_OK) {
+		rzc_print_list(c, rzc_kind_find(kind_word), json_object_get(list, "items"), true);
+	}
+	json_decref(list);
+	return rc;
+}
+
+int rzc_cmd_user(rzc_t *c, int argc, char **argv)
+{
+	char *n, *path;
+	int rc;
+
+	if (argc < 1 || strcmp(argv[0], "list") == 0) {
+		return list_of(c, "users", "/api/v1/users");
+	}
+	if (argc != 2) {
+		return rzc_usage("user: list | create NAME --role R [--password-stdin] | delete NAME | "
+		                 "set-role NAME --role R");
+	}
+	n = rzc_escape(argv[1]);
+	if (strcmp(argv[0], "create") == 0) {
+		char *password = c->password_stdin ? read_line(stdin) : prompt("Password: ", true);
+		json_t *body;
+		if (password == NULL) {
+			free(n);
+			return rzc_usage("user create: give the password on stdin with --password-stdin");
+		}
+		body = json_pack("{s:{s:s}, s:{s:s, s:s}}", "metadata", "name", argv[1], "spec", "role",
+		                 c->role ? c->role : "view", "password", password);
+		rc = rzc_json(c, "POST", "/api/v1/users", body, NULL);
+		json_decref(body);
+		wipe(password);
+		if (rc == RZC_OK) {
+			printf("user/%s created\n", argv[1]);
+		}
+	} else if (strcmp(argv[0], "delete") == 0) {
+		path = rzc_path("/api/v1/users/%s", n);
+		rc = rzc_json(c, "DELETE", path, NULL, NULL);
+		free(path);
+		if (rc == RZC_OK) {
+			printf("user/%s deleted\n", argv[1]);
+		}
+	} else if (strcmp(argv[0], "set-role") == 0 && c->role != NULL) {
+		json_t *patch = json_pack("{s:{s:s}}", "spec", "role", c->role);
+		char *body = json_dumps(patch, JSON_COMPACT);
+		rzc_resp_t r;
+		path = rzc_path("/api/v1/users/%s", n);
+		rc = rzc_request(c, "PATCH", path, "application/merge-patch+json", body, strlen(body),
+		                 &r) < 0
+		         ? RZC_ERR
+		         : RZC_OK;
+		if (rc == RZC_OK && r.code == 200) {
+			printf("user/%s is now %s\n", argv[1], c->role);
+		} else if (rc == RZC_OK) {
+			rzc_print_status(&r);
+			rc = RZC_ERR;
+		}
+		rzc_resp_free(&r);
+		free(body);
+		free(path);
+		json_decref(patch);
+	} else {
+		rc = rzc_usage("user: list | create NAME --role R | delete NAME | set-role NAME --role R");
+	}
+	free(n);
+	return rc;
+}
+
+int rzc_cmd_token(rzc_t *c, int argc, char **argv)
+{
+	char *u, *coll;
+	int rc;
+
+	if (c->user == NULL) {
+		return rzc_fail("log in first: tokens belong to the logged-in user");
+	}
+	u = rzc_escape(c->user);
+	coll = rzc_path("/api/v1/users/%s/tokens", u);
+	free(u);
+	if (argc < 1 || strcmp(argv[0], "list") == 0) {
+		rc = list_of(c, "tokens", coll);
+	} else if (strcmp(argv[0], "create") == 0 && argc == 1) {
+		json_t *spec = json_object(), *body, *out = NULL;
+		if (c->role) {
+			json_object_set_new(spec, "role", json_string(c->role));
+		}
+		if (c->description) {
+			json_object_set_new(spec, "description", json_string(c->description));
+		}
+		if (c->expires) {
+			json_object_set_new(spec, "expiresAt", json_string(c->expires));
+		}
+		body = json_pack("{s:o}", "spec", spec);
+		rc = rzc_json(c, "POST", coll, body, &out);
+		if (rc == RZC_OK) {
+			printf("token/%s created; its secret, shown this once:\n%s\n",
+			       json_string_value(json_object_get(json_object_get(out, "metadata"), "name")),
+			       json_string_value(json_object_get(out, "secret")));
+		}
+		json_decref(body);
+		json_decref(out);
+	} else if (strcmp(argv[0], "delete") == 0 && argc == 2) {
+		char *i = rzc_escape(argv[1]), *path = rzc_path("%s/%s", coll, i);
+		rc = rzc_json(c, "DELETE", path, NULL, NULL);
+		if (rc == RZC_OK) {
+			printf("token/%s deleted\n", argv[1]);
+		}
+		free(i);
+		free(path);
+	} else {
+		rc = rzc_usage("token: list | create [--role R] [--description D] [--expires T] | "
+		               "delete ID");
+	}
+	free(coll);
+	return rc;
+}
+
+int rzc_cmd_audit(rzc_t *c, int argc, char **argv)
+{
+	char *path = rzc_path("/api/v1/audit?limit=%ld", c->limit);
+	json_t *list = NULL, *e;
+	size_t i;
+	int rc;
+
+	(void)argv;
+	if (argc > 0) {
+		free(path);
+		return rzc_usage("audit: [--limit N]");
+	}
+	rc = rzc_json(c, "GET", path, NULL, &list);
+	free(path);
+	if (rc == RZC_OK && c->output != NULL &&
+	    (strcmp(c->output, "json") == 0 || strcmp(c->output, "yaml") == 0)) {
+		rzc_print_object(c, NULL, list);
+	} else if (rc == RZC_OK) {
+		printf("%-20s %-10s %-22s %-12s %-12s %-20s %s\n", "TIME", "USER", "VERB", "KIND",
+		       "TENANT", "NAME", "CODE");
+		json_array_foreach(json_object_get(list, "items"), i, e)
+		{
+#define S(k) (json_string_value(json_object_get(e, k)) ? json_string_value(json_object_get(e, k)) : "")
+			printf("%-20s %-10s %-22s %-12s %-12s %-20s %lld\n", S("time"), S("user"),
+			       S("verb"), S("kind"), S("tenant"), S("name"),
+			       (long long)json_integer_value(json_object_get(e, "code")));
+#undef S
+		}
+	}
+	json_decref(list);
+	return rc;
+}
+
+int rzc_cmd_backup(rzc_t *c, int argc, char **argv)
+{
+	rzc_resp_t r;
+	bool create = argc == 1 && strcmp(argv[0], "create") == 0;
+	int rc;
+
+	if (argc > 1 || (argc == 1 && !create && strcmp(argv[0], "list") != 0)) {
+		return rzc_usage("backup: list | create");
+	}
+	rc = rzc_request(c, create ? "POST" : "GET", "/api/v1/backups", create ? "application/json" : NULL,
+	                 create ? "{}" : NULL, create ? 2 : 0, &r) < 0
+	         ? RZC_ERR
+	         : RZC_OK;
+	if (rc != RZC_OK) {
+		return rc;
+	}
+	if (r.code == 404) {
+		rc = rzc_fail("this server does not offer backups (no /api/v1/backups)");
+	} else if (r.code < 200 || r.code > 299) {
+		rzc_print_status(&r);
+		rc = RZC_ERR;
+	} else {
+		fwrite(r.body, 1, r.len, stdout);
+		printf("\n");
+	}
+	rzc_resp_free(&r);
+	return rc;
+}
+
+int rzc_cmd_api_resources(rzc_t *c, int argc, char **argv)
+{
+	json_t *list = NULL, *res;
+	size_t i;
+	int rc;
+
+	(void)argv;
+	if (argc > 0) {
+		return rzc_usage("api-resources: takes no arguments");
+	}
+	rc = rzc_json(c, "GET", "/api/v1", NULL, &list);
+	if (rc == RZC_OK && c->output != NULL &&
+	    (strcmp(c->output, "json") == 0 || strcmp(c->output, "yaml") == 0)) {
+		rzc_print_object(c, NULL, list);
+	} else if (rc == RZC_OK) {
+		printf("%-16s %-10s %-13s %-12s %s\n", "NAME", "SHORTNAMES", "TENANT-SCOPED", "KIND",
+		       "VERBS");
+		json_array_foreach(json_object_get(list, "resources"), i, res)
+		{
+			const char *name = json_string_value(json_object_get(res, "name"));
+			json_t *shorts = json_object_get(res, "shortNames"), *verbs, *v;
+			char sn[64] = "", vb[256] = "";
+			size_t j, n = 0;
+			if (name == NULL || strchr(name, '/') != NULL) {
+				continue;
+			}
+			json_array_foreach(shorts, j, v)
+			{
+				n += (size_t)snprintf(sn + n, sizeof(sn) - n, "%s%s", j ? "," : "",
+				                      json_string_value(v));
+			}
+			verbs = json_object_get(res, "verbs");
+			n = 0;
+			json_array_foreach(verbs, j, v)
+			{
+				n += (size_t)snprintf(vb + n, sizeof(vb) - n, "%s%s", j ? "," : "",
+				                      json_string_value(v));
+			}
+			printf("%-16s %-10s %-13s %-12s %s\n", name, sn,
+			       json_is_true(json_object_get(res, "namespaced")) ? "true" : "false",
+			       json_string_value(json_object_get(res, "kind")), vb);
+		}
+	}
+	json_decref(list);
+	return rc;
+}
+
+int rzc_cmd_version(rzc_t *c, int argc, char **argv)
+{
+	json_t *v = NULL;
+	int rc;
+
+	(void)argv;
+	if (argc > 0) {
+		return rzc_usage("version: takes no arguments");
+	}
+	printf("Client: rezusctl %s\n", PACKAGE_VERSION);
+	rc = rzc_json(c, "GET", "/version", NULL, &v);
+	if (rc == RZC_OK) {
+		printf("Server: rezuscloud %s (commit %s, plugin ABI %s) at %s\n",
+		       json_string_value(json_object_get(v, "version")),
+		       json_string_value(json_object_get(v, "commit")),
+		       json_string_value(json_object_get(v, "abi")), c->server);
+	}
+	json_decref(v);
+	return rc;
+}

@@ -1,0 +1,274 @@
+/* cli/http.c - requests to the server through libcurl. */
+#include <config.h>
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "cli/rezusctl.h"
+
+struct buf {
+	char *p;
+	size_t len;
+};
+
+static size_t on_body(char *data, size_t size, size_t n, void *arg)
+{
+	struct buf *b = arg;
+	size_t add = size * n;
+	char *p = realloc(b->p, b->len + add + 1);
+
+	if (p == NULL) {
+		return 0;
+	}
+	memcpy(p + b->len, data, add);
+	b->p = p;
+	b->len += add;
+	b->p[b->len] = '\0';
+	return add;
+}
+
+static CURL *handle(rzc_t *c, const char *path, struct curl_slist **headers)
+{
+	CURL *h = curl_easy_init();
+	char *url = NULL;
+
+	if (h == NULL) {
+		return NULL;
+	}
+	if (asprintf(&url, "%s%s", c->server, path) < 0) {
+		curl_easy_cleanup(h);
+		return NULL;
+	}
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	free(url);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, "rezusctl/" PACKAGE_VERSION);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
+	if (c->insecure) {
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	if (c->ca_file != NULL && c->ca_file[0] != '\0') {
+		curl_easy_setopt(h, CURLOPT_CAINFO, c->ca_file);
+	}
+	if (c->token != NULL && c->token[0] != '\0') {
+		char *auth = NULL;
+		if (asprintf(&auth, "Authorization: Bearer %s", c->token) > 0) {
+			*headers = curl_slist_append(*headers, auth);
+			free(auth);
+		}
+	}
+	return h;
+}
+
+/* One line: the server is not there, or TLS failed. */
+static void unreachable(rzc_t *c, CURLcode rc, const char *detail)
+{
+	if (c->quiet) {
+		return;
+	}
+	fprintf(stderr, "error: cannot reach the server at %s: %s\n", c->server,
+	        detail[0] ? detail : curl_easy_strerror(rc));
+}
+
+int rzc_request(rzc_t *c, const char *method, const char *path, const char *ctype,
+                const char *body, size_t len, rzc_resp_t *r)
+{
+	struct curl_slist *headers = NULL;
+	struct buf b = { NULL, 0 };
+	char errbuf[CURL_ERROR_SIZE] = "", *ct = NULL;
+	CURL *h = handle(c, path, &headers);
+	CURLcode rc;
+
+	memset(r, 0, sizeof(*r));
+	if (h == NULL) {
+		fprintf(stderr, "error: out of memory\n");
+		return -1;
+	}
+	if (ctype != NULL) {
+		char *line = NULL;
+		if (asprintf(&line, "Content-Type: %s", ctype) > 0) {
+			headers = curl_slist_append(headers, line);
+			free(line);
+		}
+	}
+	headers = curl_slist_append(headers, "Accept: application/json");
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+	if (body != NULL) {
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	} else if (strcmp(method, "GET") != 0) {
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)0);
+	}
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, 120L);
+	rc = curl_easy_perform(h);
+	curl_slist_free_all(headers);
+	if (rc != CURLE_OK) {
+		unreachable(c, rc, errbuf);
+		free(b.p);
+		curl_easy_cleanup(h);
+		return -1;
+	}
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->code);
+	curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &ct);
+	r->ctype = ct ? strdup(ct) : NULL;
+	r->body = b.p ? b.p : strdup("");
+	r->len = b.len;
+	curl_easy_cleanup(h);
+	return 0;
+}
+
+void rzc_resp_free(rzc_resp_t *r)
+{
+	free(r->body);
+	free(r->ctype);
+	memset(r, 0, sizeof(*r));
+}
+
+struct stream {
+	int (*fn)(const char *data, size_t len, void *arg);
+	void *arg;
+	int stopped;
+};
+
+static size_t on_piece(char *data, size_t size, size_t n, void *arg)
+{
+	struct stream *s = arg;
+
+	if (s->fn(data, size * n, s->arg) != 0) {
+		s->stopped = 1;
+		return 0;
+	}
+	return size * n;
+}
+
+int rzc_stream(rzc_t *c, const char *path, const char *accept,
+               int (*fn)(const char *data, size_t len, void *arg), void *arg, long *code)
+{
+	struct curl_slist *headers = NULL;
+	struct stream s = { fn, arg, 0 };
+	char errbuf[CURL_ERROR_SIZE] = "", *line = NULL;
+	CURL *h = handle(c, path, &headers);
+	CURLcode rc;
+
+	*code = 0;
+	if (h == NULL) {
+		return -1;
+	}
+	if (asprintf(&line, "Accept: %s", accept) > 0) {
+		headers = curl_slist_append(headers, line);
+		free(line);
+	}
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_piece);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &s);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+	rc = curl_easy_perform(h);
+	curl_slist_free_all(headers);
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, code);
+	curl_easy_cleanup(h);
+	if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && s.stopped)) {
+		if (*code == 0) {
+			unreachable(c, rc, errbuf);
+		}
+		return -1;
+	}
+	return 0;
+}
+
+void rzc_print_status(const rzc_resp_t *r)
+{
+	json_t *st = r->body ? json_loadb(r->body, r->len, 0, NULL) : NULL;
+	const char *msg = json_string_value(json_object_get(st, "message"));
+	json_t *causes = json_object_get(json_object_get(st, "details"), "causes"), *cause;
+	size_t i;
+
+	if (msg != NULL) {
+		fprintf(stderr, "error: %s\n", msg);
+	} else {
+		fprintf(stderr, "error: the server answered %ld%s%.*s\n", r->code,
+		        r->len ? ": " : "", (int)(r->len > 200 ? 200 : r->len),
+		        r->body ? r->body : "");
+	}
+	json_array_foreach(causes, i, cause)
+	{
+		const char *cm = json_string_value(json_object_get(cause, "message"));
+		if (msg == NULL || cm == NULL || strstr(msg, cm) == NULL || json_array_size(causes) > 1) {
+			fprintf(stderr, "  %s: %s\n", json_string_value(json_object_get(cause, "field")),
+			        cm ? cm : "");
+		}
+	}
+	json_decref(st);
+}
+
+int rzc_json(rzc_t *c, const char *method, const char *path, const json_t *in, json_t **out)
+{
+	char *body = in ? json_dumps(in, JSON_COMPACT) : NULL;
+	rzc_resp_t r;
+	int rc;
+
+	if (out != NULL) {
+		*out = NULL;
+	}
+	rc = rzc_request(c, method, path, in ? "application/json" : NULL, body,
+	                 body ? strlen(body) : 0, &r);
+	free(body);
+	if (rc < 0) {
+		return RZC_ERR;
+	}
+	if (r.code < 200 || r.code > 299) {
+		rzc_print_status(&r);
+		rzc_resp_free(&r);
+		return RZC_ERR;
+	}
+	if (out != NULL) {
+		*out = json_loadb(r.body, r.len, 0, NULL);
+		if (*out == NULL) {
+			*out = json_object();
+		}
+	}
+	rzc_resp_free(&r);
+	return RZC_OK;
+}
+
+char *rzc_escape(const char *s)
+{
+	size_t n = strlen(s);
+	char *out = malloc(n * 3 + 1), *o = out;
+
+	if (out == NULL) {
+		return NULL;
+	}
+	for (const char *p = s; *p != '\0'; p++) {
+		unsigned char ch = (unsigned char)*p;
+		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+		    strchr("-._~", ch) != NULL) {
+			*o++ = (char)ch;
+		} else {
+			o += sprintf(o, "%%%02X", ch);
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+char *rzc_path(const char *fmt, ...)
+{
+	va_list ap;
+	char *out = NULL;
+
+	va_start(ap, fmt);
+	if (vasprintf(&out, fmt, ap) < 0) {
+		out = NULL;
+	}
+	va_end(ap);
+	return out;
+}

@@ -1,0 +1,451 @@
+/* cli/main.c - rezusctl: global flags, the command table, help, exit statuses. */
+#include <config.h>
+
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "cli/rezusctl.h"
+
+static const struct command {
+	const char *name;
+	rzc_cmd_fn fn;
+	const char *args;
+	const char *help;
+} commands[] = {
+	{ "get", rzc_cmd_get, "TYPE [NAME...] [-w] [-l SELECTOR]", "list or show objects" },
+	{ "describe", rzc_cmd_describe, "TYPE NAME", "an object, its conditions, related objects, recent runs" },
+	{ "apply", rzc_cmd_apply, "-f FILE|DIR|-", "create or update objects from YAML or JSON" },
+	{ "create", rzc_cmd_create, "-f FILE|DIR|-", "create objects from YAML or JSON" },
+	{ "delete", rzc_cmd_delete, "TYPE NAME... | -f FILE", "delete objects" },
+	{ "edit", rzc_cmd_edit, "TYPE NAME", "edit an object in $EDITOR" },
+	{ "scale", rzc_cmd_scale, "nodegroup NAME --replicas N", "set a node group's count" },
+	{ "runs", rzc_cmd_runs, "[TENANT]", "a tenant's runs, newest first" },
+	{ "logs", rzc_cmd_logs, "RUN [-f]", "a run's tofu output; -f follows it until it ends" },
+	{ "plan", rzc_cmd_plan, "TENANT", "start a plan run (changes nothing)" },
+	{ "approve", rzc_cmd_approve, "RUN", "let a run awaiting approval apply" },
+	{ "cancel", rzc_cmd_cancel, "RUN", "cancel a queued, waiting or running run" },
+	{ "kubeconfig", rzc_cmd_kubeconfig, "TENANT [-o FILE] [--merge]", "the tenant's kubeconfig" },
+	{ "talosconfig", rzc_cmd_talosconfig, "TENANT [-o FILE]", "the tenant's talosconfig" },
+	{ "upgrade", rzc_cmd_upgrade, "TENANT --talos V | --kubernetes V", "start an upgrade" },
+	{ "login", rzc_cmd_login, "[SERVER] [--username U] [--password-stdin]", "log in; store a token in the context" },
+	{ "logout", rzc_cmd_logout, "", "revoke the context's token and forget it" },
+	{ "config", rzc_cmd_config, "get-contexts|use-context NAME|set-context NAME|view", "the config file's contexts" },
+	{ "user", rzc_cmd_user, "list|create NAME --role R [--password-stdin]|delete NAME", "users (admin)" },
+	{ "token", rzc_cmd_token, "list|create [--role R] [--description D] [--expires T]|delete ID", "your API tokens" },
+	{ "audit", rzc_cmd_audit, "[--limit N]", "the audit log (admin)" },
+	{ "backup", rzc_cmd_backup, "list|create", "backups (admin), when the server offers them" },
+	{ "api-resources", rzc_cmd_api_resources, "", "the server's resource types" },
+	{ "version", rzc_cmd_version, "", "client and server versions" },
+	{ "completion", rzc_cmd_completion, "bash|zsh", "a shell completion script" },
+	{ "boot", rzc_cmd_boot, "[--platform local|docker|qemu] [--data-dir D] [--listen ADDR]", "set up and start RezusCloud, log in" },
+};
+
+static void help(FILE *f)
+{
+	fprintf(f, "Usage: rezusctl [global flags] COMMAND [TYPE] [NAME] [flags]\n\n"
+	           "Drive RezusCloud from a terminal, the way kubectl drives Kubernetes.\n\n"
+	           "Commands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].help);
+	}
+	fprintf(f, "\nTypes: tenants (tn), nodegroups (ng), machines (mc), configpatches (cp), runs,\n"
+	           "       upgrades (up), providers (pv), users, tokens\n\n"
+	           "Global flags:\n"
+	           "  --server URL                  the server (env REZUSCLOUD_SERVER)\n"
+	           "  --token TOKEN                 an API token (env REZUSCLOUD_TOKEN)\n"
+	           "  --context NAME                the context to use\n"
+	           "  --config FILE                 the config file (default ~/.config/rezus/config)\n"
+	           "  -t, --tenant NAME             the tenant of tenant-scoped types\n"
+	           "  -A, --all-tenants             every tenant\n"
+	           "  -o, --output FORMAT           table, wide, json, yaml or name\n"
+	           "  -l, --selector SELECTOR       label selector\n"
+	           "  --insecure-skip-tls-verify    do not verify the server's certificate\n"
+	           "  --certificate-authority FILE  CA bundle for the server's certificate\n"
+	           "  -h, --help                    this help\n\n"
+	           "Exit status: 0 success, 1 error, 2 usage error.\n"
+	           "See rezusctl(1) for every command's flags.\n");
+}
+
+static const char *prog_error_prefix = "rezusctl";
+
+int rzc_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog_error_prefix);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nRun 'rezusctl --help' for usage.\n");
+	return RZC_USAGE;
+}
+
+int rzc_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "error: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	return RZC_ERR;
+}
+
+/* completion bash|zsh: commands and types complete; objects come from the server. */
+int rzc_cmd_completion(rzc_t *c, int argc, char **argv)
+{
+	char words[1024] = "";
+	size_t n = 0;
+
+	(void)c;
+	if (argc != 1 || (strcmp(argv[0], "bash") != 0 && strcmp(argv[0], "zsh") != 0)) {
+		return rzc_usage("completion: name a shell: bash or zsh");
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		n += (size_t)snprintf(words + n, sizeof(words) - n, "%s%s", i ? " " : "",
+		                      commands[i].name);
+	}
+	if (strcmp(argv[0], "zsh") == 0) {
+		printf("#compdef rezusctl\nautoload -U +X bashcompinit && bashcompinit\n");
+	}
+	printf("# rezusctl completion: eval \"$(rezusctl completion %s)\"\n"
+	       "_rezusctl() {\n"
+	       "    local cur prev words cword\n"
+	       "    cur=\"${COMP_WORDS[COMP_CWORD]}\"\n"
+	       "    prev=\"${COMP_WORDS[COMP_CWORD-1]}\"\n"
+	       "    local commands=\"%s\"\n"
+	       "    local types=\"tenants nodegroups machines configpatches runs upgrades providers "
+	       "users tokens tn ng mc cp up pv\"\n"
+	       "    case \"$prev\" in\n"
+	       "    -o|--output) COMPREPLY=($(compgen -W \"table wide json yaml name\" -- \"$cur\"));"
+	       " return ;;\n"
+	       "    -f|--filename|--config|--certificate-authority) COMPREPLY=($(compgen -f -- "
+	       "\"$cur\")); return ;;\n"
+	       "    get|describe|delete|edit) COMPREPLY=($(compgen -W \"$types\" -- \"$cur\")); "
+	       "return ;;\n"
+	       "    tenants|tenant|tn|kubeconfig|talosconfig|plan|runs|upgrade|-t|--tenant)\n"
+	       "        COMPREPLY=($(compgen -W \"$(rezusctl get tenants -o name 2>/dev/null | "
+	       "sed 's|.*/||')\" -- \"$cur\")); return ;;\n"
+	       "    esac\n"
+	       "    if [ \"$COMP_CWORD\" -eq 1 ]; then\n"
+	       "        COMPREPLY=($(compgen -W \"$commands\" -- \"$cur\"))\n"
+	       "    fi\n"
+	       "}\n"
+	       "complete -F _rezusctl rezusctl\n",
+	       argv[0], words);
+	return RZC_OK;
+}
+
+enum {
+	OPT_SERVER = 256,
+	OPT_TOKEN,
+	OPT_CONTEXT,
+	OPT_CONFIG,
+	OPT_INSECURE,
+	OPT_CA,
+	OPT_REPLICAS,
+	OPT_PASSWORD_STDIN,
+	OPT_USERNAME,
+	OPT_MERGE,
+	OPT_TALOS,
+	OPT_KUBERNETES,
+	OPT_ROLE,
+	OPT_DESCRIPTION,
+	OPT_EXPIRES,
+	OPT_PLATFORM,
+	OPT_DATA_DIR,
+	OPT_LISTEN,
+	OPT_BINARY,
+	OPT_LIMIT,
+	OPT_FILENAME,
+};
+
+static const struct option long_opts[] = {
+	{ "server", required_argument, NULL, OPT_SERVER },
+	{ "token", required_argument, NULL, OPT_TOKEN },
+	{ "context", required_argument, NULL, OPT_CONTEXT },
+	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "tenant", required_argument, NULL, 't' },
+	{ "all-tenants", no_argument, NULL, 'A' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "selector", required_argument, NULL, 'l' },
+	{ "watch", no_argument, NULL, 'w' },
+	{ "follow", no_argument, NULL, 'F' },
+	{ "filename", required_argument, NULL, OPT_FILENAME },
+	{ "insecure-skip-tls-verify", no_argument, NULL, OPT_INSECURE },
+	{ "certificate-authority", required_argument, NULL, OPT_CA },
+	{ "replicas", required_argument, NULL, OPT_REPLICAS },
+	{ "password-stdin", no_argument, NULL, OPT_PASSWORD_STDIN },
+	{ "username", required_argument, NULL, OPT_USERNAME },
+	{ "merge", no_argument, NULL, OPT_MERGE },
+	{ "talos", required_argument, NULL, OPT_TALOS },
+	{ "kubernetes", required_argument, NULL, OPT_KUBERNETES },
+	{ "role", required_argument, NULL, OPT_ROLE },
+	{ "description", required_argument, NULL, OPT_DESCRIPTION },
+	{ "expires", required_argument, NULL, OPT_EXPIRES },
+	{ "platform", required_argument, NULL, OPT_PLATFORM },
+	{ "data-dir", required_argument, NULL, OPT_DATA_DIR },
+	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "rezuscloud", required_argument, NULL, OPT_BINARY },
+	{ "limit", required_argument, NULL, OPT_LIMIT },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* The command word: the first argument that is neither an option nor an option's value. */
+static const char *verb_of(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (a[0] != '-') {
+			return a;
+		}
+		if (strcmp(a, "--") == 0) {
+			return i + 1 < argc ? argv[i + 1] : NULL;
+		}
+		for (const struct option *o = long_opts; o->name != NULL; o++) {
+			if (a[1] == '-' && strcmp(a + 2, o->name) == 0 && o->has_arg == required_argument) {
+				i++;
+			}
+		}
+		if (a[1] != '-' && a[2] == '\0' && strchr("tolf", a[1]) != NULL) {
+			i++;
+		}
+	}
+	return NULL;
+}
+
+static int number(const char *s, long *out)
+{
+	char *end;
+
+	*out = strtol(s, &end, 10);
+	return *s != '\0' && *end == '\0' && *out >= 0 ? 0 : -1;
+}
+
+static int parse(rzc_t *c, int argc, char **argv, const char *verb)
+{
+	bool logs = verb != NULL && strcmp(verb, "logs") == 0;
+	bool file_out =
+	    verb != NULL && (strcmp(verb, "kubeconfig") == 0 || strcmp(verb, "talosconfig") == 0);
+	const char *shorts = logs ? "+:t:Ao:l:wfFh" : "+:t:Ao:l:wf:Fh";
+	int opt;
+
+	/* no permutation ("+"): collect positional words and go on after each */
+	optind = 1;
+	for (;;) {
+		opt = getopt_long(argc, argv, shorts, long_opts, NULL);
+		if (opt == -1) {
+			if (optind >= argc) {
+				break;
+			}
+			optind++;
+			continue;
+		}
+		switch (opt) {
+		case OPT_SERVER:
+			c->server = strdup(optarg);
+			c->server_given = true;
+			break;
+		case OPT_TOKEN:
+			c->token = strdup(optarg);
+			break;
+		case OPT_CONTEXT:
+			c->context = optarg;
+			break;
+		case OPT_CONFIG:
+			c->config_path = optarg;
+			break;
+		case 't':
+			c->tenant = strdup(optarg);
+			c->tenant_given = true;
+			break;
+		case 'A':
+			c->all_tenants = true;
+			break;
+		case 'o':
+			if (file_out) {
+				c->out_file = optarg;
+			} else if (strcmp(optarg, "table") == 0 || strcmp(optarg, "wide") == 0 ||
+			           strcmp(optarg, "json") == 0 || strcmp(optarg, "yaml") == 0 ||
+			           strcmp(optarg, "name") == 0) {
+				c->output = optarg;
+			} else {
+				return rzc_usage("-o %s: use table, wide, json, yaml or name", optarg);
+			}
+			break;
+		case 'l':
+			c->selector = optarg;
+			break;
+		case 'w':
+			c->watch = true;
+			break;
+		case 'F':
+			c->follow = true;
+			break;
+		case 'f':
+			if (logs) {
+				c->follow = true;
+				break;
+			}
+			/* fall through */
+		case OPT_FILENAME:
+			if (c->nfiles >= sizeof(c->files) / sizeof(c->files[0])) {
+				return rzc_usage("too many -f");
+			}
+			c->files[c->nfiles++] = optarg;
+			break;
+		case OPT_INSECURE:
+			c->insecure = true;
+			break;
+		case OPT_CA:
+			c->ca_file = strdup(optarg);
+			break;
+		case OPT_REPLICAS:
+			if (number(optarg, &c->replicas) < 0) {
+				return rzc_usage("--replicas %s: expected a number from 0", optarg);
+			}
+			break;
+		case OPT_PASSWORD_STDIN:
+			c->password_stdin = true;
+			break;
+		case OPT_USERNAME:
+			c->username = optarg;
+			break;
+		case OPT_MERGE:
+			c->merge = true;
+			break;
+		case OPT_TALOS:
+			c->talos = optarg;
+			break;
+		case OPT_KUBERNETES:
+			c->kubernetes = optarg;
+			break;
+		case OPT_ROLE:
+			c->role = optarg;
+			break;
+		case OPT_DESCRIPTION:
+			c->description = optarg;
+			break;
+		case OPT_EXPIRES:
+			c->expires = optarg;
+			break;
+		case OPT_PLATFORM:
+			c->platform = optarg;
+			break;
+		case OPT_DATA_DIR:
+			c->data_dir = optarg;
+			break;
+		case OPT_LISTEN:
+			c->listen = optarg;
+			break;
+		case OPT_BINARY:
+			c->binary = optarg;
+			break;
+		case OPT_LIMIT:
+			if (number(optarg, &c->limit) < 0) {
+				return rzc_usage("--limit %s: expected a number", optarg);
+			}
+			break;
+		case 'h':
+			help(stdout);
+			exit(RZC_OK);
+		case ':':
+			return rzc_usage("%s needs a value", argv[optind - 1]);
+		default:
+			return rzc_usage("unknown flag %s", argv[optind - 1]);
+		}
+	}
+	return RZC_OK;
+}
+
+/* The positional words of argv (options and their values skipped), in order. */
+static int positionals(int argc, char **argv, const char *verb, char **out)
+{
+	bool logs = verb != NULL && strcmp(verb, "logs") == 0;
+	int n = 0;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--") == 0) {
+			while (++i < argc) {
+				out[n++] = argv[i];
+			}
+			break;
+		}
+		if (a[0] != '-' || a[1] == '\0') {
+			out[n++] = argv[i];
+			continue;
+		}
+		if (a[1] == '-') {
+			for (const struct option *o = long_opts; o->name != NULL; o++) {
+				if (strcmp(a + 2, o->name) == 0 && o->has_arg == required_argument) {
+					i++;
+				}
+			}
+		} else if (a[2] == '\0' && strchr(logs ? "tol" : "tolf", a[1]) != NULL) {
+			i++;
+		}
+	}
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	rzc_t c;
+	const char *verb = verb_of(argc, argv);
+	char **words = calloc((size_t)argc + 1, sizeof(*words));
+	int n, rc = RZC_USAGE;
+
+	memset(&c, 0, sizeof(c));
+	c.replicas = -1;
+	c.limit = 50;
+	if (words == NULL) {
+		return RZC_ERR;
+	}
+	if (argc > 1 && (strcmp(argv[1], "--version") == 0)) {
+		free(words);
+		printf("rezusctl %s\n", PACKAGE_VERSION);
+		return RZC_OK;
+	}
+	rc = parse(&c, argc, argv, verb);
+	n = positionals(argc, argv, verb, words);
+	if (rc == RZC_OK && n == 0) {
+		help(stderr);
+		rc = RZC_USAGE;
+	} else if (rc == RZC_OK) {
+		const struct command *cmd = NULL;
+		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+			if (strcmp(commands[i].name, words[0]) == 0) {
+				cmd = &commands[i];
+			}
+		}
+		if (cmd == NULL) {
+			rc = rzc_usage("unknown command \"%s\"", words[0]);
+		} else {
+			if (c.config_path == NULL) {
+				c.config_path = rzc_config_default_path();
+			}
+			curl_global_init(CURL_GLOBAL_DEFAULT);
+			rc = rzc_config_load(&c);
+			if (rc == RZC_OK) {
+				rzc_resolve(&c);
+				rc = cmd->fn(&c, n - 1, words + 1);
+			}
+			curl_global_cleanup();
+		}
+	}
+	json_decref(c.config);
+	free(c.server);
+	free(c.token);
+	free(c.tenant);
+	free(c.user);
+	free(c.ca_file);
+	free(words);
+	return rc;
+}

@@ -1,0 +1,1017 @@
+/* cli/objects.c - get, describe, delete, apply, create, edit, scale, and manifests. */
+#include <config.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/rezusctl.h"
+#include "core/yaml.h"
+
+/* ------------------------------------------------------------------ naming */
+
+static const char *meta(const json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(json_object_get(o, "metadata"), key));
+}
+
+/* TYPE, TYPE/NAME or TYPE NAME... : the kind, and the names after it. */
+static const rzc_kind_t *kind_arg(const char *word, const char **name)
+{
+	char buf[128];
+	const char *slash = strchr(word, '/');
+	const rzc_kind_t *k;
+
+	*name = NULL;
+	if (slash != NULL && (size_t)(slash - word) < sizeof(buf)) {
+		memcpy(buf, word, (size_t)(slash - word));
+		buf[slash - word] = '\0';
+		*name = slash + 1;
+		k = rzc_kind_find(buf);
+	} else {
+		k = rzc_kind_find(word);
+	}
+	return k;
+}
+
+/* The path of object name of kind k: /api/v1/.../name. */
+static char *object_path(rzc_t *c, const rzc_kind_t *k, const char *tenant, const char *name)
+{
+	char *coll = rzc_collection(c, k, tenant, c->user), *n = rzc_escape(name);
+	char *out = rzc_path("%s/%s", coll, n);
+
+	free(coll);
+	free(n);
+	return out;
+}
+
+static int need_tenant(rzc_t *c, const rzc_kind_t *k)
+{
+	if (k->tenant_scoped && c->tenant == NULL) {
+		return rzc_usage("%s belong to a tenant: give -t TENANT (or set one in the context)",
+		                 k->plural);
+	}
+	if (k->user_scoped && c->user == NULL) {
+		return rzc_usage("tokens belong to a user: log in first");
+	}
+	return RZC_OK;
+}
+
+/* ------------------------------------------------------------------ get */
+
+/* Every item of a collection, following `continue`. */
+static int list_all(rzc_t *c, const char *coll, json_t **items, const char **rv_out,
+                    char *rv, size_t rvsize)
+{
+	char *cont = NULL;
+	int rc = RZC_OK;
+
+	*items = json_array();
+	rv[0] = '\0';
+	do {
+		char *sel = c->selector ? rzc_escape(c->selector) : NULL;
+		char *path = rzc_path("%s?limit=500%s%s%s%s", coll, sel ? "&labelSelector=" : "",
+		                      sel ? sel : "", cont ? "&continue=" : "", cont ? cont : "");
+		json_t *page = NULL;
+		free(sel);
+		free(cont);
+		cont = NULL;
+		rc = rzc_json(c, "GET", path, NULL, &page);
+		free(path);
+		if (rc == RZC_OK) {
+			const char *next = json_string_value(
+			    json_object_get(json_object_get(page, "metadata"), "continue"));
+			const char *v = json_string_value(
+			    json_object_get(json_object_get(page, "metadata"), "resourceVersion"));
+			json_array_extend(*items, json_object_get(page, "items"));
+			cont = next && next[0] ? rzc_escape(next) : NULL;
+			if (v != NULL) {
+				snprintf(rv, rvsize, "%s", v);
+			}
+		}
+		json_decref(page);
+	} while (rc == RZC_OK && cont != NULL);
+	free(cont);
+	if (rv_out != NULL) {
+		*rv_out = rv;
+	}
+	return rc;
+}
+
+struct watch {
+	rzc_t *c;
+	const rzc_kind_t *k;
+	char *line;
+	size_t len;
+};
+
+/* One JSON event per line: print its object as a row (or the event, with -o json/yaml). */
+static int on_event_data(const char *data, size_t len, void *arg)
+{
+	struct watch *w = arg;
+	char *p = realloc(w->line, w->len + len + 1);
+	char *nl;
+
+	if (p == NULL) {
+		return -1;
+	}
+	w->line = p;
+	memcpy(w->line + w->len, data, len);
+	w->len += len;
+	w->line[w->len] = '\0';
+	while ((nl = memchr(w->line, '\n', w->len)) != NULL) {
+		json_t *ev;
+		*nl = '\0';
+		ev = json_loads(w->line, 0, NULL);
+		if (ev != NULL && json_is_object(json_object_get(ev, "object"))) {
+			const char *type = json_string_value(json_object_get(ev, "type"));
+			if (type != NULL && strcmp(type, "BOOKMARK") != 0 && strcmp(type, "ERROR") != 0) {
+				const char *o = w->c->output ? w->c->output : "table";
+				if (strcmp(o, "json") == 0 || strcmp(o, "yaml") == 0) {
+					rzc_print_object(w->c, w->k, ev);
+				} else {
+					json_t *one = json_pack("[O]", json_object_get(ev, "object"));
+					rzc_print_list(w->c, w->k, one, false);
+					json_decref(one);
+				}
+				fflush(stdout);
+			}
+		}
+		json_decref(ev);
+		memmove(w->line, nl + 1, w->len - (size_t)(nl + 1 - w->line));
+		w->len -= (size_t)(nl + 1 - w->line);
+	}
+	return 0;
+}
+
+static int watch(rzc_t *c, const rzc_kind_t *k, const char *coll, const char *rv)
+{
+	struct watch w = { c, k, NULL, 0 };
+	char *sel = c->selector ? rzc_escape(c->selector) : NULL;
+	char *path = rzc_path("%s?watch=true&resourceVersion=%s%s%s", coll, rv,
+	                      sel ? "&labelSelector=" : "", sel ? sel : "");
+	long code = 0;
+	int rc = rzc_stream(c, path, "application/json", on_event_data, &w, &code);
+
+	free(sel);
+	free(path);
+	free(w.line);
+	if (rc == 0 && code != 200) {
+		return rzc_fail("the watch ended: the server answered %ld", code);
+	}
+	return rc == 0 ? RZC_OK : RZC_ERR;
+}
+
+int rzc_cmd_get(rzc_t *c, int argc, char **argv)
+{
+	const char *name = NULL;
+	const rzc_kind_t *k;
+	int rc;
+
+	if (argc < 1) {
+		return rzc_usage("get: name a type: tenants, nodegroups, machines, ...");
+	}
+	if ((k = kind_arg(argv[0], &name)) == NULL) {
+		return rzc_usage("get: unknown type \"%s\" (see rezusctl api-resources)", argv[0]);
+	}
+	if (name == NULL && argc == 1) {
+		const char *tenant = c->all_tenants ? NULL : c->tenant;
+		char *coll, rv[64];
+		json_t *items = NULL;
+		if (k->user_scoped && (rc = need_tenant(c, k)) != RZC_OK) {
+			return rc;
+		}
+		coll = rzc_collection(c, k, tenant, c->user);
+		rc = list_all(c, coll, &items, NULL, rv, sizeof(rv));
+		if (rc == RZC_OK) {
+			rzc_print_list(c, k, items, true);
+			fflush(stdout);
+			if (c->watch) {
+				rc = watch(c, k, coll, rv);
+			}
+		}
+		json_decref(items);
+		free(coll);
+		return rc;
+	}
+	if ((rc = need_tenant(c, k)) != RZC_OK) {
+		return rc;
+	}
+	{
+		json_t *items = json_array();
+		for (int i = name ? 0 : 1; rc == RZC_OK && i < argc; i++) {
+			const char *n = i == 0 ? name : argv[i];
+			char *path = object_path(c, k, c->tenant, n);
+			json_t *obj = NULL;
+			rc = rzc_json(c, "GET", path, NULL, &obj);
+			if (rc == RZC_OK) {
+				json_array_append_new(items, obj);
+			}
+			free(path);
+		}
+		if (json_array_size(items) == 1 && c->output != NULL &&
+		    (strcmp(c->output, "json") == 0 || strcmp(c->output, "yaml") == 0)) {
+			rzc_print_object(c, k, json_array_get(items, 0));
+		} else if (json_array_size(items) > 0) {
+			rzc_print_list(c, k, items, true);
+		}
+		json_decref(items);
+	}
+	return rc;
+}
+
+/* ------------------------------------------------------------------ describe */
+
+static void describe_related(rzc_t *c, const char *title, const rzc_kind_t *k, const char *tenant,
+                             const char *selector)
+{
+	char *coll = rzc_collection(c, k, tenant, NULL), rv[64];
+	const char *saved_sel = c->selector, *saved_out = c->output;
+	char *saved_tenant = c->tenant;
+	json_t *items = NULL;
+
+	c->selector = selector;
+	c->output = NULL;
+	c->tenant = (char *)tenant; /* no TENANT column */
+	printf("\n%s:\n", title);
+	if (list_all(c, coll, &items, NULL, rv, sizeof(rv)) == RZC_OK) {
+		if (json_array_size(items) == 0) {
+			printf("  <none>\n");
+		} else {
+			rzc_print_list(c, k, items, true);
+		}
+	}
+	c->selector = saved_sel;
+	c->output = saved_out;
+	c->tenant = saved_tenant;
+	json_decref(items);
+	free(coll);
+}
+
+static void describe_runs(rzc_t *c, const char *tenant)
+{
+	char *coll = rzc_collection(c, rzc_kind_find("runs"), tenant, NULL), rv[64];
+	json_t *items = NULL, *recent = json_array();
+	char *saved_tenant = c->tenant;
+	size_t n;
+
+	printf("\nRecent runs:\n");
+	if (list_all(c, coll, &items, NULL, rv, sizeof(rv)) == RZC_OK) {
+		n = json_array_size(items);
+		for (size_t i = n > 5 ? n - 5 : 0; i < n; i++) {
+			json_array_append(recent, json_array_get(items, i));
+		}
+		c->tenant = (char *)tenant;
+		if (json_array_size(recent) == 0) {
+			printf("  <none>\n");
+		} else {
+			rzc_print_list(c, rzc_kind_find("runs"), recent, true);
+		}
+		c->tenant = saved_tenant;
+	}
+	json_decref(items);
+	json_decref(recent);
+	free(coll);
+}
+
+/* v as YAML, two spaces in. */
+static void indented(const json_t *v)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (f == NULL) {
+		return;
+	}
+	rzc_yaml_write(f, v);
+	fclose(f);
+	for (char *line = text, *nl; line != NULL && *line != '\0'; line = nl ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
+		printf("  %.*s\n", nl ? (int)(nl - line) : (int)strlen(line), line);
+	}
+	free(text);
+}
+
+int rzc_cmd_describe(rzc_t *c, int argc, char **argv)
+{
+	const char *name = NULL;
+	const rzc_kind_t *k;
+	char *path;
+	json_t *obj = NULL, *conds, *cond, *spec;
+	size_t i;
+	int rc;
+
+	if (argc < 1 || (k = kind_arg(argv[0], &name)) == NULL) {
+		return rzc_usage("describe: TYPE NAME");
+	}
+	name = name ? name : argc > 1 ? argv[1] : NULL;
+	if (name == NULL) {
+		return rzc_usage("describe: name the %s", k->singular);
+	}
+	if ((rc = need_tenant(c, k)) != RZC_OK) {
+		return rc;
+	}
+	path = object_path(c, k, c->tenant, name);
+	rc = rzc_json(c, "GET", path, NULL, &obj);
+	free(path);
+	if (rc != RZC_OK) {
+		return rc;
+	}
+	printf("Name:     %s\n", meta(obj, "name"));
+	printf("Kind:     %s\n", k->kind);
+	if (meta(obj, "tenant") != NULL && meta(obj, "tenant")[0] != '\0') {
+		printf("Tenant:   %s\n", meta(obj, "tenant"));
+	}
+	printf("Created:  %s\n", meta(obj, "creationTimestamp") ? meta(obj, "creationTimestamp") : "");
+	if (meta(obj, "deletionTimestamp") != NULL) {
+		printf("Deleting: since %s\n", meta(obj, "deletionTimestamp"));
+	}
+	{
+		json_t *labels = json_object_get(json_object_get(obj, "metadata"), "labels"), *v;
+		const char *key;
+		printf("Labels:  ");
+		if (json_object_size(labels) == 0) {
+			printf(" <none>");
+		}
+		json_object_foreach(labels, key, v)
+		{
+			printf(" %s=%s", key, json_string_value(v));
+		}
+		printf("\n");
+	}
+	spec = json_object_get(obj, "spec");
+	if (json_object_size(spec) > 0) {
+		printf("Spec:\n");
+		indented(spec);
+	}
+	{
+		json_t *status = json_deep_copy(json_object_get(obj, "status"));
+		json_object_del(status, "conditions");
+		if (json_object_size(status) > 0) {
+			printf("Status:\n");
+			indented(status);
+		}
+		json_decref(status);
+	}
+	conds = json_object_get(json_object_get(obj, "status"), "conditions");
+	if (json_array_size(conds) > 0) {
+		printf("Conditions:\n  %-14s %-7s %-14s %s\n", "TYPE", "STATUS", "REASON", "MESSAGE");
+		json_array_foreach(conds, i, cond)
+		{
+			printf("  %-14s %-7s %-14s %s\n",
+			       json_string_value(json_object_get(cond, "type")),
+			       json_string_value(json_object_get(cond, "status")),
+			       json_string_value(json_object_get(cond, "reason")),
+			       json_string_value(json_object_get(cond, "message"))
+			           ? json_string_value(json_object_get(cond, "message"))
+			           : "");
+		}
+	}
+	if (strcmp(k->kind, "Tenant") == 0) {
+		describe_related(c, "Node groups", rzc_kind_find("nodegroups"), name, NULL);
+		describe_related(c, "Machines", rzc_kind_find("machines"), name, NULL);
+		describe_runs(c, name);
+	} else if (strcmp(k->kind, "NodeGroup") == 0) {
+		char *sel = NULL;
+		if (asprintf(&sel, "rezuscloud.io/nodegroup=%s", name) > 0) {
+			describe_related(c, "Machines", rzc_kind_find("machines"), c->tenant, sel);
+			free(sel);
+		}
+	}
+	json_decref(obj);
+	return RZC_OK;
+}
+
+/* ------------------------------------------------------------------ manifests */
+
+static char *read_stream(FILE *f, size_t *len)
+{
+	char *buf = NULL;
+	size_t cap = 0;
+
+	*len = 0;
+	for (;;) {
+		size_t n;
+		if (*len + 4096 + 1 > cap) {
+			char *p = realloc(buf, cap * 2 + 8192);
+			if (p == NULL) {
+				free(buf);
+				return NULL;
+			}
+			buf = p;
+			cap = cap * 2 + 8192;
+		}
+		n = fread(buf + *len, 1, cap - *len - 1, f);
+		*len += n;
+		if (n == 0) {
+			break;
+		}
+	}
+	buf[*len] = '\0';
+	return buf;
+}
+
+static int add_docs(const char *name, const char *text, size_t len, json_t *objs)
+{
+	json_t *docs = NULL, *d;
+	rz_err_t err = { 0 };
+	size_t i;
+
+	if (rz_yaml_load_all(name, text, len, &docs, &err) != 0) {
+		return rzc_fail("%s", err.msg);
+	}
+	json_array_foreach(docs, i, d)
+	{
+		const char *kind = json_string_value(json_object_get(d, "kind"));
+		if (!json_is_object(d) || kind == NULL) {
+			json_decref(docs);
+			return rzc_fail("%s: document %zu is not an object with a kind", name, i + 1);
+		}
+		if (strcmp(kind, "List") == 0 || (strlen(kind) > 4 && strcmp(kind + strlen(kind) - 4, "List") == 0 &&
+		                                  json_is_array(json_object_get(d, "items")))) {
+			json_array_extend(objs, json_object_get(d, "items"));
+		} else {
+			json_array_append(objs, d);
+		}
+	}
+	json_decref(docs);
+	return RZC_OK;
+}
+
+static int read_file(const char *path, json_t *objs)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+	char *text;
+	size_t len;
+	int rc;
+
+	if (f == NULL) {
+		return rzc_fail("cannot read %s: %s", path, strerror(errno));
+	}
+	text = read_stream(f, &len);
+	if (f != stdin) {
+		fclose(f);
+	}
+	if (text == NULL) {
+		return rzc_fail("out of memory");
+	}
+	rc = add_docs(strcmp(path, "-") == 0 ? "(stdin)" : path, text, len, objs);
+	free(text);
+	return rc;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int rzc_read_manifests(const char *const *paths, size_t n, json_t *objs)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		DIR *d;
+		struct dirent *e;
+		char *names[1024];
+		size_t count = 0;
+		int rc = RZC_OK;
+
+		if (strcmp(paths[i], "-") == 0 || stat(paths[i], &st) != 0 || !S_ISDIR(st.st_mode)) {
+			if ((rc = read_file(paths[i], objs)) != RZC_OK) {
+				return rc;
+			}
+			continue;
+		}
+		if ((d = opendir(paths[i])) == NULL) {
+			return rzc_fail("cannot read %s: %s", paths[i], strerror(errno));
+		}
+		while ((e = readdir(d)) != NULL && count < 1024) {
+			size_t len = strlen(e->d_name);
+			if (e->d_name[0] != '.' &&
+			    ((len > 5 && strcmp(e->d_name + len - 5, ".yaml") == 0) ||
+			     (len > 4 && strcmp(e->d_name + len - 4, ".yml") == 0) ||
+			     (len > 5 && strcmp(e->d_name + len - 5, ".json") == 0))) {
+				names[count++] = strdup(e->d_name);
+			}
+		}
+		closedir(d);
+		qsort(names, count, sizeof(names[0]), by_name);
+		for (size_t j = 0; j < count; j++) {
+			char *p = NULL;
+			if (rc == RZC_OK && asprintf(&p, "%s/%s", paths[i], names[j]) > 0) {
+				rc = read_file(p, objs);
+			}
+			free(p);
+			free(names[j]);
+		}
+		if (rc != RZC_OK) {
+			return rc;
+		}
+	}
+	return RZC_OK;
+}
+
+/* Tenants first, then the rest in file order: what a manifest set needs to be created. */
+static void order(json_t *objs)
+{
+	json_t *sorted = json_array(), *o;
+	size_t i;
+
+	for (int pass = 0; pass < 2; pass++) {
+		json_array_foreach(objs, i, o)
+		{
+			bool tenant = strcmp(json_string_value(json_object_get(o, "kind")), "Tenant") == 0;
+			if (tenant == (pass == 0)) {
+				json_array_append(sorted, o);
+			}
+		}
+	}
+	json_array_clear(objs);
+	json_array_extend(objs, sorted);
+	json_decref(sorted);
+}
+
+/* The kind, tenant and name of a manifest object, checked. */
+static int identify(rzc_t *c, json_t *o, const rzc_kind_t **k, const char **tenant,
+                    const char **name)
+{
+	const char *kind = json_string_value(json_object_get(o, "kind"));
+
+	*k = rzc_kind_of(kind);
+	*name = meta(o, "name");
+	*tenant = meta(o, "tenant") ? meta(o, "tenant") : c->tenant;
+	if (*k == NULL) {
+		return rzc_fail("kind \"%s\" is not one rezusctl knows", kind ? kind : "");
+	}
+	if (*name == NULL || (*name)[0] == '\0') {
+		return rzc_fail("a %s without metadata.name", kind);
+	}
+	if ((*k)->tenant_scoped && *tenant == NULL) {
+		return rzc_fail("%s/%s: no tenant: set metadata.tenant or give -t", (*k)->singular,
+		                *name);
+	}
+	if ((*k)->tenant_scoped && meta(o, "tenant") == NULL) {
+		json_object_set_new(json_object_get(o, "metadata"), "tenant", json_string(*tenant));
+		*tenant = meta(o, "tenant");
+	}
+	return RZC_OK;
+}
+
+/* What apply compares and carries: spec, labels, annotations. */
+static bool same(const json_t *want, const json_t *have)
+{
+	const json_t *wm = json_object_get(want, "metadata"), *hm = json_object_get(have, "metadata");
+	const json_t *wl = json_object_get(wm, "labels"), *hl = json_object_get(hm, "labels");
+	const json_t *wa = json_object_get(wm, "annotations"), *ha = json_object_get(hm, "annotations");
+	json_t *ws = json_object_get(want, "spec"), *hs = json_object_get(have, "spec");
+	bool eq = true;
+
+	if (ws != NULL) {
+		/* compare only what the manifest says: defaults the server filled are not drift
+		 * (a field dropped from the manifest is reset when something else changes) */
+		const char *key;
+		json_t *v;
+		json_object_foreach(ws, key, v)
+		{
+			eq = eq && json_equal(v, json_object_get(hs, key));
+		}
+	}
+	if (wl != NULL && !json_equal(wl, hl ? hl : json_object())) {
+		eq = false;
+	}
+	if (wa != NULL && !json_equal(wa, ha ? ha : json_object())) {
+		eq = false;
+	}
+	return eq;
+}
+
+/* have with want's spec, labels and annotations; the resourceVersion stays. */
+static json_t *merged(const json_t *want, const json_t *have)
+{
+	json_t *out = json_deep_copy(have), *m = json_object_get(out, "metadata");
+	const json_t *wm = json_object_get(want, "metadata");
+
+	json_object_del(out, "status");
+	if (json_object_get(want, "spec") != NULL) {
+		json_object_set(out, "spec", json_object_get(want, "spec"));
+	}
+	if (json_object_get(wm, "labels") != NULL) {
+		json_object_set(m, "labels", json_object_get(wm, "labels"));
+	}
+	if (json_object_get(wm, "annotations") != NULL) {
+		json_object_set(m, "annotations", json_object_get(wm, "annotations"));
+	}
+	return out;
+}
+
+static int apply_one(rzc_t *c, json_t *o, bool create_only)
+{
+	const rzc_kind_t *k;
+	const char *tenant, *name;
+	char *coll, *path;
+	int rc = identify(c, o, &k, &tenant, &name);
+
+	if (rc != RZC_OK) {
+		return rc;
+	}
+	coll = rzc_collection(c, k, tenant, c->user);
+	path = object_path(c, k, tenant, name);
+	for (int attempt = 0; attempt < 2; attempt++) {
+		rzc_resp_t r;
+		json_t *have, *put;
+		char *body;
+
+		if (create_only) {
+			rc = rzc_json(c, "POST", coll, o, NULL);
+			if (rc == RZC_OK) {
+				printf("%s/%s created\n", k->singular, name);
+			}
+			break;
+		}
+		if (rzc_request(c, "GET", path, NULL, NULL, 0, &r) < 0) {
+			rc = RZC_ERR;
+			break;
+		}
+		if (r.code == 404) {
+			rzc_resp_free(&r);
+			rc = rzc_json(c, "POST", coll, o, NULL);
+			if (rc == RZC_OK) {
+				printf("%s/%s created\n", k->singular, name);
+			}
+			break;
+		}
+		if (r.code != 200) {
+			rzc_print_status(&r);
+			rzc_resp_free(&r);
+			rc = RZC_ERR;
+			break;
+		}
+		have = json_loadb(r.body, r.len, 0, NULL);
+		rzc_resp_free(&r);
+		if (same(o, have)) {
+			printf("%s/%s unchanged\n", k->singular, name);
+			json_decref(have);
+			rc = RZC_OK;
+			break;
+		}
+		put = merged(o, have);
+		json_decref(have);
+		body = json_dumps(put, JSON_COMPACT);
+		json_decref(put);
+		rc = rzc_request(c, "PUT", path, "application/json", body, strlen(body), &r) < 0
+		         ? RZC_ERR
+		         : RZC_OK;
+		free(body);
+		if (rc != RZC_OK) {
+			break;
+		}
+		if (r.code == 409 && attempt == 0) {
+			rzc_resp_free(&r); /* changed meanwhile: read it again and retry once */
+			continue;
+		}
+		if (r.code != 200) {
+			rzc_print_status(&r);
+			rc = RZC_ERR;
+		} else {
+			printf("%s/%s configured\n", k->singular, name);
+		}
+		rzc_resp_free(&r);
+		break;
+	}
+	free(coll);
+	free(path);
+	return rc;
+}
+
+static int apply_files(rzc_t *c, bool create_only)
+{
+	json_t *objs = json_array(), *o;
+	size_t i;
+	int rc, worst = RZC_OK;
+
+	if (c->nfiles == 0) {
+		json_decref(objs);
+		return rzc_usage("%s: give -f FILE, DIR or -", create_only ? "create" : "apply");
+	}
+	rc = rzc_read_manifests(c->files, c->nfiles, objs);
+	if (rc == RZC_OK) {
+		order(objs);
+		json_array_foreach(objs, i, o)
+		{
+			if (apply_one(c, o, create_only) != RZC_OK) {
+				worst = RZC_ERR;
+			}
+		}
+	}
+	json_decref(objs);
+	return rc != RZC_OK ? rc : worst;
+}
+
+int rzc_cmd_apply(rzc_t *c, int argc, char **argv)
+{
+	(void)argv;
+	return argc > 0 ? rzc_usage("apply: takes -f, not arguments") : apply_files(c, false);
+}
+
+int rzc_cmd_create(rzc_t *c, int argc, char **argv)
+{
+	(void)argv;
+	return argc > 0 ? rzc_usage("create: takes -f, not arguments") : apply_files(c, true);
+}
+
+/* ------------------------------------------------------------------ delete */
+
+static int delete_one(rzc_t *c, const rzc_kind_t *k, const char *tenant, const char *name)
+{
+	char *path = object_path(c, k, tenant, name);
+	rzc_resp_t r;
+	int rc = rzc_request(c, "DELETE", path, NULL, NULL, 0, &r) < 0 ? RZC_ERR : RZC_OK;
+
+	free(path);
+	if (rc != RZC_OK) {
+		return rc;
+	}
+	if (r.code == 200 || r.code == 202) {
+		printf("%s/%s %s\n", k->singular, name,
+		       r.code == 202 ? "deletion started" : "deleted");
+	} else {
+		rzc_print_status(&r);
+		rc = RZC_ERR;
+	}
+	rzc_resp_free(&r);
+	return rc;
+}
+
+int rzc_cmd_delete(rzc_t *c, int argc, char **argv)
+{
+	const char *name = NULL;
+	const rzc_kind_t *k;
+	int rc = RZC_OK, worst = RZC_OK;
+
+	if (c->nfiles > 0) {
+		json_t *objs = json_array(), *o;
+		size_t i;
+		rc = rzc_read_manifests(c->files, c->nfiles, objs);
+		for (i = json_array_size(objs); rc == RZC_OK && i-- > 0;) {
+			const char *tenant, *n;
+			o = json_array_get(objs, i);
+			if (identify(c, o, &k, &tenant, &n) != RZC_OK ||
+			    delete_one(c, k, tenant, n) != RZC_OK) {
+				worst = RZC_ERR;
+			}
+		}
+		json_decref(objs);
+		return rc != RZC_OK ? rc : worst;
+	}
+	if (argc < 1 || (k = kind_arg(argv[0], &name)) == NULL) {
+		return rzc_usage("delete: TYPE NAME... or -f FILE");
+	}
+	if (name == NULL && argc < 2) {
+		return rzc_usage("delete: name the %s to delete", k->singular);
+	}
+	if ((rc = need_tenant(c, k)) != RZC_OK) {
+		return rc;
+	}
+	for (int i = name ? 0 : 1; i < argc; i++) {
+		if (delete_one(c, k, c->tenant, i == 0 ? name : argv[i]) != RZC_OK) {
+			worst = RZC_ERR;
+		}
+	}
+	return worst;
+}
+
+/* ------------------------------------------------------------------ scale */
+
+int rzc_cmd_scale(rzc_t *c, int argc, char **argv)
+{
+	const char *name = NULL;
+	const rzc_kind_t *k;
+	char *path, *body = NULL;
+	rzc_resp_t r;
+	int rc;
+
+	if (argc < 1 || (k = kind_arg(argv[0], &name)) == NULL || strcmp(k->kind, "NodeGroup") != 0) {
+		return rzc_usage("scale: nodegroup NAME --replicas N");
+	}
+	name = name ? name : argc > 1 ? argv[1] : NULL;
+	if (name == NULL || c->replicas < 0) {
+		return rzc_usage("scale: nodegroup NAME --replicas N");
+	}
+	if ((rc = need_tenant(c, k)) != RZC_OK) {
+		return rc;
+	}
+	path = object_path(c, k, c->tenant, name);
+	if (asprintf(&body, "{\"spec\":{\"count\":%ld}}", c->replicas) < 0) {
+		free(path);
+		return RZC_ERR;
+	}
+	rc = rzc_request(c, "PATCH", path, "application/merge-patch+json", body, strlen(body), &r);
+	free(path);
+	free(body);
+	if (rc < 0) {
+		return RZC_ERR;
+	}
+	if (r.code == 200) {
+		printf("nodegroup/%s scaled\n", name);
+		rc = RZC_OK;
+	} else {
+		rzc_print_status(&r);
+		rc = RZC_ERR;
+	}
+	rzc_resp_free(&r);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ edit */
+
+/* Run $EDITOR (or vi) on path; 0 when it exited 0. */
+static int run_editor(const char *path)
+{
+	const char *editor = getenv("REZUS_EDITOR");
+	char *cmd = NULL;
+	int st;
+
+	if (editor == NULL || editor[0] == '\0') {
+		editor = getenv("EDITOR");
+	}
+	if (editor == NULL || editor[0] == '\0') {
+		editor = "vi";
+	}
+	if (asprintf(&cmd, "%s '%s'", editor, path) < 0) {
+		return -1;
+	}
+	st = system(cmd);
+	free(cmd);
+	return st == 0 ? 0 : -1;
+}
+
+static int write_edit_file(const char *path, const json_t *obj, const char *problem)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f == NULL) {
+		return -1;
+	}
+	fprintf(f, "# Edit the object below; save and quit to send it, or quit without changes\n"
+	           "# to cancel. Lines starting with '#' are ignored.\n");
+	if (problem != NULL) {
+		fprintf(f, "#\n# The server refused it:\n");
+		for (const char *p = problem; *p != '\0';) {
+			const char *nl = strchr(p, '\n');
+			int len = nl ? (int)(nl - p) : (int)strlen(p);
+			fprintf(f, "#   %.*s\n", len, p);
+			p += len + (nl != NULL);
+		}
+	}
+	fprintf(f, "#\n");
+	rzc_yaml_write(f, obj);
+	return fclose(f);
+}
+
+/* The server's refusal as text: message and causes. */
+static char *refusal(const rzc_resp_t *r)
+{
+	json_t *st = json_loadb(r->body, r->len, 0, NULL), *cause;
+	json_t *causes = json_object_get(json_object_get(st, "details"), "causes");
+	char *out = NULL, *next;
+	size_t i;
+
+	if (asprintf(&out, "%s", json_string_value(json_object_get(st, "message"))
+	                             ? json_string_value(json_object_get(st, "message"))
+	                             : "(no message)") < 0) {
+		out = NULL;
+	}
+	json_array_foreach(causes, i, cause)
+	{
+		if (out != NULL &&
+		    asprintf(&next, "%s\n%s: %s", out,
+		             json_string_value(json_object_get(cause, "field")),
+		             json_string_value(json_object_get(cause, "message"))) > 0) {
+			free(out);
+			out = next;
+		}
+	}
+	json_decref(st);
+	return out;
+}
+
+int rzc_cmd_edit(rzc_t *c, int argc, char **argv)
+{
+	const char *name = NULL;
+	const rzc_kind_t *k;
+	char *path, tmp[] = "/tmp/rezusctl-edit-XXXXXX.yaml", *problem = NULL, *last = NULL;
+	json_t *obj = NULL;
+	int rc, fd;
+
+	if (argc < 1 || (k = kind_arg(argv[0], &name)) == NULL) {
+		return rzc_usage("edit: TYPE NAME");
+	}
+	name = name ? name : argc > 1 ? argv[1] : NULL;
+	if (name == NULL) {
+		return rzc_usage("edit: name the %s", k->singular);
+	}
+	if ((rc = need_tenant(c, k)) != RZC_OK) {
+		return rc;
+	}
+	path = object_path(c, k, c->tenant, name);
+	if ((rc = rzc_json(c, "GET", path, NULL, &obj)) != RZC_OK) {
+		free(path);
+		return rc;
+	}
+	json_object_del(obj, "status");
+	if ((fd = mkstemps(tmp, 5)) < 0) {
+		free(path);
+		json_decref(obj);
+		return rzc_fail("cannot create a temporary file: %s", strerror(errno));
+	}
+	close(fd);
+	for (;;) {
+		FILE *f;
+		char *text;
+		size_t len;
+		json_t *docs = NULL, *edited;
+		rz_err_t err = { 0 };
+		rzc_resp_t r;
+		char *body;
+		long code;
+
+		if (write_edit_file(tmp, obj, problem) != 0 || run_editor(tmp) != 0) {
+			rc = rzc_fail("the editor failed");
+			break;
+		}
+		if ((f = fopen(tmp, "r")) == NULL || (text = read_stream(f, &len)) == NULL) {
+			if (f != NULL) {
+				fclose(f);
+			}
+			rc = rzc_fail("cannot read %s back", tmp);
+			break;
+		}
+		fclose(f);
+		if (rz_yaml_load_all(tmp, text, len, &docs, &err) != 0) {
+			free(problem);
+			problem = strdup(err.msg);
+			free(text);
+			if (last != NULL && strcmp(last, problem) == 0) {
+				rc = rzc_fail("%s", problem);
+				break;
+			}
+			free(last);
+			last = strdup(problem);
+			continue;
+		}
+		free(text);
+		edited = json_incref(json_array_get(docs, 0));
+		json_decref(docs);
+		if (edited == NULL || json_equal(edited, obj)) {
+			json_decref(edited);
+			if (problem != NULL) {
+				rc = rzc_fail("edit abandoned: %s", problem);
+			} else {
+				printf("Edit cancelled, no changes made.\n");
+				rc = RZC_OK;
+			}
+			break;
+		}
+		body = json_dumps(edited, JSON_COMPACT);
+		rc = rzc_request(c, "PUT", path, "application/json", body, strlen(body), &r) < 0
+		         ? RZC_ERR
+		         : RZC_OK;
+		free(body);
+		if (rc != RZC_OK) {
+			json_decref(edited);
+			break;
+		}
+		if (r.code == 200) {
+			printf("%s/%s edited\n", k->singular, name);
+			rzc_resp_free(&r);
+			json_decref(edited);
+			break;
+		}
+		/* refused: reopen the file with the error above the edited object */
+		free(problem);
+		problem = refusal(&r);
+		code = r.code;
+		rzc_resp_free(&r);
+		if (code == 409) {
+			json_t *fresh = NULL; /* changed meanwhile: take the new resourceVersion */
+			if (rzc_json(c, "GET", path, NULL, &fresh) == RZC_OK) {
+				json_object_set(json_object_get(edited, "metadata"), "resourceVersion",
+				                json_object_get(json_object_get(fresh, "metadata"),
+				                                "resourceVersion"));
+			}
+			json_decref(fresh);
+		}
+		json_decref(obj);
+		obj = edited;
+	}
+	unlink(tmp);
+	free(problem);
+	free(last);
+	free(path);
+	json_decref(obj);
+	return rc;
+}

@@ -1,0 +1,469 @@
+/* cli/out.c - output: kubectl-like tables, JSON, YAML (libyaml emitter), names. */
+#include <config.h>
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <yaml.h>
+
+#include "cli/rezusctl.h"
+
+/* ------------------------------------------------------------------ values */
+
+static const char *str_at(const json_t *v, const char *path)
+{
+	char buf[256], *save = NULL;
+	const json_t *x = v;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = strtok_r(buf, ".", &save); p != NULL && x != NULL;
+	     p = strtok_r(NULL, ".", &save)) {
+		x = json_object_get(x, p);
+	}
+	return json_string_value(x);
+}
+
+static json_t *at(const json_t *v, const char *path)
+{
+	char buf[256], *save = NULL;
+	const json_t *x = v;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = strtok_r(buf, ".", &save); p != NULL && x != NULL;
+	     p = strtok_r(NULL, ".", &save)) {
+		x = json_object_get(x, p);
+	}
+	return (json_t *)x;
+}
+
+const char *rzc_age(const char *t, char *buf, size_t size)
+{
+	struct tm tm;
+	time_t then, now = time(NULL);
+	long d;
+
+	memset(&tm, 0, sizeof(tm));
+	if (t == NULL || strptime(t, "%Y-%m-%dT%H:%M:%S", &tm) == NULL) {
+		snprintf(buf, size, "<unknown>");
+		return buf;
+	}
+	then = timegm(&tm);
+	d = (long)difftime(now, then);
+	if (d < 0) {
+		d = 0;
+	}
+	if (d < 120) {
+		snprintf(buf, size, "%lds", d);
+	} else if (d < 3600 * 3) {
+		snprintf(buf, size, "%ldm", d / 60);
+	} else if (d < 86400 * 2) {
+		snprintf(buf, size, "%ldh", d / 3600);
+	} else {
+		snprintf(buf, size, "%ldd", d / 86400);
+	}
+	return buf;
+}
+
+/* A scalar as text ("" for none). */
+static const char *scalar(const json_t *v, char *buf, size_t size)
+{
+	if (json_is_string(v)) {
+		return json_string_value(v);
+	}
+	if (json_is_integer(v)) {
+		snprintf(buf, size, "%lld", (long long)json_integer_value(v));
+		return buf;
+	}
+	if (json_is_boolean(v)) {
+		return json_is_true(v) ? "true" : "false";
+	}
+	return "";
+}
+
+/* ------------------------------------------------------------------ tables */
+
+struct column {
+	const char *header;
+	const char *path; /* a dotted path, or a computed cell: "=age", "=ready", ... */
+	bool wide;        /* only with -o wide */
+};
+
+#define COLS_MAX 10
+
+static const struct table {
+	const char *kind;
+	struct column cols[COLS_MAX];
+} tables[] = {
+	{ "Tenant",
+	  { { "NAME", "metadata.name", false },
+	    { "PROVIDER", "spec.clusterProvider", false },
+	    { "PHASE", "status.phase", false },
+	    { "MACHINES", "=machines", false },
+	    { "KUBERNETES", "spec.kubernetesVersion", false },
+	    { "AGE", "=age", false },
+	    { "TALOS", "spec.talosVersion", true },
+	    { "ENDPOINT", "spec.controlPlaneEndpoint", true },
+	    { "LAST RUN", "=lastrun", true } } },
+	{ "NodeGroup",
+	  { { "NAME", "metadata.name", false },
+	    { "TENANT", "metadata.tenant", false },
+	    { "ROLE", "spec.role", false },
+	    { "CLASS", "spec.providerClass", false },
+	    { "DESIRED", "spec.count", false },
+	    { "READY", "status.ready", false },
+	    { "AGE", "=age", false },
+	    { "TOTAL", "status.total", true } } },
+	{ "Machine",
+	  { { "NAME", "metadata.name", false },
+	    { "TENANT", "metadata.tenant", false },
+	    { "NODEGROUP", "spec.nodeGroup", false },
+	    { "ROLE", "spec.role", false },
+	    { "ADDRESS", "spec.address", false },
+	    { "READY", "status.ready", false },
+	    { "AGE", "=age", false },
+	    { "STAGE", "status.stage", true },
+	    { "PROVIDER ID", "spec.providerId", true },
+	    { "SHAPE", "spec.shape", true } } },
+	{ "ConfigPatch",
+	  { { "NAME", "metadata.name", false },
+	    { "TENANT", "metadata.tenant", false },
+	    { "TARGET", "spec.targetRole", false },
+	    { "FORMAT", "spec.format", false },
+	    { "ENABLED", "spec.enabled", false },
+	    { "AGE", "=age", false } } },
+	{ "Run",
+	  { { "NAME", "metadata.name", false },
+	    { "TENANT", "metadata.tenant", false },
+	    { "OPERATION", "spec.operation", false },
+	    { "TRIGGER", "spec.trigger", false },
+	    { "PHASE", "status.phase", false },
+	    { "CHANGES", "=changes", false },
+	    { "AGE", "=age", false },
+	    { "MESSAGE", "status.message", true } } },
+	{ "UpgradeRun",
+	  { { "NAME", "metadata.name", false },
+	    { "TENANT", "metadata.tenant", false },
+	    { "COMPONENT", "spec.component", false },
+	    { "TARGET", "spec.targetVersion", false },
+	    { "PHASE", "status.phase", false },
+	    { "AGE", "=age", false } } },
+	{ "Provider",
+	  { { "NAME", "metadata.name", false },
+	    { "VERSION", "spec.version", false },
+	    { "KINDS", "=kinds", false },
+	    { "LOADED", "status.loaded", false },
+	    { "ERROR", "status.error", true } } },
+	{ "User",
+	  { { "NAME", "metadata.name", false },
+	    { "ROLE", "spec.role", false },
+	    { "DISABLED", "spec.disabled", false },
+	    { "LAST LOGIN", "status.lastLogin", false },
+	    { "AGE", "=age", false } } },
+	{ "APIToken",
+	  { { "NAME", "metadata.name", false },
+	    { "ROLE", "spec.role", false },
+	    { "EXPIRES", "spec.expiresAt", false },
+	    { "LAST USED", "status.lastUsed", false },
+	    { "DESCRIPTION", "spec.description", true } } },
+};
+
+static const struct table generic = { "", { { "NAME", "metadata.name", false },
+	                                    { "AGE", "=age", false } } };
+
+static char *cell(const json_t *o, const char *path)
+{
+	char buf[256] = "", num[32];
+
+	if (strcmp(path, "=age") == 0) {
+		rzc_age(str_at(o, "metadata.creationTimestamp"), buf, sizeof(buf));
+	} else if (strcmp(path, "=machines") == 0) {
+		json_t *m = at(o, "status.machines");
+		if (m != NULL) {
+			snprintf(buf, sizeof(buf), "%lld/%lld",
+			         (long long)json_integer_value(json_object_get(m, "ready")),
+			         (long long)json_integer_value(json_object_get(m, "desired")));
+		}
+	} else if (strcmp(path, "=changes") == 0) {
+		json_t *ch = at(o, "status.changes");
+		if (ch != NULL) {
+			snprintf(buf, sizeof(buf), "+%lld ~%lld -%lld",
+			         (long long)json_integer_value(json_object_get(ch, "add")),
+			         (long long)json_integer_value(json_object_get(ch, "change")),
+			         (long long)json_integer_value(json_object_get(ch, "destroy")));
+		}
+	} else if (strcmp(path, "=lastrun") == 0) {
+		const char *id = str_at(o, "status.lastRun.id");
+		if (id != NULL) {
+			snprintf(buf, sizeof(buf), "%s (%s)", id,
+			         str_at(o, "status.lastRun.phase") ? str_at(o, "status.lastRun.phase")
+			                                           : "?");
+		}
+	} else if (strcmp(path, "=kinds") == 0) {
+		json_t *k = at(o, "spec.kinds"), *x;
+		size_t i, n = 0;
+		json_array_foreach(k, i, x)
+		{
+			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? "," : "",
+			                      json_string_value(x) ? json_string_value(x) : "");
+		}
+	} else {
+		snprintf(buf, sizeof(buf), "%s", scalar(at(o, path), num, sizeof(num)));
+	}
+	if (buf[0] == '\0') {
+		snprintf(buf, sizeof(buf), "<none>");
+	}
+	return strdup(buf);
+}
+
+static const struct table *table_of(const char *kind)
+{
+	for (size_t i = 0; kind != NULL && i < sizeof(tables) / sizeof(tables[0]); i++) {
+		if (strcmp(tables[i].kind, kind) == 0) {
+			return &tables[i];
+		}
+	}
+	return &generic;
+}
+
+static void print_table(rzc_t *c, const char *kind, json_t *items, bool headers)
+{
+	const struct table *t = table_of(kind);
+	bool wide = c->output != NULL && strcmp(c->output, "wide") == 0;
+	bool show_tenant = c->all_tenants || c->tenant == NULL;
+	size_t nrows = json_array_size(items), ncols = 0, width[COLS_MAX] = { 0 };
+	const struct column *cols[COLS_MAX];
+	char **cells;
+
+	for (size_t j = 0; j < COLS_MAX && t->cols[j].header != NULL; j++) {
+		if ((t->cols[j].wide && !wide) ||
+		    (strcmp(t->cols[j].header, "TENANT") == 0 && !show_tenant)) {
+			continue;
+		}
+		cols[ncols++] = &t->cols[j];
+	}
+	if (nrows == 0) {
+		if (headers) {
+			fprintf(stderr, "No resources found.\n");
+		}
+		return;
+	}
+	cells = calloc(nrows * ncols + 1, sizeof(*cells));
+	if (cells == NULL) {
+		return;
+	}
+	for (size_t j = 0; j < ncols; j++) {
+		width[j] = strlen(cols[j]->header);
+	}
+	for (size_t i = 0; i < nrows; i++) {
+		for (size_t j = 0; j < ncols; j++) {
+			char *v = cell(json_array_get(items, i), cols[j]->path);
+			cells[i * ncols + j] = v;
+			if (v != NULL && strlen(v) > width[j]) {
+				width[j] = strlen(v);
+			}
+		}
+	}
+	for (size_t i = headers ? 0 : 1; i <= nrows; i++) {
+		for (size_t j = 0; j < ncols; j++) {
+			const char *v = i == 0 ? cols[j]->header : cells[(i - 1) * ncols + j];
+			if (j + 1 < ncols) {
+				printf("%-*s   ", (int)width[j], v ? v : "");
+			} else {
+				printf("%s\n", v ? v : "");
+			}
+		}
+	}
+	for (size_t i = 0; i < nrows * ncols; i++) {
+		free(cells[i]);
+	}
+	free(cells);
+}
+
+/* ------------------------------------------------------------------ YAML */
+
+/* Would this string read back as something else than a string in plain style? */
+static bool needs_quotes(const char *s)
+{
+	static const char *const words[] = { "",     "~",    "null", "Null",  "NULL",  "true",
+		                             "True", "TRUE", "false", "False", "FALSE", "yes",
+		                             "no",   "on",   "off",  "y",     "n" };
+	const char *p = s + (*s == '-' || *s == '+');
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		if (strcasecmp(s, words[i]) == 0) {
+			return true;
+		}
+	}
+	if (isdigit((unsigned char)*p) || (*p == '.' && isdigit((unsigned char)p[1]))) {
+		return true; /* numbers, and things that start like them (dates, versions) */
+	}
+	return false;
+}
+
+static int emit(yaml_emitter_t *e, yaml_event_t *ev)
+{
+	return yaml_emitter_emit(e, ev) ? 0 : -1;
+}
+
+static int emit_scalar(yaml_emitter_t *e, const char *s, yaml_scalar_style_t style, bool plain)
+{
+	yaml_event_t ev;
+
+	yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s), plain,
+	                             !plain, style);
+	return emit(e, &ev);
+}
+
+static int emit_value(yaml_emitter_t *e, const json_t *v)
+{
+	yaml_event_t ev;
+	char buf[64];
+
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: {
+		const char *key;
+		json_t *x;
+		yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE);
+		if (emit(e, &ev) < 0) {
+			return -1;
+		}
+		json_object_foreach((json_t *)v, key, x)
+		{
+			if (emit_scalar(e, key,
+			                needs_quotes(key) ? YAML_DOUBLE_QUOTED_SCALAR_STYLE
+			                                  : YAML_ANY_SCALAR_STYLE,
+			                !needs_quotes(key)) < 0 ||
+			    emit_value(e, x) < 0) {
+				return -1;
+			}
+		}
+		yaml_mapping_end_event_initialize(&ev);
+		return emit(e, &ev);
+	}
+	case JSON_ARRAY: {
+		size_t i;
+		json_t *x;
+		yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE);
+		if (emit(e, &ev) < 0) {
+			return -1;
+		}
+		json_array_foreach(v, i, x)
+		{
+			if (emit_value(e, x) < 0) {
+				return -1;
+			}
+		}
+		yaml_sequence_end_event_initialize(&ev);
+		return emit(e, &ev);
+	}
+	case JSON_STRING: {
+		const char *s = json_string_value(v);
+		if (strchr(s, '\n') != NULL) {
+			return emit_scalar(e, s, YAML_LITERAL_SCALAR_STYLE, false);
+		}
+		return emit_scalar(e, s,
+		                   needs_quotes(s) ? YAML_DOUBLE_QUOTED_SCALAR_STYLE
+		                                   : YAML_ANY_SCALAR_STYLE,
+		                   !needs_quotes(s));
+	}
+	case JSON_INTEGER:
+		snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(v));
+		return emit_scalar(e, buf, YAML_PLAIN_SCALAR_STYLE, true);
+	case JSON_REAL:
+		snprintf(buf, sizeof(buf), "%.17g", json_real_value(v));
+		return emit_scalar(e, buf, YAML_PLAIN_SCALAR_STYLE, true);
+	case JSON_TRUE:
+		return emit_scalar(e, "true", YAML_PLAIN_SCALAR_STYLE, true);
+	case JSON_FALSE:
+		return emit_scalar(e, "false", YAML_PLAIN_SCALAR_STYLE, true);
+	default:
+		return emit_scalar(e, "null", YAML_PLAIN_SCALAR_STYLE, true);
+	}
+}
+
+static int write_file(void *data, unsigned char *buffer, size_t size)
+{
+	return fwrite(buffer, 1, size, data) == size;
+}
+
+int rzc_yaml_write(FILE *f, const json_t *v)
+{
+	yaml_emitter_t e;
+	yaml_event_t ev;
+	int rc = -1;
+
+	if (!yaml_emitter_initialize(&e)) {
+		return -1;
+	}
+	yaml_emitter_set_output(&e, write_file, f);
+	yaml_emitter_set_unicode(&e, 1);
+	yaml_emitter_set_width(&e, -1);
+	yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
+	if (emit(&e, &ev) == 0) {
+		yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1);
+		if (emit(&e, &ev) == 0 && emit_value(&e, v) == 0) {
+			yaml_document_end_event_initialize(&ev, 1);
+			if (emit(&e, &ev) == 0) {
+				yaml_stream_end_event_initialize(&ev);
+				rc = emit(&e, &ev);
+			}
+		}
+	}
+	yaml_emitter_delete(&e);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ printing */
+
+static const char *kind_plural(const json_t *o, const rzc_kind_t *k)
+{
+	const rzc_kind_t *of = rzc_kind_of(str_at(o, "kind"));
+
+	return of ? of->singular : k ? k->singular : "object";
+}
+
+void rzc_print_list(rzc_t *c, const rzc_kind_t *k, json_t *items, bool headers)
+{
+	const char *o = c->output ? c->output : "table";
+	size_t i;
+	json_t *x;
+
+	if (strcmp(o, "json") == 0) {
+		json_t *list = json_pack("{s:s, s:s, s:O}", "apiVersion", "rezuscloud.io/v1", "kind",
+		                         "List", "items", items);
+		json_dumpf(list, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		printf("\n");
+		json_decref(list);
+	} else if (strcmp(o, "yaml") == 0) {
+		json_t *list = json_pack("{s:s, s:s, s:O}", "apiVersion", "rezuscloud.io/v1", "kind",
+		                         "List", "items", items);
+		rzc_yaml_write(stdout, list);
+		json_decref(list);
+	} else if (strcmp(o, "name") == 0) {
+		json_array_foreach(items, i, x)
+		{
+			printf("%s/%s\n", kind_plural(x, k), str_at(x, "metadata.name"));
+		}
+	} else {
+		print_table(c, k ? k->kind : str_at(json_array_get(items, 0), "kind"), items,
+		            headers);
+	}
+}
+
+void rzc_print_object(rzc_t *c, const rzc_kind_t *k, json_t *obj)
+{
+	const char *o = c->output ? c->output : "table";
+
+	if (strcmp(o, "json") == 0) {
+		json_dumpf(obj, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		printf("\n");
+	} else if (strcmp(o, "yaml") == 0) {
+		rzc_yaml_write(stdout, obj);
+	} else {
+		json_t *one = json_pack("[O]", obj);
+		rzc_print_list(c, k, one, true);
+		json_decref(one);
+	}
+}

@@ -1,0 +1,168 @@
+/*
+ * cli/rezusctl.h - rezusctl, the command-line client (SPEC §10): shared state and the
+ * modules' interfaces. HTTP through libcurl, JSON through jansson, YAML in and out through
+ * libyaml (core/yaml.c reads; out.c writes).
+ */
+#ifndef RZC_REZUSCTL_H
+#define RZC_REZUSCTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+/* Exit statuses. */
+enum { RZC_OK = 0, RZC_ERR = 1, RZC_USAGE = 2 };
+
+/* One resource type as the CLI knows it. */
+typedef struct rzc_kind {
+	const char *kind;     /* "NodeGroup" */
+	const char *plural;   /* "nodegroups" */
+	const char *singular; /* "nodegroup" */
+	const char *shorts;   /* "ng" (space separated), or "" */
+	bool tenant_scoped;
+	bool user_scoped; /* tokens: under /users/{user} */
+} rzc_kind_t;
+
+/* The global options and the context in use. */
+typedef struct rzc {
+	const char *config_path;
+	const char *context;  /* --context */
+	char *server;         /* from flag, env or context; never NULL after rzc_resolve() */
+	char *token;          /* idem; may be NULL (not logged in) */
+	char *tenant;         /* -t, or the context's default */
+	char *user;           /* the context's user (tokens) */
+	char *ca_file;        /* --certificate-authority */
+	bool insecure;        /* --insecure-skip-tls-verify */
+	bool server_given, tenant_given; /* on the command line (config set-context) */
+	bool quiet;                      /* no message when the server cannot be reached */
+	const char *output;   /* -o: table | wide | json | yaml | name (NULL: table) */
+	const char *selector; /* -l */
+	bool all_tenants;     /* -A */
+	bool watch;           /* -w */
+	bool follow;          /* -f for logs */
+	json_t *config;       /* the config file, parsed ({} when none) */
+	/* command flags */
+	const char *files[64]; /* -f FILE|DIR|- (apply, create, delete) */
+	size_t nfiles;
+	long replicas; /* --replicas (-1: not given) */
+	bool password_stdin;
+	const char *username;  /* --username (login) */
+	bool merge;            /* --merge (kubeconfig) */
+	const char *out_file;  /* --file (kubeconfig, talosconfig) */
+	const char *talos;     /* --talos V (upgrade) */
+	const char *kubernetes; /* --kubernetes V (upgrade) */
+	const char *role;      /* --role (user, token) */
+	const char *description; /* --description (token) */
+	const char *expires;   /* --expires (token) */
+	const char *platform;  /* --platform (boot) */
+	const char *data_dir;  /* --data-dir (boot) */
+	const char *listen;    /* --listen (boot) */
+	const char *binary;    /* --rezuscloud (boot): the daemon to start */
+	long limit;            /* --limit (audit) */
+} rzc_t;
+
+/* ---- http.c ---- */
+
+typedef struct rzc_resp {
+	long code; /* HTTP status; 0 when the server could not be reached */
+	char *body;
+	size_t len;
+	char *ctype;
+} rzc_resp_t;
+
+/* A request to path (relative to the server, "/api/v1/..."). body may be NULL. Returns 0
+ * when a response arrived (any status), -1 when the server could not be reached (one line
+ * on stderr says why). */
+int rzc_request(rzc_t *c, const char *method, const char *path, const char *ctype,
+                const char *body, size_t len, rzc_resp_t *r);
+void rzc_resp_free(rzc_resp_t *r);
+
+/* Stream a GET: fn(data, len, arg) per piece as it arrives; nonzero from fn stops. */
+int rzc_stream(rzc_t *c, const char *path, const char *accept,
+               int (*fn)(const char *data, size_t len, void *arg), void *arg, long *code);
+
+/* GET/POST/... with JSON in and out: *out the parsed body (caller owns) on 2xx; otherwise
+ * the server's Status printed on stderr (message and causes) and RZC_ERR. */
+int rzc_json(rzc_t *c, const char *method, const char *path, const json_t *in, json_t **out);
+
+/* Print an error response (a Status, or the body) on stderr. */
+void rzc_print_status(const rzc_resp_t *r);
+
+/* "/api/v1/..." path pieces, percent-encoded. Caller frees. */
+char *rzc_path(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *rzc_escape(const char *s);
+
+/* ---- conf.c ---- */
+
+/* The config file: path (default ~/.config/rezus/config), load, save (0600). */
+const char *rzc_config_default_path(void);
+int rzc_config_load(rzc_t *c);
+int rzc_config_save(rzc_t *c);
+/* The context named name (or the current one when NULL), borrowed; NULL when none. */
+json_t *rzc_context(rzc_t *c, const char *name);
+/* Resolve server/token/tenant from flags, environment and context. */
+void rzc_resolve(rzc_t *c);
+
+/* ---- kinds.c ---- */
+
+const rzc_kind_t *rzc_kind_find(const char *word); /* by plural, singular, short or Kind */
+const rzc_kind_t *rzc_kind_of(const char *kind);   /* by Kind */
+const rzc_kind_t *rzc_kinds(size_t *n);
+/* The collection path of k in tenant (or all tenants when tenant is NULL and k allows). */
+char *rzc_collection(rzc_t *c, const rzc_kind_t *k, const char *tenant, const char *user);
+
+/* ---- out.c ---- */
+
+/* Print objects (an array) in c->output's format. kind may be NULL (mixed). */
+void rzc_print_list(rzc_t *c, const rzc_kind_t *k, json_t *items, bool headers);
+void rzc_print_object(rzc_t *c, const rzc_kind_t *k, json_t *obj);
+/* YAML of v to f (libyaml emitter). */
+int rzc_yaml_write(FILE *f, const json_t *v);
+/* "5s", "3m", "2h", "4d" since an RFC 3339 time ("<unknown>" when not one). */
+const char *rzc_age(const char *rfc3339, char *buf, size_t size);
+
+/* ---- manifests (apply.c) ---- */
+
+/* Objects from files, directories (*.yaml, *.yml, *.json) or "-" (stdin); YAML or JSON,
+ * multi-document. Appends to objs; RZC_OK or RZC_ERR with a message on stderr. */
+int rzc_read_manifests(const char *const *paths, size_t n, json_t *objs);
+
+/* ---- commands ---- */
+
+typedef int (*rzc_cmd_fn)(rzc_t *c, int argc, char **argv);
+
+int rzc_cmd_get(rzc_t *c, int argc, char **argv);
+int rzc_cmd_describe(rzc_t *c, int argc, char **argv);
+int rzc_cmd_delete(rzc_t *c, int argc, char **argv);
+int rzc_cmd_apply(rzc_t *c, int argc, char **argv);
+int rzc_cmd_create(rzc_t *c, int argc, char **argv);
+int rzc_cmd_edit(rzc_t *c, int argc, char **argv);
+int rzc_cmd_scale(rzc_t *c, int argc, char **argv);
+int rzc_cmd_runs(rzc_t *c, int argc, char **argv);
+int rzc_cmd_logs(rzc_t *c, int argc, char **argv);
+int rzc_cmd_plan(rzc_t *c, int argc, char **argv);
+int rzc_cmd_approve(rzc_t *c, int argc, char **argv);
+int rzc_cmd_cancel(rzc_t *c, int argc, char **argv);
+int rzc_cmd_kubeconfig(rzc_t *c, int argc, char **argv);
+int rzc_cmd_talosconfig(rzc_t *c, int argc, char **argv);
+int rzc_cmd_upgrade(rzc_t *c, int argc, char **argv);
+int rzc_cmd_login(rzc_t *c, int argc, char **argv);
+int rzc_cmd_logout(rzc_t *c, int argc, char **argv);
+int rzc_cmd_config(rzc_t *c, int argc, char **argv);
+int rzc_cmd_user(rzc_t *c, int argc, char **argv);
+int rzc_cmd_token(rzc_t *c, int argc, char **argv);
+int rzc_cmd_audit(rzc_t *c, int argc, char **argv);
+int rzc_cmd_backup(rzc_t *c, int argc, char **argv);
+int rzc_cmd_api_resources(rzc_t *c, int argc, char **argv);
+int rzc_cmd_version(rzc_t *c, int argc, char **argv);
+int rzc_cmd_completion(rzc_t *c, int argc, char **argv);
+int rzc_cmd_boot(rzc_t *c, int argc, char **argv);
+
+/* Usage error: one line on stderr, then RZC_USAGE. */
+int rzc_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Error: one line on stderr, then RZC_ERR. */
+int rzc_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif /* RZC_REZUSCTL_H */

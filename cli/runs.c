@@ -1,0 +1,425 @@
+/* cli/runs.c - runs, logs, plan, approve, cancel, credentials, upgrades. */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/rezusctl.h"
+#include "core/yaml.h"
+
+/* The tenant of run name: -t, or looked up among every tenant's runs. Caller frees. */
+static char *run_tenant(rzc_t *c, const char *name)
+{
+	json_t *list = NULL, *run;
+	size_t i;
+	char *found = NULL;
+
+	if (c->tenant != NULL) {
+		return strdup(c->tenant);
+	}
+	if (rzc_json(c, "GET", "/api/v1/runs", NULL, &list) != RZC_OK) {
+		return NULL;
+	}
+	json_array_foreach(json_object_get(list, "items"), i, run)
+	{
+		json_t *m = json_object_get(run, "metadata");
+		if (strcmp(json_string_value(json_object_get(m, "name")), name) == 0) {
+			found = strdup(json_string_value(json_object_get(m, "tenant")));
+		}
+	}
+	json_decref(list);
+	if (found == NULL) {
+		rzc_fail("runs \"%s\" not found", name);
+	}
+	return found;
+}
+
+int rzc_cmd_runs(rzc_t *c, int argc, char **argv)
+{
+	const rzc_kind_t *k = rzc_kind_find("runs");
+	char *saved = c->tenant;
+	json_t *list = NULL, *items, *rev;
+	char *coll;
+	int rc;
+
+	if (argc > 1) {
+		return rzc_usage("runs: [TENANT]");
+	}
+	if (argc == 1) {
+		c->tenant = argv[0];
+	}
+	coll = rzc_collection(c, k, c->all_tenants ? NULL : c->tenant, NULL);
+	rc = rzc_json(c, "GET", coll, NULL, &list);
+	free(coll);
+	if (rc == RZC_OK) {
+		items = json_object_get(list, "items");
+		rev = json_array();
+		for (size_t i = json_array_size(items); i-- > 0;) {
+			json_array_append(rev, json_array_get(items, i));
+		}
+		rzc_print_list(c, k, rev, true);
+		json_decref(rev);
+	}
+	json_decref(list);
+	c->tenant = saved;
+	return rc;
+}
+
+struct follow {
+	char *line;
+	size_t len;
+	char *phase;
+};
+
+/* Server-sent events: print each data: line; remember the end event's phase. */
+static int on_sse(const char *data, size_t len, void *arg)
+{
+	struct follow *f = arg;
+	char *p = realloc(f->line, f->len + len + 1), *nl;
+	static bool end_next;
+
+	if (p == NULL) {
+		return -1;
+	}
+	f->line = p;
+	memcpy(f->line + f->len, data, len);
+	f->len += len;
+	f->line[f->len] = '\0';
+	while ((nl = memchr(f->line, '\n', f->len)) != NULL) {
+		*nl = '\0';
+		if (strncmp(f->line, "event: end", 10) == 0) {
+			end_next = true;
+		} else if (strncmp(f->line, "data: ", 6) == 0) {
+			if (end_next) {
+				free(f->phase);
+				f->phase = strdup(f->line + 6);
+				end_next = false;
+			} else {
+				printf("%s\n", f->line + 6);
+				fflush(stdout);
+			}
+		}
+		memmove(f->line, nl + 1, f->len - (size_t)(nl + 1 - f->line));
+		f->len -= (size_t)(nl + 1 - f->line);
+	}
+	return 0;
+}
+
+int rzc_cmd_logs(rzc_t *c, int argc, char **argv)
+{
+	char *tenant, *t, *n, *path;
+	int rc;
+
+	if (argc != 1) {
+		return rzc_usage("logs: RUN [-f]");
+	}
+	if ((tenant = run_tenant(c, argv[0])) == NULL) {
+		return RZC_ERR;
+	}
+	t = rzc_escape(tenant);
+	n = rzc_escape(argv[0]);
+	path = rzc_path("/api/v1/tenants/%s/runs/%s/log%s", t, n, c->follow ? "?follow=true" : "");
+	free(t);
+	free(n);
+	free(tenant);
+	if (c->follow) {
+		struct follow f = { NULL, 0, NULL };
+		long code = 0;
+		rc = rzc_stream(c, path, "text/event-stream", on_sse, &f, &code) == 0 ? RZC_OK
+		                                                                       : RZC_ERR;
+		if (rc == RZC_OK && code != 200) {
+			rc = rzc_fail("runs \"%s\": the server answered %ld", argv[0], code);
+		} else if (rc == RZC_OK && f.phase != NULL) {
+			fprintf(stderr, "run %s: %s\n", argv[0], f.phase);
+			rc = strcmp(f.phase, "Succeeded") == 0 ? RZC_OK : RZC_ERR;
+		}
+		free(f.line);
+		free(f.phase);
+	} else {
+		rzc_resp_t r;
+		rc = rzc_request(c, "GET", path, NULL, NULL, 0, &r) < 0 ? RZC_ERR : RZC_OK;
+		if (rc == RZC_OK && r.code == 200) {
+			fwrite(r.body, 1, r.len, stdout);
+		} else if (rc == RZC_OK) {
+			rzc_print_status(&r);
+			rc = RZC_ERR;
+		}
+		if (rc == RZC_OK || r.body != NULL) {
+			rzc_resp_free(&r);
+		}
+	}
+	free(path);
+	return rc;
+}
+
+int rzc_cmd_plan(rzc_t *c, int argc, char **argv)
+{
+	char *t, *path;
+	json_t *run = NULL, *body;
+	int rc;
+
+	if (argc > 1 || (argc == 0 && c->tenant == NULL)) {
+		return rzc_usage("plan: TENANT");
+	}
+	t = rzc_escape(argc == 1 ? argv[0] : c->tenant);
+	path = rzc_path("/api/v1/tenants/%s/runs", t);
+	free(t);
+	body = json_pack("{s:{s:s}}", "spec", "operation", "plan");
+	rc = rzc_json(c, "POST", path, body, &run);
+	if (rc == RZC_OK) {
+		printf("run/%s created (plan; follow it with: rezusctl logs %s -f -t %s)\n",
+		       json_string_value(json_object_get(json_object_get(run, "metadata"), "name")),
+		       json_string_value(json_object_get(json_object_get(run, "metadata"), "name")),
+		       argc == 1 ? argv[0] : c->tenant);
+	}
+	json_decref(body);
+	json_decref(run);
+	free(path);
+	return rc;
+}
+
+static int run_action(rzc_t *c, int argc, char **argv, const char *action)
+{
+	char *tenant, *t, *n, *path;
+	json_t *st = NULL;
+	int rc;
+
+	if (argc != 1) {
+		return rzc_usage("%s: RUN", action);
+	}
+	if ((tenant = run_tenant(c, argv[0])) == NULL) {
+		return RZC_ERR;
+	}
+	t = rzc_escape(tenant);
+	n = rzc_escape(argv[0]);
+	path = rzc_path("/api/v1/tenants/%s/runs/%s/%s", t, n, action);
+	rc = rzc_json(c, "POST", path, NULL, &st);
+	if (rc == RZC_OK) {
+		printf("run/%s: %s\n", argv[0], json_string_value(json_object_get(st, "message")));
+	}
+	json_decref(st);
+	free(t);
+	free(n);
+	free(tenant);
+	free(path);
+	return rc;
+}
+
+int rzc_cmd_approve(rzc_t *c, int argc, char **argv)
+{
+	return run_action(c, argc, argv, "approve");
+}
+
+int rzc_cmd_cancel(rzc_t *c, int argc, char **argv)
+{
+	return run_action(c, argc, argv, "cancel");
+}
+
+/* ------------------------------------------------------------------ credentials */
+
+static int write_private(const char *path, const char *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	if (fd < 0 || fchmod(fd, 0600) != 0 || write(fd, data, len) != (ssize_t)len) {
+		int e = errno;
+		if (fd >= 0) {
+			close(fd);
+		}
+		return rzc_fail("cannot write %s: %s", path, strerror(e));
+	}
+	close(fd);
+	return RZC_OK;
+}
+
+/* Entries of list (clusters, users, contexts) by name: new ones replace old ones. */
+static void merge_named(json_t *into, const json_t *from, const char *key)
+{
+	json_t *have = json_object_get(into, key), *x;
+	size_t i;
+
+	if (!json_is_array(have)) {
+		have = json_array();
+		json_object_set_new(into, key, have);
+	}
+	json_array_foreach(json_object_get(from, key), i, x)
+	{
+		const char *name = json_string_value(json_object_get(x, "name"));
+		size_t j;
+		json_t *y;
+		bool replaced = false;
+		json_array_foreach(have, j, y)
+		{
+			const char *n = json_string_value(json_object_get(y, "name"));
+			if (name != NULL && n != NULL && strcmp(name, n) == 0) {
+				json_array_set(have, j, x);
+				replaced = true;
+				break;
+			}
+		}
+		if (!replaced) {
+			json_array_append(have, x);
+		}
+	}
+}
+
+static int merge_kubeconfig(const char *text, size_t len)
+{
+	const char *env = getenv("KUBECONFIG"), *home = getenv("HOME");
+	char path[4096];
+	json_t *docs = NULL, *fresh, *cur = NULL;
+	rz_err_t err = { 0 };
+	FILE *f;
+	char *buf = NULL;
+	size_t blen = 0;
+	int rc;
+
+	if (env != NULL && env[0] != '\0') {
+		snprintf(path, sizeof(path), "%.*s", (int)strcspn(env, ":"), env);
+	} else {
+		snprintf(path, sizeof(path), "%s/.kube/config", home ? home : ".");
+	}
+	if (rz_yaml_load_all("kubeconfig", text, len, &docs, &err) != 0) {
+		return rzc_fail("the server's kubeconfig: %s", err.msg);
+	}
+	fresh = json_incref(json_array_get(docs, 0));
+	json_decref(docs);
+	if ((f = fopen(path, "r")) != NULL) {
+		char chunk[65536];
+		size_t n;
+		while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+			char *p = realloc(buf, blen + n + 1);
+			if (p == NULL) {
+				break;
+			}
+			buf = p;
+			memcpy(buf + blen, chunk, n);
+			blen += n;
+		}
+		fclose(f);
+		if (buf != NULL) {
+			buf[blen] = '\0';
+			docs = NULL;
+			if (rz_yaml_load_all(path, buf, blen, &docs, &err) != 0) {
+				free(buf);
+				json_decref(fresh);
+				return rzc_fail("%s", err.msg);
+			}
+			cur = json_incref(json_array_get(docs, 0));
+			json_decref(docs);
+		}
+		free(buf);
+	}
+	if (!json_is_object(cur)) {
+		json_decref(cur);
+		cur = json_pack("{s:s, s:s}", "apiVersion", "v1", "kind", "Config");
+	}
+	merge_named(cur, fresh, "clusters");
+	merge_named(cur, fresh, "users");
+	merge_named(cur, fresh, "contexts");
+	json_object_set(cur, "current-context", json_object_get(fresh, "current-context"));
+	{
+		char *dir = strdup(path), *slash = dir ? strrchr(dir, '/') : NULL;
+		char *tmp = NULL;
+		if (slash != NULL) {
+			*slash = '\0';
+			mkdir(dir, 0700);
+		}
+		free(dir);
+		rc = RZC_ERR;
+		if (asprintf(&tmp, "%s.rezusctl.%d", path, (int)getpid()) > 0) {
+			int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+			FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
+			if (out != NULL && rzc_yaml_write(out, cur) == 0 && fclose(out) == 0 &&
+			    rename(tmp, path) == 0) {
+				rc = RZC_OK;
+				printf("merged into %s; current context %s\n", path,
+				       json_string_value(json_object_get(fresh, "current-context")));
+			} else {
+				if (out == NULL && fd >= 0) {
+					close(fd);
+				}
+				unlink(tmp);
+				rzc_fail("cannot write %s: %s", path, strerror(errno));
+			}
+			free(tmp);
+		}
+	}
+	json_decref(cur);
+	json_decref(fresh);
+	return rc;
+}
+
+static int credentials(rzc_t *c, int argc, char **argv, const char *what)
+{
+	char *t, *path;
+	rzc_resp_t r;
+	int rc;
+
+	if (argc > 1 || (argc == 0 && c->tenant == NULL)) {
+		return rzc_usage("%s: TENANT [-o FILE]%s", what,
+		                 strcmp(what, "kubeconfig") == 0 ? " [--merge]" : "");
+	}
+	t = rzc_escape(argc == 1 ? argv[0] : c->tenant);
+	path = rzc_path("/api/v1/tenants/%s/%s", t, what);
+	free(t);
+	rc = rzc_request(c, "GET", path, NULL, NULL, 0, &r) < 0 ? RZC_ERR : RZC_OK;
+	free(path);
+	if (rc != RZC_OK) {
+		return rc;
+	}
+	if (r.code != 200) {
+		rzc_print_status(&r);
+		rc = RZC_ERR;
+	} else if (c->merge && strcmp(what, "kubeconfig") == 0) {
+		rc = merge_kubeconfig(r.body, r.len);
+	} else if (c->out_file != NULL) {
+		rc = write_private(c->out_file, r.body, r.len);
+		if (rc == RZC_OK) {
+			fprintf(stderr, "wrote %s (mode 0600)\n", c->out_file);
+		}
+	} else {
+		fwrite(r.body, 1, r.len, stdout);
+	}
+	rzc_resp_free(&r);
+	return rc;
+}
+
+int rzc_cmd_kubeconfig(rzc_t *c, int argc, char **argv)
+{
+	return credentials(c, argc, argv, "kubeconfig");
+}
+
+int rzc_cmd_talosconfig(rzc_t *c, int argc, char **argv)
+{
+	return credentials(c, argc, argv, "talosconfig");
+}
+
+int rzc_cmd_upgrade(rzc_t *c, int argc, char **argv)
+{
+	char *t, *path;
+	json_t *body, *out = NULL;
+	int rc;
+
+	if (argc != 1 || (c->talos == NULL) == (c->kubernetes == NULL)) {
+		return rzc_usage("upgrade: TENANT --talos VERSION | --kubernetes VERSION");
+	}
+	t = rzc_escape(argv[0]);
+	path = rzc_path("/api/v1/tenants/%s/upgrades", t);
+	free(t);
+	body = json_pack("{s:{s:s, s:s}}", "spec", "component", c->talos ? "talos" : "kubernetes",
+	                 "targetVersion", c->talos ? c->talos : c->kubernetes);
+	rc = rzc_json(c, "POST", path, body, &out);
+	if (rc == RZC_OK) {
+		printf("upgrade/%s created\n",
+		       json_string_value(json_object_get(json_object_get(out, "metadata"), "name")));
+	}
+	json_decref(body);
+	json_decref(out);
+	free(path);
+	return rc;
+}
