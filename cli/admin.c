@@ -69,8 +69,9 @@ static void wipe(char *s)
 /* The context to write: --context, the current one, or "default"; created when missing. */
 static json_t *writable_context(rzc_t *c)
 {
-	const char *name = c->context ? c->context
-	                              : json_string_value(json_object_get(c->config, "current-context"));
+	const char *name = c->context
+	                       ? c->context
+	                       : json_string_value(json_object_get(c->config, "current-context"));
 	json_t *ctx, *list = json_object_get(c->config, "contexts");
 
 	if (name == NULL) {
@@ -125,11 +126,12 @@ int rzc_cmd_login(rzc_t *c, int argc, char **argv)
 		char *fresh = prompt("The password must be changed. New password: ", true);
 		char *again = fresh ? prompt("New password again: ", true) : NULL;
 		if (fresh == NULL || again == NULL || strcmp(fresh, again) != 0) {
-			rc = rzc_fail(fresh == NULL ? "the password must be changed first, at a terminal"
-			                            : "the passwords differ");
+			rc = rzc_fail(fresh == NULL
+			                  ? "the password must be changed first, at a terminal"
+			                  : "the passwords differ");
 		} else {
-			json_t *pw = json_pack("{s:s, s:s}", "currentPassword", password, "newPassword",
-			                       fresh);
+			json_t *pw = json_pack("{s:s, s:s}", "currentPassword", password,
+			                       "newPassword", fresh);
 			rc = rzc_json(c, "POST", "/api/v1/auth/password", pw, NULL);
 			json_decref(pw);
 		}
@@ -234,19 +236,22 @@ int rzc_cmd_config(rzc_t *c, int argc, char **argv)
 	size_t i;
 
 	if (argc < 1) {
-		return rzc_usage("config: get-contexts | use-context NAME | set-context NAME | view");
+		return rzc_usage(
+		    "config: get-contexts | use-context NAME | set-context NAME | view");
 	}
 	if (strcmp(argv[0], "get-contexts") == 0) {
-		printf("%-8s %-16s %-32s %-12s %s\n", "CURRENT", "NAME", "SERVER", "USER", "TENANT");
+		printf("%-8s %-16s %-32s %-12s %s\n", "CURRENT", "NAME", "SERVER", "USER",
+		       "TENANT");
 		json_array_foreach(json_object_get(c->config, "contexts"), i, ctx)
 		{
 			const char *n = json_string_value(json_object_get(ctx, "name"));
 			const char *t = json_string_value(json_object_get(ctx, "tenant"));
 			const char *u = json_string_value(json_object_get(ctx, "user"));
-			printf("%-8s %-16s %-32s %-12s %s\n", cur && n && strcmp(cur, n) == 0 ? "*" : "",
-			       n ? n : "", json_string_value(json_object_get(ctx, "server"))
-			                       ? json_string_value(json_object_get(ctx, "server"))
-			                       : "",
+			printf("%-8s %-16s %-32s %-12s %s\n",
+			       cur && n && strcmp(cur, n) == 0 ? "*" : "", n ? n : "",
+			       json_string_value(json_object_get(ctx, "server"))
+			           ? json_string_value(json_object_get(ctx, "server"))
+			           : "",
 			       u ? u : "", t ? t : "");
 		}
 		return RZC_OK;
@@ -256,8 +261,9 @@ int rzc_cmd_config(rzc_t *c, int argc, char **argv)
 			return rzc_fail("no context \"%s\"", argv[1]);
 		}
 		json_object_set_new(c->config, "current-context", json_string(argv[1]));
-		return rzc_config_save(c) == RZC_OK ? (printf("Switched to context \"%s\".\n", argv[1]), RZC_OK)
-		                                    : RZC_ERR;
+		return rzc_config_save(c) == RZC_OK
+		           ? (printf("Switched to context \"%s\".\n", argv[1]), RZC_OK)
+		           : RZC_ERR;
 	}
 	if (strcmp(argv[0], "set-context") == 0 && argc == 2) {
 		const char *saved = c->context;
@@ -279,8 +285,9 @@ int rzc_cmd_config(rzc_t *c, int argc, char **argv)
 		if (json_object_get(c->config, "current-context") == NULL) {
 			json_object_set_new(c->config, "current-context", json_string(argv[1]));
 		}
-		return rzc_config_save(c) == RZC_OK ? (printf("Context \"%s\" set.\n", argv[1]), RZC_OK)
-		                                    : RZC_ERR;
+		return rzc_config_save(c) == RZC_OK
+		           ? (printf("Context \"%s\" set.\n", argv[1]), RZC_OK)
+		           : RZC_ERR;
 	}
 	if (strcmp(argv[0], "view") == 0) {
 		json_t *copy = json_deep_copy(c->config);
@@ -320,8 +327,9 @@ int rzc_cmd_user(rzc_t *c, int argc, char **argv)
 		return list_of(c, "users", "/api/v1/users");
 	}
 	if (argc != 2) {
-		return rzc_usage("user: list | create NAME --role R [--password-stdin] | delete NAME | "
-		                 "set-role NAME --role R");
+		return rzc_usage(
+		    "user: list | create NAME --role R [--password-stdin] | delete NAME | "
+		    "set-role NAME --role R");
 	}
 	n = rzc_escape(argv[1]);
 	if (strcmp(argv[0], "create") == 0) {
@@ -329,10 +337,11 @@ int rzc_cmd_user(rzc_t *c, int argc, char **argv)
 		json_t *body;
 		if (password == NULL) {
 			free(n);
-			return rzc_usage("user create: give the password on stdin with --password-stdin");
+			return rzc_usage(
+			    "user create: give the password on stdin with --password-stdin");
 		}
-		body = json_pack("{s:{s:s}, s:{s:s, s:s}}", "metadata", "name", argv[1], "spec", "role",
-		                 c->role ? c->role : "view", "password", password);
+		body = json_pack("{s:{s:s}, s:{s:s, s:s}}", "metadata", "name", argv[1], "spec",
+		                 "role", c->role ? c->role : "view", "password", password);
 		rc = rzc_json(c, "POST", "/api/v1/users", body, NULL);
 		json_decref(body);
 		wipe(password);
@@ -351,8 +360,8 @@ int rzc_cmd_user(rzc_t *c, int argc, char **argv)
 		char *body = json_dumps(patch, JSON_COMPACT);
 		rzc_resp_t r;
 		path = rzc_path("/api/v1/users/%s", n);
-		rc = rzc_request(c, "PATCH", path, "application/merge-patch+json", body, strlen(body),
-		                 &r) < 0
+		rc = rzc_request(c, "PATCH", path, "application/merge-patch+json", body,
+		                 strlen(body), &r) < 0
 		         ? RZC_ERR
 		         : RZC_OK;
 		if (rc == RZC_OK && r.code == 200) {
@@ -366,7 +375,8 @@ int rzc_cmd_user(rzc_t *c, int argc, char **argv)
 		free(path);
 		json_decref(patch);
 	} else {
-		rc = rzc_usage("user: list | create NAME --role R | delete NAME | set-role NAME --role R");
+		rc = rzc_usage(
+		    "user: list | create NAME --role R | delete NAME | set-role NAME --role R");
 	}
 	free(n);
 	return rc;
@@ -400,7 +410,8 @@ int rzc_cmd_token(rzc_t *c, int argc, char **argv)
 		rc = rzc_json(c, "POST", coll, body, &out);
 		if (rc == RZC_OK) {
 			printf("token/%s created; its secret, shown this once:\n%s\n",
-			       json_string_value(json_object_get(json_object_get(out, "metadata"), "name")),
+			       json_string_value(
+			           json_object_get(json_object_get(out, "metadata"), "name")),
 			       json_string_value(json_object_get(out, "secret")));
 		}
 		json_decref(body);
@@ -443,7 +454,8 @@ int rzc_cmd_audit(rzc_t *c, int argc, char **argv)
 		       "TENANT", "NAME", "CODE");
 		json_array_foreach(json_object_get(list, "items"), i, e)
 		{
-#define S(k) (json_string_value(json_object_get(e, k)) ? json_string_value(json_object_get(e, k)) : "")
+#define S(k)                                                                                       \
+	(json_string_value(json_object_get(e, k)) ? json_string_value(json_object_get(e, k)) : "")
 			printf("%-20s %-10s %-22s %-12s %-12s %-20s %lld\n", S("time"), S("user"),
 			       S("verb"), S("kind"), S("tenant"), S("name"),
 			       (long long)json_integer_value(json_object_get(e, "code")));
@@ -463,8 +475,9 @@ int rzc_cmd_backup(rzc_t *c, int argc, char **argv)
 	if (argc > 1 || (argc == 1 && !create && strcmp(argv[0], "list") != 0)) {
 		return rzc_usage("backup: list | create");
 	}
-	rc = rzc_request(c, create ? "POST" : "GET", "/api/v1/backups", create ? "application/json" : NULL,
-	                 create ? "{}" : NULL, create ? 2 : 0, &r) < 0
+	rc = rzc_request(c, create ? "POST" : "GET", "/api/v1/backups",
+	                 create ? "application/json" : NULL, create ? "{}" : NULL, create ? 2 : 0,
+	                 &r) < 0
 	         ? RZC_ERR
 	         : RZC_OK;
 	if (rc != RZC_OK) {
@@ -498,8 +511,8 @@ int rzc_cmd_api_resources(rzc_t *c, int argc, char **argv)
 	    (strcmp(c->output, "json") == 0 || strcmp(c->output, "yaml") == 0)) {
 		rzc_print_object(c, NULL, list);
 	} else if (rc == RZC_OK) {
-		printf("%-16s %-10s %-13s %-12s %s\n", "NAME", "SHORTNAMES", "TENANT-SCOPED", "KIND",
-		       "VERBS");
+		printf("%-16s %-10s %-13s %-12s %s\n", "NAME", "SHORTNAMES", "TENANT-SCOPED",
+		       "KIND", "VERBS");
 		json_array_foreach(json_object_get(list, "resources"), i, res)
 		{
 			const char *name = json_string_value(json_object_get(res, "name"));

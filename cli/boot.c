@@ -113,7 +113,8 @@ static int step_password(struct boot *b)
 	if (b->c->password_stdin) {
 		char line[128];
 		if (fgets(line, sizeof(line), stdin) == NULL || strlen(line) < 13) {
-			return rzc_fail("--password-stdin: give a password of at least 12 characters");
+			return rzc_fail(
+			    "--password-stdin: give a password of at least 12 characters");
 		}
 		line[strcspn(line, "\n")] = '\0';
 		snprintf(b->password, sizeof(b->password), "%s", line);
@@ -174,7 +175,8 @@ static int step_login(struct boot *b, const char *server, const char *context)
 		close(saved);
 		return rzc_fail("pipe: %s", strerror(errno));
 	}
-	if (write(pipefd[1], b->password, strlen(b->password)) < 0 || write(pipefd[1], "\n", 1) != 1) {
+	if (write(pipefd[1], b->password, strlen(b->password)) < 0 ||
+	    write(pipefd[1], "\n", 1) != 1) {
 		close(pipefd[0]);
 		close(pipefd[1]);
 		close(saved);
@@ -219,6 +221,14 @@ static int wait_ready(rzc_t *c, const char *server, int seconds)
 		usleep(100000);
 	}
 	c->quiet = false;
+	if (rc != RZC_OK) {
+		rzc_resp_t r;
+		if (rzc_request(c, "GET", "/readyz", NULL, NULL, 0, &r) == 0) {
+			fprintf(stderr, "rezuscloud at %s is not ready: %.*s\n", server,
+			        (int)(r.len > 300 ? 300 : r.len), r.body);
+			rzc_resp_free(&r);
+		}
+	}
 	c->server = was;
 	return rc;
 }
@@ -299,9 +309,10 @@ static int start_local(struct boot *b, const char *conf)
 		if ((f = fopen(unit, "w")) == NULL) {
 			return rzc_fail("cannot write %s: %s", unit, strerror(errno));
 		}
-		fprintf(f, "[Unit]\nDescription=RezusCloud (rezusctl boot)\n\n[Service]\n"
-		           "ExecStart=%s -c %s\nRestart=on-failure\n\n[Install]\n"
-		           "WantedBy=default.target\n",
+		fprintf(f,
+		        "[Unit]\nDescription=RezusCloud (rezusctl boot)\n\n[Service]\n"
+		        "ExecStart=%s -c %s\nRestart=on-failure\n\n[Install]\n"
+		        "WantedBy=default.target\n",
 		        bin, conf);
 		fclose(f);
 		if (system("systemctl --user daemon-reload && systemctl --user enable --now "
@@ -321,7 +332,8 @@ static int start_local(struct boot *b, const char *conf)
 		int fd;
 		setsid();
 		if (fork() > 0) {
-			_exit(0); /* the grandchild is no session leader: it never gets a terminal */
+			_exit(
+			    0); /* the grandchild is no session leader: it never gets a terminal */
 		}
 		fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 		if (fd >= 0) {
@@ -348,6 +360,25 @@ static int start_local(struct boot *b, const char *conf)
 	return RZC_OK;
 }
 
+/* Is name an executable on PATH? */
+static bool on_path(const char *name)
+{
+	const char *path = getenv("PATH");
+	char *copy = path ? strdup(path) : NULL, *save = NULL;
+	bool found = false;
+
+	for (char *dir = copy ? strtok_r(copy, ":", &save) : NULL; dir != NULL && !found;
+	     dir = strtok_r(NULL, ":", &save)) {
+		char *p = NULL;
+		if (asprintf(&p, "%s/%s", dir, name) > 0) {
+			found = access(p, X_OK) == 0;
+		}
+		free(p);
+	}
+	free(copy);
+	return found;
+}
+
 static int boot_local(struct boot *b)
 {
 	char conf[PATH_MAX + 32], server[300];
@@ -363,9 +394,19 @@ static int boot_local(struct boot *b)
 		if (f == NULL) {
 			return rzc_fail("cannot write %s: %s", conf, strerror(errno));
 		}
-		fprintf(f, "# written by rezusctl boot\nserver:\n  listen: %s\n  data_dir: %s\n"
-		           "auth:\n  admin_password_file: %s/admin.password\n",
+		const char *tofu = on_path("tofu")        ? "tofu"
+		                   : on_path("terraform") ? "terraform"
+		                                          : NULL;
+		fprintf(f,
+		        "# written by rezusctl boot\nserver:\n  listen: %s\n  data_dir: %s\n"
+		        "auth:\n  admin_password_file: %s/admin.password\n",
 		        b->listen, b->dir, b->dir);
+		if (tofu != NULL) {
+			fprintf(f, "tofu:\n  binary: %s\n", tofu);
+		} else {
+			say("config",
+			    "warning: neither tofu nor terraform is on PATH: install one");
+		}
 		fclose(f);
 		chmod(conf, 0600);
 		say("config", conf);
@@ -377,8 +418,9 @@ static int boot_local(struct boot *b)
 		return rc;
 	}
 	if (wait_ready(b->c, server, 30) != RZC_OK) {
-		return rzc_fail("rezuscloud did not become ready at %s within 30 s (see %s/rezuscloud.log)",
-		                server, b->dir);
+		return rzc_fail(
+		    "rezuscloud did not become ready at %s within 30 s (see %s/rezuscloud.log)",
+		    server, b->dir);
 	}
 	say("ready", server);
 	if ((rc = step_login(b, server, "local")) == RZC_OK) {
@@ -416,8 +458,9 @@ static int boot_cluster(struct boot *b, const char *platform)
 		return rc;
 	}
 	if (!done(b, "cluster")) {
-		if (asprintf(&cmd, "talosctl cluster create --provisioner %s --name rezus-management "
-		                   "--workers 1",
+		if (asprintf(&cmd,
+		             "talosctl cluster create --provisioner %s --name rezus-management "
+		             "--workers 1",
 		             platform) < 0 ||
 		    (rc = run("cluster", cmd)) != RZC_OK) {
 			free(cmd);
@@ -429,7 +472,8 @@ static int boot_cluster(struct boot *b, const char *platform)
 		say("cluster", "kept");
 	}
 	if (!done(b, "kubeconfig")) {
-		if (asprintf(&cmd, "talosctl kubeconfig --nodes 10.5.0.2 --force '%s'", kubeconfig) < 0 ||
+		if (asprintf(&cmd, "talosctl kubeconfig --nodes 10.5.0.2 --force '%s'",
+		             kubeconfig) < 0 ||
 		    (rc = run("kubeconfig", cmd)) != RZC_OK) {
 			free(cmd);
 			return rc;
@@ -440,13 +484,14 @@ static int boot_cluster(struct boot *b, const char *platform)
 		say("kubeconfig", "kept");
 	}
 	if (!done(b, "deploy")) {
-		if (asprintf(&cmd,
-		             "kubectl --kubeconfig '%s' apply -f '%s' && kubectl --kubeconfig '%s' -n "
-		             "rezus create secret generic rezuscloud-admin --from-file=password='%s/"
-		             "admin.password' --dry-run=client -o yaml | kubectl --kubeconfig '%s' "
-		             "apply -f - && kubectl --kubeconfig '%s' -n rezus rollout status "
-		             "deployment/rezuscloud --timeout=300s",
-		             kubeconfig, manifest, kubeconfig, b->dir, kubeconfig, kubeconfig) < 0 ||
+		if (asprintf(
+		        &cmd,
+		        "kubectl --kubeconfig '%s' apply -f '%s' && kubectl --kubeconfig '%s' -n "
+		        "rezus create secret generic rezuscloud-admin --from-file=password='%s/"
+		        "admin.password' --dry-run=client -o yaml | kubectl --kubeconfig '%s' "
+		        "apply -f - && kubectl --kubeconfig '%s' -n rezus rollout status "
+		        "deployment/rezuscloud --timeout=300s",
+		        kubeconfig, manifest, kubeconfig, b->dir, kubeconfig, kubeconfig) < 0 ||
 		    (rc = run("deploy", cmd)) != RZC_OK) {
 			free(cmd);
 			return rc;
@@ -458,7 +503,8 @@ static int boot_cluster(struct boot *b, const char *platform)
 	}
 	/* the manifest's NodePort service on the first node */
 	snprintf(server, sizeof(server), "%s",
-	         getenv("REZUS_BOOT_SERVER") ? getenv("REZUS_BOOT_SERVER") : "http://10.5.0.2:30080");
+	         getenv("REZUS_BOOT_SERVER") ? getenv("REZUS_BOOT_SERVER")
+	                                     : "http://10.5.0.2:30080");
 	if (wait_ready(b->c, server, 60) != RZC_OK) {
 		return rzc_fail("rezuscloud did not become ready at %s", server);
 	}
@@ -477,7 +523,8 @@ int rzc_cmd_boot(rzc_t *c, int argc, char **argv)
 
 	(void)argv;
 	if (argc > 0) {
-		return rzc_usage("boot: [--platform local|docker|qemu] [--data-dir D] [--listen ADDR]");
+		return rzc_usage(
+		    "boot: [--platform local|docker|qemu] [--data-dir D] [--listen ADDR]");
 	}
 	memset(&b, 0, sizeof(b));
 	b.c = c;

@@ -57,8 +57,9 @@ int rzc_config_load(rzc_t *c)
 
 	c->config = json_object();
 	if ((f = fopen(c->config_path, "r")) == NULL) {
-		return errno == ENOENT ? RZC_OK : rzc_fail("cannot read %s: %s", c->config_path,
-		                                           strerror(errno));
+		return errno == ENOENT
+		           ? RZC_OK
+		           : rzc_fail("cannot read %s: %s", c->config_path, strerror(errno));
 	}
 	text = slurp(f, &len);
 	fclose(f);

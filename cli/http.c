@@ -74,8 +74,8 @@ static void unreachable(rzc_t *c, CURLcode rc, const char *detail)
 	        detail[0] ? detail : curl_easy_strerror(rc));
 }
 
-int rzc_request(rzc_t *c, const char *method, const char *path, const char *ctype,
-                const char *body, size_t len, rzc_resp_t *r)
+int rzc_request(rzc_t *c, const char *method, const char *path, const char *ctype, const char *body,
+                size_t len, rzc_resp_t *r)
 {
 	struct curl_slist *headers = NULL;
 	struct buf b = { NULL, 0 };
@@ -201,9 +201,10 @@ void rzc_print_status(const rzc_resp_t *r)
 	json_array_foreach(causes, i, cause)
 	{
 		const char *cm = json_string_value(json_object_get(cause, "message"));
-		if (msg == NULL || cm == NULL || strstr(msg, cm) == NULL || json_array_size(causes) > 1) {
-			fprintf(stderr, "  %s: %s\n", json_string_value(json_object_get(cause, "field")),
-			        cm ? cm : "");
+		if (msg == NULL || cm == NULL || strstr(msg, cm) == NULL ||
+		    json_array_size(causes) > 1) {
+			fprintf(stderr, "  %s: %s\n",
+			        json_string_value(json_object_get(cause, "field")), cm ? cm : "");
 		}
 	}
 	json_decref(st);
@@ -249,8 +250,8 @@ char *rzc_escape(const char *s)
 	}
 	for (const char *p = s; *p != '\0'; p++) {
 		unsigned char ch = (unsigned char)*p;
-		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-		    strchr("-._~", ch) != NULL) {
+		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		    (ch >= '0' && ch <= '9') || strchr("-._~", ch) != NULL) {
 			*o++ = (char)ch;
 		} else {
 			o += sprintf(o, "%%%02X", ch);

@@ -30,7 +30,8 @@ const rzc_kind_t *rzc_kind_find(const char *word)
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		const rzc_kind_t *k = &kinds[i];
 		if (strcasecmp(word, k->plural) == 0 || strcasecmp(word, k->singular) == 0 ||
-		    strcasecmp(word, k->kind) == 0 || (k->shorts[0] && strcmp(word, k->shorts) == 0)) {
+		    strcasecmp(word, k->kind) == 0 ||
+		    (k->shorts[0] && strcmp(word, k->shorts) == 0)) {
 			return k;
 		}
 	}

@@ -17,7 +17,8 @@ static const struct command {
 	const char *help;
 } commands[] = {
 	{ "get", rzc_cmd_get, "TYPE [NAME...] [-w] [-l SELECTOR]", "list or show objects" },
-	{ "describe", rzc_cmd_describe, "TYPE NAME", "an object, its conditions, related objects, recent runs" },
+	{ "describe", rzc_cmd_describe, "TYPE NAME",
+	  "an object, its conditions, related objects, recent runs" },
 	{ "apply", rzc_cmd_apply, "-f FILE|DIR|-", "create or update objects from YAML or JSON" },
 	{ "create", rzc_cmd_create, "-f FILE|DIR|-", "create objects from YAML or JSON" },
 	{ "delete", rzc_cmd_delete, "TYPE NAME... | -f FILE", "delete objects" },
@@ -28,20 +29,26 @@ static const struct command {
 	{ "plan", rzc_cmd_plan, "TENANT", "start a plan run (changes nothing)" },
 	{ "approve", rzc_cmd_approve, "RUN", "let a run awaiting approval apply" },
 	{ "cancel", rzc_cmd_cancel, "RUN", "cancel a queued, waiting or running run" },
-	{ "kubeconfig", rzc_cmd_kubeconfig, "TENANT [-o FILE] [--merge]", "the tenant's kubeconfig" },
+	{ "kubeconfig", rzc_cmd_kubeconfig, "TENANT [-o FILE] [--merge]",
+	  "the tenant's kubeconfig" },
 	{ "talosconfig", rzc_cmd_talosconfig, "TENANT [-o FILE]", "the tenant's talosconfig" },
 	{ "upgrade", rzc_cmd_upgrade, "TENANT --talos V | --kubernetes V", "start an upgrade" },
-	{ "login", rzc_cmd_login, "[SERVER] [--username U] [--password-stdin]", "log in; store a token in the context" },
+	{ "login", rzc_cmd_login, "[SERVER] [--username U] [--password-stdin]",
+	  "log in; store a token in the context" },
 	{ "logout", rzc_cmd_logout, "", "revoke the context's token and forget it" },
-	{ "config", rzc_cmd_config, "get-contexts|use-context NAME|set-context NAME|view", "the config file's contexts" },
-	{ "user", rzc_cmd_user, "list|create NAME --role R [--password-stdin]|delete NAME", "users (admin)" },
-	{ "token", rzc_cmd_token, "list|create [--role R] [--description D] [--expires T]|delete ID", "your API tokens" },
+	{ "config", rzc_cmd_config, "get-contexts|use-context NAME|set-context NAME|view",
+	  "the config file's contexts" },
+	{ "user", rzc_cmd_user, "list|create NAME --role R [--password-stdin]|delete NAME",
+	  "users (admin)" },
+	{ "token", rzc_cmd_token,
+	  "list|create [--role R] [--description D] [--expires T]|delete ID", "your API tokens" },
 	{ "audit", rzc_cmd_audit, "[--limit N]", "the audit log (admin)" },
 	{ "backup", rzc_cmd_backup, "list|create", "backups (admin), when the server offers them" },
 	{ "api-resources", rzc_cmd_api_resources, "", "the server's resource types" },
 	{ "version", rzc_cmd_version, "", "client and server versions" },
 	{ "completion", rzc_cmd_completion, "bash|zsh", "a shell completion script" },
-	{ "boot", rzc_cmd_boot, "[--platform local|docker|qemu] [--data-dir D] [--listen ADDR]", "set up and start RezusCloud, log in" },
+	{ "boot", rzc_cmd_boot, "[--platform local|docker|qemu] [--data-dir D] [--listen ADDR]",
+	  "set up and start RezusCloud, log in" },
 };
 
 static void help(FILE *f)
@@ -52,22 +59,23 @@ static void help(FILE *f)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].help);
 	}
-	fprintf(f, "\nTypes: tenants (tn), nodegroups (ng), machines (mc), configpatches (cp), runs,\n"
-	           "       upgrades (up), providers (pv), users, tokens\n\n"
-	           "Global flags:\n"
-	           "  --server URL                  the server (env REZUSCLOUD_SERVER)\n"
-	           "  --token TOKEN                 an API token (env REZUSCLOUD_TOKEN)\n"
-	           "  --context NAME                the context to use\n"
-	           "  --config FILE                 the config file (default ~/.config/rezus/config)\n"
-	           "  -t, --tenant NAME             the tenant of tenant-scoped types\n"
-	           "  -A, --all-tenants             every tenant\n"
-	           "  -o, --output FORMAT           table, wide, json, yaml or name\n"
-	           "  -l, --selector SELECTOR       label selector\n"
-	           "  --insecure-skip-tls-verify    do not verify the server's certificate\n"
-	           "  --certificate-authority FILE  CA bundle for the server's certificate\n"
-	           "  -h, --help                    this help\n\n"
-	           "Exit status: 0 success, 1 error, 2 usage error.\n"
-	           "See rezusctl(1) for every command's flags.\n");
+	fprintf(f,
+	        "\nTypes: tenants (tn), nodegroups (ng), machines (mc), configpatches (cp), runs,\n"
+	        "       upgrades (up), providers (pv), users, tokens\n\n"
+	        "Global flags:\n"
+	        "  --server URL                  the server (env REZUSCLOUD_SERVER)\n"
+	        "  --token TOKEN                 an API token (env REZUSCLOUD_TOKEN)\n"
+	        "  --context NAME                the context to use\n"
+	        "  --config FILE                 the config file (default ~/.config/rezus/config)\n"
+	        "  -t, --tenant NAME             the tenant of tenant-scoped types\n"
+	        "  -A, --all-tenants             every tenant\n"
+	        "  -o, --output FORMAT           table, wide, json, yaml or name\n"
+	        "  -l, --selector SELECTOR       label selector\n"
+	        "  --insecure-skip-tls-verify    do not verify the server's certificate\n"
+	        "  --certificate-authority FILE  CA bundle for the server's certificate\n"
+	        "  -h, --help                    this help\n\n"
+	        "Exit status: 0 success, 1 error, 2 usage error.\n"
+	        "See rezusctl(1) for every command's flags.\n");
 }
 
 static const char *prog_error_prefix = "rezusctl";
@@ -113,31 +121,32 @@ int rzc_cmd_completion(rzc_t *c, int argc, char **argv)
 	if (strcmp(argv[0], "zsh") == 0) {
 		printf("#compdef rezusctl\nautoload -U +X bashcompinit && bashcompinit\n");
 	}
-	printf("# rezusctl completion: eval \"$(rezusctl completion %s)\"\n"
-	       "_rezusctl() {\n"
-	       "    local cur prev words cword\n"
-	       "    cur=\"${COMP_WORDS[COMP_CWORD]}\"\n"
-	       "    prev=\"${COMP_WORDS[COMP_CWORD-1]}\"\n"
-	       "    local commands=\"%s\"\n"
-	       "    local types=\"tenants nodegroups machines configpatches runs upgrades providers "
-	       "users tokens tn ng mc cp up pv\"\n"
-	       "    case \"$prev\" in\n"
-	       "    -o|--output) COMPREPLY=($(compgen -W \"table wide json yaml name\" -- \"$cur\"));"
-	       " return ;;\n"
-	       "    -f|--filename|--config|--certificate-authority) COMPREPLY=($(compgen -f -- "
-	       "\"$cur\")); return ;;\n"
-	       "    get|describe|delete|edit) COMPREPLY=($(compgen -W \"$types\" -- \"$cur\")); "
-	       "return ;;\n"
-	       "    tenants|tenant|tn|kubeconfig|talosconfig|plan|runs|upgrade|-t|--tenant)\n"
-	       "        COMPREPLY=($(compgen -W \"$(rezusctl get tenants -o name 2>/dev/null | "
-	       "sed 's|.*/||')\" -- \"$cur\")); return ;;\n"
-	       "    esac\n"
-	       "    if [ \"$COMP_CWORD\" -eq 1 ]; then\n"
-	       "        COMPREPLY=($(compgen -W \"$commands\" -- \"$cur\"))\n"
-	       "    fi\n"
-	       "}\n"
-	       "complete -F _rezusctl rezusctl\n",
-	       argv[0], words);
+	printf(
+	    "# rezusctl completion: eval \"$(rezusctl completion %s)\"\n"
+	    "_rezusctl() {\n"
+	    "    local cur prev words cword\n"
+	    "    cur=\"${COMP_WORDS[COMP_CWORD]}\"\n"
+	    "    prev=\"${COMP_WORDS[COMP_CWORD-1]}\"\n"
+	    "    local commands=\"%s\"\n"
+	    "    local types=\"tenants nodegroups machines configpatches runs upgrades providers "
+	    "users tokens tn ng mc cp up pv\"\n"
+	    "    case \"$prev\" in\n"
+	    "    -o|--output) COMPREPLY=($(compgen -W \"table wide json yaml name\" -- \"$cur\"));"
+	    " return ;;\n"
+	    "    -f|--filename|--config|--certificate-authority) COMPREPLY=($(compgen -f -- "
+	    "\"$cur\")); return ;;\n"
+	    "    get|describe|delete|edit) COMPREPLY=($(compgen -W \"$types\" -- \"$cur\")); "
+	    "return ;;\n"
+	    "    tenants|tenant|tn|kubeconfig|talosconfig|plan|runs|upgrade|-t|--tenant)\n"
+	    "        COMPREPLY=($(compgen -W \"$(rezusctl get tenants -o name 2>/dev/null | "
+	    "sed 's|.*/||')\" -- \"$cur\")); return ;;\n"
+	    "    esac\n"
+	    "    if [ \"$COMP_CWORD\" -eq 1 ]; then\n"
+	    "        COMPREPLY=($(compgen -W \"$commands\" -- \"$cur\"))\n"
+	    "    fi\n"
+	    "}\n"
+	    "complete -F _rezusctl rezusctl\n",
+	    argv[0], words);
 	return RZC_OK;
 }
 
@@ -209,7 +218,8 @@ static const char *verb_of(int argc, char **argv)
 			return i + 1 < argc ? argv[i + 1] : NULL;
 		}
 		for (const struct option *o = long_opts; o->name != NULL; o++) {
-			if (a[1] == '-' && strcmp(a + 2, o->name) == 0 && o->has_arg == required_argument) {
+			if (a[1] == '-' && strcmp(a + 2, o->name) == 0 &&
+			    o->has_arg == required_argument) {
 				i++;
 			}
 		}
@@ -276,7 +286,8 @@ static int parse(rzc_t *c, int argc, char **argv, const char *verb)
 			           strcmp(optarg, "name") == 0) {
 				c->output = optarg;
 			} else {
-				return rzc_usage("-o %s: use table, wide, json, yaml or name", optarg);
+				return rzc_usage("-o %s: use table, wide, json, yaml or name",
+				                 optarg);
 			}
 			break;
 		case 'l':
@@ -384,7 +395,8 @@ static int positionals(int argc, char **argv, const char *verb, char **out)
 		}
 		if (a[1] == '-') {
 			for (const struct option *o = long_opts; o->name != NULL; o++) {
-				if (strcmp(a + 2, o->name) == 0 && o->has_arg == required_argument) {
+				if (strcmp(a + 2, o->name) == 0 &&
+				    o->has_arg == required_argument) {
 					i++;
 				}
 			}

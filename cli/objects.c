@@ -52,8 +52,8 @@ static char *object_path(rzc_t *c, const rzc_kind_t *k, const char *tenant, cons
 static int need_tenant(rzc_t *c, const rzc_kind_t *k)
 {
 	if (k->tenant_scoped && c->tenant == NULL) {
-		return rzc_usage("%s belong to a tenant: give -t TENANT (or set one in the context)",
-		                 k->plural);
+		return rzc_usage(
+		    "%s belong to a tenant: give -t TENANT (or set one in the context)", k->plural);
 	}
 	if (k->user_scoped && c->user == NULL) {
 		return rzc_usage("tokens belong to a user: log in first");
@@ -64,8 +64,8 @@ static int need_tenant(rzc_t *c, const rzc_kind_t *k)
 /* ------------------------------------------------------------------ get */
 
 /* Every item of a collection, following `continue`. */
-static int list_all(rzc_t *c, const char *coll, json_t **items, const char **rv_out,
-                    char *rv, size_t rvsize)
+static int list_all(rzc_t *c, const char *coll, json_t **items, const char **rv_out, char *rv,
+                    size_t rvsize)
 {
 	char *cont = NULL;
 	int rc = RZC_OK;
@@ -129,12 +129,14 @@ static int on_event_data(const char *data, size_t len, void *arg)
 		ev = json_loads(w->line, 0, NULL);
 		if (ev != NULL && json_is_object(json_object_get(ev, "object"))) {
 			const char *type = json_string_value(json_object_get(ev, "type"));
-			if (type != NULL && strcmp(type, "BOOKMARK") != 0 && strcmp(type, "ERROR") != 0) {
+			if (type != NULL && strcmp(type, "BOOKMARK") != 0 &&
+			    strcmp(type, "ERROR") != 0) {
 				const char *o = w->c->output ? w->c->output : "table";
 				if (strcmp(o, "json") == 0 || strcmp(o, "yaml") == 0) {
 					rzc_print_object(w->c, w->k, ev);
 				} else {
-					json_t *one = json_pack("[O]", json_object_get(ev, "object"));
+					json_t *one =
+					    json_pack("[O]", json_object_get(ev, "object"));
 					rzc_print_list(w->c, w->k, one, false);
 					json_decref(one);
 				}
@@ -327,7 +329,8 @@ int rzc_cmd_describe(rzc_t *c, int argc, char **argv)
 	if (meta(obj, "tenant") != NULL && meta(obj, "tenant")[0] != '\0') {
 		printf("Tenant:   %s\n", meta(obj, "tenant"));
 	}
-	printf("Created:  %s\n", meta(obj, "creationTimestamp") ? meta(obj, "creationTimestamp") : "");
+	printf("Created:  %s\n",
+	       meta(obj, "creationTimestamp") ? meta(obj, "creationTimestamp") : "");
 	if (meta(obj, "deletionTimestamp") != NULL) {
 		printf("Deleting: since %s\n", meta(obj, "deletionTimestamp"));
 	}
@@ -360,7 +363,8 @@ int rzc_cmd_describe(rzc_t *c, int argc, char **argv)
 	}
 	conds = json_object_get(json_object_get(obj, "status"), "conditions");
 	if (json_array_size(conds) > 0) {
-		printf("Conditions:\n  %-14s %-7s %-14s %s\n", "TYPE", "STATUS", "REASON", "MESSAGE");
+		printf("Conditions:\n  %-14s %-7s %-14s %s\n", "TYPE", "STATUS", "REASON",
+		       "MESSAGE");
 		json_array_foreach(conds, i, cond)
 		{
 			printf("  %-14s %-7s %-14s %s\n",
@@ -430,10 +434,12 @@ static int add_docs(const char *name, const char *text, size_t len, json_t *objs
 		const char *kind = json_string_value(json_object_get(d, "kind"));
 		if (!json_is_object(d) || kind == NULL) {
 			json_decref(docs);
-			return rzc_fail("%s: document %zu is not an object with a kind", name, i + 1);
+			return rzc_fail("%s: document %zu is not an object with a kind", name,
+			                i + 1);
 		}
-		if (strcmp(kind, "List") == 0 || (strlen(kind) > 4 && strcmp(kind + strlen(kind) - 4, "List") == 0 &&
-		                                  json_is_array(json_object_get(d, "items")))) {
+		if (strcmp(kind, "List") == 0 ||
+		    (strlen(kind) > 4 && strcmp(kind + strlen(kind) - 4, "List") == 0 &&
+		     json_is_array(json_object_get(d, "items")))) {
 			json_array_extend(objs, json_object_get(d, "items"));
 		} else {
 			json_array_append(objs, d);
@@ -480,7 +486,8 @@ int rzc_read_manifests(const char *const *paths, size_t n, json_t *objs)
 		size_t count = 0;
 		int rc = RZC_OK;
 
-		if (strcmp(paths[i], "-") == 0 || stat(paths[i], &st) != 0 || !S_ISDIR(st.st_mode)) {
+		if (strcmp(paths[i], "-") == 0 || stat(paths[i], &st) != 0 ||
+		    !S_ISDIR(st.st_mode)) {
 			if ((rc = read_file(paths[i], objs)) != RZC_OK) {
 				return rc;
 			}
@@ -524,7 +531,8 @@ static void order(json_t *objs)
 	for (int pass = 0; pass < 2; pass++) {
 		json_array_foreach(objs, i, o)
 		{
-			bool tenant = strcmp(json_string_value(json_object_get(o, "kind")), "Tenant") == 0;
+			bool tenant =
+			    strcmp(json_string_value(json_object_get(o, "kind")), "Tenant") == 0;
 			if (tenant == (pass == 0)) {
 				json_array_append(sorted, o);
 			}
@@ -564,9 +572,11 @@ static int identify(rzc_t *c, json_t *o, const rzc_kind_t **k, const char **tena
 /* What apply compares and carries: spec, labels, annotations. */
 static bool same(const json_t *want, const json_t *have)
 {
-	const json_t *wm = json_object_get(want, "metadata"), *hm = json_object_get(have, "metadata");
+	const json_t *wm = json_object_get(want, "metadata"),
+	             *hm = json_object_get(have, "metadata");
 	const json_t *wl = json_object_get(wm, "labels"), *hl = json_object_get(hm, "labels");
-	const json_t *wa = json_object_get(wm, "annotations"), *ha = json_object_get(hm, "annotations");
+	const json_t *wa = json_object_get(wm, "annotations"),
+	             *ha = json_object_get(hm, "annotations");
 	json_t *ws = json_object_get(want, "spec"), *hs = json_object_get(have, "spec");
 	bool eq = true;
 
@@ -580,12 +590,15 @@ static bool same(const json_t *want, const json_t *have)
 			eq = eq && json_equal(v, json_object_get(hs, key));
 		}
 	}
-	if (wl != NULL && !json_equal(wl, hl ? hl : json_object())) {
+	json_t *none = json_object();
+
+	if (wl != NULL && !json_equal(wl, hl ? hl : none)) {
 		eq = false;
 	}
-	if (wa != NULL && !json_equal(wa, ha ? ha : json_object())) {
+	if (wa != NULL && !json_equal(wa, ha ? ha : none)) {
 		eq = false;
 	}
+	json_decref(none);
 	return eq;
 }
 
@@ -794,7 +807,8 @@ int rzc_cmd_scale(rzc_t *c, int argc, char **argv)
 	rzc_resp_t r;
 	int rc;
 
-	if (argc < 1 || (k = kind_arg(argv[0], &name)) == NULL || strcmp(k->kind, "NodeGroup") != 0) {
+	if (argc < 1 || (k = kind_arg(argv[0], &name)) == NULL ||
+	    strcmp(k->kind, "NodeGroup") != 0) {
 		return rzc_usage("scale: nodegroup NAME --replicas N");
 	}
 	name = name ? name : argc > 1 ? argv[1] : NULL;
@@ -880,9 +894,10 @@ static char *refusal(const rzc_resp_t *r)
 	char *out = NULL, *next;
 	size_t i;
 
-	if (asprintf(&out, "%s", json_string_value(json_object_get(st, "message"))
-	                             ? json_string_value(json_object_get(st, "message"))
-	                             : "(no message)") < 0) {
+	if (asprintf(&out, "%s",
+	             json_string_value(json_object_get(st, "message"))
+	                 ? json_string_value(json_object_get(st, "message"))
+	                 : "(no message)") < 0) {
 		out = NULL;
 	}
 	json_array_foreach(causes, i, cause)
@@ -999,7 +1014,8 @@ int rzc_cmd_edit(rzc_t *c, int argc, char **argv)
 		if (code == 409) {
 			json_t *fresh = NULL; /* changed meanwhile: take the new resourceVersion */
 			if (rzc_json(c, "GET", path, NULL, &fresh) == RZC_OK) {
-				json_object_set(json_object_get(edited, "metadata"), "resourceVersion",
+				json_object_set(json_object_get(edited, "metadata"),
+				                "resourceVersion",
 				                json_object_get(json_object_get(fresh, "metadata"),
 				                                "resourceVersion"));
 			}

@@ -169,8 +169,9 @@ static const struct table {
 	    { "DESCRIPTION", "spec.description", true } } },
 };
 
-static const struct table generic = { "", { { "NAME", "metadata.name", false },
-	                                    { "AGE", "=age", false } } };
+static const struct table generic = {
+	"", { { "NAME", "metadata.name", false }, { "AGE", "=age", false } }
+};
 
 static char *cell(const json_t *o, const char *path)
 {
@@ -197,8 +198,9 @@ static char *cell(const json_t *o, const char *path)
 		const char *id = str_at(o, "status.lastRun.id");
 		if (id != NULL) {
 			snprintf(buf, sizeof(buf), "%s (%s)", id,
-			         str_at(o, "status.lastRun.phase") ? str_at(o, "status.lastRun.phase")
-			                                           : "?");
+			         str_at(o, "status.lastRun.phase")
+			             ? str_at(o, "status.lastRun.phase")
+			             : "?");
 		}
 	} else if (strcmp(path, "=kinds") == 0) {
 		json_t *k = at(o, "spec.kinds"), *x;
@@ -286,9 +288,9 @@ static void print_table(rzc_t *c, const char *kind, json_t *items, bool headers)
 /* Would this string read back as something else than a string in plain style? */
 static bool needs_quotes(const char *s)
 {
-	static const char *const words[] = { "",     "~",    "null", "Null",  "NULL",  "true",
+	static const char *const words[] = { "",     "~",    "null",  "Null",  "NULL",  "true",
 		                             "True", "TRUE", "false", "False", "FALSE", "yes",
-		                             "no",   "on",   "off",  "y",     "n" };
+		                             "no",   "on",   "off",   "y",     "n" };
 	const char *p = s + (*s == '-' || *s == '+');
 
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
@@ -363,10 +365,9 @@ static int emit_value(yaml_emitter_t *e, const json_t *v)
 		if (strchr(s, '\n') != NULL) {
 			return emit_scalar(e, s, YAML_LITERAL_SCALAR_STYLE, false);
 		}
-		return emit_scalar(e, s,
-		                   needs_quotes(s) ? YAML_DOUBLE_QUOTED_SCALAR_STYLE
-		                                   : YAML_ANY_SCALAR_STYLE,
-		                   !needs_quotes(s));
+		return emit_scalar(
+		    e, s, needs_quotes(s) ? YAML_DOUBLE_QUOTED_SCALAR_STYLE : YAML_ANY_SCALAR_STYLE,
+		    !needs_quotes(s));
 	}
 	case JSON_INTEGER:
 		snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(v));
@@ -431,14 +432,14 @@ void rzc_print_list(rzc_t *c, const rzc_kind_t *k, json_t *items, bool headers)
 	json_t *x;
 
 	if (strcmp(o, "json") == 0) {
-		json_t *list = json_pack("{s:s, s:s, s:O}", "apiVersion", "rezuscloud.io/v1", "kind",
-		                         "List", "items", items);
+		json_t *list = json_pack("{s:s, s:s, s:O}", "apiVersion", "rezuscloud.io/v1",
+		                         "kind", "List", "items", items);
 		json_dumpf(list, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		printf("\n");
 		json_decref(list);
 	} else if (strcmp(o, "yaml") == 0) {
-		json_t *list = json_pack("{s:s, s:s, s:O}", "apiVersion", "rezuscloud.io/v1", "kind",
-		                         "List", "items", items);
+		json_t *list = json_pack("{s:s, s:s, s:O}", "apiVersion", "rezuscloud.io/v1",
+		                         "kind", "List", "items", items);
 		rzc_yaml_write(stdout, list);
 		json_decref(list);
 	} else if (strcmp(o, "name") == 0) {

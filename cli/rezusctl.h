@@ -28,39 +28,39 @@ typedef struct rzc_kind {
 /* The global options and the context in use. */
 typedef struct rzc {
 	const char *config_path;
-	const char *context;  /* --context */
-	char *server;         /* from flag, env or context; never NULL after rzc_resolve() */
-	char *token;          /* idem; may be NULL (not logged in) */
-	char *tenant;         /* -t, or the context's default */
-	char *user;           /* the context's user (tokens) */
-	char *ca_file;        /* --certificate-authority */
-	bool insecure;        /* --insecure-skip-tls-verify */
+	const char *context; /* --context */
+	char *server;        /* from flag, env or context; never NULL after rzc_resolve() */
+	char *token;         /* idem; may be NULL (not logged in) */
+	char *tenant;        /* -t, or the context's default */
+	char *user;          /* the context's user (tokens) */
+	char *ca_file;       /* --certificate-authority */
+	bool insecure;       /* --insecure-skip-tls-verify */
 	bool server_given, tenant_given; /* on the command line (config set-context) */
 	bool quiet;                      /* no message when the server cannot be reached */
-	const char *output;   /* -o: table | wide | json | yaml | name (NULL: table) */
-	const char *selector; /* -l */
-	bool all_tenants;     /* -A */
-	bool watch;           /* -w */
-	bool follow;          /* -f for logs */
-	json_t *config;       /* the config file, parsed ({} when none) */
+	const char *output;              /* -o: table | wide | json | yaml | name (NULL: table) */
+	const char *selector;            /* -l */
+	bool all_tenants;                /* -A */
+	bool watch;                      /* -w */
+	bool follow;                     /* -f for logs */
+	json_t *config;                  /* the config file, parsed ({} when none) */
 	/* command flags */
 	const char *files[64]; /* -f FILE|DIR|- (apply, create, delete) */
 	size_t nfiles;
 	long replicas; /* --replicas (-1: not given) */
 	bool password_stdin;
-	const char *username;  /* --username (login) */
-	bool merge;            /* --merge (kubeconfig) */
-	const char *out_file;  /* --file (kubeconfig, talosconfig) */
-	const char *talos;     /* --talos V (upgrade) */
-	const char *kubernetes; /* --kubernetes V (upgrade) */
-	const char *role;      /* --role (user, token) */
+	const char *username;    /* --username (login) */
+	bool merge;              /* --merge (kubeconfig) */
+	const char *out_file;    /* --file (kubeconfig, talosconfig) */
+	const char *talos;       /* --talos V (upgrade) */
+	const char *kubernetes;  /* --kubernetes V (upgrade) */
+	const char *role;        /* --role (user, token) */
 	const char *description; /* --description (token) */
-	const char *expires;   /* --expires (token) */
-	const char *platform;  /* --platform (boot) */
-	const char *data_dir;  /* --data-dir (boot) */
-	const char *listen;    /* --listen (boot) */
-	const char *binary;    /* --rezuscloud (boot): the daemon to start */
-	long limit;            /* --limit (audit) */
+	const char *expires;     /* --expires (token) */
+	const char *platform;    /* --platform (boot) */
+	const char *data_dir;    /* --data-dir (boot) */
+	const char *listen;      /* --listen (boot) */
+	const char *binary;      /* --rezuscloud (boot): the daemon to start */
+	long limit;              /* --limit (audit) */
 } rzc_t;
 
 /* ---- http.c ---- */
@@ -75,8 +75,8 @@ typedef struct rzc_resp {
 /* A request to path (relative to the server, "/api/v1/..."). body may be NULL. Returns 0
  * when a response arrived (any status), -1 when the server could not be reached (one line
  * on stderr says why). */
-int rzc_request(rzc_t *c, const char *method, const char *path, const char *ctype,
-                const char *body, size_t len, rzc_resp_t *r);
+int rzc_request(rzc_t *c, const char *method, const char *path, const char *ctype, const char *body,
+                size_t len, rzc_resp_t *r);
 void rzc_resp_free(rzc_resp_t *r);
 
 /* Stream a GET: fn(data, len, arg) per piece as it arrives; nonzero from fn stops. */

@@ -130,7 +130,7 @@ int rzc_cmd_logs(rzc_t *c, int argc, char **argv)
 		struct follow f = { NULL, 0, NULL };
 		long code = 0;
 		rc = rzc_stream(c, path, "text/event-stream", on_sse, &f, &code) == 0 ? RZC_OK
-		                                                                       : RZC_ERR;
+		                                                                      : RZC_ERR;
 		if (rc == RZC_OK && code != 200) {
 			rc = rzc_fail("runs \"%s\": the server answered %ld", argv[0], code);
 		} else if (rc == RZC_OK && f.phase != NULL) {
@@ -337,8 +337,9 @@ static int merge_kubeconfig(const char *text, size_t len)
 			if (out != NULL && rzc_yaml_write(out, cur) == 0 && fclose(out) == 0 &&
 			    rename(tmp, path) == 0) {
 				rc = RZC_OK;
-				printf("merged into %s; current context %s\n", path,
-				       json_string_value(json_object_get(fresh, "current-context")));
+				printf(
+				    "merged into %s; current context %s\n", path,
+				    json_string_value(json_object_get(fresh, "current-context")));
 			} else {
 				if (out == NULL && fd >= 0) {
 					close(fd);
@@ -415,8 +416,8 @@ int rzc_cmd_upgrade(rzc_t *c, int argc, char **argv)
 	                 "targetVersion", c->talos ? c->talos : c->kubernetes);
 	rc = rzc_json(c, "POST", path, body, &out);
 	if (rc == RZC_OK) {
-		printf("upgrade/%s created\n",
-		       json_string_value(json_object_get(json_object_get(out, "metadata"), "name")));
+		printf("upgrade/%s created\n", json_string_value(json_object_get(
+		                                   json_object_get(out, "metadata"), "name")));
 	}
 	json_decref(body);
 	json_decref(out);

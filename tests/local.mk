@@ -31,7 +31,8 @@ INTEGRATION_TESTS = \
 	tests/integration/crash.sh \
 	tests/integration/concurrency.sh \
 	tests/integration/queue.sh \
-	tests/integration/platforms.sh
+	tests/integration/platforms.sh \
+	tests/integration/cli.sh
 
 include tests/fixtures/plugins/local.mk
 EXTRA_DIST += tests/fixtures/plugins/local.mk \

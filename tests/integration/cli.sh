@@ -1,0 +1,254 @@
+#!/bin/sh
+# rezusctl as a user runs it, against the real daemon: login, apply the examples, get in
+# every output format (JSON and YAML round-trip through apply -f), watch, scale, edit, the
+# logs of a real sim run, a kubeconfig kubectl loads, delete; errors and exit statuses for
+# a bad manifest, a conflict, a missing object, a dead server, missing permissions and bad
+# usage; boot --platform local from nothing, twice; boot --platform docker with recording
+# stand-ins for talosctl and kubectl; completion; the man page against --help.
+. "${top_srcdir:-.}/tests/integration/lib.sh"
+
+TF=$(command -v tofu || command -v terraform || true)
+if [ -z "$TF" ]; then
+	echo "1..0 # SKIP neither tofu nor terraform is installed"
+	exit 0
+fi
+CTL="$top_builddir/rezusctl"
+export HOME="$WORK/home"
+mkdir -p "$HOME"
+unset REZUSCLOUD_SERVER REZUSCLOUD_TOKEN KUBECONFIG
+cat >"$WORK/rezus.conf" <<CONF
+server:
+  listen: 127.0.0.1:0
+  data_dir: $WORK/data
+tofu:
+  binary: $TF
+  debounce: 200ms
+  workers: 1
+plugin_dir: $top_builddir/plugins
+plugins:
+  sim: {}
+  talos: {}
+  oci: {}
+  openstack: {}
+  metal: {}
+CONF
+if REZUSCLOUD_ADMIN_PASSWORD=cli-test-password start_daemon "$WORK/daemon.log" -c "$WORK/rezus.conf"; then
+	ok "the daemon starts"
+else
+	not_ok "the daemon starts" "$(cat "$WORK/daemon.log")"
+fi
+SERVER="http://127.0.0.1:$PORT"
+# run ARGS...: rezusctl with stdout in $WORK/out, stderr in $WORK/err; sets RC.
+run() { "$CTL" "$@" >"$WORK/out" 2>"$WORK/err"; RC=$?; }
+
+# --- login -------------------------------------------------------------------------------------
+echo cli-test-password | "$CTL" login "$SERVER" --username admin --password-stdin >"$WORK/out" 2>"$WORK/err"
+expect_eq "login with --password-stdin succeeds" "0" "$?"
+CONF_FILE="$HOME/.config/rezus/config"
+expect_eq "the config file is created 0600" "600" "$(stat -c %a "$CONF_FILE")"
+expect_match "it holds an API token" 'token: rzt_' "$(cat "$CONF_FILE")"
+expect_eq "and never the password" "0" "$(grep -c cli-test-password "$CONF_FILE")"
+run version
+expect_match "version shows client and server" 'Client: rezusctl .*Server: rezuscloud ' "$(tr '\n' ' ' <"$WORK/out")"
+
+# --- apply, get --------------------------------------------------------------------------------
+run apply -f "$top_srcdir/examples/metal"
+expect_eq "apply -f DIR creates every object" \
+	"tenant/rack created|nodegroup/cp created|configpatch/kubelet-certs created|nodegroup/workers created|" \
+	"$(tr '\n' '|' <"$WORK/out")"
+run apply -f "$top_srcdir/examples/metal/tenant.yaml" -f "$top_srcdir/examples/metal/workers.yaml"
+expect_eq "applying them again changes nothing" "tenant/rack unchanged|nodegroup/workers unchanged|" "$(tr '\n' '|' <"$WORK/out")"
+sed 's/^  tenant: rack$/  tenant: rack\n  labels: {tier: gold}/' "$top_srcdir/examples/metal/workers.yaml" >"$WORK/workers.yaml"
+run apply -f "$WORK/workers.yaml"
+expect_eq "a changed manifest is configured" "nodegroup/workers configured" "$(cat "$WORK/out" "$WORK/err")"
+cat "$top_srcdir/examples/oci/tenant.yaml" | "$CTL" apply -f - >"$WORK/out" 2>&1
+expect_eq "apply -f - reads stdin" "tenant/oci-demo created" "$(cat "$WORK/out")"
+
+run get tenants
+expect_match "get tenants is a kubectl-like table" '^NAME +PROVIDER +PHASE +MACHINES +KUBERNETES +AGE$' "$(head -n 1 "$WORK/out")"
+expect_match "with a humanised age" '^oci-demo +talos .* [0-9]+s$' "$(grep '^oci-demo' "$WORK/out")"
+run get ng -t rack -o wide
+expect_match "-o wide adds columns" '^NAME +ROLE +CLASS +DESIRED +READY +AGE +TOTAL$' "$(head -n 1 "$WORK/out")"
+run get nodegroups -A
+expect_match "-A lists every tenant's, with a TENANT column" '^workers +rack +worker +metal +2 ' "$(grep '^workers' "$WORK/out")"
+run get ng -t rack -o name
+expect_eq "-o name" "nodegroup/cp|nodegroup/workers|" "$(tr '\n' '|' <"$WORK/out")"
+run get ng/workers -t rack -o json
+expect_match "-o json of one object is the object" '"kind": "NodeGroup"' "$(cat "$WORK/out")"
+cp "$WORK/out" "$WORK/workers.json"
+run apply -f "$WORK/workers.json"
+expect_eq "JSON output round-trips through apply -f" "nodegroup/workers unchanged" "$(cat "$WORK/out")"
+run get ng -t rack -o yaml
+expect_match "-o yaml is a List" '^kind: List$' "$(cat "$WORK/out")"
+cp "$WORK/out" "$WORK/ngs.yaml"
+run apply -f "$WORK/ngs.yaml"
+expect_eq "YAML output round-trips through apply -f" "nodegroup/cp unchanged|nodegroup/workers unchanged|" "$(tr '\n' '|' <"$WORK/out")"
+run get ng -t rack -l tier=gold -o name
+expect_eq "-l selects by label" "nodegroup/workers" "$(cat "$WORK/out")"
+run describe tenant rack
+expect_match "describe shows the object, its node groups and runs" 'Name: +rack.*Node groups:.*workers +worker +metal.*Recent runs:' "$(tr '\n' ' ' <"$WORK/out")"
+run api-resources
+expect_match "api-resources comes from the server's kind table" '^nodegroups +ng +true +NodeGroup ' "$(grep '^nodegroups' "$WORK/out")"
+
+# --- watch, scale, edit -------------------------------------------------------------------------
+"$CTL" get tenants -w >"$WORK/watch.out" 2>&1 &
+WATCH=$!
+sleep 0.5
+"$CTL" apply -f "$top_srcdir/examples/openstack/tenant.yaml" >/dev/null 2>&1
+for _ in $(seq 1 50); do
+	grep -q '^os-demo' "$WORK/watch.out" && break
+	sleep 0.1
+done
+kill "$WATCH" 2>/dev/null
+wait "$WATCH" 2>/dev/null
+expect_match "get -w prints a tenant created while it watches" '^os-demo +talos' "$(cat "$WORK/watch.out")"
+run scale nodegroup workers -t rack --replicas 3
+expect_eq "scale past a metal group's machine list is refused (exit 1)" "1" "$RC"
+expect_match "saying why" 'lists 2 machines but spec.count is 3' "$(cat "$WORK/err")"
+cat >"$WORK/editor" <<'SH'
+#!/bin/sh
+# A scripted editor: first a change the server refuses, then, seeing why, a good one.
+if grep -q 'The server refused it' "$1"; then
+	sed -i 's/^  count: -1$/  count: 1/' "$1"
+else
+	sed -i 's/^  count: 1$/  count: -1/' "$1"
+fi
+SH
+chmod +x "$WORK/editor"
+EDITOR="$WORK/editor" "$CTL" edit nodegroup cp -t rack >"$WORK/out" 2>"$WORK/err"
+expect_eq "edit reopens a refused change with the reason, then sends the fix" "0 nodegroup/cp edited" "$? $(cat "$WORK/out")"
+cat >"$WORK/editor2" <<'SH'
+#!/bin/sh
+sed -i 's/^  count: 1$/  count: -1/' "$1"
+SH
+chmod +x "$WORK/editor2"
+EDITOR="$WORK/editor2" "$CTL" edit nodegroup cp -t rack >"$WORK/out" 2>"$WORK/err"
+expect_eq "an edit the user gives up on (saved unchanged after a refusal) exits 1" "1" "$?"
+expect_match "naming the refusal" 'edit abandoned: .*spec.count' "$(cat "$WORK/err")"
+
+# --- a real sim run: logs, plan, kubeconfig ------------------------------------------------------
+cat >"$WORK/sim.yaml" <<'YAML'
+apiVersion: rezuscloud.io/v1
+kind: Tenant
+metadata: {name: simmy}
+spec: {clusterProvider: sim}
+---
+apiVersion: rezuscloud.io/v1
+kind: NodeGroup
+metadata: {name: cp, tenant: simmy}
+spec: {role: controlplane, count: 1, providerClass: sim}
+YAML
+run apply -f "$WORK/sim.yaml"
+for _ in $(seq 1 300); do
+	"$CTL" get tenant simmy -o json 2>/dev/null | grep -q '"phase": "Ready"' && break
+	sleep 0.1
+done
+RUN=$("$CTL" runs simmy -o name | head -n 1 | sed 's|run/||')
+expect_match "runs lists the tenant's run" '^run-' "$RUN"
+run logs "$RUN" -t simmy
+expect_match "logs prints the run's tofu output" '"type":"apply_complete"' "$(cat "$WORK/out")"
+run logs "$RUN" -f
+expect_eq "logs -f of a finished run (tenant found by itself) ends with its phase, exit 0" "0 run $RUN: Succeeded" "$RC $(cat "$WORK/err")"
+run plan simmy
+PLAN=$(sed -n 's|^run/\(run-[0-9a-z]*\) created.*|\1|p' "$WORK/out")
+expect_match "plan starts a plan run" '^run-' "$PLAN"
+run logs "$PLAN" -t simmy -f
+expect_match "logs -f follows it live until it ends" '"type":"change_summary".*run '"$PLAN"': Succeeded' "$(cat "$WORK/out" "$WORK/err" | tr '\n' ' ')"
+run kubeconfig simmy -o "$WORK/kc"
+expect_eq "kubeconfig -o FILE writes it 0600" "0 600" "$RC $(stat -c %a "$WORK/kc")"
+if command -v kubectl >/dev/null; then
+	expect_eq "kubectl loads it" "admin@simmy" "$(kubectl config current-context --kubeconfig "$WORK/kc" 2>&1)"
+	printf 'apiVersion: v1\nkind: Config\nclusters:\n- name: other\n  cluster: {server: "https://other:6443"}\ncontexts: []\nusers: []\n' >"$WORK/kube-merge"
+	KUBECONFIG="$WORK/kube-merge" "$CTL" kubeconfig simmy --merge >"$WORK/out" 2>&1
+	expect_eq "--merge keeps the other clusters and switches to the tenant" "admin@simmy|other simmy" \
+		"$(KUBECONFIG="$WORK/kube-merge" kubectl config current-context)|$(KUBECONFIG="$WORK/kube-merge" kubectl config get-clusters | tail -n +2 | sort | tr '\n' ' ' | sed 's/ $//')"
+fi
+run scale ng/cp -t simmy --replicas 2
+expect_eq "scale sets the count" "nodegroup/cp scaled|2" "$(tr '\n' '|' <"$WORK/out")$("$CTL" get ng cp -t simmy -o json | sed -n 's/.*"count": \([0-9]*\).*/\1/p')"
+run talosconfig simmy
+expect_match "talosconfig prints it" '^context: simmy' "$(cat "$WORK/out")"
+
+# --- errors and exit statuses ---------------------------------------------------------------------
+printf 'apiVersion: rezuscloud.io/v1\nkind: NodeGroup\nmetadata: {name: bad, tenant: rack}\nspec: {role: boss, providerClass: metal}\n' >"$WORK/bad.yaml"
+run apply -f "$WORK/bad.yaml"
+expect_eq "a bad manifest exits 1" "1" "$RC"
+expect_match "with the server's message and causes on stderr" 'error: NodeGroup "bad" is invalid: .*spec.role' "$(cat "$WORK/err")"
+run create -f "$top_srcdir/examples/metal/tenant.yaml"
+expect_eq "create of an existing object (a conflict) exits 1" "1" "$RC"
+expect_match "saying it exists" 'already exists' "$(cat "$WORK/err")"
+run get tenant nope
+expect_eq "a missing object exits 1" "1 error: tenants \"nope\" not found" "$RC $(cat "$WORK/err")"
+run get tenants --server http://127.0.0.1:1
+expect_eq "a dead server is one line, exit 1" "1 1" "$RC $(wc -l <"$WORK/err" | tr -d ' ')"
+expect_match "naming the server" '^error: cannot reach the server at http://127.0.0.1:1: ' "$(cat "$WORK/err")"
+printf 'viewer-password-1\n' | "$CTL" user create viewer --role view --password-stdin >/dev/null 2>&1
+printf 'viewer-password-1\n' | "$CTL" login "$SERVER" --username viewer --password-stdin --context viewer >/dev/null 2>&1
+"$CTL" config use-context default >/dev/null
+run delete tenant rack --context viewer
+expect_eq "missing permissions exit 1" "1" "$RC"
+expect_match "with the server's reason" '^error: .*forbidden|^error: .*role' "$(cat "$WORK/err")"
+run get tenants --output bogus
+expect_eq "a usage error exits 2" "2" "$RC"
+run frobnicate
+expect_eq "an unknown command exits 2" "2" "$RC"
+run get ng cp
+expect_eq "a tenant-scoped object without -t is a usage error" "2" "$RC"
+
+# --- delete, logout ---------------------------------------------------------------------------------
+run delete tenant oci-demo
+expect_eq "delete starts the tenant's teardown" "tenant/oci-demo deletion started" "$(cat "$WORK/out")"
+run logout --context viewer
+expect_eq "logout revokes the token" "0" "$RC"
+run get tenants --context viewer
+expect_eq "which no longer works" "1" "$RC"
+
+# --- completion and the man page -------------------------------------------------------------------
+"$CTL" completion bash >"$WORK/completion.bash"
+check "completion bash is a valid bash script" bash -n "$WORK/completion.bash"
+help_cmds=$("$CTL" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z-]*\)  .*/\1/p' | sort | tr '\n' ' ')
+man_cmds=$(sed -n '/^\.SH COMMANDS/,/^\.SH GLOBAL/p' "$top_srcdir/man/rezusctl.1" | grep '^\.B [a-z]' |
+	sed 's/^\.B //; s/\\-/-/g; s/ .*//; s/\\fR.*//' | sort -u | tr '\n' ' ')
+expect_eq "the man page documents exactly the commands --help lists" "$help_cmds" "$man_cmds"
+
+# --- boot --platform local, twice --------------------------------------------------------------------
+BOOT_PORT=$((20000 + $$ % 20000))
+export REZUS_BOOT_NO_SYSTEMD=1
+"$CTL" boot --data-dir "$WORK/boot" --listen "127.0.0.1:$BOOT_PORT" --rezuscloud "$top_builddir/rezuscloud" >"$WORK/boot1.out" 2>&1
+expect_eq "boot --platform local goes from nothing to a logged-in context" "0" "$?"
+expect_match "its steps" 'config .*password +made.*start +background process.*ready +http://127.0.0.1.*Logged in to .* as admin \(context local\)' "$(tr '\n' ' ' <"$WORK/boot1.out")"
+expect_eq "the data dir is private, the password file too" "700 600" "$(stat -c %a "$WORK/boot") $(stat -c %a "$WORK/boot/admin.password")"
+run get tenants --context local
+expect_eq "the context works" "0" "$RC"
+"$CTL" boot --data-dir "$WORK/boot" --listen "127.0.0.1:$BOOT_PORT" --rezuscloud "$top_builddir/rezuscloud" >"$WORK/boot2.out" 2>&1
+expect_eq "boot again succeeds" "0" "$?"
+expect_match "skipping what is done" 'config +kept.*password +kept.*start +kept \(already running\).*login +kept' "$(tr '\n' ' ' <"$WORK/boot2.out")"
+kill "$(cat "$WORK/boot/rezuscloud.pid")" 2>/dev/null
+
+# --- boot --platform docker, with recording stand-ins --------------------------------------------
+mkdir -p "$WORK/bin"
+for tool in talosctl kubectl; do
+	cat >"$WORK/bin/$tool" <<SH
+#!/bin/sh
+# A stand-in for $tool (tests only): records its arguments, reads what is piped to it.
+echo "$tool \$*" >>"$WORK/tools.log"
+[ -t 0 ] || cat >/dev/null
+exit 0
+SH
+	chmod +x "$WORK/bin/$tool"
+done
+printf 'cli-test-password\n' | PATH="$WORK/bin:$PATH" REZUS_BOOT_SERVER="$SERVER" REZUS_BOOT_MANIFEST="$top_srcdir/deploy/kubernetes/rezuscloud.yaml" \
+	"$CTL" boot --platform docker --data-dir "$WORK/dboot" --password-stdin >"$WORK/dboot.out" 2>&1
+expect_eq "boot --platform docker succeeds with the stand-ins" "0" "$?"
+expect_match "it creates a Talos cluster with talosctl" '^talosctl cluster create --provisioner docker --name rezus-management' "$(cat "$WORK/tools.log")"
+expect_match "deploys the shipped manifest with kubectl" "^kubectl --kubeconfig $WORK/dboot/management.kubeconfig apply -f $top_srcdir/deploy/kubernetes/rezuscloud.yaml" "$(cat "$WORK/tools.log")"
+expect_match "and waits for the rollout" 'rollout status deployment/rezuscloud' "$(cat "$WORK/tools.log")"
+expect_match "then logs in" 'Logged in to .* as admin \(context docker\)' "$(cat "$WORK/dboot.out")"
+lines=$(wc -l <"$WORK/tools.log")
+PATH="$WORK/bin:$PATH" REZUS_BOOT_SERVER="$SERVER" "$CTL" boot --platform docker --data-dir "$WORK/dboot" >"$WORK/dboot2.out" 2>&1
+expect_eq "a second boot runs no tool again" "0 $lines" "$? $(wc -l <"$WORK/tools.log")"
+
+kill -TERM "$DAEMON_PID"
+wait_exit "$DAEMON_PID" 5
+expect_eq "the daemon stops cleanly" "0" "$EXIT_STATUS"
+DAEMON_PID=""
+done_testing
