@@ -165,6 +165,45 @@ if command -v kubectl >/dev/null; then
 fi
 run scale ng/cp -t simmy --replicas 2
 expect_eq "scale sets the count" "nodegroup/cp scaled|2" "$(tr '\n' '|' <"$WORK/out")$("$CTL" get ng cp -t simmy -o json | sed -n 's/.*"count": \([0-9]*\).*/\1/p')"
+for _ in $(seq 1 300); do
+	[ "$("$CTL" get tenant simmy -o json | sed -n 's/.*"total": \([0-9]*\).*/\1/p' | head -n 1)" = 2 ] && break
+	sleep 0.1
+done
+run scale ng/cp -t simmy --replicas 1
+for _ in $(seq 1 300); do
+	WAITING=$("$CTL" runs simmy | awk '$4 == "AwaitingApproval" {print $1}' | head -n 1)
+	[ -n "$WAITING" ] && break
+	sleep 0.1
+done
+expect_match "scaling down shows a run awaiting approval" '^run-' "$WAITING"
+run approve "$WAITING"
+expect_eq "approve lets it apply" "0 run/$WAITING: run approved: it applies on the next free pool slot" "$RC $(cat "$WORK/out")"
+run logs "$WAITING" -f -t simmy
+expect_eq "and it succeeds" "run $WAITING: Succeeded" "$(cat "$WORK/err")"
+run plan simmy
+PLAN2=$(sed -n 's|^run/\(run-[0-9a-z]*\) created.*|\1|p' "$WORK/out")
+run cancel "$PLAN2" -t simmy
+expect_match "cancel stops a run (or says it already ended)" '^0 run/run-[0-9a-z]*: run canceled$|run .* is Succeeded' "$RC $(cat "$WORK/out" "$WORK/err")"
+run upgrade simmy --kubernetes 1.35.1
+expect_match "upgrade creates an UpgradeRun" '^upgrade/[a-z0-9-]* created$' "$(cat "$WORK/out")"
+run upgrade simmy
+expect_eq "upgrade without a version is a usage error" "2" "$RC"
+run token create --description "ci token"
+SECRET=$(sed -n 's/^\(rzt_.*\)$/\1/p' "$WORK/out")
+TOKID=$(sed -n 's|^token/\([a-z0-9-]*\) created.*|\1|p' "$WORK/out")
+expect_match "token create shows the secret once" '^rzt_' "$SECRET"
+run get tenants --token "$SECRET" -o name
+expect_match "the new token works" 'tenant/simmy' "$(cat "$WORK/out")"
+run token list
+expect_match "token list shows it" "^$TOKID +admin " "$(cat "$WORK/out")"
+run token delete "$TOKID"
+expect_eq "token delete revokes it" "token/$TOKID deleted" "$(cat "$WORK/out")"
+run get tenants --token "$SECRET"
+expect_eq "after which it fails" "1" "$RC"
+run audit --limit 200
+expect_match "audit shows the log" 'TIME +USER +VERB.*admin +login' "$(tr '\n' ' ' <"$WORK/out")"
+run backup list
+expect_eq "backup says plainly when the server offers none" "1 error: this server does not offer backups (no /api/v1/backups)" "$RC $(cat "$WORK/err")"
 run talosconfig simmy
 expect_match "talosconfig prints it" '^context: simmy' "$(cat "$WORK/out")"
 
