@@ -554,11 +554,14 @@ int rzc_cmd_version(rzc_t *c, int argc, char **argv)
 	}
 	printf("Client: rezusctl %s\n", PACKAGE_VERSION);
 	rc = rzc_json(c, "GET", "/version", NULL, &v);
-	if (rc == RZC_OK) {
+	if (rc == RZC_OK && json_string_value(json_object_get(v, "version")) == NULL) {
+		rc = rzc_fail("%s does not answer /version like a RezusCloud server", c->server);
+	} else if (rc == RZC_OK) {
+		const char *commit = json_string_value(json_object_get(v, "commit"));
+		const char *abi = json_string_value(json_object_get(v, "abi"));
 		printf("Server: rezuscloud %s (commit %s, plugin ABI %s) at %s\n",
-		       json_string_value(json_object_get(v, "version")),
-		       json_string_value(json_object_get(v, "commit")),
-		       json_string_value(json_object_get(v, "abi")), c->server);
+		       json_string_value(json_object_get(v, "version")), commit ? commit : "?",
+		       abi ? abi : "?", c->server);
 	}
 	json_decref(v);
 	return rc;

@@ -241,6 +241,23 @@ expect_eq "logout revokes the token" "0" "$RC"
 run get tenants --context viewer
 expect_eq "which no longer works" "1" "$RC"
 
+# --- TLS: verification, --insecure-skip-tls-verify, --certificate-authority ----------------------
+if command -v openssl >/dev/null; then
+	openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost \
+		-addext "subjectAltName=IP:127.0.0.1" -keyout "$WORK/tls.key" -out "$WORK/tls.crt" >/dev/null 2>&1
+	TLS_PORT=$((40000 + $$ % 20000))
+	openssl s_server -quiet -www -accept "$TLS_PORT" -cert "$WORK/tls.crt" -key "$WORK/tls.key" >/dev/null 2>&1 &
+	TLS_PID=$!
+	sleep 0.5
+	run version --server "https://127.0.0.1:$TLS_PORT"
+	expect_match "an unverifiable certificate is refused, in one line" '^error: cannot reach the server at https://127.0.0.1:[0-9]+: .*certificate' "$(cat "$WORK/err")"
+	run version --server "https://127.0.0.1:$TLS_PORT" --insecure-skip-tls-verify
+	expect_match "--insecure-skip-tls-verify connects (to a server that is not RezusCloud)" 'does not answer /version like a RezusCloud server' "$(cat "$WORK/err")"
+	run version --server "https://127.0.0.1:$TLS_PORT" --certificate-authority "$WORK/tls.crt"
+	expect_match "--certificate-authority verifies it" 'does not answer /version like a RezusCloud server' "$(cat "$WORK/err")"
+	kill "$TLS_PID" 2>/dev/null
+fi
+
 # --- completion and the man page -------------------------------------------------------------------
 "$CTL" completion bash >"$WORK/completion.bash"
 check "completion bash is a valid bash script" bash -n "$WORK/completion.bash"
