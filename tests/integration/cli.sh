@@ -48,6 +48,10 @@ CONF_FILE="$HOME/.config/rezus/config"
 expect_eq "the config file is created 0600" "600" "$(stat -c %a "$CONF_FILE")"
 expect_match "it holds an API token" 'token: rzt_' "$(cat "$CONF_FILE")"
 expect_eq "and never the password" "0" "$(grep -c cli-test-password "$CONF_FILE")"
+REZUSCLOUD_SERVER=http://127.0.0.1:1 "$CTL" get tenants >"$WORK/out" 2>"$WORK/err"
+expect_match "REZUSCLOUD_SERVER overrides the context" '^error: cannot reach the server at http://127.0.0.1:1: ' "$(cat "$WORK/err")"
+REZUSCLOUD_TOKEN=rzt_not-a-real-token "$CTL" get tenants >"$WORK/out" 2>"$WORK/err"
+expect_eq "REZUSCLOUD_TOKEN overrides the context's token" "1" "$?"
 run version
 expect_match "version shows client and server" 'Client: rezusctl .*Server: rezuscloud ' "$(tr '\n' ' ' <"$WORK/out")"
 
@@ -157,7 +161,8 @@ expect_match "logs -f follows it live until it ends" '"type":"change_summary".*r
 run kubeconfig simmy -o "$WORK/kc"
 expect_eq "kubeconfig -o FILE writes it 0600" "0 600" "$RC $(stat -c %a "$WORK/kc")"
 if command -v kubectl >/dev/null; then
-	expect_eq "kubectl loads it" "admin@simmy" "$(kubectl config current-context --kubeconfig "$WORK/kc" 2>&1)"
+	check "kubectl config view loads it" kubectl config view --kubeconfig "$WORK/kc"
+	expect_eq "with the tenant's context" "admin@simmy" "$(kubectl config current-context --kubeconfig "$WORK/kc" 2>&1)"
 	printf 'apiVersion: v1\nkind: Config\nclusters:\n- name: other\n  cluster: {server: "https://other:6443"}\ncontexts: []\nusers: []\n' >"$WORK/kube-merge"
 	KUBECONFIG="$WORK/kube-merge" "$CTL" kubeconfig simmy --merge >"$WORK/out" 2>&1
 	expect_eq "--merge keeps the other clusters and switches to the tenant" "admin@simmy|other simmy" \
