@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kit.h"
@@ -141,6 +142,76 @@ const char *kit_import(const rezus_host_t *h, const rezus_json_t *ctx, const cha
 bool kit_exports_only(const rezus_host_t *h, const rezus_json_t *ctx)
 {
 	return kit_get_bool(h, ctx, "exportsOnly", false);
+}
+
+/* ------------------------------------------------------------------ plugin life */
+
+int kit_plain_init(const rezus_host_t *h, const rezus_json_t *config, void **state,
+                   rezus_err_t *err)
+{
+	kit_plain_t *p = calloc(1, sizeof(*p));
+
+	(void)config;
+	if (p == NULL) {
+		return h->error(h, err, REZUS_EINTERNAL, "out of memory");
+	}
+	p->h = h;
+	*state = p;
+	return 0;
+}
+
+void kit_plain_fini(void *state)
+{
+	free(state);
+}
+
+int kit_no_settings(const rezus_host_t *h, const rezus_json_t *config, const char *plugin,
+                    rezus_err_t *err)
+{
+	if (h->json_size(h, config) > 0) {
+		return h->error(h, err, REZUS_ECONFIG,
+		                "plugins.%s.%s: unknown key (%s has no settings)", plugin,
+		                h->json_key_at(h, config, 0), plugin);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ exports */
+
+bool kit_is_controlplane(const rezus_host_t *h, const rezus_json_t *ng)
+{
+	return strcmp(kit_get_str(h, ng, "spec.role", ""), "controlplane") == 0 &&
+	       kit_get_int(h, ng, "spec.count", 1) > 0;
+}
+
+void kit_controlplane_exports(const rezus_host_t *h, const rezus_json_t *ctx, rezus_json_t *out,
+                              const char *(*addresses)(const rezus_host_t *h,
+                                                       const rezus_json_t *ng, const char *tf),
+                              const char *(*endpoint)(const rezus_host_t *h, const rezus_json_t *ng,
+                                                      const char *tf))
+{
+	const rezus_json_t *groups = h->json_get(h, ctx, "nodeGroups");
+	rezus_json_t *exports = kit_child(h, out, "exports");
+	const char *all = "", *first = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < h->json_size(h, groups); i++) {
+		const rezus_json_t *ng = h->json_at(h, groups, i);
+		const char *tf = h->tf_name(h, kit_get_str(h, ng, "metadata.name", ""));
+
+		if (!kit_is_controlplane(h, ng)) {
+			continue;
+		}
+		all = h->printf(h, "%s%s%s", all, n++ ? ", " : "", addresses(h, ng, tf));
+		if (first == NULL && endpoint != NULL) {
+			first = endpoint(h, ng, tf);
+		}
+	}
+	if (n > 0) {
+		kit_str(h, exports, "controlplane_addresses",
+		        n == 1 ? all : h->printf(h, "concat(%s)", all));
+	}
+	kit_str(h, exports, "controlplane_endpoint", first);
 }
 
 /* ------------------------------------------------------------------ validating */

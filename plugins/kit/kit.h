@@ -63,6 +63,35 @@ const char *kit_import(const rezus_host_t *h, const rezus_json_t *ctx, const cha
 /* Is this the first render pass, which only collects exports? */
 bool kit_exports_only(const rezus_host_t *h, const rezus_json_t *ctx);
 
+/* ---- plugin life, for plugins with no settings ---- */
+
+/* The state of a plugin that keeps nothing but the host. */
+typedef struct kit_plain {
+	const rezus_host_t *h;
+} kit_plain_t;
+
+/* init (any config is refused by check_config), fini, and a check_config that accepts only
+ * an empty section: "plugins.<name>.<key>: unknown key (<name> has no settings)". */
+int kit_plain_init(const rezus_host_t *h, const rezus_json_t *config, void **state,
+                   rezus_err_t *err);
+void kit_plain_fini(void *state);
+int kit_no_settings(const rezus_host_t *h, const rezus_json_t *config, const char *plugin,
+                    rezus_err_t *err);
+
+/* ---- what infra plugins export to the cluster plugin ---- */
+
+/* A control-plane node group with machines? */
+bool kit_is_controlplane(const rezus_host_t *h, const rezus_json_t *ng);
+
+/* Fill out.exports with "controlplane_addresses" (the TF lists addresses(ng, tf) of every
+ * control-plane group, concatenated) and "controlplane_endpoint" (endpoint(ng, tf) of the
+ * first group that knows one in advance; endpoint may be NULL or return NULL). */
+void kit_controlplane_exports(const rezus_host_t *h, const rezus_json_t *ctx, rezus_json_t *out,
+                              const char *(*addresses)(const rezus_host_t *h,
+                                                       const rezus_json_t *ng, const char *tf),
+                              const char *(*endpoint)(const rezus_host_t *h, const rezus_json_t *ng,
+                                                      const char *tf));
+
 /* ---- validating providerConfig (fields are paths under spec.providerConfig) ---- */
 
 void kit_cause(const rezus_host_t *h, rezus_json_t *causes, const char *field, const char *reason,

@@ -17,38 +17,9 @@
 
 #include "../kit/kit.h"
 
-struct metal {
-	const rezus_host_t *h;
-};
-
 static int metal_check_config(const rezus_host_t *h, const rezus_json_t *config, rezus_err_t *err)
 {
-	if (h->json_size(h, config) > 0) {
-		return h->error(h, err, REZUS_ECONFIG,
-		                "plugins.metal.%s: unknown key (metal has no "
-		                "settings)",
-		                h->json_key_at(h, config, 0));
-	}
-	return 0;
-}
-
-static int metal_init(const rezus_host_t *h, const rezus_json_t *config, void **state,
-                      rezus_err_t *err)
-{
-	struct metal *m = calloc(1, sizeof(*m));
-
-	(void)config;
-	if (m == NULL) {
-		return h->error(h, err, REZUS_EINTERNAL, "out of memory");
-	}
-	m->h = h;
-	*state = m;
-	return 0;
-}
-
-static void metal_fini(void *state)
-{
-	free(state);
+	return kit_no_settings(h, config, "metal", err);
 }
 
 /* ------------------------------------------------------------------ validation */
@@ -130,7 +101,7 @@ static const char *const machine_keys[] = { "address",   "installDisk", "hostnam
 
 static int metal_validate(void *state, const rezus_json_t *ng, rezus_json_t *causes)
 {
-	struct metal *m = state;
+	kit_plain_t *m = state;
 	const rezus_host_t *h = m->h;
 	const rezus_json_t *pc = h->json_path(h, ng, "spec.providerConfig");
 	const rezus_json_t *list = h->json_get(h, pc, "machines");
@@ -204,7 +175,7 @@ static const char *installer(const rezus_host_t *h, const char *schematic, const
 	                 : h->printf(h, "ghcr.io/siderolabs/installer:%s", v);
 }
 
-static void render_group(struct metal *m, const rezus_json_t *ctx, const rezus_json_t *ng,
+static void render_group(kit_plain_t *m, const rezus_json_t *ctx, const rezus_json_t *ng,
                          rezus_json_t *out)
 {
 	const rezus_host_t *h = m->h;
@@ -265,41 +236,33 @@ static void render_group(struct metal *m, const rezus_json_t *ctx, const rezus_j
 	kit_resource(h, out, "talos_machine_configuration_apply", tf, apply);
 }
 
+/* The addresses of a control-plane group's config applies (so the bootstrap waits for
+ * them). */
+static const char *cp_addresses(const rezus_host_t *h, const rezus_json_t *ng, const char *tf)
+{
+	(void)ng;
+	return h->printf(h, "values(talos_machine_configuration_apply.%s)[*].node", tf);
+}
+
+/* Its first listed machine: known before anything is applied. */
+static const char *cp_endpoint(const rezus_host_t *h, const rezus_json_t *ng, const char *tf)
+{
+	const char *first =
+	    kit_get_str(h, h->json_at(h, h->json_path(h, ng, "spec.providerConfig.machines"), 0),
+	                "address", NULL);
+
+	(void)tf;
+	return first ? kit_quote(h, h->tf_escape(h, first)) : NULL;
+}
+
 static int metal_render(void *state, const rezus_json_t *ctx, rezus_json_t *out, rezus_err_t *err)
 {
-	struct metal *m = state;
+	kit_plain_t *m = state;
 	const rezus_host_t *h = m->h;
 	const rezus_json_t *groups = h->json_get(h, ctx, "nodeGroups");
-	rezus_json_t *exports = kit_child(h, out, "exports");
-	const char *addrs = "";
-	bool endpoint = false;
-	size_t ncp = 0;
 
 	(void)err;
-	for (size_t i = 0; i < h->json_size(h, groups); i++) {
-		const rezus_json_t *ng = h->json_at(h, groups, i);
-		const char *tf = h->tf_name(h, kit_get_str(h, ng, "metadata.name", ""));
-		const char *first = kit_get_str(
-		    h, h->json_at(h, h->json_path(h, ng, "spec.providerConfig.machines"), 0),
-		    "address", NULL);
-
-		if (strcmp(kit_get_str(h, ng, "spec.role", ""), "controlplane") != 0 ||
-		    kit_get_int(h, ng, "spec.count", 1) < 1) {
-			continue;
-		}
-		ncp++;
-		addrs = h->printf(h, "%s%svalues(talos_machine_configuration_apply.%s)[*].node",
-		                  addrs, addrs[0] ? ", " : "", tf);
-		if (!endpoint && first != NULL) {
-			kit_str(h, exports, "controlplane_endpoint",
-			        kit_quote(h, h->tf_escape(h, first)));
-			endpoint = true;
-		}
-	}
-	if (ncp > 0) {
-		kit_str(h, exports, "controlplane_addresses",
-		        ncp == 1 ? addrs : h->printf(h, "concat(%s)", addrs));
-	}
+	kit_controlplane_exports(h, ctx, out, cp_addresses, cp_endpoint);
 	if (kit_exports_only(h, ctx)) {
 		return 0;
 	}
@@ -338,8 +301,8 @@ static const rezus_plugin_t metal = {
 	    "ID\"},"
 	    " \"interface\": {\"type\": \"string\", \"description\": \"configure this interface "
 	    "with DHCP\"}}}}}}",
-	.init = metal_init,
-	.fini = metal_fini,
+	.init = kit_plain_init,
+	.fini = kit_plain_fini,
 	.check_config = metal_check_config,
 	.validate_nodegroup = metal_validate,
 	.render = metal_render,

@@ -282,41 +282,33 @@ static void render_group(struct oci *o, const rezus_json_t *ctx, const rezus_jso
 	kit_resource(h, out, "oci_core_instance", tf, vm);
 }
 
+/* A control-plane group's Talos API addresses: public when it has them. */
+static const char *cp_addresses(const rezus_host_t *h, const rezus_json_t *ng, const char *tf)
+{
+	return h->printf(h, "oci_core_instance.%s[*].%s", tf,
+	                 kit_get_bool(h, ng, "spec.providerConfig.assignPublicIp", false)
+	                     ? "public_ip"
+	                     : "private_ip");
+}
+
+/* Its first machine's address, known in advance only with privateIps. */
+static const char *cp_endpoint(const rezus_host_t *h, const rezus_json_t *ng, const char *tf)
+{
+	const char *ip = h->json_string_value(
+	    h, h->json_at(h, h->json_path(h, ng, "spec.providerConfig.privateIps"), 0));
+
+	(void)tf;
+	return ip ? kit_quote(h, h->tf_escape(h, ip)) : NULL;
+}
+
 static int oci_render(void *state, const rezus_json_t *ctx, rezus_json_t *out, rezus_err_t *err)
 {
 	struct oci *o = state;
 	const rezus_host_t *h = o->h;
 	const rezus_json_t *groups = h->json_get(h, ctx, "nodeGroups");
-	rezus_json_t *exports = kit_child(h, out, "exports");
-	const char *addrs = "";
-	bool endpoint = false;
-	size_t ncp = 0;
 
 	(void)err;
-	for (size_t i = 0; i < h->json_size(h, groups); i++) {
-		const rezus_json_t *ng = h->json_at(h, groups, i);
-		const char *tf = h->tf_name(h, kit_get_str(h, ng, "metadata.name", ""));
-		const rezus_json_t *ips = h->json_path(h, ng, "spec.providerConfig.privateIps");
-		bool pub = kit_get_bool(h, ng, "spec.providerConfig.assignPublicIp", false);
-
-		if (strcmp(kit_get_str(h, ng, "spec.role", ""), "controlplane") != 0 ||
-		    kit_get_int(h, ng, "spec.count", 1) < 1) {
-			continue;
-		}
-		ncp++;
-		addrs = h->printf(h, "%s%soci_core_instance.%s[*].%s", addrs, addrs[0] ? ", " : "",
-		                  tf, pub ? "public_ip" : "private_ip");
-		if (!endpoint && h->json_size(h, ips) > 0) {
-			kit_str(h, exports, "controlplane_endpoint",
-			        kit_quote(h, h->tf_escape(h, h->json_string_value(
-			                                         h, h->json_at(h, ips, 0)))));
-			endpoint = true;
-		}
-	}
-	if (ncp > 0) {
-		kit_str(h, exports, "controlplane_addresses",
-		        ncp == 1 ? addrs : h->printf(h, "concat(%s)", addrs));
-	}
+	kit_controlplane_exports(h, ctx, out, cp_addresses, cp_endpoint);
 	if (kit_exports_only(h, ctx)) {
 		return 0;
 	}

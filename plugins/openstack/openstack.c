@@ -19,38 +19,9 @@
 
 #include "../kit/kit.h"
 
-struct openstack {
-	const rezus_host_t *h;
-};
-
 static int os_check_config(const rezus_host_t *h, const rezus_json_t *config, rezus_err_t *err)
 {
-	if (h->json_size(h, config) > 0) {
-		return h->error(h, err, REZUS_ECONFIG,
-		                "plugins.openstack.%s: unknown key (credentials and the cloud come "
-		                "from the OS_* environment)",
-		                h->json_key_at(h, config, 0));
-	}
-	return 0;
-}
-
-static int os_init(const rezus_host_t *h, const rezus_json_t *config, void **state,
-                   rezus_err_t *err)
-{
-	struct openstack *o = calloc(1, sizeof(*o));
-
-	(void)config;
-	if (o == NULL) {
-		return h->error(h, err, REZUS_EINTERNAL, "out of memory");
-	}
-	o->h = h;
-	*state = o;
-	return 0;
-}
-
-static void os_fini(void *state)
-{
-	free(state);
+	return kit_no_settings(h, config, "openstack", err);
 }
 
 /* ------------------------------------------------------------------ validation */
@@ -79,7 +50,7 @@ static const char *const pc_keys[] = { "image",
 
 static int os_validate(void *state, const rezus_json_t *ng, rezus_json_t *causes)
 {
-	struct openstack *o = state;
+	kit_plain_t *o = state;
 	const rezus_host_t *h = o->h;
 	const rezus_json_t *pc = h->json_path(h, ng, "spec.providerConfig");
 	const char *cls = kit_class(h, ng), *flavor;
@@ -145,7 +116,7 @@ static rezus_json_t *rule(const rezus_host_t *h, const char *tf, int port, const
 }
 
 /* The security group of a node group and its rules; their addresses, for depends_on. */
-static size_t security_group(struct openstack *o, const rezus_json_t *ctx, const rezus_json_t *ng,
+static size_t security_group(kit_plain_t *o, const rezus_json_t *ctx, const rezus_json_t *ng,
                              rezus_json_t *out, const char **deps, size_t max)
 {
 	const rezus_host_t *h = o->h;
@@ -218,7 +189,7 @@ static rezus_json_t *volume(const rezus_host_t *h, const rezus_json_t *pc, int64
 	return v;
 }
 
-static void render_group(struct openstack *o, const rezus_json_t *ctx, const rezus_json_t *ng,
+static void render_group(kit_plain_t *o, const rezus_json_t *ctx, const rezus_json_t *ng,
                          rezus_json_t *out)
 {
 	const rezus_host_t *h = o->h;
@@ -314,39 +285,27 @@ static void render_group(struct openstack *o, const rezus_json_t *ctx, const rez
 	}
 }
 
+static const char *cp_addresses(const rezus_host_t *h, const rezus_json_t *ng, const char *tf)
+{
+	(void)ng;
+	return h->printf(h, "openstack_compute_instance_v2.%s[*].access_ip_v4", tf);
+}
+
+/* The first port's address: the port exists before the machine that boots with it. */
+static const char *cp_endpoint(const rezus_host_t *h, const rezus_json_t *ng, const char *tf)
+{
+	(void)ng;
+	return h->printf(h, "openstack_networking_port_v2.%s[0].all_fixed_ips[0]", tf);
+}
+
 static int os_render(void *state, const rezus_json_t *ctx, rezus_json_t *out, rezus_err_t *err)
 {
-	struct openstack *o = state;
+	kit_plain_t *o = state;
 	const rezus_host_t *h = o->h;
 	const rezus_json_t *groups = h->json_get(h, ctx, "nodeGroups");
-	rezus_json_t *exports = kit_child(h, out, "exports");
-	const char *addrs = "";
-	bool endpoint = false;
-	size_t ncp = 0;
 
 	(void)err;
-	for (size_t i = 0; i < h->json_size(h, groups); i++) {
-		const rezus_json_t *ng = h->json_at(h, groups, i);
-		const char *tf = h->tf_name(h, kit_get_str(h, ng, "metadata.name", ""));
-
-		if (strcmp(kit_get_str(h, ng, "spec.role", ""), "controlplane") != 0 ||
-		    kit_get_int(h, ng, "spec.count", 1) < 1) {
-			continue;
-		}
-		ncp++;
-		addrs = h->printf(h, "%s%sopenstack_compute_instance_v2.%s[*].access_ip_v4", addrs,
-		                  addrs[0] ? ", " : "", tf);
-		if (!endpoint) {
-			kit_str(h, exports, "controlplane_endpoint",
-			        h->printf(h, "openstack_networking_port_v2.%s[0].all_fixed_ips[0]",
-			                  tf));
-			endpoint = true;
-		}
-	}
-	if (ncp > 0) {
-		kit_str(h, exports, "controlplane_addresses",
-		        ncp == 1 ? addrs : h->printf(h, "concat(%s)", addrs));
-	}
+	kit_controlplane_exports(h, ctx, out, cp_addresses, cp_endpoint);
 	if (kit_exports_only(h, ctx)) {
 		return 0;
 	}
@@ -400,8 +359,8 @@ static const rezus_plugin_t openstack = {
 	    " \"allowedCidrs\": {\"type\": \"array\", \"items\": {\"type\": \"string\"},"
 	    " \"description\": \"who reaches the Talos and Kubernetes APIs; default: "
 	    "0.0.0.0/0\"}}}",
-	.init = os_init,
-	.fini = os_fini,
+	.init = kit_plain_init,
+	.fini = kit_plain_fini,
 	.check_config = os_check_config,
 	.validate_nodegroup = os_validate,
 	.render = os_render,

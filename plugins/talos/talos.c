@@ -17,38 +17,9 @@
 
 #include "../kit/kit.h"
 
-struct talos {
-	const rezus_host_t *h;
-};
-
-static int talos_init(const rezus_host_t *h, const rezus_json_t *config, void **state,
-                      rezus_err_t *err)
-{
-	struct talos *t = calloc(1, sizeof(*t));
-
-	(void)config;
-	if (t == NULL) {
-		return h->error(h, err, REZUS_EINTERNAL, "out of memory");
-	}
-	t->h = h;
-	*state = t;
-	return 0;
-}
-
-static void talos_fini(void *state)
-{
-	free(state);
-}
-
 static int talos_check_config(const rezus_host_t *h, const rezus_json_t *config, rezus_err_t *err)
 {
-	if (h->json_size(h, config) > 0) {
-		return h->error(h, err, REZUS_ECONFIG,
-		                "plugins.talos.%s: unknown key (talos has no "
-		                "settings)",
-		                h->json_key_at(h, config, 0));
-	}
-	return 0;
+	return kit_no_settings(h, config, "talos", err);
 }
 
 /* ------------------------------------------------------------------ machine configuration */
@@ -129,7 +100,7 @@ static bool patch_applies(const rezus_host_t *h, const rezus_json_t *p, const ch
 	return listed;
 }
 
-static void machine_configuration(struct talos *s, const rezus_json_t *ctx, const rezus_json_t *ng,
+static void machine_configuration(kit_plain_t *s, const rezus_json_t *ctx, const rezus_json_t *ng,
                                   rezus_json_t *out)
 {
 	const rezus_host_t *h = s->h;
@@ -190,16 +161,13 @@ static size_t imports_named(const rezus_host_t *h, const rezus_json_t *ctx, cons
 static bool has_controlplane(const rezus_host_t *h, const rezus_json_t *groups)
 {
 	for (size_t i = 0; i < h->json_size(h, groups); i++) {
-		const rezus_json_t *ng = h->json_at(h, groups, i);
-		if (strcmp(kit_get_str(h, ng, "spec.role", ""), "controlplane") == 0 &&
-		    kit_get_int(h, ng, "spec.count", 1) > 0) {
+		if (kit_is_controlplane(h, h->json_at(h, groups, i))) {
 			return true;
 		}
 	}
 	return false;
 }
 
-/* Is the TF expression e a plain string literal ("..." with no escapes inside)? */
 static bool literal(const char *e)
 {
 	size_t n = strlen(e);
@@ -207,7 +175,7 @@ static bool literal(const char *e)
 	return n >= 2 && e[0] == '"' && e[n - 1] == '"' && strcspn(e + 1, "\"\\") == n - 2;
 }
 
-static int cluster_endpoint(struct talos *s, const rezus_json_t *ctx, rezus_json_t *locals,
+static int cluster_endpoint(kit_plain_t *s, const rezus_json_t *ctx, rezus_json_t *locals,
                             rezus_err_t *err)
 {
 	const rezus_host_t *h = s->h;
@@ -251,7 +219,7 @@ static int cluster_endpoint(struct talos *s, const rezus_json_t *ctx, rezus_json
 
 static int talos_render(void *state, const rezus_json_t *ctx, rezus_json_t *out, rezus_err_t *err)
 {
-	struct talos *s = state;
+	kit_plain_t *s = state;
 	const rezus_host_t *h = s->h;
 	const rezus_json_t *groups = h->json_get(h, ctx, "allNodeGroups");
 	const char *tenant = h->tf_escape(h, kit_get_str(h, ctx, "tenant.metadata.name", ""));
@@ -330,8 +298,8 @@ static const rezus_plugin_t talos = {
 	.kinds = REZUS_PLUGIN_CLUSTER,
 	.config_schema = "{\"type\": \"object\", \"additionalProperties\": false}",
 	.provider_config_schema = NULL,
-	.init = talos_init,
-	.fini = talos_fini,
+	.init = kit_plain_init,
+	.fini = kit_plain_fini,
 	.check_config = talos_check_config,
 	.validate_nodegroup = NULL,
 	.render = talos_render,
