@@ -48,6 +48,15 @@ CONF_FILE="$HOME/.config/rezus/config"
 expect_eq "the config file is created 0600" "600" "$(stat -c %a "$CONF_FILE")"
 expect_match "it holds an API token" 'token: rzt_' "$(cat "$CONF_FILE")"
 expect_eq "and never the password" "0" "$(grep -c cli-test-password "$CONF_FILE")"
+if command -v script >/dev/null; then
+	# At a terminal: the name is asked with echo, the password without.
+	(sleep 0.5; printf 'admin\n'; sleep 0.5; printf 'cli-test-password\n'; sleep 1) |
+		script -qec "'$CTL' login '$SERVER' --context tty" /dev/null >"$WORK/tty.out" 2>&1
+	expect_match "login at a terminal prompts for the name and the password" \
+		'Username: admin.*Password: .*Logged in to .* as admin \(context tty\)' "$(tr -d '\r' <"$WORK/tty.out" | tr '\n' ' ')"
+	expect_eq "and does not echo the password" "0" "$(grep -c cli-test-password "$WORK/tty.out")"
+	"$CTL" config use-context default >/dev/null
+fi
 REZUSCLOUD_SERVER=http://127.0.0.1:1 "$CTL" get tenants >"$WORK/out" 2>"$WORK/err"
 expect_match "REZUSCLOUD_SERVER overrides the context" '^error: cannot reach the server at http://127.0.0.1:1: ' "$(cat "$WORK/err")"
 REZUSCLOUD_TOKEN=rzt_not-a-real-token "$CTL" get tenants >"$WORK/out" 2>"$WORK/err"
