@@ -117,4 +117,8 @@ wait_exit "$DAEMON_PID" 2
 expect_eq "SIGINT exits 0" "0" "$EXIT_STATUS"
 DAEMON_PID=""
 
+# The man page documents every option --help lists.
+help_opts=$("$REZUSCLOUD" --help | grep -o -- '--[a-z-]*' | sort -u | tr '\n' ' ')
+man_opts=$(sed 's/\\-/-/g' "$top_srcdir/man/rezuscloud.8" | grep -o -- '--[a-z-]*' | sort -u | tr '\n' ' ')
+expect_eq "rezuscloud(8) documents exactly the options of --help" "$help_opts" "$man_opts"
 done_testing
