@@ -7,6 +7,6 @@ rezusctl_CPPFLAGS = $(AM_CPPFLAGS) -DRZ_DATADIR='"$(pkgdatadir)"'
 rezusctl_CFLAGS = $(AM_CFLAGS) $(LIBCURL_CFLAGS) $(JANSSON_CFLAGS) $(YAML_CFLAGS)
 rezusctl_LDADD = core/librezus-core.la $(LIBCURL_LIBS)
 
-dist_man_MANS += man/rezusctl.1 man/rezuscloud.8
+dist_man_MANS += man/rezusctl.1
 deploydir = $(pkgdatadir)/deploy/kubernetes
 dist_deploy_DATA = deploy/kubernetes/rezuscloud.yaml

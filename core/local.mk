@@ -37,6 +37,7 @@ core_librezus_core_la_LIBADD = $(LIBEVENT_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) \
 	$(LIBJWT_LIBS) $(SODIUM_LIBS) $(YAML_LIBS) $(NETTLE_LIBS) $(HTTP_PARSER_LIBS) $(PTHREAD_LIBS) $(DL_LIBS)
 
 sbin_PROGRAMS += rezuscloud
+dist_man_MANS += man/rezuscloud.8 man/rezus.conf.5
 rezuscloud_SOURCES = core/main.c
 rezuscloud_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 rezuscloud_LDADD = core/librezus-core.la
