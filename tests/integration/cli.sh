@@ -259,10 +259,18 @@ expect_eq "which no longer works" "1" "$RC"
 if command -v openssl >/dev/null; then
 	openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost \
 		-addext "subjectAltName=IP:127.0.0.1" -keyout "$WORK/tls.key" -out "$WORK/tls.crt" >/dev/null 2>&1
-	TLS_PORT=$((40000 + $$ % 20000))
-	openssl s_server -quiet -www -accept "$TLS_PORT" -cert "$WORK/tls.crt" -key "$WORK/tls.key" >/dev/null 2>&1 &
-	TLS_PID=$!
-	sleep 0.5
+	# start it on a free port, and wait until it answers
+	for try in 1 2 3 4 5; do
+		TLS_PORT=$((40000 + ($$ * 7 + try * 131) % 20000))
+		openssl s_server -quiet -www -accept "$TLS_PORT" -cert "$WORK/tls.crt" -key "$WORK/tls.key" >/dev/null 2>&1 &
+		TLS_PID=$!
+		for _ in $(seq 1 100); do
+			curl -sk -o /dev/null "https://127.0.0.1:$TLS_PORT/" && break 2
+			kill -0 "$TLS_PID" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill "$TLS_PID" 2>/dev/null
+	done
 	run version --server "https://127.0.0.1:$TLS_PORT"
 	expect_match "an unverifiable certificate is refused, in one line" '^error: cannot reach the server at https://127.0.0.1:[0-9]+: .*certificate' "$(cat "$WORK/err")"
 	run version --server "https://127.0.0.1:$TLS_PORT" --insecure-skip-tls-verify
@@ -281,7 +289,10 @@ man_cmds=$(sed -n '/^\.SH COMMANDS/,/^\.SH GLOBAL/p' "$top_srcdir/man/rezusctl.1
 expect_eq "the man page documents exactly the commands --help lists" "$help_cmds" "$man_cmds"
 
 # --- boot --platform local, twice --------------------------------------------------------------------
-BOOT_PORT=$((20000 + $$ % 20000))
+for try in 1 2 3 4 5 6 7 8; do # a port nothing listens on
+	BOOT_PORT=$((20000 + ($$ * 11 + try * 257) % 20000))
+	curl -s -o /dev/null "http://127.0.0.1:$BOOT_PORT/" || break
+done
 export REZUS_BOOT_NO_SYSTEMD=1
 "$CTL" boot --data-dir "$WORK/boot" --listen "127.0.0.1:$BOOT_PORT" --rezuscloud "$top_builddir/rezuscloud" >"$WORK/boot1.out" 2>&1
 expect_eq "boot --platform local goes from nothing to a logged-in context" "0" "$?"
