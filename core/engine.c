@@ -31,6 +31,7 @@ struct run {
 	struct tenant *t;
 	char name[64];
 	char operation[16]; /* plan | apply | destroy */
+	char trigger[16];   /* create | update | resync | manual | delete */
 	enum step step;
 	rz_proc_t *proc;
 	char secret[RZ_TOKEN_SECRET_LEN + 1];
@@ -49,6 +50,7 @@ struct run {
 	bool awaiting; /* AwaitingApproval: stopped before apply, its pool slot given back */
 	bool approved; /* approved: queued for a slot to apply in */
 	bool slot;     /* holds one of the pool's tofu.workers slots */
+	bool drifted;  /* a resync whose plan found changes */
 };
 
 struct tenant {
@@ -347,6 +349,7 @@ static int make_run(struct run *r, const json_t *tenant, rz_err_t *err)
 		snprintf(
 		    r->operation, sizeof(r->operation), "%s",
 		    json_string_value(json_object_get(json_object_get(m, "spec"), "operation")));
+		snprintf(r->trigger, sizeof(r->trigger), "manual");
 		json_decref(m);
 		if (strcmp(r->operation, "plan") == 0 && t->trigger != NULL) {
 			t->again = true; /* a change waits too: it gets its apply after the plan */
@@ -359,6 +362,7 @@ static int make_run(struct run *r, const json_t *tenant, rz_err_t *err)
 	randombytes_buf(raw, sizeof(raw));
 	snprintf(r->name, sizeof(r->name), "run-%02x%02x%02x%02x", raw[0], raw[1], raw[2], raw[3]);
 	snprintf(r->operation, sizeof(r->operation), "%s", deleting ? "destroy" : "apply");
+	snprintf(r->trigger, sizeof(r->trigger), "%s", deleting ? "delete" : trigger);
 	obj = json_pack(
 	    "{s:{s:s, s:s}, s:{s:s, s:s, s:I}}", "metadata", "name", r->name, "tenant", t->name,
 	    "spec", "operation", r->operation, "trigger", deleting ? "delete" : trigger,
@@ -585,6 +589,35 @@ static json_t *changes_of(const char *show)
 	}
 	json_decref(plan);
 	return json_pack("{s:I, s:I, s:I}", "add", add, "change", change, "destroy", destroy);
+}
+
+/* Would applying this plan change anything: a resource, or an output? */
+static bool has_changes(const char *show)
+{
+	json_t *plan = show ? json_loads(show, 0, NULL) : NULL, *rc, *oc, *a;
+	const char *name;
+	bool any = plan == NULL; /* unreadable: apply, to be safe */
+	size_t i, j;
+
+	json_array_foreach(json_object_get(plan, "resource_changes"), i, rc)
+	{
+		json_array_foreach(json_object_get(json_object_get(rc, "change"), "actions"), j, a)
+		{
+			const char *s = json_string_value(a);
+			any =
+			    any || (s != NULL && strcmp(s, "no-op") != 0 && strcmp(s, "read") != 0);
+		}
+	}
+	json_object_foreach(json_object_get(plan, "output_changes"), name, oc)
+	{
+		json_array_foreach(json_object_get(oc, "actions"), j, a)
+		{
+			const char *s = json_string_value(a);
+			any = any || (s != NULL && strcmp(s, "no-op") != 0);
+		}
+	}
+	json_decref(plan);
+	return any;
 }
 
 /* ------------------------------------------------------------------ projection */
@@ -855,6 +888,21 @@ static void on_observed(evutil_socket_t fd, short what, void *arg)
 	set_status(t->e, "Tenant", NULL, t->name, fields);
 }
 
+/* A resync's verdict on the tenant: condition Drifted. */
+static void drift(struct run *r, bool drifted, const char *reason, const char *message)
+{
+	char now[32];
+	json_int_t gen = 0;
+	json_t *conds = conditions_of(r->e, r->t->name, &gen);
+
+	if (conds == NULL) {
+		return;
+	}
+	now_rfc3339(now, sizeof(now));
+	set_condition(conds, "Drifted", drifted, reason, message, now, gen);
+	set_status(r->e, "Tenant", NULL, r->t->name, json_pack("{s:o}", "conditions", conds));
+}
+
 /* A deleted tenant whose state is destroyed: drop the finalizer, and it goes. */
 static void teardown_done(struct run *r)
 {
@@ -911,6 +959,11 @@ static void finish(struct run *r, const char *phase, int exit_code)
 		teardown_done(r);
 	} else if (strcmp(r->operation, "plan") != 0) {
 		tenant_status(r, phase);
+	}
+	if (r->drifted && strcmp(phase, "Succeeded") == 0) {
+		char msg[160];
+		snprintf(msg, sizeof(msg), "run %s applied what the resync plan found", r->name);
+		drift(r, false, "Corrected", msg);
 	}
 	rz_logkv(RZ_LOG_INFO, "engine", "run finished", "tenant", t->name, "run", r->name,
 	         "operation", r->operation, "phase", phase, "error", r->error, NULL);
@@ -988,6 +1041,26 @@ static int next_step(struct run *r, rz_err_t *err)
 	r->proc = NULL;
 	if (r->step == STEP_APPLY && strcmp(r->operation, "plan") == 0) {
 		r->step = STEP_DONE; /* a speculative plan changes nothing */
+	}
+	if (r->step == STEP_APPLY && strcmp(r->trigger, "resync") == 0) {
+		/* drift detection: the resync's plan says whether reality left the spec */
+		char msg[256];
+		json_t *c = changes_of(r->show.p);
+		r->drifted = has_changes(r->show.p);
+		snprintf(msg, sizeof(msg), "the resync plan of run %s found %s (+%lld ~%lld -%lld)",
+		         r->name, r->drifted ? "changes" : "none",
+		         (long long)json_integer_value(json_object_get(c, "add")),
+		         (long long)json_integer_value(json_object_get(c, "change")),
+		         (long long)json_integer_value(json_object_get(c, "destroy")));
+		json_decref(c);
+		drift(r, r->drifted, r->drifted ? "DriftDetected" : "InSync", msg);
+		if (r->drifted) {
+			rz_logkv(RZ_LOG_NOTICE, "engine", "drift detected: applying", "tenant",
+			         r->t->name, "run", r->name, NULL);
+		}
+	}
+	if (r->step == STEP_APPLY && !has_changes(r->show.p)) {
+		r->step = STEP_DONE; /* nothing to apply: no tofu apply, no new state */
 	}
 	if (r->step == STEP_APPLY && needs_approval(r)) {
 		r->awaiting = true;

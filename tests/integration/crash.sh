@@ -2,7 +2,8 @@
 # Crash safety of the TF engine: the daemon is killed with SIGKILL while a run's apply is
 # under way; the next start marks the run Interrupted, releases the state lock runs held,
 # runs the tenant again and it converges; nothing committed before the kill is lost. Then
-# tofu.resync keeps running it.
+# tofu.resync keeps running it: a plan that finds nothing applies nothing, and drift an
+# operator makes is found (condition Drifted) and corrected.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 TF=$(command -v tofu || command -v terraform || true)
@@ -106,6 +107,33 @@ for _ in $(seq 1 150); do
 done
 expect_eq "tofu.resync runs the converged tenant again" "1" "$([ "$(resyncs)" -ge 2 ] && echo 1)"
 expect_match "and it stays Ready" '"phase":"Ready"' "$(api "$API/tenants/acme")"
+expect_match "a resync whose plan finds nothing says so (Drifted False, InSync)" \
+	'"type":"Drifted","status":"False","reason":"InSync"' "$(api "$API/tenants/acme")"
+RS=$(q "SELECT name FROM objects WHERE kind = 'Run' AND json_extract(doc, '\$.spec.trigger') = 'resync'
+	AND json_extract(doc, '\$.status.phase') = 'Succeeded'
+	ORDER BY json_extract(doc, '\$.status.finishedAt') DESC LIMIT 1")
+expect_match "and runs no tofu apply: its log ends with the plan" \
+	'^1 0$' "$(api "$API/tenants/acme/runs/$RS/log" | grep -c '"type":"change_summary"') $(api "$API/tenants/acme/runs/$RS/log" | grep -c '"type":"apply_')"
+
+# Drift: an operator removes a resource from the state with their own terraform; the next
+# resync's plan finds it, the tenant says Drifted, the apply puts it back.
+SECRET=$(api -X POST "$API/users/admin/tokens" -d '{"spec":{}}' | sed -n 's/.*"secret":"\([^"]*\)".*/\1/p')
+mkdir -p "$WORK/op"
+cp "$WORK/data/work/acme/"*.tf.json "$WORK/data/work/acme/terraform.tfvars.json" "$WORK/op/"
+for _ in $(seq 1 50); do # a resync may hold the state lock for a moment
+	(cd "$WORK/op" && TF_HTTP_PASSWORD="$SECRET" "$TF" init -input=false -reconfigure >/dev/null 2>&1 &&
+		TF_HTTP_PASSWORD="$SECRET" "$TF" state rm terraform_data.cluster_secrets >"$WORK/staterm.out" 2>&1) && break
+	sleep 0.2
+done
+expect_match "the operator's terraform removes a resource from the tenant's state" 'Successfully removed 1 resource' "$(cat "$WORK/staterm.out")"
+for _ in $(seq 1 200); do
+	case "$(api "$API/tenants/acme")" in *'"type":"Drifted","status":"False","reason":"Corrected"'*) break ;; esac
+	sleep 0.1
+done
+expect_match "the next resync finds the drift and applies" 'msg="drift detected: applying" tenant=acme' "$(cat "$WORK/daemon2.log")"
+expect_match "then the tenant says it was corrected" \
+	'"type":"Drifted","status":"False","reason":"Corrected","message":"run run-[0-9a-z]* applied what the resync plan found"' "$(api "$API/tenants/acme")"
+expect_match "and the state holds the resource again" 'cluster_secrets' "$(curl -s -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$PORT/tfstate/acme")"
 expect_eq "the dead run's lock is not back" "0" "$(q "SELECT count(*) FROM tfstate_locks WHERE holder = 'run/$RUN'")"
 expect_eq "no committed object was lost" "1" "$(q "SELECT count(*) >= $OBJECTS FROM objects")"
 expect_eq "no event was lost" "1" "$(q "SELECT max(rv) >= $EVENTS FROM events")"
