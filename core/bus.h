@@ -28,10 +28,12 @@ typedef struct rz_event {
 	const rz_kind_t *kind;
 	const char *tenant; /* "" for global kinds */
 	const char *name;
-	bool spec_changed;    /* created, deleted, spec (generation) or deletion changed;
-	                         false for status, label, annotation, finalizer writes */
-	const json_t *object; /* the object after the change (before, for DELETED) */
-	const char *json;     /* object serialized compactly */
+	bool spec_changed;         /* created, deleted, spec (generation) or deletion changed;
+	                              false for status, label, annotation, finalizer writes */
+	const json_t *object;      /* the object after the change (before, for DELETED) */
+	const char *json;          /* object serialized compactly */
+	const json_t *prev_labels; /* MODIFIED that changed the labels: the labels before
+	                              ({} when there were none); NULL otherwise */
 } rz_event_t;
 
 /* All pointers in ev are borrowed — valid during the call only. */

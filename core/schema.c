@@ -138,6 +138,11 @@ static const rz_migration_t migrations[] = {
 	           "        ON DELETE CASCADE\n"
 	           ") STRICT;\n",
 	},
+	{
+	    .version = 7,
+	    .name = "the labels a change replaced, for watches with a label selector",
+	    .sql = "ALTER TABLE events ADD COLUMN prev_labels TEXT;\n",
+	},
 };
 
 const rz_migration_t *rz_db_migrations(size_t *count)

@@ -20,6 +20,7 @@ struct pending {
 	bool spec_changed;
 	json_t *obj;
 	char *json;
+	json_t *prev_labels; /* see rz_event_t */
 };
 
 struct rz_store {
@@ -116,6 +117,7 @@ static void pending_clear(rz_store_t *st)
 	for (size_t i = 0; i < st->npend; i++) {
 		json_decref(st->pend[i].obj);
 		free(st->pend[i].json);
+		json_decref(st->pend[i].prev_labels);
 	}
 	st->npend = 0;
 }
@@ -123,12 +125,14 @@ static void pending_clear(rz_store_t *st)
 /* ------------------------------------------------------------------ writes */
 
 /* Give obj the next revision, record the event in the log and queue it for the bus.
- * Returns the serialized object (owned by the pending entry) or NULL with err set. */
+ * prev_labels (taken; may be NULL): the labels a MODIFIED replaced. Returns the serialized
+ * object (owned by the pending entry) or NULL with err set. */
 static const char *emit(rz_store_t *st, rz_event_type_t type, const rz_kind_t *k, json_t *obj,
-                        bool spec_changed, rz_err_t *err)
+                        bool spec_changed, json_t *prev_labels, rz_err_t *err)
 {
 	static const char sql[] = "INSERT INTO events (rv, type, kind, tenant, name, spec_changed,"
-	                          " doc) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+	                          " doc, prev_labels) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+	char *prev_text = NULL;
 	struct pending *p;
 	rz_stmt_t *s;
 	int rc;
@@ -137,6 +141,7 @@ static const char *emit(rz_store_t *st, rz_event_type_t type, const rz_kind_t *k
 		size_t cap = st->cappend ? st->cappend * 2 : 8;
 		struct pending *np = realloc(st->pend, cap * sizeof(*np));
 		if (np == NULL) {
+			json_decref(prev_labels);
 			rz_err_set(err, -ENOMEM, "store: out of memory");
 			return NULL;
 		}
@@ -145,16 +150,22 @@ static const char *emit(rz_store_t *st, rz_event_type_t type, const rz_kind_t *k
 	}
 	set_rv(obj, ++st->tx_rv);
 	p = &st->pend[st->npend];
-	*p = (struct pending){
-		type, k, st->tx_rv, spec_changed, json_incref(obj), json_dumps(obj, JSON_COMPACT)
-	};
+	*p = (struct pending){ type,
+		               k,
+		               st->tx_rv,
+		               spec_changed,
+		               json_incref(obj),
+		               json_dumps(obj, JSON_COMPACT),
+		               prev_labels };
 	st->npend++;
-	if (p->json == NULL) {
+	if (p->json == NULL ||
+	    (prev_labels != NULL && (prev_text = json_dumps(prev_labels, JSON_COMPACT)) == NULL)) {
 		rz_err_set(err, -ENOMEM, "store: out of memory");
 		return NULL;
 	}
 	s = rz_db_stmt(st->db, sql, err);
 	if (s == NULL) {
+		free(prev_text);
 		return NULL;
 	}
 	rz_stmt_bind_int64(s, 1, st->tx_rv);
@@ -164,8 +175,12 @@ static const char *emit(rz_store_t *st, rz_event_type_t type, const rz_kind_t *k
 	rz_stmt_bind_text(s, 5, meta_str(obj, "name"));
 	rz_stmt_bind_int64(s, 6, spec_changed);
 	rz_stmt_bind_text(s, 7, p->json);
+	if (prev_text != NULL) {
+		rz_stmt_bind_text(s, 8, prev_text);
+	}
 	rc = rz_stmt_step(s, err);
 	rz_stmt_done(s);
+	free(prev_text);
 	return rc < 0 ? NULL : p->json;
 }
 
@@ -275,13 +290,15 @@ static int deliver(rz_store_t *st)
 			          meta_str(p.obj, "name"),
 			          p.spec_changed,
 			          p.obj,
-			          p.json };
+			          p.json,
+			          p.prev_labels };
 		if (ev.tenant == NULL) {
 			ev.tenant = "";
 		}
 		rz_bus_publish(st->bus, &ev);
 		json_decref(p.obj);
 		free(p.json);
+		json_decref(p.prev_labels);
 	}
 	st->nqueue = 0;
 	st->delivering = false;
@@ -453,8 +470,8 @@ int64_t rz_store_count(rz_store_t *st)
 int rz_store_replay(rz_store_t *st, int64_t after, int (*fn)(const rz_event_t *ev, void *arg),
                     void *arg, rz_err_t *err)
 {
-	static const char sql[] = "SELECT rv, type, kind, tenant, name, spec_changed, doc"
-	                          " FROM events WHERE rv > ?1 ORDER BY rv";
+	static const char sql[] = "SELECT rv, type, kind, tenant, name, spec_changed, doc,"
+	                          " prev_labels FROM events WHERE rv > ?1 ORDER BY rv";
 	int64_t oldest = rz_store_oldest(st);
 	rz_stmt_t *s;
 	int rc = 0, stop = 0;
@@ -472,6 +489,8 @@ int rz_store_replay(rz_store_t *st, int64_t after, int (*fn)(const rz_event_t *e
 	while (stop == 0 && (rc = rz_stmt_step(s, err)) == 1) {
 		const char *type = rz_stmt_text(s, 1);
 		json_t *obj = load_doc(rz_stmt_text(s, 6), err);
+		json_t *prev =
+		    rz_stmt_is_null(s, 7) ? NULL : json_loads(rz_stmt_text(s, 7), 0, NULL);
 		rz_event_t ev = { rz_stmt_int64(s, 0),
 			          strcmp(type, "ADDED") == 0     ? RZ_EV_ADDED
 			          : strcmp(type, "DELETED") == 0 ? RZ_EV_DELETED
@@ -481,13 +500,16 @@ int rz_store_replay(rz_store_t *st, int64_t after, int (*fn)(const rz_event_t *e
 			          rz_stmt_text(s, 4),
 			          rz_stmt_int64(s, 5) != 0,
 			          obj,
-			          rz_stmt_text(s, 6) };
+			          rz_stmt_text(s, 6),
+			          prev };
 		if (obj == NULL) {
+			json_decref(prev);
 			rc = RZ_EDB;
 			break;
 		}
 		stop = ev.kind ? fn(&ev, arg) : 0;
 		json_decref(obj);
+		json_decref(prev);
 	}
 	rz_stmt_done(s);
 	return rc < 0 ? rc : stop;
@@ -597,7 +619,7 @@ static int op_create(struct write *w, rz_err_t *err)
 	if (w->k->initial_status != NULL) {
 		json_object_set_new(obj, "status", json_loads(w->k->initial_status, 0, NULL));
 	}
-	json = emit(w->st, RZ_EV_ADDED, w->k, obj, true, err);
+	json = emit(w->st, RZ_EV_ADDED, w->k, obj, true, NULL, err);
 	return json == NULL ? err->code : put_row(w->st, w->k, obj, json, true, err);
 }
 
@@ -656,7 +678,7 @@ static int remove_object(struct write *w, json_t *obj, rz_err_t *err)
 		if (rc < 0 || ck == NULL) {
 			continue;
 		}
-		json = emit(w->st, RZ_EV_DELETED, ck, child, true, err);
+		json = emit(w->st, RZ_EV_DELETED, ck, child, true, NULL, err);
 		rc = json == NULL
 		         ? err->code
 		         : drop_row(w->st, ck, owner_of(ck, child), meta_str(child, "name"), err);
@@ -665,7 +687,7 @@ static int remove_object(struct write *w, json_t *obj, rz_err_t *err)
 	if (rc < 0) {
 		return rc;
 	}
-	json = emit(w->st, RZ_EV_DELETED, w->k, obj, true, err);
+	json = emit(w->st, RZ_EV_DELETED, w->k, obj, true, NULL, err);
 	if (json == NULL) {
 		return err->code;
 	}
@@ -719,7 +741,7 @@ static json_t *updated(struct write *w, const json_t *cur, bool *spec_changed)
 
 static int op_update(struct write *w, rz_err_t *err)
 {
-	json_t *cur = NULL, *next;
+	json_t *cur = NULL, *next, *prev = NULL;
 	bool spec_changed;
 	const char *json;
 	int rc = read_doc(w->st, w->k, w->tenant, w->name, &cur, err);
@@ -737,12 +759,22 @@ static int op_update(struct write *w, rz_err_t *err)
 		w->out = cur; /* nothing changed: no new revision */
 		return next == NULL ? rz_err_set(err, -ENOMEM, "store: out of memory") : 0;
 	}
+	{ /* labels absent and empty are the same labels */
+		json_t *was = json_object_get(json_object_get(cur, "metadata"), "labels");
+		json_t *now = json_object_get(json_object_get(next, "metadata"), "labels");
+		json_t *none = json_object();
+		if (!json_equal(was ? was : none, now ? now : none)) {
+			prev = was ? json_deep_copy(was) : json_object();
+		}
+		json_decref(none);
+	}
 	json_decref(cur);
 	w->out = next;
 	if (meta_str(next, "deletionTimestamp") != NULL && finalizers_empty(next)) {
+		json_decref(prev);
 		return remove_object(w, next, err);
 	}
-	json = emit(w->st, RZ_EV_MODIFIED, w->k, next, spec_changed, err);
+	json = emit(w->st, RZ_EV_MODIFIED, w->k, next, spec_changed, prev, err);
 	return json == NULL ? err->code : put_row(w->st, w->k, next, json, false, err);
 }
 
@@ -773,7 +805,7 @@ static int op_delete(struct write *w, rz_err_t *err)
 	json_object_set_new(
 	    meta, "generation",
 	    json_integer(json_integer_value(json_object_get(meta, "generation")) + 1));
-	json = emit(w->st, RZ_EV_MODIFIED, w->k, cur, true, err);
+	json = emit(w->st, RZ_EV_MODIFIED, w->k, cur, true, NULL, err);
 	return json == NULL ? err->code : put_row(w->st, w->k, cur, json, false, err);
 }
 

@@ -1,4 +1,5 @@
-/* core/watch.c - watch streams: replay, synthetic ADDED, live fan-out, heartbeats. */
+/* core/watch.c - watch streams: replay, synthetic ADDED, live fan-out, heartbeats; a label
+ * change that moves an object into or out of a selector is seen as ADDED or DELETED. */
 #include <config.h>
 
 #include <errno.h>
@@ -106,6 +107,25 @@ static bool matches(const struct watcher *w, const rz_kind_t *kind, const char *
 	return w->fields == NULL || rz_selector_match_fields(w->fields, obj);
 }
 
+/* What the watcher sees of ev: its type, or, for a MODIFIED that moved the object into or
+ * out of the watcher's label selector, ADDED or DELETED (as Kubernetes watches do); NULL
+ * when it sees nothing. */
+static const char *seen_as(const struct watcher *w, const rz_event_t *ev)
+{
+	bool now = matches(w, ev->kind, ev->tenant, ev->object), was;
+
+	if (ev->type != RZ_EV_MODIFIED || w->labels == NULL || ev->prev_labels == NULL ||
+	    ev->kind != w->kind || (w->tenant != NULL && strcmp(ev->tenant, w->tenant) != 0)) {
+		return now ? rz_event_type_name(ev->type) : NULL;
+	}
+	was = rz_selector_match(w->labels, ev->prev_labels) &&
+	      (w->fields == NULL || rz_selector_match_fields(w->fields, ev->object));
+	if (now) {
+		return was ? "MODIFIED" : "ADDED";
+	}
+	return was ? "DELETED" : NULL;
+}
+
 /* ------------------------------------------------------------------ watcher lifetime */
 
 static void watcher_free(struct watcher *w)
@@ -158,15 +178,16 @@ static void on_event(const rz_event_t *ev, void *arg)
 {
 	rz_watch_hub_t *hub = arg;
 	struct watcher *w = hub->list;
-	struct sbuf b[3] = { { 0 } };
+	struct sbuf b[3][3] = { { { 0 } } }; /* per format, per type seen: formatted once */
 
 	while (w != NULL) {
 		struct watcher *next = w->next;
-		if (matches(w, ev->kind, ev->tenant, ev->object)) {
-			struct sbuf *fb = &b[w->format];
+		const char *type = seen_as(w, ev);
+		if (type != NULL) {
+			int t = type[0] == 'A' ? 0 : type[0] == 'M' ? 1 : 2;
+			struct sbuf *fb = &b[w->format][t];
 			if (fb->len == 0) {
-				format_event(fb, w->format, rz_event_type_name(ev->type), ev->rv,
-				             ev->json);
+				format_event(fb, w->format, type, ev->rv, ev->json);
 			}
 			if (!fb->oom) {
 				watcher_send(w, fb->p, fb->len);
@@ -175,7 +196,9 @@ static void on_event(const rz_event_t *ev, void *arg)
 		w = next;
 	}
 	for (int i = 0; i < 3; i++) {
-		free(b[i].p);
+		for (int t = 0; t < 3; t++) {
+			free(b[i][t].p);
+		}
 	}
 }
 
@@ -234,8 +257,10 @@ static int replay_one(const rz_event_t *ev, void *arg)
 {
 	struct replay *r = arg;
 
-	if (matches(r->w, ev->kind, ev->tenant, ev->object)) {
-		format_event(r->b, r->w->format, rz_event_type_name(ev->type), ev->rv, ev->json);
+	const char *type = seen_as(r->w, ev);
+
+	if (type != NULL) {
+		format_event(r->b, r->w->format, type, ev->rv, ev->json);
 	}
 	return r->b->oom ? -ENOMEM : 0;
 }

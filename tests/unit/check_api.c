@@ -908,6 +908,70 @@ START_TEST(test_watch_selector_ndjson)
 }
 END_TEST
 
+/* The "type" of each NDJSON event in body, with the object's name: "ADDED acme|...". */
+static char *event_types(const char *body)
+{
+	static char out[512];
+	size_t n = 0;
+
+	out[0] = '\0';
+	for (const char *p = strstr(body, "{\"type\":\""); p != NULL;
+	     p = strstr(p + 1, "{\"type\":\"")) {
+		const char *t = p + 9, *name = strstr(p, "\"name\":\"");
+		n += (size_t)snprintf(out + n, sizeof(out) - n, "%.*s %.*s|", (int)strcspn(t, "\""),
+		                      t, name ? (int)strcspn(name + 8, "\"") : 0,
+		                      name ? name + 8 : "");
+	}
+	return out;
+}
+
+/* A label change that moves an object into or out of a watch's selector is seen there as
+ * ADDED or DELETED, live and when replayed. */
+START_TEST(test_watch_label_transitions)
+{
+	static const char want[] = "ADDED acme|DELETED acme|ADDED acme|MODIFIED acme|DELETED acme|";
+	rzt_stream_t *s, *r;
+	json_t *j;
+
+	make_tenant("acme");
+	make_tenant("other"); /* revision 2 */
+	s = rzt_stream_open(
+	    base, port,
+	    "GET /api/v1/tenants?watch=true&resourceVersion=2&labelSelector=env%3Dprod"
+	    " HTTP/1.1\r\nAccept: application/x-ndjson\r\n\r\n");
+	ck_assert_int_eq(s->head.code, 200);
+#define PATCH(name, body)                                                                          \
+	do {                                                                                       \
+		ck_assert_int_eq(patch("/api/v1/tenants/" name, body, &j), 200);                   \
+		json_decref(j);                                                                    \
+	} while (0)
+	PATCH("acme", "{\"metadata\":{\"labels\":{\"env\":\"prod\"}}}"); /* in */
+	PATCH("other", "{\"metadata\":{\"labels\":{\"env\":\"dev\"}}}"); /* never in */
+	PATCH("acme", "{\"metadata\":{\"labels\":{\"env\":\"dev\"}}}");  /* out */
+	PATCH("acme", "{\"metadata\":{\"labels\":{\"env\":\"prod\"}}}"); /* in again */
+	PATCH("acme", "{\"spec\":{\"kubernetesVersion\":\"1.35.1\"}}");  /* in, changed */
+	PATCH("acme", "{\"metadata\":{\"labels\":null}}");               /* out */
+#undef PATCH
+	ck_assert(rzt_stream_until(base, s, "\"type\":\"DELETED\"", 5));
+	for (int i = 0; i < 50 && rzt_stream_count(s, "{\"type\":") < 5; i++) {
+		spin_for(0.05);
+	}
+	spin_for(0.1);
+	ck_assert_str_eq(event_types(s->body), want);
+	rzt_stream_close(s);
+	/* replayed from the event log: the same */
+	r = rzt_stream_open(
+	    base, port,
+	    "GET /api/v1/tenants?watch=true&resourceVersion=2&labelSelector=env%3Dprod"
+	    " HTTP/1.1\r\nAccept: application/x-ndjson\r\n\r\n");
+	for (int i = 0; i < 50 && rzt_stream_count(r, "{\"type\":") < 5; i++) {
+		spin_for(0.05);
+	}
+	ck_assert_str_eq(event_types(r->body), want);
+	rzt_stream_close(r);
+}
+END_TEST
+
 START_TEST(test_watch_bookmarks_and_heartbeats)
 {
 	rzt_stream_t *s = rzt_stream_open(
@@ -1126,6 +1190,7 @@ int main(void)
 	tcase_add_test(tc, test_watch_resume_with_last_event_id);
 	tcase_add_test(tc, test_watch_too_old_is_410);
 	tcase_add_test(tc, test_watch_selector_ndjson);
+	tcase_add_test(tc, test_watch_label_transitions);
 	tcase_add_test(tc, test_watch_bookmarks_and_heartbeats);
 	tcase_add_test(tc, test_watch_slow_client_cut_off);
 	tcase_add_test(tc, test_watch_bad_resource_version);
