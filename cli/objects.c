@@ -280,6 +280,41 @@ static void describe_runs(rzc_t *c, const char *tenant)
 	free(coll);
 }
 
+/* The last lines of a run's log. */
+static void describe_log(rzc_t *c, const char *tenant, const char *run)
+{
+	char *t = rzc_escape(tenant), *n = rzc_escape(run);
+	char *path = rzc_path("/api/v1/tenants/%s/runs/%s/log", t, n);
+	rzc_resp_t r;
+	size_t lines = 0, from = 0;
+
+	free(t);
+	free(n);
+	printf("\nLog (last lines; rezusctl logs %s for all):\n", run);
+	if (rzc_request(c, "GET", path, NULL, NULL, 0, &r) == 0 && r.code == 200) {
+		for (size_t i = r.len; i-- > 0;) {
+			if (r.body[i] == '\n' && i + 1 < r.len && ++lines == 10) {
+				from = i + 1;
+				break;
+			}
+		}
+		if (r.len == 0) {
+			printf("  <empty>\n");
+		}
+		for (char *line = r.body + from, *nl; line < r.body + r.len; line = nl + 1) {
+			nl = memchr(line, '\n', (size_t)(r.body + r.len - line));
+			if (nl == NULL) {
+				nl = r.body + r.len;
+			}
+			printf("  %.*s\n", (int)(nl - line), line);
+		}
+	} else {
+		printf("  <none>\n");
+	}
+	rzc_resp_free(&r);
+	free(path);
+}
+
 /* v as YAML, two spaces in. */
 static void indented(const json_t *v)
 {
@@ -380,6 +415,8 @@ int rzc_cmd_describe(rzc_t *c, int argc, char **argv)
 		describe_related(c, "Node groups", rzc_kind_find("nodegroups"), name, NULL);
 		describe_related(c, "Machines", rzc_kind_find("machines"), name, NULL);
 		describe_runs(c, name);
+	} else if (strcmp(k->kind, "Run") == 0) {
+		describe_log(c, c->tenant, name);
 	} else if (strcmp(k->kind, "NodeGroup") == 0) {
 		char *sel = NULL;
 		if (asprintf(&sel, "rezuscloud.io/nodegroup=%s", name) > 0) {

@@ -158,6 +158,9 @@ for _ in $(seq 1 300); do
 done
 RUN=$("$CTL" runs simmy -o name | head -n 1 | sed 's|run/||')
 expect_match "runs lists the tenant's run" '^run-' "$RUN"
+run describe run "$RUN" -t simmy
+expect_match "describe run shows its status and the end of its log" \
+	'Kind: +Run.*phase: Succeeded.*Log \(last lines.*"type":"apply_complete"' "$(tr '\n' ' ' <"$WORK/out")"
 run logs "$RUN" -t simmy
 expect_match "logs prints the run's tofu output" '"type":"apply_complete"' "$(cat "$WORK/out")"
 run logs "$RUN" -f
