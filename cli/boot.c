@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cli/rezusctl.h"
+#include "core/runner.h"
 
 struct boot {
 	rzc_t *c;
@@ -360,23 +361,12 @@ static int start_local(struct boot *b, const char *conf)
 	return RZC_OK;
 }
 
-/* Is name an executable on PATH? */
+/* Is name an executable on PATH? (the engine's own lookup) */
 static bool on_path(const char *name)
 {
-	const char *path = getenv("PATH");
-	char *copy = path ? strdup(path) : NULL, *save = NULL;
-	bool found = false;
+	char found[PATH_MAX];
 
-	for (char *dir = copy ? strtok_r(copy, ":", &save) : NULL; dir != NULL && !found;
-	     dir = strtok_r(NULL, ":", &save)) {
-		char *p = NULL;
-		if (asprintf(&p, "%s/%s", dir, name) > 0) {
-			found = access(p, X_OK) == 0;
-		}
-		free(p);
-	}
-	free(copy);
-	return found;
+	return rz_proc_which(name, getenv("PATH"), found, sizeof(found)) == 0;
 }
 
 static int boot_local(struct boot *b)

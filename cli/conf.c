@@ -26,7 +26,7 @@ const char *rzc_config_default_path(void)
 	return path;
 }
 
-static char *slurp(FILE *f, size_t *len)
+char *rzc_read_all(FILE *f, size_t *len)
 {
 	char *buf = NULL;
 	size_t cap = 0, n;
@@ -61,7 +61,7 @@ int rzc_config_load(rzc_t *c)
 		           ? RZC_OK
 		           : rzc_fail("cannot read %s: %s", c->config_path, strerror(errno));
 	}
-	text = slurp(f, &len);
+	text = rzc_read_all(f, &len);
 	fclose(f);
 	if (text == NULL) {
 		return rzc_fail("out of memory");
@@ -95,15 +95,15 @@ static void make_dirs(const char *path)
 	free(dir);
 }
 
-int rzc_config_save(rzc_t *c)
+int rzc_save_yaml(const char *path, const json_t *v)
 {
 	char *tmp = NULL;
 	int fd;
 	FILE *f;
 	int rc = RZC_OK;
 
-	make_dirs(c->config_path);
-	if (asprintf(&tmp, "%s.tmp.%d", c->config_path, (int)getpid()) < 0) {
+	make_dirs(path);
+	if (asprintf(&tmp, "%s.tmp.%d", path, (int)getpid()) < 0) {
 		return rzc_fail("out of memory");
 	}
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -116,18 +116,23 @@ int rzc_config_save(rzc_t *c)
 		return rc;
 	}
 	fchmod(fd, 0600);
-	if (rzc_yaml_write(f, c->config) != 0 || fflush(f) != 0 || fsync(fd) != 0) {
+	if (rzc_yaml_write(f, v) != 0 || fflush(f) != 0 || fsync(fd) != 0) {
 		rc = rzc_fail("cannot write %s: %s", tmp, strerror(errno));
 	}
 	fclose(f);
-	if (rc == RZC_OK && rename(tmp, c->config_path) != 0) {
-		rc = rzc_fail("cannot write %s: %s", c->config_path, strerror(errno));
+	if (rc == RZC_OK && rename(tmp, path) != 0) {
+		rc = rzc_fail("cannot write %s: %s", path, strerror(errno));
 	}
 	if (rc != RZC_OK) {
 		unlink(tmp);
 	}
 	free(tmp);
 	return rc;
+}
+
+int rzc_config_save(rzc_t *c)
+{
+	return rzc_save_yaml(c->config_path, c->config);
 }
 
 json_t *rzc_context(rzc_t *c, const char *name)

@@ -134,27 +134,40 @@ void rzc_resp_free(rzc_resp_t *r)
 }
 
 struct stream {
-	int (*fn)(const char *data, size_t len, void *arg);
+	int (*fn)(const char *line, void *arg);
 	void *arg;
 	int stopped;
+	struct buf pending; /* the start of a line not yet complete */
 };
 
+/* Pieces as they arrive, handed on a whole line at a time (without the newline). */
 static size_t on_piece(char *data, size_t size, size_t n, void *arg)
 {
 	struct stream *s = arg;
+	char *nl, *line;
 
-	if (s->fn(data, size * n, s->arg) != 0) {
-		s->stopped = 1;
+	if (on_body(data, size, n, &s->pending) != size * n) {
 		return 0;
 	}
+	line = s->pending.p;
+	while ((nl = memchr(line, '\n', s->pending.len - (size_t)(line - s->pending.p))) != NULL) {
+		*nl = '\0';
+		if (s->fn(line, s->arg) != 0) {
+			s->stopped = 1;
+			return 0;
+		}
+		line = nl + 1;
+	}
+	s->pending.len -= (size_t)(line - s->pending.p);
+	memmove(s->pending.p, line, s->pending.len + 1);
 	return size * n;
 }
 
 int rzc_stream(rzc_t *c, const char *path, const char *accept,
-               int (*fn)(const char *data, size_t len, void *arg), void *arg, long *code)
+               int (*fn)(const char *line, void *arg), void *arg, long *code)
 {
 	struct curl_slist *headers = NULL;
-	struct stream s = { fn, arg, 0 };
+	struct stream s = { fn, arg, 0, { NULL, 0 } };
 	char errbuf[CURL_ERROR_SIZE] = "", *line = NULL;
 	CURL *h = handle(c, path, &headers);
 	CURLcode rc;
@@ -175,6 +188,7 @@ int rzc_stream(rzc_t *c, const char *path, const char *accept,
 	curl_slist_free_all(headers);
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, code);
 	curl_easy_cleanup(h);
+	free(s.pending.p);
 	if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && s.stopped)) {
 		if (*code == 0) {
 			unreachable(c, rc, errbuf);
@@ -242,22 +256,9 @@ int rzc_json(rzc_t *c, const char *method, const char *path, const json_t *in, j
 
 char *rzc_escape(const char *s)
 {
-	size_t n = strlen(s);
-	char *out = malloc(n * 3 + 1), *o = out;
+	char *e = curl_easy_escape(NULL, s, 0), *out = e ? strdup(e) : NULL;
 
-	if (out == NULL) {
-		return NULL;
-	}
-	for (const char *p = s; *p != '\0'; p++) {
-		unsigned char ch = (unsigned char)*p;
-		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-		    (ch >= '0' && ch <= '9') || strchr("-._~", ch) != NULL) {
-			*o++ = (char)ch;
-		} else {
-			o += sprintf(o, "%%%02X", ch);
-		}
-	}
-	*o = '\0';
+	curl_free(e); /* libcurl's memory goes back to libcurl */
 	return out;
 }
 

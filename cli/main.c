@@ -206,30 +206,6 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* The command word: the first argument that is neither an option nor an option's value. */
-static const char *verb_of(int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (a[0] != '-') {
-			return a;
-		}
-		if (strcmp(a, "--") == 0) {
-			return i + 1 < argc ? argv[i + 1] : NULL;
-		}
-		for (const struct option *o = long_opts; o->name != NULL; o++) {
-			if (a[1] == '-' && strcmp(a + 2, o->name) == 0 &&
-			    o->has_arg == required_argument) {
-				i++;
-			}
-		}
-		if (a[1] != '-' && a[2] == '\0' && strchr("tolf", a[1]) != NULL) {
-			i++;
-		}
-	}
-	return NULL;
-}
-
 static int number(const char *s, long *out)
 {
 	char *end;
@@ -375,7 +351,8 @@ static int parse(rzc_t *c, int argc, char **argv, const char *verb)
 	return RZC_OK;
 }
 
-/* The positional words of argv (options and their values skipped), in order. */
+/* The positional words of argv (options and their values skipped), in order; -f takes a
+ * value (a file) unless the command is logs (follow). The first word is the command. */
 static int positionals(int argc, char **argv, const char *verb, char **out)
 {
 	bool logs = verb != NULL && strcmp(verb, "logs") == 0;
@@ -410,8 +387,8 @@ static int positionals(int argc, char **argv, const char *verb, char **out)
 int main(int argc, char **argv)
 {
 	rzc_t c;
-	const char *verb = verb_of(argc, argv);
 	char **words = calloc((size_t)argc + 1, sizeof(*words));
+	const char *verb = NULL;
 	int n, rc = RZC_USAGE;
 
 	memset(&c, 0, sizeof(c));
@@ -419,6 +396,9 @@ int main(int argc, char **argv)
 	c.limit = 50;
 	if (words == NULL) {
 		return RZC_ERR;
+	}
+	if (positionals(argc, argv, NULL, words) > 0) {
+		verb = words[0];
 	}
 	if (argc > 1 && (strcmp(argv[1], "--version") == 0)) {
 		free(words);

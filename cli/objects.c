@@ -105,63 +105,42 @@ static int list_all(rzc_t *c, const char *coll, json_t **items, const char **rv_
 struct watch {
 	rzc_t *c;
 	const rzc_kind_t *k;
-	char *line;
-	size_t len;
 };
 
 /* One JSON event per line: print its object as a row (or the event, with -o json/yaml). */
-static int on_event_data(const char *data, size_t len, void *arg)
+static int on_event_line(const char *line, void *arg)
 {
 	struct watch *w = arg;
-	char *p = realloc(w->line, w->len + len + 1);
-	char *nl;
+	json_t *ev = json_loads(line, 0, NULL);
+	const char *type = json_string_value(json_object_get(ev, "type"));
+	const char *o = w->c->output ? w->c->output : "table";
 
-	if (p == NULL) {
-		return -1;
-	}
-	w->line = p;
-	memcpy(w->line + w->len, data, len);
-	w->len += len;
-	w->line[w->len] = '\0';
-	while ((nl = memchr(w->line, '\n', w->len)) != NULL) {
-		json_t *ev;
-		*nl = '\0';
-		ev = json_loads(w->line, 0, NULL);
-		if (ev != NULL && json_is_object(json_object_get(ev, "object"))) {
-			const char *type = json_string_value(json_object_get(ev, "type"));
-			if (type != NULL && strcmp(type, "BOOKMARK") != 0 &&
-			    strcmp(type, "ERROR") != 0) {
-				const char *o = w->c->output ? w->c->output : "table";
-				if (strcmp(o, "json") == 0 || strcmp(o, "yaml") == 0) {
-					rzc_print_object(w->c, w->k, ev);
-				} else {
-					json_t *one =
-					    json_pack("[O]", json_object_get(ev, "object"));
-					rzc_print_list(w->c, w->k, one, false);
-					json_decref(one);
-				}
-				fflush(stdout);
-			}
+	if (json_is_object(json_object_get(ev, "object")) && type != NULL &&
+	    strcmp(type, "BOOKMARK") != 0 && strcmp(type, "ERROR") != 0) {
+		if (strcmp(o, "json") == 0 || strcmp(o, "yaml") == 0) {
+			rzc_print_object(w->c, w->k, ev);
+		} else {
+			json_t *one = json_pack("[O]", json_object_get(ev, "object"));
+			rzc_print_list(w->c, w->k, one, false);
+			json_decref(one);
 		}
-		json_decref(ev);
-		memmove(w->line, nl + 1, w->len - (size_t)(nl + 1 - w->line));
-		w->len -= (size_t)(nl + 1 - w->line);
+		fflush(stdout);
 	}
+	json_decref(ev);
 	return 0;
 }
 
 static int watch(rzc_t *c, const rzc_kind_t *k, const char *coll, const char *rv)
 {
-	struct watch w = { c, k, NULL, 0 };
+	struct watch w = { c, k };
 	char *sel = c->selector ? rzc_escape(c->selector) : NULL;
 	char *path = rzc_path("%s?watch=true&resourceVersion=%s%s%s", coll, rv,
 	                      sel ? "&labelSelector=" : "", sel ? sel : "");
 	long code = 0;
-	int rc = rzc_stream(c, path, "application/json", on_event_data, &w, &code);
+	int rc = rzc_stream(c, path, "application/json", on_event_line, &w, &code);
 
 	free(sel);
 	free(path);
-	free(w.line);
 	if (rc == 0 && code != 200) {
 		return rzc_fail("the watch ended: the server answered %ld", code);
 	}
@@ -430,33 +409,6 @@ int rzc_cmd_describe(rzc_t *c, int argc, char **argv)
 
 /* ------------------------------------------------------------------ manifests */
 
-static char *read_stream(FILE *f, size_t *len)
-{
-	char *buf = NULL;
-	size_t cap = 0;
-
-	*len = 0;
-	for (;;) {
-		size_t n;
-		if (*len + 4096 + 1 > cap) {
-			char *p = realloc(buf, cap * 2 + 8192);
-			if (p == NULL) {
-				free(buf);
-				return NULL;
-			}
-			buf = p;
-			cap = cap * 2 + 8192;
-		}
-		n = fread(buf + *len, 1, cap - *len - 1, f);
-		*len += n;
-		if (n == 0) {
-			break;
-		}
-	}
-	buf[*len] = '\0';
-	return buf;
-}
-
 static int add_docs(const char *name, const char *text, size_t len, json_t *objs)
 {
 	json_t *docs = NULL, *d;
@@ -496,7 +448,7 @@ static int read_file(const char *path, json_t *objs)
 	if (f == NULL) {
 		return rzc_fail("cannot read %s: %s", path, strerror(errno));
 	}
-	text = read_stream(f, &len);
+	text = rzc_read_all(f, &len);
 	if (f != stdin) {
 		fclose(f);
 	}
@@ -627,15 +579,13 @@ static bool same(const json_t *want, const json_t *have)
 			eq = eq && json_equal(v, json_object_get(hs, key));
 		}
 	}
-	json_t *none = json_object();
-
-	if (wl != NULL && !json_equal(wl, hl ? hl : none)) {
+	/* labels or annotations the manifest gives must be the server's, absent meaning {} */
+	if (wl != NULL && !(hl ? json_equal(wl, hl) : json_object_size(wl) == 0)) {
 		eq = false;
 	}
-	if (wa != NULL && !json_equal(wa, ha ? ha : none)) {
+	if (wa != NULL && !(ha ? json_equal(wa, ha) : json_object_size(wa) == 0)) {
 		eq = false;
 	}
-	json_decref(none);
 	return eq;
 }
 
@@ -995,7 +945,7 @@ int rzc_cmd_edit(rzc_t *c, int argc, char **argv)
 			rc = rzc_fail("the editor failed");
 			break;
 		}
-		if ((f = fopen(tmp, "r")) == NULL || (text = read_stream(f, &len)) == NULL) {
+		if ((f = fopen(tmp, "r")) == NULL || (text = rzc_read_all(f, &len)) == NULL) {
 			if (f != NULL) {
 				fclose(f);
 			}

@@ -79,9 +79,10 @@ int rzc_request(rzc_t *c, const char *method, const char *path, const char *ctyp
                 size_t len, rzc_resp_t *r);
 void rzc_resp_free(rzc_resp_t *r);
 
-/* Stream a GET: fn(data, len, arg) per piece as it arrives; nonzero from fn stops. */
+/* Stream a GET: fn(line, arg) for each line as it arrives (without its newline); nonzero
+ * from fn stops. */
 int rzc_stream(rzc_t *c, const char *path, const char *accept,
-               int (*fn)(const char *data, size_t len, void *arg), void *arg, long *code);
+               int (*fn)(const char *line, void *arg), void *arg, long *code);
 
 /* GET/POST/... with JSON in and out: *out the parsed body (caller owns) on 2xx; otherwise
  * the server's Status printed on stderr (message and causes) and RZC_ERR. */
@@ -100,6 +101,10 @@ char *rzc_escape(const char *s);
 const char *rzc_config_default_path(void);
 int rzc_config_load(rzc_t *c);
 int rzc_config_save(rzc_t *c);
+/* Everything f holds (NUL-terminated; caller frees), or NULL when out of memory. */
+char *rzc_read_all(FILE *f, size_t *len);
+/* v as YAML into path, atomically, mode 0600, its directories made 0700. */
+int rzc_save_yaml(const char *path, const json_t *v);
 /* The context named name (or the current one when NULL), borrowed; NULL when none. */
 json_t *rzc_context(rzc_t *c, const char *name);
 /* Resolve server/token/tenant from flags, environment and context. */

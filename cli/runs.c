@@ -70,41 +70,24 @@ int rzc_cmd_runs(rzc_t *c, int argc, char **argv)
 }
 
 struct follow {
-	char *line;
-	size_t len;
+	bool end_next; /* the last line was "event: end": its data is the phase */
 	char *phase;
 };
 
 /* Server-sent events: print each data: line; remember the end event's phase. */
-static int on_sse(const char *data, size_t len, void *arg)
+static int on_sse(const char *line, void *arg)
 {
 	struct follow *f = arg;
-	char *p = realloc(f->line, f->len + len + 1), *nl;
-	static bool end_next;
 
-	if (p == NULL) {
-		return -1;
-	}
-	f->line = p;
-	memcpy(f->line + f->len, data, len);
-	f->len += len;
-	f->line[f->len] = '\0';
-	while ((nl = memchr(f->line, '\n', f->len)) != NULL) {
-		*nl = '\0';
-		if (strncmp(f->line, "event: end", 10) == 0) {
-			end_next = true;
-		} else if (strncmp(f->line, "data: ", 6) == 0) {
-			if (end_next) {
-				free(f->phase);
-				f->phase = strdup(f->line + 6);
-				end_next = false;
-			} else {
-				printf("%s\n", f->line + 6);
-				fflush(stdout);
-			}
-		}
-		memmove(f->line, nl + 1, f->len - (size_t)(nl + 1 - f->line));
-		f->len -= (size_t)(nl + 1 - f->line);
+	if (strncmp(line, "event: end", 10) == 0) {
+		f->end_next = true;
+	} else if (strncmp(line, "data: ", 6) == 0 && f->end_next) {
+		free(f->phase);
+		f->phase = strdup(line + 6);
+		f->end_next = false;
+	} else if (strncmp(line, "data: ", 6) == 0) {
+		printf("%s\n", line + 6);
+		fflush(stdout);
 	}
 	return 0;
 }
@@ -127,7 +110,7 @@ int rzc_cmd_logs(rzc_t *c, int argc, char **argv)
 	free(n);
 	free(tenant);
 	if (c->follow) {
-		struct follow f = { NULL, 0, NULL };
+		struct follow f = { false, NULL };
 		long code = 0;
 		rc = rzc_stream(c, path, "text/event-stream", on_sse, &f, &code) == 0 ? RZC_OK
 		                                                                      : RZC_ERR;
@@ -137,7 +120,6 @@ int rzc_cmd_logs(rzc_t *c, int argc, char **argv)
 			fprintf(stderr, "run %s: %s\n", argv[0], f.phase);
 			rc = strcmp(f.phase, "Succeeded") == 0 ? RZC_OK : RZC_ERR;
 		}
-		free(f.line);
 		free(f.phase);
 	} else {
 		rzc_resp_t r;
@@ -289,20 +271,9 @@ static int merge_kubeconfig(const char *text, size_t len)
 	fresh = json_incref(json_array_get(docs, 0));
 	json_decref(docs);
 	if ((f = fopen(path, "r")) != NULL) {
-		char chunk[65536];
-		size_t n;
-		while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-			char *p = realloc(buf, blen + n + 1);
-			if (p == NULL) {
-				break;
-			}
-			buf = p;
-			memcpy(buf + blen, chunk, n);
-			blen += n;
-		}
+		buf = rzc_read_all(f, &blen);
 		fclose(f);
 		if (buf != NULL) {
-			buf[blen] = '\0';
 			docs = NULL;
 			if (rz_yaml_load_all(path, buf, blen, &docs, &err) != 0) {
 				free(buf);
@@ -322,33 +293,10 @@ static int merge_kubeconfig(const char *text, size_t len)
 	merge_named(cur, fresh, "users");
 	merge_named(cur, fresh, "contexts");
 	json_object_set(cur, "current-context", json_object_get(fresh, "current-context"));
-	{
-		char *dir = strdup(path), *slash = dir ? strrchr(dir, '/') : NULL;
-		char *tmp = NULL;
-		if (slash != NULL) {
-			*slash = '\0';
-			mkdir(dir, 0700);
-		}
-		free(dir);
-		rc = RZC_ERR;
-		if (asprintf(&tmp, "%s.rezusctl.%d", path, (int)getpid()) > 0) {
-			int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-			FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
-			if (out != NULL && rzc_yaml_write(out, cur) == 0 && fclose(out) == 0 &&
-			    rename(tmp, path) == 0) {
-				rc = RZC_OK;
-				printf(
-				    "merged into %s; current context %s\n", path,
-				    json_string_value(json_object_get(fresh, "current-context")));
-			} else {
-				if (out == NULL && fd >= 0) {
-					close(fd);
-				}
-				unlink(tmp);
-				rzc_fail("cannot write %s: %s", path, strerror(errno));
-			}
-			free(tmp);
-		}
+	rc = rzc_save_yaml(path, cur);
+	if (rc == RZC_OK) {
+		printf("merged into %s; current context %s\n", path,
+		       json_string_value(json_object_get(fresh, "current-context")));
 	}
 	json_decref(cur);
 	json_decref(fresh);

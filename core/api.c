@@ -396,23 +396,6 @@ static bool parse_continue(const char *token, char *key, size_t size, const char
 	return true;
 }
 
-static bool parse_int_param(const char *s, int64_t min, int64_t max, int64_t *out)
-{
-	char *end;
-	long long v;
-
-	if (s == NULL || *s == '\0') {
-		return false;
-	}
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (*end != '\0' || errno != 0 || v < min || v > max) {
-		return false;
-	}
-	*out = v;
-	return true;
-}
-
 static const char *const field_selectable[] = { "metadata.name", "metadata.tenant", "metadata.user",
 	                                        NULL };
 
@@ -452,7 +435,7 @@ static void handle_watch(struct rctx *c, rz_req_t *req, const char *tenant, rz_s
 	if (rv == NULL || *rv == '\0') {
 		rv = rz_req_header(req, "Last-Event-ID");
 	}
-	if (rv != NULL && *rv != '\0' && !parse_int_param(rv, 0, INT64_MAX, &o.since)) {
+	if (rv != NULL && *rv != '\0' && !rz_parse_int(rv, 0, INT64_MAX, &o.since)) {
 		rz_selector_free(labels);
 		rz_selector_free(fields);
 		rz_reply_error(req, 400, NULL, "invalid resourceVersion '%s'", rv);
@@ -496,7 +479,7 @@ static void handle_list(struct rctx *c, rz_req_t *req, const char *tenant)
 		handle_watch(c, req, tenant, labels, fields);
 		return;
 	}
-	if (limit != NULL && !parse_int_param(limit, 0, LIST_LIMIT_MAX, &n)) {
+	if (limit != NULL && !rz_parse_int(limit, 0, LIST_LIMIT_MAX, &n)) {
 		rz_reply_error(req, 400, NULL, "invalid limit '%s': use 1 to %d", limit,
 		               LIST_LIMIT_MAX);
 	} else if (cont != NULL && *cont != '\0' &&
@@ -940,7 +923,7 @@ static void handle_delete(struct rctx *c, rz_req_t *req, const char *tenant, con
 		}
 		pre = json_string_value(
 		    json_object_get(json_object_get(opts, "preconditions"), "resourceVersion"));
-		if (pre != NULL && !parse_int_param(pre, 1, INT64_MAX, &rv)) {
+		if (pre != NULL && !rz_parse_int(pre, 1, INT64_MAX, &rv)) {
 			json_decref(opts);
 			rz_reply_error(req, 400, NULL, "invalid preconditions.resourceVersion '%s'",
 			               pre);

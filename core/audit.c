@@ -73,23 +73,6 @@ static json_t *row_object(rz_stmt_t *s)
 	                 (json_int_t)rz_stmt_int64(s, 0));
 }
 
-static bool positive(const char *s, int64_t max, int64_t *out)
-{
-	char *end;
-	long long v;
-
-	if (s == NULL || *s == '\0') {
-		return false;
-	}
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (*end != '\0' || errno != 0 || v < 1 || v > max) {
-		return false;
-	}
-	*out = v;
-	return true;
-}
-
 /* Newest first. Filters are exact matches; since/until are RFC 3339 times. */
 static void handle_list(rz_req_t *req, void *ctx)
 {
@@ -117,8 +100,8 @@ static void handle_list(rz_req_t *req, void *ctx)
 		               "2026-11-30T04:31:11Z");
 		return;
 	}
-	if ((limit != NULL && !positive(limit, LIST_MAX, &n)) ||
-	    (cont != NULL && !positive(cont, INT64_MAX, &before))) {
+	if ((limit != NULL && !rz_parse_int(limit, 1, LIST_MAX, &n)) ||
+	    (cont != NULL && !rz_parse_int(cont, 1, INT64_MAX, &before))) {
 		json_decref(items);
 		rz_reply_error(req, 400, NULL, "invalid limit or continue (limit: 1 to %d)",
 		               LIST_MAX);

@@ -39,7 +39,8 @@ struct run {
 	struct sbuf {
 		char *p;
 		size_t len, cap;
-	} show; /* stdout of `tofu show -json` */
+	} show;       /* stdout of `tofu show -json` while it runs (sensitive values in clear) */
+	json_t *plan; /* then parsed, once; the buffer is wiped */
 	json_t *diagnostics;
 	char error[512];
 	struct follower {
@@ -562,10 +563,9 @@ static int run_step(struct run *r, const char *const *argv, rz_err_t *err)
 	return rz_proc_start(&r->proc, e->base, &o, err);
 }
 
-/* Count what the saved plan does (from `tofu show -json run.plan`). */
-static json_t *changes_of(const char *show)
+/* Count what the saved plan does (`tofu show -json run.plan`, parsed; may be NULL). */
+static json_t *changes_of(const json_t *plan)
 {
-	json_t *plan = show ? json_loads(show, 0, NULL) : NULL;
 	json_int_t add = 0, change = 0, destroy = 0;
 	size_t i;
 	json_t *rc;
@@ -587,14 +587,13 @@ static json_t *changes_of(const char *show)
 		destroy += d;
 		change += u;
 	}
-	json_decref(plan);
 	return json_pack("{s:I, s:I, s:I}", "add", add, "change", change, "destroy", destroy);
 }
 
 /* Would applying this plan change anything: a resource, or an output? */
-static bool has_changes(const char *show)
+static bool has_changes(const json_t *plan)
 {
-	json_t *plan = show ? json_loads(show, 0, NULL) : NULL, *rc, *oc, *a;
+	json_t *rc, *oc, *a;
 	const char *name;
 	bool any = plan == NULL; /* unreadable: apply, to be safe */
 	size_t i, j;
@@ -616,7 +615,6 @@ static bool has_changes(const char *show)
 			any = any || (s != NULL && strcmp(s, "no-op") != 0);
 		}
 	}
-	json_decref(plan);
 	return any;
 }
 
@@ -954,7 +952,7 @@ static void finish(struct run *r, const char *phase, int exit_code)
 	set_status(e, "Run", t->name, r->name,
 	           json_pack("{s:s, s:s, s:i, s:s, s:o, s:O}", "phase", phase, "finishedAt", now,
 	                     "exitCode", exit_code, "message", r->error, "changes",
-	                     changes_of(r->show.p), "diagnostics", r->diagnostics));
+	                     changes_of(r->plan), "diagnostics", r->diagnostics));
 	if (strcmp(r->operation, "destroy") == 0 && strcmp(phase, "Succeeded") == 0) {
 		teardown_done(r);
 	} else if (strcmp(r->operation, "plan") != 0) {
@@ -980,7 +978,11 @@ static void finish(struct run *r, const char *phase, int exit_code)
 	}
 	rz_proc_free(r->proc);
 	json_decref(r->diagnostics);
+	if (r->show.p != NULL) {
+		sodium_memzero(r->show.p, r->show.len);
+	}
 	free(r->show.p);
+	json_decref(r->plan);
 	sodium_memzero(r->secret, sizeof(r->secret));
 	if (r->slot) {
 		e->running--;
@@ -1017,7 +1019,7 @@ static bool needs_approval(struct run *r)
 	    strcmp(r->operation, "apply") != 0) {
 		return false;
 	}
-	c = changes_of(r->show.p);
+	c = changes_of(r->plan);
 	destroys = json_integer_value(json_object_get(c, "destroy")) > 0;
 	json_decref(c);
 	return destroys;
@@ -1045,8 +1047,8 @@ static int next_step(struct run *r, rz_err_t *err)
 	if (r->step == STEP_APPLY && strcmp(r->trigger, "resync") == 0) {
 		/* drift detection: the resync's plan says whether reality left the spec */
 		char msg[256];
-		json_t *c = changes_of(r->show.p);
-		r->drifted = has_changes(r->show.p);
+		json_t *c = changes_of(r->plan);
+		r->drifted = has_changes(r->plan);
 		snprintf(msg, sizeof(msg), "the resync plan of run %s found %s (+%lld ~%lld -%lld)",
 		         r->name, r->drifted ? "changes" : "none",
 		         (long long)json_integer_value(json_object_get(c, "add")),
@@ -1059,14 +1061,14 @@ static int next_step(struct run *r, rz_err_t *err)
 			         r->t->name, "run", r->name, NULL);
 		}
 	}
-	if (r->step == STEP_APPLY && !has_changes(r->show.p)) {
+	if (r->step == STEP_APPLY && !has_changes(r->plan)) {
 		r->step = STEP_DONE; /* nothing to apply: no tofu apply, no new state */
 	}
 	if (r->step == STEP_APPLY && needs_approval(r)) {
 		r->awaiting = true;
 		set_status(r->e, "Run", r->t->name, r->name,
 		           json_pack("{s:s, s:o}", "phase", "AwaitingApproval", "changes",
-		                     changes_of(r->show.p)));
+		                     changes_of(r->plan)));
 		rz_logkv(RZ_LOG_NOTICE, "engine",
 		         "run awaits approval: its plan destroys resources", "tenant", r->t->name,
 		         "run", r->name, NULL);
@@ -1099,6 +1101,12 @@ static void step_done(void *arg, int status, bool timed_out, bool canceled)
 		         canceled ? "was canceled" : "failed (see the run's diagnostics and log)");
 		finish(r, canceled ? "Canceled" : "Failed", status);
 		return;
+	}
+	if (r->step == STEP_SHOW) {
+		r->plan = r->show.p ? json_loads(r->show.p, 0, NULL) : NULL;
+		if (r->show.p != NULL) {
+			sodium_memzero(r->show.p, r->show.len);
+		}
 	}
 	r->step++;
 	if (next_step(r, &err) != 0) {

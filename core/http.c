@@ -526,6 +526,23 @@ const char *rz_req_query(const rz_req_t *req, const char *name)
 	return kv_get(&req->query, name, false);
 }
 
+bool rz_parse_int(const char *s, int64_t min, int64_t max, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	if (s == NULL || *s == '\0') {
+		return false;
+	}
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (*end != '\0' || errno != 0 || v < min || v > max) {
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
 const char *rz_req_header(const rz_req_t *req, const char *name)
 {
 	return kv_get(&req->in, name, true);

@@ -762,11 +762,12 @@ static int op_update(struct write *w, rz_err_t *err)
 	{ /* labels absent and empty are the same labels */
 		json_t *was = json_object_get(json_object_get(cur, "metadata"), "labels");
 		json_t *now = json_object_get(json_object_get(next, "metadata"), "labels");
-		json_t *none = json_object();
-		if (!json_equal(was ? was : none, now ? now : none)) {
+		bool same = was != NULL && now != NULL
+		                ? json_equal(was, now)
+		                : json_object_size(was) == 0 && json_object_size(now) == 0;
+		if (!same) {
 			prev = was ? json_deep_copy(was) : json_object();
 		}
-		json_decref(none);
 	}
 	json_decref(cur);
 	w->out = next;
