@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "cli/rezusctl.h"
-#include "core/runner.h"
+#include "core/engine/runner.h"
 
 struct boot {
 	rzc_t *c;

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "cli/rezusctl.h"
-#include "core/yaml.h"
+#include "core/base/yaml.h"
 
 #define DEFAULT_SERVER "http://127.0.0.1:8080"
 

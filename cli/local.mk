@@ -1,5 +1,5 @@
 # rezusctl, the command-line client (SPEC §10): libcurl for HTTP, jansson for JSON, libyaml
-# for YAML (reading through core/yaml.c, which is linked from the core library).
+# for YAML (reading through core/base/yaml.c, which is linked from the core library).
 bin_PROGRAMS += rezusctl
 rezusctl_SOURCES = cli/rezusctl.h cli/main.c cli/http.c cli/conf.c cli/kinds.c cli/out.c \
 	cli/objects.c cli/runs.c cli/admin.c cli/boot.c

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "cli/rezusctl.h"
-#include "core/yaml.h"
+#include "core/base/yaml.h"
 
 /* ------------------------------------------------------------------ naming */
 

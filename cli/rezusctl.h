@@ -1,7 +1,7 @@
 /*
  * cli/rezusctl.h - rezusctl, the command-line client (SPEC §10): shared state and the
  * modules' interfaces. HTTP through libcurl, JSON through jansson, YAML in and out through
- * libyaml (core/yaml.c reads; out.c writes).
+ * libyaml (core/base/yaml.c reads; out.c writes).
  */
 #ifndef RZC_REZUSCTL_H
 #define RZC_REZUSCTL_H

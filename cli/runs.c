@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "cli/rezusctl.h"
-#include "core/yaml.h"
+#include "core/base/yaml.h"
 
 /* The tenant of run name: -t, or looked up among every tenant's runs. Caller frees. */
 static char *run_tenant(rzc_t *c, const char *name)

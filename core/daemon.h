@@ -7,8 +7,8 @@
 
 #include <stdbool.h>
 
-#include "core/config.h"
-#include "core/errors.h"
+#include "core/base/config.h"
+#include "core/base/errors.h"
 
 struct event_base;
 

@@ -2,35 +2,38 @@
 # main and by every test, so both run the same objects.
 noinst_LTLIBRARIES += core/librezus-core.la
 
+# One folder a subsystem, listed from the bottom of the dependency order up
+# (docs/architecture.md, "Layers"; tests/integration/layers.sh enforces it).
 core_librezus_core_la_SOURCES = \
-	core/errors.c core/errors.h \
-	core/log.c core/log.h \
-	core/config.c core/config.h core/yaml.c core/yaml.h \
-	core/db.c core/db.h core/schema.c \
-	core/http.c core/http.h \
-	core/workers.c core/workers.h \
-	core/daemon.c core/daemon.h \
-	core/version.c core/version.h \
-	core/fields.c core/fields.h \
-	core/selector.c core/selector.h \
-	core/merge.c core/merge.h \
-	core/kinds.c core/kinds.h \
-	core/bus.c core/bus.h \
-	core/store.c core/store.h \
-	core/watch.c core/watch.h \
-	core/api.c core/api.h \
-	core/metrics.c core/metrics.h \
-	core/auth.c core/auth.h \
-	core/access.c core/access.h \
-	core/audit.c core/audit.h \
-	core/session.c core/session.h \
-	core/host.c core/host.h \
-	core/plugins.c core/plugins.h \
-	core/projection.c core/projection.h \
-	core/compose.c core/compose.h \
-	core/tfstate.c core/tfstate.h \
-	core/runner.c core/runner.h \
-	core/engine.c core/engine.h
+	core/base/errors.c core/base/errors.h \
+	core/base/log.c core/base/log.h \
+	core/base/config.c core/base/config.h \
+	core/base/yaml.c core/base/yaml.h \
+	core/base/workers.c core/base/workers.h \
+	core/base/version.c core/base/version.h \
+	core/http/http.c core/http/http.h \
+	core/model/fields.c core/model/fields.h \
+	core/model/selector.c core/model/selector.h \
+	core/model/merge.c core/model/merge.h \
+	core/model/kinds.c core/model/kinds.h \
+	core/store/db.c core/store/db.h core/store/schema.c \
+	core/store/bus.c core/store/bus.h \
+	core/store/store.c core/store/store.h \
+	core/auth/auth.c core/auth/auth.h \
+	core/auth/access.c core/auth/access.h \
+	core/auth/audit.c core/auth/audit.h \
+	core/auth/session.c core/auth/session.h \
+	core/plugin/host.c core/plugin/host.h \
+	core/plugin/plugins.c core/plugin/plugins.h \
+	core/plugin/projection.c core/plugin/projection.h \
+	core/plugin/compose.c core/plugin/compose.h \
+	core/api/watch.c core/api/watch.h \
+	core/api/api.c core/api/api.h \
+	core/api/metrics.c core/api/metrics.h \
+	core/engine/tfstate.c core/engine/tfstate.h \
+	core/engine/runner.c core/engine/runner.h \
+	core/engine/engine.c core/engine/engine.h \
+	core/daemon.c core/daemon.h
 core_librezus_core_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(SQLITE_CFLAGS) \
 	$(JANSSON_CFLAGS) $(LIBJWT_CFLAGS) $(SODIUM_CFLAGS) $(YAML_CFLAGS) $(NETTLE_CFLAGS)
 core_librezus_core_la_LIBADD = $(LIBEVENT_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) \

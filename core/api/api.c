@@ -1,4 +1,4 @@
-/* core/api.c - the resource REST API, generated from the kind table. */
+/* core/api/api.c - the resource REST API, generated from the kind table. */
 #include <config.h>
 
 #include <errno.h>
@@ -10,16 +10,16 @@
 
 #include <sodium.h>
 
-#include "core/access.h"
-#include "core/api.h"
-#include "core/auth.h"
-#include "core/fields.h"
-#include "core/kinds.h"
-#include "core/log.h"
-#include "core/merge.h"
-#include "core/plugins.h"
-#include "core/version.h"
-#include "core/yaml.h"
+#include "core/auth/access.h"
+#include "core/api/api.h"
+#include "core/auth/auth.h"
+#include "core/model/fields.h"
+#include "core/model/kinds.h"
+#include "core/base/log.h"
+#include "core/model/merge.h"
+#include "core/plugin/plugins.h"
+#include "core/base/version.h"
+#include "core/base/yaml.h"
 
 #define LIST_LIMIT_MAX 10000
 #define NAME_SUFFIX    5

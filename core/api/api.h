@@ -1,5 +1,5 @@
 /*
- * core/api.h - the resource REST API (SPEC §3, §4): routes generated from the kind table,
+ * core/api/api.h - the resource REST API (SPEC §3, §4): routes generated from the kind table,
  * the verbs, validation, lists with selectors and pages, watches, /openapi/v3.
  */
 #ifndef RZ_API_H
@@ -7,13 +7,13 @@
 
 #include <stddef.h>
 
-#include "core/access.h"
-#include "core/bus.h"
-#include "core/errors.h"
-#include "core/http.h"
-#include "core/store.h"
-#include "core/watch.h"
-#include "core/workers.h"
+#include "core/auth/access.h"
+#include "core/store/bus.h"
+#include "core/base/errors.h"
+#include "core/http/http.h"
+#include "core/store/store.h"
+#include "core/api/watch.h"
+#include "core/base/workers.h"
 
 typedef struct rz_api rz_api_t;
 

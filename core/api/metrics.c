@@ -1,4 +1,4 @@
-/* core/metrics.c - request counters, a latency histogram and gauges for Prometheus. */
+/* core/api/metrics.c - request counters, a latency histogram and gauges for Prometheus. */
 #include <config.h>
 
 #include <errno.h>
@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/kinds.h"
-#include "core/metrics.h"
-#include "core/version.h"
+#include "core/model/kinds.h"
+#include "core/api/metrics.h"
+#include "core/base/version.h"
 
 static const double buckets[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
 	                          0.05,   0.1,   0.25,   0.5,   1,    2.5 };

@@ -1,5 +1,5 @@
 /*
- * core/metrics.h - Prometheus metrics (text exposition format 0.0.4) at /metrics.
+ * core/api/metrics.h - Prometheus metrics (text exposition format 0.0.4) at /metrics.
  */
 #ifndef RZ_METRICS_H
 #define RZ_METRICS_H
@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/errors.h"
-#include "core/http.h"
+#include "core/base/errors.h"
+#include "core/http/http.h"
 
 typedef struct rz_metrics rz_metrics_t;
 

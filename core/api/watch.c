@@ -1,4 +1,4 @@
-/* core/watch.c - watch streams: replay, synthetic ADDED, live fan-out, heartbeats; a label
+/* core/api/watch.c - watch streams: replay, synthetic ADDED, live fan-out, heartbeats; a label
  * change that moves an object into or out of a selector is seen as ADDED or DELETED. */
 #include <config.h>
 
@@ -11,8 +11,8 @@
 
 #include <event2/event.h>
 
-#include "core/log.h"
-#include "core/watch.h"
+#include "core/base/log.h"
+#include "core/api/watch.h"
 
 enum format { FMT_SSE, FMT_NDJSON, FMT_JSON };
 

@@ -1,5 +1,5 @@
 /*
- * core/watch.h - watch streams over HTTP (SPEC §3 "Watch", PROTOCOLS.md §6).
+ * core/api/watch.h - watch streams over HTTP (SPEC §3 "Watch", PROTOCOLS.md §6).
  *
  * A hub subscribes to the bus once and fans each committed change out to the matching
  * watchers. Formats: Server-Sent Events (default; `event:`, `id:`, `data:`), NDJSON
@@ -13,12 +13,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/bus.h"
-#include "core/errors.h"
-#include "core/http.h"
-#include "core/kinds.h"
-#include "core/selector.h"
-#include "core/store.h"
+#include "core/store/bus.h"
+#include "core/base/errors.h"
+#include "core/http/http.h"
+#include "core/model/kinds.h"
+#include "core/model/selector.h"
+#include "core/store/store.h"
 
 struct event_base;
 

@@ -1,4 +1,4 @@
-/* core/access.c - authentication and role checks on every route, and their audit rows. */
+/* core/auth/access.c - authentication and role checks on every route, and their audit rows. */
 #include <config.h>
 
 #include <arpa/inet.h>
@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/access.h"
-#include "core/kinds.h"
-#include "core/log.h"
+#include "core/auth/access.h"
+#include "core/model/kinds.h"
+#include "core/base/log.h"
 
 struct rz_access {
 	rz_auth_t *auth;

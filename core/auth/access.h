@@ -1,5 +1,5 @@
 /*
- * core/access.h - who may call which route (SPEC §5): the HTTP guard that authenticates
+ * core/auth/access.h - who may call which route (SPEC §5): the HTTP guard that authenticates
  * every request and applies the role each route declares (from the kind table for resource
  * routes), and the audit rows for what it sees.
  */
@@ -8,10 +8,10 @@
 
 #include <stdbool.h>
 
-#include "core/audit.h"
-#include "core/auth.h"
-#include "core/http.h"
-#include "core/store.h"
+#include "core/auth/audit.h"
+#include "core/auth/auth.h"
+#include "core/http/http.h"
+#include "core/store/store.h"
 
 typedef struct rz_access rz_access_t;
 

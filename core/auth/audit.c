@@ -1,4 +1,4 @@
-/* core/audit.c - audit rows: writing, reading with filters, pruning. */
+/* core/auth/audit.c - audit rows: writing, reading with filters, pruning. */
 #include <config.h>
 
 #include <errno.h>
@@ -11,10 +11,10 @@
 #include <event2/event.h>
 #include <jansson.h>
 
-#include "core/audit.h"
-#include "core/kinds.h"
-#include "core/log.h"
-#include "core/store.h"
+#include "core/auth/audit.h"
+#include "core/model/kinds.h"
+#include "core/base/log.h"
+#include "core/store/store.h"
 
 #define PRUNE_EVERY_S 3600
 #define LIST_DEFAULT  500

@@ -1,5 +1,5 @@
 /*
- * core/audit.h - the audit log (SPEC §4 AuditEvent, §5): one row per mutating request,
+ * core/auth/audit.h - the audit log (SPEC §4 AuditEvent, §5): one row per mutating request,
  * login, denied request, credential download and force-unlock. A successful change's row
  * is written in the change's own transaction; a refused or failed request gets a row of
  * its own. Rows never hold secrets. GET /api/v1/audit (admin) reads them; rows older than
@@ -10,9 +10,9 @@
 
 #include <stdint.h>
 
-#include "core/db.h"
-#include "core/errors.h"
-#include "core/http.h"
+#include "core/store/db.h"
+#include "core/base/errors.h"
+#include "core/http/http.h"
 
 struct event_base;
 

@@ -1,4 +1,4 @@
-/* core/auth.c - sessions (HS256 JWT), API tokens, password hashes, login throttling. */
+/* core/auth/auth.c - sessions (HS256 JWT), API tokens, password hashes, login throttling. */
 #include <config.h>
 
 #include <errno.h>
@@ -16,8 +16,8 @@
 #include <jansson.h>
 #include <jwt.h>
 
-#include "core/auth.h"
-#include "core/log.h"
+#include "core/auth/auth.h"
+#include "core/base/log.h"
 
 #define SECRET_FILE      "jwt.secret"
 #define SECRET_MIN       32

@@ -1,8 +1,8 @@
 /*
- * core/auth.h - authentication (SPEC §5): sessions as HS256 JWTs, API tokens, password
+ * core/auth/auth.h - authentication (SPEC §5): sessions as HS256 JWTs, API tokens, password
  * hashing, the brute-force limiter.
  *
- * Who may do what is the kind table's business (core/kinds.h: roles per kind and verb);
+ * Who may do what is the kind table's business (core/model/kinds.h: roles per kind and verb);
  * this module says who is asking. Secrets never leave it in clear: passwords become
  * Argon2id hashes (libsodium), API token secrets are stored as BLAKE2b hashes, the JWT
  * signing secret lives in a 0600 file.
@@ -15,11 +15,11 @@
 
 #include <sodium.h>
 
-#include "core/config.h"
-#include "core/db.h"
-#include "core/errors.h"
-#include "core/kinds.h"
-#include "core/store.h"
+#include "core/base/config.h"
+#include "core/store/db.h"
+#include "core/base/errors.h"
+#include "core/model/kinds.h"
+#include "core/store/store.h"
 
 #define RZ_JWT_ISSUER        "rezuscloud"
 #define RZ_TOKEN_PREFIX      "rzt_"

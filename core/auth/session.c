@@ -1,4 +1,4 @@
-/* core/session.c - login, logout, whoami, password change; the first admin. */
+/* core/auth/session.c - login, logout, whoami, password change; the first admin. */
 #include <config.h>
 
 #include <errno.h>
@@ -10,9 +10,9 @@
 #include <event2/event.h>
 #include <jansson.h>
 
-#include "core/kinds.h"
-#include "core/log.h"
-#include "core/session.h"
+#include "core/model/kinds.h"
+#include "core/base/log.h"
+#include "core/auth/session.h"
 
 #define BAD_LOGIN "invalid username or password"
 

@@ -1,15 +1,15 @@
 /*
- * core/session.h - the /api/v1/auth endpoints (login, logout, whoami, password change)
+ * core/auth/session.h - the /api/v1/auth endpoints (login, logout, whoami, password change)
  * and the first start's admin user (SPEC §5).
  */
 #ifndef RZ_SESSION_H
 #define RZ_SESSION_H
 
-#include "core/access.h"
-#include "core/auth.h"
-#include "core/http.h"
-#include "core/store.h"
-#include "core/workers.h"
+#include "core/auth/access.h"
+#include "core/auth/auth.h"
+#include "core/http/http.h"
+#include "core/store/store.h"
+#include "core/base/workers.h"
 
 struct event_base;
 

@@ -1,11 +1,11 @@
 /*
- * core/config.c - rezuscloud's configuration (SPEC §2).
+ * core/base/config.c - rezuscloud's configuration (SPEC §2).
  *
  * One schema table (settings[]) describes every key: its type, where it lives in
  * rz_config_t, its default and its limits. The YAML loader, the environment, flags
  * (rz_config_set), the defaults and rz_config_validate() all walk that table.
  */
-/* Angle brackets: a quoted "config.h" would find core/config.h next to this file. */
+/* Angle brackets: a quoted "config.h" would find core/base/config.h next to this file. */
 #include <config.h>
 
 #include <arpa/inet.h>
@@ -22,9 +22,9 @@
 
 #include <yaml.h>
 
-#include "core/config.h"
-#include "core/log.h"
-#include "core/yaml.h"
+#include "core/base/config.h"
+#include "core/base/log.h"
+#include "core/base/yaml.h"
 
 #define ARRAY_SIZE(a)   (sizeof(a) / sizeof((a)[0]))
 #define ENV_PREFIX      "REZUSCLOUD_"
@@ -843,7 +843,7 @@ static int load_required(struct loader *l, const char *path, int line, const yam
 	return 0;
 }
 
-/* A plugin's section: its settings as JSON (core/yaml.c), and `required:` at its top. */
+/* A plugin's section: its settings as JSON (core/base/yaml.c), and `required:` at its top. */
 static int plugin_section(struct loader *l, const char *path, struct required *req, json_t **out)
 {
 	json_t *obj = json_object();

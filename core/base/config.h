@@ -1,5 +1,5 @@
 /*
- * core/config.h - rezuscloud's configuration (SPEC §2).
+ * core/base/config.h - rezuscloud's configuration (SPEC §2).
  *
  * Precedence: built-in defaults < file < REZUSCLOUD_* environment < command-line flags.
  * The file is YAML read with libyaml. Every key is described once in the schema table in
@@ -16,7 +16,7 @@
 
 #include <jansson.h>
 
-#include "core/errors.h"
+#include "core/base/errors.h"
 
 /* Where things live when configure does not say (it passes -D for installed builds). */
 #ifndef RZ_LOCALSTATEDIR

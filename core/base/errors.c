@@ -1,11 +1,11 @@
-/* core/errors.c - the one table of error texts. */
+/* core/base/errors.c - the one table of error texts. */
 #include <config.h>
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "core/errors.h"
+#include "core/base/errors.h"
 
 static const struct {
 	int code;

@@ -1,5 +1,5 @@
 /*
- * core/errors.h - error codes and the error buffer used throughout the core.
+ * core/base/errors.h - error codes and the error buffer used throughout the core.
  *
  * Fallible functions return 0 or a negative code: a negated errno value, a REZUS_E*
  * code from the SDK, or one of the RZ_E* codes below (core only, below -10100).

@@ -1,4 +1,4 @@
-/* core/log.c - the one logging sink: logfmt lines, syslog levels, redaction. */
+/* core/base/log.c - the one logging sink: logfmt lines, syslog levels, redaction. */
 #include <config.h>
 
 #include <ctype.h>
@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/log.h"
+#include "core/base/log.h"
 
 #define LINE_MAX_BYTES 8192
 

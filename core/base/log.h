@@ -1,5 +1,5 @@
 /*
- * core/log.h - the one logging sink.
+ * core/base/log.h - the one logging sink.
  *
  * Lines are logfmt on stderr (or a file, reopened on SIGHUP):
  *   ts=2026-11-30T04:31:11.123Z level=info subsys=http msg="listening" addr=127.0.0.1:8080
@@ -11,7 +11,7 @@
 
 #include <stdbool.h>
 
-#include "core/errors.h"
+#include "core/base/errors.h"
 
 enum rz_log_level {
 	RZ_LOG_EMERG = 0,

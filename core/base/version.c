@@ -1,9 +1,9 @@
-/* core/version.c - build identity for --version and /version. */
+/* core/base/version.c - build identity for --version and /version. */
 #include <config.h>
 
 #include <rezus/version.h>
 
-#include "core/version.h"
+#include "core/base/version.h"
 
 #define STR_(x) #x
 #define STR(x)  STR_(x)

@@ -1,4 +1,4 @@
-/* core/version.h - what this build is. */
+/* core/base/version.h - what this build is. */
 #ifndef RZ_VERSION_H
 #define RZ_VERSION_H
 

@@ -1,4 +1,4 @@
-/* core/workers.c - thread pool whose completions are delivered on the event loop. */
+/* core/base/workers.c - thread pool whose completions are delivered on the event loop. */
 #include <config.h>
 
 #include <errno.h>
@@ -11,7 +11,7 @@
 
 #include <event2/event.h>
 
-#include "core/workers.h"
+#include "core/base/workers.h"
 
 #define MAX_THREADS 64
 

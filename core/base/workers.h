@@ -1,5 +1,5 @@
 /*
- * core/workers.h - a small thread pool for work that blocks or burns CPU (password
+ * core/base/workers.h - a small thread pool for work that blocks or burns CPU (password
  * hashing, backups, encrypting large blobs), so the event loop never does.
  *
  * work() runs on a pool thread and must touch only its own arg. done() runs afterwards
@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "core/errors.h"
+#include "core/base/errors.h"
 
 struct event_base;
 

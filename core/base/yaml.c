@@ -1,4 +1,4 @@
-/* core/yaml.c - YAML to JSON through libyaml (see yaml.h). */
+/* core/base/yaml.c - YAML to JSON through libyaml (see yaml.h). */
 #include <config.h>
 
 #include <ctype.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/yaml.h"
+#include "core/base/yaml.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define MAX_DEPTH     64

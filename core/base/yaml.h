@@ -1,5 +1,5 @@
 /*
- * core/yaml.h - YAML to JSON through libyaml, for the config file's plugin sections, for
+ * core/base/yaml.h - YAML to JSON through libyaml, for the config file's plugin sections, for
  * request bodies sent as application/yaml, and for manifests. Plain scalars follow the YAML
  * 1.2 core schema (null, booleans, integers, reals); quoted or tagged scalars are strings.
  * Aliases, duplicate keys, non-string keys and nesting deeper than 64 levels are refused.
@@ -14,7 +14,7 @@
 #include <jansson.h>
 #include <yaml.h>
 
-#include "core/errors.h"
+#include "core/base/errors.h"
 
 typedef struct rz_yaml {
 	yaml_parser_t parser;

@@ -1,4 +1,4 @@
-/* core/engine.c - runs of tofu per tenant: queue, pool, steps, projection. */
+/* core/engine/engine.c - runs of tofu per tenant: queue, pool, steps, projection. */
 #include <config.h>
 
 #include <errno.h>
@@ -14,11 +14,11 @@
 #include <jansson.h>
 #include <sodium.h>
 
-#include "core/compose.h"
-#include "core/engine.h"
-#include "core/host.h"
-#include "core/log.h"
-#include "core/runner.h"
+#include "core/plugin/compose.h"
+#include "core/engine/engine.h"
+#include "core/plugin/host.h"
+#include "core/base/log.h"
+#include "core/engine/runner.h"
 
 #define MAX_ENV 64
 

@@ -1,5 +1,5 @@
 /*
- * core/engine.h - the TF engine (SPEC §7.2–7.4): turns spec changes into runs of tofu
+ * core/engine/engine.h - the TF engine (SPEC §7.2–7.4): turns spec changes into runs of tofu
  * against the tenant's working directory, one run per tenant at a time, a bounded pool
  * across tenants, and projects the applied state back into the store.
  *
@@ -12,13 +12,13 @@
 
 #include <stdint.h>
 
-#include "core/auth.h"
-#include "core/bus.h"
-#include "core/errors.h"
-#include "core/http.h"
-#include "core/plugins.h"
-#include "core/store.h"
-#include "core/tfstate.h"
+#include "core/auth/auth.h"
+#include "core/store/bus.h"
+#include "core/base/errors.h"
+#include "core/http/http.h"
+#include "core/plugin/plugins.h"
+#include "core/store/store.h"
+#include "core/engine/tfstate.h"
 
 struct event_base;
 

@@ -1,4 +1,4 @@
-/* core/runner.c - child processes on the event loop: pipes, SIGCHLD, timeouts. */
+/* core/engine/runner.c - child processes on the event loop: pipes, SIGCHLD, timeouts. */
 #include <config.h>
 
 #include <errno.h>
@@ -17,8 +17,8 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
-#include "core/log.h"
-#include "core/runner.h"
+#include "core/base/log.h"
+#include "core/engine/runner.h"
 
 #define LINE_MAX_LEN (1u << 20) /* a longer line is delivered in pieces */
 

@@ -1,5 +1,5 @@
 /*
- * core/runner.h - child processes driven by the event loop (SPEC §7.3): no blocking wait,
+ * core/engine/runner.h - child processes driven by the event loop (SPEC §7.3): no blocking wait,
  * no thread. Output arrives line by line through pipes read as bufferevents; SIGCHLD is
  * handled in the loop; a timeout sends SIGINT to the child's process group, then SIGKILL
  * after the grace period; cancel does the same at once.
@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/errors.h"
+#include "core/base/errors.h"
 
 struct event_base;
 

@@ -1,4 +1,4 @@
-/* core/tfstate.c - the TF HTTP state backend: versions encrypted at rest, locks, history. */
+/* core/engine/tfstate.c - the TF HTTP state backend: versions encrypted at rest, locks, history. */
 #include <config.h>
 
 #include <errno.h>
@@ -13,10 +13,10 @@
 #include <nettle/md5.h>
 #include <sodium.h>
 
-#include "core/kinds.h"
-#include "core/log.h"
-#include "core/store.h"
-#include "core/tfstate.h"
+#include "core/model/kinds.h"
+#include "core/base/log.h"
+#include "core/store/store.h"
+#include "core/engine/tfstate.h"
 
 #define NONCE crypto_aead_xchacha20poly1305_ietf_NPUBBYTES
 #define TAG   crypto_aead_xchacha20poly1305_ietf_ABYTES

@@ -1,5 +1,5 @@
 /*
- * core/tfstate.h - the TF HTTP state backend (SPEC §7.1, PROTOCOLS.md §1) at
+ * core/engine/tfstate.h - the TF HTTP state backend (SPEC §7.1, PROTOCOLS.md §1) at
  * /tfstate/{tenant}: GET, POST (?ID= checked against the lock), DELETE, LOCK (200 / 423 with
  * the holder), UNLOCK (200 / 409 with the holder; an empty body is an admin's force-unlock,
  * audited). Every stored version is kept up to tofu.state_history, encrypted at rest with
@@ -15,11 +15,11 @@
 
 #include <jansson.h>
 
-#include "core/access.h"
-#include "core/db.h"
-#include "core/errors.h"
-#include "core/http.h"
-#include "core/store.h"
+#include "core/auth/access.h"
+#include "core/store/db.h"
+#include "core/base/errors.h"
+#include "core/http/http.h"
+#include "core/store/store.h"
 
 typedef struct rz_tfstate rz_tfstate_t;
 

@@ -1,4 +1,4 @@
-/* core/http.c - HTTP/1.1 server on the libevent loop, parsed by http-parser. */
+/* core/http/http.c - HTTP/1.1 server on the libevent loop, parsed by http-parser. */
 #include <config.h>
 
 #include <arpa/inet.h>
@@ -21,8 +21,8 @@
 #include <http_parser.h>
 #include <sodium.h>
 
-#include "core/http.h"
-#include "core/log.h"
+#include "core/http/http.h"
+#include "core/base/log.h"
 
 #define MAX_PARAMS      8
 #define MAX_SEGMENTS    32

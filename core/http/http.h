@@ -1,5 +1,5 @@
 /*
- * core/http.h - the HTTP/1.1 server: listener, connections, routing, replies.
+ * core/http/http.h - the HTTP/1.1 server: listener, connections, routing, replies.
  *
  * Runs on the libevent loop (evconnlistener + bufferevents); requests are parsed by
  * http-parser, so any method — including the TF state backend's LOCK and UNLOCK — reaches
@@ -20,7 +20,7 @@
 
 #include <jansson.h>
 
-#include "core/errors.h"
+#include "core/base/errors.h"
 
 struct event_base;
 
@@ -50,7 +50,7 @@ typedef struct rz_route {
 	const char *pattern;
 	rz_http_fn fn;
 	void *ctx;
-	int role;         /* enum rz_role (core/kinds.h): who may call it; 0 = nobody */
+	int role;         /* enum rz_role (core/model/kinds.h): who may call it; 0 = nobody */
 	const char *kind; /* for authorisation and audit: the resource kind, or NULL */
 	const char *verb; /* for audit: "create", "login", ...; NULL = from the method */
 	bool audit;       /* audit every call, not only mutating ones (credential downloads) */

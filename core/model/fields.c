@@ -1,5 +1,5 @@
 /*
- * core/fields.c - declarative field schemas: strict validation with Kubernetes-style
+ * core/model/fields.c - declarative field schemas: strict validation with Kubernetes-style
  * causes, defaulting, the OpenAPI schema of the same fields, and the format checks.
  *
  * Validation walks the schema and the object together. Causes come in a fixed order: the
@@ -8,7 +8,7 @@
  * of problems found, so a cause that could not be appended (out of memory) still fails the
  * validation.
  */
-/* Angle brackets: a quoted "config.h" would find core/config.h next to this file. */
+/* Angle brackets: a quoted "config.h" would find core/base/config.h next to this file. */
 #include <config.h>
 
 #include <arpa/inet.h>
@@ -22,7 +22,7 @@
 
 #include <yaml.h>
 
-#include "core/fields.h"
+#include "core/model/fields.h"
 
 /* Room for any message a format check writes. */
 #define MSG_MAX 256

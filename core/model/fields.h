@@ -1,5 +1,5 @@
 /*
- * core/fields.h - declarative field schemas: strict validation with Kubernetes-style
+ * core/model/fields.h - declarative field schemas: strict validation with Kubernetes-style
  * causes, defaulting, and the OpenAPI schema of the same fields.
  *
  * A schema is a static array of rz_field_t terminated by an entry whose name is NULL.

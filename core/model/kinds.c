@@ -1,10 +1,10 @@
-/* core/kinds.c - the resource kinds and their field schemas (SPEC §4). */
+/* core/model/kinds.c - the resource kinds and their field schemas (SPEC §4). */
 #include <config.h>
 
 #include <stdio.h>
 #include <string.h>
 
-#include "core/kinds.h"
+#include "core/model/kinds.h"
 
 /* ------------------------------------------------------------------ shared pieces */
 

@@ -1,5 +1,5 @@
 /*
- * core/kinds.h - the resource kinds (SPEC §4): one table drives the router, validation,
+ * core/model/kinds.h - the resource kinds (SPEC §4): one table drives the router, validation,
  * defaulting, /openapi/v3, api-resources and (with the role table) authorisation.
  */
 #ifndef RZ_KINDS_H
@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "core/fields.h"
+#include "core/model/fields.h"
 
 #define RZ_API_GROUP   "rezuscloud.io"
 #define RZ_API_VERSION "rezuscloud.io/v1"

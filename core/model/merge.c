@@ -1,16 +1,16 @@
 /*
- * core/merge.c - JSON Merge Patch (RFC 7386 §2).
+ * core/model/merge.c - JSON Merge Patch (RFC 7386 §2).
  *
  * The result is built afresh: members of the target that the patch does not mention are
  * deep-copied, the others are merged recursively, so neither input is touched. Members
  * keep the target's order; members new to the target follow in the patch's order.
  */
-/* Angle brackets: a quoted "config.h" would find core/config.h next to this file. */
+/* Angle brackets: a quoted "config.h" would find core/base/config.h next to this file. */
 #include <config.h>
 
 #include <jansson.h>
 
-#include "core/merge.h"
+#include "core/model/merge.h"
 
 /* Add key: merge(target member, patch member) to result, or nothing when the patch member
  * is null. Returns 0 or -1 on out of memory. */

@@ -1,5 +1,5 @@
 /*
- * core/merge.h - JSON Merge Patch (RFC 7386).
+ * core/model/merge.h - JSON Merge Patch (RFC 7386).
  */
 #ifndef RZ_MERGE_H
 #define RZ_MERGE_H

@@ -1,5 +1,5 @@
 /*
- * core/selector.c - Kubernetes label and field selectors (PROTOCOLS.md §6).
+ * core/model/selector.c - Kubernetes label and field selectors (PROTOCOLS.md §6).
  *
  * A selector is a small array of requirements, all of which must hold. The parser walks
  * the text once, left to right, and stops at the first error; every message names the
@@ -11,7 +11,7 @@
  * Field selectors: keys are dotted paths from the caller's list; a value is everything up
  * to the next ',' or the end, without surrounding whitespace, and may be empty.
  */
-/* Angle brackets: a quoted "config.h" would find core/config.h next to this file. */
+/* Angle brackets: a quoted "config.h" would find core/base/config.h next to this file. */
 #include <config.h>
 
 #include <errno.h>
@@ -20,9 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/errors.h"
-#include "core/fields.h"
-#include "core/selector.h"
+#include "core/base/errors.h"
+#include "core/model/fields.h"
+#include "core/model/selector.h"
 
 #define TEXT_ECHO_MAX    80  /* bytes of the selector text quoted in a message */
 #define TOKEN_ECHO_MAX   64  /* bytes of a key or value quoted in a message */

@@ -1,10 +1,10 @@
 /*
- * core/selector.h - Kubernetes label and field selectors (PROTOCOLS.md §6).
+ * core/model/selector.h - Kubernetes label and field selectors (PROTOCOLS.md §6).
  *
  * Label selector grammar: requirements joined by ',' (AND):
  *   key=value  key==value  key!=value  key in (v1,v2)  key notin (v1,v2)  key  !key
  * Whitespace around tokens is allowed. Keys follow the label-key rules (checked with
- * rz_format_label_key from core/fields.h; values with rz_format_label_value): optional DNS
+ * rz_format_label_key from core/model/fields.h; values with rz_format_label_value): optional DNS
  * subdomain prefix ≤ 253 + '/' + name ≤ 63: alphanumeric at both ends, '-', '_', '.'
  * inside); values are ≤ 63 of the same characters and may be empty. '!=' and 'notin'
  * match objects that lack the key. An empty selector matches everything.
@@ -19,7 +19,7 @@
 
 #include <jansson.h>
 
-#include "core/errors.h"
+#include "core/base/errors.h"
 
 typedef struct rz_selector rz_selector_t;
 

@@ -1,4 +1,4 @@
-/* core/compose.c - a tenant's plugins rendered and merged into its TF working directory. */
+/* core/plugin/compose.c - a tenant's plugins rendered and merged into its TF working directory. */
 #include <config.h>
 
 #include <dirent.h>
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/compose.h"
+#include "core/plugin/compose.h"
 
 #define MAX_PLUGINS 16
 

@@ -1,5 +1,5 @@
 /*
- * core/compose.h - composition (SPEC §6.2, §7.2): a tenant's plugins rendered and merged
+ * core/plugin/compose.h - composition (SPEC §6.2, §7.2): a tenant's plugins rendered and merged
  * into the files of its TF working directory.
  *
  *   versions.tf.json        the one terraform block: merged required_providers and the backend
@@ -17,8 +17,8 @@
 
 #include <jansson.h>
 
-#include "core/errors.h"
-#include "core/plugins.h"
+#include "core/base/errors.h"
+#include "core/plugin/plugins.h"
 
 /* Compose from a context (borrowed): {"tenant": {...}, "nodeGroups": [...],
  * "configPatches": [...]} — node groups of every plugin, patches in name order, enabled

@@ -1,4 +1,4 @@
-/* core/host.c - the services table plugins call (rezus/host.h), over jansson. */
+/* core/plugin/host.c - the services table plugins call (rezus/host.h), over jansson. */
 #include <config.h>
 
 #include <ctype.h>
@@ -11,8 +11,8 @@
 #include <jansson.h>
 #include <rezus/version.h>
 
-#include "core/host.h"
-#include "core/log.h"
+#include "core/plugin/host.h"
+#include "core/base/log.h"
 
 #define J(v)  ((json_t *)(v))
 #define CJ(v) ((const json_t *)(v))

@@ -1,5 +1,5 @@
 /*
- * core/host.h - the host services table handed to plugins (rezus/host.h), implemented
+ * core/plugin/host.h - the host services table handed to plugins (rezus/host.h), implemented
  * over jansson: a rezus_json_t is a json_t. One table per plugin, so log lines carry the
  * plugin's name; arena memory lives until the vtable call that asked for it returns.
  */

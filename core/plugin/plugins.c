@@ -1,4 +1,4 @@
-/* core/plugins.c - loading plugins, the refusal checks, calls into plugins, Providers. */
+/* core/plugin/plugins.c - loading plugins, the refusal checks, calls into plugins, Providers. */
 #include <config.h>
 
 #include <dlfcn.h>
@@ -8,12 +8,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/fields.h"
-#include "core/host.h"
-#include "core/kinds.h"
-#include "core/log.h"
-#include "core/plugins.h"
-#include "core/projection.h"
+#include "core/model/fields.h"
+#include "core/plugin/host.h"
+#include "core/model/kinds.h"
+#include "core/base/log.h"
+#include "core/plugin/plugins.h"
+#include "core/plugin/projection.h"
 
 #define RENDER_MAX (8u << 20) /* serialized output of one plugin's render */
 

@@ -1,5 +1,5 @@
 /*
- * core/plugins.h - the plugin host (SPEC §6.1): loading, the ordered refusal checks, the
+ * core/plugin/plugins.h - the plugin host (SPEC §6.1): loading, the ordered refusal checks, the
  * host services table, calling into plugins, and the Provider objects that show them.
  */
 #ifndef RZ_PLUGINS_H
@@ -11,9 +11,9 @@
 #include <jansson.h>
 #include <rezus/plugin.h>
 
-#include "core/config.h"
-#include "core/errors.h"
-#include "core/store.h"
+#include "core/base/config.h"
+#include "core/base/errors.h"
+#include "core/store/store.h"
 
 typedef struct rz_plugins rz_plugins_t;
 
@@ -60,7 +60,7 @@ void rz_plugins_validate_nodegroup(rz_plugins_t *p, const json_t *ng, json_t *ca
 int rz_plugins_render(rz_plugins_t *p, const char *name, const json_t *ctx, json_t **out,
                       rz_err_t *err);
 
-/* Run a loaded plugin's projection rules over a state document (see core/projection.h).
+/* Run a loaded plugin's projection rules over a state document (see core/plugin/projection.h).
  * *objects is a new array (caller owns). */
 int rz_plugins_project(rz_plugins_t *p, const char *name, const json_t *state, json_t **objects,
                        rz_err_t *err);

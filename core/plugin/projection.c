@@ -1,12 +1,12 @@
 /*
- * core/projection.c - projection rules (SPEC §6.2, §7.4): which TF resources of a state
+ * core/plugin/projection.c - projection rules (SPEC §6.2, §7.4): which TF resources of a state
  * become which objects.
  *
  * The parsed rules are the checked JSON document itself. Running them reads the state without
  * changing it and builds a fresh array of objects, kept sorted by inserting each one after
  * every object that sorts before it or equal to it, so equal names keep state order.
  */
-/* Angle brackets: a quoted "config.h" would find core/config.h next to this file. */
+/* Angle brackets: a quoted "config.h" would find core/base/config.h next to this file. */
 #include <config.h>
 
 #include <errno.h>
@@ -17,8 +17,8 @@
 
 #include <jansson.h>
 
-#include "core/errors.h"
-#include "core/projection.h"
+#include "core/base/errors.h"
+#include "core/plugin/projection.h"
 
 #define LABEL_MAX 63 /* DNS-1123 label */
 

@@ -1,5 +1,5 @@
 /*
- * core/projection.h - projection rules (SPEC §6.2, §7.4): which TF resources of a tenant's
+ * core/plugin/projection.h - projection rules (SPEC §6.2, §7.4): which TF resources of a tenant's
  * state become which objects, and which attributes fill which fields. Plugins state rules
  * as static JSON; the core parses them at load time and runs them after every apply.
  * Pure functions: no store, no I/O.
@@ -20,7 +20,7 @@
 
 #include <jansson.h>
 
-#include "core/errors.h"
+#include "core/base/errors.h"
 
 typedef struct rz_projection rz_projection_t;
 

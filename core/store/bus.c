@@ -1,10 +1,10 @@
-/* core/bus.c - in-process change notifications. */
+/* core/store/bus.c - in-process change notifications. */
 #include <config.h>
 
 #include <errno.h>
 #include <stdlib.h>
 
-#include "core/bus.h"
+#include "core/store/bus.h"
 
 struct sub {
 	uint64_t id; /* 0 once unsubscribed during a publish */

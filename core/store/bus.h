@@ -1,5 +1,5 @@
 /*
- * core/bus.h - change notifications inside the daemon (SPEC §9).
+ * core/store/bus.h - change notifications inside the daemon (SPEC §9).
  *
  * The store publishes one event per committed change, after the commit, on the loop
  * thread; watches, the run engine and the WebUI subscribe. This is the in-process
@@ -13,8 +13,8 @@
 
 #include <jansson.h>
 
-#include "core/errors.h"
-#include "core/kinds.h"
+#include "core/base/errors.h"
+#include "core/model/kinds.h"
 
 typedef enum rz_event_type {
 	RZ_EV_ADDED = 1,

@@ -1,5 +1,5 @@
 /*
- * core/db.c - the SQLite store: connection, pragmas, migrations, transactions and the
+ * core/store/db.c - the SQLite store: connection, pragmas, migrations, transactions and the
  * prepared-statement cache. The only file that includes <sqlite3.h>.
  *
  * sqlite3_exec() runs only the fixed pragmas and the migration scripts compiled into the
@@ -17,9 +17,9 @@
 
 #include <sqlite3.h>
 
-#include "core/db.h"
-#include "core/errors.h"
-#include "core/log.h"
+#include "core/store/db.h"
+#include "core/base/errors.h"
+#include "core/base/log.h"
 
 #define DB_MAGIC       0x525a4442u /* "RZDB" */
 #define BUSY_TIMEOUT   "5000"      /* ms */

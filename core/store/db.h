@@ -1,6 +1,6 @@
 /*
- * core/db.h - the SQLite store: connection, pragmas, migrations, transactions,
- * prepared statements. Only core/db.c sees sqlite3 types.
+ * core/store/db.h - the SQLite store: connection, pragmas, migrations, transactions,
+ * prepared statements. Only core/store/db.c sees sqlite3 types.
  *
  * The connection is owned by the event-loop thread; every statement is prepared (and cached
  * by its SQL text), never built by string concatenation.
@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/errors.h"
+#include "core/base/errors.h"
 
 typedef struct rz_db rz_db_t;
 typedef struct rz_stmt rz_stmt_t;
@@ -24,7 +24,7 @@ typedef struct rz_migration {
 	const char *sql;  /* one or more statements */
 } rz_migration_t;
 
-/* The product's migrations (core/schema.c). Borrowed — static. */
+/* The product's migrations (core/store/schema.c). Borrowed — static. */
 const rz_migration_t *rz_db_migrations(size_t *count);
 
 /* Open (creating when absent) the database at path: WAL, busy_timeout 5000 ms,

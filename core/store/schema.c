@@ -1,5 +1,5 @@
 /*
- * core/schema.c - the product's schema, as numbered migrations (see core/db.h).
+ * core/store/schema.c - the product's schema, as numbered migrations (see core/store/db.h).
  *
  * Append only: a released migration is never edited or removed, because databases in the
  * field have already recorded it. A change is a new step with the next version number.
@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "core/db.h"
+#include "core/store/db.h"
 
 static const rz_migration_t migrations[] = {
 	{

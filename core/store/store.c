@@ -1,4 +1,4 @@
-/* core/store.c - resource objects, the revision counter and the event log. */
+/* core/store/store.c - resource objects, the revision counter and the event log. */
 #include <config.h>
 
 #include <errno.h>
@@ -10,7 +10,7 @@
 
 #include <sodium.h>
 
-#include "core/store.h"
+#include "core/store/store.h"
 
 /* An event recorded in the current transaction, published after the commit. */
 struct pending {

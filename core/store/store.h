@@ -1,5 +1,5 @@
 /*
- * core/store.h - resource objects in SQLite, with a global revision counter and a
+ * core/store/store.h - resource objects in SQLite, with a global revision counter and a
  * persisted event log (SPEC §3, §7.7).
  *
  * Every write is one transaction that updates the object, appends one event per change to
@@ -18,11 +18,11 @@
 
 #include <jansson.h>
 
-#include "core/bus.h"
-#include "core/db.h"
-#include "core/errors.h"
-#include "core/kinds.h"
-#include "core/selector.h"
+#include "core/store/bus.h"
+#include "core/store/db.h"
+#include "core/base/errors.h"
+#include "core/model/kinds.h"
+#include "core/model/selector.h"
 
 typedef struct rz_store rz_store_t;
 

@@ -19,10 +19,10 @@
 
 #include <jansson.h>
 
-#include "core/compose.h"
-#include "core/config.h"
-#include "core/log.h"
-#include "core/plugins.h"
+#include "core/plugin/compose.h"
+#include "core/base/config.h"
+#include "core/base/log.h"
+#include "core/plugin/plugins.h"
 #include "sdk/check/tfcheck.h"
 
 #define HOSTILE "${hostile}"

@@ -11,13 +11,13 @@
 
 #include <event2/event.h>
 
-#include "core/api.h"
-#include "core/bus.h"
-#include "core/db.h"
-#include "core/log.h"
-#include "core/metrics.h"
-#include "core/store.h"
-#include "core/watch.h"
+#include "core/api/api.h"
+#include "core/store/bus.h"
+#include "core/store/db.h"
+#include "core/base/log.h"
+#include "core/api/metrics.h"
+#include "core/store/store.h"
+#include "core/api/watch.h"
 #include "tests/unit/httpclient.h"
 
 #define WINDOW 20

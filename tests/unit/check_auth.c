@@ -14,13 +14,13 @@
 
 #include <event2/event.h>
 
-#include "core/audit.h"
-#include "core/auth.h"
+#include "core/auth/audit.h"
+#include "core/auth/auth.h"
 #include "core/daemon.h"
-#include "core/db.h"
-#include "core/http.h"
-#include "core/kinds.h"
-#include "core/log.h"
+#include "core/store/db.h"
+#include "core/http/http.h"
+#include "core/model/kinds.h"
+#include "core/base/log.h"
 #include "tests/unit/httpclient.h"
 
 #define ADMIN_PW "admin-secret-pw-1"

@@ -9,8 +9,8 @@
 
 #include <stdint.h>
 
-#include "core/bus.h"
-#include "core/kinds.h"
+#include "core/store/bus.h"
+#include "core/model/kinds.h"
 
 #define MAX_LOG  512
 #define MAX_SUBS 64

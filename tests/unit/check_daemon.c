@@ -11,9 +11,9 @@
 #include <event2/event.h>
 
 #include "core/daemon.h"
-#include "core/db.h"
-#include "core/log.h"
-#include "core/version.h"
+#include "core/store/db.h"
+#include "core/base/log.h"
+#include "core/base/version.h"
 #include "tests/unit/httpclient.h"
 
 static char *dir;

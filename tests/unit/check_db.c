@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/db.h"
-#include "core/errors.h"
-#include "core/log.h"
+#include "core/store/db.h"
+#include "core/base/errors.h"
+#include "core/base/log.h"
 #include "tests/unit/testutil.h"
 
 static char *dir;

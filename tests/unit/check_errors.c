@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "core/errors.h"
+#include "core/base/errors.h"
 #include "tests/unit/testutil.h"
 
 START_TEST(test_strerror)

@@ -7,7 +7,7 @@
 
 #include <jansson.h>
 
-#include "core/fields.h"
+#include "core/model/fields.h"
 #include "tests/unit/testutil.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

@@ -9,8 +9,8 @@
 
 #include <event2/event.h>
 
-#include "core/http.h"
-#include "core/log.h"
+#include "core/http/http.h"
+#include "core/base/log.h"
 #include "tests/unit/httpclient.h"
 
 static struct event_base *base;

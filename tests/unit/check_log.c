@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/log.h"
+#include "core/base/log.h"
 #include "tests/unit/testutil.h"
 
 static char *dir;

@@ -6,7 +6,7 @@
 
 #include <jansson.h>
 
-#include "core/merge.h"
+#include "core/model/merge.h"
 #include "tests/unit/testutil.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

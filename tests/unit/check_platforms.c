@@ -20,10 +20,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/compose.h"
-#include "core/config.h"
-#include "core/log.h"
-#include "core/plugins.h"
+#include "core/plugin/compose.h"
+#include "core/base/config.h"
+#include "core/base/log.h"
+#include "core/plugin/plugins.h"
 #include "sdk/check/tfcheck.h"
 #include "tests/unit/testutil.h"
 

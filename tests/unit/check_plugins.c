@@ -9,14 +9,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/bus.h"
-#include "core/compose.h"
-#include "core/config.h"
-#include "core/db.h"
-#include "core/kinds.h"
-#include "core/log.h"
-#include "core/plugins.h"
-#include "core/store.h"
+#include "core/store/bus.h"
+#include "core/plugin/compose.h"
+#include "core/base/config.h"
+#include "core/store/db.h"
+#include "core/model/kinds.h"
+#include "core/base/log.h"
+#include "core/plugin/plugins.h"
+#include "core/store/store.h"
 #include "tests/unit/testutil.h"
 
 static rz_config_t cfg;

@@ -5,9 +5,9 @@
 
 #include <jansson.h>
 
-#include "core/errors.h"
-#include "core/fields.h"
-#include "core/projection.h"
+#include "core/base/errors.h"
+#include "core/model/fields.h"
+#include "core/plugin/projection.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -11,8 +11,8 @@
 
 #include <event2/event.h>
 
-#include "core/log.h"
-#include "core/runner.h"
+#include "core/base/log.h"
+#include "core/engine/runner.h"
 #include "tests/unit/testutil.h"
 
 static struct event_base *base;

@@ -7,9 +7,9 @@
 
 #include <jansson.h>
 
-#include "core/errors.h"
-#include "core/fields.h"
-#include "core/selector.h"
+#include "core/base/errors.h"
+#include "core/model/fields.h"
+#include "core/model/selector.h"
 #include "tests/unit/testutil.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -121,7 +121,7 @@ static const struct match_case label_cases[] = {
 	{ "a=notin", "{\"a\":\"notin\"}", true },
 };
 
-/* Syntax errors whose message does not depend on core/fields.c. */
+/* Syntax errors whose message does not depend on core/model/fields.c. */
 static const struct error_case label_errors[] = {
 	{ "a in b", "invalid label selector 'a in b': expected '(' after 'in' at position 5" },
 	{ "a notin b",

@@ -21,13 +21,13 @@
 
 #include <jansson.h>
 
-#include "core/bus.h"
-#include "core/db.h"
-#include "core/errors.h"
-#include "core/kinds.h"
-#include "core/log.h"
-#include "core/selector.h"
-#include "core/store.h"
+#include "core/store/bus.h"
+#include "core/store/db.h"
+#include "core/base/errors.h"
+#include "core/model/kinds.h"
+#include "core/base/log.h"
+#include "core/model/selector.h"
+#include "core/store/store.h"
 
 #define WINDOW     5
 #define MAX_EVENTS 128

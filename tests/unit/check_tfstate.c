@@ -3,12 +3,12 @@
 
 #include <jansson.h>
 
-#include "core/bus.h"
-#include "core/db.h"
-#include "core/kinds.h"
-#include "core/log.h"
-#include "core/store.h"
-#include "core/tfstate.h"
+#include "core/store/bus.h"
+#include "core/store/db.h"
+#include "core/model/kinds.h"
+#include "core/base/log.h"
+#include "core/store/store.h"
+#include "core/engine/tfstate.h"
 #include "testutil.h"
 
 static char *dir, *dbpath, *keypath;

@@ -7,7 +7,7 @@
 
 #include <event2/event.h>
 
-#include "core/workers.h"
+#include "core/base/workers.h"
 #include "tests/unit/testutil.h"
 
 struct item {
