@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "cli/rezusctl.h"
-#include "core/engine/runner.h"
+#include "core/base/exec.h"
 
 struct boot {
 	rzc_t *c;
@@ -366,7 +366,7 @@ static bool on_path(const char *name)
 {
 	char found[PATH_MAX];
 
-	return rz_proc_which(name, getenv("PATH"), found, sizeof(found)) == 0;
+	return rz_exec_which(name, getenv("PATH"), found, sizeof(found)) == 0;
 }
 
 static int boot_local(struct boot *b)

@@ -9,6 +9,7 @@ core_librezus_core_la_SOURCES = \
 	core/base/log.c core/base/log.h \
 	core/base/config.c core/base/config.h \
 	core/base/yaml.c core/base/yaml.h \
+	core/base/exec.c core/base/exec.h \
 	core/base/workers.c core/base/workers.h \
 	core/base/version.c core/base/version.h \
 	core/http/http.c core/http/http.h \

@@ -4,6 +4,7 @@
 UNIT_TESTS = \
 	tests/unit/check_errors \
 	tests/unit/check_log \
+	tests/unit/check_exec \
 	tests/unit/check_config \
 	tests/unit/check_db \
 	tests/unit/check_http \
@@ -68,6 +69,9 @@ tests_unit_check_errors_LDADD = $(TEST_LDADD)
 tests_unit_check_log_SOURCES = tests/unit/check_log.c tests/unit/testutil.h
 tests_unit_check_log_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_log_LDADD = $(TEST_LDADD)
+tests_unit_check_exec_SOURCES = tests/unit/check_exec.c tests/unit/testutil.h
+tests_unit_check_exec_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_exec_LDADD = $(TEST_LDADD)
 tests_unit_check_config_SOURCES = tests/unit/check_config.c tests/unit/testutil.h
 tests_unit_check_config_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_config_LDADD = $(TEST_LDADD)

@@ -18,6 +18,7 @@
 #include "core/engine/engine.h"
 #include "core/plugin/host.h"
 #include "core/base/log.h"
+#include "core/base/exec.h"
 #include "core/engine/runner.h"
 
 #define MAX_ENV 64
@@ -1501,7 +1502,7 @@ bool rz_engine_ready(const rz_engine_t *e, char *why, size_t size)
 {
 	char path[PATH_MAX];
 
-	if (e == NULL || rz_proc_which(e->o.tofu, getenv("PATH"), path, sizeof(path)) == 0) {
+	if (e == NULL || rz_exec_which(e->o.tofu, getenv("PATH"), path, sizeof(path)) == 0) {
 		return true;
 	}
 	snprintf(why, size,

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +16,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
+#include "core/base/exec.h"
 #include "core/base/log.h"
 #include "core/engine/runner.h"
 
@@ -176,27 +176,6 @@ int rz_proc_pid(const rz_proc_t *p)
 
 /* ------------------------------------------------------------------ starting */
 
-int rz_proc_which(const char *name, const char *path, char *out, size_t size)
-{
-	const char *p = path ? path : "/usr/local/bin:/usr/bin:/bin";
-
-	if (strchr(name, '/') != NULL) {
-		snprintf(out, size, "%s", name);
-		return access(out, X_OK) == 0 ? 0 : -ENOENT;
-	}
-	while (*p != '\0') {
-		size_t len = strcspn(p, ":");
-		struct stat st;
-		snprintf(out, size, "%.*s/%s", (int)len, p, name);
-		if (len > 0 && stat(out, &st) == 0 && S_ISREG(st.st_mode) &&
-		    access(out, X_OK) == 0) {
-			return 0;
-		}
-		p += len + (p[len] == ':');
-	}
-	return -ENOENT;
-}
-
 static const char *env_get(const char *const *env, const char *name)
 {
 	size_t n = strlen(name);
@@ -267,7 +246,7 @@ int rz_proc_start(rz_proc_t **out, struct event_base *base, const rz_proc_opts_t
 	rz_proc_t *p;
 
 	*out = NULL;
-	if (rz_proc_which(o->argv[0], env_get(o->env, "PATH"), path, sizeof(path)) != 0) {
+	if (rz_exec_which(o->argv[0], env_get(o->env, "PATH"), path, sizeof(path)) != 0) {
 		return rz_err_set(err, -ENOENT, "runner: '%s' not found (PATH=%s)", o->argv[0],
 		                  env_get(o->env, "PATH") ? env_get(o->env, "PATH") : "");
 	}

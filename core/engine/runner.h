@@ -50,8 +50,4 @@ void rz_proc_free(rz_proc_t *p);
  * freeing that event_base. */
 void rz_proc_shutdown(void);
 
-/* Resolve name against PATH-like search (a colon list); a name with '/' is taken as is.
- * Returns 0 and fills out, or -ENOENT. */
-int rz_proc_which(const char *name, const char *path, char *out, size_t size);
-
 #endif /* RZ_RUNNER_H */
