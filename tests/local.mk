@@ -33,7 +33,8 @@ INTEGRATION_TESTS = \
 	tests/integration/concurrency.sh \
 	tests/integration/queue.sh \
 	tests/integration/platforms.sh \
-	tests/integration/cli.sh
+	tests/integration/cli.sh \
+	tests/integration/layers.sh
 
 include tests/fixtures/plugins/local.mk
 EXTRA_DIST += tests/fixtures/plugins/local.mk \
