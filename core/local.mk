@@ -33,6 +33,9 @@ core_librezus_core_la_SOURCES = \
 	core/api/metrics.c core/api/metrics.h \
 	core/engine/tfstate.c core/engine/tfstate.h \
 	core/engine/runner.c core/engine/runner.h \
+	core/engine/plan.c core/engine/plan.h \
+	core/engine/report.c core/engine/report.h \
+	core/engine/runlog.c core/engine/runlog.h \
 	core/engine/engine.c core/engine/engine.h \
 	core/daemon.c core/daemon.h
 core_librezus_core_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(SQLITE_CFLAGS) \

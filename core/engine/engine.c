@@ -1,4 +1,4 @@
-/* core/engine/engine.c - runs of tofu per tenant: queue, pool, steps, projection. */
+/* core/engine/engine.c - runs of tofu per tenant: triggers, the queue, the pool, the steps. */
 #include <config.h>
 
 #include <errno.h>
@@ -19,6 +19,9 @@
 #include "core/plugin/host.h"
 #include "core/base/log.h"
 #include "core/base/exec.h"
+#include "core/engine/plan.h"
+#include "core/engine/report.h"
+#include "core/engine/runlog.h"
 #include "core/engine/runner.h"
 
 #define MAX_ENV 64
@@ -36,7 +39,7 @@ struct run {
 	enum step step;
 	rz_proc_t *proc;
 	char secret[RZ_TOKEN_SECRET_LEN + 1];
-	FILE *log;
+	rz_runlog_t *log;
 	struct sbuf {
 		char *p;
 		size_t len, cap;
@@ -44,10 +47,6 @@ struct run {
 	json_t *plan; /* then parsed, once; the buffer is wiped */
 	json_t *diagnostics;
 	char error[512];
-	struct follower {
-		rz_req_t *req;
-		struct follower *next;
-	} * followers; /* GET …/log?follow=true streams, live */
 	bool deleting; /* the tenant is being deleted: no approval for a destroy */
 	bool awaiting; /* AwaitingApproval: stopped before apply, its pool slot given back */
 	bool approved; /* approved: queued for a slot to apply in */
@@ -89,9 +88,6 @@ struct rz_engine {
 static void start_next(rz_engine_t *e);
 static void step_done(void *arg, int status, bool timed_out, bool canceled);
 static void on_observed(evutil_socket_t fd, short what, void *arg);
-static void now_rfc3339(char *buf, size_t size);
-static void set_status(rz_engine_t *e, const char *kind, const char *tenant, const char *name,
-                       json_t *fields);
 
 /* ------------------------------------------------------------------ tenants and the queue */
 
@@ -205,9 +201,9 @@ static void drop_manual(struct tenant *t, const char *why)
 {
 	char now[32];
 
-	now_rfc3339(now, sizeof(now));
-	set_status(
-	    t->e, "Run", t->name, t->manual,
+	rz_report_now(now, sizeof(now));
+	rz_report_status(
+	    t->e->store, "Run", t->name, t->manual,
 	    json_pack("{s:s, s:s, s:s}", "phase", "Canceled", "finishedAt", now, "message", why));
 	rz_logkv(RZ_LOG_NOTICE, "engine", "run canceled before it started", "tenant", t->name,
 	         "run", t->manual, "why", why, NULL);
@@ -269,60 +265,6 @@ static void on_event(const rz_event_t *ev, void *arg)
 	           ev->tenant[0] != '\0') {
 		poke(e, ev->tenant, e->o.debounce_ms, "update");
 	}
-}
-
-/* ------------------------------------------------------------------ store helpers */
-
-static json_t *list_of(rz_engine_t *e, const char *kind, const char *tenant)
-{
-	rz_list_opts_t o = { .tenant = tenant };
-	json_t *items = NULL;
-	bool more;
-	rz_err_t err = { 0 };
-
-	if (rz_store_list(e->store, rz_kind_by_name(kind), &o, &items, &more, &err) != 0) {
-		return json_array();
-	}
-	return items;
-}
-
-/* Run times carry milliseconds: runs of a few hundred ms must still be ordered. */
-static void now_rfc3339(char *buf, size_t size)
-{
-	struct timespec ts;
-	struct tm tm;
-	char sec[32];
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	strftime(sec, sizeof(sec), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, size, "%.19s.%03dZ", sec, (int)(ts.tv_nsec / 1000000));
-}
-
-/* Merge fields into the object's status (a status write: never a trigger). */
-static void set_status(rz_engine_t *e, const char *kind, const char *tenant, const char *name,
-                       json_t *fields)
-{
-	const rz_kind_t *k = rz_kind_by_name(kind);
-	json_t *cur = NULL, *out = NULL, *status;
-	rz_err_t err = { 0 };
-
-	if (rz_store_get(e->store, k, tenant, name, &cur, &err) == 0) {
-		status = json_object_get(cur, "status");
-		if (status == NULL) {
-			status = json_object();
-			json_object_set_new(cur, "status", status);
-		}
-		json_object_update(status, fields);
-		if (rz_store_update(e->store, k, tenant, name, cur, 0, RZ_UPDATE_STATUS, NULL, &out,
-		                    NULL, &err) != 0) {
-			rz_log_warn("engine", "status of %s %s/%s: %s", kind, tenant ? tenant : "",
-			            name, err.msg);
-		}
-	}
-	json_decref(out);
-	json_decref(cur);
-	json_decref(fields);
 }
 
 /* The run's Run object: the manual one, or a new one for this trigger. */
@@ -431,9 +373,10 @@ static int render(struct run *r, const json_t *tenant, rz_err_t *err)
 {
 	rz_engine_t *e = r->e;
 	char url[512], dir[PATH_MAX];
-	json_t *ctx = json_pack("{s:O, s:o, s:o}", "tenant", (json_t *)tenant, "nodeGroups",
-	                        list_of(e, "NodeGroup", r->t->name), "configPatches",
-	                        list_of(e, "ConfigPatch", r->t->name));
+	json_t *ctx =
+	    json_pack("{s:O, s:o, s:o}", "tenant", (json_t *)tenant, "nodeGroups",
+	              rz_store_list_all(e->store, "NodeGroup", r->t->name), "configPatches",
+	              rz_store_list_all(e->store, "ConfigPatch", r->t->name));
 	json_t *backend, *files = NULL;
 	int rc;
 
@@ -457,26 +400,6 @@ static int render(struct run *r, const json_t *tenant, rz_err_t *err)
 
 /* ------------------------------------------------------------------ steps */
 
-/* One log line as a server-sent event; \r in it would end the SSE line early. */
-static void sse_line(rz_req_t *req, const char *line, size_t len)
-{
-	rz_reply_write(req, "data: ", 6);
-	for (size_t i = 0; i < len; i++) {
-		rz_reply_write(req, line[i] == '\r' ? " " : &line[i], 1);
-	}
-	rz_reply_write(req, "\n\n", 2);
-}
-
-/* The last event of a followed log: the run's phase. */
-static void sse_end(rz_req_t *req, const char *phase)
-{
-	char end[96];
-	int n = snprintf(end, sizeof(end), "event: end\ndata: %s\n\n", phase);
-
-	rz_reply_write(req, end, (size_t)n);
-	rz_reply_end(req);
-}
-
 /* A line of tofu's output: into the run's log; JSON UI lines also into the run's changes
  * and diagnostics; `show -json` output kept whole. */
 static void on_line(void *arg, const char *line, size_t len, bool is_stderr)
@@ -487,11 +410,8 @@ static void on_line(void *arg, const char *line, size_t len, bool is_stderr)
 
 	/* The plan as JSON holds sensitive values in clear: it stays in memory, out of the
 	 * log and its followers. */
-	if (r->log != NULL && !plan_json) {
-		fprintf(r->log, "%.*s\n", (int)len, line);
-	}
-	for (struct follower *f = r->followers; f != NULL && !plan_json; f = f->next) {
-		sse_line(f->req, line, len);
+	if (!plan_json) {
+		rz_runlog_line(r->log, line, len);
 	}
 	if (plan_json) {
 		if (r->show.len + len + 1 > r->show.cap) {
@@ -564,342 +484,16 @@ static int run_step(struct run *r, const char *const *argv, rz_err_t *err)
 	return rz_proc_start(&r->proc, e->base, &o, err);
 }
 
-/* Count what the saved plan does (`tofu show -json run.plan`, parsed; may be NULL). */
-static json_t *changes_of(const json_t *plan)
-{
-	json_int_t add = 0, change = 0, destroy = 0;
-	size_t i;
-	json_t *rc;
-
-	json_array_foreach(json_object_get(plan, "resource_changes"), i, rc)
-	{
-		json_t *actions = json_object_get(json_object_get(rc, "change"), "actions");
-		size_t j;
-		json_t *a;
-		bool c = false, d = false, u = false;
-		json_array_foreach(actions, j, a)
-		{
-			const char *s = json_string_value(a);
-			c = c || (s && strcmp(s, "create") == 0);
-			d = d || (s && strcmp(s, "delete") == 0);
-			u = u || (s && strcmp(s, "update") == 0);
-		}
-		add += c;
-		destroy += d;
-		change += u;
-	}
-	return json_pack("{s:I, s:I, s:I}", "add", add, "change", change, "destroy", destroy);
-}
-
-/* Would applying this plan change anything: a resource, or an output? */
-static bool has_changes(const json_t *plan)
-{
-	json_t *rc, *oc, *a;
-	const char *name;
-	bool any = plan == NULL; /* unreadable: apply, to be safe */
-	size_t i, j;
-
-	json_array_foreach(json_object_get(plan, "resource_changes"), i, rc)
-	{
-		json_array_foreach(json_object_get(json_object_get(rc, "change"), "actions"), j, a)
-		{
-			const char *s = json_string_value(a);
-			any =
-			    any || (s != NULL && strcmp(s, "no-op") != 0 && strcmp(s, "read") != 0);
-		}
-	}
-	json_object_foreach(json_object_get(plan, "output_changes"), name, oc)
-	{
-		json_array_foreach(json_object_get(oc, "actions"), j, a)
-		{
-			const char *s = json_string_value(a);
-			any = any || (s != NULL && strcmp(s, "no-op") != 0);
-		}
-	}
-	return any;
-}
-
-/* ------------------------------------------------------------------ projection */
-
-/* The NodeGroup a projected object names: by name, or by the TF name the plugin derived
- * from it (resources are named after tf_name(group): "1st" becomes x_1st, projected as
- * "x-1st"). Borrowed from groups; NULL if none. */
-static json_t *group_of(json_t *groups, const char *ng)
-{
-	json_t *g;
-	size_t i;
-	char tf[128];
-
-	for (int pass = 0; ng != NULL && pass < 2; pass++) {
-		json_array_foreach(groups, i, g)
-		{
-			const char *name = json_string_value(
-			    json_object_get(json_object_get(g, "metadata"), "name"));
-			if (name == NULL) {
-				continue;
-			}
-			if (pass == 1) { /* as projection labels a TF name: '_' becomes '-' */
-				rz_tf_name(name, tf, sizeof(tf));
-				for (char *c = tf; *c != '\0'; c++) {
-					*c = *c == '_' ? '-' : *c;
-				}
-				name = tf;
-			}
-			if (strcmp(name, ng) == 0) {
-				return g;
-			}
-		}
-	}
-	return NULL;
-}
-
-static json_t *machine_object(const char *tenant, const char *plugin, json_t *p, json_t *groups)
-{
-	json_t *spec = json_deep_copy(json_object_get(p, "spec"));
-	json_t *g = group_of(groups, json_string_value(json_object_get(p, "nodeGroup")));
-	const char *ng =
-	    g ? json_string_value(json_object_get(json_object_get(g, "metadata"), "name"))
-	      : json_string_value(json_object_get(p, "nodeGroup"));
-	const char *role =
-	    g ? json_string_value(json_object_get(json_object_get(g, "spec"), "role")) : NULL;
-	json_t *obj;
-
-	json_object_set_new(spec, "nodeGroup", json_string(ng ? ng : ""));
-	json_object_set_new(spec, "providerType", json_string(plugin));
-	json_object_set(spec, "tfAddress", json_object_get(p, "tfAddress"));
-	if (role != NULL) {
-		json_object_set_new(spec, "role", json_string(role));
-	}
-	obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s, s:s}}, s:o}", "apiVersion",
-	                RZ_API_VERSION, "kind", "Machine", "metadata", "name",
-	                json_string_value(json_object_get(p, "name")), "tenant", tenant, "labels",
-	                "rezuscloud.io/tenant", tenant, "rezuscloud.io/nodegroup", ng ? ng : "",
-	                "rezuscloud.io/provider", plugin, "spec", spec);
-	if (role != NULL) {
-		json_object_set_new(json_object_get(json_object_get(obj, "metadata"), "labels"),
-		                    "rezuscloud.io/role", json_string(role));
-	}
-	return obj;
-}
-
-/* Machines to match the state: created, updated or deleted. */
-static void project(struct run *r, const json_t *state)
-{
-	rz_engine_t *e = r->e;
-	const rz_kind_t *mk = rz_kind_by_name("Machine");
-	json_t *want = json_object(), *have = list_of(e, "Machine", r->t->name), *m, *out;
-	json_t *groups = list_of(e, "NodeGroup", r->t->name);
-	size_t i;
-	rz_err_t err = { 0 };
-	bool gone;
-
-	for (i = 0; i < rz_plugins_count(e->plugins); i++) {
-		const rz_plugin_t *pl = rz_plugins_at(e->plugins, i);
-		json_t *objs = NULL, *o;
-		size_t j;
-		if (!pl->loaded ||
-		    rz_plugins_project(e->plugins, pl->name, state, &objs, &err) != 0) {
-			continue;
-		}
-		json_array_foreach(objs, j, o)
-		{
-			json_object_set_new(want, json_string_value(json_object_get(o, "name")),
-			                    machine_object(r->t->name, pl->name, o, groups));
-		}
-		json_decref(objs);
-	}
-	json_array_foreach(have, i, m)
-	{
-		const char *name =
-		    json_string_value(json_object_get(json_object_get(m, "metadata"), "name"));
-		if (json_object_get(want, name) == NULL) {
-			out = NULL;
-			rz_store_delete(e->store, mk, r->t->name, name, 0, NULL, &out, &gone, &err);
-			json_decref(out);
-		}
-	}
-	{
-		const char *name;
-		json_object_foreach(want, name, m)
-		{
-			out = NULL;
-			if (rz_store_create(e->store, mk, m, NULL, &out, &err) == -EEXIST) {
-				json_decref(out);
-				out = NULL;
-				rz_store_update(e->store, mk, r->t->name, name, m, 0,
-				                RZ_UPDATE_SPEC, NULL, &out, &gone, &err);
-			}
-			json_decref(out);
-		}
-	}
-	json_decref(want);
-	json_decref(have);
-	json_decref(groups);
-}
-
 /* ------------------------------------------------------------------ finishing a run */
-
-/* Set condition type in conds (a Kubernetes condition list) in place. Its
- * lastTransitionTime moves only when its status does. */
-static void set_condition(json_t *conds, const char *type, bool status, const char *reason,
-                          const char *message, const char *now, json_int_t gen)
-{
-	const char *st = status ? "True" : "False";
-	json_t *c, *was = NULL;
-	size_t i;
-
-	json_array_foreach(conds, i, c)
-	{
-		const char *ct = json_string_value(json_object_get(c, "type"));
-		if (ct != NULL && strcmp(ct, type) == 0) {
-			was = c;
-			break;
-		}
-	}
-	if (was == NULL) {
-		was = json_object();
-		json_array_append_new(conds, was);
-	}
-	{
-		const char *old = json_string_value(json_object_get(was, "status"));
-		const char *since = json_string_value(json_object_get(was, "lastTransitionTime"));
-		json_t *keep =
-		    json_string(old != NULL && since != NULL && strcmp(old, st) == 0 ? since : now);
-		json_object_clear(was);
-		json_object_set_new(was, "type", json_string(type));
-		json_object_set_new(was, "status", json_string(st));
-		json_object_set_new(was, "reason", json_string(reason));
-		json_object_set_new(was, "message", json_string(message));
-		json_object_set_new(was, "lastTransitionTime", keep);
-		json_object_set_new(was, "observedGeneration", json_integer(gen));
-	}
-}
-
-/* Counts from the store into the node groups' status (desired from their specs, total and
- * ready from the Machines: ready is what observation reported) and into fields, the
- * tenant's status to be: machines and the MachinesReady condition. */
-static void count_machines(rz_engine_t *e, const char *tenant, json_t *tstatus, json_t *conds,
-                           json_int_t gen)
-{
-	char now[32], msg[128];
-	json_t *groups = list_of(e, "NodeGroup", tenant), *ng, *m;
-	json_t *machines = list_of(e, "Machine", tenant);
-	json_int_t desired = 0, total = 0, ready = 0;
-	size_t i, j;
-	bool all;
-
-	json_array_foreach(groups, i, ng)
-	{
-		json_t *meta = json_object_get(ng, "metadata");
-		const char *name = json_string_value(json_object_get(meta, "name"));
-		json_int_t want =
-		    json_integer_value(json_object_get(json_object_get(ng, "spec"), "count"));
-		json_int_t have = 0, up = 0;
-
-		json_array_foreach(machines, j, m)
-		{
-			const char *of = json_string_value(
-			    json_object_get(json_object_get(m, "spec"), "nodeGroup"));
-			if (of != NULL && name != NULL && strcmp(of, name) == 0) {
-				have++;
-				up += json_is_true(
-				    json_object_get(json_object_get(m, "status"), "ready"));
-			}
-		}
-		set_status(e, "NodeGroup", tenant, name,
-		           json_pack("{s:I, s:I, s:I, s:I}", "desired", want, "total", have,
-		                     "ready", up, "observedGeneration",
-		                     json_integer_value(json_object_get(meta, "generation"))));
-		desired += want;
-	}
-	json_array_foreach(machines, j, m)
-	{
-		total++;
-		ready += json_is_true(json_object_get(json_object_get(m, "status"), "ready"));
-	}
-	json_decref(groups);
-	json_decref(machines);
-	all = ready == desired && total == desired;
-	snprintf(msg, sizeof(msg), "%lld of %lld machines ready", (long long)ready,
-	         (long long)desired);
-	now_rfc3339(now, sizeof(now));
-	json_object_set_new(
-	    tstatus, "machines",
-	    json_pack("{s:I, s:I, s:I}", "desired", desired, "total", total, "ready", ready));
-	set_condition(conds, "MachinesReady", all, all ? "AllReady" : "NotAllReady", msg, now, gen);
-}
-
-/* The tenant's conditions as they are (a copy, the caller's) and its generation; NULL when
- * the tenant is gone. */
-static json_t *conditions_of(rz_engine_t *e, const char *tenant, json_int_t *gen)
-{
-	json_t *t = NULL, *conds;
-	rz_err_t err = { 0 };
-
-	if (rz_store_get(e->store, rz_kind_by_name("Tenant"), NULL, tenant, &t, &err) != 0) {
-		return NULL;
-	}
-	*gen = json_integer_value(json_object_get(json_object_get(t, "metadata"), "generation"));
-	conds = json_deep_copy(json_object_get(json_object_get(t, "status"), "conditions"));
-	json_decref(t);
-	return json_is_array(conds) ? conds : (json_decref(conds), json_array());
-}
-
-/* Node group and tenant status after a run: Reconciled from the run, lastRun, counts. */
-static void tenant_status(struct run *r, const char *phase)
-{
-	rz_engine_t *e = r->e;
-	char now[32];
-	json_int_t gen = 0;
-	json_t *conds = conditions_of(e, r->t->name, &gen), *fields;
-	bool ok = strcmp(phase, "Succeeded") == 0;
-
-	if (conds == NULL) {
-		return;
-	}
-	now_rfc3339(now, sizeof(now));
-	set_condition(conds, "Reconciled", ok, ok ? "Applied" : "RunFailed", ok ? "" : r->error,
-	              now, gen);
-	fields =
-	    json_pack("{s:s, s:I, s:{s:s, s:s, s:s, s:s, s:s}}", "phase", ok ? "Ready" : "Failed",
-	              "observedGeneration", gen, "lastRun", "id", r->name, "operation",
-	              r->operation, "phase", phase, "finishedAt", now, "error", r->error);
-	count_machines(e, r->t->name, fields, conds, gen);
-	json_object_set_new(fields, "conditions", conds);
-	set_status(e, "Tenant", NULL, r->t->name, fields);
-}
 
 /* A machine's observed status changed: recount, without a run. */
 static void on_observed(evutil_socket_t fd, short what, void *arg)
 {
 	struct tenant *t = arg;
-	json_int_t gen = 0;
-	json_t *conds = conditions_of(t->e, t->name, &gen), *fields;
 
 	(void)fd;
 	(void)what;
-	if (conds == NULL) {
-		return;
-	}
-	fields = json_object();
-	count_machines(t->e, t->name, fields, conds, gen);
-	json_object_set_new(fields, "conditions", conds);
-	set_status(t->e, "Tenant", NULL, t->name, fields);
-}
-
-/* A resync's verdict on the tenant: condition Drifted. */
-static void drift(struct run *r, bool drifted, const char *reason, const char *message)
-{
-	char now[32];
-	json_int_t gen = 0;
-	json_t *conds = conditions_of(r->e, r->t->name, &gen);
-
-	if (conds == NULL) {
-		return;
-	}
-	now_rfc3339(now, sizeof(now));
-	set_condition(conds, "Drifted", drifted, reason, message, now, gen);
-	set_status(r->e, "Tenant", NULL, r->t->name, json_pack("{s:o}", "conditions", conds));
+	rz_report_counts(t->e->store, t->name);
 }
 
 /* A deleted tenant whose state is destroyed: drop the finalizer, and it goes. */
@@ -942,41 +536,32 @@ static void finish(struct run *r, const char *phase, int exit_code)
 
 	if (strcmp(phase, "Succeeded") == 0 && strcmp(r->operation, "plan") != 0 &&
 	    rz_tfstate_get(e->tfstate, t->name, &state, &err) == 0) {
-		project(r, state);
+		rz_report_machines(e->store, e->plugins, t->name, state);
 		if (rz_tfstate_keep_outputs(e->tfstate, t->name, r->name, state, &err) != 0) {
 			rz_logkv(RZ_LOG_ERR, "engine", "cannot keep the sensitive outputs",
 			         "tenant", t->name, "error", err.msg, NULL);
 		}
 	}
 	json_decref(state);
-	now_rfc3339(now, sizeof(now));
-	set_status(e, "Run", t->name, r->name,
-	           json_pack("{s:s, s:s, s:i, s:s, s:o, s:O}", "phase", phase, "finishedAt", now,
-	                     "exitCode", exit_code, "message", r->error, "changes",
-	                     changes_of(r->plan), "diagnostics", r->diagnostics));
+	rz_report_now(now, sizeof(now));
+	rz_report_status(e->store, "Run", t->name, r->name,
+	                 json_pack("{s:s, s:s, s:i, s:s, s:o, s:O}", "phase", phase, "finishedAt",
+	                           now, "exitCode", exit_code, "message", r->error, "changes",
+	                           rz_plan_counts(r->plan), "diagnostics", r->diagnostics));
 	if (strcmp(r->operation, "destroy") == 0 && strcmp(phase, "Succeeded") == 0) {
 		teardown_done(r);
 	} else if (strcmp(r->operation, "plan") != 0) {
-		tenant_status(r, phase);
+		rz_report_run(e->store, t->name, r->name, r->operation, phase, r->error);
 	}
 	if (r->drifted && strcmp(phase, "Succeeded") == 0) {
 		char msg[160];
 		snprintf(msg, sizeof(msg), "run %s applied what the resync plan found", r->name);
-		drift(r, false, "Corrected", msg);
+		rz_report_drift(r->e->store, r->t->name, false, "Corrected", msg);
 	}
 	rz_logkv(RZ_LOG_INFO, "engine", "run finished", "tenant", t->name, "run", r->name,
 	         "operation", r->operation, "phase", phase, "error", r->error, NULL);
 	rz_auth_ungrant(e->auth, r->name);
-	while (r->followers != NULL) {
-		struct follower *f = r->followers;
-		r->followers = f->next;
-		rz_req_on_close(f->req, NULL, NULL);
-		sse_end(f->req, phase);
-		free(f);
-	}
-	if (r->log != NULL) {
-		fclose(r->log);
-	}
+	rz_runlog_close(r->log, phase);
 	rz_proc_free(r->proc);
 	json_decref(r->diagnostics);
 	if (r->show.p != NULL) {
@@ -1020,7 +605,7 @@ static bool needs_approval(struct run *r)
 	    strcmp(r->operation, "apply") != 0) {
 		return false;
 	}
-	c = changes_of(r->plan);
+	c = rz_plan_counts(r->plan);
 	destroys = json_integer_value(json_object_get(c, "destroy")) > 0;
 	json_decref(c);
 	return destroys;
@@ -1048,28 +633,29 @@ static int next_step(struct run *r, rz_err_t *err)
 	if (r->step == STEP_APPLY && strcmp(r->trigger, "resync") == 0) {
 		/* drift detection: the resync's plan says whether reality left the spec */
 		char msg[256];
-		json_t *c = changes_of(r->plan);
-		r->drifted = has_changes(r->plan);
+		json_t *c = rz_plan_counts(r->plan);
+		r->drifted = rz_plan_changes(r->plan);
 		snprintf(msg, sizeof(msg), "the resync plan of run %s found %s (+%lld ~%lld -%lld)",
 		         r->name, r->drifted ? "changes" : "none",
 		         (long long)json_integer_value(json_object_get(c, "add")),
 		         (long long)json_integer_value(json_object_get(c, "change")),
 		         (long long)json_integer_value(json_object_get(c, "destroy")));
 		json_decref(c);
-		drift(r, r->drifted, r->drifted ? "DriftDetected" : "InSync", msg);
+		rz_report_drift(r->e->store, r->t->name, r->drifted,
+		                r->drifted ? "DriftDetected" : "InSync", msg);
 		if (r->drifted) {
 			rz_logkv(RZ_LOG_NOTICE, "engine", "drift detected: applying", "tenant",
 			         r->t->name, "run", r->name, NULL);
 		}
 	}
-	if (r->step == STEP_APPLY && !has_changes(r->plan)) {
+	if (r->step == STEP_APPLY && !rz_plan_changes(r->plan)) {
 		r->step = STEP_DONE; /* nothing to apply: no tofu apply, no new state */
 	}
 	if (r->step == STEP_APPLY && needs_approval(r)) {
 		r->awaiting = true;
-		set_status(r->e, "Run", r->t->name, r->name,
-		           json_pack("{s:s, s:o}", "phase", "AwaitingApproval", "changes",
-		                     changes_of(r->plan)));
+		rz_report_status(r->e->store, "Run", r->t->name, r->name,
+		                 json_pack("{s:s, s:o}", "phase", "AwaitingApproval", "changes",
+		                           rz_plan_counts(r->plan)));
 		rz_logkv(RZ_LOG_NOTICE, "engine",
 		         "run awaits approval: its plan destroys resources", "tenant", r->t->name,
 		         "run", r->name, NULL);
@@ -1148,16 +734,16 @@ static void start_run(rz_engine_t *e, struct tenant *t)
 		e->running--;
 		return;
 	}
-	now_rfc3339(now, sizeof(now));
-	set_status(e, "Run", t->name, r->name,
-	           json_pack("{s:s, s:s}", "phase", "Running", "startedAt", now));
+	rz_report_now(now, sizeof(now));
+	rz_report_status(e->store, "Run", t->name, r->name,
+	                 json_pack("{s:s, s:s}", "phase", "Running", "startedAt", now));
 	rz_auth_token_secret(r->secret);
 	rz_auth_grant(e->auth, t->name, r->name, r->secret);
 	rc = render(r, tenant, &err);
 	json_decref(tenant);
 	tenant_dir(e, t->name, dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/%s.log", dir, r->name);
-	r->log = fopen(path, "w");
+	r->log = rz_runlog_open(path);
 	if (rc == 0) {
 		r->step = STEP_INIT;
 		rc = next_step(r, &err);
@@ -1175,7 +761,8 @@ static void resume(struct run *r)
 
 	r->slot = true;
 	r->e->running++;
-	set_status(r->e, "Run", r->t->name, r->name, json_pack("{s:s}", "phase", "Running"));
+	rz_report_status(r->e->store, "Run", r->t->name, r->name,
+	                 json_pack("{s:s}", "phase", "Running"));
 	if (next_step(r, &err) != 0) {
 		snprintf(r->error, sizeof(r->error), "%s", err.msg);
 		finish(r, "Failed", -1);
@@ -1240,7 +827,8 @@ static void h_approve(rz_req_t *req, void *ctx)
 	}
 	r->awaiting = false;
 	r->approved = true;
-	set_status(r->e, "Run", r->t->name, r->name, json_pack("{s:s}", "phase", "Queued"));
+	rz_report_status(r->e->store, "Run", r->t->name, r->name,
+	                 json_pack("{s:s}", "phase", "Queued"));
 	rz_logkv(RZ_LOG_NOTICE, "engine", "run approved", "tenant", r->t->name, "run", r->name,
 	         NULL);
 	rz_reply_status(
@@ -1272,22 +860,6 @@ static void h_cancel(rz_req_t *req, void *ctx)
 	}
 }
 
-/* A follower's client went away (or the server stops): drop it. */
-static void unfollow(rz_req_t *req, void *arg)
-{
-	struct run *r = arg;
-
-	for (struct follower **pp = &r->followers; *pp != NULL; pp = &(*pp)->next) {
-		if ((*pp)->req == req) {
-			struct follower *f = *pp;
-			*pp = f->next;
-			free(f);
-			break;
-		}
-	}
-	rz_reply_end(req);
-}
-
 /* GET …/runs/{name}/log: the run's tofu output as text; with ?follow=true as server-sent
  * events, one per line, live until the run ends (then an `end` event with its phase). */
 static void h_log(rz_req_t *req, void *ctx)
@@ -1297,10 +869,8 @@ static void h_log(rz_req_t *req, void *ctx)
 	const char *follow = rz_req_query(req, "follow");
 	struct tenant *t = tenant_of(e, tenant, false);
 	struct run *live = t && t->run && strcmp(t->run->name, name) == 0 ? t->run : NULL;
-	char dir[PATH_MAX], path[PATH_MAX * 2], *text = NULL, *phase = NULL;
-	size_t len = 0;
+	char dir[PATH_MAX], path[PATH_MAX * 2];
 	json_t *obj = NULL;
-	FILE *f;
 	rz_err_t err = { 0 };
 
 	if (rz_store_get(e->store, rz_kind_by_name("Run"), tenant, name, &obj, &err) != 0) {
@@ -1308,51 +878,13 @@ static void h_log(rz_req_t *req, void *ctx)
 		               tenant);
 		return;
 	}
-	phase = strdup(json_string_value(json_object_get(json_object_get(obj, "status"), "phase"))
-	                   ?: "Queued");
-	json_decref(obj);
-	if (live != NULL && live->log != NULL) {
-		fflush(live->log); /* everything written so far, then live lines: none lost */
-	}
 	tenant_dir(e, tenant, dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/%s.log", dir, name);
-	f = fopen(path, "r");
-	if (f != NULL) {
-		FILE *mem = open_memstream(&text, &len);
-		char buf[8192];
-		size_t n;
-		while (mem != NULL && (n = fread(buf, 1, sizeof(buf), f)) > 0) {
-			fwrite(buf, 1, n, mem);
-		}
-		if (mem != NULL) {
-			fclose(mem);
-		}
-		fclose(f);
-	}
-	if (follow == NULL || strcmp(follow, "true") != 0) {
-		rz_reply(req, 200, "text/plain; charset=utf-8", text ? text : "", text ? len : 0);
-	} else if (rz_reply_start(req, 200, "text/event-stream") != 0) {
-		rz_reply_end(req);
-	} else {
-		for (char *p = text, *nl; p != NULL && p < text + len; p = nl + 1) {
-			nl = memchr(p, '\n', (size_t)(text + len - p));
-			if (nl == NULL) {
-				nl = text + len;
-			}
-			sse_line(req, p, (size_t)(nl - p));
-		}
-		struct follower *fw = live ? calloc(1, sizeof(*fw)) : NULL;
-		if (fw == NULL) {
-			sse_end(req, phase);
-		} else {
-			fw->req = req;
-			fw->next = live->followers;
-			live->followers = fw;
-			rz_req_on_close(req, unfollow, live);
-		}
-	}
-	free(text);
-	free(phase);
+	rz_runlog_serve(req, path, live ? live->log : NULL,
+	                json_string_value(json_object_get(json_object_get(obj, "status"), "phase"))
+	                    ?: "Queued",
+	                follow != NULL && strcmp(follow, "true") == 0);
+	json_decref(obj);
 }
 
 int rz_engine_routes(rz_engine_t *e, rz_http_t *http, rz_err_t *err)
@@ -1387,7 +919,7 @@ int rz_engine_routes(rz_engine_t *e, rz_http_t *http, rz_err_t *err)
  * state locks they held are released, and their tenants run again. */
 static void recover_runs(rz_engine_t *e)
 {
-	json_t *runs = list_of(e, "Run", NULL), *run;
+	json_t *runs = rz_store_list_all(e->store, "Run", NULL), *run;
 	char now[32];
 	rz_err_t err = { 0 };
 	size_t i;
@@ -1395,7 +927,7 @@ static void recover_runs(rz_engine_t *e)
 	if (rz_tfstate_release_run_locks(e->tfstate, &err) < 0) {
 		rz_log_warn("engine", "cannot release the locks of interrupted runs: %s", err.msg);
 	}
-	now_rfc3339(now, sizeof(now));
+	rz_report_now(now, sizeof(now));
 	json_array_foreach(runs, i, run)
 	{
 		json_t *meta = json_object_get(run, "metadata");
@@ -1409,12 +941,13 @@ static void recover_runs(rz_engine_t *e)
 		     strcmp(phase, "AwaitingApproval") != 0 && strcmp(phase, "Queued") != 0)) {
 			continue;
 		}
-		set_status(e, "Run", tenant, name,
-		           json_pack("{s:s, s:s, s:s}", "phase", "Interrupted", "finishedAt", now,
-		                     "message",
-		                     json_object_get(json_object_get(run, "status"), "startedAt")
-		                         ? "the daemon stopped before the run finished"
-		                         : "the daemon stopped before the run started"));
+		rz_report_status(
+		    e->store, "Run", tenant, name,
+		    json_pack("{s:s, s:s, s:s}", "phase", "Interrupted", "finishedAt", now,
+		              "message",
+		              json_object_get(json_object_get(run, "status"), "startedAt")
+		                  ? "the daemon stopped before the run finished"
+		                  : "the daemon stopped before the run started"));
 		rz_logkv(RZ_LOG_WARNING, "engine",
 		         "run interrupted by a daemon stop; running again", "tenant", tenant, "run",
 		         name, NULL);
@@ -1427,7 +960,7 @@ static void recover_runs(rz_engine_t *e)
  * a run, so nothing a crash interrupted stays undone. */
 static void reconcile_pending(rz_engine_t *e)
 {
-	json_t *tenants = list_of(e, "Tenant", NULL), *t;
+	json_t *tenants = rz_store_list_all(e->store, "Tenant", NULL), *t;
 	size_t i;
 
 	json_array_foreach(tenants, i, t)
@@ -1448,7 +981,7 @@ static void reconcile_pending(rz_engine_t *e)
 static void on_resync(evutil_socket_t fd, short what, void *arg)
 {
 	rz_engine_t *e = arg;
-	json_t *tenants = list_of(e, "Tenant", NULL), *t;
+	json_t *tenants = rz_store_list_all(e->store, "Tenant", NULL), *t;
 	size_t i;
 
 	json_array_foreach(tenants, i, t)

@@ -439,6 +439,19 @@ int rz_store_list(rz_store_t *st, const rz_kind_t *k, const rz_list_opts_t *o, j
 	return 0;
 }
 
+json_t *rz_store_list_all(rz_store_t *st, const char *kind, const char *tenant)
+{
+	rz_list_opts_t o = { .tenant = tenant };
+	json_t *items = NULL;
+	bool more;
+	rz_err_t err = { 0 };
+
+	if (rz_store_list(st, rz_kind_by_name(kind), &o, &items, &more, &err) != 0) {
+		return json_array();
+	}
+	return items;
+}
+
 int64_t rz_store_revision(const rz_store_t *st)
 {
 	return st->rv;

@@ -67,6 +67,10 @@ typedef struct rz_list_opts {
 int rz_store_list(rz_store_t *st, const rz_kind_t *k, const rz_list_opts_t *o, json_t **items,
                   bool *more, rz_err_t *err);
 
+/* Every object of kind (by name) in tenant (NULL: every tenant), as rz_store_list sorts
+ * them; an empty array when the store cannot be read. Caller owns the array. */
+json_t *rz_store_list_all(rz_store_t *st, const char *kind, const char *tenant);
+
 /* Create obj (borrowed: a validated object whose metadata.name is set; for tenant-scoped
  * kinds metadata.tenant names an existing tenant). The store sets uid, resourceVersion,
  * generation 1, creationTimestamp and the kind's finalizers. *out (caller owns) is the

@@ -1,0 +1,33 @@
+/*
+ * core/engine/runlog.h - a run's log: the file data_dir/work/<tenant>/<run>.log and the
+ * clients following it live (`GET …/runs/{name}/log?follow=true`, server-sent events: one
+ * `data:` event per line, then an `end` event with the run's phase).
+ */
+#ifndef RZ_RUNLOG_H
+#define RZ_RUNLOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/http/http.h"
+
+typedef struct rz_runlog rz_runlog_t;
+
+/* A new log written to path (truncated). When the file cannot be created the log still
+ * serves its followers. NULL only when out of memory. */
+rz_runlog_t *rz_runlog_open(const char *path);
+
+/* One line (without its newline): into the file and to every follower. Accepts NULL. */
+void rz_runlog_line(rz_runlog_t *l, const char *line, size_t len);
+
+/* The run ended with phase: every follower gets the end event, the file is closed, the
+ * log freed. Accepts NULL. */
+void rz_runlog_close(rz_runlog_t *l, const char *phase);
+
+/* Answer a request for the log at path: the whole text, or with follow, the text so far
+ * as events, then — while live (the run's open log, or NULL once it ended) — live lines
+ * until rz_runlog_close, else at once the end event with phase. */
+void rz_runlog_serve(rz_req_t *req, const char *path, rz_runlog_t *live, const char *phase,
+                     bool follow);
+
+#endif /* RZ_RUNLOG_H */
