@@ -8,6 +8,7 @@ core_librezus_core_la_SOURCES = \
 	core/base/errors.c core/base/errors.h \
 	core/base/log.c core/base/log.h \
 	core/base/config.c core/base/config.h \
+	core/base/settings.c core/base/settings.h \
 	core/base/yaml.c core/base/yaml.h \
 	core/base/exec.c core/base/exec.h \
 	core/base/workers.c core/base/workers.h \

@@ -1,14 +1,14 @@
 /*
- * core/base/config.c - rezuscloud's configuration (SPEC §2).
+ * core/base/config.c - rezuscloud's configuration (SPEC §2): how it is read.
  *
- * One schema table (settings[]) describes every key: its type, where it lives in
- * rz_config_t, its default and its limits. The YAML loader, the environment, flags
- * (rz_config_set), the defaults and rz_config_validate() all walk that table.
+ * The schema table (core/base/settings.c) describes every key: its type, where it lives
+ * in rz_config_t, its default and its limits. Here the YAML loader, the environment, flags
+ * (rz_config_set), the defaults and rz_config_validate() walk that table, and each kind of
+ * value is parsed and set.
  */
 /* Angle brackets: a quoted "config.h" would find core/base/config.h next to this file. */
 #include <config.h>
 
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +24,7 @@
 
 #include "core/base/config.h"
 #include "core/base/log.h"
+#include "core/base/settings.h"
 #include "core/base/yaml.h"
 
 #define ARRAY_SIZE(a)   (sizeof(a) / sizeof((a)[0]))
@@ -33,40 +34,18 @@
 #define KEY_MAX         256
 #define ORIGIN_MAX      256
 
-#define FIELD(cfg, s, type) ((type *)(void *)((char *)(cfg) + (s)->offset))
-
-enum kind { K_SECTION, K_PLUGINS, K_STRING, K_INT, K_BOOL, K_DURATION, K_SIZE, K_LIST };
-
-enum {
-	F_NONEMPTY = 1 << 0, /* rz_config_validate() rejects "" */
-	F_NONZERO = 1 << 1,  /* a duration or size of 0 is invalid */
-};
-
-struct setting;
-
-typedef int (*check_fn)(const struct setting *s, const char *value, const char *origin,
-                        rz_err_t *err);
-typedef int (*verify_fn)(const struct setting *s, const rz_config_t *cfg, rz_err_t *err);
-typedef int (*set_fn)(rz_config_t *cfg, const struct setting *s, const char *value,
-                      const char *origin, rz_err_t *err);
-
-struct setting {
-	const char *key; /* dotted: "tofu.workers" */
-	enum kind kind;
-	size_t offset;         /* into rz_config_t */
-	const char *def;       /* default, as text a flag would give */
-	int64_t min, max;      /* K_INT only */
-	unsigned flags;        /* F_* */
-	const char *env_alias; /* a short environment name besides the derived one */
-	check_fn check;        /* extra check when the value is set */
-	verify_fn verify;      /* extra check in rz_config_validate() */
-	const char *help;
-};
-
 struct plugin_list {
 	rz_config_plugin_t *v;
 	size_t n;
 };
+
+const char *rz__setting_string(const rz_config_t *cfg, const struct rz__setting *s)
+{
+	const char *const *field =
+	    (const char *const *)(const void *)((const char *)cfg + s->offset);
+
+	return *field != NULL ? *field : "";
+}
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -374,7 +353,7 @@ int rz_parse_size(const char *s, uint64_t *bytes)
 
 /* ------------------------------------------------------------------ setters by kind */
 
-static int set_string(rz_config_t *cfg, const struct setting *s, const char *value,
+static int set_string(rz_config_t *cfg, const struct rz__setting *s, const char *value,
                       const char *origin, rz_err_t *err)
 {
 	char **field = FIELD(cfg, s, char *);
@@ -396,8 +375,8 @@ static int set_string(rz_config_t *cfg, const struct setting *s, const char *val
 	return 0;
 }
 
-static int set_int(rz_config_t *cfg, const struct setting *s, const char *value, const char *origin,
-                   rz_err_t *err)
+static int set_int(rz_config_t *cfg, const struct rz__setting *s, const char *value,
+                   const char *origin, rz_err_t *err)
 {
 	int64_t n;
 	int rc = parse_int(value, &n);
@@ -417,7 +396,7 @@ static int set_int(rz_config_t *cfg, const struct setting *s, const char *value,
 	return 0;
 }
 
-static int set_bool(rz_config_t *cfg, const struct setting *s, const char *value,
+static int set_bool(rz_config_t *cfg, const struct rz__setting *s, const char *value,
                     const char *origin, rz_err_t *err)
 {
 	if (parse_bool(value, FIELD(cfg, s, bool)) < 0) {
@@ -428,14 +407,15 @@ static int set_bool(rz_config_t *cfg, const struct setting *s, const char *value
 	return 0;
 }
 
-static int not_zero(const struct setting *s, const char *value, const char *origin, rz_err_t *err)
+static int not_zero(const struct rz__setting *s, const char *value, const char *origin,
+                    rz_err_t *err)
 {
 	return rz_err_set(err, REZUS_ECONFIG,
 	                  "%s: %s: invalid value '%s': must be greater than zero", origin, s->key,
 	                  value);
 }
 
-static int set_duration(rz_config_t *cfg, const struct setting *s, const char *value,
+static int set_duration(rz_config_t *cfg, const struct rz__setting *s, const char *value,
                         const char *origin, rz_err_t *err)
 {
 	int64_t ms;
@@ -452,7 +432,7 @@ static int set_duration(rz_config_t *cfg, const struct setting *s, const char *v
 	return 0;
 }
 
-static int set_size(rz_config_t *cfg, const struct setting *s, const char *value,
+static int set_size(rz_config_t *cfg, const struct rz__setting *s, const char *value,
                     const char *origin, rz_err_t *err)
 {
 	uint64_t bytes;
@@ -470,7 +450,7 @@ static int set_size(rz_config_t *cfg, const struct setting *s, const char *value
 }
 
 /* Takes ownership of items. */
-static void list_install(rz_config_t *cfg, const struct setting *s, char **items)
+static void list_install(rz_config_t *cfg, const struct rz__setting *s, char **items)
 {
 	char ***field = FIELD(cfg, s, char **);
 
@@ -478,7 +458,7 @@ static void list_install(rz_config_t *cfg, const struct setting *s, char **items
 	*field = items;
 }
 
-static int set_list(rz_config_t *cfg, const struct setting *s, const char *value,
+static int set_list(rz_config_t *cfg, const struct rz__setting *s, const char *value,
                     const char *origin, rz_err_t *err)
 {
 	char **items;
@@ -504,257 +484,17 @@ static const struct kind_ops {
 	[K_LIST] = { "a list of strings", set_list },
 };
 
-/* ------------------------------------------------------------------ checks */
-
-static int check_log_level(const struct setting *s, const char *value, const char *origin,
-                           rz_err_t *err)
+static const struct rz__setting *setting_find(const char *key)
 {
-	int level;
-
-	if (rz_log_level_parse(value, &level) < 0) {
-		return rz_err_set(err, REZUS_ECONFIG,
-		                  "%s: %s: invalid value '%s': use debug, info, notice, warning, "
-		                  "err, crit, alert or emerg",
-		                  origin, s->key, value);
-	}
-	return 0;
-}
-
-static bool valid_port(const char *s)
-{
-	uint64_t port;
-
-	return parse_digits(&s, &port) == 0 && *s == '\0' && port <= 65535;
-}
-
-static bool valid_host_char(char c)
-{
-	return isalnum((unsigned char)c) || c == '.' || c == '-' || c == '_';
-}
-
-/* "host:port" or "[v6]:port". */
-static bool valid_listen(const char *addr)
-{
-	const char *colon = strchr(addr, ':');
-	char host[INET6_ADDRSTRLEN];
-	struct in6_addr a6;
-
-	if (addr[0] == '[') {
-		const char *end = strchr(addr, ']');
-		size_t len = end != NULL ? (size_t)(end - addr - 1) : 0;
-
-		if (end == NULL || end[1] != ':' || len == 0 || len >= sizeof(host)) {
-			return false;
-		}
-		memcpy(host, addr + 1, len);
-		host[len] = '\0';
-		return inet_pton(AF_INET6, host, &a6) == 1 && valid_port(end + 2);
-	}
-	if (colon == NULL || colon == addr || strchr(colon + 1, ':') != NULL) {
-		return false;
-	}
-	for (const char *p = addr; p < colon; p++) {
-		if (!valid_host_char(*p)) {
-			return false;
-		}
-	}
-	return valid_port(colon + 1);
-}
-
-static const char *string_at(const rz_config_t *cfg, const struct setting *s)
-{
-	const char *const *field =
-	    (const char *const *)(const void *)((const char *)cfg + s->offset);
-
-	return *field != NULL ? *field : "";
-}
-
-static int verify_listen(const struct setting *s, const rz_config_t *cfg, rz_err_t *err)
-{
-	const char *addr = string_at(cfg, s);
-
-	if (!valid_listen(addr)) {
-		return rz_err_set(err, REZUS_ECONFIG,
-		                  "%s: invalid address '%s' (use host:port, e.g. 127.0.0.1:8080)",
-		                  s->key, addr);
-	}
-	return 0;
-}
-
-/* ------------------------------------------------------------------ the schema */
-
-#define AT(field) offsetof(rz_config_t, field)
-
-static const struct setting settings[] = {
-	{ .key = "server", .kind = K_SECTION, .help = "the HTTP server" },
-	{ .key = "server.listen",
-	  .kind = K_STRING,
-	  .offset = AT(listen),
-	  .def = "127.0.0.1:8080",
-	  .env_alias = "REZUSCLOUD_ADDR",
-	  .verify = verify_listen,
-	  .help = "address to listen on: host:port or [v6]:port" },
-	{ .key = "server.data_dir",
-	  .kind = K_STRING,
-	  .offset = AT(data_dir),
-	  .def = RZ_LOCALSTATEDIR "/lib/rezus",
-	  .flags = F_NONEMPTY,
-	  .env_alias = "REZUSCLOUD_DATA_DIR",
-	  .help = "SQLite database, work directories, keys and backups" },
-	{ .key = "server.external_url",
-	  .kind = K_STRING,
-	  .offset = AT(external_url),
-	  .def = "",
-	  .help = "base URL used in links and kubeconfig download names" },
-	{ .key = "server.max_body",
-	  .kind = K_SIZE,
-	  .offset = AT(max_body),
-	  .def = "16MiB",
-	  .flags = F_NONZERO,
-	  .help = "largest request body accepted" },
-	{ .key = "server.event_window",
-	  .kind = K_INT,
-	  .offset = AT(event_window),
-	  .def = "10000",
-	  .min = 100,
-	  .max = 10000000,
-	  .help = "changes kept in the event log, so watches can resume after a disconnect" },
-	{ .key = "server.trusted_proxies",
-	  .kind = K_LIST,
-	  .offset = AT(trusted_proxies),
-	  .def = "",
-	  .help = "proxy addresses whose X-Forwarded-For names the client (audit source IP)" },
-	{ .key = "auth", .kind = K_SECTION, .help = "users and sessions" },
-	{ .key = "auth.admin_password_file",
-	  .kind = K_STRING,
-	  .offset = AT(admin_password_file),
-	  .def = "",
-	  .help = "password for user 'admin', created on first start only" },
-	{ .key = "auth.jwt_secret_file",
-	  .kind = K_STRING,
-	  .offset = AT(jwt_secret_file),
-	  .def = "",
-	  .help = "session signing secret; generated into data_dir when empty" },
-	{ .key = "auth.session_ttl",
-	  .kind = K_DURATION,
-	  .offset = AT(session_ttl_ms),
-	  .def = "24h",
-	  .flags = F_NONZERO,
-	  .help = "lifetime of a login session" },
-	{ .key = "tofu", .kind = K_SECTION, .help = "the tofu run pool" },
-	{ .key = "tofu.binary",
-	  .kind = K_STRING,
-	  .offset = AT(tofu_binary),
-	  .def = "tofu",
-	  .flags = F_NONEMPTY,
-	  .help = "tofu or terraform: a path or a name on PATH" },
-	{ .key = "tofu.workers",
-	  .kind = K_INT,
-	  .offset = AT(tofu_workers),
-	  .def = "4",
-	  .min = 1,
-	  .max = 256,
-	  .help = "concurrent tofu processes" },
-	{ .key = "tofu.debounce",
-	  .kind = K_DURATION,
-	  .offset = AT(tofu_debounce_ms),
-	  .def = "5s",
-	  .help = "trailing debounce per tenant" },
-	{ .key = "tofu.resync",
-	  .kind = K_DURATION,
-	  .offset = AT(tofu_resync_ms),
-	  .def = "5m",
-	  .help = "re-enqueue every tenant this often; 0 = off" },
-	{ .key = "tofu.timeout",
-	  .kind = K_DURATION,
-	  .offset = AT(tofu_timeout_ms),
-	  .def = "30m",
-	  .flags = F_NONZERO,
-	  .help = "limit per tofu command, then SIGINT" },
-	{ .key = "tofu.kill_grace",
-	  .kind = K_DURATION,
-	  .offset = AT(tofu_kill_grace_ms),
-	  .def = "30s",
-	  .help = "SIGKILL this long after SIGINT" },
-	{ .key = "tofu.plugin_cache_dir",
-	  .kind = K_STRING,
-	  .offset = AT(tofu_plugin_cache_dir),
-	  .def = "",
-	  .help = "shared TF_PLUGIN_CACHE_DIR" },
-	{ .key = "tofu.env_passthrough",
-	  .kind = K_LIST,
-	  .offset = AT(tofu_env_passthrough),
-	  .def = "",
-	  .help = "extra environment names or globs handed to tofu" },
-	{ .key = "tofu.state_history",
-	  .kind = K_INT,
-	  .offset = AT(tofu_state_history),
-	  .def = "20",
-	  .min = 0,
-	  .max = 10000,
-	  .help = "previous state versions kept per tenant" },
-	{ .key = "tofu.destroy_approval",
-	  .kind = K_BOOL,
-	  .offset = AT(tofu_destroy_approval),
-	  .def = "true",
-	  .help = "a plan that deletes resources waits for approval" },
-	{ .key = "audit", .kind = K_SECTION, .help = "the audit log" },
-	{ .key = "audit.retention",
-	  .kind = K_DURATION,
-	  .offset = AT(audit_retention_ms),
-	  .def = "90d",
-	  .flags = F_NONZERO,
-	  .help = "how long audit entries are kept" },
-	{ .key = "backup", .kind = K_SECTION, .help = "scheduled backups" },
-	{ .key = "backup.dir",
-	  .kind = K_STRING,
-	  .offset = AT(backup_dir),
-	  .def = "",
-	  .help = "where backups go; empty = no scheduled backups" },
-	{ .key = "backup.interval",
-	  .kind = K_DURATION,
-	  .offset = AT(backup_interval_ms),
-	  .def = "24h",
-	  .flags = F_NONZERO,
-	  .help = "time between backups" },
-	{ .key = "backup.keep",
-	  .kind = K_INT,
-	  .offset = AT(backup_keep),
-	  .def = "7",
-	  .min = 1,
-	  .max = 1000,
-	  .help = "backups kept" },
-	{ .key = "log", .kind = K_SECTION, .help = "logging" },
-	{ .key = "log.level",
-	  .kind = K_STRING,
-	  .offset = AT(log_level),
-	  .def = "info",
-	  .check = check_log_level,
-	  .help = "debug, info, notice, warning, err, crit, alert or emerg" },
-	{ .key = "log.file",
-	  .kind = K_STRING,
-	  .offset = AT(log_file),
-	  .def = "",
-	  .help = "log file, reopened on SIGHUP; empty = stderr" },
-	{ .key = "plugin_dir",
-	  .kind = K_STRING,
-	  .offset = AT(plugin_dir),
-	  .def = RZ_PLUGIN_DIR,
-	  .help = "where plugins are loaded from" },
-	{ .key = "plugins", .kind = K_PLUGINS, .help = "plugin name -> the plugin's own settings" },
-};
-
-static const struct setting *setting_find(const char *key)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(settings); i++) {
-		if (strcmp(settings[i].key, key) == 0) {
-			return &settings[i];
+	for (size_t i = 0; i < rz__settings_n; i++) {
+		if (strcmp(rz__settings[i].key, key) == 0) {
+			return &rz__settings[i];
 		}
 	}
 	return NULL;
 }
 
-static int setting_apply(rz_config_t *cfg, const struct setting *s, const char *value,
+static int setting_apply(rz_config_t *cfg, const struct rz__setting *s, const char *value,
                          const char *origin, rz_err_t *err)
 {
 	return kinds[s->kind].set(cfg, s, value, origin, err);
@@ -765,7 +505,7 @@ static int setting_apply(rz_config_t *cfg, const struct setting *s, const char *
 struct loader {
 	rz_yaml_t y; /* the source, its name, and where errors go */
 	rz_config_t *cfg;
-	bool seen[ARRAY_SIZE(settings)];
+	bool seen[RZ__SETTINGS_MAX];
 };
 
 /* `required:` at the top of a plugin's section. */
@@ -963,7 +703,7 @@ static int load_plugin_map(struct loader *l, struct plugin_list *pl)
 }
 
 /* A file with plugins: replaces the whole list. */
-static int load_plugins(struct loader *l, const struct setting *s, int line,
+static int load_plugins(struct loader *l, const struct rz__setting *s, int line,
                         const yaml_event_t *val)
 {
 	struct plugin_list pl = { NULL, 0 };
@@ -986,7 +726,7 @@ static int load_plugins(struct loader *l, const struct setting *s, int line,
 
 static int load_mapping(struct loader *l, const char *prefix);
 
-static int load_text(struct loader *l, const struct setting *s, int line, const char *text)
+static int load_text(struct loader *l, const struct rz__setting *s, int line, const char *text)
 {
 	char origin[ORIGIN_MAX];
 
@@ -994,7 +734,8 @@ static int load_text(struct loader *l, const struct setting *s, int line, const 
 	return setting_apply(l->cfg, s, text, origin, l->y.err);
 }
 
-static int load_scalar(struct loader *l, const struct setting *s, int line, const yaml_event_t *val)
+static int load_scalar(struct loader *l, const struct rz__setting *s, int line,
+                       const yaml_event_t *val)
 {
 	const char *text = scalar_text(val);
 
@@ -1006,7 +747,7 @@ static int load_scalar(struct loader *l, const struct setting *s, int line, cons
 	return load_text(l, s, line, is_null(val) ? "" : text);
 }
 
-static int load_list(struct loader *l, const struct setting *s)
+static int load_list(struct loader *l, const struct rz__setting *s)
 {
 	char **items = calloc(1, sizeof(*items));
 	size_t n = 0;
@@ -1046,7 +787,8 @@ out:
 	return rc;
 }
 
-static int load_value(struct loader *l, const struct setting *s, int line, const yaml_event_t *val)
+static int load_value(struct loader *l, const struct rz__setting *s, int line,
+                      const yaml_event_t *val)
 {
 	switch (s->kind) {
 	case K_PLUGINS:
@@ -1079,7 +821,7 @@ static int load_value(struct loader *l, const struct setting *s, int line, const
 static int load_entry(struct loader *l, const char *prefix, const yaml_event_t *key)
 {
 	char path[KEY_MAX];
-	const struct setting *s;
+	const struct rz__setting *s;
 	int line = line_of(key);
 	yaml_event_t val;
 	int rc;
@@ -1093,10 +835,10 @@ static int load_entry(struct loader *l, const char *prefix, const yaml_event_t *
 		return rz_err_set(l->y.err, REZUS_ECONFIG, "%s:%d: unknown key '%s'", l->y.name,
 		                  line, path);
 	}
-	if (l->seen[s - settings]) {
+	if (l->seen[s - rz__settings]) {
 		return duplicate(l, line, path);
 	}
-	l->seen[s - settings] = true;
+	l->seen[s - rz__settings] = true;
 	rc = next_event(l, &val);
 	if (rc < 0) {
 		return rc;
@@ -1176,8 +918,8 @@ int rz_config_defaults(rz_config_t *cfg)
 	rz_err_t err;
 
 	memset(cfg, 0, sizeof(*cfg));
-	for (size_t i = 0; i < ARRAY_SIZE(settings); i++) {
-		const struct setting *s = &settings[i];
+	for (size_t i = 0; i < rz__settings_n; i++) {
+		const struct rz__setting *s = &rz__settings[i];
 		int rc;
 
 		if (kinds[s->kind].set == NULL) {
@@ -1347,10 +1089,10 @@ static bool env_name_of(const char *name, size_t len, const char *key)
 	return true;
 }
 
-static const struct setting *env_setting(const char *name, size_t len, bool *alias)
+static const struct rz__setting *env_setting(const char *name, size_t len, bool *alias)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(settings); i++) {
-		const struct setting *s = &settings[i];
+	for (size_t i = 0; i < rz__settings_n; i++) {
+		const struct rz__setting *s = &rz__settings[i];
 
 		if (kinds[s->kind].set == NULL) {
 			continue;
@@ -1372,7 +1114,7 @@ static int env_apply(rz_config_t *cfg, const char *entry, bool aliases, rz_err_t
 {
 	char origin[ORIGIN_MAX];
 	const char *eq = strchr(entry, '=');
-	const struct setting *s;
+	const struct rz__setting *s;
 	bool alias = false;
 	int len;
 
@@ -1420,7 +1162,7 @@ int rz_config_apply_env(rz_config_t *cfg, char *const *envp, rz_err_t *err)
 int rz_config_set(rz_config_t *cfg, const char *key, const char *value, const char *origin,
                   rz_err_t *err)
 {
-	const struct setting *s = key != NULL ? setting_find(key) : NULL;
+	const struct rz__setting *s = key != NULL ? setting_find(key) : NULL;
 
 	if (origin == NULL) {
 		origin = "command line";
@@ -1434,10 +1176,10 @@ int rz_config_set(rz_config_t *cfg, const char *key, const char *value, const ch
 
 int rz_config_validate(const rz_config_t *cfg, rz_err_t *err)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(settings); i++) {
-		const struct setting *s = &settings[i];
+	for (size_t i = 0; i < rz__settings_n; i++) {
+		const struct rz__setting *s = &rz__settings[i];
 
-		if ((s->flags & F_NONEMPTY) && string_at(cfg, s)[0] == '\0') {
+		if ((s->flags & F_NONEMPTY) && rz__setting_string(cfg, s)[0] == '\0') {
 			return rz_err_set(err, REZUS_ECONFIG, "%s: must not be empty", s->key);
 		}
 		if (s->verify != NULL) {
@@ -1456,8 +1198,8 @@ void rz_config_free(rz_config_t *cfg)
 	if (cfg == NULL) {
 		return;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(settings); i++) {
-		const struct setting *s = &settings[i];
+	for (size_t i = 0; i < rz__settings_n; i++) {
+		const struct rz__setting *s = &rz__settings[i];
 
 		if (s->kind == K_STRING) {
 			free(*FIELD(cfg, s, char *));

@@ -1,0 +1,259 @@
+/*
+ * core/base/settings.c - every configuration key (SPEC §2, rezus.conf(5)): its type, where
+ * it lives in rz_config_t, its default, its limits, its environment alias and the checks
+ * its values get. Adding a key is a line here and a field in rz_config_t.
+ */
+#include <config.h>
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "core/base/log.h"
+#include "core/base/settings.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ------------------------------------------------------------------ checks */
+
+static int check_log_level(const struct rz__setting *s, const char *value, const char *origin,
+                           rz_err_t *err)
+{
+	int level;
+
+	if (rz_log_level_parse(value, &level) < 0) {
+		return rz_err_set(err, REZUS_ECONFIG,
+		                  "%s: %s: invalid value '%s': use debug, info, notice, warning, "
+		                  "err, crit, alert or emerg",
+		                  origin, s->key, value);
+	}
+	return 0;
+}
+
+static bool valid_port(const char *s)
+{
+	unsigned long port = 0;
+	size_t n = strspn(s, "0123456789");
+
+	if (n == 0 || n > 5 || s[n] != '\0') {
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		port = port * 10 + (unsigned long)(s[i] - '0');
+	}
+	return port <= 65535;
+}
+
+static bool valid_host_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '.' || c == '-' || c == '_';
+}
+
+/* "host:port" or "[v6]:port". */
+static bool valid_listen(const char *addr)
+{
+	const char *colon = strchr(addr, ':');
+	char host[INET6_ADDRSTRLEN];
+	struct in6_addr a6;
+
+	if (addr[0] == '[') {
+		const char *end = strchr(addr, ']');
+		size_t len = end != NULL ? (size_t)(end - addr - 1) : 0;
+
+		if (end == NULL || end[1] != ':' || len == 0 || len >= sizeof(host)) {
+			return false;
+		}
+		memcpy(host, addr + 1, len);
+		host[len] = '\0';
+		return inet_pton(AF_INET6, host, &a6) == 1 && valid_port(end + 2);
+	}
+	if (colon == NULL || colon == addr || strchr(colon + 1, ':') != NULL) {
+		return false;
+	}
+	for (const char *p = addr; p < colon; p++) {
+		if (!valid_host_char(*p)) {
+			return false;
+		}
+	}
+	return valid_port(colon + 1);
+}
+
+static int verify_listen(const struct rz__setting *s, const rz_config_t *cfg, rz_err_t *err)
+{
+	const char *addr = rz__setting_string(cfg, s);
+
+	if (!valid_listen(addr)) {
+		return rz_err_set(err, REZUS_ECONFIG,
+		                  "%s: invalid address '%s' (use host:port, e.g. 127.0.0.1:8080)",
+		                  s->key, addr);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ the schema */
+
+#define AT(field) offsetof(rz_config_t, field)
+
+const struct rz__setting rz__settings[] = {
+	{ .key = "server", .kind = K_SECTION, .help = "the HTTP server" },
+	{ .key = "server.listen",
+	  .kind = K_STRING,
+	  .offset = AT(listen),
+	  .def = "127.0.0.1:8080",
+	  .env_alias = "REZUSCLOUD_ADDR",
+	  .verify = verify_listen,
+	  .help = "address to listen on: host:port or [v6]:port" },
+	{ .key = "server.data_dir",
+	  .kind = K_STRING,
+	  .offset = AT(data_dir),
+	  .def = RZ_LOCALSTATEDIR "/lib/rezus",
+	  .flags = F_NONEMPTY,
+	  .env_alias = "REZUSCLOUD_DATA_DIR",
+	  .help = "SQLite database, work directories, keys and backups" },
+	{ .key = "server.external_url",
+	  .kind = K_STRING,
+	  .offset = AT(external_url),
+	  .def = "",
+	  .help = "base URL used in links and kubeconfig download names" },
+	{ .key = "server.max_body",
+	  .kind = K_SIZE,
+	  .offset = AT(max_body),
+	  .def = "16MiB",
+	  .flags = F_NONZERO,
+	  .help = "largest request body accepted" },
+	{ .key = "server.event_window",
+	  .kind = K_INT,
+	  .offset = AT(event_window),
+	  .def = "10000",
+	  .min = 100,
+	  .max = 10000000,
+	  .help = "changes kept in the event log, so watches can resume after a disconnect" },
+	{ .key = "server.trusted_proxies",
+	  .kind = K_LIST,
+	  .offset = AT(trusted_proxies),
+	  .def = "",
+	  .help = "proxy addresses whose X-Forwarded-For names the client (audit source IP)" },
+	{ .key = "auth", .kind = K_SECTION, .help = "users and sessions" },
+	{ .key = "auth.admin_password_file",
+	  .kind = K_STRING,
+	  .offset = AT(admin_password_file),
+	  .def = "",
+	  .help = "password for user 'admin', created on first start only" },
+	{ .key = "auth.jwt_secret_file",
+	  .kind = K_STRING,
+	  .offset = AT(jwt_secret_file),
+	  .def = "",
+	  .help = "session signing secret; generated into data_dir when empty" },
+	{ .key = "auth.session_ttl",
+	  .kind = K_DURATION,
+	  .offset = AT(session_ttl_ms),
+	  .def = "24h",
+	  .flags = F_NONZERO,
+	  .help = "lifetime of a login session" },
+	{ .key = "tofu", .kind = K_SECTION, .help = "the tofu run pool" },
+	{ .key = "tofu.binary",
+	  .kind = K_STRING,
+	  .offset = AT(tofu_binary),
+	  .def = "tofu",
+	  .flags = F_NONEMPTY,
+	  .help = "tofu or terraform: a path or a name on PATH" },
+	{ .key = "tofu.workers",
+	  .kind = K_INT,
+	  .offset = AT(tofu_workers),
+	  .def = "4",
+	  .min = 1,
+	  .max = 256,
+	  .help = "concurrent tofu processes" },
+	{ .key = "tofu.debounce",
+	  .kind = K_DURATION,
+	  .offset = AT(tofu_debounce_ms),
+	  .def = "5s",
+	  .help = "trailing debounce per tenant" },
+	{ .key = "tofu.resync",
+	  .kind = K_DURATION,
+	  .offset = AT(tofu_resync_ms),
+	  .def = "5m",
+	  .help = "re-enqueue every tenant this often; 0 = off" },
+	{ .key = "tofu.timeout",
+	  .kind = K_DURATION,
+	  .offset = AT(tofu_timeout_ms),
+	  .def = "30m",
+	  .flags = F_NONZERO,
+	  .help = "limit per tofu command, then SIGINT" },
+	{ .key = "tofu.kill_grace",
+	  .kind = K_DURATION,
+	  .offset = AT(tofu_kill_grace_ms),
+	  .def = "30s",
+	  .help = "SIGKILL this long after SIGINT" },
+	{ .key = "tofu.plugin_cache_dir",
+	  .kind = K_STRING,
+	  .offset = AT(tofu_plugin_cache_dir),
+	  .def = "",
+	  .help = "shared TF_PLUGIN_CACHE_DIR" },
+	{ .key = "tofu.env_passthrough",
+	  .kind = K_LIST,
+	  .offset = AT(tofu_env_passthrough),
+	  .def = "",
+	  .help = "extra environment names or globs handed to tofu" },
+	{ .key = "tofu.state_history",
+	  .kind = K_INT,
+	  .offset = AT(tofu_state_history),
+	  .def = "20",
+	  .min = 0,
+	  .max = 10000,
+	  .help = "previous state versions kept per tenant" },
+	{ .key = "tofu.destroy_approval",
+	  .kind = K_BOOL,
+	  .offset = AT(tofu_destroy_approval),
+	  .def = "true",
+	  .help = "a plan that deletes resources waits for approval" },
+	{ .key = "audit", .kind = K_SECTION, .help = "the audit log" },
+	{ .key = "audit.retention",
+	  .kind = K_DURATION,
+	  .offset = AT(audit_retention_ms),
+	  .def = "90d",
+	  .flags = F_NONZERO,
+	  .help = "how long audit entries are kept" },
+	{ .key = "backup", .kind = K_SECTION, .help = "scheduled backups" },
+	{ .key = "backup.dir",
+	  .kind = K_STRING,
+	  .offset = AT(backup_dir),
+	  .def = "",
+	  .help = "where backups go; empty = no scheduled backups" },
+	{ .key = "backup.interval",
+	  .kind = K_DURATION,
+	  .offset = AT(backup_interval_ms),
+	  .def = "24h",
+	  .flags = F_NONZERO,
+	  .help = "time between backups" },
+	{ .key = "backup.keep",
+	  .kind = K_INT,
+	  .offset = AT(backup_keep),
+	  .def = "7",
+	  .min = 1,
+	  .max = 1000,
+	  .help = "backups kept" },
+	{ .key = "log", .kind = K_SECTION, .help = "logging" },
+	{ .key = "log.level",
+	  .kind = K_STRING,
+	  .offset = AT(log_level),
+	  .def = "info",
+	  .check = check_log_level,
+	  .help = "debug, info, notice, warning, err, crit, alert or emerg" },
+	{ .key = "log.file",
+	  .kind = K_STRING,
+	  .offset = AT(log_file),
+	  .def = "",
+	  .help = "log file, reopened on SIGHUP; empty = stderr" },
+	{ .key = "plugin_dir",
+	  .kind = K_STRING,
+	  .offset = AT(plugin_dir),
+	  .def = RZ_PLUGIN_DIR,
+	  .help = "where plugins are loaded from" },
+	{ .key = "plugins", .kind = K_PLUGINS, .help = "plugin name -> the plugin's own settings" },
+};
+
+const size_t rz__settings_n = ARRAY_SIZE(rz__settings);
+
+_Static_assert(ARRAY_SIZE(rz__settings) <= RZ__SETTINGS_MAX, "raise RZ__SETTINGS_MAX");
