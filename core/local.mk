@@ -13,6 +13,7 @@ core_librezus_core_la_SOURCES = \
 	core/base/exec.c core/base/exec.h \
 	core/base/workers.c core/base/workers.h \
 	core/base/version.c core/base/version.h \
+	core/http/status.c core/http/status.h \
 	core/http/http.c core/http/http.h \
 	core/model/fields.c core/model/fields.h \
 	core/model/selector.c core/model/selector.h \

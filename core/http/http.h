@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "core/base/errors.h"
+#include "core/http/status.h"
 
 struct event_base;
 
@@ -169,23 +170,6 @@ void rz_reply_end(rz_req_t *req);
  * freed, while req is outstanding — the owner then calls rz_reply_end (or a reply) to
  * free it, possibly from within fn. Not called for errors that rz_reply_write returns. */
 void rz_req_on_close(rz_req_t *req, void (*fn)(rz_req_t *req, void *arg), void *arg);
-
-/* ---- Kubernetes Status objects (SPEC §3) ---- */
-
-/* Status with status "Failure" (or "Success" for 2xx), code, reason (NULL = the standard
- * reason for code), message. Caller owns the result; json_decref(). NULL on OOM. */
-json_t *rz_status_new(int code, const char *reason, const char *message);
-
-/* Set details.kind/details.name (either may be NULL). */
-void rz_status_set_target(json_t *status, const char *kind, const char *name);
-
-/* Append details.causes[] {field, reason, message}. */
-void rz_status_add_cause(json_t *status, const char *field, const char *reason,
-                         const char *message);
-
-/* The Kubernetes reason for an HTTP code ("NotFound" for 404, ...); "InternalError" for
- * unknown 5xx, "BadRequest" for unknown 4xx. Borrowed — static. */
-const char *rz_status_reason(int code);
 
 /* Reply with status (takes ownership); the HTTP code is status.code. */
 void rz_reply_status(rz_req_t *req, json_t *status);
