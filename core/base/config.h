@@ -68,6 +68,20 @@ typedef struct rz_config {
 	int tofu_state_history;
 	bool tofu_destroy_approval;
 
+	/* observe: */
+	int64_t observe_interval_ms;          /* between observations of a settled tenant */
+	int64_t observe_fast_interval_ms;     /* while a tenant is provisioning or upgrading */
+	int observe_workers;                  /* probes running at once */
+	int64_t observe_provision_timeout_ms; /* provisioning longer than this: Failed */
+
+	/* talos: and kubectl: the tools probes run */
+	char *talos_binary;
+	char *kubectl_binary;
+
+	/* events: */
+	int64_t events_retention_ms;
+	int events_max_per_tenant;
+
 	/* audit: */
 	int64_t audit_retention_ms;
 

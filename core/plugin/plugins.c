@@ -132,6 +132,13 @@ static int check_entries(struct slot *s)
 	if ((d->kinds & (REZUS_PLUGIN_INFRA | REZUS_PLUGIN_CLUSTER)) == 0) {
 		return refuse(s, "kinds names neither infra nor cluster");
 	}
+	if ((d->observe_probes == NULL) != (d->observe_parse == NULL)) {
+		return refuse(s, "observe_probes and observe_parse come together: '%s' is missing",
+		              d->observe_probes == NULL ? "observe_probes" : "observe_parse");
+	}
+	if (d->observe_probes != NULL && !(d->kinds & REZUS_PLUGIN_CLUSTER)) {
+		return refuse(s, "observe_probes is for cluster plugins, and kinds has no cluster");
+	}
 	return 0;
 }
 

@@ -91,9 +91,32 @@ START_TEST(test_refusals_in_order)
 	ck_assert_str_eq(refusal("othername"),
 	                 "name 'someone-else' does not match the file 'othername.so'");
 	ck_assert_str_eq(refusal("norender"), "missing required entry 'render'");
+	ck_assert_str_eq(refusal("halfobserve"),
+	                 "observe_probes and observe_parse come together: 'observe_parse' is "
+	                 "missing");
 	ck_assert_str_eq(refusal("initfail"), "init failed: fixture refuses to start");
 	ck_assert_int_eq(strncmp(refusal("badrules"), "bad projection rules: ", 22), 0);
 	ck_assert_int_eq(strncmp(refusal("missing"), "cannot load: ", 13), 0);
+}
+END_TEST
+
+/* A plugin built against the 1.0 header loads under 1.1, and what lies past its descriptor
+ * (here: non-NULL bytes) never reads as an observation entry. */
+START_TEST(test_abi_1_0_plugin_loads)
+{
+	rz_plugins_t *p = NULL;
+	rz_err_t err = { 0 };
+	const rz_plugin_t *pl;
+
+	config_for("tests/fixtures/plugins", "abi10", true, NULL);
+	ck_assert_int_eq(rz_plugins_load(&p, &cfg, true, &err), 0);
+	pl = rz_plugins_at(p, 0);
+	ck_assert_msg(pl->loaded, "%s", pl->error);
+	ck_assert_str_eq(pl->abi, "1.0");
+	ck_assert_ptr_null(pl->desc.observe_probes);
+	ck_assert_ptr_null(pl->desc.observe_parse);
+	rz_plugins_free(p);
+	rz_config_free(&cfg);
 }
 END_TEST
 
@@ -267,7 +290,7 @@ START_TEST(test_providers_published)
 	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "status"), "error")),
 	                 "init failed: fixture refuses to start");
 	ck_assert_str_eq(
-	    json_string_value(json_object_get(json_object_get(o, "spec"), "abiVersion")), "1.0");
+	    json_string_value(json_object_get(json_object_get(o, "spec"), "abiVersion")), "1.1");
 	json_decref(o);
 	rz_plugins_free(p);
 	rz_config_free(&cfg);
@@ -371,6 +394,7 @@ int main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_refusals_in_order);
+	tcase_add_test(tc, test_abi_1_0_plugin_loads);
 	tcase_add_test(tc, test_required_plugin_stops_start);
 	tcase_add_test(tc, test_check_config_does_not_start);
 	tcase_add_test(tc, test_sim_validates_provider_config);

@@ -17,6 +17,7 @@
  *   1.0  first layout: header, name, version, description, kinds, config_schema,
  *        provider_config_schema, init, fini, check_config, validate_nodegroup, render,
  *        projection_rules, env_allowlist.
+ *   1.1  observation: observe_probes, observe_parse (optional; both or neither).
  *
  * The render contract (SPEC §6.2). render() receives the tenant context, a borrowed object:
  *   {"tenant": <Tenant object>, "nodeGroups": [<this plugin's NodeGroups>],
@@ -45,6 +46,49 @@
  *   {"type": "<TF resource type>", "kind": "Machine",
  *    "fields": {"<Machine spec field>": ["<attribute path>", ...], ...}}
  * Each instance of the type becomes one object; a field takes the first non-empty attribute.
+ *
+ * Observation (ABI 1.1; optional, for cluster plugins). The host observes every tenant that
+ * has Machines on an interval, through the tenant's cluster plugin, which says how; the host
+ * runs what it asks for. A plugin still never spawns a process nor touches a file.
+ *
+ * observe_probes(state, ctx, probes, err): ctx (borrowed) is
+ *   {"tenant": <Tenant object>, "machines": [<its Machines>], "nodeGroups": [<its NodeGroups>],
+ *    "now": <milliseconds since the epoch>}
+ * Append one object per probe to probes (an empty array, borrowed); none is fine:
+ *   "id"          a name unique within this call (required)
+ *   "tool"        "talosctl" or "kubectl": a logical tool the host resolves from rezus.conf
+ *                 (talos.binary, kubectl.binary); or null: nothing runs, and observe_parse is
+ *                 called at once with exitStatus 0 and empty output (for plugins whose facts
+ *                 follow from the context alone, such as sim)
+ *   "args"        the arguments after the tool, strings (at most 64)
+ *   "timeout"     milliseconds, 100 to 120000 (default 10000); the probe is then killed
+ *   "credentials" "talosconfig", "kubeconfig" or "none" (default): the host writes that
+ *                 sealed output of the tenant's last apply to a private 0600 file, points
+ *                 TALOSCONFIG or KUBECONFIG at it for this probe alone, and removes it after;
+ *                 a tenant without it gets the probe's result as a failure, without a run
+ *   "machine"     the Machine the probe is about (optional)
+ *   "data"        any JSON, handed back with the probe (optional)
+ * The host runs probes with a clean environment (PATH, HOME and the credentials variable),
+ * a bounded number at a time, never on the tofu pool's slots.
+ *
+ * observe_parse(state, probe, result, facts, err): probe (borrowed) is one object from
+ * observe_probes; result (borrowed) is
+ *   {"exitStatus": <exit code, or 128 + the signal that ended it>, "timedOut": <bool>,
+ *    "stdout": "<at most 4 MiB>", "stderr": "<at most 64 KiB>", "now": <ms since the epoch>}
+ * Fill facts (an empty object, borrowed) with what the result shows:
+ *   "machines": {"<Machine name>": {
+ *       "stage":        "Provisioning" | "Booting" | "Installing" | "Maintenance" |
+ *                       "Running" | "Rebooting" | "ShuttingDown" | "Resetting" |
+ *                       "Upgrading" | "Removing" | "Failed" | "Unknown",
+ *       "ready":        <bool: the machine reports itself ready>,
+ *       "talosVersion": "<the running version, e.g. v1.12.1>",
+ *       "nodeReady":    <bool: its Kubernetes node is Ready>,
+ *       "error":        "<why it could not be observed; stage Unknown with it>"}}
+ *   "tenant": {"controlPlaneHealthy": <bool>, "etcdMembers": <n>, "nodes": <n>,
+ *              "nodesReady": <n>, "error": "<why the cluster could not be observed>"}
+ * Members left out are not known from this probe: the facts of one observation's probes
+ * are merged, later probes adding to earlier ones. A failed, timed-out or unreadable probe
+ * is a fact too ("error"), returned with 0; a negative return is a plugin fault, logged.
  */
 #ifndef REZUS_PLUGIN_H
 #define REZUS_PLUGIN_H
@@ -125,11 +169,29 @@ struct rezus_plugin {
 	/* NULL-terminated names or globs of environment variables the TF provider needs
 	 * ("OCI_*"). Borrowed — static. Optional. */
 	const char *const *(*env_allowlist)(void *state);
+
+	/* --- ABI 1.1 --- */
+
+	/* The probes that observe a tenant (see "Observation" above). ctx is borrowed; probes an
+	 * empty array (borrowed) to fill. 0, or a negative code with err filled. Optional
+	 * (cluster plugins); with observe_parse. */
+	int (*observe_probes)(void *state, const rezus_json_t *ctx, rezus_json_t *probes,
+	                      rezus_err_t *err);
+
+	/* One probe's result as facts (see "Observation" above). probe and result are
+	 * borrowed; facts an empty object (borrowed) to fill. 0, or a negative code with err
+	 * filled. Optional; with observe_probes. */
+	int (*observe_parse)(void *state, const rezus_json_t *probe, const rezus_json_t *result,
+	                     rezus_json_t *facts, rezus_err_t *err);
 };
 
 /* The size of the ABI 1.0 layout: the least struct_size the host accepts. */
 #define REZUS_PLUGIN_SIZE_1_0                                                                      \
 	(offsetof(rezus_plugin_t, env_allowlist) + sizeof(((rezus_plugin_t *)0)->env_allowlist))
+
+/* The size of the ABI 1.1 layout (with observation). */
+#define REZUS_PLUGIN_SIZE_1_1                                                                      \
+	(offsetof(rezus_plugin_t, observe_parse) + sizeof(((rezus_plugin_t *)0)->observe_parse))
 
 #define REZUS_PLUGIN_HEADER_INIT                                                                   \
 	{                                                                                          \
