@@ -33,6 +33,7 @@
 #include "core/plugin/plugins.h"
 #include "core/auth/session.h"
 #include "core/engine/tfstate.h"
+#include "core/observe/observe.h"
 #include "core/base/version.h"
 #include "core/base/workers.h"
 
@@ -60,6 +61,8 @@ struct rz_daemon {
 	rz_plugins_t *plugins;
 	rz_tfstate_t *tfstate;
 	rz_engine_t *engine;
+	rz_observer_t *observer;
+	char observe_dir[PATH_MAX];
 	char state_url[300];
 	char workdir[PATH_MAX];
 	rz_http_t *http;
@@ -437,9 +440,25 @@ static void observe(void *ctx, rz_req_t *req, const char *route, const char *met
 	rz_access_observe(d->access, req, code);
 }
 
+static void gauge_probes(void *ctx, rz_metrics_probes_t *out)
+{
+	rz_observer_stats_t st;
+
+	rz_observer_stats(((rz_daemon_t *)ctx)->observer, &st);
+	for (size_t i = 0; i < 4; i++) {
+		out->count[i] = st.probes[i];
+		out->seconds[i] = st.seconds[i];
+	}
+	out->running = st.running;
+	out->queued = st.queued;
+	out->observations = st.observations;
+	out->writes = st.writes;
+}
+
 static int start_metrics(rz_daemon_t *d, rz_err_t *err)
 {
-	rz_metrics_gauges_t g = { gauge_watches, gauge_objects, gauge_revision, d };
+	rz_metrics_gauges_t g = { gauge_watches, gauge_objects, gauge_revision,
+		                  gauge_probes,  d->store,      d };
 	int rc = rz_metrics_new(&d->metrics, &g, err);
 
 	if (rc == 0) {
@@ -611,13 +630,30 @@ static int start_engine(rz_daemon_t *d, rz_err_t *err)
 		                d->cfg->tofu_plugin_cache_dir,
 		                d->cfg->tofu_env_passthrough,
 		                d->cfg->tofu_destroy_approval,
-		                d->cfg->tofu_resync_ms };
+		                d->cfg->tofu_resync_ms,
+		                d->cfg->observe_provision_timeout_ms };
 	rc = rz_engine_new(&d->engine, d->base, d->store, d->bus, d->plugins, d->auth, d->tfstate,
 	                   &o, err);
 	if (rc == 0 && !rz_engine_ready(d->engine, why, sizeof(why))) {
 		rz_log_warn("engine", "%s", why); /* and /readyz says so */
 	}
 	return rc != 0 ? rc : rz_engine_routes(d->engine, d->http, err);
+}
+
+/* The observer: probes in a private directory under the data dir, off the tofu pool. */
+static int start_observer(rz_daemon_t *d, rz_err_t *err)
+{
+	rz_observer_opts_t o = { d->cfg->observe_interval_ms,
+		                 d->cfg->observe_fast_interval_ms,
+		                 d->cfg->observe_provision_timeout_ms,
+		                 d->cfg->observe_workers,
+		                 d->cfg->talos_binary,
+		                 d->cfg->kubectl_binary,
+		                 d->observe_dir };
+
+	snprintf(d->observe_dir, sizeof(d->observe_dir), "%s/observe", d->cfg->data_dir);
+	return rz_observer_new(&d->observer, d->base, d->store, d->bus, d->plugins, d->tfstate, &o,
+	                       err);
 }
 
 int rz_daemon_start(rz_daemon_t **out, const rz_config_t *cfg, rz_err_t *err)
@@ -660,6 +696,9 @@ int rz_daemon_start(rz_daemon_t **out, const rz_config_t *cfg, rz_err_t *err)
 	}
 	if (rc == 0) {
 		rc = start_engine(d, err);
+	}
+	if (rc == 0) {
+		rc = start_observer(d, err);
 	}
 	if (rc != 0) {
 		rz_daemon_free(d);
@@ -708,7 +747,8 @@ void rz_daemon_free(rz_daemon_t *d)
 	if (d == NULL) {
 		return;
 	}
-	rz_engine_free(d->engine); /* runs still going are marked Interrupted */
+	rz_observer_free(d->observer); /* probes killed, their credential files removed */
+	rz_engine_free(d->engine);     /* runs still going are marked Interrupted */
 	rz_proc_shutdown();
 	/* The pool first: its done() callbacks may still answer requests. Watches end before
 	 * the server goes; the routes the API lent the server outlive it. */

@@ -11,6 +11,7 @@ core_librezus_core_la_SOURCES = \
 	core/base/settings.c core/base/settings.h \
 	core/base/yaml.c core/base/yaml.h \
 	core/base/exec.c core/base/exec.h \
+	core/base/clock.c core/base/clock.h \
 	core/base/workers.c core/base/workers.h \
 	core/base/version.c core/base/version.h \
 	core/http/status.c core/http/status.h \
@@ -27,6 +28,7 @@ core_librezus_core_la_SOURCES = \
 	core/auth/audit.c core/auth/audit.h \
 	core/auth/session.c core/auth/session.h \
 	core/plugin/host.c core/plugin/host.h \
+	core/plugin/probe.c core/plugin/probe.h \
 	core/plugin/plugins.c core/plugin/plugins.h \
 	core/plugin/projection.c core/plugin/projection.h \
 	core/plugin/compose.c core/plugin/compose.h \
@@ -39,6 +41,7 @@ core_librezus_core_la_SOURCES = \
 	core/engine/report.c core/engine/report.h \
 	core/engine/runlog.c core/engine/runlog.h \
 	core/engine/engine.c core/engine/engine.h \
+	core/observe/observe.c core/observe/observe.h \
 	core/daemon.c core/daemon.h
 core_librezus_core_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(SQLITE_CFLAGS) \
 	$(JANSSON_CFLAGS) $(LIBJWT_CFLAGS) $(SODIUM_CFLAGS) $(YAML_CFLAGS) $(NETTLE_CFLAGS)

@@ -256,6 +256,9 @@ static size_t validate_spec_write(const rz_kind_t *k, struct rz_plugins *plugins
 	if (json_array_size(causes) == 0 && plugins != NULL && strcmp(k->kind, "NodeGroup") == 0) {
 		rz_plugins_validate_nodegroup(plugins, obj, causes);
 	}
+	if (json_array_size(causes) == 0 && plugins != NULL && strcmp(k->kind, "Tenant") == 0) {
+		rz_plugins_validate_tenant(plugins, obj, old, causes);
+	}
 	canonical(k, obj);
 	return json_array_size(causes);
 }

@@ -201,6 +201,74 @@ static void render_requests(rz_metrics_t *m, struct out *o)
 	    m->hist_count, m->hist_sum, m->hist_count);
 }
 
+struct grouped {
+	struct out *o;
+	const char *metric, *label;
+};
+
+static void put_group(void *arg, const char *value, int64_t n)
+{
+	struct grouped *g = arg;
+	char v[256];
+
+	put(g->o, "%s{%s=\"%s\"} %" PRId64 "\n", g->metric, g->label,
+	    esc(value ? value : "", v, sizeof(v)), n);
+}
+
+/* Tenants by phase, Machines by stage ("" when not known yet). */
+static void render_fleet(rz_metrics_t *m, struct out *o)
+{
+	struct grouped t = { o, "rezuscloud_tenants", "phase" };
+	struct grouped mc = { o, "rezuscloud_machines", "stage" };
+	rz_err_t err = { 0 };
+
+	if (m->gauges.store == NULL) {
+		return;
+	}
+	put(o, "# HELP rezuscloud_tenants Tenants by phase.\n# TYPE rezuscloud_tenants gauge\n");
+	rz_store_count_by(m->gauges.store, rz_kind_by_name("Tenant"), "$.status.phase", put_group,
+	                  &t, &err);
+	put(o, "# HELP rezuscloud_machines Machines by observed stage.\n"
+	       "# TYPE rezuscloud_machines gauge\n");
+	rz_store_count_by(m->gauges.store, rz_kind_by_name("Machine"), "$.status.stage", put_group,
+	                  &mc, &err);
+}
+
+static void render_probes(rz_metrics_t *m, struct out *o)
+{
+	static const char *const outcomes[4] = { "ok", "failed", "timeout", "error" };
+	rz_metrics_probes_t p = { { 0 }, { 0 }, 0, 0, 0, 0 };
+
+	if (m->gauges.probes == NULL) {
+		return;
+	}
+	m->gauges.probes(m->gauges.ctx, &p);
+	put(o, "# HELP rezuscloud_probes_total Observation probes by outcome.\n"
+	       "# TYPE rezuscloud_probes_total counter\n");
+	for (size_t i = 0; i < 4; i++) {
+		put(o, "rezuscloud_probes_total{outcome=\"%s\"} %" PRIu64 "\n", outcomes[i],
+		    p.count[i]);
+	}
+	put(o, "# HELP rezuscloud_probe_seconds_total Time spent in observation probes, by "
+	       "outcome.\n# TYPE rezuscloud_probe_seconds_total counter\n");
+	for (size_t i = 0; i < 4; i++) {
+		put(o, "rezuscloud_probe_seconds_total{outcome=\"%s\"} %.6f\n", outcomes[i],
+		    p.seconds[i]);
+	}
+	put(o,
+	    "# HELP rezuscloud_probes_running Observation probes running now.\n"
+	    "# TYPE rezuscloud_probes_running gauge\nrezuscloud_probes_running %" PRIu64 "\n"
+	    "# HELP rezuscloud_probes_queued Observation probes waiting for a slot.\n"
+	    "# TYPE rezuscloud_probes_queued gauge\nrezuscloud_probes_queued %" PRIu64 "\n"
+	    "# HELP rezuscloud_observations_total Tenant observations completed.\n"
+	    "# TYPE rezuscloud_observations_total counter\n"
+	    "rezuscloud_observations_total %" PRIu64 "\n"
+	    "# HELP rezuscloud_observation_writes_total Status writes observations caused.\n"
+	    "# TYPE rezuscloud_observation_writes_total counter\n"
+	    "rezuscloud_observation_writes_total %" PRIu64 "\n",
+	    p.running, p.queued, p.observations, p.writes);
+}
+
 static void render_gauges(rz_metrics_t *m, struct out *o)
 {
 	const rz_metrics_gauges_t *g = &m->gauges;
@@ -237,6 +305,8 @@ char *rz_metrics_render(rz_metrics_t *m)
 
 	render_requests(m, &o);
 	render_gauges(m, &o);
+	render_fleet(m, &o);
+	render_probes(m, &o);
 	if (o.oom) {
 		free(o.p);
 		return NULL;

@@ -10,14 +10,24 @@
 
 #include "core/base/errors.h"
 #include "core/http/http.h"
+#include "core/store/store.h"
 
 typedef struct rz_metrics rz_metrics_t;
 
+/* The observer's probes, by outcome: ok, failed, timeout, error. */
+typedef struct rz_metrics_probes {
+	uint64_t count[4];
+	double seconds[4];
+	uint64_t running, queued, observations, writes;
+} rz_metrics_probes_t;
+
 /* Gauges read when /metrics is scraped. */
 typedef struct rz_metrics_gauges {
-	size_t (*watches)(void *ctx);   /* open watch streams */
-	int64_t (*objects)(void *ctx);  /* objects in the store */
-	int64_t (*revision)(void *ctx); /* the store's revision */
+	size_t (*watches)(void *ctx);                        /* open watch streams */
+	int64_t (*objects)(void *ctx);                       /* objects in the store */
+	int64_t (*revision)(void *ctx);                      /* the store's revision */
+	void (*probes)(void *ctx, rz_metrics_probes_t *out); /* NULL: no observer */
+	rz_store_t *store; /* tenants by phase, machines by stage; NULL: none */
 	void *ctx;
 } rz_metrics_gauges_t;
 

@@ -493,7 +493,7 @@ static void on_observed(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	rz_report_counts(t->e->store, t->name);
+	rz_report_counts(t->e->store, t->name, t->e->o.provision_timeout_ms);
 }
 
 /* A deleted tenant whose state is destroyed: drop the finalizer, and it goes. */
@@ -551,7 +551,8 @@ static void finish(struct run *r, const char *phase, int exit_code)
 	if (strcmp(r->operation, "destroy") == 0 && strcmp(phase, "Succeeded") == 0) {
 		teardown_done(r);
 	} else if (strcmp(r->operation, "plan") != 0) {
-		rz_report_run(e->store, t->name, r->name, r->operation, phase, r->error);
+		rz_report_run(e->store, t->name, r->name, r->operation, phase, r->error,
+		              e->o.provision_timeout_ms);
 	}
 	if (r->drifted && strcmp(phase, "Succeeded") == 0) {
 		char msg[160];
@@ -656,6 +657,17 @@ static int next_step(struct run *r, rz_err_t *err)
 		rz_report_status(r->e->store, "Run", r->t->name, r->name,
 		                 json_pack("{s:s, s:o}", "phase", "AwaitingApproval", "changes",
 		                           rz_plan_counts(r->plan)));
+		{
+			char why[256];
+			json_t *c = rz_plan_counts(r->plan);
+			snprintf(why, sizeof(why),
+			         "run %s waits for approval: its plan destroys %lld resources",
+			         r->name,
+			         (long long)json_integer_value(json_object_get(c, "destroy")));
+			json_decref(c);
+			rz_report_awaiting(r->e->store, r->t->name, why,
+			                   r->e->o.provision_timeout_ms);
+		}
 		rz_logkv(RZ_LOG_NOTICE, "engine",
 		         "run awaits approval: its plan destroys resources", "tenant", r->t->name,
 		         "run", r->name, NULL);
@@ -702,6 +714,28 @@ static void step_done(void *arg, int status, bool timed_out, bool canceled)
 	}
 }
 
+/* A tenant being deleted whose state is absent or holds no resources: nothing for tofu to
+ * destroy, so no plugin needs to run (it may not even be loaded any more). */
+static bool nothing_to_destroy(rz_engine_t *e, const json_t *tenant)
+{
+	const char *name =
+	    json_string_value(json_object_get(json_object_get(tenant, "metadata"), "name"));
+	json_t *state = NULL;
+	rz_err_t err = { 0 };
+	bool empty;
+	int rc;
+
+	if (json_object_get(json_object_get(tenant, "metadata"), "deletionTimestamp") == NULL ||
+	    name == NULL) {
+		return false;
+	}
+	rc = rz_tfstate_get(e->tfstate, name, &state, &err);
+	empty = rc == RZ_ENOTFOUND ||
+	        (rc == 0 && json_array_size(json_object_get(state, "resources")) == 0);
+	json_decref(state);
+	return empty;
+}
+
 static void start_run(rz_engine_t *e, struct tenant *t)
 {
 	struct run *r = calloc(1, sizeof(*r));
@@ -720,7 +754,16 @@ static void start_run(rz_engine_t *e, struct tenant *t)
 	r->slot = true;
 	e->running++;
 	rc = rz_store_get(e->store, rz_kind_by_name("Tenant"), NULL, t->name, &tenant, &err);
-	if (rc == 0) {
+	if (rc == 0 && nothing_to_destroy(e, tenant)) {
+		if (t->manual[0] != '\0') {
+			drop_manual(t, "superseded by the tenant's deletion");
+		}
+		rz_logkv(RZ_LOG_NOTICE, "engine",
+		         "tenant deleted with nothing to destroy: finalized without a run",
+		         "tenant", t->name, NULL);
+		teardown_done(r);
+		rc = RZ_ENOTFOUND; /* no run: clean up below, quietly */
+	} else if (rc == 0) {
 		rc = make_run(r, tenant, &err);
 	}
 	if (rc != 0) {

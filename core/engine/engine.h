@@ -34,6 +34,7 @@ typedef struct rz_engine_opts {
 	char **env_passthrough;       /* NULL-terminated names handed to tofu when set */
 	bool destroy_approval;        /* a plan that destroys waits in AwaitingApproval */
 	int64_t resync_ms;            /* every tenant gets a run this often; 0: never */
+	int64_t provision_timeout_ms; /* still provisioning this long after an apply: Failed */
 } rz_engine_opts_t;
 
 typedef struct rz_engine rz_engine_t;

@@ -6,27 +6,21 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/engine/report.h"
 #include "core/plugin/host.h"
 
 void rz_report_now(char *buf, size_t size)
 {
-	struct timespec ts;
-	struct tm tm;
-	char sec[32];
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	strftime(sec, sizeof(sec), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, size, "%.19s.%03dZ", sec, (int)(ts.tv_nsec / 1000000));
+	rz_clock_format(rz_clock_now_ms(), buf, size);
 }
 
 void rz_report_status(rz_store_t *st, const char *kind, const char *tenant, const char *name,
                       json_t *fields)
 {
 	const rz_kind_t *k = rz_kind_by_name(kind);
-	json_t *cur = NULL, *out = NULL, *status;
+	json_t *cur = NULL, *out = NULL, *status, *before = NULL;
 	rz_err_t err = { 0 };
 
 	if (rz_store_get(st, k, tenant, name, &cur, &err) == 0) {
@@ -35,13 +29,17 @@ void rz_report_status(rz_store_t *st, const char *kind, const char *tenant, cons
 			status = json_object();
 			json_object_set_new(cur, "status", status);
 		}
+		before = json_deep_copy(status);
 		json_object_update(status, fields);
-		if (rz_store_update(st, k, tenant, name, cur, 0, RZ_UPDATE_STATUS, NULL, &out, NULL,
-		                    &err) != 0) {
+		if (json_equal(before, status)) {
+			/* nothing changed: no write, no event, no new revision */
+		} else if (rz_store_update(st, k, tenant, name, cur, 0, RZ_UPDATE_STATUS, NULL,
+		                           &out, NULL, &err) != 0) {
 			rz_log_warn("engine", "status of %s %s/%s: %s", kind, tenant ? tenant : "",
 			            name, err.msg);
 		}
 	}
+	json_decref(before);
 	json_decref(out);
 	json_decref(cur);
 	json_decref(fields);
@@ -163,12 +161,11 @@ void rz_report_machines(rz_store_t *st, rz_plugins_t *plugins, const char *tenan
 
 /* ------------------------------------------------------------------ tenant status */
 
-/* Set condition type in conds (a Kubernetes condition list) in place. Its
- * lastTransitionTime moves only when its status does. */
-static void set_condition(json_t *conds, const char *type, bool status, const char *reason,
+/* Set condition type in conds (a Kubernetes condition list) in place; status is "True",
+ * "False" or "Unknown". Its lastTransitionTime moves only when its status does. */
+static void set_condition(json_t *conds, const char *type, const char *status, const char *reason,
                           const char *message, const char *now, json_int_t gen)
 {
-	const char *st = status ? "True" : "False";
 	json_t *c, *was = NULL;
 	size_t i;
 
@@ -187,11 +184,11 @@ static void set_condition(json_t *conds, const char *type, bool status, const ch
 	{
 		const char *old = json_string_value(json_object_get(was, "status"));
 		const char *since = json_string_value(json_object_get(was, "lastTransitionTime"));
-		json_t *keep =
-		    json_string(old != NULL && since != NULL && strcmp(old, st) == 0 ? since : now);
+		json_t *keep = json_string(
+		    old != NULL && since != NULL && strcmp(old, status) == 0 ? since : now);
 		json_object_clear(was);
 		json_object_set_new(was, "type", json_string(type));
-		json_object_set_new(was, "status", json_string(st));
+		json_object_set_new(was, "status", json_string(status));
 		json_object_set_new(was, "reason", json_string(reason));
 		json_object_set_new(was, "message", json_string(message));
 		json_object_set_new(was, "lastTransitionTime", keep);
@@ -199,23 +196,33 @@ static void set_condition(json_t *conds, const char *type, bool status, const ch
 	}
 }
 
-/* Counts from the store into the node groups' status (desired from their specs, total and
- * ready from the Machines: ready is what observation reported) and into fields, the
- * tenant's status to be: machines and the MachinesReady condition. */
-static void count_machines(rz_store_t *st, const char *tenant, json_t *tstatus, json_t *conds,
-                           json_int_t gen)
+/* A machine that is not ready, and not merely on its way up: it was up, or failed. */
+static bool machine_lost(const json_t *m)
 {
-	char now[32], msg[128];
+	const json_t *status = json_object_get(m, "status");
+	const char *stage = json_string_value(json_object_get(status, "stage"));
+
+	if (json_is_true(json_object_get(status, "ready")) || stage == NULL) {
+		return false;
+	}
+	return strcmp(stage, "Provisioning") != 0 && strcmp(stage, "Booting") != 0 &&
+	       strcmp(stage, "Installing") != 0;
+}
+
+/* Counts from the store into the node groups' status (desired from their specs, total and
+ * ready from the Machines: ready is what observation reported) and into in. */
+static void count_machines(rz_store_t *st, const char *tenant, rz_phase_in_t *in)
+{
 	json_t *groups = rz_store_list_all(st, "NodeGroup", tenant), *ng, *m;
 	json_t *machines = rz_store_list_all(st, "Machine", tenant);
-	json_int_t desired = 0, total = 0, ready = 0;
 	size_t i, j;
-	bool all;
 
 	json_array_foreach(groups, i, ng)
 	{
 		json_t *meta = json_object_get(ng, "metadata");
 		const char *name = json_string_value(json_object_get(meta, "name"));
+		const char *role =
+		    json_string_value(json_object_get(json_object_get(ng, "spec"), "role"));
 		json_int_t want =
 		    json_integer_value(json_object_get(json_object_get(ng, "spec"), "count"));
 		json_int_t have = 0, up = 0;
@@ -235,89 +242,199 @@ static void count_machines(rz_store_t *st, const char *tenant, json_t *tstatus, 
 		    json_pack("{s:I, s:I, s:I, s:I}", "desired", want, "total", have, "ready", up,
 		              "observedGeneration",
 		              json_integer_value(json_object_get(meta, "generation"))));
-		desired += want;
+		in->desired += want;
+		in->has_controlplane =
+		    in->has_controlplane ||
+		    (role != NULL && strcmp(role, "controlplane") == 0 && want > 0);
 	}
 	json_array_foreach(machines, j, m)
 	{
-		total++;
-		ready += json_is_true(json_object_get(json_object_get(m, "status"), "ready"));
+		in->total++;
+		in->ready += json_is_true(json_object_get(json_object_get(m, "status"), "ready"));
+		in->lost += machine_lost(m);
 	}
 	json_decref(groups);
 	json_decref(machines);
-	all = ready == desired && total == desired;
-	snprintf(msg, sizeof(msg), "%lld of %lld machines ready", (long long)ready,
-	         (long long)desired);
-	rz_report_now(now, sizeof(now));
-	json_object_set_new(
-	    tstatus, "machines",
-	    json_pack("{s:I, s:I, s:I}", "desired", desired, "total", total, "ready", ready));
-	set_condition(conds, "MachinesReady", all, all ? "AllReady" : "NotAllReady", msg, now, gen);
 }
 
-/* The tenant's conditions as they are (a copy, the caller's) and its generation; NULL when
- * the tenant is gone. */
-static json_t *conditions_of(rz_store_t *st, const char *tenant, json_int_t *gen)
+void rz_report_phase(const rz_phase_in_t *in, rz_phase_out_t *out)
 {
-	json_t *t = NULL, *conds;
+	bool all = in->ready == in->desired && in->total == in->desired;
+	bool was_up =
+	    in->was != NULL && (strcmp(in->was, "Ready") == 0 || strcmp(in->was, "Degraded") == 0);
+
+	memset(out, 0, sizeof(*out));
+	out->machines_ready = all ? "True" : "False";
+	out->machines_reason = all ? "AllReady" : in->lost > 0 ? "MachinesLost" : "NotAllReady";
+	snprintf(out->machines_message, sizeof(out->machines_message),
+	         "%lld of %lld machines ready", (long long)in->ready, (long long)in->desired);
+	if (!in->has_controlplane) {
+		out->cp_ready = "False";
+		out->cp_reason = "NoControlPlane";
+		out->cp_message = "the tenant has no control-plane node group";
+	} else if (!in->observed) {
+		out->cp_ready = "Unknown";
+		out->cp_reason = "NotObserved";
+		out->cp_message = "the control plane has not been observed yet";
+	} else {
+		out->cp_ready = in->cp_healthy ? "True" : "False";
+		out->cp_reason = in->cp_healthy ? "Healthy" : "Unhealthy";
+		out->cp_message = in->cp_error != NULL && in->cp_error[0] != '\0' ? in->cp_error
+		                  : in->cp_healthy ? "etcd and the control plane are healthy"
+		                                   : "the control plane is not healthy";
+	}
+	if (in->deleting) {
+		out->phase = "Deleting";
+	} else if (in->run_failed) {
+		out->phase = "Failed";
+	} else if (!in->applied) {
+		out->phase = "Pending";
+	} else if (all && strcmp(out->cp_ready, "True") == 0) {
+		out->phase = "Ready";
+	} else if (was_up && (in->lost > 0 || strcmp(out->cp_ready, "False") == 0)) {
+		out->phase = "Degraded";
+	} else if (in->applied_ms > 0 && in->provision_timeout_ms > 0 &&
+	           in->now_ms - in->applied_ms > in->provision_timeout_ms) {
+		out->phase = "Failed";
+		out->machines_reason = all ? out->machines_reason : "ProvisioningTimedOut";
+		snprintf(
+		    out->machines_message, sizeof(out->machines_message),
+		    "%lld of %lld machines ready %llds after the apply (observe.provision_timeout)",
+		    (long long)in->ready, (long long)in->desired,
+		    (long long)((in->now_ms - in->applied_ms) / 1000));
+	} else {
+		out->phase = "Provisioning";
+	}
+}
+
+/* What changes a tenant's status besides its counts. */
+struct change {
+	const char *run, *operation, *phase, *error; /* a run ended */
+	const char *awaiting;                        /* a run waits for approval: why */
+};
+
+/* The tenant's status from the store and the change c (may be NULL): counts, conditions,
+ * phase; written only when any of it changed. */
+static void derive(rz_store_t *st, const char *tenant, int64_t provision_timeout_ms,
+                   const struct change *c)
+{
+	json_t *t = NULL, *status, *conds, *last, *cp, *fields;
+	json_int_t gen;
+	rz_phase_in_t in = { 0 };
+	rz_phase_out_t out;
 	rz_err_t err = { 0 };
+	char now[32];
 
 	if (rz_store_get(st, rz_kind_by_name("Tenant"), NULL, tenant, &t, &err) != 0) {
-		return NULL;
+		return;
 	}
-	*gen = json_integer_value(json_object_get(json_object_get(t, "metadata"), "generation"));
-	conds = json_deep_copy(json_object_get(json_object_get(t, "status"), "conditions"));
+	rz_report_now(now, sizeof(now));
+	gen = json_integer_value(json_object_get(json_object_get(t, "metadata"), "generation"));
+	status = json_object_get(t, "status");
+	conds = json_deep_copy(json_object_get(status, "conditions"));
+	if (!json_is_array(conds)) {
+		json_decref(conds);
+		conds = json_array();
+	}
+	fields = json_object();
+	if (c != NULL && c->run != NULL) {
+		bool ok = strcmp(c->phase, "Succeeded") == 0;
+		const char *reason = ok                                     ? "Applied"
+		                     : strcmp(c->phase, "Canceled") == 0    ? "RunCanceled"
+		                     : strcmp(c->phase, "Interrupted") == 0 ? "RunInterrupted"
+		                                                            : "RunFailed";
+		set_condition(conds, "Reconciled", ok ? "True" : "False", reason,
+		              ok ? "" : c->error, now, gen);
+		json_object_set_new(fields, "observedGeneration", json_integer(gen));
+		json_object_set_new(fields, "lastRun",
+		                    json_pack("{s:s, s:s, s:s, s:s, s:s}", "id", c->run,
+		                              "operation", c->operation, "phase", c->phase,
+		                              "finishedAt", now, "error", c->error));
+		if (ok && strcmp(c->operation, "apply") == 0) {
+			json_object_set_new(fields, "lastApplied", json_string(now));
+		}
+	}
+	if (c != NULL && c->awaiting != NULL) {
+		set_condition(conds, "Reconciled", "False", "AwaitingApproval", c->awaiting, now,
+		              gen);
+	}
+	last = json_object_get(fields, "lastRun") ?: json_object_get(status, "lastRun");
+	cp = json_object_get(status, "controlPlane");
+	in.deleting = json_object_get(json_object_get(t, "metadata"), "deletionTimestamp") != NULL;
+	in.run_failed =
+	    strcmp(json_string_value(json_object_get(last, "phase")) ?: "", "Failed") == 0;
+	in.applied_ms =
+	    rz_clock_parse(json_string_value(json_object_get(fields, "lastApplied"))
+	                       ?: json_string_value(json_object_get(status, "lastApplied")));
+	in.applied =
+	    in.applied_ms > 0 ||
+	    (strcmp(json_string_value(json_object_get(last, "operation")) ?: "", "apply") == 0 &&
+	     strcmp(json_string_value(json_object_get(last, "phase")) ?: "", "Succeeded") == 0);
+	in.observed = cp != NULL;
+	in.cp_healthy = json_is_true(json_object_get(cp, "healthy"));
+	in.cp_error = json_string_value(json_object_get(cp, "error"));
+	in.was = json_string_value(json_object_get(status, "phase"));
+	in.now_ms = rz_clock_now_ms();
+	in.provision_timeout_ms = provision_timeout_ms;
+	count_machines(st, tenant, &in);
+	rz_report_phase(&in, &out);
+	set_condition(conds, "MachinesReady", out.machines_ready, out.machines_reason,
+	              out.machines_message, now, gen);
+	set_condition(conds, "ControlPlaneReady", out.cp_ready, out.cp_reason, out.cp_message, now,
+	              gen);
+	json_object_set_new(fields, "phase", json_string(out.phase));
+	json_object_set_new(fields, "machines",
+	                    json_pack("{s:I, s:I, s:I}", "desired", (json_int_t)in.desired, "total",
+	                              (json_int_t)in.total, "ready", (json_int_t)in.ready));
+	json_object_set_new(fields, "conditions", conds);
+	if (in.was == NULL || strcmp(in.was, out.phase) != 0) {
+		rz_logkv(RZ_LOG_INFO, "engine", "tenant phase", "tenant", tenant, "was",
+		         in.was ? in.was : "", "now", out.phase, NULL);
+	}
 	json_decref(t);
-	return json_is_array(conds) ? conds : (json_decref(conds), json_array());
+	rz_report_status(st, "Tenant", NULL, tenant, fields);
 }
 
 void rz_report_run(rz_store_t *st, const char *tenant, const char *run, const char *operation,
-                   const char *phase, const char *error)
+                   const char *phase, const char *error, int64_t provision_timeout_ms)
 {
-	char now[32];
-	json_int_t gen = 0;
-	json_t *conds = conditions_of(st, tenant, &gen), *fields;
-	bool ok = strcmp(phase, "Succeeded") == 0;
+	struct change c = { run, operation, phase, error ? error : "", NULL };
 
-	if (conds == NULL) {
-		return;
-	}
-	rz_report_now(now, sizeof(now));
-	set_condition(conds, "Reconciled", ok, ok ? "Applied" : "RunFailed", ok ? "" : error, now,
-	              gen);
-	fields =
-	    json_pack("{s:s, s:I, s:{s:s, s:s, s:s, s:s, s:s}}", "phase", ok ? "Ready" : "Failed",
-	              "observedGeneration", gen, "lastRun", "id", run, "operation", operation,
-	              "phase", phase, "finishedAt", now, "error", error);
-	count_machines(st, tenant, fields, conds, gen);
-	json_object_set_new(fields, "conditions", conds);
-	rz_report_status(st, "Tenant", NULL, tenant, fields);
+	derive(st, tenant, provision_timeout_ms, &c);
 }
 
-void rz_report_counts(rz_store_t *st, const char *tenant)
+void rz_report_awaiting(rz_store_t *st, const char *tenant, const char *why,
+                        int64_t provision_timeout_ms)
 {
-	json_int_t gen = 0;
-	json_t *conds = conditions_of(st, tenant, &gen), *fields;
+	struct change c = { .awaiting = why };
 
-	if (conds == NULL) {
-		return;
-	}
-	fields = json_object();
-	count_machines(st, tenant, fields, conds, gen);
-	json_object_set_new(fields, "conditions", conds);
-	rz_report_status(st, "Tenant", NULL, tenant, fields);
+	derive(st, tenant, provision_timeout_ms, &c);
+}
+
+void rz_report_counts(rz_store_t *st, const char *tenant, int64_t provision_timeout_ms)
+{
+	derive(st, tenant, provision_timeout_ms, NULL);
 }
 
 void rz_report_drift(rz_store_t *st, const char *tenant, bool drifted, const char *reason,
                      const char *message)
 {
+	json_t *t = NULL, *conds;
+	json_int_t gen;
+	rz_err_t err = { 0 };
 	char now[32];
-	json_int_t gen = 0;
-	json_t *conds = conditions_of(st, tenant, &gen);
 
-	if (conds == NULL) {
+	if (rz_store_get(st, rz_kind_by_name("Tenant"), NULL, tenant, &t, &err) != 0) {
 		return;
 	}
+	gen = json_integer_value(json_object_get(json_object_get(t, "metadata"), "generation"));
+	conds = json_deep_copy(json_object_get(json_object_get(t, "status"), "conditions"));
+	if (!json_is_array(conds)) {
+		json_decref(conds);
+		conds = json_array();
+	}
+	json_decref(t);
 	rz_report_now(now, sizeof(now));
-	set_condition(conds, "Drifted", drifted, reason, message, now, gen);
+	set_condition(conds, "Drifted", drifted ? "True" : "False", reason, message, now, gen);
 	rz_report_status(st, "Tenant", NULL, tenant, json_pack("{s:o}", "conditions", conds));
 }

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -29,14 +30,46 @@ void rz_report_status(rz_store_t *st, const char *kind, const char *tenant, cons
 void rz_report_machines(rz_store_t *st, rz_plugins_t *plugins, const char *tenant,
                         const json_t *state);
 
-/* A run of the tenant ended (not a plan): its phase becomes Ready or Failed, Reconciled
- * says why, lastRun names the run; node group and tenant counts follow. */
-void rz_report_run(rz_store_t *st, const char *tenant, const char *run, const char *operation,
-                   const char *phase, const char *error);
+/* What a tenant's phase and its MachinesReady and ControlPlaneReady conditions are
+ * derived from (SPEC §4, Tenant.status). */
+typedef struct rz_phase_in {
+	bool deleting;         /* metadata.deletionTimestamp is set */
+	bool applied;          /* an apply has succeeded */
+	bool run_failed;       /* the last run (not a plan) failed */
+	bool has_controlplane; /* a control-plane node group wants machines */
+	bool observed;         /* the cluster plugin's observation reported the control plane */
+	bool cp_healthy;       /* ... as healthy */
+	const char *cp_error;  /* ... or why not (may be NULL) */
+	int64_t desired, total, ready;
+	int64_t lost;       /* machines not ready that are not on their way up */
+	const char *was;    /* the phase so far (may be NULL) */
+	int64_t applied_ms; /* when the last apply succeeded (-1 or 0: not known) */
+	int64_t now_ms;
+	int64_t provision_timeout_ms; /* 0: none */
+} rz_phase_in_t;
 
-/* A Machine's observed status changed: node group and tenant counts and MachinesReady
- * follow, with no run. */
-void rz_report_counts(rz_store_t *st, const char *tenant);
+typedef struct rz_phase_out {
+	const char *phase; /* Pending, Provisioning, Ready, Degraded, Failed, Deleting */
+	const char *machines_ready, *machines_reason;
+	char machines_message[160];
+	const char *cp_ready, *cp_reason, *cp_message; /* "True", "False" or "Unknown" */
+} rz_phase_out_t;
+
+/* The phase and conditions in follows from. Pure: a table of cases tests it. */
+void rz_report_phase(const rz_phase_in_t *in, rz_phase_out_t *out);
+
+/* A run of the tenant ended (not a plan): Reconciled says how, lastRun names the run
+ * (lastApplied too, for a successful apply); then counts, conditions and phase follow. */
+void rz_report_run(rz_store_t *st, const char *tenant, const char *run, const char *operation,
+                   const char *phase, const char *error, int64_t provision_timeout_ms);
+
+/* A run of the tenant waits for approval: Reconciled False, AwaitingApproval, why. */
+void rz_report_awaiting(rz_store_t *st, const char *tenant, const char *why,
+                        int64_t provision_timeout_ms);
+
+/* Something observed changed (a Machine's status, the control plane): counts, conditions
+ * and phase follow, with no run. Nothing is written when nothing changed. */
+void rz_report_counts(rz_store_t *st, const char *tenant, int64_t provision_timeout_ms);
 
 /* A resync's verdict on the tenant: condition Drifted, with the reason and message. */
 void rz_report_drift(rz_store_t *st, const char *tenant, bool drifted, const char *reason,

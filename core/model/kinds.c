@@ -15,9 +15,12 @@ static const char *const condition_status[] = { "True", "False", "Unknown", NULL
 static const char *const taint_effects[] = { "NoSchedule", "PreferNoSchedule", "NoExecute", NULL };
 static const char *const patch_formats[] = { "strategic", "json6902", NULL };
 static const char *const patch_targets[] = { "all", "controlplane", "worker", NULL };
-static const char *const machine_stages[] = { "Provisioning", "Booting",   "Installing",
-	                                      "Running",      "Upgrading", "Rebooting",
-	                                      "Removing",     "Unknown",   NULL };
+/* The stages of plugin ABI 1.1's observation (core/plugin/probe.c checks the same list). */
+static const char *const machine_stages[] = {
+	"Provisioning", "Booting",      "Installing", "Maintenance", "Running",
+	"Rebooting",    "ShuttingDown", "Resetting",  "Upgrading",   "Removing",
+	"Failed",       "Unknown",      NULL
+};
 static const char *const run_operations[] = { "plan", "apply", "destroy", NULL };
 static const char *const run_triggers[] = { "create", "update",  "resync", "manual",
 	                                    "delete", "upgrade", NULL };
@@ -160,6 +163,15 @@ static const rz_field_t machine_counts[] = {
 	F_END,
 };
 
+static const rz_field_t control_plane_fields[] = {
+	{ .name = "healthy", .type = RZ_F_BOOL },
+	{ .name = "etcdMembers", .type = RZ_F_INT, .ranged = true, .min = 0, .max = 1000000 },
+	{ .name = "nodes", .type = RZ_F_INT, .ranged = true, .min = 0, .max = 1000000 },
+	{ .name = "nodesReady", .type = RZ_F_INT, .ranged = true, .min = 0, .max = 1000000 },
+	{ .name = "error", .type = RZ_F_STRING, .max_len = 4096 },
+	F_END,
+};
+
 static const rz_field_t tenant_status[] = {
 	{ .name = "phase", .type = RZ_F_STRING, .enums = phases_tenant },
 	{ .name = "conditions",
@@ -169,6 +181,11 @@ static const rz_field_t tenant_status[] = {
 	{ .name = "observedGeneration", .type = RZ_F_INT },
 	{ .name = "lastRun", .type = RZ_F_OBJECT, .fields = last_run_fields },
 	{ .name = "machines", .type = RZ_F_OBJECT, .fields = machine_counts },
+	{ .name = "lastApplied", .type = RZ_F_TIME, .doc = "when an apply last succeeded" },
+	{ .name = "controlPlane",
+	  .type = RZ_F_OBJECT,
+	  .fields = control_plane_fields,
+	  .doc = "the control plane as the cluster plugin last observed it" },
 	{ .name = "talosVersion", .type = RZ_F_STRING },
 	{ .name = "kubernetesVersion", .type = RZ_F_STRING },
 	F_END,
@@ -334,6 +351,7 @@ static const rz_field_t machine_status[] = {
 	{ .name = "stage", .type = RZ_F_STRING, .enums = machine_stages },
 	{ .name = "ready", .type = RZ_F_BOOL },
 	{ .name = "talosVersion", .type = RZ_F_STRING },
+	{ .name = "nodeReady", .type = RZ_F_BOOL, .doc = "its Kubernetes node is Ready" },
 	{ .name = "lastSeen", .type = RZ_F_TIME },
 	{ .name = "lastError", .type = RZ_F_STRING },
 	F_END,

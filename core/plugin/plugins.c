@@ -13,6 +13,7 @@
 #include "core/model/kinds.h"
 #include "core/base/log.h"
 #include "core/plugin/plugins.h"
+#include "core/plugin/probe.h"
 #include "core/plugin/projection.h"
 
 #define RENDER_MAX (8u << 20) /* serialized output of one plugin's render */
@@ -435,6 +436,27 @@ void rz_plugins_validate_nodegroup(rz_plugins_t *p, const json_t *ng, json_t *ca
 	json_decref(found);
 }
 
+void rz_plugins_validate_tenant(rz_plugins_t *p, const json_t *tenant, const json_t *old,
+                                json_t *causes)
+{
+	const char *cp =
+	    json_string_value(json_object_get(json_object_get(tenant, "spec"), "clusterProvider"));
+	const char *was =
+	    json_string_value(json_object_get(json_object_get(old, "spec"), "clusterProvider"));
+	struct slot *s;
+	char names[512];
+
+	if (cp == NULL || (was != NULL && strcmp(cp, was) == 0)) {
+		return; /* the field schema reports a missing one; an unchanged one stays valid */
+	}
+	s = find(p, cp);
+	if (s == NULL || !(s->pub.desc.kinds & REZUS_PLUGIN_CLUSTER)) {
+		loaded_names(p, REZUS_PLUGIN_CLUSTER, names, sizeof(names));
+		rz_fields_cause(causes, "spec.clusterProvider", RZ_CAUSE_NOT_SUPPORTED,
+		                "no loaded cluster plugin '%s' (loaded: %s)", cp, names);
+	}
+}
+
 /* ------------------------------------------------------------------ render */
 
 static const char *const render_keys[] = {
@@ -514,4 +536,83 @@ int rz_plugins_project(rz_plugins_t *p, const char *name, const json_t *state, j
 		return rz_err_set(err, RZ_ENOTFOUND, "plugin '%s' is not loaded", name);
 	}
 	return rz_projection_run(s->rules, state, objects, err);
+}
+
+/* ------------------------------------------------------------------ observation */
+
+bool rz_plugins_observes(const rz_plugins_t *p, const char *name)
+{
+	const struct slot *s = find(p, name);
+
+	return s != NULL && s->pub.desc.observe_probes != NULL;
+}
+
+int rz_plugins_observe_probes(rz_plugins_t *p, const char *name, const json_t *ctx, json_t **probes,
+                              rz_err_t *err)
+{
+	struct slot *s = find(p, name);
+	rezus_err_t perr = { 0 };
+	rz_err_t why = { 0 };
+	int rc;
+
+	*probes = NULL;
+	if (s == NULL || s->pub.desc.observe_probes == NULL) {
+		return rz_err_set(err, RZ_ENOTFOUND,
+		                  "plugin '%s' is not loaded or does not observe", name);
+	}
+	if ((*probes = json_array()) == NULL) {
+		return rz_err_set(err, -ENOMEM, "out of memory");
+	}
+	call_begin(s);
+	rc = s->pub.desc.observe_probes(s->state, (const rezus_json_t *)ctx,
+	                                (rezus_json_t *)*probes, &perr);
+	call_end(s);
+	if (rc != 0) {
+		rz_err_set(err, rc < 0 ? rc : REZUS_EINTERNAL,
+		           "plugin '%s': observe_probes failed: %s", name,
+		           perr.msg[0] ? perr.msg : rz_strerror(rc));
+	} else if ((rc = rz_probe_check(*probes, &why)) != 0) {
+		rz_err_set(err, rc, "plugin '%s': observe_probes broke the contract: %s", name,
+		           why.msg);
+	}
+	if (rc != 0) {
+		json_decref(*probes);
+		*probes = NULL;
+	}
+	return rc;
+}
+
+int rz_plugins_observe_parse(rz_plugins_t *p, const char *name, const json_t *probe,
+                             const json_t *result, json_t **facts, rz_err_t *err)
+{
+	struct slot *s = find(p, name);
+	rezus_err_t perr = { 0 };
+	rz_err_t why = { 0 };
+	int rc;
+
+	*facts = NULL;
+	if (s == NULL || s->pub.desc.observe_parse == NULL) {
+		return rz_err_set(err, RZ_ENOTFOUND,
+		                  "plugin '%s' is not loaded or does not observe", name);
+	}
+	if ((*facts = json_object()) == NULL) {
+		return rz_err_set(err, -ENOMEM, "out of memory");
+	}
+	call_begin(s);
+	rc = s->pub.desc.observe_parse(s->state, (const rezus_json_t *)probe,
+	                               (const rezus_json_t *)result, (rezus_json_t *)*facts, &perr);
+	call_end(s);
+	if (rc != 0) {
+		rz_err_set(err, rc < 0 ? rc : REZUS_EINTERNAL,
+		           "plugin '%s': observe_parse failed: %s", name,
+		           perr.msg[0] ? perr.msg : rz_strerror(rc));
+	} else if ((rc = rz_probe_check_facts(*facts, &why)) != 0) {
+		rz_err_set(err, rc, "plugin '%s': observe_parse broke the contract: %s", name,
+		           why.msg);
+	}
+	if (rc != 0) {
+		json_decref(*facts);
+		*facts = NULL;
+	}
+	return rc;
 }

@@ -54,6 +54,11 @@ int rz_plugins_publish(rz_plugins_t *p, rz_store_t *store, rz_err_t *err);
  * causes. An unknown or refused plugin is a cause on spec.providerClass. */
 void rz_plugins_validate_nodegroup(rz_plugins_t *p, const json_t *ng, json_t *causes);
 
+/* The Tenant validation hook: spec.clusterProvider must name a loaded cluster plugin, on
+ * create and whenever it changes (old: the stored tenant, or NULL). */
+void rz_plugins_validate_tenant(rz_plugins_t *p, const json_t *tenant, const json_t *old,
+                                json_t *causes);
+
 /* Render one plugin for a tenant: ctx is the tenant context (borrowed), *out a new object
  * (caller owns) with the plugin's blocks. A plugin error, or output that breaks the
  * contract, is REZUS_ERENDER with the plugin's message. */
@@ -64,5 +69,20 @@ int rz_plugins_render(rz_plugins_t *p, const char *name, const json_t *ctx, json
  * *objects is a new array (caller owns). */
 int rz_plugins_project(rz_plugins_t *p, const char *name, const json_t *state, json_t **objects,
                        rz_err_t *err);
+
+/* Observation (ABI 1.1, rezus/plugin.h "Observation"). True when the loaded plugin name
+ * observes its tenants. */
+bool rz_plugins_observes(const rz_plugins_t *p, const char *name);
+
+/* The probes plugin name asks for, for the context ctx (borrowed), checked against the
+ * contract with its defaults filled in: *probes is a new array (caller owns). A plugin
+ * error or a broken contract is an error naming the plugin. */
+int rz_plugins_observe_probes(rz_plugins_t *p, const char *name, const json_t *ctx, json_t **probes,
+                              rz_err_t *err);
+
+/* What one probe's result shows: *facts is a new object (caller owns), checked against
+ * the contract. */
+int rz_plugins_observe_parse(rz_plugins_t *p, const char *name, const json_t *probe,
+                             const json_t *result, json_t **facts, rz_err_t *err);
 
 #endif /* RZ_PLUGINS_H */

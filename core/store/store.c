@@ -480,6 +480,26 @@ int64_t rz_store_count(rz_store_t *st)
 	return scalar(st, "SELECT count(*) FROM objects", 0);
 }
 
+int rz_store_count_by(rz_store_t *st, const rz_kind_t *k, const char *path,
+                      void (*fn)(void *arg, const char *value, int64_t n), void *arg, rz_err_t *err)
+{
+	static const char sql[] = "SELECT json_extract(doc, ?2), count(*) FROM objects"
+	                          " WHERE kind = ?1 GROUP BY 1 ORDER BY 1";
+	rz_stmt_t *s = rz_db_stmt(st->db, sql, err);
+	int rc;
+
+	if (s == NULL) {
+		return err->code;
+	}
+	rz_stmt_bind_text(s, 1, k->kind);
+	rz_stmt_bind_text(s, 2, path);
+	while ((rc = rz_stmt_step(s, err)) == 1) {
+		fn(arg, rz_stmt_text(s, 0), rz_stmt_int64(s, 1));
+	}
+	rz_stmt_done(s);
+	return rc < 0 ? rc : 0;
+}
+
 int rz_store_replay(rz_store_t *st, int64_t after, int (*fn)(const rz_event_t *ev, void *arg),
                     void *arg, rz_err_t *err)
 {

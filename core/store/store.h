@@ -67,6 +67,12 @@ typedef struct rz_list_opts {
 int rz_store_list(rz_store_t *st, const rz_kind_t *k, const rz_list_opts_t *o, json_t **items,
                   bool *more, rz_err_t *err);
 
+/* Objects of kind k grouped by the value at the JSON path ("$.status.phase"): fn(arg,
+ * value or NULL when absent, how many), in value order. */
+int rz_store_count_by(rz_store_t *st, const rz_kind_t *k, const char *path,
+                      void (*fn)(void *arg, const char *value, int64_t n), void *arg,
+                      rz_err_t *err);
+
 /* Every object of kind (by name) in tenant (NULL: every tenant), as rz_store_list sorts
  * them; an empty array when the store cannot be read. Caller owns the array. */
 json_t *rz_store_list_all(rz_store_t *st, const char *kind, const char *tenant);

@@ -6,19 +6,31 @@
  * providerConfig of a sim node group:
  *   addressPrefix  three octets, e.g. "10.20.0"; machines get <prefix>.<10 + index>
  *   failOn         index of a machine whose apply fails (to exercise failures)
+ *   brokenOn       index of a machine that never comes up: it ends in stage Failed
+ *   notReadyOn     index of a machine that goes NotReady notReadyAfter ms after Running
+ *   notReadyAfter  milliseconds (default 5000)
+ *
+ * Observation (ABI 1.1): machines go Provisioning -> Booting -> Installing -> Running and
+ * become ready, one stage every stageMs milliseconds after they were created (the plugin's
+ * rezus.conf section: stageMs, default 2000). Nothing runs: every probe has tool null, and
+ * the facts follow from the Machine's age. A tenant's control plane is healthy when it has
+ * control-plane machines and all of them are Running and ready.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <rezus/plugin.h>
 
-#define DEFAULT_PREFIX "10.99.0"
+#define DEFAULT_PREFIX   "10.99.0"
+#define DEFAULT_STAGE_MS 2000
 
 struct sim {
 	const rezus_host_t *h;
 	const char *prefix; /* default addressPrefix (from rezus.conf: addressPrefix) */
 	char prefix_buf[64];
+	int64_t stage_ms; /* rezus.conf stageMs: the time each observed stage lasts */
 };
 
 static int sim_init(const rezus_host_t *h, const rezus_json_t *config, void **state,
@@ -33,6 +45,7 @@ static int sim_init(const rezus_host_t *h, const rezus_json_t *config, void **st
 	snprintf(s->prefix_buf, sizeof(s->prefix_buf), "%s",
 	         h->config_string(h, config, "addressPrefix", DEFAULT_PREFIX));
 	s->prefix = s->prefix_buf;
+	s->stage_ms = h->config_int(h, config, "stageMs", DEFAULT_STAGE_MS);
 	*state = s;
 	return 0;
 }
@@ -56,9 +69,14 @@ static int sim_check_config(const rezus_host_t *h, const rezus_json_t *config, r
 {
 	for (size_t i = 0; i < h->json_size(h, config); i++) {
 		const char *key = h->json_key_at(h, config, i);
-		if (strcmp(key, "addressPrefix") != 0) {
+		if (strcmp(key, "addressPrefix") != 0 && strcmp(key, "stageMs") != 0) {
 			return h->error(h, err, REZUS_ECONFIG, "plugins.sim.%s: unknown key", key);
 		}
+	}
+	if (h->config_int(h, config, "stageMs", DEFAULT_STAGE_MS) < 1 ||
+	    h->config_int(h, config, "stageMs", DEFAULT_STAGE_MS) > 3600000) {
+		return h->error(h, err, REZUS_ECONFIG,
+		                "plugins.sim.stageMs: milliseconds from 1 to 3600000");
 	}
 	if (!prefix_valid(h->config_string(h, config, "addressPrefix", DEFAULT_PREFIX))) {
 		return h->error(h, err, REZUS_ECONFIG,
@@ -87,8 +105,20 @@ static int sim_validate(void *state, const rezus_json_t *ng, rezus_json_t *cause
 
 	for (size_t i = 0; i < h->json_size(h, pc); i++) {
 		const char *key = h->json_key_at(h, pc, i);
-		if (strcmp(key, "addressPrefix") != 0 && strcmp(key, "failOn") != 0) {
+		if (strcmp(key, "addressPrefix") != 0 && strcmp(key, "failOn") != 0 &&
+		    strcmp(key, "brokenOn") != 0 && strcmp(key, "notReadyOn") != 0 &&
+		    strcmp(key, "notReadyAfter") != 0) {
 			cause(h, causes, key, "FieldValueInvalid", "unknown field");
+		}
+	}
+	for (size_t i = 0; i < 3; i++) {
+		static const char *const indices[] = { "brokenOn", "notReadyOn", "notReadyAfter" };
+		v = h->json_get(h, pc, indices[i]);
+		if (v != NULL &&
+		    (h->json_type(h, v) != REZUS_JSON_INTEGER || h->json_integer_value(h, v) < 0)) {
+			cause(h, causes, indices[i], "FieldValueInvalid",
+			      i < 2 ? "must be the index (0, 1, ...) of a machine"
+			            : "must be milliseconds (0 or more)");
 		}
 	}
 	v = h->json_get(h, pc, "addressPrefix");
@@ -254,6 +284,197 @@ static int sim_render(void *state, const rezus_json_t *ctx, rezus_json_t *out, r
 	return 0;
 }
 
+/* ------------------------------------------------------------------ observation */
+
+/* An RFC 3339 UTC time ("2026-12-01T07:00:00Z", fractions ignored) in ms; -1 if not one. */
+static int64_t time_ms(const char *t)
+{
+	struct tm tm = { 0 };
+
+	if (t == NULL || sscanf(t, "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+	                        &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6) {
+		return -1;
+	}
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	return (int64_t)timegm(&tm) * 1000;
+}
+
+/* The index of a machine from its TF address ("terraform_data.workers[1]"); -1 if none. */
+static int64_t machine_index(const char *addr)
+{
+	const char *b = addr ? strrchr(addr, '[') : NULL;
+	long long i;
+
+	return b != NULL && sscanf(b, "[%lld]", &i) == 1 ? (int64_t)i : -1;
+}
+
+/* The node group named name among groups; NULL if none. */
+static const rezus_json_t *group_named(const rezus_host_t *h, const rezus_json_t *groups,
+                                       const char *name)
+{
+	for (size_t i = 0; name != NULL && i < h->json_size(h, groups); i++) {
+		const rezus_json_t *g = h->json_at(h, groups, i);
+		const char *n = h->json_string_value(h, h->json_path(h, g, "metadata.name"));
+		if (n != NULL && strcmp(n, name) == 0) {
+			return g;
+		}
+	}
+	return NULL;
+}
+
+/* providerConfig.key of g when it names machine index, else 0. */
+static int picks(const rezus_host_t *h, const rezus_json_t *g, const char *key, int64_t index)
+{
+	const rezus_json_t *v = h->json_path(h, h->json_path(h, g, "spec.providerConfig"), key);
+
+	return v != NULL && index >= 0 && h->json_integer_value(h, v) == index;
+}
+
+static void set_int(const rezus_host_t *h, rezus_json_t *o, const char *key, int64_t v)
+{
+	h->json_set(h, o, key, h->json_integer(h, v));
+}
+
+/* What a machine's observation needs, from the context: kept in its probe's data. */
+static rezus_json_t *machine_data(struct sim *s, const rezus_json_t *m, const rezus_json_t *groups,
+                                  const char *version)
+{
+	const rezus_host_t *h = s->h;
+	const rezus_json_t *g =
+	    group_named(h, groups, h->json_string_value(h, h->json_path(h, m, "spec.nodeGroup")));
+	int64_t index =
+	    machine_index(h->json_string_value(h, h->json_path(h, m, "spec.tfAddress")));
+	const rezus_json_t *after = h->json_path(h, g, "spec.providerConfig.notReadyAfter");
+	rezus_json_t *data = h->json_object(h);
+
+	set_int(h, data, "since",
+	        time_ms(h->json_string_value(h, h->json_path(h, m, "metadata.creationTimestamp"))));
+	set_int(h, data, "stageMs", s->stage_ms);
+	h->json_set(h, data, "broken", h->json_bool(h, picks(h, g, "brokenOn", index)));
+	set_int(h, data, "notReadyAfter",
+	        picks(h, g, "notReadyOn", index)
+	            ? (after != NULL ? h->json_integer_value(h, after) : 5000)
+	            : -1);
+	set_str(h, data, "version", h->printf(h, "v%s", version ? version : "1.12.0"));
+	return data;
+}
+
+/* One probe per machine, then one for the cluster, which carries its control planes' data.
+ * Nothing runs: every probe has tool null. */
+static int sim_probes(void *state, const rezus_json_t *ctx, rezus_json_t *probes, rezus_err_t *err)
+{
+	struct sim *s = state;
+	const rezus_host_t *h = s->h;
+	const rezus_json_t *machines = h->json_get(h, ctx, "machines");
+	const rezus_json_t *groups = h->json_get(h, ctx, "nodeGroups");
+	const char *version =
+	    h->json_string_value(h, h->json_path(h, ctx, "tenant.spec.talosVersion"));
+	rezus_json_t *cps = h->json_array(h), *cluster = h->json_object(h), *cdata;
+
+	(void)err;
+	for (size_t i = 0; i < h->json_size(h, machines); i++) {
+		const rezus_json_t *m = h->json_at(h, machines, i);
+		const char *name = h->json_string_value(h, h->json_path(h, m, "metadata.name"));
+		const char *role = h->json_string_value(h, h->json_path(h, m, "spec.role"));
+		rezus_json_t *p;
+
+		if (name == NULL) {
+			continue;
+		}
+		p = h->json_object(h);
+		set_str(h, p, "id", h->printf(h, "machine/%s", name));
+		h->json_set(h, p, "tool", h->json_null(h));
+		set_str(h, p, "machine", name);
+		h->json_set(h, p, "data", machine_data(s, m, groups, version));
+		h->json_append(h, probes, p);
+		if (role != NULL && strcmp(role, "controlplane") == 0) {
+			h->json_append(h, cps, machine_data(s, m, groups, version));
+		}
+	}
+	cdata = h->json_object(h);
+	h->json_set(h, cdata, "controlPlanes", cps);
+	set_int(h, cdata, "machines", (int64_t)h->json_size(h, machines));
+	set_str(h, cluster, "id", "cluster");
+	h->json_set(h, cluster, "tool", h->json_null(h));
+	h->json_set(h, cluster, "data", cdata);
+	h->json_append(h, probes, cluster);
+	return 0;
+}
+
+/* A simulated machine's stage now: one stage per stageMs since it was created. */
+static const char *sim_stage(const rezus_host_t *h, const rezus_json_t *data, int64_t now,
+                             int *ready, const char **error)
+{
+	int64_t since = h->json_integer_value(h, h->json_get(h, data, "since"));
+	int64_t step = h->json_integer_value(h, h->json_get(h, data, "stageMs"));
+	int64_t after = h->json_integer_value(h, h->json_get(h, data, "notReadyAfter"));
+	int64_t age = now - since;
+	static const char *const early[] = { "Provisioning", "Booting", "Installing" };
+
+	*ready = 0;
+	*error = NULL;
+	if (since < 0 || step < 1) {
+		*error = "sim: the machine has no creation time";
+		return "Unknown";
+	}
+	if (age < 3 * step) {
+		return early[age < 0 ? 0 : age / step];
+	}
+	if (h->json_bool_value(h, h->json_get(h, data, "broken"))) {
+		*error = "sim: the machine never comes up, as providerConfig.brokenOn asks";
+		return "Failed";
+	}
+	if (after >= 0 && age >= 3 * step + after) {
+		*error = "sim: the machine went NotReady, as providerConfig.notReadyOn asks";
+		return "Running";
+	}
+	*ready = 1;
+	return "Running";
+}
+
+static int sim_parse(void *state, const rezus_json_t *probe, const rezus_json_t *result,
+                     rezus_json_t *facts, rezus_err_t *err)
+{
+	struct sim *s = state;
+	const rezus_host_t *h = s->h;
+	const rezus_json_t *data = h->json_get(h, probe, "data");
+	const char *machine = h->json_string_value(h, h->json_get(h, probe, "machine"));
+	int64_t now = h->json_integer_value(h, h->json_get(h, result, "now"));
+	const char *error;
+	int ready;
+
+	(void)err;
+	if (machine != NULL) {
+		rezus_json_t *ms = h->json_object(h), *m = h->json_object(h);
+		set_str(h, m, "stage", sim_stage(h, data, now, &ready, &error));
+		h->json_set(h, m, "ready", h->json_bool(h, ready));
+		h->json_set(h, m, "nodeReady", h->json_bool(h, ready));
+		set_str(h, m, "error", error ? error : "");
+		if (ready || error == NULL) {
+			set_str(h, m, "talosVersion",
+			        h->json_string_value(h, h->json_get(h, data, "version")));
+		}
+		h->json_set(h, ms, machine, m);
+		h->json_set(h, facts, "machines", ms);
+		return 0;
+	}
+	{
+		const rezus_json_t *cps = h->json_get(h, data, "controlPlanes");
+		size_t n = h->json_size(h, cps), up = 0;
+		rezus_json_t *t = h->json_object(h);
+		for (size_t i = 0; i < n; i++) {
+			sim_stage(h, h->json_at(h, cps, i), now, &ready, &error);
+			up += ready != 0;
+		}
+		h->json_set(h, t, "controlPlaneHealthy", h->json_bool(h, n > 0 && up == n));
+		set_int(h, t, "etcdMembers", (int64_t)up);
+		set_str(h, t, "error", n == 0 ? "sim: the tenant has no control plane" : "");
+		h->json_set(h, facts, "tenant", t);
+	}
+	return 0;
+}
+
 static const char *sim_rules(void *state)
 {
 	return "[{\"type\":\"terraform_data\",\"kind\":\"Machine\","
@@ -269,10 +490,15 @@ static const rezus_plugin_t sim = {
 	.description = "simulated machines and clusters (terraform_data): no cloud needed",
 	.kinds = REZUS_PLUGIN_INFRA | REZUS_PLUGIN_CLUSTER,
 	.config_schema = "{\"type\":\"object\",\"properties\":{\"addressPrefix\":{\"type\":"
-	                 "\"string\"}},\"additionalProperties\":false}",
+	                 "\"string\"},\"stageMs\":{\"type\":\"integer\",\"minimum\":1}},"
+	                 "\"additionalProperties\":false}",
 	.provider_config_schema =
 	    "{\"type\":\"object\",\"properties\":{\"addressPrefix\":{\"type\":\"string\"},"
-	    "\"failOn\":{\"type\":\"integer\",\"minimum\":0}},\"additionalProperties\":false}",
+	    "\"failOn\":{\"type\":\"integer\",\"minimum\":0},"
+	    "\"brokenOn\":{\"type\":\"integer\",\"minimum\":0},"
+	    "\"notReadyOn\":{\"type\":\"integer\",\"minimum\":0},"
+	    "\"notReadyAfter\":{\"type\":\"integer\",\"minimum\":0}},"
+	    "\"additionalProperties\":false}",
 	.init = sim_init,
 	.fini = sim_fini,
 	.check_config = sim_check_config,
@@ -280,6 +506,8 @@ static const rezus_plugin_t sim = {
 	.render = sim_render,
 	.projection_rules = sim_rules,
 	.env_allowlist = NULL,
+	.observe_probes = sim_probes,
+	.observe_parse = sim_parse,
 };
 
 REZUS_PLUGIN_EXPORT const rezus_plugin_t *rezus_plugin_entry(void)

@@ -1,0 +1,705 @@
+/* core/observe/observe.c - observing tenants through their cluster plugin's probes. */
+#include <config.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <jansson.h>
+#include <sodium.h>
+
+#include "core/base/clock.h"
+#include "core/base/log.h"
+#include "core/engine/report.h"
+#include "core/engine/runner.h"
+#include "core/observe/observe.h"
+#include "core/plugin/probe.h"
+
+#define LASTSEEN_EVERY 10 /* intervals between refreshes of an unchanged lastSeen */
+
+enum outcome { OUT_OK, OUT_FAILED, OUT_TIMEOUT, OUT_ERROR };
+
+const char *const rz_observer_outcomes[4] = { "ok", "failed", "timeout", "error" };
+
+struct buf {
+	char *p;
+	size_t len, max;
+	bool cut; /* more arrived than max */
+};
+
+struct otenant;
+
+/* One probe to run (or running). */
+struct job {
+	struct otenant *t;
+	json_t *probe; /* a reference */
+	rz_proc_t *proc;
+	char cred[PATH_MAX]; /* the credentials file, "" when none */
+	struct buf out, err;
+	int64_t started_ms;
+	struct job *next;
+};
+
+struct otenant {
+	rz_observer_t *o;
+	char name[64];
+	char plugin[64];
+	struct event *timer;
+	bool busy;      /* an observation is in progress */
+	bool gone;      /* deleted meanwhile: freed when the observation ends */
+	size_t pending; /* its probes not finished yet */
+	json_t *facts;  /* merged from its probes */
+	struct otenant *next;
+};
+
+struct rz_observer {
+	struct event_base *base;
+	rz_store_t *store;
+	rz_bus_t *bus;
+	rz_plugins_t *plugins;
+	rz_tfstate_t *tfstate;
+	rz_observer_opts_t o;
+	uint64_t sub;
+	struct otenant *tenants;
+	struct job *qhead, *qtail; /* probes waiting for a slot */
+	struct job *running;       /* probes running */
+	size_t nrunning, nqueued;
+	rz_observer_stats_t stats;
+	bool stopping;
+};
+
+static void observe(struct otenant *t);
+static void pump(rz_observer_t *o);
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ------------------------------------------------------------------ tenants and timers */
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	observe(arg);
+}
+
+/* Observe t again in about ms (±10 %, so tenants spread out). */
+static void schedule(struct otenant *t, int64_t ms)
+{
+	int64_t spread = ms / 10, d;
+	struct timeval tv;
+
+	if (t->timer == NULL) {
+		t->timer = evtimer_new(t->o->base, on_timer, t);
+	}
+	if (t->timer == NULL) {
+		return;
+	}
+	d = ms - spread + (spread > 0 ? (int64_t)randombytes_uniform((uint32_t)(2 * spread)) : 0);
+	tv.tv_sec = d / 1000;
+	tv.tv_usec = (d % 1000) * 1000;
+	evtimer_add(t->timer, &tv);
+}
+
+static struct otenant *tenant_of(rz_observer_t *o, const char *name, bool create)
+{
+	struct otenant *t;
+
+	for (t = o->tenants; t != NULL; t = t->next) {
+		if (!t->gone && strcmp(t->name, name) == 0) {
+			return t;
+		}
+	}
+	if (!create || strlen(name) >= sizeof(t->name) || (t = calloc(1, sizeof(*t))) == NULL) {
+		return NULL;
+	}
+	t->o = o;
+	snprintf(t->name, sizeof(t->name), "%s", name);
+	t->next = o->tenants;
+	o->tenants = t;
+	return t;
+}
+
+static void tenant_free(struct otenant *t)
+{
+	rz_observer_t *o = t->o;
+
+	for (struct otenant **pp = &o->tenants; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == t) {
+			*pp = t->next;
+			break;
+		}
+	}
+	if (t->timer != NULL) {
+		event_free(t->timer);
+	}
+	json_decref(t->facts);
+	free(t);
+}
+
+/* A tenant deleted or being deleted is no longer observed. */
+static void forget(rz_observer_t *o, const char *name)
+{
+	struct otenant *t = tenant_of(o, name, false);
+
+	if (t == NULL) {
+		return;
+	}
+	if (t->timer != NULL) {
+		evtimer_del(t->timer);
+	}
+	if (t->busy) {
+		t->gone = true; /* its probes end first */
+	} else {
+		tenant_free(t);
+	}
+}
+
+static void on_event(const rz_event_t *ev, void *arg)
+{
+	rz_observer_t *o = arg;
+	const char *k = ev->kind->kind;
+
+	if (strcmp(k, "Tenant") == 0 &&
+	    (ev->type == RZ_EV_DELETED ||
+	     json_object_get(json_object_get(ev->object, "metadata"), "deletionTimestamp"))) {
+		forget(o, ev->name);
+	} else if (strcmp(k, "Machine") == 0 && ev->type == RZ_EV_ADDED && ev->tenant[0] != '\0') {
+		/* new machines: look soon, and keep looking often while they come up */
+		struct otenant *t = tenant_of(o, ev->tenant, true);
+		if (t != NULL && !t->busy &&
+		    (t->timer == NULL || !evtimer_pending(t->timer, NULL))) {
+			schedule(t, o->o.fast_interval_ms);
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ probes */
+
+static void buf_add(struct buf *b, const char *line, size_t len)
+{
+	size_t want = b->len + len + 1;
+
+	if (b->cut || want > b->max) {
+		b->cut = true;
+		return;
+	}
+	if (b->p == NULL || want + 1 > b->len + 1) {
+		char *p = realloc(b->p, want + 1);
+		if (p == NULL) {
+			b->cut = true;
+			return;
+		}
+		b->p = p;
+	}
+	memcpy(b->p + b->len, line, len);
+	b->len += len;
+	b->p[b->len++] = '\n';
+	b->p[b->len] = '\0';
+}
+
+static void on_line(void *arg, const char *line, size_t len, bool is_stderr)
+{
+	struct job *j = arg;
+
+	buf_add(is_stderr ? &j->err : &j->out, line, len);
+}
+
+static void job_free(struct job *j)
+{
+	if (j->cred[0] != '\0') {
+		unlink(j->cred);
+	}
+	rz_proc_free(j->proc);
+	json_decref(j->probe);
+	free(j->out.p);
+	free(j->err.p);
+	free(j);
+}
+
+/* Write the tenant's credential output name into a private file; its path in j->cred. */
+static int write_cred(struct job *j, const char *name, rz_err_t *err)
+{
+	rz_observer_t *o = j->t->o;
+	char *value = NULL;
+	size_t len = 0;
+	int fd, rc;
+
+	rc = rz_tfstate_output(o->tfstate, j->t->name, name, &value, &len, err);
+	if (rc != 0) {
+		return rc == RZ_ENOTFOUND
+		           ? rz_err_set(err, rc, "the tenant has no %s yet (no successful apply)",
+		                        name)
+		           : rc;
+	}
+	snprintf(j->cred, sizeof(j->cred), "%s/%s-XXXXXX", o->o.tmpdir, name);
+	fd = mkstemp(j->cred); /* 0600, in a 0700 directory */
+	if (fd < 0 || write(fd, value, len) != (ssize_t)len) {
+		rc = rz_err_set(err, -errno, "cannot write a %s file in %s: %s", name, o->o.tmpdir,
+		                strerror(errno));
+	}
+	if (fd >= 0) {
+		close(fd);
+	}
+	sodium_memzero(value, len);
+	free(value);
+	return rc;
+}
+
+static void tenant_done(struct otenant *t);
+
+/* The probe's result to the plugin, its facts into the tenant's. */
+static void finish_job(struct job *j, int status, bool timed_out, const char *error)
+{
+	rz_observer_t *o = j->t->o;
+	struct otenant *t = j->t;
+	json_t *result, *facts = NULL;
+	rz_err_t err = { 0 };
+	enum outcome oc = timed_out ? OUT_TIMEOUT : status == 0 ? OUT_OK : OUT_FAILED;
+
+	result = json_pack("{s:i, s:b, s:s, s:s, s:I}", "exitStatus", status, "timedOut", timed_out,
+	                   "stdout", j->out.p ? j->out.p : "", "stderr",
+	                   error      ? error
+	                   : j->err.p ? j->err.p
+	                              : "",
+	                   "now", (json_int_t)rz_clock_now_ms());
+	if (rz_plugins_observe_parse(o->plugins, t->plugin, j->probe, result, &facts, &err) != 0) {
+		oc = OUT_ERROR;
+		rz_logkv(RZ_LOG_WARNING, "observe", "probe result not understood", "tenant",
+		         t->name, "probe", json_string_value(json_object_get(j->probe, "id")),
+		         "error", err.msg, NULL);
+	} else {
+		rz_probe_merge(t->facts, facts);
+	}
+	o->stats.probes[oc]++;
+	o->stats.seconds[oc] += (double)(mono_ms() - j->started_ms) / 1000.0;
+	json_decref(facts);
+	json_decref(result);
+	job_free(j);
+	if (--t->pending == 0) {
+		tenant_done(t);
+	}
+}
+
+static void on_exit_job(void *arg, int status, bool timed_out, bool canceled)
+{
+	struct job *j = arg;
+	rz_observer_t *o = j->t->o;
+
+	(void)canceled;
+	for (struct job **pp = &o->running; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == j) {
+			*pp = j->next;
+			break;
+		}
+	}
+	o->nrunning--;
+	finish_job(j, status, timed_out, NULL);
+	pump(o);
+}
+
+/* Start j, or finish it at once with the reason it cannot start. */
+static void start_job(rz_observer_t *o, struct job *j)
+{
+	const char *tool = json_string_value(json_object_get(j->probe, "tool"));
+	const char *cred = json_string_value(json_object_get(j->probe, "credentials"));
+	const char *bin = strcmp(tool, "talosctl") == 0 ? o->o.talosctl : o->o.kubectl;
+	json_t *args = json_object_get(j->probe, "args");
+	const char *argv[RZ_PROBE_ARGS_MAX + 2];
+	char path_env[PATH_MAX + 8], home_env[PATH_MAX + 8], cred_env[PATH_MAX + 32];
+	const char *env[4] = { path_env, home_env, NULL, NULL };
+	rz_proc_opts_t po;
+	rz_err_t err = { 0 };
+	size_t i, n = 0;
+	json_t *a;
+
+	argv[n++] = bin;
+	json_array_foreach(args, i, a)
+	{
+		argv[n++] = json_string_value(a);
+	}
+	argv[n] = NULL;
+	snprintf(path_env, sizeof(path_env), "PATH=%s",
+	         getenv("PATH") ? getenv("PATH") : "/usr/local/bin:/usr/bin:/bin");
+	snprintf(home_env, sizeof(home_env), "HOME=%s", o->o.tmpdir);
+	if (strcmp(cred, "none") != 0) {
+		if (write_cred(j, cred, &err) != 0) {
+			finish_job(j, 127, false, err.msg);
+			return;
+		}
+		snprintf(cred_env, sizeof(cred_env), "%s=%s",
+		         strcmp(cred, "talosconfig") == 0 ? "TALOSCONFIG" : "KUBECONFIG", j->cred);
+		env[2] = cred_env;
+	}
+	po =
+	    (rz_proc_opts_t){ argv,        env,
+		              o->o.tmpdir, json_integer_value(json_object_get(j->probe, "timeout")),
+		              1000,        on_line,
+		              on_exit_job, j };
+	j->started_ms = mono_ms();
+	if (rz_proc_start(&j->proc, o->base, &po, &err) != 0) {
+		finish_job(j, 127, false, err.msg);
+		return;
+	}
+	j->next = o->running;
+	o->running = j;
+	o->nrunning++;
+}
+
+/* Start waiting probes while slots are free. */
+static void pump(rz_observer_t *o)
+{
+	while (!o->stopping && o->qhead != NULL && o->nrunning < (size_t)o->o.workers) {
+		struct job *j = o->qhead;
+		o->qhead = j->next;
+		if (o->qhead == NULL) {
+			o->qtail = NULL;
+		}
+		o->nqueued--;
+		j->next = NULL;
+		start_job(o, j);
+	}
+}
+
+static void enqueue(rz_observer_t *o, struct job *j)
+{
+	j->next = NULL;
+	if (o->qtail != NULL) {
+		o->qtail->next = j;
+	} else {
+		o->qhead = j;
+	}
+	o->qtail = j;
+	o->nqueued++;
+}
+
+/* ------------------------------------------------------------------ writing what was seen */
+
+static const char *str_or(const json_t *v, const char *def)
+{
+	return json_is_string(v) ? json_string_value(v) : def;
+}
+
+/* Machine m's status as the facts f (may be NULL) show it; written when it changed. */
+static bool write_machine(rz_observer_t *o, const char *tenant, const json_t *m, const json_t *f,
+                          const char *now)
+{
+	const json_t *old = json_object_get(m, "status");
+	const char *name =
+	    json_string_value(json_object_get(json_object_get(m, "metadata"), "name"));
+	const char *error = str_or(json_object_get(f, "error"), "");
+	const json_t *nready = json_object_get(f, "nodeReady");
+	bool ready = json_is_true(json_object_get(f, "ready")) && !json_is_false(nready);
+	const char *stage =
+	    str_or(json_object_get(f, "stage"), error[0] != '\0' ? "Unknown" : NULL);
+	const char *seen = json_string_value(json_object_get(old, "lastSeen"));
+	json_t *fields;
+	bool changed, refresh;
+
+	if (f == NULL || name == NULL) {
+		return false; /* the plugin said nothing of it */
+	}
+	fields = json_pack("{s:b, s:s}", "ready", ready, "lastError", error);
+	if (stage != NULL) {
+		json_object_set_new(fields, "stage", json_string(stage));
+	}
+	if (json_is_string(json_object_get(f, "talosVersion"))) {
+		json_object_set(fields, "talosVersion", json_object_get(f, "talosVersion"));
+	}
+	if (json_is_boolean(nready)) {
+		json_object_set(fields, "nodeReady", (json_t *)nready);
+	}
+	changed = false;
+	{
+		const char *key;
+		json_t *v;
+		json_object_foreach(fields, key, v)
+		{
+			changed = changed || !json_equal(v, json_object_get(old, key));
+		}
+	}
+	refresh = error[0] == '\0' && (seen == NULL || rz_clock_parse(now) - rz_clock_parse(seen) >=
+	                                                   LASTSEEN_EVERY * o->o.interval_ms);
+	if (!changed && !refresh) {
+		json_decref(fields);
+		return false;
+	}
+	if (error[0] == '\0') {
+		json_object_set_new(fields, "lastSeen", json_string(now));
+	}
+	rz_report_status(o->store, "Machine", tenant, name, fields);
+	return true;
+}
+
+/* Tenant.status.controlPlane from the tenant facts; written when it changed. */
+static bool write_control_plane(rz_observer_t *o, const char *tenant, const json_t *tf,
+                                const json_t *old)
+{
+	json_t *cp;
+	bool changed;
+
+	if (tf == NULL) {
+		return false;
+	}
+	cp = json_pack("{s:b, s:I, s:I, s:I, s:s}", "healthy",
+	               json_is_true(json_object_get(tf, "controlPlaneHealthy")), "etcdMembers",
+	               json_integer_value(json_object_get(tf, "etcdMembers")), "nodes",
+	               json_integer_value(json_object_get(tf, "nodes")), "nodesReady",
+	               json_integer_value(json_object_get(tf, "nodesReady")), "error",
+	               str_or(json_object_get(tf, "error"), ""));
+	changed = !json_equal(cp, old);
+	if (changed) {
+		rz_report_status(o->store, "Tenant", NULL, tenant,
+		                 json_pack("{s:o}", "controlPlane", cp));
+	} else {
+		json_decref(cp);
+	}
+	return changed;
+}
+
+/* Every probe of t's observation ended: write what changed, derive, schedule the next. */
+static void tenant_done(struct otenant *t)
+{
+	rz_observer_t *o = t->o;
+	json_t *machines, *tobj = NULL, *m;
+	const char *phase;
+	char now[32];
+	rz_err_t err = { 0 };
+	size_t i;
+
+	if (t->gone || o->stopping) {
+		t->busy = false;
+		if (t->gone) {
+			tenant_free(t);
+		}
+		return;
+	}
+	o->stats.observations++;
+	rz_report_now(now, sizeof(now));
+	machines = rz_store_list_all(o->store, "Machine", t->name);
+	json_array_foreach(machines, i, m)
+	{
+		const char *name =
+		    json_string_value(json_object_get(json_object_get(m, "metadata"), "name"));
+		const json_t *f =
+		    name ? json_object_get(json_object_get(t->facts, "machines"), name) : NULL;
+		o->stats.writes += write_machine(o, t->name, m, f, now);
+	}
+	json_decref(machines);
+	if (rz_store_get(o->store, rz_kind_by_name("Tenant"), NULL, t->name, &tobj, &err) == 0) {
+		o->stats.writes += write_control_plane(
+		    o, t->name, json_object_get(t->facts, "tenant"),
+		    json_object_get(json_object_get(tobj, "status"), "controlPlane"));
+		json_decref(tobj);
+	}
+	rz_report_counts(o->store, t->name, o->o.provision_timeout_ms);
+	json_decref(t->facts);
+	t->facts = NULL;
+	tobj = NULL;
+	phase = "";
+	if (rz_store_get(o->store, rz_kind_by_name("Tenant"), NULL, t->name, &tobj, &err) == 0) {
+		phase = json_string_value(json_object_get(json_object_get(tobj, "status"), "phase"))
+		            ?: "";
+	}
+	t->busy = false; /* the writes above may have told us it is being deleted */
+	if (t->gone) {
+		tenant_free(t);
+	} else {
+		schedule(t, strcmp(phase, "Ready") == 0 || strcmp(phase, "Failed") == 0
+		                ? o->o.interval_ms
+		                : o->o.fast_interval_ms);
+	}
+	json_decref(tobj);
+}
+
+/* ------------------------------------------------------------------ an observation */
+
+/* The probes for t, or NULL when there is nothing to observe (then t is rescheduled or
+ * forgotten). */
+static json_t *probes_for(struct otenant *t)
+{
+	rz_observer_t *o = t->o;
+	json_t *tenant = NULL, *ctx, *probes = NULL;
+	rz_err_t err = { 0 };
+	const char *plugin;
+
+	if (rz_store_get(o->store, rz_kind_by_name("Tenant"), NULL, t->name, &tenant, &err) != 0 ||
+	    json_object_get(json_object_get(tenant, "metadata"), "deletionTimestamp") != NULL) {
+		json_decref(tenant);
+		forget(o, t->name);
+		return NULL;
+	}
+	plugin =
+	    json_string_value(json_object_get(json_object_get(tenant, "spec"), "clusterProvider"));
+	snprintf(t->plugin, sizeof(t->plugin), "%s", plugin ? plugin : "");
+	ctx = json_pack("{s:O, s:o, s:o, s:I}", "tenant", tenant, "machines",
+	                rz_store_list_all(o->store, "Machine", t->name), "nodeGroups",
+	                rz_store_list_all(o->store, "NodeGroup", t->name), "now",
+	                (json_int_t)rz_clock_now_ms());
+	json_decref(tenant);
+	if (json_array_size(json_object_get(ctx, "machines")) == 0 ||
+	    !rz_plugins_observes(o->plugins, t->plugin)) {
+		json_decref(ctx);
+		schedule(t, o->o.interval_ms);
+		return NULL;
+	}
+	if (rz_plugins_observe_probes(o->plugins, t->plugin, ctx, &probes, &err) != 0) {
+		rz_logkv(RZ_LOG_WARNING, "observe", "no probes", "tenant", t->name, "error",
+		         err.msg, NULL);
+		schedule(t, o->o.interval_ms);
+	}
+	json_decref(ctx);
+	return probes;
+}
+
+static void observe(struct otenant *t)
+{
+	rz_observer_t *o = t->o;
+	json_t *probes, *p;
+	size_t i, n;
+
+	if (t->busy || o->stopping) {
+		return;
+	}
+	if ((probes = probes_for(t)) == NULL) {
+		return;
+	}
+	t->busy = true;
+	t->facts = json_object();
+	n = json_array_size(probes);
+	t->pending = n + 1; /* held until every probe is handed out */
+	json_array_foreach(probes, i, p)
+	{
+		struct job *j = calloc(1, sizeof(*j));
+		if (j == NULL) {
+			t->pending--;
+			continue;
+		}
+		j->t = t;
+		j->probe = json_incref(p);
+		j->out.max = RZ_PROBE_STDOUT_MAX;
+		j->err.max = RZ_PROBE_STDERR_MAX;
+		j->started_ms = mono_ms();
+		if (json_is_string(json_object_get(p, "tool"))) {
+			enqueue(o, j);
+		} else {
+			finish_job(j, 0, false, NULL); /* nothing to run */
+		}
+	}
+	json_decref(probes);
+	pump(o);
+	if (--t->pending == 0) {
+		tenant_done(t);
+	}
+}
+
+/* ------------------------------------------------------------------ module */
+
+/* At start: every tenant that has Machines, each at a random moment of one interval. */
+static void track_all(rz_observer_t *o)
+{
+	json_t *tenants = rz_store_list_all(o->store, "Tenant", NULL), *t;
+	size_t i;
+
+	json_array_foreach(tenants, i, t)
+	{
+		json_t *meta = json_object_get(t, "metadata");
+		const char *name = json_string_value(json_object_get(meta, "name"));
+		struct otenant *ot;
+		struct timeval tv;
+		uint32_t d;
+
+		if (name == NULL || json_object_get(meta, "deletionTimestamp") != NULL ||
+		    (ot = tenant_of(o, name, true)) == NULL) {
+			continue;
+		}
+		ot->timer = evtimer_new(o->base, on_timer, ot);
+		d = randombytes_uniform((uint32_t)(o->o.interval_ms > 0 ? o->o.interval_ms : 1));
+		tv.tv_sec = d / 1000;
+		tv.tv_usec = (d % 1000) * 1000;
+		if (ot->timer != NULL) {
+			evtimer_add(ot->timer, &tv);
+		}
+	}
+	json_decref(tenants);
+}
+
+int rz_observer_new(rz_observer_t **out, struct event_base *base, rz_store_t *store, rz_bus_t *bus,
+                    rz_plugins_t *plugins, rz_tfstate_t *tfstate, const rz_observer_opts_t *opts,
+                    rz_err_t *err)
+{
+	rz_observer_t *o = calloc(1, sizeof(*o));
+
+	*out = NULL;
+	if (o == NULL) {
+		return rz_err_set(err, -ENOMEM, "observe: out of memory");
+	}
+	o->base = base;
+	o->store = store;
+	o->bus = bus;
+	o->plugins = plugins;
+	o->tfstate = tfstate;
+	o->o = *opts;
+	if (o->o.workers < 1) {
+		o->o.workers = 1;
+	}
+	if (mkdir(o->o.tmpdir, 0700) != 0 && errno != EEXIST) {
+		int e = errno;
+		free(o);
+		return rz_err_set(err, -e, "observe: cannot create %s: %s", opts->tmpdir,
+		                  strerror(e));
+	}
+	chmod(o->o.tmpdir, 0700);
+	o->sub = rz_bus_subscribe(bus, on_event, o);
+	if (o->sub == 0) {
+		free(o);
+		return rz_err_set(err, -ENOMEM, "observe: out of memory");
+	}
+	track_all(o);
+	*out = o;
+	return 0;
+}
+
+void rz_observer_stats(const rz_observer_t *o, rz_observer_stats_t *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (o != NULL) {
+		*out = o->stats;
+		out->running = o->nrunning;
+		out->queued = o->nqueued;
+	}
+}
+
+void rz_observer_free(rz_observer_t *o)
+{
+	if (o == NULL) {
+		return;
+	}
+	o->stopping = true;
+	rz_bus_unsubscribe(o->bus, o->sub);
+	while (o->qhead != NULL) {
+		struct job *j = o->qhead;
+		o->qhead = j->next;
+		job_free(j);
+	}
+	while (o->running != NULL) {
+		struct job *j = o->running;
+		o->running = j->next;
+		job_free(j); /* kills the probe, removes its credentials */
+	}
+	while (o->tenants != NULL) {
+		tenant_free(o->tenants);
+	}
+	free(o);
+}

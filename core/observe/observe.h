@@ -1,0 +1,62 @@
+/*
+ * core/observe/observe.h - the observer (SPEC §0, the status plane): every tenant that has
+ * Machines is observed on an interval through its cluster plugin (plugin ABI 1.1,
+ * "Observation"). The plugin says which probes to run; the observer runs them — a bounded
+ * number at a time, never on the tofu pool's slots — with the tenant's talosconfig or
+ * kubeconfig in a private 0600 file that is removed afterwards, hands each result back to
+ * the plugin, and writes what changed: Machine.status (stage, ready, talosVersion,
+ * nodeReady, lastSeen, lastError) and Tenant.status.controlPlane, as status writes that
+ * never trigger a run. Then the tenant's counts, conditions and phase are derived again
+ * (core/engine/report.c). An idle fleet writes nothing: a status is written only when it
+ * changed, and lastSeen is refreshed at most every ten intervals (as the kubelet reports an
+ * unchanged node status every five minutes). Observation never touches TF state.
+ */
+#ifndef RZ_OBSERVE_H
+#define RZ_OBSERVE_H
+
+#include <stdint.h>
+
+#include "core/base/errors.h"
+#include "core/engine/tfstate.h"
+#include "core/plugin/plugins.h"
+#include "core/store/bus.h"
+#include "core/store/store.h"
+
+struct event_base;
+
+typedef struct rz_observer_opts {
+	int64_t interval_ms;          /* a settled tenant */
+	int64_t fast_interval_ms;     /* a tenant provisioning, degraded or upgrading */
+	int64_t provision_timeout_ms; /* handed to the phase derivation */
+	int workers;                  /* probes running at once */
+	const char *talosctl;         /* the binaries of the logical tools */
+	const char *kubectl;
+	const char *tmpdir; /* private directory for credential files (created 0700) */
+} rz_observer_opts_t;
+
+typedef struct rz_observer rz_observer_t;
+
+/* Counters for /metrics. */
+typedef struct rz_observer_stats {
+	uint64_t probes[4];    /* by outcome: ok, failed, timeout, error (the plugin's) */
+	double seconds[4];     /* summed duration by outcome */
+	uint64_t observations; /* tenant observations completed */
+	uint64_t writes;       /* status writes they caused */
+	uint64_t running;      /* probes running now */
+	uint64_t queued;       /* probes waiting for a slot */
+} rz_observer_stats_t;
+
+extern const char *const rz_observer_outcomes[4]; /* "ok", "failed", "timeout", "error" */
+
+/* Everything borrowed (opts' strings too) must outlive the observer. Each tenant's first
+ * observation comes at a random moment within one interval. */
+int rz_observer_new(rz_observer_t **out, struct event_base *base, rz_store_t *store, rz_bus_t *bus,
+                    rz_plugins_t *plugins, rz_tfstate_t *tfstate, const rz_observer_opts_t *opts,
+                    rz_err_t *err);
+
+/* Kill running probes, remove their credential files, free. Accepts NULL. */
+void rz_observer_free(rz_observer_t *o);
+
+void rz_observer_stats(const rz_observer_t *o, rz_observer_stats_t *out);
+
+#endif /* RZ_OBSERVE_H */

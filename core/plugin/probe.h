@@ -1,0 +1,36 @@
+/*
+ * core/plugin/probe.h - the observation contract of plugin ABI 1.1 (rezus/plugin.h,
+ * "Observation"), checked on the host's side: the probes a plugin asks for and the facts
+ * it reads from their results. Used by the observer and by rezus-plugin-check.
+ */
+#ifndef RZ_PROBE_H
+#define RZ_PROBE_H
+
+#include <jansson.h>
+
+#include "core/base/errors.h"
+
+#define RZ_PROBE_MAX         4096       /* probes per tenant and observation */
+#define RZ_PROBE_ARGS_MAX    64         /* arguments after the tool */
+#define RZ_PROBE_TIMEOUT_MIN 100        /* ms */
+#define RZ_PROBE_TIMEOUT_MAX 120000     /* ms */
+#define RZ_PROBE_TIMEOUT_DEF 10000      /* ms */
+#define RZ_PROBE_STDOUT_MAX  (4u << 20) /* bytes of a probe's stdout handed to the plugin */
+#define RZ_PROBE_STDERR_MAX  (64u << 10)
+
+/* Check probes (a plugin's array, modified in place): every member as the contract says,
+ * ids unique; fills the defaults (args [], timeout, credentials "none"). 0, or
+ * REZUS_EINVALID with err naming the probe (by index and id) and the member at fault. */
+int rz_probe_check(json_t *probes, rz_err_t *err);
+
+/* Check facts from observe_parse: only the contract's members, of their types; stages from
+ * the contract's list. 0, or REZUS_EINVALID with err naming the member. */
+int rz_probe_check_facts(const json_t *facts, rz_err_t *err);
+
+/* Merge facts (checked) into into: per machine and for the tenant, later members win. */
+void rz_probe_merge(json_t *into, const json_t *facts);
+
+/* True when stage is one of the contract's stage names. */
+int rz_probe_stage_known(const char *stage);
+
+#endif /* RZ_PROBE_H */
