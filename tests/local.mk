@@ -21,6 +21,8 @@ UNIT_TESTS = \
 	tests/unit/check_projection \
 	tests/unit/check_runner \
 	tests/unit/check_tfstate \
+	tests/unit/check_report \
+	tests/unit/check_observe \
 	tests/unit/check_platforms
 
 INTEGRATION_TESTS = \
@@ -34,7 +36,8 @@ INTEGRATION_TESTS = \
 	tests/integration/queue.sh \
 	tests/integration/platforms.sh \
 	tests/integration/cli.sh \
-	tests/integration/layers.sh
+	tests/integration/layers.sh \
+	tests/integration/observe.sh
 
 include tests/fixtures/plugins/local.mk
 EXTRA_DIST += tests/fixtures/plugins/local.mk \
@@ -73,6 +76,12 @@ tests_unit_check_log_LDADD = $(TEST_LDADD)
 tests_unit_check_exec_SOURCES = tests/unit/check_exec.c tests/unit/testutil.h
 tests_unit_check_exec_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_exec_LDADD = $(TEST_LDADD)
+tests_unit_check_report_SOURCES = tests/unit/check_report.c tests/unit/testutil.h
+tests_unit_check_report_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_report_LDADD = $(TEST_LDADD)
+tests_unit_check_observe_SOURCES = tests/unit/check_observe.c tests/unit/testutil.h
+tests_unit_check_observe_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_observe_LDADD = $(TEST_LDADD)
 tests_unit_check_config_SOURCES = tests/unit/check_config.c tests/unit/testutil.h
 tests_unit_check_config_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_config_LDADD = $(TEST_LDADD)

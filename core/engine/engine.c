@@ -222,6 +222,21 @@ static void drop_manual(struct tenant *t, const char *why)
 	}
 }
 
+/* Derive the tenant's status again after ms, on a turn of its own (once, however many
+ * changes ask meanwhile). */
+static void recount_soon(rz_engine_t *e, const char *tenant, long ms)
+{
+	struct tenant *t = tenant_of(e, tenant, true);
+	struct timeval tv = { 0, ms * 1000 };
+
+	if (t != NULL && t->observed == NULL) {
+		t->observed = evtimer_new(e->base, on_observed, t);
+	}
+	if (t != NULL && t->observed != NULL && !evtimer_pending(t->observed, NULL)) {
+		evtimer_add(t->observed, &tv);
+	}
+}
+
 static void on_event(const rz_event_t *ev, void *arg)
 {
 	rz_engine_t *e = arg;
@@ -245,16 +260,12 @@ static void on_event(const rz_event_t *ev, void *arg)
 	}
 	if (strcmp(k, "Machine") == 0 && ev->type == RZ_EV_MODIFIED && !ev->spec_changed &&
 	    ev->tenant[0] != '\0') {
-		/* observation: counts and MachinesReady follow at once, with no run */
-		struct tenant *t = tenant_of(e, ev->tenant, true);
-		struct timeval tv = { 0, 100000 };
-		if (t != NULL && t->observed == NULL) {
-			t->observed = evtimer_new(e->base, on_observed, t);
-		}
-		if (t != NULL && t->observed != NULL && !evtimer_pending(t->observed, NULL)) {
-			evtimer_add(t->observed, &tv);
-		}
+		recount_soon(e, ev->tenant, 100); /* observation: counts and phase follow, no run */
 		return;
+	}
+	if (strcmp(k, "Tenant") == 0 && ev->type == RZ_EV_MODIFIED && ev->spec_changed &&
+	    json_object_get(json_object_get(ev->object, "metadata"), "deletionTimestamp")) {
+		recount_soon(e, ev->name, 0); /* its phase is Deleting from now on */
 	}
 	if (!ev->spec_changed) {
 		return; /* status and metadata writes never trigger */

@@ -370,7 +370,8 @@ static int sim_probes(void *state, const rezus_json_t *ctx, rezus_json_t *probes
 	const rezus_json_t *groups = h->json_get(h, ctx, "nodeGroups");
 	const char *version =
 	    h->json_string_value(h, h->json_path(h, ctx, "tenant.spec.talosVersion"));
-	rezus_json_t *cps = h->json_array(h), *cluster = h->json_object(h), *cdata;
+	rezus_json_t *cps = h->json_array(h), *all = h->json_array(h);
+	rezus_json_t *cluster = h->json_object(h), *cdata;
 
 	(void)err;
 	for (size_t i = 0; i < h->json_size(h, machines); i++) {
@@ -391,10 +392,11 @@ static int sim_probes(void *state, const rezus_json_t *ctx, rezus_json_t *probes
 		if (role != NULL && strcmp(role, "controlplane") == 0) {
 			h->json_append(h, cps, machine_data(s, m, groups, version));
 		}
+		h->json_append(h, all, machine_data(s, m, groups, version));
 	}
 	cdata = h->json_object(h);
 	h->json_set(h, cdata, "controlPlanes", cps);
-	set_int(h, cdata, "machines", (int64_t)h->json_size(h, machines));
+	h->json_set(h, cdata, "machines", all);
 	set_str(h, cluster, "id", "cluster");
 	h->json_set(h, cluster, "tool", h->json_null(h));
 	h->json_set(h, cluster, "data", cdata);
@@ -467,8 +469,16 @@ static int sim_parse(void *state, const rezus_json_t *probe, const rezus_json_t 
 			sim_stage(h, h->json_at(h, cps, i), now, &ready, &error);
 			up += ready != 0;
 		}
+		const rezus_json_t *all = h->json_get(h, data, "machines");
+		size_t nodes = h->json_size(h, all), nready = 0;
+		for (size_t i = 0; i < nodes; i++) {
+			sim_stage(h, h->json_at(h, all, i), now, &ready, &error);
+			nready += ready != 0;
+		}
 		h->json_set(h, t, "controlPlaneHealthy", h->json_bool(h, n > 0 && up == n));
 		set_int(h, t, "etcdMembers", (int64_t)up);
+		set_int(h, t, "nodes", (int64_t)nodes);
+		set_int(h, t, "nodesReady", (int64_t)nready);
 		set_str(h, t, "error", n == 0 ? "sim: the tenant has no control plane" : "");
 		h->json_set(h, facts, "tenant", t);
 	}

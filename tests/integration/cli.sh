@@ -24,9 +24,11 @@ tofu:
   binary: $TF
   debounce: 200ms
   workers: 1
+observe:
+  fast_interval: 200ms
 plugin_dir: $top_builddir/plugins
 plugins:
-  sim: {}
+  sim: {stageMs: 50}
   talos: {}
   oci: {}
   openstack: {}

@@ -36,7 +36,7 @@ for i in $(seq 1 $N); do
 	api -X POST "$API/tenants" -d '{"metadata":{"name":"t'"$i"'"},"spec":{"clusterProvider":"sim"}}' >/dev/null
 	api -X POST "$API/tenants/t$i/nodegroups" -d '{"metadata":{"name":"w"},"spec":{"role":"worker","count":2,"providerClass":"sim"}}' >/dev/null
 done
-ready() { api "$API/tenants" | grep -o '"phase":"Ready"' | wc -l | tr -d ' '; }
+ready() { api "$API/tenants" | grep -o '"type":"Reconciled","status":"True"' | wc -l | tr -d ' '; }
 for _ in $(seq 1 1200); do
 	[ "$(ready)" -ge $N ] && break
 	sleep 0.1

@@ -95,10 +95,10 @@ expect_match "the queued one too, saying it never started" '"phase":"Interrupted
 expect_match "the lock the run held is released, and logged" \
 	'msg="released a lock an interrupted run held" tenant=acme holder=run/'"$RUN" "$(cat "$WORK/daemon2.log")"
 for _ in $(seq 1 300); do
-	case "$(api "$API/tenants/acme")" in *'"phase":"Ready"'*) break ;; esac
+	case "$(api "$API/tenants/acme")" in *'"type":"Reconciled","status":"True"'*) break ;; esac
 	sleep 0.1
 done
-expect_match "the tenant runs again and converges" '"phase":"Ready".*"machines":\{"desired":3,"total":3' "$(api "$API/tenants/acme")"
+expect_match "the tenant runs again and converges" '"machines":\{"desired":3,"total":3.*"type":"Reconciled","status":"True"' "$(api "$API/tenants/acme")"
 expect_eq "three Machines" "3" "$(api "$API/tenants/acme/machines" | grep -o '"kind":"Machine"' | wc -l | tr -d ' ')"
 resyncs() { api "$API/tenants/acme/runs" | grep -o '"trigger":"resync"' | wc -l | tr -d ' '; }
 for _ in $(seq 1 150); do
@@ -106,7 +106,7 @@ for _ in $(seq 1 150); do
 	sleep 0.1
 done
 expect_eq "tofu.resync runs the converged tenant again" "1" "$([ "$(resyncs)" -ge 2 ] && echo 1)"
-expect_match "and it stays Ready" '"phase":"Ready"' "$(api "$API/tenants/acme")"
+expect_match "and it stays reconciled" '"type":"Reconciled","status":"True"' "$(api "$API/tenants/acme")"
 expect_match "a resync whose plan finds nothing says so (Drifted False, InSync)" \
 	'"type":"Drifted","status":"False","reason":"InSync"' "$(api "$API/tenants/acme")"
 RS=$(q "SELECT name FROM objects WHERE kind = 'Run' AND json_extract(doc, '\$.spec.trigger') = 'resync'

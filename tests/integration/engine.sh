@@ -18,6 +18,9 @@ tofu:
   binary: $TF
   debounce: 300ms
   workers: 1
+observe:
+  interval: 1h
+  fast_interval: 1h
 plugin_dir: $WORK/plugins
 plugins:
   sim: {}
@@ -56,7 +59,9 @@ expect_eq "the first run succeeds" "Succeeded" "$(wait_runs 1)"
 expect_eq "the three changes made one run (debounce)" "1" "$(api "$API/tenants/acme/runs" | grep -o '"kind":"Run"' | wc -l | tr -d ' ')"
 expect_eq "three Machines follow the state" "cp-0 workers-0 workers-1 " "$(machines)"
 expect_match "the run counted its changes" '"changes":\{"add":4,"change":0,"destroy":0\}' "$(api "$API/tenants/acme/runs")"
-expect_match "the tenant is Ready and reconciled" '"phase":"Ready".*"machines":\{"desired":3,"total":3' "$(api "$API/tenants/acme")"
+expect_match "applied, the tenant is Provisioning: no machine is observed ready yet" \
+	'"phase":"Provisioning","machines":\{"desired":3,"total":3,"ready":0\}.*"type":"Reconciled","status":"True"' \
+	"$(api "$API/tenants/acme")"
 
 expect_match "MachinesReady counts what observation reported (nothing yet)" \
 	'"type":"MachinesReady","status":"False","reason":"NotAllReady","message":"0 of 3 machines ready"' "$(api "$API/tenants/acme")"

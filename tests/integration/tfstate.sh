@@ -11,6 +11,9 @@ server:
   data_dir: $WORK/data
 tofu:
   state_history: 3
+plugin_dir: $top_builddir/plugins
+plugins:
+  sim: {}
 CONF
 if REZUSCLOUD_ADMIN_PASSWORD=state-test-pw start_daemon "$WORK/daemon.log" -c "$WORK/rezus.conf"; then
 	ok "the daemon starts"

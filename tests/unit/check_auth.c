@@ -142,11 +142,13 @@ static void setup(void)
 	snprintf(conf, sizeof(conf), "%s/rezus.conf", dir);
 	snprintf(logpath, sizeof(logpath), "%s/rezus.log", dir);
 	{
-		char text[1024];
+		char text[2048];
+		const char *top = getenv("top_builddir");
+		/* sim is the cluster plugin tenants name (a loaded one is required) */
 		snprintf(text, sizeof(text),
 		         "server:\n  listen: 127.0.0.1:0\n  data_dir: %s\n  trusted_proxies: "
-		         "[127.0.0.1]\n",
-		         ddir);
+		         "[127.0.0.1]\nplugin_dir: %s/plugins\nplugins:\n  sim: {}\n",
+		         ddir, top ? top : ".");
 		rzt_write_file(conf, text);
 	}
 	setenv("REZUSCLOUD_ADMIN_PASSWORD", ADMIN_PW, 1);
@@ -303,7 +305,9 @@ START_TEST(test_whoami_and_demotion)
 	ck_assert_str_eq(str(j, "role"), "edit");
 	json_decref(j);
 	ck_assert_int_eq(
-	    call("POST", "/api/v1/tenants", edit_tok, "{\"metadata\":{\"name\":\"a\"}}", &j), 201);
+	    call("POST", "/api/v1/tenants", edit_tok,
+	         "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"clusterProvider\":\"sim\"}}", &j),
+	    201);
 	json_decref(j);
 	/* the role is read per request: a demotion acts on the next one */
 	ck_assert_int_eq(
@@ -311,7 +315,9 @@ START_TEST(test_whoami_and_demotion)
 	    200);
 	json_decref(j);
 	ck_assert_int_eq(
-	    call("POST", "/api/v1/tenants", edit_tok, "{\"metadata\":{\"name\":\"b\"}}", &j), 403);
+	    call("POST", "/api/v1/tenants", edit_tok,
+	         "{\"metadata\":{\"name\":\"b\"},\"spec\":{\"clusterProvider\":\"sim\"}}", &j),
+	    403);
 	ck_assert_str_eq(str(j, "reason"), "Forbidden");
 	ck_assert_str_eq(str(j, "message"), "user \"editor\" with role view cannot create tenants");
 	json_decref(j);
@@ -363,7 +369,8 @@ START_TEST(test_role_matrix_from_route_table)
 	int checked = 0;
 
 	ck_assert_int_eq(
-	    call("POST", "/api/v1/tenants", admin_tok, "{\"metadata\":{\"name\":\"acme\"}}", &j),
+	    call("POST", "/api/v1/tenants", admin_tok,
+	         "{\"metadata\":{\"name\":\"acme\"},\"spec\":{\"clusterProvider\":\"sim\"}}", &j),
 	    201);
 	json_decref(j);
 	for (size_t i = 0; i < rz_http_route_count(h); i++) {
@@ -430,7 +437,9 @@ START_TEST(test_token_lifecycle)
 	json_decref(j);
 	/* it works, and records its use */
 	ck_assert_int_eq(
-	    call("POST", "/api/v1/tenants", secret, "{\"metadata\":{\"name\":\"t1\"}}", &j), 201);
+	    call("POST", "/api/v1/tenants", secret,
+	         "{\"metadata\":{\"name\":\"t1\"},\"spec\":{\"clusterProvider\":\"sim\"}}", &j),
+	    201);
 	json_decref(j);
 	ck_assert_int_eq(call("GET", path, secret, NULL, &j), 200);
 	ck_assert_ptr_nonnull(str(json_object_get(j, "status"), "lastUsed"));
@@ -454,7 +463,9 @@ START_TEST(test_token_lifecycle)
 	remember(secret);
 	json_decref(j);
 	ck_assert_int_eq(
-	    call("POST", "/api/v1/tenants", secret, "{\"metadata\":{\"name\":\"t2\"}}", NULL), 403);
+	    call("POST", "/api/v1/tenants", secret,
+	         "{\"metadata\":{\"name\":\"t2\"},\"spec\":{\"clusterProvider\":\"sim\"}}", NULL),
+	    403);
 	/* expired tokens are refused */
 	ck_assert_int_eq(call("POST", "/api/v1/users/editor/tokens", edit_tok,
 	                      "{\"spec\":{\"expiresAt\":\"2020-01-01T00:00:00Z\"}}", &j),
@@ -638,10 +649,12 @@ START_TEST(test_audit_rows_and_no_secret_anywhere)
 	ck_assert_int_eq(login("viewer", "wrong-password-x", NULL, 0), 401);
 	ck_assert_int_eq(call("GET", "/api/v1/tenants", NULL, NULL, NULL), 401);
 	ck_assert_int_eq(
-	    call("POST", "/api/v1/tenants", view_tok, "{\"metadata\":{\"name\":\"v\"}}", NULL),
+	    call("POST", "/api/v1/tenants", view_tok,
+	         "{\"metadata\":{\"name\":\"v\"},\"spec\":{\"clusterProvider\":\"sim\"}}", NULL),
 	    403);
 	ck_assert_int_eq(
-	    call("POST", "/api/v1/tenants", edit_tok, "{\"metadata\":{\"name\":\"e\"}}", NULL),
+	    call("POST", "/api/v1/tenants", edit_tok,
+	         "{\"metadata\":{\"name\":\"e\"},\"spec\":{\"clusterProvider\":\"sim\"}}", NULL),
 	    201);
 	ck_assert_int_eq(
 	    call("POST", "/api/v1/tenants", edit_tok, "{\"metadata\":{\"name\":\"E\"}}", NULL),
@@ -652,7 +665,8 @@ START_TEST(test_audit_rows_and_no_secret_anywhere)
 	snprintf(raw, sizeof(raw),
 	         "POST /api/v1/tenants HTTP/1.1\r\nAuthorization: Bearer %s\r\nContent-Type: "
 	         "application/json\r\nX-Forwarded-For: 203.0.113.7, 10.0.0.1\r\nX-Request-ID: "
-	         "rid-xff\r\nContent-Length: 25\r\n\r\n{\"metadata\":{\"name\":\"f\"}}",
+	         "rid-xff\r\nContent-Length: "
+	         "58\r\n\r\n{\"metadata\":{\"name\":\"f\"},\"spec\":{\"clusterProvider\":\"sim\"}}",
 	         edit_tok);
 	rzt_request(base, port, raw, &r);
 	ck_assert_int_eq(r.code, 201);
