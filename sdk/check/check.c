@@ -75,10 +75,100 @@ static void describe(const rz_plugin_t *pl)
 	printf("description: %s\n", d->description ? d->description : "");
 	printf("kinds:      %s%s\n", (d->kinds & REZUS_PLUGIN_INFRA) ? " infra" : "",
 	       (d->kinds & REZUS_PLUGIN_CLUSTER) ? " cluster" : "");
-	printf("entries:     init fini render projection_rules%s%s%s\n",
+	printf("entries:     init fini render projection_rules%s%s%s%s\n",
 	       d->check_config ? " check_config" : "",
 	       d->validate_nodegroup ? " validate_nodegroup" : "",
-	       d->env_allowlist ? " env_allowlist" : "");
+	       d->env_allowlist ? " env_allowlist" : "",
+	       d->observe_probes ? " observe_probes observe_parse" : "");
+}
+
+/* The fixture tenant's Machines, as the host projects them after an apply. */
+static json_t *fixture_machines(void)
+{
+	return json_pack("[{s:{s:s, s:s, s:s}, s:{s:s, s:s, s:s, s:s, s:s}},"
+	                 " {s:{s:s, s:s, s:s}, s:{s:s, s:s, s:s, s:s, s:s}}]",
+	                 "metadata", "name", "cp-0", "tenant", "check", "creationTimestamp",
+	                 "2026-01-01T00:00:00Z", "spec", "nodeGroup", "cp", "role", "controlplane",
+	                 "address", "10.0.0.10", "hostname", "check-cp-0", "tfAddress", "x.cp[0]",
+	                 "metadata", "name", "workers-0", "tenant", "check", "creationTimestamp",
+	                 "2026-01-01T00:00:00Z", "spec", "nodeGroup", "workers", "role", "worker",
+	                 "address", "10.0.0.11", "hostname", "check-workers-0", "tfAddress",
+	                 "x.workers[0]");
+}
+
+/* Results every observe_parse must take in its stride: 0 back, and facts that keep the
+ * contract. */
+static json_t *hostile_results(void)
+{
+	json_t *r = json_array();
+	char *big = malloc(1u << 20);
+
+	json_array_append_new(r, json_pack("{s:i, s:b, s:s, s:s}", "exitStatus", 0, "timedOut", 0,
+	                                   "stdout", "", "stderr", ""));
+	json_array_append_new(r, json_pack("{s:i, s:b, s:s, s:s}", "exitStatus", 1, "timedOut", 0,
+	                                   "stdout", "", "stderr", "error: connection refused\n"));
+	json_array_append_new(r, json_pack("{s:i, s:b, s:s, s:s}", "exitStatus", 130, "timedOut", 1,
+	                                   "stdout", "{\"node\": \"10.0.0.10\",", "stderr", ""));
+	json_array_append_new(r, json_pack("{s:i, s:b, s:s, s:s}", "exitStatus", 0, "timedOut", 0,
+	                                   "stdout", "{not json\n\x01\x02]]]", "stderr", ""));
+	json_array_append_new(r,
+	                      json_pack("{s:i, s:b, s:s, s:s}", "exitStatus", 0, "timedOut", 0,
+	                                "stdout", "[1, \"two\", {\"spec\": null}]", "stderr", ""));
+	if (big != NULL) {
+		memset(big, '{', (1u << 20) - 1);
+		big[(1u << 20) - 1] = '\0';
+		json_array_append_new(r, json_pack("{s:i, s:b, s:s, s:s}", "exitStatus", 0,
+		                                   "timedOut", 0, "stdout", big, "stderr", ""));
+		free(big);
+	}
+	return r;
+}
+
+/* Observation (ABI 1.1): the probes keep the contract, and parse survives bad output. */
+static void observe(rz_plugins_t *p, const char *name, json_t *ctx)
+{
+	json_t *octx, *probes = NULL, *results, *probe, *res;
+	rz_err_t err = { 0 };
+	char detail[600];
+	size_t i, j, n = 0;
+	bool ok = true;
+
+	octx = json_pack("{s:O, s:o, s:O, s:I}", "tenant", json_object_get(ctx, "tenant"),
+	                 "machines", fixture_machines(), "nodeGroups",
+	                 json_object_get(ctx, "nodeGroups"), "now", (json_int_t)1767225600000);
+	if (rz_plugins_observe_probes(p, name, octx, &probes, &err) != 0) {
+		result(false, "observe_probes keeps the contract", err.msg);
+		json_decref(octx);
+		return;
+	}
+	snprintf(detail, sizeof(detail), "%zu probes", json_array_size(probes));
+	result(true, "observe_probes keeps the contract", detail);
+	results = hostile_results();
+	json_array_foreach(probes, i, probe)
+	{
+		json_array_foreach(results, j, res)
+		{
+			json_t *facts = NULL;
+			json_object_set_new(res, "now", json_integer(1767225600000));
+			if (ok &&
+			    rz_plugins_observe_parse(p, name, probe, res, &facts, &err) != 0) {
+				snprintf(detail, sizeof(detail), "probe '%s', result %zu: %s",
+				         json_string_value(json_object_get(probe, "id")), j,
+				         err.msg);
+				ok = false;
+			}
+			n += ok;
+			json_decref(facts);
+		}
+	}
+	snprintf(detail, sizeof(detail),
+	         "%zu results: success, failure, timeout, garbage, "
+	         "wrong shape, 1 MiB",
+	         n);
+	result(ok, "observe_parse takes failed, timed-out and garbage output", detail);
+	json_decref(results);
+	json_decref(probes);
+	json_decref(octx);
 }
 
 /* Render the fixture: composed when the plugin is a cluster plugin, else its own file. */
@@ -150,12 +240,15 @@ static void project(rz_plugins_t *p, const char *name, const char *state_path)
 
 static int usage(FILE *out, int code)
 {
-	fprintf(out, "Usage: rezus-plugin-check [--render-dir DIR] [--project STATE] FILE.so\n"
-	             "Load a RezusCloud plugin the way rezuscloud does, render a fixture tenant,\n"
-	             "check the TF JSON and the projection rules. Exit 0 when all checks pass.\n"
-	             "  --render-dir DIR  also write the rendered files into DIR\n"
-	             "  --project STATE   run the projection rules over a state file and print\n"
-	             "                    the objects\n");
+	fprintf(out,
+	        "Usage: rezus-plugin-check [--render-dir DIR] [--project STATE] FILE.so\n"
+	        "Load a RezusCloud plugin the way rezuscloud does, render a fixture tenant,\n"
+	        "check the TF JSON and the projection rules, and, for a plugin that observes,\n"
+	        "its probes and how it reads failed, timed-out and garbage output.\n"
+	        "Exit 0 when all checks pass.\n"
+	        "  --render-dir DIR  also write the rendered files into DIR\n"
+	        "  --project STATE   run the projection rules over a state file and print\n"
+	        "                    the objects\n");
 	return code;
 }
 
@@ -236,6 +329,9 @@ int main(int argc, char **argv)
 			result(rz_compose_write(files, dir, &err) == 0, "write the files",
 			       err.msg[0] ? err.msg : dir);
 		}
+	}
+	if (pl->desc.observe_probes != NULL) {
+		observe(p, name, ctx);
 	}
 	if (state != NULL) {
 		project(p, name, state);

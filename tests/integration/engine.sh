@@ -60,7 +60,7 @@ expect_eq "the three changes made one run (debounce)" "1" "$(api "$API/tenants/a
 expect_eq "three Machines follow the state" "cp-0 workers-0 workers-1 " "$(machines)"
 expect_match "the run counted its changes" '"changes":\{"add":4,"change":0,"destroy":0\}' "$(api "$API/tenants/acme/runs")"
 expect_match "applied, the tenant is Provisioning: no machine is observed ready yet" \
-	'"phase":"Provisioning","machines":\{"desired":3,"total":3,"ready":0\}.*"type":"Reconciled","status":"True"' \
+	'"status":\{"phase":"Provisioning".*"machines":\{"desired":3,"total":3,"ready":0\}.*"type":"Reconciled","status":"True"' \
 	"$(api "$API/tenants/acme")"
 
 expect_match "MachinesReady counts what observation reported (nothing yet)" \

@@ -158,7 +158,7 @@ touch "$WORK/fail-destroy-c"
 api -X DELETE "$API/tenants/c" >/dev/null
 finished c 2
 expect_match "a failed destroy keeps the tenant, showing the error" \
-	'"deletionTimestamp".*"lastRun":\{[^}]*"operation":"destroy","phase":"Failed".*"phase":"Deleting".*"type":"Reconciled","status":"False","reason":"RunFailed"' "$(api "$API/tenants/c")"
+	'"deletionTimestamp".*"status":\{"phase":"Deleting".*"lastRun":\{[^}]*"operation":"destroy","phase":"Failed".*"type":"Reconciled","status":"False","reason":"RunFailed"' "$(api "$API/tenants/c")"
 expect_match "with the diagnostic in the run" '"summary":"stand-in: the destroy fails"' "$(api "$API/tenants/c/runs")"
 expect_match "and retries after a backoff" 'msg="run failed: retrying" tenant=c in=10s' "$(cat "$WORK/daemon.log")"
 rm -f "$WORK/fail-destroy-c"
