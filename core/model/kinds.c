@@ -639,6 +639,28 @@ const rz_kind_t *rz_kinds(size_t *count)
 	return kinds;
 }
 
+size_t rz_kind_validate_top(const rz_kind_t *k, const json_t *obj, json_t *causes)
+{
+	json_t *sub; /* the members alone; shared with obj, and only read */
+	size_t n;
+
+	if (k->top == NULL) {
+		return 0;
+	}
+	if ((sub = json_object()) == NULL) {
+		rz_fields_cause(causes, "", RZ_CAUSE_INVALID, "out of memory");
+		return 1;
+	}
+	for (const rz_field_t *f = k->top; f->name != NULL; f++) {
+		if (json_object_get(obj, f->name) != NULL) {
+			json_object_set(sub, f->name, json_object_get(obj, f->name));
+		}
+	}
+	n = (size_t)rz_fields_validate(sub, k->top, "", false, causes);
+	json_decref(sub);
+	return n;
+}
+
 const rz_kind_t *rz_kind_by_plural(const char *plural)
 {
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
