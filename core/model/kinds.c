@@ -28,6 +28,7 @@ static const char *const components[] = { "talos", "kubernetes", NULL };
 static const char *const upgrade_phases[] = { "Pending", "Prechecking", "Upgrading",  "Succeeded",
 	                                      "Failed",  "Canceled",    "RolledBack", NULL };
 static const char *const provider_kinds[] = { "infra", "cluster", NULL };
+static const char *const event_types[] = { "Normal", "Warning", NULL };
 
 #define F_END                                                                                      \
 	{                                                                                          \
@@ -442,6 +443,64 @@ static void upgrade_check(const rz_kind_t *k, json_t *obj, const json_t *old, js
 
 static const char *const upgrade_short[] = { "up", NULL };
 
+/* ------------------------------------------------------------------ Event */
+
+/* Kubernetes core/v1 Event's fields, at the top level of the object as it has them (so
+ * kubectl reads them where it looks). Written only by the daemon (core/store/events.c). */
+static const rz_field_t event_object_fields[] = {
+	{ .name = "kind",
+	  .type = RZ_F_STRING,
+	  .required = true,
+	  .max_len = 63,
+	  .doc = "the object's kind, e.g. NodeGroup" },
+	{ .name = "name",
+	  .type = RZ_F_STRING,
+	  .required = true,
+	  .format = rz_format_dns1123_label,
+	  .format_name = "dns1123-label" },
+	{ .name = "uid", .type = RZ_F_STRING, .doc = "the object's metadata.uid when it happened" },
+	F_END,
+};
+
+static const rz_field_t event_source_fields[] = {
+	{ .name = "component",
+	  .type = RZ_F_STRING,
+	  .required = true,
+	  .format = rz_format_dns1123_label,
+	  .format_name = "dns1123-label",
+	  .doc = "what noticed it: engine, observer, ..." },
+	F_END,
+};
+
+static const rz_field_t event_fields[] = {
+	{ .name = "involvedObject",
+	  .type = RZ_F_OBJECT,
+	  .required = true,
+	  .fields = event_object_fields,
+	  .doc = "the object it is about, in the event's tenant" },
+	{ .name = "reason",
+	  .type = RZ_F_STRING,
+	  .required = true,
+	  .max_len = 128,
+	  .doc = "CamelCase, for machines: BackOff, ScaledUp" },
+	{ .name = "message", .type = RZ_F_STRING, .max_len = 1024, .doc = "for people" },
+	{ .name = "type", .type = RZ_F_STRING, .required = true, .enums = event_types },
+	{ .name = "count",
+	  .type = RZ_F_INT,
+	  .ranged = true,
+	  .min = 1,
+	  .max = INT64_MAX,
+	  .doc = "how many times it happened" },
+	{ .name = "firstTimestamp", .type = RZ_F_TIME, .doc = "when it first happened" },
+	{ .name = "lastTimestamp", .type = RZ_F_TIME, .doc = "when it last happened" },
+	{ .name = "source", .type = RZ_F_OBJECT, .fields = event_source_fields },
+	F_END,
+};
+
+static const char *const event_short[] = { "ev", NULL };
+static const char *const event_selectable[] = { "involvedObject.kind", "involvedObject.name",
+	                                        "reason", "type", NULL };
+
 /* ------------------------------------------------------------------ Provider */
 
 static const rz_field_t provider_spec[] = {
@@ -593,6 +652,17 @@ static const rz_kind_t kinds[] = { { .kind = "Tenant",
 	                             .status = upgrade_status,
 	                             .name_prefix = "upgrade-",
 	                             .check = upgrade_check,
+	                             STD_ROLES },
+	                           { .kind = "Event",
+	                             .plural = "events",
+	                             .singular = "event",
+	                             .short_names = event_short,
+	                             .scope = RZ_SCOPE_TENANT,
+	                             .verbs = RZ_VERBS_READ,
+	                             .doc = "what the engine or the observer noticed about an "
+	                                    "object, counted",
+	                             .top = event_fields,
+	                             .selectable = event_selectable,
 	                             STD_ROLES },
 	                           { .kind = "Provider",
 	                             .plural = "providers",
