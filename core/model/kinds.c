@@ -447,11 +447,28 @@ static const char *const upgrade_short[] = { "up", NULL };
 
 /* Kubernetes core/v1 Event's fields, at the top level of the object as it has them (so
  * kubectl reads them where it looks). Written only by the daemon (core/store/events.c). */
+/* UpperCamelCase, as kinds and Kubernetes' reasons are: NodeGroup, BackOff. */
+static bool camel_case_valid(const char *s, char *msg, size_t size)
+{
+	bool ok = s[0] >= 'A' && s[0] <= 'Z';
+
+	for (const char *p = s; ok && *p != '\0'; p++) {
+		ok = (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+		     (*p >= '0' && *p <= '9');
+	}
+	if (!ok) {
+		snprintf(msg, size, "must be UpperCamelCase: letters and digits, e.g. NodeGroup");
+	}
+	return ok;
+}
+
 static const rz_field_t event_object_fields[] = {
 	{ .name = "kind",
 	  .type = RZ_F_STRING,
 	  .required = true,
 	  .max_len = 63,
+	  .format = camel_case_valid,
+	  .format_name = "camel-case",
 	  .doc = "the object's kind, e.g. NodeGroup" },
 	{ .name = "name",
 	  .type = RZ_F_STRING,
@@ -482,7 +499,9 @@ static const rz_field_t event_fields[] = {
 	  .type = RZ_F_STRING,
 	  .required = true,
 	  .max_len = 128,
-	  .doc = "CamelCase, for machines: BackOff, ScaledUp" },
+	  .format = camel_case_valid,
+	  .format_name = "camel-case",
+	  .doc = "UpperCamelCase, for machines: BackOff, ScaledUp" },
 	{ .name = "message", .type = RZ_F_STRING, .max_len = 1024, .doc = "for people" },
 	{ .name = "type", .type = RZ_F_STRING, .required = true, .enums = event_types },
 	{ .name = "count",
