@@ -2,7 +2,6 @@
 #include <config.h>
 
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,16 +12,16 @@
 #include "core/base/log.h"
 #include "core/store/events.h"
 
-#define MESSAGE_MAX 1024 /* bytes; Kubernetes' recorder cuts there too */
-#define NAME_MAX_   80   /* a DNS label (63), '.', 8 hex digits */
-#define ATTEMPTS    4    /* names tried when a hash collides */
-#define PAGE        500  /* Events read at a time while pruning */
+#define MESSAGE_MAX    1024 /* bytes; Kubernetes' recorder cuts there too */
+#define EVENT_NAME_MAX 80   /* a DNS label (63), '.', 8 hex digits */
+#define ATTEMPTS       4    /* names tried when a hash collides */
+#define PAGE           500  /* Events read at a time while pruning */
 
 /* ------------------------------------------------------------------ names and times */
 
 /* "<name>.<8 hex>": BLAKE2b of (kind, name, reason, type, attempt), cut to 32 bits. */
 static void event_name(const char *kind, const char *name, const char *reason, const char *type,
-                       unsigned char attempt, char out[NAME_MAX_])
+                       unsigned char attempt, char out[EVENT_NAME_MAX])
 {
 	const char *parts[] = { kind, name, reason, type };
 	crypto_generichash_state h;
@@ -35,7 +34,7 @@ static void event_name(const char *kind, const char *name, const char *reason, c
 	}
 	crypto_generichash_update(&h, &attempt, 1);
 	crypto_generichash_final(&h, d, sizeof(d));
-	snprintf(out, NAME_MAX_, "%s.%02x%02x%02x%02x", name, d[0], d[1], d[2], d[3]);
+	snprintf(out, EVENT_NAME_MAX, "%s.%02x%02x%02x%02x", name, d[0], d[1], d[2], d[3]);
 }
 
 static int64_t clock_ms(void)
@@ -233,7 +232,7 @@ int rz_events_record(rz_store_t *st, const char *tenant, const char *kind, const
 		         .type = type,
 		         .reason = reason,
 		         .component = component };
-	char evname[NAME_MAX_];
+	char evname[EVENT_NAME_MAX];
 	int rc;
 
 	if (st == NULL || r.k == NULL || !tenant || !kind || !name || !type || !reason ||
