@@ -80,7 +80,8 @@ struct rz_kind {
 	 * them. */
 	const rz_field_t *top;
 	/* Field paths a fieldSelector may name besides metadata.name, metadata.tenant and
-	 * metadata.user ("involvedObject.name"); NULL-terminated, or NULL. */
+	 * metadata.user ("involvedObject.name"); NULL-terminated, or NULL. At most 12: the
+	 * API keeps the list on its stack (SELECTABLE_MAX in core/api/api.c). */
 	const char *const *selectable;
 };
 
