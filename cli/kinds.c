@@ -14,6 +14,7 @@ static const rzc_kind_t kinds[] = {
 	{ "ConfigPatch", "configpatches", "configpatch", "cp", true, false },
 	{ "Run", "runs", "run", "", true, false },
 	{ "UpgradeRun", "upgrades", "upgrade", "up", true, false },
+	{ "Event", "events", "event", "ev", true, false },
 	{ "Provider", "providers", "provider", "pv", false, false },
 	{ "User", "users", "user", "", false, false },
 	{ "APIToken", "tokens", "token", "", false, true },

@@ -16,9 +16,10 @@ static const struct command {
 	const char *args;
 	const char *help;
 } commands[] = {
-	{ "get", rzc_cmd_get, "TYPE [NAME...] [-w] [-l SELECTOR]", "list or show objects" },
+	{ "get", rzc_cmd_get, "TYPE [NAME...] [-w] [-l SELECTOR] [--field-selector SELECTOR]",
+	  "list or show objects" },
 	{ "describe", rzc_cmd_describe, "TYPE NAME",
-	  "an object, its conditions, related objects, recent runs" },
+	  "an object, its conditions, related objects, recent runs, its events" },
 	{ "apply", rzc_cmd_apply, "-f FILE|DIR|-", "create or update objects from YAML or JSON" },
 	{ "create", rzc_cmd_create, "-f FILE|DIR|-", "create objects from YAML or JSON" },
 	{ "delete", rzc_cmd_delete, "TYPE NAME... | -f FILE", "delete objects" },
@@ -61,7 +62,7 @@ static void help(FILE *f)
 	}
 	fprintf(f,
 	        "\nTypes: tenants (tn), nodegroups (ng), machines (mc), configpatches (cp), runs,\n"
-	        "       upgrades (up), providers (pv), users, tokens\n\n"
+	        "       upgrades (up), events (ev), providers (pv), users, tokens\n\n"
 	        "Global flags:\n"
 	        "  --server URL                  the server (env REZUSCLOUD_SERVER)\n"
 	        "  --token TOKEN                 an API token (env REZUSCLOUD_TOKEN)\n"
@@ -71,6 +72,7 @@ static void help(FILE *f)
 	        "  -A, --all-tenants             every tenant\n"
 	        "  -o, --output FORMAT           table, wide, json, yaml or name\n"
 	        "  -l, --selector SELECTOR       label selector\n"
+	        "  --field-selector SELECTOR     field selector, e.g. involvedObject.name=web\n"
 	        "  --insecure-skip-tls-verify    do not verify the server's certificate\n"
 	        "  --certificate-authority FILE  CA bundle for the server's certificate\n"
 	        "  -h, --help                    this help\n\n"
@@ -128,8 +130,8 @@ int rzc_cmd_completion(rzc_t *c, int argc, char **argv)
 	    "    cur=\"${COMP_WORDS[COMP_CWORD]}\"\n"
 	    "    prev=\"${COMP_WORDS[COMP_CWORD-1]}\"\n"
 	    "    local commands=\"%s\"\n"
-	    "    local types=\"tenants nodegroups machines configpatches runs upgrades providers "
-	    "users tokens tn ng mc cp up pv\"\n"
+	    "    local types=\"tenants nodegroups machines configpatches runs upgrades events "
+	    "providers users tokens tn ng mc cp up ev pv\"\n"
 	    "    case \"$prev\" in\n"
 	    "    -o|--output) COMPREPLY=($(compgen -W \"table wide json yaml name\" -- \"$cur\"));"
 	    " return ;;\n"
@@ -172,6 +174,7 @@ enum {
 	OPT_BINARY,
 	OPT_LIMIT,
 	OPT_FILENAME,
+	OPT_FIELD_SELECTOR,
 };
 
 static const struct option long_opts[] = {
@@ -183,6 +186,7 @@ static const struct option long_opts[] = {
 	{ "all-tenants", no_argument, NULL, 'A' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "selector", required_argument, NULL, 'l' },
+	{ "field-selector", required_argument, NULL, OPT_FIELD_SELECTOR },
 	{ "watch", no_argument, NULL, 'w' },
 	{ "follow", no_argument, NULL, 'F' },
 	{ "filename", required_argument, NULL, OPT_FILENAME },
@@ -268,6 +272,9 @@ static int parse(rzc_t *c, int argc, char **argv, const char *verb)
 			break;
 		case 'l':
 			c->selector = optarg;
+			break;
+		case OPT_FIELD_SELECTOR:
+			c->field_selector = optarg;
 			break;
 		case 'w':
 			c->watch = true;

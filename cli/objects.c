@@ -74,10 +74,14 @@ static int list_all(rzc_t *c, const char *coll, json_t **items, const char **rv_
 	rv[0] = '\0';
 	do {
 		char *sel = c->selector ? rzc_escape(c->selector) : NULL;
-		char *path = rzc_path("%s?limit=500%s%s%s%s", coll, sel ? "&labelSelector=" : "",
-		                      sel ? sel : "", cont ? "&continue=" : "", cont ? cont : "");
+		char *fsel = c->field_selector ? rzc_escape(c->field_selector) : NULL;
+		char *path =
+		    rzc_path("%s?limit=500%s%s%s%s%s%s", coll, sel ? "&labelSelector=" : "",
+		             sel ? sel : "", fsel ? "&fieldSelector=" : "", fsel ? fsel : "",
+		             cont ? "&continue=" : "", cont ? cont : "");
 		json_t *page = NULL;
 		free(sel);
+		free(fsel);
 		free(cont);
 		cont = NULL;
 		rc = rzc_json(c, "GET", path, NULL, &page);
@@ -134,17 +138,53 @@ static int watch(rzc_t *c, const rzc_kind_t *k, const char *coll, const char *rv
 {
 	struct watch w = { c, k };
 	char *sel = c->selector ? rzc_escape(c->selector) : NULL;
-	char *path = rzc_path("%s?watch=true&resourceVersion=%s%s%s", coll, rv,
-	                      sel ? "&labelSelector=" : "", sel ? sel : "");
+	char *fsel = c->field_selector ? rzc_escape(c->field_selector) : NULL;
+	char *path = rzc_path("%s?watch=true&resourceVersion=%s%s%s%s%s", coll, rv,
+	                      sel ? "&labelSelector=" : "", sel ? sel : "",
+	                      fsel ? "&fieldSelector=" : "", fsel ? fsel : "");
 	long code = 0;
 	int rc = rzc_stream(c, path, "application/json", on_event_line, &w, &code);
 
 	free(sel);
+	free(fsel);
 	free(path);
 	if (rc == 0 && code != 200) {
 		return rzc_fail("the watch ended: the server answered %ld", code);
 	}
 	return rc == 0 ? RZC_OK : RZC_ERR;
+}
+
+/* Events by lastTimestamp, oldest first (then by name): newest last, as kubectl shows
+ * them. Their names are hashes, so the server's order says nothing. */
+static int by_last_seen(const void *a, const void *b)
+{
+	const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+	const char *tx = json_string_value(json_object_get(x, "lastTimestamp"));
+	const char *ty = json_string_value(json_object_get(y, "lastTimestamp"));
+	int cmp = strcmp(tx ? tx : "", ty ? ty : "");
+
+	return cmp != 0 ? cmp
+	                : strcmp(meta(x, "name") ? meta(x, "name") : "",
+	                         meta(y, "name") ? meta(y, "name") : "");
+}
+
+static void sort_events(json_t *items)
+{
+	size_t n = json_array_size(items);
+	json_t **v = n > 0 ? calloc(n, sizeof(*v)) : NULL;
+
+	if (v == NULL) {
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		v[i] = json_incref(json_array_get(items, i));
+	}
+	qsort(v, n, sizeof(*v), by_last_seen);
+	json_array_clear(items);
+	for (size_t i = 0; i < n; i++) {
+		json_array_append_new(items, v[i]);
+	}
+	free(v);
 }
 
 int rzc_cmd_get(rzc_t *c, int argc, char **argv)
@@ -168,6 +208,9 @@ int rzc_cmd_get(rzc_t *c, int argc, char **argv)
 		}
 		coll = rzc_collection(c, k, tenant, c->user);
 		rc = list_all(c, coll, &items, NULL, rv, sizeof(rv));
+		if (rc == RZC_OK && strcmp(k->kind, "Event") == 0) {
+			sort_events(items);
+		}
 		if (rc == RZC_OK) {
 			rzc_print_list(c, k, items, true);
 			fflush(stdout);
@@ -294,6 +337,121 @@ static void describe_log(rzc_t *c, const char *tenant, const char *run)
 	free(path);
 }
 
+#define DESCRIBE_EVENTS_MAX 50
+
+/* "5m", or "5m (x3 over 2h)" for an Event that happened more than once, as kubectl says. */
+static void event_age(const json_t *ev, char *buf, size_t size)
+{
+	char last[32], first[32];
+	json_int_t count = json_integer_value(json_object_get(ev, "count"));
+
+	rzc_age(json_string_value(json_object_get(ev, "lastTimestamp")), last, sizeof(last));
+	if (count > 1) {
+		rzc_age(json_string_value(json_object_get(ev, "firstTimestamp")), first,
+		        sizeof(first));
+		snprintf(buf, size, "%s (x%lld over %s)", last, (long long)count, first);
+	} else {
+		snprintf(buf, size, "%s", last);
+	}
+}
+
+/* An Event's cells in describe: TYPE, REASON, AGE, FROM, MESSAGE ("" for none; the message
+ * on one line, in msg). */
+static void event_cells(const json_t *ev, const char **v, char *age, size_t asize, char *msg,
+                        size_t msize)
+{
+	const char *m = json_string_value(json_object_get(ev, "message"));
+
+	event_age(ev, age, asize);
+	snprintf(msg, msize, "%s", m ? m : "");
+	for (char *p = msg; *p != '\0'; p++) {
+		*p = *p == '\n' || *p == '\r' || *p == '\t' ? ' ' : *p;
+	}
+	v[0] = json_string_value(json_object_get(ev, "type"));
+	v[1] = json_string_value(json_object_get(ev, "reason"));
+	v[2] = age;
+	v[3] = json_string_value(json_object_get(json_object_get(ev, "source"), "component"));
+	v[4] = msg;
+	for (size_t j = 0; j < 5; j++) {
+		v[j] = v[j] ? v[j] : "";
+	}
+}
+
+/* One line of cells, the first four padded to w, without trailing blanks. */
+static void print_cells(const char *const *v, const size_t *w)
+{
+	char line[2048];
+	int n = snprintf(line, sizeof(line), "  %-*s  %-*s  %-*s  %-*s  %s", (int)w[0], v[0],
+	                 (int)w[1], v[1], (int)w[2], v[2], (int)w[3], v[3], v[4]);
+
+	n = n < 0 ? 0 : n >= (int)sizeof(line) ? (int)sizeof(line) - 1 : n;
+	while (n > 0 && line[n - 1] == ' ') {
+		line[--n] = '\0';
+	}
+	printf("%s\n", line);
+}
+
+/* items[from..] under a header, the columns aligned. */
+static void print_events(const json_t *items, size_t from)
+{
+	static const char *const heads[] = { "TYPE", "REASON", "AGE", "FROM", "MESSAGE" };
+	size_t n = json_array_size(items), w[4] = { 0 };
+	const char *v[5];
+	char age[96], msg[1100];
+
+	for (size_t i = from; i <= n; i++) { /* i == n: the header's widths */
+		if (i == n) {
+			memcpy(v, heads, sizeof(v));
+		} else {
+			event_cells(json_array_get(items, i), v, age, sizeof(age), msg,
+			            sizeof(msg));
+		}
+		for (size_t j = 0; j < 4; j++) {
+			w[j] = strlen(v[j]) > w[j] ? strlen(v[j]) : w[j];
+		}
+	}
+	print_cells(heads, w);
+	for (size_t i = from; i < n; i++) {
+		event_cells(json_array_get(items, i), v, age, sizeof(age), msg, sizeof(msg));
+		print_cells(v, w);
+	}
+}
+
+/* The object's Events, newest last (at most DESCRIBE_EVENTS_MAX): the end of describe, as
+ * kubectl has it. They are fetched with a field selector on involvedObject. */
+static void describe_events(rzc_t *c, const rzc_kind_t *k, const char *tenant, const char *name)
+{
+	char *coll = rzc_collection(c, rzc_kind_of("Event"), tenant, NULL), *sel = NULL, rv[64];
+	const char *saved_sel = c->selector, *saved_fsel = c->field_selector;
+	json_t *items = NULL;
+	size_t n;
+
+	printf("\nEvents:\n");
+	if (coll != NULL &&
+	    asprintf(&sel, "involvedObject.kind=%s,involvedObject.name=%s", k->kind, name) > 0) {
+		c->selector = NULL;
+		c->field_selector = sel;
+		if (list_all(c, coll, &items, NULL, rv, sizeof(rv)) == RZC_OK) {
+			sort_events(items);
+			n = json_array_size(items);
+			if (n == 0) {
+				printf("  <none>\n");
+			} else if (n > DESCRIBE_EVENTS_MAX) {
+				printf("  (%zu older not shown)\n", n - DESCRIBE_EVENTS_MAX);
+			}
+			if (n > 0) {
+				print_events(items,
+				             n > DESCRIBE_EVENTS_MAX ? n - DESCRIBE_EVENTS_MAX : 0);
+			}
+		}
+		c->selector = saved_sel;
+		c->field_selector = saved_fsel;
+	}
+	json_decref(items);
+	free(sel);
+	free(coll);
+}
+
 /* v as YAML, two spaces in. */
 static void indented(const json_t *v)
 {
@@ -361,6 +519,19 @@ int rzc_cmd_describe(rzc_t *c, int argc, char **argv)
 		}
 		printf("\n");
 	}
+	{ /* members beside metadata, spec and status (an Event's) */
+		json_t *details = json_deep_copy(obj);
+		static const char *const standard[] = { "apiVersion", "kind", "metadata", "spec",
+			                                "status" };
+		for (size_t j = 0; j < sizeof(standard) / sizeof(standard[0]); j++) {
+			json_object_del(details, standard[j]);
+		}
+		if (json_object_size(details) > 0) {
+			printf("Details:\n");
+			indented(details);
+		}
+		json_decref(details);
+	}
 	spec = json_object_get(obj, "spec");
 	if (json_object_size(spec) > 0) {
 		printf("Spec:\n");
@@ -402,6 +573,9 @@ int rzc_cmd_describe(rzc_t *c, int argc, char **argv)
 			describe_related(c, "Machines", rzc_kind_find("machines"), c->tenant, sel);
 			free(sel);
 		}
+	}
+	if (strcmp(k->kind, "Event") != 0) {
+		describe_events(c, k, strcmp(k->kind, "Tenant") == 0 ? name : c->tenant, name);
 	}
 	json_decref(obj);
 	return RZC_OK;

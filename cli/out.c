@@ -149,6 +149,17 @@ static const struct table {
 	    { "TARGET", "spec.targetVersion", false },
 	    { "PHASE", "status.phase", false },
 	    { "AGE", "=age", false } } },
+	{ "Event", /* kubectl's columns; the tenant first, as kubectl puts the namespace */
+	  { { "TENANT", "metadata.tenant", false },
+	    { "LAST SEEN", "=lastseen", false },
+	    { "TYPE", "type", false },
+	    { "REASON", "reason", false },
+	    { "OBJECT", "=object", false },
+	    { "COUNT", "count", false },
+	    { "MESSAGE", "=message", false },
+	    { "FIRST SEEN", "=firstseen", true },
+	    { "SOURCE", "source.component", true },
+	    { "NAME", "metadata.name", true } } },
 	{ "Provider",
 	  { { "NAME", "metadata.name", false },
 	    { "VERSION", "spec.version", false },
@@ -201,6 +212,26 @@ static char *cell(const json_t *o, const char *path)
 			         str_at(o, "status.lastRun.phase")
 			             ? str_at(o, "status.lastRun.phase")
 			             : "?");
+		}
+	} else if (strcmp(path, "=lastseen") == 0 || strcmp(path, "=firstseen") == 0) {
+		rzc_age(str_at(o, path[1] == 'l' ? "lastTimestamp" : "firstTimestamp"), buf,
+		        sizeof(buf));
+	} else if (strcmp(path, "=object") == 0) { /* kind/name, as kubectl's OBJECT */
+		const rzc_kind_t *k = rzc_kind_of(str_at(o, "involvedObject.kind"));
+		const char *kind = str_at(o, "involvedObject.kind");
+		size_t n = (size_t)snprintf(
+		    buf, sizeof(buf), "%s/%s",
+		    k      ? k->singular
+		    : kind ? kind
+		           : "?",
+		    str_at(o, "involvedObject.name") ? str_at(o, "involvedObject.name") : "?");
+		for (size_t i = 0; k == NULL && i < n && buf[i] != '/'; i++) {
+			buf[i] = (char)tolower((unsigned char)buf[i]);
+		}
+	} else if (strcmp(path, "=message") == 0) { /* one line a row */
+		snprintf(buf, sizeof(buf), "%s", str_at(o, "message") ? str_at(o, "message") : "");
+		for (char *p = buf; *p != '\0'; p++) {
+			*p = *p == '\n' || *p == '\r' || *p == '\t' ? ' ' : *p;
 		}
 	} else if (strcmp(path, "=kinds") == 0) {
 		json_t *k = at(o, "spec.kinds"), *x;

@@ -39,6 +39,7 @@ typedef struct rzc {
 	bool quiet;                      /* no message when the server cannot be reached */
 	const char *output;              /* -o: table | wide | json | yaml | name (NULL: table) */
 	const char *selector;            /* -l */
+	const char *field_selector;      /* --field-selector */
 	bool all_tenants;                /* -A */
 	bool watch;                      /* -w */
 	bool follow;                     /* -f for logs */

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -25,6 +26,7 @@
 #include "core/engine/engine.h"
 #include "core/engine/runner.h"
 #include "core/store/db.h"
+#include "core/store/events.h"
 #include "core/store/store.h"
 #include "core/api/watch.h"
 #include "core/http/http.h"
@@ -43,11 +45,12 @@
 #define DB_FILE        "rezus.db"
 #define LOCK_FILE      "rezuscloud.lock"
 #define STATE_KEY_FILE "state.key"
+#define EVENTS_PRUNE_S 3600 /* Events are pruned hourly, like the audit log */
 
 struct rz_daemon {
 	const rz_config_t *cfg;
 	struct event_base *base;
-	struct event *sig_term, *sig_int, *sig_hup, *drain;
+	struct event *sig_term, *sig_int, *sig_hup, *drain, *events_prune;
 	rz_db_t *db;
 	rz_bus_t *bus;
 	rz_store_t *store;
@@ -523,6 +526,30 @@ static int start_store(rz_daemon_t *d, rz_err_t *err)
 	return rc;
 }
 
+/* Drop Events past events.retention and beyond events.max_per_tenant. */
+static void prune_events(evutil_socket_t fd, short what, void *arg)
+{
+	rz_daemon_t *d = arg;
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	rz_events_prune(d->store, d->cfg->events_retention_ms, d->cfg->events_max_per_tenant,
+	                (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000);
+}
+
+/* Once now, then every EVENTS_PRUNE_S. */
+static int start_events(rz_daemon_t *d, rz_err_t *err)
+{
+	struct timeval tv = { EVENTS_PRUNE_S, 0 };
+
+	d->events_prune = event_new(d->base, -1, EV_PERSIST, prune_events, d);
+	if (d->events_prune == NULL || event_add(d->events_prune, &tv) < 0) {
+		return rz_err_set(err, -ENOMEM, "cannot schedule the pruning of events");
+	}
+	prune_events(-1, 0, d);
+	return 0;
+}
+
 /* The admin password for the first start: REZUSCLOUD_ADMIN_PASSWORD, else
  * auth.admin_password_file, else none (a one-time password is generated). */
 static int admin_password(const rz_config_t *cfg, char *buf, size_t size, const char **out,
@@ -686,6 +713,9 @@ int rz_daemon_start(rz_daemon_t **out, const rz_config_t *cfg, rz_err_t *err)
 		rc = start_store(d, err);
 	}
 	if (rc == 0) {
+		rc = start_events(d, err);
+	}
+	if (rc == 0) {
 		rc = start_auth(d, err);
 	}
 	if (rc == 0) {
@@ -742,6 +772,11 @@ struct rz_db *rz_daemon_db(rz_daemon_t *d)
 	return d->db;
 }
 
+struct rz_store *rz_daemon_store(rz_daemon_t *d)
+{
+	return d->store;
+}
+
 void rz_daemon_free(rz_daemon_t *d)
 {
 	if (d == NULL) {
@@ -763,6 +798,9 @@ void rz_daemon_free(rz_daemon_t *d)
 	rz_audit_free(d->audit);
 	rz_access_free(d->access);
 	rz_auth_free(d->auth);
+	if (d->events_prune != NULL) {
+		event_free(d->events_prune);
+	}
 	rz_store_free(d->store);
 	rz_bus_free(d->bus);
 	rz_db_close(d->db);

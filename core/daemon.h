@@ -58,9 +58,10 @@ int rz_daemon_port(const rz_daemon_t *d);
 
 struct event_base *rz_daemon_base(rz_daemon_t *d);
 
-/* The HTTP server and the store's database (for tests and tools). Borrowed. */
+/* The HTTP server, the store's database and the store (for tests and tools). Borrowed. */
 struct rz_http *rz_daemon_http(rz_daemon_t *d);
 struct rz_db *rz_daemon_db(rz_daemon_t *d);
+struct rz_store *rz_daemon_store(rz_daemon_t *d);
 
 /* Close everything and release the lock. Accepts NULL. */
 void rz_daemon_free(rz_daemon_t *d);

@@ -23,6 +23,7 @@ core_librezus_core_la_SOURCES = \
 	core/store/db.c core/store/db.h core/store/schema.c \
 	core/store/bus.c core/store/bus.h \
 	core/store/store.c core/store/store.h \
+	core/store/events.c core/store/events.h \
 	core/auth/auth.c core/auth/auth.h \
 	core/auth/access.c core/auth/access.h \
 	core/auth/audit.c core/auth/audit.h \

@@ -15,6 +15,7 @@ UNIT_TESTS = \
 	tests/unit/check_merge \
 	tests/unit/check_api \
 	tests/unit/check_store \
+	tests/unit/check_events \
 	tests/unit/check_bus \
 	tests/unit/check_auth \
 	tests/unit/check_plugins \
@@ -112,6 +113,9 @@ tests_unit_check_api_LDADD = $(TEST_LDADD)
 tests_unit_check_store_SOURCES = tests/unit/check_store.c tests/unit/testutil.h
 tests_unit_check_store_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_store_LDADD = $(TEST_LDADD)
+tests_unit_check_events_SOURCES = tests/unit/check_events.c tests/unit/testutil.h
+tests_unit_check_events_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_events_LDADD = $(TEST_LDADD)
 tests_unit_check_bus_SOURCES = tests/unit/check_bus.c tests/unit/testutil.h
 tests_unit_check_bus_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_bus_LDADD = $(TEST_LDADD)

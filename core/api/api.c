@@ -201,21 +201,33 @@ static void check_top(const rz_kind_t *k, json_t *obj, json_t *causes)
 		for (size_t i = 0; i < sizeof(top) / sizeof(top[0]); i++) {
 			known = known || strcmp(key, top[i]) == 0;
 		}
+		for (const rz_field_t *f = k->top; f != NULL && f->name != NULL; f++) {
+			known = known || strcmp(key, f->name) == 0;
+		}
 		if (!known) {
 			rz_fields_cause(causes, key, RZ_CAUSE_INVALID, "unknown field");
 		}
 	}
 }
 
-/* Put apiVersion and kind first, then metadata, spec, status (the order clients print). */
+/* Put apiVersion and kind first, then metadata, the kind's top-level members, spec, status
+ * (the order clients print). */
 static void canonical(const rz_kind_t *k, json_t *obj)
 {
-	static const char *const order[] = { "metadata", "spec", "status" };
+	static const char *const order[] = { "spec", "status" };
 	json_t *copy = json_copy(obj);
 
 	json_object_clear(obj);
 	json_object_set_new(obj, "apiVersion", json_string(RZ_API_VERSION));
 	json_object_set_new(obj, "kind", json_string(k->kind));
+	if (json_object_get(copy, "metadata") != NULL) {
+		json_object_set(obj, "metadata", json_object_get(copy, "metadata"));
+	}
+	for (const rz_field_t *f = k->top; f != NULL && f->name != NULL; f++) {
+		if (json_object_get(copy, f->name) != NULL) {
+			json_object_set(obj, f->name, json_object_get(copy, f->name));
+		}
+	}
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
 		json_t *v = json_object_get(copy, order[i]);
 		if (v != NULL) {
@@ -223,6 +235,15 @@ static void canonical(const rz_kind_t *k, json_t *obj)
 		}
 	}
 	json_decref(copy);
+}
+
+/* The kind's top-level members are the system's, like status: creates and spec writes
+ * leave them as they are. */
+static void drop_top(const rz_kind_t *k, json_t *obj)
+{
+	for (const rz_field_t *f = k->top; f != NULL && f->name != NULL; f++) {
+		json_object_del(obj, f->name);
+	}
 }
 
 /* Validate and normalise a spec write (create, replace, patch). old is the stored object
@@ -268,6 +289,7 @@ static size_t validate_status_write(const rz_kind_t *k, json_t *obj, json_t *cau
 	json_t *status = json_object_get(obj, "status");
 
 	check_top(k, obj, causes);
+	rz_kind_validate_top(k, obj, causes);
 	if (status == NULL || json_is_null(status)) {
 		return json_array_size(causes);
 	}
@@ -402,15 +424,36 @@ static bool parse_continue(const char *token, char *key, size_t size, const char
 static const char *const field_selectable[] = { "metadata.name", "metadata.tenant", "metadata.user",
 	                                        NULL };
 
-/* Parse labelSelector and fieldSelector; replies 400 and returns false on error. */
-static bool parse_selectors(rz_req_t *req, rz_selector_t **labels, rz_selector_t **fields)
+#define SELECTABLE_MAX 16
+
+/* The field paths a fieldSelector on k may name: every kind's, then the kind's own. */
+static void selectable(const rz_kind_t *k, const char **out)
 {
+	size_t n = 0;
+
+	for (size_t i = 0; field_selectable[i] != NULL; i++) {
+		out[n++] = field_selectable[i];
+	}
+	for (size_t i = 0; k->selectable != NULL && k->selectable[i] != NULL; i++) {
+		if (n < SELECTABLE_MAX - 1) {
+			out[n++] = k->selectable[i];
+		}
+	}
+	out[n] = NULL;
+}
+
+/* Parse labelSelector and fieldSelector; replies 400 and returns false on error. */
+static bool parse_selectors(rz_req_t *req, const rz_kind_t *k, rz_selector_t **labels,
+                            rz_selector_t **fields)
+{
+	const char *allowed[SELECTABLE_MAX];
 	rz_err_t err = { 0 };
 
 	*labels = *fields = NULL;
+	selectable(k, allowed);
 	if (rz_selector_parse(rz_req_query(req, "labelSelector"), labels, &err) != 0 ||
-	    rz_selector_parse_fields(rz_req_query(req, "fieldSelector"), field_selectable, fields,
-	                             &err) != 0) {
+	    rz_selector_parse_fields(rz_req_query(req, "fieldSelector"), allowed, fields, &err) !=
+	        0) {
 		rz_selector_free(*labels);
 		*labels = NULL;
 		rz_reply_error(req, 400, NULL, "%s", err.msg);
@@ -475,7 +518,7 @@ static void handle_list(struct rctx *c, rz_req_t *req, const char *tenant)
 	rz_err_t err = { 0 };
 	int rc;
 
-	if (!parse_selectors(req, &labels, &fields)) {
+	if (!parse_selectors(req, c->k, &labels, &fields)) {
 		return;
 	}
 	if (truthy(rz_req_query(req, "watch"))) {
@@ -780,6 +823,7 @@ static void handle_create(struct rctx *c, rz_req_t *req, const char *tenant)
 		goto out;
 	}
 	json_object_del(obj, "status"); /* create ignores status */
+	drop_top(c->k, obj);
 	if (validate_spec_write(c->k, c->api->plugins, obj, NULL, causes) == 0) {
 		assign_name(c->k, obj, causes);
 	}
@@ -1048,15 +1092,25 @@ static void handle_discovery(rz_req_t *req, void *ctx)
 static json_t *kind_schema(const rz_kind_t *k)
 {
 	json_t *props =
-	    json_pack("{s:{s:s}, s:{s:s}, s:o, s:o}", "apiVersion", "type", "string", "kind",
-	              "type", "string", "metadata", rz_fields_openapi(rz_kind_metadata_fields()),
-	              "spec", rz_fields_openapi(k->spec));
+	    json_pack("{s:{s:s}, s:{s:s}, s:o}", "apiVersion", "type", "string", "kind", "type",
+	              "string", "metadata", rz_fields_openapi(rz_kind_metadata_fields()));
+	json_t *top = k->top ? rz_fields_openapi(k->top) : NULL, *schema;
 
+	/* the top-level members' own schemas, beside metadata */
+	json_object_update(props, json_object_get(top, "properties"));
+	if (k->spec != NULL) {
+		json_object_set_new(props, "spec", rz_fields_openapi(k->spec));
+	}
 	if (k->status != NULL) {
 		json_object_set_new(props, "status", rz_fields_openapi(k->status));
 	}
-	return json_pack("{s:s, s:s, s:o}", "type", "object", "description", k->doc, "properties",
-	                 props);
+	schema = json_pack("{s:s, s:s, s:o}", "type", "object", "description", k->doc, "properties",
+	                   props);
+	if (json_object_get(top, "required") != NULL) {
+		json_object_set(schema, "required", json_object_get(top, "required"));
+	}
+	json_decref(top);
+	return schema;
 }
 
 static json_t *ref(const char *name)

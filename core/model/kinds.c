@@ -31,6 +31,7 @@ static const char *const components[] = { "talos", "kubernetes", NULL };
 static const char *const upgrade_phases[] = { "Pending", "Prechecking", "Upgrading",  "Succeeded",
 	                                      "Failed",  "Canceled",    "RolledBack", NULL };
 static const char *const provider_kinds[] = { "infra", "cluster", NULL };
+static const char *const event_types[] = { "Normal", "Warning", NULL };
 
 #define F_END                                                                                      \
 	{                                                                                          \
@@ -460,6 +461,83 @@ static void upgrade_check(const rz_kind_t *k, json_t *obj, const json_t *old, js
 
 static const char *const upgrade_short[] = { "up", NULL };
 
+/* ------------------------------------------------------------------ Event */
+
+/* Kubernetes core/v1 Event's fields, at the top level of the object as it has them (so
+ * kubectl reads them where it looks). Written only by the daemon (core/store/events.c). */
+/* UpperCamelCase, as kinds and Kubernetes' reasons are: NodeGroup, BackOff. */
+static bool camel_case_valid(const char *s, char *msg, size_t size)
+{
+	bool ok = s[0] >= 'A' && s[0] <= 'Z';
+
+	for (const char *p = s; ok && *p != '\0'; p++) {
+		ok = (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+		     (*p >= '0' && *p <= '9');
+	}
+	if (!ok) {
+		snprintf(msg, size, "must be UpperCamelCase: letters and digits, e.g. NodeGroup");
+	}
+	return ok;
+}
+
+static const rz_field_t event_object_fields[] = {
+	{ .name = "kind",
+	  .type = RZ_F_STRING,
+	  .required = true,
+	  .max_len = 63,
+	  .format = camel_case_valid,
+	  .format_name = "camel-case",
+	  .doc = "the object's kind, e.g. NodeGroup" },
+	{ .name = "name",
+	  .type = RZ_F_STRING,
+	  .required = true,
+	  .format = rz_format_dns1123_label,
+	  .format_name = "dns1123-label" },
+	{ .name = "uid", .type = RZ_F_STRING, .doc = "the object's metadata.uid when it happened" },
+	F_END,
+};
+
+static const rz_field_t event_source_fields[] = {
+	{ .name = "component",
+	  .type = RZ_F_STRING,
+	  .required = true,
+	  .format = rz_format_dns1123_label,
+	  .format_name = "dns1123-label",
+	  .doc = "what noticed it: engine, observer, ..." },
+	F_END,
+};
+
+static const rz_field_t event_fields[] = {
+	{ .name = "involvedObject",
+	  .type = RZ_F_OBJECT,
+	  .required = true,
+	  .fields = event_object_fields,
+	  .doc = "the object it is about, in the event's tenant" },
+	{ .name = "reason",
+	  .type = RZ_F_STRING,
+	  .required = true,
+	  .max_len = 128,
+	  .format = camel_case_valid,
+	  .format_name = "camel-case",
+	  .doc = "UpperCamelCase, for machines: BackOff, ScaledUp" },
+	{ .name = "message", .type = RZ_F_STRING, .max_len = 1024, .doc = "for people" },
+	{ .name = "type", .type = RZ_F_STRING, .required = true, .enums = event_types },
+	{ .name = "count",
+	  .type = RZ_F_INT,
+	  .ranged = true,
+	  .min = 1,
+	  .max = INT64_MAX,
+	  .doc = "how many times it happened" },
+	{ .name = "firstTimestamp", .type = RZ_F_TIME, .doc = "when it first happened" },
+	{ .name = "lastTimestamp", .type = RZ_F_TIME, .doc = "when it last happened" },
+	{ .name = "source", .type = RZ_F_OBJECT, .fields = event_source_fields },
+	F_END,
+};
+
+static const char *const event_short[] = { "ev", NULL };
+static const char *const event_selectable[] = { "involvedObject.kind", "involvedObject.name",
+	                                        "reason", "type", NULL };
+
 /* ------------------------------------------------------------------ Provider */
 
 static const rz_field_t provider_spec[] = {
@@ -613,6 +691,17 @@ static const rz_kind_t kinds[] = { { .kind = "Tenant",
 	                             .name_prefix = "upgrade-",
 	                             .check = upgrade_check,
 	                             STD_ROLES },
+	                           { .kind = "Event",
+	                             .plural = "events",
+	                             .singular = "event",
+	                             .short_names = event_short,
+	                             .scope = RZ_SCOPE_TENANT,
+	                             .verbs = RZ_VERBS_READ,
+	                             .doc = "what the engine or the observer noticed about an "
+	                                    "object, counted",
+	                             .top = event_fields,
+	                             .selectable = event_selectable,
+	                             STD_ROLES },
 	                           { .kind = "Provider",
 	                             .plural = "providers",
 	                             .singular = "provider",
@@ -656,6 +745,28 @@ const rz_kind_t *rz_kinds(size_t *count)
 {
 	*count = sizeof(kinds) / sizeof(kinds[0]);
 	return kinds;
+}
+
+size_t rz_kind_validate_top(const rz_kind_t *k, const json_t *obj, json_t *causes)
+{
+	json_t *sub; /* the members alone; shared with obj, and only read */
+	size_t n;
+
+	if (k->top == NULL) {
+		return 0;
+	}
+	if ((sub = json_object()) == NULL) {
+		rz_fields_cause(causes, "", RZ_CAUSE_INVALID, "out of memory");
+		return 1;
+	}
+	for (const rz_field_t *f = k->top; f->name != NULL; f++) {
+		if (json_object_get(obj, f->name) != NULL) {
+			json_object_set(sub, f->name, json_object_get(obj, f->name));
+		}
+	}
+	n = (size_t)rz_fields_validate(sub, k->top, "", false, causes);
+	json_decref(sub);
+	return n;
 }
 
 const rz_kind_t *rz_kind_by_plural(const char *plural)

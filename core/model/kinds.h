@@ -73,6 +73,16 @@ struct rz_kind {
 	bool owner_may;  /* USER scope: the owning user may also read and write (own tokens) */
 	const char *secret_field;   /* a write-only spec field never stored in the object */
 	const char *initial_status; /* JSON: the status a new object starts with, or NULL */
+	/* Members at the top level of the object, beside metadata, or NULL: Kubernetes' Event
+	 * keeps its fields there rather than under spec. They are written like status, by the
+	 * system: the store takes them on create and on RZ_UPDATE_STATUS, a status write
+	 * through the API validates them, and creates and spec writes through the API drop
+	 * them. */
+	const rz_field_t *top;
+	/* Field paths a fieldSelector may name besides metadata.name, metadata.tenant and
+	 * metadata.user ("involvedObject.name"); NULL-terminated, or NULL. At most 12: the
+	 * API keeps the list on its stack (SELECTABLE_MAX in core/api/api.c). */
+	const char *const *selectable;
 };
 
 /* The table. Borrowed — static. */
@@ -93,6 +103,11 @@ int rz_kind_role(const rz_kind_t *k, unsigned verb);
 /* The verb name for messages and audit ("get", "list", "watch", "create", "update",
  * "patch", "delete", "update status"). */
 const char *rz_verb_name(unsigned verb);
+
+/* Validate the kind's top-level members (k->top) that obj (borrowed) has, appending one
+ * cause per problem (paths such as "involvedObject.name"); returns how many it added. A
+ * member k->top marks required but obj lacks is a cause too. No defaults are applied. */
+size_t rz_kind_validate_top(const rz_kind_t *k, const json_t *obj, json_t *causes);
 
 /* The metadata schema shared by every kind (name, generateName, tenant, labels,
  * annotations, finalizers and the server-set fields). Borrowed — static. */

@@ -753,7 +753,15 @@ static json_t *updated(struct write *w, const json_t *cur, bool *spec_changed)
 	} else {
 		json_object_del(next, part);
 	}
-	if (w->mode == RZ_UPDATE_STATUS) {
+	if (w->mode == RZ_UPDATE_STATUS) { /* the kind's top-level members go with status */
+		for (const rz_field_t *f = w->k->top; f != NULL && f->name != NULL; f++) {
+			json_t *t = json_object_get(w->obj, f->name);
+			if (t != NULL) {
+				json_object_set_new(next, f->name, json_deep_copy(t));
+			} else {
+				json_object_del(next, f->name);
+			}
+		}
 		return next;
 	}
 	for (size_t i = 0; i < sizeof(user_meta) / sizeof(user_meta[0]); i++) {

@@ -87,7 +87,8 @@ int rz_store_create(rz_store_t *st, const rz_kind_t *k, const json_t *obj,
 
 typedef enum rz_update_mode {
 	RZ_UPDATE_SPEC,   /* spec, labels, annotations, finalizers from obj; status kept */
-	RZ_UPDATE_STATUS, /* status from obj; everything else kept */
+	RZ_UPDATE_STATUS, /* status and the kind's top-level members (k->top) from obj;
+	                     everything else kept */
 } rz_update_mode_t;
 
 /* Replace the object. expect_rv > 0 must equal the stored resourceVersion, else

@@ -3,8 +3,9 @@
 # every output format (JSON and YAML round-trip through apply -f), watch, scale, edit, the
 # logs of a real sim run, a kubeconfig kubectl loads, delete; errors and exit statuses for
 # a bad manifest, a conflict, a missing object, a dead server, missing permissions and bad
-# usage; boot --platform local from nothing, twice; boot --platform docker with recording
-# stand-ins for talosctl and kubectl; completion; the man page against --help.
+# usage; events (empty: nothing records one yet) in get and describe; boot --platform local
+# from nothing, twice; boot --platform docker with recording stand-ins for talosctl and
+# kubectl; completion; the man page against --help.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 TF=$(command -v tofu || command -v terraform || true)
@@ -104,6 +105,29 @@ run describe tenant rack
 expect_match "describe shows the object, its node groups and runs" 'Name: +rack.*Node groups:.*workers +worker +metal.*Recent runs:' "$(tr '\n' ' ' <"$WORK/out")"
 run api-resources
 expect_match "api-resources comes from the server's kind table" '^nodegroups +ng +true +NodeGroup ' "$(grep '^nodegroups' "$WORK/out")"
+
+# --- events (nothing records one yet: the engine's calls come later; the empty forms here) ----
+run get events -t rack
+expect_eq "get events of a tenant with none says so on stderr, exit 0" "0||No resources found." "$RC|$(cat "$WORK/out")|$(cat "$WORK/err")"
+run get ev -A -o name
+expect_eq "get ev -A (short name, every tenant) -o name prints nothing" "0|" "$RC|$(cat "$WORK/out")"
+run get events -t rack -o json
+expect_match "-o json of no events is an empty List" '"kind": "List".*"items": \[\]' "$(tr '\n' ' ' <"$WORK/out")"
+run get events -t rack -o yaml
+expect_match "-o yaml too" '^items: \[\]$' "$(cat "$WORK/out")"
+run get events -t rack --field-selector involvedObject.kind=NodeGroup,involvedObject.name=workers
+expect_eq "--field-selector on involvedObject is accepted" "0" "$RC"
+run get events -t rack --field-selector spec.count=1
+expect_eq "a field events cannot be selected by exits 1" "1" "$RC"
+expect_match "naming the field and the ones that work" "field 'spec.count' is not supported \\(use .*involvedObject.name" "$(cat "$WORK/err")"
+run get event nope -t rack
+expect_eq "a missing event exits 1" "1 error: events \"nope\" not found" "$RC $(cat "$WORK/err")"
+run describe tenant rack
+expect_match "describe ends with the object's events: <none>" 'Recent runs:.* Events: +<none> *$' "$(tr '\n' ' ' <"$WORK/out")"
+run describe ng workers -t rack
+expect_match "for a node group too" 'Machines:.* Events: +<none> *$' "$(tr '\n' ' ' <"$WORK/out")"
+run api-resources
+expect_match "api-resources lists events" '^events +ev +true +Event ' "$(grep '^events' "$WORK/out")"
 
 # --- watch, scale, edit -------------------------------------------------------------------------
 "$CTL" get tenants -w >"$WORK/watch.out" 2>&1 &
@@ -288,6 +312,8 @@ fi
 # --- completion and the man page -------------------------------------------------------------------
 "$CTL" completion bash >"$WORK/completion.bash"
 check "completion bash is a valid bash script" bash -n "$WORK/completion.bash"
+expect_match "it completes events and ev as types" 'types=".* events .* ev ' "$(cat "$WORK/completion.bash")"
+expect_match "--help lists events among the types" 'events \(ev\)' "$("$CTL" --help)"
 help_cmds=$("$CTL" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z-]*\)  .*/\1/p' | sort | tr '\n' ' ')
 man_cmds=$(sed -n '/^\.SH COMMANDS/,/^\.SH GLOBAL/p' "$top_srcdir/man/rezusctl.1" | grep '^\.B [a-z]' |
 	sed 's/^\.B //; s/\\-/-/g; s/ .*//; s/\\fR.*//' | sort -u | tr '\n' ' ')

@@ -1097,6 +1097,144 @@ END_TEST
 
 /* ------------------------------------------------------------------ discovery, OpenAPI */
 
+/* ------------------------------------------------------------------ events */
+
+/* An Event as the daemon writes it (users cannot): straight into the store. */
+static void store_event(const char *tenant, const char *name, const char *kind, const char *obj,
+                        const char *reason, const char *type)
+{
+	json_t *ev =
+	    json_pack("{s:{s:s, s:s}, s:{s:s, s:s}, s:s, s:s, s:s, s:i, s:s, s:s, s:{s:s}}",
+	              "metadata", "name", name, "tenant", tenant, "involvedObject", "kind", kind,
+	              "name", obj, "reason", reason, "message", "it happened", "type", type,
+	              "count", 1, "firstTimestamp", "2026-01-02T03:04:05.678Z", "lastTimestamp",
+	              "2026-01-02T03:04:05.678Z", "source", "component", "engine");
+	json_t *out = NULL;
+	rz_err_t err = { 0 };
+
+	ck_assert_msg(rz_store_create(store, rz_kind_by_name("Event"), ev, NULL, &out, &err) == 0,
+	              "event %s: %s", name, err.msg);
+	json_decref(out);
+	json_decref(ev);
+}
+
+/* Events are read through the API (get, list, every tenant's list) with their fields at
+ * the top level, like Kubernetes'; every write is refused with a 405 Status. */
+START_TEST(test_events_read_only)
+{
+	static const char *const writes[][3] = {
+		{ "POST", "/api/v1/tenants/acme/events", "application/json" },
+		{ "PUT", "/api/v1/tenants/acme/events/web.0a1b2c3d", "application/json" },
+		{ "PATCH", "/api/v1/tenants/acme/events/web.0a1b2c3d",
+		  "application/merge-patch+json" },
+		{ "DELETE", "/api/v1/tenants/acme/events/web.0a1b2c3d", NULL },
+		{ "PUT", "/api/v1/tenants/acme/events/web.0a1b2c3d/status", "application/json" },
+	};
+	json_t *j;
+
+	make_tenant("acme");
+	store_event("acme", "web.0a1b2c3d", "NodeGroup", "web", "ScaledUp", "Normal");
+	ck_assert_int_eq(get("/api/v1/tenants/acme/events/web.0a1b2c3d", &j), 200);
+	ck_assert_str_eq(at(j, "kind"), "Event");
+	ck_assert_str_eq(at(j, "metadata.tenant"), "acme");
+	ck_assert_str_eq(at(j, "involvedObject.kind"), "NodeGroup");
+	ck_assert_str_eq(at(j, "involvedObject.name"), "web");
+	ck_assert_str_eq(at(j, "reason"), "ScaledUp");
+	ck_assert_str_eq(at(j, "type"), "Normal");
+	ck_assert_str_eq(at(j, "count"), "1");
+	ck_assert_str_eq(at(j, "source.component"), "engine");
+	ck_assert_ptr_null(json_object_get(j, "spec"));
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/tenants/acme/events", &j), 200);
+	ck_assert_str_eq(at(j, "kind"), "EventList");
+	ck_assert_str_eq(at(j, "items.0.reason"), "ScaledUp");
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/events", &j), 200);
+	ck_assert_str_eq(at(j, "items.0.metadata.name"), "web.0a1b2c3d");
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/tenants/acme/events/nope", &j), 404);
+	ck_assert_str_eq(at(j, "reason"), "NotFound");
+	json_decref(j);
+	for (size_t i = 0; i < sizeof(writes) / sizeof(writes[0]); i++) {
+		ck_assert_msg(call(writes[i][0], writes[i][1], writes[i][2],
+		                   writes[i][2] ? "{\"reason\":\"Forged\"}" : NULL, &j) == 405,
+		              "%s %s", writes[i][0], writes[i][1]);
+		ck_assert_str_eq(at(j, "kind"), "Status");
+		ck_assert_str_eq(at(j, "reason"), "MethodNotAllowed");
+		json_decref(j);
+	}
+	ck_assert_int_eq(get("/api/v1/tenants/acme/events/web.0a1b2c3d", &j), 200);
+	ck_assert_str_eq(at(j, "reason"), "ScaledUp"); /* nothing was written */
+	ck_assert_str_eq(at(j, "metadata.resourceVersion"), "2");
+	json_decref(j);
+}
+END_TEST
+
+/* describe's query: one object's events by involvedObject, reason and type, in lists and
+ * watches; any other field is a 400 naming it. */
+START_TEST(test_events_field_selectors)
+{
+	rzt_stream_t *s;
+	json_t *j, *out = NULL, *ev = NULL;
+	rz_err_t err = { 0 };
+
+	make_tenant("acme");
+	make_tenant("beta");
+	store_event("acme", "web.00000001", "NodeGroup", "web", "ScaledUp", "Normal");
+	store_event("acme", "web.00000002", "NodeGroup", "web", "RenderFailed", "Warning");
+	store_event("acme", "web.00000003", "Machine", "web", "Rebooted", "Normal");
+	store_event("acme", "db.00000004", "NodeGroup", "db", "ScaledUp", "Normal");
+	store_event("beta", "web.00000005", "NodeGroup", "web", "ScaledUp", "Normal");
+	ck_assert_int_eq(
+	    get("/api/v1/tenants/acme/events?fieldSelector=involvedObject.name%3Dweb", &j), 200);
+	ck_assert_str_eq(names(j), "web.00000001,web.00000002,web.00000003");
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/tenants/acme/events?fieldSelector=involvedObject.kind%3D"
+	                     "NodeGroup,involvedObject.name%3Dweb",
+	                     &j),
+	                 200);
+	ck_assert_str_eq(names(j), "web.00000001,web.00000002");
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/events?fieldSelector=reason%3DScaledUp,type!%3DWarning", &j),
+	                 200);
+	ck_assert_str_eq(names(j), "db.00000004,web.00000001,web.00000005");
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/tenants/acme/events?fieldSelector=type%3DWarning", &j), 200);
+	ck_assert_str_eq(names(j), "web.00000002");
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/tenants/acme/events?fieldSelector=message%3Dx", &j), 400);
+	ck_assert_str_eq(at(j, "reason"), "BadRequest");
+	ck_assert_ptr_nonnull(strstr(at(j, "message"), "field 'message' is not supported"));
+	ck_assert_ptr_nonnull(strstr(at(j, "message"), "involvedObject.name"));
+	json_decref(j);
+	/* the kind's own fields select nothing elsewhere */
+	ck_assert_int_eq(get("/api/v1/nodegroups?fieldSelector=involvedObject.name%3Dweb", &j),
+	                 400);
+	json_decref(j);
+
+	s = rzt_stream_open(
+	    base, port,
+	    "GET /api/v1/tenants/acme/events?watch=true&fieldSelector="
+	    "involvedObject.name%3Ddb HTTP/1.1\r\nAccept: application/x-ndjson\r\n\r\n");
+	ck_assert_int_eq(s->head.code, 200);
+	ck_assert(rzt_stream_until(base, s, "}\n", 5));
+	ck_assert_int_eq(
+	    rz_store_get(store, rz_kind_by_name("Event"), "acme", "db.00000004", &ev, &err), 0);
+	json_object_set_new(ev, "count", json_integer(2));
+	ck_assert_int_eq(rz_store_update(store, rz_kind_by_name("Event"), "acme", "db.00000004", ev,
+	                                 0, RZ_UPDATE_STATUS, NULL, &out, NULL, &err),
+	                 0);
+	ck_assert_str_eq(at(out, "count"), "2"); /* top-level members go with status writes */
+	json_decref(out);
+	json_decref(ev);
+	store_event("acme", "web.00000006", "NodeGroup", "web", "Other", "Normal");
+	ck_assert(rzt_stream_until(base, s, "\"type\":\"MODIFIED\"", 5));
+	spin_for(0.1);
+	ck_assert_str_eq(event_types(s->body), "ADDED db.00000004|MODIFIED db.00000004|");
+	rzt_stream_close(s);
+}
+END_TEST
+
 START_TEST(test_discovery)
 {
 	json_t *j, *r;
@@ -1115,6 +1253,20 @@ START_TEST(test_discovery)
 			ck_assert_str_eq(at(r, "shortNames.0"), "ng");
 			ck_assert_str_eq(at(r, "verbs.0"), "get");
 		}
+	}
+	ck_assert(found);
+	found = false;
+	json_array_foreach(json_object_get(j, "resources"), i, r)
+	{
+		if (strcmp(at(r, "name"), "events") == 0) {
+			found = true;
+			ck_assert_str_eq(at(r, "kind"), "Event");
+			ck_assert(json_is_true(json_object_get(r, "namespaced")));
+			ck_assert_str_eq(at(r, "shortNames.0"), "ev");
+			ck_assert_uint_eq(json_array_size(json_object_get(r, "verbs")), 3);
+			ck_assert_str_eq(at(r, "verbs.2"), "watch");
+		}
+		ck_assert_str_ne(at(r, "name"), "events/status");
 	}
 	ck_assert(found);
 	json_decref(j);
@@ -1145,6 +1297,32 @@ START_TEST(test_openapi)
 	ck_assert_str_eq(at(spec, "properties.count.maximum"), "1000");
 	ck_assert_str_eq(at(spec, "properties.role.enum.1"), "worker");
 	ck_assert_str_eq(at(spec, "required.0"), "role");
+	{ /* Event: its fields at the top level, read-only paths */
+		json_t *paths = json_object_get(j, "paths");
+		json_t *ev = json_object_get(
+		    json_object_get(json_object_get(j, "components"), "schemas"), "Event");
+		ck_assert_ptr_nonnull(ev);
+		ck_assert_str_eq(at(ev, "properties.involvedObject.required.1"), "name");
+		ck_assert_str_eq(at(ev, "properties.type.enum.1"), "Warning");
+		ck_assert_str_eq(at(ev, "properties.lastTimestamp.format"), "date-time");
+		ck_assert_str_eq(at(ev, "properties.source.properties.component.type"), "string");
+		ck_assert_str_eq(at(ev, "required.0"), "involvedObject");
+		ck_assert_ptr_null(json_object_get(json_object_get(ev, "properties"), "spec"));
+		ck_assert_ptr_nonnull(json_object_get(
+		    json_object_get(paths, "/api/v1/tenants/{tenant}/events"), "get"));
+		ck_assert_ptr_null(json_object_get(
+		    json_object_get(paths, "/api/v1/tenants/{tenant}/events"), "post"));
+		ck_assert_ptr_nonnull(json_object_get(
+		    json_object_get(paths, "/api/v1/tenants/{tenant}/events/{name}"), "get"));
+		for (size_t i = 0; i < 3; i++) {
+			static const char *const verbs[] = { "put", "patch", "delete" };
+			ck_assert_ptr_null(json_object_get(
+			    json_object_get(paths, "/api/v1/tenants/{tenant}/events/{name}"),
+			    verbs[i]));
+		}
+		ck_assert_ptr_nonnull(json_object_get(
+		    json_object_get(json_object_get(j, "components"), "schemas"), "EventList"));
+	}
 	json_decref(j);
 }
 END_TEST
@@ -1210,6 +1388,8 @@ int main(void)
 	tcase_add_test(tc, test_watch_slow_client_cut_off);
 	tcase_add_test(tc, test_watch_bad_resource_version);
 	tcase_add_test(tc, test_hundred_concurrent_puts_one_winner);
+	tcase_add_test(tc, test_events_read_only);
+	tcase_add_test(tc, test_events_field_selectors);
 	tcase_add_test(tc, test_discovery);
 	tcase_add_test(tc, test_openapi);
 	tcase_add_test(tc, test_metrics_count_routes);

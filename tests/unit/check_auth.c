@@ -18,6 +18,8 @@
 #include "core/auth/auth.h"
 #include "core/daemon.h"
 #include "core/store/db.h"
+#include "core/store/events.h"
+#include "core/store/store.h"
 #include "core/http/http.h"
 #include "core/model/kinds.h"
 #include "core/base/log.h"
@@ -411,6 +413,65 @@ START_TEST(test_role_matrix_from_route_table)
 }
 END_TEST
 
+/* Events are read with the view role (get, list, watch, with a field selector), and no role
+ * may write them. */
+START_TEST(test_view_role_reads_events)
+{
+	const char *toks[] = { view_tok, edit_tok, admin_tok };
+	char raw[1400], path[128];
+	rzt_stream_t *s;
+	json_t *j;
+
+	ck_assert_int_eq(
+	    call("POST", "/api/v1/tenants", admin_tok, "{\"metadata\":{\"name\":\"acme\"}}", &j),
+	    201);
+	json_decref(j);
+	ck_assert_int_eq(rz_events_record(rz_daemon_store(d), "acme", "Tenant", "acme", "Normal",
+	                                  "Created", "made by the test", "engine"),
+	                 0);
+	ck_assert_int_eq(call("GET",
+	                      "/api/v1/tenants/acme/events?fieldSelector="
+	                      "involvedObject.name%3Dacme",
+	                      view_tok, NULL, &j),
+	                 200);
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "items")), 1);
+	snprintf(path, sizeof(path), "/api/v1/tenants/acme/events/%s",
+	         json_string_value(json_object_get(
+	             json_object_get(json_array_get(json_object_get(j, "items"), 0), "metadata"),
+	             "name")));
+	json_decref(j);
+	ck_assert_int_eq(call("GET", path, view_tok, NULL, &j), 200);
+	ck_assert_str_eq(str(j, "reason"), "Created");
+	json_decref(j);
+	ck_assert_int_eq(call("GET", "/api/v1/events", view_tok, NULL, &j), 200);
+	json_decref(j);
+	ck_assert_int_eq(call("GET", "/api/v1/events", NULL, NULL, &j), 401);
+	json_decref(j);
+	snprintf(raw, sizeof(raw),
+	         "GET /api/v1/tenants/acme/events?watch=true HTTP/1.1\r\n"
+	         "Authorization: Bearer %s\r\nAccept: application/x-ndjson\r\n\r\n",
+	         view_tok);
+	s = rzt_stream_open(base, port, raw);
+	ck_assert_int_eq(s->head.code, 200);
+	ck_assert(rzt_stream_until(base, s, "\"type\":\"ADDED\"", 5));
+	ck_assert_int_eq(rz_events_record(rz_daemon_store(d), "acme", "Tenant", "acme", "Normal",
+	                                  "Created", "again", "engine"),
+	                 0);
+	ck_assert(rzt_stream_until(base, s, "\"type\":\"MODIFIED\"", 5));
+	ck_assert_ptr_nonnull(strstr(s->body, "\"count\":2"));
+	rzt_stream_close(s);
+	for (size_t i = 0; i < sizeof(toks) / sizeof(toks[0]); i++) {
+		ck_assert_int_eq(call("POST", "/api/v1/tenants/acme/events", toks[i], "{}", &j),
+		                 405);
+		json_decref(j);
+		ck_assert_int_eq(call("PATCH", path, toks[i], "{\"count\":9}", &j), 405);
+		json_decref(j);
+		ck_assert_int_eq(call("DELETE", path, toks[i], NULL, &j), 405);
+		json_decref(j);
+	}
+}
+END_TEST
+
 /* ------------------------------------------------------------------ API tokens */
 
 START_TEST(test_token_lifecycle)
@@ -754,6 +815,7 @@ int main(void)
 	tcase_add_test(tc, test_jwt_refusals);
 	tcase_add_test(tc, test_whoami_and_demotion);
 	tcase_add_test(tc, test_role_matrix_from_route_table);
+	tcase_add_test(tc, test_view_role_reads_events);
 	tcase_add_test(tc, test_token_lifecycle);
 	tcase_add_test(tc, test_brute_force_gets_429);
 	tcase_add_test(tc, test_success_resets_failures);

@@ -12,6 +12,8 @@
 
 #include "core/daemon.h"
 #include "core/store/db.h"
+#include "core/store/events.h"
+#include "core/store/store.h"
 #include "core/base/log.h"
 #include "core/base/version.h"
 #include "tests/unit/httpclient.h"
@@ -270,6 +272,50 @@ START_TEST(test_listen_conflict)
 }
 END_TEST
 
+/* Events beyond events.max_per_tenant (and past events.retention) go when the daemon
+ * starts; it prunes them hourly after that. */
+START_TEST(test_events_pruned_at_start)
+{
+	static const char conf[] = "tofu:\n  binary: /bin/sh\nevents:\n  max_per_tenant: 10\n";
+	rz_config_t cfg;
+	rz_daemon_t *d = start_with(&cfg, "events", conf);
+	json_t *t = json_pack("{s:{s:s}, s:{s:s}}", "metadata", "name", "acme", "spec",
+	                      "clusterProvider", "sim");
+	json_t *out = NULL, *items;
+	rz_err_t err = { 0 };
+	char reason[16];
+
+	ck_assert_int_eq(
+	    rz_store_create(rz_daemon_store(d), rz_kind_by_name("Tenant"), t, NULL, &out, &err), 0);
+	json_decref(out);
+	json_decref(t);
+	for (int i = 0; i < 12; i++) {
+		snprintf(reason, sizeof(reason), "Step%02d", i);
+		ck_assert_int_eq(rz_events_record(rz_daemon_store(d), "acme", "Tenant", "acme",
+		                                  "Normal", reason, "", "engine"),
+		                 0);
+	}
+	items = rz_store_list_all(rz_daemon_store(d), "Event", "acme");
+	ck_assert_uint_eq(json_array_size(items), 12); /* nothing prunes while it runs */
+	json_decref(items);
+	rz_daemon_free(d);
+	rz_config_free(&cfg);
+
+	d = start_with(&cfg, "events", conf);
+	items = rz_store_list_all(rz_daemon_store(d), "Event", "acme");
+	ck_assert_uint_eq(json_array_size(items), 10);
+	for (size_t i = 0; i < json_array_size(items); i++) { /* the two oldest went */
+		const char *r =
+		    json_string_value(json_object_get(json_array_get(items, i), "reason"));
+		ck_assert_str_ne(r, "Step00");
+		ck_assert_str_ne(r, "Step01");
+	}
+	json_decref(items);
+	rz_daemon_free(d);
+	rz_config_free(&cfg);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("daemon");
@@ -285,6 +331,7 @@ int main(void)
 	tcase_add_test(tc, test_second_instance_refused);
 	tcase_add_test(tc, test_newer_schema_refused);
 	tcase_add_test(tc, test_listen_conflict);
+	tcase_add_test(tc, test_events_pruned_at_start);
 	suite_add_tcase(s, tc);
 	return rzt_run(s);
 }
