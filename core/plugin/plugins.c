@@ -504,6 +504,80 @@ int rz_plugins_render(rz_plugins_t *p, const char *name, const json_t *ctx, json
 	return rc;
 }
 
+/* ------------------------------------------------------------------ observation */
+
+static struct slot *observer(rz_plugins_t *p, const char *name, rz_err_t *err)
+{
+	struct slot *s = find(p, name);
+
+	if (s == NULL || s->pub.desc.observe_probes == NULL || s->pub.desc.observe_parse == NULL) {
+		rz_err_set(err, RZ_ENOTFOUND, "plugin '%s' is not loaded or does not observe",
+		           name);
+		return NULL;
+	}
+	return s;
+}
+
+static int observe_failed(const char *name, const char *entry, int rc, const rezus_err_t *perr,
+                          rz_err_t *err)
+{
+	rc = rc < 0 ? rc : REZUS_EINTERNAL;
+	return rz_err_set(err, rc, "plugin '%s': %s failed: %s", name, entry,
+	                  perr->msg[0] ? perr->msg : rz_strerror(rc));
+}
+
+int rz_plugins_observe_probes(rz_plugins_t *p, const char *name, const json_t *ctx, json_t **probes,
+                              rz_err_t *err)
+{
+	struct slot *s = observer(p, name, err);
+	rezus_err_t perr = { 0 };
+	int rc;
+
+	*probes = NULL;
+	if (s == NULL) {
+		return RZ_ENOTFOUND;
+	}
+	if ((*probes = json_array()) == NULL) {
+		return rz_err_set(err, -ENOMEM, "plugin '%s': observe_probes: out of memory", name);
+	}
+	call_begin(s);
+	rc = s->pub.desc.observe_probes(s->state, (const rezus_json_t *)ctx,
+	                                (rezus_json_t *)*probes, &perr);
+	call_end(s);
+	if (rc != 0) {
+		json_decref(*probes);
+		*probes = NULL;
+		return observe_failed(name, "observe_probes", rc, &perr, err);
+	}
+	return 0;
+}
+
+int rz_plugins_observe_parse(rz_plugins_t *p, const char *name, const json_t *probe,
+                             const json_t *result, json_t **facts, rz_err_t *err)
+{
+	struct slot *s = observer(p, name, err);
+	rezus_err_t perr = { 0 };
+	int rc;
+
+	*facts = NULL;
+	if (s == NULL) {
+		return RZ_ENOTFOUND;
+	}
+	if ((*facts = json_object()) == NULL) {
+		return rz_err_set(err, -ENOMEM, "plugin '%s': observe_parse: out of memory", name);
+	}
+	call_begin(s);
+	rc = s->pub.desc.observe_parse(s->state, (const rezus_json_t *)probe,
+	                               (const rezus_json_t *)result, (rezus_json_t *)*facts, &perr);
+	call_end(s);
+	if (rc != 0) {
+		json_decref(*facts);
+		*facts = NULL;
+		return observe_failed(name, "observe_parse", rc, &perr, err);
+	}
+	return 0;
+}
+
 int rz_plugins_project(rz_plugins_t *p, const char *name, const json_t *state, json_t **objects,
                        rz_err_t *err)
 {

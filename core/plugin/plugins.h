@@ -60,6 +60,16 @@ void rz_plugins_validate_nodegroup(rz_plugins_t *p, const json_t *ng, json_t *ca
 int rz_plugins_render(rz_plugins_t *p, const char *name, const json_t *ctx, json_t **out,
                       rz_err_t *err);
 
+/* Observation (ABI 1.1; rezus/plugin.h "Observation"). The probes a cluster plugin asks for
+ * a tenant: ctx is the observation context (borrowed), *probes a new array (caller owns). And
+ * one probe's result read as facts: probe and result are borrowed, *facts a new object
+ * (caller owns). A plugin that is not loaded or does not observe is RZ_ENOTFOUND; a plugin's
+ * failure is its code with an error naming the plugin. */
+int rz_plugins_observe_probes(rz_plugins_t *p, const char *name, const json_t *ctx, json_t **probes,
+                              rz_err_t *err);
+int rz_plugins_observe_parse(rz_plugins_t *p, const char *name, const json_t *probe,
+                             const json_t *result, json_t **facts, rz_err_t *err);
+
 /* Run a loaded plugin's projection rules over a state document (see core/plugin/projection.h).
  * *objects is a new array (caller owns). */
 int rz_plugins_project(rz_plugins_t *p, const char *name, const json_t *state, json_t **objects,
