@@ -21,7 +21,8 @@ UNIT_TESTS = \
 	tests/unit/check_projection \
 	tests/unit/check_runner \
 	tests/unit/check_tfstate \
-	tests/unit/check_platforms
+	tests/unit/check_platforms \
+	tests/unit/check_talos_observe
 
 INTEGRATION_TESTS = \
 	tests/integration/daemon.sh \
@@ -125,3 +126,6 @@ tests_unit_check_platforms_SOURCES = tests/unit/check_platforms.c tests/unit/tes
 	sdk/check/tfcheck.c sdk/check/tfcheck.h
 tests_unit_check_platforms_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_platforms_LDADD = $(TEST_LDADD)
+tests_unit_check_talos_observe_SOURCES = tests/unit/check_talos_observe.c tests/unit/testutil.h
+tests_unit_check_talos_observe_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_talos_observe_LDADD = $(TEST_LDADD)
