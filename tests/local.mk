@@ -35,7 +35,8 @@ INTEGRATION_TESTS = \
 	tests/integration/queue.sh \
 	tests/integration/platforms.sh \
 	tests/integration/cli.sh \
-	tests/integration/layers.sh
+	tests/integration/layers.sh \
+	tests/integration/standins.sh
 
 include tests/fixtures/plugins/local.mk
 EXTRA_DIST += tests/fixtures/plugins/local.mk \
@@ -53,7 +54,7 @@ endif
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS) $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh build-aux/tap-driver.sh \
-	tests/plugins
+	tests/plugins tests/stand-ins/talosctl tests/stand-ins/kubectl
 LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
 AM_TESTS_ENVIRONMENT = \
 	CK_TAP_LOG_FILE_NAME=- CK_VERBOSITY=silent \
