@@ -24,7 +24,8 @@ UNIT_TESTS = \
 	tests/unit/check_tfstate \
 	tests/unit/check_report \
 	tests/unit/check_observe \
-	tests/unit/check_platforms
+	tests/unit/check_platforms \
+	tests/unit/check_talos_observe
 
 INTEGRATION_TESTS = \
 	tests/integration/daemon.sh \
@@ -38,7 +39,8 @@ INTEGRATION_TESTS = \
 	tests/integration/platforms.sh \
 	tests/integration/cli.sh \
 	tests/integration/layers.sh \
-	tests/integration/observe.sh
+	tests/integration/observe.sh \
+	tests/integration/standins.sh
 
 include tests/fixtures/plugins/local.mk
 EXTRA_DIST += tests/fixtures/plugins/local.mk \
@@ -56,7 +58,7 @@ endif
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS) $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh build-aux/tap-driver.sh \
-	tests/plugins
+	tests/plugins tests/stand-ins/talosctl tests/stand-ins/kubectl
 LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
 AM_TESTS_ENVIRONMENT = \
 	CK_TAP_LOG_FILE_NAME=- CK_VERBOSITY=silent \
@@ -138,3 +140,6 @@ tests_unit_check_platforms_SOURCES = tests/unit/check_platforms.c tests/unit/tes
 	sdk/check/tfcheck.c sdk/check/tfcheck.h
 tests_unit_check_platforms_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_platforms_LDADD = $(TEST_LDADD)
+tests_unit_check_talos_observe_SOURCES = tests/unit/check_talos_observe.c tests/unit/testutil.h
+tests_unit_check_talos_observe_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_talos_observe_LDADD = $(TEST_LDADD)

@@ -10,12 +10,16 @@
  * Imports, from them: "<plugin>.controlplane_addresses" (lists, concatenated in plugin name
  * order) and "<plugin>.controlplane_endpoint" (the first control plane's address known
  * before it exists; the cluster endpoint when spec.controlPlaneEndpoint is empty).
+ *
+ * Observation (ABI 1.1): observe.c says which talosctl and kubectl probes watch a tenant's
+ * Machines and reads their output into facts.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../kit/kit.h"
+#include "observe.h"
 
 static int talos_check_config(const rezus_host_t *h, const rezus_json_t *config, rezus_err_t *err)
 {
@@ -293,7 +297,7 @@ static const char *talos_rules(void *state)
 static const rezus_plugin_t talos = {
 	.header = REZUS_PLUGIN_HEADER_INIT,
 	.name = "talos",
-	.version = "1.0.0",
+	.version = "1.1.0",
 	.description = "Talos Linux clusters: secrets, machine configs, bootstrap, kubeconfig",
 	.kinds = REZUS_PLUGIN_CLUSTER,
 	.config_schema = "{\"type\": \"object\", \"additionalProperties\": false}",
@@ -305,6 +309,8 @@ static const rezus_plugin_t talos = {
 	.render = talos_render,
 	.projection_rules = talos_rules,
 	.env_allowlist = NULL,
+	.observe_probes = talos_observe_probes,
+	.observe_parse = talos_observe_parse,
 };
 
 REZUS_PLUGIN_EXPORT const rezus_plugin_t *rezus_plugin_entry(void)
