@@ -23,6 +23,7 @@
 #include "core/engine/report.h"
 #include "core/engine/runlog.h"
 #include "core/engine/runner.h"
+#include "core/store/events.h"
 
 #define MAX_ENV 64
 
@@ -111,6 +112,16 @@ static struct tenant *tenant_of(rz_engine_t *e, const char *name, bool create)
 }
 
 static void finish(struct run *r, const char *phase, int exit_code);
+
+/* What happened to run r, as an Event on its tenant (repeats of a reason are counted). */
+static void run_event(struct run *r, const char *type, const char *reason, const char *what)
+{
+	char msg[700];
+
+	snprintf(msg, sizeof(msg), "run %s (%s, %s): %s", r->name, r->operation, r->trigger, what);
+	rz_events_record(r->e->store, r->t->name, "Tenant", r->t->name, type, reason, msg,
+	                 "engine");
+}
 
 /* Into the FIFO of tenants waiting for a pool slot (a new run, or an approved one). */
 static void push(struct tenant *t)
@@ -380,6 +391,37 @@ static int guard_empty(struct run *r, const json_t *files, rz_err_t *err)
 	                  held);
 }
 
+/* A destroy needs every plugin the tenant's resources came from: its cluster plugin and
+ * each node group's. One that is not loaded blocks it, saying so (the state is kept). */
+static int destroy_blocked(struct run *r, const json_t *tenant, const json_t *groups, rz_err_t *err)
+{
+	const char *need =
+	    json_string_value(json_object_get(json_object_get(tenant, "spec"), "clusterProvider"));
+	char name[64];
+	json_t *g;
+	size_t i = 0;
+
+	for (;;) {
+		if (need != NULL) {
+			size_t len = strcspn(need, ":");
+			snprintf(name, sizeof(name), "%.*s", (int)(len < 63 ? len : 63), need);
+			if (rz_plugins_find(r->e->plugins, name) == NULL) {
+				return rz_err_set(
+				    err, RZ_ECONFLICT,
+				    "cannot destroy: plugin '%s' is not loaded (list it under "
+				    "plugins: in rezus.conf); the tenant and its resources "
+				    "stay until it is",
+				    name);
+			}
+		}
+		if ((g = json_array_get(groups, i++)) == NULL) {
+			return 0;
+		}
+		need =
+		    json_string_value(json_object_get(json_object_get(g, "spec"), "providerClass"));
+	}
+}
+
 static int render(struct run *r, const json_t *tenant, rz_err_t *err)
 {
 	rz_engine_t *e = r->e;
@@ -396,6 +438,14 @@ static int render(struct run *r, const json_t *tenant, rz_err_t *err)
 	                    "unlock_address", url, "username", "rezus");
 	mkdir(e->o.workdir, 0700);
 	tenant_dir(e, r->t->name, dir, sizeof(dir));
+	if (r->deleting &&
+	    (rc = destroy_blocked(r, tenant, json_object_get(ctx, "nodeGroups"), err)) != 0) {
+		rz_events_record(e->store, r->t->name, "Tenant", r->t->name, "Warning",
+		                 "DestroyBlocked", err->msg, "engine");
+		json_decref(backend);
+		json_decref(ctx);
+		return rc;
+	}
 	rc = rz_compose(e->plugins, ctx, backend, &files, err);
 	if (rc == 0 && !r->deleting) {
 		rc = guard_empty(r, files, err);
@@ -572,6 +622,20 @@ static void finish(struct run *r, const char *phase, int exit_code)
 	}
 	rz_logkv(RZ_LOG_INFO, "engine", "run finished", "tenant", t->name, "run", r->name,
 	         "operation", r->operation, "phase", phase, "error", r->error, NULL);
+	if (strcmp(r->operation, "destroy") != 0 || strcmp(phase, "Succeeded") != 0) {
+		static const char *const reasons[][3] = {
+			{ "Succeeded", "Normal", "RunSucceeded" },
+			{ "Failed", "Warning", "RunFailed" },
+			{ "Canceled", "Normal", "RunCanceled" },
+			{ "Interrupted", "Warning", "RunInterrupted" },
+		};
+		for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++) {
+			if (strcmp(phase, reasons[i][0]) == 0) {
+				run_event(r, reasons[i][1], reasons[i][2],
+				          r->error[0] != '\0' ? r->error : "succeeded");
+			}
+		}
+	}
 	rz_auth_ungrant(e->auth, r->name);
 	rz_runlog_close(r->log, phase);
 	rz_proc_free(r->proc);
@@ -678,6 +742,8 @@ static int next_step(struct run *r, rz_err_t *err)
 			json_decref(c);
 			rz_report_awaiting(r->e->store, r->t->name, why,
 			                   r->e->o.provision_timeout_ms);
+			rz_events_record(r->e->store, r->t->name, "Tenant", r->t->name, "Warning",
+			                 "RunAwaitingApproval", why, "engine");
 		}
 		rz_logkv(RZ_LOG_NOTICE, "engine",
 		         "run awaits approval: its plan destroys resources", "tenant", r->t->name,
@@ -791,6 +857,7 @@ static void start_run(rz_engine_t *e, struct tenant *t)
 	rz_report_now(now, sizeof(now));
 	rz_report_status(e->store, "Run", t->name, r->name,
 	                 json_pack("{s:s, s:s}", "phase", "Running", "startedAt", now));
+	run_event(r, "Normal", "RunStarted", "started");
 	rz_auth_token_secret(r->secret);
 	rz_auth_grant(e->auth, t->name, r->name, r->secret);
 	rc = render(r, tenant, &err);

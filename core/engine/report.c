@@ -9,6 +9,7 @@
 #include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/engine/report.h"
+#include "core/store/events.h"
 #include "core/plugin/host.h"
 
 void rz_report_now(char *buf, size_t size)
@@ -307,6 +308,21 @@ void rz_report_phase(const rz_phase_in_t *in, rz_phase_out_t *out)
 	}
 }
 
+/* A new phase, as an Event on the tenant (Degraded and Failed are Warnings). */
+static void phase_event(rz_store_t *st, const char *tenant, const char *was,
+                        const rz_phase_out_t *out)
+{
+	bool bad = strcmp(out->phase, "Degraded") == 0 || strcmp(out->phase, "Failed") == 0;
+	char msg[400];
+
+	rz_logkv(RZ_LOG_INFO, "engine", "tenant phase", "tenant", tenant, "was", was ? was : "",
+	         "now", out->phase, NULL);
+	snprintf(msg, sizeof(msg), "phase %s (was %s): %s; control plane: %s", out->phase,
+	         was ? was : "none", out->machines_message, out->cp_message);
+	rz_events_record(st, tenant, "Tenant", tenant, bad ? "Warning" : "Normal", out->phase, msg,
+	                 "engine");
+}
+
 /* What changes a tenant's status besides its counts. */
 struct change {
 	const char *run, *operation, *phase, *error; /* a run ended */
@@ -388,8 +404,7 @@ static void derive(rz_store_t *st, const char *tenant, int64_t provision_timeout
 	                              (json_int_t)in.total, "ready", (json_int_t)in.ready));
 	json_object_set_new(fields, "conditions", conds);
 	if (in.was == NULL || strcmp(in.was, out.phase) != 0) {
-		rz_logkv(RZ_LOG_INFO, "engine", "tenant phase", "tenant", tenant, "was",
-		         in.was ? in.was : "", "now", out.phase, NULL);
+		phase_event(st, tenant, in.was, &out);
 	}
 	json_decref(t);
 	rz_report_status(st, "Tenant", NULL, tenant, fields);

@@ -20,6 +20,7 @@
 #include "core/engine/runner.h"
 #include "core/observe/observe.h"
 #include "core/plugin/probe.h"
+#include "core/store/events.h"
 
 #define LASTSEEN_EVERY 10 /* intervals between refreshes of an unchanged lastSeen */
 
@@ -391,6 +392,31 @@ static const char *str_or(const json_t *v, const char *def)
 	return json_is_string(v) ? json_string_value(v) : def;
 }
 
+/* A Machine's transitions as Events: ready, not ready (after it was), unreachable. */
+static void machine_events(rz_observer_t *o, const char *tenant, const char *name,
+                           const json_t *old, bool ready, const char *stage, const char *error)
+{
+	bool was = json_is_true(json_object_get(old, "ready"));
+	const char *was_stage = json_string_value(json_object_get(old, "stage"));
+	char msg[600];
+
+	if (stage != NULL && strcmp(stage, "Unknown") == 0 &&
+	    (was_stage == NULL || strcmp(was_stage, "Unknown") != 0)) {
+		snprintf(msg, sizeof(msg), "the machine cannot be observed: %s", error);
+		rz_events_record(o->store, tenant, "Machine", name, "Warning", "MachineUnreachable",
+		                 msg, "observer");
+	} else if (ready && !was) {
+		snprintf(msg, sizeof(msg), "the machine is %s and ready", stage ? stage : "up");
+		rz_events_record(o->store, tenant, "Machine", name, "Normal", "MachineReady", msg,
+		                 "observer");
+	} else if (!ready && was) {
+		snprintf(msg, sizeof(msg), "the machine is no longer ready (stage %s)%s%s",
+		         stage ? stage : "unknown", error[0] ? ": " : "", error);
+		rz_events_record(o->store, tenant, "Machine", name, "Warning", "MachineNotReady",
+		                 msg, "observer");
+	}
+}
+
 /* Machine m's status as the facts f (may be NULL) show it; written when it changed. */
 static bool write_machine(rz_observer_t *o, const char *tenant, const json_t *m, const json_t *f,
                           const char *now)
@@ -438,6 +464,7 @@ static bool write_machine(rz_observer_t *o, const char *tenant, const json_t *m,
 	if (error[0] == '\0') {
 		json_object_set_new(fields, "lastSeen", json_string(now));
 	}
+	machine_events(o, tenant, name, old, ready, stage, error);
 	rz_report_status(o->store, "Machine", tenant, name, fields);
 	return true;
 }

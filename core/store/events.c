@@ -175,14 +175,15 @@ static int check_args(struct rec *r)
 	return rc;
 }
 
-/* 1 when the tenant takes new content, 0 when it is gone or being deleted. */
+/* 1 when the tenant exists (being deleted too: its teardown has events of its own), 0 when
+ * it is gone. */
 static int tenant_open(struct rec *r)
 {
 	json_t *t = NULL;
 	int rc = rz_store_get(r->st, rz_kind_by_name("Tenant"), NULL, r->tenant, &t, &r->err);
 
 	if (rc == 0) {
-		rc = json_object_get(json_object_get(t, "metadata"), "deletionTimestamp") ? 0 : 1;
+		rc = 1;
 	} else if (rc == RZ_ENOTFOUND) {
 		rc = 0;
 	}

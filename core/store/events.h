@@ -31,8 +31,8 @@
  * The same (kind, name, reason, type) again in the tenant adds one to count, moves
  * lastTimestamp to now and takes the new message (a status write of the store: watches
  * see MODIFIED); anything else starts a new Event at count 1 (ADDED). involvedObject.uid
- * is the object's uid when the store holds it. A tenant that is gone or being deleted
- * records nothing.
+ * is the object's uid when the store holds it. A tenant that is gone records nothing; one
+ * being deleted still does (its teardown has events of its own).
  *
  * Recording never fails the caller's operation: a problem is logged, once, and returned
  * for tests: 0 when recorded or dropped on purpose, REZUS_EINVALID for arguments the

@@ -617,8 +617,10 @@ static int op_create(struct write *w, rz_err_t *err)
 	if (field != NULL) {
 		rc = tenant != NULL ? owner_usable(w->st, w->k, tenant, err)
 		                    : rz_err_set(err, REZUS_EINTERNAL, "store: no %s", field);
-		if (rc == RZ_ETERMINATING && strcmp(w->k->kind, "Run") == 0) {
-			rc = 0; /* the teardown of a tenant is itself a run */
+		if (rc == RZ_ETERMINATING &&
+		    (strcmp(w->k->kind, "Run") == 0 || strcmp(w->k->kind, "Event") == 0)) {
+			rc = 0; /* the teardown of a tenant is itself a run, and its events say how
+			           it goes */
 		}
 		if (rc != 0) {
 			return rc;

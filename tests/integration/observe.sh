@@ -102,6 +102,22 @@ expect_match "the machine says why" '"ready":false,"lastError":"sim: the machine
 expect_match "MachinesReady names lost machines" '"type":"MachinesReady","status":"False","reason":"MachinesLost","message":"2 of 3 machines ready"' \
 	"$(api "$API/tenants/obs")"
 
+# Events: what the engine and the observer noticed, repeats counted.
+ev=$(api "$API/tenants/obs/events")
+expect_match "the observer recorded the machine going NotReady (a Warning)" \
+	'"involvedObject":\{"kind":"Machine","name":"workers-1"[^}]*\},"reason":"MachineNotReady","message":"the machine is no longer ready[^"]*","type":"Warning"' "$ev"
+expect_match "and the tenant going Degraded" '"kind":"Tenant","name":"obs"[^}]*\},"reason":"Degraded","message":"phase Degraded \(was Ready\)[^"]*","type":"Warning"' "$ev"
+expect_eq "every machine's MachineReady, once each" "3" "$(printf '%s' "$ev" | grep -o '"reason":"MachineReady"' | wc -l | tr -d ' ')"
+expect_match "the engine's runs, the repeat counted rather than duplicated" \
+	'"reason":"RunSucceeded","message":"run run-[0-9a-f]+ \(apply, update\): succeeded","type":"Normal",[^{]*"count":2' "$ev"
+expect_eq "a watch of the Events works for a view of the tenant" "200" \
+	"$(curl -s -o /dev/null -m 1 -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "$API/tenants/obs/events?watch=true")"
+CTL="$top_builddir/rezusctl"
+out=$(REZUSCLOUD_SERVER="http://127.0.0.1:$PORT" REZUSCLOUD_TOKEN="$TOKEN" "$CTL" get events -t obs 2>&1)
+expect_match "rezusctl get events lists them" 'Warning +MachineNotReady +machine/workers-1 ' "$out"
+out=$(REZUSCLOUD_SERVER="http://127.0.0.1:$PORT" REZUSCLOUD_TOKEN="$TOKEN" "$CTL" describe tenant obs 2>&1)
+expect_match "rezusctl describe shows the tenant's recent events" 'Events:.*Warning +Degraded ' "$(printf '%s' "$out" | tr '\n' ' ')"
+
 # Refusals and deletion.
 out=$(api -X POST "$API/tenants" -d '{"metadata":{"name":"nope"},"spec":{"clusterProvider":"nosuch"}}')
 expect_match "a tenant naming no loaded cluster plugin is refused on the field" \
@@ -125,8 +141,37 @@ done
 expect_eq "deleting a tenant shows Deleting until it is gone" "Pending Provisioning Ready Degraded Deleting " "$(phases)"
 expect_eq "no credential file is left behind" "" "$(ls -A "$WORK/data/observe")"
 
+# A tenant whose plugin is no longer loaded cannot be destroyed: it says so and stays.
+api -X POST "$API/tenants" -d '{"metadata":{"name":"keep"},"spec":{"clusterProvider":"sim"}}' >/dev/null
+api -X POST "$API/tenants/keep/nodegroups" -d '{"metadata":{"name":"w"},"spec":{"role":"worker","count":1,"providerClass":"sim"}}' >/dev/null
+for _ in $(seq 1 300); do
+	case "$(api "$API/tenants/keep")" in *'"type":"Reconciled","status":"True"'*) break ;; esac
+	sleep 0.1
+done
 kill "$WATCH" 2>/dev/null
 kill -TERM "$DAEMON_PID"
 wait_exit "$DAEMON_PID" 15
 expect_eq "the daemon stops cleanly" "0" "$EXIT_STATUS"
+sed -i 's/^  sim: {stageMs: 300}$/  {}/; s/^plugins:$/plugins:/' "$WORK/rezus.conf"
+sed -i '/^plugins:$/{N;s/plugins:\n  {}/plugins: {}/}' "$WORK/rezus.conf"
+if start_daemon "$WORK/daemon2.log" -c "$WORK/rezus.conf"; then
+	ok "it starts again without the sim plugin"
+else
+	not_ok "it starts again without the sim plugin" "$(cat "$WORK/daemon2.log")"
+fi
+API="http://127.0.0.1:$PORT/api/v1"
+expect_eq "deleting the tenant is accepted" "202" "$(code -X DELETE "$API/tenants/keep")"
+for _ in $(seq 1 100); do
+	case "$(api "$API/tenants/keep")" in *'cannot destroy'*) break ;; esac
+	sleep 0.1
+done
+expect_match "its conditions say the destroy cannot run, and why" \
+	'"status":\{"phase":"Deleting".*"type":"Reconciled","status":"False","reason":"RunFailed","message":"cannot destroy: plugin .sim. is not loaded' \
+	"$(api "$API/tenants/keep")"
+expect_match "and so does a Warning Event" '"reason":"DestroyBlocked","message":"cannot destroy: plugin .sim. is not loaded[^"]*","type":"Warning"' \
+	"$(api "$API/tenants/keep/events")"
+expect_eq "the tenant stays, with its state" "200" "$(code "$API/tenants/keep")"
+kill -TERM "$DAEMON_PID"
+wait_exit "$DAEMON_PID" 15
+expect_eq "the daemon stops cleanly again" "0" "$EXIT_STATUS"
 done_testing
