@@ -674,6 +674,7 @@ static int start_observer(rz_daemon_t *d, rz_err_t *err)
 		                 d->cfg->observe_fast_interval_ms,
 		                 d->cfg->observe_provision_timeout_ms,
 		                 d->cfg->observe_workers,
+		                 d->cfg->observe_probe_timeout_ms,
 		                 d->cfg->talos_binary,
 		                 d->cfg->kubectl_binary,
 		                 d->observe_dir };

@@ -24,6 +24,7 @@ UNIT_TESTS = \
 	tests/unit/check_tfstate \
 	tests/unit/check_report \
 	tests/unit/check_observe \
+	tests/unit/check_observer \
 	tests/unit/check_platforms \
 	tests/unit/check_talos_observe
 
@@ -85,6 +86,9 @@ tests_unit_check_report_LDADD = $(TEST_LDADD)
 tests_unit_check_observe_SOURCES = tests/unit/check_observe.c tests/unit/testutil.h
 tests_unit_check_observe_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_observe_LDADD = $(TEST_LDADD)
+tests_unit_check_observer_SOURCES = tests/unit/check_observer.c tests/unit/testutil.h
+tests_unit_check_observer_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_observer_LDADD = $(TEST_LDADD)
 tests_unit_check_config_SOURCES = tests/unit/check_config.c tests/unit/testutil.h
 tests_unit_check_config_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_config_LDADD = $(TEST_LDADD)

@@ -72,6 +72,7 @@ typedef struct rz_config {
 	int64_t observe_interval_ms;          /* between observations of a settled tenant */
 	int64_t observe_fast_interval_ms;     /* while a tenant is provisioning or upgrading */
 	int observe_workers;                  /* probes running at once */
+	int64_t observe_probe_timeout_ms;     /* the longest a probe may run */
 	int64_t observe_provision_timeout_ms; /* provisioning longer than this: Failed */
 
 	/* talos: and kubectl: the tools probes run */

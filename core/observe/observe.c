@@ -343,11 +343,20 @@ static void start_job(rz_observer_t *o, struct job *j)
 		         strcmp(cred, "talosconfig") == 0 ? "TALOSCONFIG" : "KUBECONFIG", j->cred);
 		env[2] = cred_env;
 	}
-	po =
-	    (rz_proc_opts_t){ argv,        env,
-		              o->o.tmpdir, json_integer_value(json_object_get(j->probe, "timeout")),
-		              1000,        on_line,
-		              on_exit_job, j };
+	if (o->o.probe_timeout_ms > 0 &&
+	    json_integer_value(json_object_get(j->probe, "timeout")) > o->o.probe_timeout_ms) {
+		/* the plugin reads the timeout back from the probe: it must be the one applied */
+		json_object_set_new(j->probe, "timeout", json_integer(o->o.probe_timeout_ms));
+	}
+	po = (rz_proc_opts_t){ .argv = argv,
+		               .env = env,
+		               .cwd = o->o.tmpdir,
+		               .timeout_ms =
+		                   json_integer_value(json_object_get(j->probe, "timeout")),
+		               .kill_grace_ms = 1000,
+		               .on_line = on_line,
+		               .on_exit = on_exit_job,
+		               .arg = j };
 	j->started_ms = mono_ms();
 	if (rz_proc_start(&j->proc, o->base, &po, &err) != 0) {
 		finish_job(j, 127, false, err.msg);

@@ -29,6 +29,7 @@ typedef struct rz_observer_opts {
 	int64_t fast_interval_ms;     /* a tenant provisioning, degraded or upgrading */
 	int64_t provision_timeout_ms; /* handed to the phase derivation */
 	int workers;                  /* probes running at once */
+	int64_t probe_timeout_ms;     /* a probe's timeout is cut to this (0: none) */
 	const char *talosctl;         /* the binaries of the logical tools */
 	const char *kubectl;
 	const char *tmpdir; /* private directory for credential files (created 0700) */
