@@ -735,10 +735,10 @@ static int next_step(struct run *r, rz_err_t *err)
 		{
 			char why[256];
 			json_t *c = rz_plan_counts(r->plan);
+			json_int_t n = json_integer_value(json_object_get(c, "destroy"));
 			snprintf(why, sizeof(why),
-			         "run %s waits for approval: its plan destroys %lld resources",
-			         r->name,
-			         (long long)json_integer_value(json_object_get(c, "destroy")));
+			         "run %s waits for approval: its plan destroys %lld resource%s",
+			         r->name, (long long)n, n == 1 ? "" : "s");
 			json_decref(c);
 			rz_report_awaiting(r->e->store, r->t->name, why,
 			                   r->e->o.provision_timeout_ms);

@@ -153,6 +153,11 @@ RUN=$(awaiting 1)
 expect_match "scaling flaky to 0 plans a destroy that awaits approval" '^run-' "$RUN"
 expect_match "the waiting run shows what it would destroy" '"changes":\{"add":0,"change":0,"destroy":1\}' "$(api "$API/tenants/acme/runs/$RUN")"
 expect_match "the machine is still there" 'flaky-0' "$(machines)"
+expect_match "the tenant is not Reconciled while the run waits, and says why" \
+	'"type":"Reconciled","status":"False","reason":"AwaitingApproval","message":"run '"$RUN"' waits for approval: its plan destroys 1 resource"' \
+	"$(api "$API/tenants/acme")"
+expect_match "a Warning Event says it too" '"reason":"RunAwaitingApproval","message":"run '"$RUN"' waits for approval[^"]*","type":"Warning"' \
+	"$(api "$API/tenants/acme/events")"
 api -X POST "$API/tenants" -d '{"metadata":{"name":"other"},"spec":{"clusterProvider":"sim"}}' >/dev/null
 for _ in $(seq 1 300); do
 	grep -q 'msg="run finished" tenant=other' "$WORK/daemon.log" && break
@@ -163,6 +168,8 @@ expect_match "with one worker, another tenant runs while the approval waits" \
 expect_eq "approving an unknown run is 404" "404" "$(api -o /dev/null -w '%{http_code}' -X POST "$API/tenants/acme/runs/run-00000000/approve")"
 expect_eq "cancel stops it" "200" "$(api -o /dev/null -w '%{http_code}' -X POST "$API/tenants/acme/runs/$RUN/cancel")"
 expect_eq "the run is Canceled" "Canceled" "$(wait_phase "$RUN" Canceled)"
+expect_match "Reconciled then says the run was canceled" '"type":"Reconciled","status":"False","reason":"RunCanceled"' \
+	"$(api "$API/tenants/acme")"
 expect_match "and destroyed nothing" 'flaky-0' "$(machines)"
 expect_eq "a finished run cannot be approved (409)" "409" "$(api -o /dev/null -w '%{http_code}' -X POST "$API/tenants/acme/runs/$RUN/approve")"
 api -X POST "$API/tenants/acme/runs" -d '{"spec":{"operation":"apply"}}' >/dev/null

@@ -20,6 +20,17 @@ for what in 'depends_on\[0\]: must be a bare reference string' \
 	'a user string reaches a template unescaped'; do
 	expect_match "it reports: $what" "$what" "$(cat "$WORK/badtf.out")"
 done
+expect_match "it checks the sim plugin's observation" \
+	'PASS observe_probes keeps the contract: [0-9]+ probes.*PASS observe_parse takes failed, timed-out and garbage output' \
+	"$(tr '\n' ' ' <"$WORK/check.out")"
+"$CHECK" "$top_builddir/plugins/.libs/talos.so" >"$WORK/talos.out" 2>&1
+expect_eq "rezus-plugin-check passes the talos plugin, observation included" "0" "$?"
+expect_match "its probes too" 'PASS observe_probes keeps the contract: [0-9]+ probes' "$(cat "$WORK/talos.out")"
+"$CHECK" "$FIX/badobserve.so" >"$WORK/badobserve.out" 2>&1
+expect_eq "it fails a plugin whose probes break the observation contract" "1" "$?"
+expect_match "and names the probe and the member" \
+	"FAIL observe_probes keeps the contract: plugin 'badobserve': observe_probes broke the contract: probe 0 \\('x'\\): tool must be" \
+	"$(cat "$WORK/badobserve.out")"
 "$CHECK" "$FIX/major.so" >"$WORK/major.out" 2>&1
 expect_eq "it fails a plugin built for another ABI" "1" "$?"
 expect_match "and says why" 'FAIL load: built for ABI 2\.0, host provides 1\.1' "$(cat "$WORK/major.out")"
