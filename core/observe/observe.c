@@ -30,7 +30,7 @@ const char *const rz_observer_outcomes[4] = { "ok", "failed", "timeout", "error"
 
 struct buf {
 	char *p;
-	size_t len, max;
+	size_t len, cap, max;
 	bool cut; /* more arrived than max */
 };
 
@@ -196,13 +196,18 @@ static void buf_add(struct buf *b, const char *line, size_t len)
 		b->cut = true;
 		return;
 	}
-	if (b->p == NULL || want + 1 > b->len + 1) {
-		char *p = realloc(b->p, want + 1);
-		if (p == NULL) {
+	if (want + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		char *p;
+		while (cap < want + 1) {
+			cap *= 2;
+		}
+		if ((p = realloc(b->p, cap)) == NULL) {
 			b->cut = true;
 			return;
 		}
 		b->p = p;
+		b->cap = cap;
 	}
 	memcpy(b->p + b->len, line, len);
 	b->len += len;

@@ -3,7 +3,7 @@
 # every output format (JSON and YAML round-trip through apply -f), watch, scale, edit, the
 # logs of a real sim run, a kubeconfig kubectl loads, delete; errors and exit statuses for
 # a bad manifest, a conflict, a missing object, a dead server, missing permissions and bad
-# usage; events (empty: nothing records one yet) in get and describe; boot --platform local
+# usage; events in get and describe (the engine's, and the empty forms); boot --platform local
 # from nothing, twice; boot --platform docker with recording stand-ins for talosctl and
 # kubectl; completion; the man page against --help.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
@@ -106,15 +106,24 @@ expect_match "describe shows the object, its node groups and runs" 'Name: +rack.
 run api-resources
 expect_match "api-resources comes from the server's kind table" '^nodegroups +ng +true +NodeGroup ' "$(grep '^nodegroups' "$WORK/out")"
 
-# --- events (nothing records one yet: the engine's calls come later; the empty forms here) ----
-run get events -t rack
-expect_eq "get events of a tenant with none says so on stderr, exit 0" "0||No resources found." "$RC|$(cat "$WORK/out")|$(cat "$WORK/err")"
-run get ev -A -o name
+# --- events: the engine records its runs; the empty forms through a selector nothing matches --
+NONE="--field-selector reason=NoSuchReason"
+run get events -t rack $NONE
+expect_eq "get events with none to show says so on stderr, exit 0" "0||No resources found." "$RC|$(cat "$WORK/out")|$(cat "$WORK/err")"
+run get ev -A -o name $NONE
 expect_eq "get ev -A (short name, every tenant) -o name prints nothing" "0|" "$RC|$(cat "$WORK/out")"
-run get events -t rack -o json
+run get events -t rack -o json $NONE
 expect_match "-o json of no events is an empty List" '"kind": "List".*"items": \[\]' "$(tr '\n' ' ' <"$WORK/out")"
-run get events -t rack -o yaml
+run get events -t rack -o yaml $NONE
 expect_match "-o yaml too" '^items: \[\]$' "$(cat "$WORK/out")"
+for _ in $(seq 1 100); do
+	"$CTL" get events -t rack 2>/dev/null | grep -q RunStarted && break
+	sleep 0.1
+done
+run get events -t rack
+expect_match "get events lists what the engine recorded, in kubectl's columns" \
+	'^LAST SEEN +TYPE +REASON +OBJECT +COUNT +MESSAGE.*Normal +RunStarted +tenant/rack +1 +run run-[0-9a-f]+ \(apply, create\): started' \
+	"$(tr '\n' ' ' <"$WORK/out")"
 run get events -t rack --field-selector involvedObject.kind=NodeGroup,involvedObject.name=workers
 expect_eq "--field-selector on involvedObject is accepted" "0" "$RC"
 run get events -t rack --field-selector spec.count=1
@@ -123,9 +132,9 @@ expect_match "naming the field and the ones that work" "field 'spec.count' is no
 run get event nope -t rack
 expect_eq "a missing event exits 1" "1 error: events \"nope\" not found" "$RC $(cat "$WORK/err")"
 run describe tenant rack
-expect_match "describe ends with the object's events: <none>" 'Recent runs:.* Events: +<none> *$' "$(tr '\n' ' ' <"$WORK/out")"
+expect_match "describe ends with the object's events" 'Recent runs:.* Events: +TYPE +REASON +AGE +FROM +MESSAGE .*Normal +RunStarted .* engine ' "$(tr '\n' ' ' <"$WORK/out")"
 run describe ng workers -t rack
-expect_match "for a node group too" 'Machines:.* Events: +<none> *$' "$(tr '\n' ' ' <"$WORK/out")"
+expect_match "for a node group too (it has none: <none>)" 'Machines:.* Events: +<none> *$' "$(tr '\n' ' ' <"$WORK/out")"
 run api-resources
 expect_match "api-resources lists events" '^events +ev +true +Event ' "$(grep '^events' "$WORK/out")"
 

@@ -103,6 +103,10 @@ expect_match "MachinesReady names lost machines" '"type":"MachinesReady","status
 	"$(api "$API/tenants/obs")"
 
 # Events: what the engine and the observer noticed, repeats counted.
+for _ in $(seq 1 100); do # the patch's own run (its plan changes nothing) ends too
+	api "$API/tenants/obs/events" | grep -q '"reason":"RunSucceeded",[^{]*"count":2' && break
+	sleep 0.1
+done
 ev=$(api "$API/tenants/obs/events")
 expect_match "the observer recorded the machine going NotReady (a Warning)" \
 	'"involvedObject":\{"kind":"Machine","name":"workers-1"[^}]*\},"reason":"MachineNotReady","message":"the machine is no longer ready[^"]*","type":"Warning"' "$ev"

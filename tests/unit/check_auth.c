@@ -423,7 +423,8 @@ START_TEST(test_view_role_reads_events)
 	json_t *j;
 
 	ck_assert_int_eq(
-	    call("POST", "/api/v1/tenants", admin_tok, "{\"metadata\":{\"name\":\"acme\"}}", &j),
+	    call("POST", "/api/v1/tenants", admin_tok,
+	         "{\"metadata\":{\"name\":\"acme\"},\"spec\":{\"clusterProvider\":\"sim\"}}", &j),
 	    201);
 	json_decref(j);
 	ck_assert_int_eq(rz_events_record(rz_daemon_store(d), "acme", "Tenant", "acme", "Normal",
