@@ -159,7 +159,10 @@ static void unqueue(struct tenant *t)
 
 static void enqueue(struct tenant *t)
 {
-	if (t->run != NULL && t->run->awaiting) { /* its plan is stale now */
+	/* A change makes a waiting apply's plan stale; a manual run (a speculative plan, an
+	 * apply asked for by hand) queues behind it and leaves it as it is. */
+	if (t->run != NULL && t->run->awaiting && t->trigger != NULL &&
+	    strcmp(t->trigger, "resync") != 0) {
 		snprintf(t->run->error, sizeof(t->run->error), "superseded by a newer change");
 		finish(t->run, "Canceled", -1);
 	}

@@ -174,9 +174,15 @@ expect_match "and destroyed nothing" 'flaky-0' "$(machines)"
 expect_eq "a finished run cannot be approved (409)" "409" "$(api -o /dev/null -w '%{http_code}' -X POST "$API/tenants/acme/runs/$RUN/approve")"
 api -X POST "$API/tenants/acme/runs" -d '{"spec":{"operation":"apply"}}' >/dev/null
 RUN2=$(awaiting 2)
+# A speculative plan never touches the apply that waits: it queues behind it.
+PLAN=$(api -X POST "$API/tenants/acme/runs" -d '{"spec":{"operation":"plan"}}' | sed -n 's/.*"name":"\(run-[0-9a-z]*\)".*/\1/p')
+sleep 1
+expect_eq "a manual plan leaves the waiting apply alone" "AwaitingApproval" "$(run_phase "$RUN2")"
+expect_eq "and waits its turn" "Queued" "$(run_phase "$PLAN")"
 expect_match "a manual apply plans the destroy again and waits" '^run-' "$RUN2"
 expect_eq "approve lets it apply" "200" "$(api -o /dev/null -w '%{http_code}' -X POST "$API/tenants/acme/runs/$RUN2/approve")"
 expect_eq "the approved run succeeds" "Succeeded" "$(wait_phase "$RUN2" Succeeded)"
+expect_eq "then the plan runs" "Succeeded" "$(wait_phase "$PLAN" Succeeded)"
 expect_eq "and the machine is gone" "cp-0 workers-0 workers-1 workers-2 workers-3 " "$(machines)"
 expect_match "approve and cancel are audited" 'approve.*cancel|cancel.*approve' "$(sqlite3 "$WORK/data/rezus.db" 'SELECT group_concat(verb) FROM audit')"
 
