@@ -25,7 +25,8 @@
 #include "core/engine/runner.h"
 #include "core/store/events.h"
 
-#define MAX_ENV 64
+#define MAX_ENV  64
+#define TAIL_MAX 2048 /* bytes of a step's last text lines kept for a diagnostic */
 
 enum step { STEP_INIT, STEP_PLAN, STEP_SHOW, STEP_APPLY, STEP_DONE };
 
@@ -47,6 +48,8 @@ struct run {
 	} show;       /* stdout of `tofu show -json` while it runs (sensitive values in clear) */
 	json_t *plan; /* then parsed, once; the buffer is wiped */
 	json_t *diagnostics;
+	char tail[TAIL_MAX]; /* the step's last lines of plain text (stderr, or non-JSON) */
+	size_t tail_len;
 	char error[512];
 	bool deleting; /* the tenant is being deleted: no approval for a destroy */
 	bool awaiting; /* AwaitingApproval: stopped before apply, its pool slot given back */
@@ -466,6 +469,31 @@ static int render(struct run *r, const json_t *tenant, rz_err_t *err)
 
 /* A line of tofu's output: into the run's log; JSON UI lines also into the run's changes
  * and diagnostics; `show -json` output kept whole. */
+/* Keep line at the end of the step's text tail, dropping whole lines from its front. */
+static void keep_tail(struct run *r, const char *line, size_t len)
+{
+	size_t need;
+
+	if (len == 0 || strspn(line, " \t") == len) {
+		return;
+	}
+	if (len > TAIL_MAX / 2) {
+		line += len - TAIL_MAX / 2;
+		len = TAIL_MAX / 2;
+	}
+	need = len + 1;
+	while (r->tail_len + need + 1 > TAIL_MAX && r->tail_len > 0) {
+		char *nl = memchr(r->tail, '\n', r->tail_len);
+		size_t cut = nl ? (size_t)(nl - r->tail) + 1 : r->tail_len;
+		memmove(r->tail, r->tail + cut, r->tail_len - cut);
+		r->tail_len -= cut;
+	}
+	memcpy(r->tail + r->tail_len, line, len);
+	r->tail_len += len;
+	r->tail[r->tail_len++] = '\n';
+	r->tail[r->tail_len] = '\0';
+}
+
 static void on_line(void *arg, const char *line, size_t len, bool is_stderr)
 {
 	struct run *r = arg;
@@ -476,6 +504,9 @@ static void on_line(void *arg, const char *line, size_t len, bool is_stderr)
 	 * log and its followers. */
 	if (!plan_json) {
 		rz_runlog_line(r->log, line, len);
+	}
+	if (!plan_json && (len == 0 || line[0] != '{')) {
+		keep_tail(r, line, len);
 	}
 	if (plan_json) {
 		if (r->show.len + len + 1 > r->show.cap) {
@@ -775,6 +806,18 @@ static void step_done(void *arg, int status, bool timed_out, bool canceled)
 		finish(r, "Failed", status);
 		return;
 	}
+	if (!canceled && status != 0 && json_array_size(r->diagnostics) == 0) {
+		/* tofu printed no JSON diagnostic (init never does): its last words are one */
+		char summary[64];
+		snprintf(summary, sizeof(summary), "tofu %s failed", names[r->step]);
+		while (r->tail_len > 0 && r->tail[r->tail_len - 1] == '\n') {
+			r->tail[--r->tail_len] = '\0';
+		}
+		json_array_append_new(
+		    r->diagnostics,
+		    json_pack("{s:s, s:s, s:s, s:s}", "severity", "error", "summary", summary,
+		              "detail", r->tail_len ? r->tail : "(no output)", "address", ""));
+	}
 	if (canceled || status != 0) {
 		snprintf(r->error, sizeof(r->error), "tofu %s %s", names[r->step],
 		         canceled ? "was canceled" : "failed (see the run's diagnostics and log)");
@@ -788,6 +831,7 @@ static void step_done(void *arg, int status, bool timed_out, bool canceled)
 		}
 	}
 	r->step++;
+	r->tail_len = 0; /* a diagnostic speaks of the step that failed */
 	if (next_step(r, &err) != 0) {
 		snprintf(r->error, sizeof(r->error), "%s", err.msg);
 		finish(r, "Failed", -1);

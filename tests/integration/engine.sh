@@ -25,10 +25,12 @@ plugin_dir: $WORK/plugins
 plugins:
   sim: {}
   hollow: {}
+  randomv1: {}
 CONF
 mkdir -p "$WORK/plugins"
 ln -s "$top_builddir/plugins/.libs/sim.so" "$WORK/plugins/sim.so"
 ln -s "$top_builddir/tests/fixtures/plugins/.libs/hollow.so" "$WORK/plugins/hollow.so"
+ln -s "$top_builddir/tests/fixtures/plugins/.libs/randomv1.so" "$WORK/plugins/randomv1.so"
 if REZUSCLOUD_ADMIN_PASSWORD=engine-test-pw start_daemon "$WORK/daemon.log" -c "$WORK/rezus.conf"; then
 	ok "the daemon starts with tofu.binary=$(basename "$TF")"
 else
@@ -235,6 +237,19 @@ expect_eq "the retry runs by itself (and fails again, still guarded)" "2" \
 	"$(grep -c 'msg="run finished" tenant=hollow run=run-[0-9a-z]* operation=apply phase=Failed' "$WORK/daemon.log")"
 expect_match "the next wait doubles" 'msg="run failed: retrying" tenant=hollow in=20s' "$(cat "$WORK/daemon.log")"
 expect_match "and the state keeps its resource" '"name": *"keep"' "$(curl -s -H "Authorization: Bearer $TOKEN" "$SU")"
+
+# A step that fails without a JSON diagnostic (init has none: it prints text) still leaves
+# one: its last error lines. randomv1 needs a provider that cannot be downloaded here.
+api -X POST "$API/tenants" -d '{"metadata":{"name":"noinit"},"spec":{"clusterProvider":"sim"}}' >/dev/null
+api -X POST "$API/tenants/noinit/nodegroups" -d '{"metadata":{"name":"r"},"spec":{"role":"worker","count":1,"providerClass":"randomv1"}}' >/dev/null
+for _ in $(seq 1 300); do
+	grep -q 'msg="run finished" tenant=noinit' "$WORK/daemon.log" && break
+	sleep 0.1
+done
+out=$(api "$API/tenants/noinit/runs")
+expect_match "an init failure says so" '"message":"tofu init failed \(see the run.s diagnostics and log\)"' "$out"
+expect_match "and its diagnostics hold init's own error" \
+	'"diagnostics":\[\{"severity":"error","summary":"tofu init failed","detail":"[^}]*Error: [^}]*provider' "$out"
 
 kill -TERM "$DAEMON_PID"
 wait_exit "$DAEMON_PID" 5
