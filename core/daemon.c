@@ -658,7 +658,9 @@ static int start_engine(rz_daemon_t *d, rz_err_t *err)
 		                d->cfg->tofu_env_passthrough,
 		                d->cfg->tofu_destroy_approval,
 		                d->cfg->tofu_resync_ms,
-		                d->cfg->observe_provision_timeout_ms };
+		                d->cfg->observe_provision_timeout_ms,
+		                d->cfg->tofu_run_history,
+		                d->cfg->tofu_run_retention_ms };
 	rc = rz_engine_new(&d->engine, d->base, d->store, d->bus, d->plugins, d->auth, d->tfstate,
 	                   &o, err);
 	if (rc == 0 && !rz_engine_ready(d->engine, why, sizeof(why))) {

@@ -41,6 +41,7 @@ INTEGRATION_TESTS = \
 	tests/integration/cli.sh \
 	tests/integration/layers.sh \
 	tests/integration/observe.sh \
+	tests/integration/history.sh \
 	tests/integration/standins.sh
 
 include tests/fixtures/plugins/local.mk

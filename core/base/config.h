@@ -66,6 +66,8 @@ typedef struct rz_config {
 	char *tofu_plugin_cache_dir;
 	char **tofu_env_passthrough; /* NULL-terminated */
 	int tofu_state_history;
+	int tofu_run_history;          /* Runs kept per tenant */
+	int64_t tofu_run_retention_ms; /* failed Runs beyond that are kept this long */
 	bool tofu_destroy_approval;
 
 	/* observe: */

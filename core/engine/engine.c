@@ -22,6 +22,7 @@
 #include "core/engine/plan.h"
 #include "core/engine/report.h"
 #include "core/engine/runlog.h"
+#include "core/base/clock.h"
 #include "core/engine/runner.h"
 #include "core/store/events.h"
 
@@ -56,6 +57,9 @@ struct run {
 	bool approved; /* approved: queued for a slot to apply in */
 	bool slot;     /* holds one of the pool's tofu.workers slots */
 	bool drifted;  /* a resync whose plan found changes */
+	bool stored;   /* its Run object exists: a resync's only once it has something to do */
+	json_int_t generation;
+	char started[32];
 };
 
 struct tenant {
@@ -312,6 +316,7 @@ static int make_run(struct run *r, const json_t *tenant, rz_err_t *err)
 	}
 	if (t->manual[0] != '\0') {
 		json_t *m = NULL;
+		r->stored = true;
 		snprintf(r->name, sizeof(r->name), "%s", t->manual);
 		t->manual[0] = '\0';
 		if (rz_store_get(e->store, rz_kind_by_name("Run"), t->name, r->name, &m, err) !=
@@ -335,15 +340,45 @@ static int make_run(struct run *r, const json_t *tenant, rz_err_t *err)
 	snprintf(r->name, sizeof(r->name), "run-%02x%02x%02x%02x", raw[0], raw[1], raw[2], raw[3]);
 	snprintf(r->operation, sizeof(r->operation), "%s", deleting ? "destroy" : "apply");
 	snprintf(r->trigger, sizeof(r->trigger), "%s", deleting ? "delete" : trigger);
-	obj = json_pack(
-	    "{s:{s:s, s:s}, s:{s:s, s:s, s:I}}", "metadata", "name", r->name, "tenant", t->name,
-	    "spec", "operation", r->operation, "trigger", deleting ? "delete" : trigger,
-	    "generation",
-	    json_integer_value(json_object_get(json_object_get(tenant, "metadata"), "generation")));
+	r->generation =
+	    json_integer_value(json_object_get(json_object_get(tenant, "metadata"), "generation"));
+	if (strcmp(r->trigger, "resync") == 0) {
+		return 0; /* stored only when its plan finds something to do, or it fails */
+	}
+	obj = json_pack("{s:{s:s, s:s}, s:{s:s, s:s, s:I}}", "metadata", "name", r->name, "tenant",
+	                t->name, "spec", "operation", r->operation, "trigger", r->trigger,
+	                "generation", r->generation);
 	rc = rz_store_create(e->store, rz_kind_by_name("Run"), obj, NULL, &out, err);
 	json_decref(obj);
 	json_decref(out);
+	r->stored = rc == 0;
 	return rc;
+}
+
+/* A resync's Run, stored once it has something to tell: it found drift, or it failed. */
+static void store_run(struct run *r)
+{
+	json_t *obj, *out = NULL;
+	rz_err_t err = { 0 };
+
+	if (r->stored) {
+		return;
+	}
+	obj = json_pack("{s:{s:s, s:s}, s:{s:s, s:s, s:I}}", "metadata", "name", r->name, "tenant",
+	                r->t->name, "spec", "operation", r->operation, "trigger", r->trigger,
+	                "generation", r->generation);
+	if (rz_store_create(r->e->store, rz_kind_by_name("Run"), obj, NULL, &out, &err) == 0) {
+		r->stored = true;
+		rz_report_status(
+		    r->e->store, "Run", r->t->name, r->name,
+		    json_pack("{s:s, s:s}", "phase", "Running", "startedAt", r->started));
+		run_event(r, "Normal", "RunStarted", "started");
+	} else {
+		rz_log_warn("engine", "tenant '%s': cannot store run %s: %s", r->t->name, r->name,
+		            err.msg);
+	}
+	json_decref(obj);
+	json_decref(out);
 }
 
 /* ------------------------------------------------------------------ the working directory */
@@ -619,6 +654,70 @@ static int64_t backoff_ms(const rz_engine_t *e, int failures)
 	return d < cap ? d : cap;
 }
 
+/* Runs of tenant kept: the newest tofu.run_history, and failed ones younger than
+ * tofu.run_retention; the others go, with their logs. Runs still going are never pruned. */
+static int newest_first(const void *a, const void *b)
+{
+	const json_t *x = *(const json_t *const *)a, *y = *(const json_t *const *)b;
+	const char *tx =
+	    json_string_value(json_object_get(json_object_get(x, "metadata"), "creationTimestamp"));
+	const char *ty =
+	    json_string_value(json_object_get(json_object_get(y, "metadata"), "creationTimestamp"));
+	const char *sx =
+	    json_string_value(json_object_get(json_object_get(x, "status"), "startedAt"));
+	const char *sy =
+	    json_string_value(json_object_get(json_object_get(y, "status"), "startedAt"));
+	int c = strcmp(ty ? ty : "", tx ? tx : "");
+
+	return c != 0 ? c : strcmp(sy ? sy : "", sx ? sx : "");
+}
+
+static void prune_runs(rz_engine_t *e, const char *tenant, const char *current)
+{
+	json_t *runs = rz_store_list_all(e->store, "Run", tenant), *out;
+	size_t n = json_array_size(runs), kept = 0;
+	const json_t **v = n ? calloc(n, sizeof(*v)) : NULL;
+	int64_t now = rz_clock_now_ms();
+	char dir[PATH_MAX], path[PATH_MAX * 2];
+	rz_err_t err = { 0 };
+	bool gone;
+
+	if (v == NULL) {
+		json_decref(runs);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		v[i] = json_array_get(runs, i);
+	}
+	qsort(v, n, sizeof(*v), newest_first);
+	tenant_dir(e, tenant, dir, sizeof(dir));
+	for (size_t i = 0; i < n; i++) {
+		const json_t *st = json_object_get(v[i], "status");
+		const char *name =
+		    json_string_value(json_object_get(json_object_get(v[i], "metadata"), "name"));
+		const char *phase = json_string_value(json_object_get(st, "phase"));
+		const char *end = json_string_value(json_object_get(st, "finishedAt"));
+		bool done = end != NULL && phase != NULL;
+		bool young_failure = done && strcmp(phase, "Failed") == 0 &&
+		                     now - rz_clock_parse(end) < e->o.run_retention_ms;
+
+		if (name == NULL || !done || strcmp(name, current) == 0 ||
+		    kept < (size_t)e->o.run_history || young_failure) {
+			kept++;
+			continue;
+		}
+		out = NULL;
+		if (rz_store_delete(e->store, rz_kind_by_name("Run"), tenant, name, 0, NULL, &out,
+		                    &gone, &err) == 0) {
+			snprintf(path, sizeof(path), "%s/%s.log", dir, name);
+			unlink(path);
+		}
+		json_decref(out);
+	}
+	free(v);
+	json_decref(runs);
+}
+
 static void finish(struct run *r, const char *phase, int exit_code)
 {
 	rz_engine_t *e = r->e;
@@ -628,6 +727,7 @@ static void finish(struct run *r, const char *phase, int exit_code)
 	char now[32];
 	json_t *state = NULL;
 	rz_err_t err = { 0 };
+	bool quiet;
 
 	if (strcmp(phase, "Succeeded") == 0 && strcmp(r->operation, "plan") != 0 &&
 	    rz_tfstate_get(e->tfstate, t->name, &state, &err) == 0) {
@@ -638,13 +738,22 @@ static void finish(struct run *r, const char *phase, int exit_code)
 		}
 	}
 	json_decref(state);
+	if (!r->stored && strcmp(phase, "Succeeded") != 0 && !e->stopping) {
+		store_run(r); /* a resync that failed is worth keeping */
+	}
+	quiet = !r->stored; /* a resync that found nothing to do: no Run, no Events */
 	rz_report_now(now, sizeof(now));
-	rz_report_status(e->store, "Run", t->name, r->name,
-	                 json_pack("{s:s, s:s, s:i, s:s, s:o, s:O}", "phase", phase, "finishedAt",
-	                           now, "exitCode", exit_code, "message", r->error, "changes",
-	                           rz_plan_counts(r->plan), "diagnostics", r->diagnostics));
+	if (!quiet) {
+		rz_report_status(e->store, "Run", t->name, r->name,
+		                 json_pack("{s:s, s:s, s:i, s:s, s:o, s:O}", "phase", phase,
+		                           "finishedAt", now, "exitCode", exit_code, "message",
+		                           r->error, "changes", rz_plan_counts(r->plan),
+		                           "diagnostics", r->diagnostics));
+	}
 	if (strcmp(r->operation, "destroy") == 0 && strcmp(phase, "Succeeded") == 0) {
 		teardown_done(r);
+	} else if (quiet) {
+		rz_report_resynced(e->store, t->name, e->o.provision_timeout_ms);
 	} else if (strcmp(r->operation, "plan") != 0) {
 		rz_report_run(e->store, t->name, r->name, r->operation, phase, r->error,
 		              e->o.provision_timeout_ms);
@@ -656,7 +765,7 @@ static void finish(struct run *r, const char *phase, int exit_code)
 	}
 	rz_logkv(RZ_LOG_INFO, "engine", "run finished", "tenant", t->name, "run", r->name,
 	         "operation", r->operation, "phase", phase, "error", r->error, NULL);
-	if (strcmp(r->operation, "destroy") != 0 || strcmp(phase, "Succeeded") != 0) {
+	if (!quiet && (strcmp(r->operation, "destroy") != 0 || strcmp(phase, "Succeeded") != 0)) {
 		static const char *const reasons[][3] = {
 			{ "Succeeded", "Normal", "RunSucceeded" },
 			{ "Failed", "Warning", "RunFailed" },
@@ -672,6 +781,14 @@ static void finish(struct run *r, const char *phase, int exit_code)
 	}
 	rz_auth_ungrant(e->auth, r->name);
 	rz_runlog_close(r->log, phase);
+	if (quiet) {
+		char dir[PATH_MAX], path[PATH_MAX * 2];
+		tenant_dir(e, t->name, dir, sizeof(dir));
+		snprintf(path, sizeof(path), "%s/%s.log", dir, r->name);
+		unlink(path); /* nobody can ask for the log of a Run that was never stored */
+	} else if (!e->stopping) {
+		prune_runs(e, t->name, r->name);
+	}
 	rz_proc_free(r->proc);
 	json_decref(r->diagnostics);
 	if (r->show.p != NULL) {
@@ -691,7 +808,8 @@ static void finish(struct run *r, const char *phase, int exit_code)
 	t->failures = failed ? t->failures + 1 : strcmp(phase, "Succeeded") == 0 ? 0 : t->failures;
 	if (t->again) {
 		t->again = false;
-		poke(e, t->name, e->o.debounce_ms, "update");
+		/* the follow-up keeps what asked for it: a resync stays a resync */
+		poke(e, t->name, e->o.debounce_ms, t->trigger ? t->trigger : "update");
 	} else if (failed) {
 		int64_t delay = backoff_ms(e, t->failures);
 		char in[32];
@@ -756,6 +874,7 @@ static int next_step(struct run *r, rz_err_t *err)
 		if (r->drifted) {
 			rz_logkv(RZ_LOG_NOTICE, "engine", "drift detected: applying", "tenant",
 			         r->t->name, "run", r->name, NULL);
+			store_run(r);
 		}
 	}
 	if (r->step == STEP_APPLY && !rz_plan_changes(r->plan)) {
@@ -902,9 +1021,12 @@ static void start_run(rz_engine_t *e, struct tenant *t)
 		return;
 	}
 	rz_report_now(now, sizeof(now));
-	rz_report_status(e->store, "Run", t->name, r->name,
-	                 json_pack("{s:s, s:s}", "phase", "Running", "startedAt", now));
-	run_event(r, "Normal", "RunStarted", "started");
+	snprintf(r->started, sizeof(r->started), "%s", now);
+	if (r->stored) {
+		rz_report_status(e->store, "Run", t->name, r->name,
+		                 json_pack("{s:s, s:s}", "phase", "Running", "startedAt", now));
+		run_event(r, "Normal", "RunStarted", "started");
+	}
 	rz_auth_token_secret(r->secret);
 	rz_auth_grant(e->auth, t->name, r->name, r->secret);
 	rc = render(r, tenant, &err);

@@ -35,6 +35,8 @@ typedef struct rz_engine_opts {
 	bool destroy_approval;        /* a plan that destroys waits in AwaitingApproval */
 	int64_t resync_ms;            /* every tenant gets a run this often; 0: never */
 	int64_t provision_timeout_ms; /* still provisioning this long after an apply: Failed */
+	int run_history;              /* Runs kept per tenant (failed young ones besides) */
+	int64_t run_retention_ms;     /* how long a failed Run is kept beyond run_history */
 } rz_engine_opts_t;
 
 typedef struct rz_engine rz_engine_t;

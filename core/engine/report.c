@@ -327,6 +327,7 @@ static void phase_event(rz_store_t *st, const char *tenant, const char *was,
 struct change {
 	const char *run, *operation, *phase, *error; /* a run ended */
 	const char *awaiting;                        /* a run waits for approval: why */
+	bool resynced;                               /* a resync found nothing to do */
 };
 
 /* The tenant's status from the store and the change c (may be NULL): counts, conditions,
@@ -370,6 +371,12 @@ static void derive(rz_store_t *st, const char *tenant, int64_t provision_timeout
 			json_object_set_new(fields, "lastApplied", json_string(now));
 		}
 	}
+	if (c != NULL && c->resynced) {
+		set_condition(conds, "Reconciled", "True", "InSync",
+		              "the last resync's plan found nothing to change", now, gen);
+		json_object_set_new(fields, "lastReconciled", json_string(now));
+		json_object_set_new(fields, "observedGeneration", json_integer(gen));
+	}
 	if (c != NULL && c->awaiting != NULL) {
 		set_condition(conds, "Reconciled", "False", "AwaitingApproval", c->awaiting, now,
 		              gen);
@@ -377,8 +384,12 @@ static void derive(rz_store_t *st, const char *tenant, int64_t provision_timeout
 	last = json_object_get(fields, "lastRun") ?: json_object_get(status, "lastRun");
 	cp = json_object_get(status, "controlPlane");
 	in.deleting = json_object_get(json_object_get(t, "metadata"), "deletionTimestamp") != NULL;
+	/* a failed run is history once a later resync found everything as it should be */
 	in.run_failed =
-	    strcmp(json_string_value(json_object_get(last, "phase")) ?: "", "Failed") == 0;
+	    strcmp(json_string_value(json_object_get(last, "phase")) ?: "", "Failed") == 0 &&
+	    rz_clock_parse(json_string_value(json_object_get(fields, "lastReconciled"))
+	                       ?: json_string_value(json_object_get(status, "lastReconciled"))) <
+	        rz_clock_parse(json_string_value(json_object_get(last, "finishedAt")));
 	in.applied_ms =
 	    rz_clock_parse(json_string_value(json_object_get(fields, "lastApplied"))
 	                       ?: json_string_value(json_object_get(status, "lastApplied")));
@@ -413,7 +424,7 @@ static void derive(rz_store_t *st, const char *tenant, int64_t provision_timeout
 void rz_report_run(rz_store_t *st, const char *tenant, const char *run, const char *operation,
                    const char *phase, const char *error, int64_t provision_timeout_ms)
 {
-	struct change c = { run, operation, phase, error ? error : "", NULL };
+	struct change c = { run, operation, phase, error ? error : "", NULL, false };
 
 	derive(st, tenant, provision_timeout_ms, &c);
 }
@@ -422,6 +433,13 @@ void rz_report_awaiting(rz_store_t *st, const char *tenant, const char *why,
                         int64_t provision_timeout_ms)
 {
 	struct change c = { .awaiting = why };
+
+	derive(st, tenant, provision_timeout_ms, &c);
+}
+
+void rz_report_resynced(rz_store_t *st, const char *tenant, int64_t provision_timeout_ms)
+{
+	struct change c = { .resynced = true };
 
 	derive(st, tenant, provision_timeout_ms, &c);
 }

@@ -63,6 +63,10 @@ void rz_report_phase(const rz_phase_in_t *in, rz_phase_out_t *out);
 void rz_report_run(rz_store_t *st, const char *tenant, const char *run, const char *operation,
                    const char *phase, const char *error, int64_t provision_timeout_ms);
 
+/* A resync's plan found nothing to change: lastReconciled moves, Reconciled is True
+ * (InSync), and no Run is stored for it. */
+void rz_report_resynced(rz_store_t *st, const char *tenant, int64_t provision_timeout_ms);
+
 /* A run of the tenant waits for approval: Reconciled False, AwaitingApproval, why. */
 void rz_report_awaiting(rz_store_t *st, const char *tenant, const char *why,
                         int64_t provision_timeout_ms);
