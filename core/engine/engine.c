@@ -2,6 +2,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -627,6 +628,36 @@ static void on_observed(evutil_socket_t fd, short what, void *arg)
 }
 
 /* A deleted tenant whose state is destroyed: drop the finalizer, and it goes. */
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	remove(path); /* best effort: go on with the rest */
+	return 0;
+}
+
+/* A tenant's working directory and run logs, gone with it. */
+static void remove_workdir(rz_engine_t *e, const char *tenant)
+{
+	char dir[PATH_MAX];
+
+	tenant_dir(e, tenant, dir, sizeof(dir));
+	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* At start: plans left by runs a crash interrupted hold states in clear; they go. */
+static int stale_plan(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	size_t n = strlen(path);
+
+	(void)sb;
+	if (flag == FTW_F && ftw->level == 2 && n > 5 && strcmp(path + n - 5, ".plan") == 0) {
+		unlink(path);
+	}
+	return 0;
+}
+
 static void teardown_done(struct run *r)
 {
 	json_t *patch = json_pack("{s:{s:[]}}", "metadata", "finalizers"), *cur = NULL, *out = NULL;
@@ -643,6 +674,7 @@ static void teardown_done(struct run *r)
 	json_decref(out);
 	json_decref(cur);
 	json_decref(patch);
+	remove_workdir(r->e, r->t->name);
 }
 
 /* After the nth failure in a row: 10 s doubling, capped at the resync interval (or 5 min). */
@@ -781,6 +813,12 @@ static void finish(struct run *r, const char *phase, int exit_code)
 	}
 	rz_auth_ungrant(e->auth, r->name);
 	rz_runlog_close(r->log, phase);
+	{
+		char dir[PATH_MAX], path[PATH_MAX * 2];
+		tenant_dir(e, t->name, dir, sizeof(dir));
+		snprintf(path, sizeof(path), "%s/%s.plan", dir, r->name);
+		unlink(path); /* the plan (the state in clear) lives as long as its run */
+	}
 	if (quiet) {
 		char dir[PATH_MAX], path[PATH_MAX * 2];
 		tenant_dir(e, t->name, dir, sizeof(dir));
@@ -846,11 +884,16 @@ static int next_step(struct run *r, rz_err_t *err)
 	/* -reconfigure: the backend address follows the daemon's listen address, and the
 	 * state always lives in the daemon: there is never anything to migrate. */
 	const char *init[] = { tofu, "init", "-input=false", "-no-color", "-reconfigure", NULL };
-	const char *plan[] = { tofu,    "plan",          "-input=false",
-		               "-json", "-out=run.plan", destroy ? "-destroy" : NULL,
+	char out[96], file[80];
+	/* the plan holds the state in clear: a file of this run alone (0600: the runner's
+	 * umask), removed when the run ends */
+	snprintf(file, sizeof(file), "%s.plan", r->name);
+	snprintf(out, sizeof(out), "-out=%s", file);
+	const char *plan[] = { tofu,    "plan", "-input=false",
+		               "-json", out,    destroy ? "-destroy" : NULL,
 		               NULL };
-	const char *show[] = { tofu, "show", "-json", "run.plan", NULL };
-	const char *apply[] = { tofu, "apply", "-input=false", "-json", "run.plan", NULL };
+	const char *show[] = { tofu, "show", "-json", file, NULL };
+	const char *apply[] = { tofu, "apply", "-input=false", "-json", file, NULL };
 	const char *const *argv[] = { init, plan, show, apply };
 
 	rz_proc_free(r->proc);
@@ -1214,6 +1257,7 @@ static void recover_runs(rz_engine_t *e)
 	rz_err_t err = { 0 };
 	size_t i;
 
+	nftw(e->o.workdir, stale_plan, 16, FTW_PHYS);
 	if (rz_tfstate_release_run_locks(e->tfstate, &err) < 0) {
 		rz_log_warn("engine", "cannot release the locks of interrupted runs: %s", err.msg);
 	}

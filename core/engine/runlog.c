@@ -1,9 +1,11 @@
 /* core/engine/runlog.c - a run's log file and its live followers. */
 #include <config.h>
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/engine/runlog.h"
 
@@ -42,7 +44,12 @@ rz_runlog_t *rz_runlog_open(const char *path)
 	rz_runlog_t *l = calloc(1, sizeof(*l));
 
 	if (l != NULL) {
-		l->f = fopen(path, "w");
+		/* 0600: a run's output names resources and ids that are nobody else's business */
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		l->f = fd >= 0 ? fdopen(fd, "w") : NULL;
+		if (fd >= 0 && l->f == NULL) {
+			close(fd);
+		}
 	}
 	return l;
 }

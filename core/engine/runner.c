@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -214,6 +215,7 @@ static void child(const char *path, const rz_proc_opts_t *o, int out, int err, p
 	if (o->cwd != NULL && chdir(o->cwd) != 0) {
 		_exit(126);
 	}
+	umask(077); /* what a child writes (tofu's plans, probes' caches) is the daemon's alone */
 	execve(path, (char *const *)o->argv, (char *const *)o->env);
 	_exit(127);
 }

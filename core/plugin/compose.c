@@ -298,9 +298,8 @@ int rz_compose_write(const json_t *files, const char *dir, rz_err_t *err)
 	}
 	json_object_foreach((json_t *)files, name, v)
 	{
-		mode_t mode = strcmp(name, "terraform.tfvars.json") == 0 ? 0600 : 0644;
-		if (rc == 0) {
-			rc = write_atomic(dir, name, v, mode, err);
+		if (rc == 0) { /* 0600 all: a working directory is the daemon's alone */
+			rc = write_atomic(dir, name, v, 0600, err);
 		}
 	}
 	if (rc == 0) {

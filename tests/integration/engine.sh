@@ -155,6 +155,8 @@ RUN=$(awaiting 1)
 expect_match "scaling flaky to 0 plans a destroy that awaits approval" '^run-' "$RUN"
 expect_match "the waiting run shows what it would destroy" '"changes":\{"add":0,"change":0,"destroy":1\}' "$(api "$API/tenants/acme/runs/$RUN")"
 expect_match "the machine is still there" 'flaky-0' "$(machines)"
+expect_eq "the waiting run's plan (the state in clear) is its own file, 0600" "600" \
+	"$(stat -c %a "$WORK/data/work/acme/$RUN.plan" 2>&1)"
 expect_match "the tenant is not Reconciled while the run waits, and says why" \
 	'"type":"Reconciled","status":"False","reason":"AwaitingApproval","message":"run '"$RUN"' waits for approval: its plan destroys 1 resource"' \
 	"$(api "$API/tenants/acme")"
@@ -185,6 +187,9 @@ expect_match "a manual apply plans the destroy again and waits" '^run-' "$RUN2"
 expect_eq "approve lets it apply" "200" "$(api -o /dev/null -w '%{http_code}' -X POST "$API/tenants/acme/runs/$RUN2/approve")"
 expect_eq "the approved run succeeds" "Succeeded" "$(wait_phase "$RUN2" Succeeded)"
 expect_eq "then the plan runs" "Succeeded" "$(wait_phase "$PLAN" Succeeded)"
+expect_eq "no plan outlives its run" "" "$(find "$WORK/data/work" -name '*.plan')"
+expect_eq "what tofu writes is the daemon's alone (no file readable by others)" "" \
+	"$(find "$WORK/data/work/acme" -perm /o+r -type f | head -n 3)"
 expect_eq "and the machine is gone" "cp-0 workers-0 workers-1 workers-2 workers-3 " "$(machines)"
 expect_match "approve and cancel are audited" 'approve.*cancel|cancel.*approve' "$(sqlite3 "$WORK/data/rezus.db" 'SELECT group_concat(verb) FROM audit')"
 
@@ -202,6 +207,7 @@ expect_match "deleting the tenant superseded the waiting run" "run=$RUN3 operati
 expect_eq "with its machines" "" "$(api "$API/machines" | grep -o '"kind":"Machine"')"
 expect_eq "and its state" "0" "$(sqlite3 "$WORK/data/rezus.db" "SELECT count(*) FROM tfstate_versions WHERE tenant = 'acme'")"
 expect_eq "and its kept credentials" "0" "$(sqlite3 "$WORK/data/rezus.db" "SELECT count(*) FROM tenant_outputs WHERE tenant = 'acme'")"
+expect_eq "and its working directory and run logs" "no" "$([ -e "$WORK/data/work/acme" ] && echo yes || echo no)"
 expect_match "the destroy run was logged" 'operation=destroy phase=Succeeded' "$(cat "$WORK/daemon.log")"
 
 # A render with no resources for a tenant whose state holds some is refused, not planned away.
