@@ -16,6 +16,7 @@
 #include <sodium.h>
 
 #include "core/plugin/compose.h"
+#include "core/auth/access.h"
 #include "core/engine/engine.h"
 #include "core/plugin/host.h"
 #include "core/base/log.h"
@@ -47,8 +48,9 @@ struct run {
 	struct sbuf {
 		char *p;
 		size_t len, cap;
-	} show;       /* stdout of `tofu show -json` while it runs (sensitive values in clear) */
-	json_t *plan; /* then parsed, once; the buffer is wiped */
+	} show;         /* stdout of `tofu show -json` while it runs (sensitive values in clear) */
+	json_t *plan;   /* then parsed, once; the buffer is wiped */
+	json_t *listed; /* what the plan does, resource by resource (rz_plan_list) */
 	json_t *diagnostics;
 	char tail[TAIL_MAX]; /* the step's last lines of plain text (stderr, or non-JSON) */
 	size_t tail_len;
@@ -781,6 +783,10 @@ static void finish(struct run *r, const char *phase, int exit_code)
 		                           "finishedAt", now, "exitCode", exit_code, "message",
 		                           r->error, "changes", rz_plan_counts(r->plan),
 		                           "diagnostics", r->diagnostics));
+		if (r->listed != NULL) {
+			rz_report_status(e->store, "Run", t->name, r->name,
+			                 json_pack("{s:O}", "plan", r->listed));
+		}
 	}
 	if (strcmp(r->operation, "destroy") == 0 && strcmp(phase, "Succeeded") == 0) {
 		teardown_done(r);
@@ -834,6 +840,7 @@ static void finish(struct run *r, const char *phase, int exit_code)
 	}
 	free(r->show.p);
 	json_decref(r->plan);
+	json_decref(r->listed);
 	sodium_memzero(r->secret, sizeof(r->secret));
 	if (r->slot) {
 		e->running--;
@@ -926,8 +933,9 @@ static int next_step(struct run *r, rz_err_t *err)
 	if (r->step == STEP_APPLY && needs_approval(r)) {
 		r->awaiting = true;
 		rz_report_status(r->e->store, "Run", r->t->name, r->name,
-		                 json_pack("{s:s, s:o}", "phase", "AwaitingApproval", "changes",
-		                           rz_plan_counts(r->plan)));
+		                 json_pack("{s:s, s:o, s:o}", "phase", "AwaitingApproval",
+		                           "changes", rz_plan_counts(r->plan), "plan",
+		                           r->listed ? json_incref(r->listed) : json_object()));
 		{
 			char why[256];
 			json_t *c = rz_plan_counts(r->plan);
@@ -988,6 +996,11 @@ static void step_done(void *arg, int status, bool timed_out, bool canceled)
 	}
 	if (r->step == STEP_SHOW) {
 		r->plan = r->show.p ? json_loads(r->show.p, 0, NULL) : NULL;
+		if (r->plan != NULL) { /* named before the apply moves the Machines */
+			json_t *machines = rz_store_list_all(r->e->store, "Machine", r->t->name);
+			r->listed = rz_plan_list(r->plan, machines);
+			json_decref(machines);
+		}
 		if (r->show.p != NULL) {
 			sodium_memzero(r->show.p, r->show.len);
 		}
@@ -1147,9 +1160,43 @@ static struct run *current_run(rz_engine_t *e, rz_req_t *req)
 	return NULL;
 }
 
+/* The optional body of an approval: {"reason": "..."} (JSON, at most 1024 bytes). Replies
+ * and returns -1 when it is not that. */
+static int approval_reason(rz_req_t *req, char *out, size_t size)
+{
+	size_t len = 0;
+	const char *body = rz_req_body(req, &len);
+	json_t *j, *v;
+	json_error_t je;
+	json_t *st;
+
+	out[0] = '\0';
+	if (body == NULL || len == 0) {
+		return 0;
+	}
+	j = json_loadb(body, len, 0, &je);
+	v = json_object_get(j, "reason");
+	if (!json_is_object(j) ||
+	    (v != NULL && (!json_is_string(v) || json_string_length(v) >= size ||
+	                   json_string_length(v) > 1024)) ||
+	    json_object_size(j) > (v != NULL ? 1u : 0u)) {
+		st = rz_status_new(422, NULL, "the body of an approval is {\"reason\": \"...\"}");
+		rz_status_add_cause(st, "reason", "FieldValueInvalid",
+		                    "an optional string of at most 1024 bytes, and nothing else");
+		rz_reply_status(req, st);
+		json_decref(j);
+		return -1;
+	}
+	snprintf(out, size, "%s", v ? json_string_value(v) : "");
+	json_decref(j);
+	return 0;
+}
+
 static void h_approve(rz_req_t *req, void *ctx)
 {
 	struct run *r = current_run(ctx, req);
+	const rz_principal_t *who;
+	char reason[1100];
 
 	if (r == NULL) {
 		return;
@@ -1158,12 +1205,17 @@ static void h_approve(rz_req_t *req, void *ctx)
 		rz_reply_error(req, 409, NULL, "run \"%s\" is not awaiting approval", r->name);
 		return;
 	}
+	if (approval_reason(req, reason, sizeof(reason)) != 0) {
+		return; /* answered */
+	}
+	who = rz_access_principal(req);
 	r->awaiting = false;
 	r->approved = true;
 	rz_report_status(r->e->store, "Run", r->t->name, r->name,
-	                 json_pack("{s:s}", "phase", "Queued"));
+	                 json_pack("{s:s, s:s, s:s}", "phase", "Queued", "approvedBy",
+	                           who ? who->user : "", "approvalReason", reason));
 	rz_logkv(RZ_LOG_NOTICE, "engine", "run approved", "tenant", r->t->name, "run", r->name,
-	         NULL);
+	         "by", who ? who->user : "", "reason", reason, NULL);
 	rz_reply_status(
 	    req, rz_status_new(200, "", "run approved: it applies on the next free pool slot"));
 	push(r->t);

@@ -18,4 +18,12 @@ json_t *rz_plan_counts(const json_t *plan);
  * could not be read) says yes, to be safe. */
 bool rz_plan_changes(const json_t *plan);
 
+#define RZ_PLAN_LIST_MAX 2000 /* resource changes listed; the rest are counted in "more" */
+
+/* What an approver reads: {"resources": [{"address", "action" (create, update, replace,
+ * delete, read), "reason" (tofu's action_reason, when it gives one), "machine" (the
+ * Machine whose spec.tfAddress is the address, among machines)}], "more": N}. Only
+ * addresses and actions: no value of the plan, so nothing sensitive. Caller owns it. */
+json_t *rz_plan_list(const json_t *plan, const json_t *machines);
+
 #endif /* RZ_PLAN_H */

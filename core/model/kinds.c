@@ -392,6 +392,25 @@ static const rz_field_t run_diagnostic[] = {
 	F_END,
 };
 
+static const char *const plan_actions[] = { "create", "update", "replace", "delete", "read", NULL };
+
+static const rz_field_t run_plan_change[] = {
+	{ .name = "address", .type = RZ_F_STRING },
+	{ .name = "action", .type = RZ_F_STRING, .enums = plan_actions },
+	{ .name = "reason", .type = RZ_F_STRING, .doc = "why tofu replaces or deletes it" },
+	{ .name = "machine", .type = RZ_F_STRING, .doc = "the Machine it is, if any" },
+	F_END,
+};
+
+static const rz_field_t run_plan[] = {
+	{ .name = "resources",
+	  .type = RZ_F_ARRAY,
+	  .items = RZ_F_OBJECT,
+	  .fields = run_plan_change },
+	{ .name = "more", .type = RZ_F_INT, .doc = "changes beyond the 2000 listed" },
+	F_END,
+};
+
 static const rz_field_t run_status[] = {
 	{ .name = "phase", .type = RZ_F_STRING, .enums = run_phases },
 	{ .name = "startedAt", .type = RZ_F_TIME },
@@ -404,6 +423,12 @@ static const rz_field_t run_status[] = {
 	  .items = RZ_F_OBJECT,
 	  .fields = run_diagnostic },
 	{ .name = "stateSerial", .type = RZ_F_INT },
+	{ .name = "plan",
+	  .type = RZ_F_OBJECT,
+	  .fields = run_plan,
+	  .doc = "what the plan does, resource by resource (no values)" },
+	{ .name = "approvedBy", .type = RZ_F_STRING },
+	{ .name = "approvalReason", .type = RZ_F_STRING, .max_len = 1024 },
 	F_END,
 };
 

@@ -154,6 +154,9 @@ patch "$API/tenants/acme/nodegroups/flaky" -d '{"spec":{"count":0}}'
 RUN=$(awaiting 1)
 expect_match "scaling flaky to 0 plans a destroy that awaits approval" '^run-' "$RUN"
 expect_match "the waiting run shows what it would destroy" '"changes":\{"add":0,"change":0,"destroy":1\}' "$(api "$API/tenants/acme/runs/$RUN")"
+expect_match "resource by resource, naming the Machine it is" \
+	'"plan":\{"resources":\[\{"address":"terraform_data.flaky\[0\]","action":"delete",[^}]*"machine":"flaky-0"\}\]\}' \
+	"$(api "$API/tenants/acme/runs/$RUN")"
 expect_match "the machine is still there" 'flaky-0' "$(machines)"
 expect_eq "the waiting run's plan (the state in clear) is its own file, 0600" "600" \
 	"$(stat -c %a "$WORK/data/work/acme/$RUN.plan" 2>&1)"
@@ -184,7 +187,11 @@ sleep 1
 expect_eq "a manual plan leaves the waiting apply alone" "AwaitingApproval" "$(run_phase "$RUN2")"
 expect_eq "and waits its turn" "Queued" "$(run_phase "$PLAN")"
 expect_match "a manual apply plans the destroy again and waits" '^run-' "$RUN2"
-expect_eq "approve lets it apply" "200" "$(api -o /dev/null -w '%{http_code}' -X POST "$API/tenants/acme/runs/$RUN2/approve")"
+expect_eq "an approval's body is only a reason (422 otherwise)" "422" \
+	"$(api -o /dev/null -w '%{http_code}' -X POST "$API/tenants/acme/runs/$RUN2/approve" -d '{"reason":7}')"
+expect_eq "approve lets it apply" "200" "$(api -o /dev/null -w '%{http_code}' -X POST "$API/tenants/acme/runs/$RUN2/approve" -d '{"reason":"flaky is retired"}')"
+expect_match "the run records who approved it and why" '"approvedBy":"admin","approvalReason":"flaky is retired"' \
+	"$(api "$API/tenants/acme/runs/$RUN2")"
 expect_eq "the approved run succeeds" "Succeeded" "$(wait_phase "$RUN2" Succeeded)"
 expect_eq "then the plan runs" "Succeeded" "$(wait_phase "$PLAN" Succeeded)"
 expect_eq "no plan outlives its run" "" "$(find "$WORK/data/work" -name '*.plan')"
