@@ -892,6 +892,9 @@ int rz_tfstate_routes(rz_tfstate_t *ts, rz_http_t *http, rz_err_t *err)
 	                            RZ_ROLE_EDIT, "download-credentials");
 	ts->routes[8] = STATE_ROUTE(RZ_M_GET, "/api/v1/tenants/{tenant}/talosconfig", h_talosconfig,
 	                            RZ_ROLE_EDIT, "download-credentials");
+	for (size_t i = 0; i < 5; i++) {
+		ts->routes[i].basic_auth = true; /* /tfstate: tofu sends basic auth */
+	}
 	/* Tenant, not TFState: a run's own credentials never reach these. Every call audited. */
 	ts->routes[7].kind = ts->routes[8].kind = "Tenant";
 	ts->routes[7].audit = ts->routes[8].audit = true;

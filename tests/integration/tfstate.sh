@@ -41,6 +41,14 @@ code() { curl -s -o "$WORK/body" -w '%{http_code}' "$@"; }
 U="$BASE/tfstate/t1"
 
 expect_eq "no credentials: 401" "401" "$(code "$U")"
+# challenge URL [CURL ARGS...]: the WWW-Authenticate header of the reply.
+challenge() {
+	url=$1; shift
+	curl -s -o /dev/null -D - "$@" "$url" | tr -d '\r' | sed -n 's/^[Ww][Ww][Ww]-[Aa]uthenticate: //p'
+}
+expect_eq "the 401 on /tfstate asks for Basic credentials, as tofu speaks" 'Basic realm="rezuscloud"' "$(challenge "$U")"
+expect_eq "and for wrong ones" 'Basic realm="rezuscloud"' "$(challenge "$U" -u x:rzt_wrong)"
+expect_eq "the rest of the API keeps Bearer" 'Bearer realm="rezuscloud"' "$(challenge "$API/tenants")"
 expect_eq "a view token: 403" "403" "$(code -u "x:$VIEW_TOKEN" "$U")"
 expect_eq "no state yet: 404" "404" "$(code -u "x:$EDIT_TOKEN" "$U")"
 expect_eq "an unknown tenant: 404" "404" "$(code -u "x:$EDIT_TOKEN" "$BASE/tfstate/nope")"
