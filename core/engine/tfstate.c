@@ -190,20 +190,39 @@ static int current(rz_tfstate_t *ts, const char *tenant, struct version *v, bool
 	return rc;
 }
 
+/* How many resource instances doc holds (the addresses `tofu state list` prints); -1 when
+ * it does not say (OpenTofu-encrypted state keeps them inside encrypted_data). */
+static int64_t count_instances(const json_t *doc)
+{
+	json_t *resources = json_object_get(doc, "resources"), *r;
+	int64_t n = 0;
+	size_t i;
+
+	if (!json_is_array(resources)) {
+		return -1;
+	}
+	json_array_foreach(resources, i, r)
+	{
+		json_t *instances = json_object_get(r, "instances");
+		n += json_is_array(instances) ? (int64_t)json_array_size(instances) : 0;
+	}
+	return n;
+}
+
 struct put {
 	rz_tfstate_t *ts;
 	const char *tenant, *run, *md5;
 	const unsigned char *body;
 	size_t len;
-	int64_t version, serial;
+	int64_t version, serial, resources;
 	const char *lineage;
 };
 
 static int put_tx(rz_db_t *db, void *arg, rz_err_t *err)
 {
 	static const char ins[] = "INSERT INTO tfstate_versions (tenant, version, serial, lineage,"
-	                          " md5, time, run, size, blob) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
-	                          " ?8, ?9)";
+	                          " md5, time, run, size, blob, resources) VALUES (?1, ?2, ?3, ?4,"
+	                          " ?5, ?6, ?7, ?8, ?9, ?10)";
 	static const char prune[] =
 	    "DELETE FROM tfstate_versions WHERE tenant = ?1 AND version <= ?2";
 	struct put *p = arg;
@@ -229,6 +248,9 @@ static int put_tx(rz_db_t *db, void *arg, rz_err_t *err)
 	rz_stmt_bind_text(s, 7, p->run);
 	rz_stmt_bind_int64(s, 8, (int64_t)p->len);
 	rz_stmt_bind_blob(s, 9, blob, blen);
+	if (p->resources >= 0) {
+		rz_stmt_bind_int64(s, 10, p->resources);
+	}
 	rc = rz_stmt_step(s, err);
 	rz_stmt_done(s);
 	free(blob);
@@ -257,6 +279,7 @@ static int put(rz_tfstate_t *ts, const char *tenant, const char *run, const void
 		         len,
 		         1,
 		         json_is_integer(serial) ? json_integer_value(serial) : -1,
+		         count_instances(doc),
 		         json_string_value(json_object_get(doc, "lineage")) };
 	int rc = current(ts, tenant, &cur, false, err);
 
@@ -539,8 +562,8 @@ static void h_unlock(rz_req_t *req, void *ctx)
 
 static void h_history(rz_req_t *req, void *ctx)
 {
-	static const char sql[] = "SELECT version, serial, lineage, time, run, size FROM"
-	                          " tfstate_versions WHERE tenant = ?1 ORDER BY version DESC";
+	static const char sql[] = "SELECT version, serial, lineage, time, run, size, resources"
+	                          " FROM tfstate_versions WHERE tenant = ?1 ORDER BY version DESC";
 	rz_tfstate_t *ts = ctx;
 	const char *tenant = rz_req_param(req, "tenant");
 	rz_err_t err = { 0 };
@@ -564,6 +587,9 @@ static void h_history(rz_req_t *req, void *ctx)
 		    (json_int_t)rz_stmt_int64(s, 5), "current", json_array_size(items) == 0);
 		if (!rz_stmt_is_null(s, 1)) {
 			json_object_set_new(v, "serial", json_integer(rz_stmt_int64(s, 1)));
+		}
+		if (!rz_stmt_is_null(s, 6)) {
+			json_object_set_new(v, "resources", json_integer(rz_stmt_int64(s, 6)));
 		}
 		json_array_append_new(items, v);
 	}

@@ -4,7 +4,8 @@
  * the holder), UNLOCK (200 / 409 with the holder; an empty body is an admin's force-unlock,
  * audited). Every stored version is kept up to tofu.state_history, encrypted at rest with
  * XChaCha20-Poly1305 (key file data_dir/state.key, 0600). GET /api/v1/tenants/{t}/state
- * lists the versions; POST /api/v1/tenants/{t}/state/rollback {"version": N} (admin) makes
+ * lists the versions (serial, lineage, time, who wrote it, size, how many resource instances
+ * when the state says); POST /api/v1/tenants/{t}/state/rollback {"version": N} (admin) makes
  * an old one current again. GET /api/v1/tenants/{t}/kubeconfig and /talosconfig (edit,
  * audited) serve the sensitive outputs the last apply left, kept encrypted the same way.
  */

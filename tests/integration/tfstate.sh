@@ -73,6 +73,8 @@ TFJ
 	check "a second apply with a change" sh -c "sed -i 's/8c1f/9d2e/' '$WORK/tf/main.tf.json' && '$TF' -chdir='$WORK/tf' apply -auto-approve -no-color"
 	expect_match "the history lists versions with serial and lineage" '"kind":"StateVersionList".*"serial":[0-9]+.*"lineage":"[0-9a-f-]+"' \
 		"$(json "$API/tenants/t1/state")"
+	expect_match "and how many resources each holds" '"current":true,"serial":[0-9]+,"resources":1\}' \
+		"$(json "$API/tenants/t1/state")"
 	expect_eq "the state is encrypted at rest (marker not in the database)" "" \
 		"$(cat "$WORK/data/rezus.db" "$WORK/data/rezus.db-wal" 2>/dev/null | grep -c plaintext-marker | grep -v '^0$')"
 	# force-unlock: someone holds the lock; an editor may not break it, an admin may
