@@ -453,29 +453,105 @@ static void h_post(rz_req_t *req, void *ctx)
 	json_decref(doc);
 }
 
+/* A current state made here rather than by tofu (an admin's DELETE, a rollback): the new
+ * version, the outputs kept for the credentials endpoints and the request's audit row, in one
+ * transaction. */
+struct replace {
+	rz_tfstate_t *ts;
+	rz_req_t *req;
+	const char *tenant, *who;
+	const void *body;
+	size_t len;
+	const json_t *doc;
+};
+
+static int replace_tx(rz_db_t *db, void *arg, rz_err_t *err)
+{
+	struct replace *r = arg;
+	int rc = put(r->ts, r->tenant, r->who, r->body, r->len, r->doc, err);
+
+	(void)db;
+	if (rc == 0) {
+		rc = rz_tfstate_keep_outputs(r->ts, r->tenant, r->who, r->doc, err);
+	}
+	if (rc == 0 && r->ts->access != NULL) {
+		rc = rz_access_audit(r->ts->access, r->req, 200, NULL, NULL, NULL, err);
+	}
+	return rc;
+}
+
+static int replace(rz_tfstate_t *ts, rz_req_t *req, const char *tenant, const void *body,
+                   size_t len, const json_t *doc, rz_err_t *err)
+{
+	const rz_principal_t *p = rz_access_principal(req);
+	struct replace r = { ts, req, tenant, p ? p->user : "", body, len, doc };
+	int rc = rz_db_tx(ts->db, replace_tx, &r, err);
+
+	if (rc == 0 && ts->access != NULL) {
+		rz_req_set_audited(req);
+	}
+	return rc;
+}
+
+/* The state tofu would read after a delete: no resources, no outputs, the next serial and
+ * the same lineage, so it continues cur's history. NULL when cur is empty already. */
+static char *emptied(const struct version *cur, const json_t *doc)
+{
+	json_t *resources = json_object_get(doc, "resources");
+	json_t *outputs = json_object_get(doc, "outputs");
+	const char *tv = json_string_value(json_object_get(doc, "terraform_version"));
+	json_t *empty;
+	char *text;
+
+	if (json_is_array(resources) && json_array_size(resources) == 0 &&
+	    (outputs == NULL || json_object_size(outputs) == 0)) {
+		return NULL;
+	}
+	empty = json_pack("{s:i, s:s, s:I, s:s, s:{}, s:[], s:n}", "version", 4,
+	                  "terraform_version", tv ? tv : "1.0.0", "serial",
+	                  (json_int_t)(cur->serial >= 0 ? cur->serial + 1 : 1), "lineage",
+	                  cur->lineage, "outputs", "resources", "check_results");
+	text = empty ? json_dumps(empty, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+	json_decref(empty);
+	return text;
+}
+
+/* DELETE (admin; tofu's http backend never sends it) empties the state without losing it:
+ * a new version with nothing in it, which a rollback undoes. An empty state stays as it is. */
 static void h_delete(rz_req_t *req, void *ctx)
 {
 	rz_tfstate_t *ts = ctx;
 	const char *tenant = rz_req_param(req, "tenant");
+	struct version cur;
 	rz_err_t err = { 0 };
-	rz_stmt_t *s;
+	json_t *doc = NULL, *next = NULL;
+	char *text = NULL;
+	int rc;
 
 	if (!tenant_exists(ts, req, tenant)) {
 		return;
 	}
-	s = rz_db_stmt(ts->db, "DELETE FROM tfstate_versions WHERE tenant = ?1", &err);
-	if (s == NULL) {
-		internal(req, &err);
-		return;
+	rc = current(ts, tenant, &cur, true, &err);
+	if (rc == 1) {
+		doc = json_loadb((char *)cur.plain, cur.len, 0, NULL);
+		text = emptied(&cur, doc);
+		if (text != NULL && (next = json_loads(text, 0, NULL)) == NULL) {
+			rc = rz_err_set(&err, -ENOMEM, "tfstate: out of memory");
+		}
 	}
-	rz_stmt_bind_text(s, 1, tenant);
-	if (rz_stmt_step(s, &err) < 0) {
-		rz_stmt_done(s);
+	if (rc < 0 ||
+	    (text != NULL && replace(ts, req, tenant, text, strlen(text), next, &err) != 0)) {
 		internal(req, &err);
-		return;
+	} else {
+		rz_reply(req, 200, NULL, NULL, 0); /* no state, or an empty one: nothing to do */
 	}
-	rz_stmt_done(s);
-	rz_reply(req, 200, NULL, NULL, 0);
+	if (cur.plain != NULL) {
+		sodium_memzero(cur.plain, cur.len);
+		free(cur.plain);
+	}
+	free(text);
+	json_decref(next);
+	json_decref(doc);
 }
 
 static void h_lock(rz_req_t *req, void *ctx)
@@ -906,7 +982,7 @@ int rz_tfstate_routes(rz_tfstate_t *ts, rz_http_t *http, rz_err_t *err)
 	ts->routes[1] =
 	    STATE_ROUTE(RZ_M_POST, "/tfstate/{tenant}", h_post, RZ_ROLE_EDIT, "write-state");
 	ts->routes[2] =
-	    STATE_ROUTE(RZ_M_DELETE, "/tfstate/{tenant}", h_delete, RZ_ROLE_EDIT, "delete-state");
+	    STATE_ROUTE(RZ_M_DELETE, "/tfstate/{tenant}", h_delete, RZ_ROLE_ADMIN, "delete-state");
 	ts->routes[3] = STATE_ROUTE(RZ_M_LOCK, "/tfstate/{tenant}", h_lock, RZ_ROLE_EDIT, "lock");
 	ts->routes[4] =
 	    STATE_ROUTE(RZ_M_UNLOCK, "/tfstate/{tenant}", h_unlock, RZ_ROLE_EDIT, "unlock");

@@ -1,13 +1,15 @@
 /*
  * core/engine/tfstate.h - the TF HTTP state backend (SPEC §7.1, PROTOCOLS.md §1) at
- * /tfstate/{tenant}: GET, POST (?ID= checked against the lock), DELETE, LOCK (200 / 423 with
- * the holder), UNLOCK (200 / 409 with the holder; an empty body is an admin's force-unlock,
- * audited). Every stored version is kept up to tofu.state_history, encrypted at rest with
- * XChaCha20-Poly1305 (key file data_dir/state.key, 0600). GET /api/v1/tenants/{t}/state
- * lists the versions (serial, lineage, time, who wrote it, size, how many resource instances
- * when the state says); POST /api/v1/tenants/{t}/state/rollback {"version": N} (admin) makes
- * an old one current again. GET /api/v1/tenants/{t}/kubeconfig and /talosconfig (edit,
- * audited) serve the sensitive outputs the last apply left, kept encrypted the same way.
+ * /tfstate/{tenant}: GET, POST (?ID= checked against the lock), DELETE (an admin's, audited:
+ * the state is emptied as a new version — no resources, the next serial, the same lineage —
+ * so the history keeps what was there), LOCK (200 / 423 with the holder), UNLOCK (200 / 409
+ * with the holder; an empty body is an admin's force-unlock, audited). Every stored version
+ * is kept up to tofu.state_history, encrypted at rest with XChaCha20-Poly1305 (key file
+ * data_dir/state.key, 0600). GET /api/v1/tenants/{t}/state lists the versions (serial,
+ * lineage, time, who wrote it, size, how many resource instances when the state says);
+ * POST /api/v1/tenants/{t}/state/rollback {"version": N} (admin) makes an old one current
+ * again. GET /api/v1/tenants/{t}/kubeconfig and /talosconfig (edit, audited) serve the
+ * sensitive outputs the last apply left, kept encrypted the same way.
  */
 #ifndef RZ_TFSTATE_H
 #define RZ_TFSTATE_H

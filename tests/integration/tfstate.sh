@@ -84,6 +84,33 @@ TFJ
 	TF_HTTP_PASSWORD="$ADMIN_TOKEN" "$TF" -chdir="$WORK/tf" force-unlock -force stuck-lock >"$WORK/fu2.out" 2>&1
 	expect_eq "force-unlock with an admin token works" "0" "$?"
 	expect_match "and is audited" '"verb":"force-unlock"' "$(json "$API/audit?verb=force-unlock")"
+	# DELETE (tofu never sends it) is an admin's, and keeps the history: an empty version.
+	before=$(json "$API/tenants/t1/state")
+	kept=$(printf '%s' "$before" | grep -o '"version":[0-9]*' | sed 's/.*://' | tr '\n' ' ')
+	newest=$(printf '%s' "$before" | grep -o '"version":[0-9]*' | sed -n '1s/.*://p')
+	: "${newest:=0}"
+	serial=$("$TF" -chdir="$WORK/tf" state pull 2>/dev/null | sed -n 's/^ *"serial": *\([0-9]*\).*/\1/p')
+	: "${serial:=0}"
+	lineage=$("$TF" -chdir="$WORK/tf" state pull 2>/dev/null | sed -n 's/^ *"lineage": *"\([^"]*\)".*/\1/p')
+	expect_eq "DELETE with an edit token: 403" "403" "$(code -u "x:$EDIT_TOKEN" -X DELETE "$U")"
+	expect_eq "DELETE with a view token: 403" "403" "$(code -u "x:$VIEW_TOKEN" -X DELETE "$U")"
+	expect_eq "DELETE with an admin token: 200" "200" "$(code -u "x:$ADMIN_TOKEN" -X DELETE "$U")"
+	expect_eq "the state is then empty: terraform sees no resources" "" "$("$TF" -chdir="$WORK/tf" state list 2>&1)"
+	pulled=$("$TF" -chdir="$WORK/tf" state pull 2>/dev/null | tr -d ' \n')
+	expect_match "a new serial, the same lineage" "\"serial\":$((serial + 1)),\"lineage\":\"$lineage\"" "$pulled"
+	after=$(json "$API/tenants/t1/state")
+	expect_eq "the history keeps every old version, and an empty one on top" \
+		"$((newest + 1)) $kept" "$(printf '%s' "$after" | grep -o '"version":[0-9]*' | sed 's/.*://' | tr '\n' ' ')"
+	expect_match "which holds no resources" '"items":\[\{"version":'"$((newest + 1))"',[^}]*"resources":0' "$after"
+	expect_match "the old one still holds its resource" '\{"version":'"$newest"',[^}]*"resources":1' "$after"
+	expect_eq "an admin DELETE again, of an empty state, adds nothing" \
+		"200 $((newest + 1))" "$(code -u "x:$ADMIN_TOKEN" -X DELETE "$U") $(json "$API/tenants/t1/state" | grep -o '"version":[0-9]*' | sed -n '1s/.*://p')"
+	expect_eq "the DELETEs are audited, the refused ones too" "403 403 200 200" \
+		"$(sqlite3 "$WORK/data/rezus.db" "SELECT group_concat(code, ' ') FROM (SELECT code FROM audit WHERE verb = 'delete-state' AND tenant = 't1' ORDER BY id)")"
+	expect_eq "a rollback to the version before the DELETE" "200" \
+		"$(code -H "Authorization: Bearer $ADMIN_TOKEN" -X POST -d "{\"version\":$newest}" "$API/tenants/t1/state/rollback")"
+	expect_eq "brings the resource back" "terraform_data.box" "$("$TF" -chdir="$WORK/tf" state list 2>&1)"
+	check "and terraform plans nothing" "$TF" -chdir="$WORK/tf" plan -detailed-exitcode -no-color -input=false
 fi
 
 # --- raw HTTP: every answer ---------------------------------------------------------------------
@@ -111,8 +138,9 @@ expect_eq "only tofu.state_history versions are kept" "3" \
 first=$(json "$API/tenants/t1/state" | sed 's/.*"version":\([0-9]*\),.*/\1/')
 expect_eq "rollback needs admin" "403" "$(code -H "Authorization: Bearer $EDIT_TOKEN" -X POST -d "{\"version\":$first}" "$API/tenants/t1/state/rollback")"
 expect_eq "an admin rolls back" "200" "$(code -H "Authorization: Bearer $ADMIN_TOKEN" -X POST -d "{\"version\":$first}" "$API/tenants/t1/state/rollback")"
-expect_eq "DELETE: 200" "200" "$(code -u "x:$EDIT_TOKEN" -X DELETE "$U")"
-expect_eq "then no state: 404" "404" "$(code -u "x:$EDIT_TOKEN" "$U")"
+expect_eq "DELETE by an editor: 403" "403" "$(code -u "x:$EDIT_TOKEN" -X DELETE "$U")"
+expect_eq "DELETE by an admin: 200" "200" "$(code -u "x:$ADMIN_TOKEN" -X DELETE "$U")"
+expect_match "then the state is empty, not gone" '"resources": *\[\]' "$(curl -s -u "x:$EDIT_TOKEN" "$U")"
 
 # --- the state goes with its tenant ------------------------------------------------------------
 code -u "x:$EDIT_TOKEN" -X POST -d "$STATE" "$U" >/dev/null
