@@ -15,6 +15,7 @@
 
 #include "core/model/kinds.h"
 #include "core/base/log.h"
+#include "core/store/events.h"
 #include "core/store/store.h"
 #include "core/engine/tfstate.h"
 
@@ -26,6 +27,8 @@ struct rz_tfstate {
 	rz_store_t *store;
 	rz_access_t *access;
 	int history;
+	rz_tfstate_replaced_fn replaced;
+	void *replaced_arg;
 	unsigned char key[crypto_aead_xchacha20poly1305_ietf_KEYBYTES];
 	rz_route_t routes[9];
 };
@@ -453,6 +456,14 @@ static void h_post(rz_req_t *req, void *ctx)
 	json_decref(doc);
 }
 
+/* Who is asking, for the history and Events: the user, "" when anonymous. */
+static const char *who(const rz_req_t *req)
+{
+	const rz_principal_t *p = rz_access_principal(req);
+
+	return p != NULL ? p->user : "";
+}
+
 /* A current state made here rather than by tofu (an admin's DELETE, a rollback): the new
  * version, the outputs kept for the credentials endpoints and the request's audit row, in one
  * transaction. */
@@ -480,17 +491,27 @@ static int replace_tx(rz_db_t *db, void *arg, rz_err_t *err)
 	return rc;
 }
 
+/* Store doc (body parsed) as tenant's current state on behalf of req, then tell the tenant
+ * in an Event (type, reason, message) and the listener, so the Machines follow before the
+ * reply. */
 static int replace(rz_tfstate_t *ts, rz_req_t *req, const char *tenant, const void *body,
-                   size_t len, const json_t *doc, rz_err_t *err)
+                   size_t len, const json_t *doc, const char *type, const char *reason,
+                   const char *message, rz_err_t *err)
 {
-	const rz_principal_t *p = rz_access_principal(req);
-	struct replace r = { ts, req, tenant, p ? p->user : "", body, len, doc };
+	struct replace r = { ts, req, tenant, who(req), body, len, doc };
 	int rc = rz_db_tx(ts->db, replace_tx, &r, err);
 
-	if (rc == 0 && ts->access != NULL) {
+	if (rc != 0) {
+		return rc;
+	}
+	if (ts->access != NULL) {
 		rz_req_set_audited(req);
 	}
-	return rc;
+	rz_events_record(ts->store, tenant, "Tenant", tenant, type, reason, message, "tfstate");
+	if (ts->replaced != NULL) {
+		ts->replaced(ts->replaced_arg, tenant, doc);
+	}
+	return 0;
 }
 
 /* The state tofu would read after a delete: no resources, no outputs, the next serial and
@@ -525,7 +546,7 @@ static void h_delete(rz_req_t *req, void *ctx)
 	struct version cur;
 	rz_err_t err = { 0 };
 	json_t *doc = NULL, *next = NULL;
-	char *text = NULL;
+	char *text = NULL, msg[256];
 	int rc;
 
 	if (!tenant_exists(ts, req, tenant)) {
@@ -539,8 +560,12 @@ static void h_delete(rz_req_t *req, void *ctx)
 			rc = rz_err_set(&err, -ENOMEM, "tfstate: out of memory");
 		}
 	}
-	if (rc < 0 ||
-	    (text != NULL && replace(ts, req, tenant, text, strlen(text), next, &err) != 0)) {
+	snprintf(msg, sizeof(msg),
+	         "state emptied by %s (DELETE /tfstate/%s); roll back to version %" PRId64
+	         " to undo",
+	         who(req), tenant, cur.version);
+	if (rc < 0 || (text != NULL && replace(ts, req, tenant, text, strlen(text), next, "Warning",
+	                                       "StateDeleted", msg, &err) != 0)) {
 		internal(req, &err);
 	} else {
 		rz_reply(req, 200, NULL, NULL, 0); /* no state, or an empty one: nothing to do */
@@ -687,12 +712,12 @@ static void h_rollback(rz_req_t *req, void *ctx)
 	    "SELECT blob FROM tfstate_versions WHERE tenant = ?1 AND version = ?2";
 	rz_tfstate_t *ts = ctx;
 	const char *tenant = rz_req_param(req, "tenant");
-	const rz_principal_t *p = rz_access_principal(req);
 	size_t len;
 	const char *body = rz_req_body(req, &len);
 	json_t *in = json_loadb(body, len, 0, NULL), *doc = NULL;
 	json_int_t want = json_integer_value(json_object_get(in, "version"));
 	unsigned char *plain = NULL;
+	char msg[256];
 	size_t plen = 0, blen;
 	rz_err_t err = { 0 };
 	rz_stmt_t *s;
@@ -717,13 +742,16 @@ static void h_rollback(rz_req_t *req, void *ctx)
 		rz_stmt_done(s);
 	}
 	doc = plain ? json_loadb((char *)plain, plen, 0, NULL) : NULL;
-	if (plain == NULL) {
+	snprintf(msg, sizeof(msg), "state rolled back to version %lld by %s", (long long)want,
+	         who(req));
+	if (plain == NULL || doc == NULL) {
 		rz_reply_error(req, 404, NULL, "tenant \"%s\" has no state version %lld", tenant,
 		               (long long)want);
-	} else if (put(ts, tenant, p ? p->user : "", plain, plen, doc, &err) != 0) {
+	} else if (replace(ts, req, tenant, plain, plen, doc, "Normal", "StateRolledBack", msg,
+	                   &err) != 0) {
 		internal(req, &err);
 	} else {
-		rz_reply_status(req, rz_status_new(200, "", "state rolled back"));
+		rz_reply_status(req, rz_status_new(200, "", msg));
 	}
 	if (plain != NULL) {
 		sodium_memzero(plain, plen);
@@ -958,6 +986,14 @@ int rz_tfstate_new(rz_tfstate_t **out, rz_db_t *db, rz_store_t *store, rz_access
 	}
 	*out = ts;
 	return 0;
+}
+
+void rz_tfstate_on_replaced(rz_tfstate_t *ts, rz_tfstate_replaced_fn fn, void *arg)
+{
+	if (ts != NULL) {
+		ts->replaced = fn;
+		ts->replaced_arg = arg;
+	}
 }
 
 void rz_tfstate_free(rz_tfstate_t *ts)
