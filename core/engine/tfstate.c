@@ -456,6 +456,32 @@ static void h_post(rz_req_t *req, void *ctx)
 	json_decref(doc);
 }
 
+/* Whether someone holds tenant's lock, replying 409 when so (a state replaced under them
+ * would be undone by their next write): the holder's lock info, as tofu reads it, or with
+ * as_status a Status naming them. A lock that cannot be read is a 500 (and true). */
+static bool locked(rz_tfstate_t *ts, rz_req_t *req, const char *tenant, bool as_status)
+{
+	char held[128], *info = NULL;
+	rz_err_t err = { 0 };
+	int rc = lock_of(ts, tenant, held, sizeof(held), &info, &err);
+
+	if (rc < 0) {
+		internal(req, &err);
+	} else if (rc == 1 && !as_status) {
+		reply_holder(req, 409, info);
+	} else if (rc == 1) {
+		json_t *li = info ? json_loads(info, 0, NULL) : NULL;
+		const char *whom = json_string_value(json_object_get(li, "Who"));
+		rz_reply_error(req, 409, NULL,
+		               "the state of tenant \"%s\" is locked by %s (lock %s): wait for it "
+		               "to be released, or force-unlock it first",
+		               tenant, whom && *whom ? whom : "someone", held);
+		json_decref(li);
+	}
+	free(info);
+	return rc != 0;
+}
+
 /* Who is asking, for the history and Events: the user, "" when anonymous. */
 static const char *who(const rz_req_t *req)
 {
@@ -549,7 +575,7 @@ static void h_delete(rz_req_t *req, void *ctx)
 	char *text = NULL, msg[256];
 	int rc;
 
-	if (!tenant_exists(ts, req, tenant)) {
+	if (!tenant_exists(ts, req, tenant) || locked(ts, req, tenant, false)) {
 		return;
 	}
 	rc = current(ts, tenant, &cur, true, &err);
@@ -723,7 +749,7 @@ static void h_rollback(rz_req_t *req, void *ctx)
 	rz_stmt_t *s;
 
 	json_decref(in);
-	if (!tenant_exists(ts, req, tenant)) {
+	if (!tenant_exists(ts, req, tenant) || locked(ts, req, tenant, true)) {
 		return;
 	}
 	if (want <= 0) {

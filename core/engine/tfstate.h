@@ -8,7 +8,9 @@
  * data_dir/state.key, 0600). GET /api/v1/tenants/{t}/state lists the versions (serial,
  * lineage, time, who wrote it, size, how many resource instances when the state says);
  * POST /api/v1/tenants/{t}/state/rollback {"version": N} (admin, audited) makes an old one
- * current again, as a new version. A rollback or a DELETE gives the tenant an Event
+ * current again, as a new version. Both are refused (409, naming the holder) while the
+ * state is locked: the holder's next write would undo them. A rollback or a DELETE gives
+ * the tenant an Event
  * (StateRolledBack, StateDeleted), makes the kept outputs follow the new state and tells the
  * listener (rz_tfstate_on_replaced), so the Machines follow it too. GET
  * /api/v1/tenants/{t}/kubeconfig and /talosconfig (edit, audited) serve the sensitive outputs the

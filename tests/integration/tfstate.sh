@@ -133,6 +133,15 @@ expect_eq "and it is what was written" "$STATE" "$(cat "$WORK/body")"
 expect_eq "UNLOCK with another ID: 409" "409" "$(code -u "x:$EDIT_TOKEN" -X UNLOCK -d '{"ID":"b"}' "$U")"
 expect_eq "UNLOCK by the holder: 200" "200" "$(code -u "x:$EDIT_TOKEN" -X UNLOCK -d '{"ID":"a"}' "$U")"
 expect_eq "UNLOCK when free: 200" "200" "$(code -u "x:$EDIT_TOKEN" -X UNLOCK -d '{"ID":"a"}' "$U")"
+# While someone holds the lock, nobody replaces the state under them: their next write would
+# silently undo it.
+code -u "x:$EDIT_TOKEN" -X LOCK -d '{"ID":"held","Who":"ops@box"}' "$U" >/dev/null
+expect_eq "a rollback while the state is locked: 409" "409" \
+	"$(code -H "Authorization: Bearer $ADMIN_TOKEN" -X POST -d '{"version":1}' "$API/tenants/t1/state/rollback")"
+expect_match "saying who holds it" '"message":"the state of tenant \\"t1\\" is locked by ops@box \(lock held\)' "$(cat "$WORK/body")"
+expect_eq "an admin's DELETE while it is locked: 409" "409" "$(code -u "x:$ADMIN_TOKEN" -X DELETE "$U")"
+expect_match "with the holder's lock info, as tofu reads it" '"ID":"held"' "$(cat "$WORK/body")"
+code -u "x:$EDIT_TOKEN" -X UNLOCK -d '{"ID":"held"}' "$U" >/dev/null
 expect_eq "only tofu.state_history versions are kept" "3" \
 	"$(json "$API/tenants/t1/state" | grep -o '"version":' | wc -l | tr -d ' ')"
 first=$(json "$API/tenants/t1/state" | sed 's/.*"version":\([0-9]*\),.*/\1/')
