@@ -33,6 +33,8 @@ static const struct command {
 	{ "kubeconfig", rzc_cmd_kubeconfig, "TENANT [-o FILE] [--merge]",
 	  "the tenant's kubeconfig" },
 	{ "talosconfig", rzc_cmd_talosconfig, "TENANT [-o FILE]", "the tenant's talosconfig" },
+	{ "state", rzc_cmd_state, "list TENANT | rollback TENANT VERSION",
+	  "a tenant's TF state versions; roll back to one (admin)" },
 	{ "upgrade", rzc_cmd_upgrade, "TENANT --talos V | --kubernetes V", "start an upgrade" },
 	{ "login", rzc_cmd_login, "[SERVER] [--username U] [--password-stdin]",
 	  "log in; store a token in the context" },
@@ -139,7 +141,11 @@ int rzc_cmd_completion(rzc_t *c, int argc, char **argv)
 	    "\"$cur\")); return ;;\n"
 	    "    get|describe|delete|edit) COMPREPLY=($(compgen -W \"$types\" -- \"$cur\")); "
 	    "return ;;\n"
-	    "    tenants|tenant|tn|kubeconfig|talosconfig|plan|runs|upgrade|-t|--tenant)\n"
+	    "    state) COMPREPLY=($(compgen -W \"list rollback\" -- \"$cur\")); return ;;\n"
+	    "    list) [ \"${COMP_WORDS[1]}\" = state ] &&\n"
+	    "        COMPREPLY=($(compgen -W \"$(rezusctl get tenants -o name 2>/dev/null | "
+	    "sed 's|.*/||')\" -- \"$cur\")); return ;;\n"
+	    "    tenants|tenant|tn|kubeconfig|talosconfig|plan|runs|upgrade|rollback|-t|--tenant)\n"
 	    "        COMPREPLY=($(compgen -W \"$(rezusctl get tenants -o name 2>/dev/null | "
 	    "sed 's|.*/||')\" -- \"$cur\")); return ;;\n"
 	    "    esac\n"

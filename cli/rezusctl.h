@@ -148,6 +148,7 @@ int rzc_cmd_edit(rzc_t *c, int argc, char **argv);
 int rzc_cmd_scale(rzc_t *c, int argc, char **argv);
 int rzc_cmd_runs(rzc_t *c, int argc, char **argv);
 int rzc_cmd_logs(rzc_t *c, int argc, char **argv);
+int rzc_cmd_state(rzc_t *c, int argc, char **argv);
 int rzc_cmd_plan(rzc_t *c, int argc, char **argv);
 int rzc_cmd_approve(rzc_t *c, int argc, char **argv);
 int rzc_cmd_cancel(rzc_t *c, int argc, char **argv);

@@ -1,4 +1,4 @@
-/* cli/runs.c - runs, logs, plan, approve, cancel, credentials, upgrades. */
+/* cli/runs.c - runs, logs, plan, approve, cancel, credentials, upgrades, the state's history. */
 #include <config.h>
 
 #include <errno.h>
@@ -371,4 +371,88 @@ int rzc_cmd_upgrade(rzc_t *c, int argc, char **argv)
 	json_decref(out);
 	free(path);
 	return rc;
+}
+
+/* ------------------------------------------------------------------ the state's history */
+
+/* state list TENANT: the versions GET /api/v1/tenants/{t}/state keeps, newest (current)
+ * first; a field the server leaves out (serial, resources of an encrypted state) is "-". */
+static int state_list(rzc_t *c, const char *tenant)
+{
+	char *t = rzc_escape(tenant), *path = rzc_path("/api/v1/tenants/%s/state", t);
+	json_t *list = NULL, *v;
+	size_t i;
+	int rc = rzc_json(c, "GET", path, NULL, &list);
+
+	free(t);
+	free(path);
+	if (rc == RZC_OK && c->output != NULL &&
+	    (strcmp(c->output, "json") == 0 || strcmp(c->output, "yaml") == 0)) {
+		rzc_print_object(c, NULL, list);
+	} else if (rc == RZC_OK) {
+		printf("%-8s %-7s %-36s %-20s %s\n", "VERSION", "SERIAL", "LINEAGE", "CREATED",
+		       "RESOURCES");
+		json_array_foreach(json_object_get(list, "items"), i, v)
+		{
+			json_t *serial = json_object_get(v, "serial");
+			json_t *res = json_object_get(v, "resources");
+			const char *lineage = json_string_value(json_object_get(v, "lineage"));
+			char sbuf[24] = "-", rbuf[24] = "-";
+			if (json_is_integer(serial)) {
+				snprintf(sbuf, sizeof(sbuf), "%lld",
+				         (long long)json_integer_value(serial));
+			}
+			if (json_is_integer(res)) {
+				snprintf(rbuf, sizeof(rbuf), "%lld",
+				         (long long)json_integer_value(res));
+			}
+			printf("%-8lld %-7s %-36s %-20s %s\n",
+			       (long long)json_integer_value(json_object_get(v, "version")), sbuf,
+			       lineage && *lineage ? lineage : "-",
+			       json_string_value(json_object_get(v, "time")), rbuf);
+		}
+	}
+	json_decref(list);
+	return rc;
+}
+
+/* state rollback TENANT VERSION (admin): the server makes that version current again,
+ * as a new one, and the Machines follow it; its Status message is printed. */
+static int state_rollback(rzc_t *c, const char *tenant, const char *version)
+{
+	char *end, *t, *path;
+	long long want = strtoll(version, &end, 10);
+	json_t *body, *st = NULL;
+	int rc;
+
+	if (*version == '\0' || *end != '\0' || want <= 0) {
+		return rzc_usage("state rollback: VERSION must be a version number, not \"%s\"",
+		                 version);
+	}
+	t = rzc_escape(tenant);
+	path = rzc_path("/api/v1/tenants/%s/state/rollback", t);
+	body = json_pack("{s:I}", "version", (json_int_t)want);
+	rc = rzc_json(c, "POST", path, body, &st);
+	if (rc == RZC_OK) {
+		printf("%s\n", json_string_value(json_object_get(st, "message")));
+	}
+	json_decref(st);
+	json_decref(body);
+	free(t);
+	free(path);
+	return rc;
+}
+
+int rzc_cmd_state(rzc_t *c, int argc, char **argv)
+{
+	const char *verb = argc >= 1 ? argv[0] : "";
+	bool list = strcmp(verb, "list") == 0;
+	int n = argc - 1, need = list ? 1 : 2; /* words after the verb; TENANT may be -t's */
+	const char *tenant = n == need ? argv[1] : c->tenant;
+
+	if ((!list && strcmp(verb, "rollback") != 0) || n > need || n < need - 1 ||
+	    tenant == NULL) {
+		return rzc_usage("state: list TENANT | rollback TENANT VERSION");
+	}
+	return list ? state_list(c, tenant) : state_rollback(c, tenant, argv[n]);
 }

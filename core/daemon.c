@@ -663,6 +663,9 @@ static int start_engine(rz_daemon_t *d, rz_err_t *err)
 		                d->cfg->tofu_run_retention_ms };
 	rc = rz_engine_new(&d->engine, d->base, d->store, d->bus, d->plugins, d->auth, d->tfstate,
 	                   &o, err);
+	if (rc == 0) { /* a rollback or an admin's DELETE re-projects at once */
+		rz_tfstate_on_replaced(d->tfstate, rz_engine_state_replaced, d->engine);
+	}
 	if (rc == 0 && !rz_engine_ready(d->engine, why, sizeof(why))) {
 		rz_log_warn("engine", "%s", why); /* and /readyz says so */
 	}
@@ -786,7 +789,8 @@ void rz_daemon_free(rz_daemon_t *d)
 		return;
 	}
 	rz_observer_free(d->observer); /* probes killed, their credential files removed */
-	rz_engine_free(d->engine);     /* runs still going are marked Interrupted */
+	rz_tfstate_on_replaced(d->tfstate, NULL, NULL);
+	rz_engine_free(d->engine); /* runs still going are marked Interrupted */
 	rz_proc_shutdown();
 	/* The pool first: its done() callbacks may still answer requests. Watches end before
 	 * the server goes; the routes the API lent the server outlive it. */

@@ -34,6 +34,7 @@ INTEGRATION_TESTS = \
 	tests/integration/sdk.sh \
 	tests/integration/tfstate.sh \
 	tests/integration/engine.sh \
+	tests/integration/rollback.sh \
 	tests/integration/crash.sh \
 	tests/integration/concurrency.sh \
 	tests/integration/queue.sh \

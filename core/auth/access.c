@@ -223,15 +223,21 @@ const rz_write_hook_t *rz_access_hook(rz_access_t *a, rz_req_t *req, int code, c
 
 /* ------------------------------------------------------------------ the guard */
 
-static void unauthorized(rz_req_t *req, int rc, const rz_err_t *err)
+/* 401, with the challenge the route's clients understand: Basic for the state backend
+ * (RFC 7617 has no error parameter), else Bearer (RFC 6750). */
+static void unauthorized(rz_req_t *req, const rz_route_t *route, int rc, const rz_err_t *err)
 {
+	const char *challenge = "Bearer realm=\"rezuscloud\"";
+
 	if (rc == RZ_EAUTH) {
 		rz_logkv(RZ_LOG_INFO, "auth", "credentials refused", "reason", err->msg, "peer",
 		         rz_req_peer(req), "request_id", rz_req_id(req), NULL);
+		challenge = "Bearer realm=\"rezuscloud\", error=\"invalid_token\"";
 	}
-	rz_req_add_header(req, "WWW-Authenticate",
-	                  rc == RZ_EAUTH ? "Bearer realm=\"rezuscloud\", error=\"invalid_token\""
-	                                 : "Bearer realm=\"rezuscloud\"");
+	if (route->basic_auth) {
+		challenge = "Basic realm=\"rezuscloud\"";
+	}
+	rz_req_add_header(req, "WWW-Authenticate", challenge);
 	rz_reply_error(req, 401, NULL, "Unauthorized");
 }
 
@@ -297,7 +303,7 @@ bool rz_access_guard(void *ctx, rz_req_t *req, const rz_route_t *route)
 		return true;
 	}
 	if (rc != 0) {
-		unauthorized(req, rc, &err);
+		unauthorized(req, route, rc, &err);
 		return false;
 	}
 	if (i->p.tenant_scope[0] != '\0' &&

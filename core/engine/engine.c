@@ -629,6 +629,16 @@ static void on_observed(evutil_socket_t fd, short what, void *arg)
 	rz_report_counts(t->e->store, t->name, t->e->o.provision_timeout_ms);
 }
 
+void rz_engine_state_replaced(void *engine, const char *tenant, const json_t *state)
+{
+	rz_engine_t *e = engine;
+
+	rz_logkv(RZ_LOG_NOTICE, "engine", "state replaced outside a run: projecting it", "tenant",
+	         tenant, NULL);
+	rz_report_machines(e->store, e->plugins, tenant, state);
+	rz_report_counts(e->store, tenant, e->o.provision_timeout_ms);
+}
+
 /* A deleted tenant whose state is destroyed: drop the finalizer, and it goes. */
 static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {

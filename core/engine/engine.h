@@ -12,6 +12,8 @@
 
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "core/auth/auth.h"
 #include "core/store/bus.h"
 #include "core/base/errors.h"
@@ -45,6 +47,11 @@ typedef struct rz_engine rz_engine_t;
 int rz_engine_new(rz_engine_t **out, struct event_base *base, rz_store_t *store, rz_bus_t *bus,
                   rz_plugins_t *plugins, rz_auth_t *auth, rz_tfstate_t *tfstate,
                   const rz_engine_opts_t *opts, rz_err_t *err);
+
+/* For rz_tfstate_on_replaced(), with the engine as arg: tenant's state was replaced
+ * outside a run (a rollback, an admin's DELETE). Its Machines are projected from state at
+ * once, then its counts, conditions and phase follow. state borrowed. */
+void rz_engine_state_replaced(void *engine, const char *tenant, const json_t *state);
 
 /* Cancel running tofu processes (their runs become Canceled) and free. Accepts NULL. */
 void rz_engine_free(rz_engine_t *e);

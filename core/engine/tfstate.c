@@ -15,6 +15,7 @@
 
 #include "core/model/kinds.h"
 #include "core/base/log.h"
+#include "core/store/events.h"
 #include "core/store/store.h"
 #include "core/engine/tfstate.h"
 
@@ -26,6 +27,8 @@ struct rz_tfstate {
 	rz_store_t *store;
 	rz_access_t *access;
 	int history;
+	rz_tfstate_replaced_fn replaced;
+	void *replaced_arg;
 	unsigned char key[crypto_aead_xchacha20poly1305_ietf_KEYBYTES];
 	rz_route_t routes[9];
 };
@@ -190,20 +193,39 @@ static int current(rz_tfstate_t *ts, const char *tenant, struct version *v, bool
 	return rc;
 }
 
+/* How many resource instances doc holds (the addresses `tofu state list` prints); -1 when
+ * it does not say (OpenTofu-encrypted state keeps them inside encrypted_data). */
+static int64_t count_instances(const json_t *doc)
+{
+	json_t *resources = json_object_get(doc, "resources"), *r;
+	int64_t n = 0;
+	size_t i;
+
+	if (!json_is_array(resources)) {
+		return -1;
+	}
+	json_array_foreach(resources, i, r)
+	{
+		json_t *instances = json_object_get(r, "instances");
+		n += json_is_array(instances) ? (int64_t)json_array_size(instances) : 0;
+	}
+	return n;
+}
+
 struct put {
 	rz_tfstate_t *ts;
 	const char *tenant, *run, *md5;
 	const unsigned char *body;
 	size_t len;
-	int64_t version, serial;
+	int64_t version, serial, resources;
 	const char *lineage;
 };
 
 static int put_tx(rz_db_t *db, void *arg, rz_err_t *err)
 {
 	static const char ins[] = "INSERT INTO tfstate_versions (tenant, version, serial, lineage,"
-	                          " md5, time, run, size, blob) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
-	                          " ?8, ?9)";
+	                          " md5, time, run, size, blob, resources) VALUES (?1, ?2, ?3, ?4,"
+	                          " ?5, ?6, ?7, ?8, ?9, ?10)";
 	static const char prune[] =
 	    "DELETE FROM tfstate_versions WHERE tenant = ?1 AND version <= ?2";
 	struct put *p = arg;
@@ -229,6 +251,9 @@ static int put_tx(rz_db_t *db, void *arg, rz_err_t *err)
 	rz_stmt_bind_text(s, 7, p->run);
 	rz_stmt_bind_int64(s, 8, (int64_t)p->len);
 	rz_stmt_bind_blob(s, 9, blob, blen);
+	if (p->resources >= 0) {
+		rz_stmt_bind_int64(s, 10, p->resources);
+	}
 	rc = rz_stmt_step(s, err);
 	rz_stmt_done(s);
 	free(blob);
@@ -257,6 +282,7 @@ static int put(rz_tfstate_t *ts, const char *tenant, const char *run, const void
 		         len,
 		         1,
 		         json_is_integer(serial) ? json_integer_value(serial) : -1,
+		         count_instances(doc),
 		         json_string_value(json_object_get(doc, "lineage")) };
 	int rc = current(ts, tenant, &cur, false, err);
 
@@ -430,29 +456,153 @@ static void h_post(rz_req_t *req, void *ctx)
 	json_decref(doc);
 }
 
+/* Whether someone holds tenant's lock, replying 409 when so (a state replaced under them
+ * would be undone by their next write): the holder's lock info, as tofu reads it, or with
+ * as_status a Status naming them. A lock that cannot be read is a 500 (and true). */
+static bool locked(rz_tfstate_t *ts, rz_req_t *req, const char *tenant, bool as_status)
+{
+	char held[128], *info = NULL;
+	rz_err_t err = { 0 };
+	int rc = lock_of(ts, tenant, held, sizeof(held), &info, &err);
+
+	if (rc < 0) {
+		internal(req, &err);
+	} else if (rc == 1 && !as_status) {
+		reply_holder(req, 409, info);
+	} else if (rc == 1) {
+		json_t *li = info ? json_loads(info, 0, NULL) : NULL;
+		const char *whom = json_string_value(json_object_get(li, "Who"));
+		rz_reply_error(req, 409, NULL,
+		               "the state of tenant \"%s\" is locked by %s (lock %s): wait for it "
+		               "to be released, or force-unlock it first",
+		               tenant, whom && *whom ? whom : "someone", held);
+		json_decref(li);
+	}
+	free(info);
+	return rc != 0;
+}
+
+/* Who is asking, for the history and Events: the user, "" when anonymous. */
+static const char *who(const rz_req_t *req)
+{
+	const rz_principal_t *p = rz_access_principal(req);
+
+	return p != NULL ? p->user : "";
+}
+
+/* A current state made here rather than by tofu (an admin's DELETE, a rollback): the new
+ * version, the outputs kept for the credentials endpoints and the request's audit row, in one
+ * transaction. */
+struct replace {
+	rz_tfstate_t *ts;
+	rz_req_t *req;
+	const char *tenant, *who;
+	const void *body;
+	size_t len;
+	const json_t *doc;
+};
+
+static int replace_tx(rz_db_t *db, void *arg, rz_err_t *err)
+{
+	struct replace *r = arg;
+	int rc = put(r->ts, r->tenant, r->who, r->body, r->len, r->doc, err);
+
+	(void)db;
+	if (rc == 0) {
+		rc = rz_tfstate_keep_outputs(r->ts, r->tenant, r->who, r->doc, err);
+	}
+	if (rc == 0 && r->ts->access != NULL) {
+		rc = rz_access_audit(r->ts->access, r->req, 200, NULL, NULL, NULL, err);
+	}
+	return rc;
+}
+
+/* Store doc (body parsed) as tenant's current state on behalf of req, then tell the tenant
+ * in an Event (type, reason, message) and the listener, so the Machines follow before the
+ * reply. */
+static int replace(rz_tfstate_t *ts, rz_req_t *req, const char *tenant, const void *body,
+                   size_t len, const json_t *doc, const char *type, const char *reason,
+                   const char *message, rz_err_t *err)
+{
+	struct replace r = { ts, req, tenant, who(req), body, len, doc };
+	int rc = rz_db_tx(ts->db, replace_tx, &r, err);
+
+	if (rc != 0) {
+		return rc;
+	}
+	if (ts->access != NULL) {
+		rz_req_set_audited(req);
+	}
+	rz_events_record(ts->store, tenant, "Tenant", tenant, type, reason, message, "tfstate");
+	if (ts->replaced != NULL) {
+		ts->replaced(ts->replaced_arg, tenant, doc);
+	}
+	return 0;
+}
+
+/* The state tofu would read after a delete: no resources, no outputs, the next serial and
+ * the same lineage, so it continues cur's history. NULL when cur is empty already. */
+static char *emptied(const struct version *cur, const json_t *doc)
+{
+	json_t *resources = json_object_get(doc, "resources");
+	json_t *outputs = json_object_get(doc, "outputs");
+	const char *tv = json_string_value(json_object_get(doc, "terraform_version"));
+	json_t *empty;
+	char *text;
+
+	if (json_is_array(resources) && json_array_size(resources) == 0 &&
+	    (outputs == NULL || json_object_size(outputs) == 0)) {
+		return NULL;
+	}
+	empty = json_pack("{s:i, s:s, s:I, s:s, s:{}, s:[], s:n}", "version", 4,
+	                  "terraform_version", tv ? tv : "1.0.0", "serial",
+	                  (json_int_t)(cur->serial >= 0 ? cur->serial + 1 : 1), "lineage",
+	                  cur->lineage, "outputs", "resources", "check_results");
+	text = empty ? json_dumps(empty, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+	json_decref(empty);
+	return text;
+}
+
+/* DELETE (admin; tofu's http backend never sends it) empties the state without losing it:
+ * a new version with nothing in it, which a rollback undoes. An empty state stays as it is. */
 static void h_delete(rz_req_t *req, void *ctx)
 {
 	rz_tfstate_t *ts = ctx;
 	const char *tenant = rz_req_param(req, "tenant");
+	struct version cur;
 	rz_err_t err = { 0 };
-	rz_stmt_t *s;
+	json_t *doc = NULL, *next = NULL;
+	char *text = NULL, msg[256];
+	int rc;
 
-	if (!tenant_exists(ts, req, tenant)) {
+	if (!tenant_exists(ts, req, tenant) || locked(ts, req, tenant, false)) {
 		return;
 	}
-	s = rz_db_stmt(ts->db, "DELETE FROM tfstate_versions WHERE tenant = ?1", &err);
-	if (s == NULL) {
+	rc = current(ts, tenant, &cur, true, &err);
+	if (rc == 1) {
+		doc = json_loadb((char *)cur.plain, cur.len, 0, NULL);
+		text = emptied(&cur, doc);
+		if (text != NULL && (next = json_loads(text, 0, NULL)) == NULL) {
+			rc = rz_err_set(&err, -ENOMEM, "tfstate: out of memory");
+		}
+	}
+	snprintf(msg, sizeof(msg),
+	         "state emptied by %s (DELETE /tfstate/%s); roll back to version %" PRId64
+	         " to undo",
+	         who(req), tenant, cur.version);
+	if (rc < 0 || (text != NULL && replace(ts, req, tenant, text, strlen(text), next, "Warning",
+	                                       "StateDeleted", msg, &err) != 0)) {
 		internal(req, &err);
-		return;
+	} else {
+		rz_reply(req, 200, NULL, NULL, 0); /* no state, or an empty one: nothing to do */
 	}
-	rz_stmt_bind_text(s, 1, tenant);
-	if (rz_stmt_step(s, &err) < 0) {
-		rz_stmt_done(s);
-		internal(req, &err);
-		return;
+	if (cur.plain != NULL) {
+		sodium_memzero(cur.plain, cur.len);
+		free(cur.plain);
 	}
-	rz_stmt_done(s);
-	rz_reply(req, 200, NULL, NULL, 0);
+	free(text);
+	json_decref(next);
+	json_decref(doc);
 }
 
 static void h_lock(rz_req_t *req, void *ctx)
@@ -539,8 +689,8 @@ static void h_unlock(rz_req_t *req, void *ctx)
 
 static void h_history(rz_req_t *req, void *ctx)
 {
-	static const char sql[] = "SELECT version, serial, lineage, time, run, size FROM"
-	                          " tfstate_versions WHERE tenant = ?1 ORDER BY version DESC";
+	static const char sql[] = "SELECT version, serial, lineage, time, run, size, resources"
+	                          " FROM tfstate_versions WHERE tenant = ?1 ORDER BY version DESC";
 	rz_tfstate_t *ts = ctx;
 	const char *tenant = rz_req_param(req, "tenant");
 	rz_err_t err = { 0 };
@@ -565,6 +715,9 @@ static void h_history(rz_req_t *req, void *ctx)
 		if (!rz_stmt_is_null(s, 1)) {
 			json_object_set_new(v, "serial", json_integer(rz_stmt_int64(s, 1)));
 		}
+		if (!rz_stmt_is_null(s, 6)) {
+			json_object_set_new(v, "resources", json_integer(rz_stmt_int64(s, 6)));
+		}
 		json_array_append_new(items, v);
 	}
 	rz_stmt_done(s);
@@ -585,18 +738,18 @@ static void h_rollback(rz_req_t *req, void *ctx)
 	    "SELECT blob FROM tfstate_versions WHERE tenant = ?1 AND version = ?2";
 	rz_tfstate_t *ts = ctx;
 	const char *tenant = rz_req_param(req, "tenant");
-	const rz_principal_t *p = rz_access_principal(req);
 	size_t len;
 	const char *body = rz_req_body(req, &len);
 	json_t *in = json_loadb(body, len, 0, NULL), *doc = NULL;
 	json_int_t want = json_integer_value(json_object_get(in, "version"));
 	unsigned char *plain = NULL;
+	char msg[256];
 	size_t plen = 0, blen;
 	rz_err_t err = { 0 };
 	rz_stmt_t *s;
 
 	json_decref(in);
-	if (!tenant_exists(ts, req, tenant)) {
+	if (!tenant_exists(ts, req, tenant) || locked(ts, req, tenant, true)) {
 		return;
 	}
 	if (want <= 0) {
@@ -615,13 +768,16 @@ static void h_rollback(rz_req_t *req, void *ctx)
 		rz_stmt_done(s);
 	}
 	doc = plain ? json_loadb((char *)plain, plen, 0, NULL) : NULL;
-	if (plain == NULL) {
+	snprintf(msg, sizeof(msg), "state rolled back to version %lld by %s", (long long)want,
+	         who(req));
+	if (plain == NULL || doc == NULL) {
 		rz_reply_error(req, 404, NULL, "tenant \"%s\" has no state version %lld", tenant,
 		               (long long)want);
-	} else if (put(ts, tenant, p ? p->user : "", plain, plen, doc, &err) != 0) {
+	} else if (replace(ts, req, tenant, plain, plen, doc, "Normal", "StateRolledBack", msg,
+	                   &err) != 0) {
 		internal(req, &err);
 	} else {
-		rz_reply_status(req, rz_status_new(200, "", "state rolled back"));
+		rz_reply_status(req, rz_status_new(200, "", msg));
 	}
 	if (plain != NULL) {
 		sodium_memzero(plain, plen);
@@ -858,6 +1014,14 @@ int rz_tfstate_new(rz_tfstate_t **out, rz_db_t *db, rz_store_t *store, rz_access
 	return 0;
 }
 
+void rz_tfstate_on_replaced(rz_tfstate_t *ts, rz_tfstate_replaced_fn fn, void *arg)
+{
+	if (ts != NULL) {
+		ts->replaced = fn;
+		ts->replaced_arg = arg;
+	}
+}
+
 void rz_tfstate_free(rz_tfstate_t *ts)
 {
 	if (ts != NULL) {
@@ -880,7 +1044,7 @@ int rz_tfstate_routes(rz_tfstate_t *ts, rz_http_t *http, rz_err_t *err)
 	ts->routes[1] =
 	    STATE_ROUTE(RZ_M_POST, "/tfstate/{tenant}", h_post, RZ_ROLE_EDIT, "write-state");
 	ts->routes[2] =
-	    STATE_ROUTE(RZ_M_DELETE, "/tfstate/{tenant}", h_delete, RZ_ROLE_EDIT, "delete-state");
+	    STATE_ROUTE(RZ_M_DELETE, "/tfstate/{tenant}", h_delete, RZ_ROLE_ADMIN, "delete-state");
 	ts->routes[3] = STATE_ROUTE(RZ_M_LOCK, "/tfstate/{tenant}", h_lock, RZ_ROLE_EDIT, "lock");
 	ts->routes[4] =
 	    STATE_ROUTE(RZ_M_UNLOCK, "/tfstate/{tenant}", h_unlock, RZ_ROLE_EDIT, "unlock");
@@ -892,6 +1056,9 @@ int rz_tfstate_routes(rz_tfstate_t *ts, rz_http_t *http, rz_err_t *err)
 	                            RZ_ROLE_EDIT, "download-credentials");
 	ts->routes[8] = STATE_ROUTE(RZ_M_GET, "/api/v1/tenants/{tenant}/talosconfig", h_talosconfig,
 	                            RZ_ROLE_EDIT, "download-credentials");
+	for (size_t i = 0; i < 5; i++) {
+		ts->routes[i].basic_auth = true; /* /tfstate: tofu sends basic auth */
+	}
 	/* Tenant, not TFState: a run's own credentials never reach these. Every call audited. */
 	ts->routes[7].kind = ts->routes[8].kind = "Tenant";
 	ts->routes[7].audit = ts->routes[8].audit = true;

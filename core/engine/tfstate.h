@@ -1,12 +1,20 @@
 /*
  * core/engine/tfstate.h - the TF HTTP state backend (SPEC §7.1, PROTOCOLS.md §1) at
- * /tfstate/{tenant}: GET, POST (?ID= checked against the lock), DELETE, LOCK (200 / 423 with
- * the holder), UNLOCK (200 / 409 with the holder; an empty body is an admin's force-unlock,
- * audited). Every stored version is kept up to tofu.state_history, encrypted at rest with
- * XChaCha20-Poly1305 (key file data_dir/state.key, 0600). GET /api/v1/tenants/{t}/state
- * lists the versions; POST /api/v1/tenants/{t}/state/rollback {"version": N} (admin) makes
- * an old one current again. GET /api/v1/tenants/{t}/kubeconfig and /talosconfig (edit,
- * audited) serve the sensitive outputs the last apply left, kept encrypted the same way.
+ * /tfstate/{tenant}: GET, POST (?ID= checked against the lock), DELETE (an admin's, audited:
+ * the state is emptied as a new version — no resources, the next serial, the same lineage —
+ * so the history keeps what was there), LOCK (200 / 423 with the holder), UNLOCK (200 / 409
+ * with the holder; an empty body is an admin's force-unlock, audited). Every stored version
+ * is kept up to tofu.state_history, encrypted at rest with XChaCha20-Poly1305 (key file
+ * data_dir/state.key, 0600). GET /api/v1/tenants/{t}/state lists the versions (serial,
+ * lineage, time, who wrote it, size, how many resource instances when the state says);
+ * POST /api/v1/tenants/{t}/state/rollback {"version": N} (admin, audited) makes an old one
+ * current again, as a new version. Both are refused (409, naming the holder) while the
+ * state is locked: the holder's next write would undo them. A rollback or a DELETE gives
+ * the tenant an Event
+ * (StateRolledBack, StateDeleted), makes the kept outputs follow the new state and tells the
+ * listener (rz_tfstate_on_replaced), so the Machines follow it too. GET
+ * /api/v1/tenants/{t}/kubeconfig and /talosconfig (edit, audited) serve the sensitive outputs the
+ * last apply left, kept encrypted the same way.
  */
 #ifndef RZ_TFSTATE_H
 #define RZ_TFSTATE_H
@@ -28,6 +36,15 @@ typedef struct rz_tfstate rz_tfstate_t;
 int rz_tfstate_new(rz_tfstate_t **out, rz_db_t *db, rz_store_t *store, rz_access_t *access,
                    const char *key_path, int history, rz_err_t *err);
 void rz_tfstate_free(rz_tfstate_t *ts);
+
+/* Told when a tenant's current state is replaced outside a run (a rollback, an admin's
+ * DELETE), so its Machines and status follow at once. state: the new current state
+ * (borrowed — valid until the call returns). */
+typedef void (*rz_tfstate_replaced_fn)(void *arg, const char *tenant, const json_t *state);
+
+/* Set the one listener (fn NULL: none); arg is borrowed and must outlive ts, or be unset
+ * first. Accepts a NULL ts. */
+void rz_tfstate_on_replaced(rz_tfstate_t *ts, rz_tfstate_replaced_fn fn, void *arg);
 
 /* Register the routes. */
 int rz_tfstate_routes(rz_tfstate_t *ts, rz_http_t *http, rz_err_t *err);

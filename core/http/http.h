@@ -55,6 +55,8 @@ typedef struct rz_route {
 	const char *kind; /* for authorisation and audit: the resource kind, or NULL */
 	const char *verb; /* for audit: "create", "login", ...; NULL = from the method */
 	bool audit;       /* audit every call, not only mutating ones (credential downloads) */
+	bool basic_auth;  /* a 401 asks for HTTP basic credentials (tofu's http backend speaks
+	                     nothing else), not a bearer token */
 } rz_route_t;
 
 typedef struct rz_http_opts {

@@ -143,6 +143,11 @@ static const rz_migration_t migrations[] = {
 	    .name = "the labels a change replaced, for watches with a label selector",
 	    .sql = "ALTER TABLE events ADD COLUMN prev_labels TEXT;\n",
 	},
+	{
+	    .version = 8,
+	    .name = "how many resource instances a TF state version holds (NULL: unknown)",
+	    .sql = "ALTER TABLE tfstate_versions ADD COLUMN resources INTEGER;\n",
+	},
 };
 
 const rz_migration_t *rz_db_migrations(size_t *count)

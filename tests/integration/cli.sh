@@ -1,9 +1,9 @@
 #!/bin/sh
 # rezusctl as a user runs it, against the real daemon: login, apply the examples, get in
 # every output format (JSON and YAML round-trip through apply -f), watch, scale, edit, the
-# logs of a real sim run, a kubeconfig kubectl loads, delete; errors and exit statuses for
-# a bad manifest, a conflict, a missing object, a dead server, missing permissions and bad
-# usage; events in get and describe (the engine's, and the empty forms); boot --platform local
+# logs of a real sim run, a kubeconfig kubectl loads, the state's history and a rollback,
+# delete; errors and exit statuses for a bad manifest, a conflict, a missing object, a dead
+# server, missing permissions and bad usage; events in get and describe (the engine's, and the empty forms); boot --platform local
 # from nothing, twice; boot --platform docker with recording stand-ins for talosctl and
 # kubectl; completion; the man page against --help.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
@@ -258,6 +258,27 @@ run backup list
 expect_eq "backup says plainly when the server offers none" "1 error: this server does not offer backups (no /api/v1/backups)" "$RC $(cat "$WORK/err")"
 run talosconfig simmy
 expect_match "talosconfig prints it" '^context: simmy' "$(cat "$WORK/out")"
+# The state's history, and a rollback (admin).
+run state list simmy
+expect_match "state list shows the versions, newest first" \
+	'^VERSION +SERIAL +LINEAGE +CREATED +RESOURCES\|[0-9]+ +[0-9]+ +[0-9a-f-]{36} +20[0-9-]{8}T[0-9:]{8}Z +[0-9]+\|[0-9]+ ' \
+	"$(tr '\n' '|' <"$WORK/out")"
+NEWEST=$(sed -n '2s/ .*//p' "$WORK/out")
+OLDER=$(sed -n '3s/ .*//p' "$WORK/out")
+OLDER_RES=$(sed -n '3s/.* //p' "$WORK/out")
+run state list simmy -o json
+expect_match "state list -o json is the server's list" '"kind": "StateVersionList"' "$(cat "$WORK/out")"
+run state rollback simmy "$OLDER"
+expect_eq "state rollback prints the server's message" "0 state rolled back to version $OLDER by admin" "$RC $(cat "$WORK/out")"
+run state list simmy
+expect_eq "the restored version is the newest, with the resources it held" "$((NEWEST + 1)) $OLDER_RES" \
+	"$(sed -n '2s/ .*//p' "$WORK/out") $(sed -n '2s/.* //p' "$WORK/out")"
+run state rollback simmy 999999
+expect_match "a version that is not there: exit 1, saying so" '^1 .*has no state version 999999' "$RC $(cat "$WORK/err")"
+run state rollback simmy latest
+expect_eq "a version that is not a number is a usage error" "2" "$RC"
+run state
+expect_eq "state without a verb is a usage error" "2" "$RC"
 
 # --- errors and exit statuses ---------------------------------------------------------------------
 printf 'apiVersion: rezuscloud.io/v1\nkind: NodeGroup\nmetadata: {name: bad, tenant: rack}\nspec: {role: boss, providerClass: metal}\n' >"$WORK/bad.yaml"
@@ -322,6 +343,7 @@ fi
 "$CTL" completion bash >"$WORK/completion.bash"
 check "completion bash is a valid bash script" bash -n "$WORK/completion.bash"
 expect_match "it completes events and ev as types" 'types=".* events .* ev ' "$(cat "$WORK/completion.bash")"
+expect_match "and state's verbs" 'state\) COMPREPLY=\(\$\(compgen -W "list rollback"' "$(cat "$WORK/completion.bash")"
 expect_match "--help lists events among the types" 'events \(ev\)' "$("$CTL" --help)"
 help_cmds=$("$CTL" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z-]*\)  .*/\1/p' | sort | tr '\n' ' ')
 man_cmds=$(sed -n '/^\.SH COMMANDS/,/^\.SH GLOBAL/p' "$top_srcdir/man/rezusctl.1" | grep '^\.B [a-z]' |

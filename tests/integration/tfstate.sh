@@ -41,6 +41,14 @@ code() { curl -s -o "$WORK/body" -w '%{http_code}' "$@"; }
 U="$BASE/tfstate/t1"
 
 expect_eq "no credentials: 401" "401" "$(code "$U")"
+# challenge URL [CURL ARGS...]: the WWW-Authenticate header of the reply.
+challenge() {
+	url=$1; shift
+	curl -s -o /dev/null -D - "$@" "$url" | tr -d '\r' | sed -n 's/^[Ww][Ww][Ww]-[Aa]uthenticate: //p'
+}
+expect_eq "the 401 on /tfstate asks for Basic credentials, as tofu speaks" 'Basic realm="rezuscloud"' "$(challenge "$U")"
+expect_eq "and for wrong ones" 'Basic realm="rezuscloud"' "$(challenge "$U" -u x:rzt_wrong)"
+expect_eq "the rest of the API keeps Bearer" 'Bearer realm="rezuscloud"' "$(challenge "$API/tenants")"
 expect_eq "a view token: 403" "403" "$(code -u "x:$VIEW_TOKEN" "$U")"
 expect_eq "no state yet: 404" "404" "$(code -u "x:$EDIT_TOKEN" "$U")"
 expect_eq "an unknown tenant: 404" "404" "$(code -u "x:$EDIT_TOKEN" "$BASE/tfstate/nope")"
@@ -65,6 +73,8 @@ TFJ
 	check "a second apply with a change" sh -c "sed -i 's/8c1f/9d2e/' '$WORK/tf/main.tf.json' && '$TF' -chdir='$WORK/tf' apply -auto-approve -no-color"
 	expect_match "the history lists versions with serial and lineage" '"kind":"StateVersionList".*"serial":[0-9]+.*"lineage":"[0-9a-f-]+"' \
 		"$(json "$API/tenants/t1/state")"
+	expect_match "and how many resources each holds" '"current":true,"serial":[0-9]+,"resources":1\}' \
+		"$(json "$API/tenants/t1/state")"
 	expect_eq "the state is encrypted at rest (marker not in the database)" "" \
 		"$(cat "$WORK/data/rezus.db" "$WORK/data/rezus.db-wal" 2>/dev/null | grep -c plaintext-marker | grep -v '^0$')"
 	# force-unlock: someone holds the lock; an editor may not break it, an admin may
@@ -74,6 +84,33 @@ TFJ
 	TF_HTTP_PASSWORD="$ADMIN_TOKEN" "$TF" -chdir="$WORK/tf" force-unlock -force stuck-lock >"$WORK/fu2.out" 2>&1
 	expect_eq "force-unlock with an admin token works" "0" "$?"
 	expect_match "and is audited" '"verb":"force-unlock"' "$(json "$API/audit?verb=force-unlock")"
+	# DELETE (tofu never sends it) is an admin's, and keeps the history: an empty version.
+	before=$(json "$API/tenants/t1/state")
+	kept=$(printf '%s' "$before" | grep -o '"version":[0-9]*' | sed 's/.*://' | tr '\n' ' ')
+	newest=$(printf '%s' "$before" | grep -o '"version":[0-9]*' | sed -n '1s/.*://p')
+	: "${newest:=0}"
+	serial=$("$TF" -chdir="$WORK/tf" state pull 2>/dev/null | sed -n 's/^ *"serial": *\([0-9]*\).*/\1/p')
+	: "${serial:=0}"
+	lineage=$("$TF" -chdir="$WORK/tf" state pull 2>/dev/null | sed -n 's/^ *"lineage": *"\([^"]*\)".*/\1/p')
+	expect_eq "DELETE with an edit token: 403" "403" "$(code -u "x:$EDIT_TOKEN" -X DELETE "$U")"
+	expect_eq "DELETE with a view token: 403" "403" "$(code -u "x:$VIEW_TOKEN" -X DELETE "$U")"
+	expect_eq "DELETE with an admin token: 200" "200" "$(code -u "x:$ADMIN_TOKEN" -X DELETE "$U")"
+	expect_eq "the state is then empty: terraform sees no resources" "" "$("$TF" -chdir="$WORK/tf" state list 2>&1)"
+	pulled=$("$TF" -chdir="$WORK/tf" state pull 2>/dev/null | tr -d ' \n')
+	expect_match "a new serial, the same lineage" "\"serial\":$((serial + 1)),\"lineage\":\"$lineage\"" "$pulled"
+	after=$(json "$API/tenants/t1/state")
+	expect_eq "the history keeps every old version, and an empty one on top" \
+		"$((newest + 1)) $kept" "$(printf '%s' "$after" | grep -o '"version":[0-9]*' | sed 's/.*://' | tr '\n' ' ')"
+	expect_match "which holds no resources" '"items":\[\{"version":'"$((newest + 1))"',[^}]*"resources":0' "$after"
+	expect_match "the old one still holds its resource" '\{"version":'"$newest"',[^}]*"resources":1' "$after"
+	expect_eq "an admin DELETE again, of an empty state, adds nothing" \
+		"200 $((newest + 1))" "$(code -u "x:$ADMIN_TOKEN" -X DELETE "$U") $(json "$API/tenants/t1/state" | grep -o '"version":[0-9]*' | sed -n '1s/.*://p')"
+	expect_eq "the DELETEs are audited, the refused ones too" "403 403 200 200" \
+		"$(sqlite3 "$WORK/data/rezus.db" "SELECT group_concat(code, ' ') FROM (SELECT code FROM audit WHERE verb = 'delete-state' AND tenant = 't1' ORDER BY id)")"
+	expect_eq "a rollback to the version before the DELETE" "200" \
+		"$(code -H "Authorization: Bearer $ADMIN_TOKEN" -X POST -d "{\"version\":$newest}" "$API/tenants/t1/state/rollback")"
+	expect_eq "brings the resource back" "terraform_data.box" "$("$TF" -chdir="$WORK/tf" state list 2>&1)"
+	check "and terraform plans nothing" "$TF" -chdir="$WORK/tf" plan -detailed-exitcode -no-color -input=false
 fi
 
 # --- raw HTTP: every answer ---------------------------------------------------------------------
@@ -96,13 +133,23 @@ expect_eq "and it is what was written" "$STATE" "$(cat "$WORK/body")"
 expect_eq "UNLOCK with another ID: 409" "409" "$(code -u "x:$EDIT_TOKEN" -X UNLOCK -d '{"ID":"b"}' "$U")"
 expect_eq "UNLOCK by the holder: 200" "200" "$(code -u "x:$EDIT_TOKEN" -X UNLOCK -d '{"ID":"a"}' "$U")"
 expect_eq "UNLOCK when free: 200" "200" "$(code -u "x:$EDIT_TOKEN" -X UNLOCK -d '{"ID":"a"}' "$U")"
+# While someone holds the lock, nobody replaces the state under them: their next write would
+# silently undo it.
+code -u "x:$EDIT_TOKEN" -X LOCK -d '{"ID":"held","Who":"ops@box"}' "$U" >/dev/null
+expect_eq "a rollback while the state is locked: 409" "409" \
+	"$(code -H "Authorization: Bearer $ADMIN_TOKEN" -X POST -d '{"version":1}' "$API/tenants/t1/state/rollback")"
+expect_match "saying who holds it" '"message":"the state of tenant \\"t1\\" is locked by ops@box \(lock held\)' "$(cat "$WORK/body")"
+expect_eq "an admin's DELETE while it is locked: 409" "409" "$(code -u "x:$ADMIN_TOKEN" -X DELETE "$U")"
+expect_match "with the holder's lock info, as tofu reads it" '"ID":"held"' "$(cat "$WORK/body")"
+code -u "x:$EDIT_TOKEN" -X UNLOCK -d '{"ID":"held"}' "$U" >/dev/null
 expect_eq "only tofu.state_history versions are kept" "3" \
 	"$(json "$API/tenants/t1/state" | grep -o '"version":' | wc -l | tr -d ' ')"
 first=$(json "$API/tenants/t1/state" | sed 's/.*"version":\([0-9]*\),.*/\1/')
 expect_eq "rollback needs admin" "403" "$(code -H "Authorization: Bearer $EDIT_TOKEN" -X POST -d "{\"version\":$first}" "$API/tenants/t1/state/rollback")"
 expect_eq "an admin rolls back" "200" "$(code -H "Authorization: Bearer $ADMIN_TOKEN" -X POST -d "{\"version\":$first}" "$API/tenants/t1/state/rollback")"
-expect_eq "DELETE: 200" "200" "$(code -u "x:$EDIT_TOKEN" -X DELETE "$U")"
-expect_eq "then no state: 404" "404" "$(code -u "x:$EDIT_TOKEN" "$U")"
+expect_eq "DELETE by an editor: 403" "403" "$(code -u "x:$EDIT_TOKEN" -X DELETE "$U")"
+expect_eq "DELETE by an admin: 200" "200" "$(code -u "x:$ADMIN_TOKEN" -X DELETE "$U")"
+expect_match "then the state is empty, not gone" '"resources": *\[\]' "$(curl -s -u "x:$EDIT_TOKEN" "$U")"
 
 # --- the state goes with its tenant ------------------------------------------------------------
 code -u "x:$EDIT_TOKEN" -X POST -d "$STATE" "$U" >/dev/null
