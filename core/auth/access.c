@@ -22,6 +22,7 @@ struct reqinfo {
 	rz_principal_t p;
 	bool authenticated;
 	char source_ip[INET6_ADDRSTRLEN];
+	char detail[1100];
 };
 
 int rz_access_new(rz_access_t **out, rz_auth_t *auth, rz_db_t *db, char **trusted_proxies,
@@ -155,6 +156,16 @@ static void fill_entry(rz_access_t *a, rz_req_t *req, int code, rz_audit_entry_t
 	e->name = rz_req_param(req, "name");
 	e->code = code;
 	e->error = code >= 400 ? rz_req_error(req) : "";
+	e->detail = rz_req_data(req) ? ((const struct reqinfo *)rz_req_data(req))->detail : "";
+}
+
+void rz_access_set_detail(rz_req_t *req, const char *detail)
+{
+	struct reqinfo *i = info(req);
+
+	if (i != NULL) {
+		snprintf(i->detail, sizeof(i->detail), "%s", detail ? detail : "");
+	}
 }
 
 int rz_access_audit(rz_access_t *a, rz_req_t *req, int code, const char *user, const char *error,

@@ -51,6 +51,10 @@ typedef struct rz_access_hook {
 const rz_write_hook_t *rz_access_hook(rz_access_t *a, rz_req_t *req, int code, const char *name,
                                       const rz_write_hook_t *next, rz_access_hook_t *storage);
 
+/* What req's audit row says besides its path (an approval's reason); copied, at most
+ * about 1 KiB. */
+void rz_access_set_detail(rz_req_t *req, const char *detail);
+
 /* Write an audit row for req now (login failures and other rows outside a store write);
  * user, error and verb (each may be NULL) override what the request says. */
 int rz_access_audit(rz_access_t *a, rz_req_t *req, int code, const char *user, const char *error,

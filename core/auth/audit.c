@@ -36,8 +36,8 @@ int rz_audit_insert(rz_db_t *db, const rz_audit_entry_t *e, rz_err_t *err)
 {
 	static const char sql[] =
 	    "INSERT INTO audit (time, user, role, source_ip, request_id, method, path, verb,"
-	    " kind, tenant, name, code, error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,"
-	    " ?11, ?12, ?13)";
+	    " kind, tenant, name, code, error, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
+	    " ?9, ?10, ?11, ?12, ?13, ?14)";
 	rz_stmt_t *s = rz_db_stmt(db, sql, err);
 	const char *text[] = { e->user, e->role, e->source_ip, e->request_id, e->method,
 		               e->path, e->verb, e->kind,      e->tenant,     e->name };
@@ -54,6 +54,7 @@ int rz_audit_insert(rz_db_t *db, const rz_audit_entry_t *e, rz_err_t *err)
 	}
 	rz_stmt_bind_int64(s, 12, e->code);
 	rz_stmt_bind_text(s, 13, nz(e->error));
+	rz_stmt_bind_text(s, 14, nz(e->detail));
 	rc = rz_stmt_step(s, err);
 	rz_stmt_done(s);
 	return rc < 0 ? rc : 0;
@@ -63,14 +64,15 @@ int rz_audit_insert(rz_db_t *db, const rz_audit_entry_t *e, rz_err_t *err)
 
 static json_t *row_object(rz_stmt_t *s)
 {
-	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:I}",
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:s, "
+	                 "s:I}",
 	                 "time", rz_stmt_text(s, 1), "user", rz_stmt_text(s, 2), "role",
 	                 rz_stmt_text(s, 3), "sourceIP", rz_stmt_text(s, 4), "requestId",
 	                 rz_stmt_text(s, 5), "method", rz_stmt_text(s, 6), "path",
 	                 rz_stmt_text(s, 7), "verb", rz_stmt_text(s, 8), "kind", rz_stmt_text(s, 9),
 	                 "tenant", rz_stmt_text(s, 10), "name", rz_stmt_text(s, 11), "code",
-	                 (json_int_t)rz_stmt_int64(s, 12), "error", rz_stmt_text(s, 13), "id",
-	                 (json_int_t)rz_stmt_int64(s, 0));
+	                 (json_int_t)rz_stmt_int64(s, 12), "error", rz_stmt_text(s, 13), "detail",
+	                 rz_stmt_text(s, 14), "id", (json_int_t)rz_stmt_int64(s, 0));
 }
 
 /* Newest first. Filters are exact matches; since/until are RFC 3339 times. */
@@ -78,7 +80,7 @@ static void handle_list(rz_req_t *req, void *ctx)
 {
 	static const char sql[] =
 	    "SELECT id, time, user, role, source_ip, request_id, method, path, verb, kind,"
-	    " tenant, name, code, error FROM audit WHERE"
+	    " tenant, name, code, error, detail FROM audit WHERE"
 	    " (?1 IS NULL OR user = ?1) AND (?2 IS NULL OR verb = ?2) AND"
 	    " (?3 IS NULL OR kind = ?3) AND (?4 IS NULL OR tenant = ?4) AND"
 	    " (?5 IS NULL OR time >= ?5) AND (?6 IS NULL OR time <= ?6) AND id < ?7"

@@ -19,6 +19,7 @@ struct event_base;
 typedef struct rz_audit_entry {
 	const char *user, *role, *source_ip, *request_id, *method, *path;
 	const char *verb, *kind, *tenant, *name, *error;
+	const char *detail; /* what the request said besides its path (an approval's reason) */
 	int code;
 } rz_audit_entry_t;
 

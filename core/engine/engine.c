@@ -1219,6 +1219,11 @@ static void h_approve(rz_req_t *req, void *ctx)
 		return; /* answered */
 	}
 	who = rz_access_principal(req);
+	if (reason[0] != '\0') {
+		char detail[1200];
+		snprintf(detail, sizeof(detail), "reason: %s", reason);
+		rz_access_set_detail(req, detail);
+	}
 	r->awaiting = false;
 	r->approved = true;
 	rz_report_status(r->e->store, "Run", r->t->name, r->name,

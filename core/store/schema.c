@@ -148,6 +148,11 @@ static const rz_migration_t migrations[] = {
 	    .name = "how many resource instances a TF state version holds (NULL: unknown)",
 	    .sql = "ALTER TABLE tfstate_versions ADD COLUMN resources INTEGER;\n",
 	},
+	{
+	    .version = 9,
+	    .name = "what an audited request said besides its path (an approval's reason)",
+	    .sql = "ALTER TABLE audit ADD COLUMN detail TEXT NOT NULL DEFAULT '';\n",
+	},
 };
 
 const rz_migration_t *rz_db_migrations(size_t *count)

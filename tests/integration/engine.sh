@@ -192,6 +192,8 @@ expect_eq "an approval's body is only a reason (422 otherwise)" "422" \
 expect_eq "approve lets it apply" "200" "$(api -o /dev/null -w '%{http_code}' -X POST "$API/tenants/acme/runs/$RUN2/approve" -d '{"reason":"flaky is retired"}')"
 expect_match "the run records who approved it and why" '"approvedBy":"admin","approvalReason":"flaky is retired"' \
 	"$(api "$API/tenants/acme/runs/$RUN2")"
+expect_eq "and so does the audit row" "admin|200|reason: flaky is retired" \
+	"$(sqlite3 "$WORK/data/rezus.db" "SELECT user, code, detail FROM audit WHERE verb = 'approve' AND name = '$RUN2' AND code = 200")"
 expect_eq "the approved run succeeds" "Succeeded" "$(wait_phase "$RUN2" Succeeded)"
 expect_eq "then the plan runs" "Succeeded" "$(wait_phase "$PLAN" Succeeded)"
 expect_eq "no plan outlives its run" "" "$(find "$WORK/data/work" -name '*.plan')"
