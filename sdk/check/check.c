@@ -226,7 +226,7 @@ static void project(rz_plugins_t *p, const char *name, const char *state_path)
 		result(false, "read the state", jerr.text);
 		return;
 	}
-	if (rz_plugins_project(p, name, state, &objects, &err) != 0) {
+	if (rz_plugins_project(p, name, state, NULL, &objects, &err) != 0) {
 		result(false, "project the state", err.msg);
 	} else {
 		text = json_dumps(objects, JSON_INDENT(2) | JSON_SORT_KEYS);
