@@ -117,13 +117,14 @@ expect_eq "and keeps the Machines" "cp-0=sim l-0=loose w-0=example w-1=example "
 expect_eq "the very same objects" "$BEFORE" "$(uids)"
 
 # The same state projected by each plugin on its own, with no scope at all (how
-# rezus-plugin-check projects, and how every state was projected before scoping): sim's
-# rule, which says "when", gives what the daemon holds; the loose rule claims every
-# terraform_data, cluster_secrets included, which is why the host scopes rules.
+# rezus-plugin-check projects, and how every state was projected before scoping): sim and
+# the example, whose rules say "when", give what the daemon holds; the loose rule claims
+# every terraform_data, cluster_secrets included, which is why the host scopes rules.
 SECRET=$(api -X POST "$API/users/admin/tokens" -d '{"spec":{}}' | sed -n 's/.*"secret":"\([^"]*\)".*/\1/p')
 curl -s -u "x:$SECRET" "http://127.0.0.1:$PORT/tfstate/acme" >"$WORK/acme.tfstate"
 names() { "$CHECKER" --project "$WORK/acme.tfstate" "$1" | sed -n 's/^ *"name": "\([a-z0-9-]*\)",$/\1/p' | tr '\n' ' '; }
 expect_eq "sim alone projects its own machine from the state" "cp-0 " "$(names "$WORK/plugins/sim.so")"
+expect_eq "the example alone, its own two: its rule says when" "w-0 w-1 " "$(names "$WORK/example/example.so")"
 expect_match "a rule with no when, alone, takes everything" "cluster-secrets" "$(names "$WORK/plugins/loose.so")"
 kill -TERM "$DAEMON_PID"
 wait_exit "$DAEMON_PID" 10
