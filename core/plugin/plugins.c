@@ -560,6 +560,13 @@ int rz_plugins_project(rz_plugins_t *p, const char *name, const json_t *state, c
 	return rz_projection_run(s->rules, state, mine, objects, err);
 }
 
+const rz_projection_t *rz_plugins_rules(const rz_plugins_t *p, const char *name)
+{
+	const struct slot *s = find(p, name);
+
+	return s != NULL ? s->rules : NULL;
+}
+
 /* ------------------------------------------------------------------ observation */
 
 bool rz_plugins_observes(const rz_plugins_t *p, const char *name)

@@ -13,6 +13,7 @@
 
 #include "core/base/config.h"
 #include "core/base/errors.h"
+#include "core/plugin/projection.h"
 #include "core/store/store.h"
 
 typedef struct rz_plugins rz_plugins_t;
@@ -80,6 +81,10 @@ const json_t *rz_plugins_scope(const rz_plugins_t *p, const char *tenant);
  * projects every resource of the state. *objects is a new array (caller owns). */
 int rz_plugins_project(rz_plugins_t *p, const char *name, const json_t *state, const json_t *scope,
                        json_t **objects, rz_err_t *err);
+
+/* A loaded plugin's parsed projection rules (borrowed, valid while loaded); NULL when it
+ * is not loaded. */
+const rz_projection_t *rz_plugins_rules(const rz_plugins_t *p, const char *name);
 
 /* Observation (ABI 1.1, rezus/plugin.h "Observation"). True when the loaded plugin name
  * observes its tenants. */

@@ -705,3 +705,40 @@ int rz_projection_run(const rz_projection_t *p, const json_t *state, const json_
 	*objects = out;
 	return 0;
 }
+
+/* ------------------------------------------------------------------ lint */
+
+size_t rz_projection_lint(const rz_projection_t *p, const json_t *providers, json_t *warnings)
+{
+	size_t r, n = 0;
+	json_t *rule;
+
+	json_array_foreach(p->rules, r, rule)
+	{
+		const char *type = str(rule, "type");
+		char provider[64];
+		json_t *msg = NULL;
+
+		snprintf(provider, sizeof(provider), "%.*s", (int)strcspn(type, "_"), type);
+		if (json_object_size(json_object_get(rule, "when")) > 0) {
+			continue;
+		}
+		if (strcmp(provider, "terraform") == 0) {
+			msg = json_sprintf("rule %zu (%s): no \"when\" on a built-in type: where "
+			                   "rules run unscoped it takes every plugin's %s; select "
+			                   "with \"when\" on a value only your resources carry",
+			                   r, type, type);
+		} else if (json_object_get(providers, provider) == NULL) {
+			msg =
+			    json_sprintf("rule %zu (%s): no \"when\", and provider \"%s\" is not "
+			                 "in your required_providers: where rules run unscoped it "
+			                 "takes other plugins' %s; select with \"when\" on a value "
+			                 "only your resources carry",
+			                 r, type, provider, type);
+		}
+		if (msg != NULL && json_array_append_new(warnings, msg) == 0) {
+			n++;
+		}
+	}
+	return n;
+}

@@ -48,4 +48,13 @@ void rz_projection_free(rz_projection_t *p);
 int rz_projection_run(const rz_projection_t *p, const json_t *state, const json_t *scope,
                       json_t **objects, rz_err_t *err);
 
+/* The rules that could match another plugin's resources where they run unscoped: a rule
+ * with no "when" on a type that is not the plugin's own, because it is built in
+ * (terraform_data: provider "terraform") or because its provider (the type's first word,
+ * "oci" of "oci_core_instance") is not among providers, the required_providers the plugin
+ * declares (borrowed object; NULL: none). Appends one message per such rule to warnings
+ * (borrowed array), e.g. "rule 0 (terraform_data): no \"when\" on a built-in type: ...".
+ * Returns the number appended. */
+size_t rz_projection_lint(const rz_projection_t *p, const json_t *providers, json_t *warnings);
+
 #endif /* RZ_PROJECTION_H */

@@ -436,6 +436,50 @@ START_TEST(test_scope_checks_the_whole_state)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ lint */
+
+START_TEST(test_lint)
+{
+	rz_projection_t *p = parse_ok(
+	    "[{\"type\":\"terraform_data\",\"kind\":\"Machine\",\"fields\":{}},"
+	    "{\"type\":\"terraform_data\",\"kind\":\"Machine\",\"when\":{\"input.role\":\"m\"},"
+	    "\"fields\":{}},"
+	    "{\"type\":\"terraform_data\",\"kind\":\"Machine\",\"when\":{},\"fields\":{}},"
+	    "{\"type\":\"oci_core_instance\",\"kind\":\"Machine\",\"fields\":{}},"
+	    "{\"type\":\"aws_instance\",\"kind\":\"Machine\",\"fields\":{}},"
+	    "{\"type\":\"aws_instance\",\"kind\":\"Machine\",\"when\":{\"tags.x\":\"y\"},"
+	    "\"fields\":{}},"
+	    "{\"type\":\"random\",\"kind\":\"Machine\",\"fields\":{}}]");
+	json_t *providers = parse_json("{\"oci\": {\"source\": \"oracle/oci\"}, "
+	                               "\"random\": {\"source\": \"hashicorp/random\"}}");
+	json_t *warnings = json_array();
+
+	/* built in without "when" (an empty one selects nothing), and a provider not declared
+	 * without "when"; a declared provider's type, or any rule with "when", is fine */
+	ck_assert_uint_eq(rz_projection_lint(p, providers, warnings), 3);
+	ck_assert_uint_eq(json_array_size(warnings), 3);
+	ck_assert_str_eq(json_string_value(json_array_get(warnings, 0)),
+	                 "rule 0 (terraform_data): no \"when\" on a built-in type: where rules "
+	                 "run unscoped it takes every plugin's terraform_data; select with "
+	                 "\"when\" on a value only your resources carry");
+	ck_assert_str_eq(json_string_value(json_array_get(warnings, 1)),
+	                 "rule 2 (terraform_data): no \"when\" on a built-in type: where rules "
+	                 "run unscoped it takes every plugin's terraform_data; select with "
+	                 "\"when\" on a value only your resources carry");
+	ck_assert_str_eq(json_string_value(json_array_get(warnings, 2)),
+	                 "rule 4 (aws_instance): no \"when\", and provider \"aws\" is not in "
+	                 "your required_providers: where rules run unscoped it takes other "
+	                 "plugins' aws_instance; select with \"when\" on a value only your "
+	                 "resources carry");
+	/* with no providers declared, every rule without "when" could take others' */
+	json_array_clear(warnings);
+	ck_assert_uint_eq(rz_projection_lint(p, NULL, warnings), 5);
+	json_decref(warnings);
+	json_decref(providers);
+	rz_projection_free(p);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ a provider's state */
 
 static const char oci_rule[] =
@@ -812,6 +856,7 @@ static Suite *projection_suite(void)
 	tcase_add_test(tc, test_scope);
 	tcase_add_test(tc, test_scope_modules);
 	tcase_add_test(tc, test_scope_checks_the_whole_state);
+	tcase_add_test(tc, test_lint);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("values");

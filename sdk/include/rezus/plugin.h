@@ -56,7 +56,9 @@
  * a state the host has no such record for is projected as before, every rule over every
  * resource. A rule on a type others render too (terraform_data, or a provider shared with
  * other plugins) should still say "when", with a value only its own resources carry, so
- * that it is right wherever it runs unscoped.
+ * that it is right wherever it runs unscoped; rezus-plugin-check warns (a warning, not a
+ * failure) about a rule with no "when" on a built-in type or on a type of a provider the
+ * plugin does not declare in required_providers.
  *
  * Observation (ABI 1.1; optional, for cluster plugins). The host observes every tenant that
  * has Machines on an interval, through the tenant's cluster plugin, which says how; the host
