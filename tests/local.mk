@@ -49,6 +49,7 @@ include tests/fixtures/plugins/local.mk
 EXTRA_DIST += tests/fixtures/plugins/local.mk \
 	tests/fixtures/states/oci-instances.json tests/fixtures/states/tf-data-count.json \
 	tests/fixtures/states/tf-data-for-each.json tests/fixtures/states/tf-data-module.json \
+	tests/fixtures/states/tf-data-two-plugins.json \
 	tests/fixtures/compose/sim/sim.tf.json tests/fixtures/compose/sim/terraform.tfvars.json \
 	tests/fixtures/compose/sim/variables.tf.json tests/fixtures/compose/sim/versions.tf.json
 

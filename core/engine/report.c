@@ -113,6 +113,7 @@ void rz_report_machines(rz_store_t *st, rz_plugins_t *plugins, const char *tenan
 	const rz_kind_t *mk = rz_kind_by_name("Machine");
 	json_t *want = json_object(), *have = rz_store_list_all(st, "Machine", tenant), *m, *out;
 	json_t *groups = rz_store_list_all(st, "NodeGroup", tenant);
+	const json_t *scope = rz_plugins_scope(plugins, tenant);
 	size_t i;
 	rz_err_t err = { 0 };
 	bool gone;
@@ -121,7 +122,8 @@ void rz_report_machines(rz_store_t *st, rz_plugins_t *plugins, const char *tenan
 		const rz_plugin_t *pl = rz_plugins_at(plugins, i);
 		json_t *objs = NULL, *o;
 		size_t j;
-		if (!pl->loaded || rz_plugins_project(plugins, pl->name, state, &objs, &err) != 0) {
+		if (!pl->loaded ||
+		    rz_plugins_project(plugins, pl->name, state, scope, &objs, &err) != 0) {
 			continue;
 		}
 		json_array_foreach(objs, j, o)

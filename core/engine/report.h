@@ -26,7 +26,10 @@ void rz_report_status(rz_store_t *st, const char *kind, const char *tenant, cons
                       json_t *fields);
 
 /* Machines to match the state: each loaded plugin's projection of it, created, updated
- * or deleted in the store, labelled with their tenant, node group, provider and role. */
+ * or deleted in the store, labelled with their tenant, node group, provider and role. A
+ * plugin's rules see only the resources it rendered in the tenant's last composition
+ * (rz_plugins_scope()); with no record of one (none in this process) every plugin's rules
+ * see the whole state, as before projection was scoped. */
 void rz_report_machines(rz_store_t *st, rz_plugins_t *plugins, const char *tenant,
                         const json_t *state);
 

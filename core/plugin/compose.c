@@ -130,7 +130,45 @@ struct merged {
 	json_t *providers, *variables, *tfvars;
 	json_t *owners_p, *owners_v, *owners_t;
 	json_t *files;
+	json_t *scope;    /* {plugin: ["<type>.<name>", ...]}: what each plugin rendered */
+	json_t *owners_r; /* {"<type>.<name>": plugin} */
 };
+
+/* Note the addresses of the plugin's resource blocks in m->scope; an address another
+ * plugin rendered too is an error naming both (tofu would refuse the duplicate, and its
+ * instances could not be told apart by whose rules project them). */
+static int merge_resources(struct merged *m, const char *plugin, const json_t *resources,
+                           rz_err_t *err)
+{
+	json_t *mine = json_array(), *of, *v;
+	const char *type, *name;
+	int rc = mine != NULL ? 0 : rz_err_set(err, -ENOMEM, "compose: out of memory");
+
+	json_object_foreach((json_t *)resources, type, of)
+	{
+		json_object_foreach(of, name, v)
+		{
+			json_t *addr = json_sprintf("%s.%s", type, name);
+			const char *had = json_string_value(
+			    json_object_get(m->owners_r, json_string_value(addr)));
+			if (rc == 0 && addr == NULL) {
+				rc = rz_err_set(err, -ENOMEM, "compose: out of memory");
+			} else if (rc == 0 && had != NULL) {
+				rc = rz_err_set(err, REZUS_ERENDER,
+				                "compose: plugins '%s' and '%s' both render %s",
+				                had, plugin, json_string_value(addr));
+			}
+			if (rc == 0) {
+				json_object_set_new(m->owners_r, json_string_value(addr),
+				                    json_string(plugin));
+				json_array_append(mine, addr);
+			}
+			json_decref(addr);
+		}
+	}
+	json_object_set_new(m->scope, plugin, mine);
+	return rc;
+}
 
 static int merge_render(struct merged *m, const char *plugin, json_t *out, rz_err_t *err)
 {
@@ -146,6 +184,9 @@ static int merge_render(struct merged *m, const char *plugin, json_t *out, rz_er
 	if (rc == 0) {
 		rc = merge_named(m->tfvars, m->owners_t, json_object_get(out, "tfvars"), plugin,
 		                 "the value of variable", err);
+	}
+	if (rc == 0) {
+		rc = merge_resources(m, plugin, json_object_get(out, "resource"), err);
 	}
 	for (size_t i = 0; i < sizeof(own_blocks) / sizeof(own_blocks[0]); i++) {
 		json_t *b = json_object_get(out, own_blocks[i]);
@@ -193,8 +234,11 @@ int rz_compose(rz_plugins_t *p, const json_t *ctx, const json_t *backend, json_t
 	char bufs[MAX_PLUGINS][64];
 	size_t n;
 	json_t *none = json_object(), *exports = json_object();
-	struct merged m = { json_object(), json_object(), json_object(), json_object(),
+	struct merged m = { json_object(), json_object(), json_object(),
+		            json_object(), json_object(), json_object(),
 		            json_object(), json_object(), json_object() };
+	const char *tenant = json_string_value(
+	    json_object_get(json_object_get(json_object_get(ctx, "tenant"), "metadata"), "name"));
 	json_t *terraform;
 	int rc = plan(ctx, names, &n, bufs, err);
 
@@ -218,6 +262,11 @@ int rz_compose(rz_plugins_t *p, const json_t *ctx, const json_t *backend, json_t
 		                        ? json_pack("{s:O}", "variable", m.variables)
 		                        : json_object());
 		json_object_set(m.files, "terraform.tfvars.json", m.tfvars);
+	}
+	if (rc == 0 && tenant != NULL) { /* for the projection after the apply */
+		rc = rz_plugins_set_scope(p, tenant, json_incref(m.scope), err);
+	}
+	if (rc == 0) {
 		*files = json_incref(m.files);
 	}
 	json_decref(none);
@@ -229,6 +278,8 @@ int rz_compose(rz_plugins_t *p, const json_t *ctx, const json_t *backend, json_t
 	json_decref(m.owners_v);
 	json_decref(m.owners_t);
 	json_decref(m.files);
+	json_decref(m.scope);
+	json_decref(m.owners_r);
 	return rc;
 }
 

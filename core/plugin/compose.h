@@ -11,6 +11,10 @@
  * by a node group's providerClass. Exports are resolved in two passes: every plugin renders
  * once without imports, then again with the others' exports as
  * imports {"<plugin>.<name>": "<expression>"}.
+ *
+ * A composition also says whose each resource is: the plugin host remembers, per tenant,
+ * the "<type>.<name>" of every resource block each plugin rendered (rz_plugins_scope()),
+ * and the projection after the apply runs a plugin's rules on its own resources only.
  */
 #ifndef RZ_COMPOSE_H
 #define RZ_COMPOSE_H
@@ -23,9 +27,11 @@
 /* Compose from a context (borrowed): {"tenant": {...}, "nodeGroups": [...],
  * "configPatches": [...]} — node groups of every plugin, patches in name order, enabled
  * ones only. backend (borrowed, may be NULL: local state) becomes
- * terraform.backend.http. *files (caller owns) maps file names to their JSON. Errors name
- * the plugin: a render failure, or two plugins that disagree on a provider's source or
- * version, or on a variable. */
+ * terraform.backend.http. *files (caller owns) maps file names to their JSON. On success,
+ * which plugin rendered which resource is recorded for the tenant in p
+ * (rz_plugins_set_scope()). Errors name the plugin: a render failure, two plugins that
+ * disagree on a provider's source or version, or on a variable, or that render the same
+ * resource. */
 int rz_compose(rz_plugins_t *p, const json_t *ctx, const json_t *backend, json_t **files,
                rz_err_t *err);
 

@@ -32,6 +32,8 @@ struct slot {
 struct rz_plugins {
 	struct slot *slots;
 	size_t n;
+	/* {tenant: {plugin: ["<type>.<name>", ...]}}: each tenant's last composition */
+	json_t *scopes;
 };
 
 /* ------------------------------------------------------------------ calls */
@@ -205,8 +207,9 @@ int rz_plugins_load(rz_plugins_t **out, const rz_config_t *cfg, bool start, rz_e
 	int rc = 0;
 
 	*out = p;
-	if (p == NULL || (cfg->n_plugins > 0 &&
-	                  (p->slots = calloc(cfg->n_plugins, sizeof(*p->slots))) == NULL)) {
+	if (p == NULL || (p->scopes = json_object()) == NULL ||
+	    (cfg->n_plugins > 0 &&
+	     (p->slots = calloc(cfg->n_plugins, sizeof(*p->slots))) == NULL)) {
 		return rz_err_set(err, -ENOMEM, "plugins: out of memory");
 	}
 	for (size_t i = 0; i < cfg->n_plugins; i++) {
@@ -248,6 +251,7 @@ void rz_plugins_free(rz_plugins_t *p)
 		}
 	}
 	free(p->slots);
+	json_decref(p->scopes);
 	free(p);
 }
 
@@ -526,16 +530,41 @@ int rz_plugins_render(rz_plugins_t *p, const char *name, const json_t *ctx, json
 	return rc;
 }
 
-int rz_plugins_project(rz_plugins_t *p, const char *name, const json_t *state, json_t **objects,
-                       rz_err_t *err)
+int rz_plugins_set_scope(rz_plugins_t *p, const char *tenant, json_t *scope, rz_err_t *err)
+{
+	if (json_object_set_new(p->scopes, tenant, scope) != 0) {
+		return rz_err_set(err, -ENOMEM, "plugins: out of memory");
+	}
+	return 0;
+}
+
+const json_t *rz_plugins_scope(const rz_plugins_t *p, const char *tenant)
+{
+	return p != NULL ? json_object_get(p->scopes, tenant) : NULL;
+}
+
+int rz_plugins_project(rz_plugins_t *p, const char *name, const json_t *state, const json_t *scope,
+                       json_t **objects, rz_err_t *err)
 {
 	struct slot *s = find(p, name);
+	const json_t *mine = scope != NULL ? json_object_get(scope, name) : NULL;
 
 	*objects = NULL;
 	if (s == NULL || s->rules == NULL) {
 		return rz_err_set(err, RZ_ENOTFOUND, "plugin '%s' is not loaded", name);
 	}
-	return rz_projection_run(s->rules, state, objects, err);
+	if (scope != NULL && mine == NULL) { /* it rendered nothing for the tenant */
+		*objects = json_array();
+		return *objects != NULL ? 0 : rz_err_set(err, -ENOMEM, "plugins: out of memory");
+	}
+	return rz_projection_run(s->rules, state, mine, objects, err);
+}
+
+const rz_projection_t *rz_plugins_rules(const rz_plugins_t *p, const char *name)
+{
+	const struct slot *s = find(p, name);
+
+	return s != NULL ? s->rules : NULL;
 }
 
 /* ------------------------------------------------------------------ observation */

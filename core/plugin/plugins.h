@@ -13,6 +13,7 @@
 
 #include "core/base/config.h"
 #include "core/base/errors.h"
+#include "core/plugin/projection.h"
 #include "core/store/store.h"
 
 typedef struct rz_plugins rz_plugins_t;
@@ -65,10 +66,25 @@ void rz_plugins_validate_tenant(rz_plugins_t *p, const json_t *tenant, const jso
 int rz_plugins_render(rz_plugins_t *p, const char *name, const json_t *ctx, json_t **out,
                       rz_err_t *err);
 
-/* Run a loaded plugin's projection rules over a state document (see core/plugin/projection.h).
- * *objects is a new array (caller owns). */
-int rz_plugins_project(rz_plugins_t *p, const char *name, const json_t *state, json_t **objects,
-                       rz_err_t *err);
+/* Remember which resources each plugin rendered for tenant: scope is
+ * {"<plugin>": ["<type>.<name>", ...], ...} (takes ownership, also on failure), replacing
+ * what the tenant's last composition left. rz_compose() calls it. */
+int rz_plugins_set_scope(rz_plugins_t *p, const char *tenant, json_t *scope, rz_err_t *err);
+
+/* What the tenant's last composition in this process rendered, per plugin (borrowed, valid
+ * until the next composition of the tenant), or NULL when there is no record. */
+const json_t *rz_plugins_scope(const rz_plugins_t *p, const char *tenant);
+
+/* Run a loaded plugin's projection rules over a state document (see core/plugin/projection.h)
+ * on the resources it rendered: scope (borrowed) is a tenant's record as rz_plugins_scope()
+ * gives it, the plugin's own list taken from it (none listed: nothing projected); NULL
+ * projects every resource of the state. *objects is a new array (caller owns). */
+int rz_plugins_project(rz_plugins_t *p, const char *name, const json_t *state, const json_t *scope,
+                       json_t **objects, rz_err_t *err);
+
+/* A loaded plugin's parsed projection rules (borrowed, valid while loaded); NULL when it
+ * is not loaded. */
+const rz_projection_t *rz_plugins_rules(const rz_plugins_t *p, const char *name);
 
 /* Observation (ABI 1.1, rezus/plugin.h "Observation"). True when the loaded plugin name
  * observes its tenants. */

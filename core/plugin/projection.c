@@ -624,15 +624,38 @@ static bool any_rule_for(const rz_projection_t *p, const char *type)
 	return false;
 }
 
-static int project_resource(const rz_projection_t *p, size_t index, const json_t *res, json_t *out,
-                            rz_err_t *err)
+/* Whether scope (NULL: everything) holds the resource in: "<type>.<name>", at the root. */
+static bool in_scope(const json_t *scope, const struct instance *in)
+{
+	size_t i, tlen = strlen(in->type);
+	json_t *a;
+
+	if (scope == NULL) {
+		return true;
+	}
+	if (in->module != NULL) {
+		return false;
+	}
+	json_array_foreach((json_t *)scope, i, a)
+	{
+		const char *s = json_string_value(a);
+		if (s != NULL && strncmp(s, in->type, tlen) == 0 && s[tlen] == '.' &&
+		    strcmp(s + tlen + 1, in->name) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static int project_resource(const rz_projection_t *p, size_t index, const json_t *res,
+                            const json_t *scope, json_t *out, rz_err_t *err)
 {
 	struct instance in = { .res_index = index };
 	json_t *inst, *rule;
 	size_t r;
 	int rc = check_resource(res, &in, err);
 
-	if (rc != 0 || !any_rule_for(p, in.type)) {
+	if (rc != 0 || !any_rule_for(p, in.type) || !in_scope(scope, &in)) {
 		return rc < 0 ? rc : 0;
 	}
 	json_array_foreach(json_object_get(res, "instances"), in.inst_index, inst)
@@ -654,8 +677,8 @@ static int project_resource(const rz_projection_t *p, size_t index, const json_t
 	return 0;
 }
 
-int rz_projection_run(const rz_projection_t *p, const json_t *state, json_t **objects,
-                      rz_err_t *err)
+int rz_projection_run(const rz_projection_t *p, const json_t *state, const json_t *scope,
+                      json_t **objects, rz_err_t *err)
 {
 	const json_t *resources = json_object_get(state, "resources");
 	json_t *out, *res;
@@ -674,11 +697,48 @@ int rz_projection_run(const rz_projection_t *p, const json_t *state, json_t **ob
 	}
 	json_array_foreach((json_t *)resources, i, res)
 	{
-		if ((rc = project_resource(p, i, res, out, err)) != 0) {
+		if ((rc = project_resource(p, i, res, scope, out, err)) != 0) {
 			json_decref(out);
 			return rc;
 		}
 	}
 	*objects = out;
 	return 0;
+}
+
+/* ------------------------------------------------------------------ lint */
+
+size_t rz_projection_lint(const rz_projection_t *p, const json_t *providers, json_t *warnings)
+{
+	size_t r, n = 0;
+	json_t *rule;
+
+	json_array_foreach(p->rules, r, rule)
+	{
+		const char *type = str(rule, "type");
+		char provider[64];
+		json_t *msg = NULL;
+
+		snprintf(provider, sizeof(provider), "%.*s", (int)strcspn(type, "_"), type);
+		if (json_object_size(json_object_get(rule, "when")) > 0) {
+			continue;
+		}
+		if (strcmp(provider, "terraform") == 0) {
+			msg = json_sprintf("rule %zu (%s): no \"when\" on a built-in type: where "
+			                   "rules run unscoped it takes every plugin's %s; select "
+			                   "with \"when\" on a value only your resources carry",
+			                   r, type, type);
+		} else if (json_object_get(providers, provider) == NULL) {
+			msg =
+			    json_sprintf("rule %zu (%s): no \"when\", and provider \"%s\" is not "
+			                 "in your required_providers: where rules run unscoped it "
+			                 "takes other plugins' %s; select with \"when\" on a value "
+			                 "only your resources carry",
+			                 r, type, provider, type);
+		}
+		if (msg != NULL && json_array_append_new(warnings, msg) == 0) {
+			n++;
+		}
+	}
+	return n;
 }

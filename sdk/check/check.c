@@ -6,7 +6,9 @@
  * Loads FILE.so through the daemon's own loader (every refusal check), prints the
  * descriptor, renders a built-in fixture tenant, checks the TF JSON (PROTOCOLS.md §3) and
  * the projection rules. Exit 0 only when everything passes; 1 when a check fails; 2 for a
- * bad command line.
+ * bad command line. WARN lines say what a vendor should fix that does not fail the check:
+ * a projection rule that would take other plugins' resources where rules run unscoped
+ * (the daemon scopes them to the plugin's own; --project here does not).
  */
 #include <config.h>
 
@@ -27,12 +29,19 @@
 
 #define HOSTILE "${hostile}"
 
-static int failures;
+static int failures, warnings;
 
 static void result(bool ok, const char *what, const char *detail)
 {
 	printf("%s %s%s%s\n", ok ? "PASS" : "FAIL", what, detail ? ": " : "", detail ? detail : "");
 	failures += !ok;
+}
+
+/* Something a vendor should fix that does not make the plugin wrong here. */
+static void warn(const char *what, const char *detail)
+{
+	printf("WARN %s: %s\n", what, detail);
+	warnings++;
 }
 
 /* The fixture tenant: one control plane and one worker group of the plugin (when it is an
@@ -171,8 +180,10 @@ static void observe(rz_plugins_t *p, const char *name, json_t *ctx)
 	json_decref(octx);
 }
 
-/* Render the fixture: composed when the plugin is a cluster plugin, else its own file. */
-static json_t *render(rz_plugins_t *p, const char *name, const rezus_plugin_t *d, json_t *ctx)
+/* Render the fixture: composed when the plugin is a cluster plugin, else its own file.
+ * *providers (caller owns) gets the required_providers it declared. */
+static json_t *render(rz_plugins_t *p, const char *name, const rezus_plugin_t *d, json_t *ctx,
+                      json_t **providers)
 {
 	json_t *files = NULL, *out = NULL;
 	rz_err_t err = { 0 };
@@ -184,6 +195,9 @@ static json_t *render(rz_plugins_t *p, const char *name, const rezus_plugin_t *d
 			return NULL;
 		}
 		result(true, "render the fixture tenant", NULL);
+		*providers = json_incref(json_object_get(
+		    json_object_get(json_object_get(files, "versions.tf.json"), "terraform"),
+		    "required_providers"));
 		return files;
 	}
 	json_object_set_new(ctx, "imports", json_object());
@@ -192,6 +206,7 @@ static json_t *render(rz_plugins_t *p, const char *name, const rezus_plugin_t *d
 		return NULL;
 	}
 	result(true, "render the fixture tenant", NULL);
+	*providers = json_incref(json_object_get(out, "required_providers"));
 	snprintf(file, sizeof(file), "%s.tf.json", name);
 	json_object_del(out, "exports");
 	json_object_del(out, "required_providers");
@@ -215,6 +230,21 @@ static void check_tf(json_t *files)
 	result(c.n == 0, "TF JSON (PROTOCOLS.md §3)", c.n ? summary : NULL);
 }
 
+/* Rules that would take other plugins' resources where rules run unscoped: a warning
+ * each, not a failure; the daemon runs a plugin's rules on the resources it rendered. */
+static void lint_rules(rz_plugins_t *p, const char *name, const json_t *providers)
+{
+	json_t *found = json_array(), *w;
+	size_t i;
+
+	rz_projection_lint(rz_plugins_rules(p, name), providers, found);
+	json_array_foreach(found, i, w)
+	{
+		warn("projection rule could match other plugins' resources", json_string_value(w));
+	}
+	json_decref(found);
+}
+
 static void project(rz_plugins_t *p, const char *name, const char *state_path)
 {
 	json_error_t jerr;
@@ -226,7 +256,7 @@ static void project(rz_plugins_t *p, const char *name, const char *state_path)
 		result(false, "read the state", jerr.text);
 		return;
 	}
-	if (rz_plugins_project(p, name, state, &objects, &err) != 0) {
+	if (rz_plugins_project(p, name, state, NULL, &objects, &err) != 0) {
 		result(false, "project the state", err.msg);
 	} else {
 		text = json_dumps(objects, JSON_INDENT(2) | JSON_SORT_KEYS);
@@ -245,10 +275,10 @@ static int usage(FILE *out, int code)
 	        "Load a RezusCloud plugin the way rezuscloud does, render a fixture tenant,\n"
 	        "check the TF JSON and the projection rules, and, for a plugin that observes,\n"
 	        "its probes and how it reads failed, timed-out and garbage output.\n"
-	        "Exit 0 when all checks pass.\n"
+	        "Exit 0 when all checks pass; warnings (WARN) do not fail it.\n"
 	        "  --render-dir DIR  also write the rendered files into DIR\n"
-	        "  --project STATE   run the projection rules over a state file and print\n"
-	        "                    the objects\n");
+	        "  --project STATE   run the projection rules over every resource of a state\n"
+	        "                    file (unscoped) and print the objects\n");
 	return code;
 }
 
@@ -293,7 +323,7 @@ int main(int argc, char **argv)
 	rz_plugins_t *p = NULL;
 	const rz_plugin_t *pl;
 	char name[256];
-	json_t *files = NULL, *ctx;
+	json_t *files = NULL, *ctx, *providers = NULL;
 	rz_err_t err = { 0 };
 	int opt, rc;
 
@@ -322,8 +352,9 @@ int main(int argc, char **argv)
 	result(true, "load (magic, ABI, layout, name, required entries, init)", NULL);
 	result(true, "projection rules parse", NULL);
 	ctx = fixture(name, &pl->desc);
-	files = render(p, name, &pl->desc, ctx);
+	files = render(p, name, &pl->desc, ctx, &providers);
 	if (files != NULL) {
+		lint_rules(p, name, providers);
 		check_tf(files);
 		if (dir != NULL) {
 			result(rz_compose_write(files, dir, &err) == 0, "write the files",
@@ -337,10 +368,11 @@ int main(int argc, char **argv)
 		project(p, name, state);
 	}
 	json_decref(files);
+	json_decref(providers);
 	json_decref(ctx);
 	rz_plugins_free(p);
 	rz_config_free(&cfg);
-	printf("%s: %d check%s failed\n", failures ? "FAILED" : "OK", failures,
-	       failures == 1 ? "" : "s");
+	printf("%s: %d check%s failed, %d warning%s\n", failures ? "FAILED" : "OK", failures,
+	       failures == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s");
 	return failures ? 1 : 0;
 }

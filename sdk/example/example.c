@@ -44,7 +44,7 @@ static int ex_validate(void *state, const rezus_json_t *ng, rezus_json_t *causes
 }
 
 /* One terraform_data per machine, named after the node group (tf_name), user strings
- * escaped (tf_escape). */
+ * escaped (tf_escape), marked "plugin": "example" for the projection rule's "when". */
 static int ex_render(void *state, const rezus_json_t *ctx, rezus_json_t *out, rezus_err_t *err)
 {
 	const rezus_host_t *h = host;
@@ -61,6 +61,7 @@ static int ex_render(void *state, const rezus_json_t *ctx, rezus_json_t *out, re
 		h->json_set(h, r, "count",
 		            h->json_integer(
 		                h, h->json_integer_value(h, h->json_path(h, ng, "spec.count"))));
+		h->json_set(h, input, "plugin", h->json_string(h, "example"));
 		h->json_set(h, input, "nodeGroup", h->json_string(h, h->tf_escape(h, name)));
 		h->json_set(h, input, "zone",
 		            h->json_string(h, h->tf_escape(h, zone ? zone : "any")));
@@ -74,10 +75,13 @@ static int ex_render(void *state, const rezus_json_t *ctx, rezus_json_t *out, re
 	return h->json_set(h, out, "resource", resources);
 }
 
+/* terraform_data is built in: other plugins (sim) declare it too. The host runs these
+ * rules on this plugin's own resources only, and "when" keeps them to the example's
+ * machines wherever they run unscoped (rezus-plugin-check --project, older hosts). */
 static const char *ex_rules(void *state)
 {
-	return "[{\"type\":\"terraform_data\",\"kind\":\"Machine\",\"nodeGroup\":[\"input."
-	       "nodeGroup\"],"
+	return "[{\"type\":\"terraform_data\",\"kind\":\"Machine\","
+	       "\"when\":{\"input.plugin\":\"example\"},\"nodeGroup\":[\"input.nodeGroup\"],"
 	       "\"fields\":{\"providerId\":[\"id\"],\"hostname\":[\"input.hostname\"]}}]";
 }
 

@@ -13,6 +13,13 @@ FIX="$top_builddir/tests/fixtures/plugins/.libs"
 "$CHECK" --render-dir "$WORK/tf" "$SIM" >"$WORK/check.out" 2>&1
 expect_eq "rezus-plugin-check passes the sim plugin" "0" "$?"
 expect_match "it prints the descriptor" '^plugin: +sim 1\.0\.0 \(ABI 1\.1\)$' "$(cat "$WORK/check.out")"
+expect_eq "with no warning: sim's rule says when" "" "$(grep '^WARN' "$WORK/check.out")"
+"$CHECK" "$FIX/loose.so" >"$WORK/loose.out" 2>&1
+expect_eq "a rule with no when on terraform_data is a warning, not a failure" "0" "$?"
+expect_match "it names the rule and the remedy" \
+	'^WARN projection rule could match other plugins'"'"' resources: rule 0 \(terraform_data\): no "when" on a built-in type: .*select with "when"' \
+	"$(cat "$WORK/loose.out")"
+expect_match "and counts it" '^OK: 0 checks failed, 1 warning$' "$(cat "$WORK/loose.out")"
 "$CHECK" "$FIX/badtf.so" >"$WORK/badtf.out" 2>&1
 expect_eq "it fails a plugin that breaks the TF JSON contract" "1" "$?"
 for what in 'depends_on\[0\]: must be a bare reference string' \

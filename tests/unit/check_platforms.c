@@ -597,7 +597,7 @@ static char *projected(const char *plugin)
 	snprintf(path, sizeof(path), "%s/tests/plugins/states/%s.json", srcdir(), plugin);
 	state = json_load_file(path, 0, &je);
 	ck_assert_msg(state != NULL, "%s: %s", path, je.text);
-	ck_assert_msg(rz_plugins_project(plugins, plugin, state, &objects, &err) == 0, "%s",
+	ck_assert_msg(rz_plugins_project(plugins, plugin, state, NULL, &objects, &err) == 0, "%s",
 	              err.msg);
 	text = json_dumps(objects, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(objects);

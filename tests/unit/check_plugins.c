@@ -387,6 +387,108 @@ START_TEST(test_render_contract_and_merge_conflicts)
 }
 END_TEST
 
+/* A tenant of sim (cluster and control plane) and loose (a worker group), with an extra
+ * loose group named extra when not NULL. Caller owns. */
+static json_t *two_plugin_tenant(const char *extra)
+{
+	json_t *ctx = json_loads(
+	    "{\"tenant\":{\"metadata\":{\"name\":\"t\"},\"spec\":{\"clusterProvider\":\"sim\"}},"
+	    "\"nodeGroups\":[{\"metadata\":{\"name\":\"cp\"},\"spec\":{\"role\":\"controlplane\","
+	    "\"count\":1,\"providerClass\":\"sim\"}},{\"metadata\":{\"name\":\"l\"},\"spec\":{"
+	    "\"role\":\"worker\",\"count\":2,\"providerClass\":\"loose\"}}],\"configPatches\":[]}",
+	    0, NULL);
+
+	if (extra != NULL) {
+		json_array_append_new(json_object_get(ctx, "nodeGroups"),
+		                      json_pack("{s:{s:s}, s:{s:s, s:i, s:s}}", "metadata", "name",
+		                                extra, "spec", "role", "worker", "count", 1,
+		                                "providerClass", "loose"));
+	}
+	return ctx;
+}
+
+/* The names a plugin projects from the state, joined by ' '. */
+static const char *projected_names(rz_plugins_t *p, const char *plugin, const json_t *state,
+                                   const json_t *scope)
+{
+	static char buf[256];
+	json_t *objects = NULL, *o;
+	rz_err_t err = { 0 };
+	size_t i;
+
+	ck_assert_msg(rz_plugins_project(p, plugin, state, scope, &objects, &err) == 0, "%s",
+	              err.msg);
+	buf[0] = '\0';
+	json_array_foreach(objects, i, o)
+	{
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s", i ? " " : "",
+		         json_string_value(json_object_get(o, "name")));
+	}
+	json_decref(objects);
+	return buf;
+}
+
+START_TEST(test_composition_scopes_projection)
+{
+	const char *names[] = { "loose", "sim" };
+	char *dir = mixed_dir(names, 2);
+	char path[1024];
+	rz_plugins_t *p = NULL;
+	rz_err_t err = { 0 };
+	json_t *ctx = two_plugin_tenant(NULL), *files = NULL, *want, *state;
+	const json_t *scope;
+
+	snprintf(path, sizeof(path), "%s/tests/fixtures/states/tf-data-two-plugins.json",
+	         getenv("top_srcdir") ? getenv("top_srcdir") : ".");
+	state = json_load_file(path, 0, NULL);
+	ck_assert_ptr_nonnull(state);
+	ck_assert_msg(rz_plugins_load(&p, &cfg, true, &err) == 0, "%s", err.msg);
+	ck_assert_ptr_null(rz_plugins_scope(p, "t")); /* nothing composed yet */
+	/* no record: every rule sees the whole state, the loose one takes sim's secrets too */
+	ck_assert_str_eq(projected_names(p, "loose", state, NULL), "cluster-secrets cp-0 l-0 l-1");
+	ck_assert_str_eq(projected_names(p, "sim", state, NULL), "cp-0");
+
+	ck_assert_msg(rz_compose(p, ctx, NULL, &files, &err) == 0, "%s", err.msg);
+	json_decref(files);
+	want = json_loads("{\"sim\":[\"terraform_data.cp\",\"terraform_data.cluster_secrets\"],"
+	                  "\"loose\":[\"terraform_data.l\"]}",
+	                  0, NULL);
+	scope = rz_plugins_scope(p, "t");
+	ck_assert_msg(json_equal(scope, want), "scope: %s", json_dumps(scope, JSON_COMPACT));
+	json_decref(want);
+	ck_assert_ptr_null(rz_plugins_scope(p, "other"));
+	/* with the record each plugin projects what it rendered */
+	ck_assert_str_eq(projected_names(p, "loose", state, scope), "l-0 l-1");
+	ck_assert_str_eq(projected_names(p, "sim", state, scope), "cp-0");
+	/* a plugin the tenant's composition did not render projects nothing */
+	want = json_pack("{s:[s]}", "sim", "terraform_data.cp");
+	ck_assert_str_eq(projected_names(p, "loose", state, want), "");
+	json_decref(want);
+
+	/* two plugins rendering one address: refused, naming both; the record stays */
+	json_decref(ctx);
+	ctx = two_plugin_tenant("cluster-secrets");
+	ck_assert_int_eq(rz_compose(p, ctx, NULL, &files, &err), REZUS_ERENDER);
+	ck_assert_str_eq(err.msg, "compose: plugins 'sim' and 'loose' both render "
+	                          "terraform_data.cluster_secrets");
+	ck_assert_ptr_null(files);
+	ck_assert_str_eq(projected_names(p, "loose", state, rz_plugins_scope(p, "t")), "l-0 l-1");
+
+	/* the next composition replaces the record: the loose group gone, nothing of loose's */
+	json_array_remove(json_object_get(ctx, "nodeGroups"), 2);
+	json_array_remove(json_object_get(ctx, "nodeGroups"), 1);
+	ck_assert_msg(rz_compose(p, ctx, NULL, &files, &err) == 0, "%s", err.msg);
+	json_decref(files);
+	ck_assert_ptr_null(json_object_get(rz_plugins_scope(p, "t"), "loose"));
+	ck_assert_str_eq(projected_names(p, "loose", state, rz_plugins_scope(p, "t")), "");
+	json_decref(ctx);
+	json_decref(state);
+	rz_plugins_free(p);
+	rzt_rmrf(dir);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("plugins");
@@ -401,6 +503,7 @@ int main(void)
 	tcase_add_test(tc, test_sim_renders);
 	tcase_add_test(tc, test_providers_published);
 	tcase_add_test(tc, test_render_contract_and_merge_conflicts);
+	tcase_add_test(tc, test_composition_scopes_projection);
 	suite_add_tcase(s, tc);
 	return rzt_run(s);
 }

@@ -55,7 +55,7 @@ static json_t *project(const char *rules, const json_t *state)
 	rz_projection_t *p = parse_ok(rules);
 	rz_err_t err = { 0 };
 	json_t *objects = NULL;
-	int rc = rz_projection_run(p, state, &objects, &err);
+	int rc = rz_projection_run(p, state, NULL, &objects, &err);
 
 	ck_assert_msg(rc == 0, "run failed: %d %s", rc, err.msg);
 	ck_assert_ptr_nonnull(objects);
@@ -357,6 +357,126 @@ START_TEST(test_module_state)
 	            "{\"kind\":\"Machine\",\"name\":\"workers-1\",\"nodeGroup\":\"workers\","
 	            "\"tfAddress\":\"module.pool.terraform_data.workers[1]\","
 	            "\"spec\":{\"address\":\"10.1.0.1\",\"hostname\":\"w-1\"}}]");
+}
+END_TEST
+
+/* ------------------------------------------------------------------ scope */
+
+/* The names rules give the fixture's resources in scope (JSON text, or NULL: all). */
+static void assert_scoped(const char *rules, const char *fixture, const char *scope_text,
+                          const char *names)
+{
+	rz_projection_t *p = parse_ok(rules);
+	json_t *state = load_fixture(fixture);
+	json_t *scope = scope_text != NULL ? parse_json(scope_text) : NULL;
+	json_t *objects = NULL;
+	rz_err_t err = { 0 };
+
+	ck_assert_msg(rz_projection_run(p, state, scope, &objects, &err) == 0, "%s", err.msg);
+	assert_names(objects, names);
+	json_decref(scope);
+	json_decref(state);
+	rz_projection_free(p);
+}
+
+/* A rule with no "when" on a shared type, such as terraform_data, takes every instance of
+ * it; in scope are only the resources its plugin rendered. */
+static const char greedy_rule[] =
+    "[{\"type\":\"terraform_data\",\"kind\":\"Machine\",\"fields\":{}}]";
+
+START_TEST(test_scope)
+{
+	assert_scoped(greedy_rule, "tf-data-count.json", NULL,
+	              "secrets workers-0 workers-1 workers-2");
+	assert_scoped(greedy_rule, "tf-data-count.json", "[\"terraform_data.workers\"]",
+	              "workers-0 workers-1 workers-2");
+	assert_scoped(greedy_rule, "tf-data-count.json", "[\"terraform_data.secrets\"]", "secrets");
+	assert_scoped(greedy_rule, "tf-data-count.json",
+	              "[\"terraform_data.secrets\", \"terraform_data.workers\"]",
+	              "secrets workers-0 workers-1 workers-2");
+	/* an empty scope: the plugin rendered nothing, so nothing is its */
+	assert_scoped(greedy_rule, "tf-data-count.json", "[]", "");
+	/* whole addresses only: no prefix, no other type, no bare type */
+	assert_scoped(greedy_rule, "tf-data-count.json",
+	              "[\"terraform_data.worker\", \"terraform_data.workers2\", "
+	              "\"terraform_data\", \"oci_core_instance.workers\", "
+	              "\"terraform_data.workers.x\", 7]",
+	              "");
+	/* scope narrows the rules, "when" still applies within it */
+	assert_scoped(machine_rule, "tf-data-count.json",
+	              "[\"terraform_data.secrets\", \"terraform_data.workers\"]",
+	              "workers-0 workers-1 workers-2");
+}
+END_TEST
+
+START_TEST(test_scope_modules)
+{
+	/* Plugins render root blocks: a module's resources are in no plugin's scope. */
+	assert_scoped(machine_rule, "tf-data-module.json", NULL, "workers-0 workers-0 workers-1");
+	assert_scoped(machine_rule, "tf-data-module.json", "[\"terraform_data.workers\"]", "");
+}
+END_TEST
+
+START_TEST(test_scope_checks_the_whole_state)
+{
+	/* A broken resource is an error even outside the scope: the state is read whole. */
+	rz_projection_t *p = parse_ok(greedy_rule);
+	json_t *state = parse_json("{\"resources\": [{\"mode\": \"managed\", \"type\": 1, "
+	                           "\"name\": \"x\", \"instances\": []}]}");
+	json_t *scope = parse_json("[\"terraform_data.y\"]");
+	json_t *objects = NULL;
+	rz_err_t err = { 0 };
+
+	ck_assert_int_eq(rz_projection_run(p, state, scope, &objects, &err), REZUS_EINVALID);
+	ck_assert_str_eq(err.msg, "resource 0: \"type\" must be a string");
+	ck_assert_ptr_null(objects);
+	json_decref(scope);
+	json_decref(state);
+	rz_projection_free(p);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ lint */
+
+START_TEST(test_lint)
+{
+	rz_projection_t *p = parse_ok(
+	    "[{\"type\":\"terraform_data\",\"kind\":\"Machine\",\"fields\":{}},"
+	    "{\"type\":\"terraform_data\",\"kind\":\"Machine\",\"when\":{\"input.role\":\"m\"},"
+	    "\"fields\":{}},"
+	    "{\"type\":\"terraform_data\",\"kind\":\"Machine\",\"when\":{},\"fields\":{}},"
+	    "{\"type\":\"oci_core_instance\",\"kind\":\"Machine\",\"fields\":{}},"
+	    "{\"type\":\"aws_instance\",\"kind\":\"Machine\",\"fields\":{}},"
+	    "{\"type\":\"aws_instance\",\"kind\":\"Machine\",\"when\":{\"tags.x\":\"y\"},"
+	    "\"fields\":{}},"
+	    "{\"type\":\"random\",\"kind\":\"Machine\",\"fields\":{}}]");
+	json_t *providers = parse_json("{\"oci\": {\"source\": \"oracle/oci\"}, "
+	                               "\"random\": {\"source\": \"hashicorp/random\"}}");
+	json_t *warnings = json_array();
+
+	/* built in without "when" (an empty one selects nothing), and a provider not declared
+	 * without "when"; a declared provider's type, or any rule with "when", is fine */
+	ck_assert_uint_eq(rz_projection_lint(p, providers, warnings), 3);
+	ck_assert_uint_eq(json_array_size(warnings), 3);
+	ck_assert_str_eq(json_string_value(json_array_get(warnings, 0)),
+	                 "rule 0 (terraform_data): no \"when\" on a built-in type: where rules "
+	                 "run unscoped it takes every plugin's terraform_data; select with "
+	                 "\"when\" on a value only your resources carry");
+	ck_assert_str_eq(json_string_value(json_array_get(warnings, 1)),
+	                 "rule 2 (terraform_data): no \"when\" on a built-in type: where rules "
+	                 "run unscoped it takes every plugin's terraform_data; select with "
+	                 "\"when\" on a value only your resources carry");
+	ck_assert_str_eq(json_string_value(json_array_get(warnings, 2)),
+	                 "rule 4 (aws_instance): no \"when\", and provider \"aws\" is not in "
+	                 "your required_providers: where rules run unscoped it takes other "
+	                 "plugins' aws_instance; select with \"when\" on a value only your "
+	                 "resources carry");
+	/* with no providers declared, every rule without "when" could take others' */
+	json_array_clear(warnings);
+	ck_assert_uint_eq(rz_projection_lint(p, NULL, warnings), 5);
+	json_decref(warnings);
+	json_decref(providers);
+	rz_projection_free(p);
 }
 END_TEST
 
@@ -703,7 +823,7 @@ START_TEST(test_bad_states)
 	json_t *keep = objects;
 	rz_err_t err = { 0 };
 
-	ck_assert_int_eq(rz_projection_run(p, state, &objects, &err), REZUS_EINVALID);
+	ck_assert_int_eq(rz_projection_run(p, state, NULL, &objects, &err), REZUS_EINVALID);
 	ck_assert_int_eq(err.code, REZUS_EINVALID);
 	ck_assert_str_eq(err.msg, c->msg);
 	ck_assert_ptr_null(objects);
@@ -730,6 +850,13 @@ static Suite *projection_suite(void)
 	tcase_add_test(tc, test_data_sources_ignored);
 	tcase_add_test(tc, test_module_state);
 	tcase_add_test(tc, test_oci_state);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("scope");
+	tcase_add_test(tc, test_scope);
+	tcase_add_test(tc, test_scope_modules);
+	tcase_add_test(tc, test_scope_checks_the_whole_state);
+	tcase_add_test(tc, test_lint);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("values");

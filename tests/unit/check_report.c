@@ -3,7 +3,13 @@
 
 #include <string.h>
 
+#include "core/base/config.h"
+#include "core/base/log.h"
 #include "core/engine/report.h"
+#include "core/model/kinds.h"
+#include "core/plugin/compose.h"
+#include "core/store/bus.h"
+#include "core/store/db.h"
 #include "tests/unit/testutil.h"
 
 #define MIN (60 * 1000)
@@ -127,6 +133,128 @@ START_TEST(test_messages)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ Machines */
+
+/* The built sim and loose plugins, loaded from a directory of links to them (dir: caller
+ * frees and removes it). */
+static rz_plugins_t *sim_and_loose(rz_config_t *cfg, char **dir)
+{
+	const char *top = getenv("top_builddir") ? getenv("top_builddir") : ".";
+	const char *names[] = { "sim", "loose" }, *from[] = { "plugins", "tests/fixtures/plugins" };
+	char a[1024], b[1024];
+	rz_plugins_t *p = NULL;
+	rz_err_t err = { 0 };
+
+	*dir = rzt_tmpdir();
+	ck_assert_int_eq(rz_config_defaults(cfg), 0);
+	free(cfg->plugin_dir);
+	cfg->plugin_dir = strdup(*dir);
+	cfg->plugins = calloc(2, sizeof(*cfg->plugins));
+	cfg->n_plugins = 2;
+	for (int i = 0; i < 2; i++) {
+		snprintf(a, sizeof(a), "%s/%s/.libs/%s.so", top, from[i], names[i]);
+		snprintf(b, sizeof(b), "%s/%s.so", *dir, names[i]);
+		ck_assert_int_eq(symlink(a, b), 0);
+		cfg->plugins[i] =
+		    (rz_config_plugin_t){ strdup(names[i]), json_object(), true, strdup("test") };
+	}
+	ck_assert_msg(rz_plugins_load(&p, cfg, true, &err) == 0, "%s", err.msg);
+	return p;
+}
+
+/* "name=provider ..." of the tenant's Machines in the store, in name order. */
+static const char *machines_of(rz_store_t *st, const char *tenant)
+{
+	static char buf[512];
+	json_t *all = rz_store_list_all(st, "Machine", tenant), *m;
+	size_t i;
+
+	buf[0] = '\0';
+	json_array_foreach(all, i, m)
+	{
+		json_t *meta = json_object_get(m, "metadata");
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s=%s", i ? " " : "",
+		         json_string_value(json_object_get(meta, "name")),
+		         json_string_value(json_object_get(json_object_get(meta, "labels"),
+		                                           "rezuscloud.io/provider")));
+	}
+	json_decref(all);
+	return buf;
+}
+
+START_TEST(test_machines_scoped)
+{
+	char *tmp = rzt_tmpdir(), *dir = NULL, path[1024];
+	const char *src = getenv("top_srcdir") ? getenv("top_srcdir") : ".";
+	rz_config_t cfg = { 0 };
+	rz_db_t *db = NULL;
+	rz_bus_t *bus = NULL;
+	rz_store_t *st = NULL;
+	rz_plugins_t *p;
+	rz_err_t err = { 0 };
+	json_t *ctx, *files = NULL, *state, *out = NULL;
+	size_t i;
+	json_t *o;
+
+	rz_log_set_level(RZ_LOG_CRIT);
+	snprintf(path, sizeof(path), "%s/rezus.db", tmp);
+	ck_assert_int_eq(rz_db_open(&db, path, &err), 0);
+	ck_assert_int_eq(rz_bus_new(&bus), 0);
+	ck_assert_int_eq(rz_store_new(&st, db, bus, 100, &err), 0);
+	ctx = json_loads(
+	    "{\"tenant\":{\"apiVersion\":\"rezuscloud.io/v1\",\"kind\":\"Tenant\",\"metadata\":{"
+	    "\"name\":\"t\"},\"spec\":{\"clusterProvider\":\"sim\"}},\"nodeGroups\":[{"
+	    "\"apiVersion\":\"rezuscloud.io/v1\",\"kind\":\"NodeGroup\",\"metadata\":{\"name\":"
+	    "\"cp\",\"tenant\":\"t\"},\"spec\":{\"role\":\"controlplane\",\"count\":1,"
+	    "\"providerClass\":\"sim\"}},{\"apiVersion\":\"rezuscloud.io/v1\",\"kind\":"
+	    "\"NodeGroup\",\"metadata\":{\"name\":\"l\",\"tenant\":\"t\"},\"spec\":{\"role\":"
+	    "\"worker\",\"count\":2,\"providerClass\":\"loose\"}}],\"configPatches\":[]}",
+	    0, NULL);
+	ck_assert_int_eq(rz_store_create(st, rz_kind_by_name("Tenant"),
+	                                 json_object_get(ctx, "tenant"), NULL, &out, &err),
+	                 0);
+	json_decref(out);
+	json_array_foreach(json_object_get(ctx, "nodeGroups"), i, o)
+	{
+		out = NULL;
+		ck_assert_msg(
+		    rz_store_create(st, rz_kind_by_name("NodeGroup"), o, NULL, &out, &err) == 0,
+		    "%s", err.msg);
+		json_decref(out);
+	}
+	snprintf(path, sizeof(path), "%s/tests/fixtures/states/tf-data-two-plugins.json", src);
+	ck_assert_ptr_nonnull(state = json_load_file(path, 0, NULL));
+
+	/* A state with no record of who rendered it (nothing composed in this process):
+	 * projected as before scoping, every plugin's rules over the whole state; no Machine
+	 * is lost, and the loose rule's claims stand. */
+	p = sim_and_loose(&cfg, &dir);
+	rz_report_machines(st, p, "t", state);
+	ck_assert_str_eq(machines_of(st, "t"),
+	                 "cluster-secrets=loose cp-0=loose l-0=loose l-1=loose");
+
+	/* Composed: each plugin's rules on what it rendered; the stray Machine goes. */
+	ck_assert_msg(rz_compose(p, ctx, NULL, &files, &err) == 0, "%s", err.msg);
+	json_decref(files);
+	rz_report_machines(st, p, "t", state);
+	ck_assert_str_eq(machines_of(st, "t"), "cp-0=sim l-0=loose l-1=loose");
+	rz_report_machines(st, p, "t", state); /* idempotent */
+	ck_assert_str_eq(machines_of(st, "t"), "cp-0=sim l-0=loose l-1=loose");
+
+	json_decref(state);
+	json_decref(ctx);
+	rz_plugins_free(p);
+	rz_config_free(&cfg);
+	rz_store_free(st);
+	rz_bus_free(bus);
+	rz_db_close(db);
+	rzt_rmrf(dir);
+	rzt_rmrf(tmp);
+	free(dir);
+	free(tmp);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("report");
@@ -134,6 +262,9 @@ int main(void)
 
 	tcase_add_loop_test(tc, test_phase_table, 0, (int)(sizeof(cases) / sizeof(cases[0])));
 	tcase_add_test(tc, test_messages);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("machines");
+	tcase_add_test(tc, test_machines_scoped);
 	suite_add_tcase(s, tc);
 	return rzt_run(s);
 }

@@ -44,8 +44,21 @@
  *
  * Projection rules (projection_rules()): static JSON text, a list of
  *   {"type": "<TF resource type>", "kind": "Machine",
+ *    "when": {"<attribute path>": "<value>", ...},   optional: instances whose attributes
+ *                                                    have these values
+ *    "nodeGroup": ["<attribute path>", ...],        optional; default: the resource's name
  *    "fields": {"<Machine spec field>": ["<attribute path>", ...], ...}}
  * Each instance of the type becomes one object; a field takes the first non-empty attribute.
+ * A plugin's rules apply only to the resources it rendered: the host records, for each
+ * tenant's composition, the type and name of every "resource" block each plugin returned,
+ * and after the apply runs a plugin's rules on those alone (managed, in the root module).
+ * This is the host's behaviour, not a change of the ABI: no member or layout changed, and
+ * a state the host has no such record for is projected as before, every rule over every
+ * resource. A rule on a type others render too (terraform_data, or a provider shared with
+ * other plugins) should still say "when", with a value only its own resources carry, so
+ * that it is right wherever it runs unscoped; rezus-plugin-check warns (a warning, not a
+ * failure) about a rule with no "when" on a built-in type or on a type of a provider the
+ * plugin does not declare in required_providers.
  *
  * Observation (ABI 1.1; optional, for cluster plugins). The host observes every tenant that
  * has Machines on an interval, through the tenant's cluster plugin, which says how; the host
