@@ -2,6 +2,8 @@
 # bench/build.sh - build what the benchmarks run, out of tree in build/bench:
 #   build/bench/rezuscloud  the daemon, an ordinary optimised build (configure's defaults)
 #   build/bench/api-load    the HTTP load generator (bench/api-load.c), built with gcc directly
+#   build/bench/observe-seed  seeds a data dir with applied sim tenants (bench/observe-seed.c),
+#                           linked with the daemon's core library through the build's libtool
 # The benchmarks are not part of `make check`; nothing here touches the Makefiles.
 # BENCH_BUILD=0 keeps an existing build/bench/rezuscloud as it is (to measure the same binary
 # again, or while the tree does not build).
@@ -22,6 +24,17 @@ else
 	[ -f Makefile ] || ../../configure -q >/dev/null
 	make -s -j"$(nproc 2>/dev/null || echo 2)" rezuscloud >/dev/null
 fi
+[ -f core/librezus-core.la ] || make -s core/librezus-core.la >/dev/null
 
 ${CC:-gcc} -std=c11 -O2 -g -Wall -Wextra -Werror -o api-load.tmp "$top/bench/api-load.c"
 mv api-load.tmp api-load
+
+# The seed program uses the core's headers and objects, so it is compiled with the tree's
+# warnings and linked against core/librezus-core.la (libtool adds its libraries).
+warn=$(sed -n 's/^WARN_CFLAGS = //p' Makefile)
+# shellcheck disable=SC2086
+${CC:-gcc} -std=gnu11 -O2 -g $warn -Werror -DHAVE_CONFIG_H -I"$top" -I"$top/sdk/include" -I. \
+	-c -o observe-seed.o "$top/bench/observe-seed.c"
+./libtool --quiet --mode=link ${CC:-gcc} -O2 -g -pthread -o observe-seed.tmp observe-seed.o \
+	core/librezus-core.la
+mv observe-seed.tmp observe-seed
