@@ -395,10 +395,15 @@ static bool list_match(const rz_list_opts_t *o, const json_t *obj)
 int rz_store_list(rz_store_t *st, const rz_kind_t *k, const rz_list_opts_t *o, json_t **items,
                   bool *more, rz_err_t *err)
 {
-	static const char sql[] = "SELECT doc FROM objects WHERE kind = ?1"
-	                          " AND (?2 IS NULL OR tenant = ?2) AND (tenant, name) > (?3, ?4)"
-	                          " ORDER BY tenant, name";
-	rz_stmt_t *s = rz_db_stmt(st->db, sql, err);
+	/* Two statements, so that a tenant's list searches (kind, tenant) in the primary key
+	 * instead of every object of the kind: "(?2 IS NULL OR tenant = ?2)" defeats the index,
+	 * and the observer lists each tenant's objects on every observation. */
+	static const char one[] = "SELECT doc FROM objects WHERE kind = ?1 AND tenant = ?2"
+	                          " AND name > ?4 AND ?3 IS NOT NULL ORDER BY name";
+	static const char all[] = "SELECT doc FROM objects WHERE kind = ?1 AND ?2 IS NULL"
+	                          " AND (tenant, name) > (?3, ?4) ORDER BY tenant, name";
+	const char *tenant = k->scope != RZ_SCOPE_GLOBAL ? o->tenant : "";
+	rz_stmt_t *s = rz_db_stmt(st->db, tenant != NULL ? one : all, err);
 	int rc;
 
 	*more = false;
@@ -409,9 +414,18 @@ int rz_store_list(rz_store_t *st, const rz_kind_t *k, const rz_list_opts_t *o, j
 		return s == NULL ? err->code : rz_err_set(err, -ENOMEM, "store: out of memory");
 	}
 	rz_stmt_bind_text(s, 1, k->kind);
-	rz_stmt_bind_text(s, 2, k->scope != RZ_SCOPE_GLOBAL ? o->tenant : "");
+	rz_stmt_bind_text(s, 2, tenant);
 	rz_stmt_bind_text(s, 3, o->after_tenant ? o->after_tenant : "");
 	rz_stmt_bind_text(s, 4, o->after_name ? o->after_name : "");
+	if (tenant != NULL && o->after_tenant != NULL) {
+		/* in one tenant, "after (t, n)" is: every name before t, names after n at t,
+		 * nothing past it */
+		int c = strcmp(o->after_tenant, tenant);
+		rz_stmt_bind_text(s, 4, c < 0 ? "" : o->after_name ? o->after_name : "");
+		if (c > 0) {
+			rz_stmt_bind_null(s, 3);
+		}
+	}
 	while ((rc = rz_stmt_step(s, err)) == 1) {
 		json_t *obj = load_doc(rz_stmt_text(s, 0), err);
 		if (obj == NULL) {

@@ -94,6 +94,8 @@ KTOKEN=$(sed -n 's/^ *token: *//p' "$WORK/kubeconfig")
 expect_match "with the cluster's secret interpolated" '^[0-9a-f-]{36}$' "$KTOKEN"
 expect_eq "the secret is nowhere in the database in clear" "0" \
 	"$(cat "$WORK/data/rezus.db"* | grep -c -a "$KTOKEN")"
+expect_eq "nor anywhere else in the data dir: work dirs, plans, run logs" "" \
+	"$(grep -r -l -a -F "$KTOKEN" "$WORK/data" | grep -v '/rezus\.db' | sed "s|$WORK/||")"
 expect_match "talosconfig too" '^context: acme' "$(curl -s -H "Authorization: Bearer $TOKEN" "$API/tenants/acme/talosconfig")"
 api -X POST "$API/users" -d '{"metadata":{"name":"vi"},"spec":{"role":"view","password":"viewer-pw-1"}}' >/dev/null
 VTOKEN=$(curl -s -X POST "$API/auth/login" -H 'Content-Type: application/json' \
