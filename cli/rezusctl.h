@@ -43,6 +43,7 @@ typedef struct rzc {
 	bool all_tenants;                /* -A */
 	bool watch;                      /* -w */
 	bool follow;                     /* -f for logs */
+	bool raw;                        /* --raw for logs: tofu's JSON lines */
 	json_t *config;                  /* the config file, parsed ({} when none) */
 	/* command flags */
 	const char *files[64]; /* -f FILE|DIR|- (apply, create, delete) */

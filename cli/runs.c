@@ -98,14 +98,15 @@ int rzc_cmd_logs(rzc_t *c, int argc, char **argv)
 	int rc;
 
 	if (argc != 1) {
-		return rzc_usage("logs: RUN [-f]");
+		return rzc_usage("logs: RUN [-f] [--raw]");
 	}
 	if ((tenant = run_tenant(c, argv[0])) == NULL) {
 		return RZC_ERR;
 	}
 	t = rzc_escape(tenant);
 	n = rzc_escape(argv[0]);
-	path = rzc_path("/api/v1/tenants/%s/runs/%s/log%s", t, n, c->follow ? "?follow=true" : "");
+	path = rzc_path("/api/v1/tenants/%s/runs/%s/log?format=%s%s", t, n,
+	                c->raw ? "json" : "text", c->follow ? "&follow=true" : "");
 	free(t);
 	free(n);
 	free(tenant);

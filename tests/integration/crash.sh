@@ -57,7 +57,7 @@ done
 expect_match "the run reaches its apply" '^[0-9]+$' "$(cat "$WORK/standin.pid" 2>/dev/null)"
 RUN=$(q "SELECT name FROM objects WHERE kind = 'Run' LIMIT 1")
 expect_match "and it is Running" '"phase":"Running"' "$(api "$API/tenants/acme/runs/$RUN")"
-curl -s -N -H "Authorization: Bearer $TOKEN" "$API/tenants/acme/runs/$RUN/log?follow=true" >"$WORK/follow.out" &
+curl -s -N -H "Authorization: Bearer $TOKEN" "$API/tenants/acme/runs/$RUN/log?follow=true&format=json" >"$WORK/follow.out" &
 FOLLOW=$!
 sleep 0.5
 touch "$WORK/release"
@@ -113,7 +113,7 @@ RS=$(q "SELECT name FROM objects WHERE kind = 'Run' AND json_extract(doc, '\$.sp
 	AND json_extract(doc, '\$.status.phase') = 'Succeeded'
 	ORDER BY json_extract(doc, '\$.status.finishedAt') DESC LIMIT 1")
 expect_match "and runs no tofu apply: its log ends with the plan" \
-	'^1 0$' "$(api "$API/tenants/acme/runs/$RS/log" | grep -c '"type":"change_summary"') $(api "$API/tenants/acme/runs/$RS/log" | grep -c '"type":"apply_')"
+	'^1 0$' "$(api "$API/tenants/acme/runs/$RS/log?format=json" | grep -c '"type":"change_summary"') $(api "$API/tenants/acme/runs/$RS/log?format=json" | grep -c '"type":"apply_')"
 
 # Drift: an operator removes a resource from the state with their own terraform; the next
 # resync's plan finds it, the tenant says Drifted, the apply puts it back.
