@@ -9,10 +9,11 @@
 #include "core/engine/tfui.h"
 #include "core/http/status.h"
 
-/* A reader of the log: one request and the form it asked for. */
+/* A reader of the log: one request, the form it asked for, the ids it has been shown. */
 struct follower {
 	rz_req_t *req;
-	bool json; /* ?format=json: the lines as stored; else human text */
+	bool json;     /* ?format=json: the lines as stored; else human text */
+	rz_tfui_t *ui; /* the resource ids its lines carried, redacted wherever they recur */
 	struct follower *next;
 };
 
@@ -21,21 +22,29 @@ struct rz_runlog {
 	struct follower *followers; /* GET …/log?follow=true streams, live */
 };
 
-/* A stored line as its reader asked for it: as stored, or as human text. Caller frees;
- * NULL when out of memory. */
+/* A stored line as its reader asked for it — as stored, or as human text — with the
+ * resource ids in it, and those it has shown before, redacted. Caller frees; NULL when out
+ * of memory (the line is then not served: it might show an id). */
 static char *served(const struct follower *f, const char *line, size_t len, size_t *out)
 {
-	char *text;
+	char *human = NULL, *text;
+	size_t n = 0;
 
-	if (!f->json) {
-		return rz_tfui_human(line, len, out);
+	if (rz_tfui_learn(f->ui, line, len) != 0 ||
+	    (!f->json && (human = rz_tfui_human(line, len, &n)) == NULL)) {
+		return NULL;
 	}
-	if ((text = malloc(len + 1)) != NULL) {
-		memcpy(text, line, len);
-		text[len] = '\0';
-		*out = len;
-	}
+	text = rz_tfui_redact(f->ui, human ? human : line, human ? n : len, out);
+	free(human);
 	return text;
+}
+
+static void follower_free(struct follower *f)
+{
+	if (f != NULL) {
+		rz_tfui_free(f->ui);
+		free(f);
+	}
 }
 
 /* Text of one or more lines as one server-sent event, a data: line each; a \r would end
@@ -114,7 +123,7 @@ void rz_runlog_close(rz_runlog_t *l, const char *phase)
 		l->followers = f->next;
 		rz_req_on_close(f->req, NULL, NULL);
 		sse_end(f->req, phase);
-		free(f);
+		follower_free(f);
 	}
 	if (l->f != NULL) {
 		fclose(l->f);
@@ -131,7 +140,7 @@ static void unfollow(rz_req_t *req, void *arg)
 		if ((*pp)->req == req) {
 			struct follower *f = *pp;
 			*pp = f->next;
-			free(f);
+			follower_free(f);
 			break;
 		}
 	}
@@ -173,6 +182,21 @@ static bool next_line(const char *text, size_t len, size_t *at, const char **lin
 	*n = nl ? (size_t)(nl - *line) : len - *at;
 	*at += *n + 1;
 	return true;
+}
+
+/* Every id the log at text shows, learned by its reader before any line is served: an
+ * id is redacted even where it appears before tofu prints it as one. */
+static int learn_all(struct follower *r, const char *text, size_t len)
+{
+	const char *line;
+	size_t at = 0, n;
+
+	while (next_line(text, len, &at, &line, &n)) {
+		if (rz_tfui_learn(r->ui, line, n) != 0) {
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /* The whole log as reader r asked for it, a line each. Caller frees; NULL when out of
@@ -240,7 +264,7 @@ static void reply_whole(rz_req_t *req, const struct follower *r, const char *tex
 void rz_runlog_serve(rz_req_t *req, const char *path, rz_runlog_t *live, const char *phase,
                      bool follow)
 {
-	struct follower r = { req, false, NULL }, *fw;
+	struct follower r = { req, false, NULL, NULL }, *fw;
 	const char *line;
 	size_t len = 0, at = 0, n;
 	char *text = NULL;
@@ -252,6 +276,10 @@ void rz_runlog_serve(rz_req_t *req, const char *path, rz_runlog_t *live, const c
 		fflush(live->f); /* everything written so far, then live lines: none lost */
 	}
 	text = slurp(path, &len);
+	if ((r.ui = rz_tfui_new()) == NULL || learn_all(&r, text, len) != 0) {
+		rz_reply_error(req, 500, NULL, "out of memory");
+		goto out;
+	}
 	if (!follow) {
 		reply_whole(req, &r, text, len);
 		goto out;
@@ -268,9 +296,11 @@ void rz_runlog_serve(rz_req_t *req, const char *path, rz_runlog_t *live, const c
 		goto out;
 	}
 	*fw = r;
+	r.ui = NULL; /* the follower's now */
 	fw->next = live->followers;
 	live->followers = fw;
 	rz_req_on_close(req, unfollow, live);
 out:
+	rz_tfui_free(r.ui);
 	free(text);
 }

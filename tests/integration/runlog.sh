@@ -2,7 +2,8 @@
 # Runs as people read them, against the real daemon with the sim plugin and a real
 # terraform: `rezusctl logs` and the log API in human text by default (tofu's messages,
 # diagnostics as tofu prints them), tofu's JSON lines with --raw / ?format=json, a bad
-# format refused; following a live run in both forms.
+# format refused; following a live run in both forms; no secret of the run (the cluster's
+# token, the state passwords) in anything served, to an admin or a viewer.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 TF=$(command -v tofu || command -v terraform || true)
@@ -161,6 +162,40 @@ expect_match "its diagnostic reads as tofu prints it" \
 	'Error: Resource precondition failed  +on sim\.tf\.json line [0-9]+, in resource\.terraform_data\.flaky\.lifecycle\.precondition\[0\]: +[0-9]+: +"condition": .* count\.index is 0 +sim: machine flaky-0 fails, as providerConfig\.failOn asks' \
 	"$(tr '\n' ' ' <"$WORK/out")"
 "$CTL" delete ng flaky -t simmy >/dev/null
+
+# --- no secret of the run in what is served ------------------------------------------------------
+KTOKEN=$("$CTL" kubeconfig simmy | sed -n 's/^ *token: *//p')
+expect_match "the kubeconfig carries the cluster's secret" '^[0-9a-f-]{36}$' "$KTOKEN"
+expect_eq "the stored log keeps tofu's lines as they are (the secret among them)" "1" \
+	"$([ "$(grep -c -F "$KTOKEN" "$STORED")" -gt 0 ] && echo 1)"
+grep -v '^$' "$WORK/passwords" | sort -u >"$WORK/secrets"
+echo "$KTOKEN" >>"$WORK/secrets"
+expect_eq "the runs' state passwords were recorded" "1" "$([ "$(wc -l <"$WORK/secrets")" -ge 3 ] && echo 1)"
+"$CTL" user create viewer --role view --password-stdin >/dev/null 2>&1 <<'PW'
+viewer-password-1
+PW
+echo viewer-password-1 | "$CTL" login "$SERVER" --username viewer --password-stdin --context viewer >/dev/null 2>&1
+"$CTL" config use-context default >/dev/null
+VTOKEN=$(sed -n 's/^ *token: *//p' "$HOME/.config/rezus/config" | grep -v -F "$TOKEN" | head -n 1)
+: >"$WORK/served"
+for who in "$TOKEN" "$VTOKEN"; do
+	for r in "$RUN" "$LIVE" "$FAILED"; do
+		for q in "" "?format=json" "?follow=true" "?follow=true&format=json"; do
+			curl -s -N -H "Authorization: Bearer $who" "$API/tenants/simmy/runs/$r/log$q" >>"$WORK/served"
+		done
+	done
+done
+for ctx in default viewer; do
+	"$CTL" logs "$RUN" -t simmy --context "$ctx" >>"$WORK/served" 2>&1
+	"$CTL" logs "$RUN" -t simmy --raw --context "$ctx" >>"$WORK/served" 2>&1
+	"$CTL" describe run "$RUN" -t simmy --context "$ctx" >>"$WORK/served" 2>&1
+done
+expect_match "a viewer reads logs" '^Apply complete! Resources: 2 added' \
+	"$(curl -s -H "Authorization: Bearer $VTOKEN" "$API/tenants/simmy/runs/$RUN/log")"
+expect_eq "no secret of a run in any served log, for admin or viewer, in any form" "0" \
+	"$(grep -c -F -f "$WORK/secrets" "$WORK/served")"
+expect_match "a resource id reads as redacted" 'terraform_data\.cluster_secrets: Creation complete after [0-9]+s \[id=\(redacted\)\]' "$(cat "$WORK/served")"
+expect_match "in the JSON lines too" '"id_key":"id","id_value":"\(redacted\)"' "$(cat "$WORK/served")"
 
 kill -TERM "$DAEMON_PID"
 wait_exit "$DAEMON_PID" 5
