@@ -170,21 +170,7 @@ static int by_last_seen(const void *a, const void *b)
 
 static void sort_events(json_t *items)
 {
-	size_t n = json_array_size(items);
-	json_t **v = n > 0 ? calloc(n, sizeof(*v)) : NULL;
-
-	if (v == NULL) {
-		return;
-	}
-	for (size_t i = 0; i < n; i++) {
-		v[i] = json_incref(json_array_get(items, i));
-	}
-	qsort(v, n, sizeof(*v), by_last_seen);
-	json_array_clear(items);
-	for (size_t i = 0; i < n; i++) {
-		json_array_append_new(items, v[i]);
-	}
-	free(v);
+	rzc_sort(items, by_last_seen);
 }
 
 int rzc_cmd_get(rzc_t *c, int argc, char **argv)
@@ -210,6 +196,8 @@ int rzc_cmd_get(rzc_t *c, int argc, char **argv)
 		rc = list_all(c, coll, &items, NULL, rv, sizeof(rv));
 		if (rc == RZC_OK && strcmp(k->kind, "Event") == 0) {
 			sort_events(items);
+		} else if (rc == RZC_OK && strcmp(k->kind, "Run") == 0) {
+			rzc_sort_runs(items);
 		}
 		if (rc == RZC_OK) {
 			rzc_print_list(c, k, items, true);
@@ -276,6 +264,7 @@ static void describe_related(rzc_t *c, const char *title, const rzc_kind_t *k, c
 	free(coll);
 }
 
+/* The tenant's five newest runs, newest first. */
 static void describe_runs(rzc_t *c, const char *tenant)
 {
 	char *coll = rzc_collection(c, rzc_kind_find("runs"), tenant, NULL), rv[64];
@@ -285,8 +274,9 @@ static void describe_runs(rzc_t *c, const char *tenant)
 
 	printf("\nRecent runs:\n");
 	if (list_all(c, coll, &items, NULL, rv, sizeof(rv)) == RZC_OK) {
+		rzc_sort_runs(items);
 		n = json_array_size(items);
-		for (size_t i = n > 5 ? n - 5 : 0; i < n; i++) {
+		for (size_t i = 0; i < n && i < 5; i++) {
 			json_array_append(recent, json_array_get(items, i));
 		}
 		c->tenant = (char *)tenant;

@@ -127,6 +127,12 @@ void rzc_print_list(rzc_t *c, const rzc_kind_t *k, json_t *items, bool headers);
 void rzc_print_object(rzc_t *c, const rzc_kind_t *k, json_t *obj);
 /* YAML of v to f (libyaml emitter). */
 int rzc_yaml_write(FILE *f, const json_t *v);
+/* Sort items (an array of objects) in place by cmp, which compares two json_t **. */
+void rzc_sort(json_t *items, int (*cmp)(const void *, const void *));
+/* Runs newest first: by metadata.creationTimestamp (seconds), then status.startedAt
+ * (milliseconds; a run not started yet counts as the newer), then name. The API lists
+ * them by name, and their names are random. */
+void rzc_sort_runs(json_t *items);
 /* "5s", "3m", "2h", "4d" since an RFC 3339 time ("<unknown>" when not one). */
 const char *rzc_age(const char *rfc3339, char *buf, size_t size);
 

@@ -42,7 +42,7 @@ int rzc_cmd_runs(rzc_t *c, int argc, char **argv)
 {
 	const rzc_kind_t *k = rzc_kind_find("runs");
 	char *saved = c->tenant;
-	json_t *list = NULL, *items, *rev;
+	json_t *list = NULL, *items;
 	char *coll;
 	int rc;
 
@@ -57,12 +57,8 @@ int rzc_cmd_runs(rzc_t *c, int argc, char **argv)
 	free(coll);
 	if (rc == RZC_OK) {
 		items = json_object_get(list, "items");
-		rev = json_array();
-		for (size_t i = json_array_size(items); i-- > 0;) {
-			json_array_append(rev, json_array_get(items, i));
-		}
-		rzc_print_list(c, k, rev, true);
-		json_decref(rev);
+		rzc_sort_runs(items);
+		rzc_print_list(c, k, items, true);
 	}
 	json_decref(list);
 	c->tenant = saved;

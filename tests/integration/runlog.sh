@@ -3,7 +3,8 @@
 # terraform: `rezusctl logs` and the log API in human text by default (tofu's messages,
 # diagnostics as tofu prints them), tofu's JSON lines with --raw / ?format=json, a bad
 # format refused; following a live run in both forms; no secret of the run (the cluster's
-# token, the state passwords) in anything served, to an admin or a viewer.
+# token, the state passwords) in anything served, to an admin or a viewer; runs newest
+# first everywhere in the CLI.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 TF=$(command -v tofu || command -v terraform || true)
@@ -196,6 +197,21 @@ expect_eq "no secret of a run in any served log, for admin or viewer, in any for
 	"$(grep -c -F -f "$WORK/secrets" "$WORK/served")"
 expect_match "a resource id reads as redacted" 'terraform_data\.cluster_secrets: Creation complete after [0-9]+s \[id=\(redacted\)\]' "$(cat "$WORK/served")"
 expect_match "in the JSON lines too" '"id_key":"id","id_value":"\(redacted\)"' "$(cat "$WORK/served")"
+
+# --- runs newest first, everywhere in the CLI ----------------------------------------------------
+: >"$WORK/made"
+for _ in $(seq 1 10); do
+	P=$("$CTL" plan simmy | sed -n 's|^run/\(run-[0-9a-z]*\) created.*|\1|p')
+	echo "run/$P" >>"$WORK/made"
+	finished "$P" >/dev/null
+done
+NEWEST=$(tac "$WORK/made" | tr '\n' ' ')
+expect_eq "runs -o name lists ten runs newest first" "$NEWEST" "$("$CTL" runs simmy -o name | head -n 10 | tr '\n' ' ')"
+expect_eq "so does get runs -o name" "$NEWEST" "$("$CTL" get runs -t simmy -o name | head -n 10 | tr '\n' ' ')"
+expect_eq "and the runs table" "$(echo "$NEWEST" | sed 's|run/||g')" "$("$CTL" runs simmy | awk 'NR > 1 && NR <= 11 {printf "%s ", $1}')"
+expect_eq "describe tenant's recent runs are the newest five, newest first" \
+	"$(tail -n 5 "$WORK/made" | tac | sed 's|run/||' | tr '\n' ' ')" \
+	"$("$CTL" describe tenant simmy | sed -n '/^Recent runs:/,/^$/p' | awk '$1 ~ /^run-/ {printf "%s ", $1}')"
 
 kill -TERM "$DAEMON_PID"
 wait_exit "$DAEMON_PID" 5
