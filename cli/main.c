@@ -63,7 +63,8 @@ static void help(FILE *f)
 	}
 	fprintf(f,
 	        "\nTypes: tenants (tn), nodegroups (ng), machines (mc), configpatches (cp), runs,\n"
-	        "       upgrades (up), events (ev), providers (pv), users, tokens\n\n"
+	        "       upgrades (up), events (ev), providers (pv), users, tokens\n"
+	        "A NAME may be given as TYPE/NAME, as -o name prints it: logs run/run-1a2b3c4d\n\n"
 	        "Global flags:\n"
 	        "  --server URL                  the server (env REZUSCLOUD_SERVER)\n"
 	        "  --token TOKEN                 an API token (env REZUSCLOUD_TOKEN)\n"

@@ -216,10 +216,10 @@ int rzc_cmd_get(rzc_t *c, int argc, char **argv)
 	{
 		json_t *items = json_array();
 		for (int i = name ? 0 : 1; rc == RZC_OK && i < argc; i++) {
-			const char *n = i == 0 ? name : argv[i];
-			char *path = object_path(c, k, c->tenant, n);
+			const char *n = i == 0 ? name : rzc_name_arg(argv[i], k->kind, "get");
+			char *path = n ? object_path(c, k, c->tenant, n) : NULL;
 			json_t *obj = NULL;
-			rc = rzc_json(c, "GET", path, NULL, &obj);
+			rc = n == NULL ? RZC_USAGE : rzc_json(c, "GET", path, NULL, &obj);
 			if (rc == RZC_OK) {
 				json_array_append_new(items, obj);
 			}
@@ -473,7 +473,10 @@ int rzc_cmd_describe(rzc_t *c, int argc, char **argv)
 	if (argc < 1 || (k = kind_arg(argv[0], &name)) == NULL) {
 		return rzc_usage("describe: TYPE NAME");
 	}
-	name = name ? name : argc > 1 ? argv[1] : NULL;
+	if (name == NULL && argc > 1 &&
+	    (name = rzc_name_arg(argv[1], k->kind, "describe")) == NULL) {
+		return RZC_USAGE;
+	}
 	if (name == NULL) {
 		return rzc_usage("describe: name the %s", k->singular);
 	}
@@ -941,7 +944,11 @@ int rzc_cmd_delete(rzc_t *c, int argc, char **argv)
 		return rc;
 	}
 	for (int i = name ? 0 : 1; i < argc; i++) {
-		if (delete_one(c, k, c->tenant, i == 0 ? name : argv[i]) != RZC_OK) {
+		const char *n = i == 0 ? name : rzc_name_arg(argv[i], k->kind, "delete");
+		if (n == NULL) {
+			return RZC_USAGE;
+		}
+		if (delete_one(c, k, c->tenant, n) != RZC_OK) {
 			worst = RZC_ERR;
 		}
 	}
@@ -962,7 +969,9 @@ int rzc_cmd_scale(rzc_t *c, int argc, char **argv)
 	    strcmp(k->kind, "NodeGroup") != 0) {
 		return rzc_usage("scale: nodegroup NAME --replicas N");
 	}
-	name = name ? name : argc > 1 ? argv[1] : NULL;
+	if (name == NULL && argc > 1 && (name = rzc_name_arg(argv[1], k->kind, "scale")) == NULL) {
+		return RZC_USAGE;
+	}
 	if (name == NULL || c->replicas < 0) {
 		return rzc_usage("scale: nodegroup NAME --replicas N");
 	}
@@ -1076,7 +1085,9 @@ int rzc_cmd_edit(rzc_t *c, int argc, char **argv)
 	if (argc < 1 || (k = kind_arg(argv[0], &name)) == NULL) {
 		return rzc_usage("edit: TYPE NAME");
 	}
-	name = name ? name : argc > 1 ? argv[1] : NULL;
+	if (name == NULL && argc > 1 && (name = rzc_name_arg(argv[1], k->kind, "edit")) == NULL) {
+		return RZC_USAGE;
+	}
 	if (name == NULL) {
 		return rzc_usage("edit: name the %s", k->singular);
 	}

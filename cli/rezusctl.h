@@ -117,6 +117,11 @@ void rzc_resolve(rzc_t *c);
 const rzc_kind_t *rzc_kind_find(const char *word); /* by plural, singular, short or Kind */
 const rzc_kind_t *rzc_kind_of(const char *kind);   /* by Kind */
 const rzc_kind_t *rzc_kinds(size_t *n);
+/* The name word gives to an object of kind (a Kind, "Run"): "NAME", or "TYPE/NAME" with
+ * TYPE any name of that kind — plural, singular, short name or Kind — as `-o name` prints
+ * it. Borrowed — points into word. NULL, after a usage message on stderr that names verb,
+ * when TYPE is another kind or none, or NAME is empty. */
+const char *rzc_name_arg(const char *word, const char *kind, const char *verb);
 /* The collection path of k in tenant (or all tenants when tenant is NULL and k allows). */
 char *rzc_collection(rzc_t *c, const rzc_kind_t *k, const char *tenant, const char *user);
 

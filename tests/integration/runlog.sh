@@ -4,7 +4,7 @@
 # diagnostics as tofu prints them), tofu's JSON lines with --raw / ?format=json, a bad
 # format refused; following a live run in both forms; no secret of the run (the cluster's
 # token, the state passwords) in anything served, to an admin or a viewer; runs newest
-# first everywhere in the CLI.
+# first everywhere in the CLI; TYPE/NAME wherever a NAME goes.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 TF=$(command -v tofu || command -v terraform || true)
@@ -212,6 +212,49 @@ expect_eq "and the runs table" "$(echo "$NEWEST" | sed 's|run/||g')" "$("$CTL" r
 expect_eq "describe tenant's recent runs are the newest five, newest first" \
 	"$(tail -n 5 "$WORK/made" | tac | sed 's|run/||' | tr '\n' ' ')" \
 	"$("$CTL" describe tenant simmy | sed -n '/^Recent runs:/,/^$/p' | awk '$1 ~ /^run-/ {printf "%s ", $1}')"
+
+# --- TYPE/NAME wherever a NAME goes ---------------------------------------------------------------
+NAMED=$("$CTL" runs simmy -o name | head -n 1)
+run logs "$NAMED" -t simmy
+expect_eq "logs takes what -o name prints (run/NAME)" "0" "$RC"
+expect_match "and prints that run's log" '^Plan: 0 to add' "$(cat "$WORK/out")"
+run logs "runs/$RUN"
+expect_match "any name of the kind works (runs/NAME), the tenant found by itself" '^Apply complete!' "$(cat "$WORK/out")"
+run logs "tenant/$RUN" -t simmy
+expect_eq "another kind is a usage error saying so" "2 rezusctl: logs: \"tenant/$RUN\" names a tenant; logs takes a run" "$RC $(head -n 1 "$WORK/err")"
+run logs "bogus/$RUN" -t simmy
+expect_eq "so is an unknown type" "2 rezusctl: logs: \"bogus/$RUN\": unknown type \"bogus\"" "$RC $(head -n 1 "$WORK/err")"
+run describe "run/$RUN" -t simmy
+expect_match "describe run/NAME" '^Name: +'"$RUN"'$' "$(cat "$WORK/out")"
+run get "run/$RUN" -t simmy -o name
+expect_eq "get run/NAME" "run/$RUN" "$(cat "$WORK/out")"
+run get runs "$NAMED" "run/$RUN" -t simmy -o name
+expect_eq "get TYPE takes NAMEs as TYPE/NAME too" "$NAMED|run/$RUN|" "$(tr '\n' '|' <"$WORK/out")"
+run describe run "run/$RUN" -t simmy
+expect_match "so does describe TYPE NAME" '^Name: +'"$RUN"'$' "$(cat "$WORK/out")"
+run get runs "ng/$RUN" -t simmy
+expect_eq "naming another kind there is a usage error" "2 rezusctl: get: \"ng/$RUN\" names a nodegroup; get takes a run" "$RC $(head -n 1 "$WORK/err")"
+run approve "run/$RUN" -t simmy
+expect_match "approve run/NAME reaches the server about that run" "^1 error: run \"$RUN\" is Succeeded" "$RC $(cat "$WORK/err")"
+run cancel "run/$RUN"
+expect_match "cancel run/NAME too" "^1 error: run \"$RUN\" is Succeeded" "$RC $(cat "$WORK/err")"
+run approve "ng/$RUN" -t simmy
+expect_eq "approve of another kind is refused" "2" "$RC"
+run runs tenant/simmy -o name
+expect_eq "runs tenant/NAME" "$NAMED" "$(head -n 1 "$WORK/out")"
+run plan tn/simmy
+expect_match "plan tn/NAME" '^run/run-[0-9a-z]+ created' "$(cat "$WORK/out")"
+finished "$(sed -n 's|^run/\(run-[0-9a-z]*\) created.*|\1|p' "$WORK/out")" >/dev/null
+run kubeconfig tenants/simmy
+expect_match "kubeconfig tenants/NAME" '^kind: Config' "$(cat "$WORK/out")"
+run talosconfig tenant/simmy
+expect_match "talosconfig tenant/NAME" '^context: simmy' "$(cat "$WORK/out")"
+run kubeconfig run/simmy
+expect_eq "kubeconfig of a run is refused" "2" "$RC"
+run upgrade tenant/simmy --kubernetes 1.35.1
+expect_match "upgrade tenant/NAME" '^upgrade/[a-z0-9-]+ created$' "$(cat "$WORK/out")"
+run user delete user/nobody
+expect_eq "user delete user/NAME reaches the server" "1 error: users \"nobody\" not found" "$RC $(cat "$WORK/err")"
 
 kill -TERM "$DAEMON_PID"
 wait_exit "$DAEMON_PID" 5
