@@ -4,7 +4,8 @@
 # diagnostics as tofu prints them), tofu's JSON lines with --raw / ?format=json, a bad
 # format refused; following a live run in both forms; no secret of the run (the cluster's
 # token, the state passwords) in anything served, to an admin or a viewer; runs newest
-# first everywhere in the CLI; TYPE/NAME wherever a NAME goes.
+# first everywhere in the CLI; TYPE/NAME wherever a NAME goes; one name format for every
+# run.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 TF=$(command -v tofu || command -v terraform || true)
@@ -255,6 +256,12 @@ run upgrade tenant/simmy --kubernetes 1.35.1
 expect_match "upgrade tenant/NAME" '^upgrade/[a-z0-9-]+ created$' "$(cat "$WORK/out")"
 run user delete user/nobody
 expect_eq "user delete user/NAME reaches the server" "1 error: users \"nobody\" not found" "$RC $(cat "$WORK/err")"
+
+# --- one name format for every run ---------------------------------------------------------------
+MANUAL=$(api -X POST "$API/tenants/simmy/runs" -d '{"spec":{"operation":"plan"}}' | sed -n 's/.*"name":"\(run-[0-9a-z]*\)".*/\1/p')
+expect_match "the engine names its runs run-<8 hex digits>" '^run-[0-9a-f]{8}$' "$RUN"
+expect_match "a Run created through the API is named the same way" '^run-[0-9a-f]{8}$' "$MANUAL"
+finished "$MANUAL" >/dev/null
 
 kill -TERM "$DAEMON_PID"
 wait_exit "$DAEMON_PID" 5
