@@ -23,15 +23,14 @@ struct rz_runlog {
 };
 
 /* A stored line as its reader asked for it — as stored, or as human text — with the
- * resource ids in it, and those it has shown before, redacted. Caller frees; NULL when out
- * of memory (the line is then not served: it might show an id). */
+ * resource ids its reader has learned (this line's among them) redacted. Caller frees;
+ * NULL when out of memory (the line is then not served: it might show an id). */
 static char *served(const struct follower *f, const char *line, size_t len, size_t *out)
 {
 	char *human = NULL, *text;
 	size_t n = 0;
 
-	if (rz_tfui_learn(f->ui, line, len) != 0 ||
-	    (!f->json && (human = rz_tfui_human(line, len, &n)) == NULL)) {
+	if (!f->json && (human = rz_tfui_human(line, len, &n)) == NULL) {
 		return NULL;
 	}
 	text = rz_tfui_redact(f->ui, human ? human : line, human ? n : len, out);
@@ -109,7 +108,9 @@ void rz_runlog_line(rz_runlog_t *l, const char *line, size_t len)
 		fprintf(l->f, "%.*s\n", (int)len, line);
 	}
 	for (struct follower *f = l->followers; f != NULL; f = f->next) {
-		sse_line(f, line, len);
+		if (rz_tfui_learn(f->ui, line, len) == 0) { /* else dropped: it might show an id */
+			sse_line(f, line, len);
+		}
 	}
 }
 
