@@ -320,6 +320,7 @@ static int list_of(rzc_t *c, const char *kind_word, const char *path)
 
 int rzc_cmd_user(rzc_t *c, int argc, char **argv)
 {
+	const char *name;
 	char *n, *path;
 	int rc;
 
@@ -331,7 +332,10 @@ int rzc_cmd_user(rzc_t *c, int argc, char **argv)
 		    "user: list | create NAME --role R [--password-stdin] | delete NAME | "
 		    "set-role NAME --role R");
 	}
-	n = rzc_escape(argv[1]);
+	if ((name = rzc_name_arg(argv[1], "User", "user")) == NULL) {
+		return RZC_USAGE;
+	}
+	n = rzc_escape(name);
 	if (strcmp(argv[0], "create") == 0) {
 		char *password = c->password_stdin ? read_line(stdin) : prompt("Password: ", true);
 		json_t *body;
@@ -340,20 +344,20 @@ int rzc_cmd_user(rzc_t *c, int argc, char **argv)
 			return rzc_usage(
 			    "user create: give the password on stdin with --password-stdin");
 		}
-		body = json_pack("{s:{s:s}, s:{s:s, s:s}}", "metadata", "name", argv[1], "spec",
+		body = json_pack("{s:{s:s}, s:{s:s, s:s}}", "metadata", "name", name, "spec",
 		                 "role", c->role ? c->role : "view", "password", password);
 		rc = rzc_json(c, "POST", "/api/v1/users", body, NULL);
 		json_decref(body);
 		wipe(password);
 		if (rc == RZC_OK) {
-			printf("user/%s created\n", argv[1]);
+			printf("user/%s created\n", name);
 		}
 	} else if (strcmp(argv[0], "delete") == 0) {
 		path = rzc_path("/api/v1/users/%s", n);
 		rc = rzc_json(c, "DELETE", path, NULL, NULL);
 		free(path);
 		if (rc == RZC_OK) {
-			printf("user/%s deleted\n", argv[1]);
+			printf("user/%s deleted\n", name);
 		}
 	} else if (strcmp(argv[0], "set-role") == 0 && c->role != NULL) {
 		json_t *patch = json_pack("{s:{s:s}}", "spec", "role", c->role);
@@ -365,7 +369,7 @@ int rzc_cmd_user(rzc_t *c, int argc, char **argv)
 		         ? RZC_ERR
 		         : RZC_OK;
 		if (rc == RZC_OK && r.code == 200) {
-			printf("user/%s is now %s\n", argv[1], c->role);
+			printf("user/%s is now %s\n", name, c->role);
 		} else if (rc == RZC_OK) {
 			rzc_print_status(&r);
 			rc = RZC_ERR;
@@ -417,10 +421,11 @@ int rzc_cmd_token(rzc_t *c, int argc, char **argv)
 		json_decref(body);
 		json_decref(out);
 	} else if (strcmp(argv[0], "delete") == 0 && argc == 2) {
-		char *i = rzc_escape(argv[1]), *path = rzc_path("%s/%s", coll, i);
-		rc = rzc_json(c, "DELETE", path, NULL, NULL);
+		const char *id = rzc_name_arg(argv[1], "APIToken", "token");
+		char *i = id ? rzc_escape(id) : NULL, *path = i ? rzc_path("%s/%s", coll, i) : NULL;
+		rc = id == NULL ? RZC_USAGE : rzc_json(c, "DELETE", path, NULL, NULL);
 		if (rc == RZC_OK) {
-			printf("token/%s deleted\n", argv[1]);
+			printf("token/%s deleted\n", id);
 		}
 		free(i);
 		free(path);

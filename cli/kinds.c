@@ -49,6 +49,37 @@ const rzc_kind_t *rzc_kind_of(const char *kind)
 	return NULL;
 }
 
+const char *rzc_name_arg(const char *word, const char *kind, const char *verb)
+{
+	const char *slash = strchr(word, '/');
+	const rzc_kind_t *want = rzc_kind_of(kind), *k;
+	char type[64];
+
+	if (slash == NULL && word[0] == '\0') {
+		rzc_usage("%s: name the %s", verb, want->singular);
+		return NULL;
+	}
+	if (slash == NULL) {
+		return word;
+	}
+	snprintf(type, sizeof(type), "%.*s", (int)(slash - word), word);
+	if ((k = rzc_kind_find(type)) == NULL) {
+		rzc_usage("%s: \"%s\": unknown type \"%s\"", verb, word, type);
+		return NULL;
+	}
+	if (k != want) {
+		rzc_usage("%s: \"%s\" names %s %s; %s takes %s %s", verb, word,
+		          strchr("aeiou", k->singular[0]) ? "an" : "a", k->singular, verb,
+		          strchr("aeiou", want->singular[0]) ? "an" : "a", want->singular);
+		return NULL;
+	}
+	if (slash[1] == '\0' || strchr(slash + 1, '/') != NULL) {
+		rzc_usage("%s: \"%s\" names no %s", verb, word, want->singular);
+		return NULL;
+	}
+	return slash + 1;
+}
+
 char *rzc_collection(rzc_t *c, const rzc_kind_t *k, const char *tenant, const char *user)
 {
 	char *t = NULL, *u = NULL, *out;

@@ -26,7 +26,8 @@ static const struct command {
 	{ "edit", rzc_cmd_edit, "TYPE NAME", "edit an object in $EDITOR" },
 	{ "scale", rzc_cmd_scale, "nodegroup NAME --replicas N", "set a node group's count" },
 	{ "runs", rzc_cmd_runs, "[TENANT]", "a tenant's runs, newest first" },
-	{ "logs", rzc_cmd_logs, "RUN [-f]", "a run's tofu output; -f follows it until it ends" },
+	{ "logs", rzc_cmd_logs, "RUN [-f] [--raw]",
+	  "a run's tofu output; -f follows it until it ends, --raw: tofu's JSON lines" },
 	{ "plan", rzc_cmd_plan, "TENANT", "start a plan run (changes nothing)" },
 	{ "approve", rzc_cmd_approve, "RUN", "let a run awaiting approval apply" },
 	{ "cancel", rzc_cmd_cancel, "RUN", "cancel a queued, waiting or running run" },
@@ -64,7 +65,8 @@ static void help(FILE *f)
 	}
 	fprintf(f,
 	        "\nTypes: tenants (tn), nodegroups (ng), machines (mc), configpatches (cp), runs,\n"
-	        "       upgrades (up), events (ev), providers (pv), users, tokens\n\n"
+	        "       upgrades (up), events (ev), providers (pv), users, tokens\n"
+	        "A NAME may be given as TYPE/NAME, as -o name prints it: logs run/run-1a2b3c4d\n\n"
 	        "Global flags:\n"
 	        "  --server URL                  the server (env REZUSCLOUD_SERVER)\n"
 	        "  --token TOKEN                 an API token (env REZUSCLOUD_TOKEN)\n"
@@ -181,6 +183,7 @@ enum {
 	OPT_LIMIT,
 	OPT_FILENAME,
 	OPT_FIELD_SELECTOR,
+	OPT_RAW,
 };
 
 static const struct option long_opts[] = {
@@ -212,6 +215,7 @@ static const struct option long_opts[] = {
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "rezuscloud", required_argument, NULL, OPT_BINARY },
 	{ "limit", required_argument, NULL, OPT_LIMIT },
+	{ "raw", no_argument, NULL, OPT_RAW },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -351,6 +355,9 @@ static int parse(rzc_t *c, int argc, char **argv, const char *verb)
 			if (number(optarg, &c->limit) < 0) {
 				return rzc_usage("--limit %s: expected a number", optarg);
 			}
+			break;
+		case OPT_RAW:
+			c->raw = true;
 			break;
 		case 'h':
 			help(stdout);

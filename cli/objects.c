@@ -170,21 +170,7 @@ static int by_last_seen(const void *a, const void *b)
 
 static void sort_events(json_t *items)
 {
-	size_t n = json_array_size(items);
-	json_t **v = n > 0 ? calloc(n, sizeof(*v)) : NULL;
-
-	if (v == NULL) {
-		return;
-	}
-	for (size_t i = 0; i < n; i++) {
-		v[i] = json_incref(json_array_get(items, i));
-	}
-	qsort(v, n, sizeof(*v), by_last_seen);
-	json_array_clear(items);
-	for (size_t i = 0; i < n; i++) {
-		json_array_append_new(items, v[i]);
-	}
-	free(v);
+	rzc_sort(items, by_last_seen);
 }
 
 int rzc_cmd_get(rzc_t *c, int argc, char **argv)
@@ -210,6 +196,8 @@ int rzc_cmd_get(rzc_t *c, int argc, char **argv)
 		rc = list_all(c, coll, &items, NULL, rv, sizeof(rv));
 		if (rc == RZC_OK && strcmp(k->kind, "Event") == 0) {
 			sort_events(items);
+		} else if (rc == RZC_OK && strcmp(k->kind, "Run") == 0) {
+			rzc_sort_runs(items);
 		}
 		if (rc == RZC_OK) {
 			rzc_print_list(c, k, items, true);
@@ -228,10 +216,10 @@ int rzc_cmd_get(rzc_t *c, int argc, char **argv)
 	{
 		json_t *items = json_array();
 		for (int i = name ? 0 : 1; rc == RZC_OK && i < argc; i++) {
-			const char *n = i == 0 ? name : argv[i];
-			char *path = object_path(c, k, c->tenant, n);
+			const char *n = i == 0 ? name : rzc_name_arg(argv[i], k->kind, "get");
+			char *path = n ? object_path(c, k, c->tenant, n) : NULL;
 			json_t *obj = NULL;
-			rc = rzc_json(c, "GET", path, NULL, &obj);
+			rc = n == NULL ? RZC_USAGE : rzc_json(c, "GET", path, NULL, &obj);
 			if (rc == RZC_OK) {
 				json_array_append_new(items, obj);
 			}
@@ -276,6 +264,7 @@ static void describe_related(rzc_t *c, const char *title, const rzc_kind_t *k, c
 	free(coll);
 }
 
+/* The tenant's five newest runs, newest first. */
 static void describe_runs(rzc_t *c, const char *tenant)
 {
 	char *coll = rzc_collection(c, rzc_kind_find("runs"), tenant, NULL), rv[64];
@@ -285,8 +274,9 @@ static void describe_runs(rzc_t *c, const char *tenant)
 
 	printf("\nRecent runs:\n");
 	if (list_all(c, coll, &items, NULL, rv, sizeof(rv)) == RZC_OK) {
+		rzc_sort_runs(items);
 		n = json_array_size(items);
-		for (size_t i = n > 5 ? n - 5 : 0; i < n; i++) {
+		for (size_t i = 0; i < n && i < 5; i++) {
 			json_array_append(recent, json_array_get(items, i));
 		}
 		c->tenant = (char *)tenant;
@@ -483,7 +473,10 @@ int rzc_cmd_describe(rzc_t *c, int argc, char **argv)
 	if (argc < 1 || (k = kind_arg(argv[0], &name)) == NULL) {
 		return rzc_usage("describe: TYPE NAME");
 	}
-	name = name ? name : argc > 1 ? argv[1] : NULL;
+	if (name == NULL && argc > 1 &&
+	    (name = rzc_name_arg(argv[1], k->kind, "describe")) == NULL) {
+		return RZC_USAGE;
+	}
 	if (name == NULL) {
 		return rzc_usage("describe: name the %s", k->singular);
 	}
@@ -951,7 +944,11 @@ int rzc_cmd_delete(rzc_t *c, int argc, char **argv)
 		return rc;
 	}
 	for (int i = name ? 0 : 1; i < argc; i++) {
-		if (delete_one(c, k, c->tenant, i == 0 ? name : argv[i]) != RZC_OK) {
+		const char *n = i == 0 ? name : rzc_name_arg(argv[i], k->kind, "delete");
+		if (n == NULL) {
+			return RZC_USAGE;
+		}
+		if (delete_one(c, k, c->tenant, n) != RZC_OK) {
 			worst = RZC_ERR;
 		}
 	}
@@ -972,7 +969,9 @@ int rzc_cmd_scale(rzc_t *c, int argc, char **argv)
 	    strcmp(k->kind, "NodeGroup") != 0) {
 		return rzc_usage("scale: nodegroup NAME --replicas N");
 	}
-	name = name ? name : argc > 1 ? argv[1] : NULL;
+	if (name == NULL && argc > 1 && (name = rzc_name_arg(argv[1], k->kind, "scale")) == NULL) {
+		return RZC_USAGE;
+	}
 	if (name == NULL || c->replicas < 0) {
 		return rzc_usage("scale: nodegroup NAME --replicas N");
 	}
@@ -1086,7 +1085,9 @@ int rzc_cmd_edit(rzc_t *c, int argc, char **argv)
 	if (argc < 1 || (k = kind_arg(argv[0], &name)) == NULL) {
 		return rzc_usage("edit: TYPE NAME");
 	}
-	name = name ? name : argc > 1 ? argv[1] : NULL;
+	if (name == NULL && argc > 1 && (name = rzc_name_arg(argv[1], k->kind, "edit")) == NULL) {
+		return RZC_USAGE;
+	}
 	if (name == NULL) {
 		return rzc_usage("edit: name the %s", k->singular);
 	}

@@ -456,6 +456,47 @@ static const char *kind_plural(const json_t *o, const rzc_kind_t *k)
 	return of ? of->singular : k ? k->singular : "object";
 }
 
+void rzc_sort(json_t *items, int (*cmp)(const void *, const void *))
+{
+	size_t n = json_array_size(items);
+	json_t **v = n > 0 ? calloc(n, sizeof(*v)) : NULL;
+
+	if (v == NULL) {
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		v[i] = json_incref(json_array_get(items, i));
+	}
+	qsort(v, n, sizeof(*v), cmp);
+	json_array_clear(items);
+	for (size_t i = 0; i < n; i++) {
+		json_array_append_new(items, v[i]);
+	}
+	free(v);
+}
+
+static int newest_first(const void *a, const void *b)
+{
+	const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+	const char *cx = str_at(x, "metadata.creationTimestamp");
+	const char *cy = str_at(y, "metadata.creationTimestamp");
+	const char *sx = str_at(x, "status.startedAt"), *sy = str_at(y, "status.startedAt");
+	const char *nx = str_at(x, "metadata.name"), *ny = str_at(y, "metadata.name");
+	int cmp = strcmp(cy ? cy : "", cx ? cx : "");
+
+	if (cmp == 0 && (sx == NULL) != (sy == NULL)) {
+		cmp = sx == NULL ? -1 : 1;
+	} else if (cmp == 0 && sx != NULL) {
+		cmp = strcmp(sy, sx);
+	}
+	return cmp != 0 ? cmp : strcmp(nx ? nx : "", ny ? ny : "");
+}
+
+void rzc_sort_runs(json_t *items)
+{
+	rzc_sort(items, newest_first);
+}
+
 void rzc_print_list(rzc_t *c, const rzc_kind_t *k, json_t *items, bool headers)
 {
 	const char *o = c->output ? c->output : "table";

@@ -43,6 +43,7 @@ typedef struct rzc {
 	bool all_tenants;                /* -A */
 	bool watch;                      /* -w */
 	bool follow;                     /* -f for logs */
+	bool raw;                        /* --raw for logs: tofu's JSON lines */
 	json_t *config;                  /* the config file, parsed ({} when none) */
 	/* command flags */
 	const char *files[64]; /* -f FILE|DIR|- (apply, create, delete) */
@@ -116,6 +117,11 @@ void rzc_resolve(rzc_t *c);
 const rzc_kind_t *rzc_kind_find(const char *word); /* by plural, singular, short or Kind */
 const rzc_kind_t *rzc_kind_of(const char *kind);   /* by Kind */
 const rzc_kind_t *rzc_kinds(size_t *n);
+/* The name word gives to an object of kind (a Kind, "Run"): "NAME", or "TYPE/NAME" with
+ * TYPE any name of that kind — plural, singular, short name or Kind — as `-o name` prints
+ * it. Borrowed — points into word. NULL, after a usage message on stderr that names verb,
+ * when TYPE is another kind or none, or NAME is empty. */
+const char *rzc_name_arg(const char *word, const char *kind, const char *verb);
 /* The collection path of k in tenant (or all tenants when tenant is NULL and k allows). */
 char *rzc_collection(rzc_t *c, const rzc_kind_t *k, const char *tenant, const char *user);
 
@@ -126,6 +132,12 @@ void rzc_print_list(rzc_t *c, const rzc_kind_t *k, json_t *items, bool headers);
 void rzc_print_object(rzc_t *c, const rzc_kind_t *k, json_t *obj);
 /* YAML of v to f (libyaml emitter). */
 int rzc_yaml_write(FILE *f, const json_t *v);
+/* Sort items (an array of objects) in place by cmp, which compares two json_t **. */
+void rzc_sort(json_t *items, int (*cmp)(const void *, const void *));
+/* Runs newest first: by metadata.creationTimestamp (seconds), then status.startedAt
+ * (milliseconds; a run not started yet counts as the newer), then name. The API lists
+ * them by name, and their names are random. */
+void rzc_sort_runs(json_t *items);
 /* "5s", "3m", "2h", "4d" since an RFC 3339 time ("<unknown>" when not one). */
 const char *rzc_age(const char *rfc3339, char *buf, size_t size);
 

@@ -38,31 +38,35 @@ static char *run_tenant(rzc_t *c, const char *name)
 	return found;
 }
 
+/* The tenant a command names, given as TENANT or tenant/TENANT (or -t when it names none);
+ * NULL after a usage message. Borrowed. */
+static const char *tenant_arg(rzc_t *c, int argc, char **argv, const char *verb)
+{
+	return argc == 1 ? rzc_name_arg(argv[0], "Tenant", verb) : c->tenant;
+}
+
 int rzc_cmd_runs(rzc_t *c, int argc, char **argv)
 {
 	const rzc_kind_t *k = rzc_kind_find("runs");
 	char *saved = c->tenant;
-	json_t *list = NULL, *items, *rev;
+	json_t *list = NULL, *items;
 	char *coll;
 	int rc;
 
 	if (argc > 1) {
 		return rzc_usage("runs: [TENANT]");
 	}
-	if (argc == 1) {
-		c->tenant = argv[0];
+	if (argc == 1 && (c->tenant = (char *)tenant_arg(c, argc, argv, "runs")) == NULL) {
+		c->tenant = saved;
+		return RZC_USAGE;
 	}
 	coll = rzc_collection(c, k, c->all_tenants ? NULL : c->tenant, NULL);
 	rc = rzc_json(c, "GET", coll, NULL, &list);
 	free(coll);
 	if (rc == RZC_OK) {
 		items = json_object_get(list, "items");
-		rev = json_array();
-		for (size_t i = json_array_size(items); i-- > 0;) {
-			json_array_append(rev, json_array_get(items, i));
-		}
-		rzc_print_list(c, k, rev, true);
-		json_decref(rev);
+		rzc_sort_runs(items);
+		rzc_print_list(c, k, items, true);
 	}
 	json_decref(list);
 	c->tenant = saved;
@@ -94,18 +98,23 @@ static int on_sse(const char *line, void *arg)
 
 int rzc_cmd_logs(rzc_t *c, int argc, char **argv)
 {
+	const char *run;
 	char *tenant, *t, *n, *path;
 	int rc;
 
 	if (argc != 1) {
-		return rzc_usage("logs: RUN [-f]");
+		return rzc_usage("logs: RUN [-f] [--raw]");
 	}
-	if ((tenant = run_tenant(c, argv[0])) == NULL) {
+	if ((run = rzc_name_arg(argv[0], "Run", "logs")) == NULL) {
+		return RZC_USAGE;
+	}
+	if ((tenant = run_tenant(c, run)) == NULL) {
 		return RZC_ERR;
 	}
 	t = rzc_escape(tenant);
-	n = rzc_escape(argv[0]);
-	path = rzc_path("/api/v1/tenants/%s/runs/%s/log%s", t, n, c->follow ? "?follow=true" : "");
+	n = rzc_escape(run);
+	path = rzc_path("/api/v1/tenants/%s/runs/%s/log?format=%s%s", t, n,
+	                c->raw ? "json" : "text", c->follow ? "&follow=true" : "");
 	free(t);
 	free(n);
 	free(tenant);
@@ -115,9 +124,9 @@ int rzc_cmd_logs(rzc_t *c, int argc, char **argv)
 		rc = rzc_stream(c, path, "text/event-stream", on_sse, &f, &code) == 0 ? RZC_OK
 		                                                                      : RZC_ERR;
 		if (rc == RZC_OK && code != 200) {
-			rc = rzc_fail("runs \"%s\": the server answered %ld", argv[0], code);
+			rc = rzc_fail("runs \"%s\": the server answered %ld", run, code);
 		} else if (rc == RZC_OK && f.phase != NULL) {
-			fprintf(stderr, "run %s: %s\n", argv[0], f.phase);
+			fprintf(stderr, "run %s: %s\n", run, f.phase);
 			rc = strcmp(f.phase, "Succeeded") == 0 ? RZC_OK : RZC_ERR;
 		}
 		free(f.phase);
@@ -140,6 +149,7 @@ int rzc_cmd_logs(rzc_t *c, int argc, char **argv)
 
 int rzc_cmd_plan(rzc_t *c, int argc, char **argv)
 {
+	const char *tenant;
 	char *t, *path;
 	json_t *run = NULL, *body;
 	int rc;
@@ -147,7 +157,10 @@ int rzc_cmd_plan(rzc_t *c, int argc, char **argv)
 	if (argc > 1 || (argc == 0 && c->tenant == NULL)) {
 		return rzc_usage("plan: TENANT");
 	}
-	t = rzc_escape(argc == 1 ? argv[0] : c->tenant);
+	if ((tenant = tenant_arg(c, argc, argv, "plan")) == NULL) {
+		return RZC_USAGE;
+	}
+	t = rzc_escape(tenant);
 	path = rzc_path("/api/v1/tenants/%s/runs", t);
 	free(t);
 	body = json_pack("{s:{s:s}}", "spec", "operation", "plan");
@@ -156,7 +169,7 @@ int rzc_cmd_plan(rzc_t *c, int argc, char **argv)
 		printf("run/%s created (plan; follow it with: rezusctl logs %s -f -t %s)\n",
 		       json_string_value(json_object_get(json_object_get(run, "metadata"), "name")),
 		       json_string_value(json_object_get(json_object_get(run, "metadata"), "name")),
-		       argc == 1 ? argv[0] : c->tenant);
+		       tenant);
 	}
 	json_decref(body);
 	json_decref(run);
@@ -166,6 +179,7 @@ int rzc_cmd_plan(rzc_t *c, int argc, char **argv)
 
 static int run_action(rzc_t *c, int argc, char **argv, const char *action)
 {
+	const char *run;
 	char *tenant, *t, *n, *path;
 	json_t *st = NULL;
 	int rc;
@@ -173,15 +187,18 @@ static int run_action(rzc_t *c, int argc, char **argv, const char *action)
 	if (argc != 1) {
 		return rzc_usage("%s: RUN", action);
 	}
-	if ((tenant = run_tenant(c, argv[0])) == NULL) {
+	if ((run = rzc_name_arg(argv[0], "Run", action)) == NULL) {
+		return RZC_USAGE;
+	}
+	if ((tenant = run_tenant(c, run)) == NULL) {
 		return RZC_ERR;
 	}
 	t = rzc_escape(tenant);
-	n = rzc_escape(argv[0]);
+	n = rzc_escape(run);
 	path = rzc_path("/api/v1/tenants/%s/runs/%s/%s", t, n, action);
 	rc = rzc_json(c, "POST", path, NULL, &st);
 	if (rc == RZC_OK) {
-		printf("run/%s: %s\n", argv[0], json_string_value(json_object_get(st, "message")));
+		printf("run/%s: %s\n", run, json_string_value(json_object_get(st, "message")));
 	}
 	json_decref(st);
 	free(t);
@@ -305,6 +322,7 @@ static int merge_kubeconfig(const char *text, size_t len)
 
 static int credentials(rzc_t *c, int argc, char **argv, const char *what)
 {
+	const char *tenant;
 	char *t, *path;
 	rzc_resp_t r;
 	int rc;
@@ -313,7 +331,10 @@ static int credentials(rzc_t *c, int argc, char **argv, const char *what)
 		return rzc_usage("%s: TENANT [-o FILE]%s", what,
 		                 strcmp(what, "kubeconfig") == 0 ? " [--merge]" : "");
 	}
-	t = rzc_escape(argc == 1 ? argv[0] : c->tenant);
+	if ((tenant = tenant_arg(c, argc, argv, what)) == NULL) {
+		return RZC_USAGE;
+	}
+	t = rzc_escape(tenant);
 	path = rzc_path("/api/v1/tenants/%s/%s", t, what);
 	free(t);
 	rc = rzc_request(c, "GET", path, NULL, NULL, 0, &r) < 0 ? RZC_ERR : RZC_OK;
@@ -350,6 +371,7 @@ int rzc_cmd_talosconfig(rzc_t *c, int argc, char **argv)
 
 int rzc_cmd_upgrade(rzc_t *c, int argc, char **argv)
 {
+	const char *tenant;
 	char *t, *path;
 	json_t *body, *out = NULL;
 	int rc;
@@ -357,7 +379,10 @@ int rzc_cmd_upgrade(rzc_t *c, int argc, char **argv)
 	if (argc != 1 || (c->talos == NULL) == (c->kubernetes == NULL)) {
 		return rzc_usage("upgrade: TENANT --talos VERSION | --kubernetes VERSION");
 	}
-	t = rzc_escape(argv[0]);
+	if ((tenant = tenant_arg(c, argc, argv, "upgrade")) == NULL) {
+		return RZC_USAGE;
+	}
+	t = rzc_escape(tenant);
 	path = rzc_path("/api/v1/tenants/%s/upgrades", t);
 	free(t);
 	body = json_pack("{s:{s:s, s:s}}", "spec", "component", c->talos ? "talos" : "kubernetes",

@@ -40,6 +40,7 @@ core_librezus_core_la_SOURCES = \
 	core/engine/runner.c core/engine/runner.h \
 	core/engine/plan.c core/engine/plan.h \
 	core/engine/report.c core/engine/report.h \
+	core/engine/tfui.c core/engine/tfui.h \
 	core/engine/runlog.c core/engine/runlog.h \
 	core/engine/engine.c core/engine/engine.h \
 	core/observe/observe.c core/observe/observe.h \

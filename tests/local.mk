@@ -21,6 +21,7 @@ UNIT_TESTS = \
 	tests/unit/check_plugins \
 	tests/unit/check_projection \
 	tests/unit/check_runner \
+	tests/unit/check_tfui \
 	tests/unit/check_tfstate \
 	tests/unit/check_report \
 	tests/unit/check_observe \
@@ -40,6 +41,7 @@ INTEGRATION_TESTS = \
 	tests/integration/queue.sh \
 	tests/integration/platforms.sh \
 	tests/integration/cli.sh \
+	tests/integration/runlog.sh \
 	tests/integration/layers.sh \
 	tests/integration/observe.sh \
 	tests/integration/history.sh \
@@ -113,6 +115,9 @@ tests_unit_check_fields_LDADD = $(TEST_LDADD)
 tests_unit_check_selector_SOURCES = tests/unit/check_selector.c tests/unit/testutil.h
 tests_unit_check_selector_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_selector_LDADD = $(TEST_LDADD)
+tests_unit_check_tfui_SOURCES = tests/unit/check_tfui.c tests/unit/testutil.h
+tests_unit_check_tfui_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_tfui_LDADD = $(TEST_LDADD)
 tests_unit_check_merge_SOURCES = tests/unit/check_merge.c tests/unit/testutil.h
 tests_unit_check_merge_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_merge_LDADD = $(TEST_LDADD)

@@ -22,7 +22,8 @@
 #include "core/base/yaml.h"
 
 #define LIST_LIMIT_MAX 10000
-#define NAME_SUFFIX    5
+#define NAME_SUFFIX    5 /* after generateName, as Kubernetes has it */
+#define PREFIX_BYTES   4 /* after a kind's own prefix: 8 hex digits, as the engine names runs */
 
 enum form {
 	FORM_COLLECTION, /* /api/v1/<plural> or /api/v1/tenants/{tenant}/<plural> */
@@ -341,33 +342,38 @@ static bool match_url(rz_req_t *req, const rz_kind_t *k, json_t *obj, const char
 
 /* ------------------------------------------------------------------ names */
 
-/* Give obj a name from metadata.generateName (or the kind's prefix) when it has none.
- * Returns false (with a cause) when there is nothing to name it by. */
+/* Give obj a name when it has none: metadata.generateName and five random characters, as
+ * Kubernetes does, or the kind's prefix and eight random hex digits — the form the engine
+ * gives the runs it makes ("run-%08x"), so every run is named alike. Returns false (with a
+ * cause) when there is nothing to name it by. */
 static bool assign_name(const rz_kind_t *k, json_t *obj, json_t *causes)
 {
 	static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
 	json_t *meta = json_object_get(obj, "metadata");
 	const char *prefix = json_string_value(json_object_get(meta, "generateName"));
+	unsigned char raw[PREFIX_BYTES];
 	char name[64], msg[256];
 	size_t len;
 
 	if (json_object_get(meta, "name") != NULL) {
 		return true;
 	}
-	if (prefix == NULL) {
-		prefix = k->name_prefix;
-	}
-	if (prefix == NULL) {
+	if (prefix == NULL && k->name_prefix == NULL) {
 		rz_fields_cause(causes, "metadata.name", RZ_CAUSE_REQUIRED,
 		                "name or generateName is required");
 		return false;
 	}
-	len = strlen(prefix);
-	memcpy(name, prefix, len);
-	for (size_t i = 0; i < NAME_SUFFIX; i++) {
-		name[len + i] = alphabet[randombytes_uniform(sizeof(alphabet) - 1)];
+	len = strlen(prefix ? prefix : k->name_prefix);
+	memcpy(name, prefix ? prefix : k->name_prefix, len);
+	if (prefix != NULL) {
+		for (size_t i = 0; i < NAME_SUFFIX; i++) {
+			name[len + i] = alphabet[randombytes_uniform(sizeof(alphabet) - 1)];
+		}
+		name[len + NAME_SUFFIX] = '\0';
+	} else {
+		randombytes_buf(raw, sizeof(raw));
+		sodium_bin2hex(name + len, sizeof(name) - len, raw, sizeof(raw));
 	}
-	name[len + NAME_SUFFIX] = '\0';
 	if (!rz_format_dns1123_label(name, msg, sizeof(msg))) {
 		rz_fields_cause(causes, "metadata.generateName", RZ_CAUSE_INVALID,
 		                "gives the invalid name \"%s\": %s", name, msg);

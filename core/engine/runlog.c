@@ -1,4 +1,4 @@
-/* core/engine/runlog.c - a run's log file and its live followers. */
+/* core/engine/runlog.c - a run's log file, its live followers, and the log as served. */
 #include <config.h>
 
 #include <fcntl.h>
@@ -8,9 +8,14 @@
 #include <unistd.h>
 
 #include "core/engine/runlog.h"
+#include "core/engine/tfui.h"
+#include "core/http/status.h"
 
+/* A reader of the log: one request, the form it asked for, the ids it has been shown. */
 struct follower {
 	rz_req_t *req;
+	bool json;     /* ?format=json: the lines as stored; else human text */
+	rz_tfui_t *ui; /* the resource ids its lines carried, redacted wherever they recur */
 	struct follower *next;
 };
 
@@ -19,14 +24,61 @@ struct rz_runlog {
 	struct follower *followers; /* GET …/log?follow=true streams, live */
 };
 
-/* One log line as a server-sent event; \r in it would end the SSE line early. */
-static void sse_line(rz_req_t *req, const char *line, size_t len)
+/* A stored line as its reader asked for it — as stored, or as human text — with the
+ * resource ids its reader has learned (this line's among them) redacted. Caller frees;
+ * NULL when out of memory (the line is then not served: it might show an id). */
+static char *served(const struct follower *f, const char *line, size_t len, size_t *out)
 {
+	char *human = NULL, *text;
+	size_t n = 0;
+
+	if (!f->json && (human = rz_tfui_human(line, len, &n)) == NULL) {
+		return NULL;
+	}
+	text = rz_tfui_redact(f->ui, human ? human : line, human ? n : len, out);
+	free(human);
+	return text;
+}
+
+static void follower_free(struct follower *f)
+{
+	if (f != NULL) {
+		rz_tfui_free(f->ui);
+		free(f);
+	}
+}
+
+/* Text of one or more lines as one server-sent event, a data: line each; a \r would end
+ * an SSE line early, so it becomes a blank. */
+static void sse_text(rz_req_t *req, const char *text, size_t len)
+{
+	size_t from = 0;
+
 	rz_reply_write(req, "data: ", 6);
-	for (size_t i = 0; i < len; i++) {
-		rz_reply_write(req, line[i] == '\r' ? " " : &line[i], 1);
+	for (size_t i = 0; i <= len; i++) {
+		if (i < len && text[i] != '\n' && text[i] != '\r') {
+			continue;
+		}
+		rz_reply_write(req, text + from, i - from);
+		if (i < len) {
+			rz_reply_write(req, text[i] == '\n' ? "\ndata: " : " ",
+			               text[i] == '\n' ? 7 : 1);
+		}
+		from = i + 1;
 	}
 	rz_reply_write(req, "\n\n", 2);
+}
+
+/* One stored line to a follower, in the form it asked for (dropped when out of memory). */
+static void sse_line(const struct follower *f, const char *line, size_t len)
+{
+	size_t n = 0;
+	char *text = served(f, line, len, &n);
+
+	if (text != NULL) {
+		sse_text(f->req, text, n);
+	}
+	free(text);
 }
 
 /* The last event of a followed log: the run's phase. */
@@ -63,7 +115,9 @@ void rz_runlog_line(rz_runlog_t *l, const char *line, size_t len)
 		fprintf(l->f, "%.*s\n", (int)len, line);
 	}
 	for (struct follower *f = l->followers; f != NULL; f = f->next) {
-		sse_line(f->req, line, len);
+		if (rz_tfui_learn(f->ui, line, len) == 0) { /* else dropped: it might show an id */
+			sse_line(f, line, len);
+		}
 	}
 }
 
@@ -77,7 +131,7 @@ void rz_runlog_close(rz_runlog_t *l, const char *phase)
 		l->followers = f->next;
 		rz_req_on_close(f->req, NULL, NULL);
 		sse_end(f->req, phase);
-		free(f);
+		follower_free(f);
 	}
 	if (l->f != NULL) {
 		fclose(l->f);
@@ -94,7 +148,7 @@ static void unfollow(rz_req_t *req, void *arg)
 		if ((*pp)->req == req) {
 			struct follower *f = *pp;
 			*pp = f->next;
-			free(f);
+			follower_free(f);
 			break;
 		}
 	}
@@ -123,42 +177,138 @@ static char *slurp(const char *path, size_t *len)
 	return text;
 }
 
+/* The next line of text[*at..len) (without its newline); false when there is none. */
+static bool next_line(const char *text, size_t len, size_t *at, const char **line, size_t *n)
+{
+	const char *nl;
+
+	if (text == NULL || *at >= len) {
+		return false;
+	}
+	*line = text + *at;
+	nl = memchr(*line, '\n', len - *at);
+	*n = nl ? (size_t)(nl - *line) : len - *at;
+	*at += *n + 1;
+	return true;
+}
+
+/* Every id the log at text shows, learned by its reader before any line is served: an
+ * id is redacted even where it appears before tofu prints it as one. */
+static int learn_all(struct follower *r, const char *text, size_t len)
+{
+	const char *line;
+	size_t at = 0, n;
+
+	while (next_line(text, len, &at, &line, &n)) {
+		if (rz_tfui_learn(r->ui, line, n) != 0) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The whole log as reader r asked for it, a line each. Caller frees; NULL when out of
+ * memory. */
+static char *whole(const struct follower *r, const char *text, size_t len, size_t *out)
+{
+	char *all = NULL, *one;
+	const char *line;
+	size_t at = 0, n, m;
+	bool failed = false;
+	FILE *f = open_memstream(&all, out);
+
+	if (f == NULL) {
+		return NULL;
+	}
+	while (!failed && next_line(text, len, &at, &line, &n)) {
+		if ((one = served(r, line, n, &m)) == NULL) {
+			failed = true;
+			break;
+		}
+		fwrite(one, 1, m, f);
+		fputc('\n', f);
+		free(one);
+	}
+	if (fclose(f) != 0 || failed) {
+		free(all);
+		return NULL;
+	}
+	return all;
+}
+
+/* ?format=: "text" (the default) or "json"; anything else is answered 400 here. */
+static int format_of(rz_req_t *req, bool *json)
+{
+	const char *format = rz_req_query(req, "format");
+	char msg[160];
+	json_t *st;
+
+	*json = format != NULL && strcmp(format, "json") == 0;
+	if (format == NULL || *json || strcmp(format, "text") == 0) {
+		return 0;
+	}
+	snprintf(msg, sizeof(msg), "invalid format '%.64s': use text or json", format);
+	st = rz_status_new(400, NULL, msg);
+	rz_status_add_cause(st, "format", "FieldValueNotSupported",
+	                    "supported values: \"text\", \"json\"");
+	rz_reply_status(req, st);
+	return -1;
+}
+
+/* The whole log in one reply. */
+static void reply_whole(rz_req_t *req, const struct follower *r, const char *text, size_t len)
+{
+	size_t n = 0;
+	char *out = text != NULL ? whole(r, text, len, &n) : NULL;
+
+	if (text != NULL && out == NULL) {
+		rz_reply_error(req, 500, NULL, "out of memory");
+	} else {
+		rz_reply(req, 200, "text/plain; charset=utf-8", out ? out : "", out ? n : 0);
+	}
+	free(out);
+}
+
 void rz_runlog_serve(rz_req_t *req, const char *path, rz_runlog_t *live, const char *phase,
                      bool follow)
 {
-	struct follower *fw;
-	size_t len;
-	char *text;
+	struct follower r = { req, false, NULL, NULL }, *fw;
+	const char *line;
+	size_t len = 0, at = 0, n;
+	char *text = NULL;
 
+	if (format_of(req, &r.json) != 0) {
+		return;
+	}
 	if (live != NULL && live->f != NULL) {
 		fflush(live->f); /* everything written so far, then live lines: none lost */
 	}
 	text = slurp(path, &len);
+	if ((r.ui = rz_tfui_new()) == NULL || learn_all(&r, text, len) != 0) {
+		rz_reply_error(req, 500, NULL, "out of memory");
+		goto out;
+	}
 	if (!follow) {
-		rz_reply(req, 200, "text/plain; charset=utf-8", text ? text : "", text ? len : 0);
-		free(text);
-		return;
+		reply_whole(req, &r, text, len);
+		goto out;
 	}
 	if (rz_reply_start(req, 200, "text/event-stream") != 0) {
 		rz_reply_end(req);
-		free(text);
-		return;
+		goto out;
 	}
-	for (char *p = text, *nl; p != NULL && p < text + len; p = nl + 1) {
-		nl = memchr(p, '\n', (size_t)(text + len - p));
-		if (nl == NULL) {
-			nl = text + len;
-		}
-		sse_line(req, p, (size_t)(nl - p));
+	while (next_line(text, len, &at, &line, &n)) {
+		sse_line(&r, line, n);
 	}
-	free(text);
-	fw = live ? calloc(1, sizeof(*fw)) : NULL;
-	if (fw == NULL) {
+	if (live == NULL || (fw = malloc(sizeof(*fw))) == NULL) {
 		sse_end(req, phase);
-		return;
+		goto out;
 	}
-	fw->req = req;
+	*fw = r;
+	r.ui = NULL; /* the follower's now */
 	fw->next = live->followers;
 	live->followers = fw;
 	rz_req_on_close(req, unfollow, live);
+out:
+	rz_tfui_free(r.ui);
+	free(text);
 }

@@ -1,7 +1,9 @@
 /*
- * core/engine/runlog.h - a run's log: the file data_dir/work/<tenant>/<run>.log and the
- * clients following it live (`GET …/runs/{name}/log?follow=true`, server-sent events: one
- * `data:` event per line, then an `end` event with the run's phase).
+ * core/engine/runlog.h - a run's log: the file data_dir/work/<tenant>/<run>.log, which
+ * keeps tofu's lines as they are, and the log as served (`GET …/runs/{name}/log`): human
+ * text by default (core/engine/tfui.h), the stored lines with `?format=json`; with
+ * `?follow=true` as server-sent events, one `data:` event per line, live while the run
+ * goes, then an `end` event with the run's phase.
  */
 #ifndef RZ_RUNLOG_H
 #define RZ_RUNLOG_H
@@ -24,9 +26,11 @@ void rz_runlog_line(rz_runlog_t *l, const char *line, size_t len);
  * log freed. Accepts NULL. */
 void rz_runlog_close(rz_runlog_t *l, const char *phase);
 
-/* Answer a request for the log at path: the whole text, or with follow, the text so far
- * as events, then — while live (the run's open log, or NULL once it ended) — live lines
- * until rz_runlog_close, else at once the end event with phase. */
+/* Answer a request for the log at path, in the form its `format` query parameter asks
+ * for ("text", the default, or "json"; anything else is a 400 Status naming the
+ * parameter): the whole log, or with follow, the lines so far as events, then — while
+ * live (the run's open log, or NULL once it ended) — live lines until rz_runlog_close,
+ * else at once the end event with phase. req is answered (or streamed) in every case. */
 void rz_runlog_serve(rz_req_t *req, const char *path, rz_runlog_t *live, const char *phase,
                      bool follow);
 

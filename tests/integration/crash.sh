@@ -57,7 +57,7 @@ done
 expect_match "the run reaches its apply" '^[0-9]+$' "$(cat "$WORK/standin.pid" 2>/dev/null)"
 RUN=$(q "SELECT name FROM objects WHERE kind = 'Run' LIMIT 1")
 expect_match "and it is Running" '"phase":"Running"' "$(api "$API/tenants/acme/runs/$RUN")"
-curl -s -N -H "Authorization: Bearer $TOKEN" "$API/tenants/acme/runs/$RUN/log?follow=true" >"$WORK/follow.out" &
+curl -s -N -H "Authorization: Bearer $TOKEN" "$API/tenants/acme/runs/$RUN/log?follow=true&format=json" >"$WORK/follow.out" &
 FOLLOW=$!
 sleep 0.5
 touch "$WORK/release"

@@ -109,12 +109,12 @@ expect_eq "an unknown tenant's kubeconfig is 404" "404" \
 
 FIRST=$(grep 'msg="run finished" tenant=acme' "$WORK/daemon.log" | sed -n '1s/.* run=\(run-[0-9a-z]*\).*/\1/p')
 expect_match "the tenant's first run says it was its creation" '"trigger":"create"' "$(api "$API/tenants/acme/runs/$FIRST")"
-expect_match "the run's log is its tofu output" '"type":"apply_complete"' "$(api "$API/tenants/acme/runs/$FIRST/log")"
-out=$(curl -s -N -H "Authorization: Bearer $TOKEN" "$API/tenants/acme/runs/$FIRST/log?follow=true")
+expect_match "the run's log is its tofu output" '"type":"apply_complete"' "$(api "$API/tenants/acme/runs/$FIRST/log?format=json")"
+out=$(curl -s -N -H "Authorization: Bearer $TOKEN" "$API/tenants/acme/runs/$FIRST/log?follow=true&format=json")
 expect_match "follow=true on a finished run: its lines as events" '^data: .*"type":"apply_complete"' "$out"
 expect_eq "then an end event with its phase" "event: end|data: Succeeded|" "$(printf '%s\n' "$out" | tail -n 2 | tr '\n' '|')"
 expect_eq "the plan's JSON (sensitive values in clear) stays out of the log" "" \
-	"$(api "$API/tenants/acme/runs/$FIRST/log" | grep -o '"format_version"' | head -n 1)"
+	"$(api "$API/tenants/acme/runs/$FIRST/log?format=json" | grep -o '"format_version"' | head -n 1)"
 expect_eq "the log of an unknown run is 404" "404" "$(api -o /dev/null -w '%{http_code}' "$API/tenants/acme/runs/run-00000000/log")"
 
 patch -X PATCH "$API/tenants/acme/nodegroups/workers" -d '{"spec":{"count":4}}'

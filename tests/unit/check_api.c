@@ -595,8 +595,10 @@ START_TEST(test_runs_and_generate_name)
 	make_tenant("acme");
 	ck_assert_int_eq(
 	    post("/api/v1/tenants/acme/runs", "{\"spec\":{\"operation\":\"plan\"}}", &j), 201);
+	/* named like the engine's runs: the kind's prefix and eight hex digits */
 	ck_assert_int_eq(strncmp(at(j, "metadata.name"), "run-", 4), 0);
-	ck_assert_uint_eq(strlen(at(j, "metadata.name")), 9);
+	ck_assert_uint_eq(strlen(at(j, "metadata.name")), 12);
+	ck_assert_uint_eq(strspn(at(j, "metadata.name") + 4, "0123456789abcdef"), 8);
 	ck_assert_str_eq(at(j, "spec.trigger"), "manual");
 	json_decref(j);
 	ck_assert_int_eq(post("/api/v1/tenants/acme/runs",
@@ -610,7 +612,10 @@ START_TEST(test_runs_and_generate_name)
 	json_decref(j);
 	ck_assert_int_eq(post("/api/v1/tenants", "{\"metadata\":{\"generateName\":\"dev-\"}}", &j),
 	                 201);
+	/* generateName: Kubernetes' five characters after it */
 	ck_assert_int_eq(strncmp(at(j, "metadata.name"), "dev-", 4), 0);
+	ck_assert_uint_eq(strlen(at(j, "metadata.name")), 9);
+	ck_assert_uint_eq(strspn(at(j, "metadata.name") + 4, "bcdfghjklmnpqrstvwxz2456789"), 5);
 	ck_assert_ptr_null(at(j, "metadata.generateName"));
 	json_decref(j);
 	/* verbs a kind does not offer are 405 */
