@@ -21,6 +21,7 @@ struct follower {
 
 struct rz_runlog {
 	FILE *f;                    /* NULL when the file could not be created */
+	rz_tfui_t *ids;             /* the resource ids its lines showed, kept out of the file */
 	struct follower *followers; /* GET …/log?follow=true streams, live */
 };
 
@@ -102,6 +103,7 @@ rz_runlog_t *rz_runlog_open(const char *path)
 		if (fd >= 0 && l->f == NULL) {
 			close(fd);
 		}
+		l->ids = rz_tfui_new();
 	}
 	return l;
 }
@@ -112,7 +114,16 @@ void rz_runlog_line(rz_runlog_t *l, const char *line, size_t len)
 		return;
 	}
 	if (l->f != NULL) {
-		fprintf(l->f, "%.*s\n", (int)len, line);
+		/* The file is redacted too, so that no id (a cluster's secret, for sim) rests in
+		 * clear on disk; a line that cannot be redacted is not written. */
+		size_t n = 0;
+		char *safe = l->ids != NULL && rz_tfui_learn(l->ids, line, len) == 0
+		                 ? rz_tfui_redact(l->ids, line, len, &n)
+		                 : NULL;
+		if (safe != NULL) {
+			fprintf(l->f, "%.*s\n", (int)n, safe);
+			free(safe);
+		}
 	}
 	for (struct follower *f = l->followers; f != NULL; f = f->next) {
 		if (rz_tfui_learn(f->ui, line, len) == 0) { /* else dropped: it might show an id */
@@ -136,6 +147,7 @@ void rz_runlog_close(rz_runlog_t *l, const char *phase)
 	if (l->f != NULL) {
 		fclose(l->f);
 	}
+	rz_tfui_free(l->ids);
 	free(l);
 }
 

@@ -219,6 +219,7 @@ expect_eq "with its machines" "" "$(api "$API/machines" | grep -o '"kind":"Machi
 expect_eq "and its state" "0" "$(sqlite3 "$WORK/data/rezus.db" "SELECT count(*) FROM tfstate_versions WHERE tenant = 'acme'")"
 expect_eq "and its kept credentials" "0" "$(sqlite3 "$WORK/data/rezus.db" "SELECT count(*) FROM tenant_outputs WHERE tenant = 'acme'")"
 expect_eq "and its working directory and run logs" "no" "$([ -e "$WORK/data/work/acme" ] && echo yes || echo no)"
+expect_eq "after the deletion too, its secret is nowhere in the data dir" "" "$(grep -r -l -a -F "$KTOKEN" "$WORK/data")"
 expect_match "the destroy run was logged" 'operation=destroy phase=Succeeded' "$(cat "$WORK/daemon.log")"
 
 # A render with no resources for a tenant whose state holds some is refused, not planned away.
