@@ -29,7 +29,8 @@ static const struct command {
 	{ "logs", rzc_cmd_logs, "RUN [-f] [--raw]",
 	  "a run's tofu output; -f follows it until it ends, --raw: tofu's JSON lines" },
 	{ "plan", rzc_cmd_plan, "TENANT", "start a plan run (changes nothing)" },
-	{ "approve", rzc_cmd_approve, "RUN", "let a run awaiting approval apply" },
+	{ "approve", rzc_cmd_approve, "RUN [--reason TEXT]",
+	  "show what a run awaiting approval would change, then let it apply" },
 	{ "cancel", rzc_cmd_cancel, "RUN", "cancel a queued, waiting or running run" },
 	{ "kubeconfig", rzc_cmd_kubeconfig, "TENANT [-o FILE] [--merge]",
 	  "the tenant's kubeconfig" },
@@ -184,6 +185,7 @@ enum {
 	OPT_FILENAME,
 	OPT_FIELD_SELECTOR,
 	OPT_RAW,
+	OPT_REASON,
 };
 
 static const struct option long_opts[] = {
@@ -216,6 +218,7 @@ static const struct option long_opts[] = {
 	{ "rezuscloud", required_argument, NULL, OPT_BINARY },
 	{ "limit", required_argument, NULL, OPT_LIMIT },
 	{ "raw", no_argument, NULL, OPT_RAW },
+	{ "reason", required_argument, NULL, OPT_REASON },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -358,6 +361,9 @@ static int parse(rzc_t *c, int argc, char **argv, const char *verb)
 			break;
 		case OPT_RAW:
 			c->raw = true;
+			break;
+		case OPT_REASON:
+			c->reason = optarg;
 			break;
 		case 'h':
 			help(stdout);

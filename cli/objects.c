@@ -533,6 +533,7 @@ int rzc_cmd_describe(rzc_t *c, int argc, char **argv)
 	{
 		json_t *status = json_deep_copy(json_object_get(obj, "status"));
 		json_object_del(status, "conditions");
+		json_object_del(status, "plan"); /* a table of its own, below */
 		if (json_object_size(status) > 0) {
 			printf("Status:\n");
 			indented(status);
@@ -559,6 +560,11 @@ int rzc_cmd_describe(rzc_t *c, int argc, char **argv)
 		describe_related(c, "Machines", rzc_kind_find("machines"), name, NULL);
 		describe_runs(c, name);
 	} else if (strcmp(k->kind, "Run") == 0) {
+		if (json_object_get(json_object_get(obj, "status"), "plan") != NULL) {
+			printf("Plan:\n");
+			rzc_print_plan(json_object_get(json_object_get(obj, "status"), "plan"),
+			               "  ");
+		}
 		describe_log(c, c->tenant, name);
 	} else if (strcmp(k->kind, "NodeGroup") == 0) {
 		char *sel = NULL;

@@ -44,6 +44,7 @@ typedef struct rzc {
 	bool watch;                      /* -w */
 	bool follow;                     /* -f for logs */
 	bool raw;                        /* --raw for logs: tofu's JSON lines */
+	const char *reason;              /* --reason for approve */
 	json_t *config;                  /* the config file, parsed ({} when none) */
 	/* command flags */
 	const char *files[64]; /* -f FILE|DIR|- (apply, create, delete) */
@@ -160,6 +161,8 @@ int rzc_cmd_edit(rzc_t *c, int argc, char **argv);
 int rzc_cmd_scale(rzc_t *c, int argc, char **argv);
 int rzc_cmd_runs(rzc_t *c, int argc, char **argv);
 int rzc_cmd_logs(rzc_t *c, int argc, char **argv);
+/* A Run's status.plan as a table: ACTION ADDRESS MACHINE REASON (nothing when absent). */
+void rzc_print_plan(const json_t *plan, const char *indent);
 int rzc_cmd_state(rzc_t *c, int argc, char **argv);
 int rzc_cmd_plan(rzc_t *c, int argc, char **argv);
 int rzc_cmd_approve(rzc_t *c, int argc, char **argv);

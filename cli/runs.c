@@ -181,7 +181,7 @@ static int run_action(rzc_t *c, int argc, char **argv, const char *action)
 {
 	const char *run;
 	char *tenant, *t, *n, *path;
-	json_t *st = NULL;
+	json_t *st = NULL, *body = NULL;
 	int rc;
 
 	if (argc != 1) {
@@ -195,8 +195,24 @@ static int run_action(rzc_t *c, int argc, char **argv, const char *action)
 	}
 	t = rzc_escape(tenant);
 	n = rzc_escape(run);
+	if (strcmp(action, "approve") == 0) { /* what the approver lets happen, first */
+		json_t *obj = NULL;
+		path = rzc_path("/api/v1/tenants/%s/runs/%s", t, n);
+		if (rzc_json(c, "GET", path, NULL, &obj) == RZC_OK) {
+			const json_t *plan =
+			    json_object_get(json_object_get(obj, "status"), "plan");
+			printf("run/%s would:\n", run);
+			rzc_print_plan(plan, "  ");
+		}
+		json_decref(obj);
+		free(path);
+	}
 	path = rzc_path("/api/v1/tenants/%s/runs/%s/%s", t, n, action);
-	rc = rzc_json(c, "POST", path, NULL, &st);
+	if (strcmp(action, "approve") == 0 && c->reason != NULL) {
+		body = json_pack("{s:s}", "reason", c->reason);
+	}
+	rc = rzc_json(c, "POST", path, body, &st);
+	json_decref(body);
 	if (rc == RZC_OK) {
 		printf("run/%s: %s\n", run, json_string_value(json_object_get(st, "message")));
 	}
@@ -206,6 +222,31 @@ static int run_action(rzc_t *c, int argc, char **argv, const char *action)
 	free(tenant);
 	free(path);
 	return rc;
+}
+
+void rzc_print_plan(const json_t *plan, const char *indent)
+{
+	const json_t *list = json_object_get(plan, "resources"), *e;
+	size_t i;
+
+	if (json_array_size(list) == 0) {
+		printf("%s(no resource changes)\n", indent);
+		return;
+	}
+	printf("%s%-8s %-40s %-16s %s\n", indent, "ACTION", "ADDRESS", "MACHINE", "REASON");
+	json_array_foreach(list, i, e)
+	{
+		const char *m = json_string_value(json_object_get(e, "machine"));
+		const char *r = json_string_value(json_object_get(e, "reason"));
+		printf("%s%-8s %-40s %-16s %s\n", indent,
+		       json_string_value(json_object_get(e, "action")) ?: "",
+		       json_string_value(json_object_get(e, "address")) ?: "", m ? m : "-",
+		       r ? r : "");
+	}
+	if (json_integer_value(json_object_get(plan, "more")) > 0) {
+		printf("%s(and %lld more)\n", indent,
+		       (long long)json_integer_value(json_object_get(plan, "more")));
+	}
 }
 
 int rzc_cmd_approve(rzc_t *c, int argc, char **argv)

@@ -228,8 +228,15 @@ for _ in $(seq 1 300); do
 	sleep 0.1
 done
 expect_match "scaling down shows a run awaiting approval" '^run-' "$WAITING"
-run approve "$WAITING"
-expect_eq "approve lets it apply" "0 run/$WAITING: run approved: it applies on the next free pool slot" "$RC $(cat "$WORK/out")"
+run describe run "$WAITING" -t simmy
+expect_match "describe run lists what the plan does, naming the Machine" \
+	'Plan: +ACTION +ADDRESS +MACHINE +REASON +delete +terraform_data.cp\[1\] +cp-1 ' "$(tr '\n' ' ' <"$WORK/out")"
+run approve "$WAITING" --reason "one control plane is enough here"
+expect_match "approve shows that list, then lets it apply" \
+	"^0 run/$WAITING would: +ACTION .* delete +terraform_data.cp\\[1\\] +cp-1 .*run/$WAITING: run approved: it applies on the next free pool slot" \
+	"$RC $(tr '\n' ' ' <"$WORK/out")"
+expect_match "with the reason kept in the Run" '"approvalReason": "one control plane is enough here"' \
+	"$("$CTL" get run "$WAITING" -t simmy -o json)"
 run logs "$WAITING" -f -t simmy
 expect_eq "and it succeeds" "run $WAITING: Succeeded" "$(cat "$WORK/err")"
 run plan simmy
