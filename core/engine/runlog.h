@@ -1,8 +1,9 @@
 /*
  * core/engine/runlog.h - a run's log: the file data_dir/work/<tenant>/<run>.log, which
  * keeps tofu's lines with the resource ids they show redacted (one may be a cluster's
- * secret, and nothing secret rests on disk in clear), and the log as served (`GET …/runs/{name}/log`): human
- * text by default (core/engine/tfui.h), the stored lines with `?format=json`; with
+ * secret, and nothing secret rests on disk in clear), and the log as served (`GET
+ * …/runs/{name}/log`): human text by default (core/engine/tfui.h), the stored lines with
+ * `?format=json`; with
  * `?follow=true` as server-sent events, one `data:` event per line, live while the run
  * goes, then an `end` event with the run's phase.
  */
