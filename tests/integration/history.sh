@@ -76,13 +76,16 @@ done
 FAILED=$(api "$API/tenants/h/runs" | grep -o '"name":"run-[0-9a-z]*","tenant":"h"[^}]*},"spec":{"operation":"apply","trigger":"update"' | sed -n 's/"name":"\([^"]*\)".*/\1/p' | head -n 1)
 expect_match "a change that fails is a Failed run" '^run-' "$FAILED"
 patch_ng '{"spec":{"count":1,"providerConfig":null}}'
-for i in 1 2 3 4; do
-	api -X POST "$API/tenants/h/runs" -d '{"spec":{"operation":"plan"}}' >/dev/null
-	sleep 0.3
-done
-for _ in $(seq 1 600); do
-	[ "$(api "$API/tenants/h/runs" | grep -c '"phase":"\(Queued\|Running\)"')" = "0" ] && [ "$(runs)" -le 4 ] && break
+for _ in $(seq 1 600); do # the fix's own run: the tenant is reconciled again
+	api "$API/tenants/h" | grep -q '"type":"Reconciled","status":"True"' && break
 	sleep 0.1
+done
+for i in 1 2 3 4; do # four plans, one after the other
+	P=$(api -X POST "$API/tenants/h/runs" -d '{"spec":{"operation":"plan"}}' | sed -n 's/.*"name":"\(run-[0-9a-f]*\)".*/\1/p')
+	for _ in $(seq 1 300); do
+		api "$API/tenants/h/runs/$P" | grep -q '"phase":"Succeeded"' && break
+		sleep 0.1
+	done
 done
 expect_eq "Runs are pruned to tofu.run_history, the young failure besides" "4" "$(runs)"
 [ "$(runs)" = 4 ] || api "$API/tenants/h/runs" | grep -o '"name":"run-[0-9a-f]*"[^}]*}[^}]*}[^}]*}' | sed 's/^/# /' 
