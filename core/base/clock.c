@@ -26,34 +26,60 @@ void rz_clock_format(int64_t ms, char *buf, size_t size)
 	snprintf(buf, size, "%.19s.%03dZ", s, (int)(ms % 1000));
 }
 
+int64_t rz_time_parse(const char *s)
+{
+	struct tm tm;
+	const char *p;
+	int64_t t;
+
+	if (s == NULL) {
+		return -1;
+	}
+	memset(&tm, 0, sizeof(tm));
+	p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (p == NULL) {
+		return -1;
+	}
+	if (*p == '.') {
+		p++;
+		while (*p >= '0' && *p <= '9') {
+			p++;
+		}
+	}
+	t = (int64_t)timegm(&tm);
+	if (*p == 'Z' && p[1] == '\0') {
+		return t;
+	}
+	if ((*p == '+' || *p == '-') && strlen(p) == 6 && p[3] == ':') {
+		int64_t off = ((p[1] - '0') * 10 + (p[2] - '0')) * 3600 +
+		              ((p[4] - '0') * 10 + (p[5] - '0')) * 60;
+		return *p == '+' ? t - off : t + off;
+	}
+	return -1;
+}
+
+void rz_time_now(char *buf, size_t size)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
 int64_t rz_clock_parse(const char *text)
 {
-	struct tm tm = { 0 };
-	int n = 0, ms = 0, digits = 0;
-	const char *p;
+	int64_t sec = rz_time_parse(text), ms = 0;
+	size_t n = text ? strlen(text) : 0;
+	const char *p = text + 19;
 
-	if (text == NULL ||
-	    sscanf(text, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-	           &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6 ||
-	    n != 19) {
-		return -1;
+	if (sec < 0 || n < 20 || text[n - 1] != 'Z') {
+		return -1; /* UTC only: what the API writes */
 	}
-	p = text + 19;
 	if (*p == '.') {
-		for (p++; *p >= '0' && *p <= '9'; p++, digits++) {
-			if (digits < 3) {
-				ms = ms * 10 + (*p - '0');
-			}
-		}
-		for (; digits > 0 && digits < 3; digits++) {
-			ms *= 10;
+		for (int scale = 100; *++p >= '0' && *p <= '9'; scale /= 10) {
+			ms += (*p - '0') * scale;
 		}
 	}
-	if (strcmp(p, "Z") != 0 || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 ||
-	    tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60) {
-		return -1;
-	}
-	tm.tm_year -= 1900;
-	tm.tm_mon -= 1;
-	return (int64_t)timegm(&tm) * 1000 + ms;
+	return sec * 1000 + ms;
 }

@@ -1,6 +1,7 @@
 /* core/engine/engine.c - runs of tofu per tenant: triggers, the queue, the pool, the steps. */
 #include <config.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>
@@ -658,16 +659,33 @@ static void remove_workdir(rz_engine_t *e, const char *tenant)
 	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* At start: plans left by runs a crash interrupted hold states in clear; they go. */
-static int stale_plan(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+/* At start: plans left by runs a crash interrupted hold states in clear; they go. Only
+ * the plans directly in each tenant's directory are looked at, never .terraform/. */
+static void remove_stale_plans(const rz_engine_t *e)
 {
-	size_t n = strlen(path);
+	DIR *top = opendir(e->o.workdir), *d;
+	struct dirent *t, *f;
+	char dir[PATH_MAX], path[PATH_MAX * 2];
 
-	(void)sb;
-	if (flag == FTW_F && ftw->level == 2 && n > 5 && strcmp(path + n - 5, ".plan") == 0) {
-		unlink(path);
+	while (top != NULL && (t = readdir(top)) != NULL) {
+		if (t->d_name[0] == '.') {
+			continue;
+		}
+		snprintf(dir, sizeof(dir), "%s/%s", e->o.workdir, t->d_name);
+		for (d = opendir(dir); d != NULL && (f = readdir(d)) != NULL;) {
+			size_t n = strlen(f->d_name);
+			if (n > 5 && strcmp(f->d_name + n - 5, ".plan") == 0) {
+				snprintf(path, sizeof(path), "%s/%s", dir, f->d_name);
+				unlink(path);
+			}
+		}
+		if (d != NULL) {
+			closedir(d);
+		}
 	}
-	return 0;
+	if (top != NULL) {
+		closedir(top);
+	}
 }
 
 static void teardown_done(struct run *r)
@@ -1324,7 +1342,7 @@ static void recover_runs(rz_engine_t *e)
 	rz_err_t err = { 0 };
 	size_t i;
 
-	nftw(e->o.workdir, stale_plan, 16, FTW_PHYS);
+	remove_stale_plans(e);
 	if (rz_tfstate_release_run_locks(e->tfstate, &err) < 0) {
 		rz_log_warn("engine", "cannot release the locks of interrupted runs: %s", err.msg);
 	}

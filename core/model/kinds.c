@@ -15,8 +15,9 @@ static const char *const condition_status[] = { "True", "False", "Unknown", NULL
 static const char *const taint_effects[] = { "NoSchedule", "PreferNoSchedule", "NoExecute", NULL };
 static const char *const patch_formats[] = { "strategic", "json6902", NULL };
 static const char *const patch_targets[] = { "all", "controlplane", "worker", NULL };
-/* The stages of plugin ABI 1.1's observation (core/plugin/probe.c checks the same list). */
-static const char *const machine_stages[] = {
+/* The stages of plugin ABI 1.1's observation: Machine.status.stage, and what core/plugin/probe.c
+ * accepts from a plugin. */
+const char *const rz_machine_stages[] = {
 	"Provisioning", "Booting",      "Installing", "Maintenance", "Running",
 	"Rebooting",    "ShuttingDown", "Resetting",  "Upgrading",   "Removing",
 	"Failed",       "Unknown",      NULL
@@ -352,7 +353,7 @@ static const rz_field_t machine_spec[] = {
 };
 
 static const rz_field_t machine_status[] = {
-	{ .name = "stage", .type = RZ_F_STRING, .enums = machine_stages },
+	{ .name = "stage", .type = RZ_F_STRING, .enums = rz_machine_stages },
 	{ .name = "ready", .type = RZ_F_BOOL },
 	{ .name = "talosVersion", .type = RZ_F_STRING },
 	{ .name = "nodeReady", .type = RZ_F_BOOL, .doc = "its Kubernetes node is Ready" },

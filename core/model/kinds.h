@@ -113,4 +113,7 @@ size_t rz_kind_validate_top(const rz_kind_t *k, const json_t *obj, json_t *cause
  * annotations, finalizers and the server-set fields). Borrowed — static. */
 const rz_field_t *rz_kind_metadata_fields(void);
 
+/* Machine.status.stage's values, NULL-terminated (the stages of plugin ABI 1.1). */
+extern const char *const rz_machine_stages[];
+
 #endif /* RZ_KINDS_H */

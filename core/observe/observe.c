@@ -433,7 +433,7 @@ static void machine_events(rz_observer_t *o, const char *tenant, const char *nam
 
 /* Machine m's status as the facts f (may be NULL) show it; written when it changed. */
 static bool write_machine(rz_observer_t *o, const char *tenant, const json_t *m, const json_t *f,
-                          const char *now)
+                          const char *now, int64_t now_ms)
 {
 	const json_t *old = json_object_get(m, "status");
 	const char *name =
@@ -469,7 +469,7 @@ static bool write_machine(rz_observer_t *o, const char *tenant, const json_t *m,
 			changed = changed || !json_equal(v, json_object_get(old, key));
 		}
 	}
-	refresh = error[0] == '\0' && (seen == NULL || rz_clock_parse(now) - rz_clock_parse(seen) >=
+	refresh = error[0] == '\0' && (seen == NULL || now_ms - rz_clock_parse(seen) >=
 	                                                   LASTSEEN_EVERY * o->o.interval_ms);
 	if (!changed && !refresh) {
 		json_decref(fields);
@@ -516,6 +516,7 @@ static void tenant_done(struct otenant *t)
 	json_t *machines, *tobj = NULL, *m;
 	const char *phase;
 	char now[32];
+	int64_t now_ms;
 	rz_err_t err = { 0 };
 	size_t i;
 
@@ -527,7 +528,8 @@ static void tenant_done(struct otenant *t)
 		return;
 	}
 	o->stats.observations++;
-	rz_report_now(now, sizeof(now));
+	now_ms = rz_clock_now_ms();
+	rz_clock_format(now_ms, now, sizeof(now));
 	machines = rz_store_list_all(o->store, "Machine", t->name);
 	json_array_foreach(machines, i, m)
 	{
@@ -535,7 +537,7 @@ static void tenant_done(struct otenant *t)
 		    json_string_value(json_object_get(json_object_get(m, "metadata"), "name"));
 		const json_t *f =
 		    name ? json_object_get(json_object_get(t->facts, "machines"), name) : NULL;
-		o->stats.writes += write_machine(o, t->name, m, f, now);
+		o->stats.writes += write_machine(o, t->name, m, f, now, now_ms);
 	}
 	json_decref(machines);
 	if (rz_store_get(o->store, rz_kind_by_name("Tenant"), NULL, t->name, &tobj, &err) == 0) {

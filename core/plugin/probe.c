@@ -6,13 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/model/kinds.h"
 #include "core/plugin/probe.h"
 
-static const char *const stages[] = {
-	"Provisioning", "Booting",      "Installing", "Maintenance", "Running",
-	"Rebooting",    "ShuttingDown", "Resetting",  "Upgrading",   "Removing",
-	"Failed",       "Unknown",      NULL
-};
 static const char *const tools[] = { "talosctl", "kubectl", NULL };
 static const char *const credentials[] = { "talosconfig", "kubeconfig", "none", NULL };
 
@@ -28,7 +24,7 @@ static bool one_of(const char *s, const char *const *list)
 
 int rz_probe_stage_known(const char *stage)
 {
-	return one_of(stage, stages);
+	return one_of(stage, rz_machine_stages);
 }
 
 /* A probe id: 1 to 63 of [A-Za-z0-9._:/-]. */

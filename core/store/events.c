@@ -37,43 +37,6 @@ static void event_name(const char *kind, const char *name, const char *reason, c
 	snprintf(out, EVENT_NAME_MAX, "%s.%02x%02x%02x%02x", name, d[0], d[1], d[2], d[3]);
 }
 
-static int64_t clock_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* RFC 3339 UTC with milliseconds, like the engine's condition times. */
-static void format_ms(int64_t ms, char *buf, size_t size)
-{
-	time_t sec = (time_t)(ms / 1000);
-	struct tm tm;
-	char s[32];
-
-	gmtime_r(&sec, &tm);
-	strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, size, "%s.%03dZ", s, (int)(ms % 1000));
-}
-
-/* Milliseconds since the epoch of an RFC 3339 time; -1 when it does not parse. */
-static int64_t parse_ms(const char *s)
-{
-	int64_t sec = rz_time_parse(s), ms = 0;
-
-	if (sec < 0) {
-		return -1;
-	}
-	if (strlen(s) > 19 && s[19] == '.') {
-		for (int i = 0, scale = 100; i < 3 && s[20 + i] >= '0' && s[20 + i] <= '9'; i++) {
-			ms += (s[20 + i] - '0') * scale;
-			scale /= 10;
-		}
-	}
-	return sec * 1000 + ms;
-}
-
 /* ------------------------------------------------------------------ recording */
 
 struct rec {
@@ -242,7 +205,7 @@ int rz_events_record(rz_store_t *st, const char *tenant, const char *kind, const
 		return REZUS_EINVALID;
 	}
 	r.message = message_of(message ? message : "");
-	format_ms(clock_ms(), r.now, sizeof(r.now));
+	rz_clock_format(rz_clock_now_ms(), r.now, sizeof(r.now));
 	rc = check_args(&r);
 	if (rc == 0) {
 		rc = tenant_open(&r);
@@ -310,7 +273,7 @@ static int refs_add(struct refs *r, const json_t *ev)
 		free(x->name);
 		return -ENOMEM;
 	}
-	x->last_ms = parse_ms(json_string_value(json_object_get(ev, "lastTimestamp")));
+	x->last_ms = rz_clock_parse(json_string_value(json_object_get(ev, "lastTimestamp")));
 	x->rv = rz_object_rv(ev);
 	r->n++;
 	return 0;

@@ -38,15 +38,6 @@ struct rz_store {
 
 /* ------------------------------------------------------------------ helpers */
 
-void rz_time_now(char *buf, size_t size)
-{
-	time_t now = time(NULL);
-	struct tm tm;
-
-	gmtime_r(&now, &tm);
-	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 static void new_uid(char out[37])
 {
 	unsigned char b[16];
@@ -952,36 +943,4 @@ void rz_store_free(rz_store_t *st)
 		free(st->queue);
 		free(st);
 	}
-}
-
-int64_t rz_time_parse(const char *s)
-{
-	struct tm tm;
-	const char *p;
-	int64_t t;
-
-	if (s == NULL) {
-		return -1;
-	}
-	memset(&tm, 0, sizeof(tm));
-	p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-	if (p == NULL) {
-		return -1;
-	}
-	if (*p == '.') {
-		p++;
-		while (*p >= '0' && *p <= '9') {
-			p++;
-		}
-	}
-	t = (int64_t)timegm(&tm);
-	if (*p == 'Z' && p[1] == '\0') {
-		return t;
-	}
-	if ((*p == '+' || *p == '-') && strlen(p) == 6 && p[3] == ':') {
-		int64_t off = ((p[1] - '0') * 10 + (p[2] - '0')) * 3600 +
-		              ((p[4] - '0') * 10 + (p[5] - '0')) * 60;
-		return *p == '+' ? t - off : t + off;
-	}
-	return -1;
 }

@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 
+#include "core/base/clock.h" /* rz_time_now, rz_time_parse: callers of the store use them */
 #include "core/store/bus.h"
 #include "core/store/db.h"
 #include "core/base/errors.h"
@@ -113,12 +114,5 @@ int rz_store_replay(rz_store_t *st, int64_t after, int (*fn)(const rz_event_t *e
 
 /* The resourceVersion of an object as a number (0 when missing or malformed). */
 int64_t rz_object_rv(const json_t *obj);
-
-/* Seconds since the epoch for an RFC 3339 time ("2026-11-30T04:31:11Z", fractions and
- * offsets allowed); -1 when it does not parse. */
-int64_t rz_time_parse(const char *s);
-
-/* The current time as RFC 3339 UTC ("2026-11-30T04:31:11Z") into buf (≥ 21 bytes). */
-void rz_time_now(char *buf, size_t size);
 
 #endif /* RZ_STORE_H */
