@@ -36,6 +36,7 @@
 #include "core/auth/session.h"
 #include "core/engine/tfstate.h"
 #include "core/observe/observe.h"
+#include "core/upgrade/upgrade.h"
 #include "core/base/version.h"
 #include "core/base/workers.h"
 
@@ -65,6 +66,7 @@ struct rz_daemon {
 	rz_tfstate_t *tfstate;
 	rz_engine_t *engine;
 	rz_observer_t *observer;
+	rz_upgrader_t *upgrader;
 	char observe_dir[PATH_MAX];
 	char state_url[300];
 	char workdir[PATH_MAX];
@@ -689,6 +691,21 @@ static int start_observer(rz_daemon_t *d, rz_err_t *err)
 	                       err);
 }
 
+/* Upgrades: on the engine (runs wait for them) and the observer (their health gates). */
+static int start_upgrader(rz_daemon_t *d, rz_err_t *err)
+{
+	rz_upgrader_opts_t o = { d->cfg->upgrade_machine_timeout_ms, 0 };
+	int rc;
+
+	rc = rz_upgrader_new(&d->upgrader, d->base, d->store, d->bus, d->plugins, d->engine,
+	                     d->observer, &o, err);
+	if (rc == 0) {
+		rz_api_set_admit(d->api, rz_upgrader_admit, d->upgrader);
+		rc = rz_upgrader_routes(d->upgrader, d->http, err);
+	}
+	return rc;
+}
+
 int rz_daemon_start(rz_daemon_t **out, const rz_config_t *cfg, rz_err_t *err)
 {
 	rz_daemon_t *d = calloc(1, sizeof(*d));
@@ -735,6 +752,9 @@ int rz_daemon_start(rz_daemon_t **out, const rz_config_t *cfg, rz_err_t *err)
 	}
 	if (rc == 0) {
 		rc = start_observer(d, err);
+	}
+	if (rc == 0) {
+		rc = start_upgrader(d, err);
 	}
 	if (rc != 0) {
 		rz_daemon_free(d);
@@ -788,6 +808,10 @@ void rz_daemon_free(rz_daemon_t *d)
 	if (d == NULL) {
 		return;
 	}
+	if (d->api != NULL) {
+		rz_api_set_admit(d->api, NULL, NULL);
+	}
+	rz_upgrader_free(d->upgrader); /* commands killed: the next start resumes */
 	rz_observer_free(d->observer); /* probes killed, their credential files removed */
 	rz_tfstate_on_replaced(d->tfstate, NULL, NULL);
 	rz_engine_free(d->engine); /* runs still going are marked Interrupted */

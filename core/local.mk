@@ -44,6 +44,8 @@ core_librezus_core_la_SOURCES = \
 	core/engine/runlog.c core/engine/runlog.h \
 	core/engine/engine.c core/engine/engine.h \
 	core/observe/observe.c core/observe/observe.h \
+	core/upgrade/compat.c core/upgrade/compat.h \
+	core/upgrade/upgrade.c core/upgrade/upgrade.h \
 	core/daemon.c core/daemon.h
 core_librezus_core_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(SQLITE_CFLAGS) \
 	$(JANSSON_CFLAGS) $(LIBJWT_CFLAGS) $(SODIUM_CFLAGS) $(YAML_CFLAGS) $(NETTLE_CFLAGS)

@@ -43,7 +43,9 @@ struct rz_api {
 	rz_watch_hub_t *watches;
 	rz_access_t *access;        /* NULL: no audit rows (tests) */
 	struct rz_plugins *plugins; /* NULL: no plugin validation (tests) */
-	rz_workers_t *workers;      /* password hashing */
+	rz_api_admit_fn admit;      /* NULL: none */
+	void *admit_arg;
+	rz_workers_t *workers; /* password hashing */
 	rz_route_t *routes;
 	struct rctx *ctxs;
 	char **patterns;
@@ -249,9 +251,10 @@ static void drop_top(const rz_kind_t *k, json_t *obj)
 
 /* Validate and normalise a spec write (create, replace, patch). old is the stored object
  * on updates. Returns the number of causes appended. */
-static size_t validate_spec_write(const rz_kind_t *k, struct rz_plugins *plugins, json_t *obj,
+static size_t validate_spec_write(const rz_kind_t *k, const rz_api_t *api, json_t *obj,
                                   const json_t *old, json_t *causes)
 {
+	struct rz_plugins *plugins = api->plugins;
 	json_t *meta = json_object_get(obj, "metadata");
 	json_t *spec = json_object_get(obj, "spec");
 
@@ -280,6 +283,9 @@ static size_t validate_spec_write(const rz_kind_t *k, struct rz_plugins *plugins
 	}
 	if (json_array_size(causes) == 0 && plugins != NULL && strcmp(k->kind, "Tenant") == 0) {
 		rz_plugins_validate_tenant(plugins, obj, old, causes);
+	}
+	if (json_array_size(causes) == 0 && api->admit != NULL) {
+		api->admit(api->admit_arg, k, obj, old, causes);
 	}
 	canonical(k, obj);
 	return json_array_size(causes);
@@ -830,7 +836,7 @@ static void handle_create(struct rctx *c, rz_req_t *req, const char *tenant)
 	}
 	json_object_del(obj, "status"); /* create ignores status */
 	drop_top(c->k, obj);
-	if (validate_spec_write(c->k, c->api->plugins, obj, NULL, causes) == 0) {
+	if (validate_spec_write(c->k, c->api, obj, NULL, causes) == 0) {
 		assign_name(c->k, obj, causes);
 	}
 	if (json_array_size(causes) == 0 && strcmp(c->k->kind, "APIToken") == 0) {
@@ -877,7 +883,7 @@ static void update(struct rctx *c, rz_req_t *req, const char *tenant, const char
 
 	if (mode == RZ_UPDATE_STATUS) {
 		validate_status_write(c->k, obj, causes);
-	} else if (validate_spec_write(c->k, c->api->plugins, obj, cur, causes) == 0) {
+	} else if (validate_spec_write(c->k, c->api, obj, cur, causes) == 0) {
 		last_admin_kept(c, cur, obj, causes);
 	}
 	if (json_array_size(causes) > 0) {
@@ -1372,6 +1378,12 @@ int rz_api_new(rz_api_t **out, rz_http_t *http, rz_store_t *store, rz_watch_hub_
 	}
 	*out = api;
 	return 0;
+}
+
+void rz_api_set_admit(rz_api_t *api, rz_api_admit_fn fn, void *arg)
+{
+	api->admit = fn;
+	api->admit_arg = arg;
 }
 
 void rz_api_set_plugins(rz_api_t *api, struct rz_plugins *plugins)

@@ -30,6 +30,14 @@ void rz_api_free(rz_api_t *api);
 struct rz_plugins;
 void rz_api_set_plugins(rz_api_t *api, struct rz_plugins *plugins);
 
+/* A check of a spec write (create, replace, patch) against the state of things, after the
+ * fields, the kind's own check and the plugins' passed: obj is the object to be written
+ * (metadata.tenant set for tenant kinds), old the stored one on updates (else NULL); each
+ * problem is a cause appended to causes, and makes the write a 422. It must not write. */
+typedef void (*rz_api_admit_fn)(void *arg, const rz_kind_t *k, const json_t *obj, const json_t *old,
+                                json_t *causes);
+void rz_api_set_admit(rz_api_t *api, rz_api_admit_fn fn, void *arg);
+
 /* The OpenAPI 3 document (caller owns). */
 json_t *rz_api_openapi(void);
 

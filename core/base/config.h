@@ -76,6 +76,7 @@ typedef struct rz_config {
 	int observe_workers;                  /* probes running at once */
 	int64_t observe_probe_timeout_ms;     /* the longest a probe may run */
 	int64_t observe_provision_timeout_ms; /* provisioning longer than this: Failed */
+	int64_t upgrade_machine_timeout_ms;   /* one machine's upgrade and health gate */
 
 	/* talos: and kubectl: the tools probes run */
 	char *talos_binary;

@@ -64,6 +64,7 @@ struct run {
 	bool stored;   /* its Run object exists: a resync's only once it has something to do */
 	json_int_t generation;
 	char started[32];
+	char talos[32], kubernetes[32]; /* the tenant's versions this run renders */
 };
 
 struct tenant {
@@ -74,6 +75,8 @@ struct tenant {
 	struct run *run;        /* running, or NULL */
 	bool queued;            /* waiting for a pool slot */
 	bool again;             /* changed while running: one follow-up */
+	bool held;              /* its run waits for an upgrade to end */
+	char upgraded[64];      /* the last UpgradeRun seen to succeed */
 	int failures;           /* runs failed in a row: the backoff grows with them */
 	const char *trigger;    /* of the next run: "create", "update" or "resync" */
 	char manual[64];        /* a Run created through the API, to start next */
@@ -280,6 +283,27 @@ static void on_event(const rz_event_t *ev, void *arg)
 			snprintf(t->manual, sizeof(t->manual), "%s", ev->name);
 			/* on its own turn of the loop, not inside delivery */
 			poke(e, ev->tenant, 0, "manual");
+		}
+		return;
+	}
+	if (strcmp(k, "UpgradeRun") == 0 && ev->type != RZ_EV_ADDED && ev->tenant[0] != '\0') {
+		const char *phase = json_string_value(
+		    json_object_get(json_object_get(ev->object, "status"), "phase"));
+		struct tenant *t = tenant_of(e, ev->tenant, true);
+		bool ended = ev->type == RZ_EV_DELETED ||
+		             (phase != NULL && strcmp(phase, "Pending") != 0 &&
+		              strcmp(phase, "Prechecking") != 0 && strcmp(phase, "Upgrading") != 0);
+		bool dry =
+		    json_is_true(json_object_get(json_object_get(ev->object, "spec"), "dryRun"));
+		if (t != NULL && ended && !dry && t->held) {
+			t->held = false;
+			poke(e, ev->tenant, 0, "upgrade"); /* what waited for it goes ahead */
+		} else if (t != NULL && ended && !dry && phase != NULL &&
+		           strcmp(phase, "Succeeded") == 0 && strcmp(t->upgraded, ev->name) != 0) {
+			poke(e, ev->tenant, 0, "upgrade"); /* new machines boot the new version */
+		}
+		if (t != NULL && phase != NULL && strcmp(phase, "Succeeded") == 0) {
+			snprintf(t->upgraded, sizeof(t->upgraded), "%s", ev->name);
 		}
 		return;
 	}
@@ -791,6 +815,13 @@ static void finish(struct run *r, const char *phase, int exit_code)
 	rz_err_t err = { 0 };
 	bool quiet;
 
+	if (strcmp(phase, "Succeeded") == 0 && strcmp(r->operation, "apply") == 0 &&
+	    r->talos[0] != '\0') {
+		/* what the cluster runs from now on: a change of these later is an upgrade */
+		rz_report_status(e->store, "Tenant", NULL, t->name,
+		                 json_pack("{s:s, s:s}", "talosVersion", r->talos,
+		                           "kubernetesVersion", r->kubernetes));
+	}
 	if (strcmp(phase, "Succeeded") == 0 && strcmp(r->operation, "plan") != 0 &&
 	    rz_tfstate_get(e->tfstate, t->name, &state, &err) == 0) {
 		rz_report_machines(e->store, e->plugins, t->name, state);
@@ -1063,6 +1094,70 @@ static bool nothing_to_destroy(rz_engine_t *e, const json_t *tenant)
 	return empty;
 }
 
+/* The UpgradeRun a change of the tenant's version asks for (trigger spec): Talos first; a
+ * Kubernetes change waits for the run after it. */
+static void create_upgrade(rz_engine_t *e, const char *tenant, const char *component,
+                           const char *from, const char *to)
+{
+	unsigned char raw[4];
+	char name[32];
+	json_t *obj, *out = NULL;
+	rz_err_t err = { 0 };
+
+	randombytes_buf(raw, sizeof(raw));
+	snprintf(name, sizeof(name), "upgrade-%02x%02x%02x%02x", raw[0], raw[1], raw[2], raw[3]);
+	obj = json_pack("{s:{s:s, s:s}, s:{s:s, s:s, s:b, s:s}}", "metadata", "name", name,
+	                "tenant", tenant, "spec", "component", component, "targetVersion", to,
+	                "dryRun", 0, "trigger", "spec");
+	if (rz_store_create(e->store, rz_kind_by_name("UpgradeRun"), obj, NULL, &out, &err) != 0) {
+		rz_logkv(RZ_LOG_ERR, "engine",
+		         "cannot create the upgrade the version change asks for", "tenant", tenant,
+		         "error", err.msg, NULL);
+	} else {
+		char msg[200];
+		snprintf(msg, sizeof(msg), "spec.%sVersion changed from %s to %s: upgrade %s",
+		         component, from, to, name);
+		rz_events_record(e->store, tenant, "Tenant", tenant, "Normal", "UpgradeCreated",
+		                 msg, "engine");
+	}
+	json_decref(obj);
+	json_decref(out);
+}
+
+/* Whether the tenant's run must wait for an upgrade: one is in progress, or the spec's
+ * Talos or Kubernetes version differs from what the cluster's machines run (then the
+ * upgrade it needs is created here). A tenant being deleted never waits for a new one. */
+static bool upgrade_holds(rz_engine_t *e, struct tenant *t, const json_t *tenant)
+{
+	const json_t *spec = json_object_get(tenant, "spec");
+	const json_t *status = json_object_get(tenant, "status");
+	static const char *const components[] = { "talos", "kubernetes" };
+	json_t *up = rz_report_active_upgrade(e->store, t->name), *machines;
+	bool machines_exist;
+
+	if (up != NULL) {
+		json_decref(up);
+		return true;
+	}
+	if (json_object_get(json_object_get(tenant, "metadata"), "deletionTimestamp") != NULL) {
+		return false;
+	}
+	machines = rz_store_list_all(e->store, "Machine", t->name);
+	machines_exist = json_array_size(machines) > 0;
+	json_decref(machines);
+	for (size_t i = 0; machines_exist && i < 2; i++) {
+		char key[32];
+		snprintf(key, sizeof(key), "%sVersion", components[i]);
+		const char *want = json_string_value(json_object_get(spec, key));
+		const char *runs = json_string_value(json_object_get(status, key));
+		if (want != NULL && runs != NULL && strcmp(want, runs) != 0) {
+			create_upgrade(e, t->name, components[i], runs, want);
+			return true;
+		}
+	}
+	return false;
+}
+
 static void start_run(rz_engine_t *e, struct tenant *t)
 {
 	struct run *r = calloc(1, sizeof(*r));
@@ -1081,7 +1176,10 @@ static void start_run(rz_engine_t *e, struct tenant *t)
 	r->slot = true;
 	e->running++;
 	rc = rz_store_get(e->store, rz_kind_by_name("Tenant"), NULL, t->name, &tenant, &err);
-	if (rc == 0 && nothing_to_destroy(e, tenant)) {
+	if (rc == 0 && upgrade_holds(e, t, tenant)) {
+		t->held = true; /* the upgrade's end pokes the tenant again */
+		rc = RZ_ENOTFOUND;
+	} else if (rc == 0 && nothing_to_destroy(e, tenant)) {
 		if (t->manual[0] != '\0') {
 			drop_manual(t, "superseded by the tenant's deletion");
 		}
@@ -1091,6 +1189,11 @@ static void start_run(rz_engine_t *e, struct tenant *t)
 		teardown_done(r);
 		rc = RZ_ENOTFOUND; /* no run: clean up below, quietly */
 	} else if (rc == 0) {
+		const json_t *spec = json_object_get(tenant, "spec");
+		snprintf(r->talos, sizeof(r->talos), "%s",
+		         json_string_value(json_object_get(spec, "talosVersion")) ?: "");
+		snprintf(r->kubernetes, sizeof(r->kubernetes), "%s",
+		         json_string_value(json_object_get(spec, "kubernetesVersion")) ?: "");
 		rc = make_run(r, tenant, &err);
 	}
 	if (rc != 0) {
@@ -1467,6 +1570,22 @@ bool rz_engine_ready(const rz_engine_t *e, char *why, size_t size)
 size_t rz_engine_running(const rz_engine_t *e)
 {
 	return e ? e->running : 0;
+}
+
+bool rz_engine_busy(const rz_engine_t *e, const char *tenant, char *why, size_t size)
+{
+	struct tenant *t = e ? tenant_of((rz_engine_t *)e, tenant, false) : NULL;
+
+	if (t == NULL || (t->run == NULL && !t->queued)) {
+		return false;
+	}
+	if (t->run != NULL) {
+		snprintf(why, size, "run %s is %s", t->run->name,
+		         t->run->awaiting ? "awaiting approval" : "in progress");
+	} else {
+		snprintf(why, size, "a run is queued");
+	}
+	return true;
 }
 
 void rz_engine_free(rz_engine_t *e)

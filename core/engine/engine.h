@@ -63,6 +63,10 @@ int rz_engine_routes(rz_engine_t *e, rz_http_t *http, rz_err_t *err);
 /* Whether runs can start (the tofu binary is there); when not, why (for /readyz). */
 bool rz_engine_ready(const rz_engine_t *e, char *why, size_t size);
 
+/* Whether tenant has a run in progress, awaiting approval or queued for a slot (an upgrade
+ * waits for it to end); why says which. */
+bool rz_engine_busy(const rz_engine_t *e, const char *tenant, char *why, size_t size);
+
 /* Runs in progress (for shutdown and tests). */
 size_t rz_engine_running(const rz_engine_t *e);
 

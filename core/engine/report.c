@@ -473,3 +473,40 @@ void rz_report_drift(rz_store_t *st, const char *tenant, bool drifted, const cha
 	set_condition(conds, "Drifted", drifted ? "True" : "False", reason, message, now, gen);
 	rz_report_status(st, "Tenant", NULL, tenant, json_pack("{s:o}", "conditions", conds));
 }
+
+/* Whether a was created before b (RFC 3339 times with milliseconds sort as text; then the
+ * name). */
+static bool created_before(const json_t *a, const json_t *b)
+{
+	const json_t *ma = json_object_get(a, "metadata"), *mb = json_object_get(b, "metadata");
+	const char *ta = json_string_value(json_object_get(ma, "creationTimestamp"));
+	const char *tb = json_string_value(json_object_get(mb, "creationTimestamp"));
+	int c = strcmp(ta ? ta : "", tb ? tb : "");
+
+	return c != 0 ? c < 0
+	              : strcmp(json_string_value(json_object_get(ma, "name")) ?: "",
+	                       json_string_value(json_object_get(mb, "name")) ?: "") < 0;
+}
+
+json_t *rz_report_active_upgrade(rz_store_t *st, const char *tenant)
+{
+	json_t *ups = rz_store_list_all(st, "UpgradeRun", tenant), *u, *best = NULL;
+	size_t i;
+
+	json_array_foreach(ups, i, u)
+	{
+		const char *phase =
+		    json_string_value(json_object_get(json_object_get(u, "status"), "phase"));
+		if (json_is_true(json_object_get(json_object_get(u, "spec"), "dryRun")) ||
+		    (phase != NULL && strcmp(phase, "Pending") != 0 &&
+		     strcmp(phase, "Prechecking") != 0 && strcmp(phase, "Upgrading") != 0)) {
+			continue;
+		}
+		if (best == NULL || created_before(u, best)) {
+			best = u;
+		}
+	}
+	json_incref(best);
+	json_decref(ups);
+	return best;
+}

@@ -82,4 +82,9 @@ void rz_report_counts(rz_store_t *st, const char *tenant, int64_t provision_time
 void rz_report_drift(rz_store_t *st, const char *tenant, bool drifted, const char *reason,
                      const char *message);
 
+/* The tenant's UpgradeRun in progress — not a dry run, phase Pending, Prechecking or
+ * Upgrading; the oldest when several wait — or NULL (caller owns). Runs wait behind it
+ * (the engine), observation runs fast and hands it to the plugin (the observer). */
+json_t *rz_report_active_upgrade(rz_store_t *st, const char *tenant);
+
 #endif /* RZ_REPORT_H */

@@ -31,6 +31,11 @@ static const char *const severities[] = { "error", "warning", NULL };
 static const char *const components[] = { "talos", "kubernetes", NULL };
 static const char *const upgrade_phases[] = { "Pending", "Prechecking", "Upgrading",  "Succeeded",
 	                                      "Failed",  "Canceled",    "RolledBack", NULL };
+static const char *const upgrade_triggers[] = { "manual", "spec", NULL };
+/* A machine's step in an upgrade (UpgradeRun.status.machines[].phase). */
+static const char *const upgrade_steps[] = { "Pending",   "Upgrading",   "Verifying",
+	                                     "Succeeded", "RollingBack", "RolledBack",
+	                                     "Failed",    "Skipped",     NULL };
 static const char *const provider_kinds[] = { "infra", "cluster", NULL };
 static const char *const event_types[] = { "Normal", "Warning", NULL };
 
@@ -356,6 +361,7 @@ static const rz_field_t machine_status[] = {
 	{ .name = "stage", .type = RZ_F_STRING, .enums = rz_machine_stages },
 	{ .name = "ready", .type = RZ_F_BOOL },
 	{ .name = "talosVersion", .type = RZ_F_STRING },
+	{ .name = "kubernetesVersion", .type = RZ_F_STRING, .doc = "its kubelet's version" },
 	{ .name = "nodeReady", .type = RZ_F_BOOL, .doc = "its Kubernetes node is Ready" },
 	{ .name = "lastSeen", .type = RZ_F_TIME },
 	{ .name = "lastError", .type = RZ_F_STRING },
@@ -462,19 +468,54 @@ static const rz_field_t upgrade_spec[] = {
 	  .required = true,
 	  .format = rz_format_version,
 	  .format_name = "version" },
+	{ .name = "dryRun",
+	  .type = RZ_F_BOOL,
+	  .def = "false",
+	  .doc = "report the prechecks and the plan, change nothing" },
+	{ .name = "trigger",
+	  .type = RZ_F_STRING,
+	  .enums = upgrade_triggers,
+	  .def = "\"manual\"",
+	  .doc = "manual, or spec: the tenant's version was changed" },
 	F_END,
 };
 
 static const rz_field_t upgrade_machine[] = {
-	{ .name = "name", .type = RZ_F_STRING },  { .name = "from", .type = RZ_F_STRING },
-	{ .name = "to", .type = RZ_F_STRING },    { .name = "phase", .type = RZ_F_STRING },
-	{ .name = "error", .type = RZ_F_STRING }, F_END,
+	{ .name = "name", .type = RZ_F_STRING },
+	{ .name = "role", .type = RZ_F_STRING },
+	{ .name = "address", .type = RZ_F_STRING },
+	{ .name = "from", .type = RZ_F_STRING },
+	{ .name = "to", .type = RZ_F_STRING },
+	{ .name = "phase", .type = RZ_F_STRING, .enums = upgrade_steps },
+	{ .name = "startedAt", .type = RZ_F_TIME },
+	{ .name = "finishedAt", .type = RZ_F_TIME },
+	{ .name = "error", .type = RZ_F_STRING },
+	F_END,
+};
+
+static const rz_field_t upgrade_precheck[] = {
+	{ .name = "name", .type = RZ_F_STRING },
+	{ .name = "passed", .type = RZ_F_BOOL },
+	{ .name = "message", .type = RZ_F_STRING },
+	F_END,
 };
 
 static const rz_field_t upgrade_status[] = {
 	{ .name = "phase", .type = RZ_F_STRING, .enums = upgrade_phases },
-	{ .name = "machines", .type = RZ_F_ARRAY, .items = RZ_F_OBJECT, .fields = upgrade_machine },
-	{ .name = "current", .type = RZ_F_STRING },
+	{ .name = "fromVersion", .type = RZ_F_STRING },
+	{ .name = "prechecks",
+	  .type = RZ_F_ARRAY,
+	  .items = RZ_F_OBJECT,
+	  .fields = upgrade_precheck,
+	  .doc = "each precheck, passed or with why not" },
+	{ .name = "machines",
+	  .type = RZ_F_ARRAY,
+	  .items = RZ_F_OBJECT,
+	  .fields = upgrade_machine,
+	  .doc = "the plan: machines in order, control planes first, and each one's step" },
+	{ .name = "current", .type = RZ_F_STRING, .doc = "the machine being upgraded" },
+	{ .name = "cancelRequested", .type = RZ_F_BOOL },
+	{ .name = "message", .type = RZ_F_STRING },
 	{ .name = "startedAt", .type = RZ_F_TIME },
 	{ .name = "finishedAt", .type = RZ_F_TIME },
 	F_END,
@@ -482,6 +523,13 @@ static const rz_field_t upgrade_status[] = {
 
 static void upgrade_check(const rz_kind_t *k, json_t *obj, const json_t *old, json_t *causes)
 {
+	const char *trigger =
+	    json_string_value(json_object_get(json_object_get(obj, "spec"), "trigger"));
+
+	if (old == NULL && trigger != NULL && strcmp(trigger, "manual") != 0) {
+		rz_fields_cause(causes, "spec.trigger", RZ_CAUSE_FORBIDDEN,
+		                "upgrades created through the API are manual");
+	}
 	if (old != NULL &&
 	    !json_equal(json_object_get(obj, "spec"), json_object_get(old, "spec"))) {
 		rz_fields_cause(causes, "spec", RZ_CAUSE_INVALID, "field is immutable");
@@ -719,6 +767,7 @@ static const rz_kind_t kinds[] = { { .kind = "Tenant",
 	                             .status = upgrade_status,
 	                             .name_prefix = "upgrade-",
 	                             .check = upgrade_check,
+	                             .initial_status = "{\"phase\": \"Pending\"}",
 	                             STD_ROLES },
 	                           { .kind = "Event",
 	                             .plural = "events",

@@ -36,9 +36,13 @@ struct buf {
 
 struct otenant;
 
-/* One probe to run (or running). */
+/* One probe to run (or running), or a command run for another module (rz_observer_exec). */
 struct job {
-	struct otenant *t;
+	rz_observer_t *o;
+	struct otenant *t; /* a probe's tenant; NULL for a command */
+	char tenant[64];
+	rz_observer_done_fn done; /* a command's: called instead of the plugin's parse */
+	void *done_arg;
 	json_t *probe; /* a reference */
 	rz_proc_t *proc;
 	char cred[PATH_MAX]; /* the credentials file, "" when none */
@@ -54,6 +58,7 @@ struct otenant {
 	struct event *timer;
 	bool busy;      /* an observation is in progress */
 	bool gone;      /* deleted meanwhile: freed when the observation ends */
+	bool again;     /* kicked during an observation: another one right after */
 	size_t pending; /* its probes not finished yet */
 	json_t *facts;  /* merged from its probes */
 	struct otenant *next;
@@ -70,6 +75,7 @@ struct rz_observer {
 	struct otenant *tenants;
 	struct job *qhead, *qtail; /* probes waiting for a slot */
 	struct job *running;       /* probes running */
+	struct job *commands;      /* commands running (rz_observer_exec), outside the slots */
 	size_t nrunning, nqueued;
 	rz_observer_stats_t stats;
 	bool stopping;
@@ -237,12 +243,12 @@ static void job_free(struct job *j)
 /* Write the tenant's credential output name into a private file; its path in j->cred. */
 static int write_cred(struct job *j, const char *name, rz_err_t *err)
 {
-	rz_observer_t *o = j->t->o;
+	rz_observer_t *o = j->o;
 	char *value = NULL;
 	size_t len = 0;
 	int fd, rc;
 
-	rc = rz_tfstate_output(o->tfstate, j->t->name, name, &value, &len, err);
+	rc = rz_tfstate_output(o->tfstate, j->tenant, name, &value, &len, err);
 	if (rc != 0) {
 		return rc == RZ_ENOTFOUND
 		           ? rz_err_set(err, rc, "the tenant has no %s yet (no successful apply)",
@@ -268,12 +274,20 @@ static void tenant_done(struct otenant *t);
 /* The probe's result to the plugin, its facts into the tenant's. */
 static void finish_job(struct job *j, int status, bool timed_out, const char *error)
 {
-	rz_observer_t *o = j->t->o;
+	rz_observer_t *o = j->o;
 	struct otenant *t = j->t;
 	json_t *result, *facts = NULL;
 	rz_err_t err = { 0 };
 	enum outcome oc = timed_out ? OUT_TIMEOUT : status == 0 ? OUT_OK : OUT_FAILED;
 
+	if (j->done != NULL) { /* a command: its owner reads the result */
+		j->done(j->done_arg, status, timed_out, j->out.p ? j->out.p : "",
+		        error      ? error
+		        : j->err.p ? j->err.p
+		                   : "");
+		job_free(j);
+		return;
+	}
 	result = json_pack("{s:i, s:b, s:s, s:s, s:I}", "exitStatus", status, "timedOut", timed_out,
 	                   "stdout", j->out.p ? j->out.p : "", "stderr",
 	                   error      ? error
@@ -298,25 +312,36 @@ static void finish_job(struct job *j, int status, bool timed_out, const char *er
 	}
 }
 
-static void on_exit_job(void *arg, int status, bool timed_out, bool canceled)
+static void unlink_job(struct job **list, struct job *j)
 {
-	struct job *j = arg;
-	rz_observer_t *o = j->t->o;
-
-	(void)canceled;
-	for (struct job **pp = &o->running; *pp != NULL; pp = &(*pp)->next) {
+	for (struct job **pp = list; *pp != NULL; pp = &(*pp)->next) {
 		if (*pp == j) {
 			*pp = j->next;
 			break;
 		}
 	}
+}
+
+static void on_exit_job(void *arg, int status, bool timed_out, bool canceled)
+{
+	struct job *j = arg;
+	rz_observer_t *o = j->o;
+
+	(void)canceled;
+	if (j->done != NULL) {
+		unlink_job(&o->commands, j);
+		finish_job(j, status, timed_out, NULL);
+		return;
+	}
+	unlink_job(&o->running, j);
 	o->nrunning--;
 	finish_job(j, status, timed_out, NULL);
 	pump(o);
 }
 
-/* Start j, or finish it at once with the reason it cannot start. */
-static void start_job(rz_observer_t *o, struct job *j)
+/* Start j's process: 0, or why it cannot start (then nothing runs and j is untouched but
+ * for its credentials file, removed with it). */
+static int spawn(rz_observer_t *o, struct job *j, rz_err_t *err)
 {
 	const char *tool = json_string_value(json_object_get(j->probe, "tool"));
 	const char *cred = json_string_value(json_object_get(j->probe, "credentials"));
@@ -326,7 +351,6 @@ static void start_job(rz_observer_t *o, struct job *j)
 	char path_env[PATH_MAX + 8], home_env[PATH_MAX + 8], cred_env[PATH_MAX + 32];
 	const char *env[4] = { path_env, home_env, NULL, NULL };
 	rz_proc_opts_t po;
-	rz_err_t err = { 0 };
 	size_t i, n = 0;
 	json_t *a;
 
@@ -340,15 +364,14 @@ static void start_job(rz_observer_t *o, struct job *j)
 	         getenv("PATH") ? getenv("PATH") : "/usr/local/bin:/usr/bin:/bin");
 	snprintf(home_env, sizeof(home_env), "HOME=%s", o->o.tmpdir);
 	if (strcmp(cred, "none") != 0) {
-		if (write_cred(j, cred, &err) != 0) {
-			finish_job(j, 127, false, err.msg);
-			return;
+		if (write_cred(j, cred, err) != 0) {
+			return err->code;
 		}
 		snprintf(cred_env, sizeof(cred_env), "%s=%s",
 		         strcmp(cred, "talosconfig") == 0 ? "TALOSCONFIG" : "KUBECONFIG", j->cred);
 		env[2] = cred_env;
 	}
-	if (o->o.probe_timeout_ms > 0 &&
+	if (j->done == NULL && o->o.probe_timeout_ms > 0 &&
 	    json_integer_value(json_object_get(j->probe, "timeout")) > o->o.probe_timeout_ms) {
 		/* the plugin reads the timeout back from the probe: it must be the one applied */
 		json_object_set_new(j->probe, "timeout", json_integer(o->o.probe_timeout_ms));
@@ -363,7 +386,15 @@ static void start_job(rz_observer_t *o, struct job *j)
 		               .on_exit = on_exit_job,
 		               .arg = j };
 	j->started_ms = mono_ms();
-	if (rz_proc_start(&j->proc, o->base, &po, &err) != 0) {
+	return rz_proc_start(&j->proc, o->base, &po, err);
+}
+
+/* Start the probe j, or finish it at once with the reason it cannot start. */
+static void start_job(rz_observer_t *o, struct job *j)
+{
+	rz_err_t err = { 0 };
+
+	if (spawn(o, j, &err) != 0) {
 		finish_job(j, 127, false, err.msg);
 		return;
 	}
@@ -456,6 +487,10 @@ static bool write_machine(rz_observer_t *o, const char *tenant, const json_t *m,
 	}
 	if (json_is_string(json_object_get(f, "talosVersion"))) {
 		json_object_set(fields, "talosVersion", json_object_get(f, "talosVersion"));
+	}
+	if (json_is_string(json_object_get(f, "kubernetesVersion"))) {
+		json_object_set(fields, "kubernetesVersion",
+		                json_object_get(f, "kubernetesVersion"));
 	}
 	if (json_is_boolean(nready)) {
 		json_object_set(fields, "nodeReady", (json_t *)nready);
@@ -559,9 +594,12 @@ static void tenant_done(struct otenant *t)
 	if (t->gone) {
 		tenant_free(t);
 	} else {
-		schedule(t, strcmp(phase, "Ready") == 0 || strcmp(phase, "Failed") == 0
-		                ? o->o.interval_ms
-		                : o->o.fast_interval_ms);
+		json_t *up = rz_report_active_upgrade(o->store, t->name);
+		schedule(t,
+		         up == NULL && (strcmp(phase, "Ready") == 0 || strcmp(phase, "Failed") == 0)
+		             ? o->o.interval_ms
+		             : o->o.fast_interval_ms);
+		json_decref(up);
 	}
 	json_decref(tobj);
 }
@@ -591,6 +629,12 @@ static json_t *probes_for(struct otenant *t)
 	                rz_store_list_all(o->store, "NodeGroup", t->name), "now",
 	                (json_int_t)rz_clock_now_ms());
 	json_decref(tenant);
+	{
+		json_t *up = rz_report_active_upgrade(o->store, t->name);
+		if (up != NULL) {
+			json_object_set_new(ctx, "upgrade", up);
+		}
+	}
 	if (json_array_size(json_object_get(ctx, "machines")) == 0 ||
 	    !rz_plugins_observes(o->plugins, t->plugin)) {
 		json_decref(ctx);
@@ -629,7 +673,9 @@ static void observe(struct otenant *t)
 			t->pending--;
 			continue;
 		}
+		j->o = o;
 		j->t = t;
+		snprintf(j->tenant, sizeof(j->tenant), "%s", t->name);
 		j->probe = json_incref(p);
 		j->out.max = RZ_PROBE_STDOUT_MAX;
 		j->err.max = RZ_PROBE_STDERR_MAX;
@@ -714,6 +760,58 @@ int rz_observer_new(rz_observer_t **out, struct event_base *base, rz_store_t *st
 	return 0;
 }
 
+void rz_observer_kick(rz_observer_t *o, const char *tenant)
+{
+	struct otenant *t = o ? tenant_of(o, tenant, true) : NULL;
+
+	if (t != NULL && t->busy) {
+		t->again = true;
+	} else if (t != NULL) {
+		schedule(t, 0);
+	}
+}
+
+int rz_observer_exec(rz_observer_t *o, const char *tenant, const json_t *command,
+                     rz_observer_done_fn done, void *arg, rz_observer_cmd_t **out, rz_err_t *err)
+{
+	struct job *j;
+	int rc;
+
+	*out = NULL;
+	if (!json_is_string(json_object_get(command, "tool"))) {
+		return rz_err_set(err, REZUS_EINVALID, "the command has no tool to run");
+	}
+	if (o->stopping || (j = calloc(1, sizeof(*j))) == NULL) {
+		return rz_err_set(err, -ENOMEM, "observe: cannot run a command now");
+	}
+	j->o = o;
+	snprintf(j->tenant, sizeof(j->tenant), "%s", tenant);
+	j->done = done;
+	j->done_arg = arg;
+	j->probe = json_deep_copy(command);
+	j->out.max = RZ_PROBE_STDOUT_MAX;
+	j->err.max = RZ_PROBE_STDERR_MAX;
+	if ((rc = spawn(o, j, err)) != 0) {
+		job_free(j);
+		return rc;
+	}
+	j->next = o->commands;
+	o->commands = j;
+	*out = (rz_observer_cmd_t *)j;
+	return 0;
+}
+
+void rz_observer_exec_cancel(rz_observer_t *o, rz_observer_cmd_t *cmd)
+{
+	struct job *j = (struct job *)cmd;
+
+	if (o == NULL || j == NULL) {
+		return;
+	}
+	unlink_job(&o->commands, j);
+	job_free(j); /* kills its process group, removes its credentials */
+}
+
 void rz_observer_stats(const rz_observer_t *o, rz_observer_stats_t *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -740,6 +838,11 @@ void rz_observer_free(rz_observer_t *o)
 		struct job *j = o->running;
 		o->running = j->next;
 		job_free(j); /* kills the probe, removes its credentials */
+	}
+	while (o->commands != NULL) {
+		struct job *j = o->commands;
+		o->commands = j->next;
+		job_free(j);
 	}
 	while (o->tenants != NULL) {
 		tenant_free(o->tenants);

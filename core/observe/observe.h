@@ -14,7 +14,10 @@
 #ifndef RZ_OBSERVE_H
 #define RZ_OBSERVE_H
 
+#include <stdbool.h>
 #include <stdint.h>
+
+#include <jansson.h>
 
 #include "core/base/errors.h"
 #include "core/engine/tfstate.h"
@@ -59,5 +62,26 @@ int rz_observer_new(rz_observer_t **out, struct event_base *base, rz_store_t *st
 void rz_observer_free(rz_observer_t *o);
 
 void rz_observer_stats(const rz_observer_t *o, rz_observer_stats_t *out);
+
+/* Observe tenant now (unless an observation of it is already going), e.g. when one of its
+ * machines was just upgraded. */
+void rz_observer_kick(rz_observer_t *o, const char *tenant);
+
+/* A command run for another module (an upgrade step, rezus/plugin.h "Upgrades"): command
+ * is an object as a probe is (tool, args, timeout, credentials; checked by the caller),
+ * run at once — outside the probe slots — the way probes run: clean environment, the
+ * tenant's credentials in a private file removed afterwards, the timeout, then a kill of
+ * the process group. done gets the exit status (128 + signal), whether it timed out, and
+ * the output kept (stdout up to 4 MiB, stderr up to 64 KiB), on the loop, once; never
+ * before rz_observer_exec returned. 0 with *out a handle, or an error (nothing runs and
+ * done is never called). */
+typedef struct rz_observer_cmd rz_observer_cmd_t;
+typedef void (*rz_observer_done_fn)(void *arg, int status, bool timed_out, const char *out,
+                                    const char *err);
+int rz_observer_exec(rz_observer_t *o, const char *tenant, const json_t *command,
+                     rz_observer_done_fn done, void *arg, rz_observer_cmd_t **out, rz_err_t *err);
+
+/* Kill a command still running and forget it: done is not called. */
+void rz_observer_exec_cancel(rz_observer_t *o, rz_observer_cmd_t *cmd);
 
 #endif /* RZ_OBSERVE_H */

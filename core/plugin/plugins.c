@@ -142,6 +142,10 @@ static int check_entries(struct slot *s)
 	if (d->observe_probes != NULL && !(d->kinds & REZUS_PLUGIN_CLUSTER)) {
 		return refuse(s, "observe_probes is for cluster plugins, and kinds has no cluster");
 	}
+	if (d->upgrade_commands != NULL && !(d->kinds & REZUS_PLUGIN_CLUSTER)) {
+		return refuse(s,
+		              "upgrade_commands is for cluster plugins, and kinds has no cluster");
+	}
 	return 0;
 }
 
@@ -642,6 +646,50 @@ int rz_plugins_observe_parse(rz_plugins_t *p, const char *name, const json_t *pr
 	if (rc != 0) {
 		json_decref(*facts);
 		*facts = NULL;
+	}
+	return rc;
+}
+
+/* ------------------------------------------------------------------ upgrades */
+
+bool rz_plugins_upgrades(const rz_plugins_t *p, const char *name)
+{
+	const struct slot *s = find(p, name);
+
+	return s != NULL && s->pub.desc.upgrade_commands != NULL;
+}
+
+int rz_plugins_upgrade_commands(rz_plugins_t *p, const char *name, const json_t *ctx,
+                                json_t **commands, rz_err_t *err)
+{
+	struct slot *s = find(p, name);
+	rezus_err_t perr = { 0 };
+	rz_err_t why = { 0 };
+	int rc;
+
+	*commands = NULL;
+	if (s == NULL || s->pub.desc.upgrade_commands == NULL) {
+		return rz_err_set(err, RZ_ENOTFOUND,
+		                  "plugin '%s' is not loaded or does not upgrade", name);
+	}
+	if ((*commands = json_array()) == NULL) {
+		return rz_err_set(err, -ENOMEM, "out of memory");
+	}
+	call_begin(s);
+	rc = s->pub.desc.upgrade_commands(s->state, (const rezus_json_t *)ctx,
+	                                  (rezus_json_t *)*commands, &perr);
+	call_end(s);
+	if (rc != 0) {
+		rz_err_set(err, rc < 0 ? rc : REZUS_EINTERNAL,
+		           "plugin '%s': upgrade_commands failed: %s", name,
+		           perr.msg[0] ? perr.msg : rz_strerror(rc));
+	} else if ((rc = rz_probe_check_commands(*commands, &why)) != 0) {
+		rz_err_set(err, rc, "plugin '%s': upgrade_commands broke the contract: %s", name,
+		           why.msg);
+	}
+	if (rc != 0) {
+		json_decref(*commands);
+		*commands = NULL;
 	}
 	return rc;
 }

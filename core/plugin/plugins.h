@@ -101,4 +101,13 @@ int rz_plugins_observe_probes(rz_plugins_t *p, const char *name, const json_t *c
 int rz_plugins_observe_parse(rz_plugins_t *p, const char *name, const json_t *probe,
                              const json_t *result, json_t **facts, rz_err_t *err);
 
+/* Upgrades (ABI 1.2): whether plugin name (a cluster plugin) offers upgrades. */
+bool rz_plugins_upgrades(const rz_plugins_t *p, const char *name);
+
+/* The commands of one upgrade step, checked against the contract (rezus/plugin.h,
+ * "Upgrades"); ctx borrowed, caller owns *commands. 0, RZ_ENOTFOUND (not loaded, or no
+ * upgrades), or the plugin's code / REZUS_EINVALID with err saying why. */
+int rz_plugins_upgrade_commands(rz_plugins_t *p, const char *name, const json_t *ctx,
+                                json_t **commands, rz_err_t *err);
+
 #endif /* RZ_PLUGINS_H */

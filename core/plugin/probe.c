@@ -69,7 +69,7 @@ static int check_args(json_t *probe, size_t i, rz_err_t *err)
 	return 0;
 }
 
-static int check_one(json_t *probe, size_t i, json_t *seen, rz_err_t *err)
+static int check_one(json_t *probe, size_t i, json_t *seen, int64_t tmax, rz_err_t *err)
 {
 	static const char *const members[] = { "id",          "tool",    "args", "timeout",
 		                               "credentials", "machine", "data", NULL };
@@ -103,8 +103,11 @@ static int check_one(json_t *probe, size_t i, json_t *seen, rz_err_t *err)
 		json_object_set_new(probe, "timeout", json_integer(RZ_PROBE_TIMEOUT_DEF));
 	} else if (!json_is_integer(timeout) ||
 	           json_integer_value(timeout) < RZ_PROBE_TIMEOUT_MIN ||
-	           json_integer_value(timeout) > RZ_PROBE_TIMEOUT_MAX) {
-		return bad(err, i, probe, "timeout must be milliseconds from 100 to 120000");
+	           json_integer_value(timeout) > tmax) {
+		char what[96];
+		snprintf(what, sizeof(what), "timeout must be milliseconds from %d to %lld",
+		         RZ_PROBE_TIMEOUT_MIN, (long long)tmax);
+		return bad(err, i, probe, what);
 	}
 	cred = json_object_get(probe, "credentials");
 	if (cred == NULL) {
@@ -120,27 +123,38 @@ static int check_one(json_t *probe, size_t i, json_t *seen, rz_err_t *err)
 	return check_args(probe, i, err);
 }
 
-int rz_probe_check(json_t *probes, rz_err_t *err)
+static int check_list(json_t *probes, const char *what, size_t max, int64_t tmax, rz_err_t *err)
 {
 	json_t *seen, *p;
 	size_t i;
 	int rc = 0;
 
-	if (!json_is_array(probes) || json_array_size(probes) > RZ_PROBE_MAX) {
-		return rz_err_set(err, REZUS_EINVALID, "probes must be a list of at most %d",
-		                  RZ_PROBE_MAX);
+	if (!json_is_array(probes) || json_array_size(probes) > max) {
+		return rz_err_set(err, REZUS_EINVALID, "%s must be a list of at most %zu", what,
+		                  max);
 	}
 	if ((seen = json_object()) == NULL) {
 		return rz_err_set(err, -ENOMEM, "out of memory");
 	}
 	json_array_foreach(probes, i, p)
 	{
-		if ((rc = check_one(p, i, seen, err)) != 0) {
+		if ((rc = check_one(p, i, seen, tmax, err)) != 0) {
 			break;
 		}
 	}
 	json_decref(seen);
 	return rc;
+}
+
+int rz_probe_check(json_t *probes, rz_err_t *err)
+{
+	return check_list(probes, "probes", RZ_PROBE_MAX, RZ_PROBE_TIMEOUT_MAX, err);
+}
+
+int rz_probe_check_commands(json_t *commands, rz_err_t *err)
+{
+	return check_list(commands, "commands", RZ_UPGRADE_COMMANDS_MAX,
+	                  RZ_UPGRADE_COMMAND_TIMEOUT_MAX, err);
 }
 
 /* ------------------------------------------------------------------ facts */
@@ -154,7 +168,8 @@ struct member {
 
 static const struct member machine_members[] = {
 	{ "stage", T_STRING },   { "ready", T_BOOL },   { "talosVersion", T_STRING },
-	{ "nodeReady", T_BOOL }, { "error", T_STRING }, { NULL, T_STRING },
+	{ "nodeReady", T_BOOL }, { "error", T_STRING }, { "kubernetesVersion", T_STRING },
+	{ NULL, T_STRING },
 };
 
 static const struct member tenant_members[] = {

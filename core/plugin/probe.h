@@ -23,6 +23,13 @@
  * REZUS_EINVALID with err naming the probe (by index and id) and the member at fault. */
 int rz_probe_check(json_t *probes, rz_err_t *err);
 
+#define RZ_UPGRADE_COMMANDS_MAX        16
+#define RZ_UPGRADE_COMMAND_TIMEOUT_MAX (24LL * 3600 * 1000) /* ms */
+
+/* Check the commands of an upgrade step (ABI 1.2, upgrade_commands) as probes are checked,
+ * with their own limits (at most 16, timeouts up to 24 hours). */
+int rz_probe_check_commands(json_t *commands, rz_err_t *err);
+
 /* Check facts from observe_parse: only the contract's members, of their types; stages from
  * the contract's list. 0, or REZUS_EINVALID with err naming the member. */
 int rz_probe_check_facts(const json_t *facts, rz_err_t *err);

@@ -9,12 +9,21 @@
  *   brokenOn       index of a machine that never comes up: it ends in stage Failed
  *   notReadyOn     index of a machine that goes NotReady notReadyAfter ms after Running
  *   notReadyAfter  milliseconds (default 5000)
+ *   upgradeFailsOn index of a machine that never comes back from a Talos upgrade
  *
  * Observation (ABI 1.1): machines go Provisioning -> Booting -> Installing -> Running and
  * become ready, one stage every stageMs milliseconds after they were created (the plugin's
  * rezus.conf section: stageMs, default 2000). Nothing runs: every probe has tool null, and
  * the facts follow from the Machine's age. A tenant's control plane is healthy when it has
  * control-plane machines and all of them are Running and ready.
+ *
+ * Upgrades (ABI 1.2): nothing runs (the commands have tool null); observation simulates
+ * them from the UpgradeRun the host puts in the context: a machine whose Talos upgrade
+ * started goes Upgrading, then Rebooting, one stageMs each, then Running and ready with the
+ * target version (a machine named by upgradeFailsOn stays Rebooting); a rolled back one
+ * runs its old version again at once. A Kubernetes upgrade shows on every node one stageMs
+ * after it started. Machines run the versions the tenant's status records (what the last
+ * apply or upgrade left), else its spec's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,17 +116,18 @@ static int sim_validate(void *state, const rezus_json_t *ng, rezus_json_t *cause
 		const char *key = h->json_key_at(h, pc, i);
 		if (strcmp(key, "addressPrefix") != 0 && strcmp(key, "failOn") != 0 &&
 		    strcmp(key, "brokenOn") != 0 && strcmp(key, "notReadyOn") != 0 &&
-		    strcmp(key, "notReadyAfter") != 0) {
+		    strcmp(key, "notReadyAfter") != 0 && strcmp(key, "upgradeFailsOn") != 0) {
 			cause(h, causes, key, "FieldValueInvalid", "unknown field");
 		}
 	}
-	for (size_t i = 0; i < 3; i++) {
-		static const char *const indices[] = { "brokenOn", "notReadyOn", "notReadyAfter" };
+	for (size_t i = 0; i < 4; i++) {
+		static const char *const indices[] = { "brokenOn", "notReadyOn", "upgradeFailsOn",
+			                               "notReadyAfter" };
 		v = h->json_get(h, pc, indices[i]);
 		if (v != NULL &&
 		    (h->json_type(h, v) != REZUS_JSON_INTEGER || h->json_integer_value(h, v) < 0)) {
 			cause(h, causes, indices[i], "FieldValueInvalid",
-			      i < 2 ? "must be the index (0, 1, ...) of a machine"
+			      i < 3 ? "must be the index (0, 1, ...) of a machine"
 			            : "must be milliseconds (0 or more)");
 		}
 	}
@@ -336,18 +346,59 @@ static void set_int(const rezus_host_t *h, rezus_json_t *o, const char *key, int
 	h->json_set(h, o, key, h->json_integer(h, v));
 }
 
+/* The machine's entry in the context's UpgradeRun (status.machines[]), or NULL. */
+static const rezus_json_t *upgrade_step(const rezus_host_t *h, const rezus_json_t *up,
+                                        const char *name)
+{
+	const rezus_json_t *ms = h->json_path(h, up, "status.machines");
+
+	for (size_t i = 0; name != NULL && i < h->json_size(h, ms); i++) {
+		const rezus_json_t *m = h->json_at(h, ms, i);
+		const char *n = h->json_string_value(h, h->json_get(h, m, "name"));
+		if (n != NULL && strcmp(n, name) == 0) {
+			return m;
+		}
+	}
+	return NULL;
+}
+
+static int phase_is(const rezus_host_t *h, const rezus_json_t *step, const char *a, const char *b)
+{
+	const char *p = h->json_string_value(h, h->json_get(h, step, "phase"));
+
+	return p != NULL && (strcmp(p, a) == 0 || (b != NULL && strcmp(p, b) == 0));
+}
+
 /* What a machine's observation needs, from the context: kept in its probe's data. */
-static rezus_json_t *machine_data(struct sim *s, const rezus_json_t *m, const rezus_json_t *groups,
-                                  const char *version)
+static rezus_json_t *machine_data(struct sim *s, const rezus_json_t *ctx, const rezus_json_t *m)
 {
 	const rezus_host_t *h = s->h;
+	const rezus_json_t *groups = h->json_get(h, ctx, "nodeGroups");
+	const rezus_json_t *up = h->json_get(h, ctx, "upgrade");
+	const char *name = h->json_string_value(h, h->json_path(h, m, "metadata.name"));
 	const rezus_json_t *g =
 	    group_named(h, groups, h->json_string_value(h, h->json_path(h, m, "spec.nodeGroup")));
 	int64_t index =
 	    machine_index(h->json_string_value(h, h->json_path(h, m, "spec.tfAddress")));
 	const rezus_json_t *after = h->json_path(h, g, "spec.providerConfig.notReadyAfter");
+	const char *talos =
+	    h->json_string_value(h, h->json_path(h, ctx, "tenant.status.talosVersion"));
+	const char *k8s =
+	    h->json_string_value(h, h->json_path(h, ctx, "tenant.status.kubernetesVersion"));
+	const char *component = h->json_string_value(h, h->json_path(h, up, "spec.component"));
+	const char *target = h->json_string_value(h, h->json_path(h, up, "spec.targetVersion"));
+	const rezus_json_t *step = upgrade_step(h, up, name);
 	rezus_json_t *data = h->json_object(h);
 
+	if (talos == NULL) {
+		talos = h->json_string_value(h, h->json_path(h, g, "spec.talosVersion"))
+		            ?: h->json_string_value(
+		                   h, h->json_path(h, ctx, "tenant.spec.talosVersion"));
+	}
+	if (k8s == NULL) {
+		k8s =
+		    h->json_string_value(h, h->json_path(h, ctx, "tenant.spec.kubernetesVersion"));
+	}
 	set_int(h, data, "since",
 	        time_ms(h->json_string_value(h, h->json_path(h, m, "metadata.creationTimestamp"))));
 	set_int(h, data, "stageMs", s->stage_ms);
@@ -356,7 +407,35 @@ static rezus_json_t *machine_data(struct sim *s, const rezus_json_t *m, const re
 	        picks(h, g, "notReadyOn", index)
 	            ? (after != NULL ? h->json_integer_value(h, after) : 5000)
 	            : -1);
-	set_str(h, data, "version", h->printf(h, "v%s", version ? version : "1.12.0"));
+	set_int(h, data, "upgradeSince", -1);
+	if (step != NULL && target != NULL && component != NULL &&
+	    strcmp(component, "talos") == 0) {
+		if (phase_is(h, step, "Succeeded", NULL)) {
+			talos = target;
+		} else if (phase_is(h, step, "Upgrading", "Verifying")) {
+			set_int(
+			    h, data, "upgradeSince",
+			    time_ms(h->json_string_value(h, h->json_get(h, step, "startedAt"))));
+			set_str(h, data, "upgradeTo", h->printf(h, "v%s", target));
+			h->json_set(h, data, "upgradeFails",
+			            h->json_bool(h, picks(h, g, "upgradeFailsOn", index)));
+		}
+	}
+	if (step != NULL && target != NULL && component != NULL &&
+	    strcmp(component, "kubernetes") == 0) {
+		if (phase_is(h, step, "Succeeded", NULL)) {
+			k8s = target;
+		} else if (phase_is(h, step, "Upgrading", "Verifying") &&
+		           time_ms(h->json_string_value(h, h->json_get(h, step, "startedAt"))) >=
+		               0) {
+			set_int(
+			    h, data, "k8sSince",
+			    time_ms(h->json_string_value(h, h->json_get(h, step, "startedAt"))));
+			set_str(h, data, "k8sTo", h->printf(h, "v%s", target));
+		}
+	}
+	set_str(h, data, "version", h->printf(h, "v%s", talos ? talos : "1.12.0"));
+	set_str(h, data, "kubernetes", h->printf(h, "v%s", k8s ? k8s : "1.35.0"));
 	return data;
 }
 
@@ -367,9 +446,6 @@ static int sim_probes(void *state, const rezus_json_t *ctx, rezus_json_t *probes
 	struct sim *s = state;
 	const rezus_host_t *h = s->h;
 	const rezus_json_t *machines = h->json_get(h, ctx, "machines");
-	const rezus_json_t *groups = h->json_get(h, ctx, "nodeGroups");
-	const char *version =
-	    h->json_string_value(h, h->json_path(h, ctx, "tenant.spec.talosVersion"));
 	rezus_json_t *cps = h->json_array(h), *all = h->json_array(h);
 	rezus_json_t *cluster = h->json_object(h), *cdata;
 
@@ -387,12 +463,12 @@ static int sim_probes(void *state, const rezus_json_t *ctx, rezus_json_t *probes
 		set_str(h, p, "id", h->printf(h, "machine/%s", name));
 		h->json_set(h, p, "tool", h->json_null(h));
 		set_str(h, p, "machine", name);
-		h->json_set(h, p, "data", machine_data(s, m, groups, version));
+		h->json_set(h, p, "data", machine_data(s, ctx, m));
 		h->json_append(h, probes, p);
 		if (role != NULL && strcmp(role, "controlplane") == 0) {
-			h->json_append(h, cps, machine_data(s, m, groups, version));
+			h->json_append(h, cps, machine_data(s, ctx, m));
 		}
-		h->json_append(h, all, machine_data(s, m, groups, version));
+		h->json_append(h, all, machine_data(s, ctx, m));
 	}
 	cdata = h->json_object(h);
 	h->json_set(h, cdata, "controlPlanes", cps);
@@ -431,8 +507,38 @@ static const char *sim_stage(const rezus_host_t *h, const rezus_json_t *data, in
 		*error = "sim: the machine went NotReady, as providerConfig.notReadyOn asks";
 		return "Running";
 	}
+	{
+		int64_t up = h->json_integer_value(h, h->json_get(h, data, "upgradeSince"));
+		if (up >= 0 && now - up < step) {
+			return "Upgrading";
+		}
+		if (up >= 0 && (now - up < 2 * step ||
+		                h->json_bool_value(h, h->json_get(h, data, "upgradeFails")))) {
+			return "Rebooting";
+		}
+	}
 	*ready = 1;
 	return "Running";
+}
+
+/* The versions a simulated machine reports now: its Talos (the upgrade's target once the
+ * machine is back) and its kubelet's. */
+static const char *sim_version(const rezus_host_t *h, const rezus_json_t *data, int64_t now,
+                               const char **kubernetes)
+{
+	int64_t up = h->json_integer_value(h, h->json_get(h, data, "upgradeSince"));
+	int64_t step = h->json_integer_value(h, h->json_get(h, data, "stageMs"));
+	const rezus_json_t *k8s_since = h->json_get(h, data, "k8sSince");
+
+	*kubernetes = h->json_string_value(h, h->json_get(h, data, "kubernetes"));
+	if (k8s_since != NULL && now - h->json_integer_value(h, k8s_since) >= step) {
+		*kubernetes = h->json_string_value(h, h->json_get(h, data, "k8sTo"));
+	}
+	if (up >= 0 && now - up >= 2 * step &&
+	    !h->json_bool_value(h, h->json_get(h, data, "upgradeFails"))) {
+		return h->json_string_value(h, h->json_get(h, data, "upgradeTo"));
+	}
+	return h->json_string_value(h, h->json_get(h, data, "version"));
 }
 
 static int sim_parse(void *state, const rezus_json_t *probe, const rezus_json_t *result,
@@ -454,8 +560,9 @@ static int sim_parse(void *state, const rezus_json_t *probe, const rezus_json_t 
 		h->json_set(h, m, "nodeReady", h->json_bool(h, ready));
 		set_str(h, m, "error", error ? error : "");
 		if (ready || error == NULL) {
-			set_str(h, m, "talosVersion",
-			        h->json_string_value(h, h->json_get(h, data, "version")));
+			const char *k8s;
+			set_str(h, m, "talosVersion", sim_version(h, data, now, &k8s));
+			set_str(h, m, "kubernetesVersion", k8s);
 		}
 		h->json_set(h, ms, machine, m);
 		h->json_set(h, facts, "machines", ms);
@@ -493,6 +600,22 @@ static const char *sim_rules(void *state)
 	       "\"hostname\":[\"input.hostname\"],\"role\":[\"input.machineRole\"]}}]";
 }
 
+/* Upgrades are simulated by observation (above): nothing runs. */
+static int sim_upgrade(void *state, const rezus_json_t *ctx, rezus_json_t *commands,
+                       rezus_err_t *err)
+{
+	struct sim *s = state;
+	const rezus_host_t *h = s->h;
+	const char *action = h->json_string_value(h, h->json_get(h, ctx, "action"));
+	rezus_json_t *c = h->json_object(h);
+
+	(void)err;
+	set_str(h, c, "id", h->printf(h, "sim/%s", action ? action : "upgrade"));
+	h->json_set(h, c, "tool", h->json_null(h));
+	h->json_append(h, commands, c);
+	return 0;
+}
+
 static const rezus_plugin_t sim = {
 	.header = REZUS_PLUGIN_HEADER_INIT,
 	.name = "sim",
@@ -507,7 +630,8 @@ static const rezus_plugin_t sim = {
 	    "\"failOn\":{\"type\":\"integer\",\"minimum\":0},"
 	    "\"brokenOn\":{\"type\":\"integer\",\"minimum\":0},"
 	    "\"notReadyOn\":{\"type\":\"integer\",\"minimum\":0},"
-	    "\"notReadyAfter\":{\"type\":\"integer\",\"minimum\":0}},"
+	    "\"notReadyAfter\":{\"type\":\"integer\",\"minimum\":0},"
+	    "\"upgradeFailsOn\":{\"type\":\"integer\",\"minimum\":0}},"
 	    "\"additionalProperties\":false}",
 	.init = sim_init,
 	.fini = sim_fini,
@@ -518,6 +642,7 @@ static const rezus_plugin_t sim = {
 	.env_allowlist = NULL,
 	.observe_probes = sim_probes,
 	.observe_parse = sim_parse,
+	.upgrade_commands = sim_upgrade,
 };
 
 REZUS_PLUGIN_EXPORT const rezus_plugin_t *rezus_plugin_entry(void)

@@ -799,15 +799,23 @@ static void machines_ready(const pc_t *c, const rezus_json_t *items, rezus_json_
 		const rezus_json_t *e = h->json_at(h, machines, i);
 		const char *name = kit_get_str(h, e, "name", "");
 		bool ready = false, found = false;
+		const char *kubelet = NULL;
 		for (size_t j = 0; !found && j < h->json_size(h, items); j++) {
 			const rezus_json_t *node = h->json_at(h, items, j);
 			found = node_is(h, node, e);
 			ready = found && node_ready(h, node);
+			if (found) {
+				kubelet = h->json_string_value(
+				    h, h->json_path(h, node, "status.nodeInfo.kubeletVersion"));
+			}
 		}
 		if (name[0] == '\0') {
 			continue;
 		}
 		kit_bool(h, machine_facts(c, name), "nodeReady", ready);
+		if (kubelet != NULL && kubelet[0] != '\0') {
+			kit_str(h, machine_facts(c, name), "kubernetesVersion", kubelet);
+		}
 		if (!ready && kit_get_bool(h, e, "controlPlane", false)) {
 			kit_bool(h, t, "controlPlaneHealthy", false);
 		}

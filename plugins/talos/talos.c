@@ -294,6 +294,103 @@ static const char *talos_rules(void *state)
 	return "[]"; /* machines come from the infra plugins */
 }
 
+/* ------------------------------------------------------------------ upgrades (ABI 1.2) */
+
+/* An Image Factory schematic ID for machine m: its node group's providerConfig.schematic,
+ * or (metal) the schematic of the providerConfig.machines[] entry with m's address. */
+static const char *schematic_of(const rezus_host_t *h, const rezus_json_t *ctx,
+                                const rezus_json_t *m)
+{
+	const char *group = kit_get_str(h, m, "spec.nodeGroup", "");
+	const char *addr = kit_get_str(h, m, "spec.address", "");
+	const rezus_json_t *groups = h->json_get(h, ctx, "nodeGroups");
+
+	for (size_t i = 0; i < h->json_size(h, groups); i++) {
+		const rezus_json_t *g = h->json_at(h, groups, i);
+		const rezus_json_t *list = h->json_path(h, g, "spec.providerConfig.machines");
+		if (strcmp(kit_get_str(h, g, "metadata.name", ""), group) != 0) {
+			continue;
+		}
+		for (size_t j = 0; addr[0] != '\0' && j < h->json_size(h, list); j++) {
+			const rezus_json_t *x = h->json_at(h, list, j);
+			if (strcmp(kit_get_str(h, x, "address", ""), addr) == 0 &&
+			    kit_get_str(h, x, "schematic", "")[0] != '\0') {
+				return kit_get_str(h, x, "schematic", "");
+			}
+		}
+		return kit_get_str(h, g, "spec.providerConfig.schematic", "")[0] != '\0'
+		           ? kit_get_str(h, g, "spec.providerConfig.schematic", "")
+		           : NULL;
+	}
+	return NULL;
+}
+
+static rezus_json_t *strings(const rezus_host_t *h, const char *const *v)
+{
+	rezus_json_t *a = h->json_array(h);
+
+	for (; *v != NULL; v++) {
+		h->json_append(h, a, h->json_string(h, *v));
+	}
+	return a;
+}
+
+/* talosctl upgrade --wait, talosctl rollback, or talosctl upgrade-k8s, with the tenant's
+ * talosconfig, against the machine's address. */
+static int talos_upgrade(void *state, const rezus_json_t *ctx, rezus_json_t *commands,
+                         rezus_err_t *err)
+{
+	kit_plain_t *s = state;
+	const rezus_host_t *h = s->h;
+	const char *action = kit_get_str(h, ctx, "action", "upgrade");
+	const char *component = kit_get_str(h, ctx, "component", "talos");
+	const char *target = kit_get_str(h, ctx, "targetVersion", "");
+	const rezus_json_t *m = h->json_get(h, ctx, "machine");
+	const char *addr = kit_get_str(h, m, "spec.address", "");
+	int64_t timeout = h->json_integer_value(h, h->json_get(h, ctx, "timeout"));
+	rezus_json_t *c = h->json_object(h);
+
+	if (addr[0] == '\0') {
+		return h->error(h, err, REZUS_EINVALID,
+		                "machine %s has no address to upgrade through",
+		                kit_get_str(h, m, "metadata.name", "?"));
+	}
+	if (timeout < 60000) {
+		timeout = 60000;
+	}
+	kit_str(h, c, "tool", "talosctl");
+	kit_str(h, c, "credentials", "talosconfig");
+	if (strcmp(component, "kubernetes") == 0) {
+		const char *argv[] = { "upgrade-k8s", "--nodes", addr, "--to", target, NULL };
+		kit_str(h, c, "id", "upgrade-k8s");
+		h->json_set(h, c, "args", strings(h, argv));
+	} else if (strcmp(action, "rollback") == 0) {
+		const char *argv[] = { "rollback", "--nodes", addr, NULL };
+		kit_str(h, c, "id", "rollback");
+		h->json_set(h, c, "args", strings(h, argv));
+		timeout = timeout < 600000 ? timeout : 600000;
+	} else {
+		const char *schematic = schematic_of(h, ctx, m);
+		const char *image =
+		    schematic != NULL
+		        ? h->printf(h, "factory.talos.dev/installer/%s:%s", schematic,
+		                    vversion(h, target))
+		        : h->printf(h, "ghcr.io/siderolabs/installer:%s", vversion(h, target));
+		const char *argv[] = {
+			"upgrade",   "--nodes",
+			addr,        "--image",
+			image,       "--wait",
+			"--timeout", h->printf(h, "%llds", (long long)(timeout / 1000)),
+			NULL
+		};
+		kit_str(h, c, "id", "upgrade");
+		h->json_set(h, c, "args", strings(h, argv));
+	}
+	h->json_set(h, c, "timeout", h->json_integer(h, timeout + 30000));
+	h->json_append(h, commands, c);
+	return 0;
+}
+
 static const rezus_plugin_t talos = {
 	.header = REZUS_PLUGIN_HEADER_INIT,
 	.name = "talos",
@@ -311,6 +408,7 @@ static const rezus_plugin_t talos = {
 	.env_allowlist = NULL,
 	.observe_probes = talos_observe_probes,
 	.observe_parse = talos_observe_parse,
+	.upgrade_commands = talos_upgrade,
 };
 
 REZUS_PLUGIN_EXPORT const rezus_plugin_t *rezus_plugin_entry(void)

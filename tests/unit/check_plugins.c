@@ -290,7 +290,7 @@ START_TEST(test_providers_published)
 	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "status"), "error")),
 	                 "init failed: fixture refuses to start");
 	ck_assert_str_eq(
-	    json_string_value(json_object_get(json_object_get(o, "spec"), "abiVersion")), "1.1");
+	    json_string_value(json_object_get(json_object_get(o, "spec"), "abiVersion")), "1.2");
 	json_decref(o);
 	rz_plugins_free(p);
 	rz_config_free(&cfg);

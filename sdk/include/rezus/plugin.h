@@ -18,6 +18,7 @@
  *        provider_config_schema, init, fini, check_config, validate_nodegroup, render,
  *        projection_rules, env_allowlist.
  *   1.1  observation: observe_probes, observe_parse (optional; both or neither).
+ *   1.2  upgrades: upgrade_commands (optional, cluster plugins).
  *
  * The render contract (SPEC §6.2). render() receives the tenant context, a borrowed object:
  *   {"tenant": <Tenant object>, "nodeGroups": [<this plugin's NodeGroups>],
@@ -96,12 +97,37 @@
  *       "ready":        <bool: the machine reports itself ready>,
  *       "talosVersion": "<the running version, e.g. v1.12.1>",
  *       "nodeReady":    <bool: its Kubernetes node is Ready>,
+ *       "kubernetesVersion": "<its kubelet's version, e.g. v1.35.0>",
  *       "error":        "<why it could not be observed; stage Unknown with it>"}}
  *   "tenant": {"controlPlaneHealthy": <bool>, "etcdMembers": <n>, "nodes": <n>,
  *              "nodesReady": <n>, "error": "<why the cluster could not be observed>"}
  * Members left out are not known from this probe: the facts of one observation's probes
  * are merged, later probes adding to earlier ones. A failed, timed-out or unreadable probe
  * is a fact too ("error"), returned with 0; a negative return is a plugin fault, logged.
+ * While the tenant has an upgrade in progress, ctx also has "upgrade": <its UpgradeRun
+ * object> (status.machines[] says which machine is at which step, and since when), so a
+ * plugin that simulates its machines can simulate the upgrade too.
+ *
+ * Upgrades (ABI 1.2; optional, for cluster plugins). The host runs a tenant's UpgradeRun:
+ * prechecks, then one machine at a time (control planes first), each followed by a health
+ * gate on what observation reports. The plugin says which commands do each step; the host
+ * runs them, one after the other, exactly as it runs probes (a clean environment, the
+ * credentials in a private file, the timeout, then a kill of the process group).
+ *
+ * upgrade_commands(state, ctx, commands, err): ctx (borrowed) is
+ *   {"tenant": <Tenant>, "machines": [<its Machines>], "nodeGroups": [<its NodeGroups>],
+ *    "action": "upgrade" | "rollback", "component": "talos" | "kubernetes",
+ *    "fromVersion": "1.12.0", "targetVersion": "1.12.1",
+ *    "machine": <the Machine this step is about: the one to upgrade or roll back (talos),
+ *                the control plane to run the upgrade through (kubernetes)>,
+ *    "timeout": <milliseconds the step may take, from upgrade.machine_timeout>}
+ * Append the commands to run, in order, to commands (an empty array, borrowed), each an
+ * object as a probe is ("id", "tool", "args", "timeout" — here up to 24 hours —
+ * "credentials"); a command with tool null runs nothing (a simulated cluster). None is
+ * fine: the step is the health gate alone. A command that exits non-zero fails the step
+ * (a failed upgrade is rolled back; a failed rollback fails the UpgradeRun). Without
+ * upgrade_commands the host refuses upgrades of the plugin's tenants (precheck
+ * "Supported").
  */
 #ifndef REZUS_PLUGIN_H
 #define REZUS_PLUGIN_H
@@ -196,6 +222,14 @@ struct rezus_plugin {
 	 * filled. Optional; with observe_probes. */
 	int (*observe_parse)(void *state, const rezus_json_t *probe, const rezus_json_t *result,
 	                     rezus_json_t *facts, rezus_err_t *err);
+
+	/* --- ABI 1.2 --- */
+
+	/* The commands of one upgrade step (see "Upgrades" above). ctx is borrowed; commands
+	 * an empty array (borrowed) to fill. 0, or a negative code with err filled. Optional
+	 * (cluster plugins). */
+	int (*upgrade_commands)(void *state, const rezus_json_t *ctx, rezus_json_t *commands,
+	                        rezus_err_t *err);
 };
 
 /* The size of the ABI 1.0 layout: the least struct_size the host accepts. */
@@ -205,6 +239,11 @@ struct rezus_plugin {
 /* The size of the ABI 1.1 layout (with observation). */
 #define REZUS_PLUGIN_SIZE_1_1                                                                      \
 	(offsetof(rezus_plugin_t, observe_parse) + sizeof(((rezus_plugin_t *)0)->observe_parse))
+
+/* The size of the ABI 1.2 layout (with upgrades). */
+#define REZUS_PLUGIN_SIZE_1_2                                                                      \
+	(offsetof(rezus_plugin_t, upgrade_commands) +                                              \
+	 sizeof(((rezus_plugin_t *)0)->upgrade_commands))
 
 #define REZUS_PLUGIN_HEADER_INIT                                                                   \
 	{                                                                                          \
