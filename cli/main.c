@@ -37,7 +37,9 @@ static const struct command {
 	{ "talosconfig", rzc_cmd_talosconfig, "TENANT [-o FILE]", "the tenant's talosconfig" },
 	{ "state", rzc_cmd_state, "list TENANT | rollback TENANT VERSION",
 	  "a tenant's TF state versions; roll back to one (admin)" },
-	{ "upgrade", rzc_cmd_upgrade, "TENANT --talos V | --kubernetes V", "start an upgrade" },
+	{ "upgrade", rzc_cmd_upgrade,
+	  "TENANT --talos V | --kubernetes V [--dry-run] | cancel TENANT UPGRADE",
+	  "start an upgrade (a dry run prints its prechecks and plan), or cancel one" },
 	{ "login", rzc_cmd_login, "[SERVER] [--username U] [--password-stdin]",
 	  "log in; store a token in the context" },
 	{ "logout", rzc_cmd_logout, "", "revoke the context's token and forget it" },
@@ -174,6 +176,7 @@ enum {
 	OPT_MERGE,
 	OPT_TALOS,
 	OPT_KUBERNETES,
+	OPT_DRY_RUN,
 	OPT_ROLE,
 	OPT_DESCRIPTION,
 	OPT_EXPIRES,
@@ -209,6 +212,7 @@ static const struct option long_opts[] = {
 	{ "merge", no_argument, NULL, OPT_MERGE },
 	{ "talos", required_argument, NULL, OPT_TALOS },
 	{ "kubernetes", required_argument, NULL, OPT_KUBERNETES },
+	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 	{ "role", required_argument, NULL, OPT_ROLE },
 	{ "description", required_argument, NULL, OPT_DESCRIPTION },
 	{ "expires", required_argument, NULL, OPT_EXPIRES },
@@ -332,6 +336,9 @@ static int parse(rzc_t *c, int argc, char **argv, const char *verb)
 			break;
 		case OPT_KUBERNETES:
 			c->kubernetes = optarg;
+			break;
+		case OPT_DRY_RUN:
+			c->dry_run = true;
 			break;
 		case OPT_ROLE:
 			c->role = optarg;

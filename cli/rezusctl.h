@@ -56,6 +56,7 @@ typedef struct rzc {
 	const char *out_file;    /* --file (kubeconfig, talosconfig) */
 	const char *talos;       /* --talos V (upgrade) */
 	const char *kubernetes;  /* --kubernetes V (upgrade) */
+	bool dry_run;            /* --dry-run (upgrade) */
 	const char *role;        /* --role (user, token) */
 	const char *description; /* --description (token) */
 	const char *expires;     /* --expires (token) */

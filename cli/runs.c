@@ -410,6 +410,49 @@ int rzc_cmd_talosconfig(rzc_t *c, int argc, char **argv)
 	return credentials(c, argc, argv, "talosconfig");
 }
 
+/* A dry run's verdict: its prechecks, then the plan, machines in order. */
+static void print_dry_run(const json_t *up)
+{
+	const json_t *st = json_object_get(up, "status"), *e;
+	size_t i;
+
+	printf("%s\n", json_string_value(json_object_get(st, "message")) ?: "");
+	printf("  %-18s %-6s %s\n", "PRECHECK", "PASSED", "MESSAGE");
+	json_array_foreach(json_object_get(st, "prechecks"), i, e)
+	{
+		printf("  %-18s %-6s %s\n", json_string_value(json_object_get(e, "name")) ?: "",
+		       json_is_true(json_object_get(e, "passed")) ? "yes" : "no",
+		       json_string_value(json_object_get(e, "message")) ?: "");
+	}
+	printf("  %-4s %-24s %-13s %-10s %s\n", "STEP", "MACHINE", "ROLE", "FROM", "TO");
+	json_array_foreach(json_object_get(st, "machines"), i, e)
+	{
+		printf("  %-4zu %-24s %-13s %-10s %s\n", i + 1,
+		       json_string_value(json_object_get(e, "name")) ?: "",
+		       json_string_value(json_object_get(e, "role")) ?: "",
+		       json_string_value(json_object_get(e, "from")) ?: "",
+		       json_string_value(json_object_get(e, "to")) ?: "");
+	}
+}
+
+/* upgrade cancel TENANT UPGRADE */
+static int upgrade_cancel(rzc_t *c, const char *tenant, const char *name)
+{
+	char *t = rzc_escape(tenant), *n = rzc_escape(name);
+	char *path = rzc_path("/api/v1/tenants/%s/upgrades/%s/cancel", t, n);
+	json_t *st = NULL;
+	int rc = rzc_json(c, "POST", path, NULL, &st);
+
+	if (rc == RZC_OK) {
+		printf("upgrade/%s: %s\n", name, json_string_value(json_object_get(st, "message")));
+	}
+	json_decref(st);
+	free(path);
+	free(n);
+	free(t);
+	return rc;
+}
+
 int rzc_cmd_upgrade(rzc_t *c, int argc, char **argv)
 {
 	const char *tenant;
@@ -417,25 +460,54 @@ int rzc_cmd_upgrade(rzc_t *c, int argc, char **argv)
 	json_t *body, *out = NULL;
 	int rc;
 
+	if (argc == 3 && strcmp(argv[0], "cancel") == 0) {
+		return upgrade_cancel(c, argv[1], argv[2]);
+	}
 	if (argc != 1 || (c->talos == NULL) == (c->kubernetes == NULL)) {
-		return rzc_usage("upgrade: TENANT --talos VERSION | --kubernetes VERSION");
+		return rzc_usage(
+		    "upgrade: TENANT --talos VERSION | --kubernetes VERSION [--dry-run] | "
+		    "cancel TENANT UPGRADE");
 	}
 	if ((tenant = tenant_arg(c, argc, argv, "upgrade")) == NULL) {
 		return RZC_USAGE;
 	}
 	t = rzc_escape(tenant);
 	path = rzc_path("/api/v1/tenants/%s/upgrades", t);
-	free(t);
-	body = json_pack("{s:{s:s, s:s}}", "spec", "component", c->talos ? "talos" : "kubernetes",
-	                 "targetVersion", c->talos ? c->talos : c->kubernetes);
+	body =
+	    json_pack("{s:{s:s, s:s, s:b}}", "spec", "component", c->talos ? "talos" : "kubernetes",
+	              "targetVersion", c->talos ? c->talos : c->kubernetes, "dryRun", c->dry_run);
 	rc = rzc_json(c, "POST", path, body, &out);
-	if (rc == RZC_OK) {
+	if (rc == RZC_OK && c->dry_run) {
+		const char *name =
+		    json_string_value(json_object_get(json_object_get(out, "metadata"), "name"));
+		char *n = rzc_escape(name ? name : ""), *get = rzc_path("%s/%s", path, n);
+		for (int i = 0; i < 150; i++) { /* the daemon answers a dry run within a second */
+			const char *phase;
+			json_decref(out);
+			out = NULL;
+			if ((rc = rzc_json(c, "GET", get, NULL, &out)) != RZC_OK) {
+				break;
+			}
+			phase = json_string_value(
+			    json_object_get(json_object_get(out, "status"), "phase"));
+			if (phase != NULL &&
+			    (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)) {
+				print_dry_run(out);
+				rc = strcmp(phase, "Succeeded") == 0 ? RZC_OK : RZC_ERR;
+				break;
+			}
+			usleep(100000);
+		}
+		free(get);
+		free(n);
+	} else if (rc == RZC_OK) {
 		printf("upgrade/%s created\n", json_string_value(json_object_get(
 		                                   json_object_get(out, "metadata"), "name")));
 	}
 	json_decref(body);
 	json_decref(out);
 	free(path);
+	free(t);
 	return rc;
 }
 

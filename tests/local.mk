@@ -44,6 +44,7 @@ INTEGRATION_TESTS = \
 	tests/integration/runlog.sh \
 	tests/integration/layers.sh \
 	tests/integration/observe.sh \
+	tests/integration/upgrade.sh \
 	tests/integration/history.sh \
 	tests/integration/standins.sh
 

@@ -254,8 +254,10 @@ run talosconfig tenant/simmy
 expect_match "talosconfig tenant/NAME" '^context: simmy' "$(cat "$WORK/out")"
 run kubeconfig run/simmy
 expect_eq "kubeconfig of a run is refused" "2" "$RC"
-run upgrade tenant/simmy --kubernetes 1.35.1
-expect_match "upgrade tenant/NAME" '^upgrade/[a-z0-9-]+ created$' "$(cat "$WORK/out")"
+run upgrade tenant/simmy --kubernetes 1.35.1 --dry-run
+expect_match "upgrade tenant/NAME --dry-run prints the prechecks and the plan" \
+	'^dry run: .*PRECHECK +PASSED +MESSAGE.*Supported +yes .*NoDowngrade .*STEP +MACHINE +ROLE' \
+	"$(tr '\n' ' ' <"$WORK/out")"
 run user delete user/nobody
 expect_eq "user delete user/NAME reaches the server" "1 error: users \"nobody\" not found" "$RC $(cat "$WORK/err")"
 
