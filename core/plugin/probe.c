@@ -37,15 +37,16 @@ static bool id_ok(const char *id)
 	           n;
 }
 
-static int bad(rz_err_t *err, size_t i, const json_t *probe, const char *what)
+/* noun: what the list being checked holds, "probe" or "command", for the messages. */
+static int bad(rz_err_t *err, const char *noun, size_t i, const json_t *probe, const char *what)
 {
 	const char *id = json_string_value(json_object_get(probe, "id"));
 
-	return rz_err_set(err, REZUS_EINVALID, "probe %zu%s%s%s: %s", i, id ? " ('" : "",
+	return rz_err_set(err, REZUS_EINVALID, "%s %zu%s%s%s: %s", noun, i, id ? " ('" : "",
 	                  id ? id : "", id ? "')" : "", what);
 }
 
-static int check_args(json_t *probe, size_t i, rz_err_t *err)
+static int check_args(json_t *probe, const char *noun, size_t i, rz_err_t *err)
 {
 	json_t *args = json_object_get(probe, "args"), *a;
 	size_t j;
@@ -56,20 +57,21 @@ static int check_args(json_t *probe, size_t i, rz_err_t *err)
 		           : rz_err_set(err, -ENOMEM, "out of memory");
 	}
 	if (!json_is_array(args) || json_array_size(args) > RZ_PROBE_ARGS_MAX) {
-		return bad(err, i, probe, "args must be a list of at most 64 strings");
+		return bad(err, noun, i, probe, "args must be a list of at most 64 strings");
 	}
 	json_array_foreach(args, j, a)
 	{
 		if (!json_is_string(a) || json_string_length(a) > 4096 ||
 		    strlen(json_string_value(a)) != json_string_length(a)) {
-			return bad(err, i, probe,
+			return bad(err, noun, i, probe,
 			           "args must be strings (no NUL, at most 4096 bytes)");
 		}
 	}
 	return 0;
 }
 
-static int check_one(json_t *probe, size_t i, json_t *seen, int64_t tmax, rz_err_t *err)
+static int check_one(json_t *probe, const char *noun, size_t i, json_t *seen, int64_t tmax,
+                     rz_err_t *err)
 {
 	static const char *const members[] = { "id",          "tool",    "args", "timeout",
 		                               "credentials", "machine", "data", NULL };
@@ -77,26 +79,26 @@ static int check_one(json_t *probe, size_t i, json_t *seen, int64_t tmax, rz_err
 	json_t *v, *tool, *timeout, *cred, *machine;
 
 	if (!json_is_object(probe)) {
-		return bad(err, i, probe, "must be an object");
+		return bad(err, noun, i, probe, "must be an object");
 	}
 	json_object_foreach(probe, key, v)
 	{
 		if (!one_of(key, members)) {
-			return rz_err_set(err, REZUS_EINVALID, "probe %zu: unknown member '%s'", i,
-			                  key);
+			return rz_err_set(err, REZUS_EINVALID, "%s %zu: unknown member '%s'", noun,
+			                  i, key);
 		}
 	}
 	id = json_string_value(json_object_get(probe, "id"));
 	if (!id_ok(id)) {
-		return bad(err, i, probe, "id must be 1 to 63 of [A-Za-z0-9._:/-]");
+		return bad(err, noun, i, probe, "id must be 1 to 63 of [A-Za-z0-9._:/-]");
 	}
 	if (json_object_get(seen, id) != NULL) {
-		return bad(err, i, probe, "id is not unique");
+		return bad(err, noun, i, probe, "id is not unique");
 	}
 	json_object_set_new(seen, id, json_true());
 	tool = json_object_get(probe, "tool");
 	if (tool != NULL && !json_is_null(tool) && !one_of(json_string_value(tool), tools)) {
-		return bad(err, i, probe, "tool must be \"talosctl\", \"kubectl\" or null");
+		return bad(err, noun, i, probe, "tool must be \"talosctl\", \"kubectl\" or null");
 	}
 	timeout = json_object_get(probe, "timeout");
 	if (timeout == NULL) {
@@ -107,23 +109,24 @@ static int check_one(json_t *probe, size_t i, json_t *seen, int64_t tmax, rz_err
 		char what[96];
 		snprintf(what, sizeof(what), "timeout must be milliseconds from %d to %lld",
 		         RZ_PROBE_TIMEOUT_MIN, (long long)tmax);
-		return bad(err, i, probe, what);
+		return bad(err, noun, i, probe, what);
 	}
 	cred = json_object_get(probe, "credentials");
 	if (cred == NULL) {
 		json_object_set_new(probe, "credentials", json_string("none"));
 	} else if (!one_of(json_string_value(cred), credentials)) {
-		return bad(err, i, probe,
+		return bad(err, noun, i, probe,
 		           "credentials must be \"talosconfig\", \"kubeconfig\" or \"none\"");
 	}
 	machine = json_object_get(probe, "machine");
 	if (machine != NULL && (!json_is_string(machine) || json_string_length(machine) > 253)) {
-		return bad(err, i, probe, "machine must be a Machine's name");
+		return bad(err, noun, i, probe, "machine must be a Machine's name");
 	}
-	return check_args(probe, i, err);
+	return check_args(probe, noun, i, err);
 }
 
-static int check_list(json_t *probes, const char *what, size_t max, int64_t tmax, rz_err_t *err)
+static int check_list(json_t *probes, const char *noun, const char *what, size_t max, int64_t tmax,
+                      rz_err_t *err)
 {
 	json_t *seen, *p;
 	size_t i;
@@ -138,7 +141,7 @@ static int check_list(json_t *probes, const char *what, size_t max, int64_t tmax
 	}
 	json_array_foreach(probes, i, p)
 	{
-		if ((rc = check_one(p, i, seen, tmax, err)) != 0) {
+		if ((rc = check_one(p, noun, i, seen, tmax, err)) != 0) {
 			break;
 		}
 	}
@@ -148,12 +151,12 @@ static int check_list(json_t *probes, const char *what, size_t max, int64_t tmax
 
 int rz_probe_check(json_t *probes, rz_err_t *err)
 {
-	return check_list(probes, "probes", RZ_PROBE_MAX, RZ_PROBE_TIMEOUT_MAX, err);
+	return check_list(probes, "probe", "probes", RZ_PROBE_MAX, RZ_PROBE_TIMEOUT_MAX, err);
 }
 
 int rz_probe_check_commands(json_t *commands, rz_err_t *err)
 {
-	return check_list(commands, "commands", RZ_UPGRADE_COMMANDS_MAX,
+	return check_list(commands, "command", "commands", RZ_UPGRADE_COMMANDS_MAX,
 	                  RZ_UPGRADE_COMMAND_TIMEOUT_MAX, err);
 }
 

@@ -180,6 +180,68 @@ static void observe(rz_plugins_t *p, const char *name, json_t *ctx)
 	json_decref(octx);
 }
 
+/* Upgrades (ABI 1.2): every step's commands keep the contract, for each component and
+ * action, and a machine without an address is an error rather than a crash. */
+static void upgrades(rz_plugins_t *p, const char *name, json_t *ctx)
+{
+	static const char *const steps[][2] = {
+		{ "talos", "upgrade" },
+		{ "talos", "rollback" },
+		{ "kubernetes", "upgrade" },
+	};
+	json_t *machines = fixture_machines(), *noaddr;
+	char detail[700] = "";
+	size_t n = 0;
+	bool ok = true;
+
+	for (size_t i = 0; ok && i < sizeof(steps) / sizeof(steps[0]); i++) {
+		json_t *uctx = json_pack(
+		    "{s:O, s:O, s:O, s:s, s:s, s:s, s:s, s:O, s:I}", "tenant",
+		    json_object_get(ctx, "tenant"), "machines", machines, "nodeGroups",
+		    json_object_get(ctx, "nodeGroups"), "action", steps[i][1], "component",
+		    steps[i][0], "fromVersion", steps[i][0][0] == 't' ? "1.11.5" : "1.34.1",
+		    "targetVersion", steps[i][0][0] == 't' ? "1.12.0" : "1.35.0", "machine",
+		    json_array_get(machines, 0), "timeout", (json_int_t)1200000);
+		json_t *cmds = NULL;
+		rz_err_t err = { 0 };
+		if (rz_plugins_upgrade_commands(p, name, uctx, &cmds, &err) != 0) {
+			snprintf(detail, sizeof(detail), "%s %s: %s", steps[i][0], steps[i][1],
+			         err.msg);
+			ok = false;
+		}
+		n += json_array_size(cmds);
+		json_decref(cmds);
+		json_decref(uctx);
+	}
+	if (ok) {
+		snprintf(detail, sizeof(detail),
+		         "%zu commands for talos upgrade, rollback and "
+		         "kubernetes upgrade",
+		         n);
+	}
+	result(ok, "upgrade_commands keeps the contract", detail);
+	noaddr =
+	    json_pack("{s:{s:s}, s:{s:s}}", "metadata", "name", "bare", "spec", "role", "worker");
+	{
+		json_t *uctx =
+		    json_pack("{s:O, s:O, s:O, s:s, s:s, s:s, s:s, s:o, s:I}", "tenant",
+		              json_object_get(ctx, "tenant"), "machines", machines, "nodeGroups",
+		              json_object_get(ctx, "nodeGroups"), "action", "upgrade", "component",
+		              "talos", "fromVersion", "1.11.5", "targetVersion", "1.12.0",
+		              "machine", noaddr, "timeout", (json_int_t)1200000);
+		json_t *cmds = NULL;
+		rz_err_t err = { 0 };
+		int rc = rz_plugins_upgrade_commands(p, name, uctx, &cmds, &err);
+		/* refusing with an error, or commands that keep the contract, are both answers */
+		result(rc == 0 || strstr(err.msg, "broke the contract") == NULL,
+		       "upgrade_commands takes a machine without an address",
+		       rc != 0 ? err.msg : "commands that keep the contract");
+		json_decref(cmds);
+		json_decref(uctx);
+	}
+	json_decref(machines);
+}
+
 /* Render the fixture: composed when the plugin is a cluster plugin, else its own file.
  * *providers (caller owns) gets the required_providers it declared. */
 static json_t *render(rz_plugins_t *p, const char *name, const rezus_plugin_t *d, json_t *ctx,
@@ -363,6 +425,9 @@ int main(int argc, char **argv)
 	}
 	if (pl->desc.observe_probes != NULL) {
 		observe(p, name, ctx);
+	}
+	if (pl->desc.upgrade_commands != NULL) {
+		upgrades(p, name, ctx);
 	}
 	if (state != NULL) {
 		project(p, name, state);

@@ -33,6 +33,14 @@ expect_match "it checks the sim plugin's observation" \
 "$CHECK" "$top_builddir/plugins/.libs/talos.so" >"$WORK/talos.out" 2>&1
 expect_eq "rezus-plugin-check passes the talos plugin, observation included" "0" "$?"
 expect_match "its probes too" 'PASS observe_probes keeps the contract: [0-9]+ probes' "$(cat "$WORK/talos.out")"
+expect_match "and its upgrade commands (ABI 1.2)" \
+	'PASS upgrade_commands keeps the contract: 3 commands for talos upgrade, rollback and kubernetes upgrade' \
+	"$(cat "$WORK/talos.out")"
+"$CHECK" "$FIX/badupgrade.so" >"$WORK/badupgrade.out" 2>&1
+expect_eq "it fails a plugin whose upgrade commands break the contract" "1" "$?"
+expect_match "and names the command and the member" \
+	"FAIL upgrade_commands keeps the contract: talos upgrade: plugin 'badupgrade': upgrade_commands broke the contract: command 0 \\('upgrade'\\): tool must be" \
+	"$(cat "$WORK/badupgrade.out")"
 "$CHECK" "$FIX/badobserve.so" >"$WORK/badobserve.out" 2>&1
 expect_eq "it fails a plugin whose probes break the observation contract" "1" "$?"
 expect_match "and names the probe and the member" \
