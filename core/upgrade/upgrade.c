@@ -20,6 +20,7 @@
 #include "core/upgrade/upgrade.h"
 
 #define DEFAULT_POLL_MS 1000
+#define GATE_GRACE_MS   60000 /* the gate's least time after the commands ended */
 
 enum state {
 	S_WAIT,     /* Pending: behind a run, or behind an older upgrade */
@@ -727,6 +728,14 @@ static void step(struct up *up)
 		goto failed;
 	}
 	if (up->state == S_COMMANDS) { /* the commands did their part: the gate decides */
+		/* at least a while after the commands, however long they took: the observer
+		 * must get to see the machine */
+		int64_t grace = up->u->o.machine_timeout_ms < GATE_GRACE_MS
+		                    ? up->u->o.machine_timeout_ms
+		                    : GATE_GRACE_MS;
+		if (up->deadline_ms < rz_clock_now_ms() + grace) {
+			up->deadline_ms = rz_clock_now_ms() + grace;
+		}
 		up->state = S_GATE;
 		set_step(up, m, "Verifying", NULL);
 		save(up, NULL);
