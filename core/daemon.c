@@ -19,6 +19,7 @@
 
 #include "core/auth/access.h"
 #include "core/api/api.h"
+#include "core/api/backups.h"
 #include "core/auth/audit.h"
 #include "core/auth/auth.h"
 #include "core/store/bus.h"
@@ -65,6 +66,7 @@ struct rz_daemon {
 	rz_tfstate_t *tfstate;
 	rz_engine_t *engine;
 	rz_observer_t *observer;
+	rz_backups_t *backups;
 	char observe_dir[PATH_MAX];
 	char state_url[300];
 	char workdir[PATH_MAX];
@@ -473,6 +475,26 @@ static int start_metrics(rz_daemon_t *d, rz_err_t *err)
 	return rc;
 }
 
+/* Backups: on demand, and on a schedule when backup.dir is set (core/api/backups.h). */
+static int start_backups(rz_daemon_t *d, rz_err_t *err)
+{
+	char db[PATH_MAX], key[PATH_MAX];
+	rz_backups_opts_t o;
+	int rc;
+
+	snprintf(db, sizeof(db), "%s/%s", d->cfg->data_dir, DB_FILE);
+	snprintf(key, sizeof(key), "%s/%s", d->cfg->data_dir, STATE_KEY_FILE);
+	o = (rz_backups_opts_t){ db,
+		                 key,
+		                 d->cfg->data_dir,
+		                 d->cfg->backup_dir,
+		                 d->cfg->backup_interval_ms,
+		                 d->cfg->backup_keep,
+		                 d->cfg->backup_passphrase_file };
+	rc = rz_backups_new(&d->backups, d->base, d->workers, d->access, &o, err);
+	return rc != 0 ? rc : rz_backups_routes(d->backups, d->http, err);
+}
+
 static int start_http(rz_daemon_t *d, rz_err_t *err)
 {
 	rz_http_opts_t opts = { .max_body = d->cfg->max_body };
@@ -502,6 +524,9 @@ static int start_http(rz_daemon_t *d, rz_err_t *err)
 	}
 	if (rc == 0) {
 		rc = rz_tfstate_routes(d->tfstate, d->http, err);
+	}
+	if (rc == 0) {
+		rc = start_backups(d, err);
 	}
 	if (rc == 0) {
 		rc = start_metrics(d, err);
@@ -795,6 +820,7 @@ void rz_daemon_free(rz_daemon_t *d)
 	/* The pool first: its done() callbacks may still answer requests. Watches end before
 	 * the server goes; the routes the API lent the server outlive it. */
 	rz_workers_free(d->workers);
+	rz_backups_free(d->backups); /* after the pool: a backup's done() uses it */
 	rz_watch_hub_free(d->watches);
 	rz_http_free(d->http);
 	rz_api_free(d->api);

@@ -38,6 +38,7 @@ core_librezus_core_la_SOURCES = \
 	core/api/watch.c core/api/watch.h \
 	core/api/api.c core/api/api.h \
 	core/api/metrics.c core/api/metrics.h \
+	core/api/backups.c core/api/backups.h \
 	core/engine/tfstate.c core/engine/tfstate.h \
 	core/engine/runner.c core/engine/runner.h \
 	core/engine/plan.c core/engine/plan.h \
