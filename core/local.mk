@@ -47,7 +47,8 @@ core_librezus_core_la_SOURCES = \
 	core/engine/runlog.c core/engine/runlog.h \
 	core/engine/engine.c core/engine/engine.h \
 	core/observe/observe.c core/observe/observe.h \
-	core/daemon.c core/daemon.h
+	core/daemon.c core/daemon.h \
+	core/offline.c core/offline.h
 core_librezus_core_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(SQLITE_CFLAGS) \
 	$(JANSSON_CFLAGS) $(LIBJWT_CFLAGS) $(SODIUM_CFLAGS) $(YAML_CFLAGS) $(NETTLE_CFLAGS) \
 	$(ZLIB_CFLAGS)
