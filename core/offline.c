@@ -19,6 +19,7 @@
 #include "core/daemon.h"
 #include "core/offline.h"
 #include "core/store/backup.h"
+#include "core/store/db.h"
 #include "core/store/restore.h"
 
 #define DB_FILE  "rezus.db"
@@ -298,10 +299,10 @@ static enum key_plan plan_key(const rz_restore_contents_t *c, const char *key_pa
 		*replaces = false;
 		return KEY_NONE;
 	}
-	if (c->key_unsealed) {
-		return KEY_RESTORE;
+	if (have && strcmp(fp, want) == 0) {
+		return KEY_PRESENT;
 	}
-	return have && strcmp(fp, want) == 0 ? KEY_PRESENT : KEY_NEEDED;
+	return c->key_unsealed ? KEY_RESTORE : KEY_NEEDED;
 }
 
 static void print_key(enum key_plan p, const rz_restore_contents_t *c, const char *key_path,
@@ -361,10 +362,32 @@ static int apply(const char *tmp, const char *db, const char *key_path, enum key
 	return rc;
 }
 
+/* What restoring the database at backup changes in the one at db. db is read from a copy
+ * taken with SQLite's backup API: a daemon may be writing to it (a dry run), and a reader
+ * of a WAL database leaves its -wal and -shm files behind. */
+static int compare(const char *db, const char *backup, json_t **diff, rz_err_t *err)
+{
+	char copy[PATH_MAX];
+	int fd, rc;
+
+	if (access(db, F_OK) != 0) {
+		return rz_restore_diff(NULL, backup, diff, err);
+	}
+	snprintf(copy, sizeof(copy), "%s.current-XXXXXX", backup);
+	if ((fd = mkstemp(copy)) < 0) {
+		return rz_err_set(err, -errno, "cannot create '%s': %s", copy, strerror(errno));
+	}
+	close(fd);
+	rc = rz_db_copy(db, copy, err);
+	rc = rc == 0 ? rz_restore_diff(copy, backup, diff, err) : rc;
+	unlink(copy);
+	return rc;
+}
+
 /* Unpack, check, compare; then report, or restore. */
 static int restore_into(const restore_opts_t *o, const char *pass, rz_err_t *err)
 {
-	char db[PATH_MAX - 64], key_path[PATH_MAX - 64], tmp[PATH_MAX];
+	char db[PATH_MAX - 64], key_path[PATH_MAX - 64], tmp[PATH_MAX - 64];
 	rz_restore_contents_t c = { 0 };
 	json_t *diff = NULL;
 	enum key_plan plan = KEY_NONE;
@@ -385,7 +408,7 @@ static int restore_into(const restore_opts_t *o, const char *pass, rz_err_t *err
 	close(fd);
 	rc = rz_restore_read(o->file, tmp, pass, &c, err);
 	rc = rc == 0 ? rz_restore_check_db(tmp, err) : rc;
-	rc = rc == 0 ? rz_restore_diff(db, tmp, &diff, err) : rc;
+	rc = rc == 0 ? compare(db, tmp, &diff, err) : rc;
 	if (rc == 0) {
 		plan = plan_key(&c, key_path, &replaces);
 		printf("restore of backup %s (taken %s, revision %lld) into %s%s\n",

@@ -46,6 +46,7 @@ INTEGRATION_TESTS = \
 	tests/integration/layers.sh \
 	tests/integration/observe.sh \
 	tests/integration/history.sh \
+	tests/integration/backup.sh \
 	tests/integration/standins.sh
 
 include tests/fixtures/plugins/local.mk

@@ -393,11 +393,9 @@ static int out_trailer(struct out *o)
 }
 
 /* The manifest's head: what the file is, before the snapshot's counts. */
-static json_t *manifest_new(const rz_backup_opts_t *o, const char *fingerprint, bool included)
+static json_t *manifest_new(const rz_backup_opts_t *o, const char *now, const char *fingerprint,
+                            bool included)
 {
-	char now[40];
-
-	rz_time_now(now, sizeof(now));
 	return json_pack("{s:i, s:s, s:s, s:s, s:s, s:{s:b, s:s?}}", "format", RZ_BACKUP_FORMAT,
 	                 "name", o->name, "createdAt", now, "trigger",
 	                 o->trigger ? o->trigger : "manual", "rezuscloudVersion", rz_version(),
@@ -480,10 +478,11 @@ static int write_file(const char *tmp, const char *snap, json_t *m, const json_t
 }
 
 /* The snapshot: an empty 0600 file first, so that SQLite's copy keeps that mode. */
-static int snapshot(const rz_backup_opts_t *o, const char *snap, rz_err_t *err)
+static int snapshot(const rz_backup_opts_t *o, const char *snap, char *now, rz_err_t *err)
 {
 	int fd;
 
+	rz_time_now(now, 40);
 	unlink(snap);
 	fd = open(snap, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0) {
@@ -496,7 +495,7 @@ static int snapshot(const rz_backup_opts_t *o, const char *snap, rz_err_t *err)
 
 int rz_backup_create(const rz_backup_opts_t *o, json_t **manifest, rz_err_t *err)
 {
-	char snap[PATH_MAX], tmp[PATH_MAX], final[PATH_MAX], fp[FP_BYTES * 2 + 1];
+	char snap[PATH_MAX], tmp[PATH_MAX], final[PATH_MAX], fp[FP_BYTES * 2 + 1], now[40];
 	json_t *m = NULL, *kl = NULL;
 	bool included = false;
 	int rc;
@@ -521,11 +520,13 @@ int rz_backup_create(const rz_backup_opts_t *o, json_t **manifest, rz_err_t *err
 	if (access(final, F_OK) == 0) {
 		return rz_err_set(err, -EEXIST, "backup: '%s' exists", final);
 	}
-	rc = key_line(o, &kl, fp, &included, err);
-	if (rc == 0 && (m = manifest_new(o, fp[0] ? fp : NULL, included)) == NULL) {
+	/* The snapshot first: the backup is of the moment it was asked for, and its
+	 * manifest says when that was. Sealing the key (Argon2id) comes after. */
+	rc = snapshot(o, snap, now, err);
+	rc = rc == 0 ? key_line(o, &kl, fp, &included, err) : rc;
+	if (rc == 0 && (m = manifest_new(o, now, fp[0] ? fp : NULL, included)) == NULL) {
 		rc = rz_err_set(err, -ENOMEM, "backup: out of memory");
 	}
-	rc = rc == 0 ? snapshot(o, snap, err) : rc;
 	rc = rc == 0 ? count_snapshot(snap, m, err) : rc;
 	rc = rc == 0 ? write_file(tmp, snap, m, kl, err) : rc;
 	if (rc == 0 && rename(tmp, final) < 0) {
