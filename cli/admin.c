@@ -471,33 +471,114 @@ int rzc_cmd_audit(rzc_t *c, int argc, char **argv)
 	return rc;
 }
 
-int rzc_cmd_backup(rzc_t *c, int argc, char **argv)
+static void backup_row(rzc_t *c, const json_t *b)
+{
+	const json_t *meta = json_object_get(b, "metadata"), *st = json_object_get(b, "status");
+	const json_t *key = json_object_get(st, "stateKey");
+	const char *phase = json_string_value(json_object_get(st, "phase"));
+	const char *created = json_string_value(json_object_get(meta, "creationTimestamp"));
+	char age[32], rev[24] = "-", size[24] = "-";
+
+	(void)c;
+	if (json_is_integer(json_object_get(st, "revision"))) {
+		snprintf(rev, sizeof(rev), "%lld",
+		         (long long)json_integer_value(json_object_get(st, "revision")));
+	}
+	if (json_is_integer(json_object_get(st, "size"))) {
+		snprintf(size, sizeof(size), "%lld",
+		         (long long)json_integer_value(json_object_get(st, "size")));
+	}
+	printf("%-32s %-9s %-10s %-9s %-10s %-9s %s\n",
+	       json_string_value(json_object_get(meta, "name")),
+	       json_string_value(json_object_get(json_object_get(b, "spec"), "trigger"))
+	           ? json_string_value(json_object_get(json_object_get(b, "spec"), "trigger"))
+	           : "-",
+	       phase ? phase : "-", rev, size,
+	       key == NULL                                      ? "-"
+	       : json_is_true(json_object_get(key, "included")) ? "sealed"
+	                                                        : "separate",
+	       created ? rzc_age(created, age, sizeof(age)) : "-");
+}
+
+static const char backup_header[] = "%-32s %-9s %-10s %-9s %-10s %-9s %s\n";
+
+static bool backup_structured(const rzc_t *c)
+{
+	return c->output != NULL &&
+	       (strcmp(c->output, "json") == 0 || strcmp(c->output, "yaml") == 0);
+}
+
+/* GET or POST path; a 404 on the collection means the server has no backups. */
+static int backup_call(rzc_t *c, const char *method, const char *path, json_t **out)
 {
 	rzc_resp_t r;
-	bool create = argc == 1 && strcmp(argv[0], "create") == 0;
+	json_error_t jerr;
 	int rc;
 
-	if (argc > 1 || (argc == 1 && !create && strcmp(argv[0], "list") != 0)) {
-		return rzc_usage("backup: list | create");
+	*out = NULL;
+	if (rzc_request(c, method, path, strcmp(method, "POST") == 0 ? "application/json" : NULL,
+	                strcmp(method, "POST") == 0 ? "{}" : NULL,
+	                strcmp(method, "POST") == 0 ? 2 : 0, &r) < 0) {
+		return RZC_ERR;
 	}
-	rc = rzc_request(c, create ? "POST" : "GET", "/api/v1/backups",
-	                 create ? "application/json" : NULL, create ? "{}" : NULL, create ? 2 : 0,
-	                 &r) < 0
-	         ? RZC_ERR
-	         : RZC_OK;
-	if (rc != RZC_OK) {
-		return rc;
-	}
-	if (r.code == 404) {
+	if (r.code == 404 && strcmp(path, "/api/v1/backups") == 0) {
 		rc = rzc_fail("this server does not offer backups (no /api/v1/backups)");
 	} else if (r.code < 200 || r.code > 299) {
 		rzc_print_status(&r);
 		rc = RZC_ERR;
 	} else {
-		fwrite(r.body, 1, r.len, stdout);
-		printf("\n");
+		*out = json_loadb(r.body, r.len, 0, &jerr);
+		rc = *out != NULL ? RZC_OK : rzc_fail("the server's answer is not JSON");
 	}
 	rzc_resp_free(&r);
+	return rc;
+}
+
+int rzc_cmd_backup(rzc_t *c, int argc, char **argv)
+{
+	const char *verb = argc > 0 ? argv[0] : "list";
+	json_t *out = NULL, *b;
+	char *path = NULL;
+	size_t i;
+	int rc;
+
+	if (strcmp(verb, "list") == 0 && argc <= 1) {
+		rc = backup_call(c, "GET", "/api/v1/backups", &out);
+	} else if (strcmp(verb, "create") == 0 && argc == 1) {
+		rc = backup_call(c, "POST", "/api/v1/backups", &out);
+	} else if (strcmp(verb, "get") == 0 && argc == 2) {
+		const char *name = strncmp(argv[1], "backup/", 7) == 0 ? argv[1] + 7 : argv[1];
+		char *n = rzc_escape(name);
+		path = rzc_path("/api/v1/backups/%s", n);
+		free(n);
+		rc = backup_call(c, "GET", path, &out);
+	} else {
+		return rzc_usage("backup: list | create | get NAME");
+	}
+	if (rc == RZC_OK && backup_structured(c)) {
+		rzc_print_object(c, NULL, out);
+	} else if (rc == RZC_OK && strcmp(verb, "list") == 0) {
+		printf(backup_header, "NAME", "TRIGGER", "PHASE", "REVISION", "SIZE", "STATE-KEY",
+		       "AGE");
+		/* newest first, as the names sort */
+		for (i = json_array_size(json_object_get(out, "items")); i > 0; i--) {
+			backup_row(c, json_array_get(json_object_get(out, "items"), i - 1));
+		}
+	} else if (rc == RZC_OK && strcmp(verb, "create") == 0) {
+		printf("backup/%s created (revision %lld, %lld bytes)\n",
+		       json_string_value(json_object_get(json_object_get(out, "metadata"), "name")),
+		       (long long)json_integer_value(
+		           json_object_get(json_object_get(out, "status"), "revision")),
+		       (long long)json_integer_value(
+		           json_object_get(json_object_get(out, "status"), "size")));
+	} else if (rc == RZC_OK) {
+		b = out;
+		printf(backup_header, "NAME", "TRIGGER", "PHASE", "REVISION", "SIZE", "STATE-KEY",
+		       "AGE");
+		backup_row(c, b);
+	}
+	json_decref(out);
+	free(path);
 	return rc;
 }
 

@@ -19,10 +19,12 @@
 
 #include "core/auth/access.h"
 #include "core/api/api.h"
+#include "core/api/backups.h"
 #include "core/auth/audit.h"
 #include "core/auth/auth.h"
 #include "core/store/bus.h"
 #include "core/daemon.h"
+#include "core/offline.h"
 #include "core/engine/engine.h"
 #include "core/engine/runner.h"
 #include "core/store/db.h"
@@ -67,6 +69,7 @@ struct rz_daemon {
 	rz_engine_t *engine;
 	rz_observer_t *observer;
 	rz_upgrader_t *upgrader;
+	rz_backups_t *backups;
 	char observe_dir[PATH_MAX];
 	char state_url[300];
 	char workdir[PATH_MAX];
@@ -110,8 +113,11 @@ static void usage(FILE *out)
 	fprintf(
 	    out,
 	    "Usage: rezuscloud [OPTION]...\n"
+	    "       rezuscloud backup verify FILE\n"
+	    "       rezuscloud restore FILE [--dry-run] [--data-dir DIR] [--passphrase-file F]\n"
 	    "Run the RezusCloud tenant orchestrator: REST API, WebUI, TF state backend and\n"
-	    "tofu run pool.\n"
+	    "tofu run pool; or check a backup, or restore one into a data dir no daemon holds\n"
+	    "(rezuscloud restore --help).\n"
 	    "\n"
 	    "  -c, --config FILE     read FILE (default %s; when it does not exist,\n"
 	    "                        start on the embedded default: data in ./rezus-data)\n"
@@ -174,24 +180,15 @@ static int parse_flags(int argc, char **argv, rz_cmdline_t *cl, int *pending, co
 	return 0;
 }
 
-int rz_daemon_configure(int argc, char **argv, char *const *envp, rz_cmdline_t *cl,
-                        rz_config_t *cfg, rz_err_t *err)
+int rz_daemon_load_config(const char *config_path, char *const *envp, rz_config_t *cfg,
+                          rz_err_t *err)
 {
-	enum { NFLAGS = sizeof(flag_keys) / sizeof(flag_keys[0]) };
-	int pending[NFLAGS] = { 0 };
-	const char *values[NFLAGS] = { NULL };
-	const char *path;
+	const char *path = config_path;
 	int rc;
 
-	memset(cl, 0, sizeof(*cl));
-	rc = parse_flags(argc, argv, cl, pending, values, err);
-	if (rc != 0 || cl->help || cl->version) {
-		return rc;
-	}
 	if (rz_config_defaults(cfg) < 0) {
 		return rz_err_set(err, RZ_EXIT_FAILURE, "out of memory");
 	}
-	path = cl->config_path;
 	if (path == NULL && access(RZ_CONFIG_DEFAULT_PATH, F_OK) == 0) {
 		path = RZ_CONFIG_DEFAULT_PATH;
 	}
@@ -205,6 +202,26 @@ int rz_daemon_configure(int argc, char **argv, char *const *envp, rz_cmdline_t *
 	}
 	if (rc == 0) {
 		rc = rz_config_apply_env(cfg, envp, err);
+	}
+	return rc == 0 ? 0 : RZ_EXIT_USAGE;
+}
+
+int rz_daemon_configure(int argc, char **argv, char *const *envp, rz_cmdline_t *cl,
+                        rz_config_t *cfg, rz_err_t *err)
+{
+	enum { NFLAGS = sizeof(flag_keys) / sizeof(flag_keys[0]) };
+	int pending[NFLAGS] = { 0 };
+	const char *values[NFLAGS] = { NULL };
+	int rc;
+
+	memset(cl, 0, sizeof(*cl));
+	rc = parse_flags(argc, argv, cl, pending, values, err);
+	if (rc != 0 || cl->help || cl->version) {
+		return rc;
+	}
+	rc = rz_daemon_load_config(cl->config_path, envp, cfg, err);
+	if (rc == RZ_EXIT_FAILURE) {
+		return rc;
 	}
 	for (size_t i = 0; rc == 0 && i < NFLAGS; i++) {
 		if (pending[i]) {
@@ -258,7 +275,7 @@ static void handle_version(rz_req_t *req, void *ctx)
 
 /* ------------------------------------------------------------------ data dir and lock */
 
-static int make_dirs(const char *path, rz_err_t *err)
+int rz_daemon_make_dir(const char *path, rz_err_t *err)
 {
 	char buf[PATH_MAX];
 	struct stat st;
@@ -292,35 +309,42 @@ static int make_dirs(const char *path, rz_err_t *err)
 	return 0;
 }
 
-static int take_lock(rz_daemon_t *d, rz_err_t *err)
+int rz_daemon_lock(const char *data_dir, int *fd, rz_err_t *err)
 {
 	char path[PATH_MAX], pid[32] = "";
 	int n;
 
-	snprintf(path, sizeof(path), "%s/%s", d->cfg->data_dir, LOCK_FILE);
-	d->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (d->lock_fd < 0) {
+	snprintf(path, sizeof(path), "%s/%s", data_dir, LOCK_FILE);
+	*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (*fd < 0) {
 		return rz_err_set(err, -errno, "cannot open lock file '%s': %s", path,
 		                  strerror(errno));
 	}
-	if (flock(d->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+	if (flock(*fd, LOCK_EX | LOCK_NB) < 0) {
 		int e = errno;
-		n = (int)read(d->lock_fd, pid, sizeof(pid) - 1);
+		n = (int)read(*fd, pid, sizeof(pid) - 1);
 		pid[n > 0 ? n : 0] = '\0';
 		pid[strcspn(pid, "\n")] = '\0';
+		close(*fd);
+		*fd = -1;
 		if (e == EWOULDBLOCK) {
 			return rz_err_set(err, RZ_ELOCKED,
 			                  "data dir '%s' is in use by another rezuscloud (pid %s); "
 			                  "stop it or use another data dir",
-			                  d->cfg->data_dir, pid[0] ? pid : "unknown");
+			                  data_dir, pid[0] ? pid : "unknown");
 		}
 		return rz_err_set(err, -e, "cannot lock '%s': %s", path, strerror(e));
 	}
 	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
-	if (ftruncate(d->lock_fd, 0) < 0 || pwrite(d->lock_fd, pid, (size_t)n, 0) != n) {
+	if (ftruncate(*fd, 0) < 0 || pwrite(*fd, pid, (size_t)n, 0) != n) {
 		rz_log_warn("daemon", "cannot record pid in '%s': %s", path, strerror(errno));
 	}
 	return 0;
+}
+
+static int take_lock(rz_daemon_t *d, rz_err_t *err)
+{
+	return rz_daemon_lock(d->cfg->data_dir, &d->lock_fd, err);
 }
 
 /* ------------------------------------------------------------------ shutdown */
@@ -475,6 +499,26 @@ static int start_metrics(rz_daemon_t *d, rz_err_t *err)
 	return rc;
 }
 
+/* Backups: on demand, and on a schedule when backup.dir is set (core/api/backups.h). */
+static int start_backups(rz_daemon_t *d, rz_err_t *err)
+{
+	char db[PATH_MAX], key[PATH_MAX];
+	rz_backups_opts_t o;
+	int rc;
+
+	snprintf(db, sizeof(db), "%s/%s", d->cfg->data_dir, DB_FILE);
+	snprintf(key, sizeof(key), "%s/%s", d->cfg->data_dir, STATE_KEY_FILE);
+	o = (rz_backups_opts_t){ db,
+		                 key,
+		                 d->cfg->data_dir,
+		                 d->cfg->backup_dir,
+		                 d->cfg->backup_interval_ms,
+		                 d->cfg->backup_keep,
+		                 d->cfg->backup_passphrase_file };
+	rc = rz_backups_new(&d->backups, d->base, d->workers, d->access, &o, err);
+	return rc != 0 ? rc : rz_backups_routes(d->backups, d->http, err);
+}
+
 static int start_http(rz_daemon_t *d, rz_err_t *err)
 {
 	rz_http_opts_t opts = { .max_body = d->cfg->max_body };
@@ -504,6 +548,9 @@ static int start_http(rz_daemon_t *d, rz_err_t *err)
 	}
 	if (rc == 0) {
 		rc = rz_tfstate_routes(d->tfstate, d->http, err);
+	}
+	if (rc == 0) {
+		rc = start_backups(d, err);
 	}
 	if (rc == 0) {
 		rc = start_metrics(d, err);
@@ -718,7 +765,7 @@ int rz_daemon_start(rz_daemon_t **out, const rz_config_t *cfg, rz_err_t *err)
 	}
 	d->cfg = cfg;
 	d->lock_fd = -1;
-	rc = make_dirs(cfg->data_dir, err);
+	rc = rz_daemon_make_dir(cfg->data_dir, err);
 	if (rc == 0) {
 		rc = take_lock(d, err);
 	}
@@ -819,6 +866,7 @@ void rz_daemon_free(rz_daemon_t *d)
 	/* The pool first: its done() callbacks may still answer requests. Watches end before
 	 * the server goes; the routes the API lent the server outlive it. */
 	rz_workers_free(d->workers);
+	rz_backups_free(d->backups); /* after the pool: a backup's done() uses it */
 	rz_watch_hub_free(d->watches);
 	rz_http_free(d->http);
 	rz_api_free(d->api);
@@ -916,7 +964,12 @@ int rz_daemon_main(int argc, char **argv, char *const *envp)
 	rz_cmdline_t cl;
 	rz_config_t cfg = { 0 };
 	rz_err_t err = { 0 };
-	int rc = rz_daemon_configure(argc, argv, envp, &cl, &cfg, &err);
+	int rc;
+
+	if (argc > 1 && (strcmp(argv[1], "backup") == 0 || strcmp(argv[1], "restore") == 0)) {
+		return rz_offline_main(argc, argv, envp); /* offline modes: core/offline.c */
+	}
+	rc = rz_daemon_configure(argc, argv, envp, &cl, &cfg, &err);
 
 	if (rc == 0 && cl.help) {
 		usage(stdout);

@@ -36,6 +36,21 @@ typedef struct rz_cmdline {
 int rz_daemon_configure(int argc, char **argv, char *const *envp, rz_cmdline_t *cl,
                         rz_config_t *cfg, rz_err_t *err);
 
+/* Build cfg from defaults < file < environment: the file is config_path, else
+ * RZ_CONFIG_DEFAULT_PATH when it exists, else the embedded default. cfg must be zeroed;
+ * caller owns its contents (rz_config_free). 0, RZ_EXIT_USAGE or RZ_EXIT_FAILURE with err
+ * filled. No validation: the caller sets its flags first, then rz_config_validate(). */
+int rz_daemon_load_config(const char *config_path, char *const *envp, rz_config_t *cfg,
+                          rz_err_t *err);
+
+/* Create the data dir (0700; its parents 0755), warning when others may read it. */
+int rz_daemon_make_dir(const char *path, rz_err_t *err);
+
+/* Take data_dir/rezuscloud.lock with flock, as a running daemon holds it: *fd is the
+ * caller's to close (which releases it). RZ_ELOCKED, naming the holder's pid, when another
+ * process holds it. */
+int rz_daemon_lock(const char *data_dir, int *fd, rz_err_t *err);
+
 /* The whole program: configure, then print help/version, check the config, or run.
  * Returns the process exit code. */
 int rz_daemon_main(int argc, char **argv, char *const *envp);

@@ -24,6 +24,8 @@ core_librezus_core_la_SOURCES = \
 	core/store/bus.c core/store/bus.h \
 	core/store/store.c core/store/store.h \
 	core/store/events.c core/store/events.h \
+	core/store/backup.c core/store/backup.h \
+	core/store/restore.c core/store/restore.h \
 	core/auth/auth.c core/auth/auth.h \
 	core/auth/access.c core/auth/access.h \
 	core/auth/audit.c core/auth/audit.h \
@@ -36,6 +38,7 @@ core_librezus_core_la_SOURCES = \
 	core/api/watch.c core/api/watch.h \
 	core/api/api.c core/api/api.h \
 	core/api/metrics.c core/api/metrics.h \
+	core/api/backups.c core/api/backups.h \
 	core/engine/tfstate.c core/engine/tfstate.h \
 	core/engine/runner.c core/engine/runner.h \
 	core/engine/plan.c core/engine/plan.h \
@@ -46,11 +49,13 @@ core_librezus_core_la_SOURCES = \
 	core/observe/observe.c core/observe/observe.h \
 	core/upgrade/compat.c core/upgrade/compat.h \
 	core/upgrade/upgrade.c core/upgrade/upgrade.h \
-	core/daemon.c core/daemon.h
+	core/daemon.c core/daemon.h \
+	core/offline.c core/offline.h
 core_librezus_core_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(SQLITE_CFLAGS) \
-	$(JANSSON_CFLAGS) $(LIBJWT_CFLAGS) $(SODIUM_CFLAGS) $(YAML_CFLAGS) $(NETTLE_CFLAGS)
+	$(JANSSON_CFLAGS) $(LIBJWT_CFLAGS) $(SODIUM_CFLAGS) $(YAML_CFLAGS) $(NETTLE_CFLAGS) \
+	$(ZLIB_CFLAGS)
 core_librezus_core_la_LIBADD = $(LIBEVENT_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) \
-	$(LIBJWT_LIBS) $(SODIUM_LIBS) $(YAML_LIBS) $(NETTLE_LIBS) $(HTTP_PARSER_LIBS) $(PTHREAD_LIBS) $(DL_LIBS)
+	$(LIBJWT_LIBS) $(SODIUM_LIBS) $(YAML_LIBS) $(NETTLE_LIBS) $(ZLIB_LIBS) $(HTTP_PARSER_LIBS) $(PTHREAD_LIBS) $(DL_LIBS)
 
 sbin_PROGRAMS += rezuscloud
 dist_man_MANS += man/rezuscloud.8 man/rezus.conf.5

@@ -7,6 +7,7 @@ UNIT_TESTS = \
 	tests/unit/check_exec \
 	tests/unit/check_config \
 	tests/unit/check_db \
+	tests/unit/check_backup \
 	tests/unit/check_http \
 	tests/unit/check_workers \
 	tests/unit/check_daemon \
@@ -46,6 +47,7 @@ INTEGRATION_TESTS = \
 	tests/integration/observe.sh \
 	tests/integration/upgrade.sh \
 	tests/integration/history.sh \
+	tests/integration/backup.sh \
 	tests/integration/standins.sh
 
 include tests/fixtures/plugins/local.mk
@@ -101,6 +103,9 @@ tests_unit_check_config_LDADD = $(TEST_LDADD)
 tests_unit_check_db_SOURCES = tests/unit/check_db.c tests/unit/testutil.h
 tests_unit_check_db_CFLAGS = $(TEST_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_check_db_LDADD = $(TEST_LDADD) $(SQLITE_LIBS)
+tests_unit_check_backup_SOURCES = tests/unit/check_backup.c tests/unit/testutil.h
+tests_unit_check_backup_CFLAGS = $(TEST_CFLAGS) $(SODIUM_CFLAGS)
+tests_unit_check_backup_LDADD = $(TEST_LDADD) $(SODIUM_LIBS)
 tests_unit_check_http_SOURCES = tests/unit/check_http.c tests/unit/testutil.h tests/unit/httpclient.h
 tests_unit_check_http_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_http_LDADD = $(TEST_LDADD)

@@ -1333,6 +1333,9 @@ static int build_routes(rz_api_t *api)
 		} forms[] = { { FORM_COLLECTION, "" },
 			      { FORM_ITEM, "/{name}" },
 			      { FORM_STATUS, "/{name}/status" } };
+		if (k->outside_store) {
+			continue; /* its own module routes it (Backup: core/api/backups.c) */
+		}
 		for (size_t j = 0; rc == 0 && j < 3; j++) {
 			snprintf(p, sizeof(p), "%s/%s%s", scope_prefix(k), k->plural,
 			         forms[j].suffix);

@@ -93,6 +93,7 @@ typedef struct rz_config {
 	char *backup_dir;
 	int64_t backup_interval_ms;
 	int backup_keep;
+	char *backup_passphrase_file; /* "" = backups hold no state key */
 
 	/* log: */
 	char *log_level; /* a name rz_log_level_parse accepts */

@@ -27,6 +27,7 @@ static const struct {
 	{ RZ_ETERMINATING, "owner is being deleted" },
 	{ RZ_ENOAUTH, "no credentials" },
 	{ RZ_EAUTH, "invalid credentials" },
+	{ RZ_ECORRUPT, "damaged or truncated file" },
 };
 
 const char *rz_strerror(int code)

@@ -20,7 +20,8 @@ enum {
 	RZ_EGONE = -10107,        /* the requested history is no longer kept */
 	RZ_ETERMINATING = -10108, /* the owner is being deleted */
 	RZ_ENOAUTH = -10109,      /* no credentials were given */
-	RZ_EAUTH = -10110         /* credentials were given and are not valid */
+	RZ_EAUTH = -10110,        /* credentials were given and are not valid */
+	RZ_ECORRUPT = -10111      /* a file is damaged or truncated */
 };
 
 typedef rezus_err_t rz_err_t;

@@ -83,6 +83,10 @@ struct rz_kind {
 	 * metadata.user ("involvedObject.name"); NULL-terminated, or NULL. At most 12: the
 	 * API keeps the list on its stack (SELECTABLE_MAX in core/api/api.c). */
 	const char *const *selectable;
+	/* Objects kept outside the store (Backup: files in the backup directory): the module
+	 * that keeps them registers their routes, with the roles above; the API lists the kind
+	 * in discovery and /openapi/v3 and generates no routes of its own for it. */
+	bool outside_store;
 };
 
 /* The table. Borrowed — static. */

@@ -387,6 +387,97 @@ out:
 	return 0;
 }
 
+int rz_db_open_readonly(rz_db_t **out, const char *path, rz_err_t *err)
+{
+	rz_db_t *db = NULL;
+	char val[32];
+	int src, rc;
+
+	if (out == NULL || path == NULL) {
+		return rz_err_set(err, REZUS_EINVALID, "db: open: no path or no result pointer");
+	}
+	*out = NULL;
+	db = calloc(1, sizeof(*db));
+	if (db == NULL || (db->path = strdup(path)) == NULL) {
+		free(db);
+		return rz_err_set(err, -ENOMEM, "db: open '%s' failed: out of memory", path);
+	}
+	db->magic = DB_MAGIC;
+	db->migrations = rz_db_migrations(&db->count);
+	src = sqlite3_open_v2(path, &db->conn, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+	if (src != SQLITE_OK) {
+		rc = rz_err_set(err, code_of(src), "db: open '%s' failed: %s", path,
+		                db->conn != NULL ? sqlite3_errmsg(db->conn) : sqlite3_errstr(src));
+		rz_db_close(db);
+		return rc;
+	}
+	sqlite3_extended_result_codes(db->conn, 1);
+	rc = pragma(db, "PRAGMA busy_timeout = " BUSY_TIMEOUT, val, sizeof(val), err);
+	if (rc == 0) { /* reading the first page tells a database from another file */
+		rc = pragma(db, "PRAGMA schema_version", val, sizeof(val), err);
+	}
+	if (rc < 0) {
+		rz_db_close(db);
+		return rc;
+	}
+	*out = db;
+	return 0;
+}
+
+/* A connection of rz_db_copy's own; NULL with err filled. */
+static sqlite3 *copy_open(const char *path, int flags, rz_err_t *err)
+{
+	sqlite3 *conn = NULL;
+	int src = sqlite3_open_v2(path, &conn, flags | SQLITE_OPEN_NOMUTEX, NULL);
+
+	if (src == SQLITE_OK) {
+		src = sqlite3_busy_timeout(conn, 5000);
+	}
+	if (src != SQLITE_OK) {
+		rz_err_set(err, code_of(src), "db: open '%s' failed: %s", path,
+		           conn != NULL ? sqlite3_errmsg(conn) : sqlite3_errstr(src));
+		sqlite3_close_v2(conn);
+		return NULL;
+	}
+	return conn;
+}
+
+int rz_db_copy(const char *src, const char *dst, rz_err_t *err)
+{
+	sqlite3 *from = copy_open(src, SQLITE_OPEN_READWRITE, err), *to = NULL;
+	sqlite3_backup *b = NULL;
+	int rc = from == NULL ? RZ_EDB : 0, step;
+
+	if (rc == 0 &&
+	    (to = copy_open(dst, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, err)) == NULL) {
+		rc = RZ_EDB;
+	}
+	if (rc == 0 && (b = sqlite3_backup_init(to, "main", from, "main")) == NULL) {
+		rc = rz_err_set(err, RZ_EDB, "db: copying '%s' to '%s' failed: %s", src, dst,
+		                sqlite3_errmsg(to));
+	}
+	if (rc == 0) {
+		/* One step: one read transaction on src, so the copy is one moment of it. */
+		step = sqlite3_backup_step(b, -1);
+		if (step != SQLITE_DONE) {
+			rc = rz_err_set(err, code_of(step), "db: copying '%s' to '%s' failed: %s",
+			                src, dst, sqlite3_errstr(step));
+		}
+	}
+	if (b != NULL && sqlite3_backup_finish(b) != SQLITE_OK && rc == 0) {
+		rc = rz_err_set(err, RZ_EDB, "db: copying '%s' to '%s' failed: %s", src, dst,
+		                sqlite3_errmsg(to));
+	}
+	if (rc == 0 &&
+	    sqlite3_exec(to, "PRAGMA journal_mode = DELETE", NULL, NULL, NULL) != SQLITE_OK) {
+		rc = rz_err_set(err, RZ_EDB, "db: '%s': leaving WAL mode failed: %s", dst,
+		                sqlite3_errmsg(to));
+	}
+	sqlite3_close_v2(to);
+	sqlite3_close_v2(from);
+	return rc;
+}
+
 int rz_db_open(rz_db_t **out, const char *path, rz_err_t *err)
 {
 	size_t count = 0;

@@ -38,6 +38,17 @@ int rz_db_open(rz_db_t **out, const char *path, rz_err_t *err);
 int rz_db_open_with(rz_db_t **out, const char *path, const rz_migration_t *migrations, size_t count,
                     int max_version, rz_err_t *err);
 
+/* Open an existing database at path read-only: no pragmas but the busy timeout, no
+ * migrations (rz_db_schema_version says what it holds). For reading a backup's copy and a
+ * data dir the daemon does not hold. Caller owns *out; release with rz_db_close(). */
+int rz_db_open_readonly(rz_db_t **out, const char *path, rz_err_t *err);
+
+/* Copy the whole database at src into dst (created, or replaced page by page) with
+ * SQLite's online backup API, on connections of its own: the copy is src as one read
+ * transaction saw it, while others go on writing to src (WAL). dst ends in rollback-journal
+ * mode, one self-contained file. Touches no rz_db_t, so a worker thread may call it. */
+int rz_db_copy(const char *src, const char *dst, rz_err_t *err);
+
 /* Finalize cached statements and close. Accepts NULL. */
 void rz_db_close(rz_db_t *db);
 

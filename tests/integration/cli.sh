@@ -261,8 +261,15 @@ run get tenants --token "$SECRET"
 expect_eq "after which it fails" "1" "$RC"
 run audit --limit 200
 expect_match "audit shows the log" 'TIME +USER +VERB.*admin +login' "$(tr '\n' ' ' <"$WORK/out")"
+run backup create
+expect_match "backup create takes one and names it" '^backup/backup-[0-9]{8}-[0-9]{6}-[0-9a-f]{4} created \(revision [0-9]+, [0-9]+ bytes\)$' "$(cat "$WORK/out")"
+BACKUP=$(sed -n 's|^backup/\([^ ]*\) created.*|\1|p' "$WORK/out")
 run backup list
-expect_eq "backup says plainly when the server offers none" "1 error: this server does not offer backups (no /api/v1/backups)" "$RC $(cat "$WORK/err")"
+expect_match "backup list shows it, with its state key kept separately" "^$BACKUP +manual +Completed +[0-9]+ +[0-9]+ +separate " "$(cat "$WORK/out")"
+run backup get "backup/$BACKUP" -o json
+expect_match "backup get -o json is its manifest" '"stateVersions": [0-9]+' "$(cat "$WORK/out")"
+run backup get nope
+expect_eq "backup get of none is an error" '1 error: backups "nope" not found' "$RC $(head -n 1 "$WORK/err")"
 run talosconfig simmy
 expect_match "talosconfig prints it" '^context: simmy' "$(cat "$WORK/out")"
 # The state's history, and a rollback (admin).

@@ -1,0 +1,485 @@
+/* core/offline.c - rezuscloud backup verify, rezuscloud restore. */
+#include <config.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <sodium.h>
+
+#include "core/base/config.h"
+#include "core/base/log.h"
+#include "core/daemon.h"
+#include "core/offline.h"
+#include "core/store/backup.h"
+#include "core/store/db.h"
+#include "core/store/restore.h"
+
+#define DB_FILE  "rezus.db"
+#define KEY_FILE "state.key"
+
+typedef struct restore_opts {
+	const char *file, *config, *data_dir, *passphrase_file;
+	bool dry_run;
+} restore_opts_t;
+
+static int fail(const char *mode, const char *msg)
+{
+	fprintf(stderr, "rezuscloud %s: %s\n", mode, msg);
+	return RZ_EXIT_FAILURE;
+}
+
+static int usage_error(const char *mode, const char *msg)
+{
+	fprintf(stderr, "rezuscloud %s: %s (see rezuscloud %s --help)\n", mode, msg, mode);
+	return RZ_EXIT_USAGE;
+}
+
+static void usage(void)
+{
+	printf("Usage: rezuscloud backup verify FILE\n"
+	       "       rezuscloud restore FILE [--dry-run] [--data-dir DIR] [--passphrase-file F]\n"
+	       "                          [-c CONF]\n"
+	       "\n"
+	       "backup verify reads every byte of a backup: its checksum, its database, its\n"
+	       "schema against this rezuscloud's, and says what it holds.\n"
+	       "\n"
+	       "restore puts a backup's database (objects, users, audit log, every TF state\n"
+	       "version and sealed output) into the data dir, keeping the database it replaces\n"
+	       "as rezus.db.pre-restore-TIME. No daemon may hold the data dir. The state key\n"
+	       "comes back when the backup holds it sealed and the passphrase is given;\n"
+	       "otherwise copy it into DIR/state.key, as restore says.\n"
+	       "\n"
+	       "  -c, --config FILE          read the data dir and backup.passphrase_file from\n"
+	       "                             FILE (default %s, else the embedded\n"
+	       "                             default)\n"
+	       "      --data-dir DIR         restore into DIR, overriding server.data_dir\n"
+	       "      --passphrase-file F    unseal the state key with F's first line,\n"
+	       "                             overriding backup.passphrase_file\n"
+	       "      --dry-run              change nothing: say what would change\n"
+	       "  -h, --help                 show this help and exit\n"
+	       "\n"
+	       "Exit status: 0 on success, 1 when the backup is refused or the restore fails,\n"
+	       "2 for a bad command line or configuration. See docs/backups.md.\n",
+	       RZ_CONFIG_DEFAULT_PATH);
+}
+
+/* ------------------------------------------------------------------ what a backup holds */
+
+static int64_t jint(const json_t *o, const char *member)
+{
+	return (int64_t)json_integer_value(json_object_get(o, member));
+}
+
+static const char *jstr(const json_t *o, const char *member)
+{
+	const char *s = json_string_value(json_object_get(o, member));
+
+	return s != NULL ? s : "";
+}
+
+static void print_summary(const json_t *m)
+{
+	const json_t *objects = json_object_get(m, "objects"),
+	             *key = json_object_get(m, "stateKey");
+	const char *kind;
+	json_t *n;
+	int64_t total = 0;
+	bool first = true;
+
+	printf("backup %s, taken %s (%s) by rezuscloud %s\n", jstr(m, "name"), jstr(m, "createdAt"),
+	       jstr(m, "trigger"), jstr(m, "rezuscloudVersion"));
+	printf("schema version %lld, revision %lld\n", (long long)jint(m, "schemaVersion"),
+	       (long long)jint(m, "revision"));
+	printf("objects:");
+	json_object_foreach((json_t *)objects, kind, n)
+	{
+		printf("%s %s %lld", first ? "" : ",", kind, (long long)json_integer_value(n));
+		total += json_integer_value(n);
+		first = false;
+	}
+	printf("%s (%lld in all)\n", first ? " none" : "", (long long)total);
+	printf("state versions: %lld of %lld tenant(s); sealed outputs: %lld; users: %lld\n",
+	       (long long)jint(m, "stateVersions"), (long long)jint(m, "stateTenants"),
+	       (long long)jint(m, "sealedOutputs"), (long long)jint(m, "users"));
+	if (json_is_true(json_object_get(key, "included"))) {
+		printf("state key: included, sealed with a passphrase (fingerprint %s)\n",
+		       jstr(key, "fingerprint"));
+	} else if (json_string_value(json_object_get(key, "fingerprint")) != NULL) {
+		printf("state key: not included; keep data_dir/state.key (fingerprint %s) with "
+		       "the backup: the TF states cannot be read without it\n",
+		       jstr(key, "fingerprint"));
+	} else {
+		printf("state key: none (no TF state had been stored)\n");
+	}
+}
+
+static int verify(int argc, char **argv)
+{
+	rz_restore_contents_t c;
+	rz_err_t err = { 0 };
+
+	if (argc == 3 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)) {
+		usage();
+		return RZ_EXIT_OK;
+	}
+	if (argc != 4 || strcmp(argv[2], "verify") != 0) {
+		return usage_error("backup", "usage: rezuscloud backup verify FILE");
+	}
+	if (rz_restore_read(argv[3], NULL, NULL, &c, &err) != 0) {
+		return fail("backup verify", err.msg);
+	}
+	printf("%s: intact (checksum, database and schema checked)\n", argv[3]);
+	print_summary(c.manifest);
+	json_decref(c.manifest);
+	return RZ_EXIT_OK;
+}
+
+/* ------------------------------------------------------------------ restore */
+
+enum { OPT_DATA_DIR = 256, OPT_PASSPHRASE, OPT_DRY_RUN };
+
+static int parse_restore(int argc, char **argv, restore_opts_t *o, bool *help)
+{
+	static const struct option longs[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "data-dir", required_argument, NULL, OPT_DATA_DIR },
+		{ "passphrase-file", required_argument, NULL, OPT_PASSPHRASE },
+		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char msg[300];
+	int opt;
+
+	opterr = 0;
+	optind = 2;
+	while ((opt = getopt_long(argc, argv, ":c:h", longs, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			o->config = optarg;
+			break;
+		case OPT_DATA_DIR:
+			o->data_dir = optarg;
+			break;
+		case OPT_PASSPHRASE:
+			o->passphrase_file = optarg;
+			break;
+		case OPT_DRY_RUN:
+			o->dry_run = true;
+			break;
+		case 'h':
+			*help = true;
+			return 0;
+		case ':':
+			snprintf(msg, sizeof(msg), "option '%s' needs a value", argv[optind - 1]);
+			return usage_error("restore", msg);
+		default:
+			snprintf(msg, sizeof(msg), "unknown option '%s'", argv[optind - 1]);
+			return usage_error("restore", msg);
+		}
+	}
+	if (optind != argc - 1) {
+		return usage_error("restore", optind >= argc ? "name the backup FILE"
+		                                             : "give one backup FILE");
+	}
+	o->file = argv[optind];
+	return 0;
+}
+
+/* The configuration's data dir and passphrase file, flags over them. */
+static int configure(restore_opts_t *o, char *const *envp, rz_config_t *cfg, rz_err_t *err)
+{
+	int rc = rz_daemon_load_config(o->config, envp, cfg, err);
+
+	if (rc == 0 && o->data_dir != NULL) {
+		rc = rz_config_set(cfg, "server.data_dir", o->data_dir, "--data-dir", err) == 0
+		         ? 0
+		         : RZ_EXIT_USAGE;
+	}
+	if (rc == 0 && rz_config_validate(cfg, err) != 0) {
+		rc = RZ_EXIT_USAGE;
+	}
+	if (rc == 0 && o->passphrase_file == NULL && cfg->backup_passphrase_file[0] != '\0') {
+		o->passphrase_file = cfg->backup_passphrase_file;
+	}
+	o->data_dir = cfg->data_dir;
+	return rc;
+}
+
+static void stamp(char *buf, size_t size)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, size, "%Y%m%dT%H%M%SZ", &tm);
+}
+
+static void print_objects(const json_t *objects)
+{
+	const char *kind;
+	json_t *k;
+
+	printf("objects by kind: %-12s %7s %7s %7s %9s\n", "", "added", "removed", "changed",
+	       "unchanged");
+	json_object_foreach((json_t *)objects, kind, k)
+	{
+		printf("  %-27s %7lld %7lld %7lld %9lld\n", kind, (long long)jint(k, "added"),
+		       (long long)jint(k, "removed"), (long long)jint(k, "changed"),
+		       (long long)jint(k, "unchanged"));
+	}
+	if (json_object_size(objects) == 0) {
+		printf("  (none on either side)\n");
+	}
+}
+
+static void print_names(const char *what, const json_t *names)
+{
+	size_t i;
+	json_t *n;
+
+	printf("; %s: ", what);
+	if (json_array_size(names) == 0) {
+		printf("none");
+	}
+	json_array_foreach((json_t *)names, i, n)
+	{
+		printf("%s%s", i ? ", " : "", json_string_value(n));
+	}
+}
+
+static void print_diff(const json_t *d)
+{
+	const json_t *v = json_object_get(d, "stateVersions"), *u = json_object_get(d, "users");
+	const json_t *r = json_object_get(d, "revision");
+
+	print_objects(json_object_get(d, "objects"));
+	printf("state versions: %lld in the backup, %lld now: %lld added, %lld removed, %lld "
+	       "changed, %lld unchanged\n",
+	       (long long)jint(v, "backup"), (long long)jint(v, "current"),
+	       (long long)jint(v, "added"), (long long)jint(v, "removed"),
+	       (long long)jint(v, "changed"), (long long)jint(v, "unchanged"));
+	printf("users: %lld in the backup, %lld now", (long long)jint(u, "backup"),
+	       (long long)jint(u, "current"));
+	print_names("added", json_object_get(u, "added"));
+	print_names("removed", json_object_get(u, "removed"));
+	if (jint(u, "more") > 0) {
+		printf(" (and %lld more)", (long long)jint(u, "more"));
+	}
+	printf("\nrevision: %lld in the backup, %lld now\n", (long long)jint(r, "backup"),
+	       (long long)jint(r, "current"));
+}
+
+/* What becomes of the state key. */
+enum key_plan { KEY_NONE, KEY_RESTORE, KEY_PRESENT, KEY_NEEDED };
+
+static enum key_plan plan_key(const rz_restore_contents_t *c, const char *key_path, bool *replaces)
+{
+	const char *want = json_string_value(
+	    json_object_get(json_object_get(c->manifest, "stateKey"), "fingerprint"));
+	unsigned char cur[RZ_BACKUP_KEY_SIZE];
+	char fp[33] = "";
+	bool have = rz_backup_load_key(key_path, cur, NULL) == 0;
+
+	if (have) {
+		rz_backup_key_fingerprint(cur, fp);
+		sodium_memzero(cur, sizeof(cur));
+	}
+	*replaces = have && want != NULL && strcmp(fp, want) != 0;
+	if (want == NULL ||
+	    (jint(c->manifest, "stateVersions") == 0 && jint(c->manifest, "sealedOutputs") == 0)) {
+		*replaces = false;
+		return KEY_NONE;
+	}
+	if (have && strcmp(fp, want) == 0) {
+		return KEY_PRESENT;
+	}
+	return c->key_unsealed ? KEY_RESTORE : KEY_NEEDED;
+}
+
+static void print_key(enum key_plan p, const rz_restore_contents_t *c, const char *key_path,
+                      bool replaces, bool done)
+{
+	const char *fp = json_string_value(
+	    json_object_get(json_object_get(c->manifest, "stateKey"), "fingerprint"));
+
+	switch (p) {
+	case KEY_NONE:
+		printf("state key: none needed (the backup holds no TF state)\n");
+		break;
+	case KEY_RESTORE:
+		printf("state key: %s from the backup, unsealed with the passphrase, into %s%s\n",
+		       done ? "restored" : "would be restored", key_path,
+		       replaces ? " (the key there now is kept as state.key.pre-restore-TIME)"
+		                : "");
+		break;
+	case KEY_PRESENT:
+		printf("state key: %s is the key the backup's TF states are sealed with\n",
+		       key_path);
+		break;
+	case KEY_NEEDED:
+		printf("state key: NEEDED: the backup's TF states are sealed with the key of "
+		       "fingerprint %s; copy that key to %s before starting rezuscloud%s\n",
+		       fp, key_path,
+		       c->key_included ? ", or restore again with --passphrase-file (the backup "
+		                         "holds it sealed)"
+		                       : " (the backup does not hold it)");
+		break;
+	}
+}
+
+/* Put the database and the key in place; the data dir is locked. */
+static int apply(const char *tmp, const char *db, const char *key_path, enum key_plan plan,
+                 bool replaces, const rz_restore_contents_t *c, rz_err_t *err)
+{
+	char keep[PATH_MAX + 64], when[32];
+	int rc;
+
+	stamp(when, sizeof(when));
+	snprintf(keep, sizeof(keep), "%s.pre-restore-%s", db, when);
+	rc = rz_restore_db(tmp, db, keep, err);
+	if (rc == 0 && access(keep, F_OK) == 0) {
+		printf("the database it replaced is kept as %s\n", keep);
+	}
+	if (rc == 0 && plan == KEY_RESTORE) {
+		if (replaces) {
+			snprintf(keep, sizeof(keep), "%s.pre-restore-%s", key_path, when);
+			if (rename(key_path, keep) < 0) {
+				return rz_err_set(err, -errno, "cannot keep '%s' as '%s': %s",
+				                  key_path, keep, strerror(errno));
+			}
+		}
+		rc = rz_restore_save_key(key_path, c->key, err);
+	}
+	return rc;
+}
+
+/* What restoring the database at backup changes in the one at db. db is read from a copy
+ * taken with SQLite's backup API: a daemon may be writing to it (a dry run), and a reader
+ * of a WAL database leaves its -wal and -shm files behind. */
+static int compare(const char *db, const char *backup, json_t **diff, rz_err_t *err)
+{
+	char copy[PATH_MAX];
+	int fd, rc;
+
+	if (access(db, F_OK) != 0) {
+		return rz_restore_diff(NULL, backup, diff, err);
+	}
+	snprintf(copy, sizeof(copy), "%s.current-XXXXXX", backup);
+	if ((fd = mkstemp(copy)) < 0) {
+		return rz_err_set(err, -errno, "cannot create '%s': %s", copy, strerror(errno));
+	}
+	close(fd);
+	rc = rz_db_copy(db, copy, err);
+	rc = rc == 0 ? rz_restore_diff(copy, backup, diff, err) : rc;
+	unlink(copy);
+	return rc;
+}
+
+/* Unpack, check, compare; then report, or restore. */
+static int restore_into(const restore_opts_t *o, const char *pass, rz_err_t *err)
+{
+	char db[PATH_MAX - 64], key_path[PATH_MAX - 64], tmp[PATH_MAX - 64];
+	rz_restore_contents_t c = { 0 };
+	json_t *diff = NULL;
+	enum key_plan plan = KEY_NONE;
+	bool replaces = false;
+	int fd, rc;
+
+	snprintf(db, sizeof(db), "%s/%s", o->data_dir, DB_FILE);
+	snprintf(key_path, sizeof(key_path), "%s/%s", o->data_dir, KEY_FILE);
+	if (o->dry_run) {
+		const char *t = getenv("TMPDIR");
+		snprintf(tmp, sizeof(tmp), "%s/rezus-restore-XXXXXX", t && *t ? t : "/tmp");
+	} else {
+		snprintf(tmp, sizeof(tmp), "%s/.restore-XXXXXX", o->data_dir);
+	}
+	if ((fd = mkstemp(tmp)) < 0) {
+		return rz_err_set(err, -errno, "cannot create '%s': %s", tmp, strerror(errno));
+	}
+	close(fd);
+	rc = rz_restore_read(o->file, tmp, pass, &c, err);
+	rc = rc == 0 ? rz_restore_check_db(tmp, err) : rc;
+	rc = rc == 0 ? compare(db, tmp, &diff, err) : rc;
+	if (rc == 0) {
+		plan = plan_key(&c, key_path, &replaces);
+		printf("restore of backup %s (taken %s, revision %lld) into %s%s\n",
+		       jstr(c.manifest, "name"), jstr(c.manifest, "createdAt"),
+		       (long long)jint(c.manifest, "revision"), o->data_dir,
+		       o->dry_run ? ": dry run, nothing is changed" : "");
+		print_diff(diff);
+	}
+	if (rc == 0 && !o->dry_run) {
+		rc = apply(tmp, db, key_path, plan, replaces, &c, err);
+	}
+	if (rc == 0) {
+		print_key(plan, &c, key_path, replaces, !o->dry_run);
+	}
+	if (rc == 0 && !o->dry_run) {
+		printf("restored: start rezuscloud on %s\n", o->data_dir);
+	}
+	unlink(tmp);
+	json_decref(diff);
+	json_decref(c.manifest);
+	sodium_memzero(c.key, sizeof(c.key));
+	return rc;
+}
+
+static int restore(int argc, char **argv, char *const *envp)
+{
+	restore_opts_t o = { 0 };
+	rz_config_t cfg = { 0 };
+	rz_err_t err = { 0 };
+	char pass[1100];
+	bool help = false;
+	int lock = -1, rc = parse_restore(argc, argv, &o, &help);
+
+	if (rc != 0 || help) {
+		if (help) {
+			usage();
+		}
+		return rc;
+	}
+	if (configure(&o, envp, &cfg, &err) != 0) {
+		rz_config_free(&cfg);
+		return usage_error("restore", err.msg);
+	}
+	rc = o.passphrase_file != NULL
+	         ? rz_backup_passphrase(o.passphrase_file, pass, sizeof(pass), &err)
+	         : 0;
+	if (rc == 0 && !o.dry_run) {
+		rc = rz_daemon_make_dir(o.data_dir, &err);
+		rc = rc == 0 ? rz_daemon_lock(o.data_dir, &lock, &err) : rc;
+	}
+	rc = rc == 0 ? restore_into(&o, o.passphrase_file != NULL ? pass : NULL, &err) : rc;
+	sodium_memzero(pass, sizeof(pass));
+	if (lock >= 0) {
+		close(lock);
+	}
+	rz_config_free(&cfg);
+	if (rc != 0) {
+		return fail("restore", err.msg);
+	}
+	return RZ_EXIT_OK;
+}
+
+int rz_offline_main(int argc, char **argv, char *const *envp)
+{
+	int rc;
+
+	rz_log_set_level(RZ_LOG_WARNING); /* the report is on stdout; problems on stderr */
+	if (sodium_init() < 0) {
+		return fail(argv[1], "libsodium cannot start");
+	}
+	rc = strcmp(argv[1], "backup") == 0 ? verify(argc, argv) : restore(argc, argv, envp);
+	rz_log_close();
+	return rc;
+}
