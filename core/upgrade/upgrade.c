@@ -185,13 +185,41 @@ static int plan_order(const void *a, const void *b)
 	           : strcmp(str(ma, "metadata", "name") ?: "", str(mb, "metadata", "name") ?: "");
 }
 
+/* Give each of machines without spec.role its node group's, as the cluster plugin and
+ * the observer read a machine's role. */
+static void fill_roles(json_t *machines, const json_t *groups)
+{
+	json_t *m;
+	const json_t *g;
+	size_t i, j;
+
+	json_array_foreach(machines, i, m)
+	{
+		json_t *spec = json_object_get(m, "spec");
+		if (!json_is_object(spec) || str(m, "spec", "role") != NULL) {
+			continue;
+		}
+		json_array_foreach(groups, j, g)
+		{
+			const char *role = str(g, "spec", "role");
+			if (role != NULL && strcmp(str(g, "metadata", "name") ?: "",
+			                           str(m, "spec", "nodeGroup") ?: "") == 0) {
+				json_object_set_new(spec, "role", json_string(role));
+			}
+		}
+	}
+}
+
 /* The tenant's Machines in upgrade order: control planes first, then by name. */
 static json_t *ordered_machines(rz_store_t *st, const char *tenant)
 {
 	json_t *all = rz_store_list_all(st, "Machine", tenant), *out = json_array();
+	json_t *groups = rz_store_list_all(st, "NodeGroup", tenant);
 	size_t n = json_array_size(all);
 	json_t **v = calloc(n ? n : 1, sizeof(*v));
 
+	fill_roles(all, groups);
+	json_decref(groups);
 	for (size_t i = 0; v != NULL && i < n; i++) {
 		v[i] = json_array_get(all, i);
 	}
@@ -684,7 +712,9 @@ static bool gate_passed(struct up *up, char *why, size_t size)
 		const char *version = str(s, "talosVersion", NULL) ?: "(unknown)";
 		bool ready = json_is_true(json_object_get(s, "ready"));
 		bool node = !json_is_false(json_object_get(s, "nodeReady"));
-		bool cp = strcmp(str(m, "spec", "role") ?: "", "controlplane") == 0;
+		const char *role = str(cur(up), "role", NULL); /* the plan's: from the node group */
+		bool cp = strcmp(role && role[0] ? role : str(m, "spec", "role") ?: "",
+		                 "controlplane") == 0;
 		bool etcd = true;
 
 		if (cp &&
