@@ -810,16 +810,17 @@ static void next_machine(struct up *up)
 
 	if (strcmp(up->component, "kubernetes") == 0) {
 		/* once, through the first control plane; the gate waits for every node */
-		bool done = true;
+		bool done = true, started = false;
 		json_array_foreach(up->machines, i, m)
 		{
 			done = done && strcmp(str(m, "phase", NULL) ?: "", "Succeeded") == 0;
+			started = started || strcmp(str(m, "phase", NULL) ?: "", "Pending") != 0;
 		}
 		if (done) {
 			finish(up, "Succeeded", "");
 			return;
 		}
-		if (up->cancel) {
+		if (up->cancel && !started) {
 			finish(up, "Canceled", "canceled before the Kubernetes upgrade started");
 			return;
 		}
@@ -839,7 +840,10 @@ static void next_machine(struct up *up)
 			finish(up, "Succeeded", "");
 			return;
 		}
-		if (up->cancel) {
+		/* a machine resumed after a restart (not Pending) finishes first, as it would
+		 * have without the restart */
+		if (up->cancel && strcmp(str(json_array_get(up->machines, i), "phase", NULL) ?: "",
+		                         "Pending") == 0) {
 			finish(up, "Canceled", "canceled between machines");
 			return;
 		}
