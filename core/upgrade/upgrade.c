@@ -741,8 +741,9 @@ static void next_machine(struct up *up);
 /* The current step ended (its commands done, failed, or the gate decided): go on. */
 static void step(struct up *up)
 {
-	json_t *m = cur(up);
+	json_t *m = cur(up), *x;
 	char why[700];
+	size_t i;
 
 	if (up->state == S_COMMANDS && up->action == A_ROLLBACK) {
 		bool ok = up->error[0] == '\0';
@@ -798,7 +799,14 @@ failed:
 		start_commands(up, A_ROLLBACK);
 		return;
 	}
-	set_step(up, m, "Failed", why);
+	/* Kubernetes: one step for every machine; those its gate saw at the target stay
+	 * Succeeded */
+	json_array_foreach(up->machines, i, x)
+	{
+		if (strcmp(str(x, "phase", NULL) ?: "", "Succeeded") != 0) {
+			set_step(up, x, "Failed", why);
+		}
+	}
 	finish(up, "Failed", why); /* Kubernetes has no rollback: talosctl upgrade-k8s again */
 }
 
