@@ -27,6 +27,7 @@ UNIT_TESTS = \
 	tests/unit/check_report \
 	tests/unit/check_observe \
 	tests/unit/check_observer \
+	tests/unit/check_upgrader \
 	tests/unit/check_platforms \
 	tests/unit/check_talos_observe
 
@@ -97,6 +98,9 @@ tests_unit_check_observe_LDADD = $(TEST_LDADD)
 tests_unit_check_observer_SOURCES = tests/unit/check_observer.c tests/unit/testutil.h
 tests_unit_check_observer_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_observer_LDADD = $(TEST_LDADD)
+tests_unit_check_upgrader_SOURCES = tests/unit/check_upgrader.c tests/unit/testutil.h tests/unit/httpclient.h
+tests_unit_check_upgrader_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_upgrader_LDADD = $(TEST_LDADD)
 tests_unit_check_config_SOURCES = tests/unit/check_config.c tests/unit/testutil.h
 tests_unit_check_config_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_config_LDADD = $(TEST_LDADD)

@@ -593,6 +593,9 @@ static void tenant_done(struct otenant *t)
 	t->busy = false; /* the writes above may have told us it is being deleted */
 	if (t->gone) {
 		tenant_free(t);
+	} else if (t->again) { /* kicked meanwhile: what this one saw may be from before */
+		t->again = false;
+		schedule(t, 0);
 	} else {
 		json_t *up = rz_report_active_upgrade(o->store, t->name);
 		schedule(t,

@@ -186,13 +186,41 @@ static int plan_order(const void *a, const void *b)
 	           : strcmp(str(ma, "metadata", "name") ?: "", str(mb, "metadata", "name") ?: "");
 }
 
+/* Give each of machines without spec.role its node group's, as the cluster plugin and
+ * the observer read a machine's role. */
+static void fill_roles(json_t *machines, const json_t *groups)
+{
+	json_t *m;
+	const json_t *g;
+	size_t i, j;
+
+	json_array_foreach(machines, i, m)
+	{
+		json_t *spec = json_object_get(m, "spec");
+		if (!json_is_object(spec) || str(m, "spec", "role") != NULL) {
+			continue;
+		}
+		json_array_foreach(groups, j, g)
+		{
+			const char *role = str(g, "spec", "role");
+			if (role != NULL && strcmp(str(g, "metadata", "name") ?: "",
+			                           str(m, "spec", "nodeGroup") ?: "") == 0) {
+				json_object_set_new(spec, "role", json_string(role));
+			}
+		}
+	}
+}
+
 /* The tenant's Machines in upgrade order: control planes first, then by name. */
 static json_t *ordered_machines(rz_store_t *st, const char *tenant)
 {
 	json_t *all = rz_store_list_all(st, "Machine", tenant), *out = json_array();
+	json_t *groups = rz_store_list_all(st, "NodeGroup", tenant);
 	size_t n = json_array_size(all);
 	json_t **v = calloc(n ? n : 1, sizeof(*v));
 
+	fill_roles(all, groups);
+	json_decref(groups);
 	for (size_t i = 0; v != NULL && i < n; i++) {
 		v[i] = json_array_get(all, i);
 	}
@@ -685,7 +713,9 @@ static bool gate_passed(struct up *up, char *why, size_t size)
 		const char *version = str(s, "talosVersion", NULL) ?: "(unknown)";
 		bool ready = json_is_true(json_object_get(s, "ready"));
 		bool node = !json_is_false(json_object_get(s, "nodeReady"));
-		bool cp = strcmp(str(m, "spec", "role") ?: "", "controlplane") == 0;
+		const char *role = str(cur(up), "role", NULL); /* the plan's: from the node group */
+		bool cp = strcmp(role && role[0] ? role : str(m, "spec", "role") ?: "",
+		                 "controlplane") == 0;
 		bool etcd = true;
 
 		if (cp &&
@@ -712,8 +742,9 @@ static void next_machine(struct up *up);
 /* The current step ended (its commands done, failed, or the gate decided): go on. */
 static void step(struct up *up)
 {
-	json_t *m = cur(up);
+	json_t *m = cur(up), *x;
 	char why[700];
+	size_t i;
 
 	if (up->state == S_COMMANDS && up->action == A_ROLLBACK) {
 		bool ok = up->error[0] == '\0';
@@ -777,7 +808,14 @@ failed:
 		start_commands(up, A_ROLLBACK);
 		return;
 	}
-	set_step(up, m, "Failed", why);
+	/* Kubernetes: one step for every machine; those its gate saw at the target stay
+	 * Succeeded */
+	json_array_foreach(up->machines, i, x)
+	{
+		if (strcmp(str(x, "phase", NULL) ?: "", "Succeeded") != 0) {
+			set_step(up, x, "Failed", why);
+		}
+	}
 	finish(up, "Failed", why); /* Kubernetes has no rollback: talosctl upgrade-k8s again */
 }
 
@@ -789,16 +827,17 @@ static void next_machine(struct up *up)
 
 	if (strcmp(up->component, "kubernetes") == 0) {
 		/* once, through the first control plane; the gate waits for every node */
-		bool done = true;
+		bool done = true, started = false;
 		json_array_foreach(up->machines, i, m)
 		{
 			done = done && strcmp(str(m, "phase", NULL) ?: "", "Succeeded") == 0;
+			started = started || strcmp(str(m, "phase", NULL) ?: "", "Pending") != 0;
 		}
 		if (done) {
 			finish(up, "Succeeded", "");
 			return;
 		}
-		if (up->cancel) {
+		if (up->cancel && !started) {
 			finish(up, "Canceled", "canceled before the Kubernetes upgrade started");
 			return;
 		}
@@ -818,7 +857,10 @@ static void next_machine(struct up *up)
 			finish(up, "Succeeded", "");
 			return;
 		}
-		if (up->cancel) {
+		/* a machine resumed after a restart (not Pending) finishes first, as it would
+		 * have without the restart */
+		if (up->cancel && strcmp(str(json_array_get(up->machines, i), "phase", NULL) ?: "",
+		                         "Pending") == 0) {
 			finish(up, "Canceled", "canceled between machines");
 			return;
 		}

@@ -1,9 +1,10 @@
 #!/bin/sh
 # tests/integration/standins.sh - the test stand-ins for talosctl and kubectl
 # (tests/stand-ins/) replay the recorded layout of tests/plugins/observe/standin/: by node
-# address and command, with .err and .exit files, in each mode (hang, fail, garbage); they
-# insist on their credentials file and log every call to calls.log; and no product code
-# names them.
+# address and command, with .err, .exit and .sleep files, in each mode (hang, fail,
+# garbage); a command's after/ tree changes what the nodes report (an upgrade, a rollback,
+# upgrade-k8s); they insist on their credentials file and log every call to calls.log; and
+# no product code names them.
 . "$top_srcdir/tests/integration/lib.sh"
 
 T="$top_srcdir/tests/stand-ins/talosctl"
@@ -117,6 +118,37 @@ echo hang >"$D/kubectl/mode"
 KUBECONFIG="$WORK/kubeconfig" timeout 1 "$K" get nodes -o json >"$WORK/out" 2>&1
 expect_eq "kubectl mode hang: killed by the caller's timeout" 124 "$?"
 rm "$D/kubectl/mode"
+
+# An upgrade played: the command's after/ tree changes what the node reports.
+talos --nodes 10.20.0.11 upgrade --image ghcr.io/siderolabs/installer:v1.13.0 --wait --timeout 600s
+expect_eq "upgrade: flags with values are no command words; progress on stderr, exit 0" \
+	"0 $(rec talosctl/10.20.0.11/upgrade.err)" "$rc $(cat "$WORK/err")"
+talos --nodes 10.20.0.11 version
+expect_match "after/<address>/upgrade/: the node reports the new version" \
+	"Tag: *v1\.13\.0" "$(cat "$WORK/out")"
+talos --nodes 10.20.0.12 version
+expect_match "the other nodes are untouched" "Tag: *v1\.12\.1" "$(cat "$WORK/out")"
+talos --nodes 10.20.0.11 rollback
+talos --nodes 10.20.0.11 version
+expect_eq "after/<address>/rollback/: the old version again" \
+	"0 $(rec talosctl/10.20.0.11/version.out)" "$rc $(cat "$WORK/out")"
+echo 1 >"$D/talosctl/10.20.0.12/upgrade.exit"
+talos --nodes 10.20.0.12 upgrade --image ghcr.io/siderolabs/installer:v1.13.0 --wait
+talos --nodes 10.20.0.12 version
+expect_eq "an upgrade that fails changes nothing" "0 $(rec talosctl/10.20.0.12/version.out)" \
+	"$rc $(cat "$WORK/out")"
+rm "$D/talosctl/10.20.0.12/upgrade.exit"
+talos --nodes 10.20.0.10 upgrade-k8s --to 1.35.2
+kube get nodes -o json
+expect_eq "upgrade-k8s: every kubelet at the new version" "0 3" \
+	"$rc $(grep -c '"kubeletVersion": "v1.35.2"' "$WORK/out")"
+echo 0.5 >"$D/talosctl/10.20.0.10/version.sleep"
+start=$(date +%s%N)
+talos --nodes 10.20.0.10 version
+took=$((($(date +%s%N) - start) / 1000000))
+expect_eq "<command>.sleep: the answer comes that much later" "0 yes" \
+	"$rc $([ "$took" -ge 500 ] && echo yes || echo "no, $took ms")"
+rm "$D/talosctl/10.20.0.10/version.sleep"
 
 env -u REZUS_STANDIN_DIR TALOSCONFIG="$WORK/talosconfig" "$T" --nodes 10.20.0.10 version \
 	>"$WORK/out" 2>&1

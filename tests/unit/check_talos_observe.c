@@ -493,13 +493,16 @@ START_TEST(test_nodes)
 {
 	expect(parse_file("nodes", "talos/nodes.json"),
 	       "{\"tenant\": {\"nodes\": 3, \"nodesReady\": 3}, \"machines\": {"
-	       "\"cp-0\": {\"nodeReady\": true}, \"w-0\": {\"nodeReady\": true}, "
-	       "\"w-1\": {\"nodeReady\": true}}}");
-	/* the control plane's kubelet is silent, w-1 NotReady, w-0 never registered */
+	       "\"cp-0\": {\"nodeReady\": true, \"kubernetesVersion\": \"v1.35.0\"}, "
+	       "\"w-0\": {\"nodeReady\": true, \"kubernetesVersion\": \"v1.35.0\"}, "
+	       "\"w-1\": {\"nodeReady\": true, \"kubernetesVersion\": \"v1.35.0\"}}}");
+	/* the control plane's kubelet is silent, w-1 NotReady, w-0 never registered (so no
+	 * kubelet version either) */
 	expect(parse_file("nodes", "talos/nodes-degraded.json"),
 	       "{\"tenant\": {\"nodes\": 2, \"nodesReady\": 0, \"controlPlaneHealthy\": false}, "
-	       "\"machines\": {\"cp-0\": {\"nodeReady\": false}, \"w-0\": {\"nodeReady\": false}, "
-	       "\"w-1\": {\"nodeReady\": false}}}");
+	       "\"machines\": {\"cp-0\": {\"nodeReady\": false, \"kubernetesVersion\": "
+	       "\"v1.35.0\"}, \"w-0\": {\"nodeReady\": false}, "
+	       "\"w-1\": {\"nodeReady\": false, \"kubernetesVersion\": \"v1.35.0\"}}}");
 }
 END_TEST
 
@@ -590,11 +593,11 @@ START_TEST(test_standin_layout)
 	want = js("{\"tenant\": {\"etcdMembers\": 1, \"controlPlaneHealthy\": true, \"nodes\": 3, "
 	          "\"nodesReady\": 3}, \"machines\": {"
 	          "\"cp-0\": {\"stage\": \"Running\", \"ready\": true, \"talosVersion\": "
-	          "\"v1.12.1\", \"nodeReady\": true}, "
+	          "\"v1.12.1\", \"nodeReady\": true, \"kubernetesVersion\": \"v1.35.0\"}, "
 	          "\"w-0\": {\"stage\": \"Running\", \"ready\": true, \"talosVersion\": "
-	          "\"v1.12.1\", \"nodeReady\": true}, "
+	          "\"v1.12.1\", \"nodeReady\": true, \"kubernetesVersion\": \"v1.35.0\"}, "
 	          "\"w-1\": {\"stage\": \"Running\", \"ready\": true, \"talosVersion\": "
-	          "\"v1.12.1\", \"nodeReady\": true}}}");
+	          "\"v1.12.1\", \"nodeReady\": true, \"kubernetesVersion\": \"v1.35.0\"}}}");
 	ck_assert_msg(json_equal(all, want), "merged facts %s",
 	              json_dumps(all, JSON_SORT_KEYS | JSON_INDENT(1)));
 	json_decref(want);
