@@ -300,14 +300,21 @@ static int sim_render(void *state, const rezus_json_t *ctx, rezus_json_t *out, r
 static int64_t time_ms(const char *t)
 {
 	struct tm tm = { 0 };
+	int n = 0, ms = 0;
 
-	if (t == NULL || sscanf(t, "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-	                        &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6) {
+	if (t == NULL || sscanf(t, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon,
+	                        &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6) {
 		return -1;
+	}
+	if (t[n] == '.') { /* "….123Z": an upgrade step's times have milliseconds */
+		for (int i = 1, scale = 100; i <= 3 && t[n + i] >= '0' && t[n + i] <= '9'; i++) {
+			ms += (t[n + i] - '0') * scale;
+			scale /= 10;
+		}
 	}
 	tm.tm_year -= 1900;
 	tm.tm_mon -= 1;
-	return (int64_t)timegm(&tm) * 1000;
+	return (int64_t)timegm(&tm) * 1000 + ms;
 }
 
 /* The index of a machine from its TF address ("terraform_data.workers[1]"); -1 if none. */

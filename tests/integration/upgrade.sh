@@ -122,6 +122,7 @@ else
 	not_ok "a run asked for during the upgrade started only after it" "run $r_start, upgrade ended $u_end"
 fi
 kill "$WATCH" 2>/dev/null
+[ -n "${UPGRADE_WATCH_COPY:-}" ] && cp "$WORK/watch" "$UPGRADE_WATCH_COPY"
 u=$(api "$API/tenants/up1/upgrades/$name")
 expect_match "it succeeded" '"status":\{"phase":"Succeeded"' "$u"
 expect_match "every machine's step Succeeded, in plan order" \
