@@ -348,13 +348,14 @@ static int talos_upgrade(void *state, const rezus_json_t *ctx, rezus_json_t *com
 	const rezus_json_t *m = h->json_get(h, ctx, "machine");
 	const char *addr = kit_get_str(h, m, "spec.address", "");
 	int64_t timeout = h->json_integer_value(h, h->json_get(h, ctx, "timeout"));
-	rezus_json_t *c = h->json_object(h);
+	rezus_json_t *c;
 
 	if (addr[0] == '\0') {
 		return h->error(h, err, REZUS_EINVALID,
 		                "machine %s has no address to upgrade through",
 		                kit_get_str(h, m, "metadata.name", "?"));
 	}
+	c = h->json_object(h); /* after the checks: a handle never handed back would leak */
 	if (timeout < 60000) {
 		timeout = 60000;
 	}
