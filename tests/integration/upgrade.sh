@@ -168,8 +168,10 @@ make_tenant up3
 wait_for 60 tenant_ready up3
 name=$(api -X POST "$API/tenants/up3/upgrades" -d '{"spec":{"component":"talos","targetVersion":"1.12.0"}}' | field name)
 wait_for 20 sh -c "curl -s -H 'Authorization: Bearer $TOKEN' '$API/tenants/up3/upgrades/$name' | grep -q '\"current\":\"cp-0\"'"
-expect_match "cancel is accepted while a machine upgrades" 'stops before its next machine' \
-	"$(api -X POST "$API/tenants/up3/upgrades/$name/cancel")"
+out=$(HOME="$WORK" REZUSCLOUD_SERVER="http://127.0.0.1:$PORT" REZUSCLOUD_TOKEN="$TOKEN" \
+	"$top_builddir/rezusctl" upgrade cancel up3 "$name" 2>&1)
+expect_match "rezusctl upgrade cancel is accepted while a machine upgrades" \
+	"^upgrade/$name: cancel requested: the upgrade stops before its next machine" "$out"
 wait_for 30 ended up3 "$name"
 u=$(api "$API/tenants/up3/upgrades/$name")
 expect_match "the upgrade ends Canceled after the machine it was on" \
