@@ -11,7 +11,7 @@
 #include "core/base/yaml.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define MAX_DEPTH     64
+#define MAX_DEPTH     RZ_YAML_MAX_DEPTH
 #define PATH_MAX_LEN  256
 
 static int oom(rz_err_t *err)

@@ -16,6 +16,10 @@
 
 #include "core/base/errors.h"
 
+/* The deepest nesting of sequences and mappings any YAML the daemon reads may have: libyaml
+ * takes time quadratic in the depth, so a parser stops at this one. */
+#define RZ_YAML_MAX_DEPTH 64
+
 typedef struct rz_yaml {
 	yaml_parser_t parser;
 	const char *name; /* the source, for messages */

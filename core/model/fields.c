@@ -22,6 +22,8 @@
 
 #include <yaml.h>
 
+#include "core/base/yaml.h"
+
 #include "core/model/fields.h"
 
 /* Room for any message a format check writes. */
@@ -1141,6 +1143,7 @@ bool rz_format_yaml(const char *s, char *msg, size_t size)
 	yaml_parser_t parser;
 	yaml_event_t event;
 	bool ok = true, done = false;
+	int depth = 0;
 
 	if (!yaml_parser_initialize(&parser)) {
 		return fail(msg, size, "not valid YAML: out of memory");
@@ -1152,6 +1155,19 @@ bool rz_format_yaml(const char *s, char *msg, size_t size)
 			break;
 		}
 		done = event.type == YAML_STREAM_END_EVENT;
+		if (event.type == YAML_SEQUENCE_START_EVENT ||
+		    event.type == YAML_MAPPING_START_EVENT) {
+			if (++depth > RZ_YAML_MAX_DEPTH) { /* stop before libyaml's cost grows */
+				ok = fail(
+				    msg, size,
+				    "not valid YAML here: nested deeper than %d levels at line %zu",
+				    RZ_YAML_MAX_DEPTH, (size_t)event.start_mark.line + 1);
+				done = true;
+			}
+		} else if (event.type == YAML_SEQUENCE_END_EVENT ||
+		           event.type == YAML_MAPPING_END_EVENT) {
+			depth--;
+		}
 		yaml_event_delete(&event);
 	}
 	yaml_parser_delete(&parser);

@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 
+#include "core/base/yaml.h"
 #include "core/model/fields.h"
 #include "tests/unit/testutil.h"
 
@@ -972,6 +973,30 @@ START_TEST(test_format_truncates)
 }
 END_TEST
 
+/* Nesting past RZ_YAML_MAX_DEPTH is refused, the deepest allowed is fine: libyaml's time
+ * grows with the square of the depth, and 200 KB of "[" once held the loop for 38 s. */
+START_TEST(test_format_yaml_depth)
+{
+	size_t n = 100000;
+	char *s = malloc(2 * n + 1), msg[128];
+
+	ck_assert_ptr_nonnull(s);
+	memset(s, '[', n);
+	memset(s + n, ']', n);
+	s[2 * n] = '\0';
+	ck_assert(!rz_format_yaml(s, msg, sizeof(msg)));
+	ck_assert_str_eq(msg, "not valid YAML here: nested deeper than 64 levels at line 1");
+	memset(s, 'a', 2 * n);
+	for (size_t i = 0; i < RZ_YAML_MAX_DEPTH; i++) {
+		s[i] = '[';
+		s[RZ_YAML_MAX_DEPTH + i] = ']';
+	}
+	s[2 * RZ_YAML_MAX_DEPTH] = '\0';
+	ck_assert_msg(rz_format_yaml(s, msg, sizeof(msg)), "%s", msg);
+	free(s);
+}
+END_TEST
+
 /* A format function's message becomes the cause; an empty one gets a fallback. */
 static bool reject_silently(const char *s, char *msg, size_t size)
 {
@@ -1024,6 +1049,7 @@ int main(void)
 	tcase_add_loop_test(tf, test_formats, 0, (int)ARRAY_SIZE(fcases));
 	tcase_add_test(tf, test_format_lengths);
 	tcase_add_test(tf, test_format_truncates);
+	tcase_add_test(tf, test_format_yaml_depth);
 	suite_add_tcase(s, tf);
 	return rzt_run(s);
 }
