@@ -32,6 +32,24 @@ static const char *nz(const char *s)
 	return s ? s : "";
 }
 
+/* s cut to at most max bytes — on a UTF-8 character's boundary, marked "…" — in buf (of
+ * max + 4 bytes); s itself when it fits. */
+static const char *bounded(const char *s, size_t max, char *buf)
+{
+	size_t n;
+
+	if (s == NULL || strlen(s) <= max) {
+		return nz(s);
+	}
+	n = max;
+	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80) {
+		n--; /* not inside a multi-byte character */
+	}
+	memcpy(buf, s, n);
+	memcpy(buf + n, "\xe2\x80\xa6", 4); /* "…" and the NUL */
+	return buf;
+}
+
 int rz_audit_insert(rz_db_t *db, const rz_audit_entry_t *e, rz_err_t *err)
 {
 	static const char sql[] =
@@ -47,14 +65,19 @@ int rz_audit_insert(rz_db_t *db, const rz_audit_entry_t *e, rz_err_t *err)
 	if (s == NULL) {
 		return err->code;
 	}
+	/* a row's size is bounded whatever a request sends: a refused request with a 64 KiB
+	 * path must not cost 64 KiB of disk for 90 days */
+	char buf[10][RZ_AUDIT_FIELD_MAX + 4], ebuf[RZ_AUDIT_TEXT_MAX + 4],
+	    dbuf[RZ_AUDIT_TEXT_MAX + 4];
+
 	rz_time_now(now, sizeof(now));
 	rz_stmt_bind_text(s, 1, now);
 	for (int i = 0; i < 10; i++) {
-		rz_stmt_bind_text(s, i + 2, nz(text[i]));
+		rz_stmt_bind_text(s, i + 2, bounded(text[i], RZ_AUDIT_FIELD_MAX, buf[i]));
 	}
 	rz_stmt_bind_int64(s, 12, e->code);
-	rz_stmt_bind_text(s, 13, nz(e->error));
-	rz_stmt_bind_text(s, 14, nz(e->detail));
+	rz_stmt_bind_text(s, 13, bounded(e->error, RZ_AUDIT_TEXT_MAX, ebuf));
+	rz_stmt_bind_text(s, 14, bounded(e->detail, RZ_AUDIT_TEXT_MAX, dbuf));
 	rc = rz_stmt_step(s, err);
 	rz_stmt_done(s);
 	return rc < 0 ? rc : 0;

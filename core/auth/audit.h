@@ -23,8 +23,12 @@ typedef struct rz_audit_entry {
 	int code;
 } rz_audit_entry_t;
 
+#define RZ_AUDIT_FIELD_MAX 1024 /* bytes of a row's path, user, name and other short fields */
+#define RZ_AUDIT_TEXT_MAX  4096 /* bytes of its error and detail */
+
 /* Insert one row (inside the caller's transaction, when there is one). NULL fields are
- * stored as "". */
+ * stored as ""; a field longer than its bound is cut, on a character boundary, and ends
+ * in "…". */
 int rz_audit_insert(rz_db_t *db, const rz_audit_entry_t *e, rz_err_t *err);
 
 typedef struct rz_audit rz_audit_t;

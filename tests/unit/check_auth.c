@@ -806,6 +806,49 @@ START_TEST(test_audit_retention)
 }
 END_TEST
 
+/* A refused request with a 60 KiB path writes a row of bounded size: 2,000 of them once
+ * added 228 MB. The cut keeps whole UTF-8 characters and says it cut. */
+START_TEST(test_audit_fields_bounded)
+{
+	rz_db_t *db = rz_daemon_db(d);
+	size_t n = 60 * 1024;
+	char *path = malloc(n + 1), *err_text = malloc(n + 1);
+	rz_audit_entry_t e = { .user = "", .request_id = "long-row", .code = 401 };
+	rz_err_t err = { 0 };
+	rz_stmt_t *st;
+	const char *p;
+
+	ck_assert_ptr_nonnull(path);
+	ck_assert_ptr_nonnull(err_text);
+	path[0] = '/';
+	for (size_t i = 1; i + 1 < n; i += 2) { /* "é" over and over, one byte off */
+		path[i] = (char)0xc3;
+		path[i + 1] = (char)0xa9;
+	}
+	path[n - 1] = 'x';
+	path[n] = '\0';
+	memset(err_text, 'e', n);
+	err_text[n] = '\0';
+	e.path = path;
+	e.error = err_text;
+	ck_assert_int_eq(rz_audit_insert(db, &e, &err), 0);
+	st = rz_db_stmt(db,
+	                "SELECT path, length(CAST(path AS BLOB)), length(CAST(error AS BLOB))"
+	                " FROM audit WHERE request_id = 'long-row'",
+	                &err);
+	ck_assert_int_eq(rz_stmt_step(st, &err), 1);
+	ck_assert_int_le(rz_stmt_int64(st, 1), RZ_AUDIT_FIELD_MAX + 3);
+	ck_assert_int_le(rz_stmt_int64(st, 2), RZ_AUDIT_TEXT_MAX + 3);
+	p = rz_stmt_text(st, 0);
+	ck_assert_msg(strncmp(p + strlen(p) - 3, "\xe2\x80\xa6", 3) == 0, "the cut is marked");
+	/* whole characters only: "/" then pairs of bytes, then the mark */
+	ck_assert_int_eq((strlen(p) - 1 - 3) % 2, 0);
+	rz_stmt_done(st);
+	free(path);
+	free(err_text);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("auth");
@@ -824,6 +867,7 @@ int main(void)
 	tcase_add_test(tc, test_password_change);
 	tcase_add_test(tc, test_audit_rows_and_no_secret_anywhere);
 	tcase_add_test(tc, test_audit_retention);
+	tcase_add_test(tc, test_audit_fields_bounded);
 	suite_add_tcase(s, tc);
 	return rzt_run(s);
 }
