@@ -47,6 +47,7 @@ INTEGRATION_TESTS = \
 	tests/integration/layers.sh \
 	tests/integration/observe.sh \
 	tests/integration/upgrade.sh \
+	tests/integration/fdlimit.sh \
 	tests/integration/history.sh \
 	tests/integration/backup.sh \
 	tests/integration/standins.sh

@@ -101,6 +101,9 @@ struct conn {
 struct rz_http {
 	struct event_base *base;
 	struct evconnlistener *listener;
+	struct event *resume_accept; /* accept() failed: listen again after a pause */
+	int64_t accept_logged_ms;    /* when the last accept failure was logged */
+	uint64_t accept_failures;    /* since then */
 	rz_http_opts_t opts;
 	struct route *routes;
 	size_t nroutes;
@@ -1288,6 +1291,57 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 
 /* ------------------------------------------------------------------ the server */
 
+#define ACCEPT_PAUSE_MS   250   /* not accepting after accept() failed (no descriptor left) */
+#define ACCEPT_LOG_GAP_MS 10000 /* accept failures are logged at most this often */
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void on_resume_accept(evutil_socket_t fd, short what, void *arg)
+{
+	rz_http_t *h = arg;
+
+	if (h->listener != NULL && !h->draining) {
+		evconnlistener_enable(h->listener);
+	}
+}
+
+/* accept() failed for a reason a retry at once cannot cure — no descriptor left (EMFILE,
+ * ENFILE), no memory: the socket stays readable, so retrying at once spins the loop and
+ * floods the log. Stop accepting for a moment, and say so at most every ten seconds. */
+static void on_accept_error(struct evconnlistener *l, void *arg)
+{
+	rz_http_t *h = arg;
+	int e = EVUTIL_SOCKET_ERROR();
+	struct timeval pause = { 0, ACCEPT_PAUSE_MS * 1000 };
+	int64_t now = mono_ms();
+
+	h->accept_failures++;
+	if (h->accept_logged_ms == 0 || now - h->accept_logged_ms >= ACCEPT_LOG_GAP_MS) {
+		char n[24];
+		snprintf(n, sizeof(n), "%llu", (unsigned long long)h->accept_failures);
+		rz_logkv(RZ_LOG_WARNING, "http",
+		         "accept failed: not accepting connections for a moment", "error",
+		         evutil_socket_error_to_string(e), "failures", n, "pause_ms", "250", NULL);
+		h->accept_logged_ms = now;
+		h->accept_failures = 0;
+	}
+	evconnlistener_disable(l);
+	if (h->resume_accept == NULL) {
+		h->resume_accept = evtimer_new(h->base, on_resume_accept, h);
+	}
+	if (h->resume_accept != NULL) {
+		evtimer_add(h->resume_accept, &pause);
+	} else {
+		evconnlistener_enable(l); /* no timer: better busy than deaf */
+	}
+}
+
 int rz_http_new(rz_http_t **out, struct event_base *base, const rz_http_opts_t *opts, rz_err_t *err)
 {
 	rz_http_t *h;
@@ -1393,6 +1447,7 @@ int rz_http_listen(rz_http_t *h, const char *addr, rz_err_t *err)
 		int e = errno ? errno : EADDRINUSE;
 		return rz_err_set(err, -e, "http: listen on '%s' failed: %s", addr, strerror(e));
 	}
+	evconnlistener_set_error_cb(h->listener, on_accept_error);
 	if (getsockname(evconnlistener_get_fd(h->listener), (struct sockaddr *)&ss, &len) == 0) {
 		h->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
 		                                         : ((struct sockaddr_in *)&ss)->sin_port);
@@ -1457,6 +1512,9 @@ void rz_http_free(rz_http_t *h)
 	}
 	if (h->listener != NULL) {
 		evconnlistener_free(h->listener);
+	}
+	if (h->resume_accept != NULL) {
+		event_free(h->resume_accept);
 	}
 	while (h->conns != NULL) {
 		conn_free(h->conns);
