@@ -34,6 +34,9 @@
 
 enum step { STEP_INIT, STEP_PLAN, STEP_SHOW, STEP_APPLY, STEP_DONE };
 
+/* The most of `tofu show -json` kept: a plan larger than this is not applied. */
+#define SHOW_MAX ((size_t)256 << 20)
+
 struct tenant;
 
 struct run {
@@ -49,6 +52,7 @@ struct run {
 	struct sbuf {
 		char *p;
 		size_t len, cap;
+		bool cut; /* more than SHOW_MAX, or out of memory: not a whole plan */
 	} show;         /* stdout of `tofu show -json` while it runs (sensitive values in clear) */
 	json_t *plan;   /* then parsed, once; the buffer is wiped */
 	json_t *listed; /* what the plan does, resource by resource (rz_plan_list) */
@@ -572,10 +576,15 @@ static void on_line(void *arg, const char *line, size_t len, bool is_stderr)
 		keep_tail(r, line, len);
 	}
 	if (plan_json) {
+		if (r->show.cut || r->show.len + len + 1 > SHOW_MAX) {
+			r->show.cut = true;
+			return;
+		}
 		if (r->show.len + len + 1 > r->show.cap) {
 			size_t cap = (r->show.len + len + 1) * 2;
 			char *p = realloc(r->show.p, cap);
 			if (p == NULL) {
+				r->show.cut = true;
 				return;
 			}
 			r->show.p = p;
@@ -1054,14 +1063,32 @@ static void step_done(void *arg, int status, bool timed_out, bool canceled)
 		return;
 	}
 	if (r->step == STEP_SHOW) {
-		r->plan = r->show.p ? json_loads(r->show.p, 0, NULL) : NULL;
-		if (r->plan != NULL) { /* named before the apply moves the Machines */
+		size_t shown = r->show.len;
+		r->plan = r->show.p && !r->show.cut ? json_loads(r->show.p, 0, NULL) : NULL;
+		if (r->show.p != NULL) {
+			sodium_memzero(r->show.p, r->show.len);
+		}
+		if (!json_is_object(r->plan) ||
+		    json_object_get(r->plan, "format_version") == NULL) {
+			/* what the plan destroys is not known: the approval guard cannot decide, so
+			 * nothing is applied */
+			json_decref(r->plan);
+			r->plan = NULL;
+			snprintf(
+			    r->error, sizeof(r->error),
+			    "tofu show -json printed no plan (%s%zu bytes): nothing was applied",
+			    r->show.cut ? "more than " : "", shown);
+			json_array_append_new(
+			    r->diagnostics, json_pack("{s:s, s:s, s:s, s:s}", "severity", "error",
+			                              "summary", "tofu show -json printed no plan",
+			                              "detail", r->error, "address", ""));
+			finish(r, "Failed", 0);
+			return;
+		}
+		{ /* named before the apply moves the Machines */
 			json_t *machines = rz_store_list_all(r->e->store, "Machine", r->t->name);
 			r->listed = rz_plan_list(r->plan, machines);
 			json_decref(machines);
-		}
-		if (r->show.p != NULL) {
-			sodium_memzero(r->show.p, r->show.len);
 		}
 	}
 	r->step++;
