@@ -229,25 +229,6 @@ static json_t *seal_key(const unsigned char *key, const char *pass, const char *
 
 /* ------------------------------------------------------------------ the manifest */
 
-/* One integer from the first row of sql on db (0 when no row). */
-static int query_int(rz_db_t *db, const char *sql, int64_t *out, rz_err_t *err)
-{
-	rz_stmt_t *s = rz_db_stmt(db, sql, err);
-	int rc;
-
-	*out = 0;
-	if (s == NULL) {
-		return RZ_EDB;
-	}
-	rc = rz_stmt_step(s, err);
-	if (rc == 1) {
-		*out = rz_stmt_int64(s, 0);
-		rc = 0;
-	}
-	rz_stmt_done(s);
-	return rc;
-}
-
 /* What the snapshot at path holds, counted from the snapshot itself. */
 static int count_snapshot(const char *path, json_t *m, rz_err_t *err)
 {
@@ -268,7 +249,7 @@ static int count_snapshot(const char *path, json_t *m, rz_err_t *err)
 	int rc = rz_db_open_readonly(&db, path, err);
 
 	for (size_t i = 0; rc == 0 && i < sizeof(counts) / sizeof(counts[0]); i++) {
-		rc = query_int(db, counts[i].sql, &v, err);
+		rc = rz_db_query_int(db, counts[i].sql, &v, err);
 		if (rc == 0) {
 			json_object_set_new(m, counts[i].member, json_integer(v));
 		}

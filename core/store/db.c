@@ -726,3 +726,23 @@ int64_t rz_db_last_rowid(rz_db_t *db)
 {
 	return valid(db) ? sqlite3_last_insert_rowid(db->conn) : 0;
 }
+
+/* One integer from the first row of sql on db (0 when no row). */
+int rz_db_query_int(rz_db_t *db, const char *sql, int64_t *out, rz_err_t *err)
+{
+	rz_stmt_t *s = rz_db_stmt(db, sql, err);
+	int rc;
+
+	*out = 0;
+	if (s == NULL) {
+		return RZ_EDB;
+	}
+	rc = rz_stmt_step(s, err);
+	if (rc == 1) {
+		*out = rz_stmt_int64(s, 0);
+		rc = 0;
+	}
+	rz_stmt_done(s);
+	return rc;
+}
+

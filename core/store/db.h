@@ -95,4 +95,8 @@ int64_t rz_db_last_rowid(rz_db_t *db);
 /* True when the database is open and its schema is current (for /readyz). */
 int rz_db_ready(rz_db_t *db);
 
+/* One integer from the first row of sql on db: 0 with *out (0 when there is no row), or
+ * the error. */
+int rz_db_query_int(rz_db_t *db, const char *sql, int64_t *out, rz_err_t *err);
+
 #endif /* RZ_DB_H */

@@ -567,32 +567,13 @@ static void on_user(json_t *acc, const char *group, const char *name, int how)
 	}
 }
 
-/* One integer from the first row of sql on db (0 when no row). */
-static int query_int(rz_db_t *db, const char *sql, int64_t *out, rz_err_t *err)
-{
-	rz_stmt_t *s = rz_db_stmt(db, sql, err);
-	int rc;
-
-	*out = 0;
-	if (s == NULL) {
-		return RZ_EDB;
-	}
-	rc = rz_stmt_step(s, err);
-	if (rc == 1) {
-		*out = rz_stmt_int64(s, 0);
-		rc = 0;
-	}
-	rz_stmt_done(s);
-	return rc;
-}
-
 static int diff_revision(rz_db_t *cur, rz_db_t *bak, json_t *report, rz_err_t *err)
 {
 	static const char sql[] = "SELECT rv FROM revision WHERE id = 1";
 	int64_t a = 0, b = 0;
-	int rc = cur != NULL ? query_int(cur, sql, &a, err) : 0;
+	int rc = cur != NULL ? rz_db_query_int(cur, sql, &a, err) : 0;
 
-	rc = rc == 0 ? query_int(bak, sql, &b, err) : rc;
+	rc = rc == 0 ? rz_db_query_int(bak, sql, &b, err) : rc;
 	if (rc == 0) {
 		json_object_set_new(
 		    report, "revision",
