@@ -745,4 +745,3 @@ int rz_db_query_int(rz_db_t *db, const char *sql, int64_t *out, rz_err_t *err)
 	rz_stmt_done(s);
 	return rc;
 }
-
