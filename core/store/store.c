@@ -514,7 +514,7 @@ int rz_store_replay(rz_store_t *st, int64_t after, int (*fn)(const rz_event_t *e
 	rz_stmt_t *s;
 	int rc = 0, stop = 0;
 
-	if (after + 1 < oldest) {
+	if (after < oldest - 1) { /* oldest >= 1; after + 1 would overflow at INT64_MAX */
 		return rz_err_set(err, RZ_EGONE,
 		                  "too old resource version: %" PRId64 " (%" PRId64 ")", after,
 		                  oldest - 1);

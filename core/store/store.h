@@ -108,7 +108,8 @@ int rz_store_delete(rz_store_t *st, const rz_kind_t *k, const char *tenant, cons
                     rz_err_t *err);
 
 /* Replay events with revision > after, oldest first, through fn (stop when it returns
- * non-zero, which is then returned). RZ_EGONE when after + 1 < rz_store_oldest(). */
+ * non-zero, which is then returned). RZ_EGONE when after + 1 < rz_store_oldest(); an after
+ * beyond the newest revision (up to INT64_MAX) replays nothing. */
 int rz_store_replay(rz_store_t *st, int64_t after, int (*fn)(const rz_event_t *ev, void *arg),
                     void *arg, rz_err_t *err);
 

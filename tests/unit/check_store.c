@@ -1321,6 +1321,9 @@ START_TEST(test_replay)
 	r = replay_ok(100);
 	ck_assert_uint_eq(r->n, 0);
 	replayed_free(r);
+	r = replay_ok(INT64_MAX); /* no overflow: "after + 1" wrapped to INT64_MIN */
+	ck_assert_uint_eq(r->n, 0);
+	replayed_free(r);
 
 	/* The callback's non-zero result stops the replay and is returned. */
 	r = calloc(1, sizeof(*r));
