@@ -22,8 +22,9 @@
 #include "core/base/yaml.h"
 
 #define LIST_LIMIT_MAX 10000
-#define NAME_SUFFIX    5 /* after generateName, as Kubernetes has it */
-#define PREFIX_BYTES   4 /* after a kind's own prefix: 8 hex digits, as the engine names runs */
+#define CONTINUE_MAX   256 /* a token's text: base64 of an owner and a name, 127 bytes */
+#define NAME_SUFFIX    5   /* after generateName, as Kubernetes has it */
+#define PREFIX_BYTES   4   /* after a kind's own prefix: 8 hex digits, as the engine names runs */
 
 enum form {
 	FORM_COLLECTION, /* /api/v1/<plural> or /api/v1/tenants/{tenant}/<plural> */
@@ -418,6 +419,9 @@ static bool parse_continue(const char *token, char *key, size_t size, const char
 	size_t len = 0;
 	char *nl;
 
+	if (strlen(token) > CONTINUE_MAX) {
+		return false;
+	}
 	if (sodium_base642bin((unsigned char *)key, size - 1, token, strlen(token), NULL, &len,
 	                      NULL, sodium_base64_VARIANT_URLSAFE_NO_PADDING) != 0) {
 		return false;
@@ -479,10 +483,23 @@ static bool truthy(const char *v)
 	return v != NULL && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0);
 }
 
+/* A resourceVersion as Kubernetes spells one: decimal digits only (no sign, no blanks),
+ * within int64. */
+static bool parse_rv(const char *s, int64_t *out)
+{
+	size_t n = strspn(s, "0123456789");
+
+	return n > 0 && s[n] == '\0' && rz_parse_int(s, 0, INT64_MAX, out);
+}
+
+/* Values are echoed in messages cut to this many bytes (a query may be 64 KiB). */
+#define ECHO_MAX 64
+
 static void handle_watch(struct rctx *c, rz_req_t *req, const char *tenant, rz_selector_t *labels,
                          rz_selector_t *fields)
 {
 	const char *rv = rz_req_query(req, "resourceVersion");
+	const char *match = rz_req_query(req, "resourceVersionMatch");
 	rz_watch_opts_t o = { .kind = c->k,
 		              .tenant = tenant,
 		              .labels = labels,
@@ -493,16 +510,79 @@ static void handle_watch(struct rctx *c, rz_req_t *req, const char *tenant, rz_s
 	if (rv == NULL || *rv == '\0') {
 		rv = rz_req_header(req, "Last-Event-ID");
 	}
-	if (rv != NULL && *rv != '\0' && !rz_parse_int(rv, 0, INT64_MAX, &o.since)) {
+	if ((rv != NULL && *rv != '\0' && !parse_rv(rv, &o.since)) ||
+	    (match != NULL && *match != '\0' && strcmp(match, "NotOlderThan") != 0)) {
 		rz_selector_free(labels);
 		rz_selector_free(fields);
-		rz_reply_error(req, 400, NULL, "invalid resourceVersion '%s'", rv);
+		if (match != NULL && *match != '\0' && strcmp(match, "NotOlderThan") != 0) {
+			rz_reply_error(req, 400, NULL,
+			               "resourceVersionMatch '%.*s' is not supported for watch: "
+			               "supported values: \"NotOlderThan\"",
+			               ECHO_MAX, match);
+		} else {
+			rz_reply_error(req, 400, NULL, "invalid resourceVersion '%.*s'", ECHO_MAX,
+			               rv);
+		}
 		return;
 	}
 	if (o.since == 0) {
 		o.since = -1; /* "0": any version, like Kubernetes: start from the current state */
 	}
 	rz_watch_start(c->api->watches, req, &o);
+}
+
+/* resourceVersion and resourceVersionMatch of a list, checked as Kubernetes checks them.
+ * The store serves its newest state only: a revision beyond it, or an exact older one, is
+ * 410 Expired (the client lists again without one). Replies and returns false on error. */
+static bool list_rv_ok(rz_req_t *req, int64_t current, const char *cont)
+{
+	const char *rv = rz_req_query(req, "resourceVersion");
+	const char *match = rz_req_query(req, "resourceVersionMatch");
+	bool have = rv != NULL && *rv != '\0', exact;
+	int64_t n = 0;
+
+	if (have && !parse_rv(rv, &n)) {
+		rz_reply_error(req, 400, NULL, "invalid resourceVersion '%.*s'", ECHO_MAX, rv);
+		return false;
+	}
+	if (match != NULL && *match != '\0') {
+		if (!have) {
+			rz_reply_error(
+			    req, 400, NULL,
+			    "resourceVersionMatch is forbidden unless resourceVersion is "
+			    "provided");
+			return false;
+		}
+		if (strcmp(match, "Exact") != 0 && strcmp(match, "NotOlderThan") != 0) {
+			rz_reply_error(
+			    req, 400, NULL,
+			    "resourceVersionMatch: Unsupported value: \"%.*s\": supported "
+			    "values: \"Exact\", \"NotOlderThan\"",
+			    ECHO_MAX, match);
+			return false;
+		}
+	}
+	exact = match != NULL && strcmp(match, "Exact") == 0;
+	if (have && cont != NULL && *cont != '\0' && n != 0) {
+		rz_reply_error(req, 400, NULL,
+		               "specifying resource version is not allowed when using continue");
+	} else if (exact && n == 0) {
+		rz_reply_error(req, 400, NULL,
+		               "resourceVersionMatch \"Exact\" is forbidden for resourceVersion "
+		               "\"0\"");
+	} else if (n > current) {
+		rz_reply_error(req, 410, "Expired",
+		               "too large resource version: %" PRId64 " (current %" PRId64 ")", n,
+		               current);
+	} else if (exact && n != current) {
+		rz_reply_error(req, 410, "Expired",
+		               "resourceVersion %" PRId64 " is no longer served (current %" PRId64
+		               "): list without resourceVersion",
+		               n, current);
+	} else {
+		return true;
+	}
+	return false;
 }
 
 static json_t *list_object(const rz_kind_t *k, json_t *items, int64_t rv, const char *cont)
@@ -537,8 +617,11 @@ static void handle_list(struct rctx *c, rz_req_t *req, const char *tenant)
 		handle_watch(c, req, tenant, labels, fields);
 		return;
 	}
-	if (limit != NULL && !rz_parse_int(limit, 0, LIST_LIMIT_MAX, &n)) {
-		rz_reply_error(req, 400, NULL, "invalid limit '%s': use 1 to %d", limit,
+	if (!list_rv_ok(req, rz_store_revision(c->api->store), cont)) {
+		/* replied */
+	} else if (limit != NULL && (strspn(limit, "0123456789") != strlen(limit) ||
+	                             !rz_parse_int(limit, 0, LIST_LIMIT_MAX, &n))) {
+		rz_reply_error(req, 400, NULL, "invalid limit '%.*s': use 1 to %d", ECHO_MAX, limit,
 		               LIST_LIMIT_MAX);
 	} else if (cont != NULL && *cont != '\0' &&
 	           !parse_continue(cont, key, sizeof(key), &o.after_tenant, &o.after_name)) {
@@ -903,6 +986,22 @@ static void update(struct rctx *c, rz_req_t *req, const char *tenant, const char
 	}
 }
 
+/* metadata.resourceVersion of a body: 0 when absent; a string that is no revision is a cause
+ * (never taken for "no precondition"). */
+static int64_t body_rv(const json_t *obj, json_t *causes)
+{
+	const char *s =
+	    json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+	int64_t rv = 0;
+
+	if (s != NULL && *s != '\0' && (!parse_rv(s, &rv) || rv == 0)) {
+		rz_fields_cause(causes, "metadata.resourceVersion", RZ_CAUSE_INVALID,
+		                "must be a resourceVersion the server gave (decimal digits)");
+		return 0;
+	}
+	return rv;
+}
+
 /* PUT of the object or of its status: resourceVersion is required. */
 static void handle_replace(struct rctx *c, rz_req_t *req, const char *tenant, const char *name)
 {
@@ -914,8 +1013,8 @@ static void handle_replace(struct rctx *c, rz_req_t *req, const char *tenant, co
 	if (obj == NULL || !match_url(req, c->k, obj, tenant, name)) {
 		goto out;
 	}
-	rv = rz_object_rv(obj);
-	if (rv == 0) {
+	rv = body_rv(obj, causes);
+	if (rv == 0 && json_array_size(causes) == 0) {
 		rz_fields_cause(causes, "metadata.resourceVersion", RZ_CAUSE_REQUIRED,
 		                "must be specified for an update");
 	}
@@ -946,7 +1045,8 @@ static void handle_patch(struct rctx *c, rz_req_t *req, const char *tenant, cons
 	if (cur == NULL) {
 		goto out;
 	}
-	rv = rz_object_rv(patch) ? rz_object_rv(patch) : rz_object_rv(cur);
+	rv = body_rv(patch, causes);
+	rv = rv ? rv : rz_object_rv(cur);
 	next = rz_merge_patch(cur, patch);
 	if (next == NULL) {
 		rz_reply_error(req, 500, NULL, "out of memory");

@@ -326,7 +326,11 @@ void rz_watch_start(rz_watch_hub_t *hub, rz_req_t *req, rz_watch_opts_t *o)
 		               NULL,
 		               NULL };
 	o->labels = o->fields = NULL;
-	if (o->since >= 0) {
+	if (o->since > rz_store_revision(hub->store)) {
+		rc = rz_err_set(&err, RZ_EGONE,
+		                "too large resource version: %" PRId64 " (current %" PRId64 ")",
+		                o->since, rz_store_revision(hub->store));
+	} else if (o->since >= 0) {
 		struct replay r = { w, &b };
 		rc = rz_store_replay(hub->store, o->since, replay_one, &r, &err);
 	} else {

@@ -1050,6 +1050,134 @@ START_TEST(test_watch_bad_resource_version)
 }
 END_TEST
 
+/* Revisions beyond the newest, or beyond int64, end a watch as Kubernetes does: 400 for
+ * what is not a revision, an ERROR event with 410 for one that is not (yet) served. */
+START_TEST(test_watch_resource_version_out_of_range)
+{
+	static const char *const bad[] = { "9223372036854775808", "-1", "1e3", "%2B1", "%201" };
+	char req[256];
+	rzt_stream_t *s;
+	json_t *j;
+
+	make_tenant("acme");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(req, sizeof(req), "/api/v1/tenants?watch=true&resourceVersion=%s", bad[i]);
+		ck_assert_msg(get(req, &j) == 400, "%s", bad[i]);
+		ck_assert_str_eq(at(j, "reason"), "BadRequest");
+		json_decref(j);
+	}
+	s = rzt_stream_open(base, port,
+	                    "GET /api/v1/tenants?watch=true&resourceVersion=9223372036854775807 "
+	                    "HTTP/1.1\r\n\r\n");
+	ck_assert_int_eq(s->head.code, 200);
+	ck_assert(rzt_stream_until(base, s, "\n\n", 5));
+	ck_assert_ptr_nonnull(strstr(s->body, "event: ERROR\n"));
+	ck_assert_ptr_nonnull(strstr(s->body, "\"code\":410"));
+	ck_assert_ptr_nonnull(
+	    strstr(s->body, "too large resource version: 9223372036854775807 (current 1)"));
+	ck_assert(!rzt_stream_until(base, s, "never", 1));
+	ck_assert(s->closed);
+	rzt_stream_close(s);
+	s = rzt_stream_open(base, port,
+	                    "GET /api/v1/tenants?watch=true HTTP/1.1\r\nLast-Event-ID: 7\r\n\r\n");
+	ck_assert(rzt_stream_until(base, s, "\n\n", 5));
+	ck_assert_ptr_nonnull(strstr(s->body, "too large resource version: 7 (current 1)"));
+	rzt_stream_close(s);
+	ck_assert_int_eq(
+	    get("/api/v1/tenants?watch=true&resourceVersion=1&resourceVersionMatch=Exact", &j),
+	    400);
+	json_decref(j);
+}
+END_TEST
+
+/* resourceVersion, resourceVersionMatch, limit and continue of a list, as Kubernetes checks
+ * them; none may overflow or be ignored. */
+START_TEST(test_list_parameters_out_of_range)
+{
+	static const struct {
+		const char *query;
+		int code;
+		const char *message; /* a part of it */
+	} cases[] = {
+		{ "resourceVersion=abc", 400, "invalid resourceVersion 'abc'" },
+		{ "resourceVersion=-1", 400, "invalid resourceVersion '-1'" },
+		{ "resourceVersion=9223372036854775808", 400, "invalid resourceVersion" },
+		{ "resourceVersion=9223372036854775807", 410,
+		  "too large resource version: 9223372036854775807 (current 2)" },
+		{ "resourceVersion=3", 410, "too large resource version: 3 (current 2)" },
+		{ "resourceVersion=2&resourceVersionMatch=Exact", 200, NULL },
+		{ "resourceVersion=1&resourceVersionMatch=Exact", 410,
+		  "resourceVersion 1 is no longer served (current 2)" },
+		{ "resourceVersion=0&resourceVersionMatch=Exact", 400,
+		  "resourceVersionMatch \"Exact\" is forbidden for resourceVersion \"0\"" },
+		{ "resourceVersion=1&resourceVersionMatch=NotOlderThan", 200, NULL },
+		{ "resourceVersion=0", 200, NULL },
+		{ "resourceVersion=1&resourceVersionMatch=Newest", 400,
+		  "supported values: \"Exact\", \"NotOlderThan\"" },
+		{ "resourceVersionMatch=Exact", 400,
+		  "resourceVersionMatch is forbidden unless resourceVersion is provided" },
+		{ "limit=-1", 400, "invalid limit '-1'" },
+		{ "limit=10001", 400, "invalid limit '10001'" },
+		{ "limit=99999999999999999999", 400, "invalid limit" },
+		{ "limit=18446744073709551617", 400, "invalid limit" },
+		{ "continue=Cg", 400, "invalid continue token" },      /* "\n": no name */
+		{ "continue=YWJj", 400, "invalid continue token" },    /* "abc": no '\n' */
+		{ "continue=YQpiCmM", 400, "invalid continue token" }, /* "a\nb\nc" */
+		{ "continue=YQBiCmM", 400, "invalid continue token" }, /* "a\0b\nc" */
+		{ "continue=YQpi%3D", 400, "invalid continue token" }, /* padding */
+		{ "continue=Cm5n&resourceVersion=2", 400,
+		  "specifying resource version is not allowed when using continue" },
+		{ "continue=Cm5n", 200, NULL }, /* "\nng" */
+	};
+	char path[512], big[1200];
+	json_t *j;
+
+	make_tenant("acme");
+	make_nodegroup("acme", "a", NULL);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(path, sizeof(path), "/api/v1/nodegroups?%s", cases[i].query);
+		ck_assert_msg(get(path, &j) == cases[i].code, "%s", cases[i].query);
+		if (cases[i].message != NULL) {
+			ck_assert_msg(strstr(at(j, "message"), cases[i].message) != NULL, "%s: %s",
+			              cases[i].query, at(j, "message"));
+		}
+		json_decref(j);
+	}
+	/* a token longer than any key is refused before it is decoded */
+	memset(big, 'Q', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	snprintf(path, sizeof(path), "/api/v1/nodegroups?continue=%.480s", big);
+	ck_assert_int_eq(get(path, &j), 400);
+	json_decref(j);
+}
+END_TEST
+
+/* A resourceVersion in a body that is not a revision is a 422 naming the field, never
+ * silently taken for "no precondition". */
+START_TEST(test_body_resource_version_malformed)
+{
+	json_t *j;
+
+	make_tenant("acme");
+	ck_assert_int_eq(
+	    patch("/api/v1/tenants/acme",
+	          "{\"metadata\":{\"resourceVersion\":\"abc\",\"labels\":{\"a\":\"b\"}}}", &j),
+	    422);
+	ck_assert_str_eq(at(j, "details.causes.0.field"), "metadata.resourceVersion");
+	json_decref(j);
+	ck_assert_int_eq(put("/api/v1/tenants/acme",
+	                     "{\"metadata\":{\"resourceVersion\":\"99999999999999999999\"},"
+	                     "\"spec\":{}}",
+	                     &j),
+	                 422);
+	ck_assert_str_eq(at(j, "details.causes.0.field"), "metadata.resourceVersion");
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/tenants/acme", &j), 200);
+	ck_assert_ptr_null(at(j, "metadata.labels.a"));
+	json_decref(j);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ concurrency */
 
 START_TEST(test_hundred_concurrent_puts_one_winner)
@@ -1392,6 +1520,9 @@ int main(void)
 	tcase_add_test(tc, test_watch_bookmarks_and_heartbeats);
 	tcase_add_test(tc, test_watch_slow_client_cut_off);
 	tcase_add_test(tc, test_watch_bad_resource_version);
+	tcase_add_test(tc, test_watch_resource_version_out_of_range);
+	tcase_add_test(tc, test_list_parameters_out_of_range);
+	tcase_add_test(tc, test_body_resource_version_malformed);
 	tcase_add_test(tc, test_hundred_concurrent_puts_one_winner);
 	tcase_add_test(tc, test_events_read_only);
 	tcase_add_test(tc, test_events_field_selectors);
