@@ -570,7 +570,8 @@ static int start_store(rz_daemon_t *d, rz_err_t *err)
 	}
 	rc = rz_store_new(&d->store, d->db, d->bus, d->cfg->event_window, err);
 	if (rc == 0) {
-		rc = rz_watch_hub_new(&d->watches, d->base, d->store, d->bus, HEARTBEAT_MS, err);
+		/* 0: the HTTP server's default max_stream_backlog, which start_http leaves as is */
+		rc = rz_watch_hub_new(&d->watches, d->base, d->store, d->bus, HEARTBEAT_MS, 0, err);
 	}
 	return rc;
 }

@@ -1,5 +1,10 @@
 /* core/api/watch.c - watch streams: replay, synthetic ADDED, live fan-out, heartbeats; a label
- * change that moves an object into or out of a selector is seen as ADDED or DELETED. */
+ * change that moves an object into or out of a selector is seen as ADDED or DELETED.
+ *
+ * A new watcher first catches up — the current objects (a watch without resourceVersion) and
+ * then the event log from that revision on — in pages, one per turn of the loop, written
+ * only while the client's unread backlog is below the hub's high-water mark; then it joins
+ * the live fan-out. A replay is never held whole in memory, nor queued past the cap. */
 #include <config.h>
 
 #include <errno.h>
@@ -8,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <event2/event.h>
 
@@ -15,6 +21,9 @@
 #include "core/api/watch.h"
 
 enum format { FMT_SSE, FMT_NDJSON, FMT_JSON };
+
+/* Where a watcher is: sending the current objects, the event log, or live events. */
+enum phase { PH_LIST, PH_REPLAY, PH_LIVE };
 
 struct watcher {
 	rz_watch_hub_t *hub;
@@ -24,6 +33,14 @@ struct watcher {
 	rz_selector_t *labels, *fields;
 	enum format format;
 	bool bookmarks;
+	enum phase phase;
+	int64_t cursor;                 /* every change up to this revision is sent (or will be
+	                                   by the list); PH_LIST: the list's revision */
+	char *after_owner, *after_name; /* PH_LIST: the key of the last object sent */
+	struct event *resume;           /* the next page, on a later turn of the loop */
+	int pause_ms;                   /* back-off while the client's backlog is high */
+	size_t list_limit;              /* PH_LIST: objects to read for the next page */
+	double stalled_since;           /* when the current pause began; 0: none */
 	struct watcher *prev, *next;
 };
 
@@ -35,6 +52,10 @@ struct rz_watch_hub {
 	struct event *tick;
 	struct watcher *list;
 	size_t count;
+	size_t high;         /* a replay writes a page only while the client has less unread */
+	size_t page;         /* bytes formatted per page (one event more at most) */
+	struct timeval turn; /* the loop's cached time when the budget below was last reset */
+	double spent;        /* seconds of replay pages in this turn of the loop */
 };
 
 /* A growing text buffer; on allocation failure it stays as it was and marks itself. */
@@ -130,6 +151,11 @@ static const char *seen_as(const struct watcher *w, const rz_event_t *ev)
 
 static void watcher_free(struct watcher *w)
 {
+	if (w->resume != NULL) {
+		event_free(w->resume);
+	}
+	free(w->after_owner);
+	free(w->after_name);
 	rz_selector_free(w->labels);
 	rz_selector_free(w->fields);
 	free(w->tenant);
@@ -182,7 +208,9 @@ static void on_event(const rz_event_t *ev, void *arg)
 
 	while (w != NULL) {
 		struct watcher *next = w->next;
-		const char *type = seen_as(w, ev);
+		/* a watcher still catching up reads this change from the log */
+		const char *type =
+		    w->phase == PH_LIVE && ev->rv > w->cursor ? seen_as(w, ev) : NULL;
 		if (type != NULL) {
 			int t = type[0] == 'A' ? 0 : type[0] == 'M' ? 1 : 2;
 			struct sbuf *fb = &b[w->format][t];
@@ -211,6 +239,10 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 	while (w != NULL) {
 		struct watcher *next = w->next;
 		struct sbuf b = { 0 };
+		if (w->phase != PH_LIVE) {
+			w = next; /* catching up: a BOOKMARK would claim what is not sent yet */
+			continue;
+		}
 		if (w->bookmarks) {
 			char obj[256];
 			snprintf(obj, sizeof(obj),
@@ -248,51 +280,9 @@ static enum format pick_format(const rz_req_t *req, const char **ctype)
 	return FMT_SSE;
 }
 
-struct replay {
-	struct watcher *w;
-	struct sbuf *b;
-};
-
-static int replay_one(const rz_event_t *ev, void *arg)
+static void expired(struct sbuf *b, enum format f, int64_t rv, int code, const char *msg)
 {
-	struct replay *r = arg;
-
-	const char *type = seen_as(r->w, ev);
-
-	if (type != NULL) {
-		format_event(r->b, r->w->format, type, ev->rv, ev->json);
-	}
-	return r->b->oom ? -ENOMEM : 0;
-}
-
-/* The current objects as ADDED events, all stamped with the list revision so that a
- * client resuming from any of them sees every later change. */
-static int initial_list(rz_watch_hub_t *hub, struct watcher *w, struct sbuf *b, rz_err_t *err)
-{
-	rz_list_opts_t o = { .tenant = w->tenant, .labels = w->labels, .fields = w->fields };
-	int64_t rv = rz_store_revision(hub->store);
-	json_t *items = NULL, *obj;
-	bool more;
-	size_t i;
-	int rc = rz_store_list(hub->store, w->kind, &o, &items, &more, err);
-
-	json_array_foreach(items, i, obj)
-	{
-		char *text = json_dumps(obj, JSON_COMPACT);
-		if (text == NULL) {
-			b->oom = true;
-			break;
-		}
-		format_event(b, w->format, "ADDED", rv, text);
-		free(text);
-	}
-	json_decref(items);
-	return rc;
-}
-
-static void expired(struct sbuf *b, enum format f, int64_t rv, const char *msg)
-{
-	json_t *st = rz_status_new(410, "Expired", msg);
+	json_t *st = rz_status_new(code, code == 410 ? "Expired" : NULL, msg);
 	char *text = json_dumps(st, JSON_COMPACT);
 
 	format_event(b, f, "ERROR", rv, text ? text : "{}");
@@ -300,56 +290,224 @@ static void expired(struct sbuf *b, enum format f, int64_t rv, const char *msg)
 	json_decref(st);
 }
 
+/* ------------------------------------------------------------------ catching up */
+
+static double mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* One page of the current objects, after the last key sent, as ADDED events stamped with
+ * the list's revision (so that a client resuming from any of them sees every later change).
+ * An object changed since that revision is left to the replay of the log that follows,
+ * which brings its changes in order. */
+static int list_page(struct watcher *w, struct sbuf *b, rz_err_t *err)
+{
+	rz_list_opts_t o = { .tenant = w->tenant,
+		             .labels = w->labels,
+		             .fields = w->fields,
+		             .limit = w->list_limit,
+		             .after_tenant = w->after_owner,
+		             .after_name = w->after_name };
+	const char *field = rz_kind_owner_field(w->kind);
+	json_t *items = NULL, *obj, *last = NULL;
+	bool more = false;
+	size_t i, sent = 0;
+	int rc = rz_store_list(w->hub->store, w->kind, &o, &items, &more, err);
+
+	if (rc != 0) {
+		return rc;
+	}
+	json_array_foreach(items, i, obj)
+	{
+		char *text;
+		if (b->len >= w->hub->page) {
+			more = true;
+			break;
+		}
+		last = obj;
+		if (rz_object_rv(obj) > w->cursor) {
+			continue;
+		}
+		text = json_dumps(obj, JSON_COMPACT);
+		if (text == NULL) {
+			b->oom = true;
+			break;
+		}
+		format_event(b, w->format, "ADDED", w->cursor, text);
+		free(text);
+		sent++;
+	}
+	/* read about a page's worth of objects next time: large ones are not parsed in vain */
+	w->list_limit = sent == 0 ? w->list_limit : w->hub->page / (b->len / sent + 1) + 1;
+	w->list_limit = w->list_limit > RZ_WATCH_LIST_PAGE ? RZ_WATCH_LIST_PAGE : w->list_limit;
+	if (last != NULL) {
+		const json_t *meta = json_object_get(last, "metadata");
+		const char *owner = field ? json_string_value(json_object_get(meta, field)) : NULL;
+		free(w->after_owner);
+		free(w->after_name);
+		w->after_owner = strdup(owner ? owner : "");
+		w->after_name = strdup(json_string_value(json_object_get(meta, "name")));
+		b->oom = b->oom || w->after_owner == NULL || w->after_name == NULL;
+	}
+	json_decref(items);
+	if (!more) {
+		w->phase = PH_REPLAY;
+	}
+	return b->oom ? rz_err_set(err, -ENOMEM, "out of memory") : 0;
+}
+
+struct replay {
+	struct watcher *w;
+	struct sbuf *b;
+	size_t scanned;
+};
+
+static int replay_one(const rz_event_t *ev, void *arg)
+{
+	struct replay *r = arg;
+	const char *type = seen_as(r->w, ev);
+
+	r->w->cursor = ev->rv;
+	if (type != NULL) {
+		format_event(r->b, r->w->format, type, ev->rv, ev->json);
+	}
+	if (r->b->oom) {
+		return -ENOMEM;
+	}
+	return ++r->scanned >= RZ_WATCH_REPLAY_PAGE || r->b->len >= r->w->hub->page;
+}
+
+/* One page of the event log after the cursor; at its end the watcher goes live. */
+static int replay_page(struct watcher *w, struct sbuf *b, rz_err_t *err)
+{
+	struct replay r = { w, b, 0 };
+	int rc = rz_store_replay(w->hub->store, w->cursor, replay_one, &r, err);
+
+	if (rc == -ENOMEM) {
+		return rz_err_set(err, -ENOMEM, "out of memory");
+	}
+	if (rc == 0) {
+		w->phase = PH_LIVE;
+		w->cursor = rz_store_revision(w->hub->store);
+	}
+	return rc < 0 ? rc : 0;
+}
+
+static void schedule(struct watcher *w, int ms)
+{
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+
+	if (evtimer_add(w->resume, &tv) < 0) {
+		watcher_end(w);
+	}
+}
+
+/* The client has more unread than the high-water mark: try again later, backing off; cut
+ * it off when it has read nothing for RZ_WATCH_STALL_S. */
+static void pause_replay(struct watcher *w)
+{
+	double now = mono_now();
+
+	if (w->stalled_since == 0) {
+		w->stalled_since = now;
+	} else if (now - w->stalled_since > RZ_WATCH_STALL_S) {
+		rz_logkv(RZ_LOG_WARNING, "watch", "replay cut off: client is not reading", "peer",
+		         rz_req_peer(w->req), "request_id", rz_req_id(w->req), NULL);
+		watcher_end(w);
+		return;
+	}
+	w->pause_ms = w->pause_ms == 0 ? 10 : w->pause_ms >= 500 ? 1000 : w->pause_ms * 2;
+	schedule(w, w->pause_ms);
+}
+
+/* Send the next page of a watcher that is catching up, then schedule the one after. */
+static void replay_step(struct watcher *w)
+{
+	rz_watch_hub_t *hub = w->hub;
+	struct sbuf b = { 0 };
+	rz_err_t err = { 0 };
+	int rc;
+
+	struct timeval turn;
+	double t0;
+
+	if (rz_reply_backlog(w->req) > hub->high) {
+		pause_replay(w);
+		return;
+	}
+	/* every watcher catching up shares RZ_WATCH_TURN_MS per turn of the loop */
+	event_base_gettimeofday_cached(hub->base, &turn);
+	if (turn.tv_sec != hub->turn.tv_sec || turn.tv_usec != hub->turn.tv_usec) {
+		hub->turn = turn;
+		hub->spent = 0;
+	} else if (hub->spent * 1000 >= RZ_WATCH_TURN_MS) {
+		schedule(w, 0);
+		return;
+	}
+	w->stalled_since = 0;
+	w->pause_ms = 0;
+	t0 = mono_now();
+	rc = w->phase == PH_LIST ? list_page(w, &b, &err) : replay_page(w, &b, &err);
+	hub->spent += mono_now() - t0;
+	if (rc != 0) {
+		free(b.p);
+		b = (struct sbuf){ 0 };
+		if (rc != RZ_EGONE) {
+			rz_log_err("watch", "replay of %s failed: %s", w->kind->plural, err.msg);
+		}
+		expired(&b, w->format, rz_store_revision(hub->store), rc == RZ_EGONE ? 410 : 500,
+		        rc == RZ_EGONE ? err.msg : "internal error; see the server log");
+	}
+	if (b.len > 0 && !watcher_send(w, b.p, b.len)) {
+		free(b.p);
+		return; /* ended */
+	}
+	free(b.p);
+	if (rc != 0) {
+		watcher_end(w);
+	} else if (w->phase != PH_LIVE) {
+		schedule(w, 0); /* after the loop has polled: other requests go between pages */
+	}
+}
+
+static void on_resume(evutil_socket_t fd, short what, void *arg)
+{
+	replay_step(arg);
+}
+
 void rz_watch_start(rz_watch_hub_t *hub, rz_req_t *req, rz_watch_opts_t *o)
 {
 	struct watcher *w = calloc(1, sizeof(*w));
-	struct sbuf b = { 0 };
-	rz_err_t err = { 0 };
+	int64_t rev = rz_store_revision(hub->store);
 	const char *ctype;
-	int rc;
 
-	if (w == NULL || (o->tenant != NULL && (w->tenant = strdup(o->tenant)) == NULL)) {
+	if (w == NULL || (o->tenant != NULL && (w->tenant = strdup(o->tenant)) == NULL) ||
+	    (w->resume = evtimer_new(hub->base, on_resume, w)) == NULL) {
+		if (w != NULL) {
+			free(w->tenant);
+		}
 		free(w);
 		rz_selector_free(o->labels);
 		rz_selector_free(o->fields);
 		rz_reply_error(req, 500, NULL, "out of memory");
 		return;
 	}
-	*w = (struct watcher){ hub,
-		               req,
-		               o->kind,
-		               w->tenant,
-		               o->labels,
-		               o->fields,
-		               pick_format(req, &ctype),
-		               o->bookmarks,
-		               NULL,
-		               NULL };
+	w->hub = hub;
+	w->req = req;
+	w->kind = o->kind;
+	w->labels = o->labels;
+	w->fields = o->fields;
+	w->format = pick_format(req, &ctype);
+	w->bookmarks = o->bookmarks;
+	w->phase = o->since >= 0 ? PH_REPLAY : PH_LIST;
+	w->list_limit = 8;
+	w->cursor = o->since >= 0 ? o->since : rev;
 	o->labels = o->fields = NULL;
-	if (o->since > rz_store_revision(hub->store)) {
-		rc = rz_err_set(&err, RZ_EGONE,
-		                "too large resource version: %" PRId64 " (current %" PRId64 ")",
-		                o->since, rz_store_revision(hub->store));
-	} else if (o->since >= 0) {
-		struct replay r = { w, &b };
-		rc = rz_store_replay(hub->store, o->since, replay_one, &r, &err);
-	} else {
-		rc = initial_list(hub, w, &b, &err);
-	}
-	if (rc == RZ_EGONE) {
-		expired(&b, w->format, rz_store_revision(hub->store), err.msg);
-	} else if (rc != 0 || b.oom) {
-		free(b.p);
-		watcher_free(w);
-		rz_reply_error(req, 500, NULL, "watch: %s", b.oom ? "out of memory" : err.msg);
-		return;
-	}
-	if (rz_reply_start(req, 200, ctype) < 0 ||
-	    (b.len > 0 && rz_reply_write(req, b.p, b.len) < 0)) {
-		rc = RZ_EGONE; /* the client is gone: end below */
-	}
-	free(b.p);
-	if (rc == RZ_EGONE) {
+	if (rz_reply_start(req, 200, ctype) < 0) {
 		rz_reply_end(req);
 		watcher_free(w);
 		return;
@@ -361,12 +519,26 @@ void rz_watch_start(rz_watch_hub_t *hub, rz_req_t *req, rz_watch_opts_t *o)
 	hub->list = w;
 	hub->count++;
 	rz_req_on_close(req, on_client_gone, w);
+	if (o->since > rev) {
+		struct sbuf b = { 0 };
+		char msg[128];
+		snprintf(msg, sizeof(msg),
+		         "too large resource version: %" PRId64 " (current %" PRId64 ")", o->since,
+		         rev);
+		expired(&b, w->format, rev, 410, msg);
+		if (!b.oom && watcher_send(w, b.p, b.len)) {
+			watcher_end(w);
+		}
+		free(b.p);
+		return;
+	}
+	replay_step(w); /* the first page now: a small replay is sent at once */
 }
 
 /* ------------------------------------------------------------------ the hub */
 
 int rz_watch_hub_new(rz_watch_hub_t **out, struct event_base *base, rz_store_t *store,
-                     rz_bus_t *bus, int heartbeat_ms, rz_err_t *err)
+                     rz_bus_t *bus, int heartbeat_ms, size_t backlog, rz_err_t *err)
 {
 	rz_watch_hub_t *hub = calloc(1, sizeof(*hub));
 	struct timeval tv = { heartbeat_ms / 1000, (heartbeat_ms % 1000) * 1000 };
@@ -375,6 +547,11 @@ int rz_watch_hub_new(rz_watch_hub_t **out, struct event_base *base, rz_store_t *
 	if (hub == NULL) {
 		return rz_err_set(err, -ENOMEM, "watch: out of memory");
 	}
+	if (backlog == 0) {
+		backlog = RZ_WATCH_DEFAULT_BACKLOG;
+	}
+	hub->high = backlog / 2;
+	hub->page = backlog / 4 < RZ_WATCH_PAGE_BYTES ? backlog / 4 : RZ_WATCH_PAGE_BYTES;
 	hub->base = base;
 	hub->store = store;
 	hub->bus = bus;

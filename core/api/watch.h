@@ -6,11 +6,20 @@
  * (`Accept: application/x-ndjson`) and the Kubernetes JSON stream (`Accept:
  * application/json`): one {"type","object"} per line. Watchers that stop reading are cut
  * off once their backlog passes the HTTP server's limit; the loop never waits for them.
+ *
+ * A watch first catches up — the current objects as ADDED (without resourceVersion) and the
+ * event log after that revision — in pages of at most RZ_WATCH_PAGE_BYTES (and
+ * RZ_WATCH_LIST_PAGE objects or RZ_WATCH_REPLAY_PAGE events), one page per turn of the
+ * loop and RZ_WATCH_TURN_MS of pages per turn for all watchers together, written only while the
+ * client has less than half the backlog cap unread; a client that reads nothing for
+ * RZ_WATCH_STALL_S meanwhile is cut off. An object that changes while the list is being sent
+ * arrives through its events (MODIFIED, DELETED) instead.
  */
 #ifndef RZ_WATCH_H
 #define RZ_WATCH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/store/bus.h"
@@ -22,12 +31,21 @@
 
 struct event_base;
 
+#define RZ_WATCH_PAGE_BYTES      (256u * 1024) /* formatted bytes per replay page, at most */
+#define RZ_WATCH_LIST_PAGE       64            /* objects read per page of the initial list */
+#define RZ_WATCH_REPLAY_PAGE     256           /* events read per page of the replay */
+#define RZ_WATCH_TURN_MS         5             /* replay pages per turn of the loop, all watchers */
+#define RZ_WATCH_STALL_S         60 /* a catching-up client reading nothing so long is cut */
+#define RZ_WATCH_DEFAULT_BACKLOG (4u << 20) /* the HTTP server's default max_stream_backlog */
+
 typedef struct rz_watch_hub rz_watch_hub_t;
 
 /* heartbeat_ms: how often idle streams get a BOOKMARK or a heartbeat (15000 in the daemon).
- * Everything is borrowed and must outlive the hub. */
+ * backlog: the HTTP server's max_stream_backlog (0: its default, 4 MiB); replays write while
+ * less than half of it is unread, in pages of at most a quarter of it. Everything is
+ * borrowed and must outlive the hub. */
 int rz_watch_hub_new(rz_watch_hub_t **out, struct event_base *base, rz_store_t *store,
-                     rz_bus_t *bus, int heartbeat_ms, rz_err_t *err);
+                     rz_bus_t *bus, int heartbeat_ms, size_t backlog, rz_err_t *err);
 
 /* End every stream and free. Accepts NULL. */
 void rz_watch_hub_free(rz_watch_hub_t *hub);

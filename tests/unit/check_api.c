@@ -58,7 +58,8 @@ static void setup(void)
 	ck_assert_int_eq(rz_db_open(&db, path, &err), 0);
 	ck_assert_int_eq(rz_bus_new(&bus), 0);
 	ck_assert_int_eq(rz_store_new(&store, db, bus, WINDOW, &err), 0);
-	ck_assert_int_eq(rz_watch_hub_new(&hub, base, store, bus, 300, &err), 0);
+	ck_assert_int_eq(
+	    rz_watch_hub_new(&hub, base, store, bus, 300, opts.max_stream_backlog, &err), 0);
 	ck_assert_int_eq(rz_http_new(&srv, base, &opts, &err), 0);
 	ck_assert_int_eq(rz_api_new(&api, srv, store, hub, NULL, NULL, &err), 0);
 	ck_assert_int_eq(rz_http_listen(srv, "127.0.0.1:0", &err), 0);
@@ -1040,6 +1041,94 @@ START_TEST(test_watch_slow_client_cut_off)
 }
 END_TEST
 
+/* Each NDJSON event of body as "TYPE name rv" lines in out; returns how many. */
+static int stream_events(const char *body, char (*out)[96], int max)
+{
+	int n = 0;
+
+	for (const char *p = body; *p != '\0' && n < max;) {
+		const char *nl = strchr(p, '\n');
+		json_t *e = json_loadb(p, nl ? (size_t)(nl - p) : strlen(p), 0, NULL);
+		if (e != NULL) {
+			snprintf(out[n++], sizeof(out[0]), "%s %s %s", at(e, "type"),
+			         at(e, "object.metadata.name"),
+			         at(e, "object.metadata.resourceVersion"));
+			json_decref(e);
+		}
+		if (nl == NULL) {
+			break;
+		}
+		p = nl + 1;
+	}
+	return n;
+}
+
+/* A list or replay far larger than the stream backlog cap (64 KiB here) is sent in pages to
+ * a client that reads: every object once, each object's changes in order, then live. */
+START_TEST(test_watch_large_replay_paged)
+{
+	/* the list, and a replay of the last 15 changes (the window keeps 20) */
+	static const char *const reqs[] = {
+		"GET /api/v1/tenants?watch=true HTTP/1.1\r\nAccept: application/x-ndjson\r\n\r\n",
+		"GET /api/v1/tenants?watch=true&resourceVersion=28 HTTP/1.1\r\n"
+		"Accept: application/x-ndjson\r\n\r\n",
+	};
+	static char ev[128][96];
+	char body[12000], filler[8001], name[16];
+	json_t *j;
+
+	memset(filler, 'x', sizeof(filler) - 1);
+	filler[sizeof(filler) - 1] = '\0';
+	for (int i = 0; i < 40; i++) {
+		snprintf(body, sizeof(body),
+		         "{\"metadata\":{\"name\":\"t%02d\",\"annotations\":{\"n\":\"%s\"}},"
+		         "\"spec\":{}}",
+		         i, filler);
+		ck_assert_int_eq(post("/api/v1/tenants", body, &j), 201);
+		json_decref(j);
+	}
+	for (size_t r = 0; r < 2; r++) {
+		rzt_stream_t *s = rzt_stream_open(base, port, reqs[r]);
+		int n, added = 0, mod = 0, del = 0;
+		ck_assert_int_eq(s->head.code, 200);
+		/* changes while it catches up: one to an object late in the list, one deletion */
+		snprintf(name, sizeof(name), "%s", r == 0 ? "t38" : "t37");
+		snprintf(body, sizeof(body), "/api/v1/tenants/%s", name);
+		ck_assert_int_eq(patch(body, "{\"metadata\":{\"labels\":{\"late\":\"yes\"}}}", &j),
+		                 200);
+		json_decref(j);
+		ck_assert_int_eq(
+		    call("DELETE", r == 0 ? "/api/v1/tenants/t39" : "/api/v1/tenants/t36", NULL,
+		         NULL, &j),
+		    202); /* a finalizer holds it: MODIFIED with its deletionTimestamp */
+		json_decref(j);
+		make_tenant(r == 0 ? "zz" : "zy"); /* after the list: live */
+		ck_assert(
+		    rzt_stream_until(base, s, r == 0 ? "\"name\":\"zz\"" : "\"name\":\"zy\"", 10));
+		n = stream_events(s->body, ev, 128);
+		for (int i = 0; i < n; i++) {
+			added += strncmp(ev[i], "ADDED ", 6) == 0;
+			mod += strncmp(ev[i], "MODIFIED ", 9) == 0;
+			del += strncmp(ev[i], "DELETED ", 8) == 0;
+			/* no object is sent twice at the same revision */
+			for (int k = 0; k < i; k++) {
+				ck_assert_msg(strcmp(ev[i], ev[k]) != 0, "%s twice", ev[i]);
+			}
+		}
+		ck_assert_int_eq(mod, r == 0 ? 2 : 4); /* the replay has the first round's too */
+		ck_assert_int_eq(del, 0);
+		/* the list: every object once, the changed ones perhaps through their events only;
+		 * the replay: every ADDED after revision 28 (t28 to t39, zz, zy) */
+		ck_assert_int_ge(added, r == 0 ? 40 - 2 + 1 : 14);
+		ck_assert_int_le(added, r == 0 ? 40 + 1 : 14);
+		ck_assert_ptr_nonnull(strstr(ev[n - 1], r == 0 ? "ADDED zz" : "ADDED zy"));
+		rzt_stream_close(s);
+	}
+	spin_for(0.1);
+	ck_assert_uint_eq(rz_watch_hub_count(hub), 0);
+}
+END_TEST
+
 START_TEST(test_watch_bad_resource_version)
 {
 	json_t *j;
@@ -1520,6 +1609,7 @@ int main(void)
 	tcase_add_test(tc, test_watch_bookmarks_and_heartbeats);
 	tcase_add_test(tc, test_watch_slow_client_cut_off);
 	tcase_add_test(tc, test_watch_bad_resource_version);
+	tcase_add_test(tc, test_watch_large_replay_paged);
 	tcase_add_test(tc, test_watch_resource_version_out_of_range);
 	tcase_add_test(tc, test_list_parameters_out_of_range);
 	tcase_add_test(tc, test_body_resource_version_malformed);
