@@ -75,6 +75,9 @@ static void reply_store_error(rz_req_t *req, const rz_kind_t *k, const char *nam
 	case RZ_ETERMINATING:
 		st = rz_status_new(403, "Forbidden", err->msg);
 		break;
+	case -E2BIG:
+		st = rz_status_new(413, "RequestEntityTooLarge", err->msg);
+		break;
 	default:
 		rz_log_err("api", "%s %s \"%s\": %s", rz_req_method(req), k->plural,
 		           name ? name : "", err->msg);
@@ -151,6 +154,12 @@ static json_t *read_body(rz_req_t *req, bool merge_patch)
 	const char *body = rz_req_body(req, &len);
 	json_t *obj;
 
+	if (len > RZ_REQUEST_MAX) { /* before parsing: no object this large can be stored */
+		rz_reply_error(req, 413, "RequestEntityTooLarge",
+		               "the request body is too large: %zu bytes (at most %u)", len,
+		               RZ_REQUEST_MAX);
+		return NULL;
+	}
 	if (!merge_patch && media_is(ctype, "application/yaml")) {
 		return read_yaml(req, body, len);
 	}

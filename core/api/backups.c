@@ -22,6 +22,8 @@
 #include "core/store/backup.h"
 #include "core/store/restore.h"
 
+#define BACKUP_REQUEST_MAX 4096 /* bytes of a POST body: {kind, metadata: {name}, spec} */
+
 #define LIST_MAX   10000 /* backups a list reads */
 #define MIN_WAIT_S 1     /* the schedule's shortest wait */
 
@@ -336,6 +338,13 @@ static bool read_request(rz_req_t *req, char *name, size_t size)
 	if (len == 0) {
 		json_decref(causes);
 		return true;
+	}
+	if (len > BACKUP_REQUEST_MAX) { /* it names a backup, no more */
+		json_decref(causes);
+		rz_reply_error(req, 413, "RequestEntityTooLarge",
+		               "the request body is too large: %zu bytes (at most %d)", len,
+		               BACKUP_REQUEST_MAX);
+		return false;
 	}
 	obj = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!json_is_object(obj)) {

@@ -425,6 +425,21 @@ static void check_map(vctx_t *c, const rz_field_t *f, json_t *v, const char *pat
 		problem(c, path, RZ_CAUSE_TOO_MANY, "must have at most %zu entries", f->max_len);
 		return;
 	}
+	if (!item && f->max_bytes > 0) {
+		const char *key;
+		json_t *e;
+		size_t total = 0;
+		json_object_foreach(v, key, e)
+		{
+			total += strlen(key) + (json_is_string(e) ? json_string_length(e) : 0);
+		}
+		if (total > f->max_bytes) {
+			problem(c, path, RZ_CAUSE_TOO_LONG,
+			        "must have at most %zu bytes (keys and values together)",
+			        f->max_bytes);
+			return;
+		}
+	}
 	keys = sorted_keys(c, v, NULL, &n);
 	for (i = 0; i < n; i++) {
 		char *p = subpath(c, "%s[%s]", path, keys[i]);

@@ -43,9 +43,10 @@ typedef struct rz_field {
 	const char *format_name;       /* OpenAPI "format", e.g. "cidr", "dns1123-label" */
 	bool ranged;                   /* INT: min..max applies */
 	int64_t min, max;
-	size_t max_len;  /* STRING: bytes; ARRAY: items; MAP: entries (0 = no limit) */
-	bool unique;     /* ARRAY of STRING: no duplicates */
-	const char *def; /* JSON text applied when the member is absent */
+	size_t max_len;   /* STRING: bytes; ARRAY: items; MAP: entries (0 = no limit) */
+	bool unique;      /* ARRAY of STRING: no duplicates */
+	const char *def;  /* JSON text applied when the member is absent */
+	size_t max_bytes; /* MAP: keys and values together, in bytes (0 = no limit) */
 } rz_field_t;
 
 /* Cause reasons (Kubernetes CauseType values). */
@@ -74,7 +75,8 @@ void rz_fields_cause(json_t *causes, const char *field, const char *reason, cons
  *   enum:            FieldValueNotSupported "supported values: \"controlplane\", \"worker\""
  *   range:           FieldValueInvalid  "must be between 0 and 1000"
  *   length:          FieldValueTooLong  "must be at most 63 characters" / FieldValueTooMany
- *                    "must have at most 16 items"
+ *                    "must have at most 16 items" / FieldValueTooLong (a map's max_bytes)
+ *                    "must have at most 262144 bytes (keys and values together)"
  *   duplicate:       FieldValueDuplicate "duplicate value \"10.0.0.0/8\""
  *   format:          FieldValueInvalid  with the format function's message
  * A member whose value is JSON null counts as absent. */

@@ -15,6 +15,15 @@
 #define RZ_API_GROUP   "rezuscloud.io"
 #define RZ_API_VERSION "rezuscloud.io/v1"
 
+/* Bounds of every stored object, as Kubernetes and etcd have them (rezus.conf(5) "LIMITS"):
+ * annotations together (keys and values) as Kubernetes' TotalAnnotationSizeLimitB; a whole
+ * object as stored (compact JSON) as etcd's default request limit, so that the event log's
+ * window holds at most that many copies of this size; a request body that writes one, as
+ * the Kubernetes API server's 3 MiB. */
+#define RZ_ANNOTATIONS_MAX (256u * 1024)
+#define RZ_OBJECT_MAX      (1536u * 1024)
+#define RZ_REQUEST_MAX     (3u * 1024 * 1024)
+
 typedef enum rz_scope {
 	RZ_SCOPE_GLOBAL = 1, /* /api/v1/<plural>/{name} */
 	RZ_SCOPE_TENANT, /* /api/v1/tenants/{tenant}/<plural>/{name}, listed at /api/v1/<plural> */

@@ -175,6 +175,20 @@ static const char *emit(rz_store_t *st, rz_event_type_t type, const rz_kind_t *k
 	return rc < 0 ? NULL : p->json;
 }
 
+/* A created or changed object above RZ_OBJECT_MAX is refused (one being deleted is not:
+ * its finalizers must always be removable). */
+static int check_size(const json_t *obj, const char *json, rz_err_t *err)
+{
+	size_t n = strlen(json);
+
+	if (n > RZ_OBJECT_MAX && meta_str(obj, "deletionTimestamp") == NULL) {
+		return rz_err_set(err, -E2BIG,
+		                  "the object is too large: %zu bytes stored (at most %u)", n,
+		                  RZ_OBJECT_MAX);
+	}
+	return 0;
+}
+
 /* Write the object row (insert or update) with obj's revision and text. */
 static int put_row(rz_store_t *st, const rz_kind_t *k, const json_t *obj, const char *json,
                    bool insert, rz_err_t *err)
@@ -660,7 +674,10 @@ static int op_create(struct write *w, rz_err_t *err)
 		json_object_set_new(obj, "status", json_loads(w->k->initial_status, 0, NULL));
 	}
 	json = emit(w->st, RZ_EV_ADDED, w->k, obj, true, NULL, err);
-	return json == NULL ? err->code : put_row(w->st, w->k, obj, json, true, err);
+	if (json == NULL || check_size(obj, json, err) != 0) {
+		return err->code;
+	}
+	return put_row(w->st, w->k, obj, json, true, err);
 }
 
 /* Tenants and users own objects (their node groups, their tokens). */
@@ -824,7 +841,10 @@ static int op_update(struct write *w, rz_err_t *err)
 		return remove_object(w, next, err);
 	}
 	json = emit(w->st, RZ_EV_MODIFIED, w->k, next, spec_changed, prev, err);
-	return json == NULL ? err->code : put_row(w->st, w->k, next, json, false, err);
+	if (json == NULL || check_size(next, json, err) != 0) {
+		return err->code;
+	}
+	return put_row(w->st, w->k, next, json, false, err);
 }
 
 static int op_delete(struct write *w, rz_err_t *err)

@@ -82,7 +82,8 @@ json_t *rz_store_list_all(rz_store_t *st, const char *kind, const char *tenant);
  * kinds metadata.tenant names an existing tenant). The store sets uid, resourceVersion,
  * generation 1, creationTimestamp and the kind's finalizers. *out (caller owns) is the
  * stored object. -EEXIST when the name is taken; RZ_ENOTFOUND when the tenant does not
- * exist; RZ_ETERMINATING when it is being deleted. */
+ * exist; RZ_ETERMINATING when it is being deleted. -E2BIG when the stored object would be
+ * larger than RZ_OBJECT_MAX (also for rz_store_update, unless the object is being deleted). */
 int rz_store_create(rz_store_t *st, const rz_kind_t *k, const json_t *obj,
                     const rz_write_hook_t *hook, json_t **out, rz_err_t *err);
 

@@ -83,15 +83,17 @@ static void teardown(void)
 static int call(const char *method, const char *path, const char *ctype, const char *body,
                 json_t **out)
 {
-	char raw[65536];
+	size_t size = 4096 + strlen(path) + (body ? strlen(body) : 0);
+	char *raw = malloc(size);
 	rzt_response_t r;
 	int code;
 
-	snprintf(raw, sizeof(raw),
-	         "%s %s HTTP/1.1\r\nHost: t\r\n%s%s%sContent-Length: %zu\r\n\r\n%s", method, path,
-	         ctype ? "Content-Type: " : "", ctype ? ctype : "", ctype ? "\r\n" : "",
-	         body ? strlen(body) : 0, body ? body : "");
+	ck_assert_ptr_nonnull(raw);
+	snprintf(raw, size, "%s %s HTTP/1.1\r\nHost: t\r\n%s%s%sContent-Length: %zu\r\n\r\n%s",
+	         method, path, ctype ? "Content-Type: " : "", ctype ? ctype : "",
+	         ctype ? "\r\n" : "", body ? strlen(body) : 0, body ? body : "");
 	rzt_request(base, port, raw, &r);
+	free(raw);
 	code = r.code;
 	if (out != NULL) {
 		json_error_t jerr;
@@ -1267,6 +1269,99 @@ START_TEST(test_body_resource_version_malformed)
 }
 END_TEST
 
+/* A body of about n bytes: {"metadata":{"annotations":{...}}, ...} with annotation a of
+ * vlen bytes. Caller frees. */
+static char *annotated(const char *prefix, size_t vlen, const char *suffix)
+{
+	size_t size = strlen(prefix) + vlen + strlen(suffix) + 64;
+	char *b = malloc(size), *v = malloc(vlen + 1);
+
+	ck_assert_ptr_nonnull(b);
+	ck_assert_ptr_nonnull(v);
+	memset(v, 'x', vlen);
+	v[vlen] = '\0';
+	snprintf(b, size, "%s%s%s", prefix, v, suffix);
+	free(v);
+	return b;
+}
+
+/* Metadata is bounded as in Kubernetes: annotations 256 KiB together (keys and values),
+ * label keys and values, names; through create, replace, merge patch and YAML alike. */
+START_TEST(test_metadata_limits)
+{
+	char *b;
+	json_t *j;
+
+	/* "a" + 262143 bytes: exactly the limit */
+	b = annotated("{\"metadata\":{\"name\":\"fits\",\"annotations\":{\"a\":\"", 262143,
+	              "\"}},\"spec\":{}}");
+	ck_assert_int_eq(post("/api/v1/tenants", b, &j), 201);
+	json_decref(j);
+	free(b);
+	b = annotated("{\"metadata\":{\"name\":\"big\",\"annotations\":{\"a\":\"", 262144,
+	              "\"}},\"spec\":{}}");
+	ck_assert_int_eq(post("/api/v1/tenants", b, &j), 422);
+	ck_assert_str_eq(causes_text(j), "metadata.annotations|FieldValueTooLong|must have at most "
+	                                 "262144 bytes (keys and values together)");
+	json_decref(j);
+	free(b);
+	/* the same through YAML */
+	b = annotated("metadata:\n  name: big\n  annotations:\n    a: ", 262144, "\nspec: {}\n");
+	ck_assert_int_eq(call("POST", "/api/v1/tenants", "application/yaml", b, &j), 422);
+	ck_assert_str_eq(at(j, "details.causes.0.field"), "metadata.annotations");
+	json_decref(j);
+	free(b);
+	/* a merge patch adding to what is there: the total counts */
+	ck_assert_int_eq(
+	    patch("/api/v1/tenants/fits", "{\"metadata\":{\"annotations\":{\"b\":\"y\"}}}", &j),
+	    422);
+	ck_assert_str_eq(at(j, "details.causes.0.field"), "metadata.annotations");
+	json_decref(j);
+	/* a replace */
+	b = annotated("{\"metadata\":{\"name\":\"fits\",\"resourceVersion\":\"1\",\"annotations\":"
+	              "{\"a\":\"",
+	              300000, "\"}},\"spec\":{}}");
+	ck_assert_int_eq(put("/api/v1/tenants/fits", b, &j), 422);
+	ck_assert_str_eq(at(j, "details.causes.0.field"), "metadata.annotations");
+	json_decref(j);
+	free(b);
+	/* a 10 MiB annotation never gets that far: the body is over the request limit */
+	b = annotated("{\"metadata\":{\"name\":\"huge\",\"annotations\":{\"a\":\"", 10u << 20,
+	              "\"}},\"spec\":{}}");
+	ck_assert_int_eq(post("/api/v1/tenants", b, &j), 413);
+	ck_assert_str_eq(at(j, "reason"), "RequestEntityTooLarge");
+	json_decref(j);
+	free(b);
+	/* labels and names, as Kubernetes has them */
+	ck_assert_int_eq(
+	    post("/api/v1/tenants",
+	         "{\"metadata\":{\"name\":\"l\",\"labels\":{\"k\":"
+	         "\"0123456789012345678901234567890123456789012345678901234567890123\"}"
+	         "},\"spec\":{}}",
+	         &j),
+	    422);
+	ck_assert_str_eq(at(j, "details.causes.0.field"), "metadata.labels[k]");
+	json_decref(j);
+	ck_assert_int_eq(
+	    post("/api/v1/tenants",
+	         "{\"metadata\":{\"name\":"
+	         "\"n0123456789012345678901234567890123456789012345678901234567890123\""
+	         "},\"spec\":{}}",
+	         &j),
+	    422);
+	ck_assert_str_eq(at(j, "details.causes.0.field"), "metadata.name");
+	json_decref(j);
+	b = annotated("{\"metadata\":{\"name\":\"u\",\"uid\":\"", 1000, "\"},\"spec\":{}}");
+	ck_assert_int_eq(post("/api/v1/tenants", b, &j), 422);
+	ck_assert_str_eq(at(j, "details.causes.0.field"), "metadata.uid");
+	json_decref(j);
+	free(b);
+	ck_assert_int_eq(get("/api/v1/tenants/fits", &j), 200);
+	ck_assert_ptr_null(at(j, "metadata.annotations.b"));
+	json_decref(j);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ concurrency */
 
 START_TEST(test_hundred_concurrent_puts_one_winner)
@@ -1613,6 +1708,7 @@ int main(void)
 	tcase_add_test(tc, test_watch_resource_version_out_of_range);
 	tcase_add_test(tc, test_list_parameters_out_of_range);
 	tcase_add_test(tc, test_body_resource_version_malformed);
+	tcase_add_test(tc, test_metadata_limits);
 	tcase_add_test(tc, test_hundred_concurrent_puts_one_winner);
 	tcase_add_test(tc, test_events_read_only);
 	tcase_add_test(tc, test_events_field_selectors);

@@ -1745,6 +1745,48 @@ END_TEST
 
 /* ------------------------------------------------------------------ small helpers */
 
+/* No object above RZ_OBJECT_MAX is stored, by a create or an update, so the event log
+ * cannot keep unbounded copies; one being deleted stays deletable. */
+START_TEST(test_object_size_bound)
+{
+	size_t n = RZ_OBJECT_MAX;
+	char *big = malloc(n + 1);
+	json_t *m, *out = NULL, *cur;
+	rz_err_t err = { 0 };
+	bool gone = false;
+	int64_t rv;
+
+	ck_assert_ptr_nonnull(big);
+	memset(big, 'x', n);
+	big[n] = '\0';
+	m = manifest("Tenant", NULL, "t", tenant_spec);
+	json_object_set_new(json_object_get(m, "spec"), "blob", json_string(big));
+	ck_assert_int_eq(rz_store_create(st, K("Tenant"), m, NULL, &out, &err), -E2BIG);
+	ck_assert_ptr_nonnull(strstr(err.msg, "the object is too large"));
+	json_decref(m);
+	ck_assert_int_eq(rz_store_revision(st), 0);
+	ck_assert_int_eq(query_int("SELECT count(*) FROM events"), 0);
+	create_tenant("t");
+	rv = rz_store_revision(st);
+	cur = get_ok("Tenant", NULL, "t");
+	json_object_set_new(json_object_get(cur, "spec"), "blob", json_string(big));
+	ck_assert_int_eq(rz_store_update(st, K("Tenant"), NULL, "t", cur, 0, RZ_UPDATE_SPEC, NULL,
+	                                 &out, &gone, &err),
+	                 -E2BIG);
+	json_decref(cur);
+	ck_assert_int_eq(rz_store_revision(st), rv);
+	big[n - 4096] = '\0'; /* well under the bound: stored */
+	cur = get_ok("Tenant", NULL, "t");
+	json_object_set_new(json_object_get(cur, "spec"), "blob", json_string(big));
+	ck_assert_int_eq(rz_store_update(st, K("Tenant"), NULL, "t", cur, 0, RZ_UPDATE_SPEC, NULL,
+	                                 &out, &gone, &err),
+	                 0);
+	json_decref(out);
+	json_decref(cur);
+	free(big);
+}
+END_TEST
+
 START_TEST(test_object_rv)
 {
 	static const struct {
@@ -1812,6 +1854,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_nested_write);
 	tcase_add_test(tc, test_nested_write_after_batch);
 	tcase_add_test(tc, test_nested_write_order_all_subscribers);
+	tcase_add_test(tc, test_object_size_bound);
 	tcase_add_test(tc, test_object_rv);
 	tcase_add_test(tc, test_time_now);
 	suite_add_tcase(s, tc);
