@@ -371,6 +371,10 @@ out:
 
 int rz_yaml_node(rz_yaml_t *y, const char *path, const yaml_event_t *ev, json_t **out)
 {
+	if (++y->nodes > RZ_YAML_MAX_NODES) {
+		return rz_err_set(y->err, y->code, "%s:%d: more than %d nodes", y->name,
+		                  rz_yaml_line(ev), RZ_YAML_MAX_NODES);
+	}
 	switch (ev->type) {
 	case YAML_MAPPING_START_EVENT:
 		return json_mapping(y, path, rz_yaml_line(ev), out);

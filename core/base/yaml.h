@@ -2,7 +2,8 @@
  * core/base/yaml.h - YAML to JSON through libyaml, for the config file's plugin sections, for
  * request bodies sent as application/yaml, and for manifests. Plain scalars follow the YAML
  * 1.2 core schema (null, booleans, integers, reals); quoted or tagged scalars are strings.
- * Aliases, duplicate keys, non-string keys and nesting deeper than 64 levels are refused.
+ * Aliases, duplicate keys, non-string keys, nesting deeper than 64 levels and more than
+ * 100,000 nodes are refused.
  * Every error names the source and the line: "rezus.conf:5: duplicate key 'x'".
  */
 #ifndef RZ_YAML_H
@@ -20,6 +21,11 @@
  * takes time quadratic in the depth, so a parser stops at this one. */
 #define RZ_YAML_MAX_DEPTH 64
 
+/* The most nodes (scalars, sequences, mappings) one read of YAML may hold, all documents
+ * together: each costs libyaml and jansson time on the caller's thread (the loop, for a
+ * request body), about 1.7 µs; 100,000 are a few MB of YAML, far beyond any object's. */
+#define RZ_YAML_MAX_NODES 100000
+
 typedef struct rz_yaml {
 	yaml_parser_t parser;
 	const char *name; /* the source, for messages */
@@ -28,6 +34,7 @@ typedef struct rz_yaml {
 	rz_err_t *err;
 	int code; /* the error code of content problems (REZUS_ECONFIG, REZUS_EINVALID) */
 	int depth;
+	size_t nodes; /* read so far, against RZ_YAML_MAX_NODES */
 } rz_yaml_t;
 
 /* Start reading data (borrowed; must outlive y). 0, or -ENOMEM with err filled. */
