@@ -48,6 +48,7 @@ INTEGRATION_TESTS = \
 	tests/integration/observe.sh \
 	tests/integration/upgrade.sh \
 	tests/integration/fdlimit.sh \
+	tests/integration/loginflood.sh \
 	tests/integration/showguard.sh \
 	tests/integration/history.sh \
 	tests/integration/backup.sh \
