@@ -650,7 +650,7 @@ static int start_auth(rz_daemon_t *d, rz_err_t *err)
 	}
 	sodium_memzero(buf, sizeof(buf));
 	if (rc == 0) {
-		rc = rz_access_new(&d->access, d->auth, d->db, d->cfg->trusted_proxies, err);
+		rc = rz_access_new(&d->access, d->auth, d->db, d->cfg, err);
 	}
 	if (rc == 0) {
 		rc = rz_audit_new(&d->audit, d->db, d->base, d->cfg->audit_retention_ms, err);

@@ -731,10 +731,15 @@ static int credentials_hook(rz_db_t *db, const rz_kind_t *k, const json_t *obj, 
                             void *arg, rz_err_t *err)
 {
 	struct wr *w = arg;
+	const char *user =
+	    json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+	const rz_principal_t *p = rz_access_principal(w->req);
+	int rc = rz_auth_store_hash(db, user, w->hash, err);
 
-	return rz_auth_store_hash(
-	    db, json_string_value(json_object_get(json_object_get(obj, "metadata"), "name")),
-	    w->hash, err);
+	/* a new password ends the user's sessions, but the one setting it */
+	return rc != 0 ? rc
+	               : rz_auth_end_sessions(db, user,
+	                                      p && strcmp(p->user, user) == 0 ? p->jti : NULL, err);
 }
 
 static int token_hook(rz_db_t *db, const rz_kind_t *k, const json_t *obj, bool gone, void *arg,

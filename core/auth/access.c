@@ -15,6 +15,7 @@ struct rz_access {
 	rz_auth_t *auth;
 	rz_db_t *db;
 	char **trusted;
+	rz_audit_sampler_t *refused;
 };
 
 /* Per-request state kept with the request. */
@@ -25,10 +26,11 @@ struct reqinfo {
 	char detail[1100];
 };
 
-int rz_access_new(rz_access_t **out, rz_auth_t *auth, rz_db_t *db, char **trusted_proxies,
+int rz_access_new(rz_access_t **out, rz_auth_t *auth, rz_db_t *db, const rz_config_t *cfg,
                   rz_err_t *err)
 {
 	rz_access_t *a = calloc(1, sizeof(*a));
+	int rc;
 
 	*out = NULL;
 	if (a == NULL) {
@@ -36,14 +38,23 @@ int rz_access_new(rz_access_t **out, rz_auth_t *auth, rz_db_t *db, char **truste
 	}
 	a->auth = auth;
 	a->db = db;
-	a->trusted = trusted_proxies;
+	a->trusted = cfg->trusted_proxies;
+	rc = rz_audit_sampler_new(&a->refused, cfg->audit_refused_full,
+	                          cfg->audit_refused_interval_ms, err);
+	if (rc != 0) {
+		free(a);
+		return rc;
+	}
 	*out = a;
 	return 0;
 }
 
 void rz_access_free(rz_access_t *a)
 {
-	free(a);
+	if (a != NULL) {
+		rz_audit_sampler_free(a->refused, a->db);
+		free(a);
+	}
 }
 
 static struct reqinfo *info(rz_req_t *req)
@@ -183,6 +194,9 @@ int rz_access_audit(rz_access_t *a, rz_req_t *req, int code, const char *user, c
 	if (verb != NULL) {
 		e.verb = verb;
 	}
+	if (code == 401 || code == 403 || code == 429) { /* refused: sampled per address */
+		return rz_audit_refused(a->refused, a->db, &e, err);
+	}
 	return rz_audit_insert(a->db, &e, err);
 }
 
@@ -193,6 +207,7 @@ void rz_access_observe(rz_access_t *a, rz_req_t *req, int code)
 	bool want = code == 401 || code == 403 || (r != NULL && r->audit);
 	rz_err_t err = { 0 };
 
+	rz_audit_sampler_flush(a->refused, a->db, false); /* counts of ended intervals */
 	for (size_t i = 0; i < sizeof(mutating) / sizeof(mutating[0]); i++) {
 		want = want || strcmp(rz_req_method(req), mutating[i]) == 0;
 	}

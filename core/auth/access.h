@@ -15,8 +15,10 @@
 
 typedef struct rz_access rz_access_t;
 
-/* trusted_proxies: NULL-terminated addresses (borrowed) whose X-Forwarded-For is believed. */
-int rz_access_new(rz_access_t **out, rz_auth_t *auth, rz_db_t *db, char **trusted_proxies,
+/* cfg (borrowed, must outlive the module): server.trusted_proxies, whose X-Forwarded-For is
+ * believed, and audit.refused_full / audit.refused_interval, how refused requests are
+ * sampled (see rz_audit_refused()). */
+int rz_access_new(rz_access_t **out, rz_auth_t *auth, rz_db_t *db, const rz_config_t *cfg,
                   rz_err_t *err);
 void rz_access_free(rz_access_t *a);
 
@@ -56,7 +58,8 @@ const rz_write_hook_t *rz_access_hook(rz_access_t *a, rz_req_t *req, int code, c
 void rz_access_set_detail(rz_req_t *req, const char *detail);
 
 /* Write an audit row for req now (login failures and other rows outside a store write);
- * user, error and verb (each may be NULL) override what the request says. */
+ * user, error and verb (each may be NULL) override what the request says. A refusal (401,
+ * 403, 429) is sampled: written in full or counted for its address. */
 int rz_access_audit(rz_access_t *a, rz_req_t *req, int code, const char *user, const char *error,
                     const char *verb, rz_err_t *err);
 

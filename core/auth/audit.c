@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "core/auth/audit.h"
+#include "core/auth/auth.h"
 #include "core/model/kinds.h"
 #include "core/base/log.h"
 #include "core/store/store.h"
@@ -81,6 +82,167 @@ int rz_audit_insert(rz_db_t *db, const rz_audit_entry_t *e, rz_err_t *err)
 	rc = rz_stmt_step(s, err);
 	rz_stmt_done(s);
 	return rc < 0 ? rc : 0;
+}
+
+/* ------------------------------------------------------------------ refused requests */
+
+struct tally {
+	char addr[RZ_ADDR_KEY_LEN]; /* "" = free; "*" = addresses beyond the table */
+	int64_t start_ms;           /* the interval began */
+	int full;                   /* rows written in full in it */
+	int64_t counted;            /* refusals counted instead */
+	int64_t by_code[3];         /* of them: 401, 403, other (429) */
+	char first[32], last[32];   /* when the counted ones came */
+};
+
+struct rz_audit_sampler {
+	int full;
+	int64_t interval_ms;
+	int64_t all_start_ms;
+	int all_full;
+	int64_t next_due_ms; /* the earliest end of an interval holding counts; 0 = none */
+	struct tally t[RZ_AUDIT_REFUSED_ADDRESSES + 1];
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int rz_audit_sampler_new(rz_audit_sampler_t **out, int full, int64_t interval_ms, rz_err_t *err)
+{
+	rz_audit_sampler_t *s = calloc(1, sizeof(*s));
+
+	*out = NULL;
+	if (s == NULL) {
+		return rz_err_set(err, -ENOMEM, "audit: out of memory");
+	}
+	s->full = full > 0 ? full : 1;
+	s->interval_ms = interval_ms > 0 ? interval_ms : 60000;
+	*out = s;
+	return 0;
+}
+
+/* Write t's counted refusals as one row, and start it over. */
+static void write_tally(rz_audit_sampler_t *s, rz_db_t *db, struct tally *t, int64_t now)
+{
+	char msg[512];
+	rz_audit_entry_t e = { .user = "", .role = "anonymous", .verb = "refused" };
+	rz_err_t err = { 0 };
+
+	if (t->counted > 0 && db != NULL) {
+		snprintf(msg, sizeof(msg),
+		         "%" PRId64
+		         " more refused requests from %s between %s and %s (401: %" PRId64
+		         ", 403: %" PRId64 ", 429: %" PRId64 ")",
+		         t->counted, strcmp(t->addr, "*") == 0 ? "other addresses" : t->addr,
+		         t->first, t->last, t->by_code[0], t->by_code[1], t->by_code[2]);
+		e.source_ip = t->addr;
+		e.error = msg;
+		e.code = t->by_code[0] >= t->by_code[1] && t->by_code[0] >= t->by_code[2] ? 401
+		         : t->by_code[1] >= t->by_code[2]                                 ? 403
+		                                                                          : 429;
+		if (rz_audit_insert(db, &e, &err) != 0) {
+			rz_log_err("audit",
+			           "cannot record %" PRId64 " refused requests from %s: %s",
+			           t->counted, t->addr, err.msg);
+		}
+	}
+	memset(t, 0, sizeof(*t));
+	(void)s;
+	(void)now;
+}
+
+void rz_audit_sampler_flush(rz_audit_sampler_t *s, rz_db_t *db, bool all)
+{
+	int64_t now = now_ms();
+
+	if (s == NULL || (!all && (s->next_due_ms == 0 || now < s->next_due_ms))) {
+		return;
+	}
+	s->next_due_ms = 0;
+	for (size_t i = 0; i < sizeof(s->t) / sizeof(s->t[0]); i++) {
+		struct tally *t = &s->t[i];
+		if (t->addr[0] == '\0') {
+			continue;
+		}
+		if (all || now >= t->start_ms + s->interval_ms) {
+			write_tally(s, db, t, now);
+		} else if (t->counted > 0 &&
+		           (s->next_due_ms == 0 || t->start_ms + s->interval_ms < s->next_due_ms)) {
+			s->next_due_ms = t->start_ms + s->interval_ms;
+		}
+	}
+}
+
+void rz_audit_sampler_free(rz_audit_sampler_t *s, rz_db_t *db)
+{
+	if (s != NULL) {
+		rz_audit_sampler_flush(s, db, true);
+		free(s);
+	}
+}
+
+/* The tally of addr: its own, a free one, one whose interval ended, or the shared "*". */
+static struct tally *tally_of(rz_audit_sampler_t *s, rz_db_t *db, const char *addr, int64_t now)
+{
+	struct tally *spare = NULL, *t;
+
+	for (size_t i = 0; i < RZ_AUDIT_REFUSED_ADDRESSES; i++) {
+		t = &s->t[i];
+		if (strcmp(t->addr, addr) == 0) {
+			return t;
+		}
+		if (spare == NULL && (t->addr[0] == '\0' || now >= t->start_ms + s->interval_ms)) {
+			spare = t;
+		}
+	}
+	t = spare != NULL ? spare : &s->t[RZ_AUDIT_REFUSED_ADDRESSES];
+	if (spare != NULL || t->addr[0] == '\0') {
+		write_tally(s, db, t, now);
+		snprintf(t->addr, sizeof(t->addr), "%s", spare != NULL ? addr : "*");
+		t->start_ms = now;
+	}
+	return t;
+}
+
+int rz_audit_refused(rz_audit_sampler_t *s, rz_db_t *db, const rz_audit_entry_t *e, rz_err_t *err)
+{
+	char addr[RZ_ADDR_KEY_LEN];
+	int64_t now = now_ms();
+	struct tally *t;
+
+	rz_audit_sampler_flush(s, db, false);
+	rz_auth_addr_key(e->source_ip, addr);
+	t = tally_of(s, db, addr, now);
+	if (now >= t->start_ms + s->interval_ms) { /* a new interval for the same tally */
+		char keep[RZ_ADDR_KEY_LEN];
+		snprintf(keep, sizeof(keep), "%s", t->addr);
+		write_tally(s, db, t, now);
+		snprintf(t->addr, sizeof(t->addr), "%s", keep);
+		t->start_ms = now;
+	}
+	if (now >= s->all_start_ms + s->interval_ms) {
+		s->all_start_ms = now;
+		s->all_full = 0;
+	}
+	if (t->full < s->full && s->all_full < s->full * RZ_AUDIT_REFUSED_ALL) {
+		t->full++;
+		s->all_full++;
+		return rz_audit_insert(db, e, err);
+	}
+	if (t->counted++ == 0) {
+		rz_time_now(t->first, sizeof(t->first));
+	}
+	rz_time_now(t->last, sizeof(t->last));
+	t->by_code[e->code == 401 ? 0 : e->code == 403 ? 1 : 2]++;
+	if (s->next_due_ms == 0 || t->start_ms + s->interval_ms < s->next_due_ms) {
+		s->next_due_ms = t->start_ms + s->interval_ms;
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------------------ reading */
@@ -192,11 +354,16 @@ int64_t rz_audit_prune(rz_audit_t *a)
 		}
 		rz_stmt_done(s);
 	}
-	s = rz_db_stmt(a->db, "DELETE FROM revoked_sessions WHERE exp < ?1", &err);
-	if (s != NULL) {
-		rz_stmt_bind_int64(s, 1, (int64_t)time(NULL));
-		rz_stmt_step(s, &err);
-		rz_stmt_done(s);
+	for (int i = 0; i < 2; i++) { /* expired sessions, and revocations from before them */
+		s = rz_db_stmt(a->db,
+		               i == 0 ? "DELETE FROM sessions WHERE exp < ?1"
+		                      : "DELETE FROM revoked_sessions WHERE exp < ?1",
+		               &err);
+		if (s != NULL) {
+			rz_stmt_bind_int64(s, 1, (int64_t)time(NULL));
+			rz_stmt_step(s, &err);
+			rz_stmt_done(s);
+		}
 	}
 	if (err.code != 0) {
 		rz_log_warn("audit", "pruning failed: %s", err.msg);

@@ -8,6 +8,7 @@
 #ifndef RZ_AUDIT_H
 #define RZ_AUDIT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "core/store/db.h"
@@ -30,6 +31,31 @@ typedef struct rz_audit_entry {
  * stored as ""; a field longer than its bound is cut, on a character boundary, and ends
  * in "…". */
 int rz_audit_insert(rz_db_t *db, const rz_audit_entry_t *e, rz_err_t *err);
+
+/* ---- refused requests: sampled, so that a flood cannot fill the disk ----
+ *
+ * Per source address (an IPv6 /64 counts as one) and interval, the first `full` refusals
+ * (401, 403, 429) are written in full; the rest are counted, and when the interval ends one
+ * row says how many ("1873 more refused requests from 203.0.113.9 between T1 and T2"). At
+ * most RZ_AUDIT_REFUSED_ALL x full rows in full per interval in all; at most
+ * RZ_AUDIT_REFUSED_ADDRESSES addresses are counted apart, the others together ("*"). */
+#define RZ_AUDIT_REFUSED_ADDRESSES 64
+#define RZ_AUDIT_REFUSED_ALL       10
+
+typedef struct rz_audit_sampler rz_audit_sampler_t;
+
+/* Caller owns *out; rz_audit_sampler_free(). */
+int rz_audit_sampler_new(rz_audit_sampler_t **out, int full, int64_t interval_ms, rz_err_t *err);
+
+/* Write the counts still held, then free. db may be NULL (nothing written). */
+void rz_audit_sampler_free(rz_audit_sampler_t *s, rz_db_t *db);
+
+/* A refused request: its row is written in full, or counted for its address. Also writes
+ * the counts of intervals that have ended. */
+int rz_audit_refused(rz_audit_sampler_t *s, rz_db_t *db, const rz_audit_entry_t *e, rz_err_t *err);
+
+/* Write the counts of intervals that have ended (all of them when all). Cheap when none. */
+void rz_audit_sampler_flush(rz_audit_sampler_t *s, rz_db_t *db, bool all);
 
 typedef struct rz_audit rz_audit_t;
 

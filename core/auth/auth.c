@@ -1,6 +1,8 @@
 /* core/auth/auth.c - sessions (HS256 JWT), API tokens, password hashes, login throttling. */
 #include <config.h>
 
+#include <arpa/inet.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -23,14 +25,16 @@
 #define SECRET_MIN       32
 #define SECRET_GENERATED 64
 #define SECRET_MAX       4096
-#define THROTTLE_SLOTS   1024
+#define THROTTLE_SLOTS   RZ_LOGIN_PAIRS
+#define ADDR_SLOTS       RZ_LOGIN_ADDRESSES
 #define FREE_FAILURES    3 /* failures answered without delay */
 #define LOCK_AFTER       6 /* failures after which attempts get 429 */
 #define LOCK_MAX_S       900
 
 struct throttle {
-	char key[160]; /* user \n ip; "" = free slot */
+	char key[160]; /* user \n ip, or an address key; "" = free slot */
 	int failures;
+	int pending;          /* password checks under way, counted as failures until done */
 	int64_t last;         /* seconds */
 	int64_t locked_until; /* seconds */
 };
@@ -47,6 +51,7 @@ struct verified {
 /* Users as last read from the store; gen invalidates them on any change of a user. */
 struct known_user {
 	char name[64];
+	char uid[64]; /* metadata.uid: who the name belongs to now */
 	uint64_t gen;
 	int role;
 	bool disabled, must_change;
@@ -75,7 +80,9 @@ struct rz_auth {
 	unsigned char secret[SECRET_MAX];
 	size_t secret_len;
 	int64_t ttl_s;
+	rz_login_limits_t limits;
 	struct throttle slots[THROTTLE_SLOTS];
+	struct throttle addrs[ADDR_SLOTS]; /* per address, when slots is full of locks */
 };
 
 static int64_t now_s(void)
@@ -202,6 +209,11 @@ int rz_auth_new(rz_auth_t **out, const rz_config_t *cfg, rz_db_t *db, rz_store_t
 	a->bus = bus;
 	a->user_gen = 1;
 	a->ttl_s = cfg->session_ttl_ms / 1000;
+	a->limits =
+	    (rz_login_limits_t){ cfg->login_checks > 0 ? cfg->login_checks : 2,
+		                 cfg->login_checks_per_address > 0 ? cfg->login_checks_per_address
+		                                                   : 2,
+		                 cfg->login_queue >= 0 ? cfg->login_queue : 64 };
 	if (cfg->jwt_secret_file != NULL && cfg->jwt_secret_file[0] != '\0') {
 		rc = read_secret(a, cfg->jwt_secret_file, err);
 	} else {
@@ -232,6 +244,33 @@ void rz_auth_free(rz_auth_t *a)
 
 /* ------------------------------------------------------------------ sessions */
 
+static struct known_user *known(rz_auth_t *a, const char *name, rz_err_t *err);
+
+/* Record a session as the user's — by uid, not name: a user created later with the same
+ * name is someone else. Deleting the user deletes the row. */
+static int session_row(rz_auth_t *a, const rz_principal_t *p, rz_err_t *err)
+{
+	static const char sql[] =
+	    "INSERT INTO sessions (user, uid, jti, exp) VALUES (?1, ?2, ?3, ?4)";
+	struct known_user *k = known(a, p->user, err);
+	rz_stmt_t *s;
+	int rc;
+
+	if (k == NULL) {
+		return rz_err_set(err, RZ_EAUTH, "user '%s' does not exist", p->user);
+	}
+	if ((s = rz_db_stmt(a->db, sql, err)) == NULL) {
+		return err->code;
+	}
+	rz_stmt_bind_text(s, 1, p->user);
+	rz_stmt_bind_text(s, 2, k->uid);
+	rz_stmt_bind_text(s, 3, p->jti);
+	rz_stmt_bind_int64(s, 4, p->exp);
+	rc = rz_stmt_step(s, err);
+	rz_stmt_done(s);
+	return rc < 0 ? rc : 0;
+}
+
 int rz_auth_issue(rz_auth_t *a, const char *user, int role, char **token, rz_principal_t *p,
                   rz_err_t *err)
 {
@@ -261,6 +300,11 @@ int rz_auth_issue(rz_auth_t *a, const char *user, int role, char **token, rz_pri
 	}
 	free(enc); /* libjwt 1.x allocates with the C allocator */
 	jwt_free(jwt);
+	if (rc == 0 && (rc = session_row(a, p, err)) != 0) {
+		sodium_memzero(*token, strlen(*token));
+		free(*token);
+		*token = NULL;
+	}
 	return rc;
 }
 
@@ -314,19 +358,25 @@ static int claims_check(jwt_t *jwt, rz_principal_t *p, rz_err_t *err)
 	return 0;
 }
 
-static bool revoked(rz_auth_t *a, const char *jti)
+/* Is the session live: not logged out, not ended by a password change, and issued to the
+ * user who holds the name now? Fails closed. */
+static bool live(rz_auth_t *a, const char *jti, const char *user)
 {
 	rz_err_t err = { 0 };
-	rz_stmt_t *s = rz_db_stmt(a->db, "SELECT 1 FROM revoked_sessions WHERE jti = ?1", &err);
-	int rc;
+	rz_stmt_t *s = rz_db_stmt(a->db, "SELECT user, uid FROM sessions WHERE jti = ?1", &err);
+	struct known_user *k;
+	bool ok = false;
 
 	if (s == NULL) {
-		return true; /* fail closed */
+		return false;
 	}
 	rz_stmt_bind_text(s, 1, jti);
-	rc = rz_stmt_step(s, &err);
+	if (rz_stmt_step(s, &err) == 1 && strcmp(rz_stmt_text(s, 0), user) == 0 &&
+	    (k = known(a, user, &err)) != NULL) {
+		ok = k->uid[0] != '\0' && strcmp(rz_stmt_text(s, 1), k->uid) == 0;
+	}
 	rz_stmt_done(s);
-	return rc != 0;
+	return ok;
 }
 
 static int verify_jwt(rz_auth_t *a, const char *token, rz_principal_t *p, rz_err_t *err)
@@ -342,7 +392,7 @@ static int verify_jwt(rz_auth_t *a, const char *token, rz_principal_t *p, rz_err
 		snprintf(p->user, sizeof(p->user), "%s", v->user);
 		snprintf(p->jti, sizeof(p->jti), "%s", v->jti);
 		p->exp = v->exp;
-		return revoked(a, p->jti) ? rz_err_set(err, RZ_EAUTH, "session: revoked") : 0;
+		return live(a, p->jti, p->user) ? 0 : rz_err_set(err, RZ_EAUTH, "session: ended");
 	}
 	if (!header_is_hs256(token)) {
 		return rz_err_set(err, RZ_EAUTH, "session: not an HS256 token");
@@ -354,8 +404,8 @@ static int verify_jwt(rz_auth_t *a, const char *token, rz_principal_t *p, rz_err
 	}
 	rc = claims_check(jwt, p, err);
 	jwt_free(jwt);
-	if (rc == 0 && revoked(a, p->jti)) {
-		rc = rz_err_set(err, RZ_EAUTH, "session: revoked");
+	if (rc == 0 && !live(a, p->jti, p->user)) {
+		rc = rz_err_set(err, RZ_EAUTH, "session: ended");
 	}
 	if (rc == 0 && p->exp > now_s() + 1) {
 		memcpy(v->key, key, sizeof(key));
@@ -368,16 +418,30 @@ static int verify_jwt(rz_auth_t *a, const char *token, rz_principal_t *p, rz_err
 
 int rz_auth_revoke(rz_auth_t *a, const char *jti, int64_t exp, rz_err_t *err)
 {
-	static const char sql[] =
-	    "INSERT OR IGNORE INTO revoked_sessions (jti, exp) VALUES (?1, ?2)";
-	rz_stmt_t *s = rz_db_stmt(a->db, sql, err);
+	rz_stmt_t *s = rz_db_stmt(a->db, "DELETE FROM sessions WHERE jti = ?1", err);
+	int rc;
+
+	(void)exp;
+	if (s == NULL) {
+		return err->code;
+	}
+	rz_stmt_bind_text(s, 1, jti);
+	rc = rz_stmt_step(s, err);
+	rz_stmt_done(s);
+	return rc < 0 ? rc : 0;
+}
+
+int rz_auth_end_sessions(rz_db_t *db, const char *user, const char *keep_jti, rz_err_t *err)
+{
+	rz_stmt_t *s =
+	    rz_db_stmt(db, "DELETE FROM sessions WHERE user = ?1 AND jti IS NOT ?2", err);
 	int rc;
 
 	if (s == NULL) {
 		return err->code;
 	}
-	rz_stmt_bind_text(s, 1, jti);
-	rz_stmt_bind_int64(s, 2, exp);
+	rz_stmt_bind_text(s, 1, user);
+	rz_stmt_bind_text(s, 2, keep_jti != NULL && keep_jti[0] != '\0' ? keep_jti : NULL);
 	rc = rz_stmt_step(s, err);
 	rz_stmt_done(s);
 	return rc < 0 ? rc : 0;
@@ -403,6 +467,8 @@ static struct known_user *known(rz_auth_t *a, const char *name, rz_err_t *err)
 	}
 	spec = json_object_get(u, "spec");
 	snprintf(k->name, sizeof(k->name), "%s", name);
+	snprintf(k->uid, sizeof(k->uid), "%s",
+	         json_string_value(json_object_get(json_object_get(u, "metadata"), "uid")) ?: "");
 	k->gen = a->user_gen;
 	k->role = rz_role_parse(json_string_value(json_object_get(spec, "role")));
 	k->disabled = json_is_true(json_object_get(spec, "disabled"));
@@ -658,60 +724,155 @@ bool rz_auth_needs_rehash(const char *hash)
 
 /* ------------------------------------------------------------------ throttling */
 
-static struct throttle *slot_for(rz_auth_t *a, const char *user, const char *ip, bool create)
+const rz_login_limits_t *rz_auth_login_limits(const rz_auth_t *a)
 {
-	char key[160];
-	struct throttle *oldest = &a->slots[0];
+	return &a->limits;
+}
 
-	snprintf(key, sizeof(key), "%s\n%s", user ? user : "", ip ? ip : "");
-	for (size_t i = 0; i < THROTTLE_SLOTS; i++) {
-		struct throttle *t = &a->slots[i];
-		if (strcmp(t->key, key) == 0) {
-			return t;
-		}
-		if (t->last < oldest->last) {
-			oldest = t;
+void rz_auth_addr_key(const char *ip, char out[RZ_ADDR_KEY_LEN])
+{
+	struct in6_addr a6;
+	char text[INET6_ADDRSTRLEN];
+
+	if (ip != NULL && strchr(ip, ':') != NULL && inet_pton(AF_INET6, ip, &a6) == 1 &&
+	    !IN6_IS_ADDR_V4MAPPED(&a6)) {
+		memset(a6.s6_addr + 8, 0, 8); /* one site holds a /64: it counts as one address */
+		inet_ntop(AF_INET6, &a6, text, sizeof(text));
+		snprintf(out, RZ_ADDR_KEY_LEN, "%s/64", text);
+		return;
+	}
+	snprintf(out, RZ_ADDR_KEY_LEN, "%s", ip ? ip : "");
+}
+
+static bool locked(const struct throttle *t, int64_t now)
+{
+	return t->locked_until > now;
+}
+
+/* May the entry make room for another? Never while it is locked or has attempts under way:
+ * a lock holds until it expires, whatever else fails meanwhile. */
+static bool evictable(const struct throttle *t, int64_t now)
+{
+	return t->pending == 0 && !locked(t, now);
+}
+
+static struct throttle *find(struct throttle *tab, size_t n, const char *key)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (tab[i].key[0] != '\0' && strcmp(tab[i].key, key) == 0) {
+			return &tab[i];
 		}
 	}
-	if (!create) {
-		return NULL;
+	return NULL;
+}
+
+/* A slot for key in tab: a free one, else the evictable one used longest ago; NULL when every
+ * slot is locked or busy. *soonest gets the earliest time a lock ends. */
+static struct throttle *claim(struct throttle *tab, size_t n, const char *key, int64_t now,
+                              int64_t *soonest)
+{
+	struct throttle *pick = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		struct throttle *t = &tab[i];
+		if (t->key[0] == '\0') {
+			pick = t;
+			break;
+		}
+		if (evictable(t, now) && (pick == NULL || t->last < pick->last)) {
+			pick = t;
+		}
+		if (locked(t, now) && (*soonest == 0 || t->locked_until < *soonest)) {
+			*soonest = t->locked_until;
+		}
 	}
-	memset(oldest, 0, sizeof(*oldest));
-	snprintf(oldest->key, sizeof(oldest->key), "%s", key);
-	return oldest;
+	if (pick != NULL) {
+		memset(pick, 0, sizeof(*pick));
+		snprintf(pick->key, sizeof(pick->key), "%s", key);
+	}
+	return pick;
+}
+
+static void pair_key(char *key, size_t size, const char *user, const char *ip)
+{
+	snprintf(key, size, "%s\n%s", user ? user : "", ip ? ip : "");
+}
+
+/* The entry an attempt by (user, ip) was reserved on: its own, or — when the table could not
+ * hold it — its address's. */
+static struct throttle *entry_of(rz_auth_t *a, const char *user, const char *ip)
+{
+	char key[160], addr[RZ_ADDR_KEY_LEN];
+	struct throttle *t, *at;
+
+	pair_key(key, sizeof(key), user, ip);
+	rz_auth_addr_key(ip, addr);
+	t = find(a->slots, THROTTLE_SLOTS, key);
+	at = find(a->addrs, ADDR_SLOTS, addr);
+	if (t != NULL && t->pending > 0) {
+		return t;
+	}
+	if (at != NULL && at->pending > 0) {
+		return at;
+	}
+	return t != NULL ? t : at;
+}
+
+/* Refuse: locked (or a check under way would reach the lock). */
+static int refuse(const struct throttle *t, int64_t now, int64_t *retry_after)
+{
+	*retry_after = locked(t, now) ? t->locked_until - now : 1;
+	return -EAGAIN;
 }
 
 int rz_auth_throttle(rz_auth_t *a, const char *user, const char *ip, int64_t *delay_ms,
                      int64_t *retry_after)
 {
-	struct throttle *t = slot_for(a, user, ip, false);
-	int64_t now = now_s();
+	char key[160], addr[RZ_ADDR_KEY_LEN];
+	int64_t now = now_s(), soonest = 0;
+	struct throttle *t, *at;
 
 	*delay_ms = 0;
 	*retry_after = 0;
-	if (t == NULL) {
-		return 0;
+	pair_key(key, sizeof(key), user, ip);
+	rz_auth_addr_key(ip, addr);
+	at = find(a->addrs, ADDR_SLOTS, addr);
+	if (at != NULL && locked(at, now)) {
+		return refuse(at, now, retry_after); /* the address is locked as a whole */
 	}
-	if (t->last < now - LOCK_MAX_S) {
-		memset(t, 0, sizeof(*t)); /* quiet for long enough: forgiven */
-		return 0;
+	t = find(a->slots, THROTTLE_SLOTS, key);
+	if (t == NULL && (t = claim(a->slots, THROTTLE_SLOTS, key, now, &soonest)) == NULL) {
+		/* every slot holds a lock or a check: count against the address instead */
+		t = at != NULL ? at : claim(a->addrs, ADDR_SLOTS, addr, now, &soonest);
 	}
-	if (t->locked_until > now) {
-		*retry_after = t->locked_until - now;
+	if (t == NULL) { /* both tables full of locks: refuse unknown pairs until one ends */
+		*retry_after = soonest > now ? soonest - now : 1;
 		return -EAGAIN;
+	}
+	if (t->pending == 0 && !locked(t, now) && t->last < now - LOCK_MAX_S) {
+		t->failures = 0; /* quiet for long enough: forgiven */
+	}
+	if (locked(t, now) || t->failures + t->pending >= LOCK_AFTER) {
+		return refuse(t, now, retry_after);
 	}
 	if (t->failures > FREE_FAILURES) {
 		int shift = t->failures - FREE_FAILURES;
 		*delay_ms = shift >= 4 ? 4000 : 250LL << shift;
 	}
+	t->pending++; /* counted now, before the password is hashed */
+	t->last = now;
 	return 0;
 }
 
 void rz_auth_login_failed(rz_auth_t *a, const char *user, const char *ip)
 {
-	struct throttle *t = slot_for(a, user, ip, true);
+	struct throttle *t = entry_of(a, user, ip);
 	int64_t now = now_s();
 
+	if (t == NULL) {
+		return; /* not reserved with rz_auth_throttle() */
+	}
+	t->pending -= t->pending > 0;
 	t->failures++;
 	t->last = now;
 	if (t->failures >= LOCK_AFTER) {
@@ -723,9 +884,27 @@ void rz_auth_login_failed(rz_auth_t *a, const char *user, const char *ip)
 
 void rz_auth_login_succeeded(rz_auth_t *a, const char *user, const char *ip)
 {
-	struct throttle *t = slot_for(a, user, ip, false);
+	struct throttle *t = entry_of(a, user, ip);
+
+	if (t == NULL) {
+		return;
+	}
+	t->pending -= t->pending > 0;
+	if (strchr(t->key, '\n') == NULL) {
+		return; /* an address's entry: one good password does not forgive the others */
+	}
+	t->failures = 0;
+	t->locked_until = 0;
+	if (t->pending == 0) {
+		memset(t, 0, sizeof(*t));
+	}
+}
+
+void rz_auth_login_abandoned(rz_auth_t *a, const char *user, const char *ip)
+{
+	struct throttle *t = entry_of(a, user, ip);
 
 	if (t != NULL) {
-		memset(t, 0, sizeof(*t));
+		t->pending -= t->pending > 0;
 	}
 }

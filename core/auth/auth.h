@@ -48,8 +48,9 @@ int rz_auth_new(rz_auth_t **out, const rz_config_t *cfg, rz_db_t *db, rz_store_t
                 rz_bus_t *bus, rz_err_t *err);
 void rz_auth_free(rz_auth_t *a);
 
-/* A session for user: a JWT with iss, sub, role, iat, nbf, exp (now + session_ttl), jti.
- * Caller owns *token (free()). */
+/* A session for user: a JWT with iss, sub, role, iat, nbf, exp (now + session_ttl), jti,
+ * and its row in the sessions table, bound to the user's uid: it is live while the row is
+ * there and the name still belongs to that uid. Caller owns *token (free()). */
 int rz_auth_issue(rz_auth_t *a, const char *user, int role, char **token, rz_principal_t *p,
                   rz_err_t *err);
 
@@ -65,8 +66,14 @@ int rz_auth_authenticate(rz_auth_t *a, const char *header, rz_principal_t *p, rz
 int rz_auth_grant(rz_auth_t *a, const char *tenant, const char *run, const char *secret);
 void rz_auth_ungrant(rz_auth_t *a, const char *run);
 
-/* Revoke a session id until exp; runs inside the caller's transaction when there is one. */
+/* End a session (logout); runs inside the caller's transaction when there is one. exp is
+ * not needed any more: a session is live only while its row exists. */
 int rz_auth_revoke(rz_auth_t *a, const char *jti, int64_t exp, rz_err_t *err);
+
+/* End every session of user but keep_jti (NULL or "": all), inside the caller's transaction:
+ * a new password ends the sessions made with the old one. Deleting a user ends its sessions
+ * by itself (their rows go with it). */
+int rz_auth_end_sessions(rz_db_t *db, const char *user, const char *keep_jti, rz_err_t *err);
 
 /* ---- API tokens ---- */
 
@@ -90,15 +97,36 @@ int rz_auth_store_hash(rz_db_t *db, const char *user, const char *hash, rz_err_t
 /* True when hash was made with other parameters than the current ones. */
 bool rz_auth_needs_rehash(const char *hash);
 
-/* ---- the brute-force limiter, per (user, source IP) ---- */
+/* ---- the brute-force limiter, per (user, source address) ---- */
 
-/* Before checking a password: 0 when the attempt may proceed now (after *delay_ms, which
- * grows with recent failures), or -EAGAIN when it must be refused with 429 and
- * Retry-After: *retry_after seconds. */
+#define RZ_LOGIN_PAIRS     1024 /* (user, address) pairs the limiter remembers */
+#define RZ_LOGIN_ADDRESSES 256  /* addresses it remembers when every pair slot is locked */
+#define RZ_ADDR_KEY_LEN    64
+
+/* How many password checks may run and wait (auth.login_checks, .._per_address,
+ * auth.login_queue). Borrowed — valid with a. */
+typedef struct rz_login_limits {
+	int running, per_address, queue;
+} rz_login_limits_t;
+const rz_login_limits_t *rz_auth_login_limits(const rz_auth_t *a);
+
+/* What an address counts as: an IPv4 address as it is, an IPv6 one as its /64 (one site
+ * holds a whole /64), into out. */
+void rz_auth_addr_key(const char *ip, char out[RZ_ADDR_KEY_LEN]);
+
+/* Before checking a password: reserve the attempt, so that it counts as a failure while the
+ * check runs. 0 when it may proceed (its failure is answered after *delay_ms, which grows
+ * with recent failures), or -EAGAIN when it must be refused with 429 and Retry-After:
+ * *retry_after seconds — the pair is locked, or the checks under way would lock it. A locked
+ * pair stays locked until the lock ends: it is never evicted; when every slot holds a lock
+ * the address is counted instead, and when those are all locked too, pairs the limiter does
+ * not know are refused. Every 0 is followed by exactly one of the three calls below. */
 int rz_auth_throttle(rz_auth_t *a, const char *user, const char *ip, int64_t *delay_ms,
                      int64_t *retry_after);
 void rz_auth_login_failed(rz_auth_t *a, const char *user, const char *ip);
 void rz_auth_login_succeeded(rz_auth_t *a, const char *user, const char *ip);
+/* The check did not happen (the server was busy or stopping): uncount it. */
+void rz_auth_login_abandoned(rz_auth_t *a, const char *user, const char *ip);
 
 /* ---- roles ---- */
 

@@ -2,6 +2,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,8 @@
 
 #define BAD_LOGIN "invalid username or password"
 
+struct check;
+
 struct rz_session {
 	rz_auth_t *auth;
 	rz_access_t *access;
@@ -24,13 +27,21 @@ struct rz_session {
 	rz_workers_t *workers;
 	struct event_base *base;
 	rz_route_t routes[4];
+	/* password checks admitted: running on the pool, or waiting for a turn (oldest first) */
+	struct check *head, *tail;
+	int running, waiting;
 };
 
 /* A password check on its way through the worker pool. */
 struct check {
 	rz_session_t *s;
 	rz_req_t *req;
+	rz_done_fn done;
+	struct check *prev, *next; /* among the admitted */
+	bool admitted, running;
 	char user[64];
+	char ip[48];                         /* the source address, for the limiter */
+	char addr[RZ_ADDR_KEY_LEN];          /* what it counts as */
 	char *password;                      /* to verify */
 	char *new_password;                  /* password change: to hash */
 	char hash[RZ_PASSWORD_HASH_LEN];     /* stored hash ("" when the user has none) */
@@ -38,6 +49,7 @@ struct check {
 	bool ok, rehashed;
 	int64_t delay_ms;
 	struct event *timer;
+	char keep_jti[40]; /* password change: the session that made it goes on */
 };
 
 static void wipe(char *p)
@@ -77,21 +89,35 @@ static void stored_hash(rz_db_t *db, const char *user, char out[RZ_PASSWORD_HASH
 	rz_stmt_done(s);
 }
 
+/* A new password hash for the user's credentials; a changed password (not a rehash of the
+ * same one) also ends the user's sessions but the one that changed it. */
+struct new_hash {
+	const char *hash;
+	const char *keep_jti; /* NULL: a rehash, sessions stay */
+};
+
 static int credentials_hook(rz_db_t *db, const rz_kind_t *k, const json_t *obj, bool gone,
                             void *arg, rz_err_t *err)
 {
-	return rz_auth_store_hash(
-	    db, json_string_value(json_object_get(json_object_get(obj, "metadata"), "name")), arg,
-	    err);
+	const struct new_hash *h = arg;
+	const char *user =
+	    json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+	int rc = rz_auth_store_hash(db, user, h->hash, err);
+
+	if (rc == 0 && h->keep_jti != NULL) {
+		rc = rz_auth_end_sessions(db, user, h->keep_jti, err);
+	}
+	return rc;
 }
 
 /* Write the user's status (lastLogin, mustChangePassword) with the audit row and, when
- * given, a new password hash — one transaction. */
+ * given, a new password hash — one transaction. keep_jti: see struct new_hash. */
 static int write_user(rz_session_t *s, rz_req_t *req, const char *user, bool login,
-                      const char *new_hash, rz_err_t *err)
+                      const char *new_hash, const char *keep_jti, rz_err_t *err)
 {
 	const rz_kind_t *k = rz_kind_by_name("User");
-	rz_write_hook_t cred = { credentials_hook, (void *)new_hash, NULL };
+	struct new_hash h = { new_hash, keep_jti };
+	rz_write_hook_t cred = { credentials_hook, &h, NULL };
 	rz_access_hook_t audit;
 	json_t *u = NULL, *status, *out = NULL;
 	char now[32];
@@ -156,13 +182,115 @@ static void check_work(void *arg)
 	}
 }
 
+/* ------------------------------------------------------------------ the gate
+
+ * Password checks cost 64 MiB and tens of milliseconds of a worker each. At most
+ * auth.login_checks run at once; one address (an IPv6 /64) has at most
+ * auth.login_checks_per_address running or waiting; at most auth.login_queue wait. When a
+ * check ends, the next to run is the waiting one whose address has the fewest running,
+ * oldest first: a flooding address cannot starve another. */
+
+static int running_from(const rz_session_t *s, const char *addr, bool waiting_too)
+{
+	int n = 0;
+
+	for (const struct check *c = s->head; c != NULL; c = c->next) {
+		n += (c->running || waiting_too) && strcmp(c->addr, addr) == 0;
+	}
+	return n;
+}
+
+static void check_free(struct check *c);
+static void gate_leave(struct check *c);
+
+/* Put c on the pool; on failure answer 503 and let it go. */
+static void gate_start(struct check *c)
+{
+	rz_session_t *s = c->s;
+
+	c->running = true;
+	s->running++;
+	if (rz_workers_submit(s->workers, check_work, c->done, c) != 0) {
+		gate_leave(c);
+		rz_auth_login_abandoned(s->auth, c->user, c->ip);
+		rz_reply_error(c->req, 503, NULL, "the server is busy; try again");
+		check_free(c);
+	}
+}
+
+/* c's check is over (or never ran): start the fairest waiting one. */
+static void gate_leave(struct check *c)
+{
+	rz_session_t *s = c->s;
+	const rz_login_limits_t *l = rz_auth_login_limits(s->auth);
+	struct check *next = NULL;
+	int best = INT_MAX;
+
+	if (!c->admitted) {
+		return;
+	}
+	*(c->prev ? &c->prev->next : &s->head) = c->next;
+	*(c->next ? &c->next->prev : &s->tail) = c->prev;
+	c->admitted = false;
+	if (c->running) {
+		s->running--;
+	} else {
+		s->waiting--;
+	}
+	if (s->running >= l->running || s->waiting == 0) {
+		return;
+	}
+	for (struct check *w = s->head; w != NULL; w = w->next) {
+		int n = w->running ? INT_MAX : running_from(s, w->addr, false);
+		if (n < best) {
+			best = n;
+			next = w;
+		}
+	}
+	if (next != NULL) {
+		s->waiting--;
+		gate_start(next);
+	}
+}
+
+/* Admit c (run it now or let it wait), or answer 429 and free it: -EAGAIN. */
+static int gate_enter(struct check *c)
+{
+	rz_session_t *s = c->s;
+	const rz_login_limits_t *l = rz_auth_login_limits(s->auth);
+
+	if (running_from(s, c->addr, true) >= l->per_address ||
+	    (s->running >= l->running && s->waiting >= l->queue)) {
+		rz_auth_login_abandoned(s->auth, c->user, c->ip);
+		rz_req_add_header(c->req, "Retry-After", "1");
+		rz_access_audit(s->access, c->req, 429, c->user, "too many password checks at once",
+		                NULL, NULL);
+		rz_req_set_audited(c->req);
+		rz_reply_error(c->req, 429, NULL,
+		               "too many password checks from %s at once; try again in 1 s",
+		               c->addr);
+		check_free(c);
+		return -EAGAIN;
+	}
+	c->admitted = true;
+	c->prev = s->tail;
+	*(s->tail ? &s->tail->next : &s->head) = c;
+	s->tail = c;
+	if (s->running < l->running) {
+		gate_start(c);
+	} else {
+		s->waiting++;
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------------ login */
 
+/* Audit and answer a refused login (its failure is already counted). */
 static void login_refused(struct check *c)
 {
 	rz_err_t err = { 0 };
 
-	rz_auth_login_failed(c->s->auth, c->user, rz_access_source_ip(c->s->access, c->req));
 	if (rz_access_audit(c->s->access, c->req, 401, c->user, BAD_LOGIN, NULL, &err) == 0) {
 		rz_req_set_audited(c->req);
 	}
@@ -191,6 +319,7 @@ static void login_granted(struct check *c)
 	    json_is_true(json_object_get(json_object_get(u, "spec"), "disabled"))) {
 		json_decref(u);
 		c->ok = false;
+		rz_auth_login_failed(c->s->auth, c->user, c->ip);
 		login_refused(c);
 		return;
 	}
@@ -199,13 +328,13 @@ static void login_granted(struct check *c)
 	if (rz_auth_issue(c->s->auth, c->user, role, &token, &p, &err) == 0) {
 		rz_access_set_principal(c->req, &p); /* the audit row names who logged in */
 	}
-	if (token == NULL ||
-	    write_user(c->s, c->req, c->user, true, c->rehashed ? c->new_hash : NULL, &err) != 0) {
+	rz_auth_login_succeeded(c->s->auth, c->user, c->ip);
+	if (token == NULL || write_user(c->s, c->req, c->user, true,
+	                                c->rehashed ? c->new_hash : NULL, NULL, &err) != 0) {
 		rz_log_err("auth", "login of '%s' failed: %s", c->user, err.msg);
 		rz_reply_error(c->req, 500, NULL, "internal error; see the server log");
 	} else {
-		rz_auth_login_succeeded(c->s->auth, c->user,
-		                        rz_access_source_ip(c->s->access, c->req));
+		rz_logkv(RZ_LOG_INFO, "auth", "login", "user", c->user, "source", c->ip, NULL);
 		t = (time_t)p.exp;
 		gmtime_r(&t, &tm);
 		strftime(exp, sizeof(exp), "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -229,12 +358,21 @@ static void login_done(void *arg, int canceled)
 	struct check *c = arg;
 	struct timeval tv;
 
+	gate_leave(c); /* the next check may run */
 	if (canceled) {
+		rz_auth_login_abandoned(c->s->auth, c->user, c->ip);
 		rz_reply_error(c->req, 503, NULL, "shutting down");
 		check_free(c);
-	} else if (c->ok) {
+		return;
+	}
+	if (c->ok) {
 		login_granted(c);
-	} else if (c->delay_ms > 0 && (c->timer = evtimer_new(c->s->base, on_delay, c)) != NULL) {
+		return;
+	}
+	/* counted as soon as it is known, not after the delay */
+	rz_auth_login_failed(c->s->auth, c->user, c->ip);
+	rz_logkv(RZ_LOG_INFO, "auth", "login refused", "user", c->user, "source", c->ip, NULL);
+	if (c->delay_ms > 0 && (c->timer = evtimer_new(c->s->base, on_delay, c)) != NULL) {
 		tv.tv_sec = c->delay_ms / 1000;
 		tv.tv_usec = (c->delay_ms % 1000) * 1000;
 		evtimer_add(c->timer, &tv); /* a failure answers slower the more there were */
@@ -278,8 +416,28 @@ static struct check *check_new(rz_session_t *s, rz_req_t *req, const char *user,
 	c->s = s;
 	c->req = req;
 	snprintf(c->user, sizeof(c->user), "%s", user);
+	snprintf(c->ip, sizeof(c->ip), "%s", rz_access_source_ip(s->access, req));
+	rz_auth_addr_key(c->ip, c->addr);
 	stored_hash(s->db, c->user, c->hash);
 	return c;
+}
+
+/* Reserve an attempt with the limiter, or answer 429: true when refused. */
+static bool throttled(rz_session_t *s, rz_req_t *req, const char *user, int64_t *delay)
+{
+	int64_t retry = 0;
+	char after[24];
+
+	if (rz_auth_throttle(s->auth, user, rz_access_source_ip(s->access, req), delay, &retry) ==
+	    0) {
+		return false;
+	}
+	snprintf(after, sizeof(after), "%lld", (long long)retry);
+	rz_req_add_header(req, "Retry-After", after);
+	rz_access_audit(s->access, req, 429, user, "too many failed logins", NULL, NULL);
+	rz_req_set_audited(req);
+	rz_reply_error(req, 429, NULL, "too many failed logins; try again in %s s", after);
+	return true;
 }
 
 static void handle_login(rz_req_t *req, void *ctx)
@@ -287,8 +445,7 @@ static void handle_login(rz_req_t *req, void *ctx)
 	rz_session_t *s = ctx;
 	json_t *body = credentials_body(req);
 	const char *user, *password;
-	int64_t delay = 0, retry = 0;
-	char after[24];
+	int64_t delay = 0;
 	struct check *c;
 
 	if (body == NULL) {
@@ -301,26 +458,19 @@ static void handle_login(rz_req_t *req, void *ctx)
 		rz_reply_error(req, 400, NULL, "username and password are required");
 		return;
 	}
-	if (rz_auth_throttle(s->auth, user, rz_access_source_ip(s->access, req), &delay, &retry) <
-	    0) {
-		snprintf(after, sizeof(after), "%lld", (long long)retry);
-		rz_req_add_header(req, "Retry-After", after);
-		rz_access_audit(s->access, req, 429, user, "too many failed logins", NULL, NULL);
-		rz_req_set_audited(req);
+	if (throttled(s, req, user, &delay)) {
 		json_decref(body);
-		rz_reply_error(req, 429, NULL, "too many failed logins; try again in %s s", after);
 		return;
 	}
 	c = check_new(s, req, user, password);
 	json_decref(body);
 	if (c == NULL) {
+		rz_auth_login_abandoned(s->auth, user, rz_access_source_ip(s->access, req));
 		return;
 	}
 	c->delay_ms = delay;
-	if (rz_workers_submit(s->workers, check_work, login_done, c) != 0) {
-		check_free(c);
-		rz_reply_error(req, 503, NULL, "the server is busy; try again");
-	}
+	c->done = login_done;
+	gate_enter(c);
 }
 
 /* ------------------------------------------------------------------ logout, whoami */
@@ -387,19 +537,22 @@ static void password_done(void *arg, int canceled)
 	struct check *c = arg;
 	rz_err_t err = { 0 };
 
+	gate_leave(c);
 	if (canceled) {
+		rz_auth_login_abandoned(c->s->auth, c->user, c->ip);
 		rz_reply_error(c->req, 503, NULL, "shutting down");
 	} else if (!c->ok) {
-		rz_auth_login_failed(c->s->auth, c->user,
-		                     rz_access_source_ip(c->s->access, c->req));
+		rz_auth_login_failed(c->s->auth, c->user, c->ip);
 		rz_reply_error(c->req, 403, NULL, "the current password is not correct");
-	} else if (!c->rehashed) {
+	} else if (rz_auth_login_abandoned(c->s->auth, c->user, c->ip), !c->rehashed) {
 		rz_reply_error(c->req, 500, NULL, "password hashing failed");
-	} else if (write_user(c->s, c->req, c->user, false, c->new_hash, &err) != 0) {
+	} else if (write_user(c->s, c->req, c->user, false, c->new_hash, c->keep_jti, &err) != 0) {
 		rz_log_err("auth", "password change of '%s' failed: %s", c->user, err.msg);
 		rz_reply_error(c->req, 500, NULL, "internal error; see the server log");
 	} else {
-		rz_reply_status(c->req, rz_status_new(200, "", "password changed"));
+		rz_reply_status(
+		    c->req,
+		    rz_status_new(200, "", "password changed; the user's other sessions ended"));
 	}
 	check_free(c);
 }
@@ -410,6 +563,7 @@ static void handle_password(rz_req_t *req, void *ctx)
 	const rz_principal_t *p = rz_access_principal(req);
 	json_t *body = credentials_body(req);
 	const char *cur, *next;
+	int64_t delay = 0;
 	struct check *c;
 
 	if (body == NULL) {
@@ -424,6 +578,10 @@ static void handle_password(rz_req_t *req, void *ctx)
 		    "currentPassword and newPassword (8 to 1024 characters) are required");
 		return;
 	}
+	if (throttled(s, req, p->user, &delay)) {
+		json_decref(body);
+		return;
+	}
 	c = check_new(s, req, p->user, cur);
 	if (c != NULL && (c->new_password = strdup(next)) == NULL) {
 		check_free(c);
@@ -431,10 +589,13 @@ static void handle_password(rz_req_t *req, void *ctx)
 		rz_reply_error(req, 500, NULL, "out of memory");
 	}
 	json_decref(body);
-	if (c != NULL && rz_workers_submit(s->workers, check_work, password_done, c) != 0) {
-		check_free(c);
-		rz_reply_error(req, 503, NULL, "the server is busy; try again");
+	if (c == NULL) {
+		rz_auth_login_abandoned(s->auth, p->user, rz_access_source_ip(s->access, req));
+		return;
 	}
+	snprintf(c->keep_jti, sizeof(c->keep_jti), "%s", p->jti);
+	c->done = password_done;
+	gate_enter(c);
 }
 
 /* ------------------------------------------------------------------ module */
@@ -448,13 +609,26 @@ int rz_session_new(rz_session_t **out, rz_auth_t *auth, rz_access_t *access, rz_
 	if (s == NULL) {
 		return rz_err_set(err, -ENOMEM, "session: out of memory");
 	}
-	*s = (rz_session_t){ auth, access, store, db, workers, base, { { 0 } } };
+	s->auth = auth;
+	s->access = access;
+	s->store = store;
+	s->db = db;
+	s->workers = workers;
+	s->base = base;
 	*out = s;
 	return 0;
 }
 
 void rz_session_free(rz_session_t *s)
 {
+	if (s == NULL) {
+		return;
+	}
+	while (s->head != NULL) { /* waiting checks; running ones ended with the pool */
+		struct check *c = s->head;
+		gate_leave(c);
+		check_free(c);
+	}
 	free(s);
 }
 
@@ -509,7 +683,8 @@ int rz_session_bootstrap(rz_store_t *store, rz_db_t *db, const char *password, r
 	const rz_kind_t *k = rz_kind_by_name("User");
 	char generated[33], hash[RZ_PASSWORD_HASH_LEN];
 	unsigned char raw[16];
-	rz_write_hook_t cred = { credentials_hook, hash, NULL };
+	struct new_hash h = { hash, NULL };
+	rz_write_hook_t cred = { credentials_hook, &h, NULL };
 	json_t *obj, *out = NULL;
 	int rc;
 

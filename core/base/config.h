@@ -55,6 +55,9 @@ typedef struct rz_config {
 	char *admin_password_file;
 	char *jwt_secret_file;
 	int64_t session_ttl_ms;
+	int login_checks;             /* password checks (Argon2id) running at once */
+	int login_checks_per_address; /* running or waiting, from one address (IPv6: /64) */
+	int login_queue;              /* checks waiting for a turn, in total */
 
 	/* tofu: */
 	char *tofu_binary;
@@ -88,6 +91,8 @@ typedef struct rz_config {
 
 	/* audit: */
 	int64_t audit_retention_ms;
+	int audit_refused_full;            /* refused requests per address and interval in full */
+	int64_t audit_refused_interval_ms; /* the interval; the rest make one row per address */
 
 	/* backup: */
 	char *backup_dir;

@@ -153,6 +153,21 @@ static const rz_migration_t migrations[] = {
 	    .name = "what an audited request said besides its path (an approval's reason)",
 	    .sql = "ALTER TABLE audit ADD COLUMN detail TEXT NOT NULL DEFAULT '';\n",
 	},
+	{
+	    .version = 10,
+	    .name = "sessions, bound to the user they were issued to",
+	    .sql = "CREATE TABLE sessions (\n"
+	           "    kind TEXT NOT NULL DEFAULT 'User' CHECK (kind = 'User'),\n"
+	           "    owner TEXT NOT NULL DEFAULT '' CHECK (owner = ''),\n"
+	           "    user TEXT NOT NULL,\n"
+	           "    uid TEXT NOT NULL,\n"
+	           "    jti TEXT PRIMARY KEY,\n"
+	           "    exp INTEGER NOT NULL,\n"
+	           "    FOREIGN KEY (kind, owner, user) REFERENCES objects (kind, tenant, name)\n"
+	           "        ON DELETE CASCADE\n"
+	           ") STRICT;\n"
+	           "CREATE INDEX sessions_by_user ON sessions (user);\n",
+	},
 };
 
 const rz_migration_t *rz_db_migrations(size_t *count)

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <errno.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 
@@ -149,7 +151,8 @@ static void setup(void)
 		/* sim is the cluster plugin tenants name (a loaded one is required) */
 		snprintf(text, sizeof(text),
 		         "server:\n  listen: 127.0.0.1:0\n  data_dir: %s\n  trusted_proxies: "
-		         "[127.0.0.1]\nplugin_dir: %s/plugins\nplugins:\n  sim: {}\n",
+		         "[127.0.0.1]\nplugin_dir: %s/plugins\nplugins:\n  sim: {}\n"
+		         "audit:\n  refused_interval: 1s\n",
 		         ddir, top ? top : ".");
 		rzt_write_file(conf, text);
 	}
@@ -247,7 +250,18 @@ START_TEST(test_jwt_refusals)
 
 	ck_assert_int_eq(call("GET", "/api/v1/tenants", admin_tok, NULL, NULL), 200);
 	forge(tok, sizeof(tok), JWT_ALG_HS256, "rezuscloud", "admin", now, now, now + 600);
-	ck_assert_int_eq(call("GET", "/api/v1/tenants", tok, NULL, NULL), 200); /* the control */
+	expect_401(tok, "a signed token the daemon never issued (no session row)");
+	{ /* the control: the same token once the daemon knows its session, as admin's */
+		rz_err_t err = { 0 };
+		ck_assert_int_eq(
+		    rz_db_exec(rz_daemon_db(d),
+		               "INSERT INTO sessions (user, uid, jti, exp) SELECT user,"
+		               " uid, '0123456789abcdef0123456789abcdef', exp FROM"
+		               " sessions WHERE user = 'admin' LIMIT 1",
+		               &err),
+		    0);
+	}
+	ck_assert_int_eq(call("GET", "/api/v1/tenants", tok, NULL, NULL), 200);
 	expect_401(NULL, "no credentials");
 	expect_401("garbage", "garbage");
 	/* tampered payload: the same signature over another subject */
@@ -849,6 +863,198 @@ START_TEST(test_audit_fields_bounded)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ the limiter itself */
+
+/* A limiter of the test's own, on the daemon's database and store. */
+static rz_auth_t *own_limiter(void)
+{
+	rz_auth_t *a = NULL;
+	rz_err_t err = { 0 };
+
+	ck_assert_msg(rz_auth_new(&a, &cfg, rz_daemon_db(d), rz_daemon_store(d), NULL, &err) == 0,
+	              "auth: %s", err.msg);
+	return a;
+}
+
+/* 40 attempts for one (user, address) at once: each is counted when it starts, so those
+ * past the limit are refused before any password is hashed (all 40 were checked before). */
+START_TEST(test_limiter_counts_before_hashing)
+{
+	rz_auth_t *a = own_limiter();
+	int64_t delay, retry;
+	int admitted = 0;
+
+	for (int i = 0; i < 40; i++) {
+		if (rz_auth_throttle(a, "viewer", "198.51.100.1", &delay, &retry) == 0) {
+			admitted++;
+		} else {
+			ck_assert_int_gt(retry, 0);
+		}
+	}
+	fprintf(stderr, "# 40 concurrent attempts: %d admitted to a password check\n", admitted);
+	ck_assert_int_le(admitted, 6);
+	ck_assert_int_gt(admitted, 0);
+	rz_auth_free(a);
+}
+END_TEST
+
+/* A locked (user, address) pair stays locked whatever else fails: failures under 5,000
+ * other names and addresses once evicted it from the 1,024 slots, unlocking it. */
+START_TEST(test_locked_pair_survives_a_flood)
+{
+	rz_auth_t *a = own_limiter();
+	int64_t delay, retry;
+	char user[32], ip[32];
+	int refused_new = 0;
+
+	for (int i = 0; i < 6; i++) {
+		ck_assert_int_eq(rz_auth_throttle(a, "viewer", "198.51.100.7", &delay, &retry), 0);
+		rz_auth_login_failed(a, "viewer", "198.51.100.7");
+	}
+	ck_assert_int_eq(rz_auth_throttle(a, "viewer", "198.51.100.7", &delay, &retry), -EAGAIN);
+	/* single failures under other names, then enough to lock every slot */
+	for (int i = 0; i < 5000; i++) {
+		snprintf(user, sizeof(user), "junk%d", i);
+		snprintf(ip, sizeof(ip), "203.0.113.%d", i % 250);
+		if (rz_auth_throttle(a, user, ip, &delay, &retry) == 0) {
+			rz_auth_login_failed(a, user, ip);
+		}
+	}
+	ck_assert_int_eq(rz_auth_throttle(a, "viewer", "198.51.100.7", &delay, &retry), -EAGAIN);
+	ck_assert_int_gt(retry, 0);
+	for (int i = 0; i < 3000; i++) {
+		snprintf(user, sizeof(user), "lock%d", i);
+		snprintf(ip, sizeof(ip), "192.0.2.%d", i % 200);
+		for (int k = 0; k < 6; k++) {
+			if (rz_auth_throttle(a, user, ip, &delay, &retry) == 0) {
+				rz_auth_login_failed(a, user, ip);
+			} else {
+				refused_new += k == 0;
+				break;
+			}
+		}
+	}
+	fprintf(stderr, "# flood of 3,000 locked pairs: %d new pairs refused at the first try\n",
+	        refused_new);
+	ck_assert_int_eq(rz_auth_throttle(a, "viewer", "198.51.100.7", &delay, &retry), -EAGAIN);
+	/* an address that took no part may still try */
+	ck_assert_int_eq(rz_auth_throttle(a, "editor", "198.51.100.99", &delay, &retry), 0);
+	rz_auth_login_succeeded(a, "editor", "198.51.100.99");
+	rz_auth_free(a);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ sessions and identity */
+
+START_TEST(test_session_bound_to_the_user)
+{
+	json_t *j;
+	char again[1024];
+
+	ck_assert_int_eq(call("GET", "/api/v1/auth/whoami", view_tok, NULL, NULL), 200);
+	ck_assert_int_eq(call("DELETE", "/api/v1/users/viewer", admin_tok, NULL, &j), 200);
+	json_decref(j);
+	expect_401(view_tok, "deleted user");
+	/* a new user of the same name is someone else: the old session is not theirs */
+	make_user("viewer", "admin", "someone-else-pw-1");
+	remember("someone-else-pw-1");
+	expect_401(view_tok, "a new user with the deleted user's name");
+	ck_assert_int_eq(login("viewer", "someone-else-pw-1", again, sizeof(again)), 200);
+	ck_assert_int_eq(call("GET", "/api/v1/auth/whoami", again, NULL, NULL), 200);
+}
+END_TEST
+
+/* A new password ends the user's other sessions; the one that changed it goes on. */
+START_TEST(test_password_change_ends_other_sessions)
+{
+	char other[1024], third[1024];
+	json_t *j;
+
+	ck_assert_int_eq(login("viewer", VIEW_PW, other, sizeof(other)), 200);
+	ck_assert_int_eq(call("GET", "/api/v1/auth/whoami", other, NULL, NULL), 200);
+	ck_assert_int_eq(
+	    call("POST", "/api/v1/auth/password", view_tok,
+	         "{\"currentPassword\":\"" VIEW_PW "\",\"newPassword\":\"new-view-pw-9\"}", &j),
+	    200);
+	json_decref(j);
+	remember("new-view-pw-9");
+	expect_401(other, "a session from before the password change");
+	ck_assert_int_eq(call("GET", "/api/v1/auth/whoami", view_tok, NULL, NULL), 200);
+	/* an admin setting the password ends every session of the user */
+	ck_assert_int_eq(login("viewer", "new-view-pw-9", third, sizeof(third)), 200);
+	ck_assert_int_eq(call("PATCH", "/api/v1/users/viewer", admin_tok,
+	                      "{\"spec\":{\"password\":\"admin-set-pw-7\"}}", &j),
+	                 200);
+	json_decref(j);
+	remember("admin-set-pw-7");
+	expect_401(view_tok, "after an admin set a new password");
+	expect_401(third, "after an admin set a new password");
+	ck_assert_int_eq(call("GET", "/api/v1/auth/whoami", admin_tok, NULL, NULL), 200);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ refused requests */
+
+static int64_t audit_figure(const char *sql)
+{
+	rz_err_t err = { 0 };
+	rz_stmt_t *st = rz_db_stmt(rz_daemon_db(d), sql, &err);
+	int64_t v;
+
+	ck_assert_ptr_nonnull(st);
+	ck_assert_int_eq(rz_stmt_step(st, &err), 1);
+	v = rz_stmt_int64(st, 0);
+	rz_stmt_done(st);
+	return v;
+}
+
+#define AUDIT_BYTES                                                                                \
+	"SELECT coalesce(sum(length(CAST(path AS BLOB)) + length(CAST(error AS BLOB)) +"           \
+	" length(CAST(detail AS BLOB)) + length(user) + length(request_id) + 64), 0) FROM audit"
+
+/* 2,000 refused requests from one address add a bounded number of rows: the first few in
+ * full, the rest counted into one row per address and interval (it was one row each). */
+START_TEST(test_refused_requests_sampled)
+{
+	char raw[1024], path[700];
+	int64_t rows0 = audit_figure("SELECT count(*) FROM audit"),
+	        bytes0 = audit_figure(AUDIT_BYTES);
+	int64_t rows1, bytes1;
+	rzt_response_t r;
+	json_t *j;
+
+	memset(path, 'p', sizeof(path) - 1);
+	path[0] = '/';
+	path[sizeof(path) - 1] = '\0';
+	for (int i = 0; i < 2000; i++) {
+		snprintf(raw, sizeof(raw),
+		         "GET /api/v1/tenants%s HTTP/1.1\r\nX-Forwarded-For: 203.0.113.9\r\n"
+		         "Authorization: Bearer junk%d\r\nContent-Length: 0\r\n\r\n",
+		         path, i);
+		rzt_request(base, port, raw, &r);
+		ck_assert_int_eq(r.code, 401);
+		rzt_response_free(&r);
+	}
+	rows1 = audit_figure("SELECT count(*) FROM audit");
+	bytes1 = audit_figure(AUDIT_BYTES);
+	fprintf(stderr, "# 2,000 refused requests: audit rows %lld -> %lld, bytes %lld -> %lld\n",
+	        (long long)rows0, (long long)rows1, (long long)bytes0, (long long)bytes1);
+	ck_assert_int_le(rows1 - rows0, 50);
+	/* the interval ends: the rest show as one row that counts them */
+	sleep(2);
+	ck_assert_int_eq(call("GET", "/api/v1/tenants", NULL, NULL, NULL), 401);
+	j = audit("?verb=refused");
+	ck_assert_uint_ge(json_array_size(json_object_get(j, "items")), 1);
+	{
+		json_t *row = json_array_get(json_object_get(j, "items"), 0);
+		ck_assert_str_eq(str(row, "sourceIP"), "203.0.113.9");
+		ck_assert_msg(strstr(str(row, "error"), "more refused requests") != NULL, "%s",
+		              str(row, "error"));
+	}
+	json_decref(j);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("auth");
@@ -868,6 +1074,11 @@ int main(void)
 	tcase_add_test(tc, test_audit_rows_and_no_secret_anywhere);
 	tcase_add_test(tc, test_audit_retention);
 	tcase_add_test(tc, test_audit_fields_bounded);
+	tcase_add_test(tc, test_limiter_counts_before_hashing);
+	tcase_add_test(tc, test_locked_pair_survives_a_flood);
+	tcase_add_test(tc, test_session_bound_to_the_user);
+	tcase_add_test(tc, test_password_change_ends_other_sessions);
+	tcase_add_test(tc, test_refused_requests_sampled);
 	suite_add_tcase(s, tc);
 	return rzt_run(s);
 }
