@@ -51,7 +51,9 @@ INTEGRATION_TESTS = \
 	tests/integration/showguard.sh \
 	tests/integration/history.sh \
 	tests/integration/backup.sh \
-	tests/integration/standins.sh
+	tests/integration/standins.sh \
+	tests/integration/diskfault.sh \
+	tests/integration/killfault.sh
 
 include tests/fixtures/plugins/local.mk
 EXTRA_DIST += tests/fixtures/plugins/local.mk \
