@@ -27,6 +27,7 @@
 #include "core/offline.h"
 #include "core/engine/engine.h"
 #include "core/engine/runner.h"
+#include "core/store/datadir.h"
 #include "core/store/db.h"
 #include "core/store/events.h"
 #include "core/store/store.h"
@@ -53,7 +54,7 @@
 struct rz_daemon {
 	const rz_config_t *cfg;
 	struct event_base *base;
-	struct event *sig_term, *sig_int, *sig_hup, *drain, *events_prune;
+	struct event *sig_term, *sig_int, *sig_hup, *drain, *events_prune, *storage_probe;
 	rz_db_t *db;
 	rz_bus_t *bus;
 	rz_store_t *store;
@@ -73,6 +74,7 @@ struct rz_daemon {
 	char observe_dir[PATH_MAX];
 	char state_url[300];
 	char workdir[PATH_MAX];
+	char storage_why[256]; /* the write probe's failure, "" while the data dir takes writes */
 	rz_http_t *http;
 	rz_workers_t *workers;
 	rz_route_t routes[3];
@@ -251,6 +253,10 @@ static void handle_readyz(rz_req_t *req, void *ctx)
 		rz_reply_error(req, 503, NULL, "shutting down");
 	} else if (!rz_db_ready(d->db)) {
 		rz_reply_error(req, 503, NULL, "database not ready");
+	} else if (d->storage_why[0] != '\0') {
+		rz_reply_error(req, 503, NULL, "%s", d->storage_why);
+	} else if (rz_db_storage_error(d->db, why, sizeof(why)) != 0) {
+		rz_reply_error(req, 503, NULL, "database writes fail: %s", why);
 	} else if (!rz_engine_ready(d->engine, why, sizeof(why))) {
 		rz_reply_error(req, 503, NULL, "%s", why);
 	} else {
@@ -300,13 +306,7 @@ int rz_daemon_make_dir(const char *path, rz_err_t *err)
 	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		return rz_err_set(err, -ENOTDIR, "data dir '%s' is not a directory", path);
 	}
-	if (st.st_mode & 0077) {
-		rz_log_warn("daemon",
-		            "data dir '%s' is accessible by group or others (mode %03o); "
-		            "it holds keys and state: chmod 700 it",
-		            path, (unsigned)(st.st_mode & 0777));
-	}
-	return 0;
+	return 0; /* its mode: rz_datadir_secure */
 }
 
 int rz_daemon_lock(const char *data_dir, int *fd, rz_err_t *err)
@@ -345,6 +345,46 @@ int rz_daemon_lock(const char *data_dir, int *fd, rz_err_t *err)
 static int take_lock(rz_daemon_t *d, rz_err_t *err)
 {
 	return rz_daemon_lock(d->cfg->data_dir, &d->lock_fd, err);
+}
+
+/* The write probe (server.storage_probe): a small file written in the data dir; when that
+ * works again after the database's last write failed, a one-row write finds out whether the
+ * database takes writes too. /readyz reads the outcome: no write per probe request. */
+static void probe_storage(evutil_socket_t fd, short what, void *arg)
+{
+	rz_daemon_t *d = arg;
+	rz_err_t err = { 0 };
+
+	(void)fd;
+	(void)what;
+	if (rz_datadir_probe(d->cfg->data_dir, &err) < 0) {
+		if (d->storage_why[0] == '\0') {
+			rz_log_err("daemon", "%s: not ready until it can", err.msg);
+		}
+		snprintf(d->storage_why, sizeof(d->storage_why), "%s", err.msg);
+		return;
+	}
+	if (d->storage_why[0] != '\0') {
+		rz_log(RZ_LOG_NOTICE, "daemon", "data dir '%s' takes writes again",
+		       d->cfg->data_dir);
+		d->storage_why[0] = '\0';
+	}
+	if (rz_db_storage_error(d->db, NULL, 0) != 0) {
+		(void)rz_db_probe(d->db, &err); /* success clears the database's failure */
+	}
+}
+
+static int start_storage_probe(rz_daemon_t *d, rz_err_t *err)
+{
+	struct timeval tv = { d->cfg->storage_probe_ms / 1000,
+		              (d->cfg->storage_probe_ms % 1000) * 1000 };
+
+	d->storage_probe = event_new(d->base, -1, EV_PERSIST, probe_storage, d);
+	if (d->storage_probe == NULL || event_add(d->storage_probe, &tv) < 0) {
+		return rz_err_set(err, -ENOMEM, "cannot start the storage probe");
+	}
+	probe_storage(-1, EV_TIMEOUT, d);
+	return 0;
 }
 
 /* ------------------------------------------------------------------ shutdown */
@@ -768,7 +808,11 @@ int rz_daemon_start(rz_daemon_t **out, const rz_config_t *cfg, rz_err_t *err)
 	d->lock_fd = -1;
 	rc = rz_daemon_make_dir(cfg->data_dir, err);
 	if (rc == 0) {
+		umask(077); /* whatever the daemon writes is its own: keys, state, logs */
 		rc = take_lock(d, err);
+	}
+	if (rc == 0) {
+		rc = rz_datadir_secure(cfg->data_dir, err) < 0 ? err->code : 0;
 	}
 	if (rc == 0) {
 		snprintf(dbpath, sizeof(dbpath), "%s/%s", cfg->data_dir, DB_FILE);
@@ -776,6 +820,9 @@ int rz_daemon_start(rz_daemon_t **out, const rz_config_t *cfg, rz_err_t *err)
 	}
 	if (rc == 0) {
 		rc = start_loop(d, err);
+	}
+	if (rc == 0) {
+		rc = start_storage_probe(d, err);
 	}
 	if (rc == 0) {
 		rc = rz_workers_new(&d->workers, d->base, WORKER_THREADS, err);
@@ -878,6 +925,9 @@ void rz_daemon_free(rz_daemon_t *d)
 	rz_audit_free(d->audit);
 	rz_access_free(d->access);
 	rz_auth_free(d->auth);
+	if (d->storage_probe != NULL) {
+		event_free(d->storage_probe);
+	}
 	if (d->events_prune != NULL) {
 		event_free(d->events_prune);
 	}

@@ -43,7 +43,8 @@ int rz_daemon_configure(int argc, char **argv, char *const *envp, rz_cmdline_t *
 int rz_daemon_load_config(const char *config_path, char *const *envp, rz_config_t *cfg,
                           rz_err_t *err);
 
-/* Create the data dir (0700; its parents 0755), warning when others may read it. */
+/* Create the data dir (0700; its parents 0755). The daemon then makes what is under it
+ * private (rz_datadir_secure). */
 int rz_daemon_make_dir(const char *path, rz_err_t *err);
 
 /* Take data_dir/rezuscloud.lock with flock, as a running daemon holds it: *fd is the

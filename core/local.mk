@@ -21,6 +21,7 @@ core_librezus_core_la_SOURCES = \
 	core/model/merge.c core/model/merge.h \
 	core/model/kinds.c core/model/kinds.h \
 	core/store/db.c core/store/db.h core/store/schema.c \
+	core/store/datadir.c core/store/datadir.h \
 	core/store/bus.c core/store/bus.h \
 	core/store/store.c core/store/store.h \
 	core/store/events.c core/store/events.h \

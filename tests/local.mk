@@ -53,7 +53,9 @@ INTEGRATION_TESTS = \
 	tests/integration/showguard.sh \
 	tests/integration/history.sh \
 	tests/integration/backup.sh \
-	tests/integration/standins.sh
+	tests/integration/standins.sh \
+	tests/integration/diskfault.sh \
+	tests/integration/killfault.sh
 
 include tests/fixtures/plugins/local.mk
 EXTRA_DIST += tests/fixtures/plugins/local.mk \
@@ -169,3 +171,11 @@ tests_unit_check_platforms_LDADD = $(TEST_LDADD)
 tests_unit_check_talos_observe_SOURCES = tests/unit/check_talos_observe.c tests/unit/testutil.h
 tests_unit_check_talos_observe_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_talos_observe_LDADD = $(TEST_LDADD)
+
+# The fault tests at length (docs/hardening.md, "Fault tests"): 500 kill -9 points instead of
+# the suite's 50, then the disk faults.
+check-faults-long:
+	REZUS_KILL_POINTS=500 $(MAKE) $(AM_MAKEFLAGS) check \
+		TESTS='tests/integration/killfault.sh tests/integration/diskfault.sh'
+
+.PHONY: check-faults-long

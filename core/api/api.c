@@ -81,7 +81,10 @@ static void reply_store_error(rz_req_t *req, const rz_kind_t *k, const char *nam
 	default:
 		rz_log_err("api", "%s %s \"%s\": %s", rz_req_method(req), k->plural,
 		           name ? name : "", err->msg);
-		st = rz_status_new(500, NULL, "internal error; see the server log");
+		st = rz_status_storage(rc); /* a full or read-only disk says so */
+		if (st == NULL) {
+			st = rz_status_new(500, NULL, "internal error; see the server log");
+		}
 		break;
 	}
 	rz_status_set_target(st, k->plural, name);

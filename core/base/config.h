@@ -46,6 +46,7 @@ typedef struct rz_config {
 	/* server: */
 	char *listen; /* host:port, [v6]:port */
 	char *data_dir;
+	int64_t storage_probe_ms; /* how often /readyz's write probe of the data dir runs */
 	char *external_url;
 	uint64_t max_body;      /* bytes */
 	int event_window;       /* changes kept in the event log for watch resumption */

@@ -18,6 +18,7 @@
 #include "core/store/events.h"
 #include "core/store/store.h"
 #include "core/engine/tfstate.h"
+#include "core/http/status.h"
 
 #define NONCE crypto_aead_xchacha20poly1305_ietf_NPUBBYTES
 #define TAG   crypto_aead_xchacha20poly1305_ietf_ABYTES
@@ -354,7 +355,13 @@ static int lock_set(rz_tfstate_t *ts, const char *tenant, const char *id, const 
 
 static void internal(rz_req_t *req, const rz_err_t *err)
 {
+	json_t *st = rz_status_storage(err->code); /* a full or read-only disk says so */
+
 	rz_log_err("tfstate", "%s %s: %s", rz_req_method(req), rz_req_path(req), err->msg);
+	if (st != NULL) {
+		rz_reply_status(req, st);
+		return;
+	}
 	rz_reply_error(req, 500, NULL, "internal error; see the server log");
 }
 

@@ -1,6 +1,7 @@
 /* core/http/status.c - Kubernetes Status objects. */
 #include <config.h>
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -25,6 +26,7 @@ static const struct {
 	{ 500, "InternalError" },
 	{ 503, "ServiceUnavailable" },
 	{ 504, "Timeout" },
+	{ 507, "InsufficientStorage" },
 };
 
 const char *rz_status_reason(int code)
@@ -94,4 +96,25 @@ void rz_status_add_cause(json_t *status, const char *field, const char *reason, 
 	json_array_append_new(causes,
 	                      json_pack("{s:s, s:s, s:s}", "field", field ? field : "", "reason",
 	                                reason ? reason : "", "message", message ? message : ""));
+}
+
+json_t *rz_status_storage(int rc)
+{
+	switch (rc) {
+	case -ENOSPC:
+		return rz_status_new(507, NULL,
+		                     "the data dir is full (No space left on device): the change "
+		                     "was not stored; free space and retry");
+	case -EROFS:
+		return rz_status_new(
+		    503, NULL,
+		    "the data dir is read-only (Read-only file system): the change "
+		    "was not stored");
+	case -EIO:
+		return rz_status_new(503, NULL,
+		                     "the data dir cannot be written (Input/output error): the "
+		                     "change was not stored");
+	default:
+		return NULL;
+	}
 }

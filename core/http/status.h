@@ -22,4 +22,10 @@ void rz_status_add_cause(json_t *status, const char *field, const char *reason,
  * unknown 5xx, "BadRequest" for unknown 4xx. Borrowed — static. */
 const char *rz_status_reason(int code);
 
+/* The Status for a failure of the disk under the data dir, or NULL when rc is not one: 507
+ * InsufficientStorage for -ENOSPC (disk or quota full), 503 ServiceUnavailable for -EROFS
+ * (read-only) and -EIO; the message names the cause and says nothing was stored. Caller
+ * owns the result; json_decref(). */
+json_t *rz_status_storage(int rc);
+
 #endif /* RZ_STATUS_H */

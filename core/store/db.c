@@ -8,12 +8,15 @@
 #include <config.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -28,6 +31,7 @@
 
 struct rz_stmt {
 	struct rz_stmt *next;
+	struct rz_db *db;   /* borrowed: the connection it was prepared on */
 	sqlite3_stmt *stmt; /* owned; finalized by rz_db_close() */
 	char *sql;          /* owned; the cache key */
 };
@@ -40,6 +44,8 @@ struct rz_db {
 	size_t count;
 	int depth;             /* rz_db_tx nesting; 0 outside a transaction */
 	struct rz_stmt *cache; /* every statement ever prepared, newest first */
+	int storage_code;      /* the last write's storage failure (-ENOSPC, -EROFS, -EIO), or 0 */
+	char storage_why[WHY_MAX];
 };
 
 /* Connection settings, applied in order; expect (when set) is what the pragma must report. */
@@ -49,7 +55,10 @@ static const struct {
 } pragmas[] = {
 	{ "PRAGMA busy_timeout = " BUSY_TIMEOUT, BUSY_TIMEOUT },
 	{ "PRAGMA journal_mode = WAL", "wal" },
-	{ "PRAGMA synchronous = NORMAL", NULL },
+	/* FULL: a commit is on the disk before the write is acknowledged. NORMAL syncs the WAL
+	 * only at checkpoints, which survives kill -9 but not a disk error or a power loss:
+	 * a file system forced read-only dropped every acknowledged write since (diskfault.sh). */
+	{ "PRAGMA synchronous = FULL", NULL },
 	{ "PRAGMA foreign_keys = ON", NULL },
 	{ "PRAGMA foreign_keys", "1" },
 };
@@ -70,6 +79,57 @@ static int valid(const rz_db_t *db)
 static int code_of(int src)
 {
 	return (src & 0xff) == SQLITE_NOMEM ? -ENOMEM : RZ_EDB;
+}
+
+/* A failure of the disk under the database, as a negated errno: -ENOSPC for a full disk
+ * (or quota), -EROFS for a read-only one, -EIO for other I/O errors; 0 for anything else. */
+static int storage_code_of(sqlite3 *conn, int src)
+{
+	int e = conn != NULL ? sqlite3_system_errno(conn) : 0;
+
+	switch (src & 0xff) {
+	case SQLITE_FULL:
+		return -ENOSPC;
+	case SQLITE_READONLY:
+		return -EROFS;
+	case SQLITE_IOERR:
+	case SQLITE_CANTOPEN:
+		if (e == ENOSPC || e == EDQUOT) {
+			return -ENOSPC;
+		}
+		return e == EROFS ? -EROFS : -EIO;
+	default:
+		return 0;
+	}
+}
+
+/* Our code for src on db: a storage failure is remembered (rz_db_storage_error) and returned
+ * as its errno, so that callers can tell a full or read-only disk from a bug. */
+static int note(rz_db_t *db, int src)
+{
+	int code = storage_code_of(db->conn, src);
+
+	if (code == 0) {
+		return code_of(src);
+	}
+	if (db->storage_code == 0) {
+		rz_log_err("db", "writing '%s' failed: %s (%s)", db->path, sqlite3_errmsg(db->conn),
+		           strerror(-code));
+	}
+	db->storage_code = code;
+	snprintf(db->storage_why, sizeof(db->storage_why), "%s (%s)", sqlite3_errmsg(db->conn),
+	         strerror(-code));
+	return code;
+}
+
+/* A write reached the disk: whatever failed before works again. */
+static void cleared(rz_db_t *db)
+{
+	if (db->storage_code != 0) {
+		rz_log(RZ_LOG_NOTICE, "db", "writing '%s' works again", db->path);
+	}
+	db->storage_code = 0;
+	db->storage_why[0] = '\0';
 }
 
 static int only_space(const char *s)
@@ -127,6 +187,7 @@ static int cache_get(rz_db_t *db, const char *sql, rz_stmt_t **out, char *why)
 		free(st);
 		return src;
 	}
+	st->db = db;
 	st->next = db->cache;
 	db->cache = st;
 	*out = st;
@@ -331,6 +392,23 @@ static int migrate(rz_db_t *db, int target, rz_err_t *err)
 	return 0;
 }
 
+/* Create the database file 0600 whatever the umask, before SQLite does (with 0644): SQLite
+ * gives its -wal, -shm and -journal files the mode of the database, so they follow. An
+ * existing file is left as it is; a failure here is SQLite's to report. */
+static void create_private(const char *path)
+{
+	int fd;
+
+	if (path[0] == '\0' || strcmp(path, ":memory:") == 0) {
+		return;
+	}
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd >= 0) {
+		(void)fchmod(fd, 0600); /* the umask may have taken more; never less */
+		close(fd);
+	}
+}
+
 static int db_new(rz_db_t **out, const char *path, rz_err_t *err)
 {
 	const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
@@ -342,6 +420,7 @@ static int db_new(rz_db_t **out, const char *path, rz_err_t *err)
 		return rz_err_set(err, -ENOMEM, "db: open '%s' failed: out of memory", path);
 	}
 	db->magic = DB_MAGIC;
+	create_private(path);
 	src = sqlite3_open_v2(path, &db->conn, flags, NULL);
 	if (src != SQLITE_OK) {
 		return rz_err_set(err, code_of(src), "db: open '%s' failed: %s", path,
@@ -527,6 +606,40 @@ int rz_db_ready(rz_db_t *db)
 	return valid(db) && read_version(db, &version, NULL) == 0 && version == (int)db->count;
 }
 
+int rz_db_storage_error(rz_db_t *db, char *why, size_t len)
+{
+	if (why != NULL && len > 0) {
+		snprintf(why, len, "%s", valid(db) ? db->storage_why : "");
+	}
+	return valid(db) ? db->storage_code : 0;
+}
+
+static int probe_write(rz_db_t *db, void *arg, rz_err_t *err)
+{
+	const char *sql = "INSERT INTO meta (key, value) VALUES ('storage_probe', ?1) "
+	                  "ON CONFLICT (key) DO UPDATE SET value = excluded.value";
+	rz_stmt_t *st = rz_db_stmt(db, sql, err);
+	char now[32];
+	int rc;
+
+	(void)arg;
+	if (st == NULL) {
+		return err != NULL ? err->code : RZ_EDB;
+	}
+	snprintf(now, sizeof(now), "%lld", (long long)time(NULL));
+	rc = rz_stmt_bind_text(st, 1, now);
+	if (rc == 0) {
+		rc = rz_stmt_step(st, err);
+	}
+	rz_stmt_done(st);
+	return rc;
+}
+
+int rz_db_probe(rz_db_t *db, rz_err_t *err)
+{
+	return rz_db_tx(db, probe_write, NULL, err);
+}
+
 /* Leave the innermost transaction level: COMMIT, or RELEASE of a savepoint. */
 static int tx_commit(rz_db_t *db, rz_err_t *err)
 {
@@ -534,7 +647,10 @@ static int tx_commit(rz_db_t *db, rz_err_t *err)
 	int src = run_cached(db, db->depth == 1 ? "COMMIT" : "RELEASE " SAVEPOINT_NAME, why);
 
 	if (src != SQLITE_OK) {
-		return rz_err_set(err, code_of(src), "db: commit failed: %s", why);
+		return rz_err_set(err, note(db, src), "db: commit failed: %s", why);
+	}
+	if (db->depth == 1) {
+		cleared(db);
 	}
 	return 0;
 }
@@ -573,7 +689,7 @@ int rz_db_tx(rz_db_t *db, int (*fn)(rz_db_t *db, void *arg, rz_err_t *err), void
 	}
 	src = run_cached(db, db->depth == 0 ? "BEGIN IMMEDIATE" : "SAVEPOINT " SAVEPOINT_NAME, why);
 	if (src != SQLITE_OK) {
-		return rz_err_set(err, code_of(src), "db: begin failed: %s", why);
+		return rz_err_set(err, note(db, src), "db: begin failed: %s", why);
 	}
 	db->depth++;
 	rc = fn(db, arg, err);
@@ -657,10 +773,14 @@ int rz_stmt_step(rz_stmt_t *st, rz_err_t *err)
 		return 1;
 	}
 	if (src == SQLITE_DONE) {
+		/* a write outside a transaction is its own commit */
+		if (!sqlite3_stmt_readonly(st->stmt) && sqlite3_get_autocommit(st->db->conn)) {
+			cleared(st->db);
+		}
 		return 0;
 	}
-	return rz_err_set(err, code_of(src), "db: step failed: %s",
-	                  sqlite3_errmsg(sqlite3_db_handle(st->stmt)));
+	return rz_err_set(err, note(st->db, src), "db: step failed: %s",
+	                  sqlite3_errmsg(st->db->conn));
 }
 
 const char *rz_stmt_text(rz_stmt_t *st, int col)
@@ -712,7 +832,7 @@ int rz_db_exec(rz_db_t *db, const char *sql, rz_err_t *err)
 	}
 	src = run_cached(db, sql, why);
 	if (src != SQLITE_OK) {
-		return rz_err_set(err, code_of(src), "db: exec failed: %s", why);
+		return rz_err_set(err, note(db, src), "db: exec failed: %s", why);
 	}
 	return 0;
 }

@@ -27,7 +27,8 @@ typedef struct rz_migration {
 /* The product's migrations (core/store/schema.c). Borrowed — static. */
 const rz_migration_t *rz_db_migrations(size_t *count);
 
-/* Open (creating when absent) the database at path: WAL, busy_timeout 5000 ms,
+/* Open (creating when absent, mode 0600 whatever the umask; its -wal and -shm files get the
+ * same mode) the database at path: WAL, busy_timeout 5000 ms,
  * foreign_keys ON, then apply every pending product migration. A database whose
  * recorded version is newer than the newest known one is refused with RZ_ESCHEMA and a
  * message naming both versions. Caller owns *out; release with rz_db_close(). */
@@ -94,6 +95,17 @@ int64_t rz_db_last_rowid(rz_db_t *db);
 
 /* True when the database is open and its schema is current (for /readyz). */
 int rz_db_ready(rz_db_t *db);
+
+/* The disk under the database: 0 while writes work, else the failure of the last write
+ * (-ENOSPC: the disk or quota is full; -EROFS: read-only; -EIO: another I/O error), with
+ * SQLite's reason in why (may be NULL). The failure is remembered until a write commits
+ * again (a request's, or rz_db_probe's). Such failures also come back from rz_db_tx,
+ * rz_stmt_step and rz_db_exec as those codes instead of RZ_EDB. */
+int rz_db_storage_error(rz_db_t *db, char *why, size_t len);
+
+/* One small write transaction (the meta row 'storage_probe'), to find out whether writes
+ * work again after rz_db_storage_error said they did not. 0 or the error. */
+int rz_db_probe(rz_db_t *db, rz_err_t *err);
 
 /* One integer from the first row of sql on db: 0 with *out (0 when there is no row), or
  * the error. */

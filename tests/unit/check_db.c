@@ -5,10 +5,12 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/store/db.h"
 #include "core/base/errors.h"
@@ -698,6 +700,85 @@ START_TEST(test_null_handles)
 }
 END_TEST
 
+static unsigned mode_of(const char *suffix)
+{
+	char p[4096];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s%s", path, suffix);
+	ck_assert_msg(stat(p, &st) == 0, "no %s", p);
+	return (unsigned)(st.st_mode & 0777);
+}
+
+/* The database holds password hashes and sealed state: 0600 with a umask of 022, and so are
+ * the -wal and -shm files SQLite makes beside it. */
+START_TEST(test_files_private)
+{
+	mode_t old = umask(022);
+	rz_db_t *db = NULL;
+	rz_err_t err = { 0 };
+
+	ck_assert_msg(rz_db_open(&db, path, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(rz_db_probe(db, &err), 0);
+	umask(old);
+	ck_assert_uint_eq(mode_of(""), 0600);
+	ck_assert_uint_eq(mode_of("-wal"), 0600);
+	ck_assert_uint_eq(mode_of("-shm"), 0600);
+	rz_db_close(db);
+}
+END_TEST
+
+/* 200 rows of 2 KB each: more than a page. */
+static int tx_put_many(rz_db_t *db, void *arg, rz_err_t *err)
+{
+	rz_stmt_t *st;
+	char k[32];
+	int rc = 0;
+
+	for (int i = 0; rc == 0 && i < 200; i++) {
+		st = rz_db_stmt(db, "INSERT INTO kv (k, v) VALUES (?1, printf('%2000d', 1))", err);
+		ck_assert_ptr_nonnull(st);
+		snprintf(k, sizeof(k), "%s-%d", (const char *)arg, i);
+		rc = rz_stmt_bind_text(st, 1, k);
+		if (rc == 0) {
+			rc = rz_stmt_step(st, err);
+		}
+		rz_stmt_done(st);
+	}
+	return rc;
+}
+
+/* A full disk (here: max_page_count reached) is -ENOSPC, not RZ_EDB, and is remembered
+ * until a write commits again; rz_db_probe finds out when it does. */
+START_TEST(test_full_is_storage_error)
+{
+	rz_db_t *db = NULL;
+	rz_err_t err = { 0 };
+	char why[256];
+	int64_t pages = 0;
+
+	ck_assert_msg(rz_db_open(&db, path, &err) == 0, "%s", err.msg);
+	exec_ok(db, "CREATE TABLE kv (k TEXT PRIMARY KEY, v TEXT)");
+	ck_assert_int_eq(rz_db_storage_error(db, why, sizeof(why)), 0);
+	ck_assert_str_eq(why, "");
+	ck_assert_int_eq(rz_db_query_int(db, "PRAGMA page_count", &pages, &err), 0);
+	ck_assert_int_eq(rz_db_query_int(db, "PRAGMA max_page_count = 1", &pages, &err), 0);
+	ck_assert_int_eq(rz_db_tx(db, tx_put_many, "a", &err), -ENOSPC);
+	ck_assert_int_eq(rz_db_storage_error(db, why, sizeof(why)), -ENOSPC);
+	ck_assert_msg(strstr(why, "full") != NULL, "%s", why);
+	ck_assert_int_eq(query_int(db, "SELECT count(*) FROM kv", NULL), 0);
+	/* room again: nothing says so until a write commits, which the probe does */
+	ck_assert_int_eq(rz_db_query_int(db, "PRAGMA max_page_count = 100000", &pages, &err), 0);
+	ck_assert_int_eq(rz_db_storage_error(db, NULL, 0), -ENOSPC);
+	ck_assert_msg(rz_db_probe(db, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(rz_db_storage_error(db, why, sizeof(why)), 0);
+	ck_assert_str_eq(why, "");
+	ck_assert_int_eq(rz_db_tx(db, tx_put_many, "b", &err), 0);
+	ck_assert_int_eq(query_int(db, "SELECT count(*) FROM kv", NULL), 200);
+	rz_db_close(db);
+}
+END_TEST
+
 static Suite *db_suite(void)
 {
 	Suite *s = suite_create("db");
@@ -730,6 +811,8 @@ static Suite *db_suite(void)
 	tcase_add_test(api, test_foreign_key_rejected);
 	tcase_add_test(api, test_bad_sql);
 	tcase_add_test(api, test_null_handles);
+	tcase_add_test(api, test_files_private);
+	tcase_add_test(api, test_full_is_storage_error);
 	suite_add_tcase(s, api);
 	return s;
 }
