@@ -49,6 +49,7 @@ INTEGRATION_TESTS = \
 	tests/integration/upgrade.sh \
 	tests/integration/fdlimit.sh \
 	tests/integration/showguard.sh \
+	tests/integration/tofufaults.sh \
 	tests/integration/history.sh \
 	tests/integration/backup.sh \
 	tests/integration/standins.sh

@@ -376,6 +376,9 @@ int rz_proc_start(rz_proc_t **out, struct event_base *base, const rz_proc_opts_t
 	p->timer = evtimer_new(base, on_timer, p);
 	p->next = children;
 	children = p;
+	/* from now, not from when the loop last woke: a callback that blocked (a write
+	 * waiting for the database) must not eat the child's time */
+	event_base_update_cache_time(base);
 	if (o->timeout_ms > 0 && p->timer != NULL) {
 		struct timeval tv = { o->timeout_ms / 1000, (o->timeout_ms % 1000) * 1000 };
 		evtimer_add(p->timer, &tv);
