@@ -750,7 +750,8 @@ static int start_engine(rz_daemon_t *d, rz_err_t *err)
 		                d->cfg->tofu_resync_ms,
 		                d->cfg->observe_provision_timeout_ms,
 		                d->cfg->tofu_run_history,
-		                d->cfg->tofu_run_retention_ms };
+		                d->cfg->tofu_run_retention_ms,
+		                d->cfg->tofu_max_run_log };
 	rc = rz_engine_new(&d->engine, d->base, d->store, d->bus, d->plugins, d->auth, d->tfstate,
 	                   &o, err);
 	if (rc == 0) { /* a rollback or an admin's DELETE re-projects at once */

@@ -51,6 +51,7 @@ INTEGRATION_TESTS = \
 	tests/integration/watchabuse.sh \
 	tests/integration/loginflood.sh \
 	tests/integration/showguard.sh \
+	tests/integration/tofufaults.sh \
 	tests/integration/history.sh \
 	tests/integration/backup.sh \
 	tests/integration/standins.sh \

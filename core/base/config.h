@@ -73,6 +73,7 @@ typedef struct rz_config {
 	int tofu_run_history;          /* Runs kept per tenant */
 	int64_t tofu_run_retention_ms; /* failed Runs beyond that are kept this long */
 	bool tofu_destroy_approval;
+	uint64_t tofu_max_run_log; /* bytes of a run's log file; then head, marker, tail */
 
 	/* observe: */
 	int64_t observe_interval_ms;          /* between observations of a settled tenant */

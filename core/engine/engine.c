@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,12 +28,23 @@
 #include "core/engine/runlog.h"
 #include "core/base/clock.h"
 #include "core/engine/runner.h"
+#include "core/engine/tfui.h"
 #include "core/store/events.h"
 
 #define MAX_ENV  64
 #define TAIL_MAX 2048 /* bytes of a step's last text lines kept for a diagnostic */
+/* Diagnostics kept in a Run's status; the rest are counted in one more. */
+#define MAX_DIAGNOSTICS 100
 
 enum step { STEP_INIT, STEP_PLAN, STEP_SHOW, STEP_APPLY, STEP_DONE };
+
+/* A Run's final status that could not be written (the database refused) is written again
+ * after 1 s, 2 s, 4 s ... up to SETTLE_TRIES times, at most SETTLE_MAX of them at once;
+ * what is still unwritten then is left to the sweep: every SWEEP_MS, a Run still Running
+ * (or Queued, AwaitingApproval) with no run of the engine behind it becomes Interrupted. */
+#define SETTLE_TRIES 6
+#define SETTLE_MAX   256
+#define SWEEP_MS     60000
 
 /* The most of `tofu show -json` kept: a plan larger than this is not applied. */
 #define SHOW_MAX ((size_t)256 << 20)
@@ -57,7 +69,8 @@ struct run {
 	json_t *plan;   /* then parsed, once; the buffer is wiped */
 	json_t *listed; /* what the plan does, resource by resource (rz_plan_list) */
 	json_t *diagnostics;
-	char tail[TAIL_MAX]; /* the step's last lines of plain text (stderr, or non-JSON) */
+	size_t diagnostics_dropped; /* beyond MAX_DIAGNOSTICS */
+	char tail[TAIL_MAX];        /* the step's last lines of plain text (stderr, or non-JSON) */
 	size_t tail_len;
 	char error[512];
 	bool deleting; /* the tenant is being deleted: no approval for a destroy */
@@ -84,6 +97,7 @@ struct tenant {
 	int failures;           /* runs failed in a row: the backoff grows with them */
 	const char *trigger;    /* of the next run: "create", "update" or "resync" */
 	char manual[64];        /* a Run created through the API, to start next */
+	char finished[64];      /* the last of its runs to finish (its status.lastRun) */
 	struct tenant *next, *qnext;
 };
 
@@ -102,6 +116,20 @@ struct rz_engine {
 	struct tenant *tenants;
 	struct tenant *qhead, *qtail; /* FIFO of tenants waiting for a slot */
 	size_t running;
+	struct unsettled *unsettled; /* final statuses to write again */
+	size_t n_unsettled;
+	struct event *settle; /* writes them again; the sweep */
+	bool sweep;           /* a final status was given up: the sweep looks for its Run */
+};
+
+/* A Run's final status not written yet. */
+struct unsettled {
+	char tenant[64], name[64], operation[16], phase[16];
+	char error[512];
+	bool report; /* its tenant's lastRun is this run's too */
+	json_t *fields;
+	int tries;
+	struct unsettled *next;
 };
 
 static void start_next(rz_engine_t *e);
@@ -537,16 +565,19 @@ static int render(struct run *r, const json_t *tenant, rz_err_t *err)
 /* A line of tofu's output: into the run's log; JSON UI lines also into the run's changes
  * and diagnostics; `show -json` output kept whole. */
 /* Keep line at the end of the step's text tail, dropping whole lines from its front. */
-static void keep_tail(struct run *r, const char *line, size_t len)
+static void keep_tail(struct run *r, const char *raw, size_t raw_len)
 {
-	size_t need;
+	char line[TAIL_MAX / 2 + 1];
+	size_t need, len;
 
+	if (raw_len > TAIL_MAX / 2 - 8) { /* its end: a crash's last words */
+		raw += raw_len - (TAIL_MAX / 2 - 8);
+		raw_len = TAIL_MAX / 2 - 8;
+	}
+	/* valid UTF-8 without control characters: it goes into JSON and before people */
+	len = rz_tfui_text(line, sizeof(line), raw, raw_len);
 	if (len == 0 || strspn(line, " \t") == len) {
 		return;
-	}
-	if (len > TAIL_MAX / 2) {
-		line += len - TAIL_MAX / 2;
-		len = TAIL_MAX / 2;
 	}
 	need = len + 1;
 	while (r->tail_len + need + 1 > TAIL_MAX && r->tail_len > 0) {
@@ -561,6 +592,56 @@ static void keep_tail(struct run *r, const char *line, size_t len)
 	r->tail[r->tail_len] = '\0';
 }
 
+static bool is_error(const json_t *d)
+{
+	return strcmp(json_string_value(json_object_get(d, "severity")) ?: "", "error") == 0;
+}
+
+/* Into the run's diagnostics (takes d), at most MAX_DIAGNOSTICS of them: beyond, an error
+ * takes the place of the first warning kept, and the rest are counted. */
+static void add_diagnostic(struct run *r, json_t *d)
+{
+	size_t i;
+	json_t *v;
+
+	if (d == NULL) {
+		return;
+	}
+	if (json_array_size(r->diagnostics) < MAX_DIAGNOSTICS) {
+		json_array_append_new(r->diagnostics, d);
+		return;
+	}
+	r->diagnostics_dropped++;
+	json_array_foreach(r->diagnostics, i, v)
+	{
+		if (is_error(d) && !is_error(v)) {
+			json_array_remove(r->diagnostics, i);
+			json_array_append_new(r->diagnostics, d);
+			return;
+		}
+	}
+	json_decref(d);
+}
+
+/* The diagnostics as the Run's status has them: with how many more there were. */
+static json_t *diagnostics_of(struct run *r)
+{
+	json_t *all = json_copy(r->diagnostics);
+	char summary[96];
+
+	if (all != NULL && r->diagnostics_dropped > 0) {
+		snprintf(summary, sizeof(summary), "%zu more diagnostics were not kept",
+		         r->diagnostics_dropped);
+		json_array_append_new(
+		    all, json_pack("{s:s, s:s, s:s, s:s}", "severity", "warning", "summary",
+		                   summary, "detail",
+		                   "a Run keeps its first 100 diagnostics (errors before "
+		                   "warnings); the run's log has the others",
+		                   "address", ""));
+	}
+	return all ? all : json_array();
+}
+
 static void on_line(void *arg, const char *line, size_t len, bool is_stderr)
 {
 	struct run *r = arg;
@@ -572,7 +653,7 @@ static void on_line(void *arg, const char *line, size_t len, bool is_stderr)
 	if (!plan_json) {
 		rz_runlog_line(r->log, line, len);
 	}
-	if (!plan_json && (len == 0 || line[0] != '{')) {
+	if (!plan_json && !rz_tfui_is_json(line, len)) {
 		keep_tail(r, line, len);
 	}
 	if (plan_json) {
@@ -595,13 +676,13 @@ static void on_line(void *arg, const char *line, size_t len, bool is_stderr)
 		r->show.p[r->show.len] = '\0';
 		return;
 	}
-	if (len == 0 || line[0] != '{' || (j = json_loadb(line, len, 0, NULL)) == NULL) {
+	if (!rz_tfui_is_json(line, len) || (j = json_loadb(line, len, 0, NULL)) == NULL) {
 		return;
 	}
 	if (strcmp(json_string_value(json_object_get(j, "type")) ?: "", "diagnostic") == 0) {
 		json_t *d = json_object_get(j, "diagnostic");
-		json_array_append_new(
-		    r->diagnostics,
+		add_diagnostic(
+		    r,
 		    json_pack("{s:s, s:s, s:s, s:s}", "severity",
 		              json_string_value(json_object_get(d, "severity")) ?: "error",
 		              "summary", json_string_value(json_object_get(d, "summary")) ?: "",
@@ -813,6 +894,151 @@ static void prune_runs(rz_engine_t *e, const char *tenant, const char *current)
 	json_decref(runs);
 }
 
+/* ------------------------------------------------------------------ final statuses */
+
+static void settle_arm(rz_engine_t *e)
+{
+	int64_t ms = e->sweep ? SWEEP_MS : 0;
+	struct timeval tv;
+
+	for (struct unsettled *u = e->unsettled; u != NULL; u = u->next) {
+		int64_t d = (int64_t)1000 << (u->tries - 1);
+		ms = ms == 0 || d < ms ? d : ms;
+	}
+	if (ms > 0 && e->settle != NULL) {
+		tv = (struct timeval){ ms / 1000, (ms % 1000) * 1000 };
+		evtimer_add(e->settle, &tv);
+	}
+}
+
+/* A run's final status (fields, taken) into its Run; kept to be written again when the
+ * database refuses it. */
+static void settle(struct run *r, const char *phase, json_t *fields)
+{
+	rz_engine_t *e = r->e;
+	struct unsettled *u;
+
+	if (fields == NULL ||
+	    rz_report_status_try(e->store, "Run", r->t->name, r->name, fields) == 0) {
+		json_decref(fields);
+		return;
+	}
+	if (e->n_unsettled >= SETTLE_MAX || (u = calloc(1, sizeof(*u))) == NULL) {
+		rz_logkv(RZ_LOG_ERR, "engine", "final status not written: left to the sweep",
+		         "tenant", r->t->name, "run", r->name, NULL);
+		json_decref(fields);
+		e->sweep = true;
+		settle_arm(e);
+		return;
+	}
+	snprintf(u->tenant, sizeof(u->tenant), "%s", r->t->name);
+	snprintf(u->name, sizeof(u->name), "%s", r->name);
+	snprintf(u->operation, sizeof(u->operation), "%s", r->operation);
+	snprintf(u->phase, sizeof(u->phase), "%s", phase);
+	snprintf(u->error, sizeof(u->error), "%s", r->error);
+	u->report = strcmp(r->operation, "plan") != 0 &&
+	            (strcmp(r->operation, "destroy") != 0 || strcmp(phase, "Succeeded") != 0);
+	u->fields = fields;
+	u->tries = 1;
+	u->next = e->unsettled;
+	e->unsettled = u;
+	e->n_unsettled++;
+	rz_logkv(RZ_LOG_WARNING, "engine", "final status not written: retrying", "tenant",
+	         u->tenant, "run", u->name, "phase", phase, NULL);
+	settle_arm(e);
+}
+
+static bool unsettled_has(const rz_engine_t *e, const char *tenant, const char *name)
+{
+	for (const struct unsettled *u = e->unsettled; u != NULL; u = u->next) {
+		if (strcmp(u->tenant, tenant) == 0 && strcmp(u->name, name) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Runs the store says are going that no run of the engine is: their final status was
+ * lost. They become Interrupted. Returns whether every one was written. */
+static bool sweep(rz_engine_t *e)
+{
+	json_t *runs = rz_store_list_all(e->store, "Run", NULL), *run;
+	bool all = runs != NULL;
+	char now[32];
+	size_t i;
+
+	rz_report_now(now, sizeof(now));
+	json_array_foreach(runs, i, run)
+	{
+		json_t *meta = json_object_get(run, "metadata");
+		const char *tenant = json_string_value(json_object_get(meta, "tenant"));
+		const char *name = json_string_value(json_object_get(meta, "name"));
+		const char *phase =
+		    json_string_value(json_object_get(json_object_get(run, "status"), "phase"));
+		struct tenant *t = tenant ? tenant_of(e, tenant, false) : NULL;
+		json_t *fields;
+
+		if (tenant == NULL || name == NULL || phase == NULL ||
+		    (strcmp(phase, "Running") != 0 && strcmp(phase, "Queued") != 0 &&
+		     strcmp(phase, "AwaitingApproval") != 0) ||
+		    (t != NULL && t->run != NULL && strcmp(t->run->name, name) == 0) ||
+		    (t != NULL && strcmp(t->manual, name) == 0) || unsettled_has(e, tenant, name)) {
+			continue;
+		}
+		fields =
+		    json_pack("{s:s, s:s, s:s}", "phase", "Interrupted", "finishedAt", now,
+		              "message", "the run ended but its final status could not be written");
+		if (rz_report_status_try(e->store, "Run", tenant, name, fields) != 0) {
+			all = false;
+		} else {
+			rz_logkv(RZ_LOG_WARNING, "engine", "run left Running: now Interrupted",
+			         "tenant", tenant, "run", name, NULL);
+		}
+		json_decref(fields);
+	}
+	json_decref(runs);
+	return all;
+}
+
+/* The final statuses not written yet, again; those tried SETTLE_TRIES times are left to
+ * the sweep. */
+static void on_settle(evutil_socket_t fd, short what, void *arg)
+{
+	rz_engine_t *e = arg;
+	struct unsettled **pp = &e->unsettled, *u;
+
+	(void)fd;
+	(void)what;
+	while ((u = *pp) != NULL) {
+		struct tenant *t = tenant_of(e, u->tenant, false);
+		bool done =
+		    rz_report_status_try(e->store, "Run", u->tenant, u->name, u->fields) == 0;
+		if (done && u->report && t != NULL && strcmp(t->finished, u->name) == 0) {
+			/* its tenant's lastRun may have missed it as well */
+			rz_report_run(e->store, u->tenant, u->name, u->operation, u->phase,
+			              u->error, e->o.provision_timeout_ms);
+		}
+		if (!done && ++u->tries <= SETTLE_TRIES) {
+			pp = &u->next;
+			continue;
+		}
+		if (!done) {
+			rz_logkv(RZ_LOG_ERR, "engine",
+			         "final status not written: left to the sweep", "tenant", u->tenant,
+			         "run", u->name, NULL);
+			e->sweep = true;
+		}
+		*pp = u->next;
+		e->n_unsettled--;
+		json_decref(u->fields);
+		free(u);
+	}
+	if (e->sweep && e->unsettled == NULL && sweep(e)) {
+		e->sweep = false;
+	}
+	settle_arm(e);
+}
+
 static void finish(struct run *r, const char *phase, int exit_code)
 {
 	rz_engine_t *e = r->e;
@@ -846,15 +1072,15 @@ static void finish(struct run *r, const char *phase, int exit_code)
 	quiet = !r->stored; /* a resync that found nothing to do: no Run, no Events */
 	rz_report_now(now, sizeof(now));
 	if (!quiet) {
-		rz_report_status(e->store, "Run", t->name, r->name,
-		                 json_pack("{s:s, s:s, s:i, s:s, s:o, s:O}", "phase", phase,
-		                           "finishedAt", now, "exitCode", exit_code, "message",
-		                           r->error, "changes", rz_plan_counts(r->plan),
-		                           "diagnostics", r->diagnostics));
-		if (r->listed != NULL) {
-			rz_report_status(e->store, "Run", t->name, r->name,
-			                 json_pack("{s:O}", "plan", r->listed));
+		json_t *fields =
+		    json_pack("{s:s, s:s, s:i, s:s, s:o, s:o}", "phase", phase, "finishedAt", now,
+		              "exitCode", exit_code, "message", r->error, "changes",
+		              rz_plan_counts(r->plan), "diagnostics", diagnostics_of(r));
+		if (fields != NULL && r->listed != NULL) {
+			json_object_set(fields, "plan", r->listed);
 		}
+		settle(r, phase, fields);
+		snprintf(t->finished, sizeof(t->finished), "%s", r->name);
 	}
 	if (strcmp(r->operation, "destroy") == 0 && strcmp(phase, "Succeeded") == 0) {
 		teardown_done(r);
@@ -1032,6 +1258,25 @@ static int next_step(struct run *r, rz_err_t *err)
 	return run_step(r, argv[r->step], err);
 }
 
+/* The name of a signal that ends a crashing or killed process. */
+static const char *signal_name(int sig)
+{
+	static const struct {
+		int sig;
+		const char *name;
+	} names[] = { { SIGSEGV, "SIGSEGV" }, { SIGABRT, "SIGABRT" }, { SIGBUS, "SIGBUS" },
+		      { SIGILL, "SIGILL" },   { SIGFPE, "SIGFPE" },   { SIGKILL, "SIGKILL" },
+		      { SIGTERM, "SIGTERM" }, { SIGINT, "SIGINT" },   { SIGPIPE, "SIGPIPE" },
+		      { SIGQUIT, "SIGQUIT" }, { SIGHUP, "SIGHUP" } };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (names[i].sig == sig) {
+			return names[i].name;
+		}
+	}
+	return "a signal";
+}
+
 static void step_done(void *arg, int status, bool timed_out, bool canceled)
 {
 	struct run *r = arg;
@@ -1051,10 +1296,16 @@ static void step_done(void *arg, int status, bool timed_out, bool canceled)
 		while (r->tail_len > 0 && r->tail[r->tail_len - 1] == '\n') {
 			r->tail[--r->tail_len] = '\0';
 		}
-		json_array_append_new(
-		    r->diagnostics,
-		    json_pack("{s:s, s:s, s:s, s:s}", "severity", "error", "summary", summary,
-		              "detail", r->tail_len ? r->tail : "(no output)", "address", ""));
+		add_diagnostic(r, json_pack("{s:s, s:s, s:s, s:s}", "severity", "error", "summary",
+		                            summary, "detail",
+		                            r->tail_len ? r->tail : "(no output)", "address", ""));
+	}
+	if (!canceled && status > 128 && status < 128 + 65) {
+		snprintf(r->error, sizeof(r->error),
+		         "tofu %s was killed by signal %d (%s): see the run's diagnostics and log",
+		         names[r->step], status - 128, signal_name(status - 128));
+		finish(r, "Failed", status);
+		return;
 	}
 	if (canceled || status != 0) {
 		snprintf(r->error, sizeof(r->error), "tofu %s %s", names[r->step],
@@ -1078,10 +1329,9 @@ static void step_done(void *arg, int status, bool timed_out, bool canceled)
 			    r->error, sizeof(r->error),
 			    "tofu show -json printed no plan (%s%zu bytes): nothing was applied",
 			    r->show.cut ? "more than " : "", shown);
-			json_array_append_new(
-			    r->diagnostics, json_pack("{s:s, s:s, s:s, s:s}", "severity", "error",
-			                              "summary", "tofu show -json printed no plan",
-			                              "detail", r->error, "address", ""));
+			add_diagnostic(r, json_pack("{s:s, s:s, s:s, s:s}", "severity", "error",
+			                            "summary", "tofu show -json printed no plan",
+			                            "detail", r->error, "address", ""));
 			finish(r, "Failed", 0);
 			return;
 		}
@@ -1189,7 +1439,8 @@ static void start_run(rz_engine_t *e, struct tenant *t)
 {
 	struct run *r = calloc(1, sizeof(*r));
 	json_t *tenant = NULL;
-	char dir[PATH_MAX], path[PATH_MAX * 2], now[32];
+	char dir[PATH_MAX], path[PATH_MAX * 2], now[32], manual[64] = "";
+	const char *trigger = NULL; /* what asked for the run, should it have to ask again */
 	rz_err_t err = { 0 };
 	int rc;
 
@@ -1217,6 +1468,8 @@ static void start_run(rz_engine_t *e, struct tenant *t)
 		rc = RZ_ENOTFOUND; /* no run: clean up below, quietly */
 	} else if (rc == 0) {
 		const json_t *spec = json_object_get(tenant, "spec");
+		trigger = t->trigger;
+		snprintf(manual, sizeof(manual), "%s", t->manual);
 		snprintf(r->talos, sizeof(r->talos), "%s",
 		         json_string_value(json_object_get(spec, "talosVersion")) ?: "");
 		snprintf(r->kubernetes, sizeof(r->kubernetes), "%s",
@@ -1228,6 +1481,30 @@ static void start_run(rz_engine_t *e, struct tenant *t)
 			rz_log_warn("engine", "tenant '%s': no run: %s", t->name, err.msg);
 		}
 		json_decref(tenant);
+		if (rc != RZ_ENOTFOUND && !e->stopping) {
+			/* the database refused the Run (or the tenant): what asked for it asks
+			 * again later, with the backoff of a failure */
+			int64_t delay = backoff_ms(e, ++t->failures);
+			char in[32];
+			if (t->trigger == NULL) {
+				t->trigger = trigger;
+			}
+			if (t->manual[0] == '\0') {
+				snprintf(t->manual, sizeof(t->manual), "%s", manual);
+			}
+			snprintf(in, sizeof(in), "%llds", (long long)(delay / 1000));
+			rz_logkv(RZ_LOG_NOTICE, "engine", "no run: retrying", "tenant", t->name,
+			         "in", in, NULL);
+			json_decref(r->diagnostics);
+			free(r);
+			t->run = NULL;
+			e->running--;
+			poke(e, t->name, delay,
+			     t->trigger     ? t->trigger
+			     : t->manual[0] ? "manual"
+			                    : "update");
+			return;
+		}
 		json_decref(r->diagnostics);
 		free(r);
 		t->run = NULL;
@@ -1247,7 +1524,7 @@ static void start_run(rz_engine_t *e, struct tenant *t)
 	json_decref(tenant);
 	tenant_dir(e, t->name, dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/%s.log", dir, r->name);
-	r->log = rz_runlog_open(path);
+	r->log = rz_runlog_open(path, e->o.max_run_log);
 	if (rc == 0) {
 		r->step = STEP_INIT;
 		rc = next_step(r, &err);
@@ -1574,6 +1851,10 @@ int rz_engine_new(rz_engine_t **out, struct event_base *base, rz_store_t *store,
 			return rz_err_set(err, -ENOMEM, "engine: cannot start the resync timer");
 		}
 	}
+	if ((e->settle = evtimer_new(base, on_settle, e)) == NULL) {
+		rz_engine_free(e);
+		return rz_err_set(err, -ENOMEM, "engine: out of memory");
+	}
 	recover_runs(e);
 	reconcile_pending(e);
 	*out = e;
@@ -1648,6 +1929,15 @@ void rz_engine_free(rz_engine_t *e)
 			event_free(t->observed);
 		}
 		free(t);
+	}
+	if (e->settle != NULL) {
+		event_free(e->settle);
+	}
+	while (e->unsettled != NULL) { /* the next start marks their Runs Interrupted */
+		struct unsettled *u = e->unsettled;
+		e->unsettled = u->next;
+		json_decref(u->fields);
+		free(u);
 	}
 	free(e);
 }

@@ -39,6 +39,7 @@ typedef struct rz_engine_opts {
 	int64_t provision_timeout_ms; /* still provisioning this long after an apply: Failed */
 	int run_history;              /* Runs kept per tenant (failed young ones besides) */
 	int64_t run_retention_ms;     /* how long a failed Run is kept beyond run_history */
+	uint64_t max_run_log;         /* bytes of a run's log file (rz_runlog_open) */
 } rz_engine_opts_t;
 
 typedef struct rz_engine rz_engine_t;

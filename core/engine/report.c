@@ -17,32 +17,47 @@ void rz_report_now(char *buf, size_t size)
 	rz_clock_format(rz_clock_now_ms(), buf, size);
 }
 
-void rz_report_status(rz_store_t *st, const char *kind, const char *tenant, const char *name,
-                      json_t *fields)
+int rz_report_status_try(rz_store_t *st, const char *kind, const char *tenant, const char *name,
+                         const json_t *fields)
 {
 	const rz_kind_t *k = rz_kind_by_name(kind);
 	json_t *cur = NULL, *out = NULL, *status, *before = NULL;
 	rz_err_t err = { 0 };
+	int rc = rz_store_get(st, k, tenant, name, &cur, &err);
 
-	if (rz_store_get(st, k, tenant, name, &cur, &err) == 0) {
+	if (rc == RZ_ENOTFOUND) {
+		rc = 0;
+	} else if (rc != 0) {
+		rz_log_warn("engine", "status of %s %s/%s: %s", kind, tenant ? tenant : "", name,
+		            err.msg);
+	}
+	if (rc == 0 && cur != NULL) {
 		status = json_object_get(cur, "status");
 		if (status == NULL) {
 			status = json_object();
 			json_object_set_new(cur, "status", status);
 		}
 		before = json_deep_copy(status);
-		json_object_update(status, fields);
+		json_object_update(status, (json_t *)fields);
 		if (json_equal(before, status)) {
 			/* nothing changed: no write, no event, no new revision */
-		} else if (rz_store_update(st, k, tenant, name, cur, 0, RZ_UPDATE_STATUS, NULL,
-		                           &out, NULL, &err) != 0) {
+		} else if ((rc = rz_store_update(st, k, tenant, name, cur, 0, RZ_UPDATE_STATUS,
+		                                 NULL, &out, NULL, &err)) != 0) {
 			rz_log_warn("engine", "status of %s %s/%s: %s", kind, tenant ? tenant : "",
 			            name, err.msg);
+			rc = rc == RZ_ENOTFOUND ? 0 : rc;
 		}
 	}
 	json_decref(before);
 	json_decref(out);
 	json_decref(cur);
+	return rc;
+}
+
+void rz_report_status(rz_store_t *st, const char *kind, const char *tenant, const char *name,
+                      json_t *fields)
+{
+	rz_report_status_try(st, kind, tenant, name, fields);
 	json_decref(fields);
 }
 

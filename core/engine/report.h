@@ -25,6 +25,12 @@ void rz_report_now(char *buf, size_t size);
 void rz_report_status(rz_store_t *st, const char *kind, const char *tenant, const char *name,
                       json_t *fields);
 
+/* The same, fields borrowed, and the failure returned: 0, or the store's error (logged
+ * too) — for a status that must not be lost, which the caller writes again. An object
+ * that is gone is no failure (0). */
+int rz_report_status_try(rz_store_t *st, const char *kind, const char *tenant, const char *name,
+                         const json_t *fields);
+
 /* Machines to match the state: each loaded plugin's projection of it, created, updated
  * or deleted in the store, labelled with their tenant, node group, provider and role. A
  * plugin's rules see only the resources it rendered in the tenant's last composition

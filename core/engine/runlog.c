@@ -2,6 +2,8 @@
 #include <config.h>
 
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,11 +21,121 @@ struct follower {
 	struct follower *next;
 };
 
+/* The last lines of a log whose head is full: a ring of whole lines. */
+struct tail {
+	char *buf;
+	size_t cap, start, len;
+};
+
 struct rz_runlog {
 	FILE *f;                    /* NULL when the file could not be created */
 	rz_tfui_t *ids;             /* the resource ids its lines showed, kept out of the file */
 	struct follower *followers; /* GET …/log?follow=true streams, live */
+	uint64_t head_max;          /* bytes of the file's head; then lines go to the tail */
+	uint64_t written;           /* bytes in the file */
+	uint64_t dropped;           /* bytes of lines neither in the head nor in the tail */
+	bool cutting;               /* the head is full */
+	struct tail tail;
 };
+
+/* ------------------------------------------------------------------ the size bound */
+
+/* Room for the marker line between head and tail. */
+#define MARKER_MAX 96
+
+static void marker(char *out, size_t size, uint64_t dropped)
+{
+	snprintf(out, size, "… %" PRIu64 " bytes of output dropped …\n", dropped);
+}
+
+/* The ring's front line goes (counted as dropped). */
+static void tail_drop_line(rz_runlog_t *l)
+{
+	struct tail *t = &l->tail;
+	size_t first = t->cap - t->start < t->len ? t->cap - t->start : t->len;
+	const char *nl = memchr(t->buf + t->start, '\n', first);
+	size_t n;
+
+	if (nl != NULL) {
+		n = (size_t)(nl - (t->buf + t->start)) + 1;
+	} else if ((nl = memchr(t->buf, '\n', t->len - first)) != NULL) {
+		n = first + (size_t)(nl - t->buf) + 1; /* the line wraps around */
+	} else {
+		n = t->len;
+	}
+	t->start = (t->start + n) % t->cap;
+	t->len -= n;
+	l->dropped += n;
+}
+
+/* n bytes at the ring's end (there is room). */
+static void tail_put(struct tail *t, const char *p, size_t n)
+{
+	size_t at = (t->start + t->len) % t->cap;
+	size_t first = t->cap - at < n ? t->cap - at : n;
+
+	memcpy(t->buf + at, p, first);
+	memcpy(t->buf, p + first, n - first);
+	t->len += n;
+}
+
+/* A line (and its newline) at the ring's end, whole lines leaving its front to make room;
+ * a line longer than the ring keeps its end. */
+static void tail_add(rz_runlog_t *l, const char *line, size_t len)
+{
+	struct tail *t = &l->tail;
+
+	if (t->buf == NULL) {
+		l->dropped += len + 1;
+		return;
+	}
+	if (len + 1 > t->cap) {
+		l->dropped += len + 1 - t->cap;
+		line += len + 1 - t->cap;
+		len = t->cap - 1;
+	}
+	while (t->len + len + 1 > t->cap) {
+		tail_drop_line(l);
+	}
+	tail_put(t, line, len);
+	tail_put(t, "\n", 1);
+}
+
+/* The marker and the tail, as they end the file once the run is over. Caller frees;
+ * NULL when the head is not full (or out of memory). */
+static char *rest(const rz_runlog_t *l, size_t *len)
+{
+	char *out;
+	size_t m;
+
+	*len = 0;
+	if (!l->cutting || (out = malloc(MARKER_MAX + l->tail.len + 1)) == NULL) {
+		return NULL;
+	}
+	marker(out, MARKER_MAX, l->dropped);
+	m = strlen(out);
+	for (size_t i = 0; i < l->tail.len; i++) {
+		out[m + i] = l->tail.buf[(l->tail.start + i) % l->tail.cap];
+	}
+	*len = m + l->tail.len;
+	out[*len] = '\0';
+	return out;
+}
+
+/* One redacted line to the file while its head has room, else to the tail. */
+static void store_line(rz_runlog_t *l, const char *line, size_t len)
+{
+	if (!l->cutting && l->written + len + 1 > l->head_max) {
+		l->cutting = true;
+	}
+	if (l->cutting) {
+		tail_add(l, line, len);
+		return;
+	}
+	fwrite(line, 1, len, l->f);
+	fputc('\n', l->f);
+	l->written += len + 1;
+}
 
 /* A stored line as its reader asked for it — as stored, or as human text — with the
  * resource ids its reader has learned (this line's among them) redacted. Caller frees;
@@ -92,11 +204,17 @@ static void sse_end(rz_req_t *req, const char *phase)
 	rz_reply_end(req);
 }
 
-rz_runlog_t *rz_runlog_open(const char *path)
+rz_runlog_t *rz_runlog_open(const char *path, uint64_t max)
 {
 	rz_runlog_t *l = calloc(1, sizeof(*l));
 
+	if (max < RZ_RUNLOG_MIN) {
+		max = RZ_RUNLOG_MIN;
+	}
 	if (l != NULL) {
+		l->tail.cap = max / 2 < RZ_RUNLOG_TAIL_MAX ? (size_t)(max / 2) : RZ_RUNLOG_TAIL_MAX;
+		l->head_max = max - l->tail.cap - MARKER_MAX;
+		l->tail.buf = malloc(l->tail.cap); /* NULL: the log keeps its head only */
 		/* 0600: a run's output names resources and ids that are nobody else's business */
 		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 		l->f = fd >= 0 ? fdopen(fd, "w") : NULL;
@@ -121,7 +239,7 @@ void rz_runlog_line(rz_runlog_t *l, const char *line, size_t len)
 		                 ? rz_tfui_redact(l->ids, line, len, &n)
 		                 : NULL;
 		if (safe != NULL) {
-			fprintf(l->f, "%.*s\n", (int)n, safe);
+			store_line(l, safe, n);
 			free(safe);
 		}
 	}
@@ -145,9 +263,16 @@ void rz_runlog_close(rz_runlog_t *l, const char *phase)
 		follower_free(f);
 	}
 	if (l->f != NULL) {
+		size_t n = 0;
+		char *end = rest(l, &n);
+		if (end != NULL) {
+			fwrite(end, 1, n, l->f);
+		}
+		free(end);
 		fclose(l->f);
 	}
 	rz_tfui_free(l->ids);
+	free(l->tail.buf);
 	free(l);
 }
 
@@ -296,6 +421,16 @@ void rz_runlog_serve(rz_req_t *req, const char *path, rz_runlog_t *live, const c
 		fflush(live->f); /* everything written so far, then live lines: none lost */
 	}
 	text = slurp(path, &len);
+	if (live != NULL && live->cutting && text != NULL) { /* the head so far, then the tail */
+		size_t m = 0;
+		char *end = rest(live, &m), *all = end ? realloc(text, len + m + 1) : NULL;
+		if (all != NULL) {
+			memcpy(all + len, end, m + 1);
+			text = all;
+			len += m;
+		}
+		free(end);
+	}
 	if ((r.ui = rz_tfui_new()) == NULL || learn_all(&r, text, len) != 0) {
 		rz_reply_error(req, 500, NULL, "out of memory");
 		goto out;

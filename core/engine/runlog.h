@@ -12,14 +12,23 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/http/http.h"
 
 typedef struct rz_runlog rz_runlog_t;
 
-/* A new log written to path (truncated). When the file cannot be created the log still
- * serves its followers. NULL only when out of memory. */
-rz_runlog_t *rz_runlog_open(const char *path);
+/* The least tofu.max_run_log can be (a smaller one is raised to it), and the most of a
+ * log's end kept in memory while the run goes. */
+#define RZ_RUNLOG_MIN      ((uint64_t)64 << 10)
+#define RZ_RUNLOG_TAIL_MAX ((size_t)1 << 20)
+
+/* A new log written to path (truncated), of at most max bytes (tofu.max_run_log): when
+ * the run prints more, the file keeps the head, then the line "… N bytes of output
+ * dropped …", then the last lines (up to RZ_RUNLOG_TAIL_MAX, or half of max), written
+ * when the log closes. Followers get every line live. When the file cannot be created the
+ * log still serves its followers. NULL only when out of memory. */
+rz_runlog_t *rz_runlog_open(const char *path, uint64_t max);
 
 /* One line (without its newline): into the file and to every follower. Accepts NULL. */
 void rz_runlog_line(rz_runlog_t *l, const char *line, size_t len);

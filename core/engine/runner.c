@@ -22,6 +22,12 @@
 #include "core/engine/runner.h"
 
 #define LINE_MAX_LEN (1u << 20) /* a longer line is delivered in pieces */
+/* Once the child exited, how long what is left of its process group may keep its pipes
+ * open before it is killed and the pipes are closed. */
+#define LINGER_MS 1000
+/* The most read from a pipe after the kill: what the group wrote before it (a pipe holds
+ * 64 KiB unless resized), not a stream of a process that escaped the group. */
+#define LAST_READ_MAX ((size_t)4 << 20)
 
 struct rz_proc {
 	pid_t pid;
@@ -32,6 +38,7 @@ struct rz_proc {
 	int64_t grace_ms;
 	bool exited, out_eof, err_eof, reported;
 	bool timed_out, canceled, killing;
+	bool group_killed; /* SIGKILL sent to the whole process group */
 	int status;
 	struct rz_proc *next;
 };
@@ -51,6 +58,12 @@ static void maybe_report(rz_proc_t *p)
 	if (p->timer != NULL) {
 		event_del(p->timer);
 	}
+	if (!p->group_killed) {
+		/* what the child left in its group without holding its pipes goes with it;
+		 * the group's id is not reused while a member lives */
+		kill(-p->pid, SIGKILL);
+		p->group_killed = true;
+	}
 	if (p->o.on_exit != NULL) {
 		p->o.on_exit(p->o.arg, p->status, p->timed_out, p->canceled);
 	}
@@ -66,6 +79,8 @@ static void unlink_child(rz_proc_t *p)
 	}
 }
 
+static void child_exited(rz_proc_t *p);
+
 static void on_sigchld(evutil_socket_t sig, short what, void *arg)
 {
 	int status;
@@ -78,7 +93,7 @@ static void on_sigchld(evutil_socket_t sig, short what, void *arg)
 				p->status = WIFEXITED(status) ? WEXITSTATUS(status)
 				                              : 128 + WTERMSIG(status);
 				unlink_child(p);
-				maybe_report(p);
+				child_exited(p);
 				break;
 			}
 		}
@@ -138,20 +153,88 @@ static void on_pipe_event(struct bufferevent *bev, short what, void *arg)
 
 /* ------------------------------------------------------------------ stopping */
 
+/* The child leads its own process group (setsid in child()): a signal to the group reaches
+ * what it started too, even after the child itself exited. */
 static void signal_group(rz_proc_t *p, int sig)
 {
-	if (!p->exited) {
-		kill(-p->pid, sig); /* the child leads its own process group */
+	if (p->reported) {
+		return; /* the group is gone: its id may be someone else's by now */
+	}
+	kill(-p->pid, sig);
+	if (sig == SIGKILL) {
+		p->group_killed = true;
 	}
 }
 
+/* After the kill: what the pipe holds is read (up to LAST_READ_MAX), then the read end is
+ * closed — a process that escaped the group cannot keep the step open. */
+static void close_pipe(rz_proc_t *p, struct bufferevent *bev)
+{
+	struct evbuffer *in = bufferevent_get_input(bev);
+	evutil_socket_t fd = bufferevent_getfd(bev);
+	size_t total = 0;
+	int n;
+
+	if (bev == p->out ? p->out_eof : p->err_eof) {
+		return;
+	}
+	while (fd >= 0 && total < LAST_READ_MAX && (n = evbuffer_read(in, fd, 65536)) > 0) {
+		total += (size_t)n;
+		drain(p, bev, bev == p->err, false);
+	}
+	drain(p, bev, bev == p->err, true);
+	bufferevent_disable(bev, EV_READ);
+	if (fd >= 0) {
+		bufferevent_setfd(bev, -1);
+		close(fd);
+	}
+	if (bev == p->out) {
+		p->out_eof = true;
+	} else {
+		p->err_eof = true;
+	}
+}
+
+/* The child is gone: whatever is left of its group is killed, its pipes closed, and the
+ * step reported. */
+static void kill_rest(rz_proc_t *p)
+{
+	signal_group(p, SIGKILL);
+	close_pipe(p, p->out);
+	close_pipe(p, p->err);
+	maybe_report(p);
+}
+
+/* The child exited: reported once its pipes are at their end — at once when its group was
+ * killed already, else after LINGER_MS at most (a background process it left holding
+ * them is then killed). */
+static void child_exited(rz_proc_t *p)
+{
+	struct timeval tv = { LINGER_MS / 1000, (LINGER_MS % 1000) * 1000 };
+
+	if (p->out_eof && p->err_eof) {
+		maybe_report(p);
+	} else if (p->group_killed || p->timer == NULL) {
+		kill_rest(p);
+	} else {
+		event_del(p->timer);
+		evtimer_add(p->timer, &tv);
+	}
+}
+
+/* The timeout (SIGINT to the group, then the grace), the grace (SIGKILL), or the linger
+ * after the child's exit. */
 static void on_timer(evutil_socket_t fd, short what, void *arg)
 {
 	rz_proc_t *p = arg;
 	struct timeval tv = { p->grace_ms / 1000, (p->grace_ms % 1000) * 1000 };
 
+	if (p->exited) {
+		kill_rest(p);
+		return;
+	}
 	if (p->killing) {
-		signal_group(p, SIGKILL);
+		signal_group(p, SIGKILL); /* the child's exit (SIGCHLD) closes the pipes */
 		return;
 	}
 	p->timed_out = !p->canceled;
@@ -162,7 +245,14 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 
 void rz_proc_cancel(rz_proc_t *p)
 {
-	if (p == NULL || p->exited || p->killing) {
+	if (p == NULL || p->reported) {
+		return;
+	}
+	if (p->exited) { /* it ended on its own; what it left is not waited for */
+		kill_rest(p);
+		return;
+	}
+	if (p->killing) {
 		return;
 	}
 	p->canceled = true;
@@ -286,6 +376,9 @@ int rz_proc_start(rz_proc_t **out, struct event_base *base, const rz_proc_opts_t
 	p->timer = evtimer_new(base, on_timer, p);
 	p->next = children;
 	children = p;
+	/* from now, not from when the loop last woke: a callback that blocked (a write
+	 * waiting for the database) must not eat the child's time */
+	event_base_update_cache_time(base);
 	if (o->timeout_ms > 0 && p->timer != NULL) {
 		struct timeval tv = { o->timeout_ms / 1000, (o->timeout_ms % 1000) * 1000 };
 		evtimer_add(p->timer, &tv);
@@ -299,8 +392,10 @@ void rz_proc_free(rz_proc_t *p)
 	if (p == NULL) {
 		return;
 	}
-	if (!p->exited) {
+	if (!p->reported) {
 		kill(-p->pid, SIGKILL);
+	}
+	if (!p->exited) {
 		waitpid(p->pid, NULL, 0); /* SIGKILL: at once */
 		unlink_child(p);
 	}

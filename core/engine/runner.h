@@ -2,7 +2,11 @@
  * core/engine/runner.h - child processes driven by the event loop (SPEC §7.3): no blocking wait,
  * no thread. Output arrives line by line through pipes read as bufferevents; SIGCHLD is
  * handled in the loop; a timeout sends SIGINT to the child's process group, then SIGKILL
- * after the grace period; cancel does the same at once.
+ * after the grace period; cancel does the same at once. The child leads its own process
+ * group, and the group is what is stopped: a background process the child started (a
+ * provider, a `sleep &`) is killed with it, and once the child exited, what is left of
+ * its group gets 1 s to close the pipes before it is killed and the pipes are closed —
+ * a step always ends. When the child is reported, nothing of its group survives.
  */
 #ifndef RZ_RUNNER_H
 #define RZ_RUNNER_H
@@ -25,8 +29,8 @@ typedef struct rz_proc_opts {
 	int64_t kill_grace_ms;   /* after SIGINT, before SIGKILL; 0: 30 s */
 	/* One line of output (without its newline; a last line without one too). */
 	void (*on_line)(void *arg, const char *line, size_t len, bool is_stderr);
-	/* Once, after the child exited and all its output was read: the exit code, or
-	 * 128 + the signal that ended it. */
+	/* Once, after the child exited and all its output was read (or its group was
+	 * killed and its pipes closed): the exit code, or 128 + the signal that ended it. */
 	void (*on_exit)(void *arg, int status, bool timed_out, bool canceled);
 	void *arg;
 } rz_proc_opts_t;

@@ -86,9 +86,66 @@ static void diagnostic(FILE *f, const json_t *d)
 	}
 }
 
+/* The length of the valid UTF-8 sequence at p (of n bytes), or 0. */
+static size_t utf8_len(const unsigned char *p, size_t n)
+{
+	size_t need = p[0] < 0x80                    ? 1
+	              : p[0] >= 0xc2 && p[0] <= 0xdf ? 2
+	              : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+	              : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4
+	                                             : 0;
+	unsigned char lo = 0x80, hi = 0xbf; /* the second byte's range */
+
+	if (need == 0 || need > n) {
+		return 0;
+	}
+	if (p[0] == 0xe0) {
+		lo = 0xa0; /* overlong */
+	} else if (p[0] == 0xed) {
+		hi = 0x9f; /* surrogates */
+	} else if (p[0] == 0xf0) {
+		lo = 0x90;
+	} else if (p[0] == 0xf4) {
+		hi = 0x8f; /* beyond U+10FFFF */
+	}
+	for (size_t i = 1; i < need; i++) {
+		if (p[i] < (i == 1 ? lo : 0x80) || p[i] > (i == 1 ? hi : 0xbf)) {
+			return 0;
+		}
+	}
+	return need;
+}
+
+size_t rz_tfui_text(char *out, size_t size, const char *in, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)in;
+	size_t o = 0, i = 0;
+
+	while (i < len && o + 1 < size) {
+		size_t n = utf8_len(p + i, len - i);
+		if (n == 0) {
+			out[o++] = '?';
+			i++;
+		} else if (n == 1) {
+			out[o++] = (p[i] < 0x20 && p[i] != '\t') || p[i] == 0x7f ? ' ' : (char)p[i];
+			i++;
+		} else if (o + n < size) {
+			memcpy(out + o, p + i, n);
+			o += n;
+			i += n;
+		} else {
+			break; /* no room for the whole character */
+		}
+	}
+	if (size > 0) {
+		out[o] = '\0';
+	}
+	return o;
+}
+
 char *rz_tfui_human(const char *line, size_t len, size_t *out_len)
 {
-	json_t *j = len > 0 && line[0] == '{' ? json_loadb(line, len, 0, NULL) : NULL;
+	json_t *j = rz_tfui_is_json(line, len) ? json_loadb(line, len, 0, NULL) : NULL;
 	const char *msg = json_string_value(json_object_get(j, "@message"));
 	char *text = NULL;
 	FILE *f = open_memstream(&text, out_len);
@@ -183,6 +240,9 @@ static int remember(rz_tfui_t *u, const char *id, size_t n)
 	}
 	memcpy(key, id, n);
 	key[n] = '\0';
+	if (json_object_size(u->ids) >= RZ_TFUI_MAX_IDS && json_object_get(u->ids, key) == NULL) {
+		return -E2BIG;
+	}
 	return json_object_set_new_nocheck(u->ids, key, json_true()) == 0 ? 0 : -ENOMEM;
 }
 
@@ -197,7 +257,7 @@ int rz_tfui_learn(rz_tfui_t *u, const char *line, size_t len)
 		rc = remember(u, p + 4, n) ?: rc;
 		p += 4 + n;
 	}
-	if (len > 0 && line[0] == '{' && (j = json_loadb(line, len, 0, NULL)) != NULL) {
+	if (rz_tfui_is_json(line, len) && (j = json_loadb(line, len, 0, NULL)) != NULL) {
 		v = json_object_get(json_object_get(j, "hook"), "id_value");
 		if (json_is_string(v)) {
 			rc = remember(u, json_string_value(v), json_string_length(v)) ?: rc;

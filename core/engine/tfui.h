@@ -17,6 +17,24 @@ typedef struct rz_tfui rz_tfui_t;
  * where tofu prints them as ids (a "1" must not blank every 1 in a log). */
 #define RZ_TFUI_MIN_ID 8
 
+/* A JSON UI line longer than this is not parsed: it is shown as the text it is (tofu's
+ * longest, a diagnostic with its snippet, is a few KiB; the runner delivers at most 1 MiB
+ * at a time). */
+#define RZ_TFUI_JSON_MAX ((size_t)256 << 10)
+
+/* The most resource ids one reader (or the log file) learns: a line showing a new one
+ * beyond is not stored or served, as it could not be redacted where the id recurs. */
+#define RZ_TFUI_MAX_IDS 20000
+
+/* Whether line is one to parse as a JSON UI object: it starts with '{' and is at most
+ * RZ_TFUI_JSON_MAX bytes. */
+#define rz_tfui_is_json(line, len) ((len) > 0 && (line)[0] == '{' && (len) <= RZ_TFUI_JSON_MAX)
+
+/* in[0..len) as text safe to show and to put in JSON: each byte of an invalid UTF-8
+ * sequence becomes '?', a control character (NUL, escape, \r, ...) but \t a blank. Writes
+ * at most size - 1 bytes and a NUL into out; returns the bytes written. */
+size_t rz_tfui_text(char *out, size_t size, const char *in, size_t len);
+
 /* One stored log line (without its newline) as human text: a JSON UI line's message —
  * prefixed "Warning: " or "Error: " for level warn or error, a diagnostic as severity and
  * summary, where (address, file and line, the code, the values it saw) and the detail —

@@ -1,13 +1,16 @@
 /* tests/unit/check_runner.c - child processes on the loop: output, exit codes, the
- * environment, timeouts with SIGINT then SIGKILL, cancel, a missing binary. */
+ * environment, timeouts with SIGINT then SIGKILL, cancel, a missing binary, and children
+ * that leave background processes holding their pipes. */
 #include <config.h>
 
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <event2/event.h>
 
@@ -210,6 +213,151 @@ START_TEST(test_parallel_children)
 }
 END_TEST
 
+/* Whether a live process (not a zombie: a container's init may never reap) of process
+ * group pgid is there, from /proc. */
+static bool in_group(pid_t pgid)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	bool found = false;
+
+	ck_assert_ptr_nonnull(d);
+	while (!found && (e = readdir(d)) != NULL) {
+		char path[300], buf[512], state = '?';
+		const char *close_paren;
+		long pgrp = 0;
+		FILE *f;
+		if (e->d_name[0] < '0' || e->d_name[0] > '9') {
+			continue;
+		}
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		if ((f = fopen(path, "r")) == NULL) {
+			continue;
+		}
+		buf[fread(buf, 1, sizeof(buf) - 1, f)] = '\0';
+		fclose(f);
+		/* pid (comm) state ppid pgrp ...: comm may hold anything but ends at the last ')'
+		 */
+		if ((close_paren = strrchr(buf, ')')) != NULL &&
+		    sscanf(close_paren + 1, " %c %*d %ld", &state, &pgrp) == 2) {
+			found = pgrp == pgid && state != 'Z' && state != 'X';
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+static bool group_alive(pid_t pgid)
+{
+	for (int i = 0; i < 100; i++) {
+		if (!in_group(pgid)) {
+			return false;
+		}
+		usleep(10000); /* SIGKILL is delivered at once, but dying takes a moment */
+	}
+	return true;
+}
+
+static double elapsed(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* A background process of a non-interactive shell ignores SIGINT: after the timeout's
+ * SIGINT the child exits, its `sleep 600` keeps the pipes open. The kill after the grace
+ * must still reach it, and the step must end. */
+START_TEST(test_timeout_kills_background_children)
+{
+	struct seen s;
+	struct timespec t0;
+	rz_proc_t *p;
+	pid_t pgid;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	p = run("sleep 600 & echo started; while :; do sleep 1; done", &s, 300, 300);
+	pgid = rz_proc_pid(p);
+	wait_done(&s, 10);
+	fprintf(stderr, "# timeout with a background child ended after %.2f s\n", elapsed(&t0));
+	ck_assert(s.timed_out);
+	ck_assert_str_eq(s.out, "started\n");
+	ck_assert_msg(!group_alive(pgid), "a process of the child's group survived");
+	rz_proc_free(p);
+}
+END_TEST
+
+START_TEST(test_cancel_kills_background_children)
+{
+	struct seen s;
+	struct timespec t0;
+	rz_proc_t *p =
+	    run("sleep 600 & sleep 0.3; echo started; while :; do sleep 1; done", &s, 0, 300);
+	pid_t pgid = rz_proc_pid(p);
+
+	while (s.lines == 0) {
+		event_base_loop(base, EVLOOP_ONCE);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rz_proc_cancel(p);
+	wait_done(&s, 10);
+	fprintf(stderr, "# cancel with a background child took %.2f s\n", elapsed(&t0));
+	ck_assert(s.canceled);
+	ck_assert(!s.timed_out);
+	ck_assert_msg(!group_alive(pgid), "a process of the child's group survived");
+	rz_proc_free(p);
+}
+END_TEST
+
+/* A child that exits on its own, leaving a background process on its stdout: the step
+ * ends (with the child's status) and the leftover goes. */
+START_TEST(test_exit_with_background_child_holding_stdout)
+{
+	struct seen s;
+	rz_proc_t *p = run("sleep 600 & echo bye; exit 4", &s, 0, 300);
+	pid_t pgid = rz_proc_pid(p);
+
+	wait_done(&s, 10);
+	ck_assert_int_eq(s.status, 4);
+	ck_assert(!s.timed_out);
+	ck_assert(!s.canceled);
+	ck_assert_str_eq(s.out, "bye\n");
+	ck_assert_msg(!group_alive(pgid), "a process of the child's group survived");
+	rz_proc_free(p);
+}
+END_TEST
+
+/* A background process that does not hold the pipes goes too when the child exits. */
+START_TEST(test_exit_kills_detached_background_child)
+{
+	struct seen s;
+	rz_proc_t *p = run("sleep 600 >/dev/null 2>&1 & exit 0", &s, 0, 300);
+	pid_t pgid = rz_proc_pid(p);
+
+	wait_done(&s, 10);
+	ck_assert_int_eq(s.status, 0);
+	ck_assert_msg(!group_alive(pgid), "a process of the child's group survived");
+	rz_proc_free(p);
+}
+END_TEST
+
+/* The output of a child killed after its grace is not lost: what it printed before is
+ * read to the end. */
+START_TEST(test_output_before_kill_is_read)
+{
+	struct seen s;
+	rz_proc_t *p = run("trap '' INT; i=0; while [ $i -lt 2000 ]; do echo line-$i; "
+	                   "i=$((i+1)); done; sleep 600 & while :; do sleep 1; done",
+	                   &s, 500, 300);
+
+	wait_done(&s, 10);
+	ck_assert(s.timed_out);
+	ck_assert_uint_eq(s.lines, 2000);
+	rz_proc_free(p);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("runner");
@@ -225,6 +373,11 @@ int main(void)
 	tcase_add_test(tc, test_cancel);
 	tcase_add_test(tc, test_missing_binary);
 	tcase_add_test(tc, test_parallel_children);
+	tcase_add_test(tc, test_timeout_kills_background_children);
+	tcase_add_test(tc, test_cancel_kills_background_children);
+	tcase_add_test(tc, test_exit_with_background_child_holding_stdout);
+	tcase_add_test(tc, test_exit_kills_detached_background_child);
+	tcase_add_test(tc, test_output_before_kill_is_read);
 	suite_add_tcase(s, tc);
 	return rzt_run(s);
 }
