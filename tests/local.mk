@@ -69,7 +69,7 @@ EXTRA_DIST += tests/fixtures/plugins/local.mk \
 if SANITIZE
 # Unit tests run with leak detection; the daemon under test in integration scripts too.
 TESTS_SAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1; export ASAN_OPTIONS UBSAN_OPTIONS
 endif
 
 check_PROGRAMS += $(UNIT_TESTS)
