@@ -33,6 +33,7 @@
 #define LINGER_MS         2000  /* reading and discarding after a closing reply, at most */
 #define PEER_BUCKETS      1024  /* hash buckets of the per-address counters */
 #define REFUSE_LOG_GAP_MS 10000 /* refused connections are logged at most this often */
+#define LISTEN_BACKLOG    1024  /* connections the kernel completes before we accept them */
 
 struct seg {
 	const char *lit; /* literal text, or NULL for a parameter */
@@ -1934,7 +1935,7 @@ int rz_http_listen(rz_http_t *h, const char *addr, rz_err_t *err)
 	h->listener = evconnlistener_new_bind(h->base, on_accept, h,
 	                                      LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
 	                                          LEV_OPT_CLOSE_ON_EXEC,
-	                                      128, (struct sockaddr *)&ss, sslen);
+	                                      LISTEN_BACKLOG, (struct sockaddr *)&ss, sslen);
 	if (h->listener == NULL) {
 		int e = errno ? errno : EADDRINUSE;
 		return rz_err_set(err, -e, "http: listen on '%s' failed: %s", addr, strerror(e));
