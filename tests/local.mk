@@ -51,7 +51,8 @@ INTEGRATION_TESTS = \
 	tests/integration/showguard.sh \
 	tests/integration/history.sh \
 	tests/integration/backup.sh \
-	tests/integration/standins.sh
+	tests/integration/standins.sh \
+	tests/integration/abuse.sh
 
 include tests/fixtures/plugins/local.mk
 EXTRA_DIST += tests/fixtures/plugins/local.mk \
@@ -67,7 +68,7 @@ TESTS_SAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 endif
 
-check_PROGRAMS += $(UNIT_TESTS)
+check_PROGRAMS += $(UNIT_TESTS) tests/integration/rzabuse
 TESTS += $(UNIT_TESTS) $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh build-aux/tap-driver.sh \
 	tests/plugins tests/stand-ins/talosctl tests/stand-ins/kubectl
@@ -167,3 +168,6 @@ tests_unit_check_platforms_LDADD = $(TEST_LDADD)
 tests_unit_check_talos_observe_SOURCES = tests/unit/check_talos_observe.c tests/unit/testutil.h
 tests_unit_check_talos_observe_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_talos_observe_LDADD = $(TEST_LDADD)
+
+# abuse.sh's client: thousands of hostile connections from one small process.
+tests_integration_rzabuse_SOURCES = tests/integration/rzabuse.c
