@@ -1686,8 +1686,8 @@ static void refuse(rz_http_t *h, evutil_socket_t fd, const char *peer, const cha
 	                   h->opts.server_name, blen, body);
 	int64_t now = mono_ms();
 
-	/* what the client has sent already, read so that the close does not reset */
-	while (recv(fd, discard, sizeof(discard), MSG_DONTWAIT) > 0) {
+	/* what the client has sent already (a little), read so that the close does not reset */
+	for (int i = 0; i < 4 && recv(fd, discard, sizeof(discard), MSG_DONTWAIT) > 0; i++) {
 	}
 	if (len > 0 && (size_t)len < sizeof(resp)) {
 		(void)!send(fd, resp, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL);
