@@ -559,9 +559,32 @@ static int start_backups(rz_daemon_t *d, rz_err_t *err)
 	return rc != 0 ? rc : rz_backups_routes(d->backups, d->http, err);
 }
 
+/* May this request send a body larger than server.max_body_unauthenticated? The guard's own
+ * check, from the headers alone: a JWT's signature and its user, or an API token's or a
+ * run secret's BLAKE2b hash (HTTP basic carries only those, never a password), so it is
+ * cheap and needs no worker. The guard decides again, with the route, once the body is in. */
+static bool authn_headers(void *ctx, const rz_req_t *req)
+{
+	rz_daemon_t *d = ctx;
+	rz_principal_t p;
+	rz_err_t err = { 0 };
+
+	return rz_auth_authenticate(d->auth, rz_req_header(req, "Authorization"), &p, &err) == 0;
+}
+
 static int start_http(rz_daemon_t *d, rz_err_t *err)
 {
-	rz_http_opts_t opts = { .max_body = d->cfg->max_body };
+	const rz_config_t *cfg = d->cfg;
+	rz_http_opts_t opts = {
+		.max_body = cfg->max_body,
+		.max_connections = (size_t)cfg->max_connections,
+		.max_connections_per_address = (size_t)cfg->max_connections_per_address,
+		.header_timeout_ms = cfg->header_timeout_ms,
+		.body_timeout_ms = cfg->body_timeout_ms,
+		.max_body_unauthenticated = cfg->max_body_unauthenticated,
+		.max_body_buffer = cfg->max_body_buffer,
+		.max_body_buffer_per_address = cfg->max_body_buffer_per_address,
+	};
 	rz_route_t routes[] = { SERVICE_ROUTE("/healthz", handle_healthz, d),
 		                SERVICE_ROUTE("/readyz", handle_readyz, d),
 		                SERVICE_ROUTE("/version", handle_version, d) };
@@ -571,6 +594,7 @@ static int start_http(rz_daemon_t *d, rz_err_t *err)
 	rc = rz_http_new(&d->http, d->base, &opts, err);
 	if (rc == 0) {
 		rz_http_set_guard(d->http, rz_access_guard, d->access);
+		rz_http_set_authn(d->http, authn_headers, d);
 		rc =
 		    rz_http_add_routes(d->http, d->routes, sizeof(routes) / sizeof(routes[0]), err);
 	}

@@ -56,7 +56,8 @@ INTEGRATION_TESTS = \
 	tests/integration/backup.sh \
 	tests/integration/standins.sh \
 	tests/integration/diskfault.sh \
-	tests/integration/killfault.sh
+	tests/integration/killfault.sh \
+	tests/integration/abuse.sh
 
 include tests/fixtures/plugins/local.mk
 EXTRA_DIST += tests/fixtures/plugins/local.mk \
@@ -72,7 +73,7 @@ TESTS_SAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1; export ASAN_OPTIONS UBSAN_OPTIONS
 endif
 
-check_PROGRAMS += $(UNIT_TESTS)
+check_PROGRAMS += $(UNIT_TESTS) tests/integration/rzabuse
 TESTS += $(UNIT_TESTS) $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh build-aux/tap-driver.sh \
 	tests/plugins tests/stand-ins/talosctl tests/stand-ins/kubectl
@@ -172,6 +173,9 @@ tests_unit_check_platforms_LDADD = $(TEST_LDADD)
 tests_unit_check_talos_observe_SOURCES = tests/unit/check_talos_observe.c tests/unit/testutil.h
 tests_unit_check_talos_observe_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_talos_observe_LDADD = $(TEST_LDADD)
+
+# abuse.sh's client: thousands of hostile connections from one small process.
+tests_integration_rzabuse_SOURCES = tests/integration/rzabuse.c
 
 # The fault tests at length (docs/hardening.md, "Fault tests"): 500 kill -9 points instead of
 # the suite's 50, then the disk faults.

@@ -48,7 +48,14 @@ typedef struct rz_config {
 	char *data_dir;
 	int64_t storage_probe_ms; /* how often /readyz's write probe of the data dir runs */
 	char *external_url;
-	uint64_t max_body;      /* bytes */
+	uint64_t max_body;                 /* bytes */
+	int max_connections;               /* open connections at most */
+	int max_connections_per_address;   /* the same per peer address */
+	int64_t header_timeout_ms;         /* a request head, from its first byte */
+	int64_t body_timeout_ms;           /* a request body, from the end of the head */
+	uint64_t max_body_unauthenticated; /* bytes read before credentials are known good */
+	uint64_t max_body_buffer;          /* request bodies in memory at once, in all */
+	uint64_t max_body_buffer_per_address;
 	int event_window;       /* changes kept in the event log for watch resumption */
 	char **trusted_proxies; /* NULL-terminated IPs whose X-Forwarded-For is believed */
 

@@ -91,6 +91,21 @@ static int verify_listen(const struct rz__setting *s, const rz_config_t *cfg, rz
 	return 0;
 }
 
+/* A body budget smaller than server.max_body would refuse the largest bodies for ever. */
+static int verify_body_buffer(const struct rz__setting *s, const rz_config_t *cfg, rz_err_t *err)
+{
+	uint64_t v = s->offset == offsetof(rz_config_t, max_body_buffer)
+	                 ? cfg->max_body_buffer
+	                 : cfg->max_body_buffer_per_address;
+
+	if (v < cfg->max_body) {
+		return rz_err_set(err, REZUS_ECONFIG,
+		                  "%s: %llu bytes is less than server.max_body (%llu bytes)",
+		                  s->key, (unsigned long long)v, (unsigned long long)cfg->max_body);
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------------ the schema */
 
 #define AT(field) offsetof(rz_config_t, field)
@@ -128,6 +143,54 @@ const struct rz__setting rz__settings[] = {
 	  .def = "16MiB",
 	  .flags = F_NONZERO,
 	  .help = "largest request body accepted" },
+	{ .key = "server.max_connections",
+	  .kind = K_INT,
+	  .offset = AT(max_connections),
+	  .def = "4096",
+	  .min = 1,
+	  .max = 1000000,
+	  .help = "open connections at most; more are answered 503 and closed" },
+	{ .key = "server.max_connections_per_address",
+	  .kind = K_INT,
+	  .offset = AT(max_connections_per_address),
+	  .def = "256",
+	  .min = 1,
+	  .max = 1000000,
+	  .help = "open connections from one peer address at most (a proxy is one address)" },
+	{ .key = "server.header_timeout",
+	  .kind = K_DURATION,
+	  .offset = AT(header_timeout_ms),
+	  .def = "10s",
+	  .flags = F_NONZERO,
+	  .help = "from a request's first byte to the end of its headers, however fast bytes "
+	          "arrive; then 408" },
+	{ .key = "server.body_timeout",
+	  .kind = K_DURATION,
+	  .offset = AT(body_timeout_ms),
+	  .def = "60s",
+	  .flags = F_NONZERO,
+	  .help = "from the end of the headers to the end of the body, absolute; then 408" },
+	{ .key = "server.max_body_unauthenticated",
+	  .kind = K_SIZE,
+	  .offset = AT(max_body_unauthenticated),
+	  .def = "64KiB",
+	  .flags = F_NONZERO,
+	  .help = "largest body read before the credentials are known good; larger ones are "
+	          "refused unread" },
+	{ .key = "server.max_body_buffer",
+	  .kind = K_SIZE,
+	  .offset = AT(max_body_buffer),
+	  .def = "256MiB",
+	  .flags = F_NONZERO,
+	  .verify = verify_body_buffer,
+	  .help = "request bodies held in memory at once, in all; a request over it gets 503" },
+	{ .key = "server.max_body_buffer_per_address",
+	  .kind = K_SIZE,
+	  .offset = AT(max_body_buffer_per_address),
+	  .def = "64MiB",
+	  .flags = F_NONZERO,
+	  .verify = verify_body_buffer,
+	  .help = "the same per peer address" },
 	{ .key = "server.event_window",
 	  .kind = K_INT,
 	  .offset = AT(event_window),

@@ -24,10 +24,16 @@
 #include "core/http/http.h"
 #include "core/base/log.h"
 
-#define MAX_PARAMS      8
-#define MAX_SEGMENTS    32
-#define READ_HIGH_WATER (256 * 1024)
-#define REQUEST_ID_MAX  128
+#define MAX_PARAMS        8
+#define MAX_SEGMENTS      32
+#define READ_HIGH_WATER   (256 * 1024)
+#define REQUEST_ID_MAX    128
+#define MAX_REQUEST_LINE  16384 /* method, target and version: more gets 414 */
+#define MAX_HEADERS       100   /* header fields per request: more get 431 */
+#define LINGER_MS         2000  /* reading and discarding after a closing reply, at most */
+#define PEER_BUCKETS      1024  /* hash buckets of the per-address counters */
+#define REFUSE_LOG_GAP_MS 10000 /* refused connections are logged at most this often */
+#define LISTEN_BACKLOG    1024  /* connections the kernel completes before we accept them */
 
 struct seg {
 	const char *lit; /* literal text, or NULL for a parameter */
@@ -52,6 +58,14 @@ struct kvlist {
 	size_t n, cap;
 };
 
+/* Open connections and buffered body bytes of one peer address; freed when both are 0. */
+struct peer {
+	char addr[INET6_ADDRSTRLEN];
+	size_t conns;
+	uint64_t body;
+	struct peer *next;
+};
+
 struct conn;
 
 struct rz_req {
@@ -71,7 +85,11 @@ struct rz_req {
 	char peer[INET6_ADDRSTRLEN];
 	struct timespec start;
 	bool keep_alive;
-	int reject;              /* HTTP code to answer without dispatching (413) */
+	int reject;              /* HTTP code to answer without dispatching (400, 408, 413, ...) */
+	char reject_msg[160];    /* its message; "" for the default */
+	int authn;               /* the authn hook's answer: 0 not asked, 1 yes, -1 no */
+	uint64_t reserved;       /* body bytes counted against the buffer budgets */
+	struct peer *pe;         /* whom they are counted against (NULL once the server is freed) */
 	const rz_route_t *route; /* the matched route (borrowed from the table) */
 	void *data;
 	void (*data_free)(void *);
@@ -95,6 +113,10 @@ struct conn {
 	bool dead;     /* cut off: free at the next turn of the loop */
 	bool in_process;
 	char peer[INET6_ADDRSTRLEN];
+	struct peer *pe;        /* this address's counters */
+	struct event *deadline; /* the header, body or linger deadline */
+	enum { P_IDLE, P_HEAD, P_BODY, P_BUSY, P_LINGER } phase;
+	bool line_ok; /* the current request's request line was checked */
 	struct conn *prev, *next;
 };
 
@@ -116,6 +138,13 @@ struct rz_http {
 	void *observer_ctx;
 	rz_http_guard_fn guard;
 	void *guard_ctx;
+	rz_http_authn_fn authn;
+	void *authn_ctx;
+	struct peer *peers[PEER_BUCKETS];
+	size_t nconns;       /* open connections */
+	uint64_t body_bytes; /* request body bytes buffered, in all */
+	uint64_t refused;    /* connections refused since the last log line */
+	int64_t refuse_logged_ms;
 };
 
 static http_parser_settings parser_settings;
@@ -220,6 +249,91 @@ static char *pct_decode(const char *src, size_t len, bool plus_space)
 	}
 	out[n] = '\0';
 	return out;
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ------------------------------------------------------------------ per-address counters */
+
+static size_t peer_hash(const char *addr)
+{
+	size_t v = 5381;
+
+	for (; *addr != '\0'; addr++) {
+		v = v * 33 + (unsigned char)*addr;
+	}
+	return v % PEER_BUCKETS;
+}
+
+/* The counters of addr, created when absent. NULL on OOM. */
+static struct peer *peer_get(rz_http_t *h, const char *addr)
+{
+	struct peer **slot = &h->peers[peer_hash(addr)];
+	struct peer *pe;
+
+	for (pe = *slot; pe != NULL; pe = pe->next) {
+		if (strcmp(pe->addr, addr) == 0) {
+			return pe;
+		}
+	}
+	pe = calloc(1, sizeof(*pe));
+	if (pe == NULL) {
+		return NULL;
+	}
+	snprintf(pe->addr, sizeof(pe->addr), "%s", addr);
+	pe->next = *slot;
+	*slot = pe;
+	return pe;
+}
+
+static void peer_put(rz_http_t *h, struct peer *pe)
+{
+	if (pe->conns > 0 || pe->body > 0) {
+		return;
+	}
+	for (struct peer **pp = &h->peers[peer_hash(pe->addr)]; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == pe) {
+			*pp = pe->next;
+			free(pe);
+			return;
+		}
+	}
+}
+
+/* Count n more body bytes of req against max_body_buffer and max_body_buffer_per_address:
+ * false, and nothing counted, when either would be exceeded. */
+static bool body_reserve(rz_req_t *req, uint64_t n)
+{
+	rz_http_t *h = req->h;
+	struct peer *pe = req->pe;
+
+	if (h == NULL || pe == NULL) {
+		return true;
+	}
+	if (h->body_bytes + n > h->opts.max_body_buffer ||
+	    pe->body + n > h->opts.max_body_buffer_per_address) {
+		return false;
+	}
+	h->body_bytes += n;
+	pe->body += n;
+	req->reserved += n;
+	return true;
+}
+
+static void body_release(rz_req_t *req)
+{
+	if (req->h != NULL && req->pe != NULL && req->reserved > 0) {
+		req->h->body_bytes -= req->reserved;
+		req->pe->body -= req->reserved;
+		peer_put(req->h, req->pe);
+	}
+	req->reserved = 0;
 }
 
 /* ------------------------------------------------------------------ routes */
@@ -391,6 +505,7 @@ static void req_free(rz_req_t *req)
 	kv_free(&req->in);
 	kv_free(&req->out);
 	free(req->body);
+	body_release(req);
 	if (req->data_free != NULL) {
 		req->data_free(req->data);
 	}
@@ -407,6 +522,7 @@ static rz_req_t *req_new(struct conn *c)
 	}
 	req->conn = c;
 	req->h = c->h;
+	req->pe = c->pe;
 	snprintf(req->peer, sizeof(req->peer), "%s", c->peer);
 	clock_gettime(CLOCK_MONOTONIC, &req->start);
 	return req;
@@ -564,10 +680,37 @@ static void request_id(rz_req_t *req)
 	sodium_bin2hex(req->id, sizeof(req->id), raw, sizeof(raw));
 }
 
-/* Split req->url into the decoded path and query. -EINVAL for a bad target. */
+/* A query parameter, decoded; -EINVAL (with req->reject_msg) when it is not valid UTF-8. */
+static int add_query(rz_req_t *req, const char *p, size_t len)
+{
+	const char *eq = memchr(p, '=', len);
+	size_t klen = eq ? (size_t)(eq - p) : len;
+	char *k = pct_decode(p, klen, true);
+	char *v = eq ? pct_decode(eq + 1, len - klen - 1, true) : strdup("");
+	int rc = (k == NULL || v == NULL) ? -EINVAL : 0;
+
+	if (rc == 0 && !rz_utf8_valid(k, strlen(k))) {
+		snprintf(req->reject_msg, sizeof(req->reject_msg),
+		         "a query parameter name is not valid UTF-8");
+		rc = -EINVAL;
+	} else if (rc == 0 && !rz_utf8_valid(v, strlen(v))) {
+		snprintf(req->reject_msg, sizeof(req->reject_msg),
+		         "query parameter '%.64s' is not valid UTF-8", k);
+		rc = -EINVAL;
+	}
+	if (rc == 0 && klen > 0) {
+		rc = kv_add(&req->query, k, strlen(k), v, strlen(v));
+	}
+	free(k);
+	free(v);
+	return rc;
+}
+
+/* Split req->url into the decoded path and query. -EINVAL for a bad target; invalid UTF-8
+ * says so in req->reject_msg, and req->path (for the log) has it replaced. */
 static int parse_target(rz_req_t *req)
 {
-	const char *q = memchr(req->url, '?', req->url_len);
+	const char *q = req->url ? memchr(req->url, '?', req->url_len) : NULL;
 	size_t plen = q ? (size_t)(q - req->url) : req->url_len;
 
 	if (req->url_len == 0 || req->url[0] != '/') {
@@ -577,19 +720,20 @@ static int parse_target(rz_req_t *req)
 	if (req->path == NULL) {
 		return -EINVAL;
 	}
+	if (!rz_utf8_valid(req->path, strlen(req->path))) {
+		char *clean = rz_utf8_scrub(req->path);
+		if (clean != NULL) {
+			free(req->path);
+			req->path = clean;
+		}
+		snprintf(req->reject_msg, sizeof(req->reject_msg),
+		         "the request path is not valid UTF-8");
+		return -EINVAL;
+	}
 	for (const char *p = q ? q + 1 : NULL; p != NULL && *p != '\0';) {
 		const char *end = strchr(p, '&');
 		size_t len = end ? (size_t)(end - p) : strlen(p);
-		const char *eq = memchr(p, '=', len);
-		size_t klen = eq ? (size_t)(eq - p) : len;
-		char *k = pct_decode(p, klen, true);
-		char *v = eq ? pct_decode(eq + 1, len - klen - 1, true) : strdup("");
-		int rc = (k == NULL || v == NULL) ? -EINVAL : 0;
-		if (rc == 0 && klen > 0) {
-			rc = kv_add(&req->query, k, strlen(k), v, strlen(v));
-		}
-		free(k);
-		free(v);
+		int rc = add_query(req, p, len);
 		if (rc < 0) {
 			return rc;
 		}
@@ -962,7 +1106,16 @@ static void route_request(rz_http_t *h, rz_req_t *req)
 		}
 		req->route = r->def;
 		if (h->guard == NULL || h->guard(h->guard_ctx, req, r->def)) {
-			r->def->fn(req, r->def->ctx);
+			if (req->reject == 401) {
+				/* the body was refused unread: no credentials for its size */
+				rz_reply_error(
+				    req, 413, NULL,
+				    "request body exceeds the limit of %llu bytes for a "
+				    "request without credentials",
+				    (unsigned long long)h->opts.max_body_unauthenticated);
+			} else {
+				r->def->fn(req, r->def->ctx);
+			}
 		}
 		return;
 	} else if (allow != 0) {
@@ -977,12 +1130,37 @@ static void route_request(rz_http_t *h, rz_req_t *req)
 	}
 }
 
+/* Answer a request refused before routing; the connection closes after the reply. */
+static void reply_rejected(rz_req_t *req)
+{
+	rz_http_t *h = req->h;
+
+	switch (req->reject) {
+	case 413:
+		rz_reply_error(req, 413, NULL, "request body exceeds the limit of %llu bytes",
+		               (unsigned long long)h->opts.max_body);
+		break;
+	case 503:
+		rz_req_add_header(req, "Retry-After", "1");
+		rz_reply_error(req, 503, NULL,
+		               "the server is receiving too many request bodies; retry later");
+		break;
+	default:
+		rz_reply_error(req, req->reject, NULL, "%s",
+		               req->reject_msg[0] ? req->reject_msg : "malformed request");
+		break;
+	}
+}
+
 static void dispatch(struct conn *c)
 {
 	rz_req_t *req = c->req;
 	struct timeval wtv = { c->h->opts.idle_timeout_s, 0 };
 
 	c->handling = true;
+	c->phase = P_BUSY;
+	c->line_ok = false;
+	evtimer_del(c->deadline);
 	req->fnext = c->h->flight;
 	if (c->h->flight != NULL) {
 		c->h->flight->fprev = req;
@@ -991,12 +1169,11 @@ static void dispatch(struct conn *c)
 	c->h->in_flight++;
 	bufferevent_set_timeouts(c->bev, NULL, &wtv);
 	request_id(req);
-	if (req->reject == 413) {
-		rz_reply_error(req, 413, NULL, "request body exceeds the limit of %llu bytes",
-		               (unsigned long long)c->h->opts.max_body);
-	} else if (req->reject != 0 || parse_target(req) < 0) {
+	if (req->reject != 0 && req->reject != 401) {
+		reply_rejected(req);
+	} else if (parse_target(req) < 0) {
 		req->reject = 400;
-		rz_reply_error(req, 400, NULL, "malformed request");
+		reply_rejected(req);
 	} else {
 		route_request(c->h, req);
 	}
@@ -1025,11 +1202,44 @@ static int on_url(http_parser *p, const char *at, size_t len)
 	return 0;
 }
 
+/* A token character (RFC 9110 §5.6.2): what method names and header field names are made of. */
+static bool tchar(int ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+	       (ch != '\0' && strchr("!#$%&'*+-.^_`|~", ch) != NULL);
+}
+
+static void set_reject(rz_req_t *req, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void set_reject(rz_req_t *req, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (req->reject != 0) {
+		return;
+	}
+	req->reject = code;
+	va_start(ap, fmt);
+	vsnprintf(req->reject_msg, sizeof(req->reject_msg), fmt, ap);
+	va_end(ap);
+}
+
 static int on_header_field(http_parser *p, const char *at, size_t len)
 {
 	rz_req_t *req = ((struct conn *)p->data)->req;
 
+	for (size_t i = 0; i < len; i++) {
+		if (!tchar((unsigned char)at[i])) {
+			set_reject(req, 400, "malformed header field name");
+			return -1;
+		}
+	}
 	if (req->in_value || req->in.n == 0) {
+		if (req->in.n == MAX_HEADERS) {
+			set_reject(req, 431, "more than %d header fields", MAX_HEADERS);
+			return -1;
+		}
 		if (kv_add(&req->in, "", 0, "", 0) < 0) {
 			return -1;
 		}
@@ -1049,18 +1259,102 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
 	return kv_append(&req->in.items[req->in.n - 1].value, at, len) < 0 ? -1 : 0;
 }
 
+/* Whether req may send a body larger than max_body_unauthenticated: the authn hook says,
+ * once per request. */
+static bool authenticated(rz_req_t *req)
+{
+	rz_http_t *h = req->h;
+
+	if (h->authn == NULL) {
+		return true;
+	}
+	if (req->authn == 0) {
+		req->authn = h->authn(h->authn_ctx, req) ? 1 : -1;
+	}
+	return req->authn > 0;
+}
+
+/* Room for need body bytes and a NUL, counted against the buffer budgets first (exactly
+ * need when the length is known, else doubling). -1 with 503 when a budget is spent; -1
+ * on OOM. */
+static int body_grow(rz_req_t *req, uint64_t need, bool exact)
+{
+	uint64_t cap;
+	char *b;
+
+	if (need + 1 <= req->body_cap) {
+		return 0;
+	}
+	cap = exact ? need + 1 : (req->body_cap ? req->body_cap : 1024);
+	while (cap < need + 1) {
+		cap *= 2;
+	}
+	if (cap > req->h->opts.max_body + 1) {
+		cap = req->h->opts.max_body + 1;
+	}
+	if (!body_reserve(req, cap - req->body_cap)) {
+		set_reject(req, 503, "too many request bodies at once");
+		return -1;
+	}
+	b = realloc(req->body, (size_t)cap);
+	if (b == NULL) {
+		return -1;
+	}
+	req->body = b;
+	req->body_cap = (size_t)cap;
+	return 0;
+}
+
+static void arm(struct conn *c, int phase, int64_t ms)
+{
+	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000 };
+
+	c->phase = phase;
+	evtimer_add(c->deadline, &tv);
+}
+
+/* Header values end up in logs, audit rows and JSON (a 415 quotes Content-Type): they must
+ * be UTF-8. */
+static int check_header_values(rz_req_t *req)
+{
+	for (size_t i = 0; i < req->in.n; i++) {
+		const char *v = req->in.items[i].value;
+		if (!rz_utf8_valid(v, strlen(v))) {
+			set_reject(req, 400, "header '%.64s' is not valid UTF-8",
+			           req->in.items[i].name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int on_headers_complete(http_parser *p)
 {
 	struct conn *c = p->data;
 	rz_req_t *req = c->req;
+	const rz_http_opts_t *o = &c->h->opts;
+	bool length = (p->flags & F_CONTENTLENGTH) != 0;
 	const char *expect;
 
 	snprintf(req->method, sizeof(req->method), "%s", http_method_str(p->method));
 	req->mbit = method_bit(req->method);
 	req->keep_alive = http_should_keep_alive(p) != 0;
-	if ((p->flags & F_CONTENTLENGTH) && p->content_length > c->h->opts.max_body) {
+	if (check_header_values(req) < 0) {
+		return -1;
+	}
+	if (length && p->content_length > o->max_body) {
 		req->reject = 413;
 		return -1;
+	}
+	if (length && p->content_length > o->max_body_unauthenticated && !authenticated(req)) {
+		req->reject = 401; /* routed without its body: the guard answers */
+		return -1;
+	}
+	if (length && p->content_length > 0 && body_grow(req, p->content_length, true) < 0) {
+		return -1;
+	}
+	if ((p->flags & F_CHUNKED) || (length && p->content_length > 0)) {
+		arm(c, P_BODY, o->body_timeout_ms);
 	}
 	expect = rz_req_header(req, "Expect");
 	if (expect != NULL && strcasecmp(expect, "100-continue") == 0 && p->http_minor >= 1) {
@@ -1079,18 +1373,12 @@ static int on_body(http_parser *p, const char *at, size_t len)
 		req->reject = 413;
 		return -1;
 	}
-	if (req->body_len + len + 1 > req->body_cap) {
-		size_t cap = req->body_cap ? req->body_cap : 1024;
-		char *b;
-		while (cap < req->body_len + len + 1) {
-			cap *= 2;
-		}
-		b = realloc(req->body, cap);
-		if (b == NULL) {
-			return -1;
-		}
-		req->body = b;
-		req->body_cap = cap;
+	if (req->body_len + len > c->h->opts.max_body_unauthenticated && !authenticated(req)) {
+		req->reject = 401;
+		return -1;
+	}
+	if (body_grow(req, req->body_len + len, false) < 0) {
+		return -1;
 	}
 	memcpy(req->body + req->body_len, at, len);
 	req->body_len += len;
@@ -1128,7 +1416,11 @@ static void conn_free(struct conn *c)
 	if (c->next != NULL) {
 		c->next->prev = c->prev;
 	}
+	h->nconns--;
+	c->pe->conns--;
+	peer_put(h, c->pe);
 	event_free(c->resume);
+	event_free(c->deadline);
 	bufferevent_free(c->bev);
 	free(c);
 	if (orphan != NULL && orphan->on_close != NULL) {
@@ -1138,8 +1430,101 @@ static void conn_free(struct conn *c)
 	}
 }
 
+/* Refuse the request being received with code and msg, and close after the reply. */
+static void conn_reject(struct conn *c, int code, const char *msg)
+{
+	if (c->req == NULL) {
+		c->req = req_new(c);
+	}
+	if (c->req == NULL) {
+		c->closing = true;
+		return;
+	}
+	set_reject(c->req, code, "%s", msg);
+	if (c->req->method[0] == '\0') {
+		snprintf(c->req->method, sizeof(c->req->method), "-");
+	}
+	c->req->keep_alive = false;
+	dispatch(c);
+}
+
+/* "METHOD SP request-target SP HTTP/1.x" and nothing else: single spaces, a token for
+ * the method, visible ASCII for the target (RFC 9112 §3). http-parser is more lenient. */
+static bool request_line_ok(const char *s, size_t n)
+{
+	size_t i = 0, start;
+
+	while (i < n && tchar((unsigned char)s[i])) {
+		i++;
+	}
+	if (i == 0 || i >= n || s[i] != ' ') {
+		return false;
+	}
+	start = ++i;
+	while (i < n && (unsigned char)s[i] > ' ' && (unsigned char)s[i] < 0x7F) {
+		i++;
+	}
+	if (i == start || i >= n || s[i] != ' ') {
+		return false;
+	}
+	i++;
+	return n - i == 8 &&
+	       (memcmp(s + i, "HTTP/1.1", 8) == 0 || memcmp(s + i, "HTTP/1.0", 8) == 0);
+}
+
+/* Check the request line at the head of in, after the blank lines a client may send between
+ * requests (dropped): 0 when it is whole and well formed, 1 when more bytes are needed,
+ * else the code to refuse the request with (400, 414). */
+static int check_request_line(struct evbuffer *in)
+{
+	struct evbuffer_ptr eol;
+	size_t len;
+	const char *line;
+
+	for (;;) {
+		const char *first = (const char *)evbuffer_pullup(in, 1);
+		if (first == NULL) {
+			return 1;
+		}
+		if (*first != '\r' && *first != '\n') {
+			break;
+		}
+		evbuffer_drain(in, 1);
+	}
+	eol = evbuffer_search(in, "\n", 1, NULL);
+	if (eol.pos < 0) {
+		return evbuffer_get_length(in) > MAX_REQUEST_LINE + 1 ? 414 : 1;
+	}
+	len = (size_t)eol.pos;
+	if (len > MAX_REQUEST_LINE + 1) {
+		return 414;
+	}
+	line = (const char *)evbuffer_pullup(in, (ev_ssize_t)len);
+	if (len > 0 && line[len - 1] == '\r') {
+		len--;
+	}
+	if (len > MAX_REQUEST_LINE) {
+		return 414;
+	}
+	return request_line_ok(line, len) ? 0 : 400;
+}
+
+/* The parser failed: say why. */
+static void conn_parse_error(struct conn *c, enum http_errno e)
+{
+	char msg[96];
+
+	if (e == HPE_HEADER_OVERFLOW) {
+		snprintf(msg, sizeof(msg), "request headers exceed the limit of %zu bytes",
+		         c->h->opts.max_header);
+		conn_reject(c, 431, msg);
+		return;
+	}
+	conn_reject(c, 400, "malformed request");
+}
+
 /* Feed buffered input to the parser until it needs more data, a request is being handled,
- * or the connection is closing. */
+ * or the connection is closing. The first byte of a request starts its header deadline. */
 static void conn_process(struct conn *c)
 {
 	struct evbuffer *in = bufferevent_get_input(c->bev);
@@ -1147,33 +1532,39 @@ static void conn_process(struct conn *c)
 	c->in_process = true;
 	while (!c->handling && !c->closing) {
 		size_t len = evbuffer_get_length(in);
-		const char *data = len ? (const char *)evbuffer_pullup(in, (ev_ssize_t)len) : NULL;
+		const char *data;
 		size_t n;
 		enum http_errno e;
 
 		if (len == 0) {
 			break;
 		}
+		if (c->phase == P_IDLE) {
+			arm(c, P_HEAD, c->h->opts.header_timeout_ms);
+		}
+		if (!c->line_ok) {
+			int rc = check_request_line(in);
+			if (rc == 1) {
+				break;
+			}
+			if (rc != 0) {
+				conn_reject(c, rc,
+				            rc == 414 ? "the request line exceeds the limit of "
+				                        "16384 bytes"
+				                      : "malformed request line");
+				continue;
+			}
+			c->line_ok = true;
+			len = evbuffer_get_length(in);
+		}
+		data = (const char *)evbuffer_pullup(in, (ev_ssize_t)len);
 		n = http_parser_execute(&c->parser, &parser_settings, data, len);
 		evbuffer_drain(in, n);
 		e = HTTP_PARSER_ERRNO(&c->parser);
 		if (e == HPE_PAUSED) {
 			dispatch(c);
 		} else if (e != HPE_OK) {
-			if (c->req == NULL) {
-				c->req = req_new(c);
-			}
-			if (c->req == NULL) {
-				c->closing = true;
-				break;
-			}
-			if (c->req->reject == 0) {
-				c->req->reject = 400;
-			}
-			if (c->req->method[0] == '\0') {
-				snprintf(c->req->method, sizeof(c->req->method), "-");
-			}
-			dispatch(c);
+			conn_parse_error(c, e);
 		} else if (n == len) {
 			break;
 		}
@@ -1188,6 +1579,7 @@ static void conn_resume(struct conn *c)
 {
 	struct timeval idle = { c->h->opts.idle_timeout_s, 0 };
 
+	c->phase = P_IDLE;
 	http_parser_pause(&c->parser, 0);
 	bufferevent_set_timeouts(c->bev, &idle, &idle);
 	if (!c->in_process) {
@@ -1206,6 +1598,33 @@ static void on_resume(evutil_socket_t fd, short what, void *arg)
 	conn_process(c);
 }
 
+/* A deadline passed: the headers or the body did not arrive in time (408), or a lingering
+ * close has lingered long enough. */
+static void on_deadline(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	char msg[96];
+
+	if (c->dead) {
+		return;
+	}
+	if (c->phase == P_LINGER) {
+		conn_free(c);
+		return;
+	}
+	if ((c->phase != P_HEAD && c->phase != P_BODY) || c->handling || c->closing) {
+		return;
+	}
+	snprintf(msg, sizeof(msg), "the request %s did not arrive within %lld ms",
+	         c->phase == P_HEAD ? "headers" : "body",
+	         (long long)(c->phase == P_HEAD ? c->h->opts.header_timeout_ms
+	                                        : c->h->opts.body_timeout_ms));
+	conn_reject(c, 408, msg);
+	if (c->closing) {
+		bufferevent_disable(c->bev, EV_READ);
+	}
+}
+
 static void on_read(struct bufferevent *bev, void *arg)
 {
 	struct conn *c = arg;
@@ -1221,16 +1640,19 @@ static void on_read(struct bufferevent *bev, void *arg)
 static void on_write(struct bufferevent *bev, void *arg)
 {
 	struct conn *c = arg;
-	struct timeval linger = { 2, 0 };
+	struct timeval linger = { LINGER_MS / 1000, 0 };
 
-	if (!c->closing || evbuffer_get_length(bufferevent_get_output(bev)) > 0) {
+	if (!c->closing || evbuffer_get_length(bufferevent_get_output(bev)) > 0 ||
+	    c->phase == P_LINGER) {
 		return;
 	}
 	/* Lingering close: stop sending, then read and discard until the peer closes, so an
-	 * unread request body does not turn our close into a reset that eats the reply. */
+	 * unread request body does not turn our close into a reset that eats the reply; for
+	 * LINGER_MS at most, however fast the peer keeps sending. */
 	shutdown(bufferevent_getfd(bev), SHUT_WR);
 	bufferevent_set_timeouts(bev, &linger, NULL);
 	bufferevent_enable(bev, EV_READ);
+	arm(c, P_LINGER, LINGER_MS);
 }
 
 /* Close after the queued output is sent (at once when nothing is queued). */
@@ -1247,35 +1669,93 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 	conn_free(arg);
 }
 
+/* Over a connection cap: answer 503 on the raw socket (it is new, its send buffer empty)
+ * and close; say so at most every REFUSE_LOG_GAP_MS. */
+static void refuse(rz_http_t *h, evutil_socket_t fd, const char *peer, const char *limit)
+{
+	char body[256], resp[512], discard[4096];
+	int blen = snprintf(body, sizeof(body),
+	                    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+	                    "\"status\":\"Failure\",\"message\":\"too many connections (%s)\","
+	                    "\"reason\":\"ServiceUnavailable\",\"code\":503}\n",
+	                    limit);
+	int len = snprintf(resp, sizeof(resp),
+	                   "HTTP/1.1 503 Service Unavailable\r\nServer: %s\r\n"
+	                   "Content-Type: application/json\r\nRetry-After: 1\r\n"
+	                   "Connection: close\r\nContent-Length: %d\r\n\r\n%s",
+	                   h->opts.server_name, blen, body);
+	int64_t now = mono_ms();
+
+	/* what the client has sent already (a little), read so that the close does not reset */
+	for (int i = 0; i < 4 && recv(fd, discard, sizeof(discard), MSG_DONTWAIT) > 0; i++) {
+	}
+	if (len > 0 && (size_t)len < sizeof(resp)) {
+		(void)!send(fd, resp, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	}
+	evutil_closesocket(fd);
+	h->refused++;
+	if (h->refuse_logged_ms == 0 || now - h->refuse_logged_ms >= REFUSE_LOG_GAP_MS) {
+		char n[24];
+		snprintf(n, sizeof(n), "%llu", (unsigned long long)h->refused);
+		rz_logkv(RZ_LOG_WARNING, "http", "connection refused: too many connections",
+		         "limit", limit, "peer", peer, "refused", n, NULL);
+		h->refuse_logged_ms = now;
+		h->refused = 0;
+	}
+}
+
 static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
                       void *arg)
 {
 	rz_http_t *h = arg;
-	struct conn *c = calloc(1, sizeof(*c));
+	struct conn *c;
 	struct timeval idle = { h->opts.idle_timeout_s, 0 };
+	char peer[INET6_ADDRSTRLEN] = "";
+	struct peer *pe;
 
+	if (sa->sa_family == AF_INET6) {
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)sa)->sin6_addr, peer, sizeof(peer));
+	} else if (sa->sa_family == AF_INET) {
+		inet_ntop(AF_INET, &((struct sockaddr_in *)sa)->sin_addr, peer, sizeof(peer));
+	}
+	pe = peer_get(h, peer);
+	if (pe == NULL) {
+		evutil_closesocket(fd);
+		return;
+	}
+	if (h->nconns >= h->opts.max_connections ||
+	    pe->conns >= h->opts.max_connections_per_address) {
+		refuse(h, fd, peer,
+		       h->nconns >= h->opts.max_connections ? "server.max_connections"
+		                                            : "server.max_connections_per_address");
+		peer_put(h, pe);
+		return;
+	}
+	c = calloc(1, sizeof(*c));
 	if (c == NULL) {
 		evutil_closesocket(fd);
+		peer_put(h, pe);
 		return;
 	}
 	c->h = h;
 	c->bev = bufferevent_socket_new(h->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	c->resume = event_new(h->base, -1, 0, on_resume, c);
-	if (c->bev == NULL || c->resume == NULL) {
+	c->deadline = evtimer_new(h->base, on_deadline, c);
+	if (c->bev == NULL || c->resume == NULL || c->deadline == NULL) {
 		if (c->bev == NULL) {
 			evutil_closesocket(fd);
 		}
 		bufferevent_free(c->bev);
 		event_free(c->resume);
+		event_free(c->deadline);
 		free(c);
+		peer_put(h, pe);
 		return;
 	}
-	if (sa->sa_family == AF_INET6) {
-		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)sa)->sin6_addr, c->peer,
-		          sizeof(c->peer));
-	} else if (sa->sa_family == AF_INET) {
-		inet_ntop(AF_INET, &((struct sockaddr_in *)sa)->sin_addr, c->peer, sizeof(c->peer));
-	}
+	snprintf(c->peer, sizeof(c->peer), "%s", peer);
+	c->pe = pe;
+	pe->conns++;
+	h->nconns++;
 	http_parser_init(&c->parser, HTTP_REQUEST);
 	c->parser.data = c;
 	c->next = h->conns;
@@ -1293,14 +1773,6 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 
 #define ACCEPT_PAUSE_MS   250   /* not accepting after accept() failed (no descriptor left) */
 #define ACCEPT_LOG_GAP_MS 10000 /* accept failures are logged at most this often */
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void on_resume_accept(evutil_socket_t fd, short what, void *arg)
 {
@@ -1372,6 +1844,27 @@ int rz_http_new(rz_http_t **out, struct event_base *base, const rz_http_opts_t *
 	if (h->opts.max_stream_backlog == 0) {
 		h->opts.max_stream_backlog = 4u << 20;
 	}
+	if (h->opts.max_connections == 0) {
+		h->opts.max_connections = 4096;
+	}
+	if (h->opts.max_connections_per_address == 0) {
+		h->opts.max_connections_per_address = 256;
+	}
+	if (h->opts.header_timeout_ms <= 0) {
+		h->opts.header_timeout_ms = 10000;
+	}
+	if (h->opts.body_timeout_ms <= 0) {
+		h->opts.body_timeout_ms = 60000;
+	}
+	if (h->opts.max_body_unauthenticated == 0) {
+		h->opts.max_body_unauthenticated = 64u << 10;
+	}
+	if (h->opts.max_body_buffer == 0) {
+		h->opts.max_body_buffer = 256u << 20;
+	}
+	if (h->opts.max_body_buffer_per_address == 0) {
+		h->opts.max_body_buffer_per_address = 64u << 20;
+	}
 	http_parser_set_max_header_size((uint32_t)h->opts.max_header);
 	parser_settings.on_message_begin = on_message_begin;
 	parser_settings.on_url = on_url;
@@ -1442,7 +1935,7 @@ int rz_http_listen(rz_http_t *h, const char *addr, rz_err_t *err)
 	h->listener = evconnlistener_new_bind(h->base, on_accept, h,
 	                                      LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
 	                                          LEV_OPT_CLOSE_ON_EXEC,
-	                                      128, (struct sockaddr *)&ss, sslen);
+	                                      LISTEN_BACKLOG, (struct sockaddr *)&ss, sslen);
 	if (h->listener == NULL) {
 		int e = errno ? errno : EADDRINUSE;
 		return rz_err_set(err, -e, "http: listen on '%s' failed: %s", addr, strerror(e));
@@ -1484,6 +1977,12 @@ void rz_http_set_guard(rz_http_t *h, rz_http_guard_fn fn, void *ctx)
 	h->guard_ctx = ctx;
 }
 
+void rz_http_set_authn(rz_http_t *h, rz_http_authn_fn fn, void *ctx)
+{
+	h->authn = fn;
+	h->authn_ctx = ctx;
+}
+
 const rz_route_t *rz_http_route_at(const rz_http_t *h, size_t i)
 {
 	return i < h->nroutes ? h->routes[i].def : NULL;
@@ -1521,10 +2020,18 @@ void rz_http_free(rz_http_t *h)
 	}
 	for (rz_req_t *req = h->flight; req != NULL; req = req->fnext) {
 		req->h = NULL; /* a late reply only frees the request */
+		req->pe = NULL;
 	}
 	for (size_t i = 0; i < h->nroutes; i++) {
 		free(h->routes[i].storage);
 	}
 	free(h->routes);
+	for (size_t i = 0; i < PEER_BUCKETS; i++) {
+		while (h->peers[i] != NULL) {
+			struct peer *next = h->peers[i]->next;
+			free(h->peers[i]);
+			h->peers[i] = next;
+		}
+	}
 	free(h);
 }

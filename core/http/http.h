@@ -60,12 +60,23 @@ typedef struct rz_route {
 } rz_route_t;
 
 typedef struct rz_http_opts {
-	uint64_t max_body;         /* request bodies above this get 413; 0 = 16 MiB */
-	size_t max_header;         /* request line + headers; 0 = 64 KiB */
-	int idle_timeout_s;        /* keep-alive idle and slow-header timeout; 0 = 60 */
-	const char *server_name;   /* Server header; NULL = "rezuscloud" */
-	size_t max_stream_backlog; /* a streamed reply whose client leaves more than this
-	                              unread is cut off; 0 = 4 MiB */
+	uint64_t max_body;                  /* request bodies above this get 413; 0 = 16 MiB */
+	size_t max_header;                  /* request line + headers; 0 = 64 KiB */
+	int idle_timeout_s;                 /* keep-alive idle timeout (no request begun); 0 = 60 */
+	const char *server_name;            /* Server header; NULL = "rezuscloud" */
+	size_t max_stream_backlog;          /* a streamed reply whose client leaves more than this
+	                                       unread is cut off; 0 = 4 MiB */
+	size_t max_connections;             /* open connections; more are answered 503; 0 = 4096 */
+	size_t max_connections_per_address; /* the same per peer address; 0 = 256 */
+	int64_t header_timeout_ms;         /* from a request's first byte to the end of its headers,
+	                                      absolute (bytes arriving do not extend it); 0 = 10 s */
+	int64_t body_timeout_ms;           /* from the end of the headers to the end of the body,
+	                                      absolute; 0 = 60 s */
+	uint64_t max_body_unauthenticated; /* the largest body of a request the authn hook does
+	                                      not accept, or before it is asked; 0 = 64 KiB */
+	uint64_t max_body_buffer; /* request bodies held in memory at once, in all; a request
+	                             that would go over gets 503; 0 = 256 MiB */
+	uint64_t max_body_buffer_per_address; /* the same per peer address; 0 = 64 MiB */
 } rz_http_opts_t;
 
 /* Create a server on base. opts may be NULL (defaults). Caller owns *out; rz_http_free(). */
@@ -96,6 +107,16 @@ void rz_http_set_observer(rz_http_t *h, rz_http_observer_fn fn, void *ctx);
  * 403, ...) itself and returns false. Without a guard every route is open. */
 typedef bool (*rz_http_guard_fn)(void *ctx, rz_req_t *req, const rz_route_t *route);
 void rz_http_set_guard(rz_http_t *h, rz_http_guard_fn fn, void *ctx);
+
+/* Called on the loop when a request's headers are complete and its body may be larger than
+ * max_body_unauthenticated (by its Content-Length, or a chunked body growing past it):
+ * true when the headers carry valid credentials. It must decide from the headers alone,
+ * cheaply (no password hashing), and must not reply; the body is not there yet. When it
+ * says no, the body is not read: the request is routed and its guard answers (401), or a
+ * route the guard lets through gets 413. Without a hook every request counts as
+ * authenticated and only max_body applies. */
+typedef bool (*rz_http_authn_fn)(void *ctx, const rz_req_t *req);
+void rz_http_set_authn(rz_http_t *h, rz_http_authn_fn fn, void *ctx);
 
 /* Every route, in registration order (for tests and documentation). Borrowed. */
 const rz_route_t *rz_http_route_at(const rz_http_t *h, size_t i);

@@ -5,7 +5,13 @@
 #ifndef RZ_STATUS_H
 #define RZ_STATUS_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include <jansson.h>
+
+/* Every string given to these functions may come from a client: invalid UTF-8 in it becomes
+ * U+FFFD, so a Status is always valid JSON and never echoes invalid bytes. */
 
 /* Status with status "Failure" (or "Success" for 2xx), code, reason (NULL = the standard
  * reason for code), message. Caller owns the result; json_decref(). NULL on OOM. */
@@ -27,5 +33,13 @@ const char *rz_status_reason(int code);
  * (read-only) and -EIO; the message names the cause and says nothing was stored. Caller
  * owns the result; json_decref(). */
 json_t *rz_status_storage(int rc);
+
+/* True when s[0..len) is valid UTF-8 (no overlong forms, surrogates or code points above
+ * U+10FFFF). */
+bool rz_utf8_valid(const char *s, size_t len);
+
+/* A copy of s with every byte that does not start a valid UTF-8 sequence replaced by
+ * U+FFFD. Caller owns the result; free(). NULL on OOM. */
+char *rz_utf8_scrub(const char *s);
 
 #endif /* RZ_STATUS_H */

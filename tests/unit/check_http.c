@@ -56,6 +56,13 @@ static void invalid(rz_req_t *req, void *ctx)
 	rz_reply_status(req, st);
 }
 
+static void quote_ctype(rz_req_t *req, void *ctx)
+{
+	const char *t = rz_req_header(req, "Content-Type");
+
+	rz_reply_error(req, 415, NULL, "unsupported media type '%s'", t ? t : "");
+}
+
 static const rz_route_t routes[] = {
 	{ .methods = RZ_M_GET | RZ_M_POST, .pattern = "/things", .fn = echo, .ctx = "things" },
 	{ .methods = RZ_M_GET | RZ_M_DELETE,
@@ -68,6 +75,7 @@ static const rz_route_t routes[] = {
 	{ .methods = RZ_M_LOCK, .pattern = "/tfstate/{tenant}", .fn = echo, .ctx = "lock" },
 	{ .methods = RZ_M_UNLOCK, .pattern = "/tfstate/{tenant}", .fn = echo, .ctx = "unlock" },
 	{ .methods = RZ_M_GET | RZ_M_POST, .pattern = "/slow", .fn = park, .ctx = "slow" },
+	{ .methods = RZ_M_POST, .pattern = "/ctype", .fn = quote_ctype, .ctx = "ctype" },
 	{ .methods = RZ_M_POST, .pattern = "/invalid", .fn = invalid, .ctx = "invalid" },
 	{ .methods = RZ_M_GET, .pattern = "/", .fn = echo, .ctx = "root" },
 };
@@ -589,6 +597,499 @@ START_TEST(test_status_reasons)
 }
 END_TEST
 
+START_TEST(test_strict_request_line)
+{
+	static const char *const bad[] = {
+		"GET /things  HTTP/1.1\r\n\r\n",               /* two spaces before the version */
+		"GET  /things HTTP/1.1\r\n\r\n",               /* two spaces before the target */
+		"GET /things HTTP/9.9\r\n\r\n",                /* no such version */
+		"GET /things HTTP/2.0\r\n\r\n",                /* not over HTTP/1 framing */
+		"GET /things HTTP/1.1 \r\n\r\n",               /* trailing space */
+		"GET /things\r\n\r\n",                         /* HTTP/0.9 */
+		"GET /things HTTP/1.1\r\nBad Name: x\r\n\r\n", /* a space in a header name */
+		"GET /things HTTP/1.1\r\nBad\tName: x\r\n\r\n",
+		"GET /th\x7fings HTTP/1.1\r\n\r\n", /* a control character in the target */
+	};
+	rzt_response_t r;
+	json_t *j;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		rzt_request(base, port, bad[i], &r);
+		ck_assert_msg(r.code == 400, "%zu: %d for %s", i, r.code, bad[i]);
+		j = body_json(&r);
+		ck_assert_str_eq(jstr(j, "reason"), "BadRequest");
+		json_decref(j);
+		rzt_response_free(&r);
+	}
+	rzt_request(base, port, "GET /things HTTP/1.0\r\nX-Fine: 1\r\n\r\n", &r);
+	ck_assert_int_eq(r.code, 200);
+	rzt_response_free(&r);
+	/* blank lines before a request are tolerated (RFC 9112 §2.2) */
+	rzt_request(base, port, "\r\nGET /things HTTP/1.1\r\n\r\n", &r);
+	ck_assert_int_eq(r.code, 200);
+	rzt_response_free(&r);
+}
+END_TEST
+
+START_TEST(test_request_line_and_header_limits)
+{
+	size_t n = 17 * 1024;
+	char *raw = malloc(n + 64);
+	char *p;
+	rzt_response_t r;
+	json_t *j;
+
+	ck_assert_ptr_nonnull(raw);
+	/* a request line over 16 KiB: 414 */
+	p = raw + sprintf(raw, "GET /");
+	memset(p, 'a', n);
+	p += n;
+	strcpy(p, " HTTP/1.1\r\n\r\n");
+	rzt_request(base, port, raw, &r);
+	ck_assert_int_eq(r.code, 414);
+	j = body_json(&r);
+	ck_assert_str_eq(jstr(j, "message"), "the request line exceeds the limit of 16384 bytes");
+	json_decref(j);
+	rzt_response_free(&r);
+	/* 101 header fields: 431 */
+	p = raw + sprintf(raw, "GET /things HTTP/1.1\r\n");
+	for (int i = 0; i < 101; i++) {
+		p += sprintf(p, "X-%d: v\r\n", i);
+	}
+	strcpy(p, "\r\n");
+	rzt_request(base, port, raw, &r);
+	ck_assert_int_eq(r.code, 431);
+	j = body_json(&r);
+	ck_assert_str_eq(jstr(j, "message"), "more than 100 header fields");
+	json_decref(j);
+	rzt_response_free(&r);
+	free(raw);
+}
+END_TEST
+
+START_TEST(test_invalid_utf8_path)
+{
+	rzt_response_t r;
+	json_t *j;
+
+	/* the 405 message quotes the path: jansson refused it, and the reply was a 500 */
+	rzt_request(base, port, "DELETE /users/%C3%28 HTTP/1.1\r\n\r\n", &r);
+	ck_assert_int_eq(r.code, 400);
+	j = body_json(&r);
+	ck_assert_str_eq(jstr(j, "reason"), "BadRequest");
+	ck_assert_str_eq(jstr(j, "message"), "the request path is not valid UTF-8");
+	json_decref(j);
+	rzt_response_free(&r);
+	rzt_request(base, port, "GET /users/%FF HTTP/1.1\r\n\r\n", &r);
+	ck_assert_int_eq(r.code, 400);
+	rzt_response_free(&r);
+	rzt_request(base, port, "GET /things?q=%E0%80%AF HTTP/1.1\r\n\r\n", &r); /* overlong */
+	ck_assert_int_eq(r.code, 400);
+	j = body_json(&r);
+	ck_assert_str_eq(jstr(j, "message"), "query parameter 'q' is not valid UTF-8");
+	json_decref(j);
+	rzt_response_free(&r);
+	/* valid UTF-8 passes */
+	rzt_request(base, port, "GET /users/%C3%A9 HTTP/1.1\r\n\r\n", &r);
+	ck_assert_int_eq(r.code, 200);
+	j = body_json(&r);
+	ck_assert_str_eq(jstr(j, "name"), "\xC3\xA9");
+	json_decref(j);
+	rzt_response_free(&r);
+}
+END_TEST
+
+START_TEST(test_invalid_utf8_header)
+{
+	rzt_response_t r;
+	json_t *j;
+
+	/* the handler quotes Content-Type in its 415, as the API does */
+	rzt_request(base, port,
+	            "POST /ctype HTTP/1.1\r\nContent-Type: text/plain; charset=\"\xff\xfe\"\r\n"
+	            "Content-Length: 0\r\n\r\n",
+	            &r);
+	ck_assert_int_eq(r.code, 400);
+	j = body_json(&r);
+	ck_assert_str_eq(jstr(j, "message"), "header 'Content-Type' is not valid UTF-8");
+	json_decref(j);
+	rzt_response_free(&r);
+	rzt_request(base, port,
+	            "POST /ctype HTTP/1.1\r\nContent-Type: text/plain; charset=\"\xC3\xA9\"\r\n"
+	            "Content-Length: 0\r\n\r\n",
+	            &r);
+	ck_assert_int_eq(r.code, 415);
+	rzt_response_free(&r);
+}
+END_TEST
+
+START_TEST(test_status_scrubs_utf8)
+{
+	json_t *st = rz_status_new(400, NULL, "bad \xff\xC3(");
+	json_t *d;
+
+	ck_assert_ptr_nonnull(st);
+	ck_assert_str_eq(jstr(st, "message"), "bad \xEF\xBF\xBD\xEF\xBF\xBD(");
+	rz_status_set_target(st, "Tenant", "n\x80");
+	rz_status_add_cause(st, "metadata.name", "FieldValueInvalid", "\xed\xa0\x80");
+	d = json_object_get(st, "details");
+	ck_assert_str_eq(jstr(d, "name"), "n\xEF\xBF\xBD");
+	ck_assert_str_eq(jstr(json_array_get(json_object_get(d, "causes"), 0), "message"),
+	                 "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
+	json_decref(st);
+	ck_assert(rz_utf8_valid("\xF0\x9F\x98\x80", 4));
+	ck_assert(!rz_utf8_valid("\xF4\x90\x80\x80", 4)); /* above U+10FFFF */
+	ck_assert(!rz_utf8_valid("\xC0\xAF", 2));         /* overlong */
+	ck_assert(!rz_utf8_valid("\xE2\x82", 2));         /* truncated */
+}
+END_TEST
+
+/* ------------------------------------------------------------------ bounds */
+
+static bool bounds_authn(void *ctx, const rz_req_t *req)
+{
+	const char *a = rz_req_header(req, "Authorization");
+
+	(*(int *)ctx)++;
+	return a != NULL && strcmp(a, "Bearer good") == 0;
+}
+
+/* role 1: open to anyone; else the credentials bounds_authn accepts. */
+static bool bounds_guard(void *ctx, rz_req_t *req, const rz_route_t *route)
+{
+	const char *a = rz_req_header(req, "Authorization");
+
+	if (route->role == 1 || (a != NULL && strcmp(a, "Bearer good") == 0)) {
+		return true;
+	}
+	rz_reply_error(req, 401, NULL, "Unauthorized");
+	return false;
+}
+
+static const rz_route_t bounds_routes[] = {
+	{ .methods = RZ_M_GET | RZ_M_POST,
+	  .pattern = "/things",
+	  .fn = echo,
+	  .ctx = "t",
+	  .role = 2 },
+	{ .methods = RZ_M_POST, .pattern = "/slow", .fn = park, .ctx = "slow", .role = 2 },
+	{ .methods = RZ_M_POST, .pattern = "/public", .fn = echo, .ctx = "p", .role = 1 },
+};
+
+static int authn_calls;
+
+static void bounds_setup(void)
+{
+	rz_http_opts_t opts = { .max_body = 4096,
+		                .idle_timeout_s = 5,
+		                .max_connections = 4,
+		                .max_connections_per_address = 3,
+		                .header_timeout_ms = 500,
+		                .body_timeout_ms = 500,
+		                .max_body_unauthenticated = 512,
+		                .max_body_buffer = 6000,
+		                .max_body_buffer_per_address = 5000 };
+	rz_err_t err = { 0 };
+
+	rz_log_set_level(RZ_LOG_CRIT);
+	base = event_base_new();
+	ck_assert_int_eq(rz_http_new(&srv, base, &opts, &err), 0);
+	ck_assert_int_eq(rz_http_add_routes(srv, bounds_routes,
+	                                    sizeof(bounds_routes) / sizeof(bounds_routes[0]), &err),
+	                 0);
+	rz_http_set_guard(srv, bounds_guard, NULL);
+	authn_calls = 0;
+	rz_http_set_authn(srv, bounds_authn, &authn_calls);
+	ck_assert_int_eq(rz_http_listen(srv, "127.0.0.1:0", &err), 0);
+	port = rz_http_port(srv);
+	parked = NULL;
+}
+
+/* A connection from source address src (any 127.0.0.0/8 address works on loopback). */
+static rzt_conn_t *open_from(const char *src)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	struct sockaddr_in from = { .sin_family = AF_INET };
+	rzt_conn_t *c = calloc(1, sizeof(*c));
+
+	ck_assert_ptr_nonnull(c);
+	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+	inet_pton(AF_INET, src, &from.sin_addr);
+	c->fd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_ge(c->fd, 0);
+	ck_assert_int_eq(bind(c->fd, (struct sockaddr *)&from, sizeof(from)), 0);
+	ck_assert_int_eq(connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(fcntl(c->fd, F_SETFL, O_NONBLOCK), 0);
+	return c;
+}
+
+/* Send data one byte every 100 ms until the server answers or seconds pass; true when it
+ * answered (into r) while bytes were still coming. */
+static bool trickle(rzt_conn_t *c, const char *data, double seconds, rzt_response_t *r)
+{
+	double until = rzt_now() + seconds;
+
+	for (size_t i = 0; data[i] != '\0' && rzt_now() < until; i++) {
+		double next = rzt_now() + 0.1;
+		char buf[1];
+		rzt_send(base, c->fd, data + i, 1);
+		while (rzt_now() < next) {
+			rzt_spin(base);
+			if (recv(c->fd, buf, 1, MSG_PEEK) == 1) {
+				return rzt_recv(base, c, r, false);
+			}
+		}
+	}
+	return false;
+}
+
+START_TEST(test_header_deadline_is_absolute)
+{
+	rzt_conn_t *c = open_from("127.0.0.1");
+	rzt_response_t r;
+	json_t *j;
+
+	/* a byte every 100 ms used to reset the timeout: the head never ended, nor the
+	 * connection; now the head has 500 ms from its first byte */
+	ck_assert(trickle(
+	    c, "GET /things HTTP/1.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n", 3, &r));
+	ck_assert_int_eq(r.code, 408);
+	j = body_json(&r);
+	ck_assert_str_eq(jstr(j, "reason"), "Timeout");
+	ck_assert_str_eq(jstr(j, "message"), "the request headers did not arrive within 500 ms");
+	json_decref(j);
+	rzt_response_free(&r);
+	ck_assert(rzt_closed(base, c->fd));
+	rzt_close(c);
+}
+END_TEST
+
+START_TEST(test_body_deadline_is_absolute)
+{
+	rzt_conn_t *c = open_from("127.0.0.1");
+	const char *head = "POST /things HTTP/1.1\r\nContent-Length: 100\r\n\r\n";
+	rzt_response_t r;
+	json_t *j;
+
+	rzt_send(base, c->fd, head, strlen(head));
+	ck_assert(trickle(
+	    c, "0123456789012345678901234567890123456789012345678901234567890123456789", 3, &r));
+	ck_assert_int_eq(r.code, 408);
+	j = body_json(&r);
+	ck_assert_str_eq(jstr(j, "message"), "the request body did not arrive within 500 ms");
+	json_decref(j);
+	rzt_response_free(&r);
+	rzt_close(c);
+}
+END_TEST
+
+START_TEST(test_idle_connection_keeps_its_idle_timeout)
+{
+	rzt_conn_t *c = open_from("127.0.0.1");
+	const char *get = "GET /things HTTP/1.1\r\nAuthorization: Bearer good\r\n\r\n";
+	double until = rzt_now() + 1.0;
+	rzt_response_t r;
+
+	/* no byte yet: the header deadline has not started */
+	while (rzt_now() < until) {
+		rzt_spin(base);
+	}
+	rzt_send(base, c->fd, get, strlen(get));
+	ck_assert(rzt_recv(base, c, &r, false));
+	ck_assert_int_eq(r.code, 200);
+	rzt_response_free(&r);
+	/* and after a reply, again */
+	until = rzt_now() + 1.0;
+	while (rzt_now() < until) {
+		rzt_spin(base);
+	}
+	rzt_send(base, c->fd, get, strlen(get));
+	ck_assert(rzt_recv(base, c, &r, false));
+	ck_assert_int_eq(r.code, 200);
+	rzt_response_free(&r);
+	rzt_close(c);
+}
+END_TEST
+
+static void expect_refused(rzt_conn_t *c, const char *limit)
+{
+	rzt_response_t r;
+	char want[128];
+	json_t *j;
+
+	ck_assert(rzt_recv(base, c, &r, false));
+	ck_assert_int_eq(r.code, 503);
+	j = body_json(&r);
+	snprintf(want, sizeof(want), "too many connections (%s)", limit);
+	ck_assert_str_eq(jstr(j, "message"), want);
+	ck_assert_str_eq(jstr(j, "reason"), "ServiceUnavailable");
+	json_decref(j);
+	rzt_response_free(&r);
+	ck_assert(rzt_closed(base, c->fd));
+}
+
+START_TEST(test_connection_caps)
+{
+	rzt_conn_t *a[3], *b, *over;
+	rzt_response_t r;
+	const char *get = "GET /things HTTP/1.1\r\nAuthorization: Bearer good\r\n\r\n";
+
+	for (int i = 0; i < 3; i++) {
+		a[i] = open_from("127.0.0.1");
+	}
+	over = open_from("127.0.0.1"); /* a 4th from one address: max 3 */
+	expect_refused(over, "server.max_connections_per_address");
+	rzt_close(over);
+	b = open_from("127.0.0.2"); /* the 4th in all is fine from elsewhere */
+	over = open_from("127.0.0.3");
+	expect_refused(over, "server.max_connections");
+	rzt_close(over);
+	/* those already open are served */
+	rzt_send(base, a[0]->fd, get, strlen(get));
+	ck_assert(rzt_recv(base, a[0], &r, false));
+	ck_assert_int_eq(r.code, 200);
+	rzt_response_free(&r);
+	rzt_send(base, b->fd, get, strlen(get));
+	ck_assert(rzt_recv(base, b, &r, false));
+	ck_assert_int_eq(r.code, 200);
+	rzt_response_free(&r);
+	/* a closed connection makes room */
+	rzt_close(a[1]);
+	rzt_close(b);
+	b = open_from("127.0.0.1");
+	rzt_send(base, b->fd, get, strlen(get));
+	ck_assert(rzt_recv(base, b, &r, false));
+	ck_assert_int_eq(r.code, 200);
+	rzt_response_free(&r);
+	rzt_close(b);
+	rzt_close(a[0]);
+	rzt_close(a[2]);
+}
+END_TEST
+
+START_TEST(test_unauthenticated_body_refused_unread)
+{
+	rzt_conn_t *c = open_from("127.0.0.1");
+	const char *big = "POST /things HTTP/1.1\r\nContent-Length: 4000\r\n\r\n";
+	char raw[8192], body[4001];
+	rzt_response_t r;
+	json_t *j;
+
+	/* no body byte is sent: the 401 comes after the headers */
+	rzt_send(base, c->fd, big, strlen(big));
+	ck_assert(rzt_recv(base, c, &r, false));
+	ck_assert_int_eq(r.code, 401);
+	rzt_response_free(&r);
+	ck_assert(rzt_closed(base, c->fd));
+	rzt_close(c);
+	ck_assert_int_eq(authn_calls, 1);
+	/* with credentials the same body is read */
+	memset(body, 'x', 4000);
+	body[4000] = '\0';
+	snprintf(raw, sizeof(raw),
+	         "POST /things HTTP/1.1\r\nAuthorization: Bearer good\r\nContent-Length: 4000\r\n"
+	         "\r\n%s",
+	         body);
+	rzt_request(base, port, raw, &r);
+	ck_assert_int_eq(r.code, 200);
+	j = body_json(&r);
+	ck_assert_int_eq(json_integer_value(json_object_get(j, "bodyLen")), 4000);
+	json_decref(j);
+	rzt_response_free(&r);
+	/* a small body is read before the guard decides, as always: no hook call */
+	authn_calls = 0;
+	rzt_request(base, port, "POST /things HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello", &r);
+	ck_assert_int_eq(r.code, 401);
+	rzt_response_free(&r);
+	ck_assert_int_eq(authn_calls, 0);
+	/* an open route with a large anonymous body: 413, the body unread */
+	rzt_request(base, port, "POST /public HTTP/1.1\r\nContent-Length: 4000\r\n\r\n", &r);
+	ck_assert_int_eq(r.code, 413);
+	j = body_json(&r);
+	ck_assert_str_eq(jstr(j, "message"), "request body exceeds the limit of 512 bytes for a "
+	                                     "request without credentials");
+	json_decref(j);
+	rzt_response_free(&r);
+}
+END_TEST
+
+START_TEST(test_unauthenticated_chunked_body)
+{
+	char chunk[300];
+	rzt_conn_t *c = open_from("127.0.0.1");
+	rzt_response_t r;
+	const char *head = "POST /things HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n";
+
+	memset(chunk, 'a', sizeof(chunk));
+	rzt_send(base, c->fd, head, strlen(head));
+	for (int i = 0; i < 2; i++) { /* 600 bytes: past 512 */
+		rzt_send(base, c->fd, "12c\r\n", 5);
+		rzt_send(base, c->fd, chunk, sizeof(chunk));
+		rzt_send(base, c->fd, "\r\n", 2);
+	}
+	ck_assert(rzt_recv(base, c, &r, false));
+	ck_assert_int_eq(r.code, 401);
+	rzt_response_free(&r);
+	ck_assert(rzt_closed(base, c->fd));
+	rzt_close(c);
+}
+END_TEST
+
+/* POST path with a body of n bytes and credentials, on a new connection from src. */
+static rzt_conn_t *post_from(const char *src, const char *path, size_t n)
+{
+	rzt_conn_t *c = open_from(src);
+	char head[256];
+	char *body = malloc(n);
+
+	ck_assert_ptr_nonnull(body);
+	memset(body, 'y', n);
+	snprintf(head, sizeof(head),
+	         "POST %s HTTP/1.1\r\nAuthorization: Bearer good\r\nContent-Length: %zu\r\n\r\n",
+	         path, n);
+	rzt_send(base, c->fd, head, strlen(head));
+	rzt_send(base, c->fd, body, n);
+	free(body);
+	return c;
+}
+
+static int answer(rzt_conn_t *c, char *retry, size_t size)
+{
+	rzt_response_t r;
+	int code;
+
+	ck_assert(rzt_recv(base, c, &r, false));
+	code = r.code;
+	if (retry != NULL && !rzt_header(&r, "Retry-After", retry, size)) {
+		retry[0] = '\0';
+	}
+	rzt_response_free(&r);
+	rzt_close(c);
+	return code;
+}
+
+START_TEST(test_body_buffer_budgets)
+{
+	rzt_conn_t *held = post_from("127.0.0.1", "/slow", 3000);
+	char retry[16];
+
+	while (parked == NULL) {
+		rzt_spin(base);
+	}
+	/* 3,001 bytes are held for 127.0.0.1 (5,000 allowed), 6,000 in all */
+	ck_assert_int_eq(answer(post_from("127.0.0.1", "/things", 2000), retry, sizeof(retry)),
+	                 503);
+	ck_assert_str_eq(retry, "1");
+	ck_assert_int_eq(answer(post_from("127.0.0.2", "/things", 2500), NULL, 0), 200);
+	ck_assert_int_eq(answer(post_from("127.0.0.2", "/things", 3000), NULL, 0), 503);
+	/* the held body goes with its reply */
+	rz_reply(parked, 200, "text/plain", "ok", 2);
+	ck_assert_int_eq(answer(held, NULL, 0), 200);
+	ck_assert_int_eq(answer(post_from("127.0.0.1", "/things", 4000), NULL, 0), 200);
+	ck_assert_int_eq(answer(post_from("127.0.0.2", "/things", 4000), NULL, 0), 200);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("http");
@@ -618,6 +1119,22 @@ int main(void)
 	tcase_add_test(tc, test_access_log_line);
 	tcase_add_test(tc, test_bad_patterns_and_addresses);
 	tcase_add_test(tc, test_status_reasons);
+	tcase_add_test(tc, test_strict_request_line);
+	tcase_add_test(tc, test_request_line_and_header_limits);
+	tcase_add_test(tc, test_invalid_utf8_path);
+	tcase_add_test(tc, test_invalid_utf8_header);
+	tcase_add_test(tc, test_status_scrubs_utf8);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("bounds");
+	tcase_add_checked_fixture(tc, bounds_setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_header_deadline_is_absolute);
+	tcase_add_test(tc, test_body_deadline_is_absolute);
+	tcase_add_test(tc, test_idle_connection_keeps_its_idle_timeout);
+	tcase_add_test(tc, test_connection_caps);
+	tcase_add_test(tc, test_unauthenticated_body_refused_unread);
+	tcase_add_test(tc, test_unauthenticated_chunked_body);
+	tcase_add_test(tc, test_body_buffer_budgets);
 	suite_add_tcase(s, tc);
 	return rzt_run(s);
 }
