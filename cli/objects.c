@@ -582,11 +582,41 @@ int rzc_cmd_describe(rzc_t *c, int argc, char **argv)
 
 /* ------------------------------------------------------------------ manifests */
 
+static bool has_kind(const json_t *o)
+{
+	return json_is_object(o) && json_is_string(json_object_get(o, "kind"));
+}
+
+/* A List's items, each an object with a kind like a document of its own: what the verbs
+ * after reading (ordering, apply) take for granted. */
+static int add_items(const char *name, size_t doc, const json_t *items, json_t *objs)
+{
+	json_t *it;
+	size_t i;
+
+	if (items == NULL) {
+		return RZC_OK; /* an empty List */
+	}
+	if (!json_is_array(items)) {
+		return rzc_fail("%s: document %zu: items is not a list", name, doc);
+	}
+	json_array_foreach(items, i, it)
+	{
+		if (!has_kind(it)) {
+			return rzc_fail("%s: document %zu: item %zu is not an object with a kind",
+			                name, doc, i + 1);
+		}
+	}
+	json_array_extend(objs, (json_t *)items);
+	return RZC_OK;
+}
+
 static int add_docs(const char *name, const char *text, size_t len, json_t *objs)
 {
 	json_t *docs = NULL, *d;
 	rz_err_t err = { 0 };
 	size_t i;
+	int rc = RZC_OK;
 
 	if (rz_yaml_load_all(name, text, len, &docs, &err) != 0) {
 		return rzc_fail("%s", err.msg);
@@ -594,21 +624,21 @@ static int add_docs(const char *name, const char *text, size_t len, json_t *objs
 	json_array_foreach(docs, i, d)
 	{
 		const char *kind = json_string_value(json_object_get(d, "kind"));
-		if (!json_is_object(d) || kind == NULL) {
-			json_decref(docs);
-			return rzc_fail("%s: document %zu is not an object with a kind", name,
-			                i + 1);
-		}
-		if (strcmp(kind, "List") == 0 ||
-		    (strlen(kind) > 4 && strcmp(kind + strlen(kind) - 4, "List") == 0 &&
-		     json_is_array(json_object_get(d, "items")))) {
-			json_array_extend(objs, json_object_get(d, "items"));
+		if (!has_kind(d)) {
+			rc = rzc_fail("%s: document %zu is not an object with a kind", name, i + 1);
+		} else if (strcmp(kind, "List") == 0 ||
+		           (strlen(kind) > 4 && strcmp(kind + strlen(kind) - 4, "List") == 0 &&
+		            json_is_array(json_object_get(d, "items")))) {
+			rc = add_items(name, i + 1, json_object_get(d, "items"), objs);
 		} else {
 			json_array_append(objs, d);
 		}
+		if (rc != RZC_OK) {
+			break;
+		}
 	}
 	json_decref(docs);
-	return RZC_OK;
+	return rc;
 }
 
 static int read_file(const char *path, json_t *objs)

@@ -405,6 +405,9 @@ static int emit_value(yaml_emitter_t *e, const json_t *v)
 		return emit_scalar(e, buf, YAML_PLAIN_SCALAR_STYLE, true);
 	case JSON_REAL:
 		snprintf(buf, sizeof(buf), "%.17g", json_real_value(v));
+		if (strpbrk(buf, ".eE") == NULL) {
+			strcat(buf, ".0"); /* 2.0 stays a real: "2" reads back as an integer */
+		}
 		return emit_scalar(e, buf, YAML_PLAIN_SCALAR_STYLE, true);
 	case JSON_TRUE:
 		return emit_scalar(e, "true", YAML_PLAIN_SCALAR_STYLE, true);

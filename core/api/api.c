@@ -1524,3 +1524,16 @@ void rz_api_free(rz_api_t *api)
 	free(api->ctxs);
 	free(api);
 }
+
+/* ------------------------------------------------------------------ continue tokens */
+
+char *rz_api_continue_encode(const rz_kind_t *k, const json_t *last)
+{
+	return continue_token(k, last);
+}
+
+bool rz_api_continue_decode(const char *token, char *key, size_t size, const char **tenant,
+                            const char **name)
+{
+	return parse_continue(token, key, size, tenant, name);
+}

@@ -41,4 +41,13 @@ void rz_api_set_admit(rz_api_t *api, rz_api_admit_fn fn, void *arg);
 /* The OpenAPI 3 document (caller owns). */
 json_t *rz_api_openapi(void);
 
+/* The continue token a list page ending with last (borrowed) hands out: the owner and name
+ * of last, base64url. Caller owns the result; free(). NULL on out of memory. */
+char *rz_api_continue_encode(const rz_kind_t *k, const json_t *last);
+
+/* Decode token (borrowed) into key (size bytes): *tenant and *name point into key. False
+ * when the token is not one rz_api_continue_encode could have made. */
+bool rz_api_continue_decode(const char *token, char *key, size_t size, const char **tenant,
+                            const char **name);
+
 #endif /* RZ_API_H */

@@ -2035,3 +2035,14 @@ void rz_http_free(rz_http_t *h)
 	}
 	free(h);
 }
+
+/* ------------------------------------------------------------------ a given connection */
+
+void rz_http_serve_fd(rz_http_t *h, int fd)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	evutil_make_socket_nonblocking(fd);
+	on_accept(h->listener, fd, (struct sockaddr *)&sin, (int)sizeof(sin), h);
+}

@@ -197,4 +197,9 @@ void rz_req_on_close(rz_req_t *req, void (*fn)(rz_req_t *req, void *arg), void *
 /* Reply with status (takes ownership); the HTTP code is status.code. */
 void rz_reply_status(rz_req_t *req, json_t *status);
 
+/* Serve a connection that is already open, as if it had been accepted from 127.0.0.1: the
+ * request parser's fuzz target (fuzz/http_request.c) feeds raw bytes through one end of a
+ * socketpair. Takes ownership of fd (closed with the connection). */
+void rz_http_serve_fd(rz_http_t *h, int fd);
+
 #endif /* RZ_HTTP_H */

@@ -299,6 +299,15 @@ printf 'apiVersion: rezuscloud.io/v1\nkind: NodeGroup\nmetadata: {name: bad, ten
 run apply -f "$WORK/bad.yaml"
 expect_eq "a bad manifest exits 1" "1" "$RC"
 expect_match "with the server's message and causes on stderr" 'error: NodeGroup "bad" is invalid: .*spec.role' "$(cat "$WORK/err")"
+# A List item without a kind crashed apply (found by fuzz/manifest.c).
+printf '{"kind":"List","items":[{"metadata":{"name":"t"}}]}' >"$WORK/kindless.json"
+run apply -f "$WORK/kindless.json"
+expect_eq "a List item without a kind exits 1, saying which" \
+	"1 error: $WORK/kindless.json: document 1: item 1 is not an object with a kind" \
+	"$RC $(cat "$WORK/err")"
+printf 'kind: List\nitems: [1]\n' >"$WORK/scalar.yaml"
+run create -f "$WORK/scalar.yaml"
+expect_eq "so does a List item that is not an object" "1" "$RC"
 run create -f "$top_srcdir/examples/metal/tenant.yaml"
 expect_eq "create of an existing object (a conflict) exits 1" "1" "$RC"
 expect_match "saying it exists" 'already exists' "$(cat "$WORK/err")"
