@@ -555,10 +555,12 @@ const char *rz_req_query(const rz_req_t *req, const char *name)
 
 bool rz_parse_int(const char *s, int64_t min, int64_t max, int64_t *out)
 {
+	/* digits after a minus at most: strtoll alone would take spaces and a plus sign */
+	const char *digits = s != NULL && s[0] == '-' ? s + 1 : s;
 	char *end;
 	long long v;
 
-	if (s == NULL || *s == '\0') {
+	if (digits == NULL || *digits < '0' || *digits > '9') {
 		return false;
 	}
 	errno = 0;

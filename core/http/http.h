@@ -135,7 +135,8 @@ unsigned rz_req_method_bit(const rz_req_t *req);                 /* RZ_M_* or 0 
 const char *rz_req_path(const rz_req_t *req);                    /* decoded path, no query */
 const char *rz_req_param(const rz_req_t *req, const char *name); /* path parameter */
 const char *rz_req_query(const rz_req_t *req, const char *name); /* decoded; NULL if absent */
-/* A query or header value as a decimal integer in [min, max]: true and *out, or false. */
+/* A query or header value as a decimal integer in [min, max] (digits, a leading minus at
+ * most): true and *out, or false. */
 bool rz_parse_int(const char *s, int64_t min, int64_t max, int64_t *out);
 const char *rz_req_header(const rz_req_t *req, const char *name); /* case-insensitive */
 const char *rz_req_body(const rz_req_t *req, size_t *len);        /* NUL-terminated */

@@ -723,6 +723,29 @@ START_TEST(test_invalid_utf8_header)
 }
 END_TEST
 
+/* Query and header integers are plain decimal: no sign but a minus where negatives are
+ * allowed, no spaces, no exponent, no hex, within the range. */
+START_TEST(test_parse_int_strict)
+{
+	int64_t v = 0;
+
+	ck_assert(rz_parse_int("42", 0, 100, &v) && v == 42);
+	ck_assert(rz_parse_int("0", 0, 100, &v) && v == 0);
+	ck_assert(rz_parse_int("-5", -10, 10, &v) && v == -5);
+	ck_assert(rz_parse_int("9223372036854775807", 0, INT64_MAX, &v) && v == INT64_MAX);
+	ck_assert(!rz_parse_int("-5", 0, 10, &v));
+	ck_assert(!rz_parse_int("+1", 0, 10, &v));
+	ck_assert(!rz_parse_int(" 1", 0, 10, &v));
+	ck_assert(!rz_parse_int("1 ", 0, 10, &v));
+	ck_assert(!rz_parse_int("1e3", 0, 10000, &v));
+	ck_assert(!rz_parse_int("0x10", 0, 100, &v));
+	ck_assert(!rz_parse_int("-", -10, 10, &v));
+	ck_assert(!rz_parse_int("", 0, 10, &v));
+	ck_assert(!rz_parse_int("9223372036854775808", 0, INT64_MAX, &v));
+	ck_assert(!rz_parse_int("101", 0, 100, &v));
+}
+END_TEST
+
 START_TEST(test_status_scrubs_utf8)
 {
 	json_t *st = rz_status_new(400, NULL, "bad \xff\xC3(");
@@ -1124,6 +1147,7 @@ int main(void)
 	tcase_add_test(tc, test_invalid_utf8_path);
 	tcase_add_test(tc, test_invalid_utf8_header);
 	tcase_add_test(tc, test_status_scrubs_utf8);
+	tcase_add_test(tc, test_parse_int_strict);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("bounds");
 	tcase_add_checked_fixture(tc, bounds_setup, teardown);
