@@ -192,13 +192,10 @@ check-faults-long:
 # A memcheck error or a definite leak makes the program exit 1, which the TAP driver
 # reports as an ERROR of that program beside its test cases. The programs tests run (sh,
 # the tofu stand-ins) are not traced. VALGRIND_TESTS narrows the run.
-# check_observer is left out: its talos tests assert on timing (probes finished and their
-# credential files removed once the first observation is counted), which memcheck's
-# slowdown breaks; without a fork per test the failure then spills into the next test.
-# check_auth is left out too: its Argon2id hashing (64 MiB, memory-hard) alone runs for more
+# check_auth is left out: its Argon2id hashing (64 MiB, memory-hard) alone runs for more
 # than six minutes under memcheck; `make check-valgrind VALGRIND_SKIP=
 # VALGRIND_TESTS=tests/unit/check_auth` runs it by hand.
-VALGRIND_SKIP = tests/unit/check_observer tests/unit/check_auth
+VALGRIND_SKIP = tests/unit/check_auth
 VALGRIND_TESTS = $(UNIT_TESTS)
 VALGRIND_FLAGS = --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
 	--show-leak-kinds=definite --num-callers=30 \
