@@ -183,7 +183,14 @@ check-faults-long:
 	REZUS_KILL_POINTS=500 $(MAKE) $(AM_MAKEFLAGS) check \
 		TESTS='tests/integration/killfault.sh tests/integration/diskfault.sh'
 
-.PHONY: check-faults-long
+# The abuse tests (docs/hardening.md, "Abuse tests"), with the misbehaving tofu printing
+# 3 GB instead of the suite's 256 MB.
+check-abuse-long:
+	TOFUFAULTS_FLOOD=3G $(MAKE) $(AM_MAKEFLAGS) check \
+		TESTS='tests/integration/abuse.sh tests/integration/watchabuse.sh \
+		tests/integration/loginflood.sh tests/integration/tofufaults.sh'
+
+.PHONY: check-faults-long check-abuse-long
 
 # The unit tests under valgrind's memcheck (docs/hardening.md, "Valgrind"): every Check
 # program through automake's LOG_COMPILER. CK_FORK=no: Check then runs all of a program's
