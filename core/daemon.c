@@ -634,6 +634,7 @@ static int start_store(rz_daemon_t *d, rz_err_t *err)
 	}
 	rc = rz_store_new(&d->store, d->db, d->bus, d->cfg->event_window, err);
 	if (rc == 0) {
+		rz_store_set_log_max(d->store, d->cfg->event_log_max);
 		/* 0: the HTTP server's default max_stream_backlog, which start_http leaves as is */
 		rc = rz_watch_hub_new(&d->watches, d->base, d->store, d->bus, HEARTBEAT_MS, 0, err);
 	}

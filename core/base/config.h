@@ -57,6 +57,7 @@ typedef struct rz_config {
 	uint64_t max_body_buffer;          /* request bodies in memory at once, in all */
 	uint64_t max_body_buffer_per_address;
 	int event_window;       /* changes kept in the event log for watch resumption */
+	uint64_t event_log_max; /* bytes of event documents kept at most */
 	char **trusted_proxies; /* NULL-terminated IPs whose X-Forwarded-For is believed */
 
 	/* auth: */

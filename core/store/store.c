@@ -27,6 +27,9 @@ struct rz_store {
 	rz_db_t *db;
 	rz_bus_t *bus;
 	int64_t window;
+	uint64_t log_max;     /* bytes of event documents kept at most */
+	uint64_t log_bytes;   /* bytes of event documents in the log, committed */
+	uint64_t tx_bytes;    /* the same inside the open transaction */
 	int64_t rv;           /* committed revision */
 	int64_t tx_rv;        /* revision inside the open transaction */
 	struct pending *pend; /* the open transaction's events */
@@ -172,6 +175,7 @@ static const char *emit(rz_store_t *st, rz_event_type_t type, const rz_kind_t *k
 	rc = rz_stmt_step(s, err);
 	rz_stmt_done(s);
 	free(prev_text);
+	st->tx_bytes += strlen(p->json);
 	return rc < 0 ? NULL : p->json;
 }
 
@@ -236,6 +240,26 @@ static int drop_row(rz_store_t *st, const rz_kind_t *k, const char *tenant, cons
 	return rc < 0 ? rc : 0;
 }
 
+/* Delete events with sql (?1 = upto; it returns each deleted document's size) and take
+ * them off the transaction's log size: how many went (>= 0), or the error. */
+static int prune(rz_store_t *st, const char *sql, int64_t upto, rz_err_t *err)
+{
+	rz_stmt_t *s = rz_db_stmt(st->db, sql, err);
+	int rc, n = 0;
+
+	if (s == NULL) {
+		return err->code;
+	}
+	rz_stmt_bind_int64(s, 1, upto);
+	while ((rc = rz_stmt_step(s, err)) == 1) {
+		uint64_t len = (uint64_t)rz_stmt_int64(s, 0);
+		st->tx_bytes -= len < st->tx_bytes ? len : st->tx_bytes;
+		n++;
+	}
+	rz_stmt_done(s);
+	return rc < 0 ? rc : n;
+}
+
 /* Advance the stored revision and prune the log; the last step of every write. */
 static int finish_tx(rz_store_t *st, rz_err_t *err)
 {
@@ -251,13 +275,18 @@ static int finish_tx(rz_store_t *st, rz_err_t *err)
 	if (rc < 0) {
 		return rc;
 	}
-	s = rz_db_stmt(st->db, "DELETE FROM events WHERE rv <= ?1", err);
-	if (s == NULL) {
-		return err->code;
+	rc = prune(st, "DELETE FROM events WHERE rv <= ?1 RETURNING length(CAST(doc AS BLOB))",
+	           st->tx_rv - st->window, err);
+	/* then by size, oldest first, never this write's own events (rv > st->rv) */
+	while (rc >= 0 && st->tx_bytes > st->log_max) {
+		rc = prune(st,
+		           "DELETE FROM events WHERE rv IN (SELECT rv FROM events WHERE rv <= ?1"
+		           " ORDER BY rv LIMIT 64) RETURNING length(CAST(doc AS BLOB))",
+		           st->rv, err);
+		if (rc == 0) {
+			break; /* only this write's events are left */
+		}
 	}
-	rz_stmt_bind_int64(s, 1, st->tx_rv - st->window);
-	rc = rz_stmt_step(s, err);
-	rz_stmt_done(s);
 	return rc < 0 ? rc : 0;
 }
 
@@ -341,6 +370,7 @@ static int run_write(struct write *w, rz_err_t *err)
 	int rc;
 
 	st->tx_rv = st->rv;
+	st->tx_bytes = st->log_bytes;
 	rc = rz_db_tx(st->db, write_tx, w, err);
 	if (rc != 0) {
 		st->tx_rv = st->rv;
@@ -350,6 +380,7 @@ static int run_write(struct write *w, rz_err_t *err)
 		return rc;
 	}
 	st->rv = st->tx_rv;
+	st->log_bytes = st->tx_bytes;
 	return deliver(st);
 }
 
@@ -947,8 +978,21 @@ int rz_store_new(rz_store_t **out, rz_db_t *db, rz_bus_t *bus, int64_t window, r
 		return rz_err_set(err, RZ_EDB, "store: cannot read the revision counter");
 	}
 	st->tx_rv = st->rv;
+	st->log_max = RZ_EVENT_LOG_MAX;
+	st->log_bytes = (uint64_t)scalar(
+	    st, "SELECT coalesce(sum(length(CAST(doc AS BLOB))), 0) FROM events", 0);
 	*out = st;
 	return 0;
+}
+
+void rz_store_set_log_max(rz_store_t *st, uint64_t max_bytes)
+{
+	st->log_max = max_bytes > 0 ? max_bytes : RZ_EVENT_LOG_MAX;
+}
+
+uint64_t rz_store_log_bytes(const rz_store_t *st)
+{
+	return st->log_bytes;
 }
 
 void rz_store_free(rz_store_t *st)

@@ -42,6 +42,15 @@ struct rz_write_hook {
 int rz_store_new(rz_store_t **out, rz_db_t *db, rz_bus_t *bus, int64_t window, rz_err_t *err);
 void rz_store_free(rz_store_t *st);
 
+/* Bound the event log's documents to max_bytes in all (0 = RZ_EVENT_LOG_MAX): a write that
+ * takes the log past it also drops its oldest events, as the window does. The events of
+ * the write itself are always kept. */
+#define RZ_EVENT_LOG_MAX (256ull << 20)
+void rz_store_set_log_max(rz_store_t *st, uint64_t max_bytes);
+
+/* The bytes of the event log's documents (for tests and /metrics). */
+uint64_t rz_store_log_bytes(const rz_store_t *st);
+
 /* The newest revision; the oldest revision still in the event log (revision + 1 when the
  * log is empty). A watch can resume from N when N + 1 >= oldest. */
 int64_t rz_store_revision(const rz_store_t *st);

@@ -1787,6 +1787,68 @@ START_TEST(test_object_size_bound)
 }
 END_TEST
 
+/* The event log keeps at most its byte bound of documents, oldest dropped first, never the
+ * events of the write that passed it; its size is known again after a restart, and a failed
+ * write leaves it as it was. */
+START_TEST(test_event_log_byte_bound)
+{
+	char blob[50001];
+	json_t *cur, *out = NULL;
+	rz_err_t err = { 0 };
+	bool gone = false;
+	int64_t logged;
+
+	memset(blob, 'y', sizeof(blob) - 1);
+	blob[sizeof(blob) - 1] = '\0';
+	rz_store_set_log_max(st, 200000);
+	create_tenant("t");
+	for (int i = 0; i < 20; i++) {
+		cur = get_ok("Tenant", NULL, "t");
+		blob[0] = (char)('a' + i);
+		json_object_set_new(json_object_get(cur, "spec"), "blob", json_string(blob));
+		ck_assert_int_eq(rz_store_update(st, K("Tenant"), NULL, "t", cur, 0, RZ_UPDATE_SPEC,
+		                                 NULL, &out, &gone, &err),
+		                 0);
+		json_decref(out);
+		json_decref(cur);
+		logged = query_int("SELECT sum(length(CAST(doc AS BLOB))) FROM events");
+		ck_assert_int_eq((int64_t)rz_store_log_bytes(st), logged);
+		ck_assert_int_le(logged, 200000);
+	}
+	ck_assert_int_eq(rz_store_revision(st), 21);
+	ck_assert_int_lt(query_int("SELECT count(*) FROM events"), 10);
+	ck_assert_int_eq(query_int("SELECT max(rv) FROM events"), 21); /* the newest is kept */
+	ck_assert_int_gt(rz_store_oldest(st), 2);
+	ck_assert_int_eq(replay_rc(0, &err), RZ_EGONE);
+	ck_assert_int_eq(replay_rc(rz_store_oldest(st) - 1, &err), 0);
+
+	/* one write larger than the bound: its own event stays, every older one goes */
+	rz_store_set_log_max(st, 1000);
+	cur = get_ok("Tenant", NULL, "t");
+	json_object_set_new(json_object_get(cur, "spec"), "blob", json_string("small"));
+	ck_assert_int_eq(rz_store_update(st, K("Tenant"), NULL, "t", cur, 0, RZ_UPDATE_SPEC, NULL,
+	                                 &out, &gone, &err),
+	                 0);
+	json_decref(out);
+	json_decref(cur);
+	ck_assert_int_eq(query_int("SELECT count(*) FROM events"), 1);
+	ck_assert_int_eq(query_int("SELECT min(rv) FROM events"), 22);
+
+	/* a write the store refuses changes nothing */
+	logged = (int64_t)rz_store_log_bytes(st);
+	cur = get_ok("Tenant", NULL, "t");
+	ck_assert_int_eq(rz_store_update(st, K("Tenant"), NULL, "t", cur, 1, RZ_UPDATE_SPEC, NULL,
+	                                 &out, &gone, &err),
+	                 RZ_ECONFLICT);
+	json_decref(cur);
+	ck_assert_int_eq((int64_t)rz_store_log_bytes(st), logged);
+
+	close_store();
+	open_store(WINDOW);
+	ck_assert_int_eq((int64_t)rz_store_log_bytes(st), logged);
+}
+END_TEST
+
 START_TEST(test_object_rv)
 {
 	static const struct {
@@ -1855,6 +1917,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_nested_write_after_batch);
 	tcase_add_test(tc, test_nested_write_order_all_subscribers);
 	tcase_add_test(tc, test_object_size_bound);
+	tcase_add_test(tc, test_event_log_byte_bound);
 	tcase_add_test(tc, test_object_rv);
 	tcase_add_test(tc, test_time_now);
 	suite_add_tcase(s, tc);
