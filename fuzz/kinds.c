@@ -39,43 +39,6 @@ static json_t *decode(const char *body, size_t len, int yaml)
 	return obj;
 }
 
-static size_t spec_write(const rz_kind_t *k, json_t *obj, json_t *causes)
-{
-	json_t *meta = json_object_get(obj, "metadata");
-	json_t *spec = json_object_get(obj, "spec");
-
-	if (meta == NULL || json_is_null(meta)) {
-		json_object_set_new(obj, "metadata", json_object());
-	} else if (!json_is_object(meta)) {
-		rz_fields_cause(causes, "metadata", RZ_CAUSE_INVALID, "expected an object");
-	} else {
-		rz_fields_validate(meta, rz_kind_metadata_fields(), "metadata", false, causes);
-	}
-	if (spec == NULL || json_is_null(spec)) {
-		spec = json_object();
-		json_object_set_new(obj, "spec", spec);
-	}
-	if (!json_is_object(spec)) {
-		rz_fields_cause(causes, "spec", RZ_CAUSE_INVALID, "expected an object");
-	} else if (k->spec != NULL) {
-		rz_fields_validate(spec, k->spec, "spec", true, causes);
-	}
-	if (json_array_size(causes) == 0 && k->check != NULL) {
-		k->check(k, obj, NULL, causes);
-	}
-	return json_array_size(causes);
-}
-
-static void status_write(const rz_kind_t *k, json_t *obj, json_t *causes)
-{
-	json_t *status = json_object_get(obj, "status");
-
-	rz_kind_validate_top(k, obj, causes);
-	if (json_is_object(status) && k->status != NULL) {
-		rz_fields_validate(status, k->status, "status", false, causes);
-	}
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	size_t n = 0;
@@ -92,12 +55,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	causes = json_array();
 	if (data[1] & 2) {
-		status_write(k, obj, causes);
+		rz_kind_validate_status_write(k, obj, causes);
 		fz_check_causes(causes);
-	} else if (spec_write(k, obj, causes) == 0) {
+	} else if (rz_kind_validate_spec_write(k, obj, NULL, causes) == 0) {
 		json_t *again = json_deep_copy(obj), *more = json_array();
-		FZ_ASSERT(spec_write(k, again, more) == 0, "%s: valid once, invalid twice",
-		          k->kind);
+		FZ_ASSERT(rz_kind_validate_spec_write(k, again, NULL, more) == 0,
+		          "%s: valid once, invalid twice", k->kind);
 		FZ_ASSERT(json_equal(obj, again), "%s: a second validation changed the object",
 		          k->kind);
 		json_decref(again);

@@ -982,3 +982,85 @@ const char *rz_verb_name(unsigned verb)
 	}
 	return "unknown";
 }
+
+/* apiVersion and kind, when given, are this kind's; no member but the known ones. */
+static void check_top(const rz_kind_t *k, json_t *obj, json_t *causes)
+{
+	static const char *const top[] = { "apiVersion", "kind", "metadata", "spec", "status" };
+	const char *key;
+	json_t *v;
+	json_t *api = json_object_get(obj, "apiVersion");
+	json_t *kind = json_object_get(obj, "kind");
+
+	if (api != NULL &&
+	    (!json_is_string(api) || (strcmp(json_string_value(api), RZ_API_VERSION) != 0 &&
+	                              strcmp(json_string_value(api), "v1") != 0))) {
+		rz_fields_cause(causes, "apiVersion", RZ_CAUSE_NOT_SUPPORTED,
+		                "supported values: \"%s\", \"v1\"", RZ_API_VERSION);
+	}
+	if (kind != NULL && (!json_is_string(kind) || strcmp(json_string_value(kind), k->kind))) {
+		rz_fields_cause(causes, "kind", RZ_CAUSE_NOT_SUPPORTED, "supported values: \"%s\"",
+		                k->kind);
+	}
+	json_object_foreach(obj, key, v)
+	{
+		bool known = false;
+		for (size_t i = 0; i < sizeof(top) / sizeof(top[0]); i++) {
+			known = known || strcmp(key, top[i]) == 0;
+		}
+		for (const rz_field_t *f = k->top; f != NULL && f->name != NULL; f++) {
+			known = known || strcmp(key, f->name) == 0;
+		}
+		if (!known) {
+			rz_fields_cause(causes, key, RZ_CAUSE_INVALID, "unknown field");
+		}
+	}
+}
+
+size_t rz_kind_validate_spec_write(const rz_kind_t *k, json_t *obj, const json_t *old,
+                                   json_t *causes)
+{
+	json_t *meta = json_object_get(obj, "metadata");
+	json_t *spec = json_object_get(obj, "spec");
+
+	check_top(k, obj, causes);
+	if (meta == NULL || json_is_null(meta)) {
+		json_object_set_new(obj, "metadata", json_object());
+	} else if (!json_is_object(meta)) {
+		rz_fields_cause(causes, "metadata", RZ_CAUSE_INVALID, "expected an object");
+	} else {
+		rz_fields_validate(meta, rz_kind_metadata_fields(), "metadata", false, causes);
+	}
+	if (spec == NULL || json_is_null(spec)) {
+		spec = json_object();
+		json_object_set_new(obj, "spec", spec);
+	}
+	if (!json_is_object(spec)) {
+		rz_fields_cause(causes, "spec", RZ_CAUSE_INVALID, "expected an object");
+	} else {
+		rz_fields_validate(spec, k->spec, "spec", true, causes);
+	}
+	if (json_array_size(causes) == 0 && k->check != NULL) {
+		k->check(k, obj, old, causes);
+	}
+	return json_array_size(causes);
+}
+
+size_t rz_kind_validate_status_write(const rz_kind_t *k, json_t *obj, json_t *causes)
+{
+	json_t *status = json_object_get(obj, "status");
+
+	check_top(k, obj, causes);
+	rz_kind_validate_top(k, obj, causes);
+	if (status == NULL || json_is_null(status)) {
+		return json_array_size(causes);
+	}
+	if (!json_is_object(status)) {
+		rz_fields_cause(causes, "status", RZ_CAUSE_INVALID, "expected an object");
+	} else if (k->status == NULL) {
+		rz_fields_cause(causes, "status", RZ_CAUSE_FORBIDDEN, "%s has no status", k->kind);
+	} else {
+		rz_fields_validate(status, k->status, "status", false, causes);
+	}
+	return json_array_size(causes);
+}

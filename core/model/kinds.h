@@ -122,6 +122,18 @@ const char *rz_verb_name(unsigned verb);
  * member k->top marks required but obj lacks is a cause too. No defaults are applied. */
 size_t rz_kind_validate_top(const rz_kind_t *k, const json_t *obj, json_t *causes);
 
+/* Validate and normalise obj for a spec write (create, replace, patch) of kind k: its
+ * apiVersion, kind and top-level members, metadata, spec (defaults applied; missing
+ * metadata and spec become {}), then the kind's cross-field check when all else held. old
+ * is the stored object on updates (NULL on create). Appends causes; returns how many
+ * there are. What needs the plugins or the daemon (provider config, admission) is the
+ * API's. */
+size_t rz_kind_validate_spec_write(const rz_kind_t *k, json_t *obj, const json_t *old,
+                                   json_t *causes);
+
+/* The same for a status write: the top-level members and status (no defaults). */
+size_t rz_kind_validate_status_write(const rz_kind_t *k, json_t *obj, json_t *causes);
+
 /* The metadata schema shared by every kind (name, generateName, tenant, labels,
  * annotations, finalizers and the server-set fields). Borrowed — static. */
 const rz_field_t *rz_kind_metadata_fields(void);
