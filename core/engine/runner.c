@@ -178,10 +178,14 @@ static void close_pipe(rz_proc_t *p, struct bufferevent *bev)
 	if (bev == p->out ? p->out_eof : p->err_eof) {
 		return;
 	}
+	/* a socket bufferevent keeps the end of its input frozen (only its own reads add to
+	 * it): evbuffer_read would fail at once and what the pipe holds would be lost */
+	evbuffer_unfreeze(in, 0);
 	while (fd >= 0 && total < LAST_READ_MAX && (n = evbuffer_read(in, fd, 65536)) > 0) {
 		total += (size_t)n;
 		drain(p, bev, bev == p->err, false);
 	}
+	evbuffer_freeze(in, 0);
 	drain(p, bev, bev == p->err, true);
 	bufferevent_disable(bev, EV_READ);
 	if (fd >= 0) {

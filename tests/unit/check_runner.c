@@ -27,6 +27,9 @@ struct seen {
 	bool done, timed_out, canceled;
 };
 
+/* A stdout line on which on_line blocks the loop for 1.5 s (NULL: none). */
+static const char *stall_on;
+
 static void on_line(void *arg, const char *line, size_t len, bool is_stderr)
 {
 	struct seen *s = arg;
@@ -35,6 +38,11 @@ static void on_line(void *arg, const char *line, size_t len, bool is_stderr)
 	size_t have = strlen(buf);
 
 	s->lines++;
+	if (!is_stderr && stall_on != NULL && len == strlen(stall_on) &&
+	    memcmp(line, stall_on, len) == 0) {
+		usleep(1500 *
+		       1000); /* the loop is busy: a slow consumer, like one under valgrind */
+	}
 	if (!is_stderr) {
 		s->out_len += len;
 	}
@@ -358,6 +366,25 @@ START_TEST(test_output_before_kill_is_read)
 }
 END_TEST
 
+/* What the pipe still holds when the group is killed after the child's exit is read: here
+ * the child exits at once, a background process it left writes 39 KB (more than one read,
+ * less than the pipe holds) and keeps the pipe open, and the loop is busy for longer than
+ * the linger on its first line. */
+START_TEST(test_output_in_the_pipe_at_the_linger_kill_is_read)
+{
+	struct seen s;
+	rz_proc_t *p;
+
+	stall_on = "1";
+	p = run("(sleep 0.3; seq 1 8000; exec sleep 30) & echo first", &s, 0, 0);
+	wait_done(&s, 20);
+	stall_on = NULL;
+	ck_assert_int_eq(s.status, 0);
+	ck_assert_uint_eq(s.lines, 8001);
+	rz_proc_free(p);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("runner");
@@ -378,6 +405,7 @@ int main(void)
 	tcase_add_test(tc, test_exit_with_background_child_holding_stdout);
 	tcase_add_test(tc, test_exit_kills_detached_background_child);
 	tcase_add_test(tc, test_output_before_kill_is_read);
+	tcase_add_test(tc, test_output_in_the_pipe_at_the_linger_kill_is_read);
 	suite_add_tcase(s, tc);
 	return rzt_run(s);
 }
