@@ -300,6 +300,8 @@ static int put(rz_tfstate_t *ts, const char *tenant, const char *run, const void
 
 /* ------------------------------------------------------------------ locks */
 
+#define LOCK_ID_MAX 256 /* bytes of a lock's ID (tofu's are UUIDs) */
+
 /* The lock held on tenant: its ID and info (caller frees *info); 1 held, 0 free, < 0 error. */
 static int lock_of(rz_tfstate_t *ts, const char *tenant, char *id, size_t size, char **info,
                    rz_err_t *err)
@@ -402,6 +404,17 @@ static void h_get(rz_req_t *req, void *ctx)
 	free(v.plain);
 }
 
+/* A lock ID longer than LOCK_ID_MAX is refused with 400 (true): it would not fit where the
+ * held lock's ID is read back, and a retry or the UNLOCK would then not match. */
+static bool id_too_long(rz_req_t *req, const char *id)
+{
+	if (id == NULL || strlen(id) <= LOCK_ID_MAX) {
+		return false;
+	}
+	rz_reply_error(req, 400, NULL, "the lock info's ID is longer than %d bytes", LOCK_ID_MAX);
+	return true;
+}
+
 /* Lock info as the client sent it: a JSON object with a string ID. */
 static json_t *lock_info(rz_req_t *req, const char **id)
 {
@@ -431,7 +444,7 @@ static void h_post(rz_req_t *req, void *ctx)
 	const rz_principal_t *p = rz_access_principal(req);
 	size_t len;
 	const char *body = rz_req_body(req, &len);
-	char md5[40], held[128];
+	char md5[40], held[LOCK_ID_MAX + 1];
 	char *info = NULL;
 	rz_err_t err = { 0 };
 	json_t *doc;
@@ -468,7 +481,7 @@ static void h_post(rz_req_t *req, void *ctx)
  * as_status a Status naming them. A lock that cannot be read is a 500 (and true). */
 static bool locked(rz_tfstate_t *ts, rz_req_t *req, const char *tenant, bool as_status)
 {
-	char held[128], *info = NULL;
+	char held[LOCK_ID_MAX + 1], *info = NULL;
 	rz_err_t err = { 0 };
 	int rc = lock_of(ts, tenant, held, sizeof(held), &info, &err);
 
@@ -618,7 +631,7 @@ static void h_lock(rz_req_t *req, void *ctx)
 	const char *tenant = rz_req_param(req, "tenant");
 	const char *id;
 	json_t *info = lock_info(req, &id);
-	char held[128], *text = NULL, *holder = NULL;
+	char held[LOCK_ID_MAX + 1], *text = NULL, *holder = NULL;
 	const rz_principal_t *p = rz_access_principal(req);
 	rz_err_t err = { 0 };
 	int rc;
@@ -629,6 +642,10 @@ static void h_lock(rz_req_t *req, void *ctx)
 	}
 	if (info == NULL) {
 		rz_reply_error(req, 400, NULL, "the lock info must be a JSON object with an ID");
+		return;
+	}
+	if (id_too_long(req, id)) {
+		json_decref(info);
 		return;
 	}
 	rc = lock_of(ts, tenant, held, sizeof(held), &holder, &err);
@@ -657,7 +674,7 @@ static void h_unlock(rz_req_t *req, void *ctx)
 	size_t len;
 	const char *id;
 	json_t *info;
-	char held[128], *holder = NULL;
+	char held[LOCK_ID_MAX + 1], *holder = NULL;
 	rz_err_t err = { 0 };
 	int rc;
 
@@ -674,6 +691,10 @@ static void h_unlock(rz_req_t *req, void *ctx)
 	}
 	if (len > 0 && info == NULL) {
 		rz_reply_error(req, 400, NULL, "the lock info must be a JSON object with an ID");
+		return;
+	}
+	if (id_too_long(req, id)) {
+		json_decref(info);
 		return;
 	}
 	rc = lock_of(ts, tenant, held, sizeof(held), &holder, &err);

@@ -133,6 +133,15 @@ expect_eq "and it is what was written" "$STATE" "$(cat "$WORK/body")"
 expect_eq "UNLOCK with another ID: 409" "409" "$(code -u "x:$EDIT_TOKEN" -X UNLOCK -d '{"ID":"b"}' "$U")"
 expect_eq "UNLOCK by the holder: 200" "200" "$(code -u "x:$EDIT_TOKEN" -X UNLOCK -d '{"ID":"a"}' "$U")"
 expect_eq "UNLOCK when free: 200" "200" "$(code -u "x:$EDIT_TOKEN" -X UNLOCK -d '{"ID":"a"}' "$U")"
+# A lock ID is up to 256 bytes (tofu's are UUIDs); the whole ID is the lock's: a retry and the
+# UNLOCK of a long one work, a longer one is refused, not cut.
+ID256=$(printf '%0256d' 7)
+expect_eq "LOCK with a 256-byte ID: 200" "200" "$(code -u "x:$EDIT_TOKEN" -X LOCK -d "{\"ID\":\"$ID256\"}" "$U")"
+expect_eq "and again (a retry): 200" "200" "$(code -u "x:$EDIT_TOKEN" -X LOCK -d "{\"ID\":\"$ID256\"}" "$U")"
+expect_eq "an ID that only starts the same: 423" "423" "$(code -u "x:$EDIT_TOKEN" -X LOCK -d "{\"ID\":\"${ID256%?}\"}" "$U")"
+expect_eq "UNLOCK with it: 200" "200" "$(code -u "x:$EDIT_TOKEN" -X UNLOCK -d "{\"ID\":\"$ID256\"}" "$U")"
+expect_eq "LOCK with a 257-byte ID: 400" "400" "$(code -u "x:$EDIT_TOKEN" -X LOCK -d "{\"ID\":\"${ID256}8\"}" "$U")"
+expect_match "naming the limit" 'ID.*256' "$(cat "$WORK/body")"
 # While someone holds the lock, nobody replaces the state under them: their next write would
 # silently undo it.
 code -u "x:$EDIT_TOKEN" -X LOCK -d '{"ID":"held","Who":"ops@box"}' "$U" >/dev/null
