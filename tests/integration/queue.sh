@@ -24,7 +24,7 @@ if [ "\$1" = plan ] && [ -e "$WORK/fail-destroy-\$t" ] && echo "\$*" | grep -q -
 fi
 if [ "\$1" = apply ]; then
 	echo "\$t" >>"$WORK/applies"
-	[ -e "$WORK/hang-\$t" ] && exec sleep 600
+	[ -e "$WORK/hang-\$t" ] && exec sleep 6011 # a duration no other test uses: pgrep below looks for it
 	while [ -e "$WORK/hold-\$t" ]; do sleep 0.1; done
 fi
 exec "$TF" "\$@"
@@ -85,7 +85,7 @@ finished slow 1
 expect_match "a hung apply is stopped at tofu.timeout and the run fails, saying so" \
 	'msg="run finished" tenant=slow run=run-[0-9a-f]* operation=apply phase=Failed error="tofu apply timed out after 3s \(tofu.timeout\)"' \
 	"$(cat "$WORK/daemon.log")"
-expect_eq "its tofu process is gone" "" "$(pgrep -f "sleep 600" || true)"
+expect_eq "its tofu process is gone" "" "$(pgrep -f "sleep 6011" || true)"
 rm -f "$WORK/hang-slow"
 api -X DELETE "$API/tenants/slow" >/dev/null
 finished slow 2
@@ -151,7 +151,7 @@ expect_eq "a change waiting with the plan still gets its apply" "3" "$(machines 
 expect_eq "b ran: its first apply, the plan, the follow-up (the canceled runs never started)" \
 	"b 3 Canceled Canceled" "b $(grep -c "msg=\"run finished\" tenant=b .*phase=Succeeded" "$WORK/daemon.log") $(phase b "$M1") $(phase b "$M2")"
 expect_eq "a kept its machines: the canceled destroy never applied" "3" "$(machines a)"
-expect_eq "canceled runs leave no tofu process behind" "" "$(pgrep -f "sleep 600" || true)"
+expect_eq "canceled runs leave no tofu process behind" "" "$(pgrep -f "sleep 6011" || true)"
 
 # Teardown: a destroy that fails keeps the tenant (finalizer), shows why, retries.
 touch "$WORK/fail-destroy-c"
