@@ -83,6 +83,7 @@ struct rz_auth {
 	rz_login_limits_t limits;
 	struct throttle slots[THROTTLE_SLOTS];
 	struct throttle addrs[ADDR_SLOTS]; /* per address, when slots is full of locks */
+	rz_auth_stats_t stats;
 };
 
 static int64_t now_s(void)
@@ -825,8 +826,8 @@ static int refuse(const struct throttle *t, int64_t now, int64_t *retry_after)
 	return -EAGAIN;
 }
 
-int rz_auth_throttle(rz_auth_t *a, const char *user, const char *ip, int64_t *delay_ms,
-                     int64_t *retry_after)
+static int throttle(rz_auth_t *a, const char *user, const char *ip, int64_t *delay_ms,
+                    int64_t *retry_after)
 {
 	char key[160], addr[RZ_ADDR_KEY_LEN];
 	int64_t now = now_s(), soonest = 0;
@@ -864,11 +865,26 @@ int rz_auth_throttle(rz_auth_t *a, const char *user, const char *ip, int64_t *de
 	return 0;
 }
 
+int rz_auth_throttle(rz_auth_t *a, const char *user, const char *ip, int64_t *delay_ms,
+                     int64_t *retry_after)
+{
+	int rc = throttle(a, user, ip, delay_ms, retry_after);
+
+	a->stats.throttled += rc == -EAGAIN;
+	return rc;
+}
+
+void rz_auth_stats(const rz_auth_t *a, rz_auth_stats_t *out)
+{
+	*out = a->stats;
+}
+
 void rz_auth_login_failed(rz_auth_t *a, const char *user, const char *ip)
 {
 	struct throttle *t = entry_of(a, user, ip);
 	int64_t now = now_s();
 
+	a->stats.login_failures++;
 	if (t == NULL) {
 		return; /* not reserved with rz_auth_throttle() */
 	}

@@ -128,6 +128,13 @@ void rz_auth_login_succeeded(rz_auth_t *a, const char *user, const char *ip);
 /* The check did not happen (the server was busy or stopping): uncount it. */
 void rz_auth_login_abandoned(rz_auth_t *a, const char *user, const char *ip);
 
+/* For /metrics: password checks that failed (rz_auth_login_failed: logins and password
+ * changes), attempts rz_auth_throttle refused with 429. */
+typedef struct rz_auth_stats {
+	uint64_t login_failures, throttled;
+} rz_auth_stats_t;
+void rz_auth_stats(const rz_auth_t *a, rz_auth_stats_t *out);
+
 /* ---- roles ---- */
 
 /* "view", "edit", "admin" → RZ_ROLE_*; 0 for anything else. */

@@ -30,6 +30,7 @@ struct rz_session {
 	/* password checks admitted: running on the pool, or waiting for a turn (oldest first) */
 	struct check *head, *tail;
 	int running, waiting;
+	uint64_t busy_refusals; /* 429: too many checks at once */
 };
 
 /* A password check on its way through the worker pool. */
@@ -262,6 +263,7 @@ static int gate_enter(struct check *c)
 	if (running_from(s, c->addr, true) >= l->per_address ||
 	    (s->running >= l->running && s->waiting >= l->queue)) {
 		rz_auth_login_abandoned(s->auth, c->user, c->ip);
+		s->busy_refusals++;
 		rz_req_add_header(c->req, "Retry-After", "1");
 		rz_access_audit(s->access, c->req, 429, c->user, "too many password checks at once",
 		                NULL, NULL);
@@ -617,6 +619,11 @@ int rz_session_new(rz_session_t **out, rz_auth_t *auth, rz_access_t *access, rz_
 	s->base = base;
 	*out = s;
 	return 0;
+}
+
+uint64_t rz_session_busy_refusals(const rz_session_t *s)
+{
+	return s != NULL ? s->busy_refusals : 0;
 }
 
 void rz_session_free(rz_session_t *s)

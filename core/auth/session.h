@@ -5,6 +5,8 @@
 #ifndef RZ_SESSION_H
 #define RZ_SESSION_H
 
+#include <stdint.h>
+
 #include "core/auth/access.h"
 #include "core/auth/auth.h"
 #include "core/http/http.h"
@@ -19,6 +21,9 @@ typedef struct rz_session rz_session_t;
 int rz_session_new(rz_session_t **out, rz_auth_t *auth, rz_access_t *access, rz_store_t *store,
                    rz_db_t *db, rz_workers_t *workers, struct event_base *base, rz_err_t *err);
 void rz_session_free(rz_session_t *s);
+
+/* For /metrics: password checks refused with 429 because too many ran or waited at once. */
+uint64_t rz_session_busy_refusals(const rz_session_t *s);
 
 /* POST /api/v1/auth/login (public), POST …/logout, GET …/whoami, POST …/password. */
 int rz_session_routes(rz_session_t *s, rz_http_t *http, rz_err_t *err);

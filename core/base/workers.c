@@ -33,7 +33,8 @@ struct rz_workers {
 	int nthreads;
 	bool stopping;
 	size_t pending;
-	int pipe[2]; /* threads write a byte when a job finishes */
+	size_t busy, queued; /* jobs running on a thread, waiting for one (under lock) */
+	int pipe[2];         /* threads write a byte when a job finishes */
 	struct event *wake;
 };
 
@@ -55,9 +56,12 @@ static void *thread_main(void *arg)
 		if (w->queue == NULL) {
 			w->queue_tail = NULL;
 		}
+		w->queued--;
+		w->busy++;
 		pthread_mutex_unlock(&w->lock);
 		j->work(j->arg);
 		pthread_mutex_lock(&w->lock);
+		w->busy--;
 		j->next = w->finished;
 		w->finished = j;
 		while (write(w->pipe[1], "", 1) < 0 && errno == EINTR) {
@@ -160,6 +164,7 @@ int rz_workers_submit(rz_workers_t *w, rz_work_fn work, rz_done_fn done, void *a
 	}
 	w->queue_tail = j;
 	w->pending++;
+	w->queued++;
 	pthread_cond_signal(&w->cond);
 	pthread_mutex_unlock(&w->lock);
 	return 0;
@@ -168,6 +173,13 @@ int rz_workers_submit(rz_workers_t *w, rz_work_fn work, rz_done_fn done, void *a
 size_t rz_workers_pending(const rz_workers_t *w)
 {
 	return w->pending;
+}
+
+void rz_workers_stats(rz_workers_t *w, rz_workers_stats_t *out)
+{
+	pthread_mutex_lock(&w->lock);
+	*out = (rz_workers_stats_t){ (size_t)w->nthreads, w->busy, w->queued };
+	pthread_mutex_unlock(&w->lock);
 }
 
 void rz_workers_free(rz_workers_t *w)
@@ -181,6 +193,7 @@ void rz_workers_free(rz_workers_t *w)
 	w->stopping = true;
 	queued = w->queue;
 	w->queue = w->queue_tail = NULL;
+	w->queued = 0;
 	pthread_cond_broadcast(&w->cond);
 	pthread_mutex_unlock(&w->lock);
 	for (int i = 0; i < w->nthreads; i++) {

@@ -31,6 +31,12 @@ int rz_workers_submit(rz_workers_t *w, rz_work_fn work, rz_done_fn done, void *a
 /* Jobs submitted whose done() has not yet run. */
 size_t rz_workers_pending(const rz_workers_t *w);
 
+/* For /metrics: the pool's threads, how many run a job now, jobs waiting for a thread. */
+typedef struct rz_workers_stats {
+	size_t threads, busy, queued;
+} rz_workers_stats_t;
+void rz_workers_stats(rz_workers_t *w, rz_workers_stats_t *out);
+
 /* Cancel queued jobs (their done() runs with canceled=1), wait for running ones, run their
  * done(), join the threads, free. Call from the loop thread. Accepts NULL. */
 void rz_workers_free(rz_workers_t *w);

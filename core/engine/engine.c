@@ -61,6 +61,7 @@ struct run {
 	rz_proc_t *proc;
 	char secret[RZ_TOKEN_SECRET_LEN + 1];
 	rz_runlog_t *log;
+	int64_t step_started_ns; /* CLOCK_MONOTONIC, when the step's tofu started */
 	struct sbuf {
 		char *p;
 		size_t len, cap;
@@ -118,8 +119,9 @@ struct rz_engine {
 	size_t running;
 	struct unsettled *unsettled; /* final statuses to write again */
 	size_t n_unsettled;
-	struct event *settle; /* writes them again; the sweep */
-	bool sweep;           /* a final status was given up: the sweep looks for its Run */
+	struct event *settle;    /* writes them again; the sweep */
+	bool sweep;              /* a final status was given up: the sweep looks for its Run */
+	rz_engine_stats_t stats; /* the counters; the gauges are read when asked */
 };
 
 /* A Run's final status not written yet. */
@@ -703,6 +705,14 @@ static void env_add(const char **env, size_t *n, char *buf, size_t size, const c
 	env[*n] = NULL;
 }
 
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static int run_step(struct run *r, const char *const *argv, rz_err_t *err)
 {
 	rz_engine_t *e = r->e;
@@ -729,6 +739,7 @@ static int run_step(struct run *r, const char *const *argv, rz_err_t *err)
 	}
 	o = (rz_proc_opts_t){ argv,    env,       dir, e->o.timeout_ms, e->o.kill_grace_ms,
 		              on_line, step_done, r };
+	r->step_started_ns = mono_ns();
 	return rz_proc_start(&r->proc, e->base, &o, err);
 }
 
@@ -1039,6 +1050,18 @@ static void on_settle(evutil_socket_t fd, short what, void *arg)
 	settle_arm(e);
 }
 
+static void count_run(rz_engine_t *e, const char *operation, const char *phase)
+{
+	for (size_t o = 0; o < RZ_ENGINE_OPS; o++) {
+		for (size_t p = 0; p < RZ_ENGINE_PHASES; p++) {
+			if (strcmp(operation, rz_engine_ops[o]) == 0 &&
+			    strcmp(phase, rz_engine_phases[p]) == 0) {
+				e->stats.runs[o][p]++;
+			}
+		}
+	}
+}
+
 static void finish(struct run *r, const char *phase, int exit_code)
 {
 	rz_engine_t *e = r->e;
@@ -1097,6 +1120,7 @@ static void finish(struct run *r, const char *phase, int exit_code)
 	}
 	rz_logkv(RZ_LOG_INFO, "engine", "run finished", "tenant", t->name, "run", r->name,
 	         "operation", r->operation, "phase", phase, "error", r->error, NULL);
+	count_run(e, r->operation, phase);
 	if (!quiet && (strcmp(r->operation, "destroy") != 0 || strcmp(phase, "Succeeded") != 0)) {
 		static const char *const reasons[][3] = {
 			{ "Succeeded", "Normal", "RunSucceeded" },
@@ -1277,12 +1301,38 @@ static const char *signal_name(int sig)
 	return "a signal";
 }
 
+const char *const rz_engine_steps[RZ_ENGINE_STEPS] = { "init", "plan", "show", "apply" };
+const char *const rz_engine_ops[RZ_ENGINE_OPS] = { "plan", "apply", "destroy" };
+const char *const rz_engine_phases[RZ_ENGINE_PHASES] = { "Succeeded", "Failed", "Canceled",
+	                                                 "Interrupted" };
+const double rz_engine_buckets[RZ_ENGINE_BUCKETS] = { 0.1, 0.25, 0.5, 1,   2.5, 5,
+	                                              10,  30,   60,  120, 300, 600 };
+
+/* The step that just ended, into its duration histogram. */
+static void count_step(struct run *r)
+{
+	rz_engine_stats_t *st = &r->e->stats;
+	double s = (double)(mono_ns() - r->step_started_ns) / 1e9;
+	size_t b = 0;
+
+	if (r->step >= RZ_ENGINE_STEPS) {
+		return;
+	}
+	while (b < RZ_ENGINE_BUCKETS && s > rz_engine_buckets[b]) {
+		b++;
+	}
+	st->step_hist[r->step][b]++;
+	st->step_count[r->step]++;
+	st->step_seconds[r->step] += s;
+}
+
 static void step_done(void *arg, int status, bool timed_out, bool canceled)
 {
 	struct run *r = arg;
 	static const char *const names[] = { "init", "plan", "show", "apply" };
 	rz_err_t err = { 0 };
 
+	count_step(r);
 	if (timed_out) {
 		snprintf(r->error, sizeof(r->error), "tofu %s timed out after %llds (tofu.timeout)",
 		         names[r->step], (long long)(r->e->o.timeout_ms / 1000));
@@ -1878,6 +1928,20 @@ bool rz_engine_ready(const rz_engine_t *e, char *why, size_t size)
 size_t rz_engine_running(const rz_engine_t *e)
 {
 	return e ? e->running : 0;
+}
+
+void rz_engine_stats(const rz_engine_t *e, rz_engine_stats_t *out)
+{
+	*out = e->stats;
+	out->running = e->running;
+	out->workers = (uint64_t)e->o.workers;
+	out->queued = out->processes = 0;
+	for (const struct tenant *t = e->qhead; t != NULL; t = t->qnext) {
+		out->queued++;
+	}
+	for (const struct tenant *t = e->tenants; t != NULL; t = t->next) {
+		out->processes += t->run != NULL && t->run->proc != NULL;
+	}
 }
 
 bool rz_engine_busy(const rz_engine_t *e, const char *tenant, char *why, size_t size)

@@ -71,4 +71,29 @@ bool rz_engine_busy(const rz_engine_t *e, const char *tenant, char *why, size_t 
 /* Runs in progress (for shutdown and tests). */
 size_t rz_engine_running(const rz_engine_t *e);
 
+/* Counters and gauges for /metrics. Runs count by operation and final phase; each tofu
+ * step's duration goes into a histogram of RZ_ENGINE_BUCKETS upper bounds (seconds). */
+#define RZ_ENGINE_STEPS   4 /* init, plan, show, apply */
+#define RZ_ENGINE_OPS     3 /* plan, apply, destroy */
+#define RZ_ENGINE_PHASES  4 /* Succeeded, Failed, Canceled, Interrupted */
+#define RZ_ENGINE_BUCKETS 12
+extern const char *const rz_engine_steps[RZ_ENGINE_STEPS];
+extern const char *const rz_engine_ops[RZ_ENGINE_OPS];
+extern const char *const rz_engine_phases[RZ_ENGINE_PHASES];
+extern const double rz_engine_buckets[RZ_ENGINE_BUCKETS];
+
+typedef struct rz_engine_stats {
+	uint64_t runs[RZ_ENGINE_OPS][RZ_ENGINE_PHASES]; /* runs finished */
+	/* per step: observations by bucket (not cumulative; the last is above every bound) */
+	uint64_t step_hist[RZ_ENGINE_STEPS][RZ_ENGINE_BUCKETS + 1];
+	uint64_t step_count[RZ_ENGINE_STEPS];
+	double step_seconds[RZ_ENGINE_STEPS];
+	uint64_t queued;    /* tenants whose run waits for a pool slot */
+	uint64_t running;   /* pool slots taken */
+	uint64_t workers;   /* pool slots (tofu.workers) */
+	uint64_t processes; /* tofu processes running now */
+} rz_engine_stats_t;
+
+void rz_engine_stats(const rz_engine_t *e, rz_engine_stats_t *out);
+
 #endif /* RZ_ENGINE_H */
