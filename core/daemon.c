@@ -74,7 +74,8 @@ struct rz_daemon {
 	char observe_dir[PATH_MAX];
 	char state_url[300];
 	char workdir[PATH_MAX];
-	char storage_why[256]; /* the write probe's failure, "" while the data dir takes writes */
+	char db_path[PATH_MAX]; /* for /metrics: the database's size and its WAL's */
+	char storage_why[256];  /* the write probe's failure, "" while the data dir takes writes */
 	rz_http_t *http;
 	rz_workers_t *workers;
 	rz_route_t routes[3];
@@ -524,12 +525,52 @@ static void gauge_probes(void *ctx, rz_metrics_probes_t *out)
 	out->writes = st.writes;
 }
 
+/* The engine's counters, for /metrics (the API does not include the engine). */
+_Static_assert(RZ_METRICS_RUN_OPS == RZ_ENGINE_OPS && RZ_METRICS_RUN_PHASES == RZ_ENGINE_PHASES &&
+                   RZ_METRICS_RUN_STEPS == RZ_ENGINE_STEPS &&
+                   RZ_METRICS_RUN_BUCKETS == RZ_ENGINE_BUCKETS,
+               "metrics.h and engine.h disagree on the runs' series");
+
+static void gauge_runs(void *ctx, rz_metrics_runs_t *out)
+{
+	rz_daemon_t *d = ctx;
+	rz_engine_stats_t st = { 0 };
+
+	if (d->engine != NULL) {
+		rz_engine_stats(d->engine, &st);
+	}
+	*out = (rz_metrics_runs_t){ .ops = rz_engine_ops,
+		                    .phases = rz_engine_phases,
+		                    .steps = rz_engine_steps,
+		                    .bounds = rz_engine_buckets,
+		                    .queued = st.queued,
+		                    .running = st.running,
+		                    .workers = st.workers,
+		                    .processes = st.processes };
+	memcpy(out->runs, st.runs, sizeof(out->runs));
+	memcpy(out->step_hist, st.step_hist, sizeof(out->step_hist));
+	memcpy(out->step_count, st.step_count, sizeof(out->step_count));
+	memcpy(out->step_seconds, st.step_seconds, sizeof(out->step_seconds));
+}
+
 static int start_metrics(rz_daemon_t *d, rz_err_t *err)
 {
-	rz_metrics_gauges_t g = { gauge_watches, gauge_objects, gauge_revision,
-		                  gauge_probes,  d->store,      d };
-	int rc = rz_metrics_new(&d->metrics, &g, err);
+	rz_metrics_gauges_t g = { .watches = gauge_watches,
+		                  .objects = gauge_objects,
+		                  .revision = gauge_revision,
+		                  .probes = gauge_probes,
+		                  .runs = gauge_runs,
+		                  .checkpoints = NULL, /* nothing reports checkpoints yet */
+		                  .store = d->store,
+		                  .auth = d->auth,
+		                  .session = d->session,
+		                  .workers = d->workers,
+		                  .db_path = d->db_path,
+		                  .ctx = d };
+	int rc;
 
+	snprintf(d->db_path, sizeof(d->db_path), "%s/%s", d->cfg->data_dir, DB_FILE);
+	rc = rz_metrics_new(&d->metrics, &g, err);
 	if (rc == 0) {
 		rc = rz_metrics_routes(d->metrics, d->http, err);
 	}

@@ -46,6 +46,7 @@ INTEGRATION_TESTS = \
 	tests/integration/runlog.sh \
 	tests/integration/layers.sh \
 	tests/integration/observe.sh \
+	tests/integration/metrics.sh \
 	tests/integration/upgrade.sh \
 	tests/integration/fdlimit.sh \
 	tests/integration/watchabuse.sh \

@@ -1,12 +1,17 @@
-/* core/api/metrics.c - request counters, a latency histogram and gauges for Prometheus. */
+/* core/api/metrics.c - request counters and latency histograms, and the gauges of the
+ * modules that own them, for Prometheus. */
 #include <config.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/model/kinds.h"
 #include "core/api/metrics.h"
@@ -16,19 +21,33 @@ static const double buckets[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
 	                          0.05,   0.1,   0.25,   0.5,   1,    2.5 };
 #define NBUCKETS (sizeof(buckets) / sizeof(buckets[0]))
 
+/* The methods the router knows; any other counts as "other" (bounded label values). */
+static const char *const methods[] = { "GET",    "HEAD",    "POST", "PUT",    "PATCH",
+	                               "DELETE", "OPTIONS", "LOCK", "UNLOCK", "other" };
+#define NMETHODS (sizeof(methods) / sizeof(methods[0]))
+
 struct series {
-	char *route, *method;
+	char *route;
+	const char *method; /* one of methods[] */
 	int code;
 	uint64_t count;
+};
+
+/* One route pattern's latency histogram. */
+struct hist {
+	char *route;
+	uint64_t b[NBUCKETS + 1]; /* not cumulative; last: +Inf */
+	uint64_t count;
+	double sum;
 };
 
 struct rz_metrics {
 	rz_metrics_gauges_t gauges;
 	struct series *series;
 	size_t n, cap;
-	uint64_t hist[NBUCKETS + 1]; /* last: +Inf */
-	uint64_t hist_count;
-	double hist_sum;
+	struct hist *hists;
+	size_t nh, caph;
+	uint64_t unrecorded; /* requests beyond RZ_METRICS_SERIES_MAX or out of memory */
 	rz_route_t route;
 };
 
@@ -54,10 +73,45 @@ void rz_metrics_free(rz_metrics_t *m)
 	}
 	for (size_t i = 0; i < m->n; i++) {
 		free(m->series[i].route);
-		free(m->series[i].method);
+	}
+	for (size_t i = 0; i < m->nh; i++) {
+		free(m->hists[i].route);
 	}
 	free(m->series);
+	free(m->hists);
 	free(m);
+}
+
+/* Room for one more element of size in *arr (capacity *cap, *n used, at most max). */
+static bool grow(void **arr, size_t *cap, size_t n, size_t size, size_t max)
+{
+	size_t c;
+	void *p;
+
+	if (n < *cap) {
+		return true;
+	}
+	if (n >= max) {
+		return false;
+	}
+	c = *cap ? *cap * 2 : 32;
+	c = c > max ? max : c;
+	if ((p = realloc(*arr, c * size)) == NULL) {
+		return false;
+	}
+	*arr = p;
+	*cap = c;
+	return true;
+}
+
+static const char *method_of(const char *method)
+{
+	for (size_t i = 0; i + 1 < NMETHODS; i++) {
+		if (method != NULL && strcmp(method, methods[i]) == 0) {
+			return methods[i];
+		}
+	}
+	return methods[NMETHODS - 1];
 }
 
 static struct series *series_for(rz_metrics_t *m, const char *route, const char *method, int code)
@@ -66,49 +120,65 @@ static struct series *series_for(rz_metrics_t *m, const char *route, const char 
 
 	for (size_t i = 0; i < m->n; i++) {
 		s = &m->series[i];
-		if (s->code == code && strcmp(s->route, route) == 0 &&
-		    strcmp(s->method, method) == 0) {
+		if (s->code == code && s->method == method && strcmp(s->route, route) == 0) {
 			return s;
 		}
 	}
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 32;
-		struct series *grown = realloc(m->series, cap * sizeof(*grown));
-		if (grown == NULL) {
-			return NULL;
-		}
-		m->series = grown;
-		m->cap = cap;
+	if (!grow((void **)&m->series, &m->cap, m->n, sizeof(*s), RZ_METRICS_SERIES_MAX)) {
+		return NULL;
 	}
 	s = &m->series[m->n];
-	*s = (struct series){ strdup(route), strdup(method), code, 0 };
-	if (s->route == NULL || s->method == NULL) {
-		free(s->route);
-		free(s->method);
+	*s = (struct series){ strdup(route), method, code, 0 };
+	if (s->route == NULL) {
 		return NULL;
 	}
 	m->n++;
 	return s;
 }
 
+static struct hist *hist_for(rz_metrics_t *m, const char *route)
+{
+	struct hist *h;
+
+	for (size_t i = 0; i < m->nh; i++) {
+		if (strcmp(m->hists[i].route, route) == 0) {
+			return &m->hists[i];
+		}
+	}
+	if (!grow((void **)&m->hists, &m->caph, m->nh, sizeof(*h), RZ_METRICS_ROUTES_MAX)) {
+		return NULL;
+	}
+	h = &m->hists[m->nh];
+	*h = (struct hist){ .route = strdup(route) };
+	if (h->route == NULL) {
+		return NULL;
+	}
+	m->nh++;
+	return h;
+}
+
 void rz_metrics_observe(rz_metrics_t *m, const char *route, const char *method, int code,
                         double seconds, bool streamed)
 {
-	struct series *s = series_for(m, route ? route : "unmatched", method, code);
+	const char *r = route ? route : "unmatched";
+	struct series *s = series_for(m, r, method_of(method), code);
+	struct hist *h;
 	size_t b = 0;
 
-	if (s != NULL) {
-		s->count++;
+	if (s == NULL) {
+		m->unrecorded++;
+		return;
 	}
-	if (streamed) {
+	s->count++;
+	if (streamed || (h = hist_for(m, r)) == NULL) {
 		return;
 	}
 	while (b < NBUCKETS && seconds > buckets[b]) {
 		b++;
 	}
-	m->hist[b]++;
-	m->hist_count++;
-	m->hist_sum += seconds;
+	h->b[b]++;
+	h->count++;
+	h->sum += seconds;
 }
 
 /* ------------------------------------------------------------------ rendering */
@@ -172,33 +242,57 @@ static const char *esc(const char *v, char *buf, size_t size)
 	return buf;
 }
 
+/* The # HELP and # TYPE lines of a metric family. */
+static void family(struct out *o, const char *name, const char *type, const char *help)
+{
+	put(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* One histogram's series: labels is "" or `name="value",` (escaped, comma last); counts
+ * holds n + 1 non-cumulative counts (the last above every bound). */
+static void put_hist(struct out *o, const char *name, const char *labels, const double *bounds,
+                     size_t n, const uint64_t *counts, uint64_t count, double sum)
+{
+	uint64_t cum = 0;
+	size_t len = strlen(labels);
+	/* labels without its trailing comma, for _sum and _count */
+	int bare = len > 0 ? (int)len - 1 : 0;
+
+	for (size_t b = 0; b < n; b++) {
+		cum += counts[b];
+		put(o, "%s_bucket{%sle=\"%g\"} %" PRIu64 "\n", name, labels, bounds[b], cum);
+	}
+	cum += counts[n];
+	put(o, "%s_bucket{%sle=\"+Inf\"} %" PRIu64 "\n", name, labels, cum);
+	put(o, "%s_sum%s%.*s%s %.6f\n", name, bare ? "{" : "", bare, labels, bare ? "}" : "", sum);
+	put(o, "%s_count%s%.*s%s %" PRIu64 "\n", name, bare ? "{" : "", bare, labels,
+	    bare ? "}" : "", count);
+}
+
 static void render_requests(rz_metrics_t *m, struct out *o)
 {
-	char r[512], me[64];
-	uint64_t cum = 0;
+	char r[512], labels[600];
 
-	put(o, "# HELP rezuscloud_http_requests_total HTTP requests by route, method and code.\n"
-	       "# TYPE rezuscloud_http_requests_total counter\n");
+	family(o, "rezuscloud_http_requests_total", "counter",
+	       "HTTP requests by route pattern, method and code.");
 	for (size_t i = 0; i < m->n; i++) {
 		struct series *s = &m->series[i];
 		put(o,
 		    "rezuscloud_http_requests_total{route=\"%s\",method=\"%s\",code=\"%d\"} "
 		    "%" PRIu64 "\n",
-		    esc(s->route, r, sizeof(r)), esc(s->method, me, sizeof(me)), s->code, s->count);
+		    esc(s->route, r, sizeof(r)), s->method, s->code, s->count);
 	}
-	put(o, "# HELP rezuscloud_http_request_duration_seconds Time to answer a request "
-	       "(streams excluded).\n"
-	       "# TYPE rezuscloud_http_request_duration_seconds histogram\n");
-	for (size_t b = 0; b < NBUCKETS; b++) {
-		cum += m->hist[b];
-		put(o, "rezuscloud_http_request_duration_seconds_bucket{le=\"%g\"} %" PRIu64 "\n",
-		    buckets[b], cum);
+	family(o, "rezuscloud_http_requests_unrecorded_total", "counter",
+	       "HTTP requests counted in no series (series limit reached, or out of memory).");
+	put(o, "rezuscloud_http_requests_unrecorded_total %" PRIu64 "\n", m->unrecorded);
+	family(o, "rezuscloud_http_request_duration_seconds", "histogram",
+	       "Time to answer a request, by route pattern (streams excluded).");
+	for (size_t i = 0; i < m->nh; i++) {
+		struct hist *h = &m->hists[i];
+		snprintf(labels, sizeof(labels), "route=\"%s\",", esc(h->route, r, sizeof(r)));
+		put_hist(o, "rezuscloud_http_request_duration_seconds", labels, buckets, NBUCKETS,
+		         h->b, h->count, h->sum);
 	}
-	put(o,
-	    "rezuscloud_http_request_duration_seconds_bucket{le=\"+Inf\"} %" PRIu64 "\n"
-	    "rezuscloud_http_request_duration_seconds_sum %.6f\n"
-	    "rezuscloud_http_request_duration_seconds_count %" PRIu64 "\n",
-	    m->hist_count, m->hist_sum, m->hist_count);
 }
 
 struct grouped {
@@ -299,6 +393,214 @@ static void render_gauges(rz_metrics_t *m, struct out *o)
 	    rz_version(), rz_version_commit(), rz_version_abi());
 }
 
+static void render_runs(rz_metrics_t *m, struct out *o)
+{
+	rz_metrics_runs_t r = { 0 };
+	char labels[64];
+
+	if (m->gauges.runs == NULL) {
+		return;
+	}
+	m->gauges.runs(m->gauges.ctx, &r);
+	family(o, "rezuscloud_runs_total", "counter",
+	       "Runs finished, by operation and final phase (outcome).");
+	for (size_t i = 0; i < RZ_METRICS_RUN_OPS; i++) {
+		for (size_t j = 0; j < RZ_METRICS_RUN_PHASES; j++) {
+			put(o,
+			    "rezuscloud_runs_total{operation=\"%s\",outcome=\"%s\"} %" PRIu64 "\n",
+			    r.ops[i], r.phases[j], r.runs[i][j]);
+		}
+	}
+	family(o, "rezuscloud_run_step_duration_seconds", "histogram",
+	       "Time a tofu command of a run took, by step.");
+	for (size_t i = 0; i < RZ_METRICS_RUN_STEPS; i++) {
+		snprintf(labels, sizeof(labels), "step=\"%s\",", r.steps[i]);
+		put_hist(o, "rezuscloud_run_step_duration_seconds", labels, r.bounds,
+		         RZ_METRICS_RUN_BUCKETS, r.step_hist[i], r.step_count[i],
+		         r.step_seconds[i]);
+	}
+	family(o, "rezuscloud_runs_queued", "gauge", "Tenants whose run waits for a pool slot.");
+	put(o, "rezuscloud_runs_queued %" PRIu64 "\n", r.queued);
+	family(o, "rezuscloud_run_pool_busy", "gauge", "Run pool slots taken (runs in progress).");
+	put(o, "rezuscloud_run_pool_busy %" PRIu64 "\n", r.running);
+	family(o, "rezuscloud_run_pool_size", "gauge", "Run pool slots (tofu.workers).");
+	put(o, "rezuscloud_run_pool_size %" PRIu64 "\n", r.workers);
+	family(o, "rezuscloud_tofu_processes", "gauge", "tofu processes running now.");
+	put(o, "rezuscloud_tofu_processes %" PRIu64 "\n", r.processes);
+}
+
+static void render_workers(rz_metrics_t *m, struct out *o)
+{
+	rz_workers_stats_t w;
+
+	if (m->gauges.workers == NULL) {
+		return;
+	}
+	rz_workers_stats(m->gauges.workers, &w);
+	family(o, "rezuscloud_worker_pool_busy", "gauge",
+	       "Worker pool threads running a job (password hashing, backups).");
+	put(o, "rezuscloud_worker_pool_busy %zu\n", w.busy);
+	family(o, "rezuscloud_worker_pool_size", "gauge", "Worker pool threads.");
+	put(o, "rezuscloud_worker_pool_size %zu\n", w.threads);
+	family(o, "rezuscloud_worker_pool_queued", "gauge", "Jobs waiting for a worker thread.");
+	put(o, "rezuscloud_worker_pool_queued %zu\n", w.queued);
+}
+
+static void render_auth(rz_metrics_t *m, struct out *o)
+{
+	rz_auth_stats_t a = { 0 };
+
+	if (m->gauges.auth == NULL) {
+		return;
+	}
+	rz_auth_stats(m->gauges.auth, &a);
+	family(o, "rezuscloud_auth_login_failures_total", "counter",
+	       "Password checks that failed (logins and password changes).");
+	put(o, "rezuscloud_auth_login_failures_total %" PRIu64 "\n", a.login_failures);
+	family(o, "rezuscloud_auth_login_throttled_total", "counter",
+	       "Logins refused with 429: after too many failures, or too many checks at once.");
+	put(o, "rezuscloud_auth_login_throttled_total{reason=\"failures\"} %" PRIu64 "\n",
+	    a.throttled);
+	put(o, "rezuscloud_auth_login_throttled_total{reason=\"busy\"} %" PRIu64 "\n",
+	    rz_session_busy_refusals(m->gauges.session));
+}
+
+/* The size of path in bytes; 0 when it does not exist. */
+static uint64_t file_bytes(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+static void render_store(rz_metrics_t *m, struct out *o)
+{
+	const rz_metrics_gauges_t *g = &m->gauges;
+	char wal[4096];
+
+	if (g->db_path != NULL) {
+		snprintf(wal, sizeof(wal), "%s-wal", g->db_path);
+		family(o, "rezuscloud_store_database_bytes", "gauge", "Size of the database file.");
+		put(o, "rezuscloud_store_database_bytes %" PRIu64 "\n", file_bytes(g->db_path));
+		family(o, "rezuscloud_store_wal_bytes", "gauge",
+		       "Size of the database's write-ahead log file.");
+		put(o, "rezuscloud_store_wal_bytes %" PRIu64 "\n", file_bytes(wal));
+	}
+	if (g->store != NULL) {
+		family(o, "rezuscloud_store_event_log_oldest_revision", "gauge",
+		       "The oldest revision in the event log (newest + 1 when it is empty): "
+		       "a watch resumes from this one less or later.");
+		put(o, "rezuscloud_store_event_log_oldest_revision %" PRId64 "\n",
+		    rz_store_oldest(g->store));
+		family(o, "rezuscloud_store_event_log_newest_revision", "gauge",
+		       "The newest revision in the event log (the store's revision).");
+		put(o, "rezuscloud_store_event_log_newest_revision %" PRId64 "\n",
+		    rz_store_revision(g->store));
+		family(o, "rezuscloud_store_event_log_bytes", "gauge",
+		       "Bytes of the documents the event log holds.");
+		put(o, "rezuscloud_store_event_log_bytes %" PRIu64 "\n",
+		    rz_store_log_bytes(g->store));
+	}
+	if (g->checkpoints != NULL) {
+		rz_metrics_checkpoints_t c = { 0 };
+		g->checkpoints(g->ctx, &c);
+		family(o, "rezuscloud_store_checkpoint_duration_seconds", "summary",
+		       "WAL checkpoints and the time they took.");
+		put(o,
+		    "rezuscloud_store_checkpoint_duration_seconds_sum %.6f\n"
+		    "rezuscloud_store_checkpoint_duration_seconds_count %" PRIu64 "\n",
+		    c.seconds, c.count);
+	}
+}
+
+/* ------------------------------------------------------------------ process_* */
+
+/* The whole of a small /proc file into buf; its length, or -1. */
+static ssize_t read_small(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (f == NULL) {
+		return -1;
+	}
+	n = fread(buf, 1, size - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return (ssize_t)n;
+}
+
+/* Seconds since the epoch at boot (/proc/stat btime); 0 when unknown. */
+static uint64_t boot_time(void)
+{
+	char buf[16384];
+	const char *p;
+
+	if (read_small("/proc/stat", buf, sizeof(buf)) < 0 ||
+	    (p = strstr(buf, "\nbtime ")) == NULL) {
+		return 0;
+	}
+	return strtoull(p + 7, NULL, 10);
+}
+
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (d == NULL) {
+		return -1;
+	}
+	while ((e = readdir(d)) != NULL) {
+		n += e->d_name[0] != '.';
+	}
+	closedir(d);
+	return n - 1; /* the directory's own */
+}
+
+/* The standard names of the Prometheus client libraries, from /proc/self/stat (fields 14,
+ * 15: utime, stime in ticks; 22: start time in ticks after boot; 23: vsize in bytes; 24:
+ * rss in pages). */
+static void render_process(struct out *o)
+{
+	char buf[2048];
+	const char *p;
+	unsigned long long utime, stime, start, vsize, rss;
+	double tck = (double)sysconf(_SC_CLK_TCK);
+	long page = sysconf(_SC_PAGESIZE);
+	struct rlimit rl;
+	int fds;
+
+	if (read_small("/proc/self/stat", buf, sizeof(buf)) > 0 &&
+	    (p = strrchr(buf, ')')) != NULL && tck > 0 && page > 0 &&
+	    sscanf(p + 2,
+	           "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d "
+	           "%*d %llu %llu %llu",
+	           &utime, &stime, &start, &vsize, &rss) == 5) {
+		family(o, "process_cpu_seconds_total", "counter",
+		       "Total user and system CPU time spent in seconds.");
+		put(o, "process_cpu_seconds_total %.2f\n", (double)(utime + stime) / tck);
+		family(o, "process_start_time_seconds", "gauge",
+		       "Start time of the process since unix epoch in seconds.");
+		put(o, "process_start_time_seconds %.2f\n",
+		    (double)boot_time() + (double)start / tck);
+		family(o, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
+		put(o, "process_virtual_memory_bytes %llu\n", vsize);
+		family(o, "process_resident_memory_bytes", "gauge",
+		       "Resident memory size in bytes.");
+		put(o, "process_resident_memory_bytes %llu\n", rss * (unsigned long long)page);
+	}
+	if ((fds = open_fds()) >= 0) {
+		family(o, "process_open_fds", "gauge", "Number of open file descriptors.");
+		put(o, "process_open_fds %d\n", fds);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+		family(o, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
+		put(o, "process_max_fds %llu\n", (unsigned long long)rl.rlim_cur);
+	}
+}
+
 char *rz_metrics_render(rz_metrics_t *m)
 {
 	struct out o = { 0 };
@@ -307,6 +609,11 @@ char *rz_metrics_render(rz_metrics_t *m)
 	render_gauges(m, &o);
 	render_fleet(m, &o);
 	render_probes(m, &o);
+	render_runs(m, &o);
+	render_workers(m, &o);
+	render_auth(m, &o);
+	render_store(m, &o);
+	render_process(&o);
 	if (o.oom) {
 		free(o.p);
 		return NULL;

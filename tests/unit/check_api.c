@@ -1691,10 +1691,43 @@ START_TEST(test_metrics_count_routes)
 	                             "method=\"POST\",code=\"201\"} 1\n"));
 	ck_assert_ptr_nonnull(strstr(text, "rezuscloud_http_requests_total{route=\"/api/v1/tenants/"
 	                                   "{name}\",method=\"GET\",code=\"404\"} 1\n"));
-	ck_assert_ptr_nonnull(strstr(text, "rezuscloud_http_request_duration_seconds_count 2\n"));
+	/* latency by route pattern, never by the raw path */
+	ck_assert_ptr_nonnull(strstr(text, "rezuscloud_http_request_duration_seconds_count{route="
+	                                   "\"/api/v1/tenants/{name}\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(text, "rezuscloud_http_request_duration_seconds_bucket{route="
+	                                   "\"/api/v1/tenants\",le=\"+Inf\"} 1\n"));
+	ck_assert_ptr_null(strstr(text, "nope"));
 	ck_assert_ptr_nonnull(strstr(text, "rezuscloud_build_info{version=\""));
 	free(text);
 	rz_http_set_observer(srv, NULL, NULL);
+	rz_metrics_free(m);
+}
+END_TEST
+
+/* Label values stay bounded: unknown methods fold into "other", and series beyond
+ * RZ_METRICS_SERIES_MAX are counted as unrecorded instead of growing the table. */
+START_TEST(test_metrics_bounded)
+{
+	rz_metrics_t *m = NULL;
+	rz_err_t err = { 0 };
+	char route[32], *text;
+
+	ck_assert_int_eq(rz_metrics_new(&m, NULL, &err), 0);
+	rz_metrics_observe(m, "/x", "PROPFIND", 405, 0.001, false);
+	rz_metrics_observe(m, "/x", "MKCOL", 405, 0.001, false);
+	for (int i = 0; i < RZ_METRICS_SERIES_MAX + 10; i++) {
+		snprintf(route, sizeof(route), "/r%d", i);
+		rz_metrics_observe(m, route, "GET", 200, 0.001, false);
+	}
+	text = rz_metrics_render(m);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_ptr_nonnull(strstr(text, "rezuscloud_http_requests_total{route=\"/x\","
+	                                   "method=\"other\",code=\"405\"} 2\n"));
+	ck_assert_ptr_null(strstr(text, "PROPFIND"));
+	ck_assert_ptr_nonnull(strstr(text, "rezuscloud_http_requests_unrecorded_total 11\n"));
+	ck_assert_ptr_null(strstr(text, "route=\"/r4095\""));
+	ck_assert_ptr_nonnull(strstr(text, "route=\"/r4094\""));
+	free(text);
 	rz_metrics_free(m);
 }
 END_TEST
@@ -1738,6 +1771,7 @@ int main(void)
 	tcase_add_test(tc, test_discovery);
 	tcase_add_test(tc, test_openapi);
 	tcase_add_test(tc, test_metrics_count_routes);
+	tcase_add_test(tc, test_metrics_bounded);
 	suite_add_tcase(s, tc);
 	return rzt_run(s);
 }
