@@ -1183,6 +1183,16 @@ void rz_db_stop(rz_db_t *db)
 	if (!valid(db)) {
 		return;
 	}
+	if (db->ckpt_running) {
+		rz_db_stats_t s;
+		rz_db_stats(db, &s);
+		rz_log(RZ_LOG_NOTICE, "db",
+		       "%llu checkpoints (%llu restarts) took %.3f s; %llu WAL syncs for %llu "
+		       "commits",
+		       (unsigned long long)s.checkpoints, (unsigned long long)s.restarts,
+		       s.checkpoint_seconds, (unsigned long long)s.syncs,
+		       (unsigned long long)s.synced_commits);
+	}
 	pthread_mutex_lock(&db->lock);
 	db->stopping = true;
 	pthread_cond_broadcast(&db->ckpt_cond);
