@@ -861,6 +861,18 @@ static int start_upgrader(rz_daemon_t *d, rz_err_t *err)
 	return rc;
 }
 
+/* Checkpoints off the loop thread, and the durability of acknowledged writes. */
+static int start_db(rz_daemon_t *d, rz_err_t *err)
+{
+	rz_durability_t dur = RZ_DURABILITY_NORMAL;
+
+	if (rz_durability_parse(d->cfg->store_durability, &dur) != 0) {
+		return rz_err_set(err, REZUS_ECONFIG, "store.durability: invalid value '%s'",
+		                  d->cfg->store_durability ? d->cfg->store_durability : "");
+	}
+	return rz_db_start(d->db, d->base, dur, err);
+}
+
 int rz_daemon_start(rz_daemon_t **out, const rz_config_t *cfg, rz_err_t *err)
 {
 	rz_daemon_t *d = calloc(1, sizeof(*d));
@@ -887,6 +899,9 @@ int rz_daemon_start(rz_daemon_t **out, const rz_config_t *cfg, rz_err_t *err)
 	}
 	if (rc == 0) {
 		rc = start_loop(d, err);
+	}
+	if (rc == 0) {
+		rc = start_db(d, err);
 	}
 	if (rc == 0) {
 		rc = start_storage_probe(d, err);
@@ -981,6 +996,7 @@ void rz_daemon_free(rz_daemon_t *d)
 	/* The pool first: its done() callbacks may still answer requests. Watches end before
 	 * the server goes; the routes the API lent the server outlive it. */
 	rz_workers_free(d->workers);
+	rz_db_stop(d->db);           /* the last sync: the writes waiting for it are answered */
 	rz_backups_free(d->backups); /* after the pool: a backup's done() uses it */
 	rz_watch_hub_free(d->watches);
 	rz_http_free(d->http);

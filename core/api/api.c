@@ -91,6 +91,44 @@ static void reply_store_error(rz_req_t *req, const rz_kind_t *k, const char *nam
 	rz_reply_status(req, st);
 }
 
+/* A write's reply, held until its commit is durable (store.durability: full). */
+struct held {
+	rz_req_t *req;
+	int code;
+	json_t *out;
+};
+
+static void held_reply(void *arg, int status)
+{
+	struct held *h = arg;
+
+	if (status == 0) {
+		rz_reply_json(h->req, h->code, h->out);
+	} else {
+		json_decref(h->out);
+		rz_reply_error(
+		    h->req, 503, NULL,
+		    "the change was committed but syncing it to the disk failed (%s): it "
+		    "may be lost; read it back before retrying",
+		    strerror(-status));
+	}
+	free(h);
+}
+
+/* Reply code and out (taken) once the write is durable; at once with durability normal. */
+static void reply_durable(rz_api_t *api, rz_req_t *req, int code, json_t *out)
+{
+	struct held *h = malloc(sizeof(*h));
+
+	if (h == NULL) {
+		json_decref(out);
+		rz_reply_error(req, 503, NULL, "out of memory; the change may have been stored");
+		return;
+	}
+	*h = (struct held){ req, code, out };
+	rz_store_after_durable(api->store, held_reply, h);
+}
+
 static void reply_invalid(rz_req_t *req, const rz_kind_t *k, const char *name, json_t *causes)
 {
 	char msg[512];
@@ -726,7 +764,7 @@ static void commit(struct wr *w)
 		if (w->token[0] != '\0') {
 			json_object_set_new(out, "secret", json_string(w->token));
 		}
-		rz_reply_json(w->req, w->code, out);
+		reply_durable(w->c->api, w->req, w->code, out);
 	}
 	wr_free(w);
 }
@@ -1058,7 +1096,7 @@ static void handle_delete(struct rctx *c, rz_req_t *req, const char *tenant, con
 	if (c->api->access != NULL) {
 		rz_req_set_audited(req);
 	}
-	rz_reply_json(req, gone ? 200 : 202, out);
+	reply_durable(c->api, req, gone ? 200 : 202, out);
 }
 
 /* ------------------------------------------------------------------ dispatch */

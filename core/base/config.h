@@ -110,6 +110,9 @@ typedef struct rz_config {
 	int backup_keep;
 	char *backup_passphrase_file; /* "" = backups hold no state key */
 
+	/* store: */
+	char *store_durability; /* "normal" or "full" */
+
 	/* log: */
 	char *log_level; /* a name rz_log_level_parse accepts */
 	char *log_file;  /* "" = stderr */

@@ -31,6 +31,17 @@ static int check_log_level(const struct rz__setting *s, const char *value, const
 	return 0;
 }
 
+static int check_durability(const struct rz__setting *s, const char *value, const char *origin,
+                            rz_err_t *err)
+{
+	if (strcmp(value, "normal") != 0 && strcmp(value, "full") != 0) {
+		return rz_err_set(err, REZUS_ECONFIG,
+		                  "%s: %s: invalid value '%s': use normal or full", origin, s->key,
+		                  value);
+	}
+	return 0;
+}
+
 static bool valid_port(const char *s)
 {
 	unsigned long port = 0;
@@ -439,6 +450,15 @@ const struct rz__setting rz__settings[] = {
 	  .def = "",
 	  .help = "a file whose first line seals the state key into every backup; empty = "
 	          "backups hold no state key" },
+	{ .key = "store", .kind = K_SECTION, .help = "the database" },
+	{ .key = "store.durability",
+	  .kind = K_STRING,
+	  .offset = AT(store_durability),
+	  .def = "normal",
+	  .check = check_durability,
+	  .help = "normal: a write is acknowledged at its commit, before its fsync (a power "
+	          "loss or kernel crash can lose the last writes, a process crash cannot); "
+	          "full: after its commit is on the disk (group commit)" },
 	{ .key = "log", .kind = K_SECTION, .help = "logging" },
 	{ .key = "log.level",
 	  .kind = K_STRING,

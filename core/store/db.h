@@ -13,6 +13,8 @@
 
 #include "core/base/errors.h"
 
+struct event_base;
+
 typedef struct rz_db rz_db_t;
 typedef struct rz_stmt rz_stmt_t;
 
@@ -110,5 +112,61 @@ int rz_db_probe(rz_db_t *db, rz_err_t *err);
 /* One integer from the first row of sql on db: 0 with *out (0 when there is no row), or
  * the error. */
 int rz_db_query_int(rz_db_t *db, const char *sql, int64_t *out, rz_err_t *err);
+
+/* ---- the daemon's database: checkpoints off the loop, and durability (store.durability) ----
+ *
+ * rz_db_open gives a connection for tools and tests: synchronous = FULL, SQLite's own
+ * auto-checkpoint. rz_db_start turns it into the daemon's: commits no longer sync on the
+ * loop thread (synchronous = NORMAL, auto-checkpoint off) and two threads take the disk
+ * work. The checkpoint thread, with a connection of its own, copies the WAL into the
+ * database (PASSIVE, never blocking a write) once RZ_DB_CHECKPOINT_FRAMES pages have been
+ * committed since the last one; when the WAL holds more than RZ_DB_WAL_MAX_FRAMES pages it
+ * also restarts it (RESTART: it waits for the write in progress and blocks writes while it
+ * copies the few pages left, so the WAL cannot grow without bound). With
+ * RZ_DURABILITY_FULL a sync thread fdatasync()s the WAL after commits: every commit made
+ * before one sync began is durable when it returns, so the commits that arrive while a sync
+ * runs share the next one (group commit). */
+#define RZ_DB_CHECKPOINT_FRAMES 1000  /* pages (4 KiB): SQLite's own auto-checkpoint point */
+#define RZ_DB_WAL_MAX_FRAMES    16384 /* pages: 64 MiB of WAL at most before a RESTART */
+
+typedef enum rz_durability {
+	RZ_DURABILITY_NORMAL, /* a write is acknowledged at its commit, before its fsync */
+	RZ_DURABILITY_FULL,   /* a write is acknowledged once its commit is on the disk */
+} rz_durability_t;
+
+/* "normal" or "full" into *out: 0, or REZUS_EINVALID. */
+int rz_durability_parse(const char *s, rz_durability_t *out);
+
+/* Start the checkpoint thread (and, for RZ_DURABILITY_FULL, the sync thread) for db, whose
+ * completions are handled on base's loop thread. Once per db; db must be on a file. */
+int rz_db_start(rz_db_t *db, struct event_base *base, rz_durability_t durability, rz_err_t *err);
+
+/* fn(arg, status) once every commit made so far is durable: status 0, or a negative errno
+ * when syncing failed (the commits may be lost: the write must not be acknowledged). Runs
+ * at once (before this returns) when nothing waits for a sync: always with
+ * RZ_DURABILITY_NORMAL or before rz_db_start; else later, on the loop thread. Loop thread
+ * only. */
+typedef void (*rz_db_durable_fn)(void *arg, int status);
+void rz_db_after_durable(rz_db_t *db, rz_db_durable_fn fn, void *arg);
+
+/* Stop the threads: a last sync, the callbacks still waiting run (from here), the
+ * checkpoint connection closes. Before freeing what those callbacks use (the HTTP server).
+ * rz_db_close calls it too. Accepts NULL. */
+void rz_db_stop(rz_db_t *db);
+
+/* For tests, before rz_db_start: the sync thread calls fn(fd of the WAL, arg) instead of
+ * fdatasync(fd); fn returns 0 or a negative errno. */
+void rz_db_set_sync_fn(rz_db_t *db, int (*fn)(int fd, void *arg), void *arg);
+
+/* What the threads did, for /metrics. Any thread. */
+typedef struct rz_db_stats {
+	uint64_t checkpoints;      /* PASSIVE and RESTART checkpoints run */
+	uint64_t restarts;         /* of those, RESTARTs (the WAL past RZ_DB_WAL_MAX_FRAMES) */
+	double checkpoint_seconds; /* their total duration */
+	uint64_t syncs;            /* WAL syncs of the group commit */
+	uint64_t synced_commits;   /* commits those syncs made durable */
+	int64_t wal_frames;        /* pages in the WAL after the last commit */
+} rz_db_stats_t;
+void rz_db_stats(rz_db_t *db, rz_db_stats_t *out);
 
 #endif /* RZ_DB_H */

@@ -995,6 +995,11 @@ uint64_t rz_store_log_bytes(const rz_store_t *st)
 	return st->log_bytes;
 }
 
+void rz_store_after_durable(rz_store_t *st, void (*fn)(void *arg, int status), void *arg)
+{
+	rz_db_after_durable(st != NULL ? st->db : NULL, fn, arg);
+}
+
 void rz_store_free(rz_store_t *st)
 {
 	if (st != NULL) {

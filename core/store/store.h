@@ -123,6 +123,12 @@ int rz_store_delete(rz_store_t *st, const rz_kind_t *k, const char *tenant, cons
 int rz_store_replay(rz_store_t *st, int64_t after, int (*fn)(const rz_event_t *ev, void *arg),
                     void *arg, rz_err_t *err);
 
+/* fn(arg, status) once the writes committed so far are durable (store.durability: full:
+ * after the WAL sync that covers them; else at once, before this returns). status is 0, or
+ * a negative errno when the sync failed and the writes may be lost: a write's reply must
+ * then not say it succeeded. Loop thread. See rz_db_after_durable. */
+void rz_store_after_durable(rz_store_t *st, void (*fn)(void *arg, int status), void *arg);
+
 /* The resourceVersion of an object as a number (0 when missing or malformed). */
 int64_t rz_object_rv(const json_t *obj);
 

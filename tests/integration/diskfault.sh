@@ -47,6 +47,8 @@ observe:
 plugin_dir: $top_builddir/plugins
 plugins:
   sim: {}
+store:
+  durability: full
 CONF
 }
 up() { # up LOG CONF

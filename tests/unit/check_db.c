@@ -6,11 +6,16 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
 
 #include "core/store/db.h"
 #include "core/base/errors.h"
@@ -779,6 +784,262 @@ START_TEST(test_full_is_storage_error)
 }
 END_TEST
 
+/* ---- group commit: a sync the test holds back, and callbacks that record what they saw */
+
+struct gate {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int open;     /* syncs may return */
+	int entered;  /* syncs begun */
+	int finished; /* syncs returned */
+	int fail;     /* the next sync fails with -EIO */
+};
+
+static struct gate gate = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0 };
+
+static int held_sync(int fd, void *arg)
+{
+	struct gate *g = arg;
+	int rc = fsync(fd) == 0 ? 0 : -errno;
+
+	pthread_mutex_lock(&g->lock);
+	g->entered++;
+	pthread_cond_broadcast(&g->cond);
+	while (!g->open) {
+		pthread_cond_wait(&g->cond, &g->lock);
+	}
+	if (g->fail) {
+		g->fail = 0;
+		rc = -EIO;
+	}
+	g->finished++;
+	pthread_mutex_unlock(&g->lock);
+	return rc;
+}
+
+static int gate_get(int *field)
+{
+	int v;
+
+	pthread_mutex_lock(&gate.lock);
+	v = *field;
+	pthread_mutex_unlock(&gate.lock);
+	return v;
+}
+
+static void gate_set(int *field, int v)
+{
+	pthread_mutex_lock(&gate.lock);
+	*field = v;
+	pthread_cond_broadcast(&gate.cond);
+	pthread_mutex_unlock(&gate.lock);
+}
+
+#define WRITES 21
+
+struct ack {
+	int n;              /* callbacks run */
+	int status[WRITES]; /* each one's status */
+	int synced[WRITES]; /* syncs finished when it ran */
+	int order_ok;       /* they ran in commit order */
+};
+
+static struct ack acks;
+static int ack_ids[WRITES];
+
+static void on_durable(void *arg, int status)
+{
+	int i = *(int *)arg;
+
+	acks.order_ok = acks.order_ok && i == acks.n;
+	acks.status[i] = status;
+	acks.synced[i] = gate_get(&gate.finished);
+	acks.n++;
+}
+
+/* Turn the loop until cond() or 10 s. */
+static void loop_until(struct event_base *base, int (*cond)(void))
+{
+	for (int i = 0; i < 10000 && !cond(); i++) {
+		event_base_loop(base, EVLOOP_NONBLOCK);
+		usleep(1000);
+	}
+}
+
+static int all_acked(void)
+{
+	return acks.n == WRITES;
+}
+
+static int one_entered(void)
+{
+	return gate_get(&gate.entered) >= 1;
+}
+
+static void insert(rz_db_t *db, int i)
+{
+	char sql[96];
+
+	snprintf(sql, sizeof(sql), "INSERT INTO t1 (v) VALUES ('write %d')", i);
+	exec_ok(db, sql);
+}
+
+/* store.durability: full. No callback runs before the sync covering its commit has
+ * returned, and the writes committed while one sync runs share the next one. */
+START_TEST(test_group_commit_holds_replies)
+{
+	struct event_base *base = event_base_new();
+	rz_db_t *db = open_ok(three, 3, -1);
+	rz_db_stats_t stats;
+	rz_err_t err = { 0 };
+
+	memset(&acks, 0, sizeof(acks));
+	acks.order_ok = 1;
+	gate_set(&gate.open, 0);
+	gate_set(&gate.entered, 0);
+	gate_set(&gate.finished, 0);
+	rz_db_set_sync_fn(db, held_sync, &gate);
+	ck_assert_msg(rz_db_start(db, base, RZ_DURABILITY_FULL, &err) == 0, "%s", err.msg);
+	for (int i = 0; i < WRITES; i++) {
+		ack_ids[i] = i;
+	}
+	insert(db, 0);
+	rz_db_after_durable(db, on_durable, &ack_ids[0]);
+	loop_until(base, one_entered); /* the first sync runs (and is held) */
+	ck_assert_int_eq(gate_get(&gate.entered), 1);
+	for (int i = 1; i < WRITES; i++) {
+		insert(db, i);
+		rz_db_after_durable(db, on_durable, &ack_ids[i]);
+	}
+	for (int i = 0; i < 200; i++) { /* 0.2 s of loop: nothing may be acknowledged */
+		event_base_loop(base, EVLOOP_NONBLOCK);
+		usleep(1000);
+	}
+	ck_assert_int_eq(acks.n, 0);
+	ck_assert_int_eq(gate_get(&gate.finished), 0);
+	gate_set(&gate.open, 1);
+	loop_until(base, all_acked);
+	ck_assert_int_eq(acks.n, WRITES);
+	ck_assert(acks.order_ok);
+	/* the first write's sync, then one for the other twenty */
+	ck_assert_int_eq(gate_get(&gate.entered), 2);
+	ck_assert_int_ge(acks.synced[0], 1);
+	for (int i = 0; i < WRITES; i++) {
+		ck_assert_int_eq(acks.status[i], 0);
+		ck_assert_int_ge(acks.synced[i], i == 0 ? 1 : 2);
+	}
+	rz_db_stats(db, &stats);
+	ck_assert_uint_eq(stats.syncs, 2);
+	ck_assert_uint_eq(stats.synced_commits, WRITES);
+	/* nothing waits: at once */
+	acks.n = 0;
+	acks.order_ok = 1;
+	rz_db_after_durable(db, on_durable, &ack_ids[0]);
+	ck_assert_int_eq(acks.n, 1);
+	rz_db_close(db);
+	event_base_free(base);
+}
+END_TEST
+
+/* A failed sync: the writes it covered are not acknowledged (their callbacks get the
+ * error), the database reports the storage error, and writes after it are acknowledged
+ * again once a sync succeeds. */
+START_TEST(test_group_commit_failed_sync)
+{
+	struct event_base *base = event_base_new();
+	rz_db_t *db = open_ok(three, 3, -1);
+	rz_err_t err = { 0 };
+
+	memset(&acks, 0, sizeof(acks));
+	acks.order_ok = 1;
+	gate_set(&gate.open, 1);
+	gate_set(&gate.fail, 1);
+	gate_set(&gate.finished, 0);
+	rz_db_set_sync_fn(db, held_sync, &gate);
+	ck_assert_msg(rz_db_start(db, base, RZ_DURABILITY_FULL, &err) == 0, "%s", err.msg);
+	for (int i = 0; i < WRITES; i++) {
+		ack_ids[i] = i;
+	}
+	insert(db, 0);
+	rz_db_after_durable(db, on_durable, &ack_ids[0]);
+	for (int i = 0; i < 5000 && acks.n < 1; i++) {
+		event_base_loop(base, EVLOOP_NONBLOCK);
+		usleep(1000);
+	}
+	ck_assert_int_eq(acks.n, 1);
+	ck_assert_int_eq(acks.status[0], -EIO);
+	ck_assert_int_eq(rz_db_storage_error(db, NULL, 0), -EIO);
+	insert(db, 1);
+	rz_db_after_durable(db, on_durable, &ack_ids[1]);
+	for (int i = 0; i < 5000 && acks.n < 2; i++) {
+		event_base_loop(base, EVLOOP_NONBLOCK);
+		usleep(1000);
+	}
+	ck_assert_int_eq(acks.n, 2);
+	ck_assert_int_eq(acks.status[1], 0);
+	rz_db_close(db);
+	event_base_free(base);
+}
+END_TEST
+
+/* store.durability: normal. Replies are not held; checkpoints run on the checkpoint
+ * thread (the loop's connection has no auto-checkpoint); a writer that never lets a
+ * checkpoint catch up still finds the WAL bounded: past RZ_DB_WAL_MAX_FRAMES it is
+ * restarted. */
+START_TEST(test_checkpoints_off_the_loop)
+{
+	struct event_base *base = event_base_new();
+	rz_db_t *db = open_ok(three, 3, -1);
+	rz_db_stats_t stats;
+	rz_err_t err = { 0 };
+	char *wal = NULL;
+	struct stat sb;
+	uint64_t before;
+	int64_t autockpt = -1;
+
+	ck_assert_int_eq(rz_db_query_int(db, "PRAGMA wal_autocheckpoint", &autockpt, &err), 0);
+	ck_assert_int_eq(autockpt, 1000); /* a tool's connection: SQLite's own */
+	ck_assert_msg(rz_db_start(db, base, RZ_DURABILITY_NORMAL, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(rz_db_query_int(db, "PRAGMA wal_autocheckpoint", &autockpt, &err), 0);
+	ck_assert_int_eq(autockpt, 0);
+	acks.n = 0;
+	acks.order_ok = 1;
+	ack_ids[0] = 0;
+	exec_ok(db, "CREATE TABLE big (b BLOB)");
+	rz_db_after_durable(db, on_durable, &ack_ids[0]);
+	ck_assert_int_eq(acks.n, 1); /* at once */
+	/* rounds of about 2,000 pages, each waiting for its checkpoint */
+	for (int round = 0; round < 16; round++) { /* about 40,000 pages in all */
+		rz_db_stats(db, &stats);
+		before = stats.checkpoints;
+		for (int i = 0; i < 1000; i++) {
+			exec_ok(db, "INSERT INTO big (b) VALUES (randomblob(6000))");
+		}
+		for (int i = 0; i < 10000; i++) {
+			rz_db_stats(db, &stats);
+			if (stats.checkpoints > before) {
+				break;
+			}
+			usleep(1000);
+		}
+		ck_assert_uint_gt(stats.checkpoints, before);
+	}
+	rz_db_stats(db, &stats);
+	ck_assert_uint_ge(stats.checkpoints, 16);
+	ck_assert_uint_eq(stats.syncs, 0);
+	ck_assert_int_gt(asprintf(&wal, "%s-wal", path), 0);
+	ck_assert_int_eq(stat(wal, &sb), 0);
+	ck_assert_msg(sb.st_size <= (off_t)(RZ_DB_WAL_MAX_FRAMES + 6000) * (4096 + 24) + 32,
+	              "WAL of %lld bytes", (long long)sb.st_size);
+	printf("# %llu checkpoints, %llu restarts, WAL %lld bytes\n",
+	       (unsigned long long)stats.checkpoints, (unsigned long long)stats.restarts,
+	       (long long)sb.st_size);
+	free(wal);
+	rz_db_close(db);
+	event_base_free(base);
+}
+END_TEST
+
 static Suite *db_suite(void)
 {
 	Suite *s = suite_create("db");
@@ -813,6 +1074,10 @@ static Suite *db_suite(void)
 	tcase_add_test(api, test_null_handles);
 	tcase_add_test(api, test_files_private);
 	tcase_add_test(api, test_full_is_storage_error);
+	tcase_add_test(api, test_group_commit_holds_replies);
+	tcase_add_test(api, test_group_commit_failed_sync);
+	tcase_add_test(api, test_checkpoints_off_the_loop);
+	tcase_set_timeout(api, 60);
 	suite_add_tcase(s, api);
 	return s;
 }
