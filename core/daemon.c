@@ -553,6 +553,19 @@ static void gauge_runs(void *ctx, rz_metrics_runs_t *out)
 	memcpy(out->step_seconds, st.step_seconds, sizeof(out->step_seconds));
 }
 
+static void gauge_checkpoints(void *ctx, rz_metrics_checkpoints_t *out)
+{
+	rz_daemon_t *d = ctx;
+	rz_db_stats_t s;
+
+	rz_db_stats(d->db, &s);
+	*out = (rz_metrics_checkpoints_t){ .count = s.checkpoints,
+		                           .seconds = s.checkpoint_seconds,
+		                           .restarts = s.restarts,
+		                           .syncs = s.syncs,
+		                           .synced_commits = s.synced_commits };
+}
+
 static int start_metrics(rz_daemon_t *d, rz_err_t *err)
 {
 	rz_metrics_gauges_t g = { .watches = gauge_watches,
@@ -560,7 +573,7 @@ static int start_metrics(rz_daemon_t *d, rz_err_t *err)
 		                  .revision = gauge_revision,
 		                  .probes = gauge_probes,
 		                  .runs = gauge_runs,
-		                  .checkpoints = NULL, /* nothing reports checkpoints yet */
+		                  .checkpoints = gauge_checkpoints,
 		                  .store = d->store,
 		                  .auth = d->auth,
 		                  .session = d->session,

@@ -510,6 +510,15 @@ static void render_store(rz_metrics_t *m, struct out *o)
 		    "rezuscloud_store_checkpoint_duration_seconds_sum %.6f\n"
 		    "rezuscloud_store_checkpoint_duration_seconds_count %" PRIu64 "\n",
 		    c.seconds, c.count);
+		family(o, "rezuscloud_store_checkpoint_restarts_total", "counter",
+		       "WAL checkpoints that held writes to bring the WAL back under its bound.");
+		put(o, "rezuscloud_store_checkpoint_restarts_total %" PRIu64 "\n", c.restarts);
+		family(o, "rezuscloud_store_wal_syncs_total", "counter",
+		       "WAL syncs of the group commit (store.durability: full).");
+		put(o, "rezuscloud_store_wal_syncs_total %" PRIu64 "\n", c.syncs);
+		family(o, "rezuscloud_store_synced_commits_total", "counter",
+		       "Commits those syncs made durable.");
+		put(o, "rezuscloud_store_synced_commits_total %" PRIu64 "\n", c.synced_commits);
 	}
 }
 

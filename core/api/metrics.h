@@ -51,10 +51,13 @@ typedef struct rz_metrics_runs {
 	uint64_t queued, running, workers, processes;
 } rz_metrics_runs_t;
 
-/* WAL checkpoints: how many ran, how long they took in all. */
+/* WAL checkpoints (how many ran, how long they took in all, how many were RESTARTs) and the
+ * group commit's WAL syncs (how many, and the commits they made durable). */
 typedef struct rz_metrics_checkpoints {
 	uint64_t count;
 	double seconds;
+	uint64_t restarts;
+	uint64_t syncs, synced_commits;
 } rz_metrics_checkpoints_t;
 
 /* What /metrics reads when scraped. Every member may be NULL: its series are left out. */
@@ -64,8 +67,7 @@ typedef struct rz_metrics_gauges {
 	int64_t (*revision)(void *ctx);                      /* the store's revision */
 	void (*probes)(void *ctx, rz_metrics_probes_t *out); /* the observer */
 	void (*runs)(void *ctx, rz_metrics_runs_t *out);     /* the engine */
-	/* The store's WAL checkpoints. Nothing reports them yet: SQLite checkpoints inside
-	 * COMMIT and tells nobody; the hook is for the store once it runs them itself. */
+	/* The store's WAL checkpoints and syncs (its checkpoint and sync threads). */
 	void (*checkpoints)(void *ctx, rz_metrics_checkpoints_t *out);
 	rz_store_t *store;     /* tenants by phase, machines by stage, the event log */
 	rz_auth_t *auth;       /* login failures, the limiter's 429s */

@@ -121,6 +121,8 @@ expect_eq "the event log ends at the store's revision" "$(metric rezuscloud_stor
 expect_eq "and begins at or before it" "yes" \
 	"$(ge "$(metric rezuscloud_store_event_log_newest_revision "$m")" "$(metric rezuscloud_store_event_log_oldest_revision "$m")")"
 expect_eq "the event log holds bytes" "yes" "$(ge "$(metric rezuscloud_store_event_log_bytes "$m")" 1)"
+expect_match "checkpoints are counted" '^[0-9]+$' "$(metric rezuscloud_store_checkpoint_duration_seconds_count "$m")"
+expect_eq "no group-commit syncs with the default durability" "0" "$(metric rezuscloud_store_wal_syncs_total "$m")"
 
 # process_* from /proc, as the client libraries name them.
 expect_eq "process_open_fds > 0" "yes" "$(ge "$(metric process_open_fds "$m")" 1)"
