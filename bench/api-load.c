@@ -43,7 +43,9 @@
 #include <unistd.h>
 
 #define OUT_MAX      16384
-#define IN_MAX       65536
+#define IN_FIRST     65536               /* a connection's reply buffer starts at this... */
+#define IN_MAX       (16u * 1024 * 1024) /* ...and grows up to this (a 10,000-object list) */
+#define WATCH_TAIL   64                  /* bytes kept between reads to find a split marker */
 #define HDRS_MAX     4096
 #define MAX_CONNS    1000
 #define MAX_SECONDS  300.0
@@ -59,6 +61,15 @@ struct opts {
 	uint64_t max_requests;
 	char hdrs[HDRS_MAX];
 	size_t hdrs_len;
+	/* -r: wait for the server to be ready; -S: when it was started (CLOCK_REALTIME ns) */
+	bool ready;
+	double started_at;
+	/* -W: watch mode; the change is -X METHOD -T PATH -B BODY with -C TYPE; -M what a
+	 * watcher must receive; -k rounds, -i ms between them; -h seconds to hold afterwards */
+	bool watch;
+	const char *trig_method, *trig_path, *trig_body, *trig_type, *marker;
+	int rounds, interval_ms;
+	double hold;
 };
 
 struct conn {
@@ -70,14 +81,19 @@ struct conn {
 	char rv[32];
 	char out[OUT_MAX];
 	size_t out_len, out_off;
-	char in[IN_MAX];
-	size_t in_len;
+	char *in; /* allocated on first use, grown by doubling up to IN_MAX */
+	size_t in_len, in_cap;
+	double got;            /* watch mode: when this round's change arrived; < 0: not yet */
+	char tail[WATCH_TAIL]; /* watch mode: the last bytes read */
+	size_t tail_len;
+	bool headed; /* watch mode: the stream's reply head has arrived */
 };
 
 struct reply {
 	int status;
-	const char *body;
-	size_t body_len;
+	const char *body;  /* chunked: the first chunk */
+	size_t body_len;   /* chunked: the first chunk's length */
+	size_t total_body; /* chunked: all chunks' */
 	bool close;
 };
 
@@ -86,6 +102,7 @@ struct stats {
 	size_t n, cap;
 	uint64_t status[600];
 	uint64_t errors, timeouts, reconnects, rereads, reports;
+	size_t body_bytes; /* the body length of the last counted reply */
 };
 
 struct bench {
@@ -142,7 +159,12 @@ static void usage(void)
 	    "usage: api-load -p PORT [-a ADDR] [-c CONNS] [-d SECONDS] [-w WARMUP] [-n MAXREQ]\n"
 	    "                [-t TIMEOUT_MS] [-m METHOD] [-u PATH] [-H 'Name: value']... [-b "
 	    "BODY]\n"
-	    "  ADDR must be a loopback address (127.0.0.0/8 or ::1); BODY may hold {n} and {rv}\n");
+	    "       api-load -p PORT -r [-S START_NS] [-d SECONDS] [-u PATH] [-H ...]\n"
+	    "       api-load -p PORT -W -c WATCHERS -T PATH -X METHOD -B BODY -C TYPE -M MARKER\n"
+	    "                [-k ROUNDS] [-i MS] [-h HOLD_SECONDS] [-m METHOD] [-u PATH] [-b "
+	    "BODY]\n"
+	    "  ADDR must be a loopback address (127.0.0.0/8 or ::1); BODY may hold {n}, {b64n}\n"
+	    "  and {rv}\n");
 }
 
 /* ------------------------------------------------------------------ options */
@@ -178,6 +200,47 @@ static int num_arg(const char *s, double lo, double hi, double *out)
 	}
 	*out = v;
 	return 0;
+}
+
+static int set_watch_opt(struct opts *o, int ch, const char *arg)
+{
+	double v = 0;
+	int rc = 0;
+
+	switch (ch) {
+	case 'W':
+		o->watch = true;
+		break;
+	case 'X':
+		o->trig_method = arg;
+		break;
+	case 'T':
+		o->trig_path = arg;
+		break;
+	case 'B':
+		o->trig_body = arg;
+		break;
+	case 'C':
+		o->trig_type = arg;
+		break;
+	case 'M':
+		o->marker = arg;
+		break;
+	case 'k':
+		rc = num_arg(arg, 1, 1000, &v);
+		o->rounds = (int)v;
+		break;
+	case 'i':
+		rc = num_arg(arg, 0, 60000, &v);
+		o->interval_ms = (int)v;
+		break;
+	case 'h':
+		rc = num_arg(arg, 0, MAX_SECONDS, &o->hold);
+		break;
+	default:
+		return -1;
+	}
+	return rc;
 }
 
 static int set_opt(struct opts *o, int ch, const char *arg)
@@ -222,8 +285,15 @@ static int set_opt(struct opts *o, int ch, const char *arg)
 		rc = num_arg(arg, 1, (double)MAX_REQUESTS, &v);
 		o->max_requests = (uint64_t)v;
 		break;
+	case 'r':
+		o->ready = true;
+		break;
+	case 'S':
+		rc = num_arg(arg, 1e18, 1e19, &v);
+		o->started_at = v / 1e9;
+		break;
 	default:
-		return -1;
+		return set_watch_opt(o, ch, arg);
 	}
 	return rc;
 }
@@ -239,8 +309,12 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		            .timeout_ms = 5000,
 		            .seconds = 5,
 		            .warmup = 0.5,
-		            .max_requests = 10000000 };
-	while ((ch = getopt(argc, argv, "a:p:c:d:w:n:t:m:u:H:b:")) != -1) {
+		            .max_requests = 10000000,
+		            .trig_method = "PATCH",
+		            .trig_type = "application/json",
+		            .rounds = 5,
+		            .interval_ms = 300 };
+	while ((ch = getopt(argc, argv, "a:p:c:d:w:n:t:m:u:H:b:rS:WX:T:B:C:M:k:i:h:")) != -1) {
 		if (set_opt(o, ch, optarg) != 0) {
 			usage();
 			return -1;
@@ -248,7 +322,12 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 	}
 	if (optind != argc || o->port == 0 || strcmp(o->method, "HEAD") == 0 ||
 	    strpbrk(o->method, " \r\n") != NULL || strpbrk(o->path, " \r\n") != NULL ||
-	    o->path[0] != '/') {
+	    o->path[0] != '/' ||
+	    (o->watch &&
+	     (o->trig_path == NULL || o->trig_path[0] != '/' || o->marker == NULL ||
+	      o->marker[0] == '\0' || strlen(o->marker) >= WATCH_TAIL ||
+	      strpbrk(o->trig_path, " \r\n") != NULL || strpbrk(o->trig_method, " \r\n") != NULL ||
+	      strpbrk(o->trig_type, "\r\n") != NULL))) {
 		usage();
 		return -1;
 	}
@@ -306,10 +385,35 @@ static int open_conn(struct bench *b)
 
 /* ------------------------------------------------------------------ requests */
 
-/* Expand the body template into buf; returns its length, or -1 when it does not fit. */
-static int expand_body(struct bench *b, struct conn *c, char *buf, size_t cap)
+/* {b64n}: the base64 of "k" and the counter in 11 digits: 12 bytes, so 16 characters and no
+ * padding, and a base64 text that goes on after it stays valid (etcd's JSON API wants keys
+ * and values in base64). */
+static int b64_counter(char *buf, size_t cap, uint64_t v)
 {
-	const char *t = b->o.body;
+	static const char tab[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char raw[16];
+	int j = 0;
+
+	snprintf(raw, sizeof(raw), "k%011" PRIu64, v % UINT64_C(100000000000));
+	if (cap < 17) {
+		return -1;
+	}
+	for (int i = 0; i < 12; i += 3) {
+		uint32_t w = (uint32_t)(unsigned char)raw[i] << 16 |
+		             (uint32_t)(unsigned char)raw[i + 1] << 8 | (unsigned char)raw[i + 2];
+		buf[j++] = tab[w >> 18 & 63];
+		buf[j++] = tab[w >> 12 & 63];
+		buf[j++] = tab[w >> 6 & 63];
+		buf[j++] = tab[w & 63];
+	}
+	buf[j] = '\0';
+	return j;
+}
+
+/* Expand a body template into buf; returns its length, or -1 when it does not fit. */
+static int expand_body(struct bench *b, struct conn *c, const char *t, char *buf, size_t cap)
+{
 	size_t len = 0;
 	int n;
 
@@ -317,6 +421,9 @@ static int expand_body(struct bench *b, struct conn *c, char *buf, size_t cap)
 		if (strncmp(t, "{n}", 3) == 0) {
 			n = snprintf(buf + len, cap - len, "%" PRIu64, b->counter++);
 			t += 3;
+		} else if (strncmp(t, "{b64n}", 6) == 0) {
+			n = b64_counter(buf + len, cap - len, b->counter++);
+			t += 6;
 		} else if (strncmp(t, "{rv}", 4) == 0) {
 			n = snprintf(buf + len, cap - len, "%s", c->rv);
 			t += 4;
@@ -331,21 +438,24 @@ static int expand_body(struct bench *b, struct conn *c, char *buf, size_t cap)
 	return (int)len;
 }
 
-static int build_request(struct bench *b, struct conn *c, bool prime)
+/* Build a request from METHOD, PATH, the -H headers, EXTRA (one more header line, or "")
+ * and the body template BODY (NULL: no body) into c->out. */
+static int build_request_of(struct bench *b, struct conn *c, const char *method, const char *path,
+                            const char *extra, const char *tmpl)
 {
 	char body[OUT_MAX / 2];
 	int blen = -1;
 	int n;
 
-	if (!prime && b->o.body != NULL) {
-		blen = expand_body(b, c, body, sizeof(body));
+	if (tmpl != NULL) {
+		blen = expand_body(b, c, tmpl, body, sizeof(body));
 		if (blen < 0) {
 			fprintf(stderr, "api-load: body too long\n");
 			return -1;
 		}
 	}
-	n = snprintf(c->out, sizeof(c->out), "%s %s HTTP/1.1\r\nHost: %s\r\n%s",
-	             prime ? "GET" : b->o.method, b->o.path, b->host, b->o.hdrs);
+	n = snprintf(c->out, sizeof(c->out), "%s %s HTTP/1.1\r\nHost: %s\r\n%s%s", method, path,
+	             b->host, b->o.hdrs, extra);
 	if (blen >= 0 && n >= 0 && (size_t)n < sizeof(c->out)) {
 		n += snprintf(c->out + n, sizeof(c->out) - (size_t)n, "Content-Length: %d\r\n",
 		              blen);
@@ -361,6 +471,12 @@ static int build_request(struct bench *b, struct conn *c, bool prime)
 	c->out_len = (size_t)n + 2 + (size_t)(blen > 0 ? blen : 0);
 	c->out_off = 0;
 	return 0;
+}
+
+static int build_request(struct bench *b, struct conn *c, bool prime)
+{
+	return build_request_of(b, c, prime ? "GET" : b->o.method, b->o.path, "",
+	                        prime ? NULL : b->o.body);
 }
 
 static void report(struct bench *b, const char *what, const char *detail, size_t len)
@@ -461,15 +577,66 @@ static bool find_header(const char *h, size_t len, const char *name, const char 
 	return false;
 }
 
+/* A chunked body at p (avail bytes): 1 when it is complete (its length with the last chunk and
+ * the empty trailer in *total; the first chunk in r->body), 0 when more is needed, -1 when it
+ * is not chunked encoding. Trailers are not supported. */
+static int parse_chunked(const char *p, size_t avail, size_t *total, struct reply *r)
+{
+	size_t off = 0;
+
+	r->body = p;
+	r->body_len = 0;
+	r->total_body = 0;
+	for (;;) {
+		const char *eol = memmem(p + off, avail - off, "\r\n", 2);
+		char *end;
+		unsigned long long size;
+
+		if (eol == NULL) {
+			return avail - off > 32 ? -1 : 0;
+		}
+		errno = 0;
+		size = strtoull(p + off, &end, 16);
+		if (errno != 0 || end == p + off || (*end != '\r' && *end != ';') ||
+		    size > IN_MAX) {
+			return -1;
+		}
+		off = (size_t)(eol - p) + 2;
+		if (size == 0) {
+			if (avail - off < 2) {
+				return 0;
+			}
+			if (memcmp(p + off, "\r\n", 2) != 0) {
+				return -1;
+			}
+			*total = off + 2;
+			return 1;
+		}
+		if (avail - off < size + 2) {
+			return 0;
+		}
+		if (memcmp(p + off + size, "\r\n", 2) != 0) {
+			return -1;
+		}
+		if (r->body_len == 0) {
+			r->body = p + off;
+			r->body_len = size;
+		}
+		r->total_body += size;
+		off += size + 2;
+	}
+}
+
 /* 1 when a whole reply is in c->in (described in *r), 0 when more is needed, -1 on error. */
 static int parse_reply(struct conn *c, struct reply *r)
 {
 	const char *end = memmem(c->in, c->in_len, "\r\n\r\n", 4);
 	const char *v;
 	size_t hlen, vlen, clen = 0;
+	int rc;
 
 	if (end == NULL) {
-		return c->in_len >= sizeof(c->in) ? -1 : 0;
+		return c->in_len >= IN_MAX ? -1 : 0;
 	}
 	hlen = (size_t)(end - c->in) + 4;
 	if (hlen < 13 || memcmp(c->in, "HTTP/1.", 7) != 0 || c->in[8] != ' ') {
@@ -479,14 +646,22 @@ static int parse_reply(struct conn *c, struct reply *r)
 	if (r->status < 100 || r->status > 599) {
 		return -1;
 	}
+	r->close = find_header(c->in, hlen, "Connection", &v, &vlen) && vlen == 5 &&
+	           strncasecmp(v, "close", 5) == 0;
+	if (find_header(c->in, hlen, "Transfer-Encoding", &v, &vlen) && vlen == 7 &&
+	    strncasecmp(v, "chunked", 7) == 0) {
+		rc = parse_chunked(c->in + hlen, c->in_len - hlen, &clen, r);
+		if (rc <= 0) {
+			return rc < 0 || c->in_len >= IN_MAX ? -1 : 0;
+		}
+		return c->in_len > hlen + clen ? -1 : 1; /* bytes nobody asked for */
+	}
 	if (find_header(c->in, hlen, "Content-Length", &v, &vlen)) {
 		clen = strtoul(v, NULL, 10);
 	} else if (r->status >= 200 && r->status != 204 && r->status != 304) {
-		return -1; /* chunked or close-delimited bodies are not supported */
+		return -1; /* close-delimited bodies are not supported */
 	}
-	r->close = find_header(c->in, hlen, "Connection", &v, &vlen) && vlen == 5 &&
-	           strncasecmp(v, "close", 5) == 0;
-	if (hlen + clen > sizeof(c->in) || c->in_len > hlen + clen) {
+	if (hlen + clen > IN_MAX || c->in_len > hlen + clen) {
 		return -1; /* too large, or bytes nobody asked for */
 	}
 	if (c->in_len < hlen + clen) {
@@ -494,6 +669,7 @@ static int parse_reply(struct conn *c, struct reply *r)
 	}
 	r->body = c->in + hlen;
 	r->body_len = clen;
+	r->total_body = clen;
 	return 1;
 }
 
@@ -542,6 +718,7 @@ static int on_reply(struct bench *b, struct conn *c, const struct reply *r, doub
 		}
 	} else if (c->counted) {
 		b->st.status[r->status]++;
+		b->st.body_bytes = r->total_body;
 		if (record_latency(&b->st, now - c->t_start) != 0) {
 			return -1;
 		}
@@ -562,13 +739,40 @@ static int on_reply(struct bench *b, struct conn *c, const struct reply *r, doub
 	return 0;
 }
 
+/* Room for at least some more bytes in c->in; -1 when it cannot grow. */
+static int in_room(struct conn *c)
+{
+	size_t cap;
+	char *p;
+
+	if (c->in_len < c->in_cap) {
+		return 0;
+	}
+	cap = c->in_cap == 0 ? IN_FIRST : c->in_cap * 2;
+	if (cap > IN_MAX) {
+		return -1;
+	}
+	p = realloc(c->in, cap);
+	if (p == NULL) {
+		return -1;
+	}
+	c->in = p;
+	c->in_cap = cap;
+	return 0;
+}
+
 static int do_recv(struct bench *b, struct conn *c)
 {
 	struct reply r;
 	ssize_t n;
 	int rc;
 
-	n = recv(c->fd, c->in + c->in_len, sizeof(c->in) - c->in_len, 0);
+	if (in_room(c) != 0) {
+		report(b, "reply too large", "", 0);
+		conn_fail(b, c, "reply too large");
+		return 0;
+	}
+	n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
 		return 0;
 	}
@@ -722,6 +926,7 @@ static void print_results(struct bench *b)
 	printf("\"errors\":%" PRIu64 ",\"timeouts\":%" PRIu64 ",\"reconnects\":%" PRIu64
 	       ",\"rereads\":%" PRIu64 ",",
 	       st->errors, st->timeouts, st->reconnects, st->rereads);
+	printf("\"body_bytes\":%zu,", st->body_bytes);
 	printf("\"cpu_pct\":%.1f,\"runq_ms\":%.1f,\"status_counts\":{",
 	       100.0 * (cpu_seconds() - b->cpu_start) / (b->t_end - b->t_start),
 	       b->runq_start < 0 ? -1.0 : runq_ms() - b->runq_start);
@@ -732,6 +937,275 @@ static void print_results(struct bench *b)
 		}
 	}
 	printf("}}\n");
+}
+
+/* ------------------------------------------------------------------ one request at a time */
+
+/* Send a request on c (connecting when needed), waiting at most until DEADLINE; -1 on failure
+ * (the connection is then closed). */
+static int exch_send(struct bench *b, struct conn *c, const char *method, const char *path,
+                     const char *extra, const char *body, double deadline)
+{
+	if (c->fd < 0 && (c->fd = open_conn(b)) < 0) {
+		return -1;
+	}
+	if (build_request_of(b, c, method, path, extra, body) != 0) {
+		goto fail;
+	}
+	c->in_len = 0;
+	while (c->out_off < c->out_len) {
+		struct pollfd p = { .fd = c->fd, .events = POLLOUT };
+		ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
+		if (n > 0) {
+			c->out_off += (size_t)n;
+		} else if (n < 0 && (errno == EAGAIN || errno == EINTR) && now_s() < deadline) {
+			poll(&p, 1, 10);
+		} else {
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	close(c->fd);
+	c->fd = -1;
+	return -1;
+}
+
+/* Wait for the whole reply on c until DEADLINE: its status, or -1 (the connection closed). */
+static int exch_recv(struct conn *c, double deadline)
+{
+	struct reply r;
+	int rc;
+
+	for (;;) {
+		struct pollfd p = { .fd = c->fd, .events = POLLIN };
+		double left = deadline - now_s();
+		ssize_t n;
+
+		if (left <= 0 || poll(&p, 1, (int)(left * 1000) + 1) < 0 || in_room(c) != 0) {
+			break;
+		}
+		n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+			continue;
+		}
+		if (n <= 0) {
+			break;
+		}
+		c->in_len += (size_t)n;
+		rc = parse_reply(c, &r);
+		if (rc < 0) {
+			break;
+		}
+		if (rc == 1) {
+			c->in_len = 0;
+			if (r.close) {
+				close(c->fd);
+				c->fd = -1;
+			}
+			return r.status;
+		}
+	}
+	close(c->fd);
+	c->fd = -1;
+	return -1;
+}
+
+/* -r: poll PATH every millisecond until it answers 2xx, for at most -d seconds; print how
+ * long after -S (the server's start) that was. */
+static int ready_mode(struct bench *b)
+{
+	struct conn c = { .fd = -1 };
+	double deadline = now_s() + b->o.seconds;
+	struct timespec pause = { 0, 1000000 }, rt;
+	uint64_t attempts = 0;
+	int status = -1;
+
+	while (now_s() < deadline) {
+		attempts++;
+		if (exch_send(b, &c, b->o.method, b->o.path, "", b->o.body, deadline) == 0) {
+			status = exch_recv(&c, deadline);
+			if (status >= 200 && status <= 299) {
+				break;
+			}
+		}
+		nanosleep(&pause, NULL);
+	}
+	clock_gettime(CLOCK_REALTIME, &rt);
+	if (c.fd >= 0) {
+		close(c.fd);
+	}
+	free(c.in);
+	printf(
+	    "{\"mode\":\"ready\",\"errors\":%d,\"ready\":%d,\"ready_ms\":%.1f,\"attempts\":%" PRIu64
+	    ",\"status\":%d}\n",
+	    !(status >= 200 && status <= 299), status >= 200 && status <= 299,
+	    b->o.started_at > 0
+	        ? ((double)rt.tv_sec + (double)rt.tv_nsec / 1e9 - b->o.started_at) * 1000
+	        : 0.0,
+	    attempts, status);
+	return status >= 200 && status <= 299 ? 0 : 1;
+}
+
+/* ------------------------------------------------------------------ watch mode */
+
+enum wwait { W_HEADS, W_QUIET, W_ROUND, W_HOLD };
+
+/* Data on watcher c at time t: the reply head first (it must be a 200), then, in a round,
+ * the marker. Returns 1 when the watcher is done for what is waited for. */
+static int watch_data(struct bench *b, struct conn *c, char *buf, size_t n, bool round, double t0,
+                      double t)
+{
+	const char *m = b->o.marker;
+	char *p = buf + WATCH_TAIL - c->tail_len;
+
+	if (!c->headed) {
+		c->headed = true;
+		if (n < 12 || memcmp(buf + WATCH_TAIL, "HTTP/1.", 7) != 0 ||
+		    memcmp(buf + WATCH_TAIL + 9, "200", 3) != 0) {
+			report(b, "watch refused", buf + WATCH_TAIL, n);
+			conn_fail(b, c, "watch refused");
+			c->state = C_DEAD;
+			return 1;
+		}
+	}
+	memcpy(p, c->tail, c->tail_len);
+	if (round && c->got < 0 && memmem(p, c->tail_len + n, m, strlen(m)) != NULL) {
+		c->got = t - t0;
+		if (record_latency(&b->st, c->got) != 0) {
+			return -1;
+		}
+	}
+	c->tail_len = n + c->tail_len < WATCH_TAIL ? n + c->tail_len : WATCH_TAIL;
+	memcpy(c->tail, buf + WATCH_TAIL + n - c->tail_len, c->tail_len);
+	return 1;
+}
+
+/* Poll the watchers until what is waited for (every head, a quiet spell of 300 ms, every
+ * watcher's change) has come, or until DEADLINE. Returns -1 on a local failure. */
+static int watch_poll(struct bench *b, struct pollfd *pfd, int *idx, enum wwait what, double t0,
+                      double deadline)
+{
+	static char buf[WATCH_TAIL + 65536];
+	double quiet_since = now_s();
+
+	for (;;) {
+		double now = now_s();
+		int n = 0, todo = 0;
+
+		for (int i = 0; i < b->o.conns; i++) {
+			struct conn *c = &b->conns[i];
+			if (c->state != C_RECV) {
+				continue;
+			}
+			todo += (what == W_HEADS && !c->headed) || (what == W_ROUND && c->got < 0);
+			pfd[n] = (struct pollfd){ .fd = c->fd, .events = POLLIN };
+			idx[n++] = i;
+		}
+		if (now >= deadline || (what == W_QUIET && now - quiet_since >= 0.3) ||
+		    ((what == W_HEADS || what == W_ROUND) && todo == 0) || n == 0) {
+			return 0;
+		}
+		if (poll(pfd, (nfds_t)n, 20) < 0 && errno != EINTR) {
+			return -1;
+		}
+		now = now_s();
+		for (int i = 0; i < n; i++) {
+			struct conn *c = &b->conns[idx[i]];
+			ssize_t got;
+			if (pfd[i].revents == 0) {
+				continue;
+			}
+			got = recv(c->fd, buf + WATCH_TAIL, sizeof(buf) - WATCH_TAIL, 0);
+			if (got < 0 && (errno == EAGAIN || errno == EINTR)) {
+				continue;
+			}
+			if (got <= 0) {
+				conn_fail(b, c, "watch stream closed");
+				c->state = C_DEAD;
+				continue;
+			}
+			quiet_since = now;
+			if (watch_data(b, c, buf, (size_t)got, what == W_ROUND, t0, now) < 0) {
+				return -1;
+			}
+		}
+	}
+}
+
+/* -W: N watch streams, then ROUNDS changes: each one's delivery time to every watcher. */
+static int watch_mode(struct bench *b, struct pollfd *pfd, int *idx)
+{
+	struct conn trig = { .fd = -1 };
+	char ctype[300], rmax[8192];
+	size_t rlen = 0;
+	uint64_t missed = 0, trig_errors = 0, trig_ok = 0;
+	double worst = 0;
+	int status;
+
+	snprintf(ctype, sizeof(ctype), "Content-Type: %s\r\n", b->o.trig_type);
+	rmax[0] = '\0';
+	for (int i = 0; i < b->o.conns; i++) {
+		struct conn *c = &b->conns[i];
+		if (build_request(b, c, false) != 0) {
+			return -1;
+		}
+		c->state = C_SEND;
+		do_send(b, c); /* a small request: one send */
+		c->state = c->fd >= 0 ? C_RECV : C_DEAD;
+	}
+	if (watch_poll(b, pfd, idx, W_HEADS, 0, now_s() + b->o.timeout_ms / 1000.0) != 0) {
+		return -1;
+	}
+	for (int r = 0; r < b->o.rounds; r++) {
+		double t0, top = 0;
+
+		if (watch_poll(b, pfd, idx, W_QUIET, 0, now_s() + 2 + b->o.interval_ms / 1000.0) !=
+		    0) {
+			return -1;
+		}
+		for (int i = 0; i < b->o.conns; i++) {
+			b->conns[i].got = -1;
+		}
+		t0 = now_s();
+		if (exch_send(b, &trig, b->o.trig_method, b->o.trig_path, ctype, b->o.trig_body,
+		              t0 + b->o.timeout_ms / 1000.0) != 0) {
+			trig_errors++;
+			continue;
+		}
+		if (watch_poll(b, pfd, idx, W_ROUND, t0, t0 + b->o.timeout_ms / 1000.0) != 0) {
+			return -1;
+		}
+		status = exch_recv(&trig, now_s() + b->o.timeout_ms / 1000.0);
+		trig_ok += status >= 200 && status <= 299;
+		trig_errors += !(status >= 200 && status <= 299);
+		for (int i = 0; i < b->o.conns; i++) {
+			struct conn *c = &b->conns[i];
+			missed += c->got < 0;
+			top = c->got > top ? c->got : top;
+		}
+		worst = top > worst ? top : worst;
+		if (rlen < sizeof(rmax) - 16) {
+			rlen += (size_t)snprintf(rmax + rlen, sizeof(rmax) - rlen, "%s%.1f",
+			                         r ? " " : "", top * 1000);
+		}
+	}
+	if (b->o.hold > 0 && watch_poll(b, pfd, idx, W_HOLD, 0, now_s() + b->o.hold) != 0) {
+		return -1;
+	}
+	qsort(b->st.lat_us, b->st.n, sizeof(*b->st.lat_us), cmp_u32);
+	printf("{\"mode\":\"watch\",\"path\":");
+	print_json_str(b->o.path);
+	printf(",\"watchers\":%d,\"rounds\":%d,\"samples\":%zu,\"missed\":%" PRIu64
+	       ",\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"max_ms\":%.3f,\"round_max_ms\":\"%s\","
+	       "\"changes_ok\":%" PRIu64 ",\"change_errors\":%" PRIu64 ",\"errors\":%" PRIu64 "}\n",
+	       b->o.conns, b->o.rounds, b->st.n, missed, pct_ms(&b->st, 0.5), pct_ms(&b->st, 0.99),
+	       worst * 1000, rmax, trig_ok, trig_errors, b->st.errors);
+	if (trig.fd >= 0) {
+		close(trig.fd);
+	}
+	free(trig.in);
+	return 0;
 }
 
 /* ------------------------------------------------------------------ main */
@@ -755,12 +1229,14 @@ static void close_all(struct bench *b)
 		if (b->conns[i].fd >= 0) {
 			close(b->conns[i].fd);
 		}
+		free(b->conns[i].in);
 	}
 }
 
 int main(int argc, char **argv)
 {
 	static struct bench b;
+	struct rlimit nofile;
 	struct pollfd *pfd = NULL;
 	int *idx = NULL;
 	int rc = 2;
@@ -769,11 +1245,23 @@ int main(int argc, char **argv)
 	if (parse_opts(&b.o, argc, argv) != 0 || resolve_loopback(&b) != 0) {
 		return 2;
 	}
+	if (b.o.ready) {
+		return ready_mode(&b);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+		nofile.rlim_cur = nofile.rlim_max; /* 1,000 watchers need more than 1,024 */
+		setrlimit(RLIMIT_NOFILE, &nofile);
+	}
 	b.uses_rv = b.o.body != NULL && strstr(b.o.body, "{rv}") != NULL;
 	b.conns = calloc((size_t)b.o.conns, sizeof(*b.conns));
 	pfd = calloc((size_t)b.o.conns, sizeof(*pfd));
 	idx = calloc((size_t)b.o.conns, sizeof(*idx));
 	if (b.conns == NULL || pfd == NULL || idx == NULL || open_all(&b) != 0) {
+		goto out;
+	}
+	if (b.o.watch) {
+		rc = watch_mode(&b, pfd, idx) == 0 ? 0 : 1;
+		close_all(&b);
 		goto out;
 	}
 	b.runq_start = runq_ms();
