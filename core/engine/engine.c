@@ -82,7 +82,8 @@ struct run {
 	bool stored;   /* its Run object exists: a resync's only once it has something to do */
 	json_int_t generation;
 	char started[32];
-	char talos[32], kubernetes[32]; /* the tenant's versions this run renders */
+	char talos[32], kubernetes[32];    /* the tenant's versions this run renders */
+	char inputs[RZ_REPORT_INPUTS_LEN]; /* the digest of what it composed (rz_report_inputs) */
 };
 
 struct tenant {
@@ -549,6 +550,8 @@ static int render(struct run *r, const json_t *tenant, rz_err_t *err)
 		json_decref(ctx);
 		return rc;
 	}
+	rz_report_inputs(json_object_get(ctx, "nodeGroups"), json_object_get(ctx, "configPatches"),
+	                 r->inputs);
 	rc = rz_compose(e->plugins, ctx, backend, &files, err);
 	if (rc == 0 && !r->deleting) {
 		rc = guard_empty(r, files, err);
@@ -1089,6 +1092,13 @@ static void finish(struct run *r, const char *phase, int exit_code)
 		}
 	}
 	json_decref(state);
+	if (strcmp(phase, "Succeeded") == 0 && strcmp(r->operation, "apply") == 0 &&
+	    r->inputs[0] != '\0') {
+		/* what this apply covered: a start runs the tenant again when its node groups or
+		 * config patches changed since, should the run that change asked for be lost */
+		rz_report_status(e->store, "Tenant", NULL, t->name,
+		                 json_pack("{s:s}", "appliedInputs", r->inputs));
+	}
 	if (!r->stored && strcmp(phase, "Succeeded") != 0 && !e->stopping) {
 		store_run(r); /* a resync that failed is worth keeping */
 	}
@@ -1824,6 +1834,11 @@ static void recover_runs(rz_engine_t *e)
 		              json_object_get(json_object_get(run, "status"), "startedAt")
 		                  ? "the daemon stopped before the run finished"
 		                  : "the daemon stopped before the run started"));
+		/* what it was to apply is not known to be applied: should the run poked here be
+		 * lost as well (a resync is stored only once it finds something), the next start
+		 * sees the tenant's inputs as not applied and runs it again */
+		rz_report_status(e->store, "Tenant", NULL, tenant,
+		                 json_pack("{s:s}", "appliedInputs", ""));
 		rz_logkv(RZ_LOG_WARNING, "engine",
 		         "run interrupted by a daemon stop; running again", "tenant", tenant, "run",
 		         name, NULL);
@@ -1845,7 +1860,10 @@ static void reconcile_pending(rz_engine_t *e)
 		json_int_t gen = json_integer_value(json_object_get(meta, "generation"));
 		json_int_t seen = json_integer_value(
 		    json_object_get(json_object_get(t, "status"), "observedGeneration"));
-		if (gen != seen || json_object_get(meta, "deletionTimestamp") != NULL) {
+		/* a node group's or config patch's change leaves the tenant's generation alone:
+		 * what tells of those is the digest the last successful apply recorded */
+		if (gen != seen || json_object_get(meta, "deletionTimestamp") != NULL ||
+		    rz_report_inputs_stale(e->store, t)) {
 			poke(e, json_string_value(json_object_get(meta, "name")), e->o.debounce_ms,
 			     "update");
 		}

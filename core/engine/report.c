@@ -6,6 +6,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <sodium.h>
+
 #include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/engine/report.h"
@@ -524,4 +526,53 @@ json_t *rz_report_active_upgrade(rz_store_t *st, const char *tenant)
 	json_incref(best);
 	json_decref(ups);
 	return best;
+}
+
+void rz_report_inputs(const json_t *groups, const json_t *patches, char out[RZ_REPORT_INPUTS_LEN])
+{
+	const json_t *lists[2] = { groups, patches };
+	unsigned char h[(RZ_REPORT_INPUTS_LEN - 1) / 2];
+	crypto_generichash_state s;
+	const json_t *o;
+	size_t i;
+
+	crypto_generichash_init(&s, NULL, 0, sizeof(h));
+	for (size_t l = 0; l < 2; l++) {
+		json_array_foreach(lists[l], i, o)
+		{
+			const json_t *meta = json_object_get(o, "metadata");
+			char line[400];
+			int n = snprintf(
+			    line, sizeof(line), "%zu/%s/%s/%lld\n", l,
+			    json_string_value(json_object_get(meta, "name")) ?: "",
+			    json_string_value(json_object_get(meta, "uid")) ?: "",
+			    (long long)json_integer_value(json_object_get(meta, "generation")));
+			crypto_generichash_update(
+			    &s, (const unsigned char *)line,
+			    n > 0 && (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+		}
+		crypto_generichash_update(&s, (const unsigned char *)"--\n", 3);
+	}
+	crypto_generichash_final(&s, h, sizeof(h));
+	sodium_bin2hex(out, RZ_REPORT_INPUTS_LEN, h, sizeof(h));
+}
+
+bool rz_report_inputs_stale(rz_store_t *st, const json_t *tenant)
+{
+	const char *name =
+	    json_string_value(json_object_get(json_object_get(tenant, "metadata"), "name"));
+	const char *applied =
+	    json_string_value(json_object_get(json_object_get(tenant, "status"), "appliedInputs"));
+	char now[RZ_REPORT_INPUTS_LEN];
+	json_t *groups, *patches;
+
+	if (name == NULL || applied == NULL) {
+		return false;
+	}
+	groups = rz_store_list_all(st, "NodeGroup", name);
+	patches = rz_store_list_all(st, "ConfigPatch", name);
+	rz_report_inputs(groups, patches, now);
+	json_decref(groups);
+	json_decref(patches);
+	return strcmp(now, applied) != 0;
 }

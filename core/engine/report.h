@@ -88,6 +88,20 @@ void rz_report_counts(rz_store_t *st, const char *tenant, int64_t provision_time
 void rz_report_drift(rz_store_t *st, const char *tenant, bool drifted, const char *reason,
                      const char *message);
 
+/* The inputs a run of the tenant composes besides the Tenant itself — its node groups and
+ * config patches, by name, uid and generation (the lists as rz_store_list_all gives them) —
+ * as a digest of RZ_REPORT_INPUTS_LEN - 1 hex digits into out. A successful apply records
+ * it as status.appliedInputs: a change whose run a crash lost shows as a difference. */
+#define RZ_REPORT_INPUTS_LEN 33
+void rz_report_inputs(const json_t *groups, const json_t *patches, char out[RZ_REPORT_INPUTS_LEN]);
+
+/* Whether the tenant (an object from the store) has inputs that no successful apply
+ * covered: its status.appliedInputs (written after a successful apply, emptied when a run
+ * is interrupted) differs from the digest of its node groups and config patches now.
+ * False for a tenant that never recorded any (nothing applied yet, or applied before the
+ * field existed: the tenant's generation tells for those). */
+bool rz_report_inputs_stale(rz_store_t *st, const json_t *tenant);
+
 /* The tenant's UpgradeRun in progress — not a dry run, phase Pending, Prechecking or
  * Upgrading; the oldest when several wait — or NULL (caller owns). Runs wait behind it
  * (the engine), observation runs fast and hands it to the plugin (the observer). */

@@ -196,6 +196,11 @@ static const rz_field_t tenant_status[] = {
 	{ .name = "lastReconciled",
 	  .type = RZ_F_TIME,
 	  .doc = "when a resync last found nothing to change (no Run is stored for it)" },
+	{ .name = "appliedInputs",
+	  .type = RZ_F_STRING,
+	  .doc = "a digest of the node groups and config patches the last successful apply "
+	         "composed (emptied when a run is interrupted): at start, a tenant whose inputs "
+	         "differ runs again" },
 	{ .name = "controlPlane",
 	  .type = RZ_F_OBJECT,
 	  .fields = control_plane_fields,

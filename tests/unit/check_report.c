@@ -255,6 +255,105 @@ START_TEST(test_machines_scoped)
 }
 END_TEST
 
+/* The digest of a tenant's inputs: a node group's or config patch's change (its generation),
+ * a new one, a deleted one all show; a status write does not. A start runs again a tenant
+ * whose inputs differ from what its last successful apply recorded. */
+START_TEST(test_inputs_stale)
+{
+	char *tmp = rzt_tmpdir(), path[1024], d0[RZ_REPORT_INPUTS_LEN], d1[RZ_REPORT_INPUTS_LEN];
+	rz_db_t *db = NULL;
+	rz_bus_t *bus = NULL;
+	rz_store_t *st = NULL;
+	rz_err_t err = { 0 };
+	json_t *obj, *out = NULL, *t = NULL, *groups, *patches;
+	const rz_kind_t *tk = rz_kind_by_name("Tenant"), *nk = rz_kind_by_name("NodeGroup");
+	const rz_kind_t *pk = rz_kind_by_name("ConfigPatch");
+	bool gone;
+
+	rz_log_set_level(RZ_LOG_CRIT);
+	snprintf(path, sizeof(path), "%s/rezus.db", tmp);
+	ck_assert_int_eq(rz_db_open(&db, path, &err), 0);
+	ck_assert_int_eq(rz_bus_new(&bus), 0);
+	ck_assert_int_eq(rz_store_new(&st, db, bus, 100, &err), 0);
+	obj = json_pack("{s:{s:s}, s:{s:s}}", "metadata", "name", "t", "spec", "clusterProvider",
+	                "sim");
+	ck_assert_int_eq(rz_store_create(st, tk, obj, NULL, &out, &err), 0);
+	json_decref(obj);
+	json_decref(out);
+	obj = json_pack("{s:{s:s, s:s}, s:{s:s, s:i, s:s}}", "metadata", "name", "w", "tenant", "t",
+	                "spec", "role", "worker", "count", 3, "providerClass", "sim");
+	out = NULL;
+	ck_assert_msg(rz_store_create(st, nk, obj, NULL, &out, &err) == 0, "%s", err.msg);
+	json_decref(out);
+
+#define TENANT() (json_decref(t), t = NULL, rz_store_get(st, tk, NULL, "t", &t, &err), t)
+	/* nothing recorded yet (never applied): the tenant's generation tells */
+	ck_assert(!rz_report_inputs_stale(st, TENANT()));
+
+	/* an apply of count 3 succeeded and recorded what it composed */
+	groups = rz_store_list_all(st, "NodeGroup", "t");
+	patches = rz_store_list_all(st, "ConfigPatch", "t");
+	rz_report_inputs(groups, patches, d0);
+	json_decref(groups);
+	json_decref(patches);
+	ck_assert_uint_eq(strlen(d0), RZ_REPORT_INPUTS_LEN - 1);
+	rz_report_status(st, "Tenant", NULL, "t", json_pack("{s:s}", "appliedInputs", d0));
+	ck_assert(!rz_report_inputs_stale(st, TENANT()));
+
+	/* the node group's status moves (observation): still applied */
+	rz_report_status(st, "NodeGroup", "t", "w", json_pack("{s:i}", "ready", 2));
+	ck_assert(!rz_report_inputs_stale(st, TENANT()));
+
+	/* scaled to 1, and the daemon killed before the debounced run started: stale */
+	json_object_set_new(json_object_get(obj, "spec"), "count", json_integer(1));
+	out = NULL;
+	ck_assert_msg(
+	    rz_store_update(st, nk, "t", "w", obj, 0, RZ_UPDATE_SPEC, NULL, &out, &gone, &err) == 0,
+	    "%s", err.msg);
+	json_decref(out);
+	ck_assert(rz_report_inputs_stale(st, TENANT()));
+	groups = rz_store_list_all(st, "NodeGroup", "t");
+	rz_report_inputs(groups, NULL, d1);
+	json_decref(groups);
+	ck_assert_str_ne(d0, d1);
+	rz_report_status(st, "Tenant", NULL, "t", json_pack("{s:s}", "appliedInputs", d1));
+	ck_assert(!rz_report_inputs_stale(st, TENANT()));
+
+	/* a config patch created, then deleted */
+	json_decref(obj);
+	obj = json_pack("{s:{s:s, s:s}, s:{s:s}}", "metadata", "name", "p", "tenant", "t", "spec",
+	                "patch", "v: 1");
+	out = NULL;
+	ck_assert_msg(rz_store_create(st, pk, obj, NULL, &out, &err) == 0, "%s", err.msg);
+	json_decref(out);
+	ck_assert(rz_report_inputs_stale(st, TENANT()));
+	groups = rz_store_list_all(st, "NodeGroup", "t");
+	patches = rz_store_list_all(st, "ConfigPatch", "t");
+	rz_report_inputs(groups, patches, d0);
+	json_decref(groups);
+	json_decref(patches);
+	rz_report_status(st, "Tenant", NULL, "t", json_pack("{s:s}", "appliedInputs", d0));
+	ck_assert(!rz_report_inputs_stale(st, TENANT()));
+	out = NULL;
+	ck_assert_int_eq(rz_store_delete(st, pk, "t", "p", 0, NULL, &out, &gone, &err), 0);
+	json_decref(out);
+	ck_assert(rz_report_inputs_stale(st, TENANT()));
+
+	/* a run interrupted empties the record: stale whatever the inputs */
+	rz_report_status(st, "Tenant", NULL, "t", json_pack("{s:s}", "appliedInputs", ""));
+	ck_assert(rz_report_inputs_stale(st, TENANT()));
+#undef TENANT
+
+	json_decref(t);
+	json_decref(obj);
+	rz_store_free(st);
+	rz_bus_free(bus);
+	rz_db_close(db);
+	rzt_rmrf(tmp);
+	free(tmp);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("report");
@@ -265,6 +364,7 @@ int main(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("machines");
 	tcase_add_test(tc, test_machines_scoped);
+	tcase_add_test(tc, test_inputs_stale);
 	suite_add_tcase(s, tc);
 	return rzt_run(s);
 }
