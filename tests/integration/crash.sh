@@ -139,6 +139,33 @@ expect_eq "no committed object was lost" "1" "$(q "SELECT count(*) >= $OBJECTS F
 expect_eq "no event was lost" "1" "$(q "SELECT max(rv) >= $EVENTS FROM events")"
 expect_eq "no audit row was lost" "1" "$(q "SELECT count(*) >= $AUDIT FROM audit")"
 
+# A change acknowledged but killed before its run was created (within tofu.debounce) is run
+# at the next start; the tenant's own generation did not move, only the node group's.
+# tofu.resync is off so that only the start can find it.
+kill -TERM "$DAEMON_PID"
+wait_exit "$DAEMON_PID" 5
+sed -i -e 's/^  debounce: 200ms$/  debounce: 60s/' -e 's/^  resync: 3s$/  resync: 0s/' "$WORK/rezus.conf"
+REZUSCLOUD_ADMIN_PASSWORD=crash-test-pw start_daemon "$WORK/daemon3.log" -c "$WORK/rezus.conf" ||
+	not_ok "the daemon starts with a long debounce" "$(cat "$WORK/daemon3.log")"
+login
+expect_match "a node group scaled to 4 is acknowledged" '"count":4' \
+	"$(curl -s -H "Authorization: Bearer $TOKEN" -X PATCH -H 'Content-Type: application/merge-patch+json' \
+		-d '{"spec":{"count":4}}' "$API/tenants/acme/nodegroups/workers")"
+RUNS=$(q "SELECT count(*) FROM objects WHERE kind = 'Run'")
+kill -KILL "$DAEMON_PID"
+wait "$DAEMON_PID" 2>/dev/null
+sed -i 's/^  debounce: 60s$/  debounce: 200ms/' "$WORK/rezus.conf"
+REZUSCLOUD_ADMIN_PASSWORD=crash-test-pw start_daemon "$WORK/daemon4.log" -c "$WORK/rezus.conf" ||
+	not_ok "the daemon starts again" "$(cat "$WORK/daemon4.log")"
+login
+for _ in $(seq 1 300); do
+	[ "$(api "$API/tenants/acme/machines" | grep -o '"kind":"Machine"' | wc -l | tr -d ' ')" = 4 ] && break
+	sleep 0.1
+done
+expect_eq "the start runs the change the kill left unapplied: four Machines" "4" \
+	"$(api "$API/tenants/acme/machines" | grep -o '"kind":"Machine"' | wc -l | tr -d ' ')"
+expect_eq "through a new run" "1" "$(q "SELECT count(*) > $RUNS FROM objects WHERE kind = 'Run'")"
+
 kill -TERM "$DAEMON_PID"
 wait_exit "$DAEMON_PID" 5
 expect_eq "the daemon stops cleanly" "0" "$EXIT_STATUS"
