@@ -172,12 +172,18 @@ void rz_reply_json(rz_req_t *req, int code, json_t *obj);
 void rz_reply_error(rz_req_t *req, int code, const char *reason, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* ---- streamed replies (watches, live logs) ---- */
+/* ---- streamed replies (watches, live logs, lists) ---- */
 
 /* Send the status line and headers now and the body in pieces: chunked for HTTP/1.1,
- * close-delimited for HTTP/1.0. No caching, no proxy buffering. 0 or -EPIPE when the
- * client has already gone (the request must still be ended with rz_reply_end). */
+ * close-delimited for HTTP/1.0. A live stream: no caching, no proxy buffering, and not
+ * counted in the observer's latency (streamed is true). 0 or -EPIPE when the client has
+ * already gone (the request must still be ended with rz_reply_end). For HEAD the headers
+ * are sent and the body written is counted but not sent. */
 int rz_reply_start(rz_req_t *req, int code, const char *ctype);
+
+/* The same for a reply that is finite but too large to build whole (a list): streamed
+ * like rz_reply_start, without the live stream's headers, and timed like any reply. */
+int rz_reply_begin(rz_req_t *req, int code, const char *ctype);
 
 /* Append to a started stream. data is copied. Returns 0; -EPIPE when the client has gone;
  * -ENOBUFS when the client has left more than max_stream_backlog unread, in which case
@@ -189,6 +195,11 @@ size_t rz_reply_backlog(const rz_req_t *req);
 
 /* End the stream (or drop it when the client has gone) and free the request. */
 void rz_reply_end(rz_req_t *req);
+
+/* End a started stream that cannot be finished (an error after the head was sent): the
+ * connection is closed without the last chunk, so that the client sees a cut reply, not a
+ * complete one; the request is freed. */
+void rz_reply_abort(rz_req_t *req);
 
 /* fn(req, arg) runs once when the client disconnects, or the server shuts down or is
  * freed, while req is outstanding — the owner then calls rz_reply_end (or a reply) to
