@@ -968,6 +968,16 @@ size_t rz_reply_backlog(const rz_req_t *req)
 	return req->conn ? evbuffer_get_length(bufferevent_get_output(req->conn->bev)) : 0;
 }
 
+size_t rz_reply_backlog_cap(const rz_req_t *req)
+{
+	return req->h != NULL ? req->h->opts.max_stream_backlog : 0;
+}
+
+struct event_base *rz_req_base(const rz_req_t *req)
+{
+	return req->h != NULL ? req->h->base : NULL;
+}
+
 void rz_reply_end(rz_req_t *req)
 {
 	struct conn *c = req->conn;

@@ -193,6 +193,13 @@ int rz_reply_write(rz_req_t *req, const void *data, size_t len);
 /* Bytes written to the stream and not yet taken by the client (0 once it has gone). */
 size_t rz_reply_backlog(const rz_req_t *req);
 
+/* The backlog above which rz_reply_write cuts a stream off (max_stream_backlog). */
+size_t rz_reply_backlog_cap(const rz_req_t *req);
+
+/* The loop the request is served on, for the timers of a reply sent in pieces (NULL once
+ * the server is freed). Borrowed. */
+struct event_base *rz_req_base(const rz_req_t *req);
+
 /* End the stream (or drop it when the client has gone) and free the request. */
 void rz_reply_end(rz_req_t *req);
 
