@@ -2010,7 +2010,7 @@ void rz_http_shutdown(rz_http_t *h)
 	}
 	while (c != NULL) {
 		struct conn *next = c->next;
-		if ((!c->handling && !c->closing) || (c->req != NULL && c->req->streaming)) {
+		if ((!c->handling && !c->closing) || (c->req != NULL && c->req->live)) {
 			conn_free(c); /* may run on-close callbacks, which never free connections */
 		}
 		c = next;

@@ -92,9 +92,9 @@ int rz_http_listen(rz_http_t *h, const char *addr, rz_err_t *err);
 /* The bound port, or -1 when not listening. */
 int rz_http_port(const rz_http_t *h);
 
-/* Stop accepting; close idle connections; cut off streamed replies (their on-close
- * callbacks run); other requests in flight finish and their connections close after the
- * reply. */
+/* Stop accepting; close idle connections; cut off live streamed replies (rz_reply_start:
+ * their on-close callbacks run); other requests in flight, lists streamed with
+ * rz_reply_begin among them, finish and their connections close after the reply. */
 void rz_http_shutdown(rz_http_t *h);
 
 /* Called once per finished request (after the reply or the end of a stream) with the
