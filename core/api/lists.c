@@ -44,7 +44,6 @@ struct lister {
 	bool stop, done;
 	struct buf b;
 	struct event *resume;
-	int pause_ms;
 	rz_err_t err;
 };
 
@@ -342,8 +341,14 @@ static void schedule(struct lister *l, int ms)
 	}
 }
 
-/* The next page, when the client has taken enough of the last ones; else try again later,
- * backing off from 1 ms to 1 s (the server's write timeout drops a client that stops). */
+static void on_drained(rz_req_t *req, void *arg)
+{
+	schedule(arg, 0);
+}
+
+/* The next page, on a later turn of the loop, when the client has taken enough of the last
+ * ones; else when it has read the backlog down to half the mark (the server's write
+ * timeout drops a client that stops reading). */
 static void on_resume(evutil_socket_t fd, short what, void *arg)
 {
 	struct lister *l = arg;
@@ -351,11 +356,9 @@ static void on_resume(evutil_socket_t fd, short what, void *arg)
 	size_t high = cap / 2 < RZ_LIST_HIGH_WATER ? cap / 2 : RZ_LIST_HIGH_WATER;
 
 	if (rz_reply_backlog(l->req) > high) {
-		l->pause_ms = l->pause_ms == 0 ? 1 : l->pause_ms >= 500 ? 1000 : l->pause_ms * 2;
-		schedule(l, l->pause_ms);
+		rz_reply_on_drain(l->req, high / 2, on_drained, l);
 		return;
 	}
-	l->pause_ms = 0;
 	if (fill(l) != 0) {
 		rz_log_err("api", "list of %s failed after its head: %s", l->kind->plural,
 		           l->err.msg);
@@ -380,8 +383,15 @@ static struct lister *lister_new(rz_req_t *req, rz_store_t *store, rz_lists_opts
 	l->kind = o->kind;
 	l->all_tenants = o->tenant == NULL;
 	snprintf(l->tenant, sizeof(l->tenant), "%s", o->tenant ? o->tenant : "");
-	l->labels = o->labels;
-	l->fields = o->fields;
+	/* an absent selector parses as an empty one, which would only cost a parse per row */
+	l->labels = rz_selector_empty(o->labels) ? NULL : o->labels;
+	l->fields = rz_selector_empty(o->fields) ? NULL : o->fields;
+	if (l->labels == NULL) {
+		rz_selector_free(o->labels);
+	}
+	if (l->fields == NULL) {
+		rz_selector_free(o->fields);
+	}
 	o->labels = o->fields = NULL;
 	l->pretty = o->pretty;
 	l->limit = o->limit;

@@ -107,6 +107,9 @@ struct rz_req {
 	size_t stream_bytes;
 	void (*on_close)(rz_req_t *req, void *arg);
 	void *on_close_arg;
+	void (*on_drain)(rz_req_t *req, void *arg); /* once the backlog is at most drain_below */
+	void *on_drain_arg;
+	size_t drain_below;
 };
 
 struct conn {
@@ -993,6 +996,9 @@ void rz_reply_end(rz_req_t *req)
 		return;
 	}
 	close = !req->keep_alive || h->draining;
+	if (req->on_drain != NULL) {
+		bufferevent_setwatermark(c->bev, EV_WRITE, 0, 0);
+	}
 	if (req->chunked && !req->head_only) {
 		evbuffer_add(bufferevent_get_output(c->bev), "0\r\n\r\n", 5);
 	}
@@ -1012,6 +1018,16 @@ void rz_reply_abort(rz_req_t *req)
 		conn_cut(req->conn);
 	}
 	rz_reply_end(req);
+}
+
+void rz_reply_on_drain(rz_req_t *req, size_t below, void (*fn)(rz_req_t *req, void *arg), void *arg)
+{
+	req->on_drain = fn;
+	req->on_drain_arg = arg;
+	req->drain_below = below;
+	if (req->conn != NULL) {
+		bufferevent_setwatermark(req->conn->bev, EV_WRITE, below, 0);
+	}
 }
 
 void rz_req_on_close(rz_req_t *req, void (*fn)(rz_req_t *req, void *arg), void *arg)
@@ -1683,6 +1699,15 @@ static void on_write(struct bufferevent *bev, void *arg)
 {
 	struct conn *c = arg;
 	struct timeval linger = { LINGER_MS / 1000, 0 };
+
+	if (c->req != NULL && c->req->on_drain != NULL &&
+	    evbuffer_get_length(bufferevent_get_output(bev)) <= c->req->drain_below) {
+		void (*fn)(rz_req_t *, void *) = c->req->on_drain;
+		c->req->on_drain = NULL;
+		bufferevent_setwatermark(bev, EV_WRITE, 0, 0);
+		fn(c->req, c->req->on_drain_arg); /* may end the request: c is not used after */
+		return;
+	}
 
 	if (!c->closing || evbuffer_get_length(bufferevent_get_output(bev)) > 0 ||
 	    c->phase == P_LINGER) {

@@ -193,6 +193,12 @@ int rz_reply_write(rz_req_t *req, const void *data, size_t len);
 /* Bytes written to the stream and not yet taken by the client (0 once it has gone). */
 size_t rz_reply_backlog(const rz_req_t *req);
 
+/* fn(req, arg) runs once, on the loop, when the client has taken enough of a started
+ * stream that at most below bytes are left unread; call it when the backlog is above that.
+ * Not called once the client has gone (the on-close callback is). Replaces an earlier one. */
+void rz_reply_on_drain(rz_req_t *req, size_t below, void (*fn)(rz_req_t *req, void *arg),
+                       void *arg);
+
 /* The backlog above which rz_reply_write cuts a stream off (max_stream_backlog). */
 size_t rz_reply_backlog_cap(const rz_req_t *req);
 

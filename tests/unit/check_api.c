@@ -1330,6 +1330,36 @@ START_TEST(test_large_list_streams_byte_identical)
 }
 END_TEST
 
+/* The stored text goes out as it is, not parsed and dumped again (which the list did for
+ * every object): a document stored with blanks jansson would not write comes back with
+ * them, with a label selector too (the match parses, the copy does not); ?pretty re-renders. */
+START_TEST(test_list_copies_stored_text)
+{
+	rz_err_t err = { 0 };
+	json_t *j;
+	rzt_response_t r;
+
+	make_tenant("t1");
+	ck_assert_int_eq(rz_db_exec(db,
+	                            "UPDATE objects SET doc = replace(doc, '\"kind\":\"Tenant\"', "
+	                            "'\"kind\" :  \"Tenant\"') WHERE kind = 'Tenant'",
+	                            &err),
+	                 0);
+	rzt_request(base, port, "GET /api/v1/tenants HTTP/1.1\r\n\r\n", &r);
+	ck_assert_int_eq(r.code, 200);
+	ck_assert_ptr_nonnull(strstr(r.body, "\"kind\" :  \"Tenant\""));
+	rzt_response_free(&r);
+	rzt_request(base, port,
+	            "GET /api/v1/tenants?fieldSelector=metadata.name%3Dt1 HTTP/1.1\r\n\r\n", &r);
+	ck_assert_int_eq(r.code, 200);
+	ck_assert_ptr_nonnull(strstr(r.body, "\"kind\" :  \"Tenant\""));
+	rzt_response_free(&r);
+	ck_assert_int_eq(get("/api/v1/tenants?pretty=true", &j), 200);
+	ck_assert_str_eq(at(j, "items.0.kind"), "Tenant");
+	json_decref(j);
+}
+END_TEST
+
 /* HEAD of a list: the head of the streamed reply, no body, and the connection goes on. */
 START_TEST(test_list_head)
 {
@@ -1901,6 +1931,7 @@ int main(void)
 	tcase_add_test(tc, test_list_parameters_out_of_range);
 	tcase_add_test(tc, test_large_list_streams_byte_identical);
 	tcase_add_test(tc, test_list_head);
+	tcase_add_test(tc, test_list_copies_stored_text);
 	tcase_add_test(tc, test_body_resource_version_malformed);
 	tcase_add_test(tc, test_metadata_limits);
 	tcase_add_test(tc, test_yaml_body_node_limit);
