@@ -260,22 +260,27 @@ static int prescan(struct lister *l, const char *after_tenant, const char *after
 
 static void head(struct lister *l, int64_t rv, const char *token)
 {
-	char text[512];
+	char text[2 * 4 * KEY_MAX / 3 + 512]; /* a token of two keys in base64, and the rest */
+	int n;
 
 	if (l->pretty) {
-		snprintf(
+		n = snprintf(
 		    text, sizeof(text),
 		    "{\n  \"apiVersion\": \"%s\",\n  \"kind\": \"%sList\",\n  \"metadata\": {\n"
 		    "    \"resourceVersion\": \"%" PRId64 "\"%s%s%s\n  },\n  \"items\": [",
 		    RZ_API_VERSION, l->kind->kind, rv, token ? ",\n    \"continue\": \"" : "",
 		    token ? token : "", token ? "\"" : "");
 	} else {
-		snprintf(
+		n = snprintf(
 		    text, sizeof(text),
 		    "{\"apiVersion\":\"%s\",\"kind\":\"%sList\",\"metadata\":{\"resourceVersion\":"
 		    "\"%" PRId64 "\"%s%s%s},\"items\":[",
 		    RZ_API_VERSION, l->kind->kind, rv, token ? ",\"continue\":\"" : "",
 		    token ? token : "", token ? "\"" : "");
+	}
+	if (n < 0 || (size_t)n >= sizeof(text)) {
+		l->b.oom = true; /* cannot happen with keys of KEY_MAX: refuse rather than cut */
+		return;
 	}
 	buf_str(&l->b, text);
 }
