@@ -50,6 +50,7 @@ INTEGRATION_TESTS = \
 	tests/integration/upgrade.sh \
 	tests/integration/fdlimit.sh \
 	tests/integration/watchabuse.sh \
+	tests/integration/lists.sh \
 	tests/integration/loginflood.sh \
 	tests/integration/showguard.sh \
 	tests/integration/tofufaults.sh \

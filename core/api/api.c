@@ -12,6 +12,7 @@
 
 #include "core/auth/access.h"
 #include "core/api/api.h"
+#include "core/api/lists.h"
 #include "core/auth/auth.h"
 #include "core/model/fields.h"
 #include "core/model/kinds.h"
@@ -374,19 +375,8 @@ static char *continue_token(const rz_kind_t *k, const json_t *last)
 	const json_t *meta = json_object_get(last, "metadata");
 	const char *field = rz_kind_owner_field(k);
 	const char *t = field ? json_string_value(json_object_get(meta, field)) : NULL;
-	const char *n = json_string_value(json_object_get(meta, "name"));
-	char key[160];
-	char *out;
-	size_t klen, olen;
 
-	klen = (size_t)snprintf(key, sizeof(key), "%s\n%s", t ? t : "", n ? n : "");
-	olen = sodium_base64_encoded_len(klen, sodium_base64_VARIANT_URLSAFE_NO_PADDING);
-	out = malloc(olen);
-	if (out != NULL) {
-		sodium_bin2base64(out, olen, (const unsigned char *)key, klen,
-		                  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
-	}
-	return out;
+	return rz_lists_continue(t, json_string_value(json_object_get(meta, "name")));
 }
 
 /* Decode a continue token into tenant and name (within key). */
@@ -562,30 +552,17 @@ static bool list_rv_ok(rz_req_t *req, int64_t current, const char *cont)
 	return false;
 }
 
-static json_t *list_object(const rz_kind_t *k, json_t *items, int64_t rv, const char *cont)
-{
-	char kind[96], rvs[24];
-
-	snprintf(kind, sizeof(kind), "%sList", k->kind);
-	snprintf(rvs, sizeof(rvs), "%" PRId64, rv);
-	return json_pack("{s:s, s:s, s:{s:s, s:s*}, s:o}", "apiVersion", RZ_API_VERSION, "kind",
-	                 kind, "metadata", "resourceVersion", rvs, "continue", cont, "items",
-	                 items);
-}
-
 static void handle_list(struct rctx *c, rz_req_t *req, const char *tenant)
 {
-	rz_list_opts_t o = { .tenant = tenant };
+	rz_lists_opts_t o = { .kind = c->k,
+		              .tenant = c->k->scope != RZ_SCOPE_GLOBAL ? tenant : NULL,
+		              .pretty = truthy(rz_req_query(req, "pretty")) };
 	rz_selector_t *labels, *fields;
 	const char *limit = rz_req_query(req, "limit");
 	const char *cont = rz_req_query(req, "continue");
 	char key[512];
 	int64_t n = 0;
-	json_t *items = NULL;
-	char *token = NULL;
-	bool more = false;
 	rz_err_t err = { 0 };
-	int rc;
 
 	if (!parse_selectors(req, c->k, &labels, &fields)) {
 		return;
@@ -606,20 +583,12 @@ static void handle_list(struct rctx *c, rz_req_t *req, const char *tenant)
 	} else {
 		o.labels = labels;
 		o.fields = fields;
+		labels = fields = NULL;
 		o.limit = (size_t)n;
-		rc = rz_store_list(c->api->store, c->k, &o, &items, &more, &err);
-		if (rc != 0) {
-			reply_store_error(req, c->k, NULL, rc, &err);
-		} else {
-			token = more ? continue_token(
-			                   c->k, json_array_get(items, json_array_size(items) - 1))
-			             : NULL;
-			rz_reply_json(
-			    req, 200,
-			    list_object(c->k, items, rz_store_revision(c->api->store), token));
+		if (rz_lists_send(req, c->api->store, &o, &err) != 0) {
+			reply_store_error(req, c->k, NULL, err.code, &err);
 		}
 	}
-	free(token);
 	rz_selector_free(labels);
 	rz_selector_free(fields);
 }

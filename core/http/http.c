@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -34,6 +36,9 @@
 #define PEER_BUCKETS      1024  /* hash buckets of the per-address counters */
 #define REFUSE_LOG_GAP_MS 10000 /* refused connections are logged at most this often */
 #define LISTEN_BACKLOG    1024  /* connections the kernel completes before we accept them */
+#define MAX_WRITE                                                                                  \
+	(256 * 1024) /* bytes handed to one writev(): libevent's 16 KiB                            \
+	                default split every larger reply */
 
 struct seg {
 	const char *lit; /* literal text, or NULL for a parameter */
@@ -96,10 +101,15 @@ struct rz_req {
 	char *error; /* message of the error Status replied */
 	bool audited;
 	bool streaming, chunked;
+	bool live;      /* a watch or a log: no caching, no proxy buffering, not timed */
+	bool head_only; /* a HEAD request: a streamed body is counted, not sent */
 	int stream_code;
 	size_t stream_bytes;
 	void (*on_close)(rz_req_t *req, void *arg);
 	void *on_close_arg;
+	void (*on_drain)(rz_req_t *req, void *arg); /* once the backlog is at most drain_below */
+	void *on_drain_arg;
+	size_t drain_below;
 };
 
 struct conn {
@@ -806,7 +816,7 @@ static void access_log(rz_req_t *req, int code, size_t bytes)
 	snprintf(dur, sizeof(dur), "%.3f", ms);
 	if (req->h != NULL && req->h->observer != NULL) {
 		req->h->observer(req->h->observer_ctx, req, req->route ? req->route->pattern : NULL,
-		                 req->method, code, ms / 1e3, req->streaming);
+		                 req->method, code, ms / 1e3, req->live);
 	}
 	rz_logkv(RZ_LOG_INFO, "http", "request", "method", req->method, "path",
 	         req->path ? req->path : "-", "status", status, "bytes", size, "dur_ms", dur,
@@ -832,7 +842,10 @@ static void write_head(struct evbuffer *out, const rz_req_t *req, int code, cons
 	if (len != SIZE_MAX) {
 		evbuffer_add_printf(out, "Content-Length: %zu\r\n", len);
 	} else {
-		evbuffer_add_printf(out, "Cache-Control: no-cache\r\nX-Accel-Buffering: no\r\n");
+		if (req->live) {
+			evbuffer_add_printf(out,
+			                    "Cache-Control: no-cache\r\nX-Accel-Buffering: no\r\n");
+		}
 		if (req->chunked) {
 			evbuffer_add_printf(out, "Transfer-Encoding: chunked\r\n");
 		}
@@ -878,12 +891,14 @@ void rz_reply(rz_req_t *req, int code, const char *ctype, const void *body, size
 	conn_resume(c);
 }
 
-int rz_reply_start(rz_req_t *req, int code, const char *ctype)
+static int reply_begin(rz_req_t *req, int code, const char *ctype, bool live)
 {
 	struct conn *c = req->conn;
 
 	req->streaming = true;
+	req->live = live;
 	req->stream_code = code;
+	req->head_only = strcmp(req->method, "HEAD") == 0;
 	if (c == NULL) {
 		return -EPIPE;
 	}
@@ -894,6 +909,16 @@ int rz_reply_start(rz_req_t *req, int code, const char *ctype)
 	write_head(bufferevent_get_output(c->bev), req, code, ctype, SIZE_MAX,
 	           !req->keep_alive || req->h->draining);
 	return 0;
+}
+
+int rz_reply_start(rz_req_t *req, int code, const char *ctype)
+{
+	return reply_begin(req, code, ctype, true);
+}
+
+int rz_reply_begin(rz_req_t *req, int code, const char *ctype)
+{
+	return reply_begin(req, code, ctype, false);
 }
 
 /* Cut a stream whose client does not read: drop what is queued, stop all I/O, and free
@@ -927,7 +952,8 @@ int rz_reply_write(rz_req_t *req, const void *data, size_t len)
 		conn_cut(c);
 		return -ENOBUFS;
 	}
-	if (len == 0) {
+	req->stream_bytes += len;
+	if (len == 0 || req->head_only) {
 		return 0;
 	}
 	if (req->chunked) {
@@ -937,13 +963,22 @@ int rz_reply_write(rz_req_t *req, const void *data, size_t len)
 	if (req->chunked) {
 		evbuffer_add(out, "\r\n", 2);
 	}
-	req->stream_bytes += len;
 	return 0;
 }
 
 size_t rz_reply_backlog(const rz_req_t *req)
 {
 	return req->conn ? evbuffer_get_length(bufferevent_get_output(req->conn->bev)) : 0;
+}
+
+size_t rz_reply_backlog_cap(const rz_req_t *req)
+{
+	return req->h != NULL ? req->h->opts.max_stream_backlog : 0;
+}
+
+struct event_base *rz_req_base(const rz_req_t *req)
+{
+	return req->h != NULL ? req->h->base : NULL;
 }
 
 void rz_reply_end(rz_req_t *req)
@@ -961,7 +996,10 @@ void rz_reply_end(rz_req_t *req)
 		return;
 	}
 	close = !req->keep_alive || h->draining;
-	if (req->chunked) {
+	if (req->on_drain != NULL) {
+		bufferevent_setwatermark(c->bev, EV_WRITE, 0, 0);
+	}
+	if (req->chunked && !req->head_only) {
 		evbuffer_add(bufferevent_get_output(c->bev), "0\r\n\r\n", 5);
 	}
 	req_free(req);
@@ -972,6 +1010,24 @@ void rz_reply_end(rz_req_t *req)
 		return;
 	}
 	conn_resume(c);
+}
+
+void rz_reply_abort(rz_req_t *req)
+{
+	if (req->conn != NULL) {
+		conn_cut(req->conn);
+	}
+	rz_reply_end(req);
+}
+
+void rz_reply_on_drain(rz_req_t *req, size_t below, void (*fn)(rz_req_t *req, void *arg), void *arg)
+{
+	req->on_drain = fn;
+	req->on_drain_arg = arg;
+	req->drain_below = below;
+	if (req->conn != NULL) {
+		bufferevent_setwatermark(req->conn->bev, EV_WRITE, below, 0);
+	}
 }
 
 void rz_req_on_close(rz_req_t *req, void (*fn)(rz_req_t *req, void *arg), void *arg)
@@ -1644,6 +1700,15 @@ static void on_write(struct bufferevent *bev, void *arg)
 	struct conn *c = arg;
 	struct timeval linger = { LINGER_MS / 1000, 0 };
 
+	if (c->req != NULL && c->req->on_drain != NULL &&
+	    evbuffer_get_length(bufferevent_get_output(bev)) <= c->req->drain_below) {
+		void (*fn)(rz_req_t *, void *) = c->req->on_drain;
+		c->req->on_drain = NULL;
+		bufferevent_setwatermark(bev, EV_WRITE, 0, 0);
+		fn(c->req, c->req->on_drain_arg); /* may end the request: c is not used after */
+		return;
+	}
+
 	if (!c->closing || evbuffer_get_length(bufferevent_get_output(bev)) > 0 ||
 	    c->phase == P_LINGER) {
 		return;
@@ -1765,6 +1830,10 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		h->conns->prev = c;
 	}
 	h->conns = c;
+	/* a reply's pieces go out at once, not after the client's delayed ACK of the first;
+	 * not a TCP socket (rz_http_serve_fd's socketpair): nothing to set */
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
+	bufferevent_set_max_single_write(c->bev, MAX_WRITE);
 	bufferevent_setcb(c->bev, on_read, on_write, on_event, c);
 	bufferevent_setwatermark(c->bev, EV_READ, 0, READ_HIGH_WATER);
 	bufferevent_set_timeouts(c->bev, &idle, &idle);
@@ -1966,7 +2035,7 @@ void rz_http_shutdown(rz_http_t *h)
 	}
 	while (c != NULL) {
 		struct conn *next = c->next;
-		if ((!c->handling && !c->closing) || (c->req != NULL && c->req->streaming)) {
+		if ((!c->handling && !c->closing) || (c->req != NULL && c->req->live)) {
 			conn_free(c); /* may run on-close callbacks, which never free connections */
 		}
 		c = next;

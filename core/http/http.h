@@ -92,9 +92,9 @@ int rz_http_listen(rz_http_t *h, const char *addr, rz_err_t *err);
 /* The bound port, or -1 when not listening. */
 int rz_http_port(const rz_http_t *h);
 
-/* Stop accepting; close idle connections; cut off streamed replies (their on-close
- * callbacks run); other requests in flight finish and their connections close after the
- * reply. */
+/* Stop accepting; close idle connections; cut off live streamed replies (rz_reply_start:
+ * their on-close callbacks run); other requests in flight, lists streamed with
+ * rz_reply_begin among them, finish and their connections close after the reply. */
 void rz_http_shutdown(rz_http_t *h);
 
 /* Called once per finished request (after the reply or the end of a stream) with the
@@ -172,12 +172,18 @@ void rz_reply_json(rz_req_t *req, int code, json_t *obj);
 void rz_reply_error(rz_req_t *req, int code, const char *reason, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* ---- streamed replies (watches, live logs) ---- */
+/* ---- streamed replies (watches, live logs, lists) ---- */
 
 /* Send the status line and headers now and the body in pieces: chunked for HTTP/1.1,
- * close-delimited for HTTP/1.0. No caching, no proxy buffering. 0 or -EPIPE when the
- * client has already gone (the request must still be ended with rz_reply_end). */
+ * close-delimited for HTTP/1.0. A live stream: no caching, no proxy buffering, and not
+ * counted in the observer's latency (streamed is true). 0 or -EPIPE when the client has
+ * already gone (the request must still be ended with rz_reply_end). For HEAD the headers
+ * are sent and the body written is counted but not sent. */
 int rz_reply_start(rz_req_t *req, int code, const char *ctype);
+
+/* The same for a reply that is finite but too large to build whole (a list): streamed
+ * like rz_reply_start, without the live stream's headers, and timed like any reply. */
+int rz_reply_begin(rz_req_t *req, int code, const char *ctype);
 
 /* Append to a started stream. data is copied. Returns 0; -EPIPE when the client has gone;
  * -ENOBUFS when the client has left more than max_stream_backlog unread, in which case
@@ -187,8 +193,26 @@ int rz_reply_write(rz_req_t *req, const void *data, size_t len);
 /* Bytes written to the stream and not yet taken by the client (0 once it has gone). */
 size_t rz_reply_backlog(const rz_req_t *req);
 
+/* fn(req, arg) runs once, on the loop, when the client has taken enough of a started
+ * stream that at most below bytes are left unread; call it when the backlog is above that.
+ * Not called once the client has gone (the on-close callback is). Replaces an earlier one. */
+void rz_reply_on_drain(rz_req_t *req, size_t below, void (*fn)(rz_req_t *req, void *arg),
+                       void *arg);
+
+/* The backlog above which rz_reply_write cuts a stream off (max_stream_backlog). */
+size_t rz_reply_backlog_cap(const rz_req_t *req);
+
+/* The loop the request is served on, for the timers of a reply sent in pieces (NULL once
+ * the server is freed). Borrowed. */
+struct event_base *rz_req_base(const rz_req_t *req);
+
 /* End the stream (or drop it when the client has gone) and free the request. */
 void rz_reply_end(rz_req_t *req);
+
+/* End a started stream that cannot be finished (an error after the head was sent): the
+ * connection is closed without the last chunk, so that the client sees a cut reply, not a
+ * complete one; the request is freed. */
+void rz_reply_abort(rz_req_t *req);
 
 /* fn(req, arg) runs once when the client disconnects, or the server shuts down or is
  * freed, while req is outstanding — the owner then calls rz_reply_end (or a reply) to

@@ -428,18 +428,49 @@ static bool list_match(const rz_list_opts_t *o, const json_t *obj)
 	return o->fields == NULL || rz_selector_match_fields(o->fields, obj);
 }
 
+/* A range of one kind in (tenant, name) order, after a key, as two statements, so that a
+ * tenant's list searches (kind, tenant) in the primary key instead of every object of the
+ * kind: "(?2 IS NULL OR tenant = ?2)" defeats the index, and the observer lists each
+ * tenant's objects on every observation. ?5 bounds the rows (-1: no bound). */
+static const char range_one[] = "SELECT tenant, name, doc FROM objects"
+                                " WHERE kind = ?1 AND tenant = ?2 AND name > ?4 AND ?3 IS NOT NULL"
+                                " ORDER BY name LIMIT ?5";
+static const char range_all[] = "SELECT tenant, name, doc FROM objects"
+                                " WHERE kind = ?1 AND ?2 IS NULL AND (tenant, name) > (?3, ?4)"
+                                " ORDER BY tenant, name LIMIT ?5";
+
+static rz_stmt_t *range_stmt(rz_store_t *st, const rz_kind_t *k, const char *tenant,
+                             const char *after_tenant, const char *after_name, int64_t max,
+                             rz_err_t *err)
+{
+	rz_stmt_t *s;
+
+	tenant = k->scope != RZ_SCOPE_GLOBAL ? tenant : "";
+	s = rz_db_stmt(st->db, tenant != NULL ? range_one : range_all, err);
+	if (s == NULL) {
+		return NULL;
+	}
+	rz_stmt_bind_text(s, 1, k->kind);
+	rz_stmt_bind_text(s, 2, tenant);
+	rz_stmt_bind_text(s, 3, after_tenant ? after_tenant : "");
+	rz_stmt_bind_text(s, 4, after_name ? after_name : "");
+	rz_stmt_bind_int64(s, 5, max);
+	if (tenant != NULL && after_tenant != NULL) {
+		/* in one tenant, "after (t, n)" is: every name before t, names after n at t,
+		 * nothing past it */
+		int c = strcmp(after_tenant, tenant);
+		rz_stmt_bind_text(s, 4, c < 0 ? "" : after_name ? after_name : "");
+		if (c > 0) {
+			rz_stmt_bind_null(s, 3);
+		}
+	}
+	return s;
+}
+
 int rz_store_list(rz_store_t *st, const rz_kind_t *k, const rz_list_opts_t *o, json_t **items,
                   bool *more, rz_err_t *err)
 {
-	/* Two statements, so that a tenant's list searches (kind, tenant) in the primary key
-	 * instead of every object of the kind: "(?2 IS NULL OR tenant = ?2)" defeats the index,
-	 * and the observer lists each tenant's objects on every observation. */
-	static const char one[] = "SELECT doc FROM objects WHERE kind = ?1 AND tenant = ?2"
-	                          " AND name > ?4 AND ?3 IS NOT NULL ORDER BY name";
-	static const char all[] = "SELECT doc FROM objects WHERE kind = ?1 AND ?2 IS NULL"
-	                          " AND (tenant, name) > (?3, ?4) ORDER BY tenant, name";
-	const char *tenant = k->scope != RZ_SCOPE_GLOBAL ? o->tenant : "";
-	rz_stmt_t *s = rz_db_stmt(st->db, tenant != NULL ? one : all, err);
+	rz_stmt_t *s = range_stmt(st, k, o->tenant, o->after_tenant, o->after_name, -1, err);
 	int rc;
 
 	*more = false;
@@ -447,23 +478,11 @@ int rz_store_list(rz_store_t *st, const rz_kind_t *k, const rz_list_opts_t *o, j
 	if (s == NULL || *items == NULL) {
 		json_decref(*items);
 		*items = NULL;
+		rz_stmt_done(s);
 		return s == NULL ? err->code : rz_err_set(err, -ENOMEM, "store: out of memory");
 	}
-	rz_stmt_bind_text(s, 1, k->kind);
-	rz_stmt_bind_text(s, 2, tenant);
-	rz_stmt_bind_text(s, 3, o->after_tenant ? o->after_tenant : "");
-	rz_stmt_bind_text(s, 4, o->after_name ? o->after_name : "");
-	if (tenant != NULL && o->after_tenant != NULL) {
-		/* in one tenant, "after (t, n)" is: every name before t, names after n at t,
-		 * nothing past it */
-		int c = strcmp(o->after_tenant, tenant);
-		rz_stmt_bind_text(s, 4, c < 0 ? "" : o->after_name ? o->after_name : "");
-		if (c > 0) {
-			rz_stmt_bind_null(s, 3);
-		}
-	}
 	while ((rc = rz_stmt_step(s, err)) == 1) {
-		json_t *obj = load_doc(rz_stmt_text(s, 0), err);
+		json_t *obj = load_doc(rz_stmt_text(s, 2), err);
 		if (obj == NULL) {
 			rc = RZ_EDB;
 			break;
@@ -487,6 +506,56 @@ int rz_store_list(rz_store_t *st, const rz_kind_t *k, const rz_list_opts_t *o, j
 		return rc;
 	}
 	return 0;
+}
+
+int rz_store_scan(rz_store_t *st, const rz_kind_t *k, const rz_scan_opts_t *o,
+                  int (*fn)(void *arg, const rz_store_row_t *row), void *arg, rz_err_t *err)
+{
+	rz_stmt_t *s = range_stmt(st, k, o->tenant, o->after_tenant, o->after_name,
+	                          o->max > 0 ? (int64_t)o->max : RZ_SCAN_PAGE, err);
+	int rc, n = 0;
+
+	if (s == NULL) {
+		return err->code;
+	}
+	while ((rc = rz_stmt_step(s, err)) == 1) {
+		rz_store_row_t row = { .tenant = rz_stmt_text(s, 0),
+			               .name = rz_stmt_text(s, 1),
+			               .doc = rz_stmt_text(s, 2) };
+		if (row.tenant == NULL || row.name == NULL || row.doc == NULL) {
+			rc = rz_err_set(err, -ENOMEM, "store: out of memory");
+			break;
+		}
+		row.len = strlen(row.doc);
+		n++;
+		rc = fn(arg, &row);
+		if (rc != 0) {
+			break;
+		}
+	}
+	rz_stmt_done(s);
+	return rc < 0 ? rc : n;
+}
+
+int rz_store_scan_plan(rz_store_t *st, bool one_tenant, char *out, size_t size, rz_err_t *err)
+{
+	char sql[sizeof(range_one) + sizeof(range_all) + 32];
+	rz_stmt_t *s;
+	size_t n = 0;
+	int rc;
+
+	snprintf(sql, sizeof(sql), "EXPLAIN QUERY PLAN %s", one_tenant ? range_one : range_all);
+	s = rz_db_stmt(st->db, sql, err);
+	if (s == NULL) {
+		return err->code;
+	}
+	out[0] = '\0';
+	while ((rc = rz_stmt_step(s, err)) == 1 && n < size) {
+		const char *d = rz_stmt_text(s, 3);
+		n += (size_t)snprintf(out + n, size - n, "%s%s", n ? "\n" : "", d ? d : "");
+	}
+	rz_stmt_done(s);
+	return rc < 0 ? rc : 0;
 }
 
 json_t *rz_store_list_all(rz_store_t *st, const char *kind, const char *tenant)

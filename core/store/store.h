@@ -77,6 +77,40 @@ typedef struct rz_list_opts {
 int rz_store_list(rz_store_t *st, const rz_kind_t *k, const rz_list_opts_t *o, json_t **items,
                   bool *more, rz_err_t *err);
 
+/* A stored object as a scan reads it; all borrowed — valid during the callback. doc is the
+ * stored text: the store writes every object as jansson's compact serialisation
+ * (json_dumps with JSON_COMPACT), so it is byte for byte what parsing it and dumping it
+ * compact again gives, and a reply may copy it without a parse. */
+typedef struct rz_store_row {
+	const char *tenant; /* "" for global kinds */
+	const char *name;
+	const char *doc;
+	size_t len; /* of doc */
+} rz_store_row_t;
+
+#define RZ_SCAN_PAGE 256 /* rows one rz_store_scan reads when max is 0 */
+
+typedef struct rz_scan_opts {
+	const char *tenant;       /* tenant-scoped kinds: NULL = every tenant */
+	const char *after_tenant; /* start after this (tenant, name) key; NULL = at the start */
+	const char *after_name;
+	size_t max; /* rows read at most; 0 = RZ_SCAN_PAGE */
+} rz_scan_opts_t;
+
+/* One page of objects of kind k, in (tenant, name) order after the key, each through
+ * fn(arg, row) (the scan stops when it returns non-zero; a negative value is returned as
+ * the error). Returns the rows read (>= 0), or a negative error. The page is one statement,
+ * reset before the return: no read transaction is left open between pages, so a list read
+ * page by page does not hold back WAL checkpoints, and it sees writes made between its
+ * pages (each object as it is when its page is read). */
+int rz_store_scan(rz_store_t *st, const rz_kind_t *k, const rz_scan_opts_t *o,
+                  int (*fn)(void *arg, const rz_store_row_t *row), void *arg, rz_err_t *err);
+
+/* The query plan (EXPLAIN QUERY PLAN's detail lines, newline-separated, into out) of the
+ * statement rz_store_scan and rz_store_list run for one tenant's objects (one_tenant) or
+ * for every tenant's: for tests, which check that both search the primary key. */
+int rz_store_scan_plan(rz_store_t *st, bool one_tenant, char *out, size_t size, rz_err_t *err);
+
 /* Objects of kind k grouped by the value at the JSON path ("$.status.phase"): fn(arg,
  * value or NULL when absent, how many), in value order. */
 int rz_store_count_by(rz_store_t *st, const rz_kind_t *k, const char *path,

@@ -1181,6 +1181,206 @@ START_TEST(test_watch_resource_version_out_of_range)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ streamed lists */
+
+/* The whole decoded body of a GET (streamed or not), read to its end. */
+static char *read_all(const char *path, size_t *len, char *head, size_t hsize)
+{
+	char raw[1024];
+	rzt_stream_t *s;
+	char *body;
+
+	snprintf(raw, sizeof(raw), "GET %s HTTP/1.1\r\nHost: t\r\n\r\n", path);
+	s = rzt_stream_open(base, port, raw);
+	ck_assert_int_eq(s->head.code, 200);
+	ck_assert(s->chunked);
+	ck_assert(!rzt_stream_until(base, s, "\x01 never", 60));
+	ck_assert_msg(s->closed, "the list did not end");
+	snprintf(head, hsize, "%s", s->head.head);
+	body = s->body ? s->body : strdup("");
+	*len = s->len;
+	s->body = NULL;
+	rzt_stream_close(s);
+	return body;
+}
+
+/* The list as the API rendered it before lists streamed: rz_store_list's objects in a
+ * list object, dumped whole by jansson (compact, or indented for ?pretty), and a newline. */
+static char *old_rendering(const char *kind, const rz_list_opts_t *o, bool pretty)
+{
+	const rz_kind_t *k = rz_kind_by_name(kind);
+	json_t *items = NULL, *list;
+	char lkind[96], rvs[24], *token = NULL, *text, *out;
+	bool more = false;
+	rz_err_t err = { 0 };
+
+	ck_assert_int_eq(rz_store_list(store, k, o, &items, &more, &err), 0);
+	if (more) {
+		token =
+		    rz_api_continue_encode(k, json_array_get(items, json_array_size(items) - 1));
+	}
+	snprintf(lkind, sizeof(lkind), "%sList", k->kind);
+	snprintf(rvs, sizeof(rvs), "%lld", (long long)rz_store_revision(store));
+	list =
+	    json_pack("{s:s, s:s, s:{s:s, s:s*}, s:o}", "apiVersion", RZ_API_VERSION, "kind", lkind,
+	              "metadata", "resourceVersion", rvs, "continue", token, "items", items);
+	text = json_dumps(list, pretty ? JSON_INDENT(2) : JSON_COMPACT);
+	ck_assert_ptr_nonnull(text);
+	out = malloc(strlen(text) + 2);
+	sprintf(out, "%s\n", text);
+	free(text);
+	free(token);
+	json_decref(list);
+	return out;
+}
+
+static void expect_same(const char *path, const char *kind, const rz_list_opts_t *o, bool pretty)
+{
+	char head[8192];
+	size_t len;
+	char *got = read_all(path, &len, head, sizeof(head));
+	char *want = old_rendering(kind, o, pretty);
+	size_t i = 0;
+
+	while (i < len && got[i] == want[i]) {
+		i++;
+	}
+	ck_assert_msg(len == strlen(want) && i == len,
+	              "%s: %zu bytes, want %zu; first difference at %zu: got '%.40s' want '%.40s'",
+	              path, len, strlen(want), i, got + (i < len ? i : len), want + i);
+	free(got);
+	free(want);
+}
+
+/* A list of 10,000 objects streams (chunked, in pages, the objects copied as stored) and is
+ * byte for byte the reply the API built whole before: compact and ?pretty, every tenant's
+ * and one tenant's, with selectors, and limited pages with their continue tokens. */
+START_TEST(test_large_list_streams_byte_identical)
+{
+	const rz_kind_t *ng = rz_kind_by_name("NodeGroup");
+	rz_err_t err = { 0 };
+	char path[1024], tok[512];
+	json_t *j;
+
+	make_tenant("t1");
+	make_tenant("t2");
+	make_tenant("t3");
+	/* 10,000 commits: without a sync each (the test is about reading them) */
+	ck_assert_int_eq(rz_db_exec(db, "PRAGMA synchronous=OFF", &err), 0);
+	for (int i = 0; i < 10000; i++) {
+		char name[32], tenant[8];
+		json_t *obj, *out = NULL;
+		snprintf(name, sizeof(name), "ng-%05d", (i * 7919) % 10000);
+		snprintf(tenant, sizeof(tenant), "t%d", 1 + i % 3);
+		obj = json_pack("{s:{s:s, s:s, s:{s:s, s:s}, s:{s:s}}, s:{s:s, s:s, s:i, s:f}}",
+		                "metadata", "name", name, "tenant", tenant, "labels", "tier",
+		                i % 2 ? "web" : "db", "zone", i % 5 ? "a" : "b", "annotations",
+		                "note", "caf\u00e9 \"quoted\" \\ / \u2603\n", "spec", "role",
+		                "worker", "providerClass", "sim", "replicas", i % 7, "weight",
+		                i / 3.0);
+		ck_assert_int_eq(rz_store_create(store, ng, obj, NULL, &out, &err), 0);
+		json_decref(obj);
+		json_decref(out);
+	}
+	{
+		rz_list_opts_t all = { 0 }, one = { .tenant = "t2" };
+		rz_list_opts_t web = { .tenant = "t1" };
+		rz_selector_t *sel = NULL;
+		ck_assert_int_eq(rz_selector_parse("tier=web,zone!=b", &sel, &err), 0);
+		web.labels = sel;
+		expect_same("/api/v1/nodegroups", "NodeGroup", &all, false);
+		expect_same("/api/v1/nodegroups?pretty=true", "NodeGroup", &all, true);
+		expect_same("/api/v1/tenants/t2/nodegroups", "NodeGroup", &one, false);
+		expect_same("/api/v1/tenants/t1/nodegroups?labelSelector=tier%3Dweb,zone!%3Db",
+		            "NodeGroup", &web, false);
+		/* pages: the continue token of each is the old one, and so is the next page */
+		one.limit = 1000;
+		expect_same("/api/v1/tenants/t2/nodegroups?limit=1000", "NodeGroup", &one, false);
+		ck_assert_int_eq(get("/api/v1/tenants/t2/nodegroups?limit=1000", &j), 200);
+		snprintf(tok, sizeof(tok), "%s", at(j, "metadata.continue"));
+		json_decref(j);
+		{
+			char key[512];
+			ck_assert(rz_api_continue_decode(tok, key, sizeof(key), &one.after_tenant,
+			                                 &one.after_name));
+			snprintf(path, sizeof(path),
+			         "/api/v1/tenants/t2/nodegroups?limit=1000&continue=%s", tok);
+			expect_same(path, "NodeGroup", &one, false);
+			web.limit = 300;
+			expect_same("/api/v1/tenants/t1/nodegroups?limit=300&pretty=true"
+			            "&labelSelector=tier%3Dweb,zone!%3Db",
+			            "NodeGroup", &web, true);
+			web.after_tenant = one.after_tenant; /* a key from another tenant's page */
+			web.after_name = one.after_name;
+			snprintf(path, sizeof(path),
+			         "/api/v1/tenants/t1/nodegroups?limit=300&pretty=true&continue=%s"
+			         "&labelSelector=tier%%3Dweb,zone!%%3Db",
+			         tok);
+			expect_same(path, "NodeGroup", &web, true);
+		}
+		/* a last page that is exactly full has no continue */
+		one = (rz_list_opts_t){ .tenant = "t3", .limit = 3333 };
+		expect_same("/api/v1/tenants/t3/nodegroups?limit=3333", "NodeGroup", &one, false);
+		/* empty lists */
+		one = (rz_list_opts_t){ 0 };
+		expect_same("/api/v1/configpatches", "ConfigPatch", &one, false);
+		expect_same("/api/v1/configpatches?pretty=1", "ConfigPatch", &one, true);
+		rz_selector_free(sel);
+	}
+}
+END_TEST
+
+/* The stored text goes out as it is, not parsed and dumped again (which the list did for
+ * every object): a document stored with blanks jansson would not write comes back with
+ * them, with a label selector too (the match parses, the copy does not); ?pretty re-renders. */
+START_TEST(test_list_copies_stored_text)
+{
+	rz_err_t err = { 0 };
+	json_t *j;
+	rzt_response_t r;
+
+	make_tenant("t1");
+	ck_assert_int_eq(rz_db_exec(db,
+	                            "UPDATE objects SET doc = replace(doc, '\"kind\":\"Tenant\"', "
+	                            "'\"kind\" :  \"Tenant\"') WHERE kind = 'Tenant'",
+	                            &err),
+	                 0);
+	rzt_request(base, port, "GET /api/v1/tenants HTTP/1.1\r\n\r\n", &r);
+	ck_assert_int_eq(r.code, 200);
+	ck_assert_ptr_nonnull(strstr(r.body, "\"kind\" :  \"Tenant\""));
+	rzt_response_free(&r);
+	rzt_request(base, port,
+	            "GET /api/v1/tenants?fieldSelector=metadata.name%3Dt1 HTTP/1.1\r\n\r\n", &r);
+	ck_assert_int_eq(r.code, 200);
+	ck_assert_ptr_nonnull(strstr(r.body, "\"kind\" :  \"Tenant\""));
+	rzt_response_free(&r);
+	ck_assert_int_eq(get("/api/v1/tenants?pretty=true", &j), 200);
+	ck_assert_str_eq(at(j, "items.0.kind"), "Tenant");
+	json_decref(j);
+}
+END_TEST
+
+/* HEAD of a list: the head of the streamed reply, no body, and the connection goes on. */
+START_TEST(test_list_head)
+{
+	rzt_conn_t *c;
+	rzt_response_t r;
+
+	make_tenant("t1");
+	c = rzt_open(port);
+	rzt_send(base, c->fd, "HEAD /api/v1/tenants HTTP/1.1\r\n\r\n", 33);
+	ck_assert(rzt_recv(base, c, &r, true));
+	ck_assert_int_eq(r.code, 200);
+	rzt_response_free(&r);
+	rzt_send(base, c->fd, "GET /api/v1/tenants HTTP/1.1\r\n\r\n", 32);
+	ck_assert(rzt_recv(base, c, &r, false));
+	ck_assert_int_eq(r.code, 200);
+	ck_assert_ptr_nonnull(strstr(r.body, "\"name\":\"t1\""));
+	rzt_response_free(&r);
+	rzt_close(c);
+}
+END_TEST
+
 /* resourceVersion, resourceVersionMatch, limit and continue of a list, as Kubernetes checks
  * them; none may overflow or be ignored. */
 START_TEST(test_list_parameters_out_of_range)
@@ -1762,6 +1962,9 @@ int main(void)
 	tcase_add_test(tc, test_watch_large_replay_paged);
 	tcase_add_test(tc, test_watch_resource_version_out_of_range);
 	tcase_add_test(tc, test_list_parameters_out_of_range);
+	tcase_add_test(tc, test_large_list_streams_byte_identical);
+	tcase_add_test(tc, test_list_head);
+	tcase_add_test(tc, test_list_copies_stored_text);
 	tcase_add_test(tc, test_body_resource_version_malformed);
 	tcase_add_test(tc, test_metadata_limits);
 	tcase_add_test(tc, test_yaml_body_node_limit);

@@ -3,6 +3,8 @@
 
 #include <check.h>
 #include <jansson.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +65,30 @@ static void quote_ctype(rz_req_t *req, void *ctx)
 	rz_reply_error(req, 415, NULL, "unsupported media type '%s'", t ? t : "");
 }
 
+/* A finite reply streamed in pieces (as lists are): 3 chunks of "piece n\n". */
+static void pieces(rz_req_t *req, void *ctx)
+{
+	char buf[32];
+
+	ck_assert_int_eq(rz_reply_begin(req, 200, "text/plain"), 0);
+	for (int i = 0; i < 3; i++) {
+		snprintf(buf, sizeof(buf), "piece %d\n", i);
+		ck_assert_int_eq(rz_reply_write(req, buf, strlen(buf)), 0);
+	}
+	rz_reply_end(req);
+}
+
+/* A stream that fails after its head: aborted. */
+static void broken(rz_req_t *req, void *ctx)
+{
+	ck_assert_int_eq(rz_reply_begin(req, 200, "text/plain"), 0);
+	ck_assert_int_eq(rz_reply_write(req, "half", 4), 0);
+	rz_reply_abort(req);
+}
+
 static const rz_route_t routes[] = {
+	{ .methods = RZ_M_GET, .pattern = "/pieces", .fn = pieces, .ctx = "pieces" },
+	{ .methods = RZ_M_GET, .pattern = "/broken", .fn = broken, .ctx = "broken" },
 	{ .methods = RZ_M_GET | RZ_M_POST, .pattern = "/things", .fn = echo, .ctx = "things" },
 	{ .methods = RZ_M_GET | RZ_M_DELETE,
 	  .pattern = "/api/v1/tenants/{tenant}/nodegroups/{name}",
@@ -375,6 +400,88 @@ START_TEST(test_head_has_no_body)
 	rzt_send(base, c->fd, "GET /nope HTTP/1.1\r\n\r\n", 22);
 	ck_assert(rzt_recv(base, c, &r, false));
 	ck_assert_int_eq(r.code, 404);
+	rzt_response_free(&r);
+	rzt_close(c);
+}
+END_TEST
+
+/* Every accepted connection has TCP_NODELAY: without it the second 16 KiB piece of a reply
+ * waited for the client's delayed ACK, 40 ms on every keep-alive reply of 17-65 KB. The
+ * server is handed the accepted socket, which the test then inspects. */
+START_TEST(test_accepted_socket_has_nodelay)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t slen = sizeof(sa);
+	int lfd = socket(AF_INET, SOCK_STREAM, 0), cfd = socket(AF_INET, SOCK_STREAM, 0), sfd;
+	int on = 0;
+	socklen_t olen = sizeof(on);
+	rzt_conn_t *c = calloc(1, sizeof(*c));
+	rzt_response_t r;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(lfd, 1), 0);
+	ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&sa, &slen), 0);
+	ck_assert_int_eq(connect(cfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	sfd = accept(lfd, NULL, NULL);
+	ck_assert_int_ge(sfd, 0);
+	close(lfd);
+	ck_assert_int_eq(getsockopt(sfd, IPPROTO_TCP, TCP_NODELAY, &on, &olen), 0);
+	ck_assert_int_eq(on, 0); /* the kernel's default, so that the check below can fail */
+	rz_http_serve_fd(srv, sfd);
+	ck_assert_int_eq(getsockopt(sfd, IPPROTO_TCP, TCP_NODELAY, &on, &olen), 0);
+	ck_assert_int_ne(on, 0);
+	/* and the connection is served */
+	ck_assert_ptr_nonnull(c);
+	c->fd = cfd;
+	ck_assert_int_eq(fcntl(cfd, F_SETFL, O_NONBLOCK), 0);
+	rzt_send(base, cfd, "GET /things HTTP/1.1\r\n\r\n", 24);
+	ck_assert(rzt_recv(base, c, &r, false));
+	ck_assert_int_eq(r.code, 200);
+	rzt_response_free(&r);
+	rzt_close(c);
+}
+END_TEST
+
+/* A finite streamed reply: chunked, without the live stream's no-cache headers, and
+ * for HEAD the head only, the connection kept for the next request. */
+START_TEST(test_streamed_finite_reply)
+{
+	rzt_conn_t *c = rzt_open(port);
+	rzt_response_t r;
+	char v[64];
+
+	rzt_send(base, c->fd, "GET /pieces HTTP/1.1\r\n\r\n", 24);
+	ck_assert(rzt_recv(base, c, &r, false));
+	ck_assert_int_eq(r.code, 200);
+	ck_assert(rzt_header(&r, "Transfer-Encoding", v, sizeof(v)));
+	ck_assert_str_eq(v, "chunked");
+	ck_assert(!rzt_header(&r, "X-Accel-Buffering", v, sizeof(v)));
+	ck_assert(!rzt_header(&r, "Content-Length", v, sizeof(v)));
+	ck_assert_str_eq(r.body, "piece 0\npiece 1\npiece 2\n");
+	rzt_response_free(&r);
+	rzt_send(base, c->fd, "HEAD /pieces HTTP/1.1\r\n\r\n", 25);
+	ck_assert(rzt_recv(base, c, &r, true));
+	ck_assert_int_eq(r.code, 200);
+	rzt_response_free(&r);
+	/* no body bytes, no last chunk: the next response starts right away */
+	rzt_send(base, c->fd, "GET /nope HTTP/1.1\r\n\r\n", 22);
+	ck_assert(rzt_recv(base, c, &r, false));
+	ck_assert_int_eq(r.code, 404);
+	rzt_response_free(&r);
+	rzt_close(c);
+}
+END_TEST
+
+/* A stream aborted after its head ends without the last chunk: the client sees the
+ * connection close on an incomplete body, not a complete reply. */
+START_TEST(test_streamed_reply_abort)
+{
+	rzt_conn_t *c = rzt_open(port);
+	rzt_response_t r;
+
+	rzt_send(base, c->fd, "GET /broken HTTP/1.1\r\n\r\n", 24);
+	ck_assert(!rzt_recv(base, c, &r, false));
 	rzt_response_free(&r);
 	rzt_close(c);
 }
@@ -1132,6 +1239,9 @@ int main(void)
 	tcase_add_test(tc, test_request_id);
 	tcase_add_test(tc, test_keep_alive_pipelined);
 	tcase_add_test(tc, test_head_has_no_body);
+	tcase_add_test(tc, test_accepted_socket_has_nodelay);
+	tcase_add_test(tc, test_streamed_finite_reply);
+	tcase_add_test(tc, test_streamed_reply_abort);
 	tcase_add_test(tc, test_malformed_request);
 	tcase_add_test(tc, test_query_and_pretty);
 	tcase_add_test(tc, test_status_with_causes);

@@ -138,8 +138,37 @@ static inline void rzt_response_free(rzt_response_t *r)
 	r->body = NULL;
 }
 
-/* Read one response (Content-Length framed; HEAD responses have no body when head_only).
- * Returns false when the connection closed before a full response arrived. */
+/* The length of a complete chunked body at p (n bytes), its decoded bytes copied to out
+ * (may be NULL) and their count to *blen; 0 while it is incomplete. */
+static inline size_t rzt_chunked(const char *p, size_t n, char *out, size_t *blen)
+{
+	size_t at = 0;
+
+	*blen = 0;
+	for (;;) {
+		const char *crlf = memmem(p + at, n - at, "\r\n", 2);
+		size_t size, head;
+		if (crlf == NULL) {
+			return 0;
+		}
+		size = strtoul(p + at, NULL, 16);
+		head = (size_t)(crlf - (p + at)) + 2;
+		if (n - at < head + size + 2) {
+			return 0;
+		}
+		if (out != NULL) {
+			memcpy(out + *blen, p + at + head, size);
+		}
+		*blen += size;
+		at += head + size + 2;
+		if (size == 0) {
+			return at;
+		}
+	}
+}
+
+/* Read one response (Content-Length or chunked; HEAD responses have no body when
+ * head_only). Returns false when the connection closed before a full response arrived. */
 static inline bool rzt_recv(struct event_base *base, rzt_conn_t *c, rzt_response_t *r,
                             bool head_only)
 {
@@ -152,7 +181,7 @@ static inline bool rzt_recv(struct event_base *base, rzt_conn_t *c, rzt_response
 		char *end = memmem(buf, c->have, "\r\n\r\n", 4);
 		if (end != NULL) {
 			size_t hlen = (size_t)(end - buf) + 4;
-			char cl[32] = "0";
+			char cl[32] = "0", te[32] = "";
 			size_t blen;
 			memcpy(r->head, buf, hlen < sizeof(r->head) ? hlen : sizeof(r->head) - 1);
 			r->code = atoi(r->head + 9);
@@ -163,7 +192,20 @@ static inline bool rzt_recv(struct event_base *base, rzt_conn_t *c, rzt_response
 			}
 			rzt_header(r, "Content-Length", cl, sizeof(cl));
 			blen = head_only ? 0 : (size_t)strtoul(cl, NULL, 10);
-			if (c->have >= hlen + blen) {
+			if (!head_only && rzt_header(r, "Transfer-Encoding", te, sizeof(te)) &&
+			    strcmp(te, "chunked") == 0) {
+				size_t dlen,
+				    wire = rzt_chunked(buf + hlen, c->have - hlen, NULL, &dlen);
+				if (wire > 0) {
+					r->body = malloc(dlen + 1);
+					rzt_chunked(buf + hlen, wire, r->body, &dlen);
+					r->body[dlen] = '\0';
+					r->body_len = dlen;
+					memmove(buf, buf + hlen + wire, c->have - hlen - wire);
+					c->have -= hlen + wire;
+					return true;
+				}
+			} else if (c->have >= hlen + blen) {
 				r->body = malloc(blen + 1);
 				memcpy(r->body, buf + hlen, blen);
 				r->body[blen] = '\0';
