@@ -79,6 +79,7 @@ tofu:
   kill_grace: 1s
   resync: 1h
   max_run_log: 8MiB
+  workers: 6 # the tenants the start runs again never hold the case below up
 observe:
   interval: 1h
   fast_interval: 1h
@@ -203,7 +204,8 @@ kill "$DAEMON_PID"
 wait_exit "$DAEMON_PID" 15
 expect_eq "the daemon stops cleanly" "0" "$EXIT_STATUS"
 sed -i -e 's/^  timeout: 3s$/  timeout: 60s/' -e 's/^  debounce: 1s$/  debounce: 2s/' "$WORK/rezus.conf"
-if REZUSCLOUD_ADMIN_PASSWORD=tofufaults-test-pw start_daemon "$WORK/daemon2.log" -c "$WORK/rezus.conf"; then
+DLOG="$WORK/daemon2.log"
+if REZUSCLOUD_ADMIN_PASSWORD=tofufaults-test-pw start_daemon "$DLOG" -c "$WORK/rezus.conf"; then
 	ok "the daemon starts again"
 else
 	not_ok "the daemon starts again" "$(cat "$WORK/daemon2.log")"
@@ -288,10 +290,10 @@ lock_now() {
 	grep -q locked "$WORK/locked" && ! grep -qi error "$WORK/locked"
 }
 unlock_when() {
-	for _ in $(seq 1 400); do grep -q "$1" "$WORK/daemon2.log" && break; sleep 0.05; done
+	for _ in $(seq 1 400); do grep -q "$1" "$DLOG" && break; sleep 0.05; done
 	touch "$WORK/unlock"
 	wait "$LOCKER"
-	grep -q "$1" "$WORK/daemon2.log"
+	grep -q "$1" "$DLOG"
 }
 tenant lockfinal wait
 run=$(first_run lockfinal)
@@ -306,7 +308,19 @@ ph=$(wait_end lockfinal "$run" 20)
 echo "# after the lock: the Run was $ph $(since "$t0") s later"
 expect_eq "a Run whose final status write failed still ends Failed" "Failed" "$ph"
 
-# --- the Run's creation meets a locked database
+# --- the Run's creation meets a locked database. A fresh daemon: the retries of the
+# tenant above (its status written again after the Run's) must not meet this lock.
+kill "$DAEMON_PID"
+wait_exit "$DAEMON_PID" 15
+DLOG="$WORK/daemon3.log"
+if REZUSCLOUD_ADMIN_PASSWORD=tofufaults-test-pw start_daemon "$DLOG" -c "$WORK/rezus.conf"; then
+	ok "the daemon starts for the creation case"
+else
+	not_ok "the daemon starts for the creation case" "$(cat "$DLOG")"
+fi
+API="http://127.0.0.1:$PORT/api/v1"
+TOKEN=$(curl -s -X POST "$API/auth/login" -H 'Content-Type: application/json' \
+	-d '{"username":"admin","password":"tofufaults-test-pw"}' | sed -n 's/.*"token":"\([^"]*\)".*/\1/p')
 lock_ready
 api -X POST "$API/tenants" -d '{"metadata":{"name":"lockcreate"},"spec":{"clusterProvider":"sim"}}' >/dev/null
 check "another process holds the write lock before the run is created" lock_now
@@ -314,7 +328,7 @@ if unlock_when "tenant 'lockcreate': no run"; then
 	ok "the daemon says it could not create the run"
 else
 	not_ok "the daemon says it could not create the run" \
-		"$(grep -e lockcreate -e 'level=warning' "$WORK/daemon2.log" | tail -n 12; sed 's/^/sqlite3: /' "$WORK/locked")"
+		"$(grep -e lockcreate -e 'level=warning' "$DLOG" | tail -n 12; sed 's/^/sqlite3: /' "$WORK/locked")"
 fi
 t0=$(now)
 run=$(first_run lockcreate 25)
