@@ -1091,19 +1091,19 @@ static int watch_poll(struct bench *b, struct pollfd *pfd, int *idx, enum wwait 
 
 	for (;;) {
 		double now = now_s();
-		int n = 0, todo = 0;
+		int n = 0, waiting = 0;
 
 		for (int i = 0; i < b->o.conns; i++) {
 			struct conn *c = &b->conns[i];
 			if (c->state != C_RECV) {
 				continue;
 			}
-			todo += (what == W_HEADS && !c->headed) || (what == W_ROUND && c->got < 0);
+			waiting += (what == W_HEADS && !c->headed) || (what == W_ROUND && c->got < 0);
 			pfd[n] = (struct pollfd){ .fd = c->fd, .events = POLLIN };
 			idx[n++] = i;
 		}
 		if (now >= deadline || (what == W_QUIET && now - quiet_since >= 0.3) ||
-		    ((what == W_HEADS || what == W_ROUND) && todo == 0) || n == 0) {
+		    ((what == W_HEADS || what == W_ROUND) && waiting == 0) || n == 0) {
 			return 0;
 		}
 		if (poll(pfd, (nfds_t)n, 20) < 0 && errno != EINTR) {

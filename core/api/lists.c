@@ -13,17 +13,12 @@
 #include <sodium.h>
 
 #include "core/api/lists.h"
+#include "core/api/textbuf.h"
 #include "core/base/log.h"
 
 #define KEY_MAX 512 /* an owner or a name, with room to spare: names are at most 253 bytes */
 
-/* Reply text being formatted; on allocation failure it stays as it was and marks itself. */
-struct buf {
-	char *p;
-	size_t len, cap;
-	bool oom;
-};
-
+/* One list being streamed. */
 struct lister {
 	rz_req_t *req;
 	rz_store_t *store;
@@ -42,39 +37,10 @@ struct lister {
 	size_t sent;  /* bytes written */
 	size_t rows;  /* rows examined in this turn */
 	bool stop, done;
-	struct buf b;
+	rz_textbuf_t b;
 	struct event *resume;
 	rz_err_t err;
 };
-
-static void buf_add(struct buf *b, const char *s, size_t n)
-{
-	if (b->oom) {
-		return;
-	}
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		char *p;
-		while (cap < b->len + n + 1) {
-			cap *= 2;
-		}
-		p = realloc(b->p, cap);
-		if (p == NULL) {
-			b->oom = true;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void buf_str(struct buf *b, const char *s)
-{
-	buf_add(b, s, strlen(s));
-}
 
 char *rz_lists_continue(const char *owner, const char *name)
 {
@@ -147,8 +113,8 @@ static void add_item(struct lister *l, const rz_store_row_t *row, json_t *obj)
 	char *text, *p, *nl;
 
 	if (!l->pretty) {
-		buf_add(&l->b, l->items ? "," : "", l->items ? 1 : 0);
-		buf_add(&l->b, row->doc, row->len);
+		rz_textbuf_add(&l->b, l->items ? "," : "", l->items ? 1 : 0);
+		rz_textbuf_add(&l->b, row->doc, row->len);
 		l->items++;
 		return;
 	}
@@ -157,12 +123,12 @@ static void add_item(struct lister *l, const rz_store_row_t *row, json_t *obj)
 		l->b.oom = true;
 		return;
 	}
-	buf_str(&l->b, l->items ? ",\n    " : "\n    ");
+	rz_textbuf_str(&l->b, l->items ? ",\n    " : "\n    ");
 	for (p = text; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
-		buf_add(&l->b, p, (size_t)(nl - p));
-		buf_str(&l->b, "\n    ");
+		rz_textbuf_add(&l->b, p, (size_t)(nl - p));
+		rz_textbuf_str(&l->b, "\n    ");
 	}
-	buf_str(&l->b, p);
+	rz_textbuf_str(&l->b, p);
 	free(text);
 	l->items++;
 }
@@ -282,12 +248,12 @@ static void head(struct lister *l, int64_t rv, const char *token)
 		l->b.oom = true; /* cannot happen with keys of KEY_MAX: refuse rather than cut */
 		return;
 	}
-	buf_str(&l->b, text);
+	rz_textbuf_str(&l->b, text);
 }
 
 static void tail(struct lister *l)
 {
-	buf_str(&l->b, !l->pretty ? "]}\n" : l->items ? "\n  ]\n}\n" : "]\n}\n");
+	rz_textbuf_str(&l->b, !l->pretty ? "]}\n" : l->items ? "\n  ]\n}\n" : "]\n}\n");
 }
 
 static void lister_free(struct lister *l)

@@ -18,6 +18,7 @@
 #include <event2/event.h>
 
 #include "core/base/log.h"
+#include "core/api/textbuf.h"
 #include "core/api/watch.h"
 
 enum format { FMT_SSE, FMT_NDJSON, FMT_JSON };
@@ -58,57 +59,21 @@ struct rz_watch_hub {
 	double spent;        /* seconds of replay pages in this turn of the loop */
 };
 
-/* A growing text buffer; on allocation failure it stays as it was and marks itself. */
-struct sbuf {
-	char *p;
-	size_t len, cap;
-	bool oom;
-};
-
-static void sbuf_add(struct sbuf *b, const char *s, size_t n)
-{
-	if (b->oom) {
-		return;
-	}
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		char *p;
-		while (cap < b->len + n + 1) {
-			cap *= 2;
-		}
-		p = realloc(b->p, cap);
-		if (p == NULL) {
-			b->oom = true;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void sbuf_str(struct sbuf *b, const char *s)
-{
-	sbuf_add(b, s, strlen(s));
-}
-
 /* Append one event in the watcher's format. object is compact JSON text. */
-static void format_event(struct sbuf *b, enum format f, const char *type, int64_t id,
+static void format_event(rz_textbuf_t *b, enum format f, const char *type, int64_t id,
                          const char *object)
 {
 	char head[96];
 
 	if (f == FMT_SSE) {
 		snprintf(head, sizeof(head), "event: %s\nid: %" PRId64 "\ndata: ", type, id);
-		sbuf_str(b, head);
+		rz_textbuf_str(b, head);
 	}
-	sbuf_str(b, "{\"type\":\"");
-	sbuf_str(b, type);
-	sbuf_str(b, "\",\"object\":");
-	sbuf_str(b, object);
-	sbuf_str(b, f == FMT_SSE ? "}\n\n" : "}\n");
+	rz_textbuf_str(b, "{\"type\":\"");
+	rz_textbuf_str(b, type);
+	rz_textbuf_str(b, "\",\"object\":");
+	rz_textbuf_str(b, object);
+	rz_textbuf_str(b, f == FMT_SSE ? "}\n\n" : "}\n");
 }
 
 static bool matches(const struct watcher *w, const rz_kind_t *kind, const char *tenant,
@@ -204,7 +169,7 @@ static void on_event(const rz_event_t *ev, void *arg)
 {
 	rz_watch_hub_t *hub = arg;
 	struct watcher *w = hub->list;
-	struct sbuf b[3][3] = { { { 0 } } }; /* per format, per type seen: formatted once */
+	rz_textbuf_t b[3][3] = { { { 0 } } }; /* per format, per type seen: formatted once */
 
 	while (w != NULL) {
 		struct watcher *next = w->next;
@@ -213,7 +178,7 @@ static void on_event(const rz_event_t *ev, void *arg)
 		    w->phase == PH_LIVE && ev->rv > w->cursor ? seen_as(w, ev) : NULL;
 		if (type != NULL) {
 			int t = type[0] == 'A' ? 0 : type[0] == 'M' ? 1 : 2;
-			struct sbuf *fb = &b[w->format][t];
+			rz_textbuf_t *fb = &b[w->format][t];
 			if (fb->len == 0) {
 				format_event(fb, w->format, type, ev->rv, ev->json);
 			}
@@ -238,7 +203,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 
 	while (w != NULL) {
 		struct watcher *next = w->next;
-		struct sbuf b = { 0 };
+		rz_textbuf_t b = { 0 };
 		if (w->phase != PH_LIVE) {
 			w = next; /* catching up: a BOOKMARK would claim what is not sent yet */
 			continue;
@@ -251,7 +216,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 			         w->kind->kind, RZ_API_VERSION, rv);
 			format_event(&b, w->format, "BOOKMARK", rv, obj);
 		} else {
-			sbuf_str(&b, w->format == FMT_SSE ? ": heartbeat\n\n" : "\n");
+			rz_textbuf_str(&b, w->format == FMT_SSE ? ": heartbeat\n\n" : "\n");
 		}
 		if (!b.oom) {
 			watcher_send(w, b.p, b.len);
@@ -280,7 +245,7 @@ static enum format pick_format(const rz_req_t *req, const char **ctype)
 	return FMT_SSE;
 }
 
-static void expired(struct sbuf *b, enum format f, int64_t rv, int code, const char *msg)
+static void expired(rz_textbuf_t *b, enum format f, int64_t rv, int code, const char *msg)
 {
 	json_t *st = rz_status_new(code, code == 410 ? "Expired" : NULL, msg);
 	char *text = json_dumps(st, JSON_COMPACT);
@@ -304,7 +269,7 @@ static double mono_now(void)
  * the list's revision (so that a client resuming from any of them sees every later change).
  * An object changed since that revision is left to the replay of the log that follows,
  * which brings its changes in order. */
-static int list_page(struct watcher *w, struct sbuf *b, rz_err_t *err)
+static int list_page(struct watcher *w, rz_textbuf_t *b, rz_err_t *err)
 {
 	rz_list_opts_t o = { .tenant = w->tenant,
 		             .labels = w->labels,
@@ -362,7 +327,7 @@ static int list_page(struct watcher *w, struct sbuf *b, rz_err_t *err)
 
 struct replay {
 	struct watcher *w;
-	struct sbuf *b;
+	rz_textbuf_t *b;
 	size_t scanned;
 };
 
@@ -382,7 +347,7 @@ static int replay_one(const rz_event_t *ev, void *arg)
 }
 
 /* One page of the event log after the cursor; at its end the watcher goes live. */
-static int replay_page(struct watcher *w, struct sbuf *b, rz_err_t *err)
+static int replay_page(struct watcher *w, rz_textbuf_t *b, rz_err_t *err)
 {
 	struct replay r = { w, b, 0 };
 	int rc = rz_store_replay(w->hub->store, w->cursor, replay_one, &r, err);
@@ -428,7 +393,7 @@ static void pause_replay(struct watcher *w)
 static void replay_step(struct watcher *w)
 {
 	rz_watch_hub_t *hub = w->hub;
-	struct sbuf b = { 0 };
+	rz_textbuf_t b = { 0 };
 	rz_err_t err = { 0 };
 	int rc;
 
@@ -455,7 +420,7 @@ static void replay_step(struct watcher *w)
 	hub->spent += mono_now() - t0;
 	if (rc != 0) {
 		free(b.p);
-		b = (struct sbuf){ 0 };
+		b = (rz_textbuf_t){ 0 };
 		if (rc != RZ_EGONE) {
 			rz_log_err("watch", "replay of %s failed: %s", w->kind->plural, err.msg);
 		}
@@ -520,7 +485,7 @@ void rz_watch_start(rz_watch_hub_t *hub, rz_req_t *req, rz_watch_opts_t *o)
 	hub->count++;
 	rz_req_on_close(req, on_client_gone, w);
 	if (o->since > rev) {
-		struct sbuf b = { 0 };
+		rz_textbuf_t b = { 0 };
 		char msg[128];
 		snprintf(msg, sizeof(msg),
 		         "too large resource version: %" PRId64 " (current %" PRId64 ")", o->since,
