@@ -24,6 +24,7 @@ core_librezus_core_la_SOURCES = \
 	core/store/datadir.c core/store/datadir.h \
 	core/store/bus.c core/store/bus.h \
 	core/store/store.c core/store/store.h \
+	core/store/sweep.c core/store/sweep.h \
 	core/store/events.c core/store/events.h \
 	core/store/backup.c core/store/backup.h \
 	core/store/restore.c core/store/restore.h \

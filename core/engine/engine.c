@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>
+#include <search.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@
 #include "core/engine/runner.h"
 #include "core/engine/tfui.h"
 #include "core/store/events.h"
+#include "core/store/sweep.h"
 
 #define MAX_ENV  64
 #define TAIL_MAX 2048 /* bytes of a step's last text lines kept for a diagnostic */
@@ -113,9 +115,11 @@ struct rz_engine {
 	rz_engine_opts_t o;
 	uint64_t sub;
 	struct event *resync;
+	rz_sweep_t *pending, *resyncs; /* at start; every tofu.resync */
 	bool stopping;
 	rz_route_t routes[3];
-	struct tenant *tenants;
+	struct tenant *tenants;       /* every tenant seen, for the sweeps */
+	void *by_name;                /* the same tenants, a tsearch(3) tree by name */
 	struct tenant *qhead, *qtail; /* FIFO of tenants waiting for a slot */
 	size_t running;
 	struct unsettled *unsettled; /* final statuses to write again */
@@ -141,20 +145,33 @@ static void on_observed(evutil_socket_t fd, short what, void *arg);
 
 /* ------------------------------------------------------------------ tenants and the queue */
 
+static int tenant_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct tenant *)a)->name, ((const struct tenant *)b)->name);
+}
+
+/* The tenant of that name (created when asked): a tree lookup, since every event, status
+ * write and start-up sweep asks, and a fleet has thousands. */
 static struct tenant *tenant_of(rz_engine_t *e, const char *name, bool create)
 {
-	struct tenant *t;
+	struct tenant key, *t, **found;
 
-	for (t = e->tenants; t != NULL; t = t->next) {
-		if (strcmp(t->name, name) == 0) {
-			return t;
-		}
+	if (snprintf(key.name, sizeof(key.name), "%s", name) >= (int)sizeof(key.name)) {
+		return NULL; /* no tenant has a longer name */
+	}
+	found = tfind(&key, &e->by_name, tenant_cmp);
+	if (found != NULL) {
+		return *found;
 	}
 	if (!create || (t = calloc(1, sizeof(*t))) == NULL) {
 		return NULL;
 	}
 	t->e = e;
-	snprintf(t->name, sizeof(t->name), "%s", name);
+	memcpy(t->name, key.name, sizeof(t->name));
+	if (tsearch(t, &e->by_name, tenant_cmp) == NULL) {
+		free(t);
+		return NULL;
+	}
 	t->next = e->tenants;
 	e->tenants = t;
 	return t;
@@ -1849,41 +1866,45 @@ static void recover_runs(rz_engine_t *e)
 
 /* At start: every tenant whose spec was not reconciled yet (or that is being deleted) gets
  * a run, so nothing a crash interrupted stays undone. */
-static void reconcile_pending(rz_engine_t *e)
+/* At start, tenant by tenant (a sweep, a page per turn of the loop): one whose last apply is
+ * not what it asks for now runs again. */
+static void reconcile_pending(void *arg, json_t *t)
 {
-	json_t *tenants = rz_store_list_all(e->store, "Tenant", NULL), *t;
-	size_t i;
+	rz_engine_t *e = arg;
+	json_t *meta = json_object_get(t, "metadata");
+	json_int_t gen = json_integer_value(json_object_get(meta, "generation"));
+	json_int_t seen =
+	    json_integer_value(json_object_get(json_object_get(t, "status"), "observedGeneration"));
+	const char *name = json_string_value(json_object_get(meta, "name"));
 
-	json_array_foreach(tenants, i, t)
-	{
-		json_t *meta = json_object_get(t, "metadata");
-		json_int_t gen = json_integer_value(json_object_get(meta, "generation"));
-		json_int_t seen = json_integer_value(
-		    json_object_get(json_object_get(t, "status"), "observedGeneration"));
-		/* a node group's or config patch's change leaves the tenant's generation alone:
-		 * what tells of those is the digest the last successful apply recorded */
-		if (gen != seen || json_object_get(meta, "deletionTimestamp") != NULL ||
-		    rz_report_inputs_stale(e->store, t)) {
-			poke(e, json_string_value(json_object_get(meta, "name")), e->o.debounce_ms,
-			     "update");
-		}
+	/* a node group's or config patch's change leaves the tenant's generation alone:
+	 * what tells of those is the digest the last successful apply recorded */
+	if (name != NULL && (gen != seen || json_object_get(meta, "deletionTimestamp") != NULL ||
+	                     rz_report_inputs_stale(e->store, t))) {
+		poke(e, name, e->o.debounce_ms, "update");
 	}
-	json_decref(tenants);
 }
 
-/* Every tofu.resync: every tenant runs again, so drift outside RezusCloud is corrected. */
+/* Every tofu.resync: every tenant runs again (a sweep), so drift outside RezusCloud is
+ * corrected. */
+static void resync_one(void *arg, json_t *t)
+{
+	rz_engine_t *e = arg;
+	const char *name =
+	    json_string_value(json_object_get(json_object_get(t, "metadata"), "name"));
+
+	if (name != NULL) {
+		poke(e, name, e->o.debounce_ms, "resync");
+	}
+}
+
 static void on_resync(evutil_socket_t fd, short what, void *arg)
 {
 	rz_engine_t *e = arg;
-	json_t *tenants = rz_store_list_all(e->store, "Tenant", NULL), *t;
-	size_t i;
 
-	json_array_foreach(tenants, i, t)
-	{
-		poke(e, json_string_value(json_object_get(json_object_get(t, "metadata"), "name")),
-		     e->o.debounce_ms, "resync");
-	}
-	json_decref(tenants);
+	(void)fd;
+	(void)what;
+	rz_sweep_start(e->resyncs);
 }
 
 int rz_engine_new(rz_engine_t **out, struct event_base *base, rz_store_t *store, rz_bus_t *bus,
@@ -1923,8 +1944,14 @@ int rz_engine_new(rz_engine_t **out, struct event_base *base, rz_store_t *store,
 		rz_engine_free(e);
 		return rz_err_set(err, -ENOMEM, "engine: out of memory");
 	}
+	e->pending = rz_sweep_new(base, store, "Tenant", reconcile_pending, NULL, e);
+	e->resyncs = rz_sweep_new(base, store, "Tenant", resync_one, NULL, e);
+	if (e->pending == NULL || e->resyncs == NULL) {
+		rz_engine_free(e);
+		return rz_err_set(err, -ENOMEM, "engine: out of memory");
+	}
 	recover_runs(e);
-	reconcile_pending(e);
+	rz_sweep_start(e->pending);
 	*out = e;
 	return 0;
 }
@@ -1978,6 +2005,11 @@ bool rz_engine_busy(const rz_engine_t *e, const char *tenant, char *why, size_t 
 	return true;
 }
 
+static void keep_node(void *node)
+{
+	(void)node;
+}
+
 void rz_engine_free(rz_engine_t *e)
 {
 	struct tenant *t;
@@ -1990,7 +2022,11 @@ void rz_engine_free(rz_engine_t *e)
 	if (e->resync != NULL) {
 		event_free(e->resync);
 	}
+	rz_sweep_free(e->pending);
+	rz_sweep_free(e->resyncs);
 	e->qhead = NULL;
+	tdestroy(e->by_name, keep_node); /* the nodes only: the list below frees them */
+	e->by_name = NULL;
 	for (t = e->tenants; t != NULL; t = t->next) {
 		if (t->run != NULL) {
 			rz_proc_cancel(t->run->proc);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "core/observe/observe.h"
 #include "core/plugin/probe.h"
 #include "core/store/events.h"
+#include "core/store/sweep.h"
 
 #define LASTSEEN_EVERY 10 /* intervals between refreshes of an unchanged lastSeen */
 
@@ -61,7 +63,7 @@ struct otenant {
 	bool again;     /* kicked during an observation: another one right after */
 	size_t pending; /* its probes not finished yet */
 	json_t *facts;  /* merged from its probes */
-	struct otenant *next;
+	struct otenant *next, *prev;
 };
 
 struct rz_observer {
@@ -72,7 +74,9 @@ struct rz_observer {
 	rz_tfstate_t *tfstate;
 	rz_observer_opts_t o;
 	uint64_t sub;
-	struct otenant *tenants;
+	struct otenant *tenants;   /* every tenant observed, and those gone but still busy */
+	void *by_name;             /* those not gone, a tsearch(3) tree by name */
+	rz_sweep_t *tracking;      /* at start: every tenant, a page per turn of the loop */
 	struct job *qhead, *qtail; /* probes waiting for a slot */
 	struct job *running;       /* probes running */
 	struct job *commands;      /* commands running (rz_observer_exec), outside the slots */
@@ -119,34 +123,62 @@ static void schedule(struct otenant *t, int64_t ms)
 	evtimer_add(t->timer, &tv);
 }
 
+static int tenant_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct otenant *)a)->name, ((const struct otenant *)b)->name);
+}
+
+/* The tenant of that name (created when asked): a tree lookup, since a fleet has thousands
+ * and every change of a Machine asks. */
 static struct otenant *tenant_of(rz_observer_t *o, const char *name, bool create)
 {
-	struct otenant *t;
+	struct otenant key, *t, **found;
 
-	for (t = o->tenants; t != NULL; t = t->next) {
-		if (!t->gone && strcmp(t->name, name) == 0) {
-			return t;
-		}
+	if (snprintf(key.name, sizeof(key.name), "%s", name) >= (int)sizeof(key.name)) {
+		return NULL;
 	}
-	if (!create || strlen(name) >= sizeof(t->name) || (t = calloc(1, sizeof(*t))) == NULL) {
+	found = tfind(&key, &o->by_name, tenant_cmp);
+	if (found != NULL) {
+		return *found;
+	}
+	if (!create || (t = calloc(1, sizeof(*t))) == NULL) {
 		return NULL;
 	}
 	t->o = o;
-	snprintf(t->name, sizeof(t->name), "%s", name);
+	memcpy(t->name, key.name, sizeof(t->name));
+	if (tsearch(t, &o->by_name, tenant_cmp) == NULL) {
+		free(t);
+		return NULL;
+	}
 	t->next = o->tenants;
+	if (o->tenants != NULL) {
+		o->tenants->prev = t;
+	}
 	o->tenants = t;
 	return t;
+}
+
+/* Out of the tree: a tenant of the same name made meanwhile is a new one. */
+static void tenant_gone(struct otenant *t)
+{
+	if (!t->gone) {
+		tdelete(t, &t->o->by_name, tenant_cmp);
+		t->gone = true;
+	}
 }
 
 static void tenant_free(struct otenant *t)
 {
 	rz_observer_t *o = t->o;
 
-	for (struct otenant **pp = &o->tenants; *pp != NULL; pp = &(*pp)->next) {
-		if (*pp == t) {
-			*pp = t->next;
-			break;
-		}
+	tenant_gone(t);
+	if (t->prev != NULL) {
+		t->prev->next = t->next;
+	} else {
+		o->tenants = t->next;
+	}
+	if (t->next != NULL) {
+		t->next->prev = t->prev;
 	}
 	if (t->timer != NULL) {
 		event_free(t->timer);
@@ -167,7 +199,7 @@ static void forget(rz_observer_t *o, const char *name)
 		evtimer_del(t->timer);
 	}
 	if (t->busy) {
-		t->gone = true; /* its probes end first */
+		tenant_gone(t); /* its probes end first */
 	} else {
 		tenant_free(t);
 	}
@@ -698,33 +730,28 @@ static void observe(struct otenant *t)
 
 /* ------------------------------------------------------------------ module */
 
-/* At start: every tenant that has Machines, each at a random moment of one interval. */
-static void track_all(rz_observer_t *o)
+/* At start, tenant by tenant (a sweep, a page per turn of the loop): each is observed at a
+ * random moment of one interval. */
+static void track_one(void *arg, json_t *t)
 {
-	json_t *tenants = rz_store_list_all(o->store, "Tenant", NULL), *t;
-	size_t i;
+	rz_observer_t *o = arg;
+	json_t *meta = json_object_get(t, "metadata");
+	const char *name = json_string_value(json_object_get(meta, "name"));
+	struct otenant *ot;
+	struct timeval tv;
+	uint32_t d;
 
-	json_array_foreach(tenants, i, t)
-	{
-		json_t *meta = json_object_get(t, "metadata");
-		const char *name = json_string_value(json_object_get(meta, "name"));
-		struct otenant *ot;
-		struct timeval tv;
-		uint32_t d;
-
-		if (name == NULL || json_object_get(meta, "deletionTimestamp") != NULL ||
-		    (ot = tenant_of(o, name, true)) == NULL) {
-			continue;
-		}
-		ot->timer = evtimer_new(o->base, on_timer, ot);
-		d = randombytes_uniform((uint32_t)(o->o.interval_ms > 0 ? o->o.interval_ms : 1));
-		tv.tv_sec = d / 1000;
-		tv.tv_usec = (d % 1000) * 1000;
-		if (ot->timer != NULL) {
-			evtimer_add(ot->timer, &tv);
-		}
+	if (name == NULL || json_object_get(meta, "deletionTimestamp") != NULL ||
+	    (ot = tenant_of(o, name, true)) == NULL || ot->timer != NULL) {
+		return; /* one a change made known meanwhile has its timer */
 	}
-	json_decref(tenants);
+	ot->timer = evtimer_new(o->base, on_timer, ot);
+	d = randombytes_uniform((uint32_t)(o->o.interval_ms > 0 ? o->o.interval_ms : 1));
+	tv.tv_sec = d / 1000;
+	tv.tv_usec = (d % 1000) * 1000;
+	if (ot->timer != NULL) {
+		evtimer_add(ot->timer, &tv);
+	}
 }
 
 int rz_observer_new(rz_observer_t **out, struct event_base *base, rz_store_t *store, rz_bus_t *bus,
@@ -758,7 +785,12 @@ int rz_observer_new(rz_observer_t **out, struct event_base *base, rz_store_t *st
 		free(o);
 		return rz_err_set(err, -ENOMEM, "observe: out of memory");
 	}
-	track_all(o);
+	if ((o->tracking = rz_sweep_new(base, store, "Tenant", track_one, NULL, o)) == NULL) {
+		rz_bus_unsubscribe(bus, o->sub);
+		free(o);
+		return rz_err_set(err, -ENOMEM, "observe: out of memory");
+	}
+	rz_sweep_start(o->tracking);
 	*out = o;
 	return 0;
 }
@@ -832,6 +864,7 @@ void rz_observer_free(rz_observer_t *o)
 	}
 	o->stopping = true;
 	rz_bus_unsubscribe(o->bus, o->sub);
+	rz_sweep_free(o->tracking);
 	while (o->qhead != NULL) {
 		struct job *j = o->qhead;
 		o->qhead = j->next;

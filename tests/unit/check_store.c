@@ -28,6 +28,7 @@
 #include "core/base/log.h"
 #include "core/model/selector.h"
 #include "core/store/store.h"
+#include "core/store/sweep.h"
 
 #define WINDOW     5
 #define MAX_EVENTS 128
@@ -1221,6 +1222,127 @@ START_TEST(test_scan_pages_stored_text)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ sweeps */
+
+struct sweep_rec {
+	int visited, done, ticks, ticks_at_done;
+	char last[64];
+	bool sorted;
+	rz_store_t *create_at_first_page; /* creates tenant "zz-late" while the sweep runs */
+	struct event *tick;
+};
+
+static void sweep_visit(void *arg, json_t *obj)
+{
+	struct sweep_rec *r = arg;
+	const char *name = mstr(obj, "name");
+
+	ck_assert_ptr_nonnull(name);
+	if (r->visited > 0 && strcmp(r->last, name) >= 0) {
+		r->sorted = false;
+	}
+	snprintf(r->last, sizeof(r->last), "%s", name);
+	if (++r->visited == 1 && r->create_at_first_page != NULL) {
+		clear_events();
+		create_tenant("zz-late");
+	}
+}
+
+static void sweep_done(void *arg)
+{
+	struct sweep_rec *r = arg;
+
+	r->done++;
+	r->ticks_at_done = r->ticks;
+}
+
+/* Another event of the loop, on every turn: counts the turns a sweep lets through. */
+static void sweep_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct sweep_rec *r = arg;
+	static const struct timeval now = { 0, 0 };
+
+	(void)fd;
+	(void)what;
+	r->ticks++;
+	evtimer_add(r->tick, &now);
+}
+
+static void sweep_run(struct event_base *base, rz_sweep_t *sw)
+{
+	for (int turns = 0; rz_sweep_busy(sw); turns++) {
+		ck_assert_int_lt(turns, 1000);
+		event_base_loop(base, EVLOOP_ONCE);
+	}
+}
+
+/* A sweep visits every object once, in key order, a page per turn of the loop: with 600
+ * tenants (three pages) the loop runs other events between pages, where reading them
+ * whole held it for all of them. A start asked during a sweep makes one more sweep after
+ * it, which sees what was created behind the first one's cursor. */
+START_TEST(test_sweep_pages_between_turns)
+{
+	struct event_base *base = event_base_new();
+	struct sweep_rec r = { .sorted = true };
+	static const struct timeval now = { 0, 0 };
+	rz_sweep_t *sw;
+	char name[32];
+
+	ck_assert_ptr_nonnull(base);
+	for (int i = 0; i < 600; i++) {
+		snprintf(name, sizeof(name), "t%04d", i);
+		create_tenant(name);
+		clear_events();
+	}
+	sw = rz_sweep_new(base, st, "Tenant", sweep_visit, sweep_done, &r);
+	ck_assert_ptr_nonnull(sw);
+	ck_assert_ptr_null(rz_sweep_new(base, st, "NoSuchKind", sweep_visit, NULL, &r));
+	r.tick = evtimer_new(base, sweep_tick, &r);
+	evtimer_add(r.tick, &now);
+	ck_assert(!rz_sweep_busy(sw));
+	rz_sweep_start(sw);
+	ck_assert(rz_sweep_busy(sw));
+	ck_assert_int_eq(r.visited, 0); /* nothing is read before the loop turns */
+	sweep_run(base, sw);
+	ck_assert_int_eq(r.visited, 600);
+	ck_assert_int_eq(r.done, 1);
+	ck_assert(r.sorted);
+	ck_assert_str_eq(r.last, "t0599");
+	ck_assert_int_ge(r.ticks_at_done, 2); /* other events ran between the three pages */
+	ck_assert_uint_eq(rz_sweep_visited(sw), 600);
+
+	/* asked again while under way (and a tenant created meanwhile, in front of the cursor
+	 * of the first: "t0000" is read, "zz-late" sorts last, so both sweeps see it) */
+	r = (struct sweep_rec){ .sorted = true, .create_at_first_page = st, .tick = r.tick };
+	rz_sweep_start(sw);
+	event_base_loop(base, EVLOOP_ONCE);
+	rz_sweep_start(sw);
+	rz_sweep_start(sw); /* still once more, not twice */
+	while (r.done < 2 || rz_sweep_busy(sw)) {
+		ck_assert_int_lt(r.ticks, 1000);
+		event_base_loop(base, EVLOOP_ONCE);
+	}
+	ck_assert_int_eq(r.done, 2);
+	ck_assert_int_eq(r.visited, 601 + 601);
+	ck_assert_str_eq(r.last, "zz-late");
+
+	/* freed in the middle: nothing is called after */
+	r = (struct sweep_rec){ .sorted = true, .tick = r.tick };
+	rz_sweep_start(sw);
+	event_base_loop(base, EVLOOP_ONCE);
+	ck_assert_int_gt(r.visited, 0);
+	ck_assert_int_lt(r.visited, 601);
+	rz_sweep_free(sw);
+	for (int i = 0; i < 5; i++) {
+		event_base_loop(base, EVLOOP_ONCE);
+	}
+	ck_assert_int_lt(r.visited, 601);
+	ck_assert_int_eq(r.done, 0);
+	event_free(r.tick);
+	event_base_free(base);
+}
+END_TEST
+
 /* A tenant's list searches the primary key by (kind, tenant), and the list of every tenant
  * by kind: "(?2 IS NULL OR tenant = ?2)" in one statement made SQLite search (kind) only,
  * so one tenant's list grew with the whole fleet. */
@@ -1993,6 +2115,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_list_pages);
 	tcase_add_test(tc, test_scan_pages_stored_text);
 	tcase_add_test(tc, test_list_query_plans_use_the_key);
+	tcase_add_test(tc, test_sweep_pages_between_turns);
 	tcase_add_test(tc, test_replay);
 	tcase_add_test(tc, test_replay_pruned);
 	tcase_add_test(tc, test_window_minimum);
