@@ -435,7 +435,8 @@ static int boot_local(struct boot *b)
 		return rc;
 	}
 	if (tls && b->c->ca_file == NULL && !b->c->insecure) {
-		/* the certificate the daemon makes at its first start; the context keeps its path */
+		/* the certificate the daemon makes at its first start; the context keeps its path
+		 */
 		if (asprintf(&b->c->ca_file, "%s/tls-cert.pem", b->dir) < 0) {
 			return rzc_fail("out of memory");
 		}
