@@ -59,7 +59,8 @@ INTEGRATION_TESTS = \
 	tests/integration/standins.sh \
 	tests/integration/diskfault.sh \
 	tests/integration/killfault.sh \
-	tests/integration/abuse.sh
+	tests/integration/abuse.sh \
+	tests/integration/tls.sh
 
 include tests/fixtures/plugins/local.mk
 EXTRA_DIST += tests/fixtures/plugins/local.mk \

@@ -24,6 +24,7 @@
 #include <sodium.h>
 
 #include "core/http/http.h"
+#include "core/http/tls.h"
 #include "core/base/log.h"
 
 #define MAX_PARAMS        8
@@ -114,7 +115,9 @@ struct rz_req {
 
 struct conn {
 	rz_http_t *h;
-	struct bufferevent *bev;
+	struct bufferevent *bev; /* NULL while a TLS port waits for the client's first byte */
+	evutil_socket_t fd;
+	struct event *peek; /* that wait (TLS ports only) */
 	struct event *resume;
 	http_parser parser;
 	rz_req_t *req; /* being parsed, or being handled */
@@ -144,6 +147,7 @@ struct rz_http {
 	size_t in_flight;
 	bool draining;
 	int port;
+	rz_tls_t *tls; /* NULL: plain HTTP */
 	rz_http_observer_fn observer;
 	void *observer_ctx;
 	rz_http_guard_fn guard;
@@ -1479,7 +1483,14 @@ static void conn_free(struct conn *c)
 	peer_put(h, c->pe);
 	event_free(c->resume);
 	event_free(c->deadline);
-	bufferevent_free(c->bev);
+	if (c->peek != NULL) {
+		event_free(c->peek);
+	}
+	if (c->bev != NULL) {
+		bufferevent_free(c->bev);
+	} else {
+		evutil_closesocket(c->fd);
+	}
 	free(c);
 	if (orphan != NULL && orphan->on_close != NULL) {
 		void (*fn)(rz_req_t *, void *) = orphan->on_close;
@@ -1733,6 +1744,9 @@ static void conn_close_after_output(struct conn *c)
 
 static void on_event(struct bufferevent *bev, short what, void *arg)
 {
+	if (what == BEV_EVENT_CONNECTED) { /* a TLS handshake completed */
+		return;
+	}
 	conn_free(arg);
 }
 
@@ -1771,12 +1785,79 @@ static void refuse(rz_http_t *h, evutil_socket_t fd, const char *peer, const cha
 	}
 }
 
+/* Serve c over bev (NULL when out of memory: c is closed). */
+static void conn_start(struct conn *c, struct bufferevent *bev)
+{
+	struct timeval idle = { c->h->opts.idle_timeout_s, 0 };
+
+	if (bev == NULL) {
+		conn_free(c);
+		return;
+	}
+	c->bev = bev;
+	bufferevent_set_max_single_write(c->bev, MAX_WRITE);
+	bufferevent_setcb(c->bev, on_read, on_write, on_event, c);
+	bufferevent_setwatermark(c->bev, EV_READ, 0, READ_HIGH_WATER);
+	bufferevent_set_timeouts(c->bev, &idle, &idle);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+}
+
+/* Plain HTTP on a TLS port: read what the client sent (a little, so that the close does not
+ * reset), answer in clear text that it should speak TLS, and close. */
+static void refuse_plain(struct conn *c)
+{
+	char discard[4096];
+	size_t len;
+	const char *resp = rz_tls_plain_refusal(&len);
+
+	for (int i = 0; i < 4 && recv(c->fd, discard, sizeof(discard), MSG_DONTWAIT) > 0; i++) {
+	}
+	(void)!send(c->fd, resp, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	shutdown(c->fd, SHUT_WR);
+	rz_logkv(RZ_LOG_INFO, "http", "plain HTTP request on the TLS port refused", "peer", c->peer,
+	         NULL);
+	conn_free(c);
+}
+
+/* A TLS port's connection sent its first byte (or did not within the header timeout):
+ * a TLS handshake goes on to OpenSSL, plain HTTP gets its refusal, anything else a close. */
+static void on_peek(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	unsigned char first[1];
+	ssize_t n;
+	struct timeval tv = { c->h->opts.header_timeout_ms / 1000,
+		              (c->h->opts.header_timeout_ms % 1000) * 1000 };
+
+	if (what & EV_TIMEOUT) {
+		conn_free(c);
+		return;
+	}
+	n = recv(fd, first, sizeof(first), MSG_PEEK | MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+		event_add(c->peek, &tv);
+		return;
+	}
+	switch (rz_tls_classify(first, n > 0 ? (size_t)n : 0)) {
+	case RZ_TLS_HELLO_TLS:
+		event_free(c->peek);
+		c->peek = NULL;
+		conn_start(c, rz_tls_accept(c->h->tls, c->h->base, c->fd));
+		return;
+	case RZ_TLS_HELLO_HTTP:
+		refuse_plain(c);
+		return;
+	default: /* closed (0), failed, or not a protocol we speak */
+		conn_free(c);
+		return;
+	}
+}
+
 static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
                       void *arg)
 {
 	rz_http_t *h = arg;
 	struct conn *c;
-	struct timeval idle = { h->opts.idle_timeout_s, 0 };
 	char peer[INET6_ADDRSTRLEN] = "";
 	struct peer *pe;
 
@@ -1805,16 +1886,13 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		return;
 	}
 	c->h = h;
-	c->bev = bufferevent_socket_new(h->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	c->fd = fd;
 	c->resume = event_new(h->base, -1, 0, on_resume, c);
 	c->deadline = evtimer_new(h->base, on_deadline, c);
-	if (c->bev == NULL || c->resume == NULL || c->deadline == NULL) {
-		if (c->bev == NULL) {
-			evutil_closesocket(fd);
-		}
-		bufferevent_free(c->bev);
+	if (c->resume == NULL || c->deadline == NULL) {
 		event_free(c->resume);
 		event_free(c->deadline);
+		evutil_closesocket(fd);
 		free(c);
 		peer_put(h, pe);
 		return;
@@ -1833,11 +1911,16 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	/* a reply's pieces go out at once, not after the client's delayed ACK of the first;
 	 * not a TCP socket (rz_http_serve_fd's socketpair): nothing to set */
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
-	bufferevent_set_max_single_write(c->bev, MAX_WRITE);
-	bufferevent_setcb(c->bev, on_read, on_write, on_event, c);
-	bufferevent_setwatermark(c->bev, EV_READ, 0, READ_HIGH_WATER);
-	bufferevent_set_timeouts(c->bev, &idle, &idle);
-	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	if (h->tls != NULL) {
+		struct timeval tv = { h->opts.header_timeout_ms / 1000,
+			              (h->opts.header_timeout_ms % 1000) * 1000 };
+		c->peek = event_new(h->base, fd, EV_READ, on_peek, c);
+		if (c->peek == NULL || event_add(c->peek, &tv) < 0) {
+			conn_free(c);
+		}
+		return;
+	}
+	conn_start(c, bufferevent_socket_new(h->base, fd, BEV_OPT_CLOSE_ON_FREE));
 }
 
 /* ------------------------------------------------------------------ the server */
@@ -2040,6 +2123,11 @@ void rz_http_shutdown(rz_http_t *h)
 		}
 		c = next;
 	}
+}
+
+void rz_http_set_tls(rz_http_t *h, rz_tls_t *tls)
+{
+	h->tls = tls;
 }
 
 void rz_http_set_guard(rz_http_t *h, rz_http_guard_fn fn, void *ctx)

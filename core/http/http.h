@@ -24,6 +24,7 @@
 #include "core/http/status.h"
 
 struct event_base;
+struct rz_tls;
 
 typedef struct rz_http rz_http_t;
 typedef struct rz_req rz_req_t;
@@ -88,6 +89,13 @@ int rz_http_add_routes(rz_http_t *h, const rz_route_t *routes, size_t n, rz_err_
 
 /* Listen on "host:port" or "[v6]:port" (port 0 = ephemeral). */
 int rz_http_listen(rz_http_t *h, const char *addr, rz_err_t *err);
+
+/* Serve TLS (core/http/tls.h) on every connection accepted from now on; NULL: plain HTTP.
+ * On a TLS port the first byte a client sends decides: a TLS handshake goes on, plain HTTP
+ * is answered "400 Client sent an HTTP request to an HTTPS server." in clear text and
+ * closed, anything else is closed; no first byte within header_timeout_ms: closed.
+ * Borrowed — tls must outlive the server. */
+void rz_http_set_tls(rz_http_t *h, struct rz_tls *tls);
 
 /* The bound port, or -1 when not listening. */
 int rz_http_port(const rz_http_t *h);
