@@ -746,20 +746,20 @@ static bool include_object(rz_req_t *req, enum include *out)
 	return false;
 }
 
-/* A column shown in a Table of k: all of rezusctl get's (the wide ones at priority 1), but
- * TENANT when the request names the tenant, as rezusctl get -n leaves it out. */
+/* A column shown in a Table: all of rezusctl get's (the wide ones at priority 1), but
+ * TENANT when hide (hide_tenant). */
 static bool table_shows(const rz_column_t *col, bool hide)
 {
 	return !(hide && strcmp(col->header, "TENANT") == 0);
 }
 
-json_t *rz_api_table_new(const rz_kind_t *k, bool named_tenant)
+json_t *rz_api_table_new(const rz_kind_t *k, bool hide_tenant)
 {
 	const rz_column_t *cols = rz_columns_of(k->kind);
 	json_t *defs = json_array();
 
 	for (size_t j = 0; j < RZ_COLUMNS_MAX && cols[j].header != NULL; j++) {
-		if (table_shows(&cols[j], named_tenant)) {
+		if (table_shows(&cols[j], hide_tenant)) {
 			json_array_append_new(
 			    defs,
 			    json_pack("{s:s, s:s, s:s, s:s, s:i}", "name", cols[j].header, "type",
@@ -780,7 +780,7 @@ static const char *singular_of(const char *kind)
 	return k != NULL ? k->singular : NULL;
 }
 
-void rz_api_table_add(json_t *table, const rz_kind_t *k, bool named_tenant, const json_t *obj,
+void rz_api_table_add(json_t *table, const rz_kind_t *k, bool hide_tenant, const json_t *obj,
                       int include, time_t now)
 {
 	const rz_column_t *cols = rz_columns_of(k->kind);
@@ -788,7 +788,7 @@ void rz_api_table_add(json_t *table, const rz_kind_t *k, bool named_tenant, cons
 	char buf[RZ_CELL_MAX];
 
 	for (size_t j = 0; j < RZ_COLUMNS_MAX && cols[j].header != NULL; j++) {
-		if (table_shows(&cols[j], named_tenant)) {
+		if (table_shows(&cols[j], hide_tenant)) {
 			json_array_append_new(
 			    cells, json_string(rz_columns_cell(obj, cols[j].path, now, singular_of,
 			                                       buf, sizeof(buf))));

@@ -50,13 +50,14 @@ typedef void (*rz_api_admit_fn)(void *arg, const rz_kind_t *k, const json_t *obj
 void rz_api_set_admit(rz_api_t *api, rz_api_admit_fn fn, void *arg);
 
 /* A Kubernetes Table (meta.k8s.io/v1) of k with the columns rezusctl get prints
- * (core/base/columns.c), the wide ones at priority 1; TENANT left out when named_tenant
- * (the request names the tenant, as rezusctl get -n does). Caller owns the result. */
-json_t *rz_api_table_new(const rz_kind_t *k, bool named_tenant);
+ * (core/base/columns.c), the wide ones at priority 1, no rows yet; TENANT left out when
+ * hide_tenant (the request names the tenant, as rezusctl get -n leaves it out, or is a
+ * Kubernetes client's, which prints the namespace). Caller owns the result. */
+json_t *rz_api_table_new(const rz_kind_t *k, bool hide_tenant);
 
 /* Append obj's row (borrowed) to table, cells as of now; include is 0 (no object), 1 (its
  * metadata as a PartialObjectMetadata, Kubernetes' default) or 2 (the whole object). */
-void rz_api_table_add(json_t *table, const rz_kind_t *k, bool named_tenant, const json_t *obj,
+void rz_api_table_add(json_t *table, const rz_kind_t *k, bool hide_tenant, const json_t *obj,
                       int include, time_t now);
 
 /* The OpenAPI 3 document (caller owns). */
