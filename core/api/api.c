@@ -943,6 +943,36 @@ static struct wr *wr_new(struct rctx *c, rz_req_t *req, bool create, const char 
 	return w;
 }
 
+#define LAST_APPLIED "kubectl.kubernetes.io/last-applied-configuration"
+
+/* kubectl apply keeps the manifest it applied in an annotation: a user's password would be
+ * stored there in clear. Take field out of it too (a later apply then sets the password
+ * again, which is what it asks for). */
+static void scrub_last_applied(json_t *obj, const char *field)
+{
+	json_t *ann = json_object_get(json_object_get(obj, "metadata"), "annotations");
+	const char *text = json_string_value(json_object_get(ann, LAST_APPLIED));
+	json_t *applied = text ? json_loads(text, 0, NULL) : NULL;
+	char *clean;
+
+	if (text != NULL && applied == NULL) {
+		json_object_del(ann, LAST_APPLIED); /* not JSON: it could hold anything */
+		return;
+	}
+	if (applied == NULL) {
+		return;
+	}
+	json_object_del(json_object_get(applied, "spec"), field);
+	clean = json_dumps(applied, JSON_COMPACT);
+	if (clean != NULL) {
+		json_object_set_new(ann, LAST_APPLIED, json_sprintf("%s\n", clean));
+	} else {
+		json_object_del(ann, LAST_APPLIED);
+	}
+	free(clean);
+	json_decref(applied);
+}
+
 /* Take the kind's write-only field (a user's password) out of the object. */
 static void take_secret(struct wr *w)
 {
@@ -955,6 +985,7 @@ static void take_secret(struct wr *w)
 	}
 	if (field != NULL) {
 		json_object_del(spec, field);
+		scrub_last_applied(w->obj, field);
 	}
 }
 

@@ -71,6 +71,31 @@ expect_eq "the change is stored" "3" "$(k get ng workers -n acme -o jsonpath='{.
 expect_eq "metadata.namespace is emitted beside metadata.tenant" "acme acme" \
 	"$(k get ng workers -n acme -o jsonpath='{.metadata.namespace} {.metadata.tenant}')"
 
+# the other writable kinds: a ConfigPatch with -n, a User (whose password must not stay
+# in the last-applied annotation)
+cat >"$WORK/cp.yaml" <<Y
+apiVersion: rezuscloud.io/v1
+kind: ConfigPatch
+metadata: {name: ntp}
+spec: {patch: "machine: {}\\n", targetRole: all}
+Y
+expect_eq "apply -n creates a ConfigPatch" "configpatch.rezuscloud.io/ntp created" "$(k apply --validate=false -n acme -f "$WORK/cp.yaml")"
+expect_eq "unchanged" "configpatch.rezuscloud.io/ntp unchanged" "$(k apply --validate=false -n acme -f "$WORK/cp.yaml")"
+sed -i 's/targetRole: all/targetRole: worker/' "$WORK/cp.yaml"
+expect_eq "configured" "configpatch.rezuscloud.io/ntp configured" "$(k apply --validate=false -n acme -f "$WORK/cp.yaml")"
+printf 'apiVersion: rezuscloud.io/v1\nkind: User\nmetadata: {name: viewer}\nspec: {role: view, password: "Sw0rdfish-kubectl-7"}\n' >"$WORK/user.yaml"
+expect_eq "apply creates a User" "user.rezuscloud.io/viewer created" "$(k apply --validate=false -f "$WORK/user.yaml")"
+out=$(k get user viewer -o yaml)
+expect_match "its last-applied annotation is kept" 'last-applied-configuration' "$out"
+if printf '%s' "$out" | grep -q 'Sw0rdfish'; then
+	not_ok "without the password" "$out"
+else
+	ok "without the password"
+fi
+sed -i 's/role: view/role: edit/' "$WORK/user.yaml"
+expect_eq "a change configures it" "user.rezuscloud.io/viewer configured" "$(k apply --validate=false -f "$WORK/user.yaml")"
+expect_eq "the change is stored" "edit" "$(k get user viewer -o jsonpath='{.spec.role}')"
+
 # --- get: the table columns, -o yaml, -n, -A, -l
 out=$(k get tenants)
 expect_match "get tenants prints rezusctl's columns" '^NAME +PROVIDER +PHASE +MACHINES +KUBERNETES +AGE$' "$out"
