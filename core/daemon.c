@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -271,11 +272,29 @@ static void handle_readyz(rz_req_t *req, void *ctx)
 	}
 }
 
+/* GET /version: ours (version, commit, ABI) and, beside them, the fields of Kubernetes'
+ * version.Info that kubectl version reads: major and minor of our version, gitVersion as
+ * "v" and the version, the commit, the compiler in goVersion's place, the platform. */
 static void handle_version(rz_req_t *req, void *ctx)
 {
-	rz_reply_json(req, 200,
-	              json_pack("{s:s, s:s, s:s}", "version", rz_version(), "commit",
-	                        rz_version_commit(), "abi", rz_version_abi()));
+	char major[16] = "0", minor[16] = "0", git[80], platform[96] = "linux/unknown";
+	struct utsname u;
+	json_t *v;
+
+	sscanf(rz_version(), "%15[0-9].%15[0-9]", major, minor);
+	snprintf(git, sizeof(git), "v%s", rz_version());
+	if (uname(&u) == 0) {
+		const char *arch = strcmp(u.machine, "x86_64") == 0    ? "amd64"
+		                   : strcmp(u.machine, "aarch64") == 0 ? "arm64"
+		                                                       : u.machine;
+		snprintf(platform, sizeof(platform), "linux/%s", arch);
+	}
+	v = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "version",
+	              rz_version(), "commit", rz_version_commit(), "abi", rz_version_abi(), "major",
+	              major, "minor", minor, "gitVersion", git, "gitCommit", rz_version_commit(),
+	              "gitTreeState", "", "buildDate", "", "goVersion", "", "compiler",
+	              "gcc " __VERSION__, "platform", platform);
+	rz_reply_json(req, 200, v);
 }
 
 /* Filled in at start with the daemon as ctx; lives in struct rz_daemon. Open to anyone:
@@ -752,6 +771,9 @@ static int start_http(rz_daemon_t *d, rz_err_t *err)
 	if (rc == 0) {
 		rz_http_set_guard(d->http, rz_access_guard, d->access);
 		rz_http_set_authn(d->http, authn_headers, d);
+		rc = rz_api_add_aliases(d->http, err);
+	}
+	if (rc == 0) {
 		rc =
 		    rz_http_add_routes(d->http, d->routes, sizeof(routes) / sizeof(routes[0]), err);
 	}

@@ -14,6 +14,7 @@ core_librezus_core_la_SOURCES = \
 	core/base/clock.c core/base/clock.h \
 	core/base/workers.c core/base/workers.h \
 	core/base/version.c core/base/version.h \
+	core/base/columns.c core/base/columns.h \
 	core/http/status.c core/http/status.h \
 	core/http/http.c core/http/http.h \
 	core/http/tls.c core/http/tls.h \

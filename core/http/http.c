@@ -142,6 +142,10 @@ struct rz_http {
 	rz_http_opts_t opts;
 	struct route *routes;
 	size_t nroutes;
+	struct alias {
+		char *prefix, *alias;
+	} aliases[RZ_HTTP_ALIASES_MAX];
+	size_t naliases;
 	struct conn *conns;
 	rz_req_t *flight;
 	size_t in_flight;
@@ -352,18 +356,18 @@ static void body_release(rz_req_t *req)
 
 /* ------------------------------------------------------------------ routes */
 
-static int route_compile(struct route *r, const rz_route_t *def, rz_err_t *err)
+static int route_compile(struct route *r, const rz_route_t *def, const char *pattern, rz_err_t *err)
 {
 	char *save = NULL;
 
 	memset(r, 0, sizeof(*r));
 	r->def = def;
-	if (def->pattern == NULL || def->pattern[0] != '/' || def->fn == NULL) {
+	if (pattern == NULL || pattern[0] != '/' || def->fn == NULL) {
 		return rz_err_set(err, -EINVAL,
 		                  "http: route '%s' must start with '/' and have a handler",
-		                  def->pattern ? def->pattern : "(null)");
+		                  pattern ? pattern : "(null)");
 	}
-	r->storage = strdup(def->pattern);
+	r->storage = strdup(pattern);
 	if (r->storage == NULL) {
 		return rz_err_set(err, -ENOMEM, "http: out of memory");
 	}
@@ -375,7 +379,7 @@ static int route_compile(struct route *r, const rz_route_t *def, rz_err_t *err)
 			return rz_err_set(err, -EINVAL,
 			                  "http: route '%s': too many segments or "
 			                  "segments after {name...}",
-			                  def->pattern);
+			                  pattern);
 		}
 		if (s[0] == '{' && len > 2 && s[len - 1] == '}') {
 			s[len - 1] = '\0';
@@ -386,7 +390,7 @@ static int route_compile(struct route *r, const rz_route_t *def, rz_err_t *err)
 			}
 		} else if (strpbrk(s, "{}") != NULL) {
 			return rz_err_set(err, -EINVAL, "http: route '%s': bad segment '%s'",
-			                  def->pattern, s);
+			                  pattern, s);
 		} else {
 			g->lit = s;
 		}
@@ -395,22 +399,88 @@ static int route_compile(struct route *r, const rz_route_t *def, rz_err_t *err)
 	return 0;
 }
 
-int rz_http_add_routes(rz_http_t *h, const rz_route_t *routes, size_t n, rz_err_t *err)
+/* The pattern of def under the first alias whose prefix it starts with (whole segments),
+ * or NULL (none, or out of memory). Caller owns the result; free(). */
+static char *alias_of(const rz_http_t *h, const char *pattern)
 {
-	struct route *grown = realloc(h->routes, (h->nroutes + n) * sizeof(*grown));
-
-	if (grown == NULL) {
-		return rz_err_set(err, -ENOMEM, "http: out of memory");
+	for (size_t i = 0; pattern != NULL && i < h->naliases; i++) {
+		const struct alias *a = &h->aliases[i];
+		size_t n = strlen(a->prefix);
+		char *out;
+		if (strncmp(pattern, a->prefix, n) != 0 ||
+		    (pattern[n] != '\0' && pattern[n] != '/')) {
+			continue;
+		}
+		out = malloc(strlen(a->alias) + strlen(pattern + n) + 1);
+		if (out != NULL) {
+			strcpy(out, a->alias);
+			strcat(out, pattern + n);
+		}
+		return out;
 	}
-	h->routes = grown;
-	for (size_t i = 0; i < n; i++) {
-		int rc = route_compile(&h->routes[h->nroutes], &routes[i], err);
+	return NULL;
+}
+
+/* Compile def into the next free slot (and its alias into the one after it). */
+static int route_add(rz_http_t *h, const rz_route_t *def, rz_err_t *err)
+{
+	char *alias = alias_of(h, def->pattern);
+	int rc = route_compile(&h->routes[h->nroutes], def, def->pattern, err);
+
+	if (rc < 0) {
+		free(h->routes[h->nroutes].storage);
+		free(alias);
+		return rc;
+	}
+	h->nroutes++;
+	if (alias != NULL) {
+		rc = route_compile(&h->routes[h->nroutes], def, alias, err);
+		free(alias);
 		if (rc < 0) {
 			free(h->routes[h->nroutes].storage);
 			return rc;
 		}
 		h->nroutes++;
 	}
+	return 0;
+}
+
+int rz_http_add_routes(rz_http_t *h, const rz_route_t *routes, size_t n, rz_err_t *err)
+{
+	struct route *grown = realloc(h->routes, (h->nroutes + 2 * n) * sizeof(*grown));
+
+	if (grown == NULL) {
+		return rz_err_set(err, -ENOMEM, "http: out of memory");
+	}
+	h->routes = grown;
+	for (size_t i = 0; i < n; i++) {
+		int rc = route_add(h, &routes[i], err);
+		if (rc < 0) {
+			return rc;
+		}
+	}
+	return 0;
+}
+
+int rz_http_add_alias(rz_http_t *h, const char *prefix, const char *alias, rz_err_t *err)
+{
+	struct alias *a = &h->aliases[h->naliases];
+
+	if (h->naliases == RZ_HTTP_ALIASES_MAX || h->nroutes > 0 || prefix[0] != '/' ||
+	    alias[0] != '/') {
+		return rz_err_set(err, -EINVAL,
+		                  "http: alias '%s' of '%s': too many, after routes, or not "
+		                  "absolute",
+		                  alias, prefix);
+	}
+	a->prefix = strdup(prefix);
+	a->alias = strdup(alias);
+	if (a->prefix == NULL || a->alias == NULL) {
+		free(a->prefix);
+		free(a->alias);
+		return rz_err_set(err, -ENOMEM, "http: out of memory");
+	}
+	h->naliases++;
 	return 0;
 }
 
@@ -565,6 +635,20 @@ const char *rz_req_param(const rz_req_t *req, const char *name)
 const char *rz_req_query(const rz_req_t *req, const char *name)
 {
 	return kv_get(&req->query, name, false);
+}
+
+bool rz_parse_bool(const char *s, bool *out)
+{
+	static const char *const yes[] = { "1", "t", "T", "TRUE", "true", "True" };
+	static const char *const no[] = { "0", "f", "F", "FALSE", "false", "False" };
+
+	for (size_t i = 0; s != NULL && i < sizeof(yes) / sizeof(yes[0]); i++) {
+		if (strcmp(s, yes[i]) == 0 || strcmp(s, no[i]) == 0) {
+			*out = strcmp(s, yes[i]) == 0;
+			return true;
+		}
+	}
+	return false;
 }
 
 bool rz_parse_int(const char *s, int64_t min, int64_t max, int64_t *out)
@@ -1043,7 +1127,11 @@ void rz_req_on_close(rz_req_t *req, void (*fn)(rz_req_t *req, void *arg), void *
 void rz_reply_json(rz_req_t *req, int code, json_t *obj)
 {
 	const char *pretty = rz_req_query(req, "pretty");
-	bool indent = pretty != NULL && (strcmp(pretty, "true") == 0 || strcmp(pretty, "1") == 0);
+	bool indent = false;
+
+	if (pretty != NULL && !rz_parse_bool(pretty, &indent)) {
+		indent = false; /* the handler names a bad value; the reply stays compact */
+	}
 	char *text = obj ? json_dumps(obj, indent ? JSON_INDENT(2) : JSON_COMPACT) : NULL;
 
 	json_decref(obj);
@@ -2183,6 +2271,10 @@ void rz_http_free(rz_http_t *h)
 	}
 	for (size_t i = 0; i < h->nroutes; i++) {
 		free(h->routes[i].storage);
+	}
+	for (size_t i = 0; i < h->naliases; i++) {
+		free(h->aliases[i].prefix);
+		free(h->aliases[i].alias);
 	}
 	free(h->routes);
 	for (size_t i = 0; i < PEER_BUCKETS; i++) {

@@ -763,6 +763,11 @@ static int op_create(struct write *w, rz_err_t *err)
 			json_object_del(meta, other); /* only the kind's own owner field is kept */
 		}
 	}
+	if (w->k->scope == RZ_SCOPE_TENANT) { /* the tenant as Kubernetes clients read it */
+		json_object_set_new(meta, "namespace", json_string(tenant));
+	} else {
+		json_object_del(meta, "namespace");
+	}
 	rc = read_doc(w->st, w->k, tenant, name, &existing, err);
 	json_decref(existing);
 	if (rc == 0) {
