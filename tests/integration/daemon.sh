@@ -31,7 +31,9 @@ expect_eq "GET /healthz answers ok" "ok" "$(curl -sf "$BASE/healthz")"
 expect_eq "GET /readyz answers 200" "200" "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/readyz")"
 version=$(curl -sf "$BASE/version")
 expect_match "GET /version reports version, commit and ABI" \
-	'^\{"version":"[0-9.]+","commit":"[^"]+","abi":"1\.2"\}$' "$version"
+	'^\{"version":"[0-9.]+","commit":"[^"]+","abi":"1\.2",' "$version"
+expect_match "and Kubernetes' version.Info fields beside them" \
+	'"major":"[0-9]+","minor":"[0-9]+","gitVersion":"v[0-9.]+","gitCommit":"[^"]+",.*"platform":"linux/[a-z0-9]+"\}$' "$version"
 headers=$(curl -s -D - -o "$WORK/404.json" "$BASE/nope")
 expect_match "unknown path is a 404" '^HTTP/1.1 404 ' "$headers"
 expect_match "every response carries X-Request-ID" '^X-Request-ID: [0-9a-f]{32}' "$headers"
