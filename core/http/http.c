@@ -128,7 +128,7 @@ struct conn {
 	char peer[INET6_ADDRSTRLEN];
 	struct peer *pe;        /* this address's counters */
 	struct event *deadline; /* the header, body or linger deadline */
-	enum { P_IDLE, P_HEAD, P_BODY, P_BUSY, P_LINGER } phase;
+	enum { P_IDLE, P_HANDSHAKE, P_HEAD, P_BODY, P_BUSY, P_LINGER } phase;
 	bool line_ok; /* the current request's request line was checked */
 	struct conn *prev, *next;
 };
@@ -1765,8 +1765,8 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
 	if (c->dead) {
 		return;
 	}
-	if (c->phase == P_LINGER) {
-		conn_free(c);
+	if (c->phase == P_LINGER || c->phase == P_HANDSHAKE) {
+		conn_free(c); /* a TLS handshake not done in header_timeout has nothing to answer */
 		return;
 	}
 	if ((c->phase != P_HEAD && c->phase != P_BODY) || c->handling || c->closing) {
@@ -1832,10 +1832,16 @@ static void conn_close_after_output(struct conn *c)
 
 static void on_event(struct bufferevent *bev, short what, void *arg)
 {
+	struct conn *c = arg;
+
 	if (what == BEV_EVENT_CONNECTED) { /* a TLS handshake completed */
+		if (c->phase == P_HANDSHAKE) {
+			evtimer_del(c->deadline);
+			c->phase = P_IDLE; /* the first request's byte starts its header deadline */
+		}
 		return;
 	}
-	conn_free(arg);
+	conn_free(c);
 }
 
 /* Over a connection cap: answer 503 on the raw socket (it is new, its send buffer empty)
@@ -1873,14 +1879,14 @@ static void refuse(rz_http_t *h, evutil_socket_t fd, const char *peer, const cha
 	}
 }
 
-/* Serve c over bev (NULL when out of memory: c is closed). */
-static void conn_start(struct conn *c, struct bufferevent *bev)
+/* Serve c over bev (NULL when out of memory: c is closed, and false returned). */
+static bool conn_start(struct conn *c, struct bufferevent *bev)
 {
 	struct timeval idle = { c->h->opts.idle_timeout_s, 0 };
 
 	if (bev == NULL) {
 		conn_free(c);
-		return;
+		return false;
 	}
 	c->bev = bev;
 	bufferevent_set_max_single_write(c->bev, MAX_WRITE);
@@ -1888,6 +1894,7 @@ static void conn_start(struct conn *c, struct bufferevent *bev)
 	bufferevent_setwatermark(c->bev, EV_READ, 0, READ_HIGH_WATER);
 	bufferevent_set_timeouts(c->bev, &idle, &idle);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	return true;
 }
 
 /* Plain HTTP on a TLS port: read what the client sent (a little, so that the close does not
@@ -1930,7 +1937,10 @@ static void on_peek(evutil_socket_t fd, short what, void *arg)
 	case RZ_TLS_HELLO_TLS:
 		event_free(c->peek);
 		c->peek = NULL;
-		conn_start(c, rz_tls_accept(c->h->tls, c->h->base, c->fd));
+		if (conn_start(c, rz_tls_accept(c->h->tls, c->h->base, c->fd))) {
+			arm(c, P_HANDSHAKE,
+			    c->h->opts.header_timeout_ms); /* the handshake's bound */
+		}
 		return;
 	case RZ_TLS_HELLO_HTTP:
 		refuse_plain(c);

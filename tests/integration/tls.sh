@@ -78,6 +78,7 @@ cat >"$WORK/rezus.conf" <<CONF
 server:
   listen: 127.0.0.1:0
   data_dir: $WORK/data
+  header_timeout: 2s
   tls:
     cert_file: $WORK/server.pem
     key_file: $WORK/server.key
@@ -121,6 +122,24 @@ plain=$(curl -s -i "http://127.0.0.1:$PORT/healthz" | tr -d '\r')
 expect_match "plain HTTP gets a clear-text 400" '^HTTP/1\.1 400 Bad Request' "$plain"
 expect_match "... saying what went wrong" 'Client sent an HTTP request to an HTTPS server\.' "$plain"
 expect_match "... and it is logged" 'plain HTTP request on the TLS port refused' "$(cat "$WORK/daemon.log")"
+
+# A handshake begun and never finished is bounded by server.header_timeout (2 s here), not
+# by the 60 s idle timeout: the daemon closes the connection.
+stalled=$(/usr/bin/python3 - "$PORT" <<'PY'
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"\x16\x03\x01\x00\xc8\x01")  # the start of a ClientHello, then nothing
+t0 = time.monotonic()
+s.settimeout(20)
+try:
+    while s.recv(4096):
+        pass
+    print("closed after %.1f s" % (time.monotonic() - t0))
+except socket.timeout:
+    print("still open after 20 s")
+PY
+)
+expect_match "a stalled handshake is closed by the header timeout" '^closed after [0-5]\.[0-9] s$' "$stalled"
 expect_eq "the daemon still serves TLS after it" "200" \
 	"$(curl -s -o /dev/null -w '%{http_code}' --cacert "$P/ca.pem" "$URL/healthz")"
 
