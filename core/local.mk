@@ -54,6 +54,7 @@ core_librezus_core_la_SOURCES = \
 	core/observe/observe.c core/observe/observe.h \
 	core/upgrade/compat.c core/upgrade/compat.h \
 	core/upgrade/upgrade.c core/upgrade/upgrade.h \
+	core/web/template.c core/web/template.h \
 	core/daemon.c core/daemon.h \
 	core/offline.c core/offline.h
 core_librezus_core_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(LIBEVENT_OPENSSL_CFLAGS) \

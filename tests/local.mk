@@ -29,7 +29,8 @@ UNIT_TESTS = \
 	tests/unit/check_observer \
 	tests/unit/check_upgrader \
 	tests/unit/check_platforms \
-	tests/unit/check_talos_observe
+	tests/unit/check_talos_observe \
+	tests/unit/check_template
 
 INTEGRATION_TESTS = \
 	tests/integration/daemon.sh \
@@ -178,6 +179,9 @@ tests_unit_check_platforms_LDADD = $(TEST_LDADD)
 tests_unit_check_talos_observe_SOURCES = tests/unit/check_talos_observe.c tests/unit/testutil.h
 tests_unit_check_talos_observe_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_talos_observe_LDADD = $(TEST_LDADD)
+tests_unit_check_template_SOURCES = tests/unit/check_template.c tests/unit/testutil.h
+tests_unit_check_template_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_template_LDADD = $(TEST_LDADD)
 
 # abuse.sh's client: thousands of hostile connections from one small process.
 tests_integration_rzabuse_SOURCES = tests/integration/rzabuse.c
