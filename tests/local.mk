@@ -63,7 +63,8 @@ INTEGRATION_TESTS = \
 	tests/integration/abuse.sh \
 	tests/integration/tls.sh \
 	tests/integration/kubectl.sh \
-	tests/integration/pyclient.sh
+	tests/integration/pyclient.sh \
+	tests/integration/tplc.sh
 
 include tests/fixtures/plugins/local.mk
 EXTRA_DIST += tests/fixtures/plugins/local.mk \
