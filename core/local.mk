@@ -55,6 +55,7 @@ core_librezus_core_la_SOURCES = \
 	core/upgrade/compat.c core/upgrade/compat.h \
 	core/upgrade/upgrade.c core/upgrade/upgrade.h \
 	core/web/static.c core/web/static.h \
+	core/web/template.c core/web/template.h \
 	core/daemon.c core/daemon.h \
 	core/offline.c core/offline.h
 # Generated in the build tree (web/local.mk: the embedded static assets).

@@ -25,7 +25,7 @@ fuzz_sources = fuzz/kinds.c fuzz/selector.c fuzz/merge.c fuzz/config.c fuzz/mani
 EXTRA_DIST += $(fuzz_sources) fuzz/local.mk fuzz/run fuzz/corpus
 
 if FUZZING
-noinst_PROGRAMS = $(FUZZ_TARGETS)
+noinst_PROGRAMS += $(FUZZ_TARGETS)
 
 FUZZ_TARGET_CFLAGS = $(AM_CFLAGS) $(FUZZ_CFLAGS) $(JANSSON_CFLAGS) $(YAML_CFLAGS) \
 	$(LIBEVENT_CFLAGS)
