@@ -29,7 +29,8 @@ UNIT_TESTS = \
 	tests/unit/check_observer \
 	tests/unit/check_upgrader \
 	tests/unit/check_platforms \
-	tests/unit/check_talos_observe
+	tests/unit/check_talos_observe \
+	tests/unit/check_openapi
 
 INTEGRATION_TESTS = \
 	tests/integration/daemon.sh \
@@ -120,6 +121,9 @@ tests_unit_check_db_LDADD = $(TEST_LDADD) $(SQLITE_LIBS) $(LIBEVENT_LIBS)
 tests_unit_check_backup_SOURCES = tests/unit/check_backup.c tests/unit/testutil.h
 tests_unit_check_backup_CFLAGS = $(TEST_CFLAGS) $(SODIUM_CFLAGS)
 tests_unit_check_backup_LDADD = $(TEST_LDADD) $(SODIUM_LIBS)
+tests_unit_check_openapi_SOURCES = tests/unit/check_openapi.c tests/unit/testutil.h tests/unit/httpclient.h
+tests_unit_check_openapi_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_openapi_LDADD = $(TEST_LDADD)
 tests_unit_check_http_SOURCES = tests/unit/check_http.c tests/unit/testutil.h tests/unit/httpclient.h
 tests_unit_check_http_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_http_LDADD = $(TEST_LDADD)
