@@ -60,7 +60,8 @@ INTEGRATION_TESTS = \
 	tests/integration/standins.sh \
 	tests/integration/diskfault.sh \
 	tests/integration/killfault.sh \
-	tests/integration/abuse.sh
+	tests/integration/abuse.sh \
+	tests/integration/openapi.sh
 
 include tests/fixtures/plugins/local.mk
 EXTRA_DIST += tests/fixtures/plugins/local.mk \
@@ -79,6 +80,7 @@ endif
 check_PROGRAMS += $(UNIT_TESTS) tests/integration/rzabuse
 TESTS += $(UNIT_TESTS) $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh build-aux/tap-driver.sh \
+	tests/integration/openapi-client.ts redocly.yaml \
 	tests/plugins tests/stand-ins/talosctl tests/stand-ins/kubectl
 LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
 AM_TESTS_ENVIRONMENT = \
