@@ -474,7 +474,7 @@ static unsigned described_methods(const rz_route_t *r)
 	return r->methods & ~(unsigned)RZ_M_HEAD;
 }
 
-static json_t *route_op(const rz_route_t *r, unsigned bit, bool *kinded)
+static json_t *route_op(const rz_route_t *r, const char *pattern, unsigned bit, bool *kinded)
 {
 	const rz_route_doc_t *d = doc_for(r, bit);
 	const rz_kind_t *k = r->kind != NULL ? rz_kind_by_name(r->kind) : NULL;
@@ -483,15 +483,22 @@ static json_t *route_op(const rz_route_t *r, unsigned bit, bool *kinded)
 	*kinded = false;
 	if (d != NULL) {
 		o = doc_op(d);
+		if (strcmp(pattern, r->pattern) != 0) {
+			/* served under another path too: its own operationId there */
+			char id[192], prefix[64];
+			id_prefix(pattern, prefix, sizeof(prefix));
+			snprintf(id, sizeof(id), "%s%s", d->id, prefix[0] ? prefix : "Alias");
+			json_object_set_new(o, "operationId", json_string(id));
+		}
 		if (k != NULL) {
 			json_object_set_new(o, "x-kubernetes-group-version-kind", gvk(k->kind));
 			*kinded = true;
 		}
 	} else if (k != NULL) {
-		enum kform f = kind_form(k, r->pattern);
+		enum kform f = kind_form(k, pattern);
 		enum kverb v = kind_verb(r->verb, bit, f);
 		if (v != KV_NONE) {
-			o = kind_op(k, f, v, r->pattern);
+			o = kind_op(k, f, v, pattern);
 			*kinded = true;
 		}
 	}
@@ -507,7 +514,7 @@ bool rz_openapi_described(const rz_route_t *r)
 
 	for (unsigned bit = 1; bit <= RZ_M_UNLOCK; bit <<= 1) {
 		bool kinded;
-		json_t *o = (m & bit) ? route_op(r, bit, &kinded) : NULL;
+		json_t *o = (m & bit) ? route_op(r, r->pattern, bit, &kinded) : NULL;
 		if ((m & bit) && o == NULL) {
 			return false;
 		}
@@ -552,13 +559,13 @@ static json_t *path_item(const char *pattern, char *key, size_t size)
 
 /* An undocumented method still appears, so that a reader sees it and the unit test
  * (tests/unit/check_openapi.c, rz_openapi_described) names it. */
-static json_t *undocumented(const rz_route_t *r, unsigned bit)
+static json_t *undocumented(const char *pattern, unsigned bit)
 {
 	char id[PATH_MAX_ + 16];
 	size_t o = 0;
 
 	o = (size_t)snprintf(id, sizeof(id), "%s", method_key(bit));
-	for (const char *p = r->pattern; *p != '\0' && o + 1 < sizeof(id); p++) {
+	for (const char *p = pattern; *p != '\0' && o + 1 < sizeof(id); p++) {
 		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
 		    (*p >= '0' && *p <= '9')) {
 			id[o++] = *p;
@@ -569,10 +576,10 @@ static json_t *undocumented(const rz_route_t *r, unsigned bit)
 	                 "responses", "default", "description", "undocumented");
 }
 
-static void add_route(json_t *paths, const rz_route_t *r, bool group_version)
+static void add_route(json_t *paths, const rz_route_t *r, const char *pattern, bool group_version)
 {
 	char key[PATH_MAX_];
-	json_t *item = path_item(r->pattern, key, sizeof(key)), *have;
+	json_t *item = path_item(pattern, key, sizeof(key)), *have;
 	unsigned m = described_methods(r);
 
 	have = json_object_get(paths, key);
@@ -586,12 +593,12 @@ static void add_route(json_t *paths, const rz_route_t *r, bool group_version)
 		if ((m & bit) == 0) {
 			continue;
 		}
-		o = route_op(r, bit, &kinded);
+		o = route_op(r, pattern, bit, &kinded);
 		if (o == NULL) {
 			if (group_version) {
 				continue;
 			}
-			o = undocumented(r, bit);
+			o = undocumented(pattern, bit);
 		}
 		if (group_version && !kinded) {
 			json_decref(o);
@@ -624,7 +631,8 @@ json_t *rz_openapi_document(const rz_http_t *http, bool group_version)
 	size_t n = rz_http_route_count(http);
 
 	for (size_t i = 0; i < n; i++) {
-		add_route(paths, rz_http_route_at(http, i), group_version);
+		add_route(paths, rz_http_route_at(http, i), rz_http_route_pattern(http, i),
+		          group_version);
 	}
 	return json_pack(
 	    "{s:s, s:{s:s, s:s, s:s, s:{s:s, s:s}}, s:[{s:s, s:s}], s:[{s:[]}], s:o, "

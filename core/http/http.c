@@ -2059,6 +2059,11 @@ const rz_route_t *rz_http_route_at(const rz_http_t *h, size_t i)
 	return i < h->nroutes ? h->routes[i].def : NULL;
 }
 
+const char *rz_http_route_pattern(const rz_http_t *h, size_t i)
+{
+	return i < h->nroutes ? h->routes[i].def->pattern : NULL;
+}
+
 size_t rz_http_route_count(const rz_http_t *h)
 {
 	return h->nroutes;

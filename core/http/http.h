@@ -152,6 +152,10 @@ void rz_http_set_authn(rz_http_t *h, rz_http_authn_fn fn, void *ctx);
 /* Every route, in registration order (for tests and documentation). Borrowed. */
 const rz_route_t *rz_http_route_at(const rz_http_t *h, size_t i);
 size_t rz_http_route_count(const rz_http_t *h);
+/* The pattern entry i of the table is served at (the OpenAPI document's path), NULL past
+ * the end: its route's pattern, or for an entry that serves a route under another path,
+ * that path. Borrowed. */
+const char *rz_http_route_pattern(const rz_http_t *h, size_t i);
 
 /* Requests received and not yet fully replied. */
 size_t rz_http_in_flight(const rz_http_t *h);
