@@ -439,10 +439,8 @@ static json_t *kind_op(const rz_kind_t *k, enum kform f, enum kverb v, const cha
 	         v == KV_LIST ? k->plural : k->kind, f == KF_STATUS ? " status" : "",
 	         f == KF_ALL ? " of every tenant" : "");
 	o = json_pack("{s:s, s:s, s:s, s:o, s:o, s:{}}", "operationId", id, "summary", summary,
-	              "x-kubernetes-action",
-	              v == KV_LIST && (k->verbs & RZ_VERB_WATCH) ? "list" : actions[v],
-	              "x-kubernetes-group-version-kind", gvk(k->kind), "parameters",
-	              query_params(q), "responses");
+	              "x-kubernetes-action", actions[v], "x-kubernetes-group-version-kind",
+	              gvk(k->kind), "parameters", query_params(q), "responses");
 	if (v == KV_CREATE || v == KV_UPDATE || v == KV_PATCH) {
 		json_object_set_new(
 		    o, "requestBody",
