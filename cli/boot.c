@@ -369,13 +369,40 @@ static bool on_path(const char *name)
 	return rz_exec_which(name, getenv("PATH"), found, sizeof(found)) == 0;
 }
 
+/* Is the host of a listen address loopback (where the daemon serves plain HTTP)? */
+static bool loopback(const char *listen)
+{
+	return strncmp(listen, "127.", 4) == 0 || strncmp(listen, "localhost:", 10) == 0 ||
+	       strncmp(listen, "[::1]:", 6) == 0;
+}
+
+/* The URL of the daemon listening on listen: plain HTTP on loopback, else TLS with the
+ * self-signed certificate it makes, reached at 127.0.0.1 (or ::1) when it listens on every
+ * address (the certificate names those). */
+static void local_server(const struct boot *b, char *buf, size_t size)
+{
+	const char *colon = strrchr(b->listen, ':');
+	const char *port = colon != NULL ? colon + 1 : "8080";
+
+	if (loopback(b->listen)) {
+		snprintf(buf, size, "http://%s", b->listen);
+	} else if (strncmp(b->listen, "0.0.0.0:", 8) == 0 || b->listen[0] == ':') {
+		snprintf(buf, size, "https://127.0.0.1:%s", port);
+	} else if (strncmp(b->listen, "[::]:", 5) == 0) {
+		snprintf(buf, size, "https://[::1]:%s", port);
+	} else {
+		snprintf(buf, size, "https://%s", b->listen);
+	}
+}
+
 static int boot_local(struct boot *b)
 {
 	char conf[PATH_MAX + 32], server[300];
+	bool tls = !loopback(b->listen);
 	int rc;
 
 	snprintf(conf, sizeof(conf), "%s/rezus.conf", b->dir);
-	snprintf(server, sizeof(server), "http://%s", b->listen);
+	local_server(b, server, sizeof(server));
 	if ((rc = step_dir(b)) != RZC_OK) {
 		return rc;
 	}
@@ -388,9 +415,9 @@ static int boot_local(struct boot *b)
 		                   : on_path("terraform") ? "terraform"
 		                                          : NULL;
 		fprintf(f,
-		        "# written by rezusctl boot\nserver:\n  listen: %s\n  data_dir: %s\n"
+		        "# written by rezusctl boot\nserver:\n  listen: %s\n  data_dir: %s\n%s"
 		        "auth:\n  admin_password_file: %s/admin.password\n",
-		        b->listen, b->dir, b->dir);
+		        b->listen, b->dir, tls ? "  tls:\n    self_signed: true\n" : "", b->dir);
 		if (tofu != NULL) {
 			fprintf(f, "tofu:\n  binary: %s\n", tofu);
 		} else {
@@ -406,6 +433,13 @@ static int boot_local(struct boot *b)
 	}
 	if ((rc = step_password(b)) != RZC_OK || (rc = start_local(b, conf)) != RZC_OK) {
 		return rc;
+	}
+	if (tls && b->c->ca_file == NULL && !b->c->insecure) {
+		/* the certificate the daemon makes at its first start; the context keeps its path
+		 */
+		if (asprintf(&b->c->ca_file, "%s/tls-cert.pem", b->dir) < 0) {
+			return rzc_fail("out of memory");
+		}
 	}
 	if (wait_ready(b->c, server, 30) != RZC_OK) {
 		return rzc_fail(

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,6 +34,7 @@
 #include "core/store/store.h"
 #include "core/api/watch.h"
 #include "core/http/http.h"
+#include "core/http/tls.h"
 #include "core/base/log.h"
 #include "core/api/metrics.h"
 #include "core/api/openapi.h"
@@ -50,7 +52,9 @@
 #define DB_FILE        "rezus.db"
 #define LOCK_FILE      "rezuscloud.lock"
 #define STATE_KEY_FILE "state.key"
-#define EVENTS_PRUNE_S 3600 /* Events are pruned hourly, like the audit log */
+#define TLS_CERT_FILE  "tls-cert.pem" /* server.tls.self_signed: the certificate made */
+#define TLS_KEY_FILE   "tls-key.pem"  /* and its key */
+#define EVENTS_PRUNE_S 3600           /* Events are pruned hourly, like the audit log */
 
 struct rz_daemon {
 	const rz_config_t *cfg;
@@ -79,6 +83,9 @@ struct rz_daemon {
 	char db_path[PATH_MAX]; /* for /metrics: the database's size and its WAL's */
 	char storage_why[256];  /* the write probe's failure, "" while the data dir takes writes */
 	rz_http_t *http;
+	rz_tls_t *tls;           /* NULL: plain HTTP */
+	char tls_cert[PATH_MAX]; /* the files it is (re)loaded from */
+	char tls_key[PATH_MAX];
 	rz_workers_t *workers;
 	rz_route_t routes[3];
 	int lock_fd;
@@ -267,11 +274,29 @@ static void handle_readyz(rz_req_t *req, void *ctx)
 	}
 }
 
+/* GET /version: ours (version, commit, ABI) and, beside them, the fields of Kubernetes'
+ * version.Info that kubectl version reads: major and minor of our version, gitVersion as
+ * "v" and the version, the commit, the compiler in goVersion's place, the platform. */
 static void handle_version(rz_req_t *req, void *ctx)
 {
-	rz_reply_json(req, 200,
-	              json_pack("{s:s, s:s, s:s}", "version", rz_version(), "commit",
-	                        rz_version_commit(), "abi", rz_version_abi()));
+	char major[16] = "0", minor[16] = "0", git[80], platform[96] = "linux/unknown";
+	struct utsname u;
+	json_t *v;
+
+	sscanf(rz_version(), "%15[0-9].%15[0-9]", major, minor);
+	snprintf(git, sizeof(git), "v%s", rz_version());
+	if (uname(&u) == 0) {
+		const char *arch = strcmp(u.machine, "x86_64") == 0    ? "amd64"
+		                   : strcmp(u.machine, "aarch64") == 0 ? "arm64"
+		                                                       : u.machine;
+		snprintf(platform, sizeof(platform), "linux/%s", arch);
+	}
+	v = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "version",
+	              rz_version(), "commit", rz_version_commit(), "abi", rz_version_abi(), "major",
+	              major, "minor", minor, "gitVersion", git, "gitCommit", rz_version_commit(),
+	              "gitTreeState", "", "buildDate", "", "goVersion", "", "compiler",
+	              "gcc " __VERSION__, "platform", platform);
+	rz_reply_json(req, 200, v);
 }
 
 static const rz_route_doc_t healthz_doc[] = {
@@ -462,6 +487,33 @@ void rz_daemon_stop(rz_daemon_t *d)
 	event_active(d->drain, EV_TIMEOUT, 0);
 }
 
+/* SIGHUP: the certificate and key again, for the connections accepted from now on; a pair
+ * that does not load leaves the one in use. */
+static void reload_tls(rz_daemon_t *d)
+{
+	rz_err_t err = { 0 };
+	bool created = false;
+	int rc = 0;
+
+	if (d->tls == NULL) {
+		return;
+	}
+	if (d->cfg->tls_self_signed) {
+		rc = rz_tls_self_signed(d->tls_cert, d->tls_key, NULL, &created, &err);
+	}
+	if (rc == 0) {
+		rc = rz_tls_reload(d->tls, &err);
+	}
+	if (rc != 0) {
+		rz_logkv(RZ_LOG_ERR, "tls",
+		         "reloading the certificate failed: keeping the one in use", "error",
+		         err.msg, "fingerprint", rz_tls_fingerprint(d->tls), NULL);
+		return;
+	}
+	rz_logkv(RZ_LOG_NOTICE, "tls", "certificate reloaded", "cert_file", d->tls_cert,
+	         "fingerprint", rz_tls_fingerprint(d->tls), NULL);
+}
+
 static void on_signal(evutil_socket_t sig, short what, void *arg)
 {
 	rz_daemon_t *d = arg;
@@ -473,6 +525,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 		} else {
 			rz_log_info("daemon", "log reopened");
 		}
+		reload_tls(d);
 		return;
 	}
 	if (d->stopping) {
@@ -657,6 +710,75 @@ static bool authn_headers(void *ctx, const rz_req_t *req)
 	return rz_auth_authenticate(d->auth, rz_req_header(req, "Authorization"), &p, &err) == 0;
 }
 
+/* Is the host of server.listen a loopback address (127.0.0.0/8, ::1, localhost)? */
+static bool listen_loopback(const char *listen)
+{
+	const char *colon = strrchr(listen, ':');
+	size_t len = colon != NULL ? (size_t)(colon - listen) : 0;
+
+	return (len == 9 && strncmp(listen, "localhost", 9) == 0) ||
+	       (len == 5 && strncmp(listen, "[::1]", 5) == 0) ||
+	       (len >= 4 && strncmp(listen, "127.", 4) == 0);
+}
+
+/* TLS from server.tls.*, the self-signed pair made first when asked. Without TLS, only a
+ * loopback address serves plain HTTP, unless server.tls.allow_plain_http says a proxy in
+ * front speaks TLS. */
+static int start_tls(rz_daemon_t *d, rz_err_t *err)
+{
+	const rz_config_t *cfg = d->cfg;
+	rz_tls_opts_t o = { d->tls_cert, d->tls_key, cfg->tls_client_ca_file };
+	char host[256];
+	const char *hosts[] = { host, NULL };
+	const char *colon = strrchr(cfg->listen, ':');
+	bool created = false;
+	int rc;
+
+	if (!cfg->tls_self_signed &&
+	    (cfg->tls_cert_file == NULL || cfg->tls_cert_file[0] == '\0')) {
+		if (!listen_loopback(cfg->listen) && !cfg->tls_allow_plain_http) {
+			return rz_err_set(
+			    err, REZUS_ECONFIG,
+			    "server.listen: '%s' is not a loopback address, and plain "
+			    "HTTP would carry passwords and tokens in clear: set "
+			    "server.tls.cert_file and server.tls.key_file, or "
+			    "server.tls.self_signed: true (or "
+			    "server.tls.allow_plain_http: true behind a TLS proxy)",
+			    cfg->listen);
+		}
+		return 0;
+	}
+	if (cfg->tls_self_signed) {
+		snprintf(d->tls_cert, sizeof(d->tls_cert), "%s/%s", cfg->data_dir, TLS_CERT_FILE);
+		snprintf(d->tls_key, sizeof(d->tls_key), "%s/%s", cfg->data_dir, TLS_KEY_FILE);
+		snprintf(host, sizeof(host), "%.*s", colon ? (int)(colon - cfg->listen) : 0,
+		         cfg->listen);
+		if (host[0] == '[' && host[strlen(host) - 1] == ']') {
+			memmove(host, host + 1, strlen(host));
+			host[strlen(host) - 1] = '\0';
+		}
+		rc = rz_tls_self_signed(d->tls_cert, d->tls_key, hosts, &created, err);
+		if (rc != 0) {
+			return rc;
+		}
+	} else {
+		snprintf(d->tls_cert, sizeof(d->tls_cert), "%s", cfg->tls_cert_file);
+		snprintf(d->tls_key, sizeof(d->tls_key), "%s", cfg->tls_key_file);
+	}
+	rc = rz_tls_new(&d->tls, &o, err);
+	if (rc != 0) {
+		return rc;
+	}
+	rz_logkv(RZ_LOG_NOTICE, "tls",
+	         created ? "serving TLS with a new self-signed certificate" : "serving TLS",
+	         "cert_file", d->tls_cert, "fingerprint", rz_tls_fingerprint(d->tls),
+	         "client_certificates",
+	         cfg->tls_client_ca_file != NULL && cfg->tls_client_ca_file[0] != '\0' ? "required"
+	                                                                               : "no",
+	         NULL);
+	return 0;
+}
+
 static int start_http(rz_daemon_t *d, rz_err_t *err)
 {
 	const rz_config_t *cfg = d->cfg;
@@ -680,6 +802,9 @@ static int start_http(rz_daemon_t *d, rz_err_t *err)
 	if (rc == 0) {
 		rz_http_set_guard(d->http, rz_access_guard, d->access);
 		rz_http_set_authn(d->http, authn_headers, d);
+		rc = rz_api_add_aliases(d->http, err);
+	}
+	if (rc == 0) {
 		rc =
 		    rz_http_add_routes(d->http, d->routes, sizeof(routes) / sizeof(routes[0]), err);
 	}
@@ -706,6 +831,10 @@ static int start_http(rz_daemon_t *d, rz_err_t *err)
 		rc = start_metrics(d, err);
 	}
 	if (rc == 0) {
+		rc = start_tls(d, err);
+	}
+	if (rc == 0) {
+		rz_http_set_tls(d->http, d->tls);
 		rc = rz_http_listen(d->http, d->cfg->listen, err);
 	}
 	return rc;
@@ -846,7 +975,8 @@ static int start_engine(rz_daemon_t *d, rz_err_t *err)
 	} else if (strcmp(host, "[::]") == 0) {
 		snprintf(host, sizeof(host), "[::1]");
 	}
-	snprintf(d->state_url, sizeof(d->state_url), "http://%s:%d", host, rz_http_port(d->http));
+	snprintf(d->state_url, sizeof(d->state_url), "%s://%s:%d", d->tls ? "https" : "http", host,
+	         rz_http_port(d->http));
 	snprintf(d->workdir, sizeof(d->workdir), "%s/work", d->cfg->data_dir);
 	o = (rz_engine_opts_t){ d->cfg->tofu_binary,
 		                d->workdir,
@@ -862,7 +992,8 @@ static int start_engine(rz_daemon_t *d, rz_err_t *err)
 		                d->cfg->observe_provision_timeout_ms,
 		                d->cfg->tofu_run_history,
 		                d->cfg->tofu_run_retention_ms,
-		                d->cfg->tofu_max_run_log };
+		                d->cfg->tofu_max_run_log,
+		                d->tls != NULL ? d->tls_cert : NULL };
 	rc = rz_engine_new(&d->engine, d->base, d->store, d->bus, d->plugins, d->auth, d->tfstate,
 	                   &o, err);
 	if (rc == 0) { /* a rollback or an admin's DELETE re-projects at once */
@@ -992,7 +1123,8 @@ int rz_daemon_run(rz_daemon_t *d)
 
 	snprintf(port, sizeof(port), "%d", rz_http_port(d->http));
 	rz_logkv(RZ_LOG_NOTICE, "daemon", "ready", "version", rz_version(), "listen",
-	         d->cfg->listen, "port", port, "data_dir", d->cfg->data_dir, NULL);
+	         d->cfg->listen, "port", port, "data_dir", d->cfg->data_dir, "scheme",
+	         d->tls != NULL ? "https" : "http", NULL);
 	if (event_base_dispatch(d->base) < 0) {
 		rz_log_err("daemon", "event loop failed");
 		return RZ_EXIT_FAILURE;
@@ -1045,6 +1177,7 @@ void rz_daemon_free(rz_daemon_t *d)
 	rz_backups_free(d->backups); /* after the pool: a backup's done() uses it */
 	rz_watch_hub_free(d->watches);
 	rz_http_free(d->http);
+	rz_tls_free(d->tls); /* after the server: its connections hold their own references */
 	rz_api_free(d->api);
 	rz_openapi_free(d->openapi);
 	rz_metrics_free(d->metrics);

@@ -14,8 +14,10 @@ core_librezus_core_la_SOURCES = \
 	core/base/clock.c core/base/clock.h \
 	core/base/workers.c core/base/workers.h \
 	core/base/version.c core/base/version.h \
+	core/base/columns.c core/base/columns.h \
 	core/http/status.c core/http/status.h \
 	core/http/http.c core/http/http.h \
+	core/http/tls.c core/http/tls.h \
 	core/model/fields.c core/model/fields.h \
 	core/model/selector.c core/model/selector.h \
 	core/model/merge.c core/model/merge.h \
@@ -55,10 +57,11 @@ core_librezus_core_la_SOURCES = \
 	core/upgrade/upgrade.c core/upgrade/upgrade.h \
 	core/daemon.c core/daemon.h \
 	core/offline.c core/offline.h
-core_librezus_core_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(SQLITE_CFLAGS) \
+core_librezus_core_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(LIBEVENT_OPENSSL_CFLAGS) \
+	$(OPENSSL_CFLAGS) $(SQLITE_CFLAGS) \
 	$(JANSSON_CFLAGS) $(LIBJWT_CFLAGS) $(SODIUM_CFLAGS) $(YAML_CFLAGS) $(NETTLE_CFLAGS) \
 	$(ZLIB_CFLAGS)
-core_librezus_core_la_LIBADD = $(LIBEVENT_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) \
+core_librezus_core_la_LIBADD = $(LIBEVENT_LIBS) $(LIBEVENT_OPENSSL_LIBS) $(OPENSSL_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) \
 	$(LIBJWT_LIBS) $(SODIUM_LIBS) $(YAML_LIBS) $(NETTLE_LIBS) $(ZLIB_LIBS) $(HTTP_PARSER_LIBS) $(PTHREAD_LIBS) $(DL_LIBS)
 
 sbin_PROGRAMS += rezuscloud

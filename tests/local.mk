@@ -61,6 +61,9 @@ INTEGRATION_TESTS = \
 	tests/integration/diskfault.sh \
 	tests/integration/killfault.sh \
 	tests/integration/abuse.sh \
+	tests/integration/tls.sh \
+	tests/integration/kubectl.sh \
+	tests/integration/pyclient.sh \
 	tests/integration/openapi.sh
 
 include tests/fixtures/plugins/local.mk
@@ -79,7 +82,7 @@ endif
 
 check_PROGRAMS += $(UNIT_TESTS) tests/integration/rzabuse
 TESTS += $(UNIT_TESTS) $(INTEGRATION_TESTS)
-EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh build-aux/tap-driver.sh \
+EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/k8sfront.sh build-aux/tap-driver.sh \
 	tests/integration/openapi-client.ts redocly.yaml \
 	tests/plugins tests/stand-ins/talosctl tests/stand-ins/kubectl
 LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <sodium.h>
 
@@ -14,6 +15,8 @@
 #include "core/api/api.h"
 #include "core/api/lists.h"
 #include "core/auth/auth.h"
+#include "core/base/clock.h"
+#include "core/base/columns.h"
 #include "core/model/fields.h"
 #include "core/model/kinds.h"
 #include "core/base/log.h"
@@ -22,10 +25,12 @@
 #include "core/base/version.h"
 #include "core/base/yaml.h"
 
-#define LIST_LIMIT_MAX 10000
-#define CONTINUE_MAX   256 /* a token's text: base64 of an owner and a name, 127 bytes */
-#define NAME_SUFFIX    5   /* after generateName, as Kubernetes has it */
-#define PREFIX_BYTES   4   /* after a kind's own prefix: 8 hex digits, as the engine names runs */
+#define LIST_LIMIT_MAX    10000
+#define CONTINUE_MAX      256 /* a token's text: base64 of an owner and a name, 127 bytes */
+#define NAME_SUFFIX       5   /* after generateName, as Kubernetes has it */
+#define PREFIX_BYTES      4  /* after a kind's own prefix: 8 hex digits, as the engine names runs */
+#define ECHO_MAX          64 /* values are echoed in messages cut to this many bytes */
+#define FIELD_MANAGER_MAX 128 /* as Kubernetes bounds a fieldManager */
 
 enum form {
 	FORM_COLLECTION, /* /api/v1/<plural> or /api/v1/tenants/{tenant}/<plural> */
@@ -55,6 +60,16 @@ struct rz_api {
 };
 
 static const char *scope_prefix(const rz_kind_t *k);
+static bool on_group_path(const rz_req_t *req);
+static bool accept_wants(const rz_req_t *req, const char *const *want);
+static void reply_typed(rz_req_t *req, int code, const char *ctype, json_t *obj);
+static bool wants_table(const rz_req_t *req);
+enum include { INCLUDE_NONE, INCLUDE_METADATA, INCLUDE_OBJECT };
+static bool include_object(rz_req_t *req, enum include *out);
+static bool hide_tenant(const rz_req_t *req, const char *tenant);
+static char *table_render(unsigned flags, const rz_kind_t *k, const json_t *obj);
+struct rctx;
+static void table_list(struct rctx *c, rz_req_t *req, const rz_lists_opts_t *o);
 
 /* ------------------------------------------------------------------ replies */
 
@@ -289,8 +304,39 @@ static size_t validate_spec_write(const rz_kind_t *k, const rz_api_t *api, json_
 	return json_array_size(causes);
 }
 
+/* metadata.namespace, which Kubernetes clients send for the tenant: equal to metadata.tenant
+ * when both are given (else a 400 naming it), taken for it when alone; a kind without
+ * tenants has none (Kubernetes clears it on cluster-scoped objects). False after replying. */
+static bool match_namespace(rz_req_t *req, const rz_kind_t *k, json_t *meta)
+{
+	json_t *nsv = json_object_get(meta, "namespace");
+	const char *ns = json_string_value(nsv);
+	const char *t = json_string_value(json_object_get(meta, "tenant"));
+
+	if (k->scope != RZ_SCOPE_TENANT || nsv == NULL || json_is_null(nsv)) {
+		json_object_del(meta, "namespace");
+		return true;
+	}
+	if (ns == NULL) {
+		rz_reply_error(req, 400, NULL, "metadata.namespace: must be a string (the tenant)");
+		return false;
+	}
+	if (t != NULL && strcmp(t, ns) != 0) {
+		rz_reply_error(req, 400, NULL,
+		               "metadata.namespace (%.*s) does not match metadata.tenant (%.*s): "
+		               "the namespace is the tenant",
+		               ECHO_MAX, ns, ECHO_MAX, t);
+		return false;
+	}
+	if (t == NULL) {
+		json_object_set(meta, "tenant", nsv);
+	}
+	return true;
+}
+
 /* metadata.name and the owner field (metadata.tenant, metadata.user) against the URL.
- * Replies 400 and returns false on a mismatch; fills in the URL's values when absent. */
+ * Replies 400 and returns false on a mismatch; fills in the URL's values when absent, and
+ * metadata.namespace beside metadata.tenant. */
 static bool match_url(rz_req_t *req, const rz_kind_t *k, json_t *obj, const char *owner,
                       const char *name)
 {
@@ -301,6 +347,9 @@ static bool match_url(rz_req_t *req, const rz_kind_t *k, json_t *obj, const char
 	if (meta == NULL || json_is_null(meta)) {
 		meta = json_object();
 		json_object_set_new(obj, "metadata", meta);
+	}
+	if (json_is_object(meta) && !match_namespace(req, k, meta)) {
+		return false;
 	}
 	o = field ? json_string_value(json_object_get(meta, field)) : NULL;
 	n = json_string_value(json_object_get(meta, "name"));
@@ -318,6 +367,9 @@ static bool match_url(rz_req_t *req, const rz_kind_t *k, json_t *obj, const char
 	}
 	if (owner != NULL && field != NULL) {
 		json_object_set_new(meta, field, json_string(owner));
+	}
+	if (owner != NULL && k->scope == RZ_SCOPE_TENANT) {
+		json_object_set_new(meta, "namespace", json_string(owner));
 	}
 	if (name != NULL) {
 		json_object_set_new(meta, "name", json_string(name));
@@ -404,8 +456,8 @@ static bool parse_continue(const char *token, char *key, size_t size, const char
 	return true;
 }
 
-static const char *const field_selectable[] = { "metadata.name", "metadata.tenant", "metadata.user",
-	                                        NULL };
+static const char *const field_selectable[] = { "metadata.name", "metadata.tenant",
+	                                        "metadata.namespace", "metadata.user", NULL };
 
 #define SELECTABLE_MAX 16
 
@@ -445,9 +497,58 @@ static bool parse_selectors(rz_req_t *req, const rz_kind_t *k, rz_selector_t **l
 	return true;
 }
 
-static bool truthy(const char *v)
+/* A boolean query parameter, read as Go's strconv.ParseBool reads one (the Python client
+ * sends watch=True); absent or empty is false. Replies 400 naming it and returns false on
+ * any other value. */
+static bool query_bool(rz_req_t *req, const char *name, bool *out)
 {
-	return v != NULL && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0);
+	const char *v = rz_req_query(req, name);
+
+	*out = false;
+	if (v == NULL || *v == '\0' || rz_parse_bool(v, out)) {
+		return true;
+	}
+	rz_reply_error(req, 400, NULL,
+	               "invalid value for the query parameter %s: '%.*s': use true or false", name,
+	               ECHO_MAX, v);
+	return false;
+}
+
+/* The write options Kubernetes clients send: dryRun (All: validate and answer without
+ * storing), fieldManager (accepted; the server keeps no managed fields), and for deletes
+ * propagationPolicy (accepted: a tenant takes what it owns with it whatever the policy).
+ * Replies 400 naming the parameter and returns false on a bad value. */
+static bool write_options(rz_req_t *req, bool *dry)
+{
+	static const char *const policies[] = { "Orphan", "Background", "Foreground" };
+	const char *d = rz_req_query(req, "dryRun");
+	const char *fm = rz_req_query(req, "fieldManager");
+	const char *pp = rz_req_query(req, "propagationPolicy");
+	bool known = pp == NULL || *pp == '\0';
+
+	*dry = d != NULL && strcmp(d, "All") == 0;
+	if (d != NULL && *d != '\0' && !*dry) {
+		rz_reply_error(req, 400, NULL,
+		               "dryRun: Unsupported value: \"%.*s\": supported values: \"All\"",
+		               ECHO_MAX, d);
+		return false;
+	}
+	if (fm != NULL && strlen(fm) > FIELD_MANAGER_MAX) {
+		rz_reply_error(req, 400, NULL, "fieldManager: Too long: must be at most %d bytes",
+		               FIELD_MANAGER_MAX);
+		return false;
+	}
+	for (size_t i = 0; !known && i < sizeof(policies) / sizeof(policies[0]); i++) {
+		known = strcmp(pp, policies[i]) == 0;
+	}
+	if (!known) {
+		rz_reply_error(req, 400, NULL,
+		               "propagationPolicy: Unsupported value: \"%.*s\": supported values: "
+		               "\"Orphan\", \"Background\", \"Foreground\"",
+		               ECHO_MAX, pp);
+		return false;
+	}
+	return true;
 }
 
 /* A resourceVersion as Kubernetes spells one: decimal digits only (no sign, no blanks),
@@ -459,20 +560,27 @@ static bool parse_rv(const char *s, int64_t *out)
 	return n > 0 && s[n] == '\0' && rz_parse_int(s, 0, INT64_MAX, out);
 }
 
-/* Values are echoed in messages cut to this many bytes (a query may be 64 KiB). */
-#define ECHO_MAX 64
-
 static void handle_watch(struct rctx *c, rz_req_t *req, const char *tenant, rz_selector_t *labels,
                          rz_selector_t *fields)
 {
 	const char *rv = rz_req_query(req, "resourceVersion");
 	const char *match = rz_req_query(req, "resourceVersionMatch");
-	rz_watch_opts_t o = { .kind = c->k,
-		              .tenant = tenant,
-		              .labels = labels,
-		              .fields = fields,
-		              .since = -1,
-		              .bookmarks = truthy(rz_req_query(req, "allowWatchBookmarks")) };
+	rz_watch_opts_t o = {
+		.kind = c->k, .tenant = tenant, .labels = labels, .fields = fields, .since = -1
+	};
+
+	enum include inc = INCLUDE_METADATA;
+
+	if (!query_bool(req, "allowWatchBookmarks", &o.bookmarks) ||
+	    (wants_table(req) && !include_object(req, &inc))) {
+		rz_selector_free(labels);
+		rz_selector_free(fields);
+		return;
+	}
+	if (wants_table(req)) {
+		o.render = table_render;
+		o.render_flags = (unsigned)(hide_tenant(req, tenant) ? 1 : 0) | (unsigned)inc << 1;
+	}
 
 	if (rv == NULL || *rv == '\0') {
 		rv = rz_req_header(req, "Last-Event-ID");
@@ -555,19 +663,20 @@ static bool list_rv_ok(rz_req_t *req, int64_t current, const char *cont)
 static void handle_list(struct rctx *c, rz_req_t *req, const char *tenant)
 {
 	rz_lists_opts_t o = { .kind = c->k,
-		              .tenant = c->k->scope != RZ_SCOPE_GLOBAL ? tenant : NULL,
-		              .pretty = truthy(rz_req_query(req, "pretty")) };
+		              .tenant = c->k->scope != RZ_SCOPE_GLOBAL ? tenant : NULL };
 	rz_selector_t *labels, *fields;
 	const char *limit = rz_req_query(req, "limit");
 	const char *cont = rz_req_query(req, "continue");
 	char key[512];
 	int64_t n = 0;
 	rz_err_t err = { 0 };
+	bool watch;
 
-	if (!parse_selectors(req, c->k, &labels, &fields)) {
+	if (!query_bool(req, "pretty", &o.pretty) || !query_bool(req, "watch", &watch) ||
+	    !parse_selectors(req, c->k, &labels, &fields)) {
 		return;
 	}
-	if (truthy(rz_req_query(req, "watch"))) {
+	if (watch) {
 		handle_watch(c, req, tenant, labels, fields);
 		return;
 	}
@@ -585,12 +694,196 @@ static void handle_list(struct rctx *c, rz_req_t *req, const char *tenant)
 		o.fields = fields;
 		labels = fields = NULL;
 		o.limit = (size_t)n;
-		if (rz_lists_send(req, c->api->store, &o, &err) != 0) {
+		if (wants_table(req)) {
+			table_list(c, req, &o);
+			rz_selector_free(o.labels);
+			rz_selector_free(o.fields);
+		} else if (rz_lists_send(req, c->api->store, &o, &err) != 0) {
 			reply_store_error(req, c->k, NULL, err.code, &err);
 		}
 	}
 	rz_selector_free(labels);
 	rz_selector_free(fields);
+}
+
+/* ------------------------------------------------------------------ tables */
+
+/* Whether a Table leaves the TENANT column out: when the request names the tenant (as
+ * rezusctl get -n does), or comes on the group path, whose Kubernetes clients print the
+ * namespace themselves (kubectl get -A). */
+static bool hide_tenant(const rz_req_t *req, const char *tenant)
+{
+	return tenant != NULL || on_group_path(req);
+}
+
+/* Whether the client asks for a Kubernetes Table (Accept: application/json;as=Table;
+ * g=meta.k8s.io;v=v1 — or v1beta1, answered as v1, which kubectl reads alike). */
+static bool wants_table(const rz_req_t *req)
+{
+	static const char *const v1[] = { "as=Table", "g=meta.k8s.io", "v=v1", NULL };
+	static const char *const v1beta1[] = { "as=Table", "g=meta.k8s.io", "v=v1beta1", NULL };
+
+	return accept_wants(req, v1) || accept_wants(req, v1beta1);
+}
+
+/* includeObject: None, Metadata (the default) or Object; replies 400 on anything else. */
+static bool include_object(rz_req_t *req, enum include *out)
+{
+	const char *v = rz_req_query(req, "includeObject");
+
+	*out = INCLUDE_METADATA;
+	if (v == NULL || *v == '\0' || strcmp(v, "Metadata") == 0) {
+		return true;
+	}
+	if (strcmp(v, "None") == 0 || strcmp(v, "Object") == 0) {
+		*out = v[0] == 'N' ? INCLUDE_NONE : INCLUDE_OBJECT;
+		return true;
+	}
+	rz_reply_error(req, 400, NULL,
+	               "includeObject: Unsupported value: \"%.*s\": supported values: \"None\", "
+	               "\"Metadata\", \"Object\"",
+	               ECHO_MAX, v);
+	return false;
+}
+
+/* A column shown in a Table: all of rezusctl get's (the wide ones at priority 1), but
+ * TENANT when hide (hide_tenant). */
+static bool table_shows(const rz_column_t *col, bool hide)
+{
+	return !(hide && strcmp(col->header, "TENANT") == 0);
+}
+
+json_t *rz_api_table_new(const rz_kind_t *k, bool hide_tenant)
+{
+	const rz_column_t *cols = rz_columns_of(k->kind);
+	json_t *defs = json_array();
+
+	for (size_t j = 0; j < RZ_COLUMNS_MAX && cols[j].header != NULL; j++) {
+		if (table_shows(&cols[j], hide_tenant)) {
+			json_array_append_new(
+			    defs,
+			    json_pack("{s:s, s:s, s:s, s:s, s:i}", "name", cols[j].header, "type",
+			              "string", "format",
+			              strcmp(cols[j].path, "metadata.name") == 0 ? "name" : "",
+			              "description", rz_columns_describe(&cols[j]), "priority",
+			              cols[j].wide ? 1 : 0));
+		}
+	}
+	return json_pack("{s:s, s:s, s:{}, s:o, s:[]}", "kind", "Table", "apiVersion",
+	                 "meta.k8s.io/v1", "metadata", "columnDefinitions", defs, "rows");
+}
+
+static const char *singular_of(const char *kind)
+{
+	const rz_kind_t *k = rz_kind_by_name(kind);
+
+	return k != NULL ? k->singular : NULL;
+}
+
+void rz_api_table_add(json_t *table, const rz_kind_t *k, bool hide_tenant, const json_t *obj,
+                      int include, time_t now)
+{
+	const rz_column_t *cols = rz_columns_of(k->kind);
+	json_t *cells = json_array(), *row;
+	char buf[RZ_CELL_MAX];
+
+	for (size_t j = 0; j < RZ_COLUMNS_MAX && cols[j].header != NULL; j++) {
+		if (table_shows(&cols[j], hide_tenant)) {
+			json_array_append_new(
+			    cells, json_string(rz_columns_cell(obj, cols[j].path, now, singular_of,
+			                                       buf, sizeof(buf))));
+		}
+	}
+	row = json_pack("{s:o}", "cells", cells);
+	if (include == INCLUDE_OBJECT) {
+		json_object_set_new(row, "object", json_deep_copy(obj));
+	} else if (include == INCLUDE_METADATA) {
+		json_object_set_new(row, "object",
+		                    json_pack("{s:s, s:s, s:O}", "kind", "PartialObjectMetadata",
+		                              "apiVersion", "meta.k8s.io/v1", "metadata",
+		                              json_object_get(obj, "metadata")));
+	}
+	json_array_append_new(json_object_get(table, "rows"), row);
+}
+
+/* A watch's object as a Table of one row (flags: bit 0 the request names the tenant or is a
+ * Kubernetes client's, bits 1-2 the include mode). */
+static char *table_render(unsigned flags, const rz_kind_t *k, const json_t *obj)
+{
+	json_t *t = rz_api_table_new(k, flags & 1);
+	char *text;
+
+	rz_api_table_add(t, k, flags & 1, obj, (int)(flags >> 1), time(NULL));
+	text = json_dumps(t, JSON_COMPACT);
+	json_decref(t);
+	return text;
+}
+
+static void reply_table(rz_req_t *req, json_t *table)
+{
+	reply_typed(req, 200, "application/json;as=Table;v=v1;g=meta.k8s.io", table);
+}
+
+/* GET of one object as a Table. */
+static void table_get(struct rctx *c, rz_req_t *req, const char *tenant, json_t *cur)
+{
+	enum include inc;
+	json_t *t;
+
+	if (!include_object(req, &inc)) {
+		json_decref(cur);
+		return;
+	}
+	t = rz_api_table_new(c->k, hide_tenant(req, tenant));
+	rz_api_table_add(t, c->k, hide_tenant(req, tenant), cur, inc, time(NULL));
+	json_object_set_new(json_object_get(t, "metadata"), "resourceVersion",
+	                    json_sprintf("%" PRId64, rz_object_rv(cur)));
+	json_decref(cur);
+	reply_table(req, t);
+}
+
+/* A list as a Table: one page of at most limit (else LIST_LIMIT_MAX) rows, built whole,
+ * with a continue token when more follow. o's selectors are borrowed. */
+static void table_list(struct rctx *c, rz_req_t *req, const rz_lists_opts_t *o)
+{
+	rz_list_opts_t lo = { .tenant = o->tenant,
+		              .labels = o->labels,
+		              .fields = o->fields,
+		              .limit = o->limit ? o->limit : LIST_LIMIT_MAX,
+		              .after_tenant = o->after_tenant,
+		              .after_name = o->after_name };
+	int64_t rv = rz_store_revision(c->api->store);
+	json_t *items = NULL, *t, *x, *meta;
+	enum include inc;
+	rz_err_t err = { 0 };
+	time_t now = time(NULL);
+	bool more = false;
+	size_t i;
+
+	if (!include_object(req, &inc)) {
+		return;
+	}
+	if (rz_store_list(c->api->store, c->k, &lo, &items, &more, &err) != 0) {
+		reply_store_error(req, c->k, NULL, err.code, &err);
+		return;
+	}
+	t = rz_api_table_new(c->k, hide_tenant(req, o->tenant));
+	meta = json_object_get(t, "metadata");
+	json_array_foreach(items, i, x)
+	{
+		rz_api_table_add(t, c->k, hide_tenant(req, o->tenant), x, inc, now);
+	}
+	json_object_set_new(meta, "resourceVersion", json_sprintf("%" PRId64, rv));
+	if (more && json_array_size(items) > 0) {
+		char *token =
+		    continue_token(c->k, json_array_get(items, json_array_size(items) - 1));
+		if (token != NULL) {
+			json_object_set_new(meta, "continue", json_string(token));
+		}
+		free(token);
+	}
+	json_decref(items);
+	reply_table(req, t);
 }
 
 /* ------------------------------------------------------------------ writes */
@@ -610,6 +903,7 @@ struct wr {
 	char hash[RZ_PASSWORD_HASH_LEN];
 	bool hashed;
 	char token[RZ_TOKEN_SECRET_LEN + 1]; /* a new API token's secret, returned once */
+	bool dry;                            /* dryRun=All: answer, store nothing */
 };
 
 static void wr_free(struct wr *w)
@@ -649,6 +943,36 @@ static struct wr *wr_new(struct rctx *c, rz_req_t *req, bool create, const char 
 	return w;
 }
 
+#define LAST_APPLIED "kubectl.kubernetes.io/last-applied-configuration"
+
+/* kubectl apply keeps the manifest it applied in an annotation: a user's password would be
+ * stored there in clear. Take field out of it too (a later apply then sets the password
+ * again, which is what it asks for). */
+static void scrub_last_applied(json_t *obj, const char *field)
+{
+	json_t *ann = json_object_get(json_object_get(obj, "metadata"), "annotations");
+	const char *text = json_string_value(json_object_get(ann, LAST_APPLIED));
+	json_t *applied = text ? json_loads(text, 0, NULL) : NULL;
+	char *clean;
+
+	if (text != NULL && applied == NULL) {
+		json_object_del(ann, LAST_APPLIED); /* not JSON: it could hold anything */
+		return;
+	}
+	if (applied == NULL) {
+		return;
+	}
+	json_object_del(json_object_get(applied, "spec"), field);
+	clean = json_dumps(applied, JSON_COMPACT);
+	if (clean != NULL) {
+		json_object_set_new(ann, LAST_APPLIED, json_sprintf("%s\n", clean));
+	} else {
+		json_object_del(ann, LAST_APPLIED);
+	}
+	free(clean);
+	json_decref(applied);
+}
+
 /* Take the kind's write-only field (a user's password) out of the object. */
 static void take_secret(struct wr *w)
 {
@@ -661,6 +985,7 @@ static void take_secret(struct wr *w)
 	}
 	if (field != NULL) {
 		json_object_del(spec, field);
+		scrub_last_applied(w->obj, field);
 	}
 }
 
@@ -701,6 +1026,25 @@ static int token_hook(rz_db_t *db, const rz_kind_t *k, const json_t *obj, bool g
 	return rc < 0 ? rc : 0;
 }
 
+/* A dry run's answer: the object as it would be written, stored nowhere (no uid, no
+ * resourceVersion for a create, as nothing was written to give them). */
+static void dry_reply(struct wr *w)
+{
+	json_t *out = w->obj;
+	json_t *meta = json_object_get(out, "metadata");
+	char now[40];
+
+	if (w->create) {
+		rz_time_now(now, sizeof(now));
+		json_object_set_new(meta, "creationTimestamp", json_string(now));
+		json_object_set_new(meta, "generation", json_integer(1));
+		json_object_del(meta, "generateName");
+	}
+	w->obj = NULL;
+	rz_reply_json(w->req, w->code, out);
+	wr_free(w);
+}
+
 /* Store the write with its audit row (and credentials) in one transaction; reply. */
 static void commit(struct wr *w)
 {
@@ -714,6 +1058,10 @@ static void commit(struct wr *w)
 	bool gone = false;
 	int rc;
 
+	if (w->dry) {
+		dry_reply(w);
+		return;
+	}
 	if (w->hashed) {
 		chain = &cred;
 	} else if (w->token[0] != '\0') {
@@ -763,7 +1111,7 @@ static void hash_done(void *arg, int canceled)
 static void submit(struct wr *w)
 {
 	take_secret(w);
-	if (w->secret == NULL) {
+	if (w->secret == NULL || w->dry) {
 		commit(w);
 	} else if (w->c->api->workers == NULL) {
 		hash_work(w); /* no pool (tools and tests): hash here */
@@ -860,12 +1208,14 @@ static void token_role(struct rctx *c, json_t *obj, const char *owner, json_t *c
 
 static void handle_create(struct rctx *c, rz_req_t *req, const char *tenant)
 {
-	json_t *obj = read_body(req, false);
+	json_t *obj = NULL;
 	json_t *causes = json_array();
 	const char *name;
 	struct wr *w;
+	bool dry;
 
-	if (obj == NULL || !match_url(req, c->k, obj, tenant, NULL)) {
+	if (!write_options(req, &dry) || (obj = read_body(req, false)) == NULL ||
+	    !match_url(req, c->k, obj, tenant, NULL)) {
 		goto out;
 	}
 	json_object_del(obj, "status"); /* create ignores status */
@@ -884,7 +1234,8 @@ static void handle_create(struct rctx *c, rz_req_t *req, const char *tenant)
 	w = wr_new(c, req, true, tenant, NULL, obj);
 	obj = NULL;
 	if (w != NULL) {
-		if (strcmp(c->k->kind, "APIToken") == 0) {
+		w->dry = dry;
+		if (strcmp(c->k->kind, "APIToken") == 0 && !dry) {
 			rz_auth_token_secret(w->token);
 		}
 		submit(w);
@@ -910,7 +1261,7 @@ static json_t *current(struct rctx *c, rz_req_t *req, const char *tenant, const 
 
 /* Validate an update (replace or patch) of obj over cur and send it on its way. */
 static void update(struct rctx *c, rz_req_t *req, const char *tenant, const char *name, json_t *obj,
-                   const json_t *cur, int64_t rv, json_t *causes)
+                   const json_t *cur, int64_t rv, json_t *causes, bool dry)
 {
 	rz_update_mode_t mode = c->form == FORM_STATUS ? RZ_UPDATE_STATUS : RZ_UPDATE_SPEC;
 	struct wr *w;
@@ -929,6 +1280,7 @@ static void update(struct rctx *c, rz_req_t *req, const char *tenant, const char
 	if (w != NULL) {
 		w->expect_rv = rv;
 		w->mode = mode;
+		w->dry = dry;
 		if (mode == RZ_UPDATE_STATUS) {
 			commit(w); /* status writes carry no secrets */
 		} else {
@@ -956,12 +1308,14 @@ static int64_t body_rv(const json_t *obj, json_t *causes)
 /* PUT of the object or of its status: resourceVersion is required. */
 static void handle_replace(struct rctx *c, rz_req_t *req, const char *tenant, const char *name)
 {
-	json_t *obj = read_body(req, false);
+	json_t *obj = NULL;
 	json_t *causes = json_array();
 	json_t *cur = NULL;
 	int64_t rv;
+	bool dry;
 
-	if (obj == NULL || !match_url(req, c->k, obj, tenant, name)) {
+	if (!write_options(req, &dry) || (obj = read_body(req, false)) == NULL ||
+	    !match_url(req, c->k, obj, tenant, name)) {
 		goto out;
 	}
 	rv = body_rv(obj, causes);
@@ -971,7 +1325,7 @@ static void handle_replace(struct rctx *c, rz_req_t *req, const char *tenant, co
 	}
 	cur = current(c, req, tenant, name);
 	if (cur != NULL) {
-		update(c, req, tenant, name, obj, cur, rv, causes);
+		update(c, req, tenant, name, obj, cur, rv, causes, dry);
 		obj = NULL;
 	}
 out:
@@ -984,12 +1338,13 @@ out:
  * precondition; without one the patch applies to the current version. */
 static void handle_patch(struct rctx *c, rz_req_t *req, const char *tenant, const char *name)
 {
-	json_t *patch = read_body(req, true);
+	json_t *patch = NULL;
 	json_t *causes = json_array();
 	json_t *cur = NULL, *next = NULL;
 	int64_t rv;
+	bool dry;
 
-	if (patch == NULL) {
+	if (!write_options(req, &dry) || (patch = read_body(req, true)) == NULL) {
 		goto out;
 	}
 	cur = current(c, req, tenant, name);
@@ -1002,7 +1357,7 @@ static void handle_patch(struct rctx *c, rz_req_t *req, const char *tenant, cons
 	if (next == NULL) {
 		rz_reply_error(req, 500, NULL, "out of memory");
 	} else if (match_url(req, c->k, next, tenant, name)) {
-		update(c, req, tenant, name, next, cur, rv, causes);
+		update(c, req, tenant, name, next, cur, rv, causes, dry);
 		next = NULL;
 	}
 out:
@@ -1014,32 +1369,64 @@ out:
 
 /* DELETE: 200 with the last state when the object is gone, 202 while finalizers hold it.
  * An optional body {"preconditions": {"resourceVersion": "N"}} guards against races. */
+/* A DELETE's body, Kubernetes' DeleteOptions: preconditions.resourceVersion (into *rv),
+ * dryRun ["All"] (sets *dry), propagationPolicy. Replies 400 and returns false when bad. */
+static bool delete_options(rz_req_t *req, int64_t *rv, bool *dry)
+{
+	json_t *opts = read_body(req, false), *d, *x;
+	const char *pre, *pp;
+	size_t i;
+	bool ok = true;
+
+	if (opts == NULL) {
+		return false;
+	}
+	pre = json_string_value(
+	    json_object_get(json_object_get(opts, "preconditions"), "resourceVersion"));
+	pp = json_string_value(json_object_get(opts, "propagationPolicy"));
+	d = json_object_get(opts, "dryRun");
+	if (pre != NULL && !rz_parse_int(pre, 1, INT64_MAX, rv)) {
+		rz_reply_error(req, 400, NULL, "invalid preconditions.resourceVersion '%.*s'",
+		               ECHO_MAX, pre);
+		ok = false;
+	} else if (pp != NULL && strcmp(pp, "Orphan") != 0 && strcmp(pp, "Background") != 0 &&
+	           strcmp(pp, "Foreground") != 0) {
+		rz_reply_error(req, 400, NULL,
+		               "propagationPolicy: Unsupported value: \"%.*s\": supported values: "
+		               "\"Orphan\", \"Background\", \"Foreground\"",
+		               ECHO_MAX, pp);
+		ok = false;
+	}
+	json_array_foreach(d, i, x)
+	{
+		if (ok &&
+		    (json_string_value(x) == NULL || strcmp(json_string_value(x), "All") != 0)) {
+			rz_reply_error(req, 400, NULL,
+			               "dryRun: Unsupported value: supported values: \"All\"");
+			ok = false;
+		}
+		*dry = true;
+	}
+	json_decref(opts);
+	return ok;
+}
+
 static void handle_delete(struct rctx *c, rz_req_t *req, const char *tenant, const char *name)
 {
 	size_t len;
 	int64_t rv = 0;
 	json_t *out = NULL, *cur;
 	rz_access_hook_t audit;
-	bool gone = false;
+	bool gone = false, dry;
 	rz_err_t err = { 0 };
 	int rc;
 
+	if (!write_options(req, &dry)) {
+		return;
+	}
 	rz_req_body(req, &len);
-	if (len > 0) {
-		json_t *opts = read_body(req, false);
-		const char *pre;
-		if (opts == NULL) {
-			return;
-		}
-		pre = json_string_value(
-		    json_object_get(json_object_get(opts, "preconditions"), "resourceVersion"));
-		if (pre != NULL && !rz_parse_int(pre, 1, INT64_MAX, &rv)) {
-			json_decref(opts);
-			rz_reply_error(req, 400, NULL, "invalid preconditions.resourceVersion '%s'",
-			               pre);
-			return;
-		}
-		json_decref(opts);
+	if (len > 0 && !delete_options(req, &rv, &dry)) {
+		return;
 	}
 	cur = current(c, req, tenant, name);
 	if (cur == NULL) {
@@ -1051,6 +1438,10 @@ static void handle_delete(struct rctx *c, rz_req_t *req, const char *tenant, con
 		               "user \"%s\" is the last admin: it can neither be deleted, disabled "
 		               "nor demoted",
 		               name);
+		return;
+	}
+	if (dry) {
+		rz_reply_json(req, 200, cur);
 		return;
 	}
 	json_decref(cur);
@@ -1087,7 +1478,9 @@ static void handle(rz_req_t *req, void *ctx)
 		}
 	} else if (m == RZ_M_GET || m == RZ_M_HEAD) {
 		cur = current(c, req, tenant, name);
-		if (cur != NULL) {
+		if (cur != NULL && wants_table(req)) {
+			table_get(c, req, tenant, cur);
+		} else if (cur != NULL) {
 			rz_reply_json(req, 200, cur);
 		}
 	} else if (m == RZ_M_PUT) {
@@ -1134,23 +1527,46 @@ static const rz_route_doc_t discovery_doc[] = {
 	{ 0 },
 };
 
-/* GET /api/v1: the kinds, like Kubernetes' APIResourceList (rezusctl api-resources). */
+/* Whether the request is on the Kubernetes group path (/apis/rezuscloud.io/v1/...). */
+static bool on_group_path(const rz_req_t *req)
+{
+	return strncmp(rz_req_path(req), RZ_API_GROUP_PATH, strlen(RZ_API_GROUP_PATH)) == 0;
+}
+
+/* A kind's resource name in discovery: its plural, or for a kind under users
+ * (/users/{user}/tokens) "users/tokens" on the group path, where its path says so. */
+static void resource_name(const rz_kind_t *k, bool group, char *buf, size_t size)
+{
+	const rz_kind_t *owner = rz_kind_owner(k);
+
+	if (group && k->scope == RZ_SCOPE_USER && owner != NULL) {
+		snprintf(buf, size, "%s/%s", owner->plural, k->plural);
+	} else {
+		snprintf(buf, size, "%s", k->plural);
+	}
+}
+
+/* GET /api/v1 and /apis/rezuscloud.io/v1: the kinds, as Kubernetes' APIResourceList
+ * (rezusctl api-resources, kubectl's discovery). */
 static void handle_discovery(rz_req_t *req, void *ctx)
 {
 	size_t n;
 	const rz_kind_t *kinds = rz_kinds(&n);
 	json_t *list = json_array();
+	bool group = on_group_path(req);
 
 	for (size_t i = 0; i < n; i++) {
 		const rz_kind_t *k = &kinds[i];
+		char name[96];
+		resource_name(k, group, name, sizeof(name));
 		json_array_append_new(list, json_pack("{s:s, s:s, s:b, s:s, s:o, s:o}", "name",
-		                                      k->plural, "singularName", k->singular,
+		                                      name, "singularName", k->singular,
 		                                      "namespaced", k->scope == RZ_SCOPE_TENANT,
 		                                      "kind", k->kind, "verbs", verb_list(k->verbs),
 		                                      "shortNames", short_names(k)));
 		if (k->verbs & RZ_VERB_STATUS) {
-			char sub[96];
-			snprintf(sub, sizeof(sub), "%s/status", k->plural);
+			char sub[112];
+			snprintf(sub, sizeof(sub), "%s/status", name);
 			json_array_append_new(
 			    list,
 			    json_pack("{s:s, s:s, s:b, s:s, s:[s,s,s]}", "name", sub,
@@ -1159,8 +1575,198 @@ static void handle_discovery(rz_req_t *req, void *ctx)
 		}
 	}
 	rz_reply_json(req, 200,
-	              json_pack("{s:s, s:s, s:o}", "kind", "APIResourceList", "groupVersion",
-	                        RZ_API_VERSION, "resources", list));
+	              json_pack("{s:s, s:s, s:s, s:o}", "kind", "APIResourceList", "apiVersion",
+	                        "v1", "groupVersion", RZ_API_VERSION, "resources", list));
+}
+
+/* Whether one media range of the Accept header has every parameter of want (each
+ * "name=value"; NULL ends it). */
+static bool accept_wants(const rz_req_t *req, const char *const *want)
+{
+	const char *accept = rz_req_header(req, "Accept");
+	char buf[1024], *save = NULL;
+
+	if (accept == NULL || strlen(accept) >= sizeof(buf)) {
+		return false;
+	}
+	snprintf(buf, sizeof(buf), "%s", accept);
+	for (char *range = strtok_r(buf, ",", &save); range != NULL;
+	     range = strtok_r(NULL, ",", &save)) {
+		bool all = true;
+		for (size_t i = 0; all && want[i] != NULL; i++) {
+			char *p = range;
+			size_t len = strlen(want[i]);
+			all = false;
+			while (!all && (p = strchr(p, ';')) != NULL) {
+				p += 1 + strspn(p + 1, " ");
+				all = strncmp(p, want[i], len) == 0 &&
+				      (p[len] == '\0' || p[len] == ';' || p[len] == ' ');
+			}
+		}
+		if (all) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The apidiscovery.k8s.io version the client asks for first ("v2", "v2beta1"), or NULL. */
+static const char *aggregated_version(const rz_req_t *req)
+{
+	static const char *const v2[] = { "g=apidiscovery.k8s.io", "v=v2",
+		                          "as=APIGroupDiscoveryList", NULL };
+	static const char *const v2beta1[] = { "g=apidiscovery.k8s.io", "v=v2beta1",
+		                               "as=APIGroupDiscoveryList", NULL };
+
+	return accept_wants(req, v2) ? "v2" : accept_wants(req, v2beta1) ? "v2beta1" : NULL;
+}
+
+static json_t *response_kind(const char *kind)
+{
+	return json_pack("{s:s, s:s, s:s}", "group", RZ_API_GROUP, "version", "v1", "kind", kind);
+}
+
+/* One kind as an APIResourceDiscovery; a kind under users becomes a subresource of users
+ * (appended to users' entry later by the caller's walk, so it is returned apart). */
+static json_t *resource_discovery(const rz_kind_t *k)
+{
+	json_t *r = json_pack("{s:s, s:o, s:s, s:s, s:o}", "resource", k->plural, "responseKind",
+	                      response_kind(k->kind), "scope",
+	                      k->scope == RZ_SCOPE_TENANT ? "Namespaced" : "Cluster",
+	                      "singularResource", k->singular, "verbs", verb_list(k->verbs));
+	json_t *subs = json_array();
+
+	if (json_array_size(json_object_get(r, "verbs")) == 0) {
+		json_object_set_new(r, "verbs", json_pack("[s]", "get"));
+	}
+	if (k->short_names != NULL && k->short_names[0] != NULL) {
+		json_object_set_new(r, "shortNames", short_names(k));
+	}
+	if (k->verbs & RZ_VERB_STATUS) {
+		json_array_append_new(subs,
+		                      json_pack("{s:s, s:o, s:[s,s,s]}", "subresource", "status",
+		                                "responseKind", response_kind(k->kind), "verbs",
+		                                "get", "patch", "update"));
+	}
+	json_object_set_new(r, "subresources", subs);
+	return r;
+}
+
+/* The group's APIGroupDiscovery: every kind, a kind under users as users' subresource. */
+static json_t *group_discovery(void)
+{
+	size_t n;
+	const rz_kind_t *kinds = rz_kinds(&n);
+	json_t *resources = json_array();
+
+	for (size_t i = 0; i < n; i++) {
+		if (kinds[i].scope != RZ_SCOPE_USER) {
+			json_array_append_new(resources, resource_discovery(&kinds[i]));
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		const rz_kind_t *k = &kinds[i], *owner = rz_kind_owner(k);
+		json_t *r;
+		size_t j;
+		if (k->scope != RZ_SCOPE_USER || owner == NULL) {
+			continue;
+		}
+		json_array_foreach(resources, j, r)
+		{
+			if (strcmp(json_string_value(json_object_get(r, "resource")),
+			           owner->plural) == 0) {
+				json_array_append_new(json_object_get(r, "subresources"),
+				                      json_pack("{s:s, s:o, s:o}", "subresource",
+				                                k->plural, "responseKind",
+				                                response_kind(k->kind), "verbs",
+				                                verb_list(k->verbs)));
+			}
+		}
+	}
+	return json_pack("{s:{s:s}, s:[{s:s, s:o, s:s}]}", "metadata", "name", RZ_API_GROUP,
+	                 "versions", "version", "v1", "resources", resources, "freshness",
+	                 "Current");
+}
+
+/* Reply obj (taken) with a content type of the caller's. */
+static void reply_typed(rz_req_t *req, int code, const char *ctype, json_t *obj)
+{
+	bool pretty = false;
+	char *text;
+
+	rz_parse_bool(rz_req_query(req, "pretty"), &pretty);
+	text = json_dumps(obj, pretty ? JSON_INDENT(2) : JSON_COMPACT);
+	json_decref(obj);
+	if (text == NULL) {
+		rz_reply_error(req, 500, NULL, "out of memory");
+		return;
+	}
+	rz_reply(req, code, ctype, text, strlen(text));
+	free(text);
+}
+
+/* GET /api and /apis as aggregated discovery (apidiscovery.k8s.io, what kubectl asks for
+ * first): /api has no group (the core group is Kubernetes', not ours), /apis has ours. */
+static void reply_aggregated(rz_req_t *req, const char *version, bool groups)
+{
+	char av[64], ctype[128];
+
+	snprintf(av, sizeof(av), "apidiscovery.k8s.io/%s", version);
+	snprintf(ctype, sizeof(ctype),
+	         "application/json;g=apidiscovery.k8s.io;v=%s;as=APIGroupDiscoveryList", version);
+	reply_typed(req, 200, ctype,
+	            json_pack("{s:s, s:s, s:{}, s:o}", "kind", "APIGroupDiscoveryList",
+	                      "apiVersion", av, "metadata", "items",
+	                      groups ? json_pack("[o]", group_discovery()) : json_array()));
+}
+
+static const rz_route_doc_t api_versions_doc[] = {
+	{ .method = RZ_M_GET,
+	  .id = "getAPIVersions",
+	  .summary = "Kubernetes' APIVersions of the core group (kubectl's discovery)",
+	  .response = "Object" },
+	{ 0 },
+};
+
+static const rz_route_doc_t api_groups_doc[] = {
+	{ .method = RZ_M_GET,
+	  .id = "getAPIGroups",
+	  .summary = "Kubernetes' APIGroupList, or the aggregated APIGroupDiscoveryList its "
+	             "Accept asks for (kubectl's discovery)",
+	  .response = "Object" },
+	{ 0 },
+};
+
+/* GET /api: APIVersions with no version, as the API has no Kubernetes core group; every
+ * kind is in rezuscloud.io/v1 under /apis. */
+static void handle_api_versions(rz_req_t *req, void *ctx)
+{
+	const char *agg = aggregated_version(req);
+
+	if (agg != NULL) {
+		reply_aggregated(req, agg, false);
+		return;
+	}
+	rz_reply_json(req, 200,
+	              json_pack("{s:s, s:s, s:[], s:[]}", "kind", "APIVersions", "apiVersion", "v1",
+	                        "versions", "serverAddressByClientCIDRs"));
+}
+
+/* GET /apis: the APIGroupList with rezuscloud.io, v1 preferred. */
+static void handle_api_groups(rz_req_t *req, void *ctx)
+{
+	const char *agg = aggregated_version(req);
+
+	if (agg != NULL) {
+		reply_aggregated(req, agg, true);
+		return;
+	}
+	rz_reply_json(req, 200,
+	              json_pack("{s:s, s:s, s:[{s:s, s:[{s:s, s:s}], s:{s:s, s:s}}]}", "kind",
+	                        "APIGroupList", "apiVersion", "v1", "groups", "name", RZ_API_GROUP,
+	                        "versions", "groupVersion", RZ_API_VERSION, "version", "v1",
+	                        "preferredVersion", "groupVersion", RZ_API_VERSION, "version",
+	                        "v1"));
 }
 
 /* ------------------------------------------------------------------ routes */
@@ -1247,9 +1853,9 @@ static int build_routes(rz_api_t *api)
 	char p[192];
 	int rc = 0;
 
-	api->routes = calloc(n * VERBS + 2, sizeof(*api->routes));
-	api->ctxs = calloc(n * VERBS + 2, sizeof(*api->ctxs));
-	api->patterns = calloc(n * 4 + 2, sizeof(*api->patterns));
+	api->routes = calloc(n * VERBS + 4, sizeof(*api->routes));
+	api->ctxs = calloc(n * VERBS + 4, sizeof(*api->ctxs));
+	api->patterns = calloc(n * 4 + 4, sizeof(*api->patterns));
 	if (api->routes == NULL || api->ctxs == NULL || api->patterns == NULL) {
 		return -ENOMEM;
 	}
@@ -1279,6 +1885,14 @@ static int build_routes(rz_api_t *api)
 	}
 	if (rc == 0) {
 		api->routes[api->n - 1].doc = discovery_doc;
+		rc = add_route(api, NULL, FORM_COLLECTION, "/api", handle_api_versions);
+	}
+	if (rc == 0) {
+		api->routes[api->n - 1].doc = api_versions_doc;
+		rc = add_route(api, NULL, FORM_COLLECTION, "/apis", handle_api_groups);
+	}
+	if (rc == 0) {
+		api->routes[api->n - 1].doc = api_groups_doc;
 	}
 	return rc;
 }
@@ -1309,6 +1923,14 @@ int rz_api_new(rz_api_t **out, rz_http_t *http, rz_store_t *store, rz_watch_hub_
 	}
 	*out = api;
 	return 0;
+}
+
+int rz_api_add_aliases(rz_http_t *http, rz_err_t *err)
+{
+	int rc = rz_http_add_alias(http, "/api/v1/tenants/{tenant}",
+	                           RZ_API_GROUP_PATH "/namespaces/{tenant}", err);
+
+	return rc != 0 ? rc : rz_http_add_alias(http, "/api/v1", RZ_API_GROUP_PATH, err);
 }
 
 void rz_api_set_admit(rz_api_t *api, rz_api_admit_fn fn, void *arg)

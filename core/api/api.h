@@ -7,6 +7,7 @@
 #define RZ_API_H
 
 #include <stddef.h>
+#include <time.h>
 
 #include "core/auth/access.h"
 #include "core/store/bus.h"
@@ -17,6 +18,16 @@
 #include "core/base/workers.h"
 
 typedef struct rz_api rz_api_t;
+
+/* The Kubernetes API group the kinds belong to, and the path Kubernetes clients find it at. */
+#define RZ_API_GROUP      "rezuscloud.io"
+#define RZ_API_GROUP_PATH "/apis/rezuscloud.io/v1"
+
+/* Serve every /api/v1 route also where Kubernetes clients look for it, by the same route
+ * (rz_http_add_alias): /api/v1/tenants/{tenant}/... at RZ_API_GROUP_PATH/namespaces/{tenant}/...
+ * (the tenant is the namespace), the rest of /api/v1/... at RZ_API_GROUP_PATH/.... Call on
+ * http before any route is added (the daemon does, before its own and every module's). */
+int rz_api_add_aliases(rz_http_t *http, rz_err_t *err);
 
 /* Register the resource routes and /api/v1 discovery on http. access (may be NULL: no audit
  * rows) and workers (may be NULL: passwords hashed inline) as well as everything else are
@@ -38,6 +49,17 @@ void rz_api_set_plugins(rz_api_t *api, struct rz_plugins *plugins);
 typedef void (*rz_api_admit_fn)(void *arg, const rz_kind_t *k, const json_t *obj, const json_t *old,
                                 json_t *causes);
 void rz_api_set_admit(rz_api_t *api, rz_api_admit_fn fn, void *arg);
+
+/* A Kubernetes Table (meta.k8s.io/v1) of k with the columns rezusctl get prints
+ * (core/base/columns.c), the wide ones at priority 1, no rows yet; TENANT left out when
+ * hide_tenant (the request names the tenant, as rezusctl get -n leaves it out, or is a
+ * Kubernetes client's, which prints the namespace). Caller owns the result. */
+json_t *rz_api_table_new(const rz_kind_t *k, bool hide_tenant);
+
+/* Append obj's row (borrowed) to table, cells as of now; include is 0 (no object), 1 (its
+ * metadata as a PartialObjectMetadata, Kubernetes' default) or 2 (the whole object). */
+void rz_api_table_add(json_t *table, const rz_kind_t *k, bool hide_tenant, const json_t *obj,
+                      int include, time_t now);
 
 /* The continue token a list page ending with last (borrowed) hands out: the owner and name
  * of last, base64url. Caller owns the result; free(). NULL on out of memory. */

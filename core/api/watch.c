@@ -34,6 +34,8 @@ struct watcher {
 	rz_selector_t *labels, *fields;
 	enum format format;
 	bool bookmarks;
+	rz_watch_render_fn render; /* NULL: objects as stored */
+	unsigned render_flags;
 	enum phase phase;
 	int64_t cursor;                 /* every change up to this revision is sent (or will be
 	                                   by the list); PH_LIST: the list's revision */
@@ -74,6 +76,25 @@ static void format_event(rz_textbuf_t *b, enum format f, const char *type, int64
 	rz_textbuf_str(b, "\",\"object\":");
 	rz_textbuf_str(b, object);
 	rz_textbuf_str(b, f == FMT_SSE ? "}\n\n" : "}\n");
+}
+
+/* One event of w with obj (json its stored text), rendered when the watcher renders. */
+static void watcher_event(struct watcher *w, rz_textbuf_t *b, const char *type, int64_t id,
+                          const json_t *obj, const char *json)
+{
+	char *text;
+
+	if (w->render == NULL) {
+		format_event(b, w->format, type, id, json);
+		return;
+	}
+	text = w->render(w->render_flags, w->kind, obj);
+	if (text == NULL) {
+		b->oom = true;
+		return;
+	}
+	format_event(b, w->format, type, id, text);
+	free(text);
 }
 
 static bool matches(const struct watcher *w, const rz_kind_t *kind, const char *tenant,
@@ -176,7 +197,14 @@ static void on_event(const rz_event_t *ev, void *arg)
 		/* a watcher still catching up reads this change from the log */
 		const char *type =
 		    w->phase == PH_LIVE && ev->rv > w->cursor ? seen_as(w, ev) : NULL;
-		if (type != NULL) {
+		if (type != NULL && w->render != NULL) { /* its own text: no sharing */
+			rz_textbuf_t own = { 0 };
+			watcher_event(w, &own, type, ev->rv, ev->object, ev->json);
+			if (!own.oom) {
+				watcher_send(w, own.p, own.len);
+			}
+			free(own.p);
+		} else if (type != NULL) {
 			int t = type[0] == 'A' ? 0 : type[0] == 'M' ? 1 : 2;
 			rz_textbuf_t *fb = &b[w->format][t];
 			if (fb->len == 0) {
@@ -297,12 +325,12 @@ static int list_page(struct watcher *w, rz_textbuf_t *b, rz_err_t *err)
 		if (rz_object_rv(obj) > w->cursor) {
 			continue;
 		}
-		text = json_dumps(obj, JSON_COMPACT);
-		if (text == NULL) {
+		text = w->render == NULL ? json_dumps(obj, JSON_COMPACT) : NULL;
+		if (w->render == NULL && text == NULL) {
 			b->oom = true;
 			break;
 		}
-		format_event(b, w->format, "ADDED", w->cursor, text);
+		watcher_event(w, b, "ADDED", w->cursor, obj, text);
 		free(text);
 		sent++;
 	}
@@ -338,7 +366,7 @@ static int replay_one(const rz_event_t *ev, void *arg)
 
 	r->w->cursor = ev->rv;
 	if (type != NULL) {
-		format_event(r->b, r->w->format, type, ev->rv, ev->json);
+		watcher_event(r->w, r->b, type, ev->rv, ev->object, ev->json);
 	}
 	if (r->b->oom) {
 		return -ENOMEM;
@@ -468,6 +496,8 @@ void rz_watch_start(rz_watch_hub_t *hub, rz_req_t *req, rz_watch_opts_t *o)
 	w->fields = o->fields;
 	w->format = pick_format(req, &ctype);
 	w->bookmarks = o->bookmarks;
+	w->render = o->render;
+	w->render_flags = o->render_flags;
 	w->phase = o->since >= 0 ? PH_REPLAY : PH_LIST;
 	w->list_limit = 8;
 	w->cursor = o->since >= 0 ? o->since : rev;

@@ -56,14 +56,21 @@ void rz_watch_hub_close_all(rz_watch_hub_t *hub);
 /* Open watch streams. */
 size_t rz_watch_hub_count(const rz_watch_hub_t *hub);
 
+/* An object as a watch of this kind sends it, when not as stored (a Table row for kubectl's
+ * get -w): compact JSON text of obj (borrowed), or NULL on out of memory. Caller owns the
+ * result; free(). */
+typedef char *(*rz_watch_render_fn)(unsigned flags, const rz_kind_t *k, const json_t *obj);
+
 typedef struct rz_watch_opts {
 	const rz_kind_t *kind;
-	const char *tenant;    /* NULL: every tenant (or a global kind) */
-	rz_selector_t *labels; /* taken over by the watch (may be NULL) */
-	rz_selector_t *fields; /* taken over by the watch (may be NULL) */
-	int64_t since;         /* resume after this revision; < 0: start with the
-	                          current objects as synthetic ADDED events */
-	bool bookmarks;        /* allowWatchBookmarks */
+	const char *tenant;        /* NULL: every tenant (or a global kind) */
+	rz_selector_t *labels;     /* taken over by the watch (may be NULL) */
+	rz_selector_t *fields;     /* taken over by the watch (may be NULL) */
+	int64_t since;             /* resume after this revision; < 0: start with the
+	                              current objects as synthetic ADDED events */
+	bool bookmarks;            /* allowWatchBookmarks */
+	rz_watch_render_fn render; /* NULL: objects as stored */
+	unsigned render_flags;     /* handed to render */
 } rz_watch_opts_t;
 
 /* Answer req with a watch stream. Takes ownership of the selectors in all cases. */

@@ -59,6 +59,11 @@ typedef struct rz_config {
 	int event_window;       /* changes kept in the event log for watch resumption */
 	uint64_t event_log_max; /* bytes of event documents kept at most */
 	char **trusted_proxies; /* NULL-terminated IPs whose X-Forwarded-For is believed */
+	char *tls_cert_file;    /* "": no TLS (unless tls_self_signed) */
+	char *tls_key_file;
+	char *tls_client_ca_file;  /* "": no client certificates */
+	bool tls_self_signed;      /* make and serve a certificate in data_dir */
+	bool tls_allow_plain_http; /* plain HTTP on a non-loopback address */
 
 	/* auth: */
 	char *admin_password_file;

@@ -117,6 +117,34 @@ static int verify_body_buffer(const struct rz__setting *s, const rz_config_t *cf
 	return 0;
 }
 
+static bool set(const char *v)
+{
+	return v != NULL && v[0] != '\0';
+}
+
+/* A certificate goes with its key; self_signed makes both; client certificates need TLS. */
+static int verify_tls(const struct rz__setting *s, const rz_config_t *cfg, rz_err_t *err)
+{
+	(void)s;
+	if (set(cfg->tls_cert_file) != set(cfg->tls_key_file)) {
+		return rz_err_set(err, REZUS_ECONFIG,
+		                  "%s: server.tls.cert_file and server.tls.key_file go together",
+		                  set(cfg->tls_cert_file) ? "server.tls.key_file"
+		                                          : "server.tls.cert_file");
+	}
+	if (cfg->tls_self_signed && set(cfg->tls_cert_file)) {
+		return rz_err_set(err, REZUS_ECONFIG,
+		                  "server.tls.self_signed: true makes its own certificate; leave "
+		                  "server.tls.cert_file and server.tls.key_file unset");
+	}
+	if (set(cfg->tls_client_ca_file) && !cfg->tls_self_signed && !set(cfg->tls_cert_file)) {
+		return rz_err_set(err, REZUS_ECONFIG,
+		                  "server.tls.client_ca_file: client certificates need TLS "
+		                  "(server.tls.cert_file or server.tls.self_signed)");
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------------ the schema */
 
 #define AT(field) offsetof(rz_config_t, field)
@@ -220,6 +248,33 @@ const struct rz__setting rz__settings[] = {
 	  .offset = AT(trusted_proxies),
 	  .def = "",
 	  .help = "proxy addresses whose X-Forwarded-For names the client (audit source IP)" },
+	{ .key = "server.tls", .kind = K_SECTION, .help = "TLS on the listen address" },
+	{ .key = "server.tls.cert_file",
+	  .kind = K_STRING,
+	  .offset = AT(tls_cert_file),
+	  .def = "",
+	  .verify = verify_tls,
+	  .help = "PEM certificate, then its chain; with key_file, the port speaks TLS only" },
+	{ .key = "server.tls.key_file",
+	  .kind = K_STRING,
+	  .offset = AT(tls_key_file),
+	  .def = "",
+	  .help = "PEM private key of server.tls.cert_file" },
+	{ .key = "server.tls.client_ca_file",
+	  .kind = K_STRING,
+	  .offset = AT(tls_client_ca_file),
+	  .def = "",
+	  .help = "PEM CAs: when set, clients must present a certificate they signed" },
+	{ .key = "server.tls.self_signed",
+	  .kind = K_BOOL,
+	  .offset = AT(tls_self_signed),
+	  .def = "false",
+	  .help = "serve TLS with a self-signed certificate made into data_dir if absent" },
+	{ .key = "server.tls.allow_plain_http",
+	  .kind = K_BOOL,
+	  .offset = AT(tls_allow_plain_http),
+	  .def = "false",
+	  .help = "serve plain HTTP on an address that is not loopback (behind a TLS proxy)" },
 	{ .key = "auth", .kind = K_SECTION, .help = "users and sessions" },
 	{ .key = "auth.admin_password_file",
 	  .kind = K_STRING,

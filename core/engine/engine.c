@@ -543,6 +543,46 @@ static int destroy_blocked(struct run *r, const json_t *tenant, const json_t *gr
 	}
 }
 
+#define MAX_STATE_CA (64 * 1024) /* bytes of server.tls.cert_file handed to tofu */
+
+/* An https backend: the daemon's certificate (and chain) as the backend's CA
+ * (client_ca_certificate_pem), read now so that a reloaded certificate is the one given. */
+static int backend_ca(rz_engine_t *e, json_t *backend, rz_err_t *err)
+{
+	char *pem;
+	FILE *f;
+	size_t n;
+	int rc = 0;
+
+	if (e->o.state_ca_file == NULL) {
+		return 0;
+	}
+	pem = malloc(MAX_STATE_CA + 1);
+	f = fopen(e->o.state_ca_file, "r");
+	if (pem == NULL || f == NULL) {
+		int errnum = f == NULL ? errno : ENOMEM;
+		free(pem);
+		if (f != NULL) {
+			fclose(f);
+		}
+		return rz_err_set(err, -errnum,
+		                  "engine: reading the TLS certificate '%s' failed: %s",
+		                  e->o.state_ca_file, strerror(errnum));
+	}
+	n = fread(pem, 1, MAX_STATE_CA + 1, f);
+	fclose(f);
+	if (n == 0 || n > MAX_STATE_CA) {
+		rc = rz_err_set(err, REZUS_ECONFIG,
+		                "engine: the TLS certificate '%s' is empty or over %d bytes",
+		                e->o.state_ca_file, MAX_STATE_CA);
+	} else {
+		pem[n] = '\0';
+		json_object_set_new(backend, "client_ca_certificate_pem", json_string(pem));
+	}
+	free(pem);
+	return rc;
+}
+
 static int render(struct run *r, const json_t *tenant, rz_err_t *err)
 {
 	rz_engine_t *e = r->e;
@@ -557,6 +597,11 @@ static int render(struct run *r, const json_t *tenant, rz_err_t *err)
 	snprintf(url, sizeof(url), "%s/tfstate/%s", e->o.state_url, r->t->name);
 	backend = json_pack("{s:s, s:s, s:s, s:s}", "address", url, "lock_address", url,
 	                    "unlock_address", url, "username", "rezus");
+	if ((rc = backend_ca(e, backend, err)) != 0) {
+		json_decref(backend);
+		json_decref(ctx);
+		return rc;
+	}
 	mkdir(e->o.workdir, 0700);
 	tenant_dir(e, r->t->name, dir, sizeof(dir));
 	if (r->deleting &&

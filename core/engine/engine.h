@@ -27,7 +27,7 @@ struct event_base;
 typedef struct rz_engine_opts {
 	const char *tofu;      /* binary name or path */
 	const char *workdir;   /* per tenant: <workdir>/<tenant>/ */
-	const char *state_url; /* "http://127.0.0.1:8080": the backend's base */
+	const char *state_url; /* "http[s]://127.0.0.1:8080": the backend's base */
 	int workers;           /* runs at once */
 	int64_t debounce_ms;
 	int64_t timeout_ms; /* per tofu command */
@@ -40,6 +40,8 @@ typedef struct rz_engine_opts {
 	int run_history;              /* Runs kept per tenant (failed young ones besides) */
 	int64_t run_retention_ms;     /* how long a failed Run is kept beyond run_history */
 	uint64_t max_run_log;         /* bytes of a run's log file (rz_runlog_open) */
+	const char *state_ca_file;    /* an https state_url: the PEM tofu verifies the daemon's
+	                                 certificate with (read at each run); NULL for http */
 } rz_engine_opts_t;
 
 typedef struct rz_engine rz_engine_t;

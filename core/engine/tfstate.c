@@ -435,6 +435,29 @@ static void reply_holder(rz_req_t *req, int code, const char *info)
 	rz_reply(req, code, "application/json", info, strlen(info));
 }
 
+/* A write's empty 200 once it is durable: with store.durability full, after the sync of
+ * the WAL that holds it (tofu takes a 200 for "the state is safe"); at once otherwise. A
+ * failed sync answers 503, and tofu retries. */
+static void written_done(void *arg, int status)
+{
+	rz_req_t *req = arg;
+
+	if (status == 0) {
+		rz_reply(req, 200, NULL, NULL, 0);
+	} else {
+		rz_reply_error(
+		    req, 503, NULL,
+		    "the change was committed but syncing it to the disk failed (%s): it "
+		    "may be lost",
+		    strerror(-status));
+	}
+}
+
+static void reply_written(rz_tfstate_t *ts, rz_req_t *req)
+{
+	rz_db_after_durable(ts->db, written_done, req);
+}
+
 static void h_post(rz_req_t *req, void *ctx)
 {
 	rz_tfstate_t *ts = ctx;
@@ -470,7 +493,7 @@ static void h_post(rz_req_t *req, void *ctx)
 	} else if (rc < 0 || put(ts, tenant, p ? p->user : "", body, len, doc, &err) != 0) {
 		internal(req, &err);
 	} else {
-		rz_reply(req, 200, NULL, NULL, 0);
+		reply_written(ts, req);
 	}
 	free(info);
 	json_decref(doc);
@@ -614,7 +637,7 @@ static void h_delete(rz_req_t *req, void *ctx)
 	                                       "StateDeleted", msg, &err) != 0)) {
 		internal(req, &err);
 	} else {
-		rz_reply(req, 200, NULL, NULL, 0); /* no state, or an empty one: nothing to do */
+		reply_written(ts, req); /* or no state, or an empty one: nothing to do */
 	}
 	if (cur.plain != NULL) {
 		sodium_memzero(cur.plain, cur.len);
@@ -657,7 +680,7 @@ static void h_lock(rz_req_t *req, void *ctx)
 	           lock_set(ts, tenant, id, text, p ? p->user : "", &err) != 0) {
 		internal(req, &err);
 	} else {
-		rz_reply(req, 200, NULL, NULL, 0);
+		reply_written(ts, req);
 	}
 	free(text);
 	free(holder);
@@ -707,7 +730,7 @@ static void h_unlock(rz_req_t *req, void *ctx)
 		    rz_access_audit(ts->access, req, 200, NULL, NULL, "force-unlock", &err) == 0) {
 			rz_req_set_audited(req);
 		}
-		rz_reply(req, 200, NULL, NULL, 0);
+		reply_written(ts, req);
 	}
 	free(holder);
 	json_decref(info);

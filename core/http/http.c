@@ -24,6 +24,7 @@
 #include <sodium.h>
 
 #include "core/http/http.h"
+#include "core/http/tls.h"
 #include "core/base/log.h"
 
 #define MAX_PARAMS        8
@@ -50,6 +51,7 @@ struct route {
 	const rz_route_t *def;
 	struct seg segs[MAX_SEGMENTS];
 	char *storage; /* the pattern split into segments */
+	char *text;    /* the pattern served: the route's, or under an alias the alias's */
 	size_t nseg;
 };
 
@@ -114,7 +116,9 @@ struct rz_req {
 
 struct conn {
 	rz_http_t *h;
-	struct bufferevent *bev;
+	struct bufferevent *bev; /* NULL while a TLS port waits for the client's first byte */
+	evutil_socket_t fd;
+	struct event *peek; /* that wait (TLS ports only) */
 	struct event *resume;
 	http_parser parser;
 	rz_req_t *req; /* being parsed, or being handled */
@@ -125,7 +129,7 @@ struct conn {
 	char peer[INET6_ADDRSTRLEN];
 	struct peer *pe;        /* this address's counters */
 	struct event *deadline; /* the header, body or linger deadline */
-	enum { P_IDLE, P_HEAD, P_BODY, P_BUSY, P_LINGER } phase;
+	enum { P_IDLE, P_HANDSHAKE, P_HEAD, P_BODY, P_BUSY, P_LINGER } phase;
 	bool line_ok; /* the current request's request line was checked */
 	struct conn *prev, *next;
 };
@@ -139,11 +143,16 @@ struct rz_http {
 	rz_http_opts_t opts;
 	struct route *routes;
 	size_t nroutes;
+	struct alias {
+		char *prefix, *alias;
+	} aliases[RZ_HTTP_ALIASES_MAX];
+	size_t naliases;
 	struct conn *conns;
 	rz_req_t *flight;
 	size_t in_flight;
 	bool draining;
 	int port;
+	rz_tls_t *tls; /* NULL: plain HTTP */
 	rz_http_observer_fn observer;
 	void *observer_ctx;
 	rz_http_guard_fn guard;
@@ -348,19 +357,20 @@ static void body_release(rz_req_t *req)
 
 /* ------------------------------------------------------------------ routes */
 
-static int route_compile(struct route *r, const rz_route_t *def, rz_err_t *err)
+static int route_compile(struct route *r, const rz_route_t *def, const char *pattern, rz_err_t *err)
 {
 	char *save = NULL;
 
 	memset(r, 0, sizeof(*r));
 	r->def = def;
-	if (def->pattern == NULL || def->pattern[0] != '/' || def->fn == NULL) {
+	if (pattern == NULL || pattern[0] != '/' || def->fn == NULL) {
 		return rz_err_set(err, -EINVAL,
 		                  "http: route '%s' must start with '/' and have a handler",
-		                  def->pattern ? def->pattern : "(null)");
+		                  pattern ? pattern : "(null)");
 	}
-	r->storage = strdup(def->pattern);
-	if (r->storage == NULL) {
+	r->storage = strdup(pattern);
+	r->text = strdup(pattern);
+	if (r->storage == NULL || r->text == NULL) {
 		return rz_err_set(err, -ENOMEM, "http: out of memory");
 	}
 	for (char *s = strtok_r(r->storage, "/", &save); s != NULL;
@@ -371,7 +381,7 @@ static int route_compile(struct route *r, const rz_route_t *def, rz_err_t *err)
 			return rz_err_set(err, -EINVAL,
 			                  "http: route '%s': too many segments or "
 			                  "segments after {name...}",
-			                  def->pattern);
+			                  pattern);
 		}
 		if (s[0] == '{' && len > 2 && s[len - 1] == '}') {
 			s[len - 1] = '\0';
@@ -382,7 +392,7 @@ static int route_compile(struct route *r, const rz_route_t *def, rz_err_t *err)
 			}
 		} else if (strpbrk(s, "{}") != NULL) {
 			return rz_err_set(err, -EINVAL, "http: route '%s': bad segment '%s'",
-			                  def->pattern, s);
+			                  pattern, s);
 		} else {
 			g->lit = s;
 		}
@@ -391,22 +401,90 @@ static int route_compile(struct route *r, const rz_route_t *def, rz_err_t *err)
 	return 0;
 }
 
+/* The pattern of def under the first alias whose prefix it starts with (whole segments),
+ * or NULL (none, or out of memory). Caller owns the result; free(). */
+static char *alias_of(const rz_http_t *h, const char *pattern)
+{
+	for (size_t i = 0; pattern != NULL && i < h->naliases; i++) {
+		const struct alias *a = &h->aliases[i];
+		size_t n = strlen(a->prefix);
+		char *out;
+		if (strncmp(pattern, a->prefix, n) != 0 ||
+		    (pattern[n] != '\0' && pattern[n] != '/')) {
+			continue;
+		}
+		out = malloc(strlen(a->alias) + strlen(pattern + n) + 1);
+		if (out != NULL) {
+			strcpy(out, a->alias);
+			strcat(out, pattern + n);
+		}
+		return out;
+	}
+	return NULL;
+}
+
+/* Compile def into the next free slot (and its alias into the one after it). */
+static int route_add(rz_http_t *h, const rz_route_t *def, rz_err_t *err)
+{
+	char *alias = alias_of(h, def->pattern);
+	int rc = route_compile(&h->routes[h->nroutes], def, def->pattern, err);
+
+	if (rc < 0) {
+		free(h->routes[h->nroutes].storage);
+		free(h->routes[h->nroutes].text);
+		free(alias);
+		return rc;
+	}
+	h->nroutes++;
+	if (alias != NULL) {
+		rc = route_compile(&h->routes[h->nroutes], def, alias, err);
+		free(alias);
+		if (rc < 0) {
+			free(h->routes[h->nroutes].storage);
+			free(h->routes[h->nroutes].text);
+			return rc;
+		}
+		h->nroutes++;
+	}
+	return 0;
+}
+
 int rz_http_add_routes(rz_http_t *h, const rz_route_t *routes, size_t n, rz_err_t *err)
 {
-	struct route *grown = realloc(h->routes, (h->nroutes + n) * sizeof(*grown));
+	struct route *grown = realloc(h->routes, (h->nroutes + 2 * n) * sizeof(*grown));
 
 	if (grown == NULL) {
 		return rz_err_set(err, -ENOMEM, "http: out of memory");
 	}
 	h->routes = grown;
 	for (size_t i = 0; i < n; i++) {
-		int rc = route_compile(&h->routes[h->nroutes], &routes[i], err);
+		int rc = route_add(h, &routes[i], err);
 		if (rc < 0) {
-			free(h->routes[h->nroutes].storage);
 			return rc;
 		}
-		h->nroutes++;
 	}
+	return 0;
+}
+
+int rz_http_add_alias(rz_http_t *h, const char *prefix, const char *alias, rz_err_t *err)
+{
+	struct alias *a = &h->aliases[h->naliases];
+
+	if (h->naliases == RZ_HTTP_ALIASES_MAX || h->nroutes > 0 || prefix[0] != '/' ||
+	    alias[0] != '/') {
+		return rz_err_set(err, -EINVAL,
+		                  "http: alias '%s' of '%s': too many, after routes, or not "
+		                  "absolute",
+		                  alias, prefix);
+	}
+	a->prefix = strdup(prefix);
+	a->alias = strdup(alias);
+	if (a->prefix == NULL || a->alias == NULL) {
+		free(a->prefix);
+		free(a->alias);
+		return rz_err_set(err, -ENOMEM, "http: out of memory");
+	}
+	h->naliases++;
 	return 0;
 }
 
@@ -561,6 +639,20 @@ const char *rz_req_param(const rz_req_t *req, const char *name)
 const char *rz_req_query(const rz_req_t *req, const char *name)
 {
 	return kv_get(&req->query, name, false);
+}
+
+bool rz_parse_bool(const char *s, bool *out)
+{
+	static const char *const yes[] = { "1", "t", "T", "TRUE", "true", "True" };
+	static const char *const no[] = { "0", "f", "F", "FALSE", "false", "False" };
+
+	for (size_t i = 0; s != NULL && i < sizeof(yes) / sizeof(yes[0]); i++) {
+		if (strcmp(s, yes[i]) == 0 || strcmp(s, no[i]) == 0) {
+			*out = strcmp(s, yes[i]) == 0;
+			return true;
+		}
+	}
+	return false;
 }
 
 bool rz_parse_int(const char *s, int64_t min, int64_t max, int64_t *out)
@@ -1039,7 +1131,11 @@ void rz_req_on_close(rz_req_t *req, void (*fn)(rz_req_t *req, void *arg), void *
 void rz_reply_json(rz_req_t *req, int code, json_t *obj)
 {
 	const char *pretty = rz_req_query(req, "pretty");
-	bool indent = pretty != NULL && (strcmp(pretty, "true") == 0 || strcmp(pretty, "1") == 0);
+	bool indent = false;
+
+	if (pretty != NULL && !rz_parse_bool(pretty, &indent)) {
+		indent = false; /* the handler names a bad value; the reply stays compact */
+	}
 	char *text = obj ? json_dumps(obj, indent ? JSON_INDENT(2) : JSON_COMPACT) : NULL;
 
 	json_decref(obj);
@@ -1479,7 +1575,14 @@ static void conn_free(struct conn *c)
 	peer_put(h, c->pe);
 	event_free(c->resume);
 	event_free(c->deadline);
-	bufferevent_free(c->bev);
+	if (c->peek != NULL) {
+		event_free(c->peek);
+	}
+	if (c->bev != NULL) {
+		bufferevent_free(c->bev);
+	} else {
+		evutil_closesocket(c->fd);
+	}
 	free(c);
 	if (orphan != NULL && orphan->on_close != NULL) {
 		void (*fn)(rz_req_t *, void *) = orphan->on_close;
@@ -1666,8 +1769,8 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
 	if (c->dead) {
 		return;
 	}
-	if (c->phase == P_LINGER) {
-		conn_free(c);
+	if (c->phase == P_LINGER || c->phase == P_HANDSHAKE) {
+		conn_free(c); /* a TLS handshake not done in header_timeout has nothing to answer */
 		return;
 	}
 	if ((c->phase != P_HEAD && c->phase != P_BODY) || c->handling || c->closing) {
@@ -1733,7 +1836,16 @@ static void conn_close_after_output(struct conn *c)
 
 static void on_event(struct bufferevent *bev, short what, void *arg)
 {
-	conn_free(arg);
+	struct conn *c = arg;
+
+	if (what == BEV_EVENT_CONNECTED) { /* a TLS handshake completed */
+		if (c->phase == P_HANDSHAKE) {
+			evtimer_del(c->deadline);
+			c->phase = P_IDLE; /* the first request's byte starts its header deadline */
+		}
+		return;
+	}
+	conn_free(c);
 }
 
 /* Over a connection cap: answer 503 on the raw socket (it is new, its send buffer empty)
@@ -1771,12 +1883,83 @@ static void refuse(rz_http_t *h, evutil_socket_t fd, const char *peer, const cha
 	}
 }
 
+/* Serve c over bev (NULL when out of memory: c is closed, and false returned). */
+static bool conn_start(struct conn *c, struct bufferevent *bev)
+{
+	struct timeval idle = { c->h->opts.idle_timeout_s, 0 };
+
+	if (bev == NULL) {
+		conn_free(c);
+		return false;
+	}
+	c->bev = bev;
+	bufferevent_set_max_single_write(c->bev, MAX_WRITE);
+	bufferevent_setcb(c->bev, on_read, on_write, on_event, c);
+	bufferevent_setwatermark(c->bev, EV_READ, 0, READ_HIGH_WATER);
+	bufferevent_set_timeouts(c->bev, &idle, &idle);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	return true;
+}
+
+/* Plain HTTP on a TLS port: read what the client sent (a little, so that the close does not
+ * reset), answer in clear text that it should speak TLS, and close. */
+static void refuse_plain(struct conn *c)
+{
+	char discard[4096];
+	size_t len;
+	const char *resp = rz_tls_plain_refusal(&len);
+
+	for (int i = 0; i < 4 && recv(c->fd, discard, sizeof(discard), MSG_DONTWAIT) > 0; i++) {
+	}
+	(void)!send(c->fd, resp, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	shutdown(c->fd, SHUT_WR);
+	rz_logkv(RZ_LOG_INFO, "http", "plain HTTP request on the TLS port refused", "peer", c->peer,
+	         NULL);
+	conn_free(c);
+}
+
+/* A TLS port's connection sent its first byte (or did not within the header timeout):
+ * a TLS handshake goes on to OpenSSL, plain HTTP gets its refusal, anything else a close. */
+static void on_peek(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	unsigned char first[1];
+	ssize_t n;
+	struct timeval tv = { c->h->opts.header_timeout_ms / 1000,
+		              (c->h->opts.header_timeout_ms % 1000) * 1000 };
+
+	if (what & EV_TIMEOUT) {
+		conn_free(c);
+		return;
+	}
+	n = recv(fd, first, sizeof(first), MSG_PEEK | MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+		event_add(c->peek, &tv);
+		return;
+	}
+	switch (rz_tls_classify(first, n > 0 ? (size_t)n : 0)) {
+	case RZ_TLS_HELLO_TLS:
+		event_free(c->peek);
+		c->peek = NULL;
+		if (conn_start(c, rz_tls_accept(c->h->tls, c->h->base, c->fd))) {
+			arm(c, P_HANDSHAKE,
+			    c->h->opts.header_timeout_ms); /* the handshake's bound */
+		}
+		return;
+	case RZ_TLS_HELLO_HTTP:
+		refuse_plain(c);
+		return;
+	default: /* closed (0), failed, or not a protocol we speak */
+		conn_free(c);
+		return;
+	}
+}
+
 static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
                       void *arg)
 {
 	rz_http_t *h = arg;
 	struct conn *c;
-	struct timeval idle = { h->opts.idle_timeout_s, 0 };
 	char peer[INET6_ADDRSTRLEN] = "";
 	struct peer *pe;
 
@@ -1805,16 +1988,13 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		return;
 	}
 	c->h = h;
-	c->bev = bufferevent_socket_new(h->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	c->fd = fd;
 	c->resume = event_new(h->base, -1, 0, on_resume, c);
 	c->deadline = evtimer_new(h->base, on_deadline, c);
-	if (c->bev == NULL || c->resume == NULL || c->deadline == NULL) {
-		if (c->bev == NULL) {
-			evutil_closesocket(fd);
-		}
-		bufferevent_free(c->bev);
+	if (c->resume == NULL || c->deadline == NULL) {
 		event_free(c->resume);
 		event_free(c->deadline);
+		evutil_closesocket(fd);
 		free(c);
 		peer_put(h, pe);
 		return;
@@ -1833,11 +2013,16 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	/* a reply's pieces go out at once, not after the client's delayed ACK of the first;
 	 * not a TCP socket (rz_http_serve_fd's socketpair): nothing to set */
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
-	bufferevent_set_max_single_write(c->bev, MAX_WRITE);
-	bufferevent_setcb(c->bev, on_read, on_write, on_event, c);
-	bufferevent_setwatermark(c->bev, EV_READ, 0, READ_HIGH_WATER);
-	bufferevent_set_timeouts(c->bev, &idle, &idle);
-	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	if (h->tls != NULL) {
+		struct timeval tv = { h->opts.header_timeout_ms / 1000,
+			              (h->opts.header_timeout_ms % 1000) * 1000 };
+		c->peek = event_new(h->base, fd, EV_READ, on_peek, c);
+		if (c->peek == NULL || event_add(c->peek, &tv) < 0) {
+			conn_free(c);
+		}
+		return;
+	}
+	conn_start(c, bufferevent_socket_new(h->base, fd, BEV_OPT_CLOSE_ON_FREE));
 }
 
 /* ------------------------------------------------------------------ the server */
@@ -2042,6 +2227,11 @@ void rz_http_shutdown(rz_http_t *h)
 	}
 }
 
+void rz_http_set_tls(rz_http_t *h, rz_tls_t *tls)
+{
+	h->tls = tls;
+}
+
 void rz_http_set_guard(rz_http_t *h, rz_http_guard_fn fn, void *ctx)
 {
 	h->guard = fn;
@@ -2061,7 +2251,7 @@ const rz_route_t *rz_http_route_at(const rz_http_t *h, size_t i)
 
 const char *rz_http_route_pattern(const rz_http_t *h, size_t i)
 {
-	return i < h->nroutes ? h->routes[i].def->pattern : NULL;
+	return i < h->nroutes ? h->routes[i].text : NULL;
 }
 
 size_t rz_http_route_count(const rz_http_t *h)
@@ -2100,6 +2290,11 @@ void rz_http_free(rz_http_t *h)
 	}
 	for (size_t i = 0; i < h->nroutes; i++) {
 		free(h->routes[i].storage);
+		free(h->routes[i].text);
+	}
+	for (size_t i = 0; i < h->naliases; i++) {
+		free(h->aliases[i].prefix);
+		free(h->aliases[i].alias);
 	}
 	free(h->routes);
 	for (size_t i = 0; i < PEER_BUCKETS; i++) {

@@ -24,6 +24,7 @@
 #include "core/http/status.h"
 
 struct event_base;
+struct rz_tls;
 
 typedef struct rz_http rz_http_t;
 typedef struct rz_req rz_req_t;
@@ -117,8 +118,24 @@ int rz_http_new(rz_http_t **out, struct event_base *base, const rz_http_opts_t *
 /* Add routes (borrowed). Returns 0 or -EINVAL for a malformed pattern (err filled). */
 int rz_http_add_routes(rz_http_t *h, const rz_route_t *routes, size_t n, rz_err_t *err);
 
+/* Serve every route whose pattern starts with prefix (whole segments: "/api/v1" covers
+ * "/api/v1" and "/api/v1/x", not "/api/v1x") also under alias in its place, by the same
+ * route: the same handler, role, kind and pattern for the observer (metrics count both
+ * paths as one route). The first alias whose prefix matches applies, so register the longer
+ * prefix first. Call before adding routes: -EINVAL after, or beyond RZ_HTTP_ALIASES_MAX.
+ * prefix and alias are copied. */
+#define RZ_HTTP_ALIASES_MAX 4
+int rz_http_add_alias(rz_http_t *h, const char *prefix, const char *alias, rz_err_t *err);
+
 /* Listen on "host:port" or "[v6]:port" (port 0 = ephemeral). */
 int rz_http_listen(rz_http_t *h, const char *addr, rz_err_t *err);
+
+/* Serve TLS (core/http/tls.h) on every connection accepted from now on; NULL: plain HTTP.
+ * On a TLS port the first byte a client sends decides: a TLS handshake goes on, plain HTTP
+ * is answered "400 Client sent an HTTP request to an HTTPS server." in clear text and
+ * closed, anything else is closed; no first byte within header_timeout_ms: closed.
+ * Borrowed — tls must outlive the server. */
+void rz_http_set_tls(rz_http_t *h, struct rz_tls *tls);
 
 /* The bound port, or -1 when not listening. */
 int rz_http_port(const rz_http_t *h);
@@ -170,6 +187,9 @@ unsigned rz_req_method_bit(const rz_req_t *req);                 /* RZ_M_* or 0 
 const char *rz_req_path(const rz_req_t *req);                    /* decoded path, no query */
 const char *rz_req_param(const rz_req_t *req, const char *name); /* path parameter */
 const char *rz_req_query(const rz_req_t *req, const char *name); /* decoded; NULL if absent */
+/* A boolean as Go's strconv.ParseBool reads one (1 t T TRUE true True, 0 f F FALSE false
+ * False): true and *out, or false for anything else (NULL included). */
+bool rz_parse_bool(const char *s, bool *out);
 /* A query or header value as a decimal integer in [min, max] (digits, a leading minus at
  * most): true and *out, or false. */
 bool rz_parse_int(const char *s, int64_t min, int64_t max, int64_t *out);

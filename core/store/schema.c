@@ -168,6 +168,16 @@ static const rz_migration_t migrations[] = {
 	           ") STRICT;\n"
 	           "CREATE INDEX sessions_by_user ON sessions (user);\n",
 	},
+	{
+	    .version = 11,
+	    .name = "metadata.namespace beside metadata.tenant, as Kubernetes clients read it",
+	    .sql = "UPDATE objects SET doc = json_set(doc, '$.metadata.namespace',\n"
+	           "    json_extract(doc, '$.metadata.tenant'))\n"
+	           "  WHERE json_type(doc, '$.metadata.tenant') = 'text';\n"
+	           "UPDATE events SET doc = json_set(doc, '$.metadata.namespace',\n"
+	           "    json_extract(doc, '$.metadata.tenant'))\n"
+	           "  WHERE json_type(doc, '$.metadata.tenant') = 'text';\n",
+	},
 };
 
 const rz_migration_t *rz_db_migrations(size_t *count)

@@ -27,11 +27,13 @@ struct rz_store {
 	rz_db_t *db;
 	rz_bus_t *bus;
 	int64_t window;
+	int64_t pruned;       /* the log holds no change at or below this revision */
 	uint64_t log_max;     /* bytes of event documents kept at most */
 	uint64_t log_bytes;   /* bytes of event documents in the log, committed */
 	uint64_t tx_bytes;    /* the same inside the open transaction */
 	int64_t rv;           /* committed revision */
 	int64_t tx_rv;        /* revision inside the open transaction */
+	int64_t tx_pruned;    /* pruned, inside it */
 	struct pending *pend; /* the open transaction's events */
 	size_t npend, cappend;
 	struct pending *queue; /* committed events not yet delivered, in revision order */
@@ -275,8 +277,16 @@ static int finish_tx(rz_store_t *st, rz_err_t *err)
 	if (rc < 0) {
 		return rc;
 	}
-	rc = prune(st, "DELETE FROM events WHERE rv <= ?1 RETURNING length(CAST(doc AS BLOB))",
-	           st->tx_rv - st->window, err);
+	/* by count, a batch at a time: the log keeps the last window changes, and up to 1/64
+	 * more between two prunes, so a write seldom pays for a DELETE */
+	if (st->tx_rv - st->window > st->pruned + st->window / 64) {
+		rc = prune(st,
+		           "DELETE FROM events WHERE rv <= ?1 RETURNING length(CAST(doc AS BLOB))",
+		           st->tx_rv - st->window, err);
+		if (rc >= 0) {
+			st->tx_pruned = st->tx_rv - st->window;
+		}
+	}
 	/* then by size, oldest first, never this write's own events (rv > st->rv) */
 	while (rc >= 0 && st->tx_bytes > st->log_max) {
 		rc = prune(st,
@@ -371,6 +381,7 @@ static int run_write(struct write *w, rz_err_t *err)
 
 	st->tx_rv = st->rv;
 	st->tx_bytes = st->log_bytes;
+	st->tx_pruned = st->pruned;
 	rc = rz_db_tx(st->db, write_tx, w, err);
 	if (rc != 0) {
 		st->tx_rv = st->rv;
@@ -381,6 +392,7 @@ static int run_write(struct write *w, rz_err_t *err)
 	}
 	st->rv = st->tx_rv;
 	st->log_bytes = st->tx_bytes;
+	st->pruned = st->tx_pruned;
 	return deliver(st);
 }
 
@@ -750,6 +762,11 @@ static int op_create(struct write *w, rz_err_t *err)
 		if (field == NULL || strcmp(field, other) != 0) {
 			json_object_del(meta, other); /* only the kind's own owner field is kept */
 		}
+	}
+	if (w->k->scope == RZ_SCOPE_TENANT) { /* the tenant as Kubernetes clients read it */
+		json_object_set_new(meta, "namespace", json_string(tenant));
+	} else {
+		json_object_del(meta, "namespace");
 	}
 	rc = read_doc(w->st, w->k, tenant, name, &existing, err);
 	json_decref(existing);

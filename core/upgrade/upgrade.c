@@ -427,7 +427,17 @@ void rz_upgrader_admit(void *arg, const rz_kind_t *k, const json_t *obj, const j
 		const char *tname = str(obj, "metadata", "name") ?: "";
 		const json_t *ostatus = json_object_get(old, "status");
 		json_t *active;
+		bool moved = false;
 
+		for (size_t i = 0; i < 2; i++) {
+			char key[32];
+			snprintf(key, sizeof(key), "%sVersion", components[i]);
+			moved |=
+			    strcmp(str(obj, "spec", key) ?: "", str(old, "spec", key) ?: "") != 0;
+		}
+		if (!moved) {
+			return; /* most writes: no version changes, nothing to read */
+		}
 		machines = rz_store_list_all(u->store, "Machine", tname);
 		if (json_array_size(machines) == 0) {
 			json_decref(machines);

@@ -244,7 +244,7 @@ PLAN2=$(sed -n 's|^run/\(run-[0-9a-z]*\) created.*|\1|p' "$WORK/out")
 run cancel "$PLAN2" -t simmy
 expect_match "cancel stops a run (or says it already ended)" '^0 run/run-[0-9a-z]*: run canceled$|run .* is Succeeded' "$RC $(cat "$WORK/out" "$WORK/err")"
 run upgrade simmy --kubernetes 1.35.1
-expect_match "upgrade creates an UpgradeRun" '^upgrade/[a-z0-9-]* created$' "$(cat "$WORK/out")"
+expect_match "upgrade creates an UpgradeRun" '^upgrade/[a-z0-9-]* created$' "$(cat "$WORK/out" "$WORK/err")"
 run upgrade simmy
 expect_eq "upgrade without a version is a usage error" "2" "$RC"
 run token create --description "ci token"

@@ -31,7 +31,9 @@ expect_eq "GET /healthz answers ok" "ok" "$(curl -sf "$BASE/healthz")"
 expect_eq "GET /readyz answers 200" "200" "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/readyz")"
 version=$(curl -sf "$BASE/version")
 expect_match "GET /version reports version, commit and ABI" \
-	'^\{"version":"[0-9.]+","commit":"[^"]+","abi":"1\.2"\}$' "$version"
+	'^\{"version":"[0-9.]+","commit":"[^"]+","abi":"1\.2",' "$version"
+expect_match "and Kubernetes' version.Info fields beside them" \
+	'"major":"[0-9]+","minor":"[0-9]+","gitVersion":"v[0-9.]+","gitCommit":"[^"]+",.*"platform":"linux/[a-z0-9]+"\}$' "$version"
 headers=$(curl -s -D - -o "$WORK/404.json" "$BASE/nope")
 expect_match "unknown path is a 404" '^HTTP/1.1 404 ' "$headers"
 expect_match "every response carries X-Request-ID" '^X-Request-ID: [0-9a-f]{32}' "$headers"
@@ -123,7 +125,7 @@ man_opts=$(sed 's/\\-/-/g' "$top_srcdir/man/rezuscloud.8" | grep -o -- '--[a-z-]
 expect_eq "rezuscloud(8) documents exactly the options of --help" "$help_opts" "$man_opts"
 # rezus.conf(5) documents every setting of the schema table (sections aside).
 keys=$(sed -n 's/.*{ \.key = "\([a-z_.]*\)".*/\1/p' "$top_srcdir/core/base/settings.c" |
-	grep -v '^\(server\|auth\|tofu\|observe\|talos\|upgrade\|kubectl\|events\|audit\|backup\|store\|log\)$' | sort -u | tr '\n' ' ')
+	grep -v '^\(server\|server\.tls\|auth\|tofu\|observe\|talos\|upgrade\|kubectl\|events\|audit\|backup\|store\|log\)$' | sort -u | tr '\n' ' ')
 documented=$(sed -n 's/^\.B \([a-z_.]*\)$/\1/p' "$top_srcdir/man/rezus.conf.5" | sort -u | tr '\n' ' ')
 expect_eq "rezus.conf(5) documents exactly the settings of the schema" "$keys" "$documented"
 done_testing

@@ -12,6 +12,7 @@
 #include <event2/event.h>
 
 #include "core/api/api.h"
+#include "core/base/columns.h"
 #include "core/store/bus.h"
 #include "core/store/db.h"
 #include "core/base/log.h"
@@ -63,6 +64,7 @@ static void setup(void)
 	ck_assert_int_eq(
 	    rz_watch_hub_new(&hub, base, store, bus, 300, opts.max_stream_backlog, &err), 0);
 	ck_assert_int_eq(rz_http_new(&srv, base, &opts, &err), 0);
+	ck_assert_int_eq(rz_api_add_aliases(srv, &err), 0);
 	ck_assert_int_eq(rz_api_new(&api, srv, store, hub, NULL, NULL, &err), 0);
 	ck_assert_int_eq(rz_openapi_new(&openapi, srv, &err), 0);
 	ck_assert_int_eq(rz_http_listen(srv, "127.0.0.1:0", &err), 0);
@@ -83,6 +85,11 @@ static void teardown(void)
 	free(dir);
 }
 
+/* Extra request header lines of the next calls ("Accept: ...\r\n"), and the last reply's
+ * Content-Type. */
+static const char *extra = "";
+static char last_ctype[256];
+
 /* One request; returns the status code and, when out is given, the body as JSON. */
 static int call(const char *method, const char *path, const char *ctype, const char *body,
                 json_t **out)
@@ -93,12 +100,14 @@ static int call(const char *method, const char *path, const char *ctype, const c
 	int code;
 
 	ck_assert_ptr_nonnull(raw);
-	snprintf(raw, size, "%s %s HTTP/1.1\r\nHost: t\r\n%s%s%sContent-Length: %zu\r\n\r\n%s",
-	         method, path, ctype ? "Content-Type: " : "", ctype ? ctype : "",
+	snprintf(raw, size, "%s %s HTTP/1.1\r\nHost: t\r\n%s%s%s%sContent-Length: %zu\r\n\r\n%s",
+	         method, path, extra, ctype ? "Content-Type: " : "", ctype ? ctype : "",
 	         ctype ? "\r\n" : "", body ? strlen(body) : 0, body ? body : "");
 	rzt_request(base, port, raw, &r);
 	free(raw);
 	code = r.code;
+	last_ctype[0] = '\0';
+	rzt_header(&r, "Content-Type", last_ctype, sizeof(last_ctype));
 	if (out != NULL) {
 		json_error_t jerr;
 		*out = json_loads(r.body, 0, &jerr);
@@ -1778,6 +1787,297 @@ START_TEST(test_events_field_selectors)
 }
 END_TEST
 
+/* Query booleans as Go's strconv.ParseBool reads them: the Python client's watch=True. */
+START_TEST(test_parse_bool)
+{
+	static const char *const yes[] = { "1", "t", "T", "TRUE", "true", "True" };
+	static const char *const no[] = { "0", "f", "F", "FALSE", "false", "False" };
+	static const char *const bad[] = { "", "yes", "TRue", "2", "on", " true", "true " };
+	json_t *j;
+	bool v;
+
+	for (size_t i = 0; i < 6; i++) {
+		v = false;
+		ck_assert_msg(rz_parse_bool(yes[i], &v) && v, "%s", yes[i]);
+		v = true;
+		ck_assert_msg(rz_parse_bool(no[i], &v) && !v, "%s", no[i]);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_msg(!rz_parse_bool(bad[i], &v), "'%s'", bad[i]);
+	}
+	ck_assert(!rz_parse_bool(NULL, &v));
+	ck_assert_int_eq(get("/api/v1/tenants?watch=yes", &j), 400);
+	ck_assert_ptr_nonnull(strstr(at(j, "message"), "query parameter watch"));
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/tenants?pretty=maybe", &j), 400);
+	ck_assert_ptr_nonnull(strstr(at(j, "message"), "query parameter pretty"));
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/tenants?watch=False&pretty=T", &j), 200);
+	ck_assert_str_eq(at(j, "kind"), "TenantList");
+	json_decref(j);
+}
+END_TEST
+
+/* metadata.namespace is the tenant: taken for it, checked against it, emitted beside it. */
+START_TEST(test_namespace_is_tenant)
+{
+	json_t *j;
+
+	ck_assert_int_eq(post("/apis/rezuscloud.io/v1/tenants",
+	                      "{\"metadata\":{\"name\":\"acme\",\"namespace\":\"x\"}}", &j),
+	                 201);
+	ck_assert_ptr_null(json_object_get(json_object_get(j, "metadata"), "namespace"));
+	json_decref(j);
+	ck_assert_int_eq(
+	    post("/apis/rezuscloud.io/v1/namespaces/acme/nodegroups",
+	         "{\"metadata\":{\"name\":\"w\",\"namespace\":\"acme\"},"
+	         "\"spec\":{\"role\":\"worker\",\"count\":1,\"providerClass\":\"sim\"}}",
+	         &j),
+	    201);
+	ck_assert_str_eq(at(j, "metadata.namespace"), "acme");
+	ck_assert_str_eq(at(j, "metadata.tenant"), "acme");
+	json_decref(j);
+	/* a namespace other than the URL's, or than metadata.tenant, is refused naming it */
+	ck_assert_int_eq(
+	    post("/apis/rezuscloud.io/v1/namespaces/acme/nodegroups",
+	         "{\"metadata\":{\"name\":\"v\",\"namespace\":\"other\"},"
+	         "\"spec\":{\"role\":\"worker\",\"count\":1,\"providerClass\":\"sim\"}}",
+	         &j),
+	    400);
+	ck_assert_ptr_nonnull(strstr(at(j, "message"), "other"));
+	json_decref(j);
+	ck_assert_int_eq(post("/api/v1/tenants/acme/nodegroups",
+	                      "{\"metadata\":{\"name\":\"v\",\"tenant\":\"acme\",\"namespace\":"
+	                      "\"other\"},\"spec\":{\"role\":\"worker\",\"count\":1,"
+	                      "\"providerClass\":\"sim\"}}",
+	                      &j),
+	                 400);
+	ck_assert_ptr_nonnull(strstr(at(j, "message"), "metadata.namespace"));
+	json_decref(j);
+	ck_assert_int_eq(post("/api/v1/tenants/acme/nodegroups",
+	                      "{\"metadata\":{\"name\":\"v\",\"namespace\":7},\"spec\":{\"role\":"
+	                      "\"worker\",\"count\":1,\"providerClass\":\"sim\"}}",
+	                      &j),
+	                 400);
+	ck_assert_ptr_nonnull(strstr(at(j, "message"), "metadata.namespace"));
+	json_decref(j);
+	/* every path serves it: the group's and /api/v1, items, lists, every tenant's */
+	ck_assert_int_eq(get("/api/v1/tenants/acme/nodegroups/w", &j), 200);
+	ck_assert_str_eq(at(j, "metadata.namespace"), "acme");
+	json_decref(j);
+	ck_assert_int_eq(get("/apis/rezuscloud.io/v1/namespaces/acme/nodegroups", &j), 200);
+	ck_assert_str_eq(at(j, "items.0.metadata.namespace"), "acme");
+	json_decref(j);
+	ck_assert_int_eq(get("/apis/rezuscloud.io/v1/nodegroups", &j), 200);
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "items")), 1);
+	json_decref(j);
+	ck_assert_int_eq(
+	    get("/apis/rezuscloud.io/v1/nodegroups?fieldSelector=metadata.namespace%3Dacme", &j),
+	    200);
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "items")), 1);
+	json_decref(j);
+	ck_assert_int_eq(patch("/apis/rezuscloud.io/v1/namespaces/acme/nodegroups/w/status",
+	                       "{\"status\":{\"ready\":1}}", &j),
+	                 200);
+	ck_assert_str_eq(at(j, "metadata.namespace"), "acme");
+	json_decref(j);
+	ck_assert_int_eq(get("/apis/rezuscloud.io/v1/namespaces/nope/nodegroups/w", &j), 404);
+	json_decref(j);
+}
+END_TEST
+
+/* dryRun=All validates and answers without storing; other values are a 400. */
+START_TEST(test_dry_run)
+{
+	json_t *j;
+
+	ck_assert_int_eq(post("/api/v1/tenants?dryRun=All&fieldManager=kubectl-create",
+	                      "{\"metadata\":{\"name\":\"dry\"}}", &j),
+	                 201);
+	ck_assert_str_eq(at(j, "metadata.name"), "dry");
+	ck_assert_str_eq(at(j, "spec.kubernetesVersion"), "1.35.0"); /* defaulted */
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/tenants/dry", &j), 404);
+	json_decref(j);
+	ck_assert_int_eq(
+	    post("/api/v1/tenants?dryRun=All", "{\"metadata\":{\"name\":\"-bad\"}}", &j),
+	    422); /* still validated */
+	json_decref(j);
+	ck_assert_int_eq(
+	    post("/api/v1/tenants?dryRun=Some", "{\"metadata\":{\"name\":\"dry\"}}", &j), 400);
+	ck_assert_ptr_nonnull(strstr(at(j, "message"), "dryRun"));
+	json_decref(j);
+	ck_assert_int_eq(post("/api/v1/tenants", "{\"metadata\":{\"name\":\"real\"}}", &j), 201);
+	json_decref(j);
+	ck_assert_int_eq(patch("/api/v1/tenants/real?dryRun=All",
+	                       "{\"metadata\":{\"labels\":{\"a\":\"b\"}}}", &j),
+	                 200);
+	ck_assert_str_eq(at(j, "metadata.labels.a"), "b");
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/tenants/real", &j), 200);
+	ck_assert_ptr_null(json_object_get(json_object_get(j, "metadata"), "labels"));
+	json_decref(j);
+	ck_assert_int_eq(call("DELETE", "/api/v1/tenants/real?dryRun=All", NULL, NULL, &j), 200);
+	json_decref(j);
+	ck_assert_int_eq(call("DELETE", "/api/v1/tenants/real", "application/json",
+	                      "{\"kind\":\"DeleteOptions\",\"dryRun\":[\"All\"],"
+	                      "\"propagationPolicy\":\"Background\"}",
+	                      &j),
+	                 200);
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/tenants/real", &j), 200);
+	ck_assert_ptr_null(json_object_get(json_object_get(j, "metadata"), "deletionTimestamp"));
+	json_decref(j);
+	ck_assert_int_eq(
+	    call("DELETE", "/api/v1/tenants/real?propagationPolicy=Sideways", NULL, NULL, &j), 400);
+	ck_assert_ptr_nonnull(strstr(at(j, "message"), "propagationPolicy"));
+	json_decref(j);
+	ck_assert_int_eq(
+	    call("DELETE", "/api/v1/tenants/real?propagationPolicy=Foreground", NULL, NULL, &j),
+	    202);
+	json_decref(j);
+}
+END_TEST
+
+#define TABLE_ACCEPT "Accept: application/json;as=Table;v=v1;g=meta.k8s.io,application/json\r\n"
+
+/* as=Table: the columns rezusctl get prints (core/base/columns.c), cells, includeObject. */
+START_TEST(test_table)
+{
+	const rz_column_t *cols = rz_columns_of("NodeGroup");
+	json_t *j, *defs;
+	size_t n = 0, shown = 0;
+
+	ck_assert_int_eq(post("/api/v1/tenants", "{\"metadata\":{\"name\":\"acme\"}}", &j), 201);
+	json_decref(j);
+	ck_assert_int_eq(post("/api/v1/tenants/acme/nodegroups",
+	                      "{\"metadata\":{\"name\":\"w\"},\"spec\":{\"role\":\"worker\","
+	                      "\"count\":3,\"providerClass\":\"sim\"}}",
+	                      &j),
+	                 201);
+	json_decref(j);
+	extra = TABLE_ACCEPT;
+	ck_assert_int_eq(get("/apis/rezuscloud.io/v1/namespaces/acme/nodegroups", &j), 200);
+	ck_assert_str_eq(last_ctype, "application/json;as=Table;v=v1;g=meta.k8s.io");
+	ck_assert_str_eq(at(j, "kind"), "Table");
+	ck_assert_str_eq(at(j, "apiVersion"), "meta.k8s.io/v1");
+	defs = json_object_get(j, "columnDefinitions");
+	for (n = 0; cols[n].header != NULL; n++) {
+		if (strcmp(cols[n].header, "TENANT") != 0) { /* the request names the tenant */
+			ck_assert_str_eq(
+			    json_string_value(json_object_get(json_array_get(defs, shown), "name")),
+			    cols[n].header);
+			ck_assert_int_eq(json_integer_value(json_object_get(
+			                     json_array_get(defs, shown), "priority")),
+			                 cols[n].wide ? 1 : 0);
+			shown++;
+		}
+	}
+	ck_assert_uint_eq(json_array_size(defs), shown);
+	ck_assert_str_eq(at(j, "columnDefinitions.0.name"), "NAME");
+	ck_assert_str_eq(at(j, "rows.0.cells.0"), "w");
+	ck_assert_str_eq(at(j, "rows.0.cells.1"), "worker");
+	ck_assert_str_eq(at(j, "rows.0.cells.3"), "3");
+	ck_assert_str_eq(at(j, "rows.0.object.kind"), "PartialObjectMetadata");
+	ck_assert_str_eq(at(j, "rows.0.object.metadata.namespace"), "acme");
+	ck_assert_ptr_null(json_object_get(
+	    json_object_get(json_array_get(json_object_get(j, "rows"), 0), "object"), "spec"));
+	json_decref(j);
+	/* rezusctl's TENANT column where the request names no tenant, on /api/v1 */
+	ck_assert_int_eq(get("/api/v1/nodegroups?includeObject=Object", &j), 200);
+	ck_assert_str_eq(at(j, "columnDefinitions.1.name"), "TENANT");
+	ck_assert_str_eq(at(j, "rows.0.cells.1"), "acme");
+	ck_assert_str_eq(at(j, "rows.0.object.spec.providerClass"), "sim");
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/tenants/acme/nodegroups/w?includeObject=None", &j), 200);
+	ck_assert_str_eq(at(j, "kind"), "Table");
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "rows")), 1);
+	ck_assert_ptr_null(
+	    json_object_get(json_array_get(json_object_get(j, "rows"), 0), "object"));
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/tenants/acme/nodegroups?includeObject=All", &j), 400);
+	ck_assert_ptr_nonnull(strstr(at(j, "message"), "includeObject"));
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/tenants/acme/nodegroups?limit=1", &j), 200);
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "rows")), 1);
+	json_decref(j);
+	extra = "";
+	ck_assert_int_eq(get("/api/v1/tenants/acme/nodegroups", &j), 200);
+	ck_assert_str_eq(at(j, "kind"), "NodeGroupList");
+	json_decref(j);
+}
+END_TEST
+
+/* /api, /apis, /apis/rezuscloud.io/v1 and aggregated discovery, as kubectl reads them. */
+START_TEST(test_discovery_groups)
+{
+	json_t *j, *r, *res;
+	size_t i;
+	bool tokens = false;
+
+	ck_assert_int_eq(get("/api", &j), 200);
+	ck_assert_str_eq(at(j, "kind"), "APIVersions");
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "versions")), 0);
+	json_decref(j);
+	ck_assert_int_eq(get("/apis", &j), 200);
+	ck_assert_str_eq(at(j, "kind"), "APIGroupList");
+	ck_assert_str_eq(at(j, "groups.0.name"), "rezuscloud.io");
+	ck_assert_str_eq(at(j, "groups.0.preferredVersion.groupVersion"), "rezuscloud.io/v1");
+	json_decref(j);
+	ck_assert_int_eq(get("/apis/rezuscloud.io/v1", &j), 200);
+	ck_assert_str_eq(at(j, "kind"), "APIResourceList");
+	ck_assert_str_eq(at(j, "groupVersion"), "rezuscloud.io/v1");
+	json_array_foreach(json_object_get(j, "resources"), i, r)
+	{
+		tokens = tokens || strcmp(at(r, "name"), "users/tokens") == 0;
+		if (strcmp(at(r, "name"), "tenants") == 0) {
+			ck_assert(json_is_false(json_object_get(r, "namespaced")));
+			ck_assert_str_eq(at(r, "singularName"), "tenant");
+		}
+	}
+	ck_assert(tokens); /* where its path says: /users/{user}/tokens */
+	json_decref(j);
+	extra = "Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
+	        "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,"
+	        "application/json\r\n";
+	ck_assert_int_eq(get("/apis", &j), 200);
+	ck_assert_str_eq(last_ctype,
+	                 "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList");
+	ck_assert_str_eq(at(j, "kind"), "APIGroupDiscoveryList");
+	ck_assert_str_eq(at(j, "apiVersion"), "apidiscovery.k8s.io/v2");
+	ck_assert_str_eq(at(j, "items.0.metadata.name"), "rezuscloud.io");
+	ck_assert_str_eq(at(j, "items.0.versions.0.version"), "v1");
+	res = json_object_get(
+	    json_array_get(
+	        json_object_get(json_array_get(json_object_get(j, "items"), 0), "versions"), 0),
+	    "resources");
+	ck_assert_uint_gt(json_array_size(res), 5);
+	json_array_foreach(res, i, r)
+	{
+		if (strcmp(at(r, "resource"), "nodegroups") == 0) {
+			ck_assert_str_eq(at(r, "scope"), "Namespaced");
+			ck_assert_str_eq(at(r, "responseKind.kind"), "NodeGroup");
+			ck_assert_str_eq(at(r, "subresources.0.subresource"), "status");
+		}
+		if (strcmp(at(r, "resource"), "users") == 0) {
+			ck_assert_str_eq(at(r, "subresources.0.subresource"), "tokens");
+		}
+		ck_assert(strcmp(at(r, "resource"), "tokens") != 0);
+	}
+	json_decref(j);
+	ck_assert_int_eq(get("/api", &j), 200);
+	ck_assert_str_eq(at(j, "kind"), "APIGroupDiscoveryList");
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "items")), 0);
+	json_decref(j);
+	extra =
+	    "Accept: application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList\r\n";
+	ck_assert_int_eq(get("/apis", &j), 200);
+	ck_assert_str_eq(at(j, "apiVersion"), "apidiscovery.k8s.io/v2beta1");
+	json_decref(j);
+	extra = "";
+}
+END_TEST
+
 START_TEST(test_discovery)
 {
 	json_t *j, *r;
@@ -1977,6 +2277,11 @@ int main(void)
 	tcase_add_test(tc, test_events_field_selectors);
 	tcase_add_test(tc, test_discovery);
 	tcase_add_test(tc, test_openapi);
+	tcase_add_test(tc, test_parse_bool);
+	tcase_add_test(tc, test_namespace_is_tenant);
+	tcase_add_test(tc, test_dry_run);
+	tcase_add_test(tc, test_table);
+	tcase_add_test(tc, test_discovery_groups);
 	tcase_add_test(tc, test_metrics_count_routes);
 	tcase_add_test(tc, test_metrics_bounded);
 	suite_add_tcase(s, tc);

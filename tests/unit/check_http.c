@@ -8,10 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 
 #include "core/http/http.h"
+#include "core/http/tls.h"
 #include "core/base/log.h"
 #include "tests/unit/httpclient.h"
 
@@ -1220,6 +1223,127 @@ START_TEST(test_body_buffer_budgets)
 }
 END_TEST
 
+START_TEST(test_tls_classify)
+{
+	const unsigned char hello[] = { 0x16, 0x03, 0x01, 0x02, 0x00 };
+	const unsigned char v2[] = { 0x80, 0x2e, 0x01 };
+	size_t len;
+	const char *r = rz_tls_plain_refusal(&len);
+
+	ck_assert_int_eq(rz_tls_classify(hello, 0), RZ_TLS_HELLO_MORE);
+	ck_assert_int_eq(rz_tls_classify(hello, 1), RZ_TLS_HELLO_TLS);
+	ck_assert_int_eq(rz_tls_classify(hello, sizeof(hello)), RZ_TLS_HELLO_TLS);
+	ck_assert_int_eq(rz_tls_classify((const unsigned char *)"GET / HTTP/1.1", 14),
+	                 RZ_TLS_HELLO_HTTP);
+	ck_assert_int_eq(rz_tls_classify((const unsigned char *)"LOCK", 4), RZ_TLS_HELLO_HTTP);
+	ck_assert_int_eq(rz_tls_classify((const unsigned char *)"P", 1), RZ_TLS_HELLO_HTTP);
+	ck_assert_int_eq(rz_tls_classify(v2, sizeof(v2)), RZ_TLS_HELLO_OTHER);
+	ck_assert_int_eq(rz_tls_classify((const unsigned char *)"\r\n", 2), RZ_TLS_HELLO_OTHER);
+	ck_assert_int_eq(rz_tls_classify((const unsigned char *)"get", 3), RZ_TLS_HELLO_OTHER);
+	/* a complete response: its Content-Length is the body's */
+	ck_assert_ptr_nonnull(strstr(r, "\r\nContent-Length: 48\r\n\r\n"));
+	ck_assert_str_eq(strstr(r, "\r\n\r\n") + 4,
+	                 "Client sent an HTTP request to an HTTPS server.\n");
+	ck_assert_uint_eq(strlen(strstr(r, "\r\n\r\n") + 4), 48);
+	ck_assert_uint_eq(len, strlen(r));
+}
+END_TEST
+
+static char tls_dir[64], tls_cert[128], tls_key[128];
+
+static void tls_files(void)
+{
+	snprintf(tls_dir, sizeof(tls_dir), "/tmp/check-http-tls-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tls_dir));
+	snprintf(tls_cert, sizeof(tls_cert), "%s/cert.pem", tls_dir);
+	snprintf(tls_key, sizeof(tls_key), "%s/key.pem", tls_dir);
+}
+
+static void tls_files_remove(void)
+{
+	unlink(tls_cert);
+	unlink(tls_key);
+	rmdir(tls_dir);
+}
+
+START_TEST(test_tls_self_signed_files)
+{
+	const char *hosts[] = { "rezus.example", "10.1.2.3", "0.0.0.0", NULL };
+	rz_err_t err = { 0 };
+	rz_tls_t *tls = NULL;
+	bool created = false;
+	struct stat st;
+	char fp[96];
+
+	tls_files();
+	ck_assert_int_eq(rz_tls_self_signed(tls_cert, tls_key, hosts, &created, &err), 0);
+	ck_assert(created);
+	ck_assert_int_eq(stat(tls_cert, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
+	ck_assert_int_eq(stat(tls_key, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
+	/* present: kept as they are */
+	ck_assert_int_eq(rz_tls_self_signed(tls_cert, tls_key, hosts, &created, &err), 0);
+	ck_assert(!created);
+	ck_assert_int_eq(rz_tls_new(&tls, &(rz_tls_opts_t){ tls_cert, tls_key, NULL }, &err), 0);
+	ck_assert_uint_eq(strlen(rz_tls_fingerprint(tls)), 95);
+	snprintf(fp, sizeof(fp), "%s", rz_tls_fingerprint(tls));
+	/* a bad certificate at reload: refused, the one in use stays */
+	FILE *f = fopen(tls_cert, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("not a certificate\n", f);
+	fclose(f);
+	ck_assert_int_ne(rz_tls_reload(tls, &err), 0);
+	ck_assert_ptr_nonnull(strstr(err.msg, "loading the certificate"));
+	ck_assert_str_eq(rz_tls_fingerprint(tls), fp);
+	/* a new pair: a new fingerprint */
+	unlink(tls_cert);
+	ck_assert_int_eq(rz_tls_self_signed(tls_cert, tls_key, NULL, &created, &err), 0);
+	ck_assert(created);
+	ck_assert_int_eq(rz_tls_reload(tls, &err), 0);
+	ck_assert_str_ne(rz_tls_fingerprint(tls), fp);
+	rz_tls_free(tls);
+	/* a key that is not the certificate's: refused */
+	char cert2[160], key2[160];
+	snprintf(cert2, sizeof(cert2), "%s/cert2.pem", tls_dir);
+	snprintf(key2, sizeof(key2), "%s/key2.pem", tls_dir);
+	ck_assert_int_eq(rz_tls_self_signed(cert2, key2, NULL, &created, &err), 0);
+	tls = NULL;
+	ck_assert_int_ne(rz_tls_new(&tls, &(rz_tls_opts_t){ tls_cert, key2, NULL }, &err), 0);
+	ck_assert_ptr_null(tls);
+	ck_assert_ptr_nonnull(strstr(err.msg, "private key"));
+	unlink(cert2);
+	unlink(key2);
+	tls_files_remove();
+}
+END_TEST
+
+START_TEST(test_tls_port_refuses_plain_http)
+{
+	rz_err_t err = { 0 };
+	rz_tls_t *tls = NULL;
+	bool created = false;
+	rzt_response_t r;
+
+	tls_files();
+	ck_assert_int_eq(rz_tls_self_signed(tls_cert, tls_key, NULL, &created, &err), 0);
+	ck_assert_int_eq(rz_tls_new(&tls, &(rz_tls_opts_t){ tls_cert, tls_key, NULL }, &err), 0);
+	rz_http_set_tls(srv, tls);
+	rzt_request(base, port, "GET /things HTTP/1.1\r\nHost: x\r\n\r\n", &r);
+	ck_assert_int_eq(r.code, 400);
+	ck_assert_str_eq(r.body, "Client sent an HTTP request to an HTTPS server.\n");
+	ck_assert_ptr_nonnull(strstr(r.head, "Connection: close"));
+	rzt_response_free(&r);
+	/* the plain port it was before serves JSON; off again, it does once more */
+	rz_http_set_tls(srv, NULL);
+	rzt_request(base, port, "GET /things HTTP/1.1\r\nHost: x\r\n\r\n", &r);
+	ck_assert_int_eq(r.code, 200);
+	rzt_response_free(&r);
+	rz_tls_free(tls);
+	tls_files_remove();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("http");
@@ -1258,6 +1382,9 @@ int main(void)
 	tcase_add_test(tc, test_invalid_utf8_header);
 	tcase_add_test(tc, test_status_scrubs_utf8);
 	tcase_add_test(tc, test_parse_int_strict);
+	tcase_add_test(tc, test_tls_classify);
+	tcase_add_test(tc, test_tls_self_signed_files);
+	tcase_add_test(tc, test_tls_port_refuses_plain_http);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("bounds");
 	tcase_add_checked_fixture(tc, bounds_setup, teardown);

@@ -1582,6 +1582,36 @@ START_TEST(test_replay_pruned)
 }
 END_TEST
 
+/* A window of 128 prunes by count a batch at a time (up to 128/64 = 2 changes more): the log
+ * never holds fewer than the window nor more than the window and the batch, and a watch
+ * resuming inside the window replays. */
+START_TEST(test_window_pruned_in_batches)
+{
+	rz_err_t err = { 0 };
+	int64_t n, least = 1000, most = 0;
+	char v[16];
+
+	rz_store_free(st);
+	ck_assert_int_eq(rz_store_new(&st, db, bus, 128, &err), 0);
+	create_tenant("t");
+	for (int i = 0; i < 400; i++) {
+		snprintf(v, sizeof(v), "%d", i);
+		clear_events();
+		json_decref(relabel("Tenant", NULL, "t", "n", v));
+		if (i >= 200) {
+			n = query_int("SELECT count(*) FROM events");
+			least = n < least ? n : least;
+			most = n > most ? n : most;
+			ck_assert_int_eq(rz_store_oldest(st), rz_store_revision(st) - n + 1);
+		}
+	}
+	ck_assert_int_eq(least, 128);
+	ck_assert_int_eq(most, 130);
+	ck_assert_int_eq(replay_rc(rz_store_revision(st) - 128, &err), 0);
+	clear_events();
+}
+END_TEST
+
 START_TEST(test_window_minimum)
 {
 	rz_err_t err = { 0 };
@@ -2119,6 +2149,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_replay);
 	tcase_add_test(tc, test_replay_pruned);
 	tcase_add_test(tc, test_window_minimum);
+	tcase_add_test(tc, test_window_pruned_in_batches);
 	tcase_add_test(tc, test_persistence);
 	tcase_add_test(tc, test_new_without_schema);
 	tcase_add_test(tc, test_failed_write_changes_nothing);

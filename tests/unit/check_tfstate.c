@@ -1,6 +1,12 @@
 /* tests/unit/check_tfstate.c - the sensitive outputs kept for the credentials endpoints. */
 #include <config.h>
 
+#include <errno.h>
+#include <stdatomic.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <event2/event.h>
 #include <jansson.h>
 
 #include "core/store/bus.h"
@@ -9,7 +15,9 @@
 #include "core/base/log.h"
 #include "core/store/store.h"
 #include "core/engine/tfstate.h"
+#include "core/http/http.h"
 #include "testutil.h"
+#include "httpclient.h"
 
 static char *dir, *dbpath, *keypath;
 static rz_db_t *db;
@@ -238,6 +246,95 @@ START_TEST(test_gone_with_the_tenant)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ durability */
+
+static atomic_int sync_open, sync_fail, sync_entered;
+
+/* The WAL's sync, held until sync_open, failing with EIO while sync_fail. */
+static int held_sync(int fd, void *arg)
+{
+	(void)fd;
+	(void)arg;
+	atomic_fetch_add(&sync_entered, 1);
+	while (!atomic_load(&sync_open)) {
+		usleep(1000);
+	}
+	return atomic_load(&sync_fail) ? -EIO : 0;
+}
+
+static bool replied(int fd)
+{
+	char c;
+
+	return recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
+}
+
+/* With store.durability full, tofu's state write, lock and unlock are answered only once the
+ * sync that covers them has returned: a 200 is tofu's word that the state is safe. A sync
+ * that fails answers 503. */
+START_TEST(test_full_durability_holds_state_replies)
+{
+	static const char *const reqs[] = {
+		"LOCK /tfstate/acme HTTP/1.1\r\nContent-Type: application/json\r\n"
+		"Content-Length: 12\r\n\r\n{\"ID\":\"l-1\"}",
+		"POST /tfstate/acme?ID=l-1 HTTP/1.1\r\nContent-Type: application/json\r\n"
+		"Content-Length: 38\r\n\r\n{\"version\":4,\"serial\":1,\"lineage\":\"x\"}",
+		"UNLOCK /tfstate/acme HTTP/1.1\r\nContent-Type: application/json\r\n"
+		"Content-Length: 12\r\n\r\n{\"ID\":\"l-1\"}",
+	};
+	struct event_base *base = event_base_new();
+	rz_http_opts_t opts = { .idle_timeout_s = 5 };
+	rz_http_t *srv = NULL;
+	rz_err_t err = { 0 };
+	rzt_response_t r;
+	int port;
+
+	atomic_store(&sync_open, 0);
+	atomic_store(&sync_fail, 0);
+	atomic_store(&sync_entered, 0);
+	rz_db_set_sync_fn(db, held_sync, NULL);
+	ck_assert_msg(rz_db_start(db, base, RZ_DURABILITY_FULL, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(rz_http_new(&srv, base, &opts, &err), 0);
+	ck_assert_msg(rz_tfstate_routes(ts, srv, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(rz_http_listen(srv, "127.0.0.1:0", &err), 0);
+	port = rz_http_port(srv);
+	for (size_t i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++) {
+		rzt_conn_t *c = rzt_open(port);
+		atomic_store(&sync_open, 0);
+		rzt_send(base, c->fd, reqs[i], strlen(reqs[i]));
+		for (int t = 0; t < 200; t++) { /* 0.2 s of loop with the sync held */
+			event_base_loop(base, EVLOOP_NONBLOCK);
+			usleep(1000);
+		}
+		ck_assert_msg(!replied(c->fd), "%.20s answered before its sync", reqs[i]);
+		ck_assert_int_ge(atomic_load(&sync_entered), 1);
+		atomic_store(&sync_open, 1);
+		ck_assert(rzt_recv(base, c, &r, false));
+		ck_assert_msg(r.code == 200, "%.20s: %d %s", reqs[i], r.code, r.body);
+		rzt_response_free(&r);
+		rzt_close(c);
+	}
+	/* a new state whose sync fails: 503 */
+	atomic_store(&sync_fail, 1);
+	{
+		static const char put2[] =
+		    "POST /tfstate/acme HTTP/1.1\r\nContent-Type: application/json\r\n"
+		    "Content-Length: 38\r\n\r\n{\"version\":4,\"serial\":2,\"lineage\":\"x\"}";
+		rzt_conn_t *c = rzt_open(port);
+		rzt_send(base, c->fd, put2, sizeof(put2) - 1);
+		ck_assert(rzt_recv(base, c, &r, false));
+		ck_assert_int_eq(r.code, 503);
+		ck_assert_ptr_nonnull(strstr(r.body, "syncing it to the disk failed"));
+		rzt_response_free(&r);
+		rzt_close(c);
+	}
+	atomic_store(&sync_fail, 0);
+	rz_http_free(srv);
+	rz_db_stop(db);
+	event_base_free(base);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("tfstate");
@@ -250,6 +347,7 @@ int main(void)
 	tcase_add_test(tc, test_encrypted_at_rest);
 	tcase_add_test(tc, test_bound_to_tenant_and_name);
 	tcase_add_test(tc, test_gone_with_the_tenant);
+	tcase_add_test(tc, test_full_durability_holds_state_replies);
 	suite_add_tcase(s, tc);
 	return rzt_run(s);
 }

@@ -1,0 +1,91 @@
+#!/bin/sh
+# Debian's python3-kubernetes against the daemon: the DynamicClient's discovery, list,
+# create, patch, and a watch (the client sends watch=True) resumed from a resourceVersion.
+# Over the daemon's TLS (k8sfront.sh), as the client sends its token only there.
+. "${top_srcdir:-.}/tests/integration/k8sfront.sh"
+
+PY=/usr/bin/python3
+if ! "$PY" -c 'import kubernetes.dynamic' 2>"$WORK/import.err"; then
+	not_ok "python3-kubernetes is installed (tools/install-deps)" "$(cat "$WORK/import.err")"
+	done_testing
+	exit 1
+fi
+if k8s_daemon pyclient-test-pw; then ok "the daemon starts"; else not_ok "the daemon starts" "$(cat "$WORK/daemon.log")"; fi
+expect_eq "the daemon serves TLS on its own certificate" "200" \
+	"$(curl -s -o /dev/null -w '%{http_code}' --cacert "$K8S_CA" "$K8S_URL/healthz")"
+kubeconfig "$WORK/kubeconfig"
+
+cat >"$WORK/client.py" <<'PYEOF'
+import sys, threading, time
+from kubernetes import config, dynamic
+from kubernetes.client import api_client
+
+def say(ok, what, detail=""):
+    print(("ok - " if ok else "not ok - ") + what + ((": " + str(detail)) if detail and not ok else ""), flush=True)
+
+client = dynamic.DynamicClient(api_client.ApiClient(configuration=config.load_kube_config(config_file=sys.argv[1])))
+# discovery
+tenants = client.resources.get(api_version="rezuscloud.io/v1", kind="Tenant")
+ngs = client.resources.get(api_version="rezuscloud.io/v1", kind="NodeGroup")
+say(tenants.namespaced is False and tenants.name == "tenants", "discovery: Tenant is cluster-scoped", tenants.namespaced)
+say(ngs.namespaced is True and "ng" in (ngs.short_names or []), "discovery: NodeGroup is namespaced, short name ng", ngs.short_names)
+# create
+t = tenants.create(body={"apiVersion": "rezuscloud.io/v1", "kind": "Tenant",
+                         "metadata": {"name": "py"}, "spec": {"clusterProvider": "sim"}})
+say(t.metadata.name == "py", "create a Tenant", t.metadata.name)
+ng = ngs.create(namespace="py", body={"apiVersion": "rezuscloud.io/v1", "kind": "NodeGroup",
+                                     "metadata": {"name": "w", "namespace": "py"},
+                                     "spec": {"role": "worker", "count": 1, "providerClass": "sim"}})
+say(ng.metadata.namespace == "py" and ng.metadata.tenant == "py", "create a NodeGroup in a namespace: the tenant", ng.metadata)
+# list
+lst = ngs.get(namespace="py")
+say([i.metadata.name for i in lst.items] == ["w"], "list the tenant's node groups", [i.metadata.name for i in lst.items])
+all_ = ngs.get()
+say(len(all_.items) == 1 and all_.items[0].metadata.namespace == "py", "list every tenant's", len(all_.items))
+rv = lst.metadata.resourceVersion
+# patch
+p = ngs.patch(namespace="py", name="w", body={"spec": {"count": 2}}, content_type="application/merge-patch+json")
+say(p.spec.count == 2, "merge patch", p.spec.count)
+# watch resumed from the list's resourceVersion: sees the patch as MODIFIED, replayed
+seen = []
+for ev in ngs.watch(namespace="py", resource_version=rv, timeout=5):
+    seen.append((ev["type"], ev["object"].metadata.name, ev["object"].spec.count))
+    if ev["type"] == "MODIFIED":
+        break
+say(("MODIFIED", "w", 2) in seen, "watch from a resourceVersion replays the patch", seen)
+# and a live one: a change made while watching arrives
+def later():
+    time.sleep(1)
+    ngs.patch(namespace="py", name="w", body={"spec": {"count": 3}}, content_type="application/merge-patch+json")
+threading.Thread(target=later).start()
+live = []
+for ev in ngs.watch(namespace="py", resource_version=p.metadata.resourceVersion, timeout=8):
+    live.append((ev["type"], ev["object"].spec.count))
+    if ev["object"].spec.count == 3:
+        break
+say(("MODIFIED", 3) in live, "a live change arrives on the watch", live)
+PYEOF
+out=$(timeout 60 "$PY" "$WORK/client.py" "$WORK/kubeconfig" 2>&1)
+status=$?
+n_ok=0
+n_bad=0
+while IFS= read -r line; do
+	case $line in
+	"ok - "*) ok "${line#ok - }" ;;
+	"not ok - "*) not_ok "${line#not ok - }" ;;
+	*) echo "# $line" ;;
+	esac
+done <<OUT
+$out
+OUT
+expect_eq "the client ran to its end" "0 9" "$status $(echo "$out" | grep -c '^ok - ')"
+
+# What the client's watch sends, watch=True (strconv.ParseBool's spelling), opens a watch;
+# a value ParseBool refuses is a 400 naming the parameter.
+code=$(curl -s --cacert "$K8S_CA" -o "$WORK/w.out" -w '%{http_code}' -m 2 -H "Authorization: Bearer $TOKEN" \
+	"$API/tenants?watch=True")
+expect_match "watch=True opens a watch" '^(200|000) event: ADDED' "$code $(head -c 300 "$WORK/w.out")"
+body=$(curl -s --cacert "$K8S_CA" -H "Authorization: Bearer $TOKEN" "$API/tenants?watch=yes")
+expect_match "watch=yes is a 400" '"code":400' "$body"
+expect_match "naming the parameter" 'query parameter watch' "$body"
+done_testing
