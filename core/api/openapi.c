@@ -124,7 +124,9 @@ static const struct {
 	{ "DeleteOptions",
 	  "{\"type\":\"object\",\"properties\":{\"apiVersion\":{\"type\":\"string\"},\"kind\":{"
 	  "\"type\":\"string\"},\"preconditions\":{\"type\":\"object\",\"properties\":{"
-	  "\"resourceVersion\":{\"type\":\"string\"}}}},\"additionalProperties\":true}" },
+	  "\"resourceVersion\":{\"type\":\"string\"}}},\"dryRun\":{\"type\":\"array\","
+	  "\"items\":{\"type\":\"string\"}},\"propagationPolicy\":{\"type\":\"string\"}},"
+	  "\"additionalProperties\":true}" },
 	{ "Object",
 	  "{\"type\":\"object\",\"description\":\"a JSON object\",\"additionalProperties\":true}" },
 };
@@ -339,7 +341,17 @@ static const rz_route_param_t write_query[] = {
 	{ "fieldValidation", "string",
 	  "accepted for Kubernetes clients: every write is validated strictly (an unknown or "
 	  "duplicate field is a 422 naming it), whatever this says" },
-	{ "fieldManager", "string", "accepted for Kubernetes clients; not recorded" },
+	{ "fieldManager", "string",
+	  "accepted for Kubernetes clients (at most 128 bytes); not recorded" },
+	{ "dryRun", "string", "All: validate and answer as the write would, storing nothing" },
+	{ NULL, NULL, NULL },
+};
+
+static const rz_route_param_t delete_query[] = {
+	{ "pretty", "boolean", "indent the JSON" },
+	{ "dryRun", "string", "All: answer as the delete would, deleting nothing" },
+	{ "propagationPolicy", "string",
+	  "Orphan, Background or Foreground: accepted; a tenant takes its objects with it" },
 	{ NULL, NULL, NULL },
 };
 
@@ -424,9 +436,10 @@ static json_t *kind_op(const rz_kind_t *k, enum kform f, enum kverb v, const cha
 	static const char *const actions[] = { "list", "post", "get", "put", "patch", "delete" };
 	static const char *const texts[] = { "list or watch", "create",      "read",
 		                             "replace",       "merge-patch", "delete" };
-	const rz_route_param_t *q = v == KV_LIST                    ? list_query
-	                            : v == KV_GET || v == KV_DELETE ? read_query
-	                                                            : write_query;
+	const rz_route_param_t *q = v == KV_LIST     ? list_query
+	                            : v == KV_GET    ? read_query
+	                            : v == KV_DELETE ? delete_query
+	                                             : write_query;
 	char id[160], prefix[64], summary[192];
 	json_t *o;
 
