@@ -6,7 +6,7 @@
  *
  *   {"method":"GET","path":"/x","connections":50,"requests":N,"seconds":S,"rps":R,
  *    "p50_ms":..,"p90_ms":..,"p99_ms":..,"max_ms":..,"errors":N,"timeouts":N,
- *    "reconnects":N,"rereads":N,"cpu_pct":C,"runq_ms":W,"status_counts":{"200":N}}
+ *    "reconnects":N,"connects":N,"rereads":N,"cpu_pct":C,"runq_ms":W,"status_counts":{"200":N}}
  *
  * requests counts the replies to requests started after the warm-up, whatever their status;
  * errors counts requests that got no reply (reset, early close, bad reply, timeout) and failed
@@ -19,6 +19,17 @@
  * seen on the connection: taken from the reply to its previous request, or, at the start and
  * after a 409, from a GET of the same path that is not counted (a "reread").
  *
+ * -s speaks HTTPS (OpenSSL, TLS 1.2 or later, ALPN http/1.1): each connection does one full
+ * handshake (SSL_connect, bounded like the connect) when it is opened, then SSL_write/SSL_read
+ * on the keep-alive connection; a reopened connection handshakes again, never resuming a
+ * session. -A CAFILE checks the server's certificate against CAFILE and the target address
+ * (without it the certificate is not checked); the JSON line then also says "tls":"VERSION
+ * CIPHER" of the first handshake. -N opens a new connection for every request (the request
+ * says "Connection: close", and the connection is reset after the reply so that no TIME_WAIT
+ * piles up): latency then includes the TCP connect and, with -s, the handshake. connects
+ * counts the connections opened; reconnects only those reopened after a server's close or a
+ * failure, not -N's.
+ *
  * Only 127.0.0.0/8 and ::1 are accepted as targets. Built by bench/build.sh.
  */
 #define _GNU_SOURCE
@@ -28,6 +39,9 @@
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -61,6 +75,9 @@ struct opts {
 	uint64_t max_requests;
 	char hdrs[HDRS_MAX];
 	size_t hdrs_len;
+	/* -s: TLS, -A: its CA file; -N: a new connection for every request */
+	bool tls, new_conn;
+	const char *cafile;
 	/* -r: wait for the server to be ready; -S: when it was started (CLOCK_REALTIME ns) */
 	bool ready;
 	double started_at;
@@ -74,6 +91,7 @@ struct opts {
 
 struct conn {
 	int fd;
+	SSL *ssl; /* -s: the connection's TLS session, NULL for plain HTTP */
 	enum cstate state;
 	bool priming; /* the request in flight is the uncounted GET that reads {rv} */
 	bool counted; /* the request in flight started after the warm-up */
@@ -101,7 +119,7 @@ struct stats {
 	uint32_t *lat_us;
 	size_t n, cap;
 	uint64_t status[600];
-	uint64_t errors, timeouts, reconnects, rereads, reports;
+	uint64_t errors, timeouts, reconnects, connects, rereads, reports;
 	size_t body_bytes; /* the body length of the last counted reply */
 };
 
@@ -110,6 +128,9 @@ struct bench {
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
 	char host[64];
+	SSL_CTX *tls;       /* -s */
+	char tls_desc[96];  /* the first handshake's version and cipher */
+	char conn_err[256]; /* why the last open_conn failed */
 	bool uses_rv;
 	struct conn *conns;
 	struct stats st;
@@ -159,6 +180,7 @@ static void usage(void)
 	    "usage: api-load -p PORT [-a ADDR] [-c CONNS] [-d SECONDS] [-w WARMUP] [-n MAXREQ]\n"
 	    "                [-t TIMEOUT_MS] [-m METHOD] [-u PATH] [-H 'Name: value']... [-b "
 	    "BODY]\n"
+	    "                [-s [-A CAFILE]] [-N]\n"
 	    "       api-load -p PORT -r [-S START_NS] [-d SECONDS] [-u PATH] [-H ...]\n"
 	    "       api-load -p PORT -W -c WATCHERS -T PATH -X METHOD -B BODY -C TYPE -M MARKER\n"
 	    "                [-k ROUNDS] [-i MS] [-h HOLD_SECONDS] [-m METHOD] [-u PATH] [-b "
@@ -292,6 +314,15 @@ static int set_opt(struct opts *o, int ch, const char *arg)
 		rc = num_arg(arg, 1e18, 1e19, &v);
 		o->started_at = v / 1e9;
 		break;
+	case 's':
+		o->tls = true;
+		break;
+	case 'A':
+		o->cafile = arg;
+		break;
+	case 'N':
+		o->new_conn = true;
+		break;
 	default:
 		return set_watch_opt(o, ch, arg);
 	}
@@ -314,7 +345,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		            .trig_type = "application/json",
 		            .rounds = 5,
 		            .interval_ms = 300 };
-	while ((ch = getopt(argc, argv, "a:p:c:d:w:n:t:m:u:H:b:rS:WX:T:B:C:M:k:i:h:")) != -1) {
+	while ((ch = getopt(argc, argv, "a:p:c:d:w:n:t:m:u:H:b:rS:sA:NWX:T:B:C:M:k:i:h:")) != -1) {
 		if (set_opt(o, ch, optarg) != 0) {
 			usage();
 			return -1;
@@ -322,7 +353,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 	}
 	if (optind != argc || o->port == 0 || strcmp(o->method, "HEAD") == 0 ||
 	    strpbrk(o->method, " \r\n") != NULL || strpbrk(o->path, " \r\n") != NULL ||
-	    o->path[0] != '/' ||
+	    o->path[0] != '/' || (o->cafile != NULL && !o->tls) || (o->new_conn && o->watch) ||
 	    (o->watch &&
 	     (o->trig_path == NULL || o->trig_path[0] != '/' || o->marker == NULL ||
 	      o->marker[0] == '\0' || strlen(o->marker) >= WATCH_TAIL ||
@@ -363,24 +394,175 @@ static int resolve_loopback(struct bench *b)
 	return -1;
 }
 
-/* A blocking connect (bounded by SO_SNDTIMEO), then non-blocking I/O. */
-static int open_conn(struct bench *b)
+/* -s: the client context: TLS 1.2 at least, ALPN http/1.1, no session resumption (every
+ * handshake is a full one); with -A the certificate must chain to CAFILE and name ADDR. */
+static int tls_init(struct bench *b)
+{
+	static const unsigned char alpn[] = "\x08http/1.1";
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+
+	if (ctx == NULL) {
+		fprintf(stderr, "api-load: SSL_CTX_new failed\n");
+		return -1;
+	}
+	b->tls = ctx;
+	SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+	SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET | SSL_OP_IGNORE_UNEXPECTED_EOF);
+	if (SSL_CTX_set_alpn_protos(ctx, alpn, sizeof(alpn) - 1) != 0) {
+		fprintf(stderr, "api-load: setting ALPN failed\n");
+		return -1;
+	}
+	if (b->o.cafile == NULL) {
+		SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);
+		return 0;
+	}
+	if (SSL_CTX_load_verify_locations(ctx, b->o.cafile, NULL) != 1 ||
+	    X509_VERIFY_PARAM_set1_ip_asc(SSL_CTX_get0_param(ctx), b->o.addr) != 1) {
+		fprintf(stderr, "api-load: loading CA file '%s' failed: %s\n", b->o.cafile,
+		        ERR_reason_error_string(ERR_get_error()));
+		return -1;
+	}
+	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+	return 0;
+}
+
+/* The handshake on fd, still blocking (bounded by SO_SNDTIMEO and SO_RCVTIMEO); the session
+ * in c->ssl, or -1 with the reason in b->conn_err. */
+static int tls_handshake(struct bench *b, struct conn *c, int fd)
+{
+	SSL *ssl = SSL_new(b->tls);
+	const char *why;
+	long vr;
+
+	errno = 0;
+	if (ssl == NULL || SSL_set_fd(ssl, fd) != 1 || SSL_connect(ssl) != 1) {
+		why = ERR_reason_error_string(ERR_get_error());
+		vr = ssl != NULL ? SSL_get_verify_result(ssl) : X509_V_OK;
+		snprintf(b->conn_err, sizeof(b->conn_err), "TLS handshake failed: %s%s%s",
+		         why != NULL ? why : (errno != 0 ? strerror(errno) : "connection closed"),
+		         vr != X509_V_OK ? ": " : "",
+		         vr != X509_V_OK ? X509_verify_cert_error_string(vr) : "");
+		ERR_clear_error();
+		SSL_free(ssl);
+		return -1;
+	}
+	if (b->tls_desc[0] == '\0') {
+		snprintf(b->tls_desc, sizeof(b->tls_desc), "%s %s", SSL_get_version(ssl),
+		         SSL_get_cipher_name(ssl));
+	}
+	c->ssl = ssl;
+	return 0;
+}
+
+/* Open c: a blocking connect (bounded by SO_SNDTIMEO), with -s the handshake, then
+ * non-blocking I/O. -1 with the reason in b->conn_err. */
+static int open_conn(struct bench *b, struct conn *c)
 {
 	struct timeval tv = { .tv_sec = 2 };
 	int one = 1;
 	int fd = socket(b->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	if (fd < 0) {
+		snprintf(b->conn_err, sizeof(b->conn_err), "socket: %s", strerror(errno));
 		return -1;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (connect(fd, (struct sockaddr *)&b->addr, b->addr_len) != 0 ||
-	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) {
+	if (connect(fd, (struct sockaddr *)&b->addr, b->addr_len) != 0) {
+		snprintf(b->conn_err, sizeof(b->conn_err), "connect: %s", strerror(errno));
 		close(fd);
 		return -1;
 	}
-	return fd;
+	if (b->tls != NULL && (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0 ||
+	                       tls_handshake(b, c, fd) != 0)) {
+		close(fd);
+		return -1;
+	}
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) {
+		snprintf(b->conn_err, sizeof(b->conn_err), "fcntl: %s", strerror(errno));
+		SSL_free(c->ssl);
+		c->ssl = NULL;
+		close(fd);
+		return -1;
+	}
+	c->fd = fd;
+	b->st.connects++;
+	return 0;
+}
+
+/* Close c (when open). RESET: -N's close after a reply, with SO_LINGER 0 so that the port
+ * goes back at once instead of waiting in TIME_WAIT (and no close_notify before it); else a
+ * TLS connection says close_notify first, without waiting for the server's. */
+static void conn_close(struct conn *c, bool reset)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
+	if (c->fd < 0) {
+		return;
+	}
+	if (c->ssl != NULL) {
+		if (!reset) {
+			SSL_shutdown(c->ssl);
+		}
+		SSL_free(c->ssl);
+		c->ssl = NULL;
+		ERR_clear_error();
+	}
+	if (reset) {
+		setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	}
+	close(c->fd);
+	c->fd = -1;
+}
+
+/* An SSL_read/SSL_write result as send(2)/recv(2) would give it: > 0 bytes, 0 at the end of
+ * the stream, -1 with errno EAGAIN (the record is not complete, or the socket is full) or
+ * EPROTO. */
+static ssize_t tls_result(struct conn *c, int rc)
+{
+	if (rc > 0) {
+		return rc;
+	}
+	switch (SSL_get_error(c->ssl, rc)) {
+	case SSL_ERROR_WANT_READ:
+	case SSL_ERROR_WANT_WRITE:
+		errno = EAGAIN;
+		return -1;
+	case SSL_ERROR_ZERO_RETURN:
+		return 0;
+	case SSL_ERROR_SYSCALL:
+		ERR_clear_error();
+		return errno == 0 ? 0 : -1;
+	default:
+		ERR_clear_error();
+		errno = EPROTO;
+		return -1;
+	}
+}
+
+static ssize_t io_send(struct conn *c, const char *p, size_t n)
+{
+	if (c->ssl == NULL) {
+		return send(c->fd, p, n, MSG_NOSIGNAL);
+	}
+	errno = 0;
+	return tls_result(c, SSL_write(c->ssl, p, n > INT32_MAX ? INT32_MAX : (int)n));
+}
+
+static ssize_t io_recv(struct conn *c, char *p, size_t n)
+{
+	if (c->ssl == NULL) {
+		return recv(c->fd, p, n, 0);
+	}
+	errno = 0;
+	return tls_result(c, SSL_read(c->ssl, p, n > INT32_MAX ? INT32_MAX : (int)n));
+}
+
+/* Decrypted bytes OpenSSL holds that poll(2) cannot see. */
+static bool io_pending(const struct conn *c)
+{
+	return c->ssl != NULL && SSL_pending(c->ssl) > 0;
 }
 
 /* ------------------------------------------------------------------ requests */
@@ -475,7 +657,8 @@ static int build_request_of(struct bench *b, struct conn *c, const char *method,
 
 static int build_request(struct bench *b, struct conn *c, bool prime)
 {
-	return build_request_of(b, c, prime ? "GET" : b->o.method, b->o.path, "",
+	return build_request_of(b, c, prime ? "GET" : b->o.method, b->o.path,
+	                        b->o.new_conn ? "Connection: close\r\n" : "",
 	                        prime ? NULL : b->o.body);
 }
 
@@ -493,8 +676,7 @@ static void conn_fail(struct bench *b, struct conn *c, const char *why)
 {
 	b->st.errors++;
 	report(b, why, "", 0);
-	close(c->fd);
-	c->fd = -1;
+	conn_close(c, false);
 	c->state = C_IDLE;
 	c->in_len = 0;
 	c->rv[0] = '\0';
@@ -504,7 +686,7 @@ static void conn_fail(struct bench *b, struct conn *c, const char *why)
 static void do_send(struct bench *b, struct conn *c)
 {
 	while (c->out_off < c->out_len) {
-		ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
+		ssize_t n = io_send(c, c->out + c->out_off, c->out_len - c->out_off);
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
 			return;
 		}
@@ -526,14 +708,13 @@ static int start_request(struct bench *b, struct conn *c, double now)
 	bool prime = b->uses_rv && c->rv[0] == '\0';
 
 	if (c->fd < 0) {
-		c->fd = open_conn(b);
-		if (c->fd < 0) {
+		if (open_conn(b, c) != 0) {
 			b->st.errors++;
-			report(b, "connect failed", strerror(errno), strlen(strerror(errno)));
+			report(b, "connect failed", b->conn_err, strlen(b->conn_err));
 			c->state = C_DEAD;
 			return 0;
 		}
-		b->st.reconnects++;
+		b->st.reconnects += b->o.new_conn ? 0 : 1;
 	}
 	if (build_request(b, c, prime) != 0) {
 		return -1;
@@ -732,9 +913,8 @@ static int on_reply(struct bench *b, struct conn *c, const struct reply *r, doub
 	}
 	c->in_len = 0;
 	c->state = C_IDLE;
-	if (r->close) {
-		close(c->fd);
-		c->fd = -1;
+	if (r->close || b->o.new_conn) {
+		conn_close(c, b->o.new_conn);
 	}
 	return 0;
 }
@@ -761,32 +941,36 @@ static int in_room(struct conn *c)
 	return 0;
 }
 
+/* Read what has come on c; with TLS, on until OpenSSL holds nothing poll(2) cannot see. */
 static int do_recv(struct bench *b, struct conn *c)
 {
 	struct reply r;
 	ssize_t n;
 	int rc;
 
-	if (in_room(c) != 0) {
-		report(b, "reply too large", "", 0);
-		conn_fail(b, c, "reply too large");
-		return 0;
-	}
-	n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
-	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-		return 0;
-	}
-	if (n <= 0) {
-		conn_fail(b, c, n == 0 ? "connection closed before the reply" : "recv failed");
-		return 0;
-	}
-	c->in_len += (size_t)n;
-	rc = parse_reply(c, &r);
-	if (rc < 0) {
-		report(b, "bad reply", c->in, c->in_len);
-		conn_fail(b, c, "bad reply");
-		return 0;
-	}
+	do {
+		if (in_room(c) != 0) {
+			report(b, "reply too large", "", 0);
+			conn_fail(b, c, "reply too large");
+			return 0;
+		}
+		n = io_recv(c, c->in + c->in_len, c->in_cap - c->in_len);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+			return 0;
+		}
+		if (n <= 0) {
+			conn_fail(b, c,
+			          n == 0 ? "connection closed before the reply" : "recv failed");
+			return 0;
+		}
+		c->in_len += (size_t)n;
+		rc = parse_reply(c, &r);
+		if (rc < 0) {
+			report(b, "bad reply", c->in, c->in_len);
+			conn_fail(b, c, "bad reply");
+			return 0;
+		}
+	} while (rc == 0 && io_pending(c));
 	return rc == 0 ? 0 : on_reply(b, c, &r, now_s());
 }
 
@@ -924,8 +1108,13 @@ static void print_results(struct bench *b)
 	printf("\"p50_ms\":%.3f,\"p90_ms\":%.3f,\"p99_ms\":%.3f,\"max_ms\":%.3f,", pct_ms(st, 0.50),
 	       pct_ms(st, 0.90), pct_ms(st, 0.99), pct_ms(st, 1.0));
 	printf("\"errors\":%" PRIu64 ",\"timeouts\":%" PRIu64 ",\"reconnects\":%" PRIu64
-	       ",\"rereads\":%" PRIu64 ",",
-	       st->errors, st->timeouts, st->reconnects, st->rereads);
+	       ",\"connects\":%" PRIu64 ",\"rereads\":%" PRIu64 ",",
+	       st->errors, st->timeouts, st->reconnects, st->connects, st->rereads);
+	if (b->tls != NULL) {
+		printf("\"tls\":");
+		print_json_str(b->tls_desc);
+		putchar(',');
+	}
 	printf("\"body_bytes\":%zu,", st->body_bytes);
 	printf("\"cpu_pct\":%.1f,\"runq_ms\":%.1f,\"status_counts\":{",
 	       100.0 * (cpu_seconds() - b->cpu_start) / (b->t_end - b->t_start),
@@ -946,7 +1135,7 @@ static void print_results(struct bench *b)
 static int exch_send(struct bench *b, struct conn *c, const char *method, const char *path,
                      const char *extra, const char *body, double deadline)
 {
-	if (c->fd < 0 && (c->fd = open_conn(b)) < 0) {
+	if (c->fd < 0 && open_conn(b, c) != 0) {
 		return -1;
 	}
 	if (build_request_of(b, c, method, path, extra, body) != 0) {
@@ -955,7 +1144,7 @@ static int exch_send(struct bench *b, struct conn *c, const char *method, const 
 	c->in_len = 0;
 	while (c->out_off < c->out_len) {
 		struct pollfd p = { .fd = c->fd, .events = POLLOUT };
-		ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
+		ssize_t n = io_send(c, c->out + c->out_off, c->out_len - c->out_off);
 		if (n > 0) {
 			c->out_off += (size_t)n;
 		} else if (n < 0 && (errno == EAGAIN || errno == EINTR) && now_s() < deadline) {
@@ -966,8 +1155,7 @@ static int exch_send(struct bench *b, struct conn *c, const char *method, const 
 	}
 	return 0;
 fail:
-	close(c->fd);
-	c->fd = -1;
+	conn_close(c, false);
 	return -1;
 }
 
@@ -982,10 +1170,11 @@ static int exch_recv(struct conn *c, double deadline)
 		double left = deadline - now_s();
 		ssize_t n;
 
-		if (left <= 0 || poll(&p, 1, (int)(left * 1000) + 1) < 0 || in_room(c) != 0) {
+		if (left <= 0 || (!io_pending(c) && poll(&p, 1, (int)(left * 1000) + 1) < 0) ||
+		    in_room(c) != 0) {
 			break;
 		}
-		n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
+		n = io_recv(c, c->in + c->in_len, c->in_cap - c->in_len);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
 			continue;
 		}
@@ -1000,14 +1189,12 @@ static int exch_recv(struct conn *c, double deadline)
 		if (rc == 1) {
 			c->in_len = 0;
 			if (r.close) {
-				close(c->fd);
-				c->fd = -1;
+				conn_close(c, false);
 			}
 			return r.status;
 		}
 	}
-	close(c->fd);
-	c->fd = -1;
+	conn_close(c, false);
 	return -1;
 }
 
@@ -1032,9 +1219,7 @@ static int ready_mode(struct bench *b)
 		nanosleep(&pause, NULL);
 	}
 	clock_gettime(CLOCK_REALTIME, &rt);
-	if (c.fd >= 0) {
-		close(c.fd);
-	}
+	conn_close(&c, false);
 	free(c.in);
 	printf(
 	    "{\"mode\":\"ready\",\"errors\":%d,\"ready\":%d,\"ready_ms\":%.1f,\"attempts\":%" PRIu64
@@ -1098,7 +1283,8 @@ static int watch_poll(struct bench *b, struct pollfd *pfd, int *idx, enum wwait 
 			if (c->state != C_RECV) {
 				continue;
 			}
-			waiting += (what == W_HEADS && !c->headed) || (what == W_ROUND && c->got < 0);
+			waiting +=
+			    (what == W_HEADS && !c->headed) || (what == W_ROUND && c->got < 0);
 			pfd[n] = (struct pollfd){ .fd = c->fd, .events = POLLIN };
 			idx[n++] = i;
 		}
@@ -1116,7 +1302,7 @@ static int watch_poll(struct bench *b, struct pollfd *pfd, int *idx, enum wwait 
 			if (pfd[i].revents == 0) {
 				continue;
 			}
-			got = recv(c->fd, buf + WATCH_TAIL, sizeof(buf) - WATCH_TAIL, 0);
+			got = io_recv(c, buf + WATCH_TAIL, sizeof(buf) - WATCH_TAIL);
 			if (got < 0 && (errno == EAGAIN || errno == EINTR)) {
 				continue;
 			}
@@ -1201,9 +1387,7 @@ static int watch_mode(struct bench *b, struct pollfd *pfd, int *idx)
 	       "\"changes_ok\":%" PRIu64 ",\"change_errors\":%" PRIu64 ",\"errors\":%" PRIu64 "}\n",
 	       b->o.conns, b->o.rounds, b->st.n, missed, pct_ms(&b->st, 0.5), pct_ms(&b->st, 0.99),
 	       worst * 1000, rmax, trig_ok, trig_errors, b->st.errors);
-	if (trig.fd >= 0) {
-		close(trig.fd);
-	}
+	conn_close(&trig, false);
 	free(trig.in);
 	return 0;
 }
@@ -1213,12 +1397,15 @@ static int watch_mode(struct bench *b, struct pollfd *pfd, int *idx)
 static int open_all(struct bench *b)
 {
 	for (int i = 0; i < b->o.conns; i++) {
-		b->conns[i].fd = open_conn(b);
-		if (b->conns[i].fd < 0) {
+		b->conns[i].fd = -1;
+		if (open_conn(b, &b->conns[i]) != 0) {
 			fprintf(stderr, "api-load: connect to %s failed: %s\n", b->host,
-			        strerror(errno));
+			        b->conn_err);
 			return -1;
 		}
+	}
+	for (int i = 0; b->o.new_conn && i < b->o.conns; i++) {
+		conn_close(&b->conns[i], false); /* -N: every request opens its own */
 	}
 	return 0;
 }
@@ -1226,9 +1413,7 @@ static int open_all(struct bench *b)
 static void close_all(struct bench *b)
 {
 	for (int i = 0; i < b->o.conns; i++) {
-		if (b->conns[i].fd >= 0) {
-			close(b->conns[i].fd);
-		}
+		conn_close(&b->conns[i], false);
 		free(b->conns[i].in);
 	}
 }
@@ -1245,8 +1430,14 @@ int main(int argc, char **argv)
 	if (parse_opts(&b.o, argc, argv) != 0 || resolve_loopback(&b) != 0) {
 		return 2;
 	}
+	if (b.o.tls && tls_init(&b) != 0) {
+		SSL_CTX_free(b.tls);
+		return 2;
+	}
 	if (b.o.ready) {
-		return ready_mode(&b);
+		rc = ready_mode(&b);
+		SSL_CTX_free(b.tls);
+		return rc;
 	}
 	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
 		nofile.rlim_cur = nofile.rlim_max; /* 1,000 watchers need more than 1,024 */
@@ -1276,6 +1467,7 @@ int main(int argc, char **argv)
 	}
 	close_all(&b);
 out:
+	SSL_CTX_free(b.tls);
 	free(b.st.lat_us);
 	free(b.conns);
 	free(pfd);

@@ -6,7 +6,9 @@
 # static baseline at the same connection count, taken round by round (the baseline and the
 # API run of one round ran a few seconds apart) and summarised by the median; then the
 # SPEC §13 targets, judged on the medians, and a warning when other work on the machine
-# disturbed the runs. -v pin=0 says the processes were not pinned. Plain POSIX awk (mawk).
+# disturbed the runs. When the TLS runs are there (static-tls-*, api-tls-*, *-new-c1), each
+# TLS figure is set beside its plain one with the ratio TLS / plain, and the daemon's beside
+# nginx's over TLS. -v pin=0 says the processes were not pinned. Plain POSIX awk (mawk).
 
 function parse(line, f, s, n, i, parts, k, v, c)
 {
@@ -84,7 +86,7 @@ function most(key, r, i, m)
 function row(r, m, range, i, errs)
 {
 	if (!(r in seen)) {
-		printf "%-15s (not run)\n", r
+		printf "%-18s (not run)\n", r
 		return
 	}
 	m = med("rps", r)
@@ -93,7 +95,7 @@ function row(r, m, range, i, errs)
 	for (i = 1; i <= rounds; i++) {
 		errs += ((r, i, "errors") in val) ? val[r, i, "errors"] : 0
 	}
-	printf "%-15s %5d %8.0f %13s %7.3f %7.3f %7.3f %6d %5.0f %5.0f %6.1f  %s\n", r, conns[r], m,
+	printf "%-18s %5d %8.0f %13s %7.3f %7.3f %7.3f %6d %5.0f %5.0f %6.1f  %s\n", r, conns[r], m,
 	       range, med("p50_ms", r), med("p99_ms", r), most("max_ms", r), errs,
 	       med("server_cpu_pct", r), med("cpu_pct", r), most("waited_pct", r), statuses(r)
 }
@@ -109,6 +111,31 @@ function ratio(what, r, b, a, i, n, x)
 	x = median(a, n)
 	printf "  %-40s %6.3f   (rounds: %.3f-%.3f)\n", what, x, a[1], a[n]
 	ratios[r] = x
+}
+
+# rr(RUN, BASE): the median over the rounds of RUN's req/s / BASE's, "" when none ran.
+function rr(r, b, a, i, n)
+{
+	n = 0
+	for (i = 1; i <= rounds; i++) {
+		if (val[b, i, "rps"] > 0 && ((r, i, "rps") in val)) {
+			a[++n] = val[r, i, "rps"] / val[b, i, "rps"]
+		}
+	}
+	return n == 0 ? "" : median(a, n)
+}
+
+function fmt(x, f) { return x == "" ? "-" : sprintf(f, x) }
+
+# tlsrow(WHAT, PLAIN, TLS, NGINX-PLAIN, NGINX-TLS): a TLS run beside its plain one.
+function tlsrow(what, p, t, np, nt)
+{
+	printf "%-28s %8s %8s %9s %9s %9s %10s %10s\n", what,
+	       p in seen ? sprintf("%.0f", med("rps", p)) : "-",
+	       t in seen ? sprintf("%.0f", med("rps", t)) : "-", fmt(rr(t, p), "%.3f"),
+	       p in seen ? sprintf("%.3f", med("p99_ms", p)) : "-",
+	       t in seen ? sprintf("%.3f", med("p99_ms", t)) : "-",
+	       np == "" ? "" : fmt(rr(p, np), "%.3f"), nt == "" ? "" : fmt(rr(t, nt), "%.3f")
 }
 
 # target(WHAT, RUN, KEY, OP, LIMIT, BASELINE)
@@ -143,7 +170,7 @@ function target(what, r, key, op, lim, b, v, ok, worst, i)
 }
 
 END {
-	printf "%-15s %5s %8s %13s %7s %7s %7s %6s %5s %5s %6s  %s\n", "run", "conns", "req/s",
+	printf "%-18s %5s %8s %13s %7s %7s %7s %6s %5s %5s %6s  %s\n", "run", "conns", "req/s",
 	       "range", "p50 ms", "p99 ms", "max ms", "errors", "srv%", "cli%", "wait%", "statuses"
 	row("static-get-c1")
 	row("static-get-c50")
@@ -152,8 +179,25 @@ END {
 	row("api-patch-c1")
 	row("api-patch-c50")
 	row("api-put-c1")
+	tls = "api-tls-get-c1" in seen
+	if (tls) {
+		row("static-tls-get-c1")
+		row("static-tls-get-c50")
+		row("api-tls-get-c1")
+		row("api-tls-get-c50")
+		row("api-tls-patch-c1")
+		row("api-tls-patch-c50")
+		row("static-new-c1")
+		row("static-tls-new-c1")
+		row("api-new-c1")
+		row("api-tls-new-c1")
+	}
 	printf "\nstatic-get: GET /tenant.json from nginx; api-get: GET /api/v1/tenants/bench;\n"
 	printf "api-patch: merge patch of a label; api-put: PUT of the object with its resourceVersion.\n"
+	if (tls) {
+		printf "*-tls-*: the same over TLS (the TLS daemon, nginx's ssl port); *-new-*: a new\n"
+		printf "connection for every request (with TLS a full handshake), the latency counting it.\n"
+	}
 	printf "req/s, p50, p99, srv%%, cli%%: medians over %d rounds; range: of req/s; max ms: worst\n",
 	       rounds
 	printf "round; srv%%/cli%%: CPU of the server's loop thread / of the load generator, in %% of\n"
@@ -166,6 +210,28 @@ END {
 	ratio("API PATCH / static GET, 1 conn", "api-patch-c1", "static-get-c1")
 	ratio("API PATCH / static GET, 50 conns", "api-patch-c50", "static-get-c50")
 	ratio("API PUT / static GET, 1 conn", "api-put-c1", "static-get-c1")
+	if (tls) {
+		printf "\nTLS beside plain HTTP (req/s and p99: medians; ratios: per round, median)\n"
+		printf "%-28s %8s %8s %9s %9s %9s %10s %10s\n", "", "plain/s", "TLS/s", "TLS/plain",
+		       "p99 plain", "p99 TLS", "/nginx pl", "/nginx TLS"
+		tlsrow("daemon GET, 1 conn", "api-get-c1", "api-tls-get-c1", "static-get-c1",
+		       "static-tls-get-c1")
+		tlsrow("nginx GET, 1 conn", "static-get-c1", "static-tls-get-c1", "", "")
+		tlsrow("daemon GET, 50 conns", "api-get-c50", "api-tls-get-c50", "static-get-c50",
+		       "static-tls-get-c50")
+		tlsrow("nginx GET, 50 conns", "static-get-c50", "static-tls-get-c50", "", "")
+		tlsrow("daemon PATCH, 1 conn", "api-patch-c1", "api-tls-patch-c1", "static-get-c1",
+		       "static-tls-get-c1")
+		tlsrow("daemon PATCH, 50 conns", "api-patch-c50", "api-tls-patch-c50", "static-get-c50",
+		       "static-tls-get-c50")
+		tlsrow("daemon GET, new conn each", "api-new-c1", "api-tls-new-c1", "static-new-c1",
+		       "static-tls-new-c1")
+		tlsrow("nginx GET, new conn each", "static-new-c1", "static-tls-new-c1", "", "")
+		printf "/nginx pl, /nginx TLS: the daemon's req/s over nginx's GET at the same connection\n"
+		printf "count (new conn each: nginx's new conn each), in plain HTTP and over TLS.\n"
+		printf "GET, new conn each: the request's latency holds the TCP connect and, over TLS, a\n"
+		printf "full handshake (ECDHE and the server's ECDSA signature; the client checks the chain).\n"
+	}
 	printf "\nSPEC §13 targets (on the medians)\n"
 	target("GET/s on one object, 50 conns", "api-get-c50", "rps", ">=", 20000, "static-get-c50")
 	target("PUT/s on one object (PUT with rv), 1 conn", "api-put-c1", "rps", ">=", 2000,

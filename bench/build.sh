@@ -1,7 +1,8 @@
 #!/bin/sh
 # bench/build.sh - build what the benchmarks run, out of tree in build/bench:
 #   build/bench/rezuscloud  the daemon, an ordinary optimised build (configure's defaults)
-#   build/bench/api-load    the HTTP load generator (bench/api-load.c), built with gcc directly
+#   build/bench/api-load    the HTTP(S) load generator (bench/api-load.c), built with gcc directly
+#                           and linked with OpenSSL (-lssl -lcrypto)
 #   build/bench/observe-seed  seeds a data dir with applied sim tenants (bench/observe-seed.c),
 #                           linked with the daemon's core library through the build's libtool
 # The benchmarks are not part of `make check`; nothing here touches the Makefiles.
@@ -26,7 +27,9 @@ else
 fi
 [ -f core/librezus-core.la ] || make -s core/librezus-core.la >/dev/null
 
-${CC:-gcc} -std=c11 -O2 -g -Wall -Wextra -Werror -o api-load.tmp "$top/bench/api-load.c"
+# api-load speaks HTTPS with -s: OpenSSL's libraries (libssl-dev, as for the daemon)
+${CC:-gcc} -std=c11 -O2 -g -Wall -Wextra -Werror -o api-load.tmp "$top/bench/api-load.c" \
+	-lssl -lcrypto
 mv api-load.tmp api-load
 
 # The seed program uses the core's headers and objects, so it is compiled with the tree's

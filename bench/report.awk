@@ -1,8 +1,8 @@
 # bench/report.awk - the generated part of docs/benchmarks.md, from what `make bench` left in
 # build/bench: all/meta (key=value lines), api-last.jsonl (bench/api), store-last.jsonl
 # (bench/store), runs-last.txt (bench/runs). Every SPEC §13 figure next to its baseline from
-# the same run and its target; a missed target says MISS. Medians over rounds. Plain POSIX
-# awk (mawk).
+# the same run and its target; a missed target says MISS; the TLS figures beside the plain
+# ones (ratios of req/s taken round by round). Medians over rounds. Plain POSIX awk (mawk).
 
 function parse(line, f, s, n, i, parts, k, v, c)
 {
@@ -81,6 +81,27 @@ function rate(r, x)
 		return "not run"
 	}
 	return th(x) "/s, p99 " ms(med(r, "p99_ms"))
+}
+
+# rr(RUN, BASE): "×R" with R the median over the rounds of RUN's req/s / BASE's; "×?" when
+# either is missing.
+function rr(r, b, a, i, n)
+{
+	n = 0
+	for (i = 1; i <= 9; i++) {
+		if (((r, i, "rps") in val) && val[b, i, "rps"] > 0) {
+			a[++n] = val[r, i, "rps"] / val[b, i, "rps"]
+		}
+	}
+	return n == 0 ? "×?" : sprintf("×%.2f", median(a, n))
+}
+
+# tls_get(WHAT, RUN, PLAIN, NGINX, NGINX-PLAIN): a GET over TLS beside plain HTTP and nginx.
+function tls_get(what, t, p, nt, np)
+{
+	row(what, rate(t) " (" rr(t, p) " of plain " th(med(p, "rps")) "/s)",
+	    "nginx over TLS " rate(nt) " (" rr(nt, np) " of plain); RezusCloud / nginx over TLS " \
+	    rr(t, nt) ", in plain HTTP " rr(p, np), "—", "")
 }
 
 function verdict(ok, what)
@@ -169,6 +190,28 @@ END {
 	row("write, 1 client (merge PATCH)", rate("rz-patch-c1") \
 	    (has("full-patch-c1") ? "; durable " rate("full-patch-c1") : ""),
 	    "etcd PUT " rate("etcd-put-c1"), "—", "")
+
+	# TLS (bench/api): the TLS daemon and nginx's ssl port beside their plain runs
+	if (has("api-tls-get-c1")) {
+		tls_get("GET one object over TLS, 50 conns", "api-tls-get-c50", "api-get-c50",
+		        "static-tls-get-c50", "static-get-c50")
+		tls_get("GET one object over TLS, 1 conn", "api-tls-get-c1", "api-get-c1",
+		        "static-tls-get-c1", "static-get-c1")
+		row("write over TLS (merge PATCH), 50 conns",
+		    rate("api-tls-patch-c50") " (" rr("api-tls-patch-c50", "api-patch-c50") " of plain)",
+		    "the same over plain HTTP: " rate("api-patch-c50"), "—", "")
+		row("write over TLS (merge PATCH), 1 conn",
+		    rate("api-tls-patch-c1") " (" rr("api-tls-patch-c1", "api-patch-c1") " of plain)",
+		    "the same over plain HTTP: " rate("api-patch-c1"), "—", "")
+		row("GET, new TLS connection per request (full handshake), 1 conn",
+		    rate("api-tls-new-c1") " (" rr("api-tls-new-c1", "api-new-c1") \
+		    " of a new plain connection per request: " th(med("api-new-c1", "rps")) "/s)",
+		    "nginx " rate("static-tls-new-c1") " (" rr("static-tls-new-c1", "static-new-c1") \
+		    " of plain " th(med("static-new-c1", "rps")) "/s); RezusCloud / nginx " \
+		    rr("api-tls-new-c1", "static-tls-new-c1"), "—", "")
+	} else {
+		row("over TLS (bench/api)", "not run", "—", "—", "")
+	}
 
 	# reply sizes
 	n = split("1024 4096 16384 65536 262144 1048576", sz, " ")
