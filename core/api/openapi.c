@@ -248,10 +248,11 @@ static json_t *doc_op(const rz_route_doc_t *d)
 	}
 	add_response(json_object_get(o, "responses"), d->code ? d->code : 200, "OK",
 	             d->response ? content(rtype, schema_of(d->response)) : NULL);
-	if (d->other_code != 0 && d->other != NULL) {
+	if (d->other_code != 0) {
 		add_response(json_object_get(o, "responses"), d->other_code,
-		             rz_status_reason(d->other_code),
-		             content("application/json", schema_of(d->other)));
+		             d->other_code == 304 ? "Not Modified: the client's copy is current"
+		                                  : rz_status_reason(d->other_code),
+		             d->other ? content("application/json", schema_of(d->other)) : NULL);
 	}
 	for (const int *c = d->errors; c != NULL && *c != 0; c++) {
 		add_error(json_object_get(o, "responses"), *c);

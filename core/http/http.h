@@ -71,7 +71,8 @@ typedef struct rz_route_doc {
 	                                  besides those of the server and the guard (400, 401,
 	                                  403, 413, 500, 503), which the document adds */
 	int other_code;                /* one more answer whose body is no Status, or 0 */
-	const char *other;             /* its schema (a lock's holder on 423) */
+	const char *other;             /* its schema (a lock's holder on 423), or NULL: none
+	                                  (304) */
 } rz_route_doc_t;
 
 /* One route. pattern is an absolute path whose segments are literals or "{name}"
