@@ -37,6 +37,7 @@
 #include "core/http/tls.h"
 #include "core/base/log.h"
 #include "core/api/metrics.h"
+#include "core/api/openapi.h"
 #include "core/plugin/plugins.h"
 #include "core/auth/session.h"
 #include "core/engine/tfstate.h"
@@ -65,6 +66,7 @@ struct rz_daemon {
 	rz_store_t *store;
 	rz_watch_hub_t *watches;
 	rz_api_t *api;
+	rz_openapi_t *openapi;
 	rz_metrics_t *metrics;
 	rz_auth_t *auth;
 	rz_access_t *access;
@@ -298,12 +300,41 @@ static void handle_version(rz_req_t *req, void *ctx)
 	rz_reply_json(req, 200, v);
 }
 
+static const rz_route_doc_t healthz_doc[] = {
+	{ .method = RZ_M_GET,
+	  .id = "getHealthz",
+	  .summary = "liveness: the process answers",
+	  .response = "{\"type\":\"string\"}",
+	  .response_type = "text/plain" },
+	{ 0 },
+};
+
+static const rz_route_doc_t readyz_doc[] = {
+	{ .method = RZ_M_GET,
+	  .id = "getReadyz",
+	  .summary = "readiness: the database, its disk, the plugins and the pool are fit; a 503 "
+	             "says why not",
+	  .response = "{\"type\":\"string\"}",
+	  .response_type = "text/plain" },
+	{ 0 },
+};
+
+static const rz_route_doc_t version_doc[] = {
+	{ .method = RZ_M_GET,
+	  .id = "getVersion",
+	  .summary = "the daemon's version, commit and plugin ABI",
+	  .response = "{\"type\":\"object\",\"additionalProperties\":true,\"properties\":{"
+	              "\"version\":{\"type\":\"string\"},\"commit\":{\"type\":\"string\"},"
+	              "\"abi\":{\"type\":\"string\"}}}" },
+	{ 0 },
+};
+
 /* Filled in at start with the daemon as ctx; lives in struct rz_daemon. Open to anyone:
  * probes and monitoring carry no credentials. */
-#define SERVICE_ROUTE(path, handler, d)                                                            \
+#define SERVICE_ROUTE(path, handler, d, dc)                                                        \
 	{                                                                                          \
 		.methods = RZ_M_GET, .pattern = (path), .fn = (handler), .ctx = (d),               \
-		.role = RZ_ROLE_PUBLIC                                                             \
+		.role = RZ_ROLE_PUBLIC, .doc = (dc)                                                \
 	}
 
 /* ------------------------------------------------------------------ data dir and lock */
@@ -762,9 +793,9 @@ static int start_http(rz_daemon_t *d, rz_err_t *err)
 		.max_body_buffer = cfg->max_body_buffer,
 		.max_body_buffer_per_address = cfg->max_body_buffer_per_address,
 	};
-	rz_route_t routes[] = { SERVICE_ROUTE("/healthz", handle_healthz, d),
-		                SERVICE_ROUTE("/readyz", handle_readyz, d),
-		                SERVICE_ROUTE("/version", handle_version, d) };
+	rz_route_t routes[] = { SERVICE_ROUTE("/healthz", handle_healthz, d, healthz_doc),
+		                SERVICE_ROUTE("/readyz", handle_readyz, d, readyz_doc),
+		                SERVICE_ROUTE("/version", handle_version, d, version_doc) };
 	int rc;
 
 	memcpy(d->routes, routes, sizeof(routes));
@@ -783,6 +814,7 @@ static int start_http(rz_daemon_t *d, rz_err_t *err)
 	}
 	if (rc == 0) {
 		rz_api_set_plugins(d->api, d->plugins);
+		rc = rz_openapi_new(&d->openapi, d->http, err);
 	}
 	if (rc == 0) {
 		rc = rz_audit_routes(d->audit, d->http, err);
@@ -1151,6 +1183,7 @@ void rz_daemon_free(rz_daemon_t *d)
 	rz_http_free(d->http);
 	rz_tls_free(d->tls); /* after the server: its connections hold their own references */
 	rz_api_free(d->api);
+	rz_openapi_free(d->openapi);
 	rz_metrics_free(d->metrics);
 	rz_session_free(d->session);
 	rz_plugins_free(d->plugins);

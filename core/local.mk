@@ -42,6 +42,7 @@ core_librezus_core_la_SOURCES = \
 	core/api/watch.c core/api/watch.h \
 	core/api/lists.c core/api/lists.h core/api/textbuf.h \
 	core/api/api.c core/api/api.h \
+	core/api/openapi.c core/api/openapi.h \
 	core/api/metrics.c core/api/metrics.h \
 	core/api/backups.c core/api/backups.h \
 	core/engine/tfstate.c core/engine/tfstate.h \

@@ -30,6 +30,7 @@ UNIT_TESTS = \
 	tests/unit/check_upgrader \
 	tests/unit/check_platforms \
 	tests/unit/check_talos_observe \
+	tests/unit/check_openapi \
 	tests/unit/check_static \
 	tests/unit/check_template
 
@@ -65,6 +66,7 @@ INTEGRATION_TESTS = \
 	tests/integration/tls.sh \
 	tests/integration/kubectl.sh \
 	tests/integration/pyclient.sh \
+	tests/integration/openapi.sh \
 	tests/integration/webstatic.sh \
 	tests/integration/tplc.sh
 
@@ -85,6 +87,7 @@ endif
 check_PROGRAMS += $(UNIT_TESTS) tests/integration/rzabuse
 TESTS += $(UNIT_TESTS) $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/k8sfront.sh build-aux/tap-driver.sh \
+	tests/integration/openapi-client.ts redocly.yaml \
 	tests/plugins tests/stand-ins/talosctl tests/stand-ins/kubectl
 LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
 AM_TESTS_ENVIRONMENT = \
@@ -127,6 +130,9 @@ tests_unit_check_db_LDADD = $(TEST_LDADD) $(SQLITE_LIBS) $(LIBEVENT_LIBS)
 tests_unit_check_backup_SOURCES = tests/unit/check_backup.c tests/unit/testutil.h
 tests_unit_check_backup_CFLAGS = $(TEST_CFLAGS) $(SODIUM_CFLAGS)
 tests_unit_check_backup_LDADD = $(TEST_LDADD) $(SODIUM_LIBS)
+tests_unit_check_openapi_SOURCES = tests/unit/check_openapi.c tests/unit/testutil.h tests/unit/httpclient.h
+tests_unit_check_openapi_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_openapi_LDADD = $(TEST_LDADD)
 tests_unit_check_http_SOURCES = tests/unit/check_http.c tests/unit/testutil.h tests/unit/httpclient.h
 tests_unit_check_http_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_http_LDADD = $(TEST_LDADD)

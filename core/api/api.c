@@ -1492,7 +1492,7 @@ static void handle(rz_req_t *req, void *ctx)
 	}
 }
 
-/* ------------------------------------------------------------------ discovery, OpenAPI */
+/* ------------------------------------------------------------------ discovery */
 
 static json_t *verb_list(unsigned verbs)
 {
@@ -1515,6 +1515,17 @@ static json_t *short_names(const rz_kind_t *k)
 	}
 	return a;
 }
+
+static const rz_route_doc_t discovery_doc[] = {
+	{ .method = RZ_M_GET,
+	  .id = "getAPIResources",
+	  .summary = "the kinds, as Kubernetes' APIResourceList (rezusctl api-resources)",
+	  .response = "{\"type\":\"object\",\"properties\":{\"kind\":{\"type\":\"string\"},"
+	              "\"groupVersion\":{\"type\":\"string\"},\"resources\":{\"type\":"
+	              "\"array\",\"items\":{\"type\":\"object\",\"additionalProperties\":"
+	              "true}}}}" },
+	{ 0 },
+};
 
 /* Whether the request is on the Kubernetes group path (/apis/rezuscloud.io/v1/...). */
 static bool on_group_path(const rz_req_t *req)
@@ -1709,6 +1720,23 @@ static void reply_aggregated(rz_req_t *req, const char *version, bool groups)
 	                      groups ? json_pack("[o]", group_discovery()) : json_array()));
 }
 
+static const rz_route_doc_t api_versions_doc[] = {
+	{ .method = RZ_M_GET,
+	  .id = "getAPIVersions",
+	  .summary = "Kubernetes' APIVersions of the core group (kubectl's discovery)",
+	  .response = "Object" },
+	{ 0 },
+};
+
+static const rz_route_doc_t api_groups_doc[] = {
+	{ .method = RZ_M_GET,
+	  .id = "getAPIGroups",
+	  .summary = "Kubernetes' APIGroupList, or the aggregated APIGroupDiscoveryList its "
+	             "Accept asks for (kubectl's discovery)",
+	  .response = "Object" },
+	{ 0 },
+};
+
 /* GET /api: APIVersions with no version, as the API has no Kubernetes core group; every
  * kind is in rezuscloud.io/v1 under /apis. */
 static void handle_api_versions(rz_req_t *req, void *ctx)
@@ -1739,140 +1767,6 @@ static void handle_api_groups(rz_req_t *req, void *ctx)
 	                        "versions", "groupVersion", RZ_API_VERSION, "version", "v1",
 	                        "preferredVersion", "groupVersion", RZ_API_VERSION, "version",
 	                        "v1"));
-}
-
-static json_t *kind_schema(const rz_kind_t *k)
-{
-	json_t *props =
-	    json_pack("{s:{s:s}, s:{s:s}, s:o}", "apiVersion", "type", "string", "kind", "type",
-	              "string", "metadata", rz_fields_openapi(rz_kind_metadata_fields()));
-	json_t *top = k->top ? rz_fields_openapi(k->top) : NULL, *schema;
-
-	/* the top-level members' own schemas, beside metadata */
-	json_object_update(props, json_object_get(top, "properties"));
-	if (k->spec != NULL) {
-		json_object_set_new(props, "spec", rz_fields_openapi(k->spec));
-	}
-	if (k->status != NULL) {
-		json_object_set_new(props, "status", rz_fields_openapi(k->status));
-	}
-	schema = json_pack("{s:s, s:s, s:o}", "type", "object", "description", k->doc, "properties",
-	                   props);
-	if (json_object_get(top, "required") != NULL) {
-		json_object_set(schema, "required", json_object_get(top, "required"));
-	}
-	json_decref(top);
-	return schema;
-}
-
-static json_t *ref(const char *name)
-{
-	char buf[128];
-
-	snprintf(buf, sizeof(buf), "#/components/schemas/%s", name);
-	return json_pack("{s:s}", "$ref", buf);
-}
-
-static json_t *op(const char *summary, const char *schema, const char *code, bool body,
-                  const char *body_type)
-{
-	json_t *o =
-	    json_pack("{s:s, s:{s:{s:s, s:{s:{s:o}}}, s:{s:s, s:{s:{s:o}}}}}", "summary", summary,
-	              "responses", code, "description", "OK", "content", "application/json",
-	              "schema", ref(schema), "default", "description", "a Kubernetes Status",
-	              "content", "application/json", "schema", ref("Status"));
-
-	if (body) {
-		json_object_set_new(o, "requestBody",
-		                    json_pack("{s:b, s:{s:{s:o}}}", "required", 1, "content",
-		                              body_type, "schema", ref(schema)));
-	}
-	return o;
-}
-
-static void add_paths(json_t *paths, const rz_kind_t *k)
-{
-	char base[128], item[160], status[176], list[96], text[160];
-	const char *prefix = scope_prefix(k);
-	json_t *coll = json_object(), *one = json_object(), *st = json_object();
-
-	snprintf(base, sizeof(base), "%s/%s", prefix, k->plural);
-	snprintf(item, sizeof(item), "%s/{name}", base);
-	snprintf(status, sizeof(status), "%s/status", item);
-	snprintf(list, sizeof(list), "%sList", k->kind);
-	if (k->verbs & (RZ_VERB_LIST | RZ_VERB_WATCH)) {
-		snprintf(text, sizeof(text), "list or watch (?watch=true) %s", k->plural);
-		json_object_set_new(coll, "get", op(text, list, "200", false, NULL));
-	}
-	if (k->verbs & RZ_VERB_CREATE) {
-		snprintf(text, sizeof(text), "create a %s", k->kind);
-		json_object_set_new(coll, "post",
-		                    op(text, k->kind, "201", true, "application/json"));
-	}
-	if (k->verbs & RZ_VERB_GET) {
-		snprintf(text, sizeof(text), "read a %s", k->kind);
-		json_object_set_new(one, "get", op(text, k->kind, "200", false, NULL));
-		json_object_set_new(st, "get", op(text, k->kind, "200", false, NULL));
-	}
-	if (k->verbs & RZ_VERB_UPDATE) {
-		json_object_set_new(one, "put",
-		                    op("replace", k->kind, "200", true, "application/json"));
-	}
-	if (k->verbs & RZ_VERB_PATCH) {
-		json_object_set_new(
-		    one, "patch",
-		    op("merge-patch", k->kind, "200", true, "application/merge-patch+json"));
-	}
-	if (k->verbs & RZ_VERB_DELETE) {
-		json_object_set_new(one, "delete", op("delete", k->kind, "200", false, NULL));
-	}
-	if (k->verbs & RZ_VERB_STATUS) {
-		json_object_set_new(st, "put",
-		                    op("replace status", k->kind, "200", true, "application/json"));
-		json_object_set_new(
-		    st, "patch",
-		    op("merge-patch status", k->kind, "200", true, "application/merge-patch+json"));
-	}
-	json_object_set_new(paths, base, coll);
-	json_object_set_new(paths, item, one);
-	if (k->verbs & RZ_VERB_STATUS) {
-		json_object_set_new(paths, status, st);
-	} else {
-		json_decref(st);
-	}
-}
-
-json_t *rz_api_openapi(void)
-{
-	size_t n;
-	const rz_kind_t *kinds = rz_kinds(&n);
-	json_t *paths = json_object(), *schemas = json_object();
-
-	for (size_t i = 0; i < n; i++) {
-		char list[96];
-		add_paths(paths, &kinds[i]);
-		json_object_set_new(schemas, kinds[i].kind, kind_schema(&kinds[i]));
-		snprintf(list, sizeof(list), "%sList", kinds[i].kind);
-		json_object_set_new(schemas, list,
-		                    json_pack("{s:s, s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s, s:o}}}",
-		                              "type", "object", "properties", "apiVersion", "type",
-		                              "string", "kind", "type", "string", "metadata",
-		                              "type", "object", "items", "type", "array", "items",
-		                              ref(kinds[i].kind)));
-	}
-	json_object_set_new(schemas, "Status",
-	                    json_pack("{s:s, s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}}}",
-	                              "type", "object", "properties", "status", "type", "string",
-	                              "message", "type", "string", "reason", "type", "string",
-	                              "details", "type", "object", "code", "type", "integer"));
-	return json_pack("{s:s, s:{s:s, s:s}, s:o, s:{s:o}}", "openapi", "3.0.3", "info", "title",
-	                 "RezusCloud API", "version", rz_version(), "paths", paths, "components",
-	                 "schemas", schemas);
-}
-
-static void handle_openapi(rz_req_t *req, void *ctx)
-{
-	rz_reply_json(req, 200, rz_api_openapi());
 }
 
 /* ------------------------------------------------------------------ routes */
@@ -1990,13 +1884,15 @@ static int build_routes(rz_api_t *api)
 		rc = add_route(api, NULL, FORM_COLLECTION, "/api/v1", handle_discovery);
 	}
 	if (rc == 0) {
+		api->routes[api->n - 1].doc = discovery_doc;
 		rc = add_route(api, NULL, FORM_COLLECTION, "/api", handle_api_versions);
 	}
 	if (rc == 0) {
+		api->routes[api->n - 1].doc = api_versions_doc;
 		rc = add_route(api, NULL, FORM_COLLECTION, "/apis", handle_api_groups);
 	}
 	if (rc == 0) {
-		rc = add_route(api, NULL, FORM_COLLECTION, "/openapi/v3", handle_openapi);
+		api->routes[api->n - 1].doc = api_groups_doc;
 	}
 	return rc;
 }

@@ -1,6 +1,7 @@
 /*
  * core/api/api.h - the resource REST API (SPEC §3, §4): routes generated from the kind table,
- * the verbs, validation, lists with selectors and pages, watches, /openapi/v3.
+ * the verbs, validation, lists with selectors and pages, watches (its OpenAPI document:
+ * core/api/openapi.h).
  */
 #ifndef RZ_API_H
 #define RZ_API_H
@@ -28,7 +29,7 @@ typedef struct rz_api rz_api_t;
  * http before any route is added (the daemon does, before its own and every module's). */
 int rz_api_add_aliases(rz_http_t *http, rz_err_t *err);
 
-/* Register the resource routes and /openapi/v3 on http. access (may be NULL: no audit
+/* Register the resource routes and /api/v1 discovery on http. access (may be NULL: no audit
  * rows) and workers (may be NULL: passwords hashed inline) as well as everything else are
  * borrowed and must outlive the API. Caller owns *out; rz_api_free(). */
 int rz_api_new(rz_api_t **out, rz_http_t *http, rz_store_t *store, rz_watch_hub_t *watches,
@@ -59,9 +60,6 @@ json_t *rz_api_table_new(const rz_kind_t *k, bool hide_tenant);
  * metadata as a PartialObjectMetadata, Kubernetes' default) or 2 (the whole object). */
 void rz_api_table_add(json_t *table, const rz_kind_t *k, bool hide_tenant, const json_t *obj,
                       int include, time_t now);
-
-/* The OpenAPI 3 document (caller owns). */
-json_t *rz_api_openapi(void);
 
 /* The continue token a list page ending with last (borrowed) hands out: the owner and name
  * of last, base64url. Caller owns the result; free(). NULL on out of memory. */

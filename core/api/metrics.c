@@ -642,12 +642,23 @@ static void handle_metrics(rz_req_t *req, void *ctx)
 	free(text);
 }
 
+/* For the OpenAPI document (core/api/openapi.c). */
+static const rz_route_doc_t metrics_doc[] = {
+	{ .method = RZ_M_GET,
+	  .id = "getMetrics",
+	  .summary = "the Prometheus metrics (docs/metrics.md)",
+	  .response = "{\"type\":\"string\"}",
+	  .response_type = "text/plain" },
+	{ 0 },
+};
+
 int rz_metrics_routes(rz_metrics_t *m, rz_http_t *http, rz_err_t *err)
 {
 	m->route = (rz_route_t){ .methods = RZ_M_GET,
 		                 .pattern = "/metrics",
 		                 .fn = handle_metrics,
 		                 .ctx = m,
-		                 .role = RZ_ROLE_PUBLIC };
+		                 .role = RZ_ROLE_PUBLIC,
+		                 .doc = metrics_doc };
 	return rz_http_add_routes(http, &m->route, 1, err);
 }

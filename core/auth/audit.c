@@ -412,6 +412,32 @@ void rz_audit_free(rz_audit_t *a)
 	}
 }
 
+/* For the OpenAPI document (core/api/openapi.c). */
+static const rz_route_param_t audit_query[] = {
+	{ "user", "string", "only this user's rows" },
+	{ "verb", "string", "only this verb (create, login, download-credentials, ...)" },
+	{ "kind", "string", "only this kind" },
+	{ "tenant", "string", "only this tenant" },
+	{ "since", "string", "from this RFC 3339 time" },
+	{ "until", "string", "up to this RFC 3339 time" },
+	{ "limit", "integer", "at most this many rows" },
+	{ "continue", "string", "the continue token of the previous page" },
+	{ NULL, NULL, NULL },
+};
+static const int audit_errors[] = { 400, 0 };
+static const rz_route_doc_t audit_doc[] = {
+	{ .method = RZ_M_GET,
+	  .id = "listAuditEvents",
+	  .summary = "the audit rows, newest first",
+	  .query = audit_query,
+	  .response = "{\"type\":\"object\",\"properties\":{\"apiVersion\":{\"type\":"
+	              "\"string\"},\"kind\":{\"type\":\"string\"},\"metadata\":{\"$ref\":"
+	              "\"#/components/schemas/ListMeta\"},\"items\":{\"type\":\"array\","
+	              "\"items\":{\"type\":\"object\",\"additionalProperties\":true}}}}",
+	  .errors = audit_errors },
+	{ 0 },
+};
+
 int rz_audit_routes(rz_audit_t *a, rz_http_t *http, rz_err_t *err)
 {
 	a->route = (rz_route_t){ .methods = RZ_M_GET,
@@ -420,6 +446,7 @@ int rz_audit_routes(rz_audit_t *a, rz_http_t *http, rz_err_t *err)
 		                 .ctx = a,
 		                 .role = RZ_ROLE_ADMIN,
 		                 .kind = "AuditEvent",
-		                 .verb = "list" };
+		                 .verb = "list",
+		                 .doc = audit_doc };
 	return rz_http_add_routes(http, &a->route, 1, err);
 }

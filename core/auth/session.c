@@ -639,6 +639,54 @@ void rz_session_free(rz_session_t *s)
 	free(s);
 }
 
+/* For the OpenAPI document (core/api/openapi.c). */
+static const int login_errors[] = { 400, 401, 415, 429, 0 };
+static const int password_errors[] = { 400, 403, 415, 422, 429, 0 };
+static const rz_route_doc_t login_doc[] = {
+	{ .method = RZ_M_POST,
+	  .id = "login",
+	  .summary = "log in: a session token for a username and password",
+	  .request = "{\"type\":\"object\",\"required\":[\"username\",\"password\"],"
+	             "\"properties\":{\"username\":{\"type\":\"string\",\"maxLength\":63},"
+	             "\"password\":{\"type\":\"string\",\"format\":\"password\"}}}",
+	  .response = "{\"type\":\"object\",\"required\":[\"token\",\"expiresAt\",\"user\"],"
+	              "\"properties\":{\"token\":{\"type\":\"string\"},\"expiresAt\":{"
+	              "\"type\":\"string\",\"format\":\"date-time\"},\"user\":{\"type\":"
+	              "\"object\",\"properties\":{\"name\":{\"type\":\"string\"},\"role\":{"
+	              "\"type\":\"string\"},\"mustChangePassword\":{\"type\":\"boolean\"}}}}}",
+	  .errors = login_errors },
+	{ 0 },
+};
+static const rz_route_doc_t logout_doc[] = {
+	{ .method = RZ_M_POST,
+	  .id = "logout",
+	  .summary = "log out: the session ends",
+	  .response = "Status" },
+	{ 0 },
+};
+static const rz_route_doc_t whoami_doc[] = {
+	{ .method = RZ_M_GET,
+	  .id = "whoami",
+	  .summary = "who the credentials are: user, role, token",
+	  .response = "{\"type\":\"object\",\"properties\":{\"user\":{\"type\":\"string\"},"
+	              "\"role\":{\"type\":\"string\"},\"mustChangePassword\":{\"type\":"
+	              "\"boolean\"},\"tokenId\":{\"type\":\"string\"},\"expiresAt\":{"
+	              "\"type\":\"string\",\"format\":\"date-time\"}}}" },
+	{ 0 },
+};
+static const rz_route_doc_t password_doc[] = {
+	{ .method = RZ_M_POST,
+	  .id = "changePassword",
+	  .summary = "change one's password; the user's other sessions end",
+	  .request = "{\"type\":\"object\",\"required\":[\"currentPassword\",\"newPassword\"],"
+	             "\"properties\":{\"currentPassword\":{\"type\":\"string\",\"format\":"
+	             "\"password\"},\"newPassword\":{\"type\":\"string\",\"format\":"
+	             "\"password\",\"minLength\":8,\"maxLength\":1024}}}",
+	  .response = "Status",
+	  .errors = password_errors },
+	{ 0 },
+};
+
 int rz_session_routes(rz_session_t *s, rz_http_t *http, rz_err_t *err)
 {
 	s->routes[0] = (rz_route_t){ .methods = RZ_M_POST,
@@ -646,25 +694,29 @@ int rz_session_routes(rz_session_t *s, rz_http_t *http, rz_err_t *err)
 		                     .fn = handle_login,
 		                     .ctx = s,
 		                     .role = RZ_ROLE_PUBLIC,
-		                     .verb = "login" };
+		                     .verb = "login",
+		                     .doc = login_doc };
 	s->routes[1] = (rz_route_t){ .methods = RZ_M_POST,
 		                     .pattern = "/api/v1/auth/logout",
 		                     .fn = handle_logout,
 		                     .ctx = s,
 		                     .role = RZ_ROLE_VIEW,
-		                     .verb = "logout" };
+		                     .verb = "logout",
+		                     .doc = logout_doc };
 	s->routes[2] = (rz_route_t){ .methods = RZ_M_GET,
 		                     .pattern = "/api/v1/auth/whoami",
 		                     .fn = handle_whoami,
 		                     .ctx = s,
 		                     .role = RZ_ROLE_VIEW,
-		                     .verb = "whoami" };
+		                     .verb = "whoami",
+		                     .doc = whoami_doc };
 	s->routes[3] = (rz_route_t){ .methods = RZ_M_POST,
 		                     .pattern = "/api/v1/auth/password",
 		                     .fn = handle_password,
 		                     .ctx = s,
 		                     .role = RZ_ROLE_VIEW,
-		                     .verb = "change-password" };
+		                     .verb = "change-password",
+		                     .doc = password_doc };
 	return rz_http_add_routes(http, s->routes, 4, err);
 }
 

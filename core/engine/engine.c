@@ -1834,6 +1834,40 @@ static void h_log(rz_req_t *req, void *ctx)
 	json_decref(obj);
 }
 
+/* For the OpenAPI document (core/api/openapi.c). */
+static const int run_errors[] = { 404, 409, 0 }, log_errors[] = { 400, 404, 0 };
+static const rz_route_doc_t approve_doc[] = {
+	{ .method = RZ_M_POST,
+	  .id = "approveRun",
+	  .summary = "approve a run awaiting approval: it queues to apply",
+	  .response = "Status",
+	  .errors = run_errors },
+	{ 0 },
+};
+static const rz_route_doc_t cancel_doc[] = {
+	{ .method = RZ_M_POST,
+	  .id = "cancelRun",
+	  .summary = "cancel a queued, waiting or running run",
+	  .response = "Status",
+	  .errors = run_errors },
+	{ 0 },
+};
+static const rz_route_param_t log_query[] = {
+	{ "format", "string", "json: the stored lines as tofu wrote them; otherwise human text" },
+	{ "follow", "boolean", "stream the log as Server-Sent Events until the run ends" },
+	{ NULL, NULL, NULL },
+};
+static const rz_route_doc_t log_doc[] = {
+	{ .method = RZ_M_GET,
+	  .id = "readRunLog",
+	  .summary = "a run's log, its resource ids redacted",
+	  .query = log_query,
+	  .response = "{\"type\":\"string\"}",
+	  .response_type = "text/plain",
+	  .errors = log_errors },
+	{ 0 },
+};
+
 int rz_engine_routes(rz_engine_t *e, rz_http_t *http, rz_err_t *err)
 {
 	e->routes[0] = (rz_route_t){ .methods = RZ_M_POST,
@@ -1842,21 +1876,24 @@ int rz_engine_routes(rz_engine_t *e, rz_http_t *http, rz_err_t *err)
 		                     .ctx = e,
 		                     .role = RZ_ROLE_EDIT,
 		                     .kind = "Run",
-		                     .verb = "approve" };
+		                     .verb = "approve",
+		                     .doc = approve_doc };
 	e->routes[1] = (rz_route_t){ .methods = RZ_M_POST,
 		                     .pattern = "/api/v1/tenants/{tenant}/runs/{name}/cancel",
 		                     .fn = h_cancel,
 		                     .ctx = e,
 		                     .role = RZ_ROLE_EDIT,
 		                     .kind = "Run",
-		                     .verb = "cancel" };
+		                     .verb = "cancel",
+		                     .doc = cancel_doc };
 	e->routes[2] = (rz_route_t){ .methods = RZ_M_GET,
 		                     .pattern = "/api/v1/tenants/{tenant}/runs/{name}/log",
 		                     .fn = h_log,
 		                     .ctx = e,
 		                     .role = RZ_ROLE_VIEW,
 		                     .kind = "Run",
-		                     .verb = "log" };
+		                     .verb = "log",
+		                     .doc = log_doc };
 	return rz_http_add_routes(http, e->routes, 3, err);
 }
 

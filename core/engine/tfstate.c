@@ -1081,6 +1081,99 @@ void rz_tfstate_free(rz_tfstate_t *ts)
 	}
 }
 
+/* For the OpenAPI document (core/api/openapi.c). */
+#define LOCK_SCHEMA                                                                                \
+	"{\"type\":\"object\",\"description\":\"tofu's lock info\",\"properties\":{"               \
+	"\"ID\":{\"type\":\"string\"},\"Operation\":{\"type\":\"string\"},\"Who\":{"               \
+	"\"type\":\"string\"},\"Version\":{\"type\":\"string\"},\"Created\":{\"type\":"            \
+	"\"string\"},\"Path\":{\"type\":\"string\"},\"Info\":{\"type\":\"string\"}},"              \
+	"\"additionalProperties\":true}"
+static const int get_errors[] = { 404, 0 }, post_errors[] = { 400, 404, 0 },
+                 delete_errors[] = { 404, 409, 0 }, lock_errors[] = { 400, 404, 0 },
+                 unlock_errors[] = { 400, 404, 0 }, rollback_errors[] = { 404, 409, 422, 0 },
+                 creds_errors[] = { 404, 409, 0 };
+static const rz_route_param_t post_query[] = {
+	{ "ID", "string", "the lock the writer holds" },
+	{ NULL, NULL, NULL },
+};
+static const rz_route_doc_t tfstate_doc[] = {
+	{ .method = RZ_M_GET,
+	  .id = "getTFState",
+	  .summary = "the TF http backend: the tenant's current state",
+	  .response = "Object",
+	  .errors = get_errors },
+	{ .method = RZ_M_POST,
+	  .id = "writeTFState",
+	  .summary = "the TF http backend: store a new state version",
+	  .query = post_query,
+	  .request = "Object",
+	  .errors = post_errors,
+	  .other_code = 409,
+	  .other = LOCK_SCHEMA },
+	{ .method = RZ_M_DELETE,
+	  .id = "deleteTFState",
+	  .summary = "empty the state, as a new version (history kept)",
+	  .errors = delete_errors },
+	{ .method = RZ_M_LOCK,
+	  .id = "lockTFState",
+	  .summary = "the TF http backend: take the state's lock",
+	  .request = LOCK_SCHEMA,
+	  .errors = lock_errors,
+	  .other_code = 423,
+	  .other = LOCK_SCHEMA },
+	{ .method = RZ_M_UNLOCK,
+	  .id = "unlockTFState",
+	  .summary = "the TF http backend: release the lock (no body: force-unlock, admin)",
+	  .request = LOCK_SCHEMA,
+	  .errors = unlock_errors,
+	  .other_code = 409,
+	  .other = LOCK_SCHEMA },
+	{ 0 },
+};
+static const rz_route_doc_t history_doc[] = {
+	{ .method = RZ_M_GET,
+	  .id = "listStateVersions",
+	  .summary = "the tenant's state versions, newest first",
+	  .response = "{\"type\":\"object\",\"properties\":{\"apiVersion\":{\"type\":"
+	              "\"string\"},\"kind\":{\"type\":\"string\"},\"tenant\":{\"type\":"
+	              "\"string\"},\"items\":{\"type\":\"array\",\"items\":{\"type\":"
+	              "\"object\",\"properties\":{\"version\":{\"type\":\"integer\"},"
+	              "\"serial\":{\"type\":\"integer\"},\"lineage\":{\"type\":\"string\"},"
+	              "\"time\":{\"type\":\"string\"},\"run\":{\"type\":\"string\"},"
+	              "\"size\":{\"type\":\"integer\"},\"resources\":{\"type\":"
+	              "\"integer\"},\"current\":{\"type\":\"boolean\"}}}}}}",
+	  .errors = get_errors },
+	{ 0 },
+};
+static const rz_route_doc_t rollback_doc[] = {
+	{ .method = RZ_M_POST,
+	  .id = "rollbackState",
+	  .summary = "make an old state version current again, as a new version",
+	  .request = "{\"type\":\"object\",\"required\":[\"version\"],\"properties\":{"
+	             "\"version\":{\"type\":\"integer\",\"minimum\":1}}}",
+	  .response = "Status",
+	  .errors = rollback_errors },
+	{ 0 },
+};
+static const rz_route_doc_t kubeconfig_doc[] = {
+	{ .method = RZ_M_GET,
+	  .id = "readTenantKubeconfig",
+	  .summary = "the cluster's kubeconfig (audited; 409 before an apply produced it)",
+	  .response = "{\"type\":\"string\"}",
+	  .response_type = "application/yaml",
+	  .errors = creds_errors },
+	{ 0 },
+};
+static const rz_route_doc_t talosconfig_doc[] = {
+	{ .method = RZ_M_GET,
+	  .id = "readTenantTalosconfig",
+	  .summary = "the cluster's talosconfig (audited; 409 before an apply produced it)",
+	  .response = "{\"type\":\"string\"}",
+	  .response_type = "application/yaml",
+	  .errors = creds_errors },
+	{ 0 },
+};
+
 #define STATE_ROUTE(m, path, handler, r, v)                                                        \
 	(rz_route_t)                                                                               \
 	{                                                                                          \
@@ -1109,7 +1202,12 @@ int rz_tfstate_routes(rz_tfstate_t *ts, rz_http_t *http, rz_err_t *err)
 	                            RZ_ROLE_EDIT, "download-credentials");
 	for (size_t i = 0; i < 5; i++) {
 		ts->routes[i].basic_auth = true; /* /tfstate: tofu sends basic auth */
+		ts->routes[i].doc = tfstate_doc;
 	}
+	ts->routes[5].doc = history_doc;
+	ts->routes[6].doc = rollback_doc;
+	ts->routes[7].doc = kubeconfig_doc;
+	ts->routes[8].doc = talosconfig_doc;
 	/* Tenant, not TFState: a run's own credentials never reach these. Every call audited. */
 	ts->routes[7].kind = ts->routes[8].kind = "Tenant";
 	ts->routes[7].audit = ts->routes[8].audit = true;

@@ -51,6 +51,7 @@ struct route {
 	const rz_route_t *def;
 	struct seg segs[MAX_SEGMENTS];
 	char *storage; /* the pattern split into segments */
+	char *text;    /* the pattern served: the route's, or under an alias the alias's */
 	size_t nseg;
 };
 
@@ -368,7 +369,8 @@ static int route_compile(struct route *r, const rz_route_t *def, const char *pat
 		                  pattern ? pattern : "(null)");
 	}
 	r->storage = strdup(pattern);
-	if (r->storage == NULL) {
+	r->text = strdup(pattern);
+	if (r->storage == NULL || r->text == NULL) {
 		return rz_err_set(err, -ENOMEM, "http: out of memory");
 	}
 	for (char *s = strtok_r(r->storage, "/", &save); s != NULL;
@@ -429,6 +431,7 @@ static int route_add(rz_http_t *h, const rz_route_t *def, rz_err_t *err)
 
 	if (rc < 0) {
 		free(h->routes[h->nroutes].storage);
+		free(h->routes[h->nroutes].text);
 		free(alias);
 		return rc;
 	}
@@ -438,6 +441,7 @@ static int route_add(rz_http_t *h, const rz_route_t *def, rz_err_t *err)
 		free(alias);
 		if (rc < 0) {
 			free(h->routes[h->nroutes].storage);
+			free(h->routes[h->nroutes].text);
 			return rc;
 		}
 		h->nroutes++;
@@ -2245,6 +2249,11 @@ const rz_route_t *rz_http_route_at(const rz_http_t *h, size_t i)
 	return i < h->nroutes ? h->routes[i].def : NULL;
 }
 
+const char *rz_http_route_pattern(const rz_http_t *h, size_t i)
+{
+	return i < h->nroutes ? h->routes[i].text : NULL;
+}
+
 size_t rz_http_route_count(const rz_http_t *h)
 {
 	return h->nroutes;
@@ -2281,6 +2290,7 @@ void rz_http_free(rz_http_t *h)
 	}
 	for (size_t i = 0; i < h->nroutes; i++) {
 		free(h->routes[i].storage);
+		free(h->routes[i].text);
 	}
 	for (size_t i = 0; i < h->naliases; i++) {
 		free(h->aliases[i].prefix);

@@ -44,6 +44,37 @@ enum {
 
 typedef void (*rz_http_fn)(rz_req_t *req, void *ctx);
 
+/* A query parameter a route reads, for the OpenAPI document. */
+typedef struct rz_route_param {
+	const char *name; /* NULL ends a list */
+	const char *type; /* "string", "integer" or "boolean" */
+	const char *doc;
+} rz_route_param_t;
+
+/* What one method of a route does, for the OpenAPI document (core/api/openapi.c), which is
+ * generated from the route table: a route the document cannot describe from its kind (kind
+ * in the kind table, verb NULL or one of the kind verbs: list, create, get, update, patch,
+ * delete, update-status, patch-status) carries one entry per method it answers, and
+ * tests/unit/check_openapi.c fails for a route without. A schema is the name of one of the
+ * document's schemas ("Tenant", "Status") or an inline JSON schema ("{\"type\":...}"). */
+typedef struct rz_route_doc {
+	unsigned method;               /* the RZ_M_* bit described; 0 ends a list */
+	const char *id;                /* operationId: unique and stable */
+	const char *summary;           /* one line */
+	const rz_route_param_t *query; /* the query parameters it reads, or NULL */
+	const char *request;           /* the request body's schema, or NULL: no body */
+	const char *request_type;      /* its media type; NULL = application/json */
+	const char *response;          /* the success reply's schema, or NULL: empty */
+	const char *response_type;     /* its media type; NULL = application/json */
+	int code;                      /* the success code; 0 = 200 */
+	const int *errors;             /* the error codes it answers (a Status), 0-terminated,
+	                                  besides those of the server and the guard (400, 401,
+	                                  403, 413, 500, 503), which the document adds */
+	int other_code;                /* one more answer whose body is no Status, or 0 */
+	const char *other;             /* its schema (a lock's holder on 423), or NULL: none
+	                                  (304) */
+} rz_route_doc_t;
+
 /* One route. pattern is an absolute path whose segments are literals or "{name}"
  * (one non-empty segment); the last may be "{name...}" (the rest of the path).
  * Literal segments win over parameters. Borrowed — the table must outlive the server. */
@@ -58,6 +89,7 @@ typedef struct rz_route {
 	bool audit;       /* audit every call, not only mutating ones (credential downloads) */
 	bool basic_auth;  /* a 401 asks for HTTP basic credentials (tofu's http backend speaks
 	                     nothing else), not a bearer token */
+	const rz_route_doc_t *doc; /* for the OpenAPI document, or NULL (see rz_route_doc_t) */
 } rz_route_t;
 
 typedef struct rz_http_opts {
@@ -138,6 +170,10 @@ void rz_http_set_authn(rz_http_t *h, rz_http_authn_fn fn, void *ctx);
 /* Every route, in registration order (for tests and documentation). Borrowed. */
 const rz_route_t *rz_http_route_at(const rz_http_t *h, size_t i);
 size_t rz_http_route_count(const rz_http_t *h);
+/* The pattern entry i of the table is served at (the OpenAPI document's path), NULL past
+ * the end: its route's pattern, or for an entry that serves a route under another path,
+ * that path. Borrowed. */
+const char *rz_http_route_pattern(const rz_http_t *h, size_t i);
 
 /* Requests received and not yet fully replied. */
 size_t rz_http_in_flight(const rz_http_t *h);

@@ -670,8 +670,8 @@ static json_t *type_schema(const rz_field_t *f, rz_ftype_t type, bool item)
 		return item ? json_pack("{s:s}", "type", "array") : array_schema(f);
 	case RZ_F_MAP:
 		return map_schema(f, item);
-	case RZ_F_ANY:
-		return json_pack("{s:s, s:b}", "type", "object",
+	case RZ_F_ANY: /* open: generated clients must accept any member (providerConfig) */
+		return json_pack("{s:s, s:b, s:b}", "type", "object", "additionalProperties", 1,
 		                 "x-kubernetes-preserve-unknown-fields", 1);
 	case RZ_F_TIME:
 		return json_pack("{s:s, s:s}", "type", "string", "format", "date-time");

@@ -1115,6 +1115,18 @@ static void h_cancel(rz_req_t *req, void *ctx)
 	                                   "machine"));
 }
 
+/* For the OpenAPI document (core/api/openapi.c). */
+static const int cancel_errors[] = { 404, 409, 0 };
+static const rz_route_doc_t cancel_doc[] = {
+	{ .method = RZ_M_POST,
+	  .id = "cancelUpgradeRun",
+	  .summary = "cancel an upgrade: a waiting one at once, a running one before its next "
+	             "machine",
+	  .response = "Status",
+	  .errors = cancel_errors },
+	{ 0 },
+};
+
 int rz_upgrader_routes(rz_upgrader_t *u, rz_http_t *http, rz_err_t *err)
 {
 	u->routes[0] = (rz_route_t){ .methods = RZ_M_POST,
@@ -1123,7 +1135,8 @@ int rz_upgrader_routes(rz_upgrader_t *u, rz_http_t *http, rz_err_t *err)
 		                     .ctx = u,
 		                     .role = RZ_ROLE_EDIT,
 		                     .kind = "UpgradeRun",
-		                     .verb = "cancel" };
+		                     .verb = "cancel",
+		                     .doc = cancel_doc };
 	return rz_http_add_routes(http, u->routes, 1, err);
 }
 

@@ -182,11 +182,25 @@ static void handle_static(rz_req_t *req, void *ctx)
 	rz_reply(req, 200, a->content_type, gz ? a->gz : a->data, gz ? a->gz_len : a->len);
 }
 
+/* For the OpenAPI document (core/api/openapi.c). */
+static const int static_errors[] = { 404, 0 };
+static const rz_route_doc_t static_doc[] = {
+	{ .method = RZ_M_GET,
+	  .id = "getStaticAsset",
+	  .summary = "a WebUI asset, named by its content (cached for good; gzip when accepted)",
+	  .response = "{\"type\":\"string\",\"format\":\"binary\"}",
+	  .response_type = "application/octet-stream",
+	  .errors = static_errors,
+	  .other_code = 304 },
+	{ 0 },
+};
+
 static const rz_route_t static_routes[] = {
 	{ .methods = RZ_M_GET,
 	  .pattern = "/static/{name}",
 	  .fn = handle_static,
-	  .role = RZ_ROLE_PUBLIC },
+	  .role = RZ_ROLE_PUBLIC,
+	  .doc = static_doc },
 };
 
 int rz_web_static_routes(rz_http_t *http, rz_err_t *err)

@@ -17,6 +17,7 @@
 #include "core/store/db.h"
 #include "core/base/log.h"
 #include "core/api/metrics.h"
+#include "core/api/openapi.h"
 #include "core/store/store.h"
 #include "core/api/watch.h"
 #include "tests/unit/httpclient.h"
@@ -44,6 +45,7 @@ static rz_store_t *store;
 static rz_watch_hub_t *hub;
 static rz_http_t *srv;
 static rz_api_t *api;
+static rz_openapi_t *openapi;
 static int port;
 
 static void setup(void)
@@ -64,6 +66,7 @@ static void setup(void)
 	ck_assert_int_eq(rz_http_new(&srv, base, &opts, &err), 0);
 	ck_assert_int_eq(rz_api_add_aliases(srv, &err), 0);
 	ck_assert_int_eq(rz_api_new(&api, srv, store, hub, NULL, NULL, &err), 0);
+	ck_assert_int_eq(rz_openapi_new(&openapi, srv, &err), 0);
 	ck_assert_int_eq(rz_http_listen(srv, "127.0.0.1:0", &err), 0);
 	port = rz_http_port(srv);
 }
@@ -73,6 +76,7 @@ static void teardown(void)
 	rz_watch_hub_free(hub);
 	rz_http_free(srv);
 	rz_api_free(api);
+	rz_openapi_free(openapi);
 	rz_store_free(store);
 	rz_bus_free(bus);
 	rz_db_close(db);
@@ -2116,7 +2120,7 @@ START_TEST(test_openapi)
 {
 	json_t *j, *spec;
 
-	ck_assert_int_eq(get("/openapi/v3", &j), 200);
+	ck_assert_int_eq(get("/openapi/v3/api/v1", &j), 200);
 	ck_assert_str_eq(at(j, "openapi"), "3.0.3");
 	ck_assert_ptr_nonnull(json_object_get(json_object_get(j, "paths"), "/api/v1/tenants"));
 	ck_assert_ptr_nonnull(

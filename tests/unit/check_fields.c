@@ -652,7 +652,8 @@ START_TEST(test_openapi)
 	    "\"maxProperties\":8},"
 	    "\"annotations\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\","
 	    "\"format\":\"byte\"}},"
-	    "\"config\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":true,"
+	    "\"config\":{\"type\":\"object\",\"additionalProperties\":true,"
+	    "\"x-kubernetes-preserve-unknown-fields\":true,"
 	    "\"description\":\"Provider config.\"},"
 	    "\"at\":{\"type\":\"string\",\"format\":\"date-time\"},"
 	    "\"meta\":{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}}}");
