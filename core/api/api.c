@@ -514,17 +514,38 @@ static bool query_bool(rz_req_t *req, const char *name, bool *out)
 	return false;
 }
 
+/* A DELETE's propagationPolicy: Background and Foreground (a tenant's objects go with it
+ * either way). Orphan cannot be honoured, so it is refused rather than ignored. Replies 400
+ * and returns false when refused. */
+static bool policy_ok(rz_req_t *req, const char *pp)
+{
+	if (pp == NULL || *pp == '\0' || strcmp(pp, "Background") == 0 ||
+	    strcmp(pp, "Foreground") == 0) {
+		return true;
+	}
+	if (strcmp(pp, "Orphan") == 0) {
+		rz_reply_error(
+		    req, 400, NULL,
+		    "propagationPolicy: Unsupported value: \"Orphan\": a tenant's objects "
+		    "are deleted with it; supported values: \"Background\", \"Foreground\"");
+	} else {
+		rz_reply_error(req, 400, NULL,
+		               "propagationPolicy: Unsupported value: \"%.*s\": supported values: "
+		               "\"Background\", \"Foreground\"",
+		               ECHO_MAX, pp);
+	}
+	return false;
+}
+
 /* The write options Kubernetes clients send: dryRun (All: validate and answer without
  * storing), fieldManager (accepted; the server keeps no managed fields), and for deletes
- * propagationPolicy (accepted: a tenant takes what it owns with it whatever the policy).
+ * propagationPolicy (policy_ok).
  * Replies 400 naming the parameter and returns false on a bad value. */
 static bool write_options(rz_req_t *req, bool *dry)
 {
-	static const char *const policies[] = { "Orphan", "Background", "Foreground" };
 	const char *d = rz_req_query(req, "dryRun");
 	const char *fm = rz_req_query(req, "fieldManager");
 	const char *pp = rz_req_query(req, "propagationPolicy");
-	bool known = pp == NULL || *pp == '\0';
 
 	*dry = d != NULL && strcmp(d, "All") == 0;
 	if (d != NULL && *d != '\0' && !*dry) {
@@ -538,17 +559,7 @@ static bool write_options(rz_req_t *req, bool *dry)
 		               FIELD_MANAGER_MAX);
 		return false;
 	}
-	for (size_t i = 0; !known && i < sizeof(policies) / sizeof(policies[0]); i++) {
-		known = strcmp(pp, policies[i]) == 0;
-	}
-	if (!known) {
-		rz_reply_error(req, 400, NULL,
-		               "propagationPolicy: Unsupported value: \"%.*s\": supported values: "
-		               "\"Orphan\", \"Background\", \"Foreground\"",
-		               ECHO_MAX, pp);
-		return false;
-	}
-	return true;
+	return policy_ok(req, pp);
 }
 
 /* A resourceVersion as Kubernetes spells one: decimal digits only (no sign, no blanks),
@@ -1389,12 +1400,7 @@ static bool delete_options(rz_req_t *req, int64_t *rv, bool *dry)
 		rz_reply_error(req, 400, NULL, "invalid preconditions.resourceVersion '%.*s'",
 		               ECHO_MAX, pre);
 		ok = false;
-	} else if (pp != NULL && strcmp(pp, "Orphan") != 0 && strcmp(pp, "Background") != 0 &&
-	           strcmp(pp, "Foreground") != 0) {
-		rz_reply_error(req, 400, NULL,
-		               "propagationPolicy: Unsupported value: \"%.*s\": supported values: "
-		               "\"Orphan\", \"Background\", \"Foreground\"",
-		               ECHO_MAX, pp);
+	} else if (!policy_ok(req, pp)) {
 		ok = false;
 	}
 	json_array_foreach(d, i, x)

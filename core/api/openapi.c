@@ -352,7 +352,7 @@ static const rz_route_param_t delete_query[] = {
 	{ "pretty", "boolean", "indent the JSON" },
 	{ "dryRun", "string", "All: answer as the delete would, deleting nothing" },
 	{ "propagationPolicy", "string",
-	  "Orphan, Background or Foreground: accepted; a tenant takes its objects with it" },
+	  "Background or Foreground: a tenant takes its objects with it; Orphan is refused" },
 	{ NULL, NULL, NULL },
 };
 

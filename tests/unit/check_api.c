@@ -1932,6 +1932,19 @@ START_TEST(test_dry_run)
 	    call("DELETE", "/api/v1/tenants/real?propagationPolicy=Sideways", NULL, NULL, &j), 400);
 	ck_assert_ptr_nonnull(strstr(at(j, "message"), "propagationPolicy"));
 	json_decref(j);
+	/* Orphan cannot be honoured (a tenant's objects go with it): refused, in the query and
+	 * in DeleteOptions, and nothing is deleted */
+	ck_assert_int_eq(
+	    call("DELETE", "/api/v1/tenants/real?propagationPolicy=Orphan", NULL, NULL, &j), 400);
+	ck_assert_ptr_nonnull(strstr(at(j, "message"), "objects are deleted with it"));
+	json_decref(j);
+	ck_assert_int_eq(call("DELETE", "/api/v1/tenants/real", "application/json",
+	                      "{\"propagationPolicy\":\"Orphan\"}", &j),
+	                 400);
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/tenants/real", &j), 200);
+	ck_assert_ptr_null(json_object_get(json_object_get(j, "metadata"), "deletionTimestamp"));
+	json_decref(j);
 	ck_assert_int_eq(
 	    call("DELETE", "/api/v1/tenants/real?propagationPolicy=Foreground", NULL, NULL, &j),
 	    202);
