@@ -1848,8 +1848,8 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 	conn_free(c);
 }
 
-/* Over a connection cap: answer 503 on the raw socket (it is new, its send buffer empty)
- * and close; say so at most every REFUSE_LOG_GAP_MS. */
+/* Over a connection cap: answer 503 on the raw socket (it is new, its send buffer empty;
+ * on a TLS port nothing) and close; say so at most every REFUSE_LOG_GAP_MS. */
 static void refuse(rz_http_t *h, evutil_socket_t fd, const char *peer, const char *limit)
 {
 	char body[256], resp[512], discard[4096];
@@ -1868,7 +1868,9 @@ static void refuse(rz_http_t *h, evutil_socket_t fd, const char *peer, const cha
 	/* what the client has sent already (a little), read so that the close does not reset */
 	for (int i = 0; i < 4 && recv(fd, discard, sizeof(discard), MSG_DONTWAIT) > 0; i++) {
 	}
-	if (len > 0 && (size_t)len < sizeof(resp)) {
+	/* a TLS port's client would read clear text as garbage, and a handshake is what an
+	 * overloaded server should not spend: it is closed without an answer */
+	if (h->tls == NULL && len > 0 && (size_t)len < sizeof(resp)) {
 		(void)!send(fd, resp, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL);
 	}
 	evutil_closesocket(fd);

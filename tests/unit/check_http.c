@@ -1344,6 +1344,40 @@ START_TEST(test_tls_port_refuses_plain_http)
 }
 END_TEST
 
+/* Over a connection cap on a TLS port, the connection is closed without an answer: a 503 in
+ * clear text would be garbage to a TLS client. */
+START_TEST(test_tls_port_over_cap_closes)
+{
+	rz_err_t err = { 0 };
+	rz_tls_t *tls = NULL;
+	bool created = false;
+	rzt_conn_t *a[3], *over;
+	ssize_t n = -1;
+	char c;
+
+	tls_files();
+	ck_assert_int_eq(rz_tls_self_signed(tls_cert, tls_key, NULL, &created, &err), 0);
+	ck_assert_int_eq(rz_tls_new(&tls, &(rz_tls_opts_t){ tls_cert, tls_key, NULL }, &err), 0);
+	rz_http_set_tls(srv, tls);
+	for (int i = 0; i < 3; i++) {
+		a[i] = open_from("127.0.0.1");
+	}
+	over = open_from("127.0.0.1"); /* a 4th from one address: max 3 */
+	for (int i = 0; i < 5000 && (n = recv(over->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT)) < 0; i++) {
+		rzt_spin(base);
+		usleep(1000);
+	}
+	ck_assert_int_eq(n, 0); /* closed, and not a byte was sent before */
+	rzt_close(over);
+	for (int i = 0; i < 3; i++) {
+		rzt_close(a[i]);
+	}
+	rz_http_set_tls(srv, NULL);
+	rz_tls_free(tls);
+	tls_files_remove();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("http");
@@ -1393,6 +1427,7 @@ int main(void)
 	tcase_add_test(tc, test_body_deadline_is_absolute);
 	tcase_add_test(tc, test_idle_connection_keeps_its_idle_timeout);
 	tcase_add_test(tc, test_connection_caps);
+	tcase_add_test(tc, test_tls_port_over_cap_closes);
 	tcase_add_test(tc, test_unauthenticated_body_refused_unread);
 	tcase_add_test(tc, test_unauthenticated_chunked_body);
 	tcase_add_test(tc, test_body_buffer_budgets);
