@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -28,6 +29,7 @@
 #include "core/base/log.h"
 
 #define MAX_PARAMS        8
+#define TRIM_CONNS        256 /* a peak of connections whose end trims the heap */
 #define MAX_SEGMENTS      32
 #define READ_HIGH_WATER   (256 * 1024)
 #define REQUEST_ID_MAX    128
@@ -161,6 +163,7 @@ struct rz_http {
 	void *authn_ctx;
 	struct peer *peers[PEER_BUCKETS];
 	size_t nconns;       /* open connections */
+	size_t peak_conns;   /* the most open since the last trim */
 	uint64_t body_bytes; /* request body bytes buffered, in all */
 	uint64_t refused;    /* connections refused since the last log line */
 	int64_t refuse_logged_ms;
@@ -1589,6 +1592,12 @@ static void conn_free(struct conn *c)
 		orphan->on_close = NULL;
 		fn(orphan, orphan->on_close_arg);
 	}
+	/* once most of a crowd of connections (1,000 watchers) has gone, give their buffers
+	 * back: glibc keeps freed memory scattered through the heap */
+	if (h->peak_conns >= TRIM_CONNS && h->nconns <= h->peak_conns / 4) {
+		malloc_trim(0);
+		h->peak_conns = h->nconns;
+	}
 }
 
 /* Refuse the request being received with code and msg, and close after the reply. */
@@ -2005,6 +2014,7 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	c->pe = pe;
 	pe->conns++;
 	h->nconns++;
+	h->peak_conns = h->nconns > h->peak_conns ? h->nconns : h->peak_conns;
 	http_parser_init(&c->parser, HTTP_REQUEST);
 	c->parser.data = c;
 	c->next = h->conns;
