@@ -44,6 +44,7 @@
 #include "core/upgrade/upgrade.h"
 #include "core/base/version.h"
 #include "core/base/workers.h"
+#include "core/web/static.h"
 
 #define WORKER_THREADS 2
 #define HEARTBEAT_MS   15000
@@ -791,6 +792,9 @@ static int start_http(rz_daemon_t *d, rz_err_t *err)
 	}
 	if (rc == 0) {
 		rc = rz_tfstate_routes(d->tfstate, d->http, err);
+	}
+	if (rc == 0) {
+		rc = rz_web_static_routes(d->http, err);
 	}
 	if (rc == 0) {
 		rc = start_backups(d, err);

@@ -55,8 +55,12 @@ core_librezus_core_la_SOURCES = \
 	core/upgrade/compat.c core/upgrade/compat.h \
 	core/upgrade/upgrade.c core/upgrade/upgrade.h \
 	core/web/template.c core/web/template.h \
+	core/web/static.c core/web/static.h \
+	core/web/ui.c core/web/ui.h core/web/page.h core/web/pages.c core/web/live.c \
 	core/daemon.c core/daemon.h \
 	core/offline.c core/offline.h
+# Generated in the build tree (web/local.mk: the embedded static assets).
+nodist_core_librezus_core_la_SOURCES =
 core_librezus_core_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(LIBEVENT_OPENSSL_CFLAGS) \
 	$(OPENSSL_CFLAGS) $(SQLITE_CFLAGS) \
 	$(JANSSON_CFLAGS) $(LIBJWT_CFLAGS) $(SODIUM_CFLAGS) $(YAML_CFLAGS) $(NETTLE_CFLAGS) \

@@ -30,7 +30,8 @@ UNIT_TESTS = \
 	tests/unit/check_upgrader \
 	tests/unit/check_platforms \
 	tests/unit/check_talos_observe \
-	tests/unit/check_template
+	tests/unit/check_template \
+	tests/unit/check_static
 
 INTEGRATION_TESTS = \
 	tests/integration/daemon.sh \
@@ -63,7 +64,8 @@ INTEGRATION_TESTS = \
 	tests/integration/abuse.sh \
 	tests/integration/tls.sh \
 	tests/integration/kubectl.sh \
-	tests/integration/pyclient.sh
+	tests/integration/pyclient.sh \
+	tests/integration/webstatic.sh
 
 include tests/fixtures/plugins/local.mk
 EXTRA_DIST += tests/fixtures/plugins/local.mk \
@@ -182,6 +184,9 @@ tests_unit_check_talos_observe_LDADD = $(TEST_LDADD)
 tests_unit_check_template_SOURCES = tests/unit/check_template.c tests/unit/testutil.h
 tests_unit_check_template_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_template_LDADD = $(TEST_LDADD)
+tests_unit_check_static_SOURCES = tests/unit/check_static.c tests/unit/testutil.h tests/unit/httpclient.h
+tests_unit_check_static_CFLAGS = $(TEST_CFLAGS) $(SODIUM_CFLAGS) $(ZLIB_CFLAGS)
+tests_unit_check_static_LDADD = $(TEST_LDADD) $(SODIUM_LIBS) $(ZLIB_LIBS)
 
 # abuse.sh's client: thousands of hostile connections from one small process.
 tests_integration_rzabuse_SOURCES = tests/integration/rzabuse.c

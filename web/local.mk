@@ -6,7 +6,16 @@
 # here (tplc refuses one that is not), so the binary and the tarball hold the same ones.
 web_templates = \
 	web/templates/layout.html \
-	web/templates/pages/hello.html
+	web/templates/pages/hello.html \
+	web/templates/partials/htmx-config.html \
+	web/templates/parts/top.html web/templates/parts/bottom.html \
+	web/templates/parts/tabs.html web/templates/parts/tenant-rows.html \
+	web/templates/parts/machine-rows.html web/templates/parts/nodegroups.html \
+	web/templates/parts/runs.html \
+	web/templates/pages/error.html web/templates/pages/login.html \
+	web/templates/pages/password.html web/templates/pages/dashboard.html \
+	web/templates/pages/tenants.html web/templates/pages/tenant.html \
+	web/templates/pages/run.html web/templates/pages/delete-nodegroup.html
 EXTRA_DIST += $(web_templates)
 
 noinst_PROGRAMS += tools/tplc
@@ -16,8 +25,33 @@ tools_tplc_CPPFLAGS = $(AM_CPPFLAGS) -DRZ_TPL_NO_EMBEDDED
 tools_tplc_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 tools_tplc_LDADD = $(JANSSON_LIBS)
 
-nodist_core_librezus_core_la_SOURCES = core/web/templates.gen.c
+nodist_core_librezus_core_la_SOURCES += core/web/templates.gen.c
 CLEANFILES += core/web/templates.gen.c
 core/web/templates.gen.c: tools/tplc$(EXEEXT) $(web_templates)
 	@$(MKDIR_P) core/web
 	$(AM_V_GEN)tools/tplc$(EXEEXT) -o $@ -C $(srcdir) -d web/templates $(web_templates)
+
+# The WebUI's sources. web/static/ holds the vendored and built assets, committed so that
+# building the daemon needs no Node: `make web-assets` regenerates them from the npm
+# packages tools/install-deps puts into build/node (tools/web-assets). core/web/mkstatic
+# embeds every file listed here into the daemon (core/web/static.h).
+# A file added to web/static/ is served once it is named here (base names are unique).
+web_static_files = web/static/LICENSES web/static/app.css web/static/htmx.min.js \
+	web/static/htmx-ext-sse.min.js web/static/alpine.min.js
+
+EXTRA_PROGRAMS += core/web/mkstatic
+core_web_mkstatic_SOURCES = core/web/mkstatic.c
+core_web_mkstatic_CFLAGS = $(AM_CFLAGS) $(SODIUM_CFLAGS) $(ZLIB_CFLAGS)
+core_web_mkstatic_LDADD = $(SODIUM_LIBS) $(ZLIB_LIBS)
+
+nodist_core_librezus_core_la_SOURCES += core/web/static-data.c
+core/web/static-data.c: core/web/mkstatic$(EXEEXT) $(web_static_files)
+	$(AM_V_GEN)$(MKDIR_P) core/web && \
+	core/web/mkstatic$(EXEEXT) $@.tmp $(srcdir) $(web_static_files) && mv $@.tmp $@
+CLEANFILES += core/web/static-data.c core/web/mkstatic$(EXEEXT)
+EXTRA_DIST += $(web_static_files) web/styles/app.css tools/web-assets
+
+web-assets:
+	$(srcdir)/tools/web-assets
+
+.PHONY: web-assets
