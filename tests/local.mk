@@ -31,7 +31,8 @@ UNIT_TESTS = \
 	tests/unit/check_platforms \
 	tests/unit/check_talos_observe \
 	tests/unit/check_template \
-	tests/unit/check_static
+	tests/unit/check_static \
+	tests/unit/check_web
 
 INTEGRATION_TESTS = \
 	tests/integration/daemon.sh \
@@ -187,6 +188,9 @@ tests_unit_check_template_LDADD = $(TEST_LDADD)
 tests_unit_check_static_SOURCES = tests/unit/check_static.c tests/unit/testutil.h tests/unit/httpclient.h
 tests_unit_check_static_CFLAGS = $(TEST_CFLAGS) $(SODIUM_CFLAGS) $(ZLIB_CFLAGS)
 tests_unit_check_static_LDADD = $(TEST_LDADD) $(SODIUM_LIBS) $(ZLIB_LIBS)
+tests_unit_check_web_SOURCES = tests/unit/check_web.c tests/unit/testutil.h
+tests_unit_check_web_CFLAGS = $(TEST_CFLAGS) $(SODIUM_CFLAGS) $(LIBEVENT_CFLAGS)
+tests_unit_check_web_LDADD = $(TEST_LDADD) $(SODIUM_LIBS) $(LIBEVENT_LIBS)
 
 # abuse.sh's client: thousands of hostile connections from one small process.
 tests_integration_rzabuse_SOURCES = tests/integration/rzabuse.c

@@ -392,12 +392,14 @@ static void live_start(rz__page_t *pg, struct rz__live *l, const char *target, c
 	}
 	rz_req_on_close(pg->req, on_out_close, l);
 	(void)rz_reply_write(pg->req, "retry: 3000\n\n", 13);
-	pg->req = NULL;
-	rz__page_free(pg);
 	if (rz_http_inject(l->ui->http, l->out, &in, &l->in, &err) != 0) {
 		rz_log_err("webui", "cannot follow '%s': %s", target, err.msg);
-		live_end(l);
+		l->closing = true;
+		event_active(l->timer, EV_TIMEOUT, 0);
+		l->armed = true;
 	}
+	pg->req = NULL;
+	rz__page_free(pg);
 }
 
 /* A live stream needs a session; without one the browser is told 401 (and stops). */

@@ -86,7 +86,7 @@ static json_t *run_row(const json_t *r)
 	const char *phase = rz__str(r, "status.phase");
 
 	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:b, s:b}", "name",
-	                 rz__str(r, "metadata.name"), "tenant", rz__str(r, "metadata.tenant"),
+	                 rz__str(r, "metadata.name"), "tenantName", rz__str(r, "metadata.tenant"),
 	                 "operation", rz__str(r, "spec.operation"), "trigger",
 	                 rz__str(r, "spec.trigger"), "phase", phase[0] ? phase : "Queued",
 	                 "created", rz__str(r, "metadata.creationTimestamp"), "message",
