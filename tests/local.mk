@@ -66,7 +66,8 @@ INTEGRATION_TESTS = \
 	tests/integration/tls.sh \
 	tests/integration/kubectl.sh \
 	tests/integration/pyclient.sh \
-	tests/integration/webstatic.sh
+	tests/integration/webstatic.sh \
+	tests/integration/webui.sh
 
 include tests/fixtures/plugins/local.mk
 EXTRA_DIST += tests/fixtures/plugins/local.mk \
@@ -84,7 +85,7 @@ endif
 
 check_PROGRAMS += $(UNIT_TESTS) tests/integration/rzabuse
 TESTS += $(UNIT_TESTS) $(INTEGRATION_TESTS)
-EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/k8sfront.sh build-aux/tap-driver.sh \
+EXTRA_DIST += $(INTEGRATION_TESTS) tests/web/webui.mjs tests/integration/lib.sh tests/integration/k8sfront.sh build-aux/tap-driver.sh \
 	tests/plugins tests/stand-ins/talosctl tests/stand-ins/kubectl
 LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
 AM_TESTS_ENVIRONMENT = \
