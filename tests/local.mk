@@ -67,7 +67,8 @@ INTEGRATION_TESTS = \
 	tests/integration/kubectl.sh \
 	tests/integration/pyclient.sh \
 	tests/integration/webstatic.sh \
-	tests/integration/webui.sh
+	tests/integration/webui.sh \
+	tests/integration/tplc.sh
 
 include tests/fixtures/plugins/local.mk
 EXTRA_DIST += tests/fixtures/plugins/local.mk \

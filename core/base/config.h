@@ -118,6 +118,9 @@ typedef struct rz_config {
 	/* store: */
 	char *store_durability; /* "normal" or "full" */
 
+	/* web: */
+	char *web_dir; /* "" = the templates compiled into the binary */
+
 	/* log: */
 	char *log_level; /* a name rz_log_level_parse accepts */
 	char *log_file;  /* "" = stderr */

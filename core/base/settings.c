@@ -514,6 +514,13 @@ const struct rz__setting rz__settings[] = {
 	  .help = "normal: a write is acknowledged at its commit, before its fsync (a power "
 	          "loss or kernel crash can lose the last writes, a process crash cannot); "
 	          "full: after its commit is on the disk (group commit)" },
+	{ .key = "web", .kind = K_SECTION, .help = "the WebUI" },
+	{ .key = "web.dir",
+	  .kind = K_STRING,
+	  .offset = AT(web_dir),
+	  .def = "",
+	  .help = "read the WebUI's templates from this folder (web/templates of a source "
+	          "tree) at start instead of those built in; for development" },
 	{ .key = "log", .kind = K_SECTION, .help = "logging" },
 	{ .key = "log.level",
 	  .kind = K_STRING,

@@ -196,7 +196,7 @@ static void attr_start(struct compile *c, char ch)
 static void value_start(struct compile *c, enum hs hs)
 {
 	c->w.hs = hs;
-	c->kind = c->attr_len < sizeof(c->attr) ? attr_kind(c->attr) : A_PLAIN;
+	c->kind = attr_kind(c->attr); /* a name cut to fit keeps the prefixes it is judged by */
 	c->url_fixed = false;
 	c->url_query = false;
 }

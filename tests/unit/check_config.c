@@ -82,6 +82,7 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(cfg.tofu_destroy_approval, true);
 	ck_assert_int_eq(cfg.audit_retention_ms, 90 * DAY);
 	ck_assert_str_eq(cfg.backup_dir, "");
+	ck_assert_str_eq(cfg.web_dir, "");
 	ck_assert_int_eq(cfg.backup_interval_ms, 24 * HOUR);
 	ck_assert_int_eq(cfg.backup_keep, 7);
 	ck_assert_str_eq(cfg.log_level, "info");

@@ -298,6 +298,8 @@ START_TEST(test_malformed)
 	                 "t.html:1:17: a value cannot stand in a script or style attribute (pass "
 	                 "it in a data-* attribute): 'onclick'");
 	ck_compile_error("<p style=\"color: {{c}}\">", RZ_EPARSE, "'style'");
+	ck_compile_error("<p onaverylongeventname_thatdoesnotfit=\"{{c}}\">", RZ_EPARSE,
+	                 "script or style attribute");
 	ck_compile_error("<div x-data=\"{ v: '{{v}}' }\">", RZ_EPARSE, "'x-data'");
 	ck_compile_error("<b @click=\"{{v}}\">", RZ_EPARSE, "'@click'");
 	ck_compile_error("<b hx-vals='{\"a\": \"{{v}}\"}'>", RZ_EPARSE, "'hx-vals'");
