@@ -49,7 +49,8 @@ core/web/static-data.c: core/web/mkstatic$(EXEEXT) $(web_static_files)
 	$(AM_V_GEN)$(MKDIR_P) core/web && \
 	core/web/mkstatic$(EXEEXT) $@.tmp $(srcdir) $(web_static_files) && mv $@.tmp $@
 CLEANFILES += core/web/static-data.c core/web/mkstatic$(EXEEXT)
-EXTRA_DIST += $(web_static_files) web/styles/app.css tools/web-assets
+EXTRA_DIST += $(web_static_files) web/styles/app.css tools/web-assets \
+	web/templates/partials/htmx-config.html
 
 web-assets:
 	$(srcdir)/tools/web-assets
