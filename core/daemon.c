@@ -800,7 +800,7 @@ static int start_http(rz_daemon_t *d, rz_err_t *err)
 		rc = rz_web_static_routes(d->http, err);
 	}
 	if (rc == 0) {
-		rc = rz_ui_new(&d->ui, d->http, d->auth, d->access, d->base, NULL, err);
+		rc = rz_ui_new(&d->ui, d->http, d->auth, d->access, d->base, d->cfg->web_dir, err);
 	}
 	if (rc == 0) {
 		rc = rz_ui_routes(d->ui, err);

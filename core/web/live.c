@@ -402,7 +402,8 @@ static void live_start(rz__page_t *pg, struct rz__live *l, const char *target, c
 	rz__page_free(pg);
 }
 
-/* A live stream needs a session; without one the browser is told 401 (and stops). */
+/* A live stream needs a session; without one the answer is 204, which tells an EventSource
+ * to stop (the page around it sends the browser to the login). */
 static rz__page_t *live_page(rz_ui_t *ui, rz_req_t *req)
 {
 	rz__page_t *pg = rz__page_new(ui, req);
@@ -412,7 +413,7 @@ static rz__page_t *live_page(rz_ui_t *ui, rz_req_t *req)
 		return NULL;
 	}
 	if (pg->p == NULL || pg->p->must_change_password) {
-		rz_reply_error(req, 401, NULL, "log in first");
+		rz_reply(req, 204, NULL, NULL, 0);
 		rz__page_free(pg);
 		return NULL;
 	}
