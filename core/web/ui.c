@@ -292,6 +292,7 @@ void rz__page_fetch(rz__page_t *pg, int i, const char *fmt, ...)
 	if (i < 0 || i >= RZ__PAGE_FETCHES || n < 0 || (size_t)n >= sizeof(target)) {
 		return;
 	}
+	json_decref(pg->got[i].body); /* a page read again after a failed action */
 	pg->got[i] = (struct slot){ pg, i, NULL, 0 };
 	pg->pending++;
 	rz_inject_t in = { .method = "GET",

@@ -3,7 +3,8 @@
 # tests/web/webui.mjs) against the daemon with the sim plugin and a real terraform: the
 # first login changes the one-time password; a tenant and a node group are created through
 # the forms; the run's log and the machines reaching Running arrive live, without a reload;
-# a node group is scaled; a 422's causes show next to their fields; a view user finds no
+# a node group is scaled up, then down through an approved destroying plan whose resource
+# list the run page shows; a 422's causes show next to their fields; a view user finds no
 # mutating control and a forged POST (no or a wrong CSRF token) is refused; the same flow
 # behind a Home Assistant style ingress proxy (X-Ingress-Path from a trusted proxy) keeps
 # every URL under the prefix; axe-core finds no WCAG A/AA violation on any page. Every page
@@ -28,6 +29,7 @@ tofu:
   binary: $TF
   debounce: 200ms
   workers: 2
+  destroy_approval: true
 observe:
   interval: 1s
   fast_interval: 1s
@@ -49,7 +51,7 @@ SHOTS="$top_builddir/webui-screenshots"
 mkdir -p "$SHOTS"
 start=$(date +%s)
 NODE_PATH="$NODE_DIR" WEBUI_URL="http://127.0.0.1:$PORT" WEBUI_OTP="$OTP" WEBUI_SHOTS="$SHOTS" \
-	WEBUI_CHROMIUM="$CHROMIUM" timeout 80 node "$top_srcdir/tests/web/webui.mjs" >"$WORK/node.out" 2>"$WORK/node.err"
+	WEBUI_CHROMIUM="$CHROMIUM" timeout 85 node "$top_srcdir/tests/web/webui.mjs" >"$WORK/node.out" 2>"$WORK/node.err"
 rc=$?
 # The script speaks "ok - ..." / "not ok - ..." / "# ..." lines; turn them into this TAP.
 while IFS= read -r line; do
@@ -66,4 +68,5 @@ expect_eq "no page sent a CSP-violating resource to the log" "0" "$(grep -c 'Con
 kill -TERM "$DAEMON_PID"
 wait_exit "$DAEMON_PID" 15
 expect_eq "the daemon stops cleanly with live streams open" "0" "$EXIT_STATUS"
+expect_eq "its log shows no sanitizer report" "0" "$(grep -c 'runtime error:\|Sanitizer' "$WORK/daemon.log" || true)"
 done_testing

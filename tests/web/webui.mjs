@@ -164,8 +164,37 @@ async function flow(browser, base, label, tenant) {
 	} catch (e) { /* asserted */ }
 	ok(two, `${label || 'direct'}: and its second machine reaches Running live`, await page.textContent('#machine-rows'));
 
+	if (!label) {
+		// scaling down destroys a machine: with tofu.destroy_approval the run waits, the
+		// page lists what the plan deletes, and approving it applies
+		await page.goto(`${base}/tenants/${tenant}/nodegroups`);
+		await page.fill('#scale-cp', '1');
+		await Promise.all([page.waitForNavigation(), page.click('#nodegroup-cp button[type=submit]')]);
+		let awaiting = false;
+		for (let i = 0; i < 60 && !awaiting; i++) {
+			await page.goto(`${base}/tenants/${tenant}/runs`);
+			const first = page.locator('tbody tr').first();
+			awaiting = /AwaitingApproval/.test(await first.textContent());
+			if (!awaiting) await page.waitForTimeout(250);
+		}
+		ok(awaiting, 'direct: scaling down waits for approval of its destroying plan');
+		await Promise.all([page.waitForNavigation(), page.locator('tbody a').first().click()]);
+		const plan = await page.textContent('#h-plan + p, main ul');
+		ok(/delete[\s\S]*cp\[1\]|cp\[1\][\s\S]*delete/.test(await page.textContent('main')),
+			'direct: the run page lists the resource the plan deletes', plan);
+		await audit(page, 'run-approval');
+		await page.fill('#reason', 'scale down after the test');
+		await Promise.all([page.waitForNavigation(), page.click('main form[action$="/approve"] button')]);
+		ok(page.url().includes('toast=approved'), 'direct: the plan is approved through its form', page.url());
+		let applied = false;
+		try {
+			await page.waitForFunction(() => /Succeeded/.test(document.querySelector('#run-log-end')?.textContent || ''), null, { timeout: 30000 });
+			applied = true;
+		} catch (e) { /* asserted */ }
+		ok(applied, 'direct: and the approved run applies, its end arriving live', await page.textContent('#run-log-end'));
+	}
 	await page.goto(`${base}/tenants/${tenant}/nodegroups/cp/delete`);
-	ok(/destroys its 2 machines/.test(await page.textContent('main')) && /cp-0/.test(await page.textContent('main')),
+	ok(/destroys its [12] machines/.test(await page.textContent('main')) && /cp-0/.test(await page.textContent('main')),
 		`${label || 'direct'}: deleting a node group first names the machines it destroys`);
 	await audit(page, `delete-nodegroup${sfx}`);
 	await page.goto(base + '/');
