@@ -494,8 +494,8 @@ static bool names_ok(rz__page_t *pg)
 
 static void get_tenant(rz_req_t *req, void *ctx)
 {
-	rz__page_t *pg = rz__page_new(ctx, req);
 	const char *tab = rz_req_param(req, "tab");
+	rz__page_t *pg = rz__page_new(ctx, req);
 	size_t i = 0;
 
 	if (pg == NULL || !rz__page_need_login(pg) || !names_ok(pg)) {
@@ -718,8 +718,8 @@ static void run_done(rz__page_t *pg, int code, json_t *body, const rz_inject_rep
 
 static void post_run_action(rz_req_t *req, void *ctx)
 {
-	rz__page_t *pg = rz__post_page(ctx, req);
 	const char *what = strstr(rz_req_path(req), "/approve") ? "approve" : "cancel";
+	rz__page_t *pg = rz__post_page(ctx, req); /* NULL: answered, req is gone */
 	char target[240];
 
 	if (pg == NULL || !names_ok(pg)) {
