@@ -46,6 +46,7 @@
 #include "core/base/version.h"
 #include "core/base/workers.h"
 #include "core/web/static.h"
+#include "core/web/ui.h"
 
 #define WORKER_THREADS 2
 #define HEARTBEAT_MS   15000
@@ -78,6 +79,7 @@ struct rz_daemon {
 	rz_observer_t *observer;
 	rz_upgrader_t *upgrader;
 	rz_backups_t *backups;
+	rz_ui_t *ui;
 	char observe_dir[PATH_MAX];
 	char state_url[300];
 	char workdir[PATH_MAX];
@@ -482,6 +484,7 @@ void rz_daemon_stop(rz_daemon_t *d)
 	}
 	d->stopping = true;
 	d->drain_left_ms = RZ_SHUTDOWN_GRACE_MS;
+	rz_ui_close_all(d->ui);
 	rz_watch_hub_close_all(d->watches);
 	rz_http_shutdown(d->http);
 	event_add(d->drain, &tv);
@@ -827,6 +830,12 @@ static int start_http(rz_daemon_t *d, rz_err_t *err)
 	}
 	if (rc == 0) {
 		rc = rz_web_static_routes(d->http, err);
+	}
+	if (rc == 0) {
+		rc = rz_ui_new(&d->ui, d->http, d->auth, d->access, d->base, d->cfg->web_dir, err);
+	}
+	if (rc == 0) {
+		rc = rz_ui_routes(d->ui, err);
 	}
 	if (rc == 0) {
 		rc = start_backups(d, err);
@@ -1179,6 +1188,7 @@ void rz_daemon_free(rz_daemon_t *d)
 	rz_workers_free(d->workers);
 	rz_db_stop(d->db);           /* the last sync: the writes waiting for it are answered */
 	rz_backups_free(d->backups); /* after the pool: a backup's done() uses it */
+	rz_ui_free(d->ui);           /* its live streams follow watches: before the hub */
 	rz_watch_hub_free(d->watches);
 	rz_http_free(d->http);
 	rz_tls_free(d->tls); /* after the server: its connections hold their own references */

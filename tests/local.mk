@@ -32,7 +32,8 @@ UNIT_TESTS = \
 	tests/unit/check_talos_observe \
 	tests/unit/check_openapi \
 	tests/unit/check_static \
-	tests/unit/check_template
+	tests/unit/check_template \
+	tests/unit/check_web
 
 INTEGRATION_TESTS = \
 	tests/integration/daemon.sh \
@@ -68,6 +69,7 @@ INTEGRATION_TESTS = \
 	tests/integration/pyclient.sh \
 	tests/integration/openapi.sh \
 	tests/integration/webstatic.sh \
+	tests/integration/webui.sh \
 	tests/integration/tplc.sh
 
 include tests/fixtures/plugins/local.mk
@@ -86,7 +88,7 @@ endif
 
 check_PROGRAMS += $(UNIT_TESTS) tests/integration/rzabuse
 TESTS += $(UNIT_TESTS) $(INTEGRATION_TESTS)
-EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/k8sfront.sh build-aux/tap-driver.sh \
+EXTRA_DIST += $(INTEGRATION_TESTS) tests/web/webui.mjs tests/integration/lib.sh tests/integration/k8sfront.sh build-aux/tap-driver.sh \
 	tests/integration/openapi-client.ts redocly.yaml \
 	tests/plugins tests/stand-ins/talosctl tests/stand-ins/kubectl
 LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
@@ -188,12 +190,15 @@ tests_unit_check_platforms_LDADD = $(TEST_LDADD)
 tests_unit_check_talos_observe_SOURCES = tests/unit/check_talos_observe.c tests/unit/testutil.h
 tests_unit_check_talos_observe_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_talos_observe_LDADD = $(TEST_LDADD)
-tests_unit_check_static_SOURCES = tests/unit/check_static.c tests/unit/testutil.h tests/unit/httpclient.h
-tests_unit_check_static_CFLAGS = $(TEST_CFLAGS) $(SODIUM_CFLAGS) $(ZLIB_CFLAGS)
-tests_unit_check_static_LDADD = $(TEST_LDADD) $(SODIUM_LIBS) $(ZLIB_LIBS)
 tests_unit_check_template_SOURCES = tests/unit/check_template.c tests/unit/testutil.h
 tests_unit_check_template_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_template_LDADD = $(TEST_LDADD)
+tests_unit_check_static_SOURCES = tests/unit/check_static.c tests/unit/testutil.h tests/unit/httpclient.h
+tests_unit_check_static_CFLAGS = $(TEST_CFLAGS) $(SODIUM_CFLAGS) $(ZLIB_CFLAGS)
+tests_unit_check_static_LDADD = $(TEST_LDADD) $(SODIUM_LIBS) $(ZLIB_LIBS)
+tests_unit_check_web_SOURCES = tests/unit/check_web.c tests/unit/testutil.h
+tests_unit_check_web_CFLAGS = $(TEST_CFLAGS) $(SODIUM_CFLAGS) $(LIBEVENT_CFLAGS)
+tests_unit_check_web_LDADD = $(TEST_LDADD) $(SODIUM_LIBS) $(LIBEVENT_LIBS)
 
 # abuse.sh's client: thousands of hostile connections from one small process.
 tests_integration_rzabuse_SOURCES = tests/integration/rzabuse.c

@@ -1,3 +1,36 @@
+# The WebUI's templates and vendored static assets are installed from this directory.
+
+# Templates: compiled into the daemon. tools/tplc compiles each with the daemon's engine
+# (a malformed one fails the build with its file:line:col) and writes the C table
+# core/web/templates.gen.c, in the build tree. Every template under web/templates is listed
+# here (tplc refuses one that is not), so the binary and the tarball hold the same ones.
+web_templates = \
+	web/templates/layout.html \
+	web/templates/pages/hello.html \
+	web/templates/partials/htmx-config.html \
+	web/templates/parts/top.html web/templates/parts/bottom.html \
+	web/templates/parts/tabs.html web/templates/parts/tenant-rows.html \
+	web/templates/parts/machine-rows.html web/templates/parts/nodegroups.html \
+	web/templates/parts/runs.html \
+	web/templates/pages/error.html web/templates/pages/login.html \
+	web/templates/pages/password.html web/templates/pages/dashboard.html \
+	web/templates/pages/tenants.html web/templates/pages/tenant.html \
+	web/templates/pages/run.html web/templates/pages/delete-nodegroup.html
+EXTRA_DIST += $(web_templates)
+
+noinst_PROGRAMS += tools/tplc
+tools_tplc_SOURCES = tools/tplc.c core/web/template.c core/web/template.h \
+	core/base/errors.c core/base/errors.h
+tools_tplc_CPPFLAGS = $(AM_CPPFLAGS) -DRZ_TPL_NO_EMBEDDED
+tools_tplc_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+tools_tplc_LDADD = $(JANSSON_LIBS)
+
+nodist_core_librezus_core_la_SOURCES += core/web/templates.gen.c
+CLEANFILES += core/web/templates.gen.c
+core/web/templates.gen.c: tools/tplc$(EXEEXT) $(web_templates)
+	@$(MKDIR_P) core/web
+	$(AM_V_GEN)tools/tplc$(EXEEXT) -o $@ -C $(srcdir) -d web/templates $(web_templates)
+
 # The WebUI's sources. web/static/ holds the vendored and built assets, committed so that
 # building the daemon needs no Node: `make web-assets` regenerates them from the npm
 # packages tools/install-deps puts into build/node (tools/web-assets). core/web/mkstatic
@@ -22,26 +55,3 @@ web-assets:
 	$(srcdir)/tools/web-assets
 
 .PHONY: web-assets
-
-# Templates: compiled into the daemon. tools/tplc compiles each with the daemon's engine
-# (a malformed one fails the build with its file:line:col) and writes the C table
-# core/web/templates.gen.c, in the build tree. Every template under web/templates is listed
-# here (tplc refuses one that is not), so the binary and the tarball hold the same ones.
-web_templates = \
-	web/templates/layout.html \
-	web/templates/pages/hello.html \
-	web/templates/partials/htmx-config.html
-EXTRA_DIST += $(web_templates)
-
-noinst_PROGRAMS += tools/tplc
-tools_tplc_SOURCES = tools/tplc.c core/web/template.c core/web/template.h \
-	core/base/errors.c core/base/errors.h
-tools_tplc_CPPFLAGS = $(AM_CPPFLAGS) -DRZ_TPL_NO_EMBEDDED
-tools_tplc_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
-tools_tplc_LDADD = $(JANSSON_LIBS)
-
-nodist_core_librezus_core_la_SOURCES += core/web/templates.gen.c
-CLEANFILES += core/web/templates.gen.c
-core/web/templates.gen.c: tools/tplc$(EXEEXT) $(web_templates)
-	@$(MKDIR_P) core/web
-	$(AM_V_GEN)tools/tplc$(EXEEXT) -o $@ -C $(srcdir) -d web/templates $(web_templates)

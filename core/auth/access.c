@@ -99,6 +99,11 @@ static bool trusted(const rz_access_t *a, const char *peer)
 	return false;
 }
 
+bool rz_access_trusted_peer(const rz_access_t *a, const rz_req_t *req)
+{
+	return trusted(a, rz_req_peer(req));
+}
+
 const char *rz_access_source_ip(const rz_access_t *a, const rz_req_t *req)
 {
 	struct reqinfo *i = info((rz_req_t *)req);
@@ -311,11 +316,52 @@ static bool owner_may(const rz_route_t *route, rz_req_t *req, const rz_principal
 	return k != NULL && k->owner_may && owner != NULL && strcmp(owner, p->user) == 0;
 }
 
+bool rz_cookie_get(const char *header, const char *name, char *out, size_t size)
+{
+	size_t nlen = strlen(name);
+
+	for (const char *p = header; p != NULL && *p != '\0';) {
+		size_t len;
+		while (*p == ' ' || *p == '\t') {
+			p++;
+		}
+		len = strcspn(p, ";");
+		if (len > nlen && strncmp(p, name, nlen) == 0 && p[nlen] == '=') {
+			size_t vlen = len - nlen - 1;
+			if (vlen == 0 || vlen >= size) {
+				return false;
+			}
+			memcpy(out, p + nlen + 1, vlen);
+			out[vlen] = '\0';
+			return true;
+		}
+		p = p[len] == ';' ? p + len + 1 : NULL;
+	}
+	return false;
+}
+
+/* The credentials of req: its Authorization header, or on the WebUI's routes the session
+ * cookie as a bearer token (into buf). NULL when there are none. */
+static const char *credentials(const rz_req_t *req, const rz_route_t *route, char *buf, size_t size)
+{
+	const char *h = rz_req_header(req, "Authorization");
+	char tok[RZ_COOKIE_MAX];
+
+	if (h != NULL || !route->cookie ||
+	    !rz_cookie_get(rz_req_header(req, "Cookie"), RZ_SESSION_COOKIE, tok, sizeof(tok))) {
+		return h;
+	}
+	snprintf(buf, size, "Bearer %s", tok);
+	sodium_memzero(tok, sizeof(tok));
+	return buf;
+}
+
 bool rz_access_guard(void *ctx, rz_req_t *req, const rz_route_t *route)
 {
 	rz_access_t *a = ctx;
 	struct reqinfo *i = info(req);
 	rz_err_t err = { 0 };
+	char cookie[RZ_COOKIE_MAX + 8];
 	int rc;
 
 	if (route->role == RZ_ROLE_UNSET || i == NULL) {
@@ -323,7 +369,9 @@ bool rz_access_guard(void *ctx, rz_req_t *req, const rz_route_t *route)
 		forbidden(req, route, NULL, "this route is not open to anyone");
 		return false;
 	}
-	rc = rz_auth_authenticate(a->auth, rz_req_header(req, "Authorization"), &i->p, &err);
+	rc = rz_auth_authenticate(a->auth, credentials(req, route, cookie, sizeof(cookie)), &i->p,
+	                          &err);
+	sodium_memzero(cookie, sizeof(cookie));
 	i->authenticated = rc == 0;
 	if (route->role == RZ_ROLE_PUBLIC) {
 		return true;

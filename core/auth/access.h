@@ -31,6 +31,18 @@ const rz_principal_t *rz_access_principal(const rz_req_t *req);
 /* Set who is asking (after a login on a public route), for the audit row. */
 void rz_access_set_principal(rz_req_t *req, const rz_principal_t *p);
 
+/* The WebUI's session cookie: the session token the API's login issues. */
+#define RZ_SESSION_COOKIE "rezus_session"
+#define RZ_COOKIE_MAX     2048 /* a cookie value longer than this is not read */
+
+/* The value of cookie name in a Cookie header (may be NULL) into out: false when absent,
+ * empty or not shorter than size. */
+bool rz_cookie_get(const char *header, const char *name, char *out, size_t size);
+
+/* True when req's peer is one of server.trusted_proxies (whose X-Forwarded-For and
+ * X-Ingress-Path are believed). */
+bool rz_access_trusted_peer(const rz_access_t *a, const rz_req_t *req);
+
 /* The client's address: the first X-Forwarded-For hop when the peer is a trusted proxy,
  * else the peer. Borrowed — valid with req. */
 const char *rz_access_source_ip(const rz_access_t *a, const rz_req_t *req);

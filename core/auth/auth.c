@@ -91,6 +91,23 @@ static int64_t now_s(void)
 	return (int64_t)time(NULL);
 }
 
+/* ------------------------------------------------------------------ derived keys */
+
+void rz_auth_derive_key(const rz_auth_t *a, const char *purpose,
+                        unsigned char out[RZ_DERIVED_KEY_LEN])
+{
+	crypto_generichash_state st;
+	unsigned char key[crypto_generichash_KEYBYTES];
+
+	/* the signing secret is never used as it is for anything but JWTs: hash it down first */
+	crypto_generichash(key, sizeof(key), a->secret, a->secret_len, NULL, 0);
+	crypto_generichash_init(&st, key, sizeof(key), RZ_DERIVED_KEY_LEN);
+	crypto_generichash_update(&st, (const unsigned char *)"rezuscloud derived key\0", 23);
+	crypto_generichash_update(&st, (const unsigned char *)purpose, strlen(purpose));
+	crypto_generichash_final(&st, out, RZ_DERIVED_KEY_LEN);
+	sodium_memzero(key, sizeof(key));
+}
+
 /* ------------------------------------------------------------------ roles */
 
 int rz_role_parse(const char *s)

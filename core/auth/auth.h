@@ -75,6 +75,12 @@ int rz_auth_revoke(rz_auth_t *a, const char *jti, int64_t exp, rz_err_t *err);
  * by itself (their rows go with it). */
 int rz_auth_end_sessions(rz_db_t *db, const char *user, const char *keep_jti, rz_err_t *err);
 
+/* A key for purpose (e.g. "webui-csrf"), derived from the JWT secret: stable across
+ * restarts, different per purpose, and telling nothing about the secret. */
+#define RZ_DERIVED_KEY_LEN 32
+void rz_auth_derive_key(const rz_auth_t *a, const char *purpose,
+                        unsigned char out[RZ_DERIVED_KEY_LEN]);
+
 /* ---- API tokens ---- */
 
 /* A new secret: "rzt_" + base64url(32 random bytes), NUL-terminated in out. */

@@ -114,6 +114,19 @@ struct rz_req {
 	void (*on_drain)(rz_req_t *req, void *arg); /* once the backlog is at most drain_below */
 	void *on_drain_arg;
 	size_t drain_below;
+	bool tls;           /* it came over TLS */
+	struct inject *inj; /* an in-process request (rz_http_inject): its reply is captured */
+};
+
+/* What an in-process request's reply is captured into. */
+struct inject {
+	rz_inject_done_fn done;
+	rz_inject_data_fn data; /* live streams: each piece as it comes; NULL = buffer it */
+	void *arg;
+	char *ctype;
+	char *body;
+	size_t len, cap, max;
+	bool truncated, canceled;
 };
 
 struct conn {
@@ -128,6 +141,7 @@ struct conn {
 	bool closing;  /* close once the output drains */
 	bool dead;     /* cut off: free at the next turn of the loop */
 	bool in_process;
+	bool tls; /* served over TLS */
 	char peer[INET6_ADDRSTRLEN];
 	struct peer *pe;        /* this address's counters */
 	struct event *deadline; /* the header, body or linger deadline */
@@ -601,6 +615,11 @@ static void req_free(rz_req_t *req)
 		req->data_free(req->data);
 	}
 	free(req->error);
+	if (req->inj != NULL) {
+		free(req->inj->ctype);
+		free(req->inj->body);
+		free(req->inj);
+	}
 	free(req);
 }
 
@@ -614,6 +633,7 @@ static rz_req_t *req_new(struct conn *c)
 	req->conn = c;
 	req->h = c->h;
 	req->pe = c->pe;
+	req->tls = c->tls;
 	snprintf(req->peer, sizeof(req->peer), "%s", c->peer);
 	clock_gettime(CLOCK_MONOTONIC, &req->start);
 	return req;
@@ -918,6 +938,70 @@ static void access_log(rz_req_t *req, int code, size_t bytes)
 	         "peer", req->peer, "request_id", req->id, NULL);
 }
 
+/* ------------------------------------------------------------------ in-process requests */
+
+/* Append to the captured body, up to its cap: false (and truncated) beyond it. */
+static bool inject_capture(rz_req_t *req, const char *ctype, const void *data, size_t len)
+{
+	struct inject *in = req->inj;
+
+	if (ctype != NULL && in->ctype == NULL) {
+		in->ctype = strdup(ctype);
+	}
+	if (len == 0) {
+		return true;
+	}
+	if (in->len + len > in->max) {
+		in->truncated = true;
+		return false;
+	}
+	if (in->len + len + 1 > in->cap) {
+		size_t cap = in->cap ? in->cap : 4096;
+		char *p;
+		while (cap < in->len + len + 1) {
+			cap *= 2;
+		}
+		p = realloc(in->body, cap);
+		if (p == NULL) {
+			in->truncated = true;
+			return false;
+		}
+		in->body = p;
+		in->cap = cap;
+	}
+	memcpy(in->body + in->len, data, len);
+	in->len += len;
+	in->body[in->len] = '\0';
+	return true;
+}
+
+/* Hand the captured reply to its caller (unless canceled) and free the request. */
+static void inject_finish(rz_req_t *req, int code)
+{
+	struct inject *in = req->inj;
+	rz_inject_reply_t r = { .code = code,
+		                .content_type = in->ctype,
+		                .body = in->body ? in->body : "",
+		                .len = in->len,
+		                .truncated = in->truncated,
+		                .req = req };
+
+	if (in->done != NULL && !in->canceled) {
+		in->done(in->arg, &r);
+	}
+	req_free(req);
+}
+
+const char *rz_req_reply_header(const rz_req_t *req, const char *name)
+{
+	return kv_get(&req->out, name, true);
+}
+
+bool rz_req_tls(const rz_req_t *req)
+{
+	return req->tls;
+}
+
 static void write_head(struct evbuffer *out, const rz_req_t *req, int code, const char *ctype,
                        size_t len, bool close)
 {
@@ -967,6 +1051,11 @@ void rz_reply(rz_req_t *req, int code, const char *ctype, const void *body, size
 	if (h != NULL) {
 		flight_unlink(h, req);
 	}
+	if (req->inj != NULL) {
+		inject_capture(req, ctype, body, len);
+		inject_finish(req, code);
+		return;
+	}
 	if (c == NULL) {
 		req_free(req);
 		return;
@@ -994,6 +1083,10 @@ static int reply_begin(rz_req_t *req, int code, const char *ctype, bool live)
 	req->live = live;
 	req->stream_code = code;
 	req->head_only = strcmp(req->method, "HEAD") == 0;
+	if (req->inj != NULL) {
+		inject_capture(req, ctype, NULL, 0);
+		return req->inj->canceled ? -EPIPE : 0;
+	}
 	if (c == NULL) {
 		return -EPIPE;
 	}
@@ -1032,11 +1125,31 @@ static void conn_cut(struct conn *c)
 	event_active(c->resume, EV_TIMEOUT, 0);
 }
 
+static int inject_write(rz_req_t *req, const void *data, size_t len)
+{
+	struct inject *in = req->inj;
+
+	if (in->canceled) {
+		return -EPIPE;
+	}
+	req->stream_bytes += len;
+	if (len == 0 || req->head_only) {
+		return 0;
+	}
+	if (in->data != NULL) {
+		return in->data(in->arg, data, len) < 0 ? -EPIPE : 0;
+	}
+	return inject_capture(req, NULL, data, len) ? 0 : -ENOBUFS;
+}
+
 int rz_reply_write(rz_req_t *req, const void *data, size_t len)
 {
 	struct conn *c = req->conn;
 	struct evbuffer *out;
 
+	if (req->inj != NULL) {
+		return inject_write(req, data, len);
+	}
 	if (c == NULL) {
 		return -EPIPE;
 	}
@@ -1086,6 +1199,10 @@ void rz_reply_end(rz_req_t *req)
 	if (h != NULL) {
 		flight_unlink(h, req);
 	}
+	if (req->inj != NULL) {
+		inject_finish(req, req->stream_code);
+		return;
+	}
 	if (c == NULL) {
 		req_free(req);
 		return;
@@ -1109,6 +1226,9 @@ void rz_reply_end(rz_req_t *req)
 
 void rz_reply_abort(rz_req_t *req)
 {
+	if (req->inj != NULL) {
+		req->inj->truncated = true;
+	}
 	if (req->conn != NULL) {
 		conn_cut(req->conn);
 	}
@@ -1952,6 +2072,7 @@ static void on_peek(evutil_socket_t fd, short what, void *arg)
 	case RZ_TLS_HELLO_TLS:
 		event_free(c->peek);
 		c->peek = NULL;
+		c->tls = true;
 		if (conn_start(c, rz_tls_accept(c->h->tls, c->h->base, c->fd))) {
 			arm(c, P_HANDSHAKE,
 			    c->h->opts.header_timeout_ms); /* the handshake's bound */
@@ -2317,6 +2438,119 @@ void rz_http_free(rz_http_t *h)
 		}
 	}
 	free(h);
+}
+
+/* ------------------------------------------------------------------ in-process requests */
+
+static int inject_headers(rz_req_t *req, const rz_req_t *parent, const rz_inject_t *in)
+{
+	static const char *const copied[] = { "X-Forwarded-For", "User-Agent" };
+	int rc = 0;
+
+	for (size_t i = 0; parent != NULL && rc == 0 && i < sizeof(copied) / sizeof(copied[0]);
+	     i++) {
+		const char *v = kv_get(&parent->in, copied[i], true);
+		if (v != NULL) {
+			rc = kv_add(&req->in, copied[i], strlen(copied[i]), v, strlen(v));
+		}
+	}
+	if (rc == 0 && in->authorization != NULL) {
+		rc = kv_add(&req->in, "Authorization", 13, in->authorization,
+		            strlen(in->authorization));
+	}
+	if (rc == 0 && in->accept != NULL) {
+		rc = kv_add(&req->in, "Accept", 6, in->accept, strlen(in->accept));
+	}
+	if (rc == 0 && in->content_type != NULL) {
+		rc = kv_add(&req->in, "Content-Type", 12, in->content_type,
+		            strlen(in->content_type));
+	}
+	return rc;
+}
+
+static rz_req_t *inject_new(rz_http_t *h, const rz_req_t *parent, const rz_inject_t *in)
+{
+	rz_req_t *req = calloc(1, sizeof(*req));
+
+	if (req == NULL || (req->inj = calloc(1, sizeof(*req->inj))) == NULL ||
+	    (req->url = strdup(in->target)) == NULL || (req->body = malloc(in->len + 1)) == NULL ||
+	    inject_headers(req, parent, in) != 0) {
+		req_free(req);
+		return NULL;
+	}
+	req->h = h;
+	req->url_len = strlen(req->url);
+	snprintf(req->method, sizeof(req->method), "%s", in->method);
+	req->mbit = method_bit(req->method);
+	if (in->len > 0) {
+		memcpy(req->body, in->body, in->len);
+	}
+	req->body[in->len] = '\0';
+	req->body_len = in->len;
+	req->tls = parent != NULL && parent->tls;
+	snprintf(req->peer, sizeof(req->peer), "%s", parent ? parent->peer : "127.0.0.1");
+	if (parent != NULL) {
+		snprintf(req->id, sizeof(req->id), "%s", parent->id);
+	} else {
+		request_id(req);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &req->start);
+	req->inj->done = in->done;
+	req->inj->data = in->data;
+	req->inj->arg = in->arg;
+	req->inj->max = in->max_reply ? in->max_reply : h->opts.max_stream_backlog;
+	return req;
+}
+
+int rz_http_inject(rz_http_t *h, const rz_req_t *parent, const rz_inject_t *in, rz_req_t **handle,
+                   rz_err_t *err)
+{
+	rz_req_t *req;
+
+	if (in->method == NULL || in->target == NULL || in->target[0] != '/' ||
+	    strlen(in->method) >= sizeof(req->method) || (in->body == NULL && in->len > 0)) {
+		return rz_err_set(err, -EINVAL, "http: a malformed in-process request");
+	}
+	if (in->len > h->opts.max_body) {
+		return rz_err_set(err, -E2BIG, "http: request body exceeds the limit of %llu bytes",
+		                  (unsigned long long)h->opts.max_body);
+	}
+	if (h->draining) {
+		return rz_err_set(err, -ESHUTDOWN, "http: the server is shutting down");
+	}
+	req = inject_new(h, parent, in);
+	if (req == NULL) {
+		return rz_err_set(err, -ENOMEM, "http: out of memory");
+	}
+	req->fnext = h->flight;
+	if (h->flight != NULL) {
+		h->flight->fprev = req;
+	}
+	h->flight = req;
+	h->in_flight++;
+	if (handle != NULL) {
+		*handle = req;
+	}
+	if (parse_target(req) < 0) {
+		rz_reply_error(req, 400, NULL, "%s",
+		               req->reject_msg[0] ? req->reject_msg : "malformed request");
+	} else {
+		route_request(h, req);
+	}
+	return 0;
+}
+
+void rz_http_inject_cancel(rz_req_t *req)
+{
+	if (req == NULL || req->inj == NULL || req->inj->canceled) {
+		return;
+	}
+	req->inj->canceled = true;
+	if (req->on_close != NULL) {
+		void (*fn)(rz_req_t *, void *) = req->on_close;
+		req->on_close = NULL;
+		fn(req, req->on_close_arg);
+	}
 }
 
 /* ------------------------------------------------------------------ a given connection */

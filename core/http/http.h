@@ -90,6 +90,8 @@ typedef struct rz_route {
 	bool basic_auth;  /* a 401 asks for HTTP basic credentials (tofu's http backend speaks
 	                     nothing else), not a bearer token */
 	const rz_route_doc_t *doc; /* for the OpenAPI document, or NULL (see rz_route_doc_t) */
+	bool cookie;      /* the WebUI's pages: the session cookie authenticates too (never for
+	                     /api: a cookie rides along on forged cross-site requests) */
 } rz_route_t;
 
 typedef struct rz_http_opts {
@@ -277,6 +279,61 @@ void rz_req_on_close(rz_req_t *req, void (*fn)(rz_req_t *req, void *arg), void *
 
 /* Reply with status (takes ownership); the HTTP code is status.code. */
 void rz_reply_status(rz_req_t *req, json_t *status);
+
+/* ---- in-process requests: the WebUI acts through the API's own routes ---- */
+
+/* The captured reply to an in-process request. Borrowed — valid during the callback. */
+typedef struct rz_inject_reply {
+	int code;
+	const char *content_type; /* NULL when none was given */
+	const char *body;         /* NUL-terminated; "" when empty; for a live stream with a
+	                             data callback, "" (the pieces went there) */
+	size_t len;
+	bool truncated;      /* the reply was longer than max_reply, or cut off */
+	const rz_req_t *req; /* the request, for rz_req_reply_header() */
+} rz_inject_reply_t;
+
+/* Called once with the reply, from within rz_http_inject when the handler answers at once
+ * or later on the loop; not after rz_http_inject_cancel. The request is freed after it
+ * returns: forget the handle there. */
+typedef void (*rz_inject_done_fn)(void *arg, const rz_inject_reply_t *reply);
+/* A streamed reply's pieces as they are written (data borrowed); < 0 ends the stream as if
+ * its client had gone. */
+typedef int (*rz_inject_data_fn)(void *arg, const char *data, size_t len);
+
+typedef struct rz_inject {
+	const char *method;        /* "GET", "POST", ... */
+	const char *target;        /* path and query, percent-encoded as on the wire */
+	const char *authorization; /* its Authorization header, or NULL */
+	const char *accept;        /* its Accept header, or NULL */
+	const char *content_type;  /* NULL when there is no body */
+	const char *body;          /* copied; may be NULL when len is 0 */
+	size_t len;                /* at most max_body */
+	size_t max_reply;          /* a captured body longer than this is cut (truncated);
+	                              0 = max_stream_backlog */
+	rz_inject_done_fn done;
+	rz_inject_data_fn data; /* NULL: the body is captured for done */
+	void *arg;
+} rz_inject_t;
+
+/* Dispatch a request in process through the route table, the guard and the observer (so it
+ * is authorised, audited and counted like one from the network), with parent's peer
+ * address, X-Forwarded-For, User-Agent, TLS and request id (parent may be NULL); its reply
+ * goes to in->done instead of a socket. *handle (may be NULL) is set to the request before
+ * it is dispatched: valid until done runs. 0, or -EINVAL/-E2BIG/-ESHUTDOWN/-ENOMEM (done is
+ * then not called). */
+int rz_http_inject(rz_http_t *h, const rz_req_t *parent, const rz_inject_t *in, rz_req_t **handle,
+                   rz_err_t *err);
+
+/* Give up on an in-process request still outstanding, as if its client had gone: its
+ * on-close callback runs (a live stream ends), done is not called. */
+void rz_http_inject_cancel(rz_req_t *req);
+
+/* A response header set on req (rz_req_add_header), or NULL. Borrowed. */
+const char *rz_req_reply_header(const rz_req_t *req, const char *name);
+
+/* True when req came over TLS (or, in process, its parent did). */
+bool rz_req_tls(const rz_req_t *req);
 
 /* Serve a connection that is already open, as if it had been accepted from 127.0.0.1: the
  * request parser's fuzz target (fuzz/http_request.c) feeds raw bytes through one end of a

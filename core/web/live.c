@@ -1,0 +1,506 @@
+/* core/web/live.c - the WebUI's live regions: Server-Sent Events whose data is HTML, made
+ * from the API's own streams (a watch of a list, a run's log) read in process, so that the
+ * pages need no client-side data handling: HTMX's SSE extension swaps the fragments in. */
+#include <config.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "core/base/log.h"
+#include "core/web/page.h"
+
+#define LINE_MAX_BYTES (1024 * 1024) /* a watch line or log line longer than this is dropped */
+#define FLUSH_MS       150           /* changes are sent at most this often */
+#define LOG_BATCH      (64 * 1024)   /* log HTML held before a flush, about */
+
+enum live_kind { LIVE_TABLE, LIVE_LOG };
+
+struct rz__live {
+	rz_ui_t *ui;
+	rz_req_t *out; /* the browser's stream */
+	rz_req_t *in;  /* the API's, in process */
+	struct rz__live *prev, *next;
+	enum live_kind kind;
+	struct event *timer;
+	bool armed, closing;
+	/* a table: the objects by name, rendered whole with tpl */
+	json_t *objs;
+	json_t *view;
+	const char *tpl;
+	json_t *(*row)(const json_t *);
+	/* the line being received */
+	char *line;
+	size_t len;
+	bool overflow;
+	/* a log: the SSE event being received, the HTML not yet sent */
+	char event[32];
+	char *html;
+	size_t hlen;
+	bool ended;
+};
+
+/* ------------------------------------------------------------------ ending */
+
+static void live_free(struct rz__live *l)
+{
+	if (l->prev != NULL) {
+		l->prev->next = l->next;
+	} else if (l->ui->lives == l) {
+		l->ui->lives = l->next;
+	}
+	if (l->next != NULL) {
+		l->next->prev = l->prev;
+	}
+	if (l->timer != NULL) {
+		event_free(l->timer);
+	}
+	json_decref(l->objs);
+	json_decref(l->view);
+	free(l->line);
+	free(l->html);
+	free(l);
+}
+
+/* End both streams and free l. */
+static void live_end(struct rz__live *l)
+{
+	rz_req_t *in = l->in, *out = l->out;
+
+	l->in = NULL;
+	l->out = NULL;
+	if (in != NULL) {
+		rz_http_inject_cancel(in);
+	}
+	if (out != NULL) {
+		rz_req_on_close(out, NULL, NULL);
+		rz_reply_end(out);
+	}
+	live_free(l);
+}
+
+static void on_out_close(rz_req_t *req, void *arg)
+{
+	(void)req;
+	live_end(arg);
+}
+
+static void in_done(void *arg, const rz_inject_reply_t *r)
+{
+	struct rz__live *l = arg;
+
+	l->in = NULL;
+	if (r->code != 200) {
+		rz_logkv(RZ_LOG_INFO, "webui", "live stream refused", "path", rz_req_path(r->req),
+		         "code",
+		         r->code == 403   ? "403"
+		         : r->code == 404 ? "404"
+		                          : "other",
+		         NULL);
+	}
+	l->closing = true;
+	if (!l->armed) {
+		event_active(l->timer, EV_TIMEOUT, 0); /* not inside the API's handler */
+		l->armed = true;
+	}
+}
+
+/* ------------------------------------------------------------------ sending */
+
+/* Write one SSE event whose data is text (its lines each a data: line). false when the
+ * browser has gone. */
+static bool send_event(struct rz__live *l, const char *event, const char *text, size_t len)
+{
+	char head[64];
+	int n = snprintf(head, sizeof(head), "event: %s\n", event);
+
+	if (rz_reply_write(l->out, head, (size_t)n) != 0) {
+		return false;
+	}
+	for (size_t at = 0; at <= len;) {
+		const char *nl = memchr(text + at, '\n', len - at);
+		size_t piece = nl ? (size_t)(nl - (text + at)) : len - at;
+		if (rz_reply_write(l->out, "data: ", 6) != 0 ||
+		    rz_reply_write(l->out, text + at, piece) != 0 ||
+		    rz_reply_write(l->out, "\n", 1) != 0) {
+			return false;
+		}
+		at += piece + 1;
+	}
+	return rz_reply_write(l->out, "\n", 1) == 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(rz__str(*(json_t *const *)a, "name"), rz__str(*(json_t *const *)b, "name"));
+}
+
+static bool flush_table(struct rz__live *l)
+{
+	json_t *rows = json_array(), *o;
+	const char *k;
+	char *html = NULL;
+	size_t len = 0, n = json_object_size(l->objs), i = 0;
+	json_t **v = calloc(n + 1, sizeof(*v));
+	rz_err_t err = { 0 };
+	bool ok = true;
+
+	json_object_foreach(l->objs, k, o)
+	{
+		v[i++] = l->row(o);
+	}
+	qsort(v, n, sizeof(*v), by_name);
+	for (i = 0; i < n; i++) {
+		json_array_append_new(rows, v[i]);
+	}
+	free(v);
+	json_object_set_new(l->view, "rows", rows);
+	if (rz_tpl_render(l->ui->tpl, l->tpl, l->view, &html, &len, &err) != 0) {
+		rz_log_err("webui", "cannot render '%s': %s", l->tpl, err.msg);
+	} else {
+		ok = send_event(l, "rows", html, len);
+	}
+	free(html);
+	return ok;
+}
+
+static bool flush_log(struct rz__live *l)
+{
+	bool ok = true;
+
+	if (l->hlen > 0) {
+		ok = send_event(l, "line", l->html, l->hlen);
+		l->hlen = 0;
+	}
+	return ok;
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct rz__live *l = arg;
+	bool ok;
+
+	(void)fd;
+	(void)what;
+	l->armed = false;
+	ok = l->kind == LIVE_TABLE ? flush_table(l) : flush_log(l);
+	if (!ok || l->closing) {
+		live_end(l);
+	}
+}
+
+static void arm(struct rz__live *l)
+{
+	struct timeval tv = { 0, FLUSH_MS * 1000 };
+
+	if (!l->armed) {
+		l->armed = true;
+		evtimer_add(l->timer, &tv);
+	}
+}
+
+/* ------------------------------------------------------------------ reading the API's stream */
+
+static void table_line(struct rz__live *l, const char *line, size_t len)
+{
+	json_t *ev = json_loadb(line, len, 0, NULL);
+	const char *type = rz__str(ev, "type");
+	json_t *obj = json_object_get(ev, "object");
+	const char *name = rz__str(obj, "metadata.name");
+
+	if (name[0] != '\0' && strcmp(type, "DELETED") == 0) {
+		json_object_del(l->objs, name);
+		arm(l);
+	} else if (name[0] != '\0' &&
+	           (strcmp(type, "ADDED") == 0 || strcmp(type, "MODIFIED") == 0) &&
+	           (json_object_get(l->objs, name) != NULL ||
+	            json_object_size(l->objs) < RZ_UI_LIVE_OBJECTS)) {
+		json_object_set(l->objs, name, obj);
+		arm(l);
+	}
+	json_decref(ev);
+}
+
+static void html_escape_append(struct rz__live *l, const char *s, size_t len)
+{
+	size_t need = l->hlen + len * 6 + 64;
+	char *p = realloc(l->html, need);
+
+	if (p == NULL) {
+		return;
+	}
+	l->html = p;
+	l->hlen += (size_t)sprintf(p + l->hlen, "<span class=\"block\">");
+	for (size_t i = 0; i < len; i++) {
+		switch (s[i]) {
+		case '&':
+			l->hlen += (size_t)sprintf(p + l->hlen, "&amp;");
+			break;
+		case '<':
+			l->hlen += (size_t)sprintf(p + l->hlen, "&lt;");
+			break;
+		case '>':
+			l->hlen += (size_t)sprintf(p + l->hlen, "&gt;");
+			break;
+		case '"':
+			l->hlen += (size_t)sprintf(p + l->hlen, "&quot;");
+			break;
+		case '\'':
+			l->hlen += (size_t)sprintf(p + l->hlen, "&#39;");
+			break;
+		default:
+			p[l->hlen++] = s[i];
+			break;
+		}
+	}
+	l->hlen += (size_t)sprintf(p + l->hlen, "</span>");
+}
+
+/* The run log API's SSE: "data: text" lines; "event: end" then "data: PHASE". */
+static void log_line(struct rz__live *l, const char *line, size_t len)
+{
+	if (len == 0) {
+		l->event[0] = '\0';
+		return;
+	}
+	if (len > 7 && strncmp(line, "event: ", 7) == 0) {
+		snprintf(l->event, sizeof(l->event), "%.*s", (int)(len - 7), line + 7);
+		return;
+	}
+	if (len < 5 || strncmp(line, "data:", 5) != 0) {
+		return; /* comments, ids */
+	}
+	line += 5;
+	len -= 5;
+	if (len > 0 && line[0] == ' ') {
+		line++;
+		len--;
+	}
+	if (strcmp(l->event, "end") == 0) {
+		char phase[64];
+		size_t n = len < sizeof(phase) - 1 ? len : sizeof(phase) - 1;
+		memcpy(phase, line, n);
+		phase[n] = '\0';
+		(void)flush_log(l);
+		if (!l->ended) {
+			html_escape_append(l, phase, n);
+			(void)send_event(l, "end", l->html, l->hlen);
+			l->hlen = 0;
+			l->ended = true;
+		}
+		return;
+	}
+	if (l->hlen > LOG_BATCH) {
+		(void)flush_log(l); /* a fast log goes out in batches of about this size */
+	}
+	html_escape_append(l, line, len);
+	arm(l);
+}
+
+static int in_data(void *arg, const char *data, size_t len)
+{
+	struct rz__live *l = arg;
+
+	if (l->closing) {
+		return -1;
+	}
+	for (size_t i = 0; i < len; i++) {
+		if (data[i] != '\n') {
+			if (l->len + 1 >= LINE_MAX_BYTES) {
+				l->overflow = true;
+				continue;
+			}
+			if ((l->len & 4095) == 0) {
+				char *p = realloc(l->line, l->len + 4096);
+				if (p == NULL) {
+					l->overflow = true;
+					continue;
+				}
+				l->line = p;
+			}
+			l->line[l->len++] = data[i];
+			continue;
+		}
+		if (!l->overflow && l->kind == LIVE_TABLE && l->len > 0) {
+			table_line(l, l->line, l->len);
+		} else if (!l->overflow && l->kind == LIVE_LOG) {
+			if (l->len > 0 && l->line[l->len - 1] == '\r') {
+				l->len--;
+			}
+			log_line(l, l->line, l->len);
+		}
+		l->len = 0;
+		l->overflow = false;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ starting */
+
+static struct rz__live *live_new(rz__page_t *pg, enum live_kind kind)
+{
+	struct rz__live *l = calloc(1, sizeof(*l));
+
+	if (l == NULL || (l->timer = evtimer_new(pg->ui->base, on_timer, l)) == NULL ||
+	    (l->objs = json_object()) == NULL || (l->view = json_object()) == NULL) {
+		if (l != NULL) {
+			if (l->timer != NULL) {
+				event_free(l->timer);
+			}
+			json_decref(l->objs);
+			free(l);
+		}
+		return NULL;
+	}
+	l->ui = pg->ui;
+	l->kind = kind;
+	json_object_set_new(l->view, "base", json_string(pg->base));
+	json_object_set_new(l->view, "csrf", json_string(pg->csrf));
+	json_object_set_new(l->view, "me",
+	                    json_pack("{s:b, s:b}", "canEdit", rz__may(pg, RZ_ROLE_EDIT), "isAdmin",
+	                              rz__may(pg, RZ_ROLE_ADMIN)));
+	return l;
+}
+
+/* Answer pg's request with the live stream of target (an API stream). */
+static void live_start(rz__page_t *pg, struct rz__live *l, const char *target, const char *accept)
+{
+	rz_err_t err = { 0 };
+	rz_inject_t in = { .method = "GET",
+		           .target = target,
+		           .authorization = pg->authz,
+		           .accept = accept,
+		           .done = in_done,
+		           .data = in_data,
+		           .arg = l };
+
+	l->out = pg->req;
+	l->next = pg->ui->lives;
+	if (l->next != NULL) {
+		l->next->prev = l;
+	}
+	pg->ui->lives = l;
+	rz_req_add_header(pg->req, "X-Content-Type-Options", "nosniff");
+	if (rz_reply_start(pg->req, 200, "text/event-stream") != 0) {
+		live_end(l);
+		pg->req = NULL;
+		rz__page_free(pg);
+		return;
+	}
+	rz_req_on_close(pg->req, on_out_close, l);
+	(void)rz_reply_write(pg->req, "retry: 3000\n\n", 13);
+	if (rz_http_inject(l->ui->http, l->out, &in, &l->in, &err) != 0) {
+		rz_log_err("webui", "cannot follow '%s': %s", target, err.msg);
+		l->closing = true;
+		event_active(l->timer, EV_TIMEOUT, 0);
+		l->armed = true;
+	}
+	pg->req = NULL;
+	rz__page_free(pg);
+}
+
+/* A live stream needs a session; without one the answer is 204, which tells an EventSource
+ * to stop (the page around it sends the browser to the login). */
+static rz__page_t *live_page(rz_ui_t *ui, rz_req_t *req)
+{
+	rz__page_t *pg = rz__page_new(ui, req);
+	char msg[128];
+
+	if (pg == NULL) {
+		return NULL;
+	}
+	if (pg->p == NULL || pg->p->must_change_password) {
+		rz_reply(req, 204, NULL, NULL, 0);
+		rz__page_free(pg);
+		return NULL;
+	}
+	for (int i = 0; i < 2; i++) {
+		const char *v = rz_req_param(req, i == 0 ? "tenant" : "name");
+		if (v != NULL && !rz_format_dns1123_label(v, msg, sizeof(msg))) {
+			rz_reply_error(req, 404, NULL, "no such object");
+			rz__page_free(pg);
+			return NULL;
+		}
+	}
+	return pg;
+}
+
+static void live_table(rz_ui_t *ui, rz_req_t *req, const char *target, const char *tpl,
+                       json_t *(*row)(const json_t *))
+{
+	rz__page_t *pg = live_page(ui, req);
+	struct rz__live *l;
+
+	if (pg == NULL) {
+		return;
+	}
+	l = live_new(pg, LIVE_TABLE);
+	if (l == NULL) {
+		rz__page_error(pg, 500, "out of memory");
+		return;
+	}
+	l->tpl = tpl;
+	l->row = row;
+	if (rz_req_param(req, "tenant") != NULL) {
+		json_object_set_new(l->view, "tenant",
+		                    json_pack("{s:s}", "name", rz_req_param(req, "tenant")));
+	}
+	live_start(pg, l, target, "application/x-ndjson");
+}
+
+static void get_live_tenants(rz_req_t *req, void *ctx)
+{
+	live_table(ctx, req, "/api/v1/tenants?watch=true", "parts/tenant-rows", rz__tenant_row);
+}
+
+static void get_live_machines(rz_req_t *req, void *ctx)
+{
+	char target[160];
+
+	snprintf(target, sizeof(target), "/api/v1/tenants/%s/machines?watch=true",
+	         rz_req_param(req, "tenant"));
+	live_table(ctx, req, target, "parts/machine-rows", rz__machine_row);
+}
+
+static void get_live_log(rz_req_t *req, void *ctx)
+{
+	rz__page_t *pg = live_page(ctx, req);
+	struct rz__live *l;
+	char target[200];
+
+	if (pg == NULL) {
+		return;
+	}
+	l = live_new(pg, LIVE_LOG);
+	if (l == NULL) {
+		rz__page_error(pg, 500, "out of memory");
+		return;
+	}
+	snprintf(target, sizeof(target), "/api/v1/tenants/%s/runs/%s/log?follow=true",
+	         rz_req_param(req, "tenant"), rz_req_param(req, "name"));
+	live_start(pg, l, target, NULL);
+}
+
+#define LIVE_ROUTE(p, f)                                                                           \
+	(rz_route_t)                                                                               \
+	{                                                                                          \
+		.methods = RZ_M_GET, .pattern = (p), .fn = (f), .ctx = ui, .role = RZ_ROLE_PUBLIC, \
+		.verb = "webui", .cookie = true                                                    \
+	}
+
+void rz__live_routes(rz_ui_t *ui, rz_route_t *r, size_t *n)
+{
+	r[(*n)++] = LIVE_ROUTE("/ui/live/tenants", get_live_tenants);
+	r[(*n)++] = LIVE_ROUTE("/ui/live/tenants/{tenant}/machines", get_live_machines);
+	r[(*n)++] = LIVE_ROUTE("/ui/live/tenants/{tenant}/runs/{name}/log", get_live_log);
+}
+
+void rz__live_close_all(rz_ui_t *ui)
+{
+	while (ui->lives != NULL) {
+		live_end(ui->lives);
+	}
+}

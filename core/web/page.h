@@ -1,0 +1,126 @@
+/*
+ * core/web/page.h - what the WebUI's files share (not installed, not for other modules): the
+ * page being answered, its reads and actions through the API's routes, and the rendering.
+ */
+#ifndef RZ_WEB_PAGE_H
+#define RZ_WEB_PAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "core/web/template.h"
+#include "core/web/ui.h"
+
+#define RZ__PAGE_FETCHES 8 /* API reads one page makes, at most */
+
+struct rz__live;
+
+struct rz_ui {
+	rz_http_t *http;
+	rz_auth_t *auth;
+	rz_access_t *access;
+	struct event_base *base;
+	rz_tpl_set_t *tpl;
+	unsigned char csrf_key[RZ_DERIVED_KEY_LEN];
+	rz_route_t *routes;
+	size_t nroutes;
+	struct rz__live *lives; /* open live streams */
+};
+
+typedef struct rz__page rz__page_t;
+typedef void (*rz__page_fn)(rz__page_t *pg);
+/* An action's reply: code, the body as JSON (NULL when it is not), the reply itself. */
+typedef void (*rz__act_fn)(rz__page_t *pg, int code, json_t *body, const rz_inject_reply_t *r);
+
+struct rz__page {
+	rz_ui_t *ui;
+	rz_req_t *req;
+	const rz_principal_t *p; /* NULL: nobody is logged in */
+	bool ingress;
+	char base[RZ_UI_PREFIX_MAX];   /* the ingress prefix, or "" */
+	char authz[RZ_COOKIE_MAX + 8]; /* "Bearer <session token>" for the API */
+	char csrf[RZ_CSRF_LEN + 1];
+	json_t *view;
+	json_t *form; /* the posted form, or NULL */
+	int pending;
+	rz__page_fn ready; /* once every read has answered */
+	struct slot {
+		rz__page_t *pg;
+		int i;
+		json_t *body;
+		int code;
+	} got[RZ__PAGE_FETCHES];
+	int nfetch;
+	rz__act_fn act;
+	const char *tpl;
+	int code;
+};
+
+/* The page for req: who is asking (from the guard), the ingress prefix, the CSRF token. NULL
+ * when out of memory (answered 500). */
+rz__page_t *rz__page_new(rz_ui_t *ui, rz_req_t *req);
+void rz__page_free(rz__page_t *pg);
+
+/* Read target (an API path) into slot i; ready runs once all reads issued between
+ * rz__page_hold and rz__page_release have answered. */
+void rz__page_hold(rz__page_t *pg);
+void rz__page_fetch(rz__page_t *pg, int i, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void rz__page_release(rz__page_t *pg);
+/* The JSON slot i got (NULL unless 2xx with a JSON body), and its code. Borrowed. */
+json_t *rz__page_got(const rz__page_t *pg, int i);
+int rz__page_code(const rz__page_t *pg, int i);
+
+/* Act through the API: method target with body (taken; may be NULL) as content type ctype;
+ * act runs with the reply. The request itself is then marked audited: the API's call carries
+ * the audit row. */
+void rz__page_act(rz__page_t *pg, const char *method, const char *target, const char *ctype,
+                  json_t *body, rz__act_fn act);
+
+/* Answer: the template tpl with pg->view (plus the common keys), code; frees pg. */
+void rz__page_render(rz__page_t *pg, const char *tpl, int code);
+/* 303 to base + path (+ "?toast=KEY" when toast is not NULL); frees pg. */
+void rz__page_redirect(rz__page_t *pg, const char *path, const char *toast);
+/* An error page with message; frees pg. */
+void rz__page_error(rz__page_t *pg, int code, const char *message);
+
+/* Set view.toast {kind: "ok"|"error", message}. */
+void rz__page_toast(rz__page_t *pg, bool ok, const char *message);
+
+/* Put a failed action's Status into view.form: message, and each cause next to its field
+ * (view.form.errors.<field with dots as _>); prefix is dropped from field names ("spec."). */
+void rz__page_causes(rz__page_t *pg, const json_t *status, const char *prefix);
+
+/* The page of a posted form of a logged-in user, after its CSRF check (a form field csrf or
+ * the X-CSRF-Token header): NULL when refused (403), sent to /login or answered. */
+rz__page_t *rz__post_page(rz_ui_t *ui, rz_req_t *req);
+
+/* Require a login (redirects to /login: false) and a changed password (to /password). */
+bool rz__page_need_login(rz__page_t *pg);
+
+/* A form field of the posted form ("" when absent). Borrowed. */
+const char *rz__form(const rz__page_t *pg, const char *name);
+
+/* True when the role may: RZ_ROLE_EDIT etc. */
+bool rz__may(const rz__page_t *pg, int role);
+
+/* The routes of the pages (core/web/pages.c) and of the live streams (core/web/live.c):
+ * append to routes from *n; at most the count they say. */
+#define RZ__PAGE_ROUTES 16
+#define RZ__LIVE_ROUTES 3
+void rz__pages_routes(rz_ui_t *ui, rz_route_t *routes, size_t *n);
+void rz__live_routes(rz_ui_t *ui, rz_route_t *routes, size_t *n);
+void rz__live_close_all(rz_ui_t *ui);
+
+/* A row of the tenants' and the machines' tables (parts/tenant-rows, parts/machine-rows).
+ * Caller owns the result. */
+json_t *rz__tenant_row(const json_t *t);
+json_t *rz__machine_row(const json_t *m);
+
+/* Small helpers for view models. */
+const char *rz__str(const json_t *obj, const char *path); /* "a.b.c": a string, or "" */
+json_t *rz__items(json_t *list);                          /* list.items (borrowed), or NULL */
+
+#endif /* RZ_WEB_PAGE_H */

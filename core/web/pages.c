@@ -1,0 +1,762 @@
+/* core/web/pages.c - the WebUI's pages and forms: dashboard, tenants, a tenant's tabs, runs. */
+#include <config.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/model/fields.h"
+#include "core/web/page.h"
+
+#define RECENT 10 /* rows of the dashboard's recent lists */
+
+/* ------------------------------------------------------------------ view helpers */
+
+static int by_created_desc(const void *a, const void *b)
+{
+	const char *x = rz__str(*(json_t *const *)a, "metadata.creationTimestamp");
+	const char *y = rz__str(*(json_t *const *)b, "metadata.creationTimestamp");
+	int c = strcmp(y, x);
+
+	return c != 0 ? c
+	              : strcmp(rz__str(*(json_t *const *)b, "metadata.name"),
+	                       rz__str(*(json_t *const *)a, "metadata.name"));
+}
+
+/* A new array of items, newest first. */
+static json_t *newest_first(json_t *items)
+{
+	size_t n = json_array_size(items);
+	json_t **v = calloc(n + 1, sizeof(*v));
+	json_t *out = json_array();
+
+	for (size_t i = 0; v != NULL && i < n; i++) {
+		v[i] = json_array_get(items, i);
+	}
+	if (v != NULL) {
+		qsort(v, n, sizeof(*v), by_created_desc);
+		for (size_t i = 0; i < n; i++) {
+			json_array_append(out, v[i]);
+		}
+	}
+	free(v);
+	return out;
+}
+
+/* Count items by the string at path: [{name, count}] in first-seen order. */
+static json_t *count_by(json_t *items, const char *path, const char *none)
+{
+	json_t *counts = json_object(), *out = json_array(), *it;
+	const char *k;
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(items, i, it)
+	{
+		const char *s = rz__str(it, path);
+		json_t *c;
+		s = s[0] ? s : none;
+		c = json_object_get(counts, s);
+		json_object_set_new(counts, s, json_integer(c ? json_integer_value(c) + 1 : 1));
+	}
+	json_object_foreach(counts, k, v)
+	{
+		json_array_append_new(out, json_pack("{s:s, s:O}", "name", k, "count", v));
+	}
+	json_decref(counts);
+	return out;
+}
+
+static json_t *tenant_row(const json_t *t)
+{
+	const json_t *m = json_object_get(json_object_get(t, "status"), "machines");
+
+	return json_pack("{s:s, s:s, s:s, s:I, s:I, s:s}", "name", rz__str(t, "metadata.name"),
+	                 "phase",
+	                 rz__str(t, "status.phase")[0] ? rz__str(t, "status.phase") : "Pending",
+	                 "provider", rz__str(t, "spec.clusterProvider"), "ready",
+	                 json_integer_value(json_object_get(m, "ready")), "total",
+	                 json_integer_value(json_object_get(m, "total")), "kubernetes",
+	                 rz__str(t, "spec.kubernetesVersion"));
+}
+
+static json_t *run_row(const json_t *r)
+{
+	const json_t *ch = json_object_get(json_object_get(r, "status"), "changes");
+	const char *phase = rz__str(r, "status.phase");
+
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:b, s:b}", "name",
+	                 rz__str(r, "metadata.name"), "tenantName", rz__str(r, "metadata.tenant"),
+	                 "operation", rz__str(r, "spec.operation"), "trigger",
+	                 rz__str(r, "spec.trigger"), "phase", phase[0] ? phase : "Queued",
+	                 "created", rz__str(r, "metadata.creationTimestamp"), "message",
+	                 rz__str(r, "status.message"), "add",
+	                 json_integer_value(json_object_get(ch, "add")), "change",
+	                 json_integer_value(json_object_get(ch, "change")), "destroy",
+	                 json_integer_value(json_object_get(ch, "destroy")), "awaiting",
+	                 strcmp(phase, "AwaitingApproval") == 0, "active",
+	                 strcmp(phase, "Queued") == 0 || strcmp(phase, "Running") == 0 ||
+	                     strcmp(phase, "AwaitingApproval") == 0 || phase[0] == '\0');
+}
+
+json_t *rz__machine_row(const json_t *m)
+{
+	const char *stage = rz__str(m, "status.stage");
+
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:b}", "name", rz__str(m, "metadata.name"),
+	                 "nodeGroup", rz__str(m, "spec.nodeGroup"), "role", rz__str(m, "spec.role"),
+	                 "stage", stage[0] ? stage : "Unknown", "address",
+	                 rz__str(m, "spec.address"), "ready",
+	                 json_is_true(json_object_get(json_object_get(m, "status"), "ready")),
+	                 "running", strcmp(stage, "Running") == 0);
+}
+
+json_t *rz__tenant_row(const json_t *t)
+{
+	return tenant_row(t);
+}
+
+static json_t *rows(json_t *items, json_t *(*row)(const json_t *))
+{
+	json_t *out = json_array(), *it;
+	size_t i;
+
+	json_array_foreach(items, i, it)
+	{
+		json_array_append_new(out, row(it));
+	}
+	return out;
+}
+
+/* The view's value at key for a failed read: the Status message, so that the page says it. */
+static void read_error(rz__page_t *pg, int i, const char *what)
+{
+	char msg[256];
+
+	if (rz__page_got(pg, i) == NULL) {
+		snprintf(msg, sizeof(msg), "Cannot read %s (HTTP %d).", what, rz__page_code(pg, i));
+		rz__page_toast(pg, false, msg);
+	}
+}
+
+/* ------------------------------------------------------------------ dashboard */
+
+static void dashboard_ready(rz__page_t *pg)
+{
+	json_t *v = pg->view;
+	json_t *tenants = rz__items(rz__page_got(pg, 0));
+	json_t *machines = rz__items(rz__page_got(pg, 1));
+	json_t *runs = newest_first(rz__items(rz__page_got(pg, 2)));
+	json_t *events = newest_first(rz__items(rz__page_got(pg, 3)));
+	json_t *running = json_array(), *failed = json_array(), *warnings = json_array();
+	json_t *it, *audit = json_array();
+	size_t i;
+
+	json_array_foreach(runs, i, it)
+	{
+		const char *ph = rz__str(it, "status.phase");
+		if ((strcmp(ph, "Running") == 0 || strcmp(ph, "Queued") == 0 ||
+		     strcmp(ph, "AwaitingApproval") == 0) &&
+		    json_array_size(running) < RECENT) {
+			json_array_append_new(running, run_row(it));
+		} else if (strcmp(ph, "Failed") == 0 && json_array_size(failed) < RECENT) {
+			json_array_append_new(failed, run_row(it));
+		}
+	}
+	json_array_foreach(events, i, it)
+	{
+		if (json_array_size(warnings) < RECENT) {
+			json_array_append_new(warnings,
+			                      json_pack("{s:s, s:s, s:s, s:s, s:s}", "tenant",
+			                                rz__str(it, "metadata.tenant"), "reason",
+			                                rz__str(it, "reason"), "message",
+			                                rz__str(it, "message"), "object",
+			                                rz__str(it, "involvedObject.name"), "time",
+			                                rz__str(it, "lastTimestamp")));
+		}
+	}
+	json_array_foreach(rz__items(rz__page_got(pg, 4)), i, it)
+	{
+		json_array_append_new(
+		    audit, json_pack("{s:s, s:s, s:s, s:s, s:I}", "time", rz__str(it, "time"),
+		                     "user", rz__str(it, "user"), "verb", rz__str(it, "verb"),
+		                     "path", rz__str(it, "path"), "code",
+		                     json_integer_value(json_object_get(it, "code"))));
+	}
+	json_object_set_new(v, "title", json_string("Dashboard"));
+	json_object_set_new(v, "navDashboard", json_true());
+	json_object_set_new(v, "tenantCount", json_integer((json_int_t)json_array_size(tenants)));
+	json_object_set_new(v, "tenantsByPhase", count_by(tenants, "status.phase", "Pending"));
+	json_object_set_new(v, "machineCount", json_integer((json_int_t)json_array_size(machines)));
+	json_object_set_new(v, "machinesByStage", count_by(machines, "status.stage", "Unknown"));
+	json_object_set_new(v, "runsRunning", running);
+	json_object_set_new(v, "runsFailed", failed);
+	json_object_set_new(v, "warnings", warnings);
+	if (rz__may(pg, RZ_ROLE_ADMIN)) {
+		json_object_set_new(v, "audit", audit);
+		json_object_set_new(v, "showAudit", json_true());
+	} else {
+		json_decref(audit);
+	}
+	json_decref(runs);
+	json_decref(events);
+	read_error(pg, 0, "the tenants");
+	rz__page_render(pg, "pages/dashboard", 200);
+}
+
+static void get_dashboard(rz_req_t *req, void *ctx)
+{
+	rz__page_t *pg = rz__page_new(ctx, req);
+
+	if (pg == NULL || !rz__page_need_login(pg)) {
+		return;
+	}
+	pg->ready = dashboard_ready;
+	rz__page_hold(pg);
+	rz__page_fetch(pg, 0, "/api/v1/tenants");
+	rz__page_fetch(pg, 1, "/api/v1/machines");
+	rz__page_fetch(pg, 2, "/api/v1/runs");
+	rz__page_fetch(pg, 3, "/api/v1/events?fieldSelector=type%%3DWarning");
+	if (rz__may(pg, RZ_ROLE_ADMIN)) {
+		rz__page_fetch(pg, 4, "/api/v1/audit?limit=%d", RECENT);
+	}
+	rz__page_release(pg);
+}
+
+/* ------------------------------------------------------------------ tenants */
+
+static void tenants_ready(rz__page_t *pg)
+{
+	json_t *v = pg->view, *providers = json_array(), *it;
+	json_t *items = rz__items(rz__page_got(pg, 0));
+	size_t i;
+
+	json_array_foreach(rz__items(rz__page_got(pg, 1)), i, it)
+	{
+		if (json_is_true(json_object_get(json_object_get(it, "status"), "loaded"))) {
+			const char *name = rz__str(it, "metadata.name");
+			const char *want = pg->form ? rz__form(pg, "clusterProvider") : "";
+			json_array_append_new(providers,
+			                      json_pack("{s:s, s:b}", "name", name, "selected",
+			                                strcmp(name, want) == 0));
+		}
+	}
+	json_object_set_new(v, "title", json_string("Tenants"));
+	json_object_set_new(v, "navTenants", json_true());
+	json_object_set_new(v, "rows", rows(items, tenant_row));
+	json_object_set_new(v, "empty", json_boolean(json_array_size(items) == 0));
+	json_object_set_new(v, "providers", providers);
+	if (json_object_get(v, "form") == NULL) {
+		json_object_set_new(v, "form", json_object());
+	}
+	json_object_set_new(json_object_get(v, "form"), "values", json_incref(pg->form));
+	read_error(pg, 0, "the tenants");
+	rz__page_render(pg, "pages/tenants", pg->code ? pg->code : 200);
+}
+
+static void tenants_page(rz__page_t *pg)
+{
+	pg->ready = tenants_ready;
+	rz__page_hold(pg);
+	rz__page_fetch(pg, 0, "/api/v1/tenants");
+	rz__page_fetch(pg, 1, "/api/v1/providers");
+	rz__page_release(pg);
+}
+
+static void get_tenants(rz_req_t *req, void *ctx)
+{
+	rz__page_t *pg = rz__page_new(ctx, req);
+
+	if (pg != NULL && rz__page_need_login(pg)) {
+		tenants_page(pg);
+	}
+}
+
+/* A failed action: its causes next to the fields, then the page of the form again. */
+static bool failed(rz__page_t *pg, int code, json_t *body, const char *prefix)
+{
+	if (code >= 200 && code < 300) {
+		return false;
+	}
+	pg->code = code;
+	rz__page_causes(pg, body, prefix);
+	return true;
+}
+
+static void tenant_created(rz__page_t *pg, int code, json_t *body, const rz_inject_reply_t *r)
+{
+	char path[160];
+
+	(void)r;
+	if (failed(pg, code, body, NULL)) {
+		tenants_page(pg);
+		return;
+	}
+	snprintf(path, sizeof(path), "/tenants/%s", rz__str(body, "metadata.name"));
+	rz__page_redirect(pg, path, "created");
+}
+
+static void post_tenants(rz_req_t *req, void *ctx)
+{
+	rz__page_t *pg = rz__post_page(ctx, req);
+	json_t *spec;
+
+	if (pg == NULL) {
+		return;
+	}
+	spec = json_pack("{s:s}", "clusterProvider", rz__form(pg, "clusterProvider"));
+	if (rz__form(pg, "kubernetesVersion")[0] != '\0') {
+		json_object_set_new(spec, "kubernetesVersion",
+		                    json_string(rz__form(pg, "kubernetesVersion")));
+	}
+	if (rz__form(pg, "talosVersion")[0] != '\0') {
+		json_object_set_new(spec, "talosVersion",
+		                    json_string(rz__form(pg, "talosVersion")));
+	}
+	rz__page_act(pg, "POST", "/api/v1/tenants", "application/json",
+	             json_pack("{s:s, s:s, s:{s:s}, s:o}", "apiVersion", "rezuscloud.io/v1", "kind",
+	                       "Tenant", "metadata", "name", rz__form(pg, "name"), "spec", spec),
+	             tenant_created);
+}
+
+/* ------------------------------------------------------------------ a tenant */
+
+enum tab { TAB_OVERVIEW, TAB_NODEGROUPS, TAB_MACHINES, TAB_RUNS, TAB_RUN, TAB_DELETE_NG };
+
+static const struct {
+	const char *name, *label, *api, *flag; /* api: the list read into slot 1 */
+} tabs[] = {
+	{ "overview", "Overview", "events", "tabOverview" },
+	{ "nodegroups", "Node groups", "nodegroups", "tabNodegroups" },
+	{ "machines", "Machines", "machines", "tabMachines" },
+	{ "runs", "Runs", "runs", "tabRuns" },
+};
+
+static json_t *tab_nav(const char *tenant, enum tab cur)
+{
+	json_t *out = json_array();
+
+	for (size_t i = 0; i < sizeof(tabs) / sizeof(tabs[0]); i++) {
+		char path[160];
+		snprintf(path, sizeof(path), "/tenants/%s%s%s", tenant, i ? "/" : "",
+		         i ? tabs[i].name : "");
+		json_array_append_new(
+		    out,
+		    json_pack("{s:s, s:s, s:b}", "label", tabs[i].label, "path", path, "current",
+		              (size_t)cur == i || (cur == TAB_RUN && i == TAB_RUNS) ||
+		                  (cur == TAB_DELETE_NG && i == TAB_NODEGROUPS)));
+	}
+	return out;
+}
+
+static json_t *overview(const json_t *t, json_t *events)
+{
+	json_t *conds = json_array(), *evs = json_array(), *c;
+	size_t i;
+	json_t *sorted = newest_first(events);
+
+	json_array_foreach(json_object_get(json_object_get(t, "status"), "conditions"), i, c)
+	{
+		json_array_append_new(
+		    conds, json_pack("{s:s, s:s, s:s, s:s, s:b}", "type", rz__str(c, "type"),
+		                     "status", rz__str(c, "status"), "reason", rz__str(c, "reason"),
+		                     "message", rz__str(c, "message"), "true",
+		                     strcmp(rz__str(c, "status"), "True") == 0));
+	}
+	json_array_foreach(sorted, i, c)
+	{
+		if (i < 50) {
+			json_array_append_new(
+			    evs, json_pack("{s:s, s:s, s:s, s:s, s:s, s:b}", "type",
+			                   rz__str(c, "type"), "reason", rz__str(c, "reason"),
+			                   "message", rz__str(c, "message"), "object",
+			                   rz__str(c, "involvedObject.name"), "time",
+			                   rz__str(c, "lastTimestamp"), "warning",
+			                   strcmp(rz__str(c, "type"), "Warning") == 0));
+		}
+	}
+	json_decref(sorted);
+	return json_pack("{s:o, s:o, s:b, s:s, s:s, s:s, s:s, s:s}", "conditions", conds, "events",
+	                 evs, "noEvents", json_array_size(evs) == 0, "endpoint",
+	                 rz__str(t, "spec.controlPlaneEndpoint"), "talosWanted",
+	                 rz__str(t, "spec.talosVersion"), "kubernetesWanted",
+	                 rz__str(t, "spec.kubernetesVersion"), "talosRunning",
+	                 rz__str(t, "status.talosVersion"), "kubernetesRunning",
+	                 rz__str(t, "status.kubernetesVersion"));
+}
+
+static json_t *nodegroups(json_t *items)
+{
+	json_t *out = json_array(), *g;
+	size_t i;
+
+	json_array_foreach(items, i, g)
+	{
+		const json_t *st = json_object_get(g, "status");
+		json_array_append_new(
+		    out,
+		    json_pack(
+		        "{s:s, s:s, s:I, s:s, s:I, s:I}", "name", rz__str(g, "metadata.name"),
+		        "role", rz__str(g, "spec.role"), "count",
+		        json_integer_value(json_object_get(json_object_get(g, "spec"), "count")),
+		        "providerClass", rz__str(g, "spec.providerClass"), "ready",
+		        json_integer_value(json_object_get(st, "ready")), "total",
+		        json_integer_value(json_object_get(st, "total"))));
+	}
+	return out;
+}
+
+static void tenant_tab(rz__page_t *pg, enum tab tab, json_t *t, json_t *list)
+{
+	json_t *v = pg->view, *items = rz__items(list), *runs;
+
+	switch (tab) {
+	case TAB_OVERVIEW:
+		json_object_set_new(v, "overview", overview(t, items));
+		break;
+	case TAB_NODEGROUPS:
+		json_object_set_new(v, "groups", nodegroups(items));
+		json_object_set_new(v, "noNodegroups", json_boolean(json_array_size(items) == 0));
+		if (json_object_get(v, "form") == NULL) {
+			json_object_set_new(v, "form", json_object());
+		}
+		json_object_set_new(json_object_get(v, "form"), "values",
+		                    pg->form
+		                        ? json_incref(pg->form)
+		                        : json_pack("{s:s, s:s}", "count", "1", "providerClass",
+		                                    rz__str(t, "spec.clusterProvider")));
+		break;
+	case TAB_MACHINES:
+		json_object_set_new(v, "rows", rows(items, rz__machine_row));
+		json_object_set_new(v, "noMachines", json_boolean(json_array_size(items) == 0));
+		break;
+	case TAB_RUNS:
+		runs = newest_first(items);
+		json_object_set_new(v, "runs", rows(runs, run_row));
+		json_object_set_new(v, "noRuns", json_boolean(json_array_size(runs) == 0));
+		json_decref(runs);
+		break;
+	default:
+		break;
+	}
+}
+
+static void tenant_ready(rz__page_t *pg)
+{
+	json_t *t = rz__page_got(pg, 0), *v = pg->view;
+	enum tab tab = (enum tab)json_integer_value(json_object_get(v, "tabIndex"));
+	const char *name = rz_req_param(pg->req, "tenant");
+	char title[160];
+
+	if (t == NULL) {
+		rz__page_error(pg, rz__page_code(pg, 0) == 404 ? 404 : 502,
+		               rz__page_code(pg, 0) == 404 ? "There is no such tenant."
+		                                           : "The tenant cannot be read.");
+		return;
+	}
+	snprintf(title, sizeof(title), "Tenant %s", name);
+	json_object_set_new(v, "title", json_string(title));
+	json_object_set_new(v, "navTenants", json_true());
+	json_object_set_new(v, "tenant", tenant_row(t));
+	json_object_set_new(v, "tabs", tab_nav(name, tab));
+	json_object_set_new(v, tabs[tab].flag, json_true());
+	tenant_tab(pg, tab, t, rz__page_got(pg, 1));
+	rz__page_render(pg, "pages/tenant", pg->code ? pg->code : 200);
+}
+
+static void tenant_page(rz__page_t *pg, enum tab tab)
+{
+	const char *name = rz_req_param(pg->req, "tenant");
+
+	json_object_set_new(pg->view, "tabIndex", json_integer(tab));
+	pg->ready = tenant_ready;
+	rz__page_hold(pg);
+	rz__page_fetch(pg, 0, "/api/v1/tenants/%s", name);
+	rz__page_fetch(pg, 1, "/api/v1/tenants/%s/%s", name, tabs[tab].api);
+	rz__page_release(pg);
+}
+
+/* Path parameters go into API paths: only DNS labels (which every name is) pass. */
+static bool names_ok(rz__page_t *pg)
+{
+	static const char *const params[] = { "tenant", "name" };
+	char msg[128];
+
+	for (size_t i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
+		const char *v = rz_req_param(pg->req, params[i]);
+		if (v != NULL && !rz_format_dns1123_label(v, msg, sizeof(msg))) {
+			rz__page_error(pg, 404, "There is no such object.");
+			return false;
+		}
+	}
+	return true;
+}
+
+static void get_tenant(rz_req_t *req, void *ctx)
+{
+	const char *tab = rz_req_param(req, "tab");
+	rz__page_t *pg = rz__page_new(ctx, req);
+	size_t i = 0;
+
+	if (pg == NULL || !rz__page_need_login(pg) || !names_ok(pg)) {
+		return;
+	}
+	for (i = 0; tab != NULL && i < sizeof(tabs) / sizeof(tabs[0]); i++) {
+		if (strcmp(tabs[i].name, tab) == 0) {
+			break;
+		}
+	}
+	if (i == sizeof(tabs) / sizeof(tabs[0])) {
+		rz__page_error(pg, 404, "There is no such page.");
+		return;
+	}
+	tenant_page(pg, (enum tab)i);
+}
+
+/* ------------------------------------------------------------------ node groups */
+
+static void nodegroup_done(rz__page_t *pg, int code, json_t *body, const rz_inject_reply_t *r)
+{
+	char path[160];
+
+	(void)r;
+	if (failed(pg, code, body, "spec.")) {
+		tenant_page(pg, TAB_NODEGROUPS);
+		return;
+	}
+	snprintf(path, sizeof(path), "/tenants/%s/nodegroups", rz_req_param(pg->req, "tenant"));
+	rz__page_redirect(pg, path,
+	                  strcmp(rz_req_method(pg->req), "POST") == 0 &&
+	                          rz_req_param(pg->req, "name") == NULL
+	                      ? "created"
+	                  : strstr(rz_req_path(pg->req), "/delete") ? "deleted"
+	                                                            : "scaled");
+}
+
+/* A count field as a JSON integer, or the text itself (the API names what is wrong). */
+static json_t *count_value(const char *s)
+{
+	char *end = NULL;
+	long long n = strtoll(s, &end, 10);
+
+	return s[0] != '\0' && end != NULL && *end == '\0' ? json_integer(n) : json_string(s);
+}
+
+static void post_nodegroups(rz_req_t *req, void *ctx)
+{
+	rz__page_t *pg = rz__post_page(ctx, req);
+	char target[160];
+
+	if (pg == NULL || !names_ok(pg)) {
+		return;
+	}
+	snprintf(target, sizeof(target), "/api/v1/tenants/%s/nodegroups",
+	         rz_req_param(req, "tenant"));
+	rz__page_act(pg, "POST", target, "application/json",
+	             json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:o, s:s}}", "apiVersion",
+	                       "rezuscloud.io/v1", "kind", "NodeGroup", "metadata", "name",
+	                       rz__form(pg, "name"), "tenant", rz_req_param(req, "tenant"), "spec",
+	                       "role", rz__form(pg, "role"), "count",
+	                       count_value(rz__form(pg, "count")), "providerClass",
+	                       rz__form(pg, "providerClass")),
+	             nodegroup_done);
+}
+
+static void post_scale(rz_req_t *req, void *ctx)
+{
+	rz__page_t *pg = rz__post_page(ctx, req);
+	char target[200];
+
+	if (pg == NULL || !names_ok(pg)) {
+		return;
+	}
+	snprintf(target, sizeof(target), "/api/v1/tenants/%s/nodegroups/%s",
+	         rz_req_param(req, "tenant"), rz_req_param(req, "name"));
+	rz__page_act(pg, "PATCH", target, "application/merge-patch+json",
+	             json_pack("{s:{s:o}}", "spec", "count", count_value(rz__form(pg, "count"))),
+	             nodegroup_done);
+}
+
+static void post_delete_nodegroup(rz_req_t *req, void *ctx)
+{
+	rz__page_t *pg = rz__post_page(ctx, req);
+	char target[200];
+
+	if (pg == NULL || !names_ok(pg)) {
+		return;
+	}
+	snprintf(target, sizeof(target), "/api/v1/tenants/%s/nodegroups/%s",
+	         rz_req_param(req, "tenant"), rz_req_param(req, "name"));
+	rz__page_act(pg, "DELETE", target, NULL, NULL, nodegroup_done);
+}
+
+/* The confirmation: what deleting the node group destroys, by name. */
+static void delete_ready(rz__page_t *pg)
+{
+	json_t *v = pg->view, *doomed = json_array(), *m;
+	const char *ng = rz_req_param(pg->req, "name");
+	size_t i;
+
+	if (rz__page_got(pg, 0) == NULL) {
+		rz__page_error(pg, rz__page_code(pg, 0) == 404 ? 404 : 502,
+		               "There is no such node group.");
+		json_decref(doomed);
+		return;
+	}
+	json_array_foreach(rz__items(rz__page_got(pg, 1)), i, m)
+	{
+		if (strcmp(rz__str(m, "spec.nodeGroup"), ng) == 0) {
+			json_array_append_new(doomed, rz__machine_row(m));
+		}
+	}
+	json_object_set_new(v, "title", json_string("Delete a node group"));
+	json_object_set_new(v, "navTenants", json_true());
+	json_object_set_new(v, "tenant",
+	                    json_pack("{s:s}", "name", rz_req_param(pg->req, "tenant")));
+	json_object_set_new(v, "nodegroup",
+	                    json_pack("{s:s, s:I, s:o, s:b}", "name", ng, "count",
+	                              (json_int_t)json_array_size(doomed), "machines", doomed,
+	                              "none", json_array_size(doomed) == 0));
+	json_object_set_new(v, "tabs", tab_nav(rz_req_param(pg->req, "tenant"), TAB_DELETE_NG));
+	rz__page_render(pg, "pages/delete-nodegroup", 200);
+}
+
+static void get_delete_nodegroup(rz_req_t *req, void *ctx)
+{
+	rz__page_t *pg = rz__page_new(ctx, req);
+
+	if (pg == NULL || !rz__page_need_login(pg) || !names_ok(pg)) {
+		return;
+	}
+	pg->ready = delete_ready;
+	rz__page_hold(pg);
+	rz__page_fetch(pg, 0, "/api/v1/tenants/%s/nodegroups/%s", rz_req_param(req, "tenant"),
+	               rz_req_param(req, "name"));
+	rz__page_fetch(pg, 1, "/api/v1/tenants/%s/machines", rz_req_param(req, "tenant"));
+	rz__page_release(pg);
+}
+
+/* ------------------------------------------------------------------ runs */
+
+static json_t *plan_resources(const json_t *run)
+{
+	json_t *out = json_array(), *r;
+	const json_t *plan = json_object_get(json_object_get(run, "status"), "plan");
+	size_t i;
+
+	json_array_foreach(json_object_get(plan, "resources"), i, r)
+	{
+		const char *action = rz__str(r, "action");
+		json_array_append_new(
+		    out,
+		    json_pack("{s:s, s:s, s:s, s:s, s:b}", "address", rz__str(r, "address"),
+		              "action", action, "reason", rz__str(r, "reason"), "machine",
+		              rz__str(r, "machine"), "destroys",
+		              strcmp(action, "delete") == 0 || strcmp(action, "replace") == 0));
+	}
+	return out;
+}
+
+static void run_ready(rz__page_t *pg)
+{
+	json_t *run = rz__page_got(pg, 1), *v = pg->view, *res;
+	const char *tenant = rz_req_param(pg->req, "tenant");
+	char title[200];
+
+	if (rz__page_got(pg, 0) == NULL || run == NULL) {
+		rz__page_error(pg, 404, "There is no such run.");
+		return;
+	}
+	res = plan_resources(run);
+	snprintf(title, sizeof(title), "Run %s of %s", rz_req_param(pg->req, "name"), tenant);
+	json_object_set_new(v, "title", json_string(title));
+	json_object_set_new(v, "navTenants", json_true());
+	json_object_set_new(v, "tenant", tenant_row(rz__page_got(pg, 0)));
+	json_object_set_new(v, "tabs", tab_nav(tenant, TAB_RUN));
+	json_object_set_new(v, "run", run_row(run));
+	json_object_set_new(v, "noResources", json_boolean(json_array_size(res) == 0));
+	json_object_set_new(v, "resources", res);
+	json_object_set_new(v, "more",
+	                    json_integer(json_integer_value(json_object_get(
+	                        json_object_get(json_object_get(run, "status"), "plan"), "more"))));
+	rz__page_render(pg, "pages/run", pg->code ? pg->code : 200);
+}
+
+static void run_page(rz__page_t *pg)
+{
+	pg->ready = run_ready;
+	rz__page_hold(pg);
+	rz__page_fetch(pg, 0, "/api/v1/tenants/%s", rz_req_param(pg->req, "tenant"));
+	rz__page_fetch(pg, 1, "/api/v1/tenants/%s/runs/%s", rz_req_param(pg->req, "tenant"),
+	               rz_req_param(pg->req, "name"));
+	rz__page_release(pg);
+}
+
+static void get_run(rz_req_t *req, void *ctx)
+{
+	rz__page_t *pg = rz__page_new(ctx, req);
+
+	if (pg != NULL && rz__page_need_login(pg) && names_ok(pg)) {
+		run_page(pg);
+	}
+}
+
+static void run_done(rz__page_t *pg, int code, json_t *body, const rz_inject_reply_t *r)
+{
+	char path[200];
+
+	(void)r;
+	if (failed(pg, code, body, NULL)) {
+		run_page(pg);
+		return;
+	}
+	snprintf(path, sizeof(path), "/tenants/%s/runs/%s", rz_req_param(pg->req, "tenant"),
+	         rz_req_param(pg->req, "name"));
+	rz__page_redirect(pg, path,
+	                  strstr(rz_req_path(pg->req), "/approve") ? "approved" : "canceled");
+}
+
+static void post_run_action(rz_req_t *req, void *ctx)
+{
+	const char *what = strstr(rz_req_path(req), "/approve") ? "approve" : "cancel";
+	rz__page_t *pg = rz__post_page(ctx, req); /* NULL: answered, req is gone */
+	char target[240];
+
+	if (pg == NULL || !names_ok(pg)) {
+		return;
+	}
+	snprintf(target, sizeof(target), "/api/v1/tenants/%s/runs/%s/%s",
+	         rz_req_param(req, "tenant"), rz_req_param(req, "name"), what);
+	rz__page_act(pg, "POST", target, "application/json",
+	             strcmp(what, "approve") == 0 && rz__form(pg, "reason")[0] != '\0'
+	                 ? json_pack("{s:s}", "reason", rz__form(pg, "reason"))
+	                 : json_object(),
+	             run_done);
+}
+
+/* ------------------------------------------------------------------ routes */
+
+#define PAGE_ROUTE(m, p, f)                                                                        \
+	(rz_route_t)                                                                               \
+	{                                                                                          \
+		.methods = (m), .pattern = (p), .fn = (f), .ctx = ui, .role = RZ_ROLE_PUBLIC,      \
+		.verb = "webui", .cookie = true                                                    \
+	}
+
+void rz__pages_routes(rz_ui_t *ui, rz_route_t *r, size_t *n)
+{
+	r[(*n)++] = PAGE_ROUTE(RZ_M_GET, "/", get_dashboard);
+	r[(*n)++] = PAGE_ROUTE(RZ_M_GET, "/tenants", get_tenants);
+	r[(*n)++] = PAGE_ROUTE(RZ_M_POST, "/tenants", post_tenants);
+	r[(*n)++] = PAGE_ROUTE(RZ_M_GET, "/tenants/{tenant}", get_tenant);
+	r[(*n)++] = PAGE_ROUTE(RZ_M_GET, "/tenants/{tenant}/{tab}", get_tenant);
+	r[(*n)++] = PAGE_ROUTE(RZ_M_POST, "/tenants/{tenant}/nodegroups", post_nodegroups);
+	r[(*n)++] = PAGE_ROUTE(RZ_M_POST, "/tenants/{tenant}/nodegroups/{name}/scale", post_scale);
+	r[(*n)++] = PAGE_ROUTE(RZ_M_GET, "/tenants/{tenant}/nodegroups/{name}/delete",
+	                       get_delete_nodegroup);
+	r[(*n)++] = PAGE_ROUTE(RZ_M_POST, "/tenants/{tenant}/nodegroups/{name}/delete",
+	                       post_delete_nodegroup);
+	r[(*n)++] = PAGE_ROUTE(RZ_M_GET, "/tenants/{tenant}/runs/{name}", get_run);
+	r[(*n)++] = PAGE_ROUTE(RZ_M_POST, "/tenants/{tenant}/runs/{name}/approve", post_run_action);
+	r[(*n)++] = PAGE_ROUTE(RZ_M_POST, "/tenants/{tenant}/runs/{name}/cancel", post_run_action);
+}
