@@ -643,8 +643,11 @@ json_t *rz_openapi_document(const rz_http_t *http, bool group_version)
 	size_t n = rz_http_route_count(http);
 
 	for (size_t i = 0; i < n; i++) {
-		add_route(paths, rz_http_route_at(http, i), rz_http_route_pattern(http, i),
-		          group_version);
+		const rz_route_t *r = rz_http_route_at(http, i);
+		if (r->cookie) {
+			continue; /* the WebUI's pages: HTML for a browser, not the API */
+		}
+		add_route(paths, r, rz_http_route_pattern(http, i), group_version);
 	}
 	return json_pack(
 	    "{s:s, s:{s:s, s:s, s:s, s:{s:s, s:s}}, s:[{s:s, s:s}], s:[{s:[]}], s:o, "

@@ -122,7 +122,7 @@ START_TEST(test_every_route_described_and_present)
 {
 	rz_http_t *h = rz_daemon_http(d);
 	json_t *doc = rz_openapi_document(h, false);
-	size_t n = rz_http_route_count(h), ops = 0;
+	size_t n = rz_http_route_count(h), ops = 0, pages = 0;
 
 	ck_assert_ptr_nonnull(doc);
 	ck_assert_uint_gt(n, 50);
@@ -130,6 +130,11 @@ START_TEST(test_every_route_described_and_present)
 		const rz_route_t *r = rz_http_route_at(h, i);
 		char key[256];
 		path_key(rz_http_route_pattern(h, i), key, sizeof(key));
+		if (r->cookie) { /* the WebUI's pages are left out of the API's document */
+			ck_assert_ptr_null(json_object_get(json_object_get(doc, "paths"), key));
+			pages++;
+			continue;
+		}
 		ck_assert_msg(rz_openapi_described(r),
 		              "route %s (methods %#x) has no description: give it a rz_route_doc_t",
 		              r->pattern, r->methods);
@@ -147,6 +152,7 @@ START_TEST(test_every_route_described_and_present)
 		}
 	}
 	ck_assert_uint_gt(ops, 90);
+	ck_assert_uint_gt(pages, 3);
 	/* the routes the document used to miss */
 	ck_assert_ptr_nonnull(operation(doc, "/api/v1/auth/login", RZ_M_POST));
 	ck_assert_ptr_nonnull(operation(doc, "/api/v1/audit", RZ_M_GET));
