@@ -38,3 +38,12 @@ CLEANFILES += packaging/rezus.conf packaging/systemd/rezuscloud.service \
 	packaging/completion/rezusctl packaging/completion/_rezusctl
 EXTRA_DIST += packaging/systemd/rezuscloud.service.in
 
+# The distribution packages' sources travel in the tarball (tests/integration/packaging.sh
+# builds both from it); rpmbuild -tb reads the spec configure wrote.
+EXTRA_DIST += packaging/rpm/rezuscloud.spec.in packaging/rpm/rezuscloud.spec \
+	packaging/debian/changelog packaging/debian/control packaging/debian/copyright \
+	packaging/debian/rules packaging/debian/source/format \
+	packaging/debian/rezuscloud.install packaging/debian/rezuscloud.postinst \
+	packaging/debian/rezuscloud.postrm packaging/debian/rezusctl.install \
+	packaging/debian/rezusctl.docs packaging/debian/rezuscloud-plugin-dev.install \
+	packaging/debian/rezuscloud-plugin-dev.lintian-overrides
