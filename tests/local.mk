@@ -66,7 +66,9 @@ INTEGRATION_TESTS = \
 	tests/integration/kubectl.sh \
 	tests/integration/pyclient.sh \
 	tests/integration/webstatic.sh \
-	tests/integration/tplc.sh
+	tests/integration/tplc.sh \
+	tests/integration/packaging.sh \
+	tests/integration/manpages.sh
 
 include tests/fixtures/plugins/local.mk
 EXTRA_DIST += tests/fixtures/plugins/local.mk \

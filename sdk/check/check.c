@@ -341,7 +341,8 @@ static int usage(FILE *out, int code)
 	        "See rezus-plugin-check(1) and rezus-plugin(7).\n"
 	        "  --render-dir DIR  also write the rendered files into DIR\n"
 	        "  --project STATE   run the projection rules over every resource of a state\n"
-	        "                    file (unscoped) and print the objects\n");
+	        "                    file (unscoped) and print the objects\n"
+	        "  -h, --help        this help\n");
 	return code;
 }
 
