@@ -103,6 +103,7 @@ usr/share/doc/rezuscloud-plugin-dev/copyright
 usr/share/doc/rezuscloud-plugin-dev/example/Makefile
 usr/share/doc/rezuscloud-plugin-dev/example/example.c
 usr/share/doc/rezuscloud-plugin-dev/plugin-guide.md.gz
+usr/share/lintian/overrides/rezuscloud-plugin-dev
 usr/share/man/man1/rezus-plugin-check.1.gz
 usr/share/man/man7/rezus-plugin.7.gz
 EOF
