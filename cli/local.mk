@@ -3,10 +3,10 @@
 bin_PROGRAMS += rezusctl
 rezusctl_SOURCES = cli/rezusctl.h cli/main.c cli/http.c cli/conf.c cli/kinds.c cli/out.c \
 	cli/objects.c cli/runs.c cli/admin.c cli/boot.c
-rezusctl_CPPFLAGS = $(AM_CPPFLAGS) -DRZ_DATADIR='"$(pkgdatadir)"'
+rezusctl_CPPFLAGS = $(AM_CPPFLAGS) -DRZ_DATADIR='"$(datadir)/rezus"'
 rezusctl_CFLAGS = $(AM_CFLAGS) $(LIBCURL_CFLAGS) $(JANSSON_CFLAGS) $(YAML_CFLAGS)
 rezusctl_LDADD = core/librezus-core.la $(LIBCURL_LIBS)
 
 dist_man_MANS += man/rezusctl.1
-deploydir = $(pkgdatadir)/deploy/kubernetes
+deploydir = $(datadir)/rezus/deploy/kubernetes
 dist_deploy_DATA = deploy/kubernetes/rezuscloud.yaml

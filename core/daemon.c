@@ -17,6 +17,9 @@
 
 #include <event2/event.h>
 #include <jansson.h>
+#ifdef HAVE_LIBSYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
 
 #include "core/auth/access.h"
 #include "core/api/api.h"
@@ -518,6 +521,22 @@ static void reload_tls(rz_daemon_t *d)
 	         "fingerprint", rz_tls_fingerprint(d->tls), NULL);
 }
 
+/* The service manager's readiness protocol (systemd's Type=notify): a no-op when the
+ * daemon was not started by one (no NOTIFY_SOCKET) or was built without libsystemd. */
+static void notify(const char *state)
+{
+#ifdef HAVE_LIBSYSTEMD
+	int rc = sd_notify(0, state);
+
+	if (rc < 0) {
+		rz_log_warn("daemon", "telling the service manager '%s' failed: %s", state,
+		            strerror(-rc));
+	}
+#else
+	(void)state;
+#endif
+}
+
 static void on_signal(evutil_socket_t sig, short what, void *arg)
 {
 	rz_daemon_t *d = arg;
@@ -540,6 +559,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	}
 	rz_log_info("daemon", "%s received: draining requests (up to %d ms)",
 	            sig == SIGINT ? "SIGINT" : "SIGTERM", RZ_SHUTDOWN_GRACE_MS);
+	notify("STOPPING=1");
 	rz_daemon_stop(d);
 }
 
@@ -1132,12 +1152,16 @@ int rz_daemon_start(rz_daemon_t **out, const rz_config_t *cfg, rz_err_t *err)
 
 int rz_daemon_run(rz_daemon_t *d)
 {
-	char port[16];
+	char port[16], status[320];
 
 	snprintf(port, sizeof(port), "%d", rz_http_port(d->http));
 	rz_logkv(RZ_LOG_NOTICE, "daemon", "ready", "version", rz_version(), "listen",
 	         d->cfg->listen, "port", port, "data_dir", d->cfg->data_dir, "scheme",
 	         d->tls != NULL ? "https" : "http", NULL);
+	/* The listener is bound and the plugins are loaded (rz_daemon_start): ready. */
+	snprintf(status, sizeof(status), "READY=1\nSTATUS=serving %s on port %s",
+	         d->tls != NULL ? "https" : "http", port);
+	notify(status);
 	if (event_base_dispatch(d->base) < 0) {
 		rz_log_err("daemon", "event loop failed");
 		return RZ_EXIT_FAILURE;

@@ -70,7 +70,9 @@ INTEGRATION_TESTS = \
 	tests/integration/openapi.sh \
 	tests/integration/webstatic.sh \
 	tests/integration/webui.sh \
-	tests/integration/tplc.sh
+	tests/integration/tplc.sh \
+	tests/integration/packaging.sh \
+	tests/integration/manpages.sh
 
 include tests/fixtures/plugins/local.mk
 EXTRA_DIST += tests/fixtures/plugins/local.mk \

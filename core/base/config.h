@@ -19,6 +19,9 @@
 #include "core/base/errors.h"
 
 /* Where things live when configure does not say (it passes -D for installed builds). */
+#ifndef RZ_SYSCONFDIR
+#define RZ_SYSCONFDIR "/etc"
+#endif
 #ifndef RZ_LOCALSTATEDIR
 #define RZ_LOCALSTATEDIR "/var"
 #endif
@@ -30,7 +33,7 @@
 #endif
 
 /* Where rezuscloud looks when no -c is given. */
-#define RZ_CONFIG_DEFAULT_PATH "/etc/rezus/rezus.conf"
+#define RZ_CONFIG_DEFAULT_PATH RZ_SYSCONFDIR "/rezus/rezus.conf"
 
 /* One entry under `plugins:`; the loader (a later module) reads these. */
 typedef struct rz_config_plugin {

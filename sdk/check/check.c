@@ -4,7 +4,7 @@
  *   rezus-plugin-check [--render-dir DIR] [--project STATE] FILE.so
  *
  * Loads FILE.so through the daemon's own loader (every refusal check), prints the
- * descriptor, renders a built-in fixture tenant, checks the TF JSON (PROTOCOLS.md §3) and
+ * descriptor, renders a built-in fixture tenant, checks the TF JSON (rezus-plugin(7)) and
  * the projection rules. Exit 0 only when everything passes; 1 when a check fails; 2 for a
  * bad command line. WARN lines say what a vendor should fix that does not fail the check:
  * a projection rule that would take other plugins' resources where rules run unscoped
@@ -289,7 +289,7 @@ static void check_tf(json_t *files)
 		printf("  %s\n", c.problems[i]);
 	}
 	snprintf(summary, sizeof(summary), "%d problem%s", c.n, c.n == 1 ? "" : "s");
-	result(c.n == 0, "TF JSON (PROTOCOLS.md §3)", c.n ? summary : NULL);
+	result(c.n == 0, "TF JSON (rezus-plugin(7), RENDERING)", c.n ? summary : NULL);
 }
 
 /* Rules that would take other plugins' resources where rules run unscoped: a warning
@@ -338,9 +338,11 @@ static int usage(FILE *out, int code)
 	        "check the TF JSON and the projection rules, and, for a plugin that observes,\n"
 	        "its probes and how it reads failed, timed-out and garbage output.\n"
 	        "Exit 0 when all checks pass; warnings (WARN) do not fail it.\n"
+	        "See rezus-plugin-check(1) and rezus-plugin(7).\n"
 	        "  --render-dir DIR  also write the rendered files into DIR\n"
 	        "  --project STATE   run the projection rules over every resource of a state\n"
-	        "                    file (unscoped) and print the objects\n");
+	        "                    file (unscoped) and print the objects\n"
+	        "  -h, --help        this help\n");
 	return code;
 }
 

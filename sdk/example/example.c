@@ -15,6 +15,8 @@ static const rezus_host_t *host; /* valid from init to fini */
 static int ex_init(const rezus_host_t *h, const rezus_json_t *config, void **state,
                    rezus_err_t *err)
 {
+	(void)config; /* the example takes no settings of its own */
+	(void)err;
 	host = h;
 	*state = NULL;
 	h->log(h, REZUS_LOG_INFO, "example plugin ready");
@@ -23,11 +25,14 @@ static int ex_init(const rezus_host_t *h, const rezus_json_t *config, void **sta
 
 static void ex_fini(void *state)
 {
+	(void)state; /* init kept none */
 }
 
 static int ex_validate(void *state, const rezus_json_t *ng, rezus_json_t *causes)
 {
 	const rezus_host_t *h = host;
+
+	(void)state;
 	const rezus_json_t *pc = h->json_path(h, ng, "spec.providerConfig");
 
 	for (size_t i = 0; i < h->json_size(h, pc); i++) {
@@ -50,6 +55,9 @@ static int ex_render(void *state, const rezus_json_t *ctx, rezus_json_t *out, re
 	const rezus_host_t *h = host;
 	const rezus_json_t *groups = h->json_get(h, ctx, "nodeGroups");
 	rezus_json_t *resources = h->json_object(h), *td = h->json_object(h);
+
+	(void)state;
+	(void)err; /* nothing here fails but the host's allocations, which it reports */
 
 	for (size_t i = 0; i < h->json_size(h, groups); i++) {
 		const rezus_json_t *ng = h->json_at(h, groups, i);
@@ -80,6 +88,7 @@ static int ex_render(void *state, const rezus_json_t *ctx, rezus_json_t *out, re
  * machines wherever they run unscoped (rezus-plugin-check --project, older hosts). */
 static const char *ex_rules(void *state)
 {
+	(void)state;
 	return "[{\"type\":\"terraform_data\",\"kind\":\"Machine\","
 	       "\"when\":{\"input.plugin\":\"example\"},\"nodeGroup\":[\"input.nodeGroup\"],"
 	       "\"fields\":{\"providerId\":[\"id\"],\"hostname\":[\"input.hostname\"]}}]";

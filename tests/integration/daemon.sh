@@ -128,4 +128,25 @@ keys=$(sed -n 's/.*{ \.key = "\([a-z_.]*\)".*/\1/p' "$top_srcdir/core/base/setti
 	grep -v '^\(server\|server\.tls\|auth\|tofu\|observe\|talos\|upgrade\|kubectl\|events\|audit\|backup\|store\|web\|log\)$' | sort -u | tr '\n' ' ')
 documented=$(sed -n 's/^\.B \([a-z_.]*\)$/\1/p' "$top_srcdir/man/rezus.conf.5" | sort -u | tr '\n' ' ')
 expect_eq "rezus.conf(5) documents exactly the settings of the schema" "$keys" "$documented"
+# The installed rezus.conf (written from the same table at build time) carries every key,
+# commented out with its default, in its section; it loads the platform plugins and
+# --check-config accepts it as it is.
+CONF="$top_builddir/packaging/rezus.conf"
+all_keys=$(sed -n 's/.*{ \.key = "\([a-z_.]*\)".*/\1/p' "$top_srcdir/core/base/settings.c" | sort -u | tr '\n' ' ')
+conf_keys=$(awk '
+	/^ *#?[a-z_]+:/ {
+		ind = match($0, /[^ ]/) - 1; d = ind / 2; s = substr($0, ind + 1)
+		c = substr(s, 1, 1) == "#"; if (c) s = substr(s, 2)
+		name = s; sub(/:.*/, "", name)
+		path = name; for (i = d - 1; i >= 0; i--) path = stack[i] "." path
+		if (d > 0 && stack[0] == "plugins") next
+		if (!c && s ~ /^[a-z_]+:$/) { stack[d] = name; print path; next }
+		if (c || name == "plugins") print path
+	}' "$CONF" | sort -u | tr '\n' ' ')
+expect_eq "the installed rezus.conf lists every setting of the schema" "$all_keys" "$conf_keys"
+expect_eq "every one commented out, sections aside" "" \
+	"$(grep -E '^ *[a-z_]+: *[^ {]' "$CONF" | grep -v '^  [a-z]*: {}$')"
+expect_match "it loads the platform plugins" "^  talos: \{\}$" "$(grep -A6 '^plugins:' "$CONF")"
+expect_eq "and --check-config accepts it as shipped" "0" \
+	"$(REZUSCLOUD_PLUGIN_DIR="$top_builddir/plugins/.libs" "$REZUSCLOUD" --check-config -c "$CONF" >"$WORK/conf.out" 2>&1; echo $?)"
 done_testing

@@ -13,17 +13,24 @@ export PKG_CONFIG_PATH="$(dirname "$PC")"
 PKGC="pkg-config --define-prefix"
 expect_eq "it states the ABI major" "1" "$($PKGC --variable=abi_major rezus-plugin)"
 expect_eq "and the minor" "2" "$($PKGC --variable=abi_minor rezus-plugin)"
-expect_match "and where plugins go" '/lib/rezuscloud/plugins$' "$($PKGC --variable=plugindir rezus-plugin)"
+expect_match "and where plugins go" '/lib/rezus/plugins$' "$($PKGC --variable=plugindir rezus-plugin)"
 for h in plugin.h host.h errors.h version.h; do
 	expect_eq "rezus/$h is installed" "yes" "$([ -f "$($PKGC --variable=includedir rezus-plugin)/rezus/$h" ] && echo yes)"
 done
 
+# Plugins are installed as the .so the daemon opens, in $(libdir)/rezus/plugins, and nothing
+# of libtool's besides.
+expect_eq "no libtool .la file is installed" "" "$(find "$STAGE" -name '*.la')"
+expect_eq "the plugins are installed as .so in lib/rezus/plugins" "metal.so oci.so openstack.so sim.so talos.so " \
+	"$(ls "$($PKGC --variable=plugindir rezus-plugin)" | tr '\n' ' ')"
+
 EXAMPLE=$(find "$STAGE" -type d -name example | head -n 1)
 cp -r "$EXAMPLE" "$WORK/example"
-if make -C "$WORK/example" PKG_CONFIG="$PKGC" >"$WORK/build.log" 2>&1; then
-	ok "the example builds out of tree against the staged SDK"
+# Its own Makefile builds with -Wall -Wextra; a warning fails the build.
+if make -C "$WORK/example" PKG_CONFIG="$PKGC" CFLAGS="-O2 -g -Werror" >"$WORK/build.log" 2>&1; then
+	ok "the example builds out of tree against the staged SDK, with no warning"
 else
-	not_ok "the example builds out of tree against the staged SDK" "$(cat "$WORK/build.log")"
+	not_ok "the example builds out of tree against the staged SDK, with no warning" "$(cat "$WORK/build.log")"
 fi
 expect_eq "it exports only rezus_plugin_entry" "rezus_plugin_entry" \
 	"$(nm -D --defined-only "$WORK/example/example.so" 2>/dev/null | awk '$2 == "T" { print $3 }')"

@@ -130,7 +130,7 @@ struct rezus_host {
 #endif
 	    ;
 
-	/* TF strings (PROTOCOLS.md §3): s with "${" written "$${" and "%{" written "%%{", so a
+	/* TF strings (rezus-plugin(7)): s with "${" written "$${" and "%{" written "%%{", so a
 	 * user's text never becomes a template; and s turned into a TF identifier ([a-z0-9_],
 	 * starting with a letter). Arena strings. */
 	char *(*tf_escape)(const rezus_host_t *h, const char *s);

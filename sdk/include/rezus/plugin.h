@@ -20,7 +20,7 @@
  *   1.1  observation: observe_probes, observe_parse (optional; both or neither).
  *   1.2  upgrades: upgrade_commands (optional, cluster plugins).
  *
- * The render contract (SPEC §6.2). render() receives the tenant context, a borrowed object:
+ * The render contract (rezus-plugin(7)). render() receives the tenant context, a borrowed object:
  *   {"tenant": <Tenant object>, "nodeGroups": [<this plugin's NodeGroups>],
  *    "allNodeGroups": [<every NodeGroup of the tenant>],
  *    "configPatches": [<enabled ConfigPatches, in name order>],
@@ -37,7 +37,7 @@
  * and fills out (an empty object it does not own) with any of:
  *   "required_providers": {name: {"source", "version"}}
  *   "variables": {name: {"type", "sensitive", "default"}}, "tfvars": {name: value}
- *   "resource", "data", "provider", "locals", "output": TF JSON blocks (PROTOCOLS.md §3)
+ *   "resource", "data", "provider", "locals", "output": TF JSON blocks (rezus-plugin(7))
  *   "exports": {name: "<TF expression>"} for other plugins
  * Every TF name of a node group's resources starts with the group's tf_name(); every user
  * string embedded in a template goes through tf_escape(). Credentials never appear in the

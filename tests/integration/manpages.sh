@@ -1,0 +1,36 @@
+#!/bin/sh
+# The manual pages against what they describe: every command of rezusctl's command table
+# (cli/main.c) has its entry in rezusctl(1), every option of rezus-plugin-check's --help is
+# in rezus-plugin-check(1), every page renders without a groff warning and every page a
+# SEE ALSO names is one the build installs. (rezuscloud(8)'s options and rezus.conf(5)'s
+# settings are checked by daemon.sh, against --help and the settings table.)
+. "${top_srcdir:-.}/tests/integration/lib.sh"
+
+MAN="$top_srcdir/man"
+table=$(sed -n '/^} commands\[\] = {/,/^};/s/^\t{ "\([a-z-]*\)", rzc_cmd_.*/\1/p' "$top_srcdir/cli/main.c" | sort -u | tr '\n' ' ')
+expect_match "the command table is read from cli/main.c" "(^| )get .*version " "$table"
+man_cmds=$(sed -n '/^\.SH COMMANDS/,/^\.SH GLOBAL/p' "$MAN/rezusctl.1" | grep '^\.B [a-z]' |
+	sed 's/^\.B //; s/\\-/-/g; s/ .*//; s/\\fR.*//' | sort -u | tr '\n' ' ')
+expect_eq "rezusctl(1) has an entry for exactly the commands of the table" "$table" "$man_cmds"
+
+help_opts=$("$top_builddir/rezus-plugin-check" --help | grep -o -- '--[a-z-]*' | sort -u | tr '\n' ' ')
+man_opts=$(sed 's/\\-/-/g' "$MAN/rezus-plugin-check.1" | sed -n '/^\.SH OPTIONS/,/^\.SH /p' | grep -o -- '--[a-z-]*' | sort -u | tr '\n' ' ')
+expect_eq "rezus-plugin-check(1) documents exactly the options of --help" "$help_opts" "$man_opts"
+
+pages=$(grep -ho "man/[a-z.-]*\.[0-9]" "$top_srcdir"/*/local.mk "$top_srcdir"/*/*/local.mk "$top_srcdir/Makefile.am" | sort -u)
+expect_match "the build installs rezus-plugin(7) and rezus-plugin-check(1)" \
+	'man/rezus-plugin\.7.*man/rezus-plugin-check\.1|man/rezus-plugin-check\.1.*man/rezus-plugin\.7' "$(echo $pages)"
+for p in $pages; do
+	out=$(LC_ALL=C.UTF-8 groff -man -ww -z "$top_srcdir/$p" 2>&1)
+	expect_eq "$p renders without a groff warning" "" "$out"
+done
+installed=$(for p in $pages; do b=$(basename "$p"); echo "${b%.*}(${b##*.})"; done | sort | tr '\n' ' ')
+for p in $pages; do
+	for ref in $(sed -n '/^\.SH SEE ALSO/,$s/^\.BR \([a-z.-]*\) (\([0-9]\)).*/\1(\2)/p' "$top_srcdir/$p"); do
+		case " $installed " in
+		*" $ref "*) ok "$p: SEE ALSO $ref is installed" ;;
+		*) not_ok "$p: SEE ALSO $ref is installed" "installed: $installed" ;;
+		esac
+	done
+done
+done_testing
