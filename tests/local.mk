@@ -94,10 +94,14 @@ EXTRA_DIST += $(INTEGRATION_TESTS) tests/web/webui.mjs tests/integration/lib.sh 
 	tests/integration/openapi-client.ts redocly.yaml \
 	tests/plugins tests/stand-ins/talosctl tests/stand-ins/kubectl
 LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
+# PACKAGING_TEST=no (make check PACKAGING_TEST=no) leaves the slow packaging test out:
+# tools/test-all builds and checks the packages once, in the -Werror build's suite.
 AM_TESTS_ENVIRONMENT = \
 	CK_TAP_LOG_FILE_NAME=- CK_VERBOSITY=silent \
 	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
-	$(TESTS_SAN_ENV); export CK_TAP_LOG_FILE_NAME CK_VERBOSITY top_builddir top_srcdir;
+	PACKAGING_TEST='$(PACKAGING_TEST)' \
+	$(TESTS_SAN_ENV); export CK_TAP_LOG_FILE_NAME CK_VERBOSITY top_builddir top_srcdir \
+	PACKAGING_TEST;
 
 unit_test_files = $(UNIT_TESTS:=.c) tests/unit/testutil.h tests/unit/httpclient.h
 
