@@ -68,7 +68,8 @@ INTEGRATION_TESTS = \
 	tests/integration/pyclient.sh \
 	tests/integration/openapi.sh \
 	tests/integration/webstatic.sh \
-	tests/integration/tplc.sh
+	tests/integration/tplc.sh \
+	tests/integration/firsthour.sh
 
 include tests/fixtures/plugins/local.mk
 EXTRA_DIST += tests/fixtures/plugins/local.mk \
