@@ -383,6 +383,11 @@ export REZUS_BOOT_NO_SYSTEMD=1
 expect_eq "boot --platform local goes from nothing to a logged-in context" "0" "$?"
 expect_match "its steps" 'config .*password +made.*start +background process.*ready +http://127.0.0.1.*Logged in to .* as admin \(context local\)' "$(tr '\n' ' ' <"$WORK/boot1.out")"
 expect_eq "the data dir is private, the password file too" "700 600" "$(stat -c %a "$WORK/boot") $(stat -c %a "$WORK/boot/admin.password")"
+expect_match "the config it writes loads the plugins found in the plugin dir" \
+	"^plugin_dir: $top_builddir/plugins plugins: .* sim: \\{\\} .* talos: \\{\\}" \
+	"$(sed -n '/^plugin_dir:/,$p' "$WORK/boot/rezus.conf" | tr '\n' ' ')"
+expect_match "and the daemon it starts reports them in /readyz" 'plugins ok: .*sim' \
+	"$(curl -s "http://127.0.0.1:$BOOT_PORT/readyz?verbose")"
 run get tenants --context local
 expect_eq "the context works" "0" "$RC"
 "$CTL" boot --data-dir "$WORK/boot" --listen "127.0.0.1:$BOOT_PORT" --rezuscloud "$top_builddir/rezuscloud" >"$WORK/boot2.out" 2>&1
@@ -390,9 +395,22 @@ expect_eq "boot again succeeds" "0" "$?"
 expect_match "skipping what is done" 'config +kept.*password +kept.*start +kept \(already running\).*login +kept' "$(tr '\n' ' ' <"$WORK/boot2.out")"
 kill "$(cat "$WORK/boot/rezuscloud.pid")" 2>/dev/null
 
+# --- boot checks its tools before it writes anything ---------------------------------------------
+mkdir -p "$WORK/notools"
+printf 'cli-test-password\n' | PATH="$WORK/notools" "$CTL" boot --platform docker --data-dir "$WORK/nboot" \
+	--password-stdin >"$WORK/nboot.out" 2>&1
+expect_eq "boot --platform docker with no talosctl fails" "1" "$?"
+expect_match "naming the missing tools" "talosctl.*kubectl.*docker.* not on PATH" "$(cat "$WORK/nboot.out")"
+expect_eq "before writing anything (no data dir, no admin.password)" "no" \
+	"$([ -e "$WORK/nboot" ] && echo yes || echo no)"
+PATH="$WORK/notools" "$CTL" boot --data-dir "$WORK/nboot" --rezuscloud "$top_builddir/rezuscloud" >"$WORK/nboot.out" 2>&1
+expect_match "boot --platform local with neither tofu nor terraform fails, saying so" \
+	"neither tofu nor terraform" "$(cat "$WORK/nboot.out")"
+expect_eq "and writes nothing either" "no" "$([ -e "$WORK/nboot" ] && echo yes || echo no)"
+
 # --- boot --platform docker, with recording stand-ins --------------------------------------------
 mkdir -p "$WORK/bin"
-for tool in talosctl kubectl; do
+for tool in talosctl kubectl docker; do
 	cat >"$WORK/bin/$tool" <<SH
 #!/bin/sh
 # A stand-in for $tool (tests only): records its arguments, reads what is piped to it.
