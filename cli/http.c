@@ -205,10 +205,12 @@ void rzc_print_status(const rzc_resp_t *r)
 	json_t *causes = json_object_get(json_object_get(st, "details"), "causes"), *cause;
 	size_t i;
 
+	const char *where = rzc_err_where ? rzc_err_where : "", *sep = rzc_err_where ? ": " : "";
+
 	if (msg != NULL) {
-		fprintf(stderr, "error: %s\n", msg);
+		fprintf(stderr, "error: %s%s%s\n", where, sep, msg);
 	} else {
-		fprintf(stderr, "error: the server answered %ld%s%.*s\n", r->code,
+		fprintf(stderr, "error: %s%sthe server answered %ld%s%.*s\n", where, sep, r->code,
 		        r->len ? ": " : "", (int)(r->len > 200 ? 200 : r->len),
 		        r->body ? r->body : "");
 	}

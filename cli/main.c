@@ -102,11 +102,14 @@ int rzc_usage(const char *fmt, ...)
 	return RZC_USAGE;
 }
 
+const char *rzc_err_where;
+
 int rzc_fail(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "error: ");
+	fprintf(stderr, "error: %s%s", rzc_err_where ? rzc_err_where : "",
+	        rzc_err_where ? ": " : "");
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);

@@ -187,5 +187,7 @@ int rzc_cmd_boot(rzc_t *c, int argc, char **argv);
 int rzc_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Error: one line on stderr, then RZC_ERR. */
 int rzc_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* When set, what rzc_fail and rzc_print_status name before their message ("FILE"). */
+extern const char *rzc_err_where;
 
 #endif /* RZC_REZUSCTL_H */

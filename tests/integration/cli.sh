@@ -72,6 +72,24 @@ run apply -f "$top_srcdir/examples/metal"
 expect_eq "apply -f DIR creates every object" \
 	"tenant/rack created|nodegroup/cp created|configpatch/kubelet-certs created|nodegroup/workers created|" \
 	"$(tr '\n' '|' <"$WORK/out")"
+# A set with one bad document is not half-applied: every document is checked, then dry-run
+# by the server, before any is written; the error names the file and the field.
+mkdir -p "$WORK/halfset"
+printf 'apiVersion: rezuscloud.io/v1\nkind: Tenant\nmetadata: {name: halfset}\nspec: {clusterProvider: sim}\n' \
+	>"$WORK/halfset/a-tenant.yaml"
+printf 'apiVersion: rezuscloud.io/v1\nkind: NodeGroup\nmetadata: {name: cp, tenant: halfset}\nspec: {role: controlplane, count: many, providerClass: sim}\n' \
+	>"$WORK/halfset/b-bad.yaml"
+run apply -f "$WORK/halfset"
+expect_eq "apply -f DIR with a bad document fails" "1" "$RC"
+expect_match "naming its file and field" "^error: $WORK/halfset/b-bad.yaml: .*spec.count" "$(cat "$WORK/err")"
+run get tenant halfset
+expect_eq "and creates nothing, not even the good one" "1" "$RC"
+printf 'apiVersion: rezuscloud.io/v1\nkind: Gadget\nmetadata: {name: g}\n' >"$WORK/halfset/b-bad.yaml"
+run apply -f "$WORK/halfset"
+expect_match "an unknown kind is named with its file, before anything is sent" \
+	"^1 error: $WORK/halfset/b-bad.yaml: kind \"Gadget\" is not one rezusctl knows" "$RC $(cat "$WORK/err")"
+run get tenant halfset
+expect_eq "and creates nothing either" "1" "$RC"
 run apply -f "$top_srcdir/examples/metal/tenant.yaml" -f "$top_srcdir/examples/metal/workers.yaml"
 expect_eq "applying them again changes nothing" "tenant/rack unchanged|nodegroup/workers unchanged|" "$(tr '\n' '|' <"$WORK/out")"
 sed 's/^  tenant: rack$/  tenant: rack\n  labels: {tier: gold}/' "$top_srcdir/examples/metal/workers.yaml" >"$WORK/workers.yaml"
@@ -298,7 +316,7 @@ expect_eq "state without a verb is a usage error" "2" "$RC"
 printf 'apiVersion: rezuscloud.io/v1\nkind: NodeGroup\nmetadata: {name: bad, tenant: rack}\nspec: {role: boss, providerClass: metal}\n' >"$WORK/bad.yaml"
 run apply -f "$WORK/bad.yaml"
 expect_eq "a bad manifest exits 1" "1" "$RC"
-expect_match "with the server's message and causes on stderr" 'error: NodeGroup "bad" is invalid: .*spec.role' "$(cat "$WORK/err")"
+expect_match "with the server's message and causes on stderr" 'error: [^ ]*bad.yaml: NodeGroup "bad" is invalid: .*spec.role' "$(cat "$WORK/err")"
 # A List item without a kind crashed apply (found by fuzz/manifest.c).
 printf '{"kind":"List","items":[{"metadata":{"name":"t"}}]}' >"$WORK/kindless.json"
 run apply -f "$WORK/kindless.json"
