@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -386,6 +387,55 @@ int rzc_cmd_user(rzc_t *c, int argc, char **argv)
 	return rc;
 }
 
+/* --expires: a duration from now in Go's form with days (30s, 15m, 12h, 7d, 1h30m) as an
+ * RFC 3339 UTC time, or an RFC 3339 time as given (the server checks it). -1 when it is
+ * neither: digits with an unknown unit, or more than 100 years. */
+static int expires_at(const char *text, char *out, size_t size)
+{
+	static const struct {
+		char unit;
+		long long seconds;
+	} units[] = { { 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 } };
+	const long long most = 100LL * 366 * 86400;
+	long long total = 0;
+	const char *p = text;
+	time_t at;
+	struct tm tm;
+
+	if (strchr(text, '-') != NULL || strchr(text, ':') != NULL) {
+		snprintf(out, size, "%s", text); /* a time: the server's to check */
+		return strlen(text) < size ? 0 : -1;
+	}
+	while (*p != '\0') {
+		long long n = 0;
+		size_t u;
+		if (*p < '0' || *p > '9') {
+			return -1;
+		}
+		while (*p >= '0' && *p <= '9' && n <= most) {
+			n = n * 10 + (*p++ - '0');
+		}
+		for (u = 0; u < sizeof(units) / sizeof(units[0]) && units[u].unit != *p; u++) {
+		}
+		if (u == sizeof(units) / sizeof(units[0]) || n > most) {
+			return -1;
+		}
+		p++;
+		total += n * units[u].seconds;
+		if (total > most) {
+			return -1;
+		}
+	}
+	if (total == 0) {
+		return -1;
+	}
+	at = time(NULL) + (time_t)total;
+	if (gmtime_r(&at, &tm) == NULL || strftime(out, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0) {
+		return -1;
+	}
+	return 0;
+}
+
 int rzc_cmd_token(rzc_t *c, int argc, char **argv)
 {
 	char *u, *coll;
@@ -408,7 +458,16 @@ int rzc_cmd_token(rzc_t *c, int argc, char **argv)
 			json_object_set_new(spec, "description", json_string(c->description));
 		}
 		if (c->expires) {
-			json_object_set_new(spec, "expiresAt", json_string(c->expires));
+			char at[40];
+			if (expires_at(c->expires, at, sizeof(at)) != 0) {
+				json_decref(spec);
+				free(coll);
+				return rzc_usage(
+				    "--expires %s: give a duration (30s, 15m, 12h, 7d, "
+				    "1h30m) or an RFC 3339 time (2027-01-01T00:00:00Z)",
+				    c->expires);
+			}
+			json_object_set_new(spec, "expiresAt", json_string(at));
 		}
 		body = json_pack("{s:o}", "spec", spec);
 		rc = rzc_json(c, "POST", coll, body, &out);

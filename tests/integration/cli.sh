@@ -277,6 +277,18 @@ run token delete "$TOKID"
 expect_eq "token delete revokes it" "token/$TOKID deleted" "$(cat "$WORK/out")"
 run get tenants --token "$SECRET"
 expect_eq "after which it fails" "1" "$RC"
+expect_match "with a hint to log in" 'run .rezusctl login.' "$(cat "$WORK/err")"
+run token create --expires 1h --description hour
+HOURID=$(sed -n 's|^token/\([a-z0-9-]*\) created.*|\1|p' "$WORK/out")
+expect_eq "token create --expires 1h takes a duration" "0" "$RC"
+EXPIRES=$("$CTL" get token "$HOURID" -o json | sed -n 's/.*"expiresAt": "\([^"]*\)".*/\1/p')
+LEFT=$(($(date -u -d "$EXPIRES" +%s 2>/dev/null || echo 0) - $(date -u +%s)))
+expect_match "and the token expires in an hour (${LEFT} s)" '^3[5-6][0-9][0-9]$' "$LEFT"
+run token create --expires 1d12h
+expect_eq "days and compound durations too" "0" "$RC"
+run token create --expires 5x
+expect_match "a bad duration is a usage error naming the forms" '^2 .*--expires 5x: .*30s, 15m, 12h, 7d.*RFC 3339' \
+	"$RC $(cat "$WORK/err")"
 run audit --limit 200
 expect_match "audit shows the log" 'TIME +USER +VERB.*admin +login' "$(tr '\n' ' ' <"$WORK/out")"
 run backup create
@@ -354,6 +366,7 @@ run logout --context viewer
 expect_eq "logout revokes the token" "0" "$RC"
 run get tenants --context viewer
 expect_eq "which no longer works" "1" "$RC"
+expect_match "and says to log in again" 'run .rezusctl login.' "$(cat "$WORK/err")"
 
 # --- TLS: verification, --insecure-skip-tls-verify, --certificate-authority ----------------------
 if command -v openssl >/dev/null; then
@@ -390,6 +403,17 @@ help_cmds=$("$CTL" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z-]*\)  .*/\1/p' 
 man_cmds=$(sed -n '/^\.SH COMMANDS/,/^\.SH GLOBAL/p' "$top_srcdir/man/rezusctl.1" | grep '^\.B [a-z]' |
 	sed 's/^\.B //; s/\\-/-/g; s/ .*//; s/\\fR.*//' | sort -u | tr '\n' ' ')
 expect_eq "the man page documents exactly the commands --help lists" "$help_cmds" "$man_cmds"
+run get --help
+expect_match "get --help is the command's own help, with examples" \
+	'^Usage: rezusctl get TYPE .*Examples: +rezusctl get tenants' "$(tr '\n' ' ' <"$WORK/out")"
+expect_eq "help get prints the same" "$(cat "$WORK/out")" "$("$CTL" help get)"
+expect_match "user --help is user's" '^Usage: rezusctl user list' "$("$CTL" user --help | head -n 1)"
+expect_match "token --help documents --expires durations" '--expires takes a duration' "$("$CTL" token --help)"
+missing=""
+for cmd in $help_cmds; do
+	"$CTL" help "$cmd" | grep -q "^Usage: rezusctl $cmd" || missing="$missing $cmd"
+done
+expect_eq "every command has its own help" "" "$missing"
 
 # --- boot --platform local, twice --------------------------------------------------------------------
 for try in 1 2 3 4 5 6 7 8; do # a port nothing listens on
