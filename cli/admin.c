@@ -641,6 +641,22 @@ int rzc_cmd_backup(rzc_t *c, int argc, char **argv)
 	return rc;
 }
 
+/* The strings of an array, comma-separated; caller frees. */
+static char *joined(const json_t *arr)
+{
+	char buf[512] = "";
+	size_t n = 0, j;
+	json_t *v;
+
+	json_array_foreach(arr, j, v)
+	{
+		int w = snprintf(buf + n, sizeof(buf) - n, "%s%s", j ? "," : "",
+		                 json_string_value(v) ? json_string_value(v) : "");
+		n = w > 0 && (size_t)w < sizeof(buf) - n ? n + (size_t)w : n;
+	}
+	return strdup(buf);
+}
+
 int rzc_cmd_api_resources(rzc_t *c, int argc, char **argv)
 {
 	json_t *list = NULL, *res;
@@ -656,33 +672,33 @@ int rzc_cmd_api_resources(rzc_t *c, int argc, char **argv)
 	    (strcmp(c->output, "json") == 0 || strcmp(c->output, "yaml") == 0)) {
 		rzc_print_object(c, NULL, list);
 	} else if (rc == RZC_OK) {
-		printf("%-16s %-10s %-13s %-12s %s\n", "NAME", "SHORTNAMES", "TENANT-SCOPED",
-		       "KIND", "VERBS");
-		json_array_foreach(json_object_get(list, "resources"), i, res)
+		static const char *const heads[] = { "NAME", "SHORTNAMES", "TENANT-SCOPED", "KIND",
+			                             "VERBS" };
+		json_t *all = json_object_get(list, "resources");
+		size_t nrows = 0;
+		char **cells = calloc(json_array_size(all) * 5 + 1, sizeof(*cells));
+		json_array_foreach(all, i, res)
 		{
 			const char *name = json_string_value(json_object_get(res, "name"));
-			json_t *shorts = json_object_get(res, "shortNames"), *verbs, *v;
-			char sn[64] = "", vb[256] = "";
-			size_t j, n = 0;
-			if (name == NULL || strchr(name, '/') != NULL) {
+			char **row = cells + nrows * 5;
+			if (cells == NULL || name == NULL || strchr(name, '/') != NULL) {
 				continue;
 			}
-			json_array_foreach(shorts, j, v)
-			{
-				n += (size_t)snprintf(sn + n, sizeof(sn) - n, "%s%s", j ? "," : "",
-				                      json_string_value(v));
-			}
-			verbs = json_object_get(res, "verbs");
-			n = 0;
-			json_array_foreach(verbs, j, v)
-			{
-				n += (size_t)snprintf(vb + n, sizeof(vb) - n, "%s%s", j ? "," : "",
-				                      json_string_value(v));
-			}
-			printf("%-16s %-10s %-13s %-12s %s\n", name, sn,
-			       json_is_true(json_object_get(res, "namespaced")) ? "true" : "false",
-			       json_string_value(json_object_get(res, "kind")), vb);
+			row[0] = strdup(name);
+			row[1] = joined(json_object_get(res, "shortNames"));
+			row[2] = strdup(json_is_true(json_object_get(res, "namespaced")) ? "true"
+			                                                                 : "false");
+			row[3] = strdup(json_string_value(json_object_get(res, "kind"))
+			                    ? json_string_value(json_object_get(res, "kind"))
+			                    : "");
+			row[4] = joined(json_object_get(res, "verbs"));
+			nrows++;
 		}
+		rzc_table(heads, 5, cells, nrows, true);
+		for (size_t j = 0; cells != NULL && j < nrows * 5; j++) {
+			free(cells[j]);
+		}
+		free(cells);
 	}
 	json_decref(list);
 	return rc;

@@ -164,7 +164,8 @@ static void help(FILE *f)
 	        "  --config FILE                 the config file (default ~/.config/rezus/config)\n"
 	        "  -t, --tenant NAME             the tenant of tenant-scoped types\n"
 	        "  -A, --all-tenants             every tenant\n"
-	        "  -o, --output FORMAT           table, wide, json, yaml or name\n"
+	        "  -o, --output FORMAT           table, wide, json, yaml, name, jsonpath=TEMPLATE\n"
+	        "                                or custom-columns=HEADER:.path,...\n"
 	        "  -l, --selector SELECTOR       label selector\n"
 	        "  --field-selector SELECTOR     field selector, e.g. involvedObject.name=web\n"
 	        "  --insecure-skip-tls-verify    do not verify the server's certificate\n"
@@ -381,10 +382,13 @@ static int parse(rzc_t *c, int argc, char **argv, const char *verb)
 				c->out_file = optarg;
 			} else if (strcmp(optarg, "table") == 0 || strcmp(optarg, "wide") == 0 ||
 			           strcmp(optarg, "json") == 0 || strcmp(optarg, "yaml") == 0 ||
-			           strcmp(optarg, "name") == 0) {
+			           strcmp(optarg, "name") == 0 ||
+			           strncmp(optarg, "jsonpath=", 9) == 0 ||
+			           strncmp(optarg, "custom-columns=", 15) == 0) {
 				c->output = optarg;
 			} else {
-				return rzc_usage("-o %s: use table, wide, json, yaml or name",
+				return rzc_usage("-o %s: use table, wide, json, yaml, name, "
+				                 "jsonpath=TEMPLATE or custom-columns=SPEC",
 				                 optarg);
 			}
 			break;
@@ -571,6 +575,7 @@ int main(int argc, char **argv)
 			if (rc == RZC_OK) {
 				rzc_resolve(&c);
 				rc = cmd->fn(&c, n - 1, words + 1);
+				rc = rc == RZC_OK ? rzc_print_rc : rc; /* a bad -o template */
 			}
 			curl_global_cleanup();
 		}

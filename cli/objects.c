@@ -226,7 +226,8 @@ int rzc_cmd_get(rzc_t *c, int argc, char **argv)
 			free(path);
 		}
 		if (json_array_size(items) == 1 && c->output != NULL &&
-		    (strcmp(c->output, "json") == 0 || strcmp(c->output, "yaml") == 0)) {
+		    (strcmp(c->output, "json") == 0 || strcmp(c->output, "yaml") == 0 ||
+		     strncmp(c->output, "jsonpath=", 9) == 0)) {
 			rzc_print_object(c, k, json_array_get(items, 0));
 		} else if (json_array_size(items) > 0) {
 			rzc_print_list(c, k, items, true);
