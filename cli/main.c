@@ -216,9 +216,11 @@ int rzc_fail(const char *fmt, ...)
 }
 
 /* completion bash|zsh: commands and types complete; objects come from the server. */
+static void flag_words(char *buf, size_t size);
+
 int rzc_cmd_completion(rzc_t *c, int argc, char **argv)
 {
-	char words[1024] = "";
+	char words[1024] = "", flags[2048];
 	size_t n = 0;
 
 	(void)c;
@@ -229,39 +231,56 @@ int rzc_cmd_completion(rzc_t *c, int argc, char **argv)
 		n += (size_t)snprintf(words + n, sizeof(words) - n, "%s%s", i ? " " : "",
 		                      commands[i].name);
 	}
+	flag_words(flags, sizeof(flags));
 	if (strcmp(argv[0], "zsh") == 0) {
 		printf("#compdef rezusctl\nautoload -U +X bashcompinit && bashcompinit\n");
 	}
 	printf(
 	    "# rezusctl completion: eval \"$(rezusctl completion %s)\"\n"
+	    "_rezusctl_names() { # TYPE: the names of TYPE's objects (in the command's -t)\n"
+	    "    COMPREPLY=($(compgen -W \"$(rezusctl get \"$1\" $_rezusctl_t -o name 2>/dev/null |"
+	    " sed 's|.*/||')\" -- \"$cur\"))\n"
+	    "}\n"
 	    "_rezusctl() {\n"
-	    "    local cur prev words cword\n"
+	    "    local cur prev i _rezusctl_t=\"\"\n"
 	    "    cur=\"${COMP_WORDS[COMP_CWORD]}\"\n"
 	    "    prev=\"${COMP_WORDS[COMP_CWORD-1]}\"\n"
 	    "    local commands=\"%s\"\n"
+	    "    local flags=\"%s\"\n"
 	    "    local types=\"tenants nodegroups machines configpatches runs upgrades events "
 	    "providers users tokens tn ng mc cp up ev pv\"\n"
+	    "    for ((i = 1; i < COMP_CWORD; i++)); do\n"
+	    "        case \"${COMP_WORDS[i]}\" in -t|--tenant) _rezusctl_t=\"-t "
+	    "${COMP_WORDS[i+1]}\" ;; "
+	    "esac\n"
+	    "    done\n"
+	    "    case \"$cur\" in -*) COMPREPLY=($(compgen -W \"$flags\" -- \"$cur\")); return ;; "
+	    "esac\n"
 	    "    case \"$prev\" in\n"
-	    "    -o|--output) COMPREPLY=($(compgen -W \"table wide json yaml name\" -- \"$cur\"));"
+	    "    -o|--output) COMPREPLY=($(compgen -W \"table wide json yaml name jsonpath= "
+	    "custom-columns=\" -- \"$cur\"));"
 	    " return ;;\n"
 	    "    -f|--filename|--config|--certificate-authority) COMPREPLY=($(compgen -f -- "
 	    "\"$cur\")); return ;;\n"
 	    "    get|describe|delete|edit) COMPREPLY=($(compgen -W \"$types\" -- \"$cur\")); "
 	    "return ;;\n"
+	    "    help) COMPREPLY=($(compgen -W \"$commands\" -- \"$cur\")); return ;;\n"
+	    "    scale) COMPREPLY=($(compgen -W nodegroup -- \"$cur\")); return ;;\n"
 	    "    state) COMPREPLY=($(compgen -W \"list rollback\" -- \"$cur\")); return ;;\n"
-	    "    list) [ \"${COMP_WORDS[1]}\" = state ] &&\n"
-	    "        COMPREPLY=($(compgen -W \"$(rezusctl get tenants -o name 2>/dev/null | "
-	    "sed 's|.*/||')\" -- \"$cur\")); return ;;\n"
-	    "    tenants|tenant|tn|kubeconfig|talosconfig|plan|runs|upgrade|rollback|-t|--tenant)\n"
-	    "        COMPREPLY=($(compgen -W \"$(rezusctl get tenants -o name 2>/dev/null | "
-	    "sed 's|.*/||')\" -- \"$cur\")); return ;;\n"
+	    "    list) [ \"${COMP_WORDS[1]}\" = state ] && _rezusctl_names tenants; return ;;\n"
+	    "    nodegroups|nodegroup|ng) _rezusctl_names nodegroups; return ;;\n"
+	    "    logs|approve|cancel|run) _rezusctl_names runs; return ;;\n"
+	    "    runs) if [ \"${COMP_WORDS[1]}\" = runs ]; then _rezusctl_names tenants;\n"
+	    "        else _rezusctl_names runs; fi; return ;;\n"
+	    "    tenants|tenant|tn|kubeconfig|talosconfig|plan|upgrade|rollback|-t|--tenant)\n"
+	    "        _rezusctl_names tenants; return ;;\n"
 	    "    esac\n"
 	    "    if [ \"$COMP_CWORD\" -eq 1 ]; then\n"
-	    "        COMPREPLY=($(compgen -W \"$commands\" -- \"$cur\"))\n"
+	    "        COMPREPLY=($(compgen -W \"$commands help\" -- \"$cur\"))\n"
 	    "    fi\n"
 	    "}\n"
 	    "complete -F _rezusctl rezusctl\n",
-	    argv[0], words);
+	    argv[0], words, flags);
 	return RZC_OK;
 }
 
@@ -328,6 +347,17 @@ static const struct option long_opts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
+
+/* Every long flag as --name, and the short ones, space-separated: what completion offers. */
+static void flag_words(char *buf, size_t size)
+{
+	size_t n = (size_t)snprintf(buf, size, "-t -A -o -l -w -f -h");
+
+	for (const struct option *o = long_opts; o->name != NULL && n < size; o++) {
+		int w = snprintf(buf + n, size - n, " --%s", o->name);
+		n = w > 0 ? n + (size_t)w : n;
+	}
+}
 
 static int number(const char *s, long *out)
 {

@@ -424,6 +424,16 @@ fi
 check "completion bash is a valid bash script" bash -n "$WORK/completion.bash"
 expect_match "it completes events and ev as types" 'types=".* events .* ev ' "$(cat "$WORK/completion.bash")"
 expect_match "and state's verbs" 'state\) COMPREPLY=\(\$\(compgen -W "list rollback"' "$(cat "$WORK/completion.bash")"
+# comp WORD...: what the bash completion offers for the command line WORD... (the last is
+# the word being completed), with this rezusctl on PATH and the default context.
+comp() {
+	PATH="$top_builddir:$PATH" bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _rezusctl; echo "${COMPREPLY[*]}"' \
+		_ "$WORK/completion.bash" "$@"
+}
+expect_eq "completion offers flags" "--tenant" "$(comp rezusctl get ng --ten)"
+expect_eq "node group names, in the command's tenant" "cp workers" "$(comp rezusctl -t rack get ng '')"
+expect_match "run names" '^run-[0-9a-z]+( run-[0-9a-z]+)*$' "$(comp rezusctl -t simmy logs '')"
+expect_eq "and the commands help names" "token" "$(comp rezusctl help tok)"
 expect_match "--help lists events among the types" 'events \(ev\)' "$("$CTL" --help)"
 help_cmds=$("$CTL" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z-]*\)  .*/\1/p' | sort | tr '\n' ' ')
 man_cmds=$(sed -n '/^\.SH COMMANDS/,/^\.SH GLOBAL/p' "$top_srcdir/man/rezusctl.1" | grep '^\.B [a-z]' |
