@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -386,6 +387,55 @@ int rzc_cmd_user(rzc_t *c, int argc, char **argv)
 	return rc;
 }
 
+/* --expires: a duration from now in Go's form with days (30s, 15m, 12h, 7d, 1h30m) as an
+ * RFC 3339 UTC time, or an RFC 3339 time as given (the server checks it). -1 when it is
+ * neither: digits with an unknown unit, or more than 100 years. */
+static int expires_at(const char *text, char *out, size_t size)
+{
+	static const struct {
+		char unit;
+		long long seconds;
+	} units[] = { { 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 } };
+	const long long most = 100LL * 366 * 86400;
+	long long total = 0;
+	const char *p = text;
+	time_t at;
+	struct tm tm;
+
+	if (strchr(text, '-') != NULL || strchr(text, ':') != NULL) {
+		snprintf(out, size, "%s", text); /* a time: the server's to check */
+		return strlen(text) < size ? 0 : -1;
+	}
+	while (*p != '\0') {
+		long long n = 0;
+		size_t u;
+		if (*p < '0' || *p > '9') {
+			return -1;
+		}
+		while (*p >= '0' && *p <= '9' && n <= most) {
+			n = n * 10 + (*p++ - '0');
+		}
+		for (u = 0; u < sizeof(units) / sizeof(units[0]) && units[u].unit != *p; u++) {
+		}
+		if (u == sizeof(units) / sizeof(units[0]) || n > most) {
+			return -1;
+		}
+		p++;
+		total += n * units[u].seconds;
+		if (total > most) {
+			return -1;
+		}
+	}
+	if (total == 0) {
+		return -1;
+	}
+	at = time(NULL) + (time_t)total;
+	if (gmtime_r(&at, &tm) == NULL || strftime(out, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0) {
+		return -1;
+	}
+	return 0;
+}
+
 int rzc_cmd_token(rzc_t *c, int argc, char **argv)
 {
 	char *u, *coll;
@@ -408,7 +458,16 @@ int rzc_cmd_token(rzc_t *c, int argc, char **argv)
 			json_object_set_new(spec, "description", json_string(c->description));
 		}
 		if (c->expires) {
-			json_object_set_new(spec, "expiresAt", json_string(c->expires));
+			char at[40];
+			if (expires_at(c->expires, at, sizeof(at)) != 0) {
+				json_decref(spec);
+				free(coll);
+				return rzc_usage(
+				    "--expires %s: give a duration (30s, 15m, 12h, 7d, "
+				    "1h30m) or an RFC 3339 time (2027-01-01T00:00:00Z)",
+				    c->expires);
+			}
+			json_object_set_new(spec, "expiresAt", json_string(at));
 		}
 		body = json_pack("{s:o}", "spec", spec);
 		rc = rzc_json(c, "POST", coll, body, &out);
@@ -582,6 +641,22 @@ int rzc_cmd_backup(rzc_t *c, int argc, char **argv)
 	return rc;
 }
 
+/* The strings of an array, comma-separated; caller frees. */
+static char *joined(const json_t *arr)
+{
+	char buf[512] = "";
+	size_t n = 0, j;
+	json_t *v;
+
+	json_array_foreach(arr, j, v)
+	{
+		int w = snprintf(buf + n, sizeof(buf) - n, "%s%s", j ? "," : "",
+		                 json_string_value(v) ? json_string_value(v) : "");
+		n = w > 0 && (size_t)w < sizeof(buf) - n ? n + (size_t)w : n;
+	}
+	return strdup(buf);
+}
+
 int rzc_cmd_api_resources(rzc_t *c, int argc, char **argv)
 {
 	json_t *list = NULL, *res;
@@ -597,33 +672,33 @@ int rzc_cmd_api_resources(rzc_t *c, int argc, char **argv)
 	    (strcmp(c->output, "json") == 0 || strcmp(c->output, "yaml") == 0)) {
 		rzc_print_object(c, NULL, list);
 	} else if (rc == RZC_OK) {
-		printf("%-16s %-10s %-13s %-12s %s\n", "NAME", "SHORTNAMES", "TENANT-SCOPED",
-		       "KIND", "VERBS");
-		json_array_foreach(json_object_get(list, "resources"), i, res)
+		static const char *const heads[] = { "NAME", "SHORTNAMES", "TENANT-SCOPED", "KIND",
+			                             "VERBS" };
+		json_t *all = json_object_get(list, "resources");
+		size_t nrows = 0;
+		char **cells = calloc(json_array_size(all) * 5 + 1, sizeof(*cells));
+		json_array_foreach(all, i, res)
 		{
 			const char *name = json_string_value(json_object_get(res, "name"));
-			json_t *shorts = json_object_get(res, "shortNames"), *verbs, *v;
-			char sn[64] = "", vb[256] = "";
-			size_t j, n = 0;
-			if (name == NULL || strchr(name, '/') != NULL) {
+			char **row = cells + nrows * 5;
+			if (cells == NULL || name == NULL || strchr(name, '/') != NULL) {
 				continue;
 			}
-			json_array_foreach(shorts, j, v)
-			{
-				n += (size_t)snprintf(sn + n, sizeof(sn) - n, "%s%s", j ? "," : "",
-				                      json_string_value(v));
-			}
-			verbs = json_object_get(res, "verbs");
-			n = 0;
-			json_array_foreach(verbs, j, v)
-			{
-				n += (size_t)snprintf(vb + n, sizeof(vb) - n, "%s%s", j ? "," : "",
-				                      json_string_value(v));
-			}
-			printf("%-16s %-10s %-13s %-12s %s\n", name, sn,
-			       json_is_true(json_object_get(res, "namespaced")) ? "true" : "false",
-			       json_string_value(json_object_get(res, "kind")), vb);
+			row[0] = strdup(name);
+			row[1] = joined(json_object_get(res, "shortNames"));
+			row[2] = strdup(json_is_true(json_object_get(res, "namespaced")) ? "true"
+			                                                                 : "false");
+			row[3] = strdup(json_string_value(json_object_get(res, "kind"))
+			                    ? json_string_value(json_object_get(res, "kind"))
+			                    : "");
+			row[4] = joined(json_object_get(res, "verbs"));
+			nrows++;
 		}
+		rzc_table(heads, 5, cells, nrows, true);
+		for (size_t j = 0; cells != NULL && j < nrows * 5; j++) {
+			free(cells[j]);
+		}
+		free(cells);
 	}
 	json_decref(list);
 	return rc;

@@ -13,6 +13,7 @@
  */
 #include <config.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -369,6 +371,72 @@ static bool on_path(const char *name)
 	return rz_exec_which(name, getenv("PATH"), found, sizeof(found)) == 0;
 }
 
+/* The tools a platform needs, all on PATH, checked before boot writes anything: "" or
+ * the missing ones, space-separated, in missing. */
+static bool tools_present(const char *const *tools, char *missing, size_t size)
+{
+	size_t len = 0;
+
+	missing[0] = '\0';
+	for (; *tools != NULL; tools++) {
+		if (!on_path(*tools)) {
+			int n =
+			    snprintf(missing + len, size - len, "%s%s", len ? ", " : "", *tools);
+			len = n > 0 && (size_t)n < size - len ? len + (size_t)n : len;
+		}
+	}
+	return missing[0] == '\0';
+}
+
+/* The plugin dir the daemon started by boot loads from: a build tree's (beside its
+ * rezuscloud) when there is one, else the installed one. */
+static void plugin_dir(const char *bin, char *buf, size_t size)
+{
+	const char *slash = strrchr(bin, '/');
+	struct stat st;
+
+	if (slash != NULL) {
+		snprintf(buf, size, "%.*s/plugins", (int)(slash - bin), bin);
+		if (stat(buf, &st) == 0 && S_ISDIR(st.st_mode)) {
+			return;
+		}
+	}
+	snprintf(buf, size, "%s", RZ_PLUGIN_DIR);
+}
+
+/* Appends to list (one "  name: {}\n" each) the plugins in dir: NAME.so, or .libs/NAME.so
+ * in a build tree; returns how many. */
+static int scan_plugins(const char *dir, char *list, size_t size)
+{
+	char sub[PATH_MAX + 8];
+	int n = 0;
+
+	for (int pass = 0; pass < 2; pass++) {
+		DIR *d;
+		struct dirent *e;
+		snprintf(sub, sizeof(sub), pass == 0 ? "%s" : "%s/.libs", dir);
+		if ((d = opendir(sub)) == NULL) {
+			continue;
+		}
+		while ((e = readdir(d)) != NULL) {
+			size_t len = strlen(e->d_name);
+			char entry[300];
+			if (len < 4 || len > 200 || strcmp(e->d_name + len - 3, ".so") != 0 ||
+			    strspn(e->d_name, "abcdefghijklmnopqrstuvwxyz0123456789_-") !=
+			        len - 3) {
+				continue;
+			}
+			snprintf(entry, sizeof(entry), "  %.*s: {}\n", (int)(len - 3), e->d_name);
+			if (strstr(list, entry) == NULL && strlen(list) + strlen(entry) < size) {
+				strcat(list, entry);
+				n++;
+			}
+		}
+		closedir(d);
+	}
+	return n;
+}
+
 /* Is the host of a listen address loopback (where the daemon serves plain HTTP)? */
 static bool loopback(const char *listen)
 {
@@ -403,6 +471,20 @@ static int boot_local(struct boot *b)
 
 	snprintf(conf, sizeof(conf), "%s/rezus.conf", b->dir);
 	local_server(b, server, sizeof(server));
+	/* what the daemon needs, before anything is written */
+	const char *tofu = on_path("tofu") ? "tofu" : on_path("terraform") ? "terraform" : NULL;
+	char bin_buf[PATH_MAX], pdir[PATH_MAX + 16], plugins[4096] = "";
+	const char *bin = daemon_binary(b->c, bin_buf, sizeof(bin_buf));
+	if (tofu == NULL) {
+		return rzc_fail("boot: neither tofu nor terraform is on PATH: install one first");
+	}
+	if (strchr(bin, '/') != NULL ? access(bin, X_OK) != 0 : !on_path(bin)) {
+		return rzc_fail("boot: no rezuscloud to start (%s): give --rezuscloud PATH", bin);
+	}
+	plugin_dir(bin, pdir, sizeof(pdir));
+	if (!done(b, "config") && scan_plugins(pdir, plugins, sizeof(plugins)) == 0) {
+		return rzc_fail("boot: no plugin in %s: the daemon could realise no tenant", pdir);
+	}
 	if ((rc = step_dir(b)) != RZC_OK) {
 		return rc;
 	}
@@ -411,19 +493,12 @@ static int boot_local(struct boot *b)
 		if (f == NULL) {
 			return rzc_fail("cannot write %s: %s", conf, strerror(errno));
 		}
-		const char *tofu = on_path("tofu")        ? "tofu"
-		                   : on_path("terraform") ? "terraform"
-		                                          : NULL;
 		fprintf(f,
 		        "# written by rezusctl boot\nserver:\n  listen: %s\n  data_dir: %s\n%s"
-		        "auth:\n  admin_password_file: %s/admin.password\n",
-		        b->listen, b->dir, tls ? "  tls:\n    self_signed: true\n" : "", b->dir);
-		if (tofu != NULL) {
-			fprintf(f, "tofu:\n  binary: %s\n", tofu);
-		} else {
-			say("config",
-			    "warning: neither tofu nor terraform is on PATH: install one");
-		}
+		        "auth:\n  admin_password_file: %s/admin.password\n"
+		        "tofu:\n  binary: %s\nplugin_dir: %s\nplugins:\n%s",
+		        b->listen, b->dir, tls ? "  tls:\n    self_signed: true\n" : "", b->dir,
+		        tofu, pdir, plugins);
 		fclose(f);
 		chmod(conf, 0600);
 		say("config", conf);
@@ -477,6 +552,20 @@ static int boot_cluster(struct boot *b, const char *platform)
 	snprintf(kubeconfig, sizeof(kubeconfig), "%s/management.kubeconfig", b->dir);
 	if (manifest == NULL) {
 		manifest = RZ_DATADIR "/deploy/kubernetes/rezuscloud.yaml";
+	}
+	if (!done(b, "cluster")) { /* its tools, before anything is written */
+		struct utsname u;
+		char qemu[96], missing[256];
+		const char *tools[] = { "talosctl", "kubectl", "docker", NULL };
+		if (strcmp(platform, "qemu") == 0) {
+			snprintf(qemu, sizeof(qemu), "qemu-system-%s",
+			         uname(&u) == 0 ? u.machine : "x86_64");
+			tools[2] = qemu;
+		}
+		if (!tools_present(tools, missing, sizeof(missing))) {
+			return rzc_fail("boot --platform %s: %s not on PATH: install %s first",
+			                platform, missing, strchr(missing, ',') ? "them" : "it");
+		}
 	}
 	if ((rc = step_dir(b)) != RZC_OK || (rc = step_password(b)) != RZC_OK) {
 		return rc;

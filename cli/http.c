@@ -74,6 +74,9 @@ static void unreachable(rzc_t *c, CURLcode rc, const char *detail)
 	        detail[0] ? detail : curl_easy_strerror(rc));
 }
 
+/* The last request was a login (whose 401 is a wrong password, not a stale token). */
+static bool last_was_login;
+
 int rzc_request(rzc_t *c, const char *method, const char *path, const char *ctype, const char *body,
                 size_t len, rzc_resp_t *r)
 {
@@ -84,6 +87,7 @@ int rzc_request(rzc_t *c, const char *method, const char *path, const char *ctyp
 	CURLcode rc;
 
 	memset(r, 0, sizeof(*r));
+	last_was_login = strcmp(path, "/api/v1/auth/login") == 0;
 	if (h == NULL) {
 		fprintf(stderr, "error: out of memory\n");
 		return -1;
@@ -205,10 +209,12 @@ void rzc_print_status(const rzc_resp_t *r)
 	json_t *causes = json_object_get(json_object_get(st, "details"), "causes"), *cause;
 	size_t i;
 
+	const char *where = rzc_err_where ? rzc_err_where : "", *sep = rzc_err_where ? ": " : "";
+
 	if (msg != NULL) {
-		fprintf(stderr, "error: %s\n", msg);
+		fprintf(stderr, "error: %s%s%s\n", where, sep, msg);
 	} else {
-		fprintf(stderr, "error: the server answered %ld%s%.*s\n", r->code,
+		fprintf(stderr, "error: %s%sthe server answered %ld%s%.*s\n", where, sep, r->code,
 		        r->len ? ": " : "", (int)(r->len > 200 ? 200 : r->len),
 		        r->body ? r->body : "");
 	}
@@ -220,6 +226,10 @@ void rzc_print_status(const rzc_resp_t *r)
 			fprintf(stderr, "  %s: %s\n",
 			        json_string_value(json_object_get(cause, "field")), cm ? cm : "");
 		}
+	}
+	if (r->code == 401 && !last_was_login) {
+		fprintf(stderr, "hint: the token is missing, expired or revoked: run `rezusctl "
+		                "login`\n");
 	}
 	json_decref(st);
 }

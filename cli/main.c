@@ -59,6 +59,92 @@ static const struct command {
 	  "set up and start RezusCloud, log in" },
 };
 
+/* Each command's own help: its flags and examples (rezusctl help COMMAND, COMMAND --help). */
+static const struct detail {
+	const char *name;
+	const char *text;
+} details[] = {
+	{ "get",
+	  "Flags:\n  -o table|wide|json|yaml|name|jsonpath=TEMPLATE|custom-columns=SPEC\n"
+	  "  -w, --watch   -l, --selector SEL   --field-selector SEL   -t TENANT   -A\n\n"
+	  "Examples:\n  rezusctl get tenants\n  rezusctl get ng -t demo -o wide\n"
+	  "  rezusctl get tenant demo -o yaml\n"
+	  "  rezusctl get tenants -o jsonpath='{.items[*].metadata.name}'\n"
+	  "  rezusctl get ng -t demo -o custom-columns=NAME:.metadata.name,COUNT:.spec.count\n"
+	  "  rezusctl get machines -t demo -w\n" },
+	{ "describe", "Examples:\n  rezusctl describe tenant demo\n"
+	              "  rezusctl describe ng cp -t demo\n  rezusctl describe run RUN -t demo\n" },
+	{ "apply", "Every document is checked, then dry-run by the server (?dryRun=All), before\n"
+	           "any is written: a set with one bad document changes nothing.\n\n"
+	           "Examples:\n  rezusctl apply -f examples/sim/\n"
+	           "  rezusctl apply -f tenant.yaml -f workers.yaml\n"
+	           "  cat ng.yaml | rezusctl apply -f -\n" },
+	{ "create", "Examples:\n  rezusctl create -f examples/sim/tenant.yaml\n" },
+	{ "delete",
+	  "Examples:\n  rezusctl delete tenant demo\n  rezusctl delete ng workers -t demo\n"
+	  "  rezusctl delete -f examples/sim/\n" },
+	{ "edit", "Examples:\n  EDITOR=nano rezusctl edit ng workers -t demo\n" },
+	{ "scale", "Examples:\n  rezusctl scale nodegroup workers --replicas 3 -t demo\n" },
+	{ "runs", "Examples:\n  rezusctl runs demo\n  rezusctl runs demo -o name\n" },
+	{ "logs",
+	  "Flags:\n  -f, --follow   until the run ends\n  --raw          tofu's JSON lines\n\n"
+	  "Examples:\n  rezusctl logs run-1a2b3c4d -f -t demo\n" },
+	{ "plan", "Examples:\n  rezusctl plan demo && rezusctl runs demo\n" },
+	{ "approve",
+	  "Examples:\n  rezusctl approve RUN -t demo --reason \"one control plane is enough\"\n" },
+	{ "cancel", "Examples:\n  rezusctl cancel RUN -t demo\n" },
+	{ "kubeconfig", "Examples:\n  rezusctl kubeconfig demo --merge\n"
+	                "  rezusctl kubeconfig demo -o demo.kubeconfig\n" },
+	{ "talosconfig", "Examples:\n  rezusctl talosconfig demo -o talosconfig\n" },
+	{ "state", "Examples:\n  rezusctl state list demo\n  rezusctl state rollback demo 3\n" },
+	{ "upgrade", "Examples:\n  rezusctl upgrade demo --talos 1.12.1 --dry-run\n"
+	             "  rezusctl upgrade demo --kubernetes 1.35.1\n"
+	             "  rezusctl upgrade cancel demo UPGRADE\n" },
+	{ "login", "Examples:\n  rezusctl login http://127.0.0.1:8080 --username admin\n"
+	           "  echo \"$PW\" | rezusctl login https://rezus.example --username ci "
+	           "--password-stdin\n" },
+	{ "logout", "Examples:\n  rezusctl logout\n" },
+	{ "config",
+	  "Examples:\n  rezusctl config get-contexts\n  rezusctl config use-context local\n"
+	  "  rezusctl config set-context prod --server https://rezus.example\n" },
+	{ "user", "Subcommands:\n  list\n  create NAME --role view|edit|admin [--password-stdin]\n"
+	          "  delete NAME\n\nExamples:\n  rezusctl user list\n"
+	          "  echo \"$PW\" | rezusctl user create alice --role edit --password-stdin\n"
+	          "  rezusctl user delete alice\n" },
+	{ "token", "Subcommands:\n  list\n  create [--role R] [--description D] [--expires T]\n"
+	           "  delete ID\n\n--expires takes a duration (30s, 15m, 12h, 7d, 1h30m) or an "
+	           "RFC 3339 time.\n\nExamples:\n  rezusctl token list\n"
+	           "  rezusctl token create --role view --description ci --expires 7d\n"
+	           "  rezusctl token create --expires 2027-01-01T00:00:00Z\n"
+	           "  rezusctl token delete ID\n" },
+	{ "audit", "Examples:\n  rezusctl audit --limit 20\n" },
+	{ "backup", "Examples:\n  rezusctl backup create\n  rezusctl backup list\n"
+	            "  rezusctl backup get NAME -o json\n" },
+	{ "api-resources", "Examples:\n  rezusctl api-resources\n" },
+	{ "version", "Examples:\n  rezusctl version\n" },
+	{ "completion", "Examples:\n  eval \"$(rezusctl completion bash)\"\n"
+	                "  rezusctl completion zsh > \"${fpath[1]}/_rezusctl\"\n" },
+	{ "boot", "Flags:\n  --platform local|docker|qemu   --data-dir D   --listen ADDR\n"
+	          "  --rezuscloud PATH   --password-stdin\n\n"
+	          "Examples:\n  rezusctl boot\n  rezusctl boot --listen 0.0.0.0:8443\n"
+	          "  rezusctl boot --platform docker\n" },
+};
+
+static const struct command *command_named(const char *name);
+
+/* One command's help: usage, what it does, its flags and examples. */
+static void command_help(FILE *f, const struct command *cmd)
+{
+	fprintf(f, "Usage: rezusctl %s%s%s\n\n%s.\n\n", cmd->name, cmd->args[0] ? " " : "",
+	        cmd->args, cmd->help);
+	for (size_t i = 0; i < sizeof(details) / sizeof(details[0]); i++) {
+		if (strcmp(details[i].name, cmd->name) == 0) {
+			fprintf(f, "%s\n", details[i].text);
+		}
+	}
+	fprintf(f, "Global flags: see rezusctl --help; every flag: rezusctl(1).\n");
+}
+
 static void help(FILE *f)
 {
 	fprintf(f, "Usage: rezusctl [global flags] COMMAND [TYPE] [NAME] [flags]\n\n"
@@ -78,14 +164,26 @@ static void help(FILE *f)
 	        "  --config FILE                 the config file (default ~/.config/rezus/config)\n"
 	        "  -t, --tenant NAME             the tenant of tenant-scoped types\n"
 	        "  -A, --all-tenants             every tenant\n"
-	        "  -o, --output FORMAT           table, wide, json, yaml or name\n"
+	        "  -o, --output FORMAT           table, wide, json, yaml, name, jsonpath=TEMPLATE\n"
+	        "                                or custom-columns=HEADER:.path,...\n"
 	        "  -l, --selector SELECTOR       label selector\n"
 	        "  --field-selector SELECTOR     field selector, e.g. involvedObject.name=web\n"
 	        "  --insecure-skip-tls-verify    do not verify the server's certificate\n"
 	        "  --certificate-authority FILE  CA bundle for the server's certificate\n"
 	        "  -h, --help                    this help\n\n"
 	        "Exit status: 0 success, 1 error, 2 usage error.\n"
-	        "See rezusctl(1) for every command's flags.\n");
+	        "'rezusctl help COMMAND' (or COMMAND --help) shows a command's flags and "
+	        "examples;\nrezusctl(1) has them all.\n");
+}
+
+static const struct command *command_named(const char *name)
+{
+	for (size_t i = 0; name != NULL && i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(commands[i].name, name) == 0) {
+			return &commands[i];
+		}
+	}
+	return NULL;
 }
 
 static const char *prog_error_prefix = "rezusctl";
@@ -102,11 +200,14 @@ int rzc_usage(const char *fmt, ...)
 	return RZC_USAGE;
 }
 
+const char *rzc_err_where;
+
 int rzc_fail(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "error: ");
+	fprintf(stderr, "error: %s%s", rzc_err_where ? rzc_err_where : "",
+	        rzc_err_where ? ": " : "");
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -115,9 +216,11 @@ int rzc_fail(const char *fmt, ...)
 }
 
 /* completion bash|zsh: commands and types complete; objects come from the server. */
+static void flag_words(char *buf, size_t size);
+
 int rzc_cmd_completion(rzc_t *c, int argc, char **argv)
 {
-	char words[1024] = "";
+	char words[1024] = "", flags[2048];
 	size_t n = 0;
 
 	(void)c;
@@ -128,39 +231,56 @@ int rzc_cmd_completion(rzc_t *c, int argc, char **argv)
 		n += (size_t)snprintf(words + n, sizeof(words) - n, "%s%s", i ? " " : "",
 		                      commands[i].name);
 	}
+	flag_words(flags, sizeof(flags));
 	if (strcmp(argv[0], "zsh") == 0) {
 		printf("#compdef rezusctl\nautoload -U +X bashcompinit && bashcompinit\n");
 	}
 	printf(
 	    "# rezusctl completion: eval \"$(rezusctl completion %s)\"\n"
+	    "_rezusctl_names() { # TYPE: the names of TYPE's objects (in the command's -t)\n"
+	    "    COMPREPLY=($(compgen -W \"$(rezusctl get \"$1\" $_rezusctl_t -o name 2>/dev/null |"
+	    " sed 's|.*/||')\" -- \"$cur\"))\n"
+	    "}\n"
 	    "_rezusctl() {\n"
-	    "    local cur prev words cword\n"
+	    "    local cur prev i _rezusctl_t=\"\"\n"
 	    "    cur=\"${COMP_WORDS[COMP_CWORD]}\"\n"
 	    "    prev=\"${COMP_WORDS[COMP_CWORD-1]}\"\n"
 	    "    local commands=\"%s\"\n"
+	    "    local flags=\"%s\"\n"
 	    "    local types=\"tenants nodegroups machines configpatches runs upgrades events "
 	    "providers users tokens tn ng mc cp up ev pv\"\n"
+	    "    for ((i = 1; i < COMP_CWORD; i++)); do\n"
+	    "        case \"${COMP_WORDS[i]}\" in -t|--tenant) _rezusctl_t=\"-t "
+	    "${COMP_WORDS[i+1]}\" ;; "
+	    "esac\n"
+	    "    done\n"
+	    "    case \"$cur\" in -*) COMPREPLY=($(compgen -W \"$flags\" -- \"$cur\")); return ;; "
+	    "esac\n"
 	    "    case \"$prev\" in\n"
-	    "    -o|--output) COMPREPLY=($(compgen -W \"table wide json yaml name\" -- \"$cur\"));"
+	    "    -o|--output) COMPREPLY=($(compgen -W \"table wide json yaml name jsonpath= "
+	    "custom-columns=\" -- \"$cur\"));"
 	    " return ;;\n"
 	    "    -f|--filename|--config|--certificate-authority) COMPREPLY=($(compgen -f -- "
 	    "\"$cur\")); return ;;\n"
 	    "    get|describe|delete|edit) COMPREPLY=($(compgen -W \"$types\" -- \"$cur\")); "
 	    "return ;;\n"
+	    "    help) COMPREPLY=($(compgen -W \"$commands\" -- \"$cur\")); return ;;\n"
+	    "    scale) COMPREPLY=($(compgen -W nodegroup -- \"$cur\")); return ;;\n"
 	    "    state) COMPREPLY=($(compgen -W \"list rollback\" -- \"$cur\")); return ;;\n"
-	    "    list) [ \"${COMP_WORDS[1]}\" = state ] &&\n"
-	    "        COMPREPLY=($(compgen -W \"$(rezusctl get tenants -o name 2>/dev/null | "
-	    "sed 's|.*/||')\" -- \"$cur\")); return ;;\n"
-	    "    tenants|tenant|tn|kubeconfig|talosconfig|plan|runs|upgrade|rollback|-t|--tenant)\n"
-	    "        COMPREPLY=($(compgen -W \"$(rezusctl get tenants -o name 2>/dev/null | "
-	    "sed 's|.*/||')\" -- \"$cur\")); return ;;\n"
+	    "    list) [ \"${COMP_WORDS[1]}\" = state ] && _rezusctl_names tenants; return ;;\n"
+	    "    nodegroups|nodegroup|ng) _rezusctl_names nodegroups; return ;;\n"
+	    "    logs|approve|cancel|run) _rezusctl_names runs; return ;;\n"
+	    "    runs) if [ \"${COMP_WORDS[1]}\" = runs ]; then _rezusctl_names tenants;\n"
+	    "        else _rezusctl_names runs; fi; return ;;\n"
+	    "    tenants|tenant|tn|kubeconfig|talosconfig|plan|upgrade|rollback|-t|--tenant)\n"
+	    "        _rezusctl_names tenants; return ;;\n"
 	    "    esac\n"
 	    "    if [ \"$COMP_CWORD\" -eq 1 ]; then\n"
-	    "        COMPREPLY=($(compgen -W \"$commands\" -- \"$cur\"))\n"
+	    "        COMPREPLY=($(compgen -W \"$commands help\" -- \"$cur\"))\n"
 	    "    fi\n"
 	    "}\n"
 	    "complete -F _rezusctl rezusctl\n",
-	    argv[0], words);
+	    argv[0], words, flags);
 	return RZC_OK;
 }
 
@@ -228,6 +348,17 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* Every long flag as --name, and the short ones, space-separated: what completion offers. */
+static void flag_words(char *buf, size_t size)
+{
+	size_t n = (size_t)snprintf(buf, size, "-t -A -o -l -w -f -h");
+
+	for (const struct option *o = long_opts; o->name != NULL && n < size; o++) {
+		int w = snprintf(buf + n, size - n, " --%s", o->name);
+		n = w > 0 ? n + (size_t)w : n;
+	}
+}
+
 static int number(const char *s, long *out)
 {
 	char *end;
@@ -281,10 +412,13 @@ static int parse(rzc_t *c, int argc, char **argv, const char *verb)
 				c->out_file = optarg;
 			} else if (strcmp(optarg, "table") == 0 || strcmp(optarg, "wide") == 0 ||
 			           strcmp(optarg, "json") == 0 || strcmp(optarg, "yaml") == 0 ||
-			           strcmp(optarg, "name") == 0) {
+			           strcmp(optarg, "name") == 0 ||
+			           strncmp(optarg, "jsonpath=", 9) == 0 ||
+			           strncmp(optarg, "custom-columns=", 15) == 0) {
 				c->output = optarg;
 			} else {
-				return rzc_usage("-o %s: use table, wide, json, yaml or name",
+				return rzc_usage("-o %s: use table, wide, json, yaml, name, "
+				                 "jsonpath=TEMPLATE or custom-columns=SPEC",
 				                 optarg);
 			}
 			break;
@@ -374,7 +508,11 @@ static int parse(rzc_t *c, int argc, char **argv, const char *verb)
 			c->reason = optarg;
 			break;
 		case 'h':
-			help(stdout);
+			if (command_named(verb) != NULL) {
+				command_help(stdout, command_named(verb));
+			} else {
+				help(stdout);
+			}
 			exit(RZC_OK);
 		case ':':
 			return rzc_usage("%s needs a value", argv[optind - 1]);
@@ -441,16 +579,21 @@ int main(int argc, char **argv)
 	}
 	rc = parse(&c, argc, argv, verb);
 	n = positionals(argc, argv, verb, words);
-	if (rc == RZC_OK && n == 0) {
+	if (rc == RZC_OK && n > 0 && strcmp(words[0], "help") == 0) {
+		if (n == 1) {
+			help(stdout);
+			rc = RZC_OK;
+		} else if (command_named(words[1]) != NULL) {
+			command_help(stdout, command_named(words[1]));
+			rc = RZC_OK;
+		} else {
+			rc = rzc_usage("help: unknown command \"%s\"", words[1]);
+		}
+	} else if (rc == RZC_OK && n == 0) {
 		help(stderr);
 		rc = RZC_USAGE;
 	} else if (rc == RZC_OK) {
-		const struct command *cmd = NULL;
-		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-			if (strcmp(commands[i].name, words[0]) == 0) {
-				cmd = &commands[i];
-			}
-		}
+		const struct command *cmd = command_named(words[0]);
 		if (cmd == NULL) {
 			rc = rzc_usage("unknown command \"%s\"", words[0]);
 		} else {
@@ -462,6 +605,7 @@ int main(int argc, char **argv)
 			if (rc == RZC_OK) {
 				rzc_resolve(&c);
 				rc = cmd->fn(&c, n - 1, words + 1);
+				rc = rc == RZC_OK ? rzc_print_rc : rc; /* a bad -o template */
 			}
 			curl_global_cleanup();
 		}

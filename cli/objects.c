@@ -226,7 +226,8 @@ int rzc_cmd_get(rzc_t *c, int argc, char **argv)
 			free(path);
 		}
 		if (json_array_size(items) == 1 && c->output != NULL &&
-		    (strcmp(c->output, "json") == 0 || strcmp(c->output, "yaml") == 0)) {
+		    (strcmp(c->output, "json") == 0 || strcmp(c->output, "yaml") == 0 ||
+		     strncmp(c->output, "jsonpath=", 9) == 0)) {
 			rzc_print_object(c, k, json_array_get(items, 0));
 		} else if (json_array_size(items) > 0) {
 			rzc_print_list(c, k, items, true);
@@ -641,11 +642,15 @@ static int add_docs(const char *name, const char *text, size_t len, json_t *objs
 	return rc;
 }
 
+/* While apply reads its manifests: the file each object came from, in step with objs
+ * (what its errors name). NULL otherwise. */
+static json_t *read_sources;
+
 static int read_file(const char *path, json_t *objs)
 {
 	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+	size_t len, before = json_array_size(objs);
 	char *text;
-	size_t len;
 	int rc;
 
 	if (f == NULL) {
@@ -660,6 +665,10 @@ static int read_file(const char *path, json_t *objs)
 	}
 	rc = add_docs(strcmp(path, "-") == 0 ? "(stdin)" : path, text, len, objs);
 	free(text);
+	for (size_t i = before; read_sources != NULL && i < json_array_size(objs); i++) {
+		json_array_append_new(read_sources,
+		                      json_string(strcmp(path, "-") == 0 ? "(stdin)" : path));
+	}
 	return rc;
 }
 
@@ -714,10 +723,11 @@ int rzc_read_manifests(const char *const *paths, size_t n, json_t *objs)
 	return RZC_OK;
 }
 
-/* Tenants first, then the rest in file order: what a manifest set needs to be created. */
-static void order(json_t *objs)
+/* Tenants first, then the rest in file order: what a manifest set needs to be created.
+ * srcs (the objects' files, or NULL) follows the same order. */
+static void order(json_t *objs, json_t *srcs)
 {
-	json_t *sorted = json_array(), *o;
+	json_t *sorted = json_array(), *ssorted = json_array(), *o;
 	size_t i;
 
 	for (int pass = 0; pass < 2; pass++) {
@@ -727,12 +737,18 @@ static void order(json_t *objs)
 			    strcmp(json_string_value(json_object_get(o, "kind")), "Tenant") == 0;
 			if (tenant == (pass == 0)) {
 				json_array_append(sorted, o);
+				json_array_append(ssorted, json_array_get(srcs, i));
 			}
 		}
 	}
 	json_array_clear(objs);
 	json_array_extend(objs, sorted);
+	if (srcs != NULL) {
+		json_array_clear(srcs);
+		json_array_extend(srcs, ssorted);
+	}
 	json_decref(sorted);
+	json_decref(ssorted);
 }
 
 /* The kind, tenant and name of a manifest object, checked. */
@@ -811,18 +827,42 @@ static json_t *merged(const json_t *want, const json_t *have)
 	return out;
 }
 
-static int apply_one(rzc_t *c, json_t *o, bool create_only)
+/* A write's path: with ?dryRun=All on a dry run (the server validates, stores nothing). */
+static char *dry_path(char *path, bool dry)
+{
+	char *out = NULL;
+
+	if (!dry || path == NULL) {
+		return path;
+	}
+	if (asprintf(&out, "%s%sdryRun=All", path, strchr(path, '?') ? "&" : "?") < 0) {
+		out = NULL;
+	}
+	free(path);
+	return out;
+}
+
+/* Create or update one object; on a dry run, only ask the server whether it would, and
+ * print nothing on success. */
+static int apply_one(rzc_t *c, json_t *o, bool create_only, bool dry)
 {
 	const rzc_kind_t *k;
 	const char *tenant, *name;
-	char *coll, *path;
+	char *coll, *path, *wpath;
 	int rc = identify(c, o, &k, &tenant, &name);
 
 	if (rc != RZC_OK) {
 		return rc;
 	}
-	coll = rzc_collection(c, k, tenant, c->user);
+	coll = dry_path(rzc_collection(c, k, tenant, c->user), dry);
 	path = object_path(c, k, tenant, name);
+	wpath = dry_path(object_path(c, k, tenant, name), dry);
+	if (coll == NULL || path == NULL || wpath == NULL) {
+		free(coll);
+		free(path);
+		free(wpath);
+		return rzc_fail("out of memory");
+	}
 	for (int attempt = 0; attempt < 2; attempt++) {
 		rzc_resp_t r;
 		json_t *have, *put;
@@ -830,7 +870,7 @@ static int apply_one(rzc_t *c, json_t *o, bool create_only)
 
 		if (create_only) {
 			rc = rzc_json(c, "POST", coll, o, NULL);
-			if (rc == RZC_OK) {
+			if (rc == RZC_OK && !dry) {
 				printf("%s/%s created\n", k->singular, name);
 			}
 			break;
@@ -842,7 +882,7 @@ static int apply_one(rzc_t *c, json_t *o, bool create_only)
 		if (r.code == 404) {
 			rzc_resp_free(&r);
 			rc = rzc_json(c, "POST", coll, o, NULL);
-			if (rc == RZC_OK) {
+			if (rc == RZC_OK && !dry) {
 				printf("%s/%s created\n", k->singular, name);
 			}
 			break;
@@ -856,7 +896,9 @@ static int apply_one(rzc_t *c, json_t *o, bool create_only)
 		have = json_loadb(r.body, r.len, 0, NULL);
 		rzc_resp_free(&r);
 		if (same(o, have)) {
-			printf("%s/%s unchanged\n", k->singular, name);
+			if (!dry) {
+				printf("%s/%s unchanged\n", k->singular, name);
+			}
 			json_decref(have);
 			rc = RZC_OK;
 			break;
@@ -865,7 +907,7 @@ static int apply_one(rzc_t *c, json_t *o, bool create_only)
 		json_decref(have);
 		body = json_dumps(put, JSON_COMPACT);
 		json_decref(put);
-		rc = rzc_request(c, "PUT", path, "application/json", body, strlen(body), &r) < 0
+		rc = rzc_request(c, "PUT", wpath, "application/json", body, strlen(body), &r) < 0
 		         ? RZC_ERR
 		         : RZC_OK;
 		free(body);
@@ -879,7 +921,7 @@ static int apply_one(rzc_t *c, json_t *o, bool create_only)
 		if (r.code != 200) {
 			rzc_print_status(&r);
 			rc = RZC_ERR;
-		} else {
+		} else if (!dry) {
 			printf("%s/%s configured\n", k->singular, name);
 		}
 		rzc_resp_free(&r);
@@ -887,7 +929,29 @@ static int apply_one(rzc_t *c, json_t *o, bool create_only)
 	}
 	free(coll);
 	free(path);
+	free(wpath);
 	return rc;
+}
+
+/* What the client checks of a document before any is sent: the kind, the name, the tenant
+ * (identify), and a spec that is an object where the kind has one. */
+static int check_local(rzc_t *c, json_t *o)
+{
+	const rzc_kind_t *k;
+	const char *tenant, *name;
+	const json_t *spec = json_object_get(o, "spec");
+
+	if (identify(c, o, &k, &tenant, &name) != RZC_OK) {
+		return RZC_ERR;
+	}
+	if (!json_is_object(json_object_get(o, "metadata"))) {
+		return rzc_fail("%s/%s: metadata: must be an object", k->singular, name);
+	}
+	if ((strcmp(k->kind, "Tenant") == 0 || strcmp(k->kind, "NodeGroup") == 0) &&
+	    !json_is_object(spec)) {
+		return rzc_fail("%s/%s: spec: Required value: an object", k->singular, name);
+	}
+	return RZC_OK;
 }
 
 static int apply_files(rzc_t *c, bool create_only)
@@ -900,16 +964,33 @@ static int apply_files(rzc_t *c, bool create_only)
 		json_decref(objs);
 		return rzc_usage("%s: give -f FILE, DIR or -", create_only ? "create" : "apply");
 	}
+	read_sources = json_array();
 	rc = rzc_read_manifests(c->files, c->nfiles, objs);
 	if (rc == RZC_OK) {
-		order(objs);
+		order(objs, read_sources);
+	}
+	/* every document checked, then dry-run by the server, before any is written: a
+	 * set with a bad document is not half-applied */
+	for (int pass = 0; rc == RZC_OK && pass < 3; pass++) {
 		json_array_foreach(objs, i, o)
 		{
-			if (apply_one(c, o, create_only) != RZC_OK) {
+			int one;
+			rzc_err_where = json_string_value(json_array_get(read_sources, i));
+			one =
+			    pass == 0 ? check_local(c, o) : apply_one(c, o, create_only, pass == 1);
+			rzc_err_where = NULL;
+			if (one != RZC_OK) {
 				worst = RZC_ERR;
 			}
 		}
+		if (pass < 2 && worst != RZC_OK) {
+			fprintf(stderr,
+			        "error: nothing was applied: fix the documents above first\n");
+			break;
+		}
 	}
+	json_decref(read_sources);
+	read_sources = NULL;
 	json_decref(objs);
 	return rc != RZC_OK ? rc : worst;
 }

@@ -11,6 +11,8 @@
 #include "cli/rezusctl.h"
 #include "core/base/columns.h"
 
+int rzc_print_rc;
+
 /* ------------------------------------------------------------------ values */
 
 static const char *str_at(const json_t *v, const char *path)
@@ -47,13 +49,39 @@ static char *cell(const json_t *o, const char *path)
 	return strdup(rz_columns_cell(o, path, time(NULL), singular_of, buf, sizeof(buf)));
 }
 
+void rzc_table(const char *const *heads, size_t ncols, char *const *cells, size_t nrows,
+               bool headers)
+{
+	size_t width[RZ_COLUMNS_MAX] = { 0 };
+
+	ncols = ncols > RZ_COLUMNS_MAX ? RZ_COLUMNS_MAX : ncols;
+	for (size_t j = 0; j < ncols; j++) {
+		width[j] = strlen(heads[j]);
+		for (size_t i = 0; i < nrows; i++) {
+			const char *v = cells[i * ncols + j];
+			width[j] = v != NULL && strlen(v) > width[j] ? strlen(v) : width[j];
+		}
+	}
+	for (size_t i = headers ? 0 : 1; i <= nrows; i++) {
+		for (size_t j = 0; j < ncols; j++) {
+			const char *v = i == 0 ? heads[j] : cells[(i - 1) * ncols + j];
+			if (j + 1 < ncols) {
+				printf("%-*s   ", (int)width[j], v ? v : "");
+			} else {
+				printf("%s\n", v ? v : "");
+			}
+		}
+	}
+}
+
 static void print_table(rzc_t *c, const char *kind, json_t *items, bool headers)
 {
 	const rz_column_t *t = rz_columns_of(kind);
 	bool wide = c->output != NULL && strcmp(c->output, "wide") == 0;
 	bool show_tenant = c->all_tenants || c->tenant == NULL;
-	size_t nrows = json_array_size(items), ncols = 0, width[RZ_COLUMNS_MAX] = { 0 };
+	size_t nrows = json_array_size(items), ncols = 0;
 	const rz_column_t *cols[RZ_COLUMNS_MAX];
+	const char *heads[RZ_COLUMNS_MAX];
 	char **cells;
 
 	for (size_t j = 0; j < RZ_COLUMNS_MAX && t[j].header != NULL; j++) {
@@ -73,27 +101,14 @@ static void print_table(rzc_t *c, const char *kind, json_t *items, bool headers)
 		return;
 	}
 	for (size_t j = 0; j < ncols; j++) {
-		width[j] = strlen(cols[j]->header);
+		heads[j] = cols[j]->header;
 	}
 	for (size_t i = 0; i < nrows; i++) {
 		for (size_t j = 0; j < ncols; j++) {
-			char *v = cell(json_array_get(items, i), cols[j]->path);
-			cells[i * ncols + j] = v;
-			if (v != NULL && strlen(v) > width[j]) {
-				width[j] = strlen(v);
-			}
+			cells[i * ncols + j] = cell(json_array_get(items, i), cols[j]->path);
 		}
 	}
-	for (size_t i = headers ? 0 : 1; i <= nrows; i++) {
-		for (size_t j = 0; j < ncols; j++) {
-			const char *v = i == 0 ? cols[j]->header : cells[(i - 1) * ncols + j];
-			if (j + 1 < ncols) {
-				printf("%-*s   ", (int)width[j], v ? v : "");
-			} else {
-				printf("%s\n", v ? v : "");
-			}
-		}
-	}
+	rzc_table(heads, ncols, cells, nrows, headers);
 	for (size_t i = 0; i < nrows * ncols; i++) {
 		free(cells[i]);
 	}
@@ -286,6 +301,282 @@ void rzc_sort_runs(json_t *items)
 	rzc_sort(items, newest_first);
 }
 
+/* ------------------------------------------------------------------ jsonpath */
+
+/* kubectl's JSONPath, the part people type: {.a.b}, {.items[*].x}, {.items[0]}, {.a['b']},
+ * {range EXPR}...{end}, {"literal"}, text with \n and \t between. */
+#define JP_MAX_DEPTH 8 /* nested ranges */
+
+/* The values path selects from root into out (an array; borrowed references). -1 when the
+ * path is not one this understands. */
+static int jp_eval(const json_t *root, const char *path, size_t len, json_t *out)
+{
+	json_t *cur = json_array(), *next;
+	size_t i = 0;
+
+	json_array_append(cur, (json_t *)root);
+	if (i < len && path[i] == '@') {
+		i++;
+	}
+	while (i < len) {
+		size_t n;
+		json_t *v;
+		next = json_array();
+		if (path[i] == '.' && i + 1 < len && path[i + 1] != '[') {
+			char key[256];
+			size_t start = ++i;
+			while (i < len && path[i] != '.' && path[i] != '[') {
+				i++;
+			}
+			snprintf(key, sizeof(key), "%.*s", (int)(i - start), path + start);
+			json_array_foreach(cur, n, v)
+			{
+				if (json_object_get(v, key) != NULL) {
+					json_array_append(next, json_object_get(v, key));
+				}
+			}
+		} else if (path[i] == '.') {
+			i++;
+			json_decref(next);
+			continue;
+		} else if (path[i] == '[') {
+			const char *close = memchr(path + i, ']', len - i);
+			char sel[256];
+			if (close == NULL) {
+				json_decref(next);
+				json_decref(cur);
+				return -1;
+			}
+			snprintf(sel, sizeof(sel), "%.*s", (int)(close - path - i - 1),
+			         path + i + 1);
+			i = (size_t)(close - path) + 1;
+			json_array_foreach(cur, n, v)
+			{
+				if (strcmp(sel, "*") == 0 && json_is_array(v)) {
+					json_array_extend(next, v);
+				} else if (strcmp(sel, "*") == 0 && json_is_object(v)) {
+					const char *k;
+					json_t *x;
+					json_object_foreach(v, k, x)
+					{
+						json_array_append(next, x);
+					}
+				} else if (sel[0] == '\'' || sel[0] == '"') {
+					size_t sl = strlen(sel);
+					if (sl >= 2) {
+						sel[sl - 1] = '\0';
+					}
+					if (json_object_get(v, sel + 1) != NULL) {
+						json_array_append(next,
+						                  json_object_get(v, sel + 1));
+					}
+				} else if (json_is_array(v)) {
+					long idx = strtol(sel, NULL, 10);
+					idx = idx < 0 ? (long)json_array_size(v) + idx : idx;
+					if (idx >= 0 && json_array_get(v, (size_t)idx) != NULL) {
+						json_array_append(next,
+						                  json_array_get(v, (size_t)idx));
+					}
+				}
+			}
+		} else {
+			json_decref(next);
+			json_decref(cur);
+			return -1;
+		}
+		json_decref(cur);
+		cur = next;
+	}
+	json_array_extend(out, cur);
+	json_decref(cur);
+	return 0;
+}
+
+/* A value as kubectl prints it: strings bare, the rest as JSON. */
+static void jp_print(FILE *f, const json_t *v)
+{
+	if (json_is_string(v)) {
+		fputs(json_string_value(v), f);
+	} else {
+		char *j = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+		fputs(j ? j : "", f);
+		free(j);
+	}
+}
+
+/* Text between expressions, with \n, \t and \\ read as kubectl does. */
+static void jp_text(FILE *f, const char *t, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (t[i] == '\\' && i + 1 < len) {
+			i++;
+			fputc(t[i] == 'n' ? '\n' : t[i] == 't' ? '\t' : t[i], f);
+		} else {
+			fputc(t[i], f);
+		}
+	}
+}
+
+/* Run template t[0..len) against data; *end is set past a closing {end}. */
+static int jp_run(FILE *f, const json_t *data, const char *t, size_t len, size_t *end, int depth)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		const char *open = memchr(t + i, '{', len - i), *close;
+		size_t elen;
+		const char *e;
+		if (open == NULL) {
+			jp_text(f, t + i, len - i);
+			break;
+		}
+		jp_text(f, t + i, (size_t)(open - t) - i);
+		close = memchr(open, '}', len - (size_t)(open - t));
+		if (close == NULL) {
+			return rzc_usage("jsonpath: an unclosed {");
+		}
+		e = open + 1;
+		elen = (size_t)(close - e);
+		while (elen > 0 && e[0] == ' ') {
+			e++, elen--;
+		}
+		i = (size_t)(close - t) + 1;
+		if (elen == 3 && strncmp(e, "end", 3) == 0) {
+			if (end == NULL) {
+				return rzc_usage("jsonpath: {end} without {range}");
+			}
+			*end = i;
+			return RZC_OK;
+		}
+		if (elen > 6 && strncmp(e, "range ", 6) == 0) {
+			json_t *vals = json_array(), *v;
+			size_t n, body = 0;
+			int rc = RZC_OK;
+			if (depth >= JP_MAX_DEPTH || jp_eval(data, e + 6, elen - 6, vals) != 0) {
+				json_decref(vals);
+				return rzc_usage("jsonpath: cannot read {%.*s}", (int)elen, e);
+			}
+			/* find the body's end once, even with nothing to range over */
+			FILE *null = fopen("/dev/null", "w");
+			rc = null ? jp_run(null, data, t + i, len - i, &body, depth + 1) : RZC_ERR;
+			if (null != NULL) {
+				fclose(null);
+			}
+			if (rc == RZC_OK && body == 0) {
+				rc = rzc_usage("jsonpath: {range} without {end}");
+			}
+			json_array_foreach(vals, n, v)
+			{
+				size_t ignored;
+				if (rc == RZC_OK) {
+					rc = jp_run(f, v, t + i, len - i, &ignored, depth + 1);
+				}
+			}
+			json_decref(vals);
+			if (rc != RZC_OK) {
+				return rc;
+			}
+			i += body;
+			continue;
+		}
+		if (elen >= 2 && (e[0] == '"' || e[0] == '\'') && e[elen - 1] == e[0]) {
+			jp_text(f, e + 1, elen - 2);
+			continue;
+		}
+		{
+			json_t *vals = json_array(), *v;
+			size_t n;
+			if (jp_eval(data, e, elen, vals) != 0) {
+				json_decref(vals);
+				return rzc_usage("jsonpath: cannot read {%.*s}", (int)elen, e);
+			}
+			json_array_foreach(vals, n, v)
+			{
+				if (n > 0) {
+					fputc(' ', f);
+				}
+				jp_print(f, v);
+			}
+			json_decref(vals);
+		}
+	}
+	return RZC_OK;
+}
+
+int rzc_jsonpath(FILE *f, const json_t *data, const char *tmpl)
+{
+	return jp_run(f, data, tmpl, strlen(tmpl), NULL, 0);
+}
+
+/* -o custom-columns=NAME:.path,...: a header and a JSONPath per column. */
+static int custom_columns(const char *spec, json_t *items, bool headers)
+{
+	char *copy = strdup(spec), *save = NULL, *col;
+	const char *heads[RZ_COLUMNS_MAX], *paths[RZ_COLUMNS_MAX];
+	size_t ncols = 0, nrows = json_array_size(items);
+	char **cells;
+	int rc = RZC_OK;
+
+	for (col = copy ? strtok_r(copy, ",", &save) : NULL; col != NULL;
+	     col = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(col, ':');
+		if (colon == NULL || colon == col || ncols == RZ_COLUMNS_MAX) {
+			free(copy);
+			return rzc_usage("custom-columns: '%s': give HEADER:.path, at most %d", col,
+			                 RZ_COLUMNS_MAX);
+		}
+		*colon = '\0';
+		heads[ncols] = col;
+		paths[ncols++] = colon + 1;
+	}
+	if (ncols == 0 || (cells = calloc(nrows * ncols + 1, sizeof(*cells))) == NULL) {
+		free(copy);
+		return ncols == 0 ? rzc_usage("custom-columns: give HEADER:.path,...") : RZC_ERR;
+	}
+	for (size_t i = 0; i < nrows && rc == RZC_OK; i++) {
+		for (size_t j = 0; j < ncols && rc == RZC_OK; j++) {
+			char *buf = NULL;
+			size_t blen = 0;
+			FILE *m = open_memstream(&buf, &blen);
+			json_t *vals = json_array(), *v;
+			size_t n;
+			const char *p = paths[j];
+			size_t plen = strlen(p);
+			if (plen >= 2 && p[0] == '{' && p[plen - 1] == '}') {
+				p++, plen -= 2;
+			}
+			if (m == NULL || jp_eval(json_array_get(items, i), p, plen, vals) != 0) {
+				rc = rzc_usage("custom-columns: cannot read %s", paths[j]);
+			}
+			json_array_foreach(vals, n, v)
+			{
+				if (n > 0) {
+					fputc(',', m);
+				}
+				jp_print(m, v);
+			}
+			if (m != NULL) {
+				fclose(m);
+			}
+			json_decref(vals);
+			if (buf != NULL && buf[0] == '\0') {
+				free(buf);
+				buf = strdup("<none>");
+			}
+			cells[i * ncols + j] = buf;
+		}
+	}
+	if (rc == RZC_OK) {
+		rzc_table(heads, ncols, cells, nrows, headers);
+	}
+	for (size_t i = 0; i < nrows * ncols; i++) {
+		free(cells[i]);
+	}
+	free(cells);
+	free(copy);
+	return rc;
+}
+
 void rzc_print_list(rzc_t *c, const rzc_kind_t *k, json_t *items, bool headers)
 {
 	const char *o = c->output ? c->output : "table";
@@ -303,6 +594,13 @@ void rzc_print_list(rzc_t *c, const rzc_kind_t *k, json_t *items, bool headers)
 		                         "kind", "List", "items", items);
 		rzc_yaml_write(stdout, list);
 		json_decref(list);
+	} else if (strncmp(o, "jsonpath=", 9) == 0) {
+		json_t *list = json_pack("{s:s, s:s, s:O}", "apiVersion", "rezuscloud.io/v1",
+		                         "kind", "List", "items", items);
+		rzc_print_rc = rzc_jsonpath(stdout, list, o + 9);
+		json_decref(list);
+	} else if (strncmp(o, "custom-columns=", 15) == 0) {
+		rzc_print_rc = custom_columns(o + 15, items, headers);
 	} else if (strcmp(o, "name") == 0) {
 		json_array_foreach(items, i, x)
 		{
@@ -323,6 +621,8 @@ void rzc_print_object(rzc_t *c, const rzc_kind_t *k, json_t *obj)
 		printf("\n");
 	} else if (strcmp(o, "yaml") == 0) {
 		rzc_yaml_write(stdout, obj);
+	} else if (strncmp(o, "jsonpath=", 9) == 0) {
+		rzc_print_rc = rzc_jsonpath(stdout, obj, o + 9);
 	} else {
 		json_t *one = json_pack("[O]", obj);
 		rzc_print_list(c, k, one, true);

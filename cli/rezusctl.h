@@ -129,8 +129,16 @@ char *rzc_collection(rzc_t *c, const rzc_kind_t *k, const char *tenant, const ch
 
 /* ---- out.c ---- */
 
-/* Print objects (an array) in c->output's format. kind may be NULL (mixed). */
+/* Print objects (an array) in c->output's format. kind may be NULL (mixed). A bad
+ * jsonpath or custom-columns template sets rzc_print_rc (else it stays RZC_OK). */
 void rzc_print_list(rzc_t *c, const rzc_kind_t *k, json_t *items, bool headers);
+extern int rzc_print_rc;
+/* The one table printer: heads[ncols], cells[nrows * ncols] (row-major; NULL prints
+ * empty), columns aligned three blanks apart. Borrowed; nothing is freed. */
+void rzc_table(const char *const *heads, size_t ncols, char *const *cells, size_t nrows,
+               bool headers);
+/* kubectl's JSONPath template tmpl applied to data, to f; RZC_USAGE for a bad template. */
+int rzc_jsonpath(FILE *f, const json_t *data, const char *tmpl);
 void rzc_print_object(rzc_t *c, const rzc_kind_t *k, json_t *obj);
 /* YAML of v to f (libyaml emitter). */
 int rzc_yaml_write(FILE *f, const json_t *v);
@@ -187,5 +195,7 @@ int rzc_cmd_boot(rzc_t *c, int argc, char **argv);
 int rzc_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Error: one line on stderr, then RZC_ERR. */
 int rzc_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* When set, what rzc_fail and rzc_print_status name before their message ("FILE"). */
+extern const char *rzc_err_where;
 
 #endif /* RZC_REZUSCTL_H */

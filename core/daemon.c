@@ -38,6 +38,7 @@
 #include "core/api/watch.h"
 #include "core/http/http.h"
 #include "core/http/tls.h"
+#include "core/base/exec.h"
 #include "core/base/log.h"
 #include "core/api/metrics.h"
 #include "core/api/openapi.h"
@@ -86,8 +87,9 @@ struct rz_daemon {
 	char observe_dir[PATH_MAX];
 	char state_url[300];
 	char workdir[PATH_MAX];
-	char db_path[PATH_MAX]; /* for /metrics: the database's size and its WAL's */
-	char storage_why[256];  /* the write probe's failure, "" while the data dir takes writes */
+	char db_path[PATH_MAX];  /* for /metrics: the database's size and its WAL's */
+	char storage_why[256];   /* the write probe's failure, "" while the data dir takes writes */
+	const char *tofu_binary; /* tofu.binary, or terraform in its place (pick_tofu) */
 	rz_http_t *http;
 	rz_tls_t *tls;           /* NULL: plain HTTP */
 	char tls_cert[PATH_MAX]; /* the files it is (re)loaded from */
@@ -260,10 +262,33 @@ static void handle_healthz(rz_req_t *req, void *ctx)
 	rz_reply(req, 200, "text/plain; charset=utf-8", "ok\n", 3);
 }
 
+/* The loaded plugins' names, comma-separated, into buf; false when none is loaded. */
+static bool loaded_plugins(const rz_daemon_t *d, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < rz_plugins_count(d->plugins); i++) {
+		const rz_plugin_t *pl = rz_plugins_at(d->plugins, i);
+		int n;
+		if (!pl->loaded) {
+			continue;
+		}
+		n = snprintf(buf + len, size - len, "%s%s", len > 0 ? ", " : "", pl->name);
+		if (n < 0 || (size_t)n >= size - len) {
+			break; /* the names that fit */
+		}
+		len += (size_t)n;
+	}
+	return len > 0;
+}
+
+/* GET /readyz: "ok", or a 503 naming the first check that fails; with ?verbose, one line
+ * per check in Kubernetes' form ("[+]plugins ok: sim, talos"). */
 static void handle_readyz(rz_req_t *req, void *ctx)
 {
 	rz_daemon_t *d = ctx;
-	char why[512];
+	char why[512], names[512], body[1200];
 
 	if (d->stopping) {
 		rz_reply_error(req, 503, NULL, "shutting down");
@@ -275,6 +300,18 @@ static void handle_readyz(rz_req_t *req, void *ctx)
 		rz_reply_error(req, 503, NULL, "database writes fail: %s", why);
 	} else if (!rz_engine_ready(d->engine, why, sizeof(why))) {
 		rz_reply_error(req, 503, NULL, "%s", why);
+	} else if (!loaded_plugins(d, names, sizeof(names))) {
+		rz_reply_error(req, 503, NULL,
+		               "no plugin is loaded: no tenant can be realised (list them under "
+		               "plugins: in rezus.conf; they load from plugin_dir '%s')",
+		               d->cfg->plugin_dir);
+	} else if (rz_req_query(req, "verbose") != NULL) {
+		int n = snprintf(body, sizeof(body),
+		                 "[+]database ok\n[+]storage ok\n[+]tofu ok: %s\n[+]plugins ok: "
+		                 "%s\nreadyz check passed\n",
+		                 d->tofu_binary ? d->tofu_binary : d->cfg->tofu_binary, names);
+		rz_reply(req, 200, "text/plain; charset=utf-8", body,
+		         n > 0 && (size_t)n < sizeof(body) ? (size_t)n : strlen(body));
 	} else {
 		rz_reply(req, 200, "text/plain; charset=utf-8", "ok\n", 3);
 	}
@@ -314,11 +351,17 @@ static const rz_route_doc_t healthz_doc[] = {
 	{ 0 },
 };
 
+static const rz_route_param_t readyz_query[] = {
+	{ "verbose", "boolean", "one line per check, naming the tofu binary and the plugins" },
+	{ NULL },
+};
+
 static const rz_route_doc_t readyz_doc[] = {
 	{ .method = RZ_M_GET,
 	  .id = "getReadyz",
-	  .summary = "readiness: the database, its disk, the plugins and the pool are fit; a 503 "
-	             "says why not",
+	  .summary = "readiness: the database, its disk, the plugins (at least one loaded) and the "
+	             "pool are fit; a 503 says why not",
+	  .query = readyz_query,
 	  .response = "{\"type\":\"string\"}",
 	  .response_type = "text/plain" },
 	{ 0 },
@@ -992,6 +1035,27 @@ static int start_plugins(rz_daemon_t *d, rz_err_t *err)
 	return rc;
 }
 
+/* tofu.binary defaults to tofu; on a machine with terraform on PATH and no tofu, the
+ * default runs terraform. Which one runs is logged. */
+static const char *pick_tofu(const rz_config_t *cfg)
+{
+	const char *path = getenv("PATH");
+	char found[PATH_MAX];
+
+	if (strcmp(cfg->tofu_binary, "tofu") == 0 &&
+	    rz_exec_which("tofu", path, found, sizeof(found)) != 0 &&
+	    rz_exec_which("terraform", path, found, sizeof(found)) == 0) {
+		rz_log(RZ_LOG_NOTICE, "engine",
+		       "tofu.binary: no 'tofu' on PATH, running 'terraform' (%s) instead", found);
+		return "terraform";
+	}
+	if (rz_exec_which(cfg->tofu_binary, path, found, sizeof(found)) == 0) {
+		rz_log(RZ_LOG_NOTICE, "engine", "tofu.binary: running '%s' (%s)", cfg->tofu_binary,
+		       found);
+	}
+	return cfg->tofu_binary;
+}
+
 /* The TF engine, once the listener's port is known (tofu reaches the state backend there). */
 static int start_engine(rz_daemon_t *d, rz_err_t *err)
 {
@@ -1011,7 +1075,8 @@ static int start_engine(rz_daemon_t *d, rz_err_t *err)
 	snprintf(d->state_url, sizeof(d->state_url), "%s://%s:%d", d->tls ? "https" : "http", host,
 	         rz_http_port(d->http));
 	snprintf(d->workdir, sizeof(d->workdir), "%s/work", d->cfg->data_dir);
-	o = (rz_engine_opts_t){ d->cfg->tofu_binary,
+	d->tofu_binary = pick_tofu(d->cfg);
+	o = (rz_engine_opts_t){ d->tofu_binary,
 		                d->workdir,
 		                d->state_url,
 		                d->cfg->tofu_workers,

@@ -72,7 +72,8 @@ INTEGRATION_TESTS = \
 	tests/integration/webui.sh \
 	tests/integration/tplc.sh \
 	tests/integration/packaging.sh \
-	tests/integration/manpages.sh
+	tests/integration/manpages.sh \
+	tests/integration/firsthour.sh
 
 include tests/fixtures/plugins/local.mk
 EXTRA_DIST += tests/fixtures/plugins/local.mk \

@@ -320,7 +320,8 @@ const struct rz__setting rz__settings[] = {
 	  .offset = AT(tofu_binary),
 	  .def = "tofu",
 	  .flags = F_NONEMPTY,
-	  .help = "tofu or terraform: a path or a name on PATH" },
+	  .help =
+	      "tofu or terraform: a path or a name on PATH (the default falls back to terraform)" },
 	{ .key = "tofu.workers",
 	  .kind = K_INT,
 	  .offset = AT(tofu_workers),

@@ -72,6 +72,24 @@ run apply -f "$top_srcdir/examples/metal"
 expect_eq "apply -f DIR creates every object" \
 	"tenant/rack created|nodegroup/cp created|configpatch/kubelet-certs created|nodegroup/workers created|" \
 	"$(tr '\n' '|' <"$WORK/out")"
+# A set with one bad document is not half-applied: every document is checked, then dry-run
+# by the server, before any is written; the error names the file and the field.
+mkdir -p "$WORK/halfset"
+printf 'apiVersion: rezuscloud.io/v1\nkind: Tenant\nmetadata: {name: halfset}\nspec: {clusterProvider: sim}\n' \
+	>"$WORK/halfset/a-tenant.yaml"
+printf 'apiVersion: rezuscloud.io/v1\nkind: NodeGroup\nmetadata: {name: cp, tenant: halfset}\nspec: {role: controlplane, count: many, providerClass: sim}\n' \
+	>"$WORK/halfset/b-bad.yaml"
+run apply -f "$WORK/halfset"
+expect_eq "apply -f DIR with a bad document fails" "1" "$RC"
+expect_match "naming its file and field" "^error: $WORK/halfset/b-bad.yaml: .*spec.count" "$(cat "$WORK/err")"
+run get tenant halfset
+expect_eq "and creates nothing, not even the good one" "1" "$RC"
+printf 'apiVersion: rezuscloud.io/v1\nkind: Gadget\nmetadata: {name: g}\n' >"$WORK/halfset/b-bad.yaml"
+run apply -f "$WORK/halfset"
+expect_match "an unknown kind is named with its file, before anything is sent" \
+	"^1 error: $WORK/halfset/b-bad.yaml: kind \"Gadget\" is not one rezusctl knows" "$RC $(cat "$WORK/err")"
+run get tenant halfset
+expect_eq "and creates nothing either" "1" "$RC"
 run apply -f "$top_srcdir/examples/metal/tenant.yaml" -f "$top_srcdir/examples/metal/workers.yaml"
 expect_eq "applying them again changes nothing" "tenant/rack unchanged|nodegroup/workers unchanged|" "$(tr '\n' '|' <"$WORK/out")"
 sed 's/^  tenant: rack$/  tenant: rack\n  labels: {tier: gold}/' "$top_srcdir/examples/metal/workers.yaml" >"$WORK/workers.yaml"
@@ -89,6 +107,20 @@ run get nodegroups -A
 expect_match "-A lists every tenant's, with a TENANT column" '^workers +rack +worker +metal +2 ' "$(grep '^workers' "$WORK/out")"
 run get ng -t rack -o name
 expect_eq "-o name" "nodegroup/cp|nodegroup/workers|" "$(tr '\n' '|' <"$WORK/out")"
+run get ng -t rack -o 'jsonpath={.items[*].metadata.name}'
+expect_eq "-o jsonpath={.items[*].metadata.name} (kubectl's syntax)" "0 cp workers" "$RC $(cat "$WORK/out")"
+run get ng -t rack -o 'jsonpath={range .items[*]}{.metadata.name}={.spec.role}{"\n"}{end}'
+expect_eq "-o jsonpath with range, literal text and newlines" "cp=controlplane|workers=worker|" "$(tr '\n' '|' <"$WORK/out")"
+run get ng workers -t rack -o 'jsonpath=count: {.spec.count}\n'
+expect_eq "-o jsonpath of one object, with \\n in the text" "count: 2|" "$(tr '\n' '|' <"$WORK/out")"
+run get ng -t rack -o 'jsonpath={.items[0].spec.providerConfig.machines[*].address}'
+expect_match "-o jsonpath indexes lists" '^10\.10\.0\.11' "$(cat "$WORK/out")"
+run get ng -t rack -o 'jsonpath={range .items[*]}'
+expect_eq "a range without end is a usage error" "2" "$RC"
+run get ng -t rack -o custom-columns=NAME:.metadata.name,ROLE:.spec.role,ZONE:.metadata.labels.nothing
+expect_eq "-o custom-columns=NAME:.metadata.name,... (aligned, <none> when missing)" \
+	"NAME      ROLE           ZONE|cp        controlplane   <none>|workers   worker         <none>|" \
+	"$(tr '\n' '|' <"$WORK/out")"
 run get ng/workers -t rack -o json
 expect_match "-o json of one object is the object" '"kind": "NodeGroup"' "$(cat "$WORK/out")"
 cp "$WORK/out" "$WORK/workers.json"
@@ -105,6 +137,14 @@ run describe tenant rack
 expect_match "describe shows the object, its node groups and runs" 'Name: +rack.*Node groups:.*workers +worker +metal.*Recent runs:' "$(tr '\n' ' ' <"$WORK/out")"
 run api-resources
 expect_match "api-resources comes from the server's kind table" '^nodegroups +ng +true +NodeGroup ' "$(grep '^nodegroups' "$WORK/out")"
+expect_match "api-resources columns are set apart like every table's (the one printer)" \
+	'^NAME {3,}SHORTNAMES {3,}TENANT-SCOPED {3,}KIND {3,}VERBS$' "$(head -n 1 "$WORK/out")"
+# the start of each of the five columns, on every line that has all five
+starts=$(awk 'NF == 5 { s = $0; off = 0; out = ""
+	for (i = 1; i <= NF; i++) { match(s, /[^ ]+/); off += RSTART; out = out " " off; off += RLENGTH - 1; s = substr(s, RSTART + RLENGTH) }
+	print out }' "$WORK/out")
+expect_eq "api-resources columns are aligned (each column starts at one offset on every line)" "1 1 1 1 1 " \
+	"$(for f in 2 3 4 5 6; do printf '%s\n' "$starts" | cut -d' ' -f$f | sort -u | wc -l; done | tr '\n' ' ')"
 
 # --- events: the engine records its runs; the empty forms through a selector nothing matches --
 NONE="--field-selector reason=NoSuchReason"
@@ -243,7 +283,11 @@ run plan simmy
 PLAN2=$(sed -n 's|^run/\(run-[0-9a-z]*\) created.*|\1|p' "$WORK/out")
 run cancel "$PLAN2" -t simmy
 expect_match "cancel stops a run (or says it already ended)" '^0 run/run-[0-9a-z]*: run canceled$|run .* is Succeeded' "$RC $(cat "$WORK/out" "$WORK/err")"
-run upgrade simmy --kubernetes 1.35.1
+for _ in $(seq 1 100); do # the canceled plan's run may still be winding down
+	run upgrade simmy --kubernetes 1.35.1
+	grep -q 'NothingInProgress' "$WORK/err" || break
+	sleep 0.1
+done
 expect_match "upgrade creates an UpgradeRun" '^upgrade/[a-z0-9-]* created$' "$(cat "$WORK/out" "$WORK/err")"
 run upgrade simmy
 expect_eq "upgrade without a version is a usage error" "2" "$RC"
@@ -259,6 +303,18 @@ run token delete "$TOKID"
 expect_eq "token delete revokes it" "token/$TOKID deleted" "$(cat "$WORK/out")"
 run get tenants --token "$SECRET"
 expect_eq "after which it fails" "1" "$RC"
+expect_match "with a hint to log in" 'run .rezusctl login.' "$(cat "$WORK/err")"
+run token create --expires 1h --description hour
+HOURID=$(sed -n 's|^token/\([a-z0-9-]*\) created.*|\1|p' "$WORK/out")
+expect_eq "token create --expires 1h takes a duration" "0" "$RC"
+EXPIRES=$("$CTL" get token "$HOURID" -o json | sed -n 's/.*"expiresAt": "\([^"]*\)".*/\1/p')
+LEFT=$(($(date -u -d "$EXPIRES" +%s 2>/dev/null || echo 0) - $(date -u +%s)))
+expect_match "and the token expires in an hour (${LEFT} s)" '^3[5-6][0-9][0-9]$' "$LEFT"
+run token create --expires 1d12h
+expect_eq "days and compound durations too" "0" "$RC"
+run token create --expires 5x
+expect_match "a bad duration is a usage error naming the forms" '^2 .*--expires 5x: .*30s, 15m, 12h, 7d.*RFC 3339' \
+	"$RC $(cat "$WORK/err")"
 run audit --limit 200
 expect_match "audit shows the log" 'TIME +USER +VERB.*admin +login' "$(tr '\n' ' ' <"$WORK/out")"
 run backup create
@@ -298,7 +354,7 @@ expect_eq "state without a verb is a usage error" "2" "$RC"
 printf 'apiVersion: rezuscloud.io/v1\nkind: NodeGroup\nmetadata: {name: bad, tenant: rack}\nspec: {role: boss, providerClass: metal}\n' >"$WORK/bad.yaml"
 run apply -f "$WORK/bad.yaml"
 expect_eq "a bad manifest exits 1" "1" "$RC"
-expect_match "with the server's message and causes on stderr" 'error: NodeGroup "bad" is invalid: .*spec.role' "$(cat "$WORK/err")"
+expect_match "with the server's message and causes on stderr" 'error: [^ ]*bad.yaml: NodeGroup "bad" is invalid: .*spec.role' "$(cat "$WORK/err")"
 # A List item without a kind crashed apply (found by fuzz/manifest.c).
 printf '{"kind":"List","items":[{"metadata":{"name":"t"}}]}' >"$WORK/kindless.json"
 run apply -f "$WORK/kindless.json"
@@ -336,6 +392,7 @@ run logout --context viewer
 expect_eq "logout revokes the token" "0" "$RC"
 run get tenants --context viewer
 expect_eq "which no longer works" "1" "$RC"
+expect_match "and says to log in again" 'run .rezusctl login.' "$(cat "$WORK/err")"
 
 # --- TLS: verification, --insecure-skip-tls-verify, --certificate-authority ----------------------
 if command -v openssl >/dev/null; then
@@ -367,11 +424,32 @@ fi
 check "completion bash is a valid bash script" bash -n "$WORK/completion.bash"
 expect_match "it completes events and ev as types" 'types=".* events .* ev ' "$(cat "$WORK/completion.bash")"
 expect_match "and state's verbs" 'state\) COMPREPLY=\(\$\(compgen -W "list rollback"' "$(cat "$WORK/completion.bash")"
+# comp WORD...: what the bash completion offers for the command line WORD... (the last is
+# the word being completed), with this rezusctl on PATH and the default context.
+comp() {
+	PATH="$top_builddir:$PATH" bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _rezusctl; echo "${COMPREPLY[*]}"' \
+		_ "$WORK/completion.bash" "$@"
+}
+expect_eq "completion offers flags" "--tenant" "$(comp rezusctl get ng --ten)"
+expect_eq "node group names, in the command's tenant" "cp workers" "$(comp rezusctl -t rack get ng '')"
+expect_match "run names" '^run-[0-9a-z]+( run-[0-9a-z]+)*$' "$(comp rezusctl -t simmy logs '')"
+expect_eq "and the commands help names" "token" "$(comp rezusctl help tok)"
 expect_match "--help lists events among the types" 'events \(ev\)' "$("$CTL" --help)"
 help_cmds=$("$CTL" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z-]*\)  .*/\1/p' | sort | tr '\n' ' ')
 man_cmds=$(sed -n '/^\.SH COMMANDS/,/^\.SH GLOBAL/p' "$top_srcdir/man/rezusctl.1" | grep '^\.B [a-z]' |
 	sed 's/^\.B //; s/\\-/-/g; s/ .*//; s/\\fR.*//' | sort -u | tr '\n' ' ')
 expect_eq "the man page documents exactly the commands --help lists" "$help_cmds" "$man_cmds"
+run get --help
+expect_match "get --help is the command's own help, with examples" \
+	'^Usage: rezusctl get TYPE .*Examples: +rezusctl get tenants' "$(tr '\n' ' ' <"$WORK/out")"
+expect_eq "help get prints the same" "$(cat "$WORK/out")" "$("$CTL" help get)"
+expect_match "user --help is user's" '^Usage: rezusctl user list' "$("$CTL" user --help | head -n 1)"
+expect_match "token --help documents --expires durations" '--expires takes a duration' "$("$CTL" token --help)"
+missing=""
+for cmd in $help_cmds; do
+	"$CTL" help "$cmd" | grep -q "^Usage: rezusctl $cmd" || missing="$missing $cmd"
+done
+expect_eq "every command has its own help" "" "$missing"
 
 # --- boot --platform local, twice --------------------------------------------------------------------
 for try in 1 2 3 4 5 6 7 8; do # a port nothing listens on
@@ -383,6 +461,11 @@ export REZUS_BOOT_NO_SYSTEMD=1
 expect_eq "boot --platform local goes from nothing to a logged-in context" "0" "$?"
 expect_match "its steps" 'config .*password +made.*start +background process.*ready +http://127.0.0.1.*Logged in to .* as admin \(context local\)' "$(tr '\n' ' ' <"$WORK/boot1.out")"
 expect_eq "the data dir is private, the password file too" "700 600" "$(stat -c %a "$WORK/boot") $(stat -c %a "$WORK/boot/admin.password")"
+expect_match "the config it writes loads the plugins found in the plugin dir" \
+	"^plugin_dir: $top_builddir/plugins plugins: .* sim: \\{\\} .* talos: \\{\\}" \
+	"$(sed -n '/^plugin_dir:/,$p' "$WORK/boot/rezus.conf" | tr '\n' ' ')"
+expect_match "and the daemon it starts reports them in /readyz" 'plugins ok: .*sim' \
+	"$(curl -s "http://127.0.0.1:$BOOT_PORT/readyz?verbose")"
 run get tenants --context local
 expect_eq "the context works" "0" "$RC"
 "$CTL" boot --data-dir "$WORK/boot" --listen "127.0.0.1:$BOOT_PORT" --rezuscloud "$top_builddir/rezuscloud" >"$WORK/boot2.out" 2>&1
@@ -390,9 +473,22 @@ expect_eq "boot again succeeds" "0" "$?"
 expect_match "skipping what is done" 'config +kept.*password +kept.*start +kept \(already running\).*login +kept' "$(tr '\n' ' ' <"$WORK/boot2.out")"
 kill "$(cat "$WORK/boot/rezuscloud.pid")" 2>/dev/null
 
+# --- boot checks its tools before it writes anything ---------------------------------------------
+mkdir -p "$WORK/notools"
+printf 'cli-test-password\n' | PATH="$WORK/notools" "$CTL" boot --platform docker --data-dir "$WORK/nboot" \
+	--password-stdin >"$WORK/nboot.out" 2>&1
+expect_eq "boot --platform docker with no talosctl fails" "1" "$?"
+expect_match "naming the missing tools" "talosctl.*kubectl.*docker.* not on PATH" "$(cat "$WORK/nboot.out")"
+expect_eq "before writing anything (no data dir, no admin.password)" "no" \
+	"$([ -e "$WORK/nboot" ] && echo yes || echo no)"
+PATH="$WORK/notools" "$CTL" boot --data-dir "$WORK/nboot" --rezuscloud "$top_builddir/rezuscloud" >"$WORK/nboot.out" 2>&1
+expect_match "boot --platform local with neither tofu nor terraform fails, saying so" \
+	"neither tofu nor terraform" "$(cat "$WORK/nboot.out")"
+expect_eq "and writes nothing either" "no" "$([ -e "$WORK/nboot" ] && echo yes || echo no)"
+
 # --- boot --platform docker, with recording stand-ins --------------------------------------------
 mkdir -p "$WORK/bin"
-for tool in talosctl kubectl; do
+for tool in talosctl kubectl docker; do
 	cat >"$WORK/bin/$tool" <<SH
 #!/bin/sh
 # A stand-in for $tool (tests only): records its arguments, reads what is piped to it.

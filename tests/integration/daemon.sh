@@ -15,6 +15,9 @@ server:
 log:
   level: info
   file: $WORK/rezus.log
+plugin_dir: $top_builddir/plugins
+plugins:
+  sim: {}
 CONF
 
 # --- a good start -----------------------------------------------------------------

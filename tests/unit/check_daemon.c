@@ -135,10 +135,17 @@ static rz_daemon_t *start_with(rz_config_t *cfg, const char *sub, const char *co
 	return d;
 }
 
-/* ... with a tofu.binary that exists (/bin/sh stands in: nothing runs it here). */
+/* ... with a tofu.binary that exists (/bin/sh stands in: nothing runs it here) and the
+ * sim plugin (a daemon with no plugin is not ready). */
 static rz_daemon_t *start(rz_config_t *cfg, const char *sub)
 {
-	return start_with(cfg, sub, "tofu:\n  binary: /bin/sh\n");
+	static char text[1024];
+	const char *top = getenv("top_builddir");
+
+	snprintf(text, sizeof(text),
+	         "tofu:\n  binary: /bin/sh\nplugin_dir: %s/plugins\nplugins:\n  sim: {}\n",
+	         top ? top : ".");
+	return start_with(cfg, sub, text);
 }
 
 START_TEST(test_start_serves_and_stops)
