@@ -47,3 +47,10 @@ EXTRA_DIST += packaging/rpm/rezuscloud.spec.in packaging/rpm/rezuscloud.spec \
 	packaging/debian/rezuscloud.postrm packaging/debian/rezusctl.install \
 	packaging/debian/rezusctl.docs packaging/debian/rezuscloud-plugin-dev.install \
 	packaging/debian/rezuscloud-plugin-dev.lintian-overrides
+
+# The container image and the Home Assistant add-on built on it (`make container` in
+# Makefile.am); tests/integration/containerfiles.sh checks them from the tarball too.
+EXTRA_DIST += .dockerignore packaging/container/Containerfile \
+	packaging/homeassistant/repository.yaml packaging/homeassistant/rezuscloud/config.yaml \
+	packaging/homeassistant/rezuscloud/Dockerfile packaging/homeassistant/rezuscloud/run.sh \
+	packaging/homeassistant/rezuscloud/DOCS.md packaging/homeassistant/rezuscloud/README.md

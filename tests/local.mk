@@ -73,7 +73,8 @@ INTEGRATION_TESTS = \
 	tests/integration/tplc.sh \
 	tests/integration/packaging.sh \
 	tests/integration/manpages.sh \
-	tests/integration/firsthour.sh
+	tests/integration/firsthour.sh \
+	tests/integration/containerfiles.sh
 
 include tests/fixtures/plugins/local.mk
 EXTRA_DIST += tests/fixtures/plugins/local.mk \
