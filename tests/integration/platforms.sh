@@ -23,6 +23,7 @@ plugins:
   oci: {}
   openstack: {}
   metal: {}
+  sim: {}
 CONF
 if REZUSCLOUD_ADMIN_PASSWORD=platforms-test-pw start_daemon "$WORK/daemon.log" -c "$WORK/rezus.conf"; then
 	ok "the daemon starts with the four platform plugins"
@@ -75,7 +76,8 @@ expect_eq "a cluster plugin owns no node groups" \
 	"spec.providerClass FieldValueNotSupported;" \
 	"$(causes '{"metadata":{"name":"d"},"spec":{"role":"worker","providerClass":"talos"}}')"
 
-# The examples are what an operator starts from: each platform's manifests are accepted.
+# The examples are what an operator starts from: each platform's manifests are accepted
+# (examples/sim's by the sim plugin, loaded beside the four).
 for dir in "$top_srcdir"/examples/*/; do
 	platform=$(basename "$dir")
 	tenant=$(sed -n 's/^  name: \(.*\)/\1/p' "$dir/tenant.yaml" | head -n 1)

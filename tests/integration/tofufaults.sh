@@ -281,7 +281,7 @@ lock_ready() {
 		echo '.timeout 5000'; echo 'BEGIN EXCLUSIVE;'; echo ".print locked"
 		for _ in $(seq 1 400); do [ -e "$WORK/unlock" ] && break; sleep 0.05; done
 		echo 'COMMIT;'
-	} | sqlite3 "$WORK/data/rezus.db" >"$WORK/locked" 2>&1 &
+	} | sqlite3 "${LOCKDB:-$WORK/data/rezus.db}" >"$WORK/locked" 2>&1 &
 	LOCKER=$!
 }
 lock_now() {
@@ -308,12 +308,15 @@ ph=$(wait_end lockfinal "$run" 20)
 echo "# after the lock: the Run was $ph $(since "$t0") s later"
 expect_eq "a Run whose final status write failed still ends Failed" "Failed" "$ph"
 
-# --- the Run's creation meets a locked database. A fresh daemon: the retries of the
-# tenant above (its status written again after the Run's) must not meet this lock.
+# --- the Run's creation meets a locked database. A fresh daemon on a data dir of its own:
+# the retries of the tenants above (their statuses written again, their failed runs run
+# again at start) must not meet this lock before the run it is about.
 kill "$DAEMON_PID"
 wait_exit "$DAEMON_PID" 15
 DLOG="$WORK/daemon3.log"
-if REZUSCLOUD_ADMIN_PASSWORD=tofufaults-test-pw start_daemon "$DLOG" -c "$WORK/rezus.conf"; then
+sed "s|^  data_dir: .*|  data_dir: $WORK/data3|" "$WORK/rezus.conf" >"$WORK/rezus3.conf"
+LOCKDB="$WORK/data3/rezus.db"
+if REZUSCLOUD_ADMIN_PASSWORD=tofufaults-test-pw start_daemon "$DLOG" -c "$WORK/rezus3.conf"; then
 	ok "the daemon starts for the creation case"
 else
 	not_ok "the daemon starts for the creation case" "$(cat "$DLOG")"
