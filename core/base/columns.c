@@ -8,19 +8,7 @@
 
 #include "core/base/columns.h"
 
-static const char *str_at(const json_t *v, const char *path)
-{
-	char buf[256], *save = NULL;
-	const json_t *x = v;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *p = strtok_r(buf, ".", &save); p != NULL && x != NULL;
-	     p = strtok_r(NULL, ".", &save)) {
-		x = json_object_get(x, p);
-	}
-	return json_string_value(x);
-}
-
+/* The value at a dotted path ("status.phase"), or NULL. */
 static json_t *at(const json_t *v, const char *path)
 {
 	char buf[256], *save = NULL;
@@ -32,6 +20,11 @@ static json_t *at(const json_t *v, const char *path)
 		x = json_object_get(x, p);
 	}
 	return (json_t *)x;
+}
+
+static const char *str_at(const json_t *v, const char *path)
+{
+	return json_string_value(at(v, path));
 }
 
 /* A scalar as text ("" for none). */
