@@ -9,6 +9,10 @@
 
 #include "cli/rezusctl.h"
 
+/* The file or object an error is about, put before rzc_fail's and rzc_print_status's
+ * messages; NULL for none. */
+const char *rzc_err_where;
+
 struct buf {
 	char *p;
 	size_t len;

@@ -200,8 +200,6 @@ int rzc_usage(const char *fmt, ...)
 	return RZC_USAGE;
 }
 
-const char *rzc_err_where;
-
 int rzc_fail(const char *fmt, ...)
 {
 	va_list ap;
