@@ -98,12 +98,16 @@ EXTRA_DIST += $(INTEGRATION_TESTS) tests/web/webui.mjs tests/integration/lib.sh 
 LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
 # PACKAGING_TEST=no (make check PACKAGING_TEST=no) leaves the slow packaging test out:
 # tools/test-all builds and checks the packages once, in the -Werror build's suite.
+# NODE_TREE is where tools/install-deps put the npm tools the browser, OpenAPI and asset
+# tests use (the source tree's build/node; distcheck's copy of the tree has none, so
+# tools/test-all names the original one).
+NODE_TREE = $(abs_top_srcdir)/build/node
 AM_TESTS_ENVIRONMENT = \
 	CK_TAP_LOG_FILE_NAME=- CK_VERBOSITY=silent \
 	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
-	PACKAGING_TEST='$(PACKAGING_TEST)' \
+	PACKAGING_TEST='$(PACKAGING_TEST)' NODE_TREE='$(NODE_TREE)' \
 	$(TESTS_SAN_ENV); export CK_TAP_LOG_FILE_NAME CK_VERBOSITY top_builddir top_srcdir \
-	PACKAGING_TEST;
+	PACKAGING_TEST NODE_TREE;
 
 unit_test_files = $(UNIT_TESTS:=.c) tests/unit/testutil.h tests/unit/httpclient.h
 

@@ -8,7 +8,7 @@
 # the system. A missing tool fails the test.
 . "${top_srcdir:-.}/tests/integration/k8sfront.sh"
 
-NODE_BIN="$top_srcdir/build/node/node_modules/.bin"
+NODE_BIN="${NODE_TREE:-$top_srcdir/build/node}/node_modules/.bin"
 PW=openapi-test-password
 
 for tool in "$NODE_BIN/redocly" "$NODE_BIN/openapi-typescript" "$NODE_BIN/tsc"; do

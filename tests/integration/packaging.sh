@@ -14,7 +14,7 @@ if [ "${PACKAGING_TEST:-}" = no ]; then
 fi
 for tool in dpkg-buildpackage dh lintian rpmbuild systemd-analyze python3; do
 	if ! command -v "$tool" >/dev/null 2>&1; then
-		if [ -f "$top_srcdir/build/node/.installed" ]; then # tools/install-deps ran
+		if [ -f "${NODE_TREE:-$top_srcdir/build/node}/.installed" ]; then # tools/install-deps ran
 			not_ok "$tool is installed (tools/install-deps installs it)"
 			done_testing
 			exit 1

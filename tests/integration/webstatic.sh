@@ -14,10 +14,10 @@ for tool in curl sha256sum cmp; do
 	fi
 done
 S="$top_srcdir/web/static"
-NM="$top_srcdir/build/node/node_modules"
+NM="${NODE_TREE:-$top_srcdir/build/node}/node_modules"
 
 # --- the vendored files are what npm installed ---------------------------------------------
-if [ -f "$top_srcdir/build/node/.installed" ]; then
+if [ -f "${NODE_TREE:-$top_srcdir/build/node}/.installed" ]; then
 	for pair in htmx.org/dist/htmx.min.js:htmx.min.js htmx-ext-sse/dist/sse.min.js:htmx-ext-sse.min.js \
 		@alpinejs/csp/dist/cdn.min.js:alpine.min.js; do
 		from=${pair%%:*} to=${pair#*:}

@@ -11,13 +11,13 @@
 # is saved as a screenshot at 1280 and 360 pixels under $top_builddir/webui-screenshots.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
-NODE_DIR="${top_srcdir}/build/node/node_modules"
+NODE_DIR="${NODE_TREE:-$top_srcdir/build/node}/node_modules"
 [ -d "$NODE_DIR/playwright-core" ] || NODE_DIR="$top_builddir/../node/node_modules"
 CHROMIUM=/usr/bin/chromium
 TF=$(command -v tofu || command -v terraform || true)
 if ! command -v node >/dev/null 2>&1 || [ ! -x "$CHROMIUM" ] || [ -z "$TF" ] ||
 	[ ! -d "$NODE_DIR/playwright-core" ] || [ ! -d "$NODE_DIR/axe-core" ]; then
-	if [ -f "${top_srcdir}/build/node/.installed" ]; then # tools/install-deps ran: a failure
+	if [ -f "${NODE_TREE:-$top_srcdir/build/node}/.installed" ]; then # tools/install-deps ran: a failure
 		not_ok "node, $CHROMIUM, terraform, playwright-core and axe-core are installed"
 		done_testing
 		exit 1
