@@ -258,3 +258,9 @@ check-valgrind:
 		TEST_SUITE_LOG=tests/valgrind-suite.log LOG_COMPILER="$(VALGRIND) $(VALGRIND_FLAGS)"
 
 .PHONY: check-valgrind
+
+# The browser tests' screenshots (tests/integration/webui.sh).
+clean-local: clean-webui
+clean-webui:
+	rm -rf webui-screenshots
+.PHONY: clean-webui
