@@ -562,7 +562,9 @@ static void post_nodegroups(rz_req_t *req, void *ctx)
 	             nodegroup_done);
 }
 
-static void post_scale(rz_req_t *req, void *ctx)
+/* A write of the node group the URL names (method, and body taken, or NULL). */
+static void nodegroup_act(rz_req_t *req, void *ctx, const char *method, const char *ctype,
+                          json_t *(*body)(rz__page_t *pg))
 {
 	rz__page_t *pg = rz__post_page(ctx, req);
 	char target[200];
@@ -572,22 +574,22 @@ static void post_scale(rz_req_t *req, void *ctx)
 	}
 	snprintf(target, sizeof(target), "/api/v1/tenants/%s/nodegroups/%s",
 	         rz_req_param(req, "tenant"), rz_req_param(req, "name"));
-	rz__page_act(pg, "PATCH", target, "application/merge-patch+json",
-	             json_pack("{s:{s:o}}", "spec", "count", count_value(rz__form(pg, "count"))),
-	             nodegroup_done);
+	rz__page_act(pg, method, target, ctype, body ? body(pg) : NULL, nodegroup_done);
+}
+
+static json_t *scale_body(rz__page_t *pg)
+{
+	return json_pack("{s:{s:o}}", "spec", "count", count_value(rz__form(pg, "count")));
+}
+
+static void post_scale(rz_req_t *req, void *ctx)
+{
+	nodegroup_act(req, ctx, "PATCH", "application/merge-patch+json", scale_body);
 }
 
 static void post_delete_nodegroup(rz_req_t *req, void *ctx)
 {
-	rz__page_t *pg = rz__post_page(ctx, req);
-	char target[200];
-
-	if (pg == NULL || !names_ok(pg)) {
-		return;
-	}
-	snprintf(target, sizeof(target), "/api/v1/tenants/%s/nodegroups/%s",
-	         rz_req_param(req, "tenant"), rz_req_param(req, "name"));
-	rz__page_act(pg, "DELETE", target, NULL, NULL, nodegroup_done);
+	nodegroup_act(req, ctx, "DELETE", NULL, NULL);
 }
 
 /* The confirmation: what deleting the node group destroys, by name. */

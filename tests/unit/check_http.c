@@ -1249,21 +1249,21 @@ START_TEST(test_tls_classify)
 }
 END_TEST
 
-static char tls_dir[64], tls_cert[128], tls_key[128];
+static char *tls_dir, tls_cert[4096], tls_key[4096];
 
+/* A private dir for a certificate and its key (rzt_tmpdir: under TMPDIR like every test's). */
 static void tls_files(void)
 {
-	snprintf(tls_dir, sizeof(tls_dir), "/tmp/check-http-tls-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tls_dir));
+	tls_dir = rzt_tmpdir();
 	snprintf(tls_cert, sizeof(tls_cert), "%s/cert.pem", tls_dir);
 	snprintf(tls_key, sizeof(tls_key), "%s/key.pem", tls_dir);
 }
 
 static void tls_files_remove(void)
 {
-	unlink(tls_cert);
-	unlink(tls_key);
-	rmdir(tls_dir);
+	rzt_rmrf(tls_dir);
+	free(tls_dir);
+	tls_dir = NULL;
 }
 
 START_TEST(test_tls_self_signed_files)
@@ -1304,7 +1304,7 @@ START_TEST(test_tls_self_signed_files)
 	ck_assert_str_ne(rz_tls_fingerprint(tls), fp);
 	rz_tls_free(tls);
 	/* a key that is not the certificate's: refused */
-	char cert2[160], key2[160];
+	char cert2[4200], key2[4200];
 	snprintf(cert2, sizeof(cert2), "%s/cert2.pem", tls_dir);
 	snprintf(key2, sizeof(key2), "%s/key2.pem", tls_dir);
 	ck_assert_int_eq(rz_tls_self_signed(cert2, key2, NULL, &created, &err), 0);
