@@ -107,9 +107,11 @@ static void reply_store_error(rz_req_t *req, const rz_kind_t *k, const char *nam
 	rz_reply_status(req, st);
 }
 
-/* A write's reply, held until its commit is durable (store.durability: full). */
+/* A write's reply, held until its commit is durable: the loop turn's group commit, then
+ * with store.durability: full the sync. */
 struct held {
 	rz_req_t *req;
+	const rz_kind_t *k;
 	int code;
 	json_t *out;
 };
@@ -117,9 +119,18 @@ struct held {
 static void held_reply(void *arg, int status)
 {
 	struct held *h = arg;
+	int lost = rz_db_uncommitted(status);
 
 	if (status == 0) {
 		rz_reply_json(h->req, h->code, h->out);
+	} else if (lost != 0) { /* the commit failed: as if the write itself had */
+		rz_err_t err = { 0 };
+		const char *name =
+		    json_string_value(json_object_get(json_object_get(h->out, "metadata"), "name"));
+
+		rz_err_set(&err, lost, "committing the write failed: %s", strerror(-lost));
+		reply_store_error(h->req, h->k, name, lost, &err);
+		json_decref(h->out);
 	} else {
 		json_decref(h->out);
 		rz_reply_error(
@@ -131,8 +142,8 @@ static void held_reply(void *arg, int status)
 	free(h);
 }
 
-/* Reply code and out (taken) once the write is durable; at once with durability normal. */
-static void reply_durable(rz_api_t *api, rz_req_t *req, int code, json_t *out)
+/* Reply code and out (taken) once the write is durable. */
+static void reply_durable(rz_api_t *api, rz_req_t *req, const rz_kind_t *k, int code, json_t *out)
 {
 	struct held *h = malloc(sizeof(*h));
 
@@ -141,7 +152,7 @@ static void reply_durable(rz_api_t *api, rz_req_t *req, int code, json_t *out)
 		rz_reply_error(req, 503, NULL, "out of memory; the change may have been stored");
 		return;
 	}
-	*h = (struct held){ req, code, out };
+	*h = (struct held){ req, k, code, out };
 	rz_store_after_durable(api->store, held_reply, h);
 }
 
@@ -1079,6 +1090,7 @@ static void commit(struct wr *w)
 		chain = &tok;
 	}
 	chain = rz_access_hook(w->c->api->access, w->req, w->code, NULL, chain, &audit);
+	rz_store_group_next(w->c->api->store); /* the reply waits for the group's commit */
 	rc = w->create ? rz_store_create(w->c->api->store, w->c->k, w->obj, chain, &out, &err)
 	               : rz_store_update(w->c->api->store, w->c->k, w->owner, w->name, w->obj,
 	                                 w->expect_rv, w->mode, chain, &out, &gone, &err);
@@ -1092,7 +1104,7 @@ static void commit(struct wr *w)
 		if (w->token[0] != '\0') {
 			json_object_set_new(out, "secret", json_string(w->token));
 		}
-		reply_durable(w->c->api, w->req, w->code, out);
+		reply_durable(w->c->api, w->req, w->c->k, w->code, out);
 	}
 	wr_free(w);
 }
@@ -1451,6 +1463,7 @@ static void handle_delete(struct rctx *c, rz_req_t *req, const char *tenant, con
 		return;
 	}
 	json_decref(cur);
+	rz_store_group_next(c->api->store);
 	rc = rz_store_delete(c->api->store, c->k, tenant, name, rv,
 	                     rz_access_hook(c->api->access, req, 0, NULL, NULL, &audit), &out,
 	                     &gone, &err);
@@ -1462,7 +1475,7 @@ static void handle_delete(struct rctx *c, rz_req_t *req, const char *tenant, con
 	if (c->api->access != NULL) {
 		rz_req_set_audited(req);
 	}
-	reply_durable(c->api, req, gone ? 200 : 202, out);
+	reply_durable(c->api, req, c->k, gone ? 200 : 202, out);
 }
 
 /* ------------------------------------------------------------------ dispatch */

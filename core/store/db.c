@@ -78,6 +78,13 @@ struct rz_db {
 	uint64_t fail_upto;  /* commits up to this one may be lost: a sync failed after them */
 	int fail_code;       /* and how */
 	struct waiter *wait_head, *wait_tail;
+	/* the group commit of one loop turn's grouped writes (rz_db_tx_grouped) */
+	struct event *group_ev; /* commits the open group, after the turn's callbacks */
+	bool group_open;        /* BEGIN IMMEDIATE done, COMMIT owed */
+	size_t group_writes;    /* writes in the open group */
+	struct waiter *gwait_head, *gwait_tail; /* rz_db_after_durable while it is open */
+	void (*group_fn)(void *arg, int status);
+	void *group_arg;
 	/* under lock */
 	pthread_mutex_t lock;
 	pthread_cond_t ckpt_cond, sync_cond;
@@ -748,6 +755,9 @@ int rz_db_tx(rz_db_t *db, int (*fn)(rz_db_t *db, void *arg, rz_err_t *err), void
 		return rz_err_set(err, REZUS_EINVALID,
 		                  "db: transaction: no database or no function");
 	}
+	if (db->depth == 0) {
+		rz_db_flush(db); /* the group's writes commit first: this one is on its own */
+	}
 	src = run_cached(db, db->depth == 0 ? "BEGIN IMMEDIATE" : "SAVEPOINT " SAVEPOINT_NAME, why);
 	if (src != SQLITE_OK) {
 		return rz_err_set(err, note(db, src), "db: begin failed: %s", why);
@@ -762,6 +772,128 @@ int rz_db_tx(rz_db_t *db, int (*fn)(rz_db_t *db, void *arg, rz_err_t *err), void
 	}
 	db->depth--;
 	return rc;
+}
+
+/* ------------------------------------------------------------------ group commit */
+
+/* A failed group commit's status for its waiters (db.h: RZ_DB_UNCOMMITTED). */
+static int status_of(int code)
+{
+	return -RZ_DB_UNCOMMITTED + (code < 0 && code > -4096 ? code : -EIO);
+}
+
+int rz_db_flush(rz_db_t *db)
+{
+	char why[WHY_MAX] = "";
+	struct waiter *w, *next;
+	size_t n;
+	int status = 0;
+	int src;
+
+	if (!valid(db) || !db->group_open) {
+		return 0;
+	}
+	n = db->group_writes;
+	db->group_open = false;
+	db->group_writes = 0;
+	if (sqlite3_get_autocommit(db->conn)) {
+		/* SQLite rolled the whole group back itself (a full disk, say) */
+		status = status_of(db->storage_code != 0 ? db->storage_code : RZ_EDB);
+		rz_log_err("db", "%zu grouped writes were rolled back: %s", n,
+		           db->storage_why[0] != '\0' ? db->storage_why : "the transaction ended");
+	} else if ((src = run_cached(db, "COMMIT", why)) != SQLITE_OK) {
+		status = status_of(note(db, src));
+		rz_log_err("db", "committing %zu grouped writes failed: %s", n, why);
+		if (!sqlite3_get_autocommit(db->conn) &&
+		    run_cached(db, "ROLLBACK", why) != SQLITE_OK) {
+			rz_log_warn("db", "rollback failed: %s", why);
+		}
+	} else {
+		cleared(db);
+	}
+	/* this group's waiters; a write the callbacks make opens the next group */
+	w = db->gwait_head;
+	db->gwait_head = db->gwait_tail = NULL;
+	if (db->group_fn != NULL) {
+		db->group_fn(db->group_arg, status);
+	}
+	for (; w != NULL; w = next) {
+		next = w->next;
+		if (status != 0) {
+			w->fn(w->arg, status);
+		} else {
+			rz_db_after_durable(db, w->fn, w->arg);
+		}
+		free(w);
+	}
+	return status;
+}
+
+static void on_group(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	rz_db_flush(arg);
+}
+
+bool rz_db_can_group(const rz_db_t *db)
+{
+	return valid(db) && db->group_ev != NULL && db->depth == 0 &&
+	       db->group_writes < RZ_DB_GROUP_MAX;
+}
+
+int rz_db_tx_grouped(rz_db_t *db, int (*fn)(rz_db_t *db, void *arg, rz_err_t *err), void *arg,
+                     rz_err_t *err)
+{
+	char why[WHY_MAX] = "";
+	int src;
+	int rc;
+
+	if (!rz_db_can_group(db) || fn == NULL) {
+		return rz_db_tx(db, fn, arg, err);
+	}
+	if (!db->group_open) {
+		src = run_cached(db, "BEGIN IMMEDIATE", why);
+		if (src != SQLITE_OK) {
+			return rz_err_set(err, note(db, src), "db: begin failed: %s", why);
+		}
+		db->group_open = true;
+		event_active(db->group_ev, 0, 0);
+	}
+	/* the group is the outer level; the write a savepoint in it */
+	db->depth = 1;
+	src = run_cached(db, "SAVEPOINT " SAVEPOINT_NAME, why);
+	if (src != SQLITE_OK) {
+		db->depth = 0;
+		return rz_err_set(err, note(db, src), "db: begin failed: %s", why);
+	}
+	db->depth = 2;
+	rc = fn(db, arg, err);
+	if (rc == 0) {
+		rc = tx_commit(db, err);
+	}
+	if (rc != 0) {
+		if (sqlite3_get_autocommit(db->conn)) {
+			/* the whole group went with it: its writes hear of it at the flush */
+			if (db->storage_code == 0 && rc < 0 && rc > -4096) {
+				db->storage_code = rc;
+			}
+		} else {
+			tx_rollback(db);
+		}
+	} else {
+		db->group_writes++;
+	}
+	db->depth = 0;
+	return rc;
+}
+
+void rz_db_set_group_fn(rz_db_t *db, void (*fn)(void *arg, int status), void *arg)
+{
+	if (valid(db)) {
+		db->group_fn = fn;
+		db->group_arg = arg;
+	}
 }
 
 rz_stmt_t *rz_db_stmt(rz_db_t *db, const char *sql, rz_err_t *err)
@@ -1031,6 +1163,11 @@ static void *ckpt_main(void *arg)
 		db->stats.checkpoints++;
 		db->stats.restarts += restart;
 		db->stats.checkpoint_seconds += now_seconds() - t0;
+		/* commits made while it copied took the WAL past its bound: one more round (a
+		 * RESTART), rather than waiting for the next RZ_DB_CHECKPOINT_FRAMES pages */
+		if (!restart && src == SQLITE_OK && db->frames > RZ_DB_WAL_MAX_FRAMES) {
+			db->ckpt_wanted = true;
+		}
 	}
 	pthread_mutex_unlock(&db->lock);
 	return NULL;
@@ -1128,6 +1265,22 @@ void rz_db_after_durable(rz_db_t *db, rz_db_durable_fn fn, void *arg)
 	uint64_t done;
 	int rc;
 
+	if (valid(db) && db->group_open) {
+		w = malloc(sizeof(*w));
+		if (w == NULL) {
+			rz_db_flush(db); /* cannot wait: commit the group now */
+			rz_db_after_durable(db, fn, arg);
+			return;
+		}
+		*w = (struct waiter){ NULL, 0, fn, arg };
+		if (db->gwait_tail != NULL) {
+			db->gwait_tail->next = w;
+		} else {
+			db->gwait_head = w;
+		}
+		db->gwait_tail = w;
+		return;
+	}
 	if (!valid(db) || !db->sync_running) {
 		fn(arg, 0);
 		return;
@@ -1182,6 +1335,11 @@ void rz_db_stop(rz_db_t *db)
 {
 	if (!valid(db)) {
 		return;
+	}
+	rz_db_flush(db);
+	if (db->group_ev != NULL) {
+		event_free(db->group_ev);
+		db->group_ev = NULL;
 	}
 	if (db->ckpt_running) {
 		rz_db_stats_t s;
@@ -1288,6 +1446,10 @@ static int bg_start(rz_db_t *db, struct event_base *base, rz_durability_t durabi
 	if (sqlite3_exec(db->conn, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL) != SQLITE_OK) {
 		return rz_err_set(err, RZ_EDB, "db: '%s': synchronous = NORMAL failed: %s",
 		                  db->path, sqlite3_errmsg(db->conn));
+	}
+	db->group_ev = event_new(base, -1, 0, on_group, db);
+	if (db->group_ev == NULL) {
+		return rz_err_set(err, -ENOMEM, "db: out of memory");
 	}
 	sqlite3_wal_autocheckpoint(db->conn, 0);
 	sqlite3_wal_hook(db->conn, wal_hook, db);

@@ -8,6 +8,7 @@
 #ifndef RZ_DB_H
 #define RZ_DB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -157,6 +158,45 @@ void rz_db_stop(rz_db_t *db);
 /* For tests, before rz_db_start: the sync thread calls fn(fd of the WAL, arg) instead of
  * fdatasync(fd); fn returns 0 or a negative errno. */
 void rz_db_set_sync_fn(rz_db_t *db, int (*fn)(int fd, void *arg), void *arg);
+
+/* ---- group commit: the writes of one loop turn share one transaction ----
+ *
+ * After rz_db_start, rz_db_tx_grouped runs fn as a savepoint inside the loop turn's group
+ * transaction (BEGIN IMMEDIATE at the turn's first grouped write) and returns once fn's
+ * work is in it, before it is committed. The group commits once the callbacks the loop had
+ * ready when it opened have run (an event made active at its opening), before any other transaction
+ * (rz_db_tx flushes it first: a write that is not grouped is committed on its own when rz_db_tx
+ * returns), and at rz_db_stop. Its writes learn their outcome through rz_db_after_durable:
+ * callbacks registered while the group is open run after its commit (and, with RZ_DURABILITY_FULL,
+ * its sync), with RZ_DB_UNCOMMITTED's status when the commit failed and the group's writes were
+ * lost. A reader on this connection sees a grouped write at once; other connections (the checkpoint
+ * thread, backups) once it is committed. Before rz_db_start, or inside another transaction,
+ * rz_db_tx_grouped is rz_db_tx. Loop thread only. */
+#define RZ_DB_GROUP_MAX 256 /* writes in one group at most */
+
+/* The status a failed group commit gives its waiters: -(RZ_DB_UNCOMMITTED) plus the code
+ * the write would have failed with on its own (-ENOSPC, -EROFS, -EIO), so that a writer
+ * can say "not stored" rather than "may be lost". rz_db_uncommitted gives that code, or 0
+ * for any other status (0, or a failed sync's negated errno). */
+#define RZ_DB_UNCOMMITTED 0x10000
+static inline int rz_db_uncommitted(int status)
+{
+	return status <= -RZ_DB_UNCOMMITTED ? status + RZ_DB_UNCOMMITTED : 0;
+}
+
+int rz_db_tx_grouped(rz_db_t *db, int (*fn)(rz_db_t *db, void *arg, rz_err_t *err), void *arg,
+                     rz_err_t *err);
+/* True when rz_db_tx_grouped would group: started, no transaction of rz_db_tx open, and the
+ * open group holds fewer than RZ_DB_GROUP_MAX writes (else the next write is on its own,
+ * after the group's commit). */
+bool rz_db_can_group(const rz_db_t *db);
+/* Commit the open group now (nothing when none is open): 0, or the negated errno its
+ * writes got. */
+int rz_db_flush(rz_db_t *db);
+/* fn(arg, status) after each group's commit, before its rz_db_after_durable callbacks:
+ * status 0, or the negated errno of a failed commit (its writes are gone). One; NULL
+ * removes it. */
+void rz_db_set_group_fn(rz_db_t *db, void (*fn)(void *arg, int status), void *arg);
 
 /* What the threads did, for /metrics. Any thread. */
 typedef struct rz_db_stats {

@@ -39,6 +39,13 @@ struct rz_store {
 	struct pending *queue; /* committed events not yet delivered, in revision order */
 	size_t nqueue, capqueue;
 	bool delivering;
+	/* grouped writes (rz_store_group_next): their events wait for the group's commit */
+	bool group_next;      /* the next write may join the loop turn's group */
+	bool grouping;        /* a group of this store's writes is open */
+	struct pending *held; /* its events, in revision order */
+	size_t nheld, capheld;
+	int64_t g_rv, g_pruned; /* rv and pruned before the group */
+	uint64_t g_bytes;       /* log_bytes before it */
 };
 
 /* ------------------------------------------------------------------ helpers */
@@ -373,18 +380,96 @@ static int write_tx(rz_db_t *db, void *arg, rz_err_t *err)
 	return rc != 0 ? rc : finish_tx(w->st, err);
 }
 
-/* Run one write transaction and publish its events after the commit. */
+/* Keep a grouped write's events until its group commits. */
+static int hold(rz_store_t *st)
+{
+	if (st->nheld + st->npend > st->capheld) {
+		size_t cap = (st->nheld + st->npend) * 2;
+		struct pending *q = realloc(st->held, cap * sizeof(*q));
+		if (q == NULL) {
+			pending_clear(st); /* watchers must resync from the log */
+			return 0;
+		}
+		st->held = q;
+		st->capheld = cap;
+	}
+	if (st->npend > 0) {
+		memcpy(st->held + st->nheld, st->pend, st->npend * sizeof(*st->pend));
+	}
+	st->nheld += st->npend;
+	st->npend = 0;
+	return 0;
+}
+
+static void held_clear(rz_store_t *st)
+{
+	for (size_t i = 0; i < st->nheld; i++) {
+		json_decref(st->held[i].obj);
+		free(st->held[i].json);
+		json_decref(st->held[i].prev_labels);
+	}
+	st->nheld = 0;
+}
+
+/* The group committed (status 0: publish its events) or was lost (forget them, and the
+ * revisions and log sizes it took). */
+static void group_done(void *arg, int status)
+{
+	rz_store_t *st = arg;
+
+	if (!st->grouping) {
+		return;
+	}
+	st->grouping = false;
+	if (status != 0) {
+		held_clear(st);
+		st->rv = st->tx_rv = st->g_rv;
+		st->pruned = st->tx_pruned = st->g_pruned;
+		st->log_bytes = st->tx_bytes = st->g_bytes;
+		return;
+	}
+	/* the held events go out as one write's would; pend is empty between writes */
+	if (st->nheld > st->cappend) {
+		struct pending *q = realloc(st->pend, st->nheld * sizeof(*q));
+		if (q == NULL) {
+			held_clear(st);
+			return;
+		}
+		st->pend = q;
+		st->cappend = st->nheld;
+	}
+	memcpy(st->pend, st->held, st->nheld * sizeof(*st->held));
+	st->npend = st->nheld;
+	st->nheld = 0;
+	deliver(st);
+}
+
+/* Run one write transaction and publish its events after the commit: at once, or after
+ * the loop turn's group commit for a grouped one. */
 static int run_write(struct write *w, rz_err_t *err)
 {
 	rz_store_t *st = w->st;
+	bool grouped = st->group_next && rz_db_can_group(st->db);
 	int rc;
 
+	st->group_next = false;
+	if (!grouped) {
+		rz_db_flush(st->db); /* the group's events come first */
+	}
 	st->tx_rv = st->rv;
 	st->tx_bytes = st->log_bytes;
 	st->tx_pruned = st->pruned;
-	rc = rz_db_tx(st->db, write_tx, w, err);
+	if (grouped && !st->grouping) {
+		st->g_rv = st->rv;
+		st->g_pruned = st->pruned;
+		st->g_bytes = st->log_bytes;
+	}
+	rc = grouped ? rz_db_tx_grouped(st->db, write_tx, w, err)
+	             : rz_db_tx(st->db, write_tx, w, err);
 	if (rc != 0) {
 		st->tx_rv = st->rv;
+		st->tx_bytes = st->log_bytes;
+		st->tx_pruned = st->pruned;
 		pending_clear(st);
 		json_decref(w->out);
 		w->out = NULL;
@@ -393,6 +478,10 @@ static int run_write(struct write *w, rz_err_t *err)
 	st->rv = st->tx_rv;
 	st->log_bytes = st->tx_bytes;
 	st->pruned = st->tx_pruned;
+	if (grouped) {
+		st->grouping = true;
+		return hold(st);
+	}
 	return deliver(st);
 }
 
@@ -1065,6 +1154,7 @@ int rz_store_new(rz_store_t **out, rz_db_t *db, rz_bus_t *bus, int64_t window, r
 	}
 	st->tx_rv = st->rv;
 	st->log_max = RZ_EVENT_LOG_MAX;
+	rz_db_set_group_fn(db, group_done, st);
 	st->log_bytes = (uint64_t)scalar(
 	    st, "SELECT coalesce(sum(length(CAST(doc AS BLOB))), 0) FROM events", 0);
 	*out = st;
@@ -1086,9 +1176,21 @@ void rz_store_after_durable(rz_store_t *st, void (*fn)(void *arg, int status), v
 	rz_db_after_durable(st != NULL ? st->db : NULL, fn, arg);
 }
 
+void rz_store_group_next(rz_store_t *st)
+{
+	if (st != NULL) {
+		st->group_next = true;
+	}
+}
+
 void rz_store_free(rz_store_t *st)
 {
 	if (st != NULL) {
+		/* the group commits; its events have nobody left to hear them */
+		rz_db_set_group_fn(st->db, NULL, NULL);
+		rz_db_flush(st->db);
+		held_clear(st);
+		free(st->held);
 		pending_clear(st);
 		free(st->pend);
 		for (size_t i = 0; i < st->nqueue; i++) {

@@ -1049,6 +1049,150 @@ START_TEST(test_checkpoints_off_the_loop)
 }
 END_TEST
 
+/* ---- the loop turn's group: writes share one commit, their replies wait for it */
+
+static int group_calls, group_status;
+
+static void on_group_done(void *arg, int status)
+{
+	ck_assert_ptr_eq(arg, &group_calls);
+	group_calls++;
+	group_status = status;
+}
+
+/* Rows of kv another connection sees: what is committed. */
+static int64_t committed_rows(void)
+{
+	rz_db_t *ro = NULL;
+	rz_err_t err = { 0 };
+	int64_t n;
+
+	ck_assert_msg(rz_db_open_readonly(&ro, path, &err) == 0, "%s", err.msg);
+	n = query_int(ro, "SELECT count(*) FROM kv", NULL);
+	rz_db_close(ro);
+	return n;
+}
+
+START_TEST(test_turn_group_one_commit)
+{
+	struct event_base *base = event_base_new();
+	rz_db_t *db = open_kv();
+	rz_err_t err = { 0 };
+	char key[16];
+
+	memset(&acks, 0, sizeof(acks));
+	acks.order_ok = 1;
+	group_calls = 0;
+	/* before rz_db_start it is rz_db_tx: committed when it returns */
+	ck_assert(!rz_db_can_group(db));
+	ck_assert_int_eq(rz_db_tx_grouped(db, tx_put, "before", &err), 0);
+	ck_assert_int_eq(committed_rows(), 1);
+	ck_assert_msg(rz_db_start(db, base, RZ_DURABILITY_NORMAL, &err) == 0, "%s", err.msg);
+	rz_db_set_group_fn(db, on_group_done, &group_calls);
+	ck_assert(rz_db_can_group(db));
+	for (int i = 0; i < 3; i++) {
+		snprintf(key, sizeof(key), "g%d", i);
+		ck_assert_int_eq(rz_db_tx_grouped(db, tx_put, key, &err), 0);
+		ack_ids[i] = i;
+		rz_db_after_durable(db, on_durable, &ack_ids[i]);
+	}
+	/* a failed write in the group takes only its own work back */
+	ck_assert_int_eq(rz_db_tx_grouped(db, tx_put_then_fail, "refused", &err), REZUS_EINVALID);
+	ck_assert_int_eq(query_int(db, "SELECT count(*) FROM kv", NULL), 4); /* this connection */
+	ck_assert_int_eq(committed_rows(), 1);                               /* not yet committed */
+	ck_assert_int_eq(acks.n, 0); /* so nobody has been answered */
+	ck_assert_int_eq(group_calls, 0);
+	event_base_loop(base, EVLOOP_NONBLOCK); /* the turn ends: one commit for the three */
+	ck_assert_int_eq(group_calls, 1);
+	ck_assert_int_eq(group_status, 0);
+	ck_assert_int_eq(acks.n, 3);
+	ck_assert(acks.order_ok);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(acks.status[i], 0);
+	}
+	ck_assert_int_eq(committed_rows(), 4);
+	ck_assert_int_eq(has_key(db, "refused"), 0);
+
+	/* a write that is not grouped commits the open group first, then itself */
+	ck_assert_int_eq(rz_db_tx_grouped(db, tx_put, "g3", &err), 0);
+	ack_ids[3] = 3;
+	rz_db_after_durable(db, on_durable, &ack_ids[3]);
+	ck_assert_int_eq(rz_db_tx(db, tx_put, "alone", &err), 0);
+	ck_assert_int_eq(group_calls, 2);
+	ck_assert_int_eq(acks.n, 4);
+	ck_assert_int_eq(committed_rows(), 6);
+	event_base_loop(base, EVLOOP_NONBLOCK);
+	ck_assert_int_eq(group_calls, 2); /* nothing was left open */
+
+	/* a group is bounded: the write past RZ_DB_GROUP_MAX waits for nobody, it commits on
+	 * its own after the group */
+	for (int i = 0; i < RZ_DB_GROUP_MAX; i++) {
+		snprintf(key, sizeof(key), "m%d", i);
+		ck_assert(rz_db_can_group(db));
+		ck_assert_int_eq(rz_db_tx_grouped(db, tx_put, key, &err), 0);
+	}
+	ck_assert(!rz_db_can_group(db));
+	ck_assert_int_eq(rz_db_tx_grouped(db, tx_put, "past", &err), 0);
+	ck_assert_int_eq(committed_rows(), 6 + RZ_DB_GROUP_MAX + 1);
+	ck_assert_int_eq(group_calls, 3);
+
+	/* rz_db_stop commits what is open */
+	ck_assert_int_eq(rz_db_tx_grouped(db, tx_put, "last", &err), 0);
+	rz_db_close(db);
+	ck_assert_int_eq(group_calls, 4);
+	db = open_ok(three, 0, -1);
+	ck_assert_int_eq(has_key(db, "last"), 1);
+	rz_db_close(db);
+	event_base_free(base);
+}
+END_TEST
+
+/* A group whose commit fails: every write in it is gone and each waiter hears it. */
+START_TEST(test_turn_group_commit_fails)
+{
+	struct event_base *base = event_base_new();
+	rz_db_t *db = open_kv();
+	rz_err_t err = { 0 };
+
+	memset(&acks, 0, sizeof(acks));
+	acks.order_ok = 1;
+	group_calls = 0;
+	exec_ok(db, "CREATE TABLE p (id INTEGER PRIMARY KEY)");
+	exec_ok(db,
+	        "CREATE TABLE c (p_id INTEGER REFERENCES p (id) DEFERRABLE INITIALLY DEFERRED)");
+	exec_ok(db, "CREATE TRIGGER kv_orphan AFTER INSERT ON kv WHEN NEW.k = 'poison' BEGIN "
+	            "INSERT INTO c (p_id) VALUES (42); END");
+	ck_assert_msg(rz_db_start(db, base, RZ_DURABILITY_NORMAL, &err) == 0, "%s", err.msg);
+	rz_db_set_group_fn(db, on_group_done, &group_calls);
+	ck_assert_int_eq(rz_db_tx_grouped(db, tx_put, "a", &err), 0);
+	ack_ids[0] = 0;
+	rz_db_after_durable(db, on_durable, &ack_ids[0]);
+	/* the deferred constraint lets the savepoint go; the COMMIT refuses */
+	ck_assert_int_eq(rz_db_tx_grouped(db, tx_put, "poison", &err), 0);
+	ack_ids[1] = 1;
+	rz_db_after_durable(db, on_durable, &ack_ids[1]);
+	event_base_loop(base, EVLOOP_NONBLOCK);
+	ck_assert_int_eq(group_calls, 1);
+	ck_assert_int_eq(rz_db_uncommitted(group_status), -EIO);
+	ck_assert_int_eq(acks.n, 2);
+	ck_assert_int_eq(rz_db_uncommitted(acks.status[0]), -EIO);
+	ck_assert_int_eq(rz_db_uncommitted(acks.status[1]), -EIO);
+	ck_assert_int_eq(rz_db_uncommitted(0), 0);
+	ck_assert_int_eq(rz_db_uncommitted(-EIO), 0); /* a failed sync: not this */
+	ck_assert_int_eq(has_key(db, "a"), 0);
+	ck_assert_int_eq(has_key(db, "poison"), 0);
+	ck_assert_int_eq(committed_rows(), 0);
+	/* the next group works */
+	ck_assert_int_eq(rz_db_tx_grouped(db, tx_put, "b", &err), 0);
+	event_base_loop(base, EVLOOP_NONBLOCK);
+	ck_assert_int_eq(group_calls, 2);
+	ck_assert_int_eq(group_status, 0);
+	ck_assert_int_eq(committed_rows(), 1);
+	rz_db_close(db);
+	event_base_free(base);
+}
+END_TEST
+
 static Suite *db_suite(void)
 {
 	Suite *s = suite_create("db");
@@ -1086,6 +1230,8 @@ static Suite *db_suite(void)
 	tcase_add_test(api, test_group_commit_holds_replies);
 	tcase_add_test(api, test_group_commit_failed_sync);
 	tcase_add_test(api, test_checkpoints_off_the_loop);
+	tcase_add_test(api, test_turn_group_one_commit);
+	tcase_add_test(api, test_turn_group_commit_fails);
 	tcase_set_timeout(api, 60);
 	suite_add_tcase(s, api);
 	return s;

@@ -1585,6 +1585,77 @@ END_TEST
 /* A window of 128 prunes by count a batch at a time (up to 128/64 = 2 changes more): the log
  * never holds fewer than the window nor more than the window and the batch, and a watch
  * resuming inside the window replays. */
+/* A grouped write (the API's) is in the store at once, its event waits for the loop turn's
+ * commit; when that commit fails, its events and revisions are forgotten. */
+static int64_t create_grouped(const char *name)
+{
+	json_t *in = manifest("Tenant", NULL, name, tenant_spec), *out = NULL;
+	rz_err_t err = { 0 };
+	int64_t rv;
+
+	rz_store_group_next(st);
+	ck_assert_msg(rz_store_create(st, K("Tenant"), in, NULL, &out, &err) == 0, "%s", err.msg);
+	rv = rz_object_rv(out);
+	json_decref(out);
+	json_decref(in);
+	return rv;
+}
+
+START_TEST(test_grouped_writes_publish_at_commit)
+{
+	struct event_base *base = event_base_new();
+	rz_err_t err = { 0 };
+	int64_t rv0;
+	json_t *in;
+
+	ck_assert_msg(rz_db_start(db, base, RZ_DURABILITY_NORMAL, &err) == 0, "%s", err.msg);
+	rv0 = rz_store_revision(st);
+	clear_events();
+	for (int i = 0; i < 3; i++) {
+		char name[8];
+		snprintf(name, sizeof(name), "g%d", i);
+		ck_assert_int_eq(create_grouped(name), rv0 + 1 + i);
+	}
+	ck_assert_uint_eq(nevents, 0); /* held for the commit */
+	ck_assert_int_eq(rz_store_revision(st), rv0 + 3);
+	json_decref(get_ok("Tenant", NULL, "g1")); /* readable here at once */
+	event_base_loop(base, EVLOOP_NONBLOCK);
+	ck_assert_uint_eq(nevents, 3);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(events[i].rv, rv0 + 1 + i);
+		ck_assert_int_eq(events[i].type, RZ_EV_ADDED);
+	}
+
+	/* a write that is not grouped publishes the group's events first, then its own */
+	ck_assert_int_eq(create_grouped("g3"), rv0 + 4);
+	in = manifest("Tenant", NULL, "g4", tenant_spec);
+	json_decref(create_ok(in));
+	ck_assert_uint_eq(nevents, 5);
+	ck_assert_str_eq(events[3].name, "g3");
+	ck_assert_str_eq(events[4].name, "g4");
+
+	/* the commit fails (a deferred constraint): nothing of the group stays or is told */
+	exec_ok("CREATE TABLE p (id INTEGER PRIMARY KEY)");
+	exec_ok("CREATE TABLE c (p_id INTEGER REFERENCES p (id) DEFERRABLE INITIALLY DEFERRED)");
+	exec_ok("CREATE TRIGGER poison AFTER INSERT ON objects WHEN NEW.name = 'poison' BEGIN "
+	        "INSERT INTO c (p_id) VALUES (42); END");
+	ck_assert_int_eq(create_grouped("g5"), rv0 + 6);
+	ck_assert_int_eq(create_grouped("poison"), rv0 + 7);
+	event_base_loop(base, EVLOOP_NONBLOCK);
+	ck_assert_uint_eq(nevents, 5);
+	ck_assert_int_eq(rz_store_revision(st), rv0 + 5);
+	assert_absent("Tenant", NULL, "g5");
+	assert_absent("Tenant", NULL, "poison");
+	/* and the revisions go on from the last committed one */
+	ck_assert_int_eq(create_grouped("g6"), rv0 + 6);
+	close_store(); /* commits g6 */
+	event_base_free(base);
+	open_store(WINDOW);
+	json_decref(get_ok("Tenant", NULL, "g6"));
+	ck_assert_int_eq(rz_store_revision(st), rv0 + 6);
+}
+END_TEST
+
 START_TEST(test_window_pruned_in_batches)
 {
 	rz_err_t err = { 0 };
@@ -2150,6 +2221,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_replay_pruned);
 	tcase_add_test(tc, test_window_minimum);
 	tcase_add_test(tc, test_window_pruned_in_batches);
+	tcase_add_test(tc, test_grouped_writes_publish_at_commit);
 	tcase_add_test(tc, test_persistence);
 	tcase_add_test(tc, test_new_without_schema);
 	tcase_add_test(tc, test_failed_write_changes_nothing);
