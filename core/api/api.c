@@ -114,6 +114,7 @@ struct held {
 	const rz_kind_t *k;
 	int code;
 	json_t *out;
+	char *text; /* out as stored, or NULL */
 };
 
 static void held_reply(void *arg, int status)
@@ -121,7 +122,10 @@ static void held_reply(void *arg, int status)
 	struct held *h = arg;
 	int lost = rz_db_uncommitted(status);
 
-	if (status == 0) {
+	if (status == 0 && h->text != NULL) { /* the stored text: out need not be dumped */
+		json_decref(h->out);
+		rz_reply_json_text(h->req, h->code, h->text);
+	} else if (status == 0) {
 		rz_reply_json(h->req, h->code, h->out);
 	} else if (lost != 0) { /* the commit failed: as if the write itself had */
 		rz_err_t err = { 0 };
@@ -139,20 +143,24 @@ static void held_reply(void *arg, int status)
 		    "may be lost; read it back before retrying",
 		    strerror(-status));
 	}
+	free(h->text);
 	free(h);
 }
 
-/* Reply code and out (taken) once the write is durable. */
-static void reply_durable(rz_api_t *api, rz_req_t *req, const rz_kind_t *k, int code, json_t *out)
+/* Reply code and out (taken) once the write is durable; text (taken, may be NULL) is out
+ * serialised compactly, sent instead of dumping out again. */
+static void reply_durable(rz_api_t *api, rz_req_t *req, const rz_kind_t *k, int code, json_t *out,
+                          char *text)
 {
 	struct held *h = malloc(sizeof(*h));
 
 	if (h == NULL) {
 		json_decref(out);
+		free(text);
 		rz_reply_error(req, 503, NULL, "out of memory; the change may have been stored");
 		return;
 	}
-	*h = (struct held){ req, k, code, out };
+	*h = (struct held){ req, k, code, out, text };
 	rz_store_after_durable(api->store, held_reply, h);
 }
 
@@ -926,6 +934,7 @@ struct wr {
 	bool hashed;
 	char token[RZ_TOKEN_SECRET_LEN + 1]; /* a new API token's secret, returned once */
 	bool dry;                            /* dryRun=All: answer, store nothing */
+	json_t *cur;                         /* an update's current object, as read */
 };
 
 static void wr_free(struct wr *w)
@@ -937,6 +946,7 @@ static void wr_free(struct wr *w)
 	sodium_memzero(w->hash, sizeof(w->hash));
 	sodium_memzero(w->token, sizeof(w->token));
 	json_decref(w->obj);
+	json_decref(w->cur);
 	free(w->owner);
 	free(w->name);
 	free(w);
@@ -1076,6 +1086,7 @@ static void commit(struct wr *w)
 	const char *name =
 	    json_string_value(json_object_get(json_object_get(w->obj, "metadata"), "name"));
 	json_t *out = NULL;
+	char *text = NULL;
 	rz_err_t err = { 0 };
 	bool gone = false;
 	int rc;
@@ -1090,7 +1101,15 @@ static void commit(struct wr *w)
 		chain = &tok;
 	}
 	chain = rz_access_hook(w->c->api->access, w->req, w->code, NULL, chain, &audit);
-	rz_store_group_next(w->c->api->store); /* the reply waits for the group's commit */
+	/* the reply waits for the group's commit, and is the stored text unless a token's
+	 * secret goes with it or ?pretty asks for another layout */
+	rz_store_next(w->c->api->store,
+	              &(rz_write_opts_t){ .group = true,
+	                                  .current = w->cur,
+	                                  .text = w->token[0] == '\0' &&
+	                                                  rz_req_query(w->req, "pretty") == NULL
+	                                              ? &text
+	                                              : NULL });
 	rc = w->create ? rz_store_create(w->c->api->store, w->c->k, w->obj, chain, &out, &err)
 	               : rz_store_update(w->c->api->store, w->c->k, w->owner, w->name, w->obj,
 	                                 w->expect_rv, w->mode, chain, &out, &gone, &err);
@@ -1104,8 +1123,10 @@ static void commit(struct wr *w)
 		if (w->token[0] != '\0') {
 			json_object_set_new(out, "secret", json_string(w->token));
 		}
-		reply_durable(w->c->api, w->req, w->c->k, w->code, out);
+		reply_durable(w->c->api, w->req, w->c->k, w->code, out, text);
+		text = NULL;
 	}
+	free(text);
 	wr_free(w);
 }
 
@@ -1304,6 +1325,7 @@ static void update(struct rctx *c, rz_req_t *req, const char *tenant, const char
 		w->expect_rv = rv;
 		w->mode = mode;
 		w->dry = dry;
+		w->cur = json_incref((json_t *)cur); /* the store need not read it again */
 		if (mode == RZ_UPDATE_STATUS) {
 			commit(w); /* status writes carry no secrets */
 		} else {
@@ -1463,7 +1485,7 @@ static void handle_delete(struct rctx *c, rz_req_t *req, const char *tenant, con
 		return;
 	}
 	json_decref(cur);
-	rz_store_group_next(c->api->store);
+	rz_store_next(c->api->store, &(rz_write_opts_t){ .group = true });
 	rc = rz_store_delete(c->api->store, c->k, tenant, name, rv,
 	                     rz_access_hook(c->api->access, req, 0, NULL, NULL, &audit), &out,
 	                     &gone, &err);
@@ -1475,7 +1497,7 @@ static void handle_delete(struct rctx *c, rz_req_t *req, const char *tenant, con
 	if (c->api->access != NULL) {
 		rz_req_set_audited(req);
 	}
-	reply_durable(c->api, req, c->k, gone ? 200 : 202, out);
+	reply_durable(c->api, req, c->k, gone ? 200 : 202, out, NULL);
 }
 
 /* ------------------------------------------------------------------ dispatch */

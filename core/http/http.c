@@ -1283,6 +1283,22 @@ void rz_reply_json(rz_req_t *req, int code, json_t *obj)
 	free(text);
 }
 
+void rz_reply_json_text(rz_req_t *req, int code, const char *text)
+{
+	size_t len = strlen(text);
+	char *withnl = malloc(len + 2);
+
+	if (withnl == NULL) {
+		rz_reply(req, code, "application/json", text, len);
+		return;
+	}
+	memcpy(withnl, text, len);
+	withnl[len] = '\n';
+	withnl[len + 1] = '\0';
+	rz_reply(req, code, "application/json", withnl, len + 1);
+	free(withnl);
+}
+
 void rz_reply_status(rz_req_t *req, json_t *status)
 {
 	json_t *code = json_object_get(status, "code");

@@ -225,6 +225,8 @@ void rz_reply(rz_req_t *req, int code, const char *ctype, const void *body, size
 
 /* JSON body (takes ownership of obj); compact, indented with ?pretty=true. */
 void rz_reply_json(rz_req_t *req, int code, json_t *obj);
+/* The same for JSON already serialised compactly (text, borrowed; a newline is added). */
+void rz_reply_json_text(rz_req_t *req, int code, const char *text);
 
 /* A Kubernetes Status for code with reason (NULL = the one for code) and message. */
 void rz_reply_error(rz_req_t *req, int code, const char *reason, const char *fmt, ...)

@@ -124,7 +124,8 @@ size_t rz_kind_validate_top(const rz_kind_t *k, const json_t *obj, json_t *cause
 
 /* Validate and normalise obj for a spec write (create, replace, patch) of kind k: its
  * apiVersion, kind and top-level members, metadata, spec (defaults applied; missing
- * metadata and spec become {}), then the kind's cross-field check when all else held. old
+ * metadata and spec become {}; an update's spec equal to old's passed when it was written
+ * and is not checked again), then the kind's cross-field check when all else held. old
  * is the stored object on updates (NULL on create). Appends causes; returns how many
  * there are. What needs the plugins or the daemon (provider config, admission) is the
  * API's. */

@@ -39,8 +39,8 @@ struct rz_store {
 	struct pending *queue; /* committed events not yet delivered, in revision order */
 	size_t nqueue, capqueue;
 	bool delivering;
-	/* grouped writes (rz_store_group_next): their events wait for the group's commit */
-	bool group_next;      /* the next write may join the loop turn's group */
+	rz_write_opts_t next; /* for the next write (rz_store_next) */
+	/* grouped writes: their events wait for the group's commit */
 	bool grouping;        /* a group of this store's writes is open */
 	struct pending *held; /* its events, in revision order */
 	size_t nheld, capheld;
@@ -358,6 +358,8 @@ static int deliver(rz_store_t *st)
 
 struct write {
 	const rz_write_hook_t *hook;
+	rz_write_opts_t o;
+	const char *text; /* the stored text of out (create, update), borrowed from its event */
 	rz_store_t *st;
 	int (*op)(struct write *w, rz_err_t *err);
 	const rz_kind_t *k;
@@ -449,10 +451,15 @@ static void group_done(void *arg, int status)
 static int run_write(struct write *w, rz_err_t *err)
 {
 	rz_store_t *st = w->st;
-	bool grouped = st->group_next && rz_db_can_group(st->db);
+	bool grouped;
 	int rc;
 
-	st->group_next = false;
+	w->o = st->next;
+	st->next = (rz_write_opts_t){ 0 };
+	grouped = w->o.group && rz_db_can_group(st->db);
+	if (w->o.text != NULL) {
+		*w->o.text = NULL;
+	}
 	if (!grouped) {
 		rz_db_flush(st->db); /* the group's events come first */
 	}
@@ -478,6 +485,9 @@ static int run_write(struct write *w, rz_err_t *err)
 	st->rv = st->tx_rv;
 	st->log_bytes = st->tx_bytes;
 	st->pruned = st->tx_pruned;
+	if (w->o.text != NULL && w->text != NULL) {
+		*w->o.text = strdup(w->text); /* NULL when out of memory: the caller dumps out */
+	}
 	if (grouped) {
 		st->grouping = true;
 		return hold(st);
@@ -883,6 +893,7 @@ static int op_create(struct write *w, rz_err_t *err)
 	if (json == NULL || check_size(obj, json, err) != 0) {
 		return err->code;
 	}
+	w->text = json;
 	return put_row(w->st, w->k, obj, json, true, err);
 }
 
@@ -1010,12 +1021,48 @@ static json_t *updated(struct write *w, const json_t *cur, bool *spec_changed)
 	return next;
 }
 
+/* The stored revision of an object: > 0, 0 when there is none, or the error. */
+static int64_t stored_rv(rz_store_t *st, const rz_kind_t *k, const char *tenant, const char *name,
+                         rz_err_t *err)
+{
+	static const char sql[] = "SELECT rv FROM objects"
+	                          " WHERE kind = ?1 AND tenant = ?2 AND name = ?3";
+	rz_stmt_t *s = rz_db_stmt(st->db, sql, err);
+	int64_t rv;
+	int rc;
+
+	if (s == NULL) {
+		return err->code;
+	}
+	rz_stmt_bind_text(s, 1, k->kind);
+	rz_stmt_bind_text(s, 2, scope_tenant(k, tenant));
+	rz_stmt_bind_text(s, 3, name);
+	rc = rz_stmt_step(s, err);
+	rv = rc == 1 ? rz_stmt_int64(s, 0) : rc;
+	rz_stmt_done(s);
+	return rv;
+}
+
+/* The current object: the caller's copy while it is still the stored revision (no parse),
+ * else read. */
+static int read_current(struct write *w, json_t **cur, rz_err_t *err)
+{
+	const json_t *hint = w->o.current;
+
+	if (hint != NULL && json_is_object(hint) && rz_object_rv(hint) > 0 &&
+	    stored_rv(w->st, w->k, w->tenant, w->name, err) == rz_object_rv(hint)) {
+		*cur = json_incref((json_t *)hint);
+		return 0;
+	}
+	return read_doc(w->st, w->k, w->tenant, w->name, cur, err);
+}
+
 static int op_update(struct write *w, rz_err_t *err)
 {
 	json_t *cur = NULL, *next, *prev = NULL;
 	bool spec_changed;
 	const char *json;
-	int rc = read_doc(w->st, w->k, w->tenant, w->name, &cur, err);
+	int rc = read_current(w, &cur, err);
 
 	if (rc != 0) {
 		return rc;
@@ -1050,6 +1097,7 @@ static int op_update(struct write *w, rz_err_t *err)
 	if (json == NULL || check_size(next, json, err) != 0) {
 		return err->code;
 	}
+	w->text = json;
 	return put_row(w->st, w->k, next, json, false, err);
 }
 
@@ -1176,10 +1224,10 @@ void rz_store_after_durable(rz_store_t *st, void (*fn)(void *arg, int status), v
 	rz_db_after_durable(st != NULL ? st->db : NULL, fn, arg);
 }
 
-void rz_store_group_next(rz_store_t *st)
+void rz_store_next(rz_store_t *st, const rz_write_opts_t *o)
 {
 	if (st != NULL) {
-		st->group_next = true;
+		st->next = o != NULL ? *o : (rz_write_opts_t){ 0 };
 	}
 }
 

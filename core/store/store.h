@@ -158,19 +158,31 @@ int rz_store_replay(rz_store_t *st, int64_t after, int (*fn)(const rz_event_t *e
                     void *arg, rz_err_t *err);
 
 /* fn(arg, status) once the writes made so far are durable: after the commit of the loop
- * turn's group when one is open (rz_store_group_next), then with store.durability: full
+ * turn's group when one is open (rz_write_opts_t.group), then with store.durability: full
  * after the WAL sync that covers them; else at once, before this returns. status is 0, or
  * a negative errno when the commit or the sync failed and the writes may be lost: a
  * write's reply must then not say it succeeded. Loop thread. See rz_db_after_durable. */
 void rz_store_after_durable(rz_store_t *st, void (*fn)(void *arg, int status), void *arg);
 
-/* The next write (rz_store_create, _update or _delete) may share its commit with the other
- * writes of this loop turn (rz_db_tx_grouped): it returns once written in the open group,
- * and its events are published at the group's commit, before the rz_store_after_durable
- * callbacks registered meanwhile, which hear whether the commit succeeded. For a writer
- * that answers through rz_store_after_durable (the API); others' writes commit on their
- * own when they return. Loop thread. */
-void rz_store_group_next(rz_store_t *st);
+/* How the next write (rz_store_create, _update or _delete) is made; it clears them. */
+typedef struct rz_write_opts {
+	/* It may share its commit with the other writes of this loop turn (rz_db_tx_grouped):
+	 * it returns once written in the open group, and its events are published at the
+	 * group's commit, before the rz_store_after_durable callbacks registered meanwhile,
+	 * which hear whether the commit succeeded. For a writer that answers through
+	 * rz_store_after_durable (the API); others' writes commit on their own. */
+	bool group;
+	/* _update: the object as the caller read it with rz_store_get and left unchanged
+	 * (borrowed for the call; the store may keep a reference), used instead of reading it
+	 * again when the stored resourceVersion is still its own. */
+	json_t *current;
+	/* When not NULL: *text receives the object as _create or _update stored it (compact
+	 * JSON; caller frees), NULL when nothing new was stored or on failure. */
+	char **text;
+} rz_write_opts_t;
+
+/* Options for the next write only. Loop thread. */
+void rz_store_next(rz_store_t *st, const rz_write_opts_t *o);
 
 /* The resourceVersion of an object as a number (0 when missing or malformed). */
 int64_t rz_object_rv(const json_t *obj);

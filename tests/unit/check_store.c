@@ -729,6 +729,61 @@ START_TEST(test_update_spec_replaces_user_metadata)
 }
 END_TEST
 
+/* An update given the caller's copy of the current object uses it only while it is still
+ * the stored revision; a stale copy is read again. */
+START_TEST(test_update_with_current)
+{
+	json_t *cur, *in, *out = NULL, *now;
+	rz_err_t err = { 0 };
+	char *text = NULL;
+	bool gone = true;
+
+	create_tenant("x");
+	cur = get_ok("Tenant", NULL, "x");
+	in = json_deep_copy(cur);
+	json_object_set_new(meta(in), "labels", parse("{\"a\":\"1\"}"));
+	rz_store_next(st, &(rz_write_opts_t){ .current = cur, .text = &text });
+	ck_assert_int_eq(update("Tenant", NULL, "x", in, 0, RZ_UPDATE_SPEC, &out, &gone, &err), 0);
+	ck_assert_str_eq(mstr(out, "resourceVersion"), "2");
+	now = get_ok("Tenant", NULL, "x");
+	ck_assert(json_equal(now, out));
+	ck_assert_ptr_nonnull(text);
+	{
+		char *dump = json_dumps(now, JSON_COMPACT);
+		ck_assert_str_eq(text, dump);
+		free(dump);
+	}
+	free(text);
+	json_decref(now);
+	json_decref(out);
+
+	/* a status write moves the stored object on; cur (revision 1) is stale now */
+	in = json_deep_copy(cur);
+	json_object_set_new(in, "status", parse("{\"phase\":\"Ready\"}"));
+	ck_assert_int_eq(update("Tenant", NULL, "x", in, 0, RZ_UPDATE_STATUS, &out, &gone, &err),
+	                 0);
+	json_decref(out);
+	in = json_deep_copy(cur);
+	json_object_set_new(meta(in), "labels", parse("{\"b\":\"2\"}"));
+	rz_store_next(st, &(rz_write_opts_t){ .current = cur });
+	ck_assert_int_eq(update("Tenant", NULL, "x", in, 0, RZ_UPDATE_SPEC, &out, &gone, &err), 0);
+	ck_assert_str_eq(mstr(out, "resourceVersion"), "4");
+	/* built on the stored object: its status stays */
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(json_object_get(out, "status"), "phase")), "Ready");
+	json_decref(out);
+	/* the options were for one write only: the next one leaves text alone */
+	rz_store_next(st, &(rz_write_opts_t){ .text = &text });
+	json_decref(relabel("Tenant", NULL, "x", "c", "3"));
+	ck_assert_ptr_nonnull(text);
+	free(text);
+	text = (char *)&gone; /* a sentinel no write may touch */
+	json_decref(relabel("Tenant", NULL, "x", "c", "4"));
+	ck_assert_ptr_eq(text, (char *)&gone);
+	json_decref(cur);
+}
+END_TEST
+
 START_TEST(test_update_status)
 {
 	json_t *cur, *in, *out = NULL, *status;
@@ -1591,11 +1646,18 @@ static int64_t create_grouped(const char *name)
 {
 	json_t *in = manifest("Tenant", NULL, name, tenant_spec), *out = NULL;
 	rz_err_t err = { 0 };
+	char *text = (char *)1, *dump;
 	int64_t rv;
 
-	rz_store_group_next(st);
+	rz_store_next(st, &(rz_write_opts_t){ .group = true, .text = &text });
 	ck_assert_msg(rz_store_create(st, K("Tenant"), in, NULL, &out, &err) == 0, "%s", err.msg);
 	rv = rz_object_rv(out);
+	/* the stored text is out, as a reply would dump it */
+	dump = json_dumps(out, JSON_COMPACT);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_str_eq(text, dump);
+	free(dump);
+	free(text);
 	json_decref(out);
 	json_decref(in);
 	return rv;
@@ -2222,6 +2284,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_window_minimum);
 	tcase_add_test(tc, test_window_pruned_in_batches);
 	tcase_add_test(tc, test_grouped_writes_publish_at_commit);
+	tcase_add_test(tc, test_update_with_current);
 	tcase_add_test(tc, test_persistence);
 	tcase_add_test(tc, test_new_without_schema);
 	tcase_add_test(tc, test_failed_write_changes_nothing);
