@@ -543,9 +543,24 @@ static int run(const char *step, const char *cmd)
 	return RZC_OK;
 }
 
+/* Does path start with a PEM certificate? */
+static bool is_certificate(const char *path)
+{
+	static const char head[] = "-----BEGIN CERTIFICATE-----";
+	char buf[sizeof(head)] = "";
+	FILE *f = fopen(path, "r");
+	bool ok = f != NULL && fread(buf, 1, sizeof(head) - 1, f) == sizeof(head) - 1 &&
+	          memcmp(buf, head, sizeof(head) - 1) == 0;
+
+	if (f != NULL) {
+		fclose(f);
+	}
+	return ok;
+}
+
 static int boot_cluster(struct boot *b, const char *platform)
 {
-	char kubeconfig[PATH_MAX + 32], *cmd = NULL, server[300];
+	char kubeconfig[PATH_MAX + 32], ca[PATH_MAX + 32], *cmd = NULL, server[300];
 	const char *manifest = getenv("REZUS_BOOT_MANIFEST");
 	int rc;
 
@@ -614,10 +629,35 @@ static int boot_cluster(struct boot *b, const char *platform)
 	} else {
 		say("deploy", "kept");
 	}
-	/* the manifest's NodePort service on the first node */
+	/* the self-signed certificate the daemon made in its volume, trusted from now on */
+	snprintf(ca, sizeof(ca), "%s/management-ca.pem", b->dir);
+	if (!done(b, "certificate")) {
+		if (asprintf(&cmd,
+		             "kubectl --kubeconfig '%s' -n rezus exec deployment/rezuscloud -- cat "
+		             "/var/lib/rezus/tls-cert.pem >'%s'",
+		             kubeconfig, ca) < 0 ||
+		    (rc = run("certificate", cmd)) != RZC_OK) {
+			free(cmd);
+			return rc;
+		}
+		free(cmd);
+		if (!is_certificate(ca)) {
+			unlink(ca);
+			return rzc_fail(
+			    "certificate: the daemon's tls-cert.pem is no PEM certificate");
+		}
+		chmod(ca, 0644);
+		mark(b, "certificate");
+	} else {
+		say("certificate", "kept");
+	}
+	if (b->c->ca_file == NULL && !b->c->insecure && (b->c->ca_file = strdup(ca)) == NULL) {
+		return rzc_fail("out of memory");
+	}
+	/* the manifest's NodePort service on the first node, which the certificate names */
 	snprintf(server, sizeof(server), "%s",
 	         getenv("REZUS_BOOT_SERVER") ? getenv("REZUS_BOOT_SERVER")
-	                                     : "http://10.5.0.2:30080");
+	                                     : "https://10.5.0.2:30080");
 	if (wait_ready(b->c, server, 60) != RZC_OK) {
 		return rzc_fail("rezuscloud did not become ready at %s", server);
 	}

@@ -537,6 +537,27 @@ void rz_daemon_stop(rz_daemon_t *d)
 	event_active(d->drain, EV_TIMEOUT, 0);
 }
 
+/* The names of the self-signed certificate: the listen host (into host), then
+ * server.tls.self_signed_hosts; NULL-terminated. */
+static void self_signed_hosts(const rz_config_t *cfg, char *host, size_t size, const char **hosts)
+{
+	const char *colon = strrchr(cfg->listen, ':');
+	size_t n = 1;
+
+	snprintf(host, size, "%.*s", colon ? (int)(colon - cfg->listen) : 0, cfg->listen);
+	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
+		memmove(host, host + 1, strlen(host));
+		host[strlen(host) - 1] = '\0';
+	}
+	hosts[0] = host;
+	for (char **h = cfg->tls_self_signed_hosts; h != NULL && *h != NULL; h++) {
+		if (n < RZ_TLS_HOSTS_MAX + 1) {
+			hosts[n++] = *h;
+		}
+	}
+	hosts[n] = NULL;
+}
+
 /* SIGHUP: the certificate and key again, for the connections accepted from now on; a pair
  * that does not load leaves the one in use. */
 static void reload_tls(rz_daemon_t *d)
@@ -549,7 +570,10 @@ static void reload_tls(rz_daemon_t *d)
 		return;
 	}
 	if (d->cfg->tls_self_signed) {
-		rc = rz_tls_self_signed(d->tls_cert, d->tls_key, NULL, &created, &err);
+		char host[256];
+		const char *hosts[RZ_TLS_HOSTS_MAX + 2];
+		self_signed_hosts(d->cfg, host, sizeof(host), hosts);
+		rc = rz_tls_self_signed(d->tls_cert, d->tls_key, hosts, &created, &err);
 	}
 	if (rc == 0) {
 		rc = rz_tls_reload(d->tls, &err);
@@ -796,8 +820,7 @@ static int start_tls(rz_daemon_t *d, rz_err_t *err)
 	const rz_config_t *cfg = d->cfg;
 	rz_tls_opts_t o = { d->tls_cert, d->tls_key, cfg->tls_client_ca_file };
 	char host[256];
-	const char *hosts[] = { host, NULL };
-	const char *colon = strrchr(cfg->listen, ':');
+	const char *hosts[RZ_TLS_HOSTS_MAX + 2];
 	bool created = false;
 	int rc;
 
@@ -818,12 +841,7 @@ static int start_tls(rz_daemon_t *d, rz_err_t *err)
 	if (cfg->tls_self_signed) {
 		snprintf(d->tls_cert, sizeof(d->tls_cert), "%s/%s", cfg->data_dir, TLS_CERT_FILE);
 		snprintf(d->tls_key, sizeof(d->tls_key), "%s/%s", cfg->data_dir, TLS_KEY_FILE);
-		snprintf(host, sizeof(host), "%.*s", colon ? (int)(colon - cfg->listen) : 0,
-		         cfg->listen);
-		if (host[0] == '[' && host[strlen(host) - 1] == ']') {
-			memmove(host, host + 1, strlen(host));
-			host[strlen(host) - 1] = '\0';
-		}
+		self_signed_hosts(cfg, host, sizeof(host), hosts);
 		rc = rz_tls_self_signed(d->tls_cert, d->tls_key, hosts, &created, err);
 		if (rc != 0) {
 			return rc;

@@ -35,6 +35,8 @@
 /* Where rezuscloud looks when no -c is given. */
 #define RZ_CONFIG_DEFAULT_PATH RZ_SYSCONFDIR "/rezus/rezus.conf"
 
+#define RZ_TLS_HOSTS_MAX 16 /* server.tls.self_signed_hosts: names at most */
+
 /* One entry under `plugins:`; the loader (a later module) reads these. */
 typedef struct rz_config_plugin {
 	char *name;     /* the key under plugins: */
@@ -64,9 +66,10 @@ typedef struct rz_config {
 	char **trusted_proxies; /* NULL-terminated IPs whose X-Forwarded-For is believed */
 	char *tls_cert_file;    /* "": no TLS (unless tls_self_signed) */
 	char *tls_key_file;
-	char *tls_client_ca_file;  /* "": no client certificates */
-	bool tls_self_signed;      /* make and serve a certificate in data_dir */
-	bool tls_allow_plain_http; /* plain HTTP on a non-loopback address */
+	char *tls_client_ca_file;     /* "": no client certificates */
+	bool tls_self_signed;         /* make and serve a certificate in data_dir */
+	bool tls_allow_plain_http;    /* plain HTTP on a non-loopback address */
+	char **tls_self_signed_hosts; /* NULL-terminated extra names of the self-signed cert */
 
 	/* auth: */
 	char *admin_password_file;

@@ -145,6 +145,29 @@ static int verify_tls(const struct rz__setting *s, const rz_config_t *cfg, rz_er
 	return 0;
 }
 
+/* Names a certificate can carry: a DNS name or an IP address, RZ_TLS_HOSTS_MAX at most. */
+static int verify_tls_hosts(const struct rz__setting *s, const rz_config_t *cfg, rz_err_t *err)
+{
+	size_t n = 0;
+
+	for (char **h = cfg->tls_self_signed_hosts; h != NULL && *h != NULL; h++, n++) {
+		const char *v = *h;
+		size_t len = strlen(v);
+		if (n >= RZ_TLS_HOSTS_MAX) {
+			return rz_err_set(err, REZUS_ECONFIG, "%s: more than %d names", s->key,
+			                  RZ_TLS_HOSTS_MAX);
+		}
+		if (len == 0 || len > 253 ||
+		    strspn(v, "abcdefghijklmnopqrstuvwxyz"
+		              "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:") != len) {
+			return rz_err_set(err, REZUS_ECONFIG,
+			                  "%s: '%.64s' is neither a DNS name nor an IP address",
+			                  s->key, v);
+		}
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------------ the schema */
 
 #define AT(field) offsetof(rz_config_t, field)
@@ -270,6 +293,12 @@ const struct rz__setting rz__settings[] = {
 	  .offset = AT(tls_self_signed),
 	  .def = "false",
 	  .help = "serve TLS with a self-signed certificate made into data_dir if absent" },
+	{ .key = "server.tls.self_signed_hosts",
+	  .kind = K_LIST,
+	  .offset = AT(tls_self_signed_hosts),
+	  .def = "",
+	  .verify = verify_tls_hosts,
+	  .help = "more DNS names and IP addresses the self-signed certificate names" },
 	{ .key = "server.tls.allow_plain_http",
 	  .kind = K_BOOL,
 	  .offset = AT(tls_allow_plain_http),

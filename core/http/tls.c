@@ -346,6 +346,32 @@ static int write_pem(const char *path, EVP_PKEY *key, X509 *x, rz_err_t *err)
 	return 0;
 }
 
+/* Does the certificate in cert_file name every one of hosts (a file that does not read
+ * names none: it is made again)? */
+static bool names_all(const char *cert_file, const char *const *hosts)
+{
+	FILE *f = fopen(cert_file, "r");
+	X509 *x = f != NULL ? PEM_read_X509(f, NULL, NULL, NULL) : NULL;
+	bool ok = x != NULL;
+
+	if (f != NULL) {
+		fclose(f);
+	}
+	for (; ok && hosts != NULL && *hosts != NULL; hosts++) {
+		const char *h = *hosts;
+		unsigned char addr[16];
+		if (h[0] == '\0' || strcmp(h, "0.0.0.0") == 0 || strcmp(h, "::") == 0 ||
+		    strpbrk(h, ", \t\r\n") != NULL) {
+			continue; /* san_text leaves these out too */
+		}
+		ok = inet_pton(AF_INET, h, addr) == 1 || inet_pton(AF_INET6, h, addr) == 1
+		         ? X509_check_ip_asc(x, h, 0) == 1
+		         : X509_check_host(x, h, 0, X509_CHECK_FLAG_NO_WILDCARDS, NULL) == 1;
+	}
+	X509_free(x);
+	return ok;
+}
+
 int rz_tls_self_signed(const char *cert_file, const char *key_file, const char *const *hosts,
                        bool *created, rz_err_t *err)
 {
@@ -355,7 +381,8 @@ int rz_tls_self_signed(const char *cert_file, const char *key_file, const char *
 	int rc;
 
 	*created = false;
-	if (access(cert_file, F_OK) == 0 && access(key_file, F_OK) == 0) {
+	if (access(cert_file, F_OK) == 0 && access(key_file, F_OK) == 0 &&
+	    names_all(cert_file, hosts)) {
 		return 0;
 	}
 	if (san_text(san, sizeof(san), hosts) != 0) {

@@ -63,8 +63,9 @@ const char *rz_tls_plain_refusal(size_t *len);
 
 /* Write a self-signed ECDSA P-256 certificate (valid 365 days, subjectAltName localhost,
  * 127.0.0.1, ::1 and each of hosts, a NULL-terminated list of names or IP addresses) and its
- * key into cert_file and key_file, mode 0600, unless both exist already. *created says
- * whether they were written. */
+ * key into cert_file and key_file, mode 0600, unless both exist already and the certificate
+ * names every one of hosts (a new name makes a new pair). *created says whether they were
+ * written. */
 int rz_tls_self_signed(const char *cert_file, const char *key_file, const char *const *hosts,
                        bool *created, rz_err_t *err);
 

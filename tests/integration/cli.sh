@@ -492,11 +492,17 @@ expect_eq "and writes nothing either" "no" "$([ -e "$WORK/nboot" ] && echo yes |
 
 # --- boot --platform docker, with recording stand-ins --------------------------------------------
 mkdir -p "$WORK/bin"
+# the certificate the stand-in kubectl's `exec ... cat tls-cert.pem` prints: the test
+# daemon's own would do, but it serves plain HTTP on loopback; any PEM certificate is one
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=rezus-test \
+	-days 1 -keyout "$WORK/standin-key.pem" -out "$WORK/standin-cert.pem" 2>/dev/null
 for tool in talosctl kubectl docker; do
 	cat >"$WORK/bin/$tool" <<SH
 #!/bin/sh
-# A stand-in for $tool (tests only): records its arguments, reads what is piped to it.
+# A stand-in for $tool (tests only): records its arguments, reads what is piped to it;
+# kubectl exec's cat of the daemon's certificate prints a certificate.
 echo "$tool \$*" >>"$WORK/tools.log"
+case "\$*" in *"exec deployment/rezuscloud -- cat /var/lib/rezus/tls-cert.pem"*) cat "$WORK/standin-cert.pem"; exit 0 ;; esac
 [ -t 0 ] || cat >/dev/null
 exit 0
 SH
@@ -508,6 +514,10 @@ expect_eq "boot --platform docker succeeds with the stand-ins" "0" "$?"
 expect_match "it creates a Talos cluster with talosctl" '^talosctl cluster create --provisioner docker --name rezus-management' "$(cat "$WORK/tools.log")"
 expect_match "deploys the shipped manifest with kubectl" "^kubectl --kubeconfig $WORK/dboot/management.kubeconfig apply -f $top_srcdir/deploy/kubernetes/rezuscloud.yaml" "$(cat "$WORK/tools.log")"
 expect_match "and waits for the rollout" 'rollout status deployment/rezuscloud' "$(cat "$WORK/tools.log")"
+expect_match "fetches the daemon's self-signed certificate" \
+	'^kubectl --kubeconfig .* -n rezus exec deployment/rezuscloud -- cat /var/lib/rezus/tls-cert.pem' "$(cat "$WORK/tools.log")"
+expect_eq "and keeps it beside the cluster's files" "$(cat "$WORK/standin-cert.pem")" "$(cat "$WORK/dboot/management-ca.pem" 2>&1)"
+expect_match "the context trusts it" "certificate-authority: $WORK/dboot/management-ca.pem\$" "$(cat "$CONF_FILE")"
 expect_match "then logs in" 'Logged in to .* as admin \(context docker\)' "$(cat "$WORK/dboot.out")"
 lines=$(wc -l <"$WORK/tools.log")
 PATH="$WORK/bin:$PATH" REZUS_BOOT_SERVER="$SERVER" "$CTL" boot --platform docker --data-dir "$WORK/dboot" >"$WORK/dboot2.out" 2>&1

@@ -200,9 +200,13 @@ expect_match "rezusctl boot deploys that manifest" \
 expect_match "the manifest is installed where boot looks" \
 	'dist_deploy_DATA = deploy/kubernetes/rezuscloud.yaml' "$(cat "$top_srcdir/cli/local.mk")"
 # The image speaks TLS unless told: the manifest's plain HTTP probes need it said.
-expect_match "the manifest turns the image's self-signed TLS off for its HTTP probes" \
-	'name: REZUSCLOUD_SERVER_TLS_SELF_SIGNED value: "false"' \
-	"$(grep -A1 'name: REZUSCLOUD_SERVER_TLS_SELF_SIGNED' "$top_srcdir/deploy/kubernetes/rezuscloud.yaml" | tr -s ' \n' ' ')"
+manifest=$top_srcdir/deploy/kubernetes/rezuscloud.yaml
+expect_eq "the manifest keeps the image's TLS (no plain HTTP on the NodePort)" "" \
+	"$(grep -E 'ALLOW_PLAIN_HTTP|TLS_SELF_SIGNED$' "$manifest")"
+expect_match "its self-signed certificate names the node and the Service" \
+	'name: REZUSCLOUD_SERVER_TLS_SELF_SIGNED_HOSTS value: "10\.5\.0\.2,rezuscloud\.rezus\.svc' \
+	"$(grep -A1 'name: REZUSCLOUD_SERVER_TLS_SELF_SIGNED_HOSTS' "$manifest" | tr -s ' \n' ' ')"
+expect_eq "the probes ask over HTTPS" "2" "$(grep -c 'scheme: HTTPS' "$manifest")"
 expect_eq "the add-on is built on that image" "$tag" \
 	"$(sed -n 's/^FROM //p' "$ADDON/Dockerfile" 2>/dev/null)"
 

@@ -873,6 +873,11 @@ static const struct {
 	const char *value;
 	const char *msg; /* NULL: valid */
 } validations[] = {
+	{ "server.tls.self_signed_hosts", "10.5.0.2,rezuscloud.rezus.svc,::1", NULL },
+	{ "server.tls.self_signed_hosts", "rezus/x",
+	  "server.tls.self_signed_hosts: 'rezus/x' is neither a DNS name nor an IP address" },
+	{ "server.tls.self_signed_hosts", "a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q",
+	  "server.tls.self_signed_hosts: more than 16 names" },
 	{ "server.listen", "127.0.0.1:8080", NULL },
 	{ "server.listen", "localhost:65535", NULL },
 	{ "server.listen", "127.0.0.1:0", NULL },

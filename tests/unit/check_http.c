@@ -1285,6 +1285,17 @@ START_TEST(test_tls_self_signed_files)
 	/* present: kept as they are */
 	ck_assert_int_eq(rz_tls_self_signed(tls_cert, tls_key, hosts, &created, &err), 0);
 	ck_assert(!created);
+	/* a name the certificate lacks (server.tls.self_signed_hosts grew): a new pair that
+	 * names it and the others, kept from then on, for a subset too */
+	{
+		const char *more[] = { "rezus.example", "10.1.2.3", "10.5.0.2", "rezus.svc", NULL };
+		ck_assert_int_eq(rz_tls_self_signed(tls_cert, tls_key, more, &created, &err), 0);
+		ck_assert(created);
+		ck_assert_int_eq(rz_tls_self_signed(tls_cert, tls_key, more, &created, &err), 0);
+		ck_assert(!created);
+		ck_assert_int_eq(rz_tls_self_signed(tls_cert, tls_key, hosts, &created, &err), 0);
+		ck_assert(!created);
+	}
 	ck_assert_int_eq(rz_tls_new(&tls, &(rz_tls_opts_t){ tls_cert, tls_key, NULL }, &err), 0);
 	ck_assert_uint_eq(strlen(rz_tls_fingerprint(tls)), 95);
 	snprintf(fp, sizeof(fp), "%s", rz_tls_fingerprint(tls));
