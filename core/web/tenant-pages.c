@@ -11,7 +11,7 @@
 #include "core/model/fields.h"
 #include "core/web/page.h"
 
-#define ERROR_CONTEXT 3   /* lines shown each side of a YAML error's line */
+#define ERROR_CONTEXT 3   /* lines shown each side of a YAML error's line (rezus.conf(5)) */
 #define MAX_UPGRADES  50  /* upgrades listed, newest first */
 #define MAX_VERSIONS  100 /* state versions listed, newest first */
 
