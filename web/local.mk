@@ -15,7 +15,11 @@ web_templates = \
 	web/templates/pages/error.html web/templates/pages/login.html \
 	web/templates/pages/password.html web/templates/pages/dashboard.html \
 	web/templates/pages/tenants.html web/templates/pages/tenant.html \
-	web/templates/pages/run.html web/templates/pages/delete-nodegroup.html
+	web/templates/pages/run.html web/templates/pages/delete-nodegroup.html \
+	web/templates/pages/configpatches.html web/templates/pages/upgrades.html \
+	web/templates/pages/upgrade.html web/templates/parts/upgrade-live.html \
+	web/templates/pages/state.html web/templates/pages/rollback-state.html \
+	web/templates/pages/credentials.html web/templates/pages/delete-tenant.html
 EXTRA_DIST += $(web_templates)
 
 noinst_PROGRAMS += tools/tplc

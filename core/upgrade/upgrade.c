@@ -545,8 +545,10 @@ static void finish(struct up *up, const char *phase, const char *message)
 			set_tenant_version(up, up->from, false, true);
 		}
 	}
+	/* machines is NULL for an upgrade that ends before its plan is made (canceled while
+	 * it waited): json_pack's "O" would fail on it and no status would be written. */
 	rz_report_status(up->u->store, "UpgradeRun", up->tenant, up->name,
-	                 json_pack("{s:s, s:O, s:s, s:s, s:s}", "phase", phase, "machines",
+	                 json_pack("{s:s, s:O*, s:s, s:s, s:s}", "phase", phase, "machines",
 	                           up->machines, "current", "", "finishedAt", now, "message",
 	                           message ? message : ""));
 	if (!up->dry) {

@@ -428,8 +428,8 @@ static rz__page_t *live_page(rz_ui_t *ui, rz_req_t *req)
 	return pg;
 }
 
-static void live_table(rz_ui_t *ui, rz_req_t *req, const char *target, const char *tpl,
-                       json_t *(*row)(const json_t *))
+void rz__live_table(rz_ui_t *ui, rz_req_t *req, const char *target, const char *tpl,
+                    json_t *(*row)(const json_t *))
 {
 	rz__page_t *pg = live_page(ui, req);
 	struct rz__live *l;
@@ -453,7 +453,7 @@ static void live_table(rz_ui_t *ui, rz_req_t *req, const char *target, const cha
 
 static void get_live_tenants(rz_req_t *req, void *ctx)
 {
-	live_table(ctx, req, "/api/v1/tenants?watch=true", "parts/tenant-rows", rz__tenant_row);
+	rz__live_table(ctx, req, "/api/v1/tenants?watch=true", "parts/tenant-rows", rz__tenant_row);
 }
 
 static void get_live_machines(rz_req_t *req, void *ctx)
@@ -462,7 +462,7 @@ static void get_live_machines(rz_req_t *req, void *ctx)
 
 	snprintf(target, sizeof(target), "/api/v1/tenants/%s/machines?watch=true",
 	         rz_req_param(req, "tenant"));
-	live_table(ctx, req, target, "parts/machine-rows", rz__machine_row);
+	rz__live_table(ctx, req, target, "parts/machine-rows", rz__machine_row);
 }
 
 static void get_live_log(rz_req_t *req, void *ctx)

@@ -114,6 +114,20 @@ void rz__pages_routes(rz_ui_t *ui, rz_route_t *routes, size_t *n);
 void rz__live_routes(rz_ui_t *ui, rz_route_t *routes, size_t *n);
 void rz__live_close_all(rz_ui_t *ui);
 
+/* The tenant's tabs (core/web/tenant-pages.c): configuration patches, upgrades, state
+ * versions, credentials, the tenant's deletion. */
+#define RZ__TENANT_PAGE_ROUTES 16
+void rz__tenant_pages_routes(rz_ui_t *ui, rz_route_t *routes, size_t *n);
+
+/* The tenant's tab bar (parts/tabs) with the tab named current marked; tabs the role may not
+ * use are left out. Caller owns the result. */
+json_t *rz__tenant_tabs(const rz__page_t *pg, const char *tenant, const char *current);
+
+/* Answer req with a live table: the objects of target (an API watch) rendered by tpl with
+ * view.rows = each object through row, sorted by name (core/web/live.c). */
+void rz__live_table(rz_ui_t *ui, rz_req_t *req, const char *target, const char *tpl,
+                    json_t *(*row)(const json_t *));
+
 /* A row of the tenants' and the machines' tables (parts/tenant-rows, parts/machine-rows).
  * Caller owns the result. */
 json_t *rz__tenant_row(const json_t *t);

@@ -332,21 +332,48 @@ static const struct {
 	{ "runs", "Runs", "runs", "tabRuns" },
 };
 
-static json_t *tab_nav(const char *tenant, enum tab cur)
+/* The tabs of core/web/tenant-pages.c, after these, shown to the roles that may use them. */
+static const struct {
+	const char *name, *label;
+	int role;
+} more_tabs[] = {
+	{ "configpatches", "Config patches", RZ_ROLE_VIEW },
+	{ "upgrades", "Upgrades", RZ_ROLE_VIEW },
+	{ "state", "State versions", RZ_ROLE_ADMIN },
+	{ "credentials", "Credentials", RZ_ROLE_EDIT },
+};
+
+json_t *rz__tenant_tabs(const rz__page_t *pg, const char *tenant, const char *current)
 {
 	json_t *out = json_array();
+	char path[160];
 
 	for (size_t i = 0; i < sizeof(tabs) / sizeof(tabs[0]); i++) {
-		char path[160];
 		snprintf(path, sizeof(path), "/tenants/%s%s%s", tenant, i ? "/" : "",
 		         i ? tabs[i].name : "");
-		json_array_append_new(
-		    out,
-		    json_pack("{s:s, s:s, s:b}", "label", tabs[i].label, "path", path, "current",
-		              (size_t)cur == i || (cur == TAB_RUN && i == TAB_RUNS) ||
-		                  (cur == TAB_DELETE_NG && i == TAB_NODEGROUPS)));
+		json_array_append_new(out, json_pack("{s:s, s:s, s:b}", "label", tabs[i].label,
+		                                     "path", path, "current",
+		                                     strcmp(tabs[i].name, current) == 0));
+	}
+	for (size_t i = 0; i < sizeof(more_tabs) / sizeof(more_tabs[0]); i++) {
+		if (rz__may(pg, more_tabs[i].role)) {
+			snprintf(path, sizeof(path), "/tenants/%s/%s", tenant, more_tabs[i].name);
+			json_array_append_new(out,
+			                      json_pack("{s:s, s:s, s:b}", "label",
+			                                more_tabs[i].label, "path", path, "current",
+			                                strcmp(more_tabs[i].name, current) == 0));
+		}
 	}
 	return out;
+}
+
+static json_t *tab_nav(const rz__page_t *pg, const char *tenant, enum tab cur)
+{
+	return rz__tenant_tabs(pg, tenant,
+	                       tabs[cur == TAB_RUN         ? TAB_RUNS
+	                            : cur == TAB_DELETE_NG ? TAB_NODEGROUPS
+	                                                   : cur]
+	                           .name);
 }
 
 static json_t *overview(const json_t *t, json_t *events)
@@ -458,7 +485,7 @@ static void tenant_ready(rz__page_t *pg)
 	json_object_set_new(v, "title", json_string(title));
 	json_object_set_new(v, "navTenants", json_true());
 	json_object_set_new(v, "tenant", tenant_row(t));
-	json_object_set_new(v, "tabs", tab_nav(name, tab));
+	json_object_set_new(v, "tabs", tab_nav(pg, name, tab));
 	json_object_set_new(v, tabs[tab].flag, json_true());
 	tenant_tab(pg, tab, t, rz__page_got(pg, 1));
 	rz__page_render(pg, "pages/tenant", pg->code ? pg->code : 200);
@@ -619,7 +646,7 @@ static void delete_ready(rz__page_t *pg)
 	                    json_pack("{s:s, s:I, s:o, s:b}", "name", ng, "count",
 	                              (json_int_t)json_array_size(doomed), "machines", doomed,
 	                              "none", json_array_size(doomed) == 0));
-	json_object_set_new(v, "tabs", tab_nav(rz_req_param(pg->req, "tenant"), TAB_DELETE_NG));
+	json_object_set_new(v, "tabs", tab_nav(pg, rz_req_param(pg->req, "tenant"), TAB_DELETE_NG));
 	rz__page_render(pg, "pages/delete-nodegroup", 200);
 }
 
@@ -674,7 +701,7 @@ static void run_ready(rz__page_t *pg)
 	json_object_set_new(v, "title", json_string(title));
 	json_object_set_new(v, "navTenants", json_true());
 	json_object_set_new(v, "tenant", tenant_row(rz__page_got(pg, 0)));
-	json_object_set_new(v, "tabs", tab_nav(tenant, TAB_RUN));
+	json_object_set_new(v, "tabs", tab_nav(pg, tenant, TAB_RUN));
 	json_object_set_new(v, "run", run_row(run));
 	json_object_set_new(v, "noResources", json_boolean(json_array_size(res) == 0));
 	json_object_set_new(v, "resources", res);

@@ -1887,6 +1887,72 @@ START_TEST(test_namespace_is_tenant)
 END_TEST
 
 /* dryRun=All validates and answers without storing; other values are a 400. */
+/* The patches a role's machines get, in the order they apply, and a YAML error's place. */
+START_TEST(test_effective_patch)
+{
+	json_t *j;
+
+	ck_assert_int_eq(get("/api/v1/tenants/acme/effectivepatches/worker", &j), 404);
+	json_decref(j);
+	make_tenant("acme");
+	ck_assert_int_eq(get("/api/v1/tenants/acme/effectivepatches/worker", &j), 200);
+	ck_assert_str_eq(at(j, "kind"), "EffectivePatch");
+	ck_assert_str_eq(at(j, "patch"), "");
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "items")), 0);
+	json_decref(j);
+	ck_assert_int_eq(post("/api/v1/tenants/acme/configpatches",
+	                      "{\"metadata\":{\"name\":\"b-all\"},\"spec\":{\"patch\":\"machine:\\n"
+	                      "  sysctls: {a: '1'}\"}}",
+	                      &j),
+	                 201);
+	json_decref(j);
+	ck_assert_int_eq(
+	    post("/api/v1/tenants/acme/configpatches",
+	         "{\"metadata\":{\"name\":\"a-cp\"},\"spec\":{\"patch\":\"cluster: {}\\n\","
+	         "\"targetRole\":\"controlplane\"}}",
+	         &j),
+	    201);
+	json_decref(j);
+	ck_assert_int_eq(post("/api/v1/tenants/acme/configpatches",
+	                      "{\"metadata\":{\"name\":\"c-off\"},\"spec\":{\"patch\":\"x: 1\","
+	                      "\"enabled\":false}}",
+	                      &j),
+	                 201);
+	json_decref(j);
+	ck_assert_int_eq(post("/api/v1/tenants/acme/configpatches",
+	                      "{\"metadata\":{\"name\":\"d-w\"},\"spec\":{\"patch\":\"y: 2\","
+	                      "\"targetRole\":\"worker\",\"nodeGroups\":[\"big\"]}}",
+	                      &j),
+	                 201);
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/tenants/acme/effectivepatches/controlplane", &j), 200);
+	ck_assert_str_eq(at(j, "role"), "controlplane");
+	ck_assert_str_eq(at(j, "patch"), "# a-cp\ncluster: {}\n---\n# b-all\nmachine:\n"
+	                                 "  sysctls: {a: '1'}\n");
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "items")), 2);
+	ck_assert_str_eq(at(j, "items.0.name"), "a-cp");
+	ck_assert_str_eq(at(j, "items.1.targetRole"), "all");
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/tenants/acme/effectivepatches/worker", &j), 200);
+	ck_assert_str_eq(at(j, "patch"),
+	                 "# b-all\nmachine:\n  sysctls: {a: '1'}\n---\n# d-w\ny: 2\n");
+	ck_assert_str_eq(at(j, "items.1.nodeGroups.0"), "big");
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/tenants/acme/effectivepatches/all", &j), 422);
+	ck_assert_str_eq(at(j, "details.causes.0.field"), "role");
+	json_decref(j);
+	/* a YAML error names the field and the patch's line and column */
+	ck_assert_int_eq(post("/api/v1/tenants/acme/configpatches",
+	                      "{\"metadata\":{\"name\":\"bad\"},\"spec\":{\"patch\":\"machine:\\n"
+	                      "  a: 1\\n b: [\"}}",
+	                      &j),
+	                 422);
+	ck_assert_str_eq(at(j, "details.causes.0.field"), "spec.patch");
+	ck_assert_ptr_nonnull(strstr(at(j, "details.causes.0.message"), "at line 3, column"));
+	json_decref(j);
+}
+END_TEST
+
 START_TEST(test_dry_run)
 {
 	json_t *j;
@@ -2328,6 +2394,7 @@ int main(void)
 	tcase_add_test(tc, test_parse_bool);
 	tcase_add_test(tc, test_namespace_is_tenant);
 	tcase_add_test(tc, test_dry_run);
+	tcase_add_test(tc, test_effective_patch);
 	tcase_add_test(tc, test_table);
 	tcase_add_test(tc, test_discovery_groups);
 	tcase_add_test(tc, test_metrics_count_routes);

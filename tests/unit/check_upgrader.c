@@ -818,6 +818,51 @@ START_TEST(test_cancel)
 }
 END_TEST
 
+/* An upgrade canceled while it waits (behind an older one, its plan not made yet) ends
+ * Canceled, and the older one goes on. */
+START_TEST(test_cancel_waiting)
+{
+	char req[512];
+	rzt_response_t r;
+	json_t *u;
+	rz_err_t err = { 0 };
+
+	no_after("10.20.0.10", "upgrade");
+	start_observer(200);
+	observed();
+	create_upgrade("up-first", "talos", TALOS_TO);
+	start_upgrader(10000);
+	ck_assert_int_eq(rz_http_new(&http, base, NULL, &err), 0);
+	ck_assert_int_eq(rz_upgrader_routes(upg, http, &err), 0);
+	ck_assert_int_eq(rz_http_listen(http, "127.0.0.1:0", &err), 0);
+	until_called(" upgrade --nodes 10.20.0.10 ");
+	create_upgrade("up-waiting", "kubernetes", K8S_TO);
+	spin(300);
+	u = get("UpgradeRun", TENANT, "up-waiting");
+	ck_assert_msg(!terminal(sat(u, "status.phase")) && at(u, "status.machines") == NULL, "%s",
+	              json_dumps(u, JSON_COMPACT));
+	json_decref(u);
+
+	snprintf(req, sizeof(req),
+	         "POST /api/v1/tenants/" TENANT "/upgrades/up-waiting/cancel HTTP/1.1\r\n"
+	         "Host: t\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+	rzt_request(base, rz_http_port(http), req, &r);
+	ck_assert_int_eq(r.code, 200);
+	ck_assert_msg(strstr(r.body, "upgrade canceled") != NULL, "%s", r.body);
+	rzt_response_free(&r);
+	u = get("UpgradeRun", TENANT, "up-waiting");
+	ck_assert_msg(strcmp(sat(u, "status.phase"), "Canceled") == 0, "status %s",
+	              json_dumps(at(u, "status"), JSON_COMPACT));
+	ck_assert_str_eq(sat(u, "status.message"), "canceled before it started");
+	json_decref(u);
+
+	apply_after("10.20.0.10", "upgrade");
+	u = finished("up-first");
+	ck_assert_str_eq(sat(u, "status.phase"), "Succeeded");
+	json_decref(u);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ restart */
 
 /* An UpgradeRun as the last daemon left it: Upgrading, the control plane done, w-0 at
@@ -1202,6 +1247,7 @@ int main(void)
 	tcase_add_test(tc, test_gate_etcd);
 	tcase_add_test(tc, test_kick_during_observation);
 	tcase_add_test(tc, test_cancel);
+	tcase_add_test(tc, test_cancel_waiting);
 	tcase_add_test(tc, test_resume);
 	tcase_add_test(tc, test_resume_made_it);
 	tcase_add_test(tc, test_cancel_across_restart);

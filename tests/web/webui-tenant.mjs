@@ -1,0 +1,301 @@
+// tests/web/webui-tenant.mjs - the tenant's config patches, upgrades, state versions,
+// credentials and deletion in Debian's chromium (playwright-core), checked with axe-core; run
+// by tests/integration/webui-tenant.sh, which starts the daemon. Prints "ok - ...",
+// "not ok - ..." and "# ..." lines; exits non-zero when something could not run at all.
+import { createRequire } from 'node:module';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const require = createRequire(path.join(process.env.NODE_PATH, 'x.js'));
+const { chromium } = require('playwright-core');
+const axeSource = require('axe-core').source;
+
+const BASE = process.env.WEBUI_URL;
+const SHOTS = process.env.WEBUI_SHOTS;
+const NEWPW = 'webui-admin-pw-2';
+const T = 'tw1';
+let failures = 0;
+
+function ok(cond, desc, detail) {
+	if (cond) {
+		console.log(`ok - ${desc}`);
+	} else {
+		failures++;
+		console.log(`not ok - ${desc}`);
+		if (detail !== undefined) {
+			for (const l of String(detail).split('\n').slice(0, 12)) console.log(`# ${l}`);
+		}
+	}
+}
+
+// axe-core (through the debugging protocol: the CSP allows no injected script), WCAG 2.x A
+// and AA; then the page at desktop and phone width.
+const checked = new Set();
+async function audit(page, name) {
+	await page.evaluate(axeSource);
+	const r = await page.evaluate(() =>
+		// eslint-disable-next-line no-undef
+		axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] }));
+	const v = r.violations.map((x) => `${x.id}: ${x.help} (${x.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')})`);
+	ok(v.length === 0, `axe: no WCAG A/AA violation on ${name}`, v.join('\n'));
+	if (!checked.has(name)) {
+		checked.add(name);
+		for (const w of [1280, 360]) {
+			await page.setViewportSize({ width: w, height: w === 360 ? 740 : 900 });
+			await page.screenshot({ path: path.join(SHOTS, `${name}-${w}.png`), fullPage: true });
+		}
+		await page.setViewportSize({ width: 1280, height: 900 });
+	}
+}
+
+async function api(method, p, token, body) {
+	const r = await fetch(BASE + p, {
+		method,
+		headers: { 'Content-Type': 'application/json', ...(token ? { Authorization: `Bearer ${token}` } : {}) },
+		body: body ? JSON.stringify(body) : undefined,
+	});
+	return { code: r.status, json: await r.json().catch(() => null) };
+}
+
+const t0 = Date.now();
+const mark = (what) => console.log(`# ${what} at ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+async function until(seconds, fn) {
+	for (let i = 0; i < seconds * 4; i++) {
+		if (await fn()) return true;
+		await sleep(250);
+	}
+	return false;
+}
+
+async function login(page, user, pw) {
+	await page.goto(BASE + '/');
+	await page.fill('#username', user);
+	await page.fill('#password', pw);
+	await Promise.all([page.waitForNavigation(), page.click('main button[type=submit]')]);
+}
+
+const submit = (page, sel) => Promise.all([page.waitForNavigation(), page.click(sel)]);
+
+async function main() {
+	const browser = await chromium.launch({ executablePath: process.env.WEBUI_CHROMIUM, args: ['--headless', '--no-sandbox'] });
+	const result = {};
+	try {
+		const ctx = await browser.newContext({ acceptDownloads: true });
+		const page = await ctx.newPage();
+		page.on('console', (m) => { if (/Content Security Policy/.test(m.text())) console.error(m.text()); });
+		// the first login changes the one-time password
+		await login(page, 'admin', process.env.WEBUI_OTP);
+		await page.fill('#currentPassword', process.env.WEBUI_OTP);
+		await page.fill('#newPassword', NEWPW);
+		await page.fill('#confirmPassword', NEWPW);
+		await submit(page, 'main button[type=submit]');
+		ok(/Password changed/.test(await page.textContent('main')), 'the admin logs in and changes the one-time password');
+		const tok = (await api('POST', '/api/v1/auth/login', null, { username: 'admin', password: NEWPW })).json.token;
+		const idle = async () => {
+			const r = await api('GET', `/api/v1/tenants/${T}/runs`, tok);
+			return r.json && !r.json.items.some((x) => /Queued|Running|AwaitingApproval/.test(x.status?.phase || 'Queued'));
+		};
+		// a tenant with two machines, through the API (its forms are webui.sh's)
+		await api('POST', '/api/v1/tenants', tok, { metadata: { name: T }, spec: { clusterProvider: 'sim', talosVersion: '1.11.5', kubernetesVersion: '1.34.1' } });
+		await api('POST', `/api/v1/tenants/${T}/nodegroups`, tok, { metadata: { name: 'cp' }, spec: { role: 'controlplane', count: 1, providerClass: 'sim' } });
+		await api('POST', `/api/v1/tenants/${T}/nodegroups`, tok, { metadata: { name: 'workers' }, spec: { role: 'worker', count: 1, providerClass: 'sim' } });
+		const ready = await until(40, async () => (await api('GET', `/api/v1/tenants/${T}`, tok)).json?.status?.phase === 'Ready');
+		ok(ready, `tenant ${T} (two machines) is Ready`);
+
+		mark('tenant ready');
+		// 1. config patches: a YAML error at its line, then fixed, saved, effective per role
+		await page.goto(`${BASE}/tenants/${T}/configpatches`);
+		ok(/No config patches yet/.test(await page.textContent('main')), 'the config patches tab says what to do when there is none');
+		await audit(page, 'configpatches-empty');
+		await page.fill('#cp-name', 'tuning');
+		const bad = 'machine:\n  sysctls:\n    net.core.somaxconn: "65535"\n  kubelet: extra: 1\n';
+		await page.fill('#cp-patch', bad);
+		await submit(page, '#patch-editor button[type=submit]');
+		const line = await page.getAttribute('#cp-error-line', 'data-line').catch(() => null);
+		const lineText = await page.textContent('#cp-error-line').catch(() => '');
+		const errText = await page.textContent('#cp-patch-error').catch(() => '');
+		ok(line === '4' && /kubelet: extra: 1/.test(lineText), 'a YAML error shows next to the editor at its line (4)', `line ${line}: ${lineText} / ${errText}`);
+		ok(/Line 4, column \d+: .*mapping values are not allowed/.test(errText), 'with the API\'s message, line and column', errText);
+		ok((await page.inputValue('#cp-patch')) === bad, 'the editor keeps the text as written');
+		await audit(page, 'configpatch-yaml-error');
+		await page.fill('#cp-patch', bad.replace('kubelet: extra: 1', 'kubelet: {extraArgs: {v: "2"}}'));
+		await submit(page, '#patch-editor button[type=submit]');
+		ok(page.url().endsWith(`/tenants/${T}/configpatches/tuning?toast=saved`) && /Saved\./.test(await page.textContent('[role=status]')),
+			'the fixed patch is saved (toast)', page.url());
+		const eff = async (role) => page.textContent(`#effective-${role}`).catch(() => '');
+		ok(/# tuning[\s\S]*somaxconn/.test(await eff('controlplane')) && /somaxconn/.test(await eff('worker')),
+			'the effective patch of both roles shows it', `${await eff('controlplane')} | ${await eff('worker')}`);
+		await audit(page, 'configpatch-edit');
+		await page.selectOption('#cp-role', 'worker');
+		await submit(page, '#patch-editor button[type=submit]');
+		ok(/No patch applies/.test(await page.textContent('#h-effective-controlplane + p')) && /somaxconn/.test(await eff('worker')),
+			'edited to target workers only: the control plane\'s effective patch is empty, the workers\' has it');
+		const stored = await api('GET', `/api/v1/tenants/${T}/configpatches/tuning`, tok);
+		ok(stored.json?.spec?.targetRole === 'worker' && /extraArgs/.test(stored.json?.spec?.patch), 'the API holds the edited patch', JSON.stringify(stored.json?.spec));
+
+		mark('patches done');
+		// 2. upgrades: a dry run, then the upgrade with live progress
+		ok(await until(40, idle), 'the patch\'s run ends');
+		await page.goto(`${BASE}/tenants/${T}/upgrades`);
+		ok(/No upgrades yet/.test(await page.textContent('main')), 'the upgrades tab says to start with a dry run');
+		await audit(page, 'upgrades-empty');
+		await page.selectOption('#up-component', 'talos');
+		await page.fill('#up-target', '1.12.0');
+		await submit(page, '#upgrade-form button[type=submit]');
+		ok(/\/upgrades\/upgrade-[0-9a-f]+\?toast=created$/.test(page.url()), 'the dry run is created', page.url());
+		await page.evaluate(() => { window.__stayed = true; });
+		let dry = false;
+		try {
+			await page.waitForFunction(() => /Succeeded/.test(document.querySelector('#upgrade-phase')?.textContent || ''), null, { timeout: 15000 });
+			dry = true;
+		} catch (e) { /* asserted */ }
+		ok(dry && await page.evaluate(() => window.__stayed === true), 'the dry run succeeds on the page, live', await page.textContent('#upgrade-live'));
+		const plan = await page.textContent('#upgrade-live tbody');
+		ok(/cp-0\s*controlplane\s*v?1\.11\.5\s*v?1\.12\.0[\s\S]*workers-0\s*worker\s*v?1\.11\.5\s*v?1\.12\.0/.test(plan),
+			'it shows what changes on each machine (1.11.5 to 1.12.0, control plane first)', plan);
+		ok(/nothing was changed/.test(await page.textContent('#upgrade-message')), 'and that nothing was changed');
+		await audit(page, 'upgrade-dry-run');
+		await submit(page, '#start-upgrade button[type=submit]');
+		ok(/\/upgrades\/upgrade-[0-9a-f]+\?toast=created$/.test(page.url()), 'the real upgrade starts from the dry run\'s page', page.url());
+		ok(await page.locator('#cancel-upgrade').count() === 1, 'a running upgrade offers Cancel');
+		await audit(page, 'upgrade-running');
+		await page.evaluate(() => {
+			window.__stayed = true;
+			window.__seen = new Set();
+			const note = () => {
+				for (const td of document.querySelectorAll('#upgrade-live td.step')) window.__seen.add(td.textContent.trim());
+				window.__seen.add('phase:' + (document.querySelector('#upgrade-phase')?.textContent || ''));
+			};
+			note();
+			new MutationObserver(note).observe(document.querySelector('#upgrade-live'), { childList: true, subtree: true, characterData: true });
+		});
+		let done = false;
+		try {
+			await page.waitForFunction(() => /Succeeded|Failed|RolledBack/.test(document.querySelector('#upgrade-phase')?.textContent || ''), null, { timeout: 40000 });
+			done = true;
+		} catch (e) { /* asserted */ }
+		const seen = await page.evaluate(() => [...window.__seen]);
+		const phase = await page.textContent('#upgrade-phase');
+		ok(done && phase === 'Succeeded', 'the upgrade succeeds', `${phase}: ${await page.textContent('#upgrade-live')}`);
+		ok(seen.includes('phase:Upgrading') && seen.some((s) => !/^(phase:|Pending$|Succeeded$|Done$)/.test(s)) && await page.evaluate(() => window.__stayed === true),
+			'its progress per machine arrived without a reload', seen.join(', '));
+		ok(await page.locator('#cancel-upgrade').count() === 0, 'a finished upgrade offers no Cancel');
+		console.log(`# steps seen live: ${seen.join(', ')}`);
+
+		mark('upgrade done');
+		// cancel: an upgrade canceled from its page
+		ok(await until(30, idle), 'the runs after the upgrade end');
+		await page.goto(`${BASE}/tenants/${T}/upgrades`);
+		await page.selectOption('#up-component', 'kubernetes');
+		await page.fill('#up-target', '1.35.0');
+		await submit(page, '#upgrade-form button[type=submit]');
+		await page.waitForFunction(() => /Succeeded/.test(document.querySelector('#upgrade-phase')?.textContent || ''), null, { timeout: 15000 }).catch(() => {});
+		await submit(page, '#start-upgrade button[type=submit]');
+		const canceled = page.url();
+		await submit(page, '#cancel-upgrade button[type=submit]');
+		ok(/toast=canceled$/.test(page.url()), 'Cancel goes through the API (toast)', page.url());
+		const stopped = await until(15, async () => /Canceled|Succeeded/.test(await page.textContent('#upgrade-phase').catch(() => '')));
+		const cphase = await page.textContent('#upgrade-phase').catch(() => '');
+		const cname = canceled.match(/upgrades\/([^?]+)/)[1];
+		ok(stopped, `the canceled upgrade stops, live (${cphase})`, JSON.stringify((await api('GET', `/api/v1/tenants/${T}/upgrades/${cname}`, tok)).json?.status));
+		await page.goto(`${BASE}/tenants/${T}/upgrades`);
+		ok((await page.locator('tbody tr').count()) >= 4, 'the upgrades tab lists the dry runs and upgrades');
+		await audit(page, 'upgrades');
+
+		mark('cancel done');
+		// 3. state versions: admin only, rollback through a confirmation naming the version
+		ok(await until(30, idle), 'the tenant is idle before the rollback');
+		const cur = await fetch(`${BASE}/tfstate/${T}`, { headers: { Authorization: `Bearer ${tok}` } }).then((r) => r.json());
+		cur.serial += 1;
+		const wrote = await fetch(`${BASE}/tfstate/${T}`, { method: 'POST', headers: { Authorization: `Bearer ${tok}`, 'Content-Type': 'application/json' }, body: JSON.stringify(cur) });
+		ok(wrote.status === 200, `a second state version is written through the TF http backend (${wrote.status})`);
+		await page.goto(`${BASE}/tenants/${T}/state`);
+		const versions = await page.locator('tbody tr[id^=version-]').count();
+		ok(versions >= 2, `the state versions tab lists the versions (${versions})`);
+		await audit(page, 'state-versions');
+		const link = page.locator('a[href*="/state/"][href$="/rollback"]').last();
+		const href = await link.getAttribute('href');
+		const v = href.match(/state\/(\d+)\/rollback/)[1];
+		await submit(page, `a[href="${href}"]`);
+		ok(new RegExp(`Roll the state back to version ${v}\\?`).test(await page.textContent('main')), `the confirmation names version ${v}`);
+		await audit(page, 'state-rollback-confirm');
+		const before = (await api('GET', `/api/v1/tenants/${T}/state`, tok)).json.items[0].version;
+		await submit(page, 'main form button[type=submit]');
+		ok(page.url().endsWith(`/tenants/${T}/state?toast=rolledback`) && /rolled back/.test(await page.textContent('[role=status]')), 'the rollback is done (toast)', page.url());
+		const after = (await api('GET', `/api/v1/tenants/${T}/state`, tok)).json.items;
+		ok(after[0].version === before + 1, `a new current version (${after[0].version}) is made from version ${v}`, JSON.stringify(after.slice(0, 2)));
+
+		mark('rollback done');
+		// 4. credentials: a file, never in the page
+		await page.goto(`${BASE}/tenants/${T}/credentials`);
+		await audit(page, 'credentials');
+		const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#download-kubeconfig')]);
+		const file = await dl.path();
+		const kc = fs.readFileSync(file, 'utf8');
+		ok(/^apiVersion: v1\nkind: Config\n/.test(kc) && /clusters:/.test(kc) && new RegExp(`current-context: admin@${T}`).test(kc),
+			'the kubeconfig downloads as a file and is a kubeconfig', kc.slice(0, 200));
+		ok(dl.suggestedFilename() === `${T}-kubeconfig.yaml`, 'named after the tenant', dl.suggestedFilename());
+		result.secret = (kc.match(/token: (\S+)/) || [])[1] || '';
+		ok(result.secret.length > 8 && !(await page.content()).includes(result.secret), 'its token is not in the page');
+		const [dl2] = await Promise.all([page.waitForEvent('download'), page.click('#download-talosconfig')]);
+		ok(/^context: /.test(fs.readFileSync(await dl2.path(), 'utf8')), 'the talosconfig downloads too');
+
+		// view and edit users: no state versions, no rollback; a viewer gets no credentials
+		for (const [user, role] of [['viewer', 'view'], ['editor', 'edit']]) {
+			await api('POST', '/api/v1/users', tok, { apiVersion: 'rezuscloud.io/v1', kind: 'User', metadata: { name: user }, spec: { role, password: `${user}-pw-123456` } });
+			const uctx = await browser.newContext();
+			const up = await uctx.newPage();
+			await login(up, user, `${user}-pw-123456`);
+			await up.goto(`${BASE}/tenants/${T}`);
+			const nav = await up.textContent('nav[aria-label=Tenant]');
+			ok(!/State versions/.test(nav), `a ${role} user has no State versions tab`, nav);
+			const r1 = await up.goto(`${BASE}/tenants/${T}/state`);
+			const r2 = await up.goto(`${BASE}/tenants/${T}/state/1/rollback`);
+			ok(r1.status() === 403 && r2.status() === 403 && await up.locator('a[href$="/rollback"], form[action$="/rollback"]').count() === 0,
+				`and is refused the state pages and offered no rollback (${r1.status()}, ${r2.status()})`);
+			const csrf = await up.getAttribute('meta[name=csrf-token]', 'content');
+			const forced = await up.evaluate(async (b) => (await fetch(b.url, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'csrf=' + b.csrf })).status,
+				{ url: `/tenants/${T}/state/1/rollback`, csrf });
+			ok(forced === 403, `a ${role} user's rollback post is refused by the API (${forced})`);
+			if (role === 'view') {
+				const r3 = await up.goto(`${BASE}/tenants/${T}/credentials/kubeconfig`);
+				ok(r3.status() === 403 && !/kind: Config/.test(await up.content()), `a view user gets no kubeconfig (${r3.status()})`);
+				await up.goto(`${BASE}/tenants/${T}`);
+				ok(await up.locator('#delete-tenant').count() === 0, 'nor a Delete control');
+				await up.goto(`${BASE}/tenants/${T}/configpatches`);
+				ok(await up.locator('form[method=post]:not([action$="/logout"])').count() === 0, 'nor a patch editor');
+				await audit(up, 'configpatches-view');
+				await up.goto(`${BASE}/tenants/${T}/upgrades`);
+				ok(await up.locator('form[method=post]:not([action$="/logout"])').count() === 0, 'nor an upgrade form');
+			}
+			await uctx.close();
+		}
+
+		mark('roles done');
+		// 5. deleting the tenant through its confirmation
+		await page.goto(`${BASE}/tenants/${T}`);
+		await submit(page, '#delete-tenant');
+		const main = await page.textContent('main');
+		ok(new RegExp(`Delete the tenant ${T}\\?`).test(main) && /its 2 machines/.test(main) && /cp \(controlplane, 1 wanted\)/.test(main) && /workers \(worker, 1 wanted\)/.test(main),
+			'the confirmation names the tenant, its node groups and machine count', main.slice(0, 400));
+		await audit(page, 'delete-tenant');
+		await submit(page, 'main form button[type=submit]');
+		ok(new URL(page.url()).pathname === '/tenants' && /Tenant deletion started/.test(await page.textContent('[role=status]')),
+			'deleting redirects to the tenants with a toast', page.url());
+		const gone = await until(40, async () => (await api('GET', `/api/v1/tenants/${T}`, tok)).code === 404);
+		ok(gone, 'and the tenant is gone once its destroy run is done');
+		await ctx.close();
+	} finally {
+		await browser.close();
+	}
+	console.log(`# pages checked with axe: ${checked.size}`);
+	if (result.secret) console.log(`SECRET ${result.secret}`);
+	return failures;
+}
+
+main().then(() => process.exit(0), (e) => {
+	console.log(`not ok - the browser run stopped: ${String(e).split('\n')[0]}`);
+	console.error(e);
+	process.exit(1);
+});
