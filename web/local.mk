@@ -15,7 +15,11 @@ web_templates = \
 	web/templates/pages/error.html web/templates/pages/login.html \
 	web/templates/pages/password.html web/templates/pages/dashboard.html \
 	web/templates/pages/tenants.html web/templates/pages/tenant.html \
-	web/templates/pages/run.html web/templates/pages/delete-nodegroup.html
+	web/templates/pages/run.html web/templates/pages/delete-nodegroup.html \
+	web/templates/pages/providers.html web/templates/pages/users.html \
+	web/templates/pages/user.html web/templates/pages/token.html \
+	web/templates/pages/confirm.html web/templates/pages/audit.html \
+	web/templates/pages/backups.html
 EXTRA_DIST += $(web_templates)
 
 noinst_PROGRAMS += tools/tplc
