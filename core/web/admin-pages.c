@@ -744,14 +744,16 @@ static void audit_ready(rz__page_t *pg)
 
 static void get_audit(rz_req_t *req, void *ctx)
 {
-	rz__page_t *pg = get_page(ctx, req);
-	const char *limit = rz_req_query(req, "limit");
+	rz__page_t *pg = get_page(ctx, req); /* NULL: answered, and req is gone */
+	const char *limit;
 	char q[QUERY_MAX], *end = NULL;
-	long n = limit ? strtol(limit, &end, 10) : AUDIT_PAGE;
+	long n;
 
 	if (pg == NULL) {
 		return;
 	}
+	limit = rz_req_query(req, "limit");
+	n = limit ? strtol(limit, &end, 10) : AUDIT_PAGE;
 	if (limit != NULL && (end == limit || *end != '\0' || n < 1 || n > AUDIT_MAX)) {
 		rz__page_error(pg, 400, "limit is a number of rows from 1 to 500.");
 		return;
