@@ -1,6 +1,6 @@
 # bench/report.awk - the generated part of docs/benchmarks.md, from what `make bench` left in
 # build/bench: all/meta (key=value lines), api-last.jsonl (bench/api), store-last.jsonl
-# (bench/store), runs-last.txt (bench/runs). Every SPEC §13 figure next to its baseline from
+# (bench/store), runs-last.txt (bench/runs), webui-last.jsonl (bench/webui). Every SPEC §13 figure next to its baseline from
 # the same run and its target; a missed target says MISS; the TLS figures beside the plain
 # ones (ratios of req/s taken round by round). Medians over rounds. Plain POSIX awk (mawk).
 
@@ -289,6 +289,18 @@ END {
 		            (100, 2) in runs ? sprintf("2 workers %.1f s", runs[100, 2] / 1000) : ""),
 		    sprintf("≈ 1/%d (tofu is CPU-bound; %d cores)", ceil, cpus),
 		    verdict(t <= 1.1 / ceil, sprintf("4 workers reach %.0f %% of the %d× ceiling", (1 / ceil) / t * 100, ceil)))
+	}
+	# the WebUI (bench/webui): the dashboard's render against a static asset of the daemon
+	x = med("webui-dashboard", "p50_ms")
+	if (x != "") {
+		y = med("webui-dashboard", "p99_ms")
+		row("WebUI dashboard, " th(med("webui-meta", "tenants")) " tenants, GET / (" \
+		    th(med("webui-meta", "page_bytes")) " bytes), 1 conn",
+		    "p50 " ms(x) ", p99 " ms(y),
+		    "static app.css p50 " ms(med("webui-static", "p50_ms")) " (p99 " \
+		    ms(med("webui-static", "p99_ms")) "); the API list it reads p50 " \
+		    ms(med("webui-list", "p50_ms")) " (p99 " ms(med("webui-list", "p99_ms")) ")",
+		    "< 50 ms", verdict(y < 50, "WebUI dashboard render p99: " ms(y)))
 	}
 	if (misses != "") {
 		printf "\nMissed in this run (the hand-written sections below say why, where known):%s\n", misses

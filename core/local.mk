@@ -59,6 +59,7 @@ core_librezus_core_la_SOURCES = \
 	core/web/template.c core/web/template.h \
 	core/web/ui.c core/web/ui.h core/web/page.h core/web/pages.c core/web/live.c \
 	core/web/tenant-pages.c \
+	core/web/admin-pages.c \
 	core/daemon.c core/daemon.h \
 	core/offline.c core/offline.h
 # Generated in the build tree (web/local.mk: the embedded static assets).

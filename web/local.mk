@@ -19,7 +19,11 @@ web_templates = \
 	web/templates/pages/configpatches.html web/templates/pages/upgrades.html \
 	web/templates/pages/upgrade.html web/templates/parts/upgrade-live.html \
 	web/templates/pages/state.html web/templates/pages/rollback-state.html \
-	web/templates/pages/credentials.html web/templates/pages/delete-tenant.html
+	web/templates/pages/credentials.html web/templates/pages/delete-tenant.html \
+	web/templates/pages/providers.html web/templates/pages/users.html \
+	web/templates/pages/user.html web/templates/pages/token.html \
+	web/templates/pages/confirm.html web/templates/pages/audit.html \
+	web/templates/pages/backups.html
 EXTRA_DIST += $(web_templates)
 
 noinst_PROGRAMS += tools/tplc

@@ -260,7 +260,8 @@ static json_t *row_object(rz_stmt_t *s)
 	                 rz_stmt_text(s, 14), "id", (json_int_t)rz_stmt_int64(s, 0));
 }
 
-/* Newest first. Filters are exact matches; since/until are RFC 3339 times. */
+/* Newest first. Filters are exact matches; since/until are RFC 3339 times; outcome is success
+ * (a code below 400) or failure. */
 static void handle_list(rz_req_t *req, void *ctx)
 {
 	static const char sql[] =
@@ -268,11 +269,13 @@ static void handle_list(rz_req_t *req, void *ctx)
 	    " tenant, name, code, error, detail FROM audit WHERE"
 	    " (?1 IS NULL OR user = ?1) AND (?2 IS NULL OR verb = ?2) AND"
 	    " (?3 IS NULL OR kind = ?3) AND (?4 IS NULL OR tenant = ?4) AND"
-	    " (?5 IS NULL OR time >= ?5) AND (?6 IS NULL OR time <= ?6) AND id < ?7"
+	    " (?5 IS NULL OR time >= ?5) AND (?6 IS NULL OR time <= ?6) AND id < ?7 AND"
+	    " (?9 IS NULL OR (?9 = 'success') = (code < 400))"
 	    " ORDER BY id DESC LIMIT ?8";
 	rz_audit_t *a = ctx;
 	const char *since = rz_req_query(req, "since"), *until = rz_req_query(req, "until");
 	const char *limit = rz_req_query(req, "limit"), *cont = rz_req_query(req, "continue");
+	const char *outcome = rz_req_query(req, "outcome");
 	int64_t n = LIST_DEFAULT, before = INT64_MAX, last = 0;
 	rz_err_t err = { 0 };
 	json_t *items = json_array();
@@ -285,6 +288,12 @@ static void handle_list(rz_req_t *req, void *ctx)
 		rz_reply_error(req, 400, NULL,
 		               "since and until take RFC 3339 times such as "
 		               "2026-11-30T04:31:11Z");
+		return;
+	}
+	if (outcome != NULL && strcmp(outcome, "success") != 0 && strcmp(outcome, "failure") != 0) {
+		json_decref(items);
+		rz_reply_error(req, 400, NULL,
+		               "outcome is success (a code below 400) or failure (400 and up)");
 		return;
 	}
 	if ((limit != NULL && !rz_parse_int(limit, 1, LIST_MAX, &n)) ||
@@ -308,6 +317,7 @@ static void handle_list(rz_req_t *req, void *ctx)
 	rz_stmt_bind_text(s, 6, until);
 	rz_stmt_bind_int64(s, 7, before);
 	rz_stmt_bind_int64(s, 8, n + 1);
+	rz_stmt_bind_text(s, 9, outcome);
 	while ((rc = rz_stmt_step(s, &err)) == 1) {
 		if ((int64_t)json_array_size(items) == n) {
 			char tok[24];
@@ -420,6 +430,7 @@ static const rz_route_param_t audit_query[] = {
 	{ "tenant", "string", "only this tenant" },
 	{ "since", "string", "from this RFC 3339 time" },
 	{ "until", "string", "up to this RFC 3339 time" },
+	{ "outcome", "string", "success (a code below 400) or failure (400 and up)" },
 	{ "limit", "integer", "at most this many rows" },
 	{ "continue", "string", "the continue token of the previous page" },
 	{ NULL, NULL, NULL },

@@ -18,7 +18,8 @@
 #include "core/web/static.h"
 #include "core/web/ui.h"
 
-#define UI_ROUTES        (6 + RZ__PAGE_ROUTES + RZ__LIVE_ROUTES + RZ__TENANT_PAGE_ROUTES)
+#define UI_ROUTES                                                                                  \
+	(6 + RZ__PAGE_ROUTES + RZ__LIVE_ROUTES + RZ__TENANT_PAGE_ROUTES + RZ__ADMIN_ROUTES)
 #define LOGIN_SEED_BYTES 16
 #define LOGIN_SEED_AGE   3600 /* seconds a login form stays usable */
 #define MAX_TARGET       1024 /* an API path the UI builds, at most */
@@ -411,6 +412,9 @@ static void common(rz__page_t *pg)
 			  "State rolled back: the next run plans from that version." },
 			{ "tenantdeleted",
 			  "Tenant deletion started: a run destroys its machines." },
+			{ "role", "Role changed." },
+			{ "revoked", "Token revoked." },
+			{ "backup", "Backup started: it is listed as Completed once written." },
 		};
 		const char *t = rz_req_query(pg->req, "toast");
 		for (size_t i = 0; t != NULL && i < sizeof(toasts) / sizeof(toasts[0]); i++) {
@@ -811,6 +815,7 @@ int rz_ui_routes(rz_ui_t *ui, rz_err_t *err)
 	ui->routes[n++] = UI_ROUTE(RZ_M_GET, "/password", get_password);
 	ui->routes[n++] = UI_ROUTE(RZ_M_POST, "/password", post_password);
 	rz__pages_routes(ui, ui->routes, &n);
+	rz__admin_pages_routes(ui, ui->routes, &n);
 	rz__live_routes(ui, ui->routes, &n);
 	rz__tenant_pages_routes(ui, ui->routes, &n);
 	ui->nroutes = n;
@@ -830,6 +835,7 @@ void rz_ui_free(rz_ui_t *ui)
 		return;
 	}
 	rz__live_close_all(ui);
+	rz__admin_forget();
 	rz_tpl_set_free(ui->tpl);
 	sodium_memzero(ui->csrf_key, sizeof(ui->csrf_key));
 	free(ui->routes);

@@ -771,6 +771,18 @@ START_TEST(test_audit_rows_and_no_secret_anywhere)
 	ck_assert_int_eq(count_rows(j, "create", "editor", 201), 2);
 	ck_assert_int_eq(count_rows(j, "login", "viewer", 200), 0);
 	json_decref(j);
+	/* the outcome: success is a code below 400, failure one from 400 (the WebUI's filter) */
+	j = audit("?user=editor&outcome=failure");
+	ck_assert_int_eq(count_rows(j, "create", "editor", 201), 0);
+	ck_assert_int_eq(count_rows(j, "create", "editor", 422), 1);
+	ck_assert_int_eq(count_rows(j, "list", "editor", 403), 1);
+	json_decref(j);
+	j = audit("?user=editor&outcome=success");
+	ck_assert_int_eq(count_rows(j, "create", "editor", 201), 2);
+	ck_assert_int_eq(count_rows(j, "create", "editor", 422), 0);
+	ck_assert_int_eq(count_rows(j, "delete", "editor", 202), 1);
+	json_decref(j);
+	ck_assert_int_eq(call("GET", "/api/v1/audit?outcome=maybe", admin_tok, NULL, NULL), 400);
 	j = audit("?limit=2");
 	ck_assert_uint_eq(json_array_size(json_object_get(j, "items")), 2);
 	ck_assert_ptr_nonnull(str(json_object_get(j, "metadata"), "continue"));

@@ -156,6 +156,19 @@ START_TEST(test_every_route_described_and_present)
 	/* the routes the document used to miss */
 	ck_assert_ptr_nonnull(operation(doc, "/api/v1/auth/login", RZ_M_POST));
 	ck_assert_ptr_nonnull(operation(doc, "/api/v1/audit", RZ_M_GET));
+	{ /* the audit read's filters, the WebUI's outcome among them */
+		json_t *p;
+		size_t i, found = 0;
+		json_array_foreach(
+		    json_object_get(operation(doc, "/api/v1/audit", RZ_M_GET), "parameters"), i, p)
+		{
+			const char *name = json_string_value(json_object_get(p, "name"));
+			found += name != NULL &&
+			         (strcmp(name, "outcome") == 0 || strcmp(name, "since") == 0 ||
+			          strcmp(name, "user") == 0);
+		}
+		ck_assert_uint_eq(found, 3);
+	}
 	ck_assert_ptr_nonnull(
 	    operation(doc, "/api/v1/tenants/{tenant}/runs/{name}/approve", RZ_M_POST));
 	ck_assert_ptr_nonnull(operation(doc, "/api/v1/tenants/{tenant}/runs/{name}/log", RZ_M_GET));

@@ -1,0 +1,286 @@
+// tests/web/webui-admin.mjs - the WebUI's daemon-wide pages (providers, users and tokens, audit,
+// backups) in Debian's chromium, driven by playwright-core, checked with axe-core; run by
+// tests/integration/webui-admin.sh, which starts the daemon. Prints "ok - ...", "not ok - ..."
+// and "# ..." lines; exits non-zero when something could not run at all. A new token's secret
+// is written to WEBUI_SECRET_FILE (never printed) so that the script can look for it in the
+// daemon's log and database.
+import { createRequire } from 'node:module';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const require = createRequire(path.join(process.env.NODE_PATH, 'x.js'));
+const { chromium } = require('playwright-core');
+const axeSource = require('axe-core').source;
+
+const BASE = process.env.WEBUI_URL;
+const SHOTS = process.env.WEBUI_SHOTS;
+const NEWPW = 'webui-admin-pw-1';
+const ALICEPW = 'alice-first-pw-1';
+const ALICEPW2 = 'alice-second-pw-1';
+const VIEWPW = 'webui-viewer-pw-1';
+let failures = 0;
+
+function ok(cond, desc, detail) {
+	if (cond) {
+		console.log(`ok - ${desc}`);
+	} else {
+		failures++;
+		console.log(`not ok - ${desc}`);
+		if (detail !== undefined) {
+			for (const l of String(detail).split('\n').slice(0, 12)) console.log(`# ${l}`);
+		}
+	}
+}
+
+// axe-core on the page (WCAG 2.x A and AA), then the page at desktop and phone width.
+const checked = new Set();
+async function audit(page, name) {
+	await page.evaluate(axeSource);
+	const r = await page.evaluate(() =>
+		// eslint-disable-next-line no-undef
+		axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] }));
+	const v = r.violations.map((x) => `${x.id}: ${x.help} (${x.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')})`);
+	ok(v.length === 0, `axe: no WCAG A/AA violation on ${name}`, v.join('\n'));
+	if (!checked.has(name)) {
+		checked.add(name);
+		for (const w of [1280, 360]) {
+			await page.setViewportSize({ width: w, height: w === 360 ? 740 : 900 });
+			await page.screenshot({ path: path.join(SHOTS, `admin-${name}-${w}.png`), fullPage: true });
+		}
+		await page.setViewportSize({ width: 1280, height: 900 });
+	}
+}
+
+async function api(method, p, token, body) {
+	const r = await fetch(BASE + p, {
+		method,
+		headers: { 'Content-Type': 'application/json', ...(token ? { Authorization: `Bearer ${token}` } : {}) },
+		body: body ? JSON.stringify(body) : undefined,
+	});
+	return { code: r.status, json: await r.json().catch(() => null) };
+}
+
+async function login(page, user, pw) {
+	await page.goto(BASE + '/login');
+	await page.fill('#username', user);
+	await page.fill('#password', pw);
+	await Promise.all([page.waitForNavigation(), page.click('main button[type=submit]')]);
+}
+
+async function submit(page, selector) {
+	const [resp] = await Promise.all([page.waitForNavigation(), page.click(selector)]);
+	return resp;
+}
+
+async function main() {
+	const browser = await chromium.launch({ executablePath: process.env.WEBUI_CHROMIUM, args: ['--headless', '--no-sandbox'] });
+	try {
+		const ctx = await browser.newContext({ acceptDownloads: true });
+		const page = await ctx.newPage();
+		page.on('console', (m) => { if (/Content Security Policy/.test(m.text())) console.error(m.text()); });
+
+		// the first login changes the one-time password
+		await login(page, 'admin', process.env.WEBUI_OTP);
+		await page.fill('#currentPassword', process.env.WEBUI_OTP);
+		await page.fill('#newPassword', NEWPW);
+		await page.fill('#confirmPassword', NEWPW);
+		await submit(page, 'main button[type=submit]');
+		ok(/Password changed/.test(await page.textContent('main')), 'the admin logs in and changes the one-time password');
+		const nav = await page.textContent('header nav');
+		ok(/Providers/.test(nav) && /Users/.test(nav) && /Audit/.test(nav) && /Backups/.test(nav),
+			'an admin\'s main navigation links providers, users, audit and backups', nav);
+
+		// providers: the loaded plugins from the API's read
+		await page.click('header nav a[href="/providers"]');
+		await page.waitForURL(/\/providers$/);
+		const prov = await page.textContent('#providers');
+		ok(/sim/.test(prov) && /Loaded/.test(prov) && /1\.\d+/.test(prov) && /infra, cluster/.test(prov),
+			'the providers page lists sim: loaded, its version, ABI and kinds', prov.replace(/\s+/g, ' '));
+		await audit(page, 'providers');
+
+		// users: a 422 cause next to its field, then a user created through the form
+		await page.goto(BASE + '/users');
+		await audit(page, 'users');
+		await page.fill('#u-name', 'alice');
+		await page.selectOption('#u-role', 'edit');
+		await page.fill('#u-password', 'short');
+		await submit(page, '#create-user button[type=submit]');
+		const perr = (await page.textContent('#u-password-error')).trim();
+		ok(perr.length > 0, `a too short password is refused next to its field ("${perr}")`);
+		ok(await page.inputValue('#u-password') === '', 'and the password is not sent back into the page');
+		await audit(page, 'users-invalid');
+		await page.fill('#u-password', ALICEPW);
+		await submit(page, '#create-user button[type=submit]');
+		ok(page.url().endsWith('/users/alice?toast=created'), 'a user is created through the form', page.url());
+		await audit(page, 'user');
+		ok(/no API token/.test(await page.textContent('main')), 'a user without tokens says how to make one');
+
+		// a token: its secret shown once, after the redirect, never in the URL
+		await page.fill('#t-description', 'ci robot');
+		await page.selectOption('#t-role', 'view');
+		const tresp = await submit(page, '#create-token button[type=submit]');
+		const secret = await page.inputValue('#token-secret').catch(() => '');
+		ok(/^rzt_[A-Za-z0-9_-]{43}$/.test(secret), 'creating a token shows its secret');
+		fs.writeFileSync(process.env.WEBUI_SECRET_FILE, secret);
+		ok(!page.url().includes(secret.slice(4)) && /\/users\/alice\/tokens\/tok-[0-9a-f]+$/.test(page.url()),
+			'the secret is not in the page\'s URL', page.url());
+		ok(tresp && tresp.headers()['cache-control'] === 'no-store', 'the page with the secret is sent Cache-Control: no-store',
+			tresp && tresp.headers()['cache-control']);
+		await audit(page, 'token-secret');
+		const who = await api('GET', '/api/v1/auth/whoami', secret);
+		ok(who.code === 200 && who.json.user === 'alice' && who.json.role === 'view', 'the secret works as a bearer token of alice with role view', JSON.stringify(who.json));
+		const tokenUrl = page.url();
+		await page.reload();
+		ok(!(await page.content()).includes(secret) && await page.locator('#no-secret').count() === 1,
+			'on reload the secret is gone and the page says it was shown once');
+		await audit(page, 'token');
+		const tokId = tokenUrl.split('/').pop();
+
+		// log in as alice (a user the admin made must change the initial password first)
+		const actx = await browser.newContext();
+		const ap = await actx.newPage();
+		await login(ap, 'alice', ALICEPW);
+		if (new URL(ap.url()).pathname === '/password') {
+			await ap.fill('#currentPassword', ALICEPW);
+			await ap.fill('#newPassword', ALICEPW2);
+			await ap.fill('#confirmPassword', ALICEPW2);
+			await submit(ap, 'main button[type=submit]');
+		}
+		ok(new URL(ap.url()).pathname === '/' && /alice \(edit\)/.test(await ap.textContent('header')), 'alice logs in to the dashboard', ap.url());
+		const anav = await ap.textContent('header nav');
+		ok(/Providers/.test(anav) && !/Users|Audit|Backups/.test(anav), 'an edit user\'s navigation has providers but no admin pages', anav);
+		await actx.close();
+
+		// the audit log, filtered by that user through the form: its login
+		await page.goto(BASE + '/audit');
+		await audit(page, 'audit');
+		await page.fill('#f-user', 'alice');
+		await page.fill('#f-verb', 'login');
+		await page.selectOption('#f-outcome', 'success');
+		await submit(page, '#audit-filters button[type=submit]');
+		const q = new URL(page.url()).searchParams;
+		ok(q.get('user') === 'alice' && q.get('verb') === 'login' && q.get('outcome') === 'success', 'the filters are GET query parameters', page.url());
+		const rows = await page.locator('#audit-rows tbody tr').allTextContents();
+		ok(rows.length >= 1 && rows.every((r) => /alice/.test(r) && /login/.test(r) && /200/.test(r)),
+			`audit filtered by alice shows her login, and only hers (${rows.length} rows)`, rows.join('\n'));
+		await audit(page, 'audit-filtered');
+		await page.goto(BASE + '/audit?user=alice&outcome=failure');
+		ok(await page.locator('#audit-empty').count() === 1 && /No audit row matches/.test(await page.textContent('main')),
+			'no failed call of alice: the empty state says to widen the filters');
+		await audit(page, 'audit-empty');
+		await page.goto(BASE + '/audit?since=yesterday');
+		ok(/not valid/.test(await page.textContent('#f-error')), 'a malformed time is named next to the filters');
+		// paging: the API's limit/continue
+		await page.goto(BASE + '/audit?limit=2');
+		const p1 = await page.locator('#audit-rows tbody tr').allTextContents();
+		await page.click('a[rel=next]');
+		await page.waitForURL(/continue=/);
+		const p2 = await page.locator('#audit-rows tbody tr').allTextContents();
+		ok(p1.length === 2 && p2.length === 2 && p1.join() !== p2.join(), 'the audit log pages with the API\'s limit and continue (older rows on the next page)');
+
+		// backups: empty state, one created through the form, its manifest downloaded
+		await page.goto(BASE + '/backups');
+		ok(await page.locator('#backups-empty').count() === 1, 'with no backup, the page says how to make one');
+		await audit(page, 'backups-empty');
+		await page.fill('#b-name', 'web-backup');
+		await submit(page, '#create-backup button[type=submit]');
+		ok(page.url().endsWith('/backups?toast=backup'), 'a backup is asked for through the form', page.url());
+		let done = false;
+		for (let i = 0; i < 40 && !done; i++) {
+			done = /web-backup[\s\S]*Completed/.test(await page.textContent('main'));
+			if (!done) { await page.waitForTimeout(250); await page.goto(BASE + '/backups'); }
+		}
+		ok(done, 'the backup is listed as Completed');
+		await audit(page, 'backups');
+		const [dl] = await Promise.all([page.waitForEvent('download'), page.click('a[href="/backups/web-backup/manifest"]')]);
+		const file = await dl.path();
+		let man = null;
+		try { man = JSON.parse(fs.readFileSync(file, 'utf8')); } catch (e) { /* asserted */ }
+		ok(dl.suggestedFilename() === 'web-backup.manifest.json' && man && man.kind === 'Backup' && man.metadata.name === 'web-backup' &&
+			man.status.phase === 'Completed' && man.status.users >= 2,
+			'its manifest downloads as a file: the Backup, Completed, counting the users', dl.suggestedFilename());
+		ok(!fs.readFileSync(file, 'utf8').includes(secret), 'the manifest holds no token secret');
+
+		// confirmations name what is destroyed
+		await page.goto(BASE + '/backups/web-backup/delete');
+		ok(/Delete the backup web-backup\?/.test(await page.textContent('main')) && /web-backup\.rzbackup|web-backup\./.test(await page.textContent('main')),
+			'deleting a backup first names it and its file', await page.textContent('main'));
+		await audit(page, 'delete-backup');
+		await page.goto(`${BASE}/users/alice/delete`);
+		ok(/Delete the user alice\?/.test(await page.textContent('main')) && /1 API token stops/.test(await page.textContent('main')),
+			'deleting a user first names it and its tokens', await page.textContent('main'));
+		await audit(page, 'delete-user');
+		await page.goto(`${BASE}/users/alice/tokens/${tokId}/revoke`);
+		ok(/Revoke the API token tok-[0-9a-f]+ of alice\?/.test(await page.textContent('main')) && /ci robot/.test(await page.textContent('main')),
+			'revoking a token first names it', await page.textContent('main'));
+		await audit(page, 'revoke-token');
+		await submit(page, '#confirm button[type=submit]');
+		ok(page.url().endsWith('/users/alice?toast=revoked') && /Token revoked/.test(await page.textContent('[role=status]')), 'the token is revoked through the confirmation', page.url());
+		const gone = await api('GET', '/api/v1/auth/whoami', secret);
+		ok(gone.code === 401, 'and its secret is refused at once (401)', gone.code);
+		// a role change, refused for the last admin with the cause beside the form
+		await page.goto(`${BASE}/users/admin`);
+		await page.selectOption('#u-role', 'view');
+		await submit(page, '#change-role button[type=submit]');
+		ok(/last admin/.test(await page.textContent('#u-role-error')), 'demoting the last admin is refused beside the role form');
+		await page.goto(`${BASE}/users/alice`);
+		await page.selectOption('#u-role', 'view');
+		await submit(page, '#change-role button[type=submit]');
+		ok(page.url().endsWith('/users/alice?toast=role') && /Role view/.test(await page.textContent('main')), 'alice\'s role is changed to view', page.url());
+		await page.goto(`${BASE}/users/alice/delete`);
+		await submit(page, '#confirm button[type=submit]');
+		ok(page.url().endsWith('/users?toast=deleted') && !/alice/.test(await page.textContent('#users')), 'alice is deleted through the confirmation', page.url());
+
+		// a view user: no admin controls, the admin pages refused, forged posts refused
+		const adm = await api('POST', '/api/v1/auth/login', null, { username: 'admin', password: NEWPW });
+		const mk = await api('POST', '/api/v1/users', adm.json.token, { apiVersion: 'rezuscloud.io/v1', kind: 'User', metadata: { name: 'viewer' }, spec: { role: 'view', password: VIEWPW } });
+		ok(mk.code === 201, 'a view user is created through the API', JSON.stringify(mk.json));
+		const vctx = await browser.newContext();
+		const vp = await vctx.newPage();
+		await login(vp, 'viewer', VIEWPW);
+		if (new URL(vp.url()).pathname === '/password') {
+			await vp.fill('#currentPassword', VIEWPW);
+			await vp.fill('#newPassword', VIEWPW + 'x');
+			await vp.fill('#confirmPassword', VIEWPW + 'x');
+			await submit(vp, 'main button[type=submit]');
+		}
+		const vnav = await vp.textContent('header nav');
+		ok(/Providers/.test(vnav) && !/Users|Audit|Backups/.test(vnav), 'a view user\'s navigation has no admin pages', vnav);
+		let mutating = 0;
+		const where = [];
+		const codes = [];
+		for (const p of ['/providers', '/users', '/users/admin', '/users/admin/delete', '/audit', '/backups', '/backups/web-backup/delete']) {
+			const r = await vp.goto(BASE + p);
+			codes.push(`${p}: ${r.status()}`);
+			const n = await vp.locator('form[method=post]:not([action$="/logout"])').count();
+			if (n > 0) where.push(`${p}: ${n}`);
+			mutating += n;
+		}
+		ok(mutating === 0, 'a view user finds no mutating control on the daemon-wide pages', where.join(', '));
+		ok(codes.slice(1).every((c) => / 403$/.test(c)) && / 200$/.test(codes[0]),
+			'the admin pages answer a view user 403 (the API\'s refusal), providers 200', codes.join(', '));
+		await vp.goto(BASE + '/users');
+		await audit(vp, 'users-view');
+		const csrf = await vp.getAttribute('meta[name=csrf-token]', 'content');
+		const post = (p, body) => vp.evaluate(async ([u, b]) => (await fetch(u, { method: 'POST',
+			headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: b })).status, [p, body]);
+		ok(await post('/users', 'name=mallory&role=admin&password=mallory-pw-1') === 403, 'a forged POST without a CSRF token is refused (403)');
+		const forged = await post('/users', `name=mallory&role=admin&password=mallory-pw-1&csrf=${csrf}`);
+		ok(forged === 403, 'with the right token the API still refuses the view user (403)', forged);
+		ok(await post('/backups', `csrf=${csrf}`) === 403, 'and so it does a backup (403)');
+		const users = await api('GET', '/api/v1/users', adm.json.token);
+		ok(!users.json.items.some((u) => u.metadata.name === 'mallory'), 'no user was created by the forged posts');
+		await vctx.close();
+		await ctx.close();
+	} finally {
+		await browser.close();
+	}
+	console.log(`# pages checked with axe: ${checked.size}`);
+	return failures;
+}
+
+main().then(() => process.exit(0), (e) => {
+	console.log(`not ok - the browser run stopped: ${String(e).split('\n')[0]}`);
+	console.error(e);
+	process.exit(1);
+});
