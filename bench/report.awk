@@ -298,7 +298,7 @@ END {
 		    th(med("webui-meta", "page_bytes")) " bytes), 1 conn",
 		    "p50 " ms(x) ", p99 " ms(y),
 		    "static app.css p50 " ms(med("webui-static", "p50_ms")) " (p99 " \
-		    ms(med("webui-static", "p99_ms")) "); the API list it reads p50 " \
+		    ms(med("webui-static", "p99_ms")) "); the API's tenant list p50 " \
 		    ms(med("webui-list", "p50_ms")) " (p99 " ms(med("webui-list", "p99_ms")) ")",
 		    "< 50 ms", verdict(y < 50, "WebUI dashboard render p99: " ms(y)))
 	}

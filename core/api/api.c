@@ -1889,6 +1889,69 @@ static const rz_route_doc_t api_groups_doc[] = {
 	{ 0 },
 };
 
+#define COUNTS_SCHEMA                                                                              \
+	"{\"type\":\"object\",\"properties\":{\"total\":{\"type\":\"integer\"},\"by\":{\"type\":"  \
+	"\"object\",\"additionalProperties\":{\"type\":\"integer\"}}}}"
+static const rz_route_doc_t summary_doc[] = {
+	{ .method = RZ_M_GET,
+	  .id = "readSummary",
+	  .summary = "how many tenants there are by status.phase, machines by status.stage and "
+	             "runs by status.phase, counted by the store without reading the objects out",
+	  .response = "{\"type\":\"object\",\"properties\":{\"apiVersion\":{\"type\":"
+	              "\"string\"},\"kind\":{\"type\":\"string\"},\"tenants\":" COUNTS_SCHEMA
+	              ",\"machines\":" COUNTS_SCHEMA ",\"runs\":" COUNTS_SCHEMA "}}" },
+	{ 0 },
+};
+#undef COUNTS_SCHEMA
+
+struct tally {
+	json_t *by;
+	json_int_t total;
+};
+
+static void tally(void *arg, const char *value, int64_t n)
+{
+	struct tally *t = arg;
+	const char *key = value != NULL && value[0] != '\0' ? value : "Unknown";
+	json_int_t had = json_integer_value(json_object_get(t->by, key));
+
+	json_object_set_new(t->by, key, json_integer(had + (json_int_t)n));
+	t->total += (json_int_t)n;
+}
+
+/* {"total": N, "by": {value: n}} for kind's objects grouped by path; NULL after replying. */
+static json_t *counts(struct rctx *c, rz_req_t *req, const char *kind, const char *path)
+{
+	struct tally t = { json_object(), 0 };
+	rz_err_t err = { 0 };
+	int rc = rz_store_count_by(c->api->store, rz_kind_by_name(kind), path, tally, &t, &err);
+
+	if (rc != 0) {
+		json_decref(t.by);
+		reply_store_error(req, rz_kind_by_name(kind), NULL, rc, &err);
+		return NULL;
+	}
+	return json_pack("{s:I, s:o}", "total", t.total, "by", t.by);
+}
+
+/* GET /api/v1/summary: counts of tenants, machines and runs, for a dashboard that must not
+ * read every object to show how many there are. */
+static void handle_summary(rz_req_t *req, void *ctx)
+{
+	struct rctx *c = ctx;
+	json_t *tenants = counts(c, req, "Tenant", "$.status.phase"), *machines = NULL, *runs;
+
+	if (tenants == NULL || (machines = counts(c, req, "Machine", "$.status.stage")) == NULL ||
+	    (runs = counts(c, req, "Run", "$.status.phase")) == NULL) {
+		json_decref(tenants);
+		json_decref(machines);
+		return;
+	}
+	rz_reply_json(req, 200,
+	              json_pack("{s:s, s:s, s:o, s:o, s:o}", "apiVersion", RZ_API_VERSION, "kind",
+	                        "Summary", "tenants", tenants, "machines", machines, "runs", runs));
+}
+
 /* GET /api: APIVersions with no version, as the API has no Kubernetes core group; every
  * kind is in rezuscloud.io/v1 under /apis. */
 static void handle_api_versions(rz_req_t *req, void *ctx)
@@ -2005,9 +2068,9 @@ static int build_routes(rz_api_t *api)
 	char p[192];
 	int rc = 0;
 
-	api->routes = calloc(n * VERBS + 5, sizeof(*api->routes));
-	api->ctxs = calloc(n * VERBS + 5, sizeof(*api->ctxs));
-	api->patterns = calloc(n * 4 + 4, sizeof(*api->patterns));
+	api->routes = calloc(n * VERBS + 6, sizeof(*api->routes));
+	api->ctxs = calloc(n * VERBS + 6, sizeof(*api->ctxs));
+	api->patterns = calloc(n * 4 + 5, sizeof(*api->patterns));
 	if (api->routes == NULL || api->ctxs == NULL || api->patterns == NULL) {
 		return -ENOMEM;
 	}
@@ -2052,6 +2115,10 @@ static int build_routes(rz_api_t *api)
 	if (rc == 0) {
 		api->routes[api->n - 1].doc = effective_doc;
 		api->routes[api->n - 1].kind = "ConfigPatch";
+		rc = add_route(api, NULL, FORM_COLLECTION, "/api/v1/summary", handle_summary);
+	}
+	if (rc == 0) {
+		api->routes[api->n - 1].doc = summary_doc;
 	}
 	return rc;
 }

@@ -2350,6 +2350,37 @@ START_TEST(test_unchanged_spec_not_checked_again)
 }
 END_TEST
 
+/* GET /api/v1/summary counts without listing: tenants by phase, machines by stage, runs. */
+START_TEST(test_summary_counts)
+{
+	json_t *j;
+
+	ck_assert_int_eq(get("/api/v1/summary", &j), 200);
+	ck_assert_str_eq(at(j, "kind"), "Summary");
+	ck_assert_str_eq(at(j, "tenants.total"), "0");
+	ck_assert_str_eq(json_dumps_static(json_object_get(json_object_get(j, "machines"), "by")),
+	                 "{}");
+	json_decref(j);
+	for (int i = 0; i < 3; i++) {
+		char body[160];
+		snprintf(body, sizeof(body),
+		         "{\"metadata\":{\"name\":\"s%d\"},\"spec\":{\"clusterProvider\":\"sim\"}}",
+		         i);
+		ck_assert_int_eq(post("/api/v1/tenants", body, &j), 201);
+		json_decref(j);
+	}
+	ck_assert_int_eq(
+	    patch("/api/v1/tenants/s1/status", "{\"status\":{\"phase\":\"Ready\"}}", &j), 200);
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/summary", &j), 200);
+	ck_assert_str_eq(at(j, "tenants.total"), "3");
+	ck_assert_str_eq(at(j, "tenants.by.Pending"), "2");
+	ck_assert_str_eq(at(j, "tenants.by.Ready"), "1");
+	ck_assert_str_eq(at(j, "runs.total"), "0");
+	json_decref(j);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("api");
@@ -2400,6 +2431,7 @@ int main(void)
 	tcase_add_test(tc, test_metrics_count_routes);
 	tcase_add_test(tc, test_metrics_bounded);
 	tcase_add_test(tc, test_unchanged_spec_not_checked_again);
+	tcase_add_test(tc, test_summary_counts);
 	suite_add_tcase(s, tc);
 	return rzt_run(s);
 }
