@@ -721,7 +721,8 @@ static void gauge_runs(void *ctx, rz_metrics_runs_t *out)
 		                    .queued = st.queued,
 		                    .running = st.running,
 		                    .workers = st.workers,
-		                    .processes = st.processes };
+		                    .processes = st.processes,
+		                    .tenants = st.tenants };
 	memcpy(out->runs, st.runs, sizeof(out->runs));
 	memcpy(out->step_hist, st.step_hist, sizeof(out->step_hist));
 	memcpy(out->step_count, st.step_count, sizeof(out->step_count));

@@ -427,6 +427,9 @@ static void render_runs(rz_metrics_t *m, struct out *o)
 	put(o, "rezuscloud_run_pool_size %" PRIu64 "\n", r.workers);
 	family(o, "rezuscloud_tofu_processes", "gauge", "tofu processes running now.");
 	put(o, "rezuscloud_tofu_processes %" PRIu64 "\n", r.processes);
+	family(o, "rezuscloud_engine_tenants", "gauge",
+	       "Tenants the run engine keeps a record of (a deleted tenant's is dropped).");
+	put(o, "rezuscloud_engine_tenants %" PRIu64 "\n", r.tenants);
 }
 
 static void render_workers(rz_metrics_t *m, struct out *o)

@@ -49,6 +49,7 @@ typedef struct rz_metrics_runs {
 	uint64_t step_count[RZ_METRICS_RUN_STEPS];
 	double step_seconds[RZ_METRICS_RUN_STEPS];
 	uint64_t queued, running, workers, processes;
+	uint64_t tenants; /* the engine's tenant records */
 } rz_metrics_runs_t;
 
 /* WAL checkpoints (how many ran, how long they took in all, how many were RESTARTs) and the

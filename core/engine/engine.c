@@ -102,6 +102,7 @@ struct tenant {
 	const char *trigger;    /* of the next run: "create", "update" or "resync" */
 	char manual[64];        /* a Run created through the API, to start next */
 	char finished[64];      /* the last of its runs to finish (its status.lastRun) */
+	bool gone;              /* deleted while its run finished: forgotten after it */
 	struct tenant *next, *qnext;
 };
 
@@ -118,7 +119,8 @@ struct rz_engine {
 	rz_sweep_t *pending, *resyncs; /* at start; every tofu.resync */
 	bool stopping;
 	rz_route_t routes[3];
-	struct tenant *tenants;       /* every tenant seen, for the sweeps */
+	struct tenant *tenants; /* every tenant known and not deleted, for the sweeps */
+	size_t ntenants;
 	void *by_name;                /* the same tenants, a tsearch(3) tree by name */
 	struct tenant *qhead, *qtail; /* FIFO of tenants waiting for a slot */
 	size_t running;
@@ -174,6 +176,7 @@ static struct tenant *tenant_of(rz_engine_t *e, const char *name, bool create)
 	}
 	t->next = e->tenants;
 	e->tenants = t;
+	e->ntenants++;
 	return t;
 }
 
@@ -221,6 +224,35 @@ static void unqueue(struct tenant *t)
 		}
 	}
 	t->queued = false;
+}
+
+/* A deleted tenant's record goes once nothing of it runs or waits: a fleet's churn must
+ * not grow the engine. A record still running is marked and forgotten when its run ends. */
+static void forget(rz_engine_t *e, struct tenant *t)
+{
+	struct tenant **pp;
+
+	if (t->run != NULL) {
+		t->gone = true;
+		return;
+	}
+	if (t->queued) {
+		unqueue(t);
+	}
+	tdelete(t, &e->by_name, tenant_cmp);
+	for (pp = &e->tenants; *pp != NULL && *pp != t; pp = &(*pp)->next) {
+	}
+	if (*pp == t) {
+		*pp = t->next;
+	}
+	e->ntenants--;
+	if (t->debounce != NULL) {
+		event_free(t->debounce);
+	}
+	if (t->observed != NULL) {
+		event_free(t->observed);
+	}
+	free(t);
 }
 
 static void enqueue(struct tenant *t)
@@ -371,7 +403,12 @@ static void on_event(const rz_event_t *ev, void *arg)
 	if (!ev->spec_changed) {
 		return; /* status and metadata writes never trigger */
 	}
-	if (strcmp(k, "Tenant") == 0 && ev->type != RZ_EV_DELETED) {
+	if (strcmp(k, "Tenant") == 0 && ev->type == RZ_EV_DELETED) {
+		struct tenant *t = tenant_of(e, ev->name, false);
+		if (t != NULL) {
+			forget(e, t);
+		}
+	} else if (strcmp(k, "Tenant") == 0) {
 		poke(e, ev->name, e->o.debounce_ms, ev->type == RZ_EV_ADDED ? "create" : "update");
 	} else if ((strcmp(k, "NodeGroup") == 0 || strcmp(k, "ConfigPatch") == 0) &&
 	           ev->tenant[0] != '\0') {
@@ -1241,7 +1278,10 @@ static void finish(struct run *r, const char *phase, int exit_code)
 	free(r);
 	t->run = NULL;
 	t->failures = failed ? t->failures + 1 : strcmp(phase, "Succeeded") == 0 ? 0 : t->failures;
-	if (t->again) {
+	if (t->gone) { /* deleted meanwhile (its teardown): nothing follows */
+		t->again = false;
+		forget(e, t);
+	} else if (t->again) {
 		t->again = false;
 		/* the follow-up keeps what asked for it: a resync stays a resync */
 		poke(e, t->name, e->o.debounce_ms, t->trigger ? t->trigger : "update");
@@ -1576,6 +1616,7 @@ static void start_run(rz_engine_t *e, struct tenant *t)
 	r->slot = true;
 	e->running++;
 	rc = rz_store_get(e->store, rz_kind_by_name("Tenant"), NULL, t->name, &tenant, &err);
+	t->gone = t->gone || rc == RZ_ENOTFOUND; /* a child's deletion poked a deleted tenant */
 	if (rc == 0 && upgrade_holds(e, t, tenant)) {
 		t->held = true; /* the upgrade's end pokes the tenant again */
 		rc = RZ_ENOTFOUND;
@@ -1631,6 +1672,9 @@ static void start_run(rz_engine_t *e, struct tenant *t)
 		free(r);
 		t->run = NULL;
 		e->running--;
+		if (t->gone) {
+			forget(e, t);
+		}
 		return;
 	}
 	rz_report_now(now, sizeof(now));
@@ -2063,6 +2107,7 @@ void rz_engine_stats(const rz_engine_t *e, rz_engine_stats_t *out)
 	out->running = e->running;
 	out->workers = (uint64_t)e->o.workers;
 	out->queued = out->processes = 0;
+	out->tenants = e->ntenants;
 	for (const struct tenant *t = e->qhead; t != NULL; t = t->qnext) {
 		out->queued++;
 	}

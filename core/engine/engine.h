@@ -94,6 +94,7 @@ typedef struct rz_engine_stats {
 	uint64_t running;   /* pool slots taken */
 	uint64_t workers;   /* pool slots (tofu.workers) */
 	uint64_t processes; /* tofu processes running now */
+	uint64_t tenants;   /* tenants the engine keeps a record of (deleted ones are dropped) */
 } rz_engine_stats_t;
 
 void rz_engine_stats(const rz_engine_t *e, rz_engine_stats_t *out);
