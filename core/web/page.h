@@ -120,8 +120,8 @@ void rz__admin_pages_routes(rz_ui_t *ui, rz_route_t *routes, size_t *n);
 void rz__admin_forget(void);
 
 /* The tenant's tabs (core/web/tenant-pages.c): configuration patches, upgrades, state
- * versions, credentials, the tenant's deletion. */
-#define RZ__TENANT_PAGE_ROUTES 16
+ * versions, credentials, the tenant's deletion; deleting a config patch. */
+#define RZ__TENANT_PAGE_ROUTES 18
 void rz__tenant_pages_routes(rz_ui_t *ui, rz_route_t *routes, size_t *n);
 
 /* The tenant's tab bar (parts/tabs) with the tab named current marked; tabs the role may not
