@@ -20,6 +20,7 @@ web_templates = \
 	web/templates/pages/upgrade.html web/templates/parts/upgrade-live.html \
 	web/templates/pages/state.html web/templates/pages/rollback-state.html \
 	web/templates/pages/credentials.html web/templates/pages/delete-tenant.html \
+	web/templates/pages/delete-configpatch.html \
 	web/templates/pages/providers.html web/templates/pages/users.html \
 	web/templates/pages/user.html web/templates/pages/token.html \
 	web/templates/pages/confirm.html web/templates/pages/audit.html \

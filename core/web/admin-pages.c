@@ -9,6 +9,7 @@
 
 #include <sodium.h>
 
+#include "core/base/clock.h"
 #include "core/model/fields.h"
 #include "core/web/page.h"
 
@@ -343,6 +344,77 @@ static void post_users(rz_req_t *req, void *ctx)
 
 /* ------------------------------------------------------------------ a user and its tokens */
 
+/* The form's expiry refused here: its cause beside the field, as the API's would be. */
+static bool expiry_refused(rz__page_t *pg, const char *why)
+{
+	json_t *f = form_view(pg);
+
+	json_object_set_new(f, "errors", json_pack("{s:s}", "spec_expiresAt", why));
+	rz__page_toast(pg, false, "The token's expiry is not valid.");
+	pg->code = 422;
+	return false;
+}
+
+/* A token's lifetimes offered: the form's value, its label, seconds (0: never). */
+static const struct expiry {
+	const char *value, *label;
+	long long seconds;
+} expiries[] = {
+	{ "1h", "1 hour", 3600LL },         { "1d", "1 day", 86400LL },
+	{ "7d", "7 days", 7 * 86400LL },    { "30d", "30 days", 30 * 86400LL },
+	{ "90d", "90 days", 90 * 86400LL }, { "never", "never", 0 },
+};
+#define EXPIRY_DEFAULT "90d"
+
+static json_t *expiry_options(const char *want)
+{
+	json_t *out = json_array();
+
+	for (size_t i = 0; i < sizeof(expiries) / sizeof(expiries[0]); i++) {
+		json_array_append_new(out, json_pack("{s:s, s:s, s:b}", "value", expiries[i].value,
+		                                     "label", expiries[i].label, "selected",
+		                                     strcmp(expiries[i].value, want) == 0));
+	}
+	return out;
+}
+
+/* A token's expiry from the form into spec.expiresAt (RFC 3339): a date (expiresOn,
+ * YYYY-MM-DD, at 00:00 UTC) or else a lifetime from now (expiresIn). False when the form's
+ * value is refused here (its cause set beside the field, 422); a date the API finds invalid
+ * is refused by the API with its own cause. */
+static bool token_expiry(rz__page_t *pg, json_t *spec)
+{
+	const char *on = rz__form(pg, "expiresOn"), *in = rz__form(pg, "expiresIn");
+	char at[64];
+	int64_t t;
+
+	if (on[0] != '\0') {
+		if (strlen(on) != 10) {
+			return expiry_refused(pg, "must be a date such as 2027-01-31");
+		}
+		snprintf(at, sizeof(at), "%sT00:00:00Z", on);
+		t = rz_time_parse(at);
+		if (t >= 0 && t <= rz_clock_now_ms() / 1000) {
+			return expiry_refused(pg,
+			                      "is not in the future: the token would never work");
+		}
+		json_object_set_new(spec, "expiresAt", json_string(at)); /* the API checks it */
+		return true;
+	}
+	for (size_t i = 0; i < sizeof(expiries) / sizeof(expiries[0]); i++) {
+		if (strcmp(in[0] ? in : EXPIRY_DEFAULT, expiries[i].value) == 0) {
+			if (expiries[i].seconds > 0) {
+				rz_clock_format((rz_clock_now_ms() / 1000 + expiries[i].seconds) *
+				                    1000,
+				                at, sizeof(at));
+				json_object_set_new(spec, "expiresAt", json_string(at));
+			}
+			return true;
+		}
+	}
+	return expiry_refused(pg, "must be one of 1h, 1d, 7d, 30d, 90d, never");
+}
+
 static json_t *token_row(const json_t *t)
 {
 	const char *exp = rz__str(t, "spec.expiresAt"), *used = rz__str(t, "status.lastUsed");
@@ -380,6 +452,10 @@ static void user_ready(rz__page_t *pg)
 	                    role_options(pg->form && rz__form(pg, "tokenRole")[0]
 	                                     ? rz__form(pg, "tokenRole")
 	                                     : rz__str(u, "spec.role")));
+	json_object_set_new(f, "expiries",
+	                    expiry_options(pg->form && rz__form(pg, "expiresIn")[0]
+	                                       ? rz__form(pg, "expiresIn")
+	                                       : EXPIRY_DEFAULT));
 	rz__page_render(pg, "pages/user", pg->code ? pg->code : 200);
 }
 
@@ -401,6 +477,52 @@ static void get_user(rz_req_t *req, void *ctx)
 	if (pg != NULL) {
 		user_page(pg);
 	}
+}
+
+/* ------------------------------------------------------------------ disabling a user */
+
+static void disabled_changed(rz__page_t *pg, int code, json_t *body, const rz_inject_reply_t *r)
+{
+	char path[160];
+
+	(void)r;
+	if (failed(pg, code, body)) {
+		/* beside the disable control: the API's cause (the last admin), else its message */
+		json_t *errors = json_object_get(json_object_get(pg->view, "form"), "errors");
+		const json_t *why = json_object_get(errors, "spec_disabled");
+		json_object_set_new(
+		    pg->view, "disabledError",
+		    json_string(why ? json_string_value(why) : rz__str(body, "message")));
+		json_object_del(errors, "spec_disabled");
+		user_page(pg);
+		return;
+	}
+	snprintf(path, sizeof(path), "/users/%s", rz_req_param(pg->req, "name"));
+	rz__page_redirect(pg, path,
+	                  json_is_true(json_object_get(json_object_get(body, "spec"), "disabled"))
+	                      ? "disabled"
+	                      : "enabled");
+}
+
+/* POST /users/{name}/disabled with disabled=true|false: the API's User.spec.disabled. */
+static void post_disabled(rz_req_t *req, void *ctx)
+{
+	rz__page_t *pg = rz__post_page(ctx, req);
+	const char *want;
+	char target[160];
+
+	if (pg == NULL || !names_ok(pg)) {
+		return;
+	}
+	want = rz__form(pg, "disabled");
+	if (strcmp(want, "true") != 0 && strcmp(want, "false") != 0) {
+		rz__page_error(pg, 400, "disabled is true or false.");
+		return;
+	}
+	snprintf(target, sizeof(target), "/api/v1/users/%s", rz_req_param(req, "name"));
+	rz__page_act(pg, "PATCH", target, "application/merge-patch+json",
+	             json_pack("{s:{s:b}}", "spec", "disabled", strcmp(want, "true") == 0),
+	             disabled_changed);
 }
 
 static void role_changed(rz__page_t *pg, int code, json_t *body, const rz_inject_reply_t *r)
@@ -537,8 +659,10 @@ static void post_tokens(rz_req_t *req, void *ctx)
 	if (rz__form(pg, "description")[0] != '\0') {
 		json_object_set_new(spec, "description", json_string(rz__form(pg, "description")));
 	}
-	if (rz__form(pg, "expiresAt")[0] != '\0') {
-		json_object_set_new(spec, "expiresAt", json_string(rz__form(pg, "expiresAt")));
+	if (!token_expiry(pg, spec)) {
+		json_decref(spec);
+		user_page(pg);
+		return;
 	}
 	snprintf(target, sizeof(target), "/api/v1/users/%s/tokens", rz_req_param(req, "name"));
 	rz__page_act(pg, "POST", target, "application/json",
@@ -950,6 +1074,7 @@ void rz__admin_pages_routes(rz_ui_t *ui, rz_route_t *r, size_t *n)
 	r[(*n)++] = ADMIN_ROUTE(RZ_M_POST, "/users", post_users);
 	r[(*n)++] = ADMIN_ROUTE(RZ_M_GET, "/users/{name}", get_user);
 	r[(*n)++] = ADMIN_ROUTE(RZ_M_POST, "/users/{name}/role", post_role);
+	r[(*n)++] = ADMIN_ROUTE(RZ_M_POST, "/users/{name}/disabled", post_disabled);
 	r[(*n)++] = ADMIN_ROUTE(RZ_M_GET, "/users/{name}/delete", get_delete_user);
 	r[(*n)++] = ADMIN_ROUTE(RZ_M_POST, "/users/{name}/delete", post_delete_user);
 	r[(*n)++] = ADMIN_ROUTE(RZ_M_POST, "/users/{name}/tokens", post_tokens);

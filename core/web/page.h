@@ -115,13 +115,13 @@ void rz__live_routes(rz_ui_t *ui, rz_route_t *routes, size_t *n);
 void rz__live_close_all(rz_ui_t *ui);
 /* The daemon-wide pages (core/web/admin-pages.c): providers, users and tokens, audit, backups;
  * rz__admin_forget wipes the new tokens' secrets still waiting to be shown. */
-#define RZ__ADMIN_ROUTES 17
+#define RZ__ADMIN_ROUTES 18
 void rz__admin_pages_routes(rz_ui_t *ui, rz_route_t *routes, size_t *n);
 void rz__admin_forget(void);
 
 /* The tenant's tabs (core/web/tenant-pages.c): configuration patches, upgrades, state
- * versions, credentials, the tenant's deletion. */
-#define RZ__TENANT_PAGE_ROUTES 16
+ * versions, credentials, the tenant's deletion; deleting a config patch. */
+#define RZ__TENANT_PAGE_ROUTES 18
 void rz__tenant_pages_routes(rz_ui_t *ui, rz_route_t *routes, size_t *n);
 
 /* The tenant's tab bar (parts/tabs) with the tab named current marked; tabs the role may not

@@ -14,6 +14,8 @@
 #define ERROR_CONTEXT 3   /* lines shown each side of a YAML error's line (rezus.conf(5)) */
 #define MAX_UPGRADES  50  /* upgrades listed, newest first */
 #define MAX_VERSIONS  100 /* state versions listed, newest first */
+/* A patch's node groups as text: the API's 64 names of 63 characters, ", " between. */
+#define GROUPS_TEXT (64 * (63 + 2) + 1)
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -142,17 +144,43 @@ static json_t *role_options(const char *want)
 	return out;
 }
 
+/* The node groups of a patch (a JSON array of names) as "a, b", or "" when it has none. */
+static void group_list(const json_t *ngs, char *out, size_t size)
+{
+	json_t *g;
+	size_t i, n = 0;
+
+	out[0] = '\0';
+	json_array_foreach(ngs, i, g)
+	{
+		if (n + 1 >= size) {
+			break;
+		}
+		n += (size_t)snprintf(out + n, size - n, "%s%s", n ? ", " : "",
+		                      json_string_value(g) ? json_string_value(g) : "");
+	}
+}
+
+/* The effective patch of a role: the ordered list of the patches Talos applies one after
+ * another (each with the node groups it is limited to), and their YAML stream. */
 static json_t *effective(const json_t *e, const char *role)
 {
-	json_t *names = json_array(), *it;
+	json_t *items = json_array(), *it;
 	size_t i;
 
 	json_array_foreach(json_object_get(e, "items"), i, it)
 	{
-		json_array_append_new(names, json_string(rz__str(it, "name")));
+		char groups[GROUPS_TEXT];
+		group_list(json_object_get(it, "nodeGroups"), groups, sizeof(groups));
+		json_array_append_new(
+		    items, json_pack("{s:I, s:s, s:s, s:s, s:s, s:b}", "n", (json_int_t)(i + 1),
+		                     "name", rz__str(it, "name"), "targetRole",
+		                     rz__str(it, "targetRole"), "format", rz__str(it, "format"),
+		                     "nodeGroups", groups, "limited", groups[0] != '\0'));
 	}
-	return json_pack("{s:s, s:s, s:o, s:b, s:b}", "role", role, "patch", rz__str(e, "patch"),
-	                 "names", names, "none", json_array_size(names) == 0, "unknown", e == NULL);
+	return json_pack("{s:s, s:s, s:o, s:b, s:b, s:b}", "role", role, "patch",
+	                 rz__str(e, "patch"), "items", items, "none", json_array_size(items) == 0,
+	                 "unknown", e == NULL, "many", json_array_size(items) > 1);
 }
 
 static void patches_ready(rz__page_t *pg)
@@ -293,6 +321,83 @@ static void post_patches(rz_req_t *req, void *ctx)
 	                       "ConfigPatch", "metadata", "name", rz__form(pg, "name"), "spec",
 	                       spec),
 	             patch_saved);
+}
+
+/* Deleting a config patch: a confirmation naming the patch and the machines that lose it. */
+static void delete_patch_ready(rz__page_t *pg)
+{
+	json_t *p = rz__page_got(pg, 1), *en;
+	const char *role;
+	char groups[GROUPS_TEXT];
+
+	if (!tenant_head(pg, "configpatches", "Delete a config patch")) {
+		return;
+	}
+	if (p == NULL) {
+		rz__page_error(pg, rz__page_code(pg, 1) == 404 ? 404 : 502,
+		               rz__page_code(pg, 1) == 404 ? "There is no such config patch."
+		                                           : "The config patch cannot be read.");
+		return;
+	}
+	role = rz__str(p, "spec.targetRole");
+	en = json_object_get(json_object_get(p, "spec"), "enabled");
+	group_list(json_object_get(json_object_get(p, "spec"), "nodeGroups"), groups,
+	           sizeof(groups));
+	json_object_set_new(pg->view, "doomed",
+	                    json_pack("{s:s, s:s, s:b, s:s, s:b, s:b}", "name",
+	                              rz__str(p, "metadata.name"), "roles",
+	                              strcmp(role, "controlplane") == 0 ? "control plane"
+	                              : strcmp(role, "worker") == 0     ? "worker"
+	                                                            : "control plane and worker",
+	                              "bothRoles", role[0] == '\0' || strcmp(role, "all") == 0,
+	                              "nodeGroups", groups, "limited", groups[0] != '\0',
+	                              "disabled", en != NULL && !json_is_true(en)));
+	rz__page_render(pg, "pages/delete-configpatch", pg->code ? pg->code : 200);
+}
+
+static void delete_patch_page(rz__page_t *pg)
+{
+	pg->ready = delete_patch_ready;
+	rz__page_hold(pg);
+	rz__page_fetch(pg, 0, "/api/v1/tenants/%s", tenant_of(pg));
+	rz__page_fetch(pg, 1, "/api/v1/tenants/%s/configpatches/%s", tenant_of(pg),
+	               rz_req_param(pg->req, "name"));
+	rz__page_release(pg);
+}
+
+static void get_delete_patch(rz_req_t *req, void *ctx)
+{
+	rz__page_t *pg = rz__page_new(ctx, req);
+
+	if (pg != NULL && rz__page_need_login(pg) && names_ok(pg)) {
+		delete_patch_page(pg);
+	}
+}
+
+static void patch_deleted(rz__page_t *pg, int code, json_t *body, const rz_inject_reply_t *r)
+{
+	char path[160];
+
+	(void)r;
+	if (failed(pg, code, body, NULL)) {
+		delete_patch_page(pg);
+		return;
+	}
+	snprintf(path, sizeof(path), "/tenants/%s/configpatches", tenant_of(pg));
+	rz__page_redirect(pg, path, "patchdeleted");
+}
+
+static void post_delete_patch(rz_req_t *req, void *ctx)
+{
+	rz__page_t *pg = rz__post_page(ctx, req);
+	char target[200];
+
+	if (pg == NULL || !names_ok(pg)) {
+		return;
+	}
+	snprintf(target, sizeof(target), "/api/v1/tenants/%s/configpatches/%s", tenant_of(pg),
+	         rz_req_param(req, "name"));
+	rz__page_act(pg, "DELETE", target, NULL, NULL, patch_deleted);
 }
 
 /* ------------------------------------------------------------------ upgrades */
@@ -832,6 +937,10 @@ void rz__tenant_pages_routes(rz_ui_t *ui, rz_route_t *r, size_t *n)
 	r[(*n)++] = PAGE_ROUTE(RZ_M_POST, "/tenants/{tenant}/configpatches", post_patches);
 	r[(*n)++] = PAGE_ROUTE(RZ_M_GET, "/tenants/{tenant}/configpatches/{name}", get_patches);
 	r[(*n)++] = PAGE_ROUTE(RZ_M_POST, "/tenants/{tenant}/configpatches/{name}", post_patches);
+	r[(*n)++] =
+	    PAGE_ROUTE(RZ_M_GET, "/tenants/{tenant}/configpatches/{name}/delete", get_delete_patch);
+	r[(*n)++] = PAGE_ROUTE(RZ_M_POST, "/tenants/{tenant}/configpatches/{name}/delete",
+	                       post_delete_patch);
 	r[(*n)++] = PAGE_ROUTE(RZ_M_GET, "/tenants/{tenant}/upgrades", get_upgrades);
 	r[(*n)++] = PAGE_ROUTE(RZ_M_POST, "/tenants/{tenant}/upgrades", post_upgrades);
 	r[(*n)++] = PAGE_ROUTE(RZ_M_GET, "/tenants/{tenant}/upgrades/{name}", get_upgrade);

@@ -415,6 +415,10 @@ static void common(rz__page_t *pg)
 			{ "role", "Role changed." },
 			{ "revoked", "Token revoked." },
 			{ "backup", "Backup started: it is listed as Completed once written." },
+			{ "patchdeleted",
+			  "Config patch deleted: the next run applies the change." },
+			{ "disabled", "User disabled: it can no longer log in." },
+			{ "enabled", "User enabled: it can log in again." },
 		};
 		const char *t = rz_req_query(pg->req, "toast");
 		for (size_t i = 0; t != NULL && i < sizeof(toasts) / sizeof(toasts[0]); i++) {

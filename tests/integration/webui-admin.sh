@@ -6,8 +6,12 @@
 # nowhere in the daemon's log or database; the new user logs in and the audit log filtered by
 # that user shows the login; a backup is created and its manifest downloaded; revoking and
 # deleting go through confirmations; a view user finds none of the admin controls and forged
-# POSTs are refused (403); axe-core finds no WCAG A/AA violation on any new page. Every page
-# is saved as a screenshot at 1280 and 360 pixels under $top_builddir/webui-screenshots.
+# POSTs are refused (403); a user is disabled and enabled (the last admin's refusal beside the
+# control); a token's expiry is a lifetime or a date (bad ones refused beside the field); every
+# page behind a Home Assistant style ingress proxy keeps its URLs under the prefix, allows
+# framing, and a token and a backup are made through it; axe-core finds no WCAG A/AA
+# violation on any new page. Every page is saved as a screenshot at 1280 and 360 pixels under
+# $top_builddir/webui-screenshots.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 NODE_DIR="${NODE_TREE:-$top_srcdir/build/node}/node_modules"
@@ -28,6 +32,7 @@ cat >"$WORK/rezus.conf" <<CONF
 server:
   listen: 127.0.0.1:0
   data_dir: $WORK/data
+  trusted_proxies: [127.0.0.1]
 tofu:
   binary: $TF
 plugin_dir: $top_builddir/plugins

@@ -7,8 +7,12 @@
 # rolls the TF state back through a confirmation naming the version (view and edit users are
 # offered no rollback and refused it); the kubeconfig downloads as a file, its token in no
 # page and not in the daemon's log; the tenant is deleted through a confirmation naming its
-# node groups and machines. axe-core on every new page; screenshots at 1280 and 360 pixels
-# under $top_builddir/webui-screenshots.
+# node groups and machines. The effective patch lists in order the patches Talos applies, with
+# the node groups a patch is limited to; a patch is deleted through a confirmation naming the
+# machines that lose it (a view user has no control, its forged post is refused). Every tab
+# behind a Home Assistant style ingress proxy keeps its URLs under the prefix, allows framing,
+# and a dry run and a patch's save work through it. axe-core on every new page; screenshots
+# at 1280 and 360 pixels under $top_builddir/webui-screenshots.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 NODE_DIR="${NODE_TREE:-$top_srcdir/build/node}/node_modules"
@@ -29,6 +33,7 @@ cat >"$WORK/rezus.conf" <<CONF
 server:
   listen: 127.0.0.1:0
   data_dir: $WORK/data
+  trusted_proxies: [127.0.0.1]
 tofu:
   binary: $TF
   debounce: 200ms

@@ -6,6 +6,7 @@
 // daemon's log and database.
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 
 const require = createRequire(path.join(process.env.NODE_PATH, 'x.js'));
@@ -18,6 +19,7 @@ const NEWPW = 'webui-admin-pw-1';
 const ALICEPW = 'alice-first-pw-1';
 const ALICEPW2 = 'alice-second-pw-1';
 const VIEWPW = 'webui-viewer-pw-1';
+const PREFIX = '/api/hassio_ingress/Ad9-z';
 let failures = 0;
 
 function ok(cond, desc, detail) {
@@ -67,6 +69,39 @@ async function login(page, user, pw) {
 	await Promise.all([page.waitForNavigation(), page.click('main button[type=submit]')]);
 }
 
+// Home Assistant's ingress in small (as webui.mjs): strips the prefix, adds X-Ingress-Path.
+function ingressProxy(target) {
+	const t = new URL(target);
+	const srv = http.createServer((req, res) => {
+		if (!req.url.startsWith(PREFIX + '/') && req.url !== PREFIX) {
+			res.writeHead(404).end('not under the ingress prefix');
+			return;
+		}
+		const headers = { ...req.headers, 'x-ingress-path': PREFIX, host: t.host };
+		const up = http.request({ host: t.hostname, port: t.port, method: req.method,
+			path: req.url.slice(PREFIX.length) || '/', headers }, (ur) => {
+			res.writeHead(ur.statusCode, ur.headers);
+			ur.pipe(res);
+		});
+		up.on('error', () => res.destroy());
+		req.pipe(up);
+		res.on('close', () => up.destroy());
+	});
+	return new Promise((resolve) => srv.listen(0, '127.0.0.1', () => resolve(srv)));
+}
+
+// Every URL the page names (links, forms, scripts, styles, SSE).
+const urls = (page) => page.evaluate(() => {
+	const out = [];
+	for (const el of document.querySelectorAll('[href],[src],[action],[sse-connect]')) {
+		for (const a of ['href', 'src', 'action', 'sse-connect']) {
+			const v = el.getAttribute(a);
+			if (v !== null && !v.startsWith('#')) out.push(v);
+		}
+	}
+	return out;
+});
+
 async function submit(page, selector) {
 	const [resp] = await Promise.all([page.waitForNavigation(), page.click(selector)]);
 	return resp;
@@ -86,6 +121,7 @@ async function main() {
 		await page.fill('#confirmPassword', NEWPW);
 		await submit(page, 'main button[type=submit]');
 		ok(/Password changed/.test(await page.textContent('main')), 'the admin logs in and changes the one-time password');
+		const adm0 = (await api('POST', '/api/v1/auth/login', null, { username: 'admin', password: NEWPW })).json.token;
 		const nav = await page.textContent('header nav');
 		ok(/Providers/.test(nav) && /Users/.test(nav) && /Audit/.test(nav) && /Backups/.test(nav),
 			'an admin\'s main navigation links providers, users, audit and backups', nav);
@@ -135,12 +171,56 @@ async function main() {
 			'on reload the secret is gone and the page says it was shown once');
 		await audit(page, 'token');
 		const tokId = tokenUrl.split('/').pop();
+		const day = 86400000;
+		const tokObj = await api('GET', `/api/v1/users/alice/tokens/${tokId}`, adm0);
+		const exp0 = Date.parse(tokObj.json?.spec?.expiresAt || '');
+		ok(Math.abs(exp0 - Date.now() - 90 * day) < 120000, 'a token made with the default lifetime expires in 90 days (RFC 3339 to the API)', tokObj.json?.spec?.expiresAt);
+
+		// a token's expiry: a lifetime or a date; bad values refused beside the field
+		await page.goto(`${BASE}/users/alice`);
+		ok((await page.locator('#t-expires-in option').allTextContents()).join(',') === '1 hour,1 day,7 days,30 days,90 days,never' &&
+			await page.getAttribute('#t-expires-on', 'type') === 'date', 'the token form offers 1 hour to 90 days or never, or a date');
+		await page.fill('#t-description', 'past');
+		await page.fill('#t-expires-on', '2020-01-01');
+		await submit(page, '#create-token button[type=submit]');
+		ok(/not in the future/.test(await page.textContent('#t-expires-error')) && await page.inputValue('#t-expires-on') === '2020-01-01',
+			'a date in the past is refused beside the field, the form kept', await page.textContent('#t-expires-error'));
+		await audit(page, 'token-expiry-invalid');
+		const tcsrf = await page.getAttribute('meta[name=csrf-token]', 'content');
+		const badDate = await page.evaluate(async (c) => {
+			const r = await fetch('/users/alice/tokens', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+				body: `csrf=${c}&description=bad&expiresOn=2031-02-30` });
+			return { code: r.status, html: await r.text() };
+		}, tcsrf);
+		const badErr = (badDate.html.match(/id="t-expires-error"[^>]*>([^<]*)</) || [])[1] || '';
+		ok(badDate.code === 422 && /RFC 3339/.test(badErr), `a date that does not exist (2031-02-30) gets the API's cause beside the field (${badDate.code}: "${badErr}")`);
+		await page.fill('#t-expires-on', '');
+		await page.fill('#t-description', 'one day');
+		await page.selectOption('#t-expires-in', '1d');
+		await submit(page, '#create-token button[type=submit]');
+		const t1 = await api('GET', `/api/v1/users/alice/tokens/${page.url().split('/').pop()}`, adm0);
+		ok(Math.abs(Date.parse(t1.json?.spec?.expiresAt || '') - Date.now() - day) < 120000, 'a 1-day token expires a day from now', t1.json?.spec?.expiresAt);
+		await page.goto(`${BASE}/users/alice`);
+		await page.fill('#t-description', 'dated');
+		await page.fill('#t-expires-on', '2031-06-01');
+		await submit(page, '#create-token button[type=submit]');
+		const t2 = await api('GET', `/api/v1/users/alice/tokens/${page.url().split('/').pop()}`, adm0);
+		ok(/^2031-06-01T00:00:00(\.0+)?Z$/.test(t2.json?.spec?.expiresAt || ''), 'a dated token expires at that date\'s 00:00 UTC', t2.json?.spec?.expiresAt);
+		await page.goto(`${BASE}/users/alice`);
+		await page.selectOption('#t-expires-in', 'never');
+		await page.fill('#t-description', 'forever');
+		await submit(page, '#create-token button[type=submit]');
+		const forever = await page.inputValue('#token-secret').catch(() => '');
+		const t3 = await api('GET', `/api/v1/users/alice/tokens/${page.url().split('/').pop()}`, adm0);
+		ok(t3.code === 200 && !t3.json.spec.expiresAt, 'a token made to last has no expiry', JSON.stringify(t3.json?.spec));
 
 		// log in as alice (a user the admin made must change the initial password first)
 		const actx = await browser.newContext();
 		const ap = await actx.newPage();
 		await login(ap, 'alice', ALICEPW);
+		let alicePw = ALICEPW;
 		if (new URL(ap.url()).pathname === '/password') {
+			alicePw = ALICEPW2;
 			await ap.fill('#currentPassword', ALICEPW);
 			await ap.fill('#newPassword', ALICEPW2);
 			await ap.fill('#confirmPassword', ALICEPW2);
@@ -207,7 +287,7 @@ async function main() {
 			'deleting a backup first names it and its file', await page.textContent('main'));
 		await audit(page, 'delete-backup');
 		await page.goto(`${BASE}/users/alice/delete`);
-		ok(/Delete the user alice\?/.test(await page.textContent('main')) && /1 API token stops/.test(await page.textContent('main')),
+		ok(/Delete the user alice\?/.test(await page.textContent('main')) && /4 API tokens stop/.test(await page.textContent('main')),
 			'deleting a user first names it and its tokens', await page.textContent('main'));
 		await audit(page, 'delete-user');
 		await page.goto(`${BASE}/users/alice/tokens/${tokId}/revoke`);
@@ -227,6 +307,34 @@ async function main() {
 		await page.selectOption('#u-role', 'view');
 		await submit(page, '#change-role button[type=submit]');
 		ok(page.url().endsWith('/users/alice?toast=role') && /Role view/.test(await page.textContent('main')), 'alice\'s role is changed to view', page.url());
+		// disabling: refused for the last admin beside the control; alice disabled, then enabled
+		await page.goto(`${BASE}/users/admin`);
+		await submit(page, '#toggle-disabled button[type=submit]');
+		const lastErr = await page.textContent('#u-disabled-error');
+		ok(/last admin cannot be disabled/.test(lastErr), 'disabling the last admin shows the API\'s refusal beside the control', lastErr);
+		await audit(page, 'user-disable-refused');
+		const admOk = await api('POST', '/api/v1/auth/login', null, { username: 'admin', password: NEWPW });
+		ok(admOk.code === 200, 'and the admin can still log in');
+		const before = await api('POST', '/api/v1/auth/login', null, { username: 'alice', password: alicePw });
+		const tokBefore = await api('GET', '/api/v1/auth/whoami', forever);
+		ok(before.code === 200 && tokBefore.code === 200, `alice can log in and use her token before she is disabled (${before.code}, ${tokBefore.code})`);
+		await page.goto(`${BASE}/users/alice`);
+		await submit(page, '#toggle-disabled button[type=submit]');
+		ok(page.url().endsWith('/users/alice?toast=disabled') && /User disabled/.test(await page.textContent('[role=status]')) && /alice is disabled/.test(await page.textContent('#u-state')),
+			'alice is disabled through the control (toast, state)', page.url());
+		await audit(page, 'user-disabled');
+		const refused = await api('POST', '/api/v1/auth/login', null, { username: 'alice', password: alicePw });
+		const tokRefused = await api('GET', '/api/v1/auth/whoami', forever);
+		ok(refused.code === 401 && tokRefused.code === 401, `a disabled user can neither log in nor use a token (${refused.code}, ${tokRefused.code})`);
+		await page.goto(`${BASE}/users`);
+		const accessOf = async (u) => (await page.locator('#users tbody tr', { hasText: u }).locator('td.user-access').textContent()).trim();
+		ok(await accessOf('alice') === 'disabled' && await accessOf('admin') === 'enabled', 'the users list shows alice disabled, admin enabled');
+		await audit(page, 'users-with-disabled');
+		await page.goto(`${BASE}/users/alice`);
+		await submit(page, '#toggle-disabled button[type=submit]');
+		ok(page.url().endsWith('/users/alice?toast=enabled') && /alice is enabled/.test(await page.textContent('#u-state')), 'and enabled again', page.url());
+		const back = await api('POST', '/api/v1/auth/login', null, { username: 'alice', password: alicePw });
+		ok(back.code === 200, 'then alice logs in again', back.code);
 		await page.goto(`${BASE}/users/alice/delete`);
 		await submit(page, '#confirm button[type=submit]');
 		ok(page.url().endsWith('/users?toast=deleted') && !/alice/.test(await page.textContent('#users')), 'alice is deleted through the confirmation', page.url());
@@ -268,9 +376,58 @@ async function main() {
 		const forged = await post('/users', `name=mallory&role=admin&password=mallory-pw-1&csrf=${csrf}`);
 		ok(forged === 403, 'with the right token the API still refuses the view user (403)', forged);
 		ok(await post('/backups', `csrf=${csrf}`) === 403, 'and so it does a backup (403)');
+		ok(await post('/users/admin/disabled', `disabled=true&csrf=${csrf}`) === 403, 'and disabling a user (403)');
 		const users = await api('GET', '/api/v1/users', adm.json.token);
 		ok(!users.json.items.some((u) => u.metadata.name === 'mallory'), 'no user was created by the forged posts');
 		await vctx.close();
+
+		// every daemon-wide page behind a Home Assistant style ingress: URLs under the prefix,
+		// framing allowed; a token and a backup made through the forms via the proxy
+		const proxy = await ingressProxy(BASE);
+		const IBASE = `http://127.0.0.1:${proxy.address().port}${PREFIX}`;
+		const ictx = await browser.newContext({ acceptDownloads: true });
+		const ip = await ictx.newPage();
+		ip.on('console', (m) => { if (/Content Security Policy/.test(m.text())) console.error(m.text()); });
+		await ip.goto(IBASE + '/login');
+		await ip.fill('#username', 'admin');
+		await ip.fill('#password', NEWPW);
+		await submit(ip, 'main button[type=submit]');
+		ok(new URL(ip.url()).pathname === PREFIX + '/', 'ingress: the admin logs in through the proxy', ip.url());
+		await ip.goto(`${IBASE}/users/viewer`);
+		await ip.fill('#t-description', 'through ingress');
+		await ip.selectOption('#t-expires-in', '7d');
+		await submit(ip, '#create-token button[type=submit]');
+		const isecret = await ip.inputValue('#token-secret').catch(() => '');
+		ok(new URL(ip.url()).pathname.startsWith(`${PREFIX}/users/viewer/tokens/tok-`) && /^rzt_/.test(isecret), 'ingress: a token is created, its page under the prefix with its secret', ip.url());
+		const itok = new URL(ip.url()).pathname.split('/').pop();
+		await audit(ip, 'token-secret-ingress');
+		await ip.goto(`${IBASE}/backups`);
+		await ip.fill('#b-name', 'ingress-backup');
+		await submit(ip, '#create-backup button[type=submit]');
+		ok(ip.url() === `${IBASE}/backups?toast=backup`, 'ingress: a backup is created, redirected under the prefix', ip.url());
+		await audit(ip, 'backups-ingress');
+		const ibad = [];
+		const ipages = ['/providers', '/users', '/users/admin', '/users/viewer', `/users/viewer/tokens/${itok}`, `/users/viewer/tokens/${itok}/revoke`,
+			'/users/viewer/delete', '/audit', '/audit?limit=2', '/audit?limit=2&user=admin&outcome=success', '/backups', '/backups/web-backup/delete'];
+		for (const p of ipages) {
+			const r = await ip.goto(IBASE + p);
+			const h = r.headers();
+			if (r.status() !== 200) ibad.push(`${p}: HTTP ${r.status()}`);
+			if (/frame-ancestors/.test(h['content-security-policy'] || '') || h['x-frame-options']) ibad.push(`${p}: framing refused (${h['content-security-policy']}, ${h['x-frame-options']})`);
+			for (const u of await urls(ip)) {
+				if (!u.startsWith(PREFIX + '/')) ibad.push(`${p}: ${u}`);
+			}
+		}
+		ok(ibad.length === 0, `ingress: on the ${ipages.length} daemon-wide pages every link, form and asset URL carries the prefix, and framing is allowed`, ibad.slice(0, 10).join('\n'));
+		await ip.goto(`${IBASE}/audit?limit=2`);
+		await ip.click('a[rel=next]');
+		await ip.waitForURL(/continue=/);
+		ok(new URL(ip.url()).pathname === `${PREFIX}/audit`, 'ingress: the audit log\'s next page stays under the prefix', ip.url());
+		await ip.goto(`${IBASE}/backups`);
+		const [idl] = await Promise.all([ip.waitForEvent('download'), ip.click(`a[href="${PREFIX}/backups/web-backup/manifest"]`)]);
+		ok(idl.suggestedFilename() === 'web-backup.manifest.json', 'ingress: a manifest downloads through the proxy', idl.suggestedFilename());
+		await ictx.close();
+		proxy.close();
 		await ctx.close();
 	} finally {
 		await browser.close();

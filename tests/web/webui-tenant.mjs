@@ -4,6 +4,7 @@
 // "not ok - ..." and "# ..." lines; exits non-zero when something could not run at all.
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 
 const require = createRequire(path.join(process.env.NODE_PATH, 'x.js'));
@@ -14,6 +15,7 @@ const BASE = process.env.WEBUI_URL;
 const SHOTS = process.env.WEBUI_SHOTS;
 const NEWPW = 'webui-admin-pw-2';
 const T = 'tw1';
+const PREFIX = '/api/hassio_ingress/Tn7-q';
 let failures = 0;
 
 function ok(cond, desc, detail) {
@@ -77,6 +79,39 @@ async function login(page, user, pw) {
 
 const submit = (page, sel) => Promise.all([page.waitForNavigation(), page.click(sel)]);
 
+// Home Assistant's ingress in small (as webui.mjs): strips the prefix, adds X-Ingress-Path.
+function ingressProxy(target) {
+	const t = new URL(target);
+	const srv = http.createServer((req, res) => {
+		if (!req.url.startsWith(PREFIX + '/') && req.url !== PREFIX) {
+			res.writeHead(404).end('not under the ingress prefix');
+			return;
+		}
+		const headers = { ...req.headers, 'x-ingress-path': PREFIX, host: t.host };
+		const up = http.request({ host: t.hostname, port: t.port, method: req.method,
+			path: req.url.slice(PREFIX.length) || '/', headers }, (ur) => {
+			res.writeHead(ur.statusCode, ur.headers);
+			ur.pipe(res);
+		});
+		up.on('error', () => res.destroy());
+		req.pipe(up);
+		res.on('close', () => up.destroy());
+	});
+	return new Promise((resolve) => srv.listen(0, '127.0.0.1', () => resolve(srv)));
+}
+
+// Every URL the page names (links, forms, scripts, styles, SSE).
+const urls = (page) => page.evaluate(() => {
+	const out = [];
+	for (const el of document.querySelectorAll('[href],[src],[action],[sse-connect]')) {
+		for (const a of ['href', 'src', 'action', 'sse-connect']) {
+			const v = el.getAttribute(a);
+			if (v !== null && !v.startsWith('#')) out.push(v);
+		}
+	}
+	return out;
+});
+
 async function main() {
 	const browser = await chromium.launch({ executablePath: process.env.WEBUI_CHROMIUM, args: ['--headless', '--no-sandbox'] });
 	const result = {};
@@ -133,6 +168,31 @@ async function main() {
 			'edited to target workers only: the control plane\'s effective patch is empty, the workers\' has it');
 		const stored = await api('GET', `/api/v1/tenants/${T}/configpatches/tuning`, tok);
 		ok(stored.json?.spec?.targetRole === 'worker' && /extraArgs/.test(stored.json?.spec?.patch), 'the API holds the edited patch', JSON.stringify(stored.json?.spec));
+
+		// the effective patch: the ordered list Talos applies, with the node groups a patch is limited to
+		const ng = await api('POST', `/api/v1/tenants/${T}/configpatches`, tok, { apiVersion: 'rezuscloud.io/v1', kind: 'ConfigPatch', metadata: { name: 'zz-workers-only' },
+			spec: { targetRole: 'worker', nodeGroups: ['workers'], patch: 'machine:\n  kubelet:\n    extraArgs:\n      v: "3"\n' } });
+		ok(ng.code === 201, 'a patch limited to the node group workers is made through the API', JSON.stringify(ng.json));
+		await page.goto(`${BASE}/tenants/${T}/configpatches/tuning`);
+		const order = await page.locator('#effective-worker-order li').allTextContents();
+		ok(order.length === 2 && /^tuning .*every node group/.test(order[0].trim()) && /^zz-workers-only .*only on the node groups workers/.test(order[1].trim()),
+			'the workers\' effective patch lists both patches in the order they apply, the second limited to the node group workers', order.join(' | '));
+		ok(/not one merged document[\s\S]*ordered list of patches[\s\S]*Talos applies one after another in that order/.test(await page.textContent('#effective-note')),
+			'the page says the effective patch is the ordered list Talos applies in that order, not one merged document');
+		ok(/# tuning[\s\S]*---\n# zz-workers-only/.test(await eff('worker')), 'and its YAML stream has them in that order');
+		await audit(page, 'configpatch-effective-nodegroups');
+		// deleting a patch: a confirmation naming the machines that lose it
+		await page.goto(`${BASE}/tenants/${T}/configpatches/zz-workers-only`);
+		await submit(page, '#delete-patch');
+		const conf = await page.textContent('main');
+		ok(/Delete the config patch zz-workers-only\?/.test(conf) && /lose it: the worker machines of the node groups workers/.test(conf),
+			'deleting a patch first names it, its role and the node groups that lose it', conf.replace(/\s+/g, ' ').slice(0, 400));
+		await audit(page, 'delete-configpatch');
+		await submit(page, '#confirm-delete-patch button[type=submit]');
+		ok(page.url().endsWith(`/tenants/${T}/configpatches?toast=patchdeleted`) && /Config patch deleted/.test(await page.textContent('[role=status]')),
+			'the patch is deleted through the confirmation (toast)', page.url());
+		ok((await api('GET', `/api/v1/tenants/${T}/configpatches/zz-workers-only`, tok)).code === 404 && !/zz-workers-only/.test(await page.textContent('main')),
+			'and it is gone from the API and from the list');
 
 		mark('patches done');
 		// 2. upgrades: a dry run, then the upgrade with live progress
@@ -258,6 +318,12 @@ async function main() {
 			const forced = await up.evaluate(async (b) => (await fetch(b.url, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'csrf=' + b.csrf })).status,
 				{ url: `/tenants/${T}/state/1/rollback`, csrf });
 			ok(forced === 403, `a ${role} user's rollback post is refused by the API (${forced})`);
+			if (role === 'edit') {
+				await up.goto(`${BASE}/tenants/${T}/configpatches/tuning`);
+				const hasLink = await up.locator('#delete-patch').count();
+				await up.goto(`${BASE}/tenants/${T}/configpatches/tuning/delete`);
+				ok(hasLink === 1 && await up.locator('#confirm-delete-patch').count() === 1, 'an edit user is offered a patch\'s deletion');
+			}
 			if (role === 'view') {
 				const r3 = await up.goto(`${BASE}/tenants/${T}/credentials/kubeconfig`);
 				ok(r3.status() === 403 && !/kind: Config/.test(await up.content()), `a view user gets no kubeconfig (${r3.status()})`);
@@ -266,6 +332,13 @@ async function main() {
 				await up.goto(`${BASE}/tenants/${T}/configpatches`);
 				ok(await up.locator('form[method=post]:not([action$="/logout"])').count() === 0, 'nor a patch editor');
 				await audit(up, 'configpatches-view');
+				const dr = await up.goto(`${BASE}/tenants/${T}/configpatches/tuning/delete`);
+				ok(dr.status() === 200 && await up.locator('form[method=post]:not([action$="/logout"])').count() === 0 && await up.locator('#delete-patch').count() === 0,
+					`a view user sees no control to delete a patch (${dr.status()})`);
+				const fdel = await up.evaluate(async (b) => (await fetch(b.url, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'csrf=' + b.csrf })).status,
+					{ url: `/tenants/${T}/configpatches/tuning/delete`, csrf });
+				ok(fdel === 403 && (await api('GET', `/api/v1/tenants/${T}/configpatches/tuning`, tok)).code === 200,
+					`a view user's forged delete post is refused by the API (${fdel}) and the patch stays`);
 				await up.goto(`${BASE}/tenants/${T}/upgrades`);
 				ok(await up.locator('form[method=post]:not([action$="/logout"])').count() === 0, 'nor an upgrade form');
 			}
@@ -273,6 +346,51 @@ async function main() {
 		}
 
 		mark('roles done');
+		// every page of the tabs behind a Home Assistant style ingress: URLs under the prefix,
+		// framing allowed; a dry run (live) and a patch saved through the proxy
+		const proxy = await ingressProxy(BASE);
+		const IBASE = `http://127.0.0.1:${proxy.address().port}${PREFIX}`;
+		const ictx = await browser.newContext({ acceptDownloads: true });
+		const ip = await ictx.newPage();
+		ip.on('console', (m) => { if (/Content Security Policy/.test(m.text())) console.error(m.text()); });
+		await ip.goto(IBASE + '/');
+		await ip.fill('#username', 'admin');
+		await ip.fill('#password', NEWPW);
+		await submit(ip, 'main button[type=submit]');
+		ok(new URL(ip.url()).pathname === PREFIX + '/', 'ingress: the admin logs in through the proxy', ip.url());
+		await ip.goto(`${IBASE}/tenants/${T}/upgrades`);
+		await ip.selectOption('#up-component', 'talos');
+		await ip.fill('#up-target', '1.12.1');
+		await submit(ip, '#upgrade-form button[type=submit]');
+		ok(ip.url().startsWith(`${IBASE}/tenants/${T}/upgrades/upgrade-`) && ip.url().endsWith('?toast=created'), 'ingress: a dry run is created, redirected under the prefix', ip.url());
+		const iup = new URL(ip.url()).pathname.slice(PREFIX.length);
+		const ilive = await ip.waitForFunction(() => /Succeeded/.test(document.querySelector('#upgrade-phase')?.textContent || ''), null, { timeout: 15000 }).then(() => true, () => false);
+		ok(ilive, 'ingress: its result arrives live through the proxy (SSE under the prefix)', await ip.textContent('#upgrade-live').catch(() => ''));
+		await audit(ip, 'upgrade-dry-run-ingress');
+		await ip.goto(`${IBASE}/tenants/${T}/configpatches/tuning`);
+		await submit(ip, '#patch-editor button[type=submit]');
+		ok(ip.url() === `${IBASE}/tenants/${T}/configpatches/tuning?toast=saved`, 'ingress: a patch is saved, redirected under the prefix', ip.url());
+		await audit(ip, 'configpatch-edit-ingress');
+		const sv = (await api('GET', `/api/v1/tenants/${T}/state`, tok)).json.items.at(-1).version;
+		const ibad = [];
+		const ipages = ['/configpatches', '/configpatches/tuning', '/configpatches/tuning/delete', '/upgrades', iup.replace(`/tenants/${T}`, ''),
+			'/state', `/state/${sv}/rollback`, '/credentials', '/delete'];
+		for (const p of ipages) {
+			const r = await ip.goto(`${IBASE}/tenants/${T}${p}`);
+			const h = r.headers();
+			if (r.status() !== 200) ibad.push(`${p}: HTTP ${r.status()}`);
+			if (/frame-ancestors/.test(h['content-security-policy'] || '') || h['x-frame-options']) ibad.push(`${p}: framing refused (${h['content-security-policy']}, ${h['x-frame-options']})`);
+			for (const u of await urls(ip)) {
+				if (!u.startsWith(PREFIX + '/')) ibad.push(`${p}: ${u}`);
+			}
+		}
+		ok(ibad.length === 0, `ingress: on the ${ipages.length} tab pages every link, form, asset and SSE URL carries the prefix, and framing is allowed`, ibad.slice(0, 10).join('\n'));
+		const [idl] = await Promise.all([ip.waitForEvent('download'), ip.goto(`${IBASE}/tenants/${T}/credentials`).then(() => ip.click('#download-kubeconfig'))]);
+		ok(/^apiVersion: v1\nkind: Config\n/.test(fs.readFileSync(await idl.path(), 'utf8')), 'ingress: the kubeconfig downloads through the proxy');
+		await ictx.close();
+		proxy.close();
+		ok(await until(30, idle), 'the runs after the ingress pass end');
+		mark('ingress done');
 		// 5. deleting the tenant through its confirmation
 		await page.goto(`${BASE}/tenants/${T}`);
 		await submit(page, '#delete-tenant');
