@@ -301,6 +301,9 @@ static void poke(rz_engine_t *e, const char *tenant, int64_t delay_ms, const cha
 	}
 	if (t->debounce == NULL) {
 		t->debounce = evtimer_new(e->base, on_debounce, t);
+	} else if (strcmp(trigger, "resync") == 0 && evtimer_pending(t->debounce, NULL)) {
+		return; /* a resync never pushes back a change waiting out its debounce: with
+		         * tofu.resync shorter than tofu.debounce the change would never run */
 	}
 	if (t->debounce != NULL) {
 		evtimer_add(t->debounce, &tv);

@@ -379,19 +379,56 @@ static int record(rz_db_t *db, const rz_migration_t *m, char *why)
 	return src;
 }
 
-/* Apply one migration and its schema_migrations row in one transaction. */
+/* SQLITE_CONSTRAINT with why filled when PRAGMA foreign_key_check finds a row whose parent
+ * is missing, else SQLITE_OK (or the error running it). */
+static int foreign_keys_hold(rz_db_t *db, char *why)
+{
+	sqlite3_stmt *st = NULL;
+	int src = sqlite3_prepare_v2(db->conn, "PRAGMA foreign_key_check", -1, &st, NULL);
+
+	if (src == SQLITE_OK) {
+		src = sqlite3_step(st);
+		if (src == SQLITE_ROW) {
+			snprintf(why, WHY_MAX, "a row of %s lost its parent in %s",
+			         (const char *)sqlite3_column_text(st, 0),
+			         (const char *)sqlite3_column_text(st, 2));
+			src = SQLITE_CONSTRAINT;
+		} else if (src == SQLITE_DONE) {
+			src = SQLITE_OK;
+		}
+	}
+	if (src != SQLITE_OK && why[0] == '\0') {
+		snprintf(why, WHY_MAX, "%s", sqlite3_errmsg(db->conn));
+	}
+	sqlite3_finalize(st);
+	return src;
+}
+
+/* Apply one migration and its schema_migrations row in one transaction. One that rebuilds a
+ * table others refer to runs with foreign keys off (dropping the old table would otherwise
+ * cascade into its children), and must leave every reference whole: checked before the
+ * commit (SQLite's procedure for changing a table's schema). */
 static int apply_one(rz_db_t *db, const rz_migration_t *m, rz_err_t *err)
 {
 	char why[WHY_MAX] = "";
 	char *emsg = NULL;
-	int src = run_cached(db, "BEGIN IMMEDIATE", why);
+	int src = SQLITE_OK;
 
+	if (m->without_foreign_keys) {
+		src = sqlite3_exec(db->conn, "PRAGMA foreign_keys = OFF", NULL, NULL, NULL);
+	}
+	if (src == SQLITE_OK) {
+		src = run_cached(db, "BEGIN IMMEDIATE", why);
+	}
 	if (src == SQLITE_OK) {
 		src = sqlite3_exec(db->conn, m->sql, NULL, NULL, &emsg);
 		if (src != SQLITE_OK) {
 			snprintf(why, WHY_MAX, "%s", emsg != NULL ? emsg : sqlite3_errstr(src));
 			sqlite3_free(emsg);
 		}
+	}
+	if (src == SQLITE_OK && m->without_foreign_keys) {
+		src = foreign_keys_hold(db, why);
 	}
 	if (src == SQLITE_OK) {
 		src = record(db, m, why);
@@ -404,6 +441,14 @@ static int apply_one(rz_db_t *db, const rz_migration_t *m, rz_err_t *err)
 		if (!sqlite3_get_autocommit(db->conn)) {
 			run_cached(db, "ROLLBACK", ignored);
 		}
+	}
+	if (m->without_foreign_keys &&
+	    sqlite3_exec(db->conn, "PRAGMA foreign_keys = ON", NULL, NULL, NULL) != SQLITE_OK &&
+	    src == SQLITE_OK) {
+		snprintf(why, WHY_MAX, "foreign keys could not be turned on again");
+		src = SQLITE_ERROR;
+	}
+	if (src != SQLITE_OK) {
 		return rz_err_set(err, code_of(src), "migration %d (%s) failed: %s", m->version,
 		                  m->name, why);
 	}

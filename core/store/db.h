@@ -25,6 +25,9 @@ typedef struct rz_migration {
 	int version;      /* 1, 2, 3, ... without gaps */
 	const char *name; /* short description, e.g. "meta table" */
 	const char *sql;  /* one or more statements */
+	/* It rebuilds a table others refer to: run with foreign keys off, every reference
+	 * checked (PRAGMA foreign_key_check) before its commit. */
+	bool without_foreign_keys;
 } rz_migration_t;
 
 /* The product's migrations (core/store/schema.c). Borrowed — static. */

@@ -308,7 +308,9 @@ START_TEST(test_newer_schema_refused)
 	char *path;
 
 	memcpy(more, product, n * sizeof(*more));
-	more[n] = (rz_migration_t){ (int)n + 1, "from the future", "CREATE TABLE future (x);" };
+	more[n] = (rz_migration_t){ .version = (int)n + 1,
+		                    .name = "from the future",
+		                    .sql = "CREATE TABLE future (x);" };
 	ck_assert_int_eq(rz_db_open_with(&db, db_path, more, n + 1, -1, &err), 0);
 	rz_db_close(db);
 	path = make("backup-f", false, NULL);

@@ -45,21 +45,27 @@ static void teardown(void)
 
 /* A synthetic schema: each step leaves data that the next steps must keep. */
 static const rz_migration_t three[] = {
-	{ 1, "t1",
-	  "CREATE TABLE t1 (id INTEGER PRIMARY KEY, v TEXT NOT NULL);\n"
-	  "INSERT INTO t1 (v) VALUES ('from step 1');\n" },
-	{ 2, "t2",
-	  "CREATE TABLE t2 (id INTEGER PRIMARY KEY,\n"
-	  "                 t1_id INTEGER NOT NULL REFERENCES t1 (id));\n"
-	  "INSERT INTO t2 (t1_id) VALUES (1);\n" },
-	{ 3, "t1.w", "ALTER TABLE t1 ADD COLUMN w TEXT NOT NULL DEFAULT 'from step 3';\n" },
+	{ .version = 1,
+	  .name = "t1",
+	  .sql = "CREATE TABLE t1 (id INTEGER PRIMARY KEY, v TEXT NOT NULL);\n"
+	         "INSERT INTO t1 (v) VALUES ('from step 1');\n" },
+	{ .version = 2,
+	  .name = "t2",
+	  .sql = "CREATE TABLE t2 (id INTEGER PRIMARY KEY,\n"
+	         "                 t1_id INTEGER NOT NULL REFERENCES t1 (id));\n"
+	         "INSERT INTO t2 (t1_id) VALUES (1);\n" },
+	{ .version = 3,
+	  .name = "t1.w",
+	  .sql = "ALTER TABLE t1 ADD COLUMN w TEXT NOT NULL DEFAULT 'from step 3';\n" },
 };
 
 /* Step 2 creates a table and then fails: the table must not survive. */
 static const rz_migration_t broken[] = {
-	{ 1, "t1", "CREATE TABLE t1 (id INTEGER PRIMARY KEY);" },
-	{ 2, "bad", "CREATE TABLE t2 (x INTEGER);\nINSERT INTO nosuch VALUES (1);" },
-	{ 3, "t3", "CREATE TABLE t3 (x INTEGER);" },
+	{ .version = 1, .name = "t1", .sql = "CREATE TABLE t1 (id INTEGER PRIMARY KEY);" },
+	{ .version = 2,
+	  .name = "bad",
+	  .sql = "CREATE TABLE t2 (x INTEGER);\nINSERT INTO nosuch VALUES (1);" },
+	{ .version = 3, .name = "t3", .sql = "CREATE TABLE t3 (x INTEGER);" },
 };
 
 static rz_db_t *open_ok(const rz_migration_t *m, size_t n, int max)
@@ -289,7 +295,7 @@ END_TEST
 START_TEST(test_failing_first_step_leaves_version_zero)
 {
 	static const rz_migration_t bad[] = {
-		{ 1, "half", "CREATE TABLE half (x INTEGER); SELEC 1;" },
+		{ .version = 1, .name = "half", .sql = "CREATE TABLE half (x INTEGER); SELEC 1;" },
 	};
 	rz_err_t err = { 0 };
 	rz_db_t *db = NULL;
@@ -342,7 +348,9 @@ START_TEST(test_newer_schema_refused_by_product)
 
 	ck_assert_ptr_nonnull(future);
 	memcpy(future, m, n * sizeof(*future));
-	future[n] = (rz_migration_t){ (int)n + 1, "future", "CREATE TABLE future (x INTEGER);" };
+	future[n] = (rz_migration_t){ .version = (int)n + 1,
+		                      .name = "future",
+		                      .sql = "CREATE TABLE future (x INTEGER);" };
 	db = open_ok(future, n + 1, -1);
 	rz_db_close(db);
 
@@ -357,6 +365,44 @@ START_TEST(test_newer_schema_refused_by_product)
 	ck_assert_str_eq(err.msg, want);
 	free(want);
 	free(future);
+}
+END_TEST
+
+/* Migration 12 rebuilds objects as a rowid table: every object and every row that refers to
+ * one stays, and the references still cascade. */
+START_TEST(test_objects_rebuilt_keep_their_children)
+{
+	rz_db_t *db = open_ok(rz_db_migrations(NULL), 11, 11);
+	rz_err_t err = { 0 };
+
+	exec_ok(db, "INSERT INTO objects (kind, tenant, name, uid, rv, doc) VALUES "
+	            "('Tenant', '', 'a', 'u-a', 1, '{\"kind\":\"Tenant\"}'), "
+	            "('Tenant', '', 'b', 'u-b', 2, '{\"kind\":\"Tenant\"}'), "
+	            "('NodeGroup', 'a', 'w', 'u-w', 3, '{\"kind\":\"NodeGroup\"}')");
+	exec_ok(db, "INSERT INTO tfstate_versions (tenant, version, md5, time, run, size, blob) "
+	            "VALUES ('a', 1, 'x', 't', 'r', 1, x'00'), ('b', 1, 'x', 't', 'r', 1, x'00')");
+	rz_db_close(db);
+	db = NULL;
+	ck_assert_msg(rz_db_open(&db, path, &err) == 0, "%s", err.msg);
+	ck_assert_int_ge(rz_db_schema_version(db), 12);
+	ck_assert_int_eq(query_int(db, "SELECT count(*) FROM objects", NULL), 3);
+	ck_assert_int_eq(query_int(db, "SELECT count(*) FROM tfstate_versions", NULL), 2);
+	ck_assert_int_eq(query_int(db,
+	                           "SELECT count(*) FROM sqlite_schema WHERE name = 'objects' AND "
+	                           "sql LIKE '%WITHOUT ROWID%'",
+	                           NULL),
+	                 0);
+	ck_assert_int_eq(query_int(db, "SELECT count(*) FROM pragma_foreign_key_check", NULL), 0);
+	ck_assert_int_eq(query_int(db, "PRAGMA foreign_keys", NULL), 1);
+	/* the key is still unique, and a tenant's deletion still takes its state with it */
+	ck_assert_int_ne(rz_db_exec(db,
+	                            "INSERT INTO objects (kind, tenant, name, uid, rv, doc) "
+	                            "VALUES ('Tenant', '', 'a', 'u-other', 4, '{}')",
+	                            &err),
+	                 0);
+	exec_ok(db, "DELETE FROM objects WHERE kind = 'Tenant' AND name = 'a'");
+	ck_assert_int_eq(query_int(db, "SELECT count(*) FROM tfstate_versions", NULL), 1);
+	rz_db_close(db);
 }
 END_TEST
 
@@ -385,11 +431,11 @@ END_TEST
 START_TEST(test_invalid_migration_list)
 {
 	static const rz_migration_t gap[] = {
-		{ 1, "a", "CREATE TABLE a (x INTEGER);" },
-		{ 3, "c", "CREATE TABLE c (x INTEGER);" },
+		{ .version = 1, .name = "a", .sql = "CREATE TABLE a (x INTEGER);" },
+		{ .version = 3, .name = "c", .sql = "CREATE TABLE c (x INTEGER);" },
 	};
 	static const rz_migration_t noname[] = {
-		{ 1, NULL, "CREATE TABLE a (x INTEGER);" },
+		{ .version = 1, .name = NULL, .sql = "CREATE TABLE a (x INTEGER);" },
 	};
 	rz_err_t err = { 0 };
 	rz_db_t *db = NULL;
@@ -1211,6 +1257,7 @@ static Suite *db_suite(void)
 	tcase_add_test(mig, test_newer_schema_refused);
 	tcase_add_test(mig, test_newer_schema_refused_by_product);
 	tcase_add_loop_test(mig, test_product_from_each_version, 0, (int)n);
+	tcase_add_test(mig, test_objects_rebuilt_keep_their_children);
 	tcase_add_test(mig, test_invalid_migration_list);
 	tcase_add_test(mig, test_open_failure);
 	suite_add_tcase(s, mig);
