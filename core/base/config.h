@@ -136,7 +136,7 @@ typedef struct rz_config {
 	int64_t runners_heartbeat_timeout_ms; /* a Runner without a heartbeat this long: Lost */
 
 	/* runner: what `rezuscloud runner` reads */
-	char *runner_name; /* "": the host name */
+	char *runner_name;    /* "": the host name */
 	char **runner_labels; /* NULL-terminated key=value */
 	int runner_concurrency;
 	int64_t runner_heartbeat_ms;

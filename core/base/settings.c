@@ -169,8 +169,7 @@ static int verify_tls_hosts(const struct rz__setting *s, const rz_config_t *cfg,
 }
 
 /* A duration between 1 s and 1 h (runners.heartbeat_timeout, runner.heartbeat). */
-static int verify_second_to_hour(const struct rz__setting *s, const rz_config_t *cfg,
-                                 rz_err_t *err)
+static int verify_second_to_hour(const struct rz__setting *s, const rz_config_t *cfg, rz_err_t *err)
 {
 	int64_t v = *FIELD(cfg, s, int64_t);
 
@@ -190,7 +189,8 @@ static int verify_nats(const char *section, const char *url, const char *user,
 	if (!set(url)) {
 		if (set(user) || set(password_file) || set(token_file) || set(ca_file)) {
 			return rz_err_set(err, REZUS_ECONFIG,
-			                  "%s.nats_url: NATS credentials are set but no URL", section);
+			                  "%s.nats_url: NATS credentials are set but no URL",
+			                  section);
 		}
 		return 0;
 	}
@@ -207,22 +207,20 @@ static int verify_nats(const char *section, const char *url, const char *user,
 		                  section, url);
 	}
 	if (set(user) != set(password_file)) {
-		return rz_err_set(err, REZUS_ECONFIG,
-		                  "%s.%s: %s.nats_user and %s.nats_password_file go together",
-		                  section, set(user) ? "nats_password_file" : "nats_user",
-		                  section, section);
+		return rz_err_set(
+		    err, REZUS_ECONFIG, "%s.%s: %s.nats_user and %s.nats_password_file go together",
+		    section, set(user) ? "nats_password_file" : "nats_user", section, section);
 	}
 	if (set(user) && set(token_file)) {
-		return rz_err_set(err, REZUS_ECONFIG,
-		                  "%s.nats_token_file: use a user and password or a token, not both",
-		                  section);
+		return rz_err_set(
+		    err, REZUS_ECONFIG,
+		    "%s.nats_token_file: use a user and password or a token, not both", section);
 	}
 	return 0;
 #endif
 }
 
-static int verify_runners_nats(const struct rz__setting *s, const rz_config_t *cfg,
-                               rz_err_t *err)
+static int verify_runners_nats(const struct rz__setting *s, const rz_config_t *cfg, rz_err_t *err)
 {
 	(void)s;
 	return verify_nats("runners", cfg->runners_nats_url, cfg->runners_nats_user,
@@ -230,8 +228,7 @@ static int verify_runners_nats(const struct rz__setting *s, const rz_config_t *c
 	                   cfg->runners_nats_ca_file, err);
 }
 
-static int verify_runner_nats(const struct rz__setting *s, const rz_config_t *cfg,
-                              rz_err_t *err)
+static int verify_runner_nats(const struct rz__setting *s, const rz_config_t *cfg, rz_err_t *err)
 {
 	(void)s;
 	return verify_nats("runner", cfg->runner_nats_url, cfg->runner_nats_user,
@@ -639,7 +636,9 @@ const struct rz__setting rz__settings[] = {
 	  .def = "",
 	  .help = "read the WebUI's templates from this folder (web/templates of a source "
 	          "tree) at start instead of those built in; for development" },
-	{ .key = "runners", .kind = K_SECTION, .help = "remote runners over NATS (docs/runners.md)" },
+	{ .key = "runners",
+	  .kind = K_SECTION,
+	  .help = "remote runners over NATS (docs/runners.md)" },
 	{ .key = "runners.nats_url",
 	  .kind = K_STRING,
 	  .offset = AT(runners_nats_url),

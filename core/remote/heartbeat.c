@@ -57,8 +57,8 @@ static bool labels_valid(const json_t *labels, char *why, size_t why_size)
 			snprintf(why, why_size, "labels: key '%.64s': %s", key, msg);
 			return false;
 		}
-		if (!json_is_string(v) || !rz_format_label_value(json_string_value(v), msg,
-		                                                  sizeof(msg))) {
+		if (!json_is_string(v) ||
+		    !rz_format_label_value(json_string_value(v), msg, sizeof(msg))) {
 			snprintf(why, why_size, "labels.%.64s: %s", key,
 			         json_is_string(v) ? msg : "not a string");
 			return false;

@@ -38,8 +38,7 @@ void rz_nats_conf_runner(const rz_config_t *cfg, const char *name, rz_nats_conf_
 		                 .name = name };
 }
 
-int rz_nats_read_secret(const char *key, const char *path, char *buf, size_t size,
-                        rz_err_t *err)
+int rz_nats_read_secret(const char *key, const char *path, char *buf, size_t size, rz_err_t *err)
 {
 	struct stat st;
 	ssize_t n;
@@ -111,8 +110,7 @@ const char *rz_nats_error(natsStatus s)
 	return last != NULL && last[0] != '\0' ? last : natsStatus_GetText(s);
 }
 
-int rz_nats_options(natsOptions **out, const rz_nats_conf_t *c, int max_reconnect,
-                    rz_err_t *err)
+int rz_nats_options(natsOptions **out, const rz_nats_conf_t *c, int max_reconnect, rz_err_t *err)
 {
 	char secret[RZ_NATS_SECRET_MAX + 2], key[64];
 	natsOptions *o = NULL;
@@ -207,8 +205,9 @@ static int ensure_stream(jsCtx *js, const char *name, const char *subject,
 	sc.Discard = js_DiscardOld;
 	s = js_AddStream(&si, js, &sc, NULL, &jerr);
 	if (s != NATS_OK) {
-		return rz_err_set(err, -EIO, "NATS: cannot create stream %s: %s (JetStream error %d)",
-		                  name, rz_nats_error(s), (int)jerr);
+		return rz_err_set(err, -EIO,
+		                  "NATS: cannot create stream %s: %s (JetStream error %d)", name,
+		                  rz_nats_error(s), (int)jerr);
 	}
 	jsStreamInfo_Destroy(si);
 	rz_log_info("remote", "created NATS stream %s (%s)", name, subject);
@@ -228,9 +227,9 @@ int rz_nats_ensure_streams(natsConnection *nc, rz_err_t *err)
 	                   RZ_STREAM_JOBS_MAX_MSGS, RZ_STREAM_JOBS_MAX_BYTES,
 	                   RZ_STREAM_JOBS_MAX_AGE_S, err);
 	if (rc == 0) {
-		rc = ensure_stream(js, RZ_STREAM_EVENTS, RZ_STREAM_EVENTS_SUBJECTS,
-		                   js_LimitsPolicy, RZ_STREAM_EVENTS_MAX_MSGS,
-		                   RZ_STREAM_EVENTS_MAX_BYTES, RZ_STREAM_EVENTS_MAX_AGE_S, err);
+		rc = ensure_stream(js, RZ_STREAM_EVENTS, RZ_STREAM_EVENTS_SUBJECTS, js_LimitsPolicy,
+		                   RZ_STREAM_EVENTS_MAX_MSGS, RZ_STREAM_EVENTS_MAX_BYTES,
+		                   RZ_STREAM_EVENTS_MAX_AGE_S, err);
 	}
 	jsCtx_Destroy(js);
 	return rc;

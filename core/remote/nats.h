@@ -23,16 +23,16 @@
 #define RZ_NATS_CONNECT_TIMEOUT  2000      /* ms for one connect attempt */
 #define RZ_NATS_RUNNER_RECONNECT 300       /* the runner's attempts (about 5 min); then exit */
 
-#define RZ_STREAM_JOBS            "REZUS_JOBS"
-#define RZ_STREAM_JOBS_SUBJECTS   "rezus.jobs.>"
-#define RZ_STREAM_JOBS_MAX_MSGS   100000
-#define RZ_STREAM_JOBS_MAX_BYTES  (1024LL * 1024 * 1024) /* 1 GiB */
-#define RZ_STREAM_JOBS_MAX_AGE_S  (7LL * 24 * 3600)      /* 7 days */
-#define RZ_STREAM_EVENTS          "REZUS_EVENTS"
-#define RZ_STREAM_EVENTS_SUBJECTS "rezus.events.>"
-#define RZ_STREAM_EVENTS_MAX_MSGS 1000000
+#define RZ_STREAM_JOBS             "REZUS_JOBS"
+#define RZ_STREAM_JOBS_SUBJECTS    "rezus.jobs.>"
+#define RZ_STREAM_JOBS_MAX_MSGS    100000
+#define RZ_STREAM_JOBS_MAX_BYTES   (1024LL * 1024 * 1024) /* 1 GiB */
+#define RZ_STREAM_JOBS_MAX_AGE_S   (7LL * 24 * 3600)      /* 7 days */
+#define RZ_STREAM_EVENTS           "REZUS_EVENTS"
+#define RZ_STREAM_EVENTS_SUBJECTS  "rezus.events.>"
+#define RZ_STREAM_EVENTS_MAX_MSGS  1000000
 #define RZ_STREAM_EVENTS_MAX_BYTES (1024LL * 1024 * 1024) /* 1 GiB */
-#define RZ_STREAM_EVENTS_MAX_AGE_S (24LL * 3600)           /* 1 day */
+#define RZ_STREAM_EVENTS_MAX_AGE_S (24LL * 3600)          /* 1 day */
 
 /* Which settings a connection reads: the daemon's runners.* or the runner's runner.*. */
 typedef struct rz_nats_conf {
@@ -47,8 +47,7 @@ void rz_nats_conf_runner(const rz_config_t *cfg, const char *name, rz_nats_conf_
 /* The first line of a secret file into buf: refused when the file is not a regular file,
  * when its group or others have any access to it, when it is empty or longer than
  * RZ_NATS_SECRET_MAX. key names the setting in messages; the secret never does. */
-int rz_nats_read_secret(const char *key, const char *path, char *buf, size_t size,
-                        rz_err_t *err);
+int rz_nats_read_secret(const char *key, const char *path, char *buf, size_t size, rz_err_t *err);
 
 /* Read both secret files a configuration names, to find problems at start (and in
  * --check-config) rather than at the first connect. */
@@ -59,8 +58,7 @@ int rz_nats_check_secrets(const rz_nats_conf_t *c, rz_err_t *err);
 
 /* Options for c: servers, credentials, TLS, the client's name, timeouts and reconnect
  * (max_reconnect: attempts, -1 for ever). Caller owns *out (natsOptions_Destroy). */
-int rz_nats_options(natsOptions **out, const rz_nats_conf_t *c, int max_reconnect,
-                    rz_err_t *err);
+int rz_nats_options(natsOptions **out, const rz_nats_conf_t *c, int max_reconnect, rz_err_t *err);
 
 /* The text of a libnats status and its last error, for messages. */
 const char *rz_nats_error(natsStatus s);

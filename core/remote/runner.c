@@ -75,9 +75,8 @@ static bool dns_label(const char *s)
 {
 	size_t len = strlen(s);
 
-	return len > 0 && len <= 63 &&
-	       strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-") == len && s[0] != '-' &&
-	       s[len - 1] != '-';
+	return len > 0 && len <= 63 && strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-") == len &&
+	       s[0] != '-' && s[len - 1] != '-';
 }
 
 static int make_dir(const char *path, rz_err_t *err)
@@ -159,8 +158,7 @@ static int configure(struct runner *r, const char *path, const char *level, char
 		                "or tls://host:port)\n");
 		return 2;
 	}
-	snprintf(r->subject, sizeof(r->subject), RZ_SUBJECT_PREFIX "%s" RZ_SUBJECT_SUFFIX,
-	         r->name);
+	snprintf(r->subject, sizeof(r->subject), RZ_SUBJECT_PREFIX "%s" RZ_SUBJECT_SUFFIX, r->name);
 	return 0;
 }
 
@@ -169,10 +167,10 @@ static int configure(struct runner *r, const char *path, const char *level, char
 /* The heartbeat as JSON text (caller frees), or NULL. */
 static char *heartbeat(const struct runner *r, bool stopping)
 {
-	json_t *o = json_pack("{s:s, s:O, s:s, s:i, s:[], s:s, s:b}", "name", r->name, "labels",
-	                      r->labels, "version", rz_version(), "concurrency",
-	                      r->cfg.runner_concurrency, "running", "startedAt", r->started,
-	                      "stopping", stopping);
+	json_t *o =
+	    json_pack("{s:s, s:O, s:s, s:i, s:[], s:s, s:b}", "name", r->name, "labels", r->labels,
+	              "version", rz_version(), "concurrency", r->cfg.runner_concurrency, "running",
+	              "startedAt", r->started, "stopping", stopping);
 	char *text = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
 
 	json_decref(o);
@@ -276,12 +274,13 @@ static int run(struct runner *r, const sigset_t *set)
 		rz_log_info("runner", "stopped by signal %d before NATS answered", sig);
 		return 0;
 	}
-	rz_log_info("runner", "runner '%s' connected to NATS at %s; heartbeat every %lld ms", r->name,
-	            c.url, (long long)r->cfg.runner_heartbeat_ms);
+	rz_log_info("runner", "runner '%s' connected to NATS at %s; heartbeat every %lld ms",
+	            r->name, c.url, (long long)r->cfg.runner_heartbeat_ms);
 	while (sig == 0) {
 		if (natsConnection_Status(nc) == NATS_CONN_STATUS_CLOSED) {
-			rz_log_err("runner", "NATS connection closed for good after %d reconnect "
-			                     "attempts",
+			rz_log_err("runner",
+			           "NATS connection closed for good after %d reconnect "
+			           "attempts",
 			           RZ_NATS_RUNNER_RECONNECT);
 			natsConnection_Destroy(nc);
 			return 1;

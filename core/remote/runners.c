@@ -21,9 +21,9 @@ static const char *const phase_names[] = { "Ready", "Stopping", "Lost" };
 
 struct runner {
 	char name[64];
-	json_t *hb;            /* the last heartbeat, checked */
-	int64_t seen_ms;       /* when it came (the daemon's clock) */
-	int64_t written_ms;    /* when lastHeartbeat was last written */
+	json_t *hb;         /* the last heartbeat, checked */
+	int64_t seen_ms;    /* when it came (the daemon's clock) */
+	int64_t written_ms; /* when lastHeartbeat was last written */
 	enum phase phase;
 	bool in_store;
 };
@@ -57,14 +57,13 @@ static json_t *runner_object(const struct runner *x)
 	const json_t *hb = x->hb;
 
 	rz_clock_format(x->seen_ms, last, sizeof(last));
-	return json_pack("{s:s, s:s, s:{s:s}, s:{}, s:{s:O, s:O, s:O, s:O, s:O, s:s, s:s}}",
-	                 "apiVersion", RZ_API_VERSION, "kind", "Runner", "metadata", "name",
-	                 x->name, "spec", "status", "labels", json_object_get(hb, "labels"),
-	                 "version", json_object_get(hb, "version"), "concurrency",
-	                 json_object_get(hb, "concurrency"), "running",
-	                 json_object_get(hb, "running"), "startedAt",
-	                 json_object_get(hb, "startedAt"), "lastHeartbeat", last, "phase",
-	                 phase_names[x->phase]);
+	return json_pack(
+	    "{s:s, s:s, s:{s:s}, s:{}, s:{s:O, s:O, s:O, s:O, s:O, s:s, s:s}}", "apiVersion",
+	    RZ_API_VERSION, "kind", "Runner", "metadata", "name", x->name, "spec", "status",
+	    "labels", json_object_get(hb, "labels"), "version", json_object_get(hb, "version"),
+	    "concurrency", json_object_get(hb, "concurrency"), "running",
+	    json_object_get(hb, "running"), "startedAt", json_object_get(hb, "startedAt"),
+	    "lastHeartbeat", last, "phase", phase_names[x->phase]);
 }
 
 /* Create or update the Runner's status. */
@@ -127,8 +126,8 @@ static struct runner *find(rz_runners_t *r, const char *name)
 /* Whether what a Runner shows differs between two heartbeats (lastHeartbeat aside). */
 static bool differs(const json_t *a, const json_t *b)
 {
-	static const char *const keys[] = { "labels", "version", "concurrency", "running",
-		                            "startedAt", "stopping" };
+	static const char *const keys[] = { "labels",  "version",   "concurrency",
+		                            "running", "startedAt", "stopping" };
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		if (!json_equal(json_object_get(a, keys[i]), json_object_get(b, keys[i]))) {
@@ -161,8 +160,9 @@ static void heartbeat(rz_runners_t *r, const char *subject, const char *data, si
 	if (x == NULL) {
 		if (r->n >= RZ_RUNNERS_MAX) {
 			r->dropped++;
-			rz_log_warn("remote", "heartbeat of runner %s dropped: %d runners known "
-			                      "already",
+			rz_log_warn("remote",
+			            "heartbeat of runner %s dropped: %d runners known "
+			            "already",
 			            name, RZ_RUNNERS_MAX);
 			json_decref(hb);
 			return;
@@ -206,8 +206,9 @@ static void sweep(rz_runners_t *r, int64_t now)
 			continue;
 		}
 		x->phase = P_LOST;
-		rz_log_warn("remote", "runner %s lost: no heartbeat for %lld ms (runners.heartbeat_"
-		                      "timeout)",
+		rz_log_warn("remote",
+		            "runner %s lost: no heartbeat for %lld ms (runners.heartbeat_"
+		            "timeout)",
 		            x->name, (long long)(now - x->seen_ms));
 		write_runner(r, x, now);
 		i++;
@@ -465,7 +466,8 @@ void rz_runners_stats(const rz_runners_t *r, rz_runners_stats_t *out)
 	out->heartbeats = r->heartbeats;
 	out->dropped = r->dropped;
 #ifdef HAVE_LIBNATS
-	out->connected = r->nc != NULL && natsConnection_Status(r->nc) == NATS_CONN_STATUS_CONNECTED;
+	out->connected =
+	    r->nc != NULL && natsConnection_Status(r->nc) == NATS_CONN_STATUS_CONNECTED;
 	out->streams = r->streams;
 #endif
 }
