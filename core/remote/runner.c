@@ -23,6 +23,13 @@
 #include "core/remote/nats.h"
 #include "core/remote/runner.h"
 
+/* Helpers only the NATS build calls. */
+#ifdef HAVE_LIBNATS
+#define NATS_ONLY
+#else
+#define NATS_ONLY __attribute__((unused))
+#endif
+
 enum { OPT_CHECK = 256, OPT_LOG_LEVEL };
 
 static const struct option runner_options[] = {
@@ -79,7 +86,7 @@ static bool dns_label(const char *s)
 	       s[0] != '-' && s[len - 1] != '-';
 }
 
-static int make_dir(const char *path, rz_err_t *err)
+NATS_ONLY static int make_dir(const char *path, rz_err_t *err)
 {
 	char buf[PATH_MAX];
 	struct stat st;
@@ -112,7 +119,8 @@ struct runner {
 };
 
 /* The runner's configuration: 0, or 2 with a message printed. */
-static int configure(struct runner *r, const char *path, const char *level, char *const *envp)
+NATS_ONLY static int configure(struct runner *r, const char *path, const char *level,
+                               char *const *envp)
 {
 	rz_err_t err = { 0 };
 	char why[256];

@@ -16,6 +16,13 @@
 #include "core/remote/nats.h"
 #include "core/remote/runners.h"
 
+/* Helpers only the NATS build calls. */
+#ifdef HAVE_LIBNATS
+#define NATS_ONLY
+#else
+#define NATS_ONLY __attribute__((unused))
+#endif
+
 enum phase { P_READY, P_STOPPING, P_LOST };
 static const char *const phase_names[] = { "Ready", "Stopping", "Lost" };
 
@@ -43,6 +50,8 @@ struct rz_runners {
 	natsConnection *nc;
 	natsSubscription *sub;
 	bool was_connected;
+	int64_t retry_at_ms;      /* when to make a new connection after one was closed */
+	int64_t streams_retry_ms; /* when to check the streams again after a failure */
 	bool streams, streams_pending;
 	char streams_why[256];
 	rz_err_t streams_err;
@@ -113,7 +122,7 @@ static void delete_runner(rz_runners_t *r, struct runner *x)
 	*x = r->v[--r->n];
 }
 
-static struct runner *find(rz_runners_t *r, const char *name)
+NATS_ONLY static struct runner *find(rz_runners_t *r, const char *name)
 {
 	for (size_t i = 0; i < r->n; i++) {
 		if (strcmp(r->v[i].name, name) == 0) {
@@ -124,7 +133,7 @@ static struct runner *find(rz_runners_t *r, const char *name)
 }
 
 /* Whether what a Runner shows differs between two heartbeats (lastHeartbeat aside). */
-static bool differs(const json_t *a, const json_t *b)
+NATS_ONLY static bool differs(const json_t *a, const json_t *b)
 {
 	static const char *const keys[] = { "labels",  "version",   "concurrency",
 		                            "running", "startedAt", "stopping" };
@@ -139,6 +148,7 @@ static bool differs(const json_t *a, const json_t *b)
 
 /* ------------------------------------------------------------------ heartbeats */
 
+#ifdef HAVE_LIBNATS
 static void heartbeat(rz_runners_t *r, const char *subject, const char *data, size_t len,
                       int64_t now)
 {
@@ -189,6 +199,8 @@ static void heartbeat(rz_runners_t *r, const char *subject, const char *data, si
 		write_runner(r, x, now);
 	}
 }
+
+#endif
 
 /* Runners without a heartbeat for runners.heartbeat_timeout: Lost (a Ready one) or gone
  * (a Stopping one, which said goodbye). */
@@ -316,37 +328,43 @@ static void streams_done(void *arg, int canceled)
 	r->streams = r->streams_err.code == 0;
 	snprintf(r->streams_why, sizeof(r->streams_why), "%s", r->streams_err.msg);
 	if (!r->streams) {
-		rz_log_err("remote", "%s; retried at the next connect", r->streams_why);
+		rz_log_err("remote", "%s; tried again in %d ms", r->streams_why,
+		           RZ_RUNNERS_RETRY_MS);
 	}
 }
 
-static void poll_nats(rz_runners_t *r, int64_t now)
+/* Drop a connection NATS closed (refused credentials, say), to try again later. Not while
+ * the stream check on the pool uses it. */
+static void drop_connection(rz_runners_t *r, int64_t now)
 {
-	bool connected = natsConnection_Status(r->nc) == NATS_CONN_STATUS_CONNECTED;
-	natsMsg *m = NULL;
-	int64_t dropped = 0;
+	const char *why = NULL;
 
-	if (connected && (!r->was_connected || !r->streams) && !r->streams_pending) {
-		r->streams_pending = true;
-		if (rz_workers_submit(r->workers, streams_work, streams_done, r) != 0) {
-			r->streams_pending = false;
-		}
+	if (r->streams_pending) {
+		return;
 	}
-	r->was_connected = connected;
-	for (int i = 0; i < RZ_RUNNERS_PER_TICK; i++) {
-		if (natsSubscription_NextMsg(&m, r->sub, 0) != NATS_OK) {
-			break;
-		}
-		heartbeat(r, natsMsg_GetSubject(m), natsMsg_GetData(m),
-		          (size_t)natsMsg_GetDataLength(m), now);
-		natsMsg_Destroy(m);
+	if (r->nc != NULL) {
+		(void)natsConnection_GetLastError(r->nc, &why);
 	}
-	if (natsSubscription_GetDropped(r->sub, &dropped) == NATS_OK && dropped > 0) {
-		(void)dropped; /* counted by the client: slow consumer, reported by on_error */
+	rz_log_err("remote",
+	           "NATS at %s closed the connection%s%s (refused runners.nats_user's "
+	           "credentials, or out of reach); a new one in %d ms",
+	           r->cfg->runners_nats_url, why != NULL && why[0] != '\0' ? ": " : "",
+	           why != NULL ? why : "", RZ_RUNNERS_RETRY_MS);
+	natsSubscription_Destroy(r->sub);
+	r->sub = NULL;
+	if (r->nc != NULL) {
+		natsConnection_Destroy(r->nc);
+		r->nc = NULL;
 	}
+	r->was_connected = false;
+	r->streams = false;
+	r->retry_at_ms = now + RZ_RUNNERS_RETRY_MS;
 }
 
-static int connect_nats(rz_runners_t *r, rz_err_t *err)
+/* A connection (libnats retries it until the server answers, and reconnects it after),
+ * subscribed to the heartbeats. A failure is logged and tried again RZ_RUNNERS_RETRY_MS
+ * later; only a configuration problem (a secret file unreadable) is returned. */
+static int connect_nats(rz_runners_t *r, int64_t now, rz_err_t *err)
 {
 	natsOptions *o = NULL;
 	rz_nats_conf_t c;
@@ -354,6 +372,7 @@ static int connect_nats(rz_runners_t *r, rz_err_t *err)
 	int rc;
 
 	rz_nats_conf_daemon(r->cfg, &c);
+	r->retry_at_ms = now + RZ_RUNNERS_RETRY_MS;
 	rc = rz_nats_options(&o, &c, -1, err);
 	if (rc != 0) {
 		return rc;
@@ -367,10 +386,14 @@ static int connect_nats(rz_runners_t *r, rz_err_t *err)
 	}
 	natsOptions_Destroy(o);
 	if (s == NATS_NOT_YET_CONNECTED) {
-		rz_log_warn("remote", "NATS at %s not reachable yet (%s); retrying every %d ms",
-		            c.url, rz_nats_error(s), RZ_NATS_RECONNECT_WAIT);
+		rz_log_warn("remote", "NATS at %s not reachable yet; retrying every %d ms", c.url,
+		            RZ_NATS_RECONNECT_WAIT);
 	} else if (s != NATS_OK) {
-		return rz_err_set(err, -EIO, "runners.nats_url '%s': %s", c.url, rz_nats_error(s));
+		rz_log_err("remote", "NATS at %s: %s; a new connection in %d ms", c.url,
+		           rz_nats_error(s), RZ_RUNNERS_RETRY_MS);
+		natsConnection_Destroy(r->nc);
+		r->nc = NULL;
+		return 0;
 	}
 	s = natsConnection_SubscribeSync(&r->sub, r->nc, RZ_SUBJECT_PREFIX "*" RZ_SUBJECT_SUFFIX);
 	if (s == NATS_OK) {
@@ -378,10 +401,46 @@ static int connect_nats(rz_runners_t *r, rz_err_t *err)
 		                                      RZ_RUNNERS_PENDING * RZ_HEARTBEAT_MAX);
 	}
 	if (s != NATS_OK) {
-		return rz_err_set(err, -EIO, "NATS: cannot subscribe to the heartbeats: %s",
-		                  rz_nats_error(s));
+		drop_connection(r, now);
 	}
 	return 0;
+}
+
+static void poll_nats(rz_runners_t *r, int64_t now)
+{
+	rz_err_t err = { 0 };
+	bool connected;
+	natsMsg *m = NULL;
+
+	if (r->nc == NULL) {
+		if (now >= r->retry_at_ms && connect_nats(r, now, &err) != 0) {
+			rz_log_err("remote", "%s; tried again in %d ms", err.msg,
+			           RZ_RUNNERS_RETRY_MS);
+		}
+		return;
+	}
+	if (natsConnection_Status(r->nc) == NATS_CONN_STATUS_CLOSED) {
+		drop_connection(r, now);
+		return;
+	}
+	connected = natsConnection_Status(r->nc) == NATS_CONN_STATUS_CONNECTED;
+	if (connected && (!r->was_connected || !r->streams) && !r->streams_pending &&
+	    now >= r->streams_retry_ms) {
+		r->streams_pending = true;
+		r->streams_retry_ms = now + RZ_RUNNERS_RETRY_MS;
+		if (rz_workers_submit(r->workers, streams_work, streams_done, r) != 0) {
+			r->streams_pending = false;
+		}
+	}
+	r->was_connected = connected;
+	for (int i = 0; r->sub != NULL && i < RZ_RUNNERS_PER_TICK; i++) {
+		if (natsSubscription_NextMsg(&m, r->sub, 0) != NATS_OK) {
+			break;
+		}
+		heartbeat(r, natsMsg_GetSubject(m), natsMsg_GetData(m),
+		          (size_t)natsMsg_GetDataLength(m), now);
+		natsMsg_Destroy(m);
+	}
 }
 
 #endif /* HAVE_LIBNATS */
@@ -425,9 +484,9 @@ int rz_runners_new(rz_runners_t **out, struct event_base *base, const rz_config_
 		*out = r;
 		return 0;
 	}
-#ifdef HAVE_LIBNATS
 	load(r, rz_clock_now_ms());
-	rc = connect_nats(r, err);
+#ifdef HAVE_LIBNATS
+	rc = connect_nats(r, rz_clock_now_ms(), err);
 #else
 	rc = rz_err_set(err, REZUS_ECONFIG, "runners.nats_url: built without NATS (libnats)");
 #endif

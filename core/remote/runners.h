@@ -25,6 +25,7 @@ struct event_base;
 #define RZ_RUNNERS_PENDING  10000 /* heartbeats waiting in the client at most */
 #define RZ_RUNNERS_TICK_MS  200   /* how often waiting heartbeats are read */
 #define RZ_RUNNERS_PER_TICK 1000  /* heartbeats read per tick at most */
+#define RZ_RUNNERS_RETRY_MS 5000  /* a new connection after NATS closed one; the streams again */
 
 typedef struct rz_runners rz_runners_t;
 

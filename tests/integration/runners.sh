@@ -6,19 +6,22 @@
 # survived; forged heartbeats are dropped and counted; the two streams exist.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
+if ! grep -q 'define HAVE_LIBNATS 1' "$top_builddir/config.h" 2>/dev/null; then
+	# Built --with-nats=no: both modes refuse NATS, and say why.
+	"$REZUSCLOUD" runner >"$WORK/out" 2>&1
+	expect_eq "without libnats, rezuscloud runner exits 1" "1" "$?"
+	expect_match "saying it was built without NATS" 'built without NATS' "$(cat "$WORK/out")"
+	printf 'runners:\n  nats_url: nats://127.0.0.1:4222\n' >"$WORK/nn.conf"
+	"$REZUSCLOUD" -c "$WORK/nn.conf" --check-config >"$WORK/out" 2>&1
+	expect_eq "and the daemon refuses runners.nats_url" "2" "$?"
+	expect_match "naming the key" 'runners.nats_url: this rezuscloud was built without NATS' "$(cat "$WORK/out")"
+	done_testing
+	exit $?
+fi
 NATS_SERVER=$(command -v nats-server || ls /usr/sbin/nats-server 2>/dev/null || true)
 if [ -z "$NATS_SERVER" ]; then
-	if [ -f "$top_builddir/config.h" ] && ! grep -q 'define HAVE_LIBNATS 1' "$top_builddir/config.h"; then
-		echo "1..0 # SKIP built without NATS (libnats)"
-		exit 0
-	fi
 	# tools/install-deps installs nats-server: missing, the suite fails rather than skips
 	echo "not ok 1 - nats-server is installed (tools/install-deps installs it)"
-	echo "1..1"
-	exit 1
-fi
-if ! grep -q 'define HAVE_LIBNATS 1' "$top_builddir/config.h" 2>/dev/null; then
-	echo "not ok 1 - rezuscloud is built with NATS (libnats-dev; tools/install-deps installs it)"
 	echo "1..1"
 	exit 1
 fi
@@ -224,4 +227,19 @@ echo "# heartbeats taken: $heartbeats; Runner writes are bounded by the change r
 kill -TERM "$DAEMON_PID"
 wait_exit "$DAEMON_PID" 10
 expect_eq "the daemon stops cleanly" "0" "$EXIT_STATUS"
+
+# The daemon with a wrong NATS password still starts (it once exited: "cannot subscribe to
+# the heartbeats: Connection Closed"), says so and keeps trying.
+sed "s|$WORK/daemon.pw|$WORK/wrong.pw|" "$WORK/rezus.conf" >"$WORK/wrong.conf"
+if start_daemon "$WORK/daemon2.log" -c "$WORK/wrong.conf"; then
+	ok "with a wrong NATS password the daemon still starts"
+else
+	not_ok "with a wrong NATS password the daemon still starts" "$(grep -v subsys=http "$WORK/daemon2.log" | tail -n 5)"
+fi
+sleep 1
+expect_match "/readyz?verbose says NATS is not connected" '\[\+\]nats: not connected' "$(curl -s "http://127.0.0.1:$PORT/readyz?verbose")"
+expect_eq "/metrics: rezuscloud_nats_connected 0" "0" "$(metric rezuscloud_nats_connected)"
+expect_match "the log says NATS closed the connection" 'closed the connection.*credentials' "$(cat "$WORK/daemon2.log")"
+kill -TERM "$DAEMON_PID"
+wait_exit "$DAEMON_PID" 10
 done_testing
