@@ -761,10 +761,6 @@ static const rz_field_t backup_status[] = {
 
 static const char *const runner_phases[] = { "Ready", "Stopping", "Lost", NULL };
 
-static const rz_field_t runner_spec[] = {
-	F_END,
-};
-
 static const rz_field_t runner_status[] = {
 	{ .name = "labels",
 	  .type = RZ_F_MAP,
@@ -896,8 +892,7 @@ static const rz_kind_t kinds[] = {
 	  .verbs = RZ_VERBS_READ,
 	  .doc = "a remote runner (rezuscloud runner), kept by the daemon from its NATS "
 	         "heartbeats",
-	  .spec = runner_spec,
-	  .status = runner_status,
+	  .status = runner_status, /* no spec: the daemon writes the status only */
 	  .read_role = RZ_ROLE_VIEW,
 	  .write_role = RZ_ROLE_ADMIN,
 	  .status_role = RZ_ROLE_ADMIN },
