@@ -206,6 +206,12 @@ static int verify_nats(const char *section, const char *url, const char *user,
 		                  "tls://host:port",
 		                  section, url);
 	}
+	if (strchr(url, '@') != NULL) {
+		return rz_err_set(err, REZUS_ECONFIG,
+		                  "%s.nats_url: no credentials in the URL (it is logged): use "
+		                  "%s.nats_user and %s.nats_password_file, or %s.nats_token_file",
+		                  section, section, section, section);
+	}
 	if (set(user) != set(password_file)) {
 		return rz_err_set(
 		    err, REZUS_ECONFIG, "%s.%s: %s.nats_user and %s.nats_password_file go together",

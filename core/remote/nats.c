@@ -48,7 +48,7 @@ int rz_nats_read_secret(const char *key, const char *path, char *buf, size_t siz
 	if (size < RZ_NATS_SECRET_MAX + 2) {
 		return rz_err_set(err, REZUS_EINTERNAL, "%s: secret buffer too small", key);
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		return rz_err_set(err, -errno, "%s '%s': %s", key, path, strerror(errno));
 	}

@@ -255,6 +255,10 @@ START_TEST(test_settings)
 	ck_assert_int_ne(load("runners:\n  nats_url: http://x:1\n", &cfg, &err), 0);
 	ck_assert_ptr_nonnull(strstr(err.msg, "nats://"));
 	rz_config_free(&cfg);
+	ck_assert_int_ne(load("runners:\n  nats_url: nats://d:secret@x:1\n", &cfg, &err), 0);
+	ck_assert_ptr_nonnull(strstr(err.msg, "no credentials in the URL"));
+	ck_assert_ptr_null(strstr(err.msg, "secret"));
+	rz_config_free(&cfg);
 	ck_assert_int_ne(load("runners:\n  nats_url: nats://x:1\n  nats_user: d\n", &cfg, &err), 0);
 	ck_assert_ptr_nonnull(strstr(err.msg, "go together"));
 	rz_config_free(&cfg);
