@@ -222,7 +222,7 @@ for _ in $(seq 1 60); do
 done
 expect_eq "and removed once runners.heartbeat_timeout passed" "yes" "$gone"
 heartbeats=$(metric rezuscloud_runner_heartbeats_total)
-echo "# heartbeats taken: $heartbeats; Runner writes are bounded by the change rule"
+echo "# heartbeats taken by the daemon: $heartbeats"
 
 kill -TERM "$DAEMON_PID"
 wait_exit "$DAEMON_PID" 10
