@@ -16,6 +16,7 @@ static const rzc_kind_t kinds[] = {
 	{ "UpgradeRun", "upgrades", "upgrade", "up", true, false },
 	{ "Event", "events", "event", "ev", true, false },
 	{ "Provider", "providers", "provider", "pv", false, false },
+	{ "Runner", "runners", "runner", "rn", false, false },
 	{ "User", "users", "user", "", false, false },
 	{ "APIToken", "tokens", "token", "", false, true },
 };

@@ -46,6 +46,8 @@
 #include "core/auth/session.h"
 #include "core/engine/tfstate.h"
 #include "core/observe/observe.h"
+#include "core/remote/runner.h"
+#include "core/remote/runners.h"
 #include "core/upgrade/upgrade.h"
 #include "core/base/version.h"
 #include "core/base/workers.h"
@@ -82,6 +84,7 @@ struct rz_daemon {
 	rz_engine_t *engine;
 	rz_observer_t *observer;
 	rz_upgrader_t *upgrader;
+	rz_runners_t *runners; /* remote runners over NATS (runners.nats_url) */
 	rz_backups_t *backups;
 	rz_ui_t *ui;
 	char observe_dir[PATH_MAX];
@@ -135,9 +138,10 @@ static void usage(FILE *out)
 	    "Usage: rezuscloud [OPTION]...\n"
 	    "       rezuscloud backup verify FILE\n"
 	    "       rezuscloud restore FILE [--dry-run] [--data-dir DIR] [--passphrase-file F]\n"
+	    "       rezuscloud runner [-c FILE] [--check-config]\n"
 	    "Run the RezusCloud tenant orchestrator: REST API, WebUI, TF state backend and\n"
 	    "tofu run pool; or check a backup, or restore one into a data dir no daemon holds\n"
-	    "(rezuscloud restore --help).\n"
+	    "(rezuscloud restore --help); or run a remote runner (rezuscloud runner --help).\n"
 	    "\n"
 	    "  -c, --config FILE     read FILE (default %s; when it does not exist,\n"
 	    "                        start on the embedded default: data in ./rezus-data)\n"
@@ -288,7 +292,7 @@ static bool loaded_plugins(const rz_daemon_t *d, char *buf, size_t size)
 static void handle_readyz(rz_req_t *req, void *ctx)
 {
 	rz_daemon_t *d = ctx;
-	char why[512], names[512], body[1200];
+	char why[512], names[512], nats[512], body[1800];
 
 	if (d->stopping) {
 		rz_reply_error(req, 503, NULL, "shutting down");
@@ -306,10 +310,16 @@ static void handle_readyz(rz_req_t *req, void *ctx)
 		               "plugins: in rezus.conf; they load from plugin_dir '%s')",
 		               d->cfg->plugin_dir);
 	} else if (rz_req_query(req, "verbose") != NULL) {
-		int n = snprintf(body, sizeof(body),
-		                 "[+]database ok\n[+]storage ok\n[+]tofu ok: %s\n[+]plugins ok: "
-		                 "%s\nreadyz check passed\n",
-		                 d->tofu_binary ? d->tofu_binary : d->cfg->tofu_binary, names);
+		char line[600] = "";
+		int n;
+		if (rz_runners_describe(d->runners, nats, sizeof(nats))) {
+			/* informative: the local pool runs without NATS, readiness does not wait */
+			snprintf(line, sizeof(line), "[+]nats: %s\n", nats);
+		}
+		n = snprintf(body, sizeof(body),
+		             "[+]database ok\n[+]storage ok\n[+]tofu ok: %s\n[+]plugins ok: "
+		             "%s\n%sreadyz check passed\n",
+		             d->tofu_binary ? d->tofu_binary : d->cfg->tofu_binary, names, line);
 		rz_reply(req, 200, "text/plain; charset=utf-8", body,
 		         n > 0 && (size_t)n < sizeof(body) ? (size_t)n : strlen(body));
 	} else {
@@ -742,6 +752,19 @@ static void gauge_checkpoints(void *ctx, rz_metrics_checkpoints_t *out)
 		                           .synced_commits = s.synced_commits };
 }
 
+static void gauge_runners(void *ctx, rz_metrics_runners_t *out)
+{
+	rz_runners_stats_t st;
+
+	rz_runners_stats(((rz_daemon_t *)ctx)->runners, &st);
+	*out = (rz_metrics_runners_t){ .ready = st.ready,
+		                       .stopping = st.stopping,
+		                       .lost = st.lost,
+		                       .heartbeats = st.heartbeats,
+		                       .dropped = st.dropped,
+		                       .connected = st.connected };
+}
+
 static int start_metrics(rz_daemon_t *d, rz_err_t *err)
 {
 	rz_metrics_gauges_t g = { .watches = gauge_watches,
@@ -750,6 +773,7 @@ static int start_metrics(rz_daemon_t *d, rz_err_t *err)
 		                  .probes = gauge_probes,
 		                  .runs = gauge_runs,
 		                  .checkpoints = gauge_checkpoints,
+		                  .runners = gauge_runners,
 		                  .store = d->store,
 		                  .auth = d->auth,
 		                  .session = d->session,
@@ -1226,6 +1250,9 @@ int rz_daemon_start(rz_daemon_t **out, const rz_config_t *cfg, rz_err_t *err)
 	if (rc == 0) {
 		rc = start_upgrader(d, err);
 	}
+	if (rc == 0) {
+		rc = rz_runners_new(&d->runners, d->base, d->cfg, d->store, d->workers, err);
+	}
 	if (rc != 0) {
 		rz_daemon_free(d);
 		return rc;
@@ -1294,6 +1321,7 @@ void rz_daemon_free(rz_daemon_t *d)
 	/* The pool first: its done() callbacks may still answer requests. Watches end before
 	 * the server goes; the routes the API lent the server outlive it. */
 	rz_workers_free(d->workers);
+	rz_runners_free(d->runners); /* after the pool: its stream check uses the connection */
 	rz_db_stop(d->db);           /* the last sync: the writes waiting for it are answered */
 	rz_backups_free(d->backups); /* after the pool: a backup's done() uses it */
 	rz_ui_free(d->ui);           /* its live streams follow watches: before the hub */
@@ -1401,6 +1429,9 @@ int rz_daemon_main(int argc, char **argv, char *const *envp)
 	rz_err_t err = { 0 };
 	int rc;
 
+	if (argc > 1 && strcmp(argv[1], "runner") == 0) {
+		return rz_runner_main(argc - 1, argv + 1, envp); /* core/remote/runner.c */
+	}
 	if (argc > 1 && (strcmp(argv[1], "backup") == 0 || strcmp(argv[1], "restore") == 0)) {
 		return rz_offline_main(argc, argv, envp); /* offline modes: core/offline.c */
 	}

@@ -22,6 +22,7 @@ UNIT_TESTS = \
 	tests/unit/check_plugins \
 	tests/unit/check_projection \
 	tests/unit/check_runner \
+	tests/unit/check_remote \
 	tests/unit/check_tfui \
 	tests/unit/check_tfstate \
 	tests/unit/check_report \
@@ -53,6 +54,7 @@ INTEGRATION_TESTS = \
 	tests/integration/metrics.sh \
 	tests/integration/upgrade.sh \
 	tests/integration/fdlimit.sh \
+	tests/integration/runners.sh \
 	tests/integration/watchabuse.sh \
 	tests/integration/lists.sh \
 	tests/integration/loginflood.sh \
@@ -194,6 +196,9 @@ tests_unit_check_projection_LDADD = $(TEST_LDADD)
 tests_unit_check_runner_SOURCES = tests/unit/check_runner.c tests/unit/testutil.h
 tests_unit_check_runner_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_runner_LDADD = $(TEST_LDADD)
+tests_unit_check_remote_SOURCES = tests/unit/check_remote.c tests/unit/testutil.h
+tests_unit_check_remote_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_remote_LDADD = $(TEST_LDADD)
 tests_unit_check_tfstate_SOURCES = tests/unit/check_tfstate.c tests/unit/testutil.h
 tests_unit_check_tfstate_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_tfstate_LDADD = $(TEST_LDADD)

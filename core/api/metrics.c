@@ -613,6 +613,33 @@ static void render_process(struct out *o)
 	}
 }
 
+static void render_runners(rz_metrics_t *m, struct out *o)
+{
+	rz_metrics_runners_t r = { 0 };
+
+	if (m->gauges.runners == NULL) {
+		return;
+	}
+	m->gauges.runners(m->gauges.ctx, &r);
+	put(o,
+	    "# HELP rezuscloud_runners Remote runners by phase.\n"
+	    "# TYPE rezuscloud_runners gauge\n"
+	    "rezuscloud_runners{phase=\"Ready\"} %" PRIu64 "\n"
+	    "rezuscloud_runners{phase=\"Stopping\"} %" PRIu64 "\n"
+	    "rezuscloud_runners{phase=\"Lost\"} %" PRIu64 "\n"
+	    "# HELP rezuscloud_runner_heartbeats_total Runner heartbeats taken.\n"
+	    "# TYPE rezuscloud_runner_heartbeats_total counter\n"
+	    "rezuscloud_runner_heartbeats_total %" PRIu64 "\n"
+	    "# HELP rezuscloud_runner_heartbeats_dropped_total Runner heartbeats dropped as "
+	    "invalid (not JSON, too big, another runner's name, bad labels) or beyond the "
+	    "runners kept.\n"
+	    "# TYPE rezuscloud_runner_heartbeats_dropped_total counter\n"
+	    "rezuscloud_runner_heartbeats_dropped_total %" PRIu64 "\n"
+	    "# HELP rezuscloud_nats_connected 1 while the daemon is connected to NATS.\n"
+	    "# TYPE rezuscloud_nats_connected gauge\nrezuscloud_nats_connected %d\n",
+	    r.ready, r.stopping, r.lost, r.heartbeats, r.dropped, r.connected ? 1 : 0);
+}
+
 char *rz_metrics_render(rz_metrics_t *m)
 {
 	struct out o = { 0 };
@@ -621,6 +648,7 @@ char *rz_metrics_render(rz_metrics_t *m)
 	render_gauges(m, &o);
 	render_fleet(m, &o);
 	render_probes(m, &o);
+	render_runners(m, &o);
 	render_runs(m, &o);
 	render_workers(m, &o);
 	render_auth(m, &o);

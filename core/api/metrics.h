@@ -61,6 +61,13 @@ typedef struct rz_metrics_checkpoints {
 	uint64_t syncs, synced_commits;
 } rz_metrics_checkpoints_t;
 
+/* The remote runners (core/remote/runners.h, copied by the daemon). */
+typedef struct rz_metrics_runners {
+	uint64_t ready, stopping, lost; /* Runners by phase */
+	uint64_t heartbeats, dropped;   /* heartbeats taken, and dropped as invalid */
+	bool connected;                 /* to NATS now */
+} rz_metrics_runners_t;
+
 /* What /metrics reads when scraped. Every member may be NULL: its series are left out. */
 typedef struct rz_metrics_gauges {
 	size_t (*watches)(void *ctx);                        /* open watch streams */
@@ -70,6 +77,7 @@ typedef struct rz_metrics_gauges {
 	void (*runs)(void *ctx, rz_metrics_runs_t *out);     /* the engine */
 	/* The store's WAL checkpoints and syncs (its checkpoint and sync threads). */
 	void (*checkpoints)(void *ctx, rz_metrics_checkpoints_t *out);
+	void (*runners)(void *ctx, rz_metrics_runners_t *out); /* the remote runners */
 	rz_store_t *store;     /* tenants by phase, machines by stage, the event log */
 	rz_auth_t *auth;       /* login failures, the limiter's 429s */
 	rz_session_t *session; /* 429s of the password-check gate */

@@ -147,6 +147,14 @@ static const struct table {
 	    { "KINDS", "=kinds", false },
 	    { "LOADED", "status.loaded", false },
 	    { "ERROR", "status.error", true } } },
+	{ "Runner",
+	  { { "NAME", "metadata.name", false },
+	    { "PHASE", "status.phase", false },
+	    { "LABELS", "=labels", false },
+	    { "CONCURRENCY", "status.concurrency", false },
+	    { "RUNNING", "=running", false },
+	    { "LAST HEARTBEAT", "=heartbeat", false },
+	    { "VERSION", "status.version", true } } },
 	{ "User",
 	  { { "NAME", "metadata.name", false },
 	    { "ROLE", "spec.role", false },
@@ -178,6 +186,9 @@ static const struct {
 	{ "=object", "involvedObject: kind/name" },
 	{ "=message", "message, on one line" },
 	{ "=kinds", "spec.kinds, comma-separated" },
+	{ "=labels", "status.labels as key=value, comma-separated" },
+	{ "=running", "status.running: how many runs" },
+	{ "=heartbeat", "the time since status.lastHeartbeat" },
 };
 
 const rz_column_t *rz_columns_of(const char *kind)
@@ -262,6 +273,26 @@ const char *rz_columns_cell(const json_t *o, const char *path, time_t now,
 			n += (size_t)snprintf(buf + n, size - n, "%s%s", i ? "," : "",
 			                      json_string_value(x) ? json_string_value(x) : "");
 		}
+	} else if (strcmp(path, "=labels") == 0) {
+		const char *key;
+		json_t *x;
+		size_t n = 0;
+		json_object_foreach(at(o, "status.labels"), key, x)
+		{
+			int w = snprintf(buf + n, size - n, "%s%s=%s", n ? "," : "", key,
+			                 json_string_value(x) ? json_string_value(x) : "");
+			if (w < 0 || (size_t)w >= size - n) {
+				break;
+			}
+			n += (size_t)w;
+		}
+	} else if (strcmp(path, "=running") == 0) {
+		json_t *r = at(o, "status.running");
+		if (json_is_array(r)) {
+			snprintf(buf, size, "%zu", json_array_size(r));
+		}
+	} else if (strcmp(path, "=heartbeat") == 0) {
+		rz_columns_age(str_at(o, "status.lastHeartbeat"), now, buf, size);
 	} else {
 		snprintf(buf, size, "%s", scalar(at(o, path), num, sizeof(num)));
 	}

@@ -127,6 +127,26 @@ typedef struct rz_config {
 	/* web: */
 	char *web_dir; /* "" = the templates compiled into the binary */
 
+	/* runners: remote runners over NATS (docs/runners.md); "" nats_url = the local pool only */
+	char *runners_nats_url;
+	char *runners_nats_user;
+	char *runners_nats_password_file;
+	char *runners_nats_token_file;
+	char *runners_nats_ca_file;
+	int64_t runners_heartbeat_timeout_ms; /* a Runner without a heartbeat this long: Lost */
+
+	/* runner: what `rezuscloud runner` reads */
+	char *runner_name;    /* "": the host name */
+	char **runner_labels; /* NULL-terminated key=value */
+	int runner_concurrency;
+	int64_t runner_heartbeat_ms;
+	char *runner_work_dir;
+	char *runner_nats_url;
+	char *runner_nats_user;
+	char *runner_nats_password_file;
+	char *runner_nats_token_file;
+	char *runner_nats_ca_file;
+
 	/* log: */
 	char *log_level; /* a name rz_log_level_parse accepts */
 	char *log_file;  /* "" = stderr */

@@ -168,6 +168,97 @@ static int verify_tls_hosts(const struct rz__setting *s, const rz_config_t *cfg,
 	return 0;
 }
 
+/* A duration between 1 s and 1 h (runners.heartbeat_timeout, runner.heartbeat). */
+static int verify_second_to_hour(const struct rz__setting *s, const rz_config_t *cfg, rz_err_t *err)
+{
+	int64_t v = *FIELD(cfg, s, int64_t);
+
+	if (v < 1000 || v > 3600 * 1000) {
+		return rz_err_set(err, REZUS_ECONFIG, "%s: %lld ms is not between 1s and 1h",
+		                  s->key, (long long)v);
+	}
+	return 0;
+}
+
+/* The credentials of a NATS connection: a user goes with a password file, a token file
+ * stands alone; a URL is needed for any of them; the build must have libnats. */
+static int verify_nats(const char *section, const char *url, const char *user,
+                       const char *password_file, const char *token_file, const char *ca_file,
+                       rz_err_t *err)
+{
+	if (!set(url)) {
+		if (set(user) || set(password_file) || set(token_file) || set(ca_file)) {
+			return rz_err_set(err, REZUS_ECONFIG,
+			                  "%s.nats_url: NATS credentials are set but no URL",
+			                  section);
+		}
+		return 0;
+	}
+#ifndef HAVE_LIBNATS
+	return rz_err_set(err, REZUS_ECONFIG,
+	                  "%s.nats_url: this rezuscloud was built without NATS (libnats); "
+	                  "rebuild with --with-nats or leave %s.nats_url empty",
+	                  section, section);
+#else
+	if (strncmp(url, "nats://", 7) != 0 && strncmp(url, "tls://", 6) != 0) {
+		return rz_err_set(err, REZUS_ECONFIG,
+		                  "%s.nats_url: invalid value '%.128s': use nats://host:port or "
+		                  "tls://host:port",
+		                  section, url);
+	}
+	if (strchr(url, '@') != NULL) {
+		return rz_err_set(err, REZUS_ECONFIG,
+		                  "%s.nats_url: no credentials in the URL (it is logged): use "
+		                  "%s.nats_user and %s.nats_password_file, or %s.nats_token_file",
+		                  section, section, section, section);
+	}
+	if (set(user) != set(password_file)) {
+		return rz_err_set(
+		    err, REZUS_ECONFIG, "%s.%s: %s.nats_user and %s.nats_password_file go together",
+		    section, set(user) ? "nats_password_file" : "nats_user", section, section);
+	}
+	if (set(user) && set(token_file)) {
+		return rz_err_set(
+		    err, REZUS_ECONFIG,
+		    "%s.nats_token_file: use a user and password or a token, not both", section);
+	}
+	return 0;
+#endif
+}
+
+static int verify_runners_nats(const struct rz__setting *s, const rz_config_t *cfg, rz_err_t *err)
+{
+	(void)s;
+	return verify_nats("runners", cfg->runners_nats_url, cfg->runners_nats_user,
+	                   cfg->runners_nats_password_file, cfg->runners_nats_token_file,
+	                   cfg->runners_nats_ca_file, err);
+}
+
+static int verify_runner_nats(const struct rz__setting *s, const rz_config_t *cfg, rz_err_t *err)
+{
+	(void)s;
+	return verify_nats("runner", cfg->runner_nats_url, cfg->runner_nats_user,
+	                   cfg->runner_nats_password_file, cfg->runner_nats_token_file,
+	                   cfg->runner_nats_ca_file, err);
+}
+
+/* runner.name: a DNS label (RFC 1123), as object names are; "" = the host name. */
+static int check_runner_name(const struct rz__setting *s, const char *value, const char *origin,
+                             rz_err_t *err)
+{
+	size_t len = strlen(value);
+	bool ok = len <= 63 && strspn(value, "abcdefghijklmnopqrstuvwxyz0123456789-") == len &&
+	          (len == 0 || (value[0] != '-' && value[len - 1] != '-'));
+
+	if (!ok) {
+		return rz_err_set(err, REZUS_ECONFIG,
+		                  "%s: %s: invalid value '%.64s': a DNS label (lower-case letters, "
+		                  "digits and '-', at most 63, not starting or ending with '-')",
+		                  origin, s->key, value);
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------------ the schema */
 
 #define AT(field) offsetof(rz_config_t, field)
@@ -551,6 +642,105 @@ const struct rz__setting rz__settings[] = {
 	  .def = "",
 	  .help = "read the WebUI's templates from this folder (web/templates of a source "
 	          "tree) at start instead of those built in; for development" },
+	{ .key = "runners",
+	  .kind = K_SECTION,
+	  .help = "remote runners over NATS (docs/runners.md)" },
+	{ .key = "runners.nats_url",
+	  .kind = K_STRING,
+	  .offset = AT(runners_nats_url),
+	  .def = "",
+	  .verify = verify_runners_nats,
+	  .help = "NATS server(s), nats://host:port or tls://host:port, comma-separated; empty = "
+	          "the local pool only, nothing NATS" },
+	{ .key = "runners.nats_user",
+	  .kind = K_STRING,
+	  .offset = AT(runners_nats_user),
+	  .def = "",
+	  .help = "the daemon's NATS user (with runners.nats_password_file)" },
+	{ .key = "runners.nats_password_file",
+	  .kind = K_STRING,
+	  .offset = AT(runners_nats_password_file),
+	  .def = "",
+	  .help = "a file (no group or other access) whose first line is the NATS user's "
+	          "password" },
+	{ .key = "runners.nats_token_file",
+	  .kind = K_STRING,
+	  .offset = AT(runners_nats_token_file),
+	  .def = "",
+	  .help = "a file (no group or other access) whose first line is a NATS token, instead "
+	          "of a user" },
+	{ .key = "runners.nats_ca_file",
+	  .kind = K_STRING,
+	  .offset = AT(runners_nats_ca_file),
+	  .def = "",
+	  .help = "PEM CAs the NATS server's certificate is checked against; set, the "
+	          "connection is TLS" },
+	{ .key = "runners.heartbeat_timeout",
+	  .kind = K_DURATION,
+	  .offset = AT(runners_heartbeat_timeout_ms),
+	  .def = "30s",
+	  .verify = verify_second_to_hour,
+	  .help = "a Runner whose last heartbeat is older is Lost (1s to 1h)" },
+	{ .key = "runner", .kind = K_SECTION, .help = "rezuscloud runner: a remote runner" },
+	{ .key = "runner.name",
+	  .kind = K_STRING,
+	  .offset = AT(runner_name),
+	  .def = "",
+	  .check = check_runner_name,
+	  .help = "the Runner's name, a DNS label; empty = the host name" },
+	{ .key = "runner.labels",
+	  .kind = K_LIST,
+	  .offset = AT(runner_labels),
+	  .def = "",
+	  .help = "key=value labels (label syntax) that route runs to this runner, e.g. "
+	          "region=eu-frankfurt; 32 at most" },
+	{ .key = "runner.concurrency",
+	  .kind = K_INT,
+	  .offset = AT(runner_concurrency),
+	  .def = "1",
+	  .min = 1,
+	  .max = 64,
+	  .help = "runs this runner takes at once" },
+	{ .key = "runner.heartbeat",
+	  .kind = K_DURATION,
+	  .offset = AT(runner_heartbeat_ms),
+	  .def = "5s",
+	  .verify = verify_second_to_hour,
+	  .help = "time between heartbeats (1s to 1h; keep it well under the daemon's "
+	          "runners.heartbeat_timeout)" },
+	{ .key = "runner.work_dir",
+	  .kind = K_STRING,
+	  .offset = AT(runner_work_dir),
+	  .def = RZ_LOCALSTATEDIR "/lib/rezus-runner",
+	  .flags = F_NONEMPTY,
+	  .help = "where the runner keeps its runs' working directories" },
+	{ .key = "runner.nats_url",
+	  .kind = K_STRING,
+	  .offset = AT(runner_nats_url),
+	  .def = "",
+	  .verify = verify_runner_nats,
+	  .help = "NATS server(s) the runner connects to (required by rezuscloud runner)" },
+	{ .key = "runner.nats_user",
+	  .kind = K_STRING,
+	  .offset = AT(runner_nats_user),
+	  .def = "",
+	  .help = "the runner's NATS user (with runner.nats_password_file)" },
+	{ .key = "runner.nats_password_file",
+	  .kind = K_STRING,
+	  .offset = AT(runner_nats_password_file),
+	  .def = "",
+	  .help = "a file (no group or other access) whose first line is the runner user's "
+	          "password" },
+	{ .key = "runner.nats_token_file",
+	  .kind = K_STRING,
+	  .offset = AT(runner_nats_token_file),
+	  .def = "",
+	  .help = "a file (no group or other access) whose first line is a NATS token" },
+	{ .key = "runner.nats_ca_file",
+	  .kind = K_STRING,
+	  .offset = AT(runner_nats_ca_file),
+	  .def = "",
+	  .help = "PEM CAs for the NATS server's certificate; set, the connection is TLS" },
 	{ .key = "log", .kind = K_SECTION, .help = "logging" },
 	{ .key = "log.level",
 	  .kind = K_STRING,

@@ -757,6 +757,35 @@ static const rz_field_t backup_status[] = {
 	F_END,
 };
 
+/* ------------------------------------------------------------------ Runner */
+
+static const char *const runner_phases[] = { "Ready", "Stopping", "Lost", NULL };
+
+static const rz_field_t runner_status[] = {
+	{ .name = "labels",
+	  .type = RZ_F_MAP,
+	  .key_format = rz_format_label_key,
+	  .format = rz_format_label_value,
+	  .doc = "runner.labels: where runs may be routed" },
+	{ .name = "version", .type = RZ_F_STRING, .max_len = 64 },
+	{ .name = "concurrency",
+	  .type = RZ_F_INT,
+	  .ranged = true,
+	  .min = 1,
+	  .max = 64,
+	  .doc = "runs it takes at once (runner.concurrency)" },
+	{ .name = "running",
+	  .type = RZ_F_ARRAY,
+	  .items = RZ_F_STRING,
+	  .doc = "the runs in progress on it" },
+	{ .name = "startedAt", .type = RZ_F_TIME, .doc = "when the runner process started" },
+	{ .name = "lastHeartbeat", .type = RZ_F_TIME, .doc = "when its last heartbeat came" },
+	{ .name = "phase", .type = RZ_F_STRING, .enums = runner_phases },
+	F_END,
+};
+
+static const char *const runner_short[] = { "rn", NULL };
+
 /* ------------------------------------------------------------------ the table */
 
 /* Everyone reads, editors write, only controllers (admins) write status. */
@@ -855,6 +884,18 @@ static const rz_kind_t kinds[] = {
 	  .spec = provider_spec,
 	  .status = provider_status,
 	  STD_ROLES },
+	{ .kind = "Runner",
+	  .plural = "runners",
+	  .singular = "runner",
+	  .short_names = runner_short,
+	  .scope = RZ_SCOPE_GLOBAL,
+	  .verbs = RZ_VERBS_READ,
+	  .doc = "a remote runner (rezuscloud runner), kept by the daemon from its NATS "
+	         "heartbeats",
+	  .status = runner_status, /* no spec: the daemon writes the status only */
+	  .read_role = RZ_ROLE_VIEW,
+	  .write_role = RZ_ROLE_ADMIN,
+	  .status_role = RZ_ROLE_ADMIN },
 	{ .kind = "User",
 	  .plural = "users",
 	  .singular = "user",

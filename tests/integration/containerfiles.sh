@@ -143,7 +143,7 @@ dev=$(printf '%s\n' "$runtime" | grep -Eo -- '[a-z0-9.+-]+-dev([ 	]|$)|build-ess
 expect_eq "the runtime stage installs no -dev package nor build tools" "" "$dev"
 missing=""
 for lib in libevent-2.1-7 libevent-openssl-2.1-7 libssl3 libsqlite3-0 libjansson4 libjwt0 \
-	libsodium23 libyaml-0-2 libnettle8 zlib1g libhttp-parser2.9 libcurl4 ca-certificates curl; do
+	libsodium23 libyaml-0-2 libnettle8 zlib1g libhttp-parser2.9 libcurl4 libnats3.4 ca-certificates curl; do
 	printf '%s\n' "$runtime" | grep -Eq -- "(^|[ 	])$lib([ 	]|$)" || missing="$missing $lib"
 done
 expect_eq "the runtime stage installs the libraries rezuscloud links and curl" "" "$missing"

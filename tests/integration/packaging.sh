@@ -89,6 +89,7 @@ usr/share/doc/rezuscloud/getting-started.md.gz
 usr/share/doc/rezuscloud/hardening.md.gz
 usr/share/doc/rezuscloud/metrics.md.gz
 usr/share/doc/rezuscloud/operations.md.gz
+usr/share/doc/rezuscloud/runners.md.gz
 usr/share/doc/rezuscloud/security.md.gz
 usr/share/man/man5/rezus.conf.5.gz
 usr/share/man/man8/rezuscloud.8.gz
@@ -259,6 +260,7 @@ expect_list "the rezuscloud RPM" "$(sort <<'EOF'
 /usr/share/doc/rezuscloud/hardening.md
 /usr/share/doc/rezuscloud/metrics.md
 /usr/share/doc/rezuscloud/operations.md
+/usr/share/doc/rezuscloud/runners.md
 /usr/share/doc/rezuscloud/security.md
 /usr/share/man/man5/rezus.conf.5
 /usr/share/man/man8/rezuscloud.8

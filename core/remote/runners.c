@@ -1,0 +1,570 @@
+/* core/remote/runners.c - Runner objects from heartbeats (core/remote/runners.h). */
+#include <config.h>
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+#include <jansson.h>
+
+#include "core/base/clock.h"
+#include "core/base/log.h"
+#include "core/remote/heartbeat.h"
+#include "core/remote/nats.h"
+#include "core/remote/runners.h"
+
+/* Helpers only the NATS build calls. */
+#ifdef HAVE_LIBNATS
+#define NATS_ONLY
+#else
+#define NATS_ONLY __attribute__((unused))
+#endif
+
+enum phase { P_READY, P_STOPPING, P_LOST };
+static const char *const phase_names[] = { "Ready", "Stopping", "Lost" };
+
+struct runner {
+	char name[64];
+	json_t *hb;         /* the last heartbeat, checked */
+	int64_t seen_ms;    /* when it came (the daemon's clock) */
+	int64_t written_ms; /* when lastHeartbeat was last written */
+	enum phase phase;
+	bool in_store;
+};
+
+struct rz_runners {
+	struct event_base *base;
+	const rz_config_t *cfg;
+	rz_store_t *store;
+	rz_workers_t *workers;
+	struct event *tick;
+	struct runner *v;
+	size_t n;
+	int64_t last_sweep_ms;
+	uint64_t heartbeats, dropped;
+	bool enabled;
+#ifdef HAVE_LIBNATS
+	natsConnection *nc;
+	natsSubscription *sub;
+	bool was_connected;
+	int64_t retry_at_ms;      /* when to make a new connection after one was closed */
+	int64_t streams_retry_ms; /* when to check the streams again after a failure */
+	bool streams, streams_pending;
+	char streams_why[256];
+	rz_err_t streams_err;
+#endif
+};
+
+/* ------------------------------------------------------------------ the store */
+
+static json_t *runner_object(const struct runner *x)
+{
+	char last[40];
+	const json_t *hb = x->hb;
+
+	rz_clock_format(x->seen_ms, last, sizeof(last));
+	return json_pack(
+	    "{s:s, s:s, s:{s:s}, s:{}, s:{s:O, s:O, s:O, s:O, s:O, s:s, s:s}}", "apiVersion",
+	    RZ_API_VERSION, "kind", "Runner", "metadata", "name", x->name, "spec", "status",
+	    "labels", json_object_get(hb, "labels"), "version", json_object_get(hb, "version"),
+	    "concurrency", json_object_get(hb, "concurrency"), "running",
+	    json_object_get(hb, "running"), "startedAt", json_object_get(hb, "startedAt"),
+	    "lastHeartbeat", last, "phase", phase_names[x->phase]);
+}
+
+/* Create or update the Runner's status. */
+static void write_runner(rz_runners_t *r, struct runner *x, int64_t now)
+{
+	const rz_kind_t *k = rz_kind_by_name("Runner");
+	json_t *o = runner_object(x), *out = NULL;
+	rz_err_t err = { 0 };
+	bool gone = false;
+	int rc = -ENOENT;
+
+	if (o == NULL) {
+		return;
+	}
+	if (!x->in_store) {
+		rc = rz_store_create(r->store, k, o, NULL, &out, &err);
+		json_decref(out);
+		out = NULL;
+		x->in_store = rc == 0 || rc == -EEXIST;
+	}
+	if (x->in_store) {
+		rc = rz_store_update(r->store, k, NULL, x->name, o, 0, RZ_UPDATE_STATUS, NULL, &out,
+		                     &gone, &err);
+		json_decref(out);
+	}
+	if (rc == RZ_ENOTFOUND) {
+		x->in_store = false; /* deleted meanwhile: created again next time */
+	} else if (rc != 0) {
+		rz_log_warn("remote", "Runner %s: cannot write its status: %s", x->name, err.msg);
+	}
+	x->written_ms = now;
+	json_decref(o);
+}
+
+static void delete_runner(rz_runners_t *r, struct runner *x)
+{
+	json_t *out = NULL;
+	rz_err_t err = { 0 };
+	bool gone;
+
+	if (x->in_store) {
+		(void)rz_store_delete(r->store, rz_kind_by_name("Runner"), NULL, x->name, 0, NULL,
+		                      &out, &gone, &err);
+		json_decref(out);
+	}
+	json_decref(x->hb);
+	*x = r->v[--r->n];
+}
+
+NATS_ONLY static struct runner *find(rz_runners_t *r, const char *name)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		if (strcmp(r->v[i].name, name) == 0) {
+			return &r->v[i];
+		}
+	}
+	return NULL;
+}
+
+/* Whether what a Runner shows differs between two heartbeats (lastHeartbeat aside). */
+NATS_ONLY static bool differs(const json_t *a, const json_t *b)
+{
+	static const char *const keys[] = { "labels",  "version",   "concurrency",
+		                            "running", "startedAt", "stopping" };
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (!json_equal(json_object_get(a, keys[i]), json_object_get(b, keys[i]))) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* ------------------------------------------------------------------ heartbeats */
+
+#ifdef HAVE_LIBNATS
+static void heartbeat(rz_runners_t *r, const char *subject, const char *data, size_t len,
+                      int64_t now)
+{
+	char why[256];
+	json_t *hb = rz_heartbeat_parse(subject, data, len, why, sizeof(why));
+	const char *name;
+	struct runner *x;
+	enum phase phase;
+	bool changed;
+
+	if (hb == NULL) {
+		r->dropped++;
+		rz_log_warn("remote", "heartbeat on '%.80s' dropped: %s", subject ? subject : "",
+		            why);
+		return;
+	}
+	name = json_string_value(json_object_get(hb, "name"));
+	x = find(r, name);
+	if (x == NULL) {
+		if (r->n >= RZ_RUNNERS_MAX) {
+			r->dropped++;
+			rz_log_warn("remote",
+			            "heartbeat of runner %s dropped: %d runners known "
+			            "already",
+			            name, RZ_RUNNERS_MAX);
+			json_decref(hb);
+			return;
+		}
+		x = &r->v[r->n++];
+		memset(x, 0, sizeof(*x));
+		snprintf(x->name, sizeof(x->name), "%s", name);
+		rz_log_info("remote", "runner %s joined", name);
+	}
+	r->heartbeats++;
+	phase = json_is_true(json_object_get(hb, "stopping")) ? P_STOPPING : P_READY;
+	changed = x->hb == NULL || differs(x->hb, hb) || x->phase != phase || !x->in_store;
+	if (x->phase == P_LOST && phase == P_READY) {
+		rz_log_info("remote", "runner %s is back", name);
+	}
+	if (phase == P_STOPPING && x->phase != P_STOPPING) {
+		rz_log_info("remote", "runner %s is stopping", name);
+	}
+	json_decref(x->hb);
+	x->hb = hb;
+	x->seen_ms = now;
+	x->phase = phase;
+	if (changed || now - x->written_ms >= r->cfg->runners_heartbeat_timeout_ms / 3) {
+		write_runner(r, x, now);
+	}
+}
+
+#endif
+
+/* Runners without a heartbeat for runners.heartbeat_timeout: Lost (a Ready one) or gone
+ * (a Stopping one, which said goodbye). */
+static void sweep(rz_runners_t *r, int64_t now)
+{
+	for (size_t i = 0; i < r->n;) {
+		struct runner *x = &r->v[i];
+		if (now - x->seen_ms < r->cfg->runners_heartbeat_timeout_ms || x->phase == P_LOST) {
+			i++;
+			continue;
+		}
+		if (x->phase == P_STOPPING) {
+			rz_log_info("remote", "runner %s stopped; its Runner is removed", x->name);
+			delete_runner(r, x);
+			continue;
+		}
+		x->phase = P_LOST;
+		rz_log_warn("remote",
+		            "runner %s lost: no heartbeat for %lld ms (runners.heartbeat_"
+		            "timeout)",
+		            x->name, (long long)(now - x->seen_ms));
+		write_runner(r, x, now);
+		i++;
+	}
+}
+
+/* The Runners a previous daemon left: known again, as seen now (a runner that is alive
+ * heartbeats within the timeout; one that is not becomes Lost after it). */
+static void load(rz_runners_t *r, int64_t now)
+{
+	json_t *items = rz_store_list_all(r->store, "Runner", NULL), *it;
+	size_t i;
+
+	json_array_foreach(items, i, it)
+	{
+		const char *name =
+		    json_string_value(json_object_get(json_object_get(it, "metadata"), "name"));
+		json_t *st = json_object_get(it, "status");
+		struct runner *x;
+		if (name == NULL || r->n >= RZ_RUNNERS_MAX) {
+			continue;
+		}
+		x = &r->v[r->n++];
+		memset(x, 0, sizeof(*x));
+		snprintf(x->name, sizeof(x->name), "%s", name);
+		x->hb = json_pack("{s:s, s:O, s:O, s:O, s:O, s:O, s:b}", "name", name, "labels",
+		                  json_object_get(st, "labels"), "version",
+		                  json_object_get(st, "version"), "concurrency",
+		                  json_object_get(st, "concurrency"), "running",
+		                  json_object_get(st, "running"), "startedAt",
+		                  json_object_get(st, "startedAt"), "stopping", 0);
+		if (x->hb == NULL) { /* a status without every member: a fresh start */
+			r->n--;
+			continue;
+		}
+		x->in_store = true;
+		x->seen_ms = now;
+		x->written_ms = now;
+		const char *ph = json_string_value(json_object_get(st, "phase"));
+		x->phase = ph != NULL && strcmp(ph, "Lost") == 0       ? P_LOST
+		           : ph != NULL && strcmp(ph, "Stopping") == 0 ? P_STOPPING
+		                                                       : P_READY;
+	}
+	json_decref(items);
+}
+
+/* ------------------------------------------------------------------ NATS */
+
+#ifdef HAVE_LIBNATS
+
+static atomic_llong last_async_log;
+
+static void on_error(natsConnection *nc, natsSubscription *sub, natsStatus err, void *arg)
+{
+	long long now = (long long)rz_clock_now_ms();
+
+	(void)nc;
+	(void)sub;
+	(void)arg;
+	if (now - atomic_load(&last_async_log) >= 10000) { /* at most one line per 10 s */
+		atomic_store(&last_async_log, now);
+		rz_log_warn("remote", "NATS: %s", natsStatus_GetText(err));
+	}
+}
+
+static void on_disconnected(natsConnection *nc, void *arg)
+{
+	(void)nc;
+	(void)arg;
+	rz_log_warn("remote", "NATS connection lost; reconnecting every %d ms",
+	            RZ_NATS_RECONNECT_WAIT);
+}
+
+static void on_reconnected(natsConnection *nc, void *arg)
+{
+	(void)nc;
+	(void)arg;
+	rz_log_info("remote", "NATS connection back");
+}
+
+static void on_connected(natsConnection *nc, void *arg)
+{
+	(void)nc;
+	(void)arg;
+	rz_log_info("remote", "connected to NATS");
+}
+
+/* A worker thread: the streams, created when absent. */
+static void streams_work(void *arg)
+{
+	rz_runners_t *r = arg;
+
+	memset(&r->streams_err, 0, sizeof(r->streams_err));
+	(void)rz_nats_ensure_streams(r->nc, &r->streams_err);
+}
+
+static void streams_done(void *arg, int canceled)
+{
+	rz_runners_t *r = arg;
+
+	r->streams_pending = false;
+	if (canceled) {
+		return;
+	}
+	r->streams = r->streams_err.code == 0;
+	snprintf(r->streams_why, sizeof(r->streams_why), "%s", r->streams_err.msg);
+	if (!r->streams) {
+		rz_log_err("remote", "%s; tried again in %d ms", r->streams_why,
+		           RZ_RUNNERS_RETRY_MS);
+	}
+}
+
+/* Drop a connection NATS closed (refused credentials, say), to try again later. Not while
+ * the stream check on the pool uses it. */
+static void drop_connection(rz_runners_t *r, int64_t now)
+{
+	const char *why = NULL;
+
+	if (r->streams_pending) {
+		return;
+	}
+	if (r->nc != NULL) {
+		(void)natsConnection_GetLastError(r->nc, &why);
+	}
+	rz_log_err("remote",
+	           "NATS at %s closed the connection%s%s (refused runners.nats_user's "
+	           "credentials, or out of reach); a new one in %d ms",
+	           r->cfg->runners_nats_url, why != NULL && why[0] != '\0' ? ": " : "",
+	           why != NULL ? why : "", RZ_RUNNERS_RETRY_MS);
+	natsSubscription_Destroy(r->sub);
+	r->sub = NULL;
+	if (r->nc != NULL) {
+		natsConnection_Destroy(r->nc);
+		r->nc = NULL;
+	}
+	r->was_connected = false;
+	r->streams = false;
+	r->retry_at_ms = now + RZ_RUNNERS_RETRY_MS;
+}
+
+/* A connection (libnats retries it until the server answers, and reconnects it after),
+ * subscribed to the heartbeats. A failure is logged and tried again RZ_RUNNERS_RETRY_MS
+ * later; only a configuration problem (a secret file unreadable) is returned. */
+static int connect_nats(rz_runners_t *r, int64_t now, rz_err_t *err)
+{
+	natsOptions *o = NULL;
+	rz_nats_conf_t c;
+	natsStatus s;
+	int rc;
+
+	rz_nats_conf_daemon(r->cfg, &c);
+	r->retry_at_ms = now + RZ_RUNNERS_RETRY_MS;
+	rc = rz_nats_options(&o, &c, -1, err);
+	if (rc != 0) {
+		return rc;
+	}
+	natsOptions_SetErrorHandler(o, on_error, r);
+	natsOptions_SetDisconnectedCB(o, on_disconnected, r);
+	natsOptions_SetReconnectedCB(o, on_reconnected, r);
+	s = natsOptions_SetRetryOnFailedConnect(o, true, on_connected, r);
+	if (s == NATS_OK) {
+		s = natsConnection_Connect(&r->nc, o);
+	}
+	natsOptions_Destroy(o);
+	if (s == NATS_NOT_YET_CONNECTED) {
+		rz_log_warn("remote", "NATS at %s not reachable yet; retrying every %d ms", c.url,
+		            RZ_NATS_RECONNECT_WAIT);
+	} else if (s != NATS_OK) {
+		rz_log_err("remote", "NATS at %s: %s; a new connection in %d ms", c.url,
+		           rz_nats_error(s), RZ_RUNNERS_RETRY_MS);
+		natsConnection_Destroy(r->nc);
+		r->nc = NULL;
+		return 0;
+	}
+	s = natsConnection_SubscribeSync(&r->sub, r->nc, RZ_SUBJECT_PREFIX "*" RZ_SUBJECT_SUFFIX);
+	if (s == NATS_OK) {
+		s = natsSubscription_SetPendingLimits(r->sub, RZ_RUNNERS_PENDING,
+		                                      RZ_RUNNERS_PENDING * RZ_HEARTBEAT_MAX);
+	}
+	if (s != NATS_OK) {
+		drop_connection(r, now);
+	}
+	return 0;
+}
+
+static void poll_nats(rz_runners_t *r, int64_t now)
+{
+	rz_err_t err = { 0 };
+	bool connected;
+	natsMsg *m = NULL;
+
+	if (r->nc == NULL) {
+		if (now >= r->retry_at_ms && connect_nats(r, now, &err) != 0) {
+			rz_log_err("remote", "%s; tried again in %d ms", err.msg,
+			           RZ_RUNNERS_RETRY_MS);
+		}
+		return;
+	}
+	if (natsConnection_Status(r->nc) == NATS_CONN_STATUS_CLOSED) {
+		drop_connection(r, now);
+		return;
+	}
+	connected = natsConnection_Status(r->nc) == NATS_CONN_STATUS_CONNECTED;
+	if (connected && (!r->was_connected || !r->streams) && !r->streams_pending &&
+	    now >= r->streams_retry_ms) {
+		r->streams_pending = true;
+		r->streams_retry_ms = now + RZ_RUNNERS_RETRY_MS;
+		if (rz_workers_submit(r->workers, streams_work, streams_done, r) != 0) {
+			r->streams_pending = false;
+		}
+	}
+	r->was_connected = connected;
+	for (int i = 0; r->sub != NULL && i < RZ_RUNNERS_PER_TICK; i++) {
+		if (natsSubscription_NextMsg(&m, r->sub, 0) != NATS_OK) {
+			break;
+		}
+		heartbeat(r, natsMsg_GetSubject(m), natsMsg_GetData(m),
+		          (size_t)natsMsg_GetDataLength(m), now);
+		natsMsg_Destroy(m);
+	}
+}
+
+#endif /* HAVE_LIBNATS */
+
+/* ------------------------------------------------------------------ the loop */
+
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+	rz_runners_t *r = arg;
+	int64_t now = rz_clock_now_ms();
+
+	(void)fd;
+	(void)what;
+#ifdef HAVE_LIBNATS
+	poll_nats(r, now);
+#endif
+	if (now - r->last_sweep_ms >= 1000) {
+		r->last_sweep_ms = now;
+		sweep(r, now);
+	}
+}
+
+int rz_runners_new(rz_runners_t **out, struct event_base *base, const rz_config_t *cfg,
+                   rz_store_t *store, rz_workers_t *workers, rz_err_t *err)
+{
+	rz_runners_t *r = calloc(1, sizeof(*r));
+	struct timeval tv = { 0, RZ_RUNNERS_TICK_MS * 1000 };
+	int rc = 0;
+
+	*out = NULL;
+	if (r == NULL || (r->v = calloc(RZ_RUNNERS_MAX, sizeof(*r->v))) == NULL) {
+		free(r);
+		return rz_err_set(err, -ENOMEM, "out of memory");
+	}
+	r->base = base;
+	r->cfg = cfg;
+	r->store = store;
+	r->workers = workers;
+	r->enabled = cfg->runners_nats_url != NULL && cfg->runners_nats_url[0] != '\0';
+	if (!r->enabled) {
+		*out = r;
+		return 0;
+	}
+	load(r, rz_clock_now_ms());
+#ifdef HAVE_LIBNATS
+	rc = connect_nats(r, rz_clock_now_ms(), err);
+#else
+	rc = rz_err_set(err, REZUS_ECONFIG, "runners.nats_url: built without NATS (libnats)");
+#endif
+	if (rc == 0) {
+		r->tick = event_new(base, -1, EV_PERSIST, on_tick, r);
+		if (r->tick == NULL || event_add(r->tick, &tv) < 0) {
+			rc = rz_err_set(err, -ENOMEM, "cannot schedule the runners' heartbeats");
+		}
+	}
+	if (rc != 0) {
+		rz_runners_free(r);
+		return rc;
+	}
+	rz_log_info("remote", "remote runners on: heartbeats from NATS at %s, Lost after %lld ms",
+	            cfg->runners_nats_url, (long long)cfg->runners_heartbeat_timeout_ms);
+	*out = r;
+	return 0;
+}
+
+void rz_runners_stats(const rz_runners_t *r, rz_runners_stats_t *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (r == NULL) {
+		return;
+	}
+	out->enabled = r->enabled;
+	for (size_t i = 0; i < r->n; i++) {
+		if (r->v[i].phase == P_READY) {
+			out->ready++;
+		} else if (r->v[i].phase == P_STOPPING) {
+			out->stopping++;
+		} else {
+			out->lost++;
+		}
+	}
+	out->heartbeats = r->heartbeats;
+	out->dropped = r->dropped;
+#ifdef HAVE_LIBNATS
+	out->connected =
+	    r->nc != NULL && natsConnection_Status(r->nc) == NATS_CONN_STATUS_CONNECTED;
+	out->streams = r->streams;
+#endif
+}
+
+bool rz_runners_describe(const rz_runners_t *r, char *buf, size_t size)
+{
+	rz_runners_stats_t st;
+
+	rz_runners_stats(r, &st);
+	if (!st.enabled) {
+		return false;
+	}
+	snprintf(buf, size, "%s %s, streams %s and %s %s; runners: %llu Ready, %llu Lost",
+	         st.connected ? "connected to" : "not connected (retrying) to",
+	         r->cfg->runners_nats_url, RZ_STREAM_JOBS, RZ_STREAM_EVENTS,
+	         st.streams ? "present" : "not checked yet", (unsigned long long)st.ready,
+	         (unsigned long long)st.lost);
+	return true;
+}
+
+void rz_runners_free(rz_runners_t *r)
+{
+	if (r == NULL) {
+		return;
+	}
+	if (r->tick != NULL) {
+		event_free(r->tick);
+	}
+#ifdef HAVE_LIBNATS
+	natsSubscription_Destroy(r->sub);
+	if (r->nc != NULL) {
+		natsConnection_Close(r->nc);
+		natsConnection_Destroy(r->nc);
+	}
+#endif
+	for (size_t i = 0; i < r->n; i++) {
+		json_decref(r->v[i].hb);
+	}
+	free(r->v);
+	free(r);
+}

@@ -1,0 +1,53 @@
+/*
+ * core/remote/runners.h - the daemon's side of the remote runners (docs/runners.md): with
+ * runners.nats_url set, a NATS connection (retried until it works; the daemon starts
+ * without it), the JetStream streams REZUS_JOBS and REZUS_EVENTS created when absent, and
+ * the Runner objects kept from the runners' heartbeats: Ready while they come, Stopping
+ * after a goodbye (removed once runners.heartbeat_timeout passed without one), Lost when
+ * none came for runners.heartbeat_timeout. A Runner is written when something changes and
+ * for lastHeartbeat at most every third of the timeout, never per heartbeat. Loop thread.
+ */
+#ifndef RZ_RUNNERS_H
+#define RZ_RUNNERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/base/config.h"
+#include "core/base/errors.h"
+#include "core/base/workers.h"
+#include "core/store/store.h"
+
+struct event_base;
+
+#define RZ_RUNNERS_MAX      1024  /* Runners kept; heartbeats of more are dropped */
+#define RZ_RUNNERS_PENDING  10000 /* heartbeats waiting in the client at most */
+#define RZ_RUNNERS_TICK_MS  200   /* how often waiting heartbeats are read */
+#define RZ_RUNNERS_PER_TICK 1000  /* heartbeats read per tick at most */
+#define RZ_RUNNERS_RETRY_MS 5000  /* a new connection after NATS closed one; the streams again */
+
+typedef struct rz_runners rz_runners_t;
+
+typedef struct rz_runners_stats {
+	bool enabled;   /* runners.nats_url is set */
+	bool connected; /* to NATS now */
+	bool streams;   /* both streams are known to exist */
+	uint64_t ready, stopping, lost;
+	uint64_t heartbeats, dropped;
+} rz_runners_stats_t;
+
+/* Start (or, without runners.nats_url, do nothing but answer stats). Caller owns *out. */
+int rz_runners_new(rz_runners_t **out, struct event_base *base, const rz_config_t *cfg,
+                   rz_store_t *store, rz_workers_t *workers, rz_err_t *err);
+
+void rz_runners_stats(const rz_runners_t *r, rz_runners_stats_t *out);
+
+/* One line for /readyz?verbose ("connected to nats://..., streams REZUS_JOBS and
+ * REZUS_EVENTS"); false when NATS is not configured. */
+bool rz_runners_describe(const rz_runners_t *r, char *buf, size_t size);
+
+/* Closes the connection. After the worker pool is freed. Accepts NULL. */
+void rz_runners_free(rz_runners_t *r);
+
+#endif /* RZ_RUNNERS_H */

@@ -1,0 +1,245 @@
+#!/bin/sh
+# Remote runners, first layer (docs/runners.md): nats-server with JetStream and two users
+# (daemon, runner) restricted as docs/security.md says, on loopback; the daemon keeps a
+# Runner per runner from their heartbeats: Ready with their labels, Lost after kill -9,
+# Stopping then removed after SIGTERM; wrong credentials are refused; a NATS restart is
+# survived; forged heartbeats are dropped and counted; the two streams exist.
+. "${top_srcdir:-.}/tests/integration/lib.sh"
+
+if ! grep -q 'define HAVE_LIBNATS 1' "$top_builddir/config.h" 2>/dev/null; then
+	# Built --with-nats=no: both modes refuse NATS, and say why.
+	"$REZUSCLOUD" runner >"$WORK/out" 2>&1
+	expect_eq "without libnats, rezuscloud runner exits 1" "1" "$?"
+	expect_match "saying it was built without NATS" 'built without NATS' "$(cat "$WORK/out")"
+	printf 'runners:\n  nats_url: nats://127.0.0.1:4222\n' >"$WORK/nn.conf"
+	"$REZUSCLOUD" -c "$WORK/nn.conf" --check-config >"$WORK/out" 2>&1
+	expect_eq "and the daemon refuses runners.nats_url" "2" "$?"
+	expect_match "naming the key" 'runners.nats_url: this rezuscloud was built without NATS' "$(cat "$WORK/out")"
+	done_testing
+	exit $?
+fi
+NATS_SERVER=$(command -v nats-server || ls /usr/sbin/nats-server 2>/dev/null || true)
+if [ -z "$NATS_SERVER" ]; then
+	# tools/install-deps installs nats-server: missing, the suite fails rather than skips
+	echo "not ok 1 - nats-server is installed (tools/install-deps installs it)"
+	echo "1..1"
+	exit 1
+fi
+CTL="$top_builddir/rezusctl"
+export HOME="$WORK/home"
+mkdir -p "$HOME"
+unset REZUSCLOUD_SERVER REZUSCLOUD_TOKEN KUBECONFIG
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+NPORT=$(free_port)
+MPORT=$(free_port)
+umask 077
+printf 'daemon-nats-pw-1\n' >"$WORK/daemon.pw"
+printf 'runner-nats-pw-1\n' >"$WORK/runner.pw"
+printf 'not-the-password\n' >"$WORK/wrong.pw"
+# The permissions docs/security.md recommends: the daemon may use JetStream's API and read
+# heartbeats; a runner may publish heartbeats (and later job results) and read its replies.
+cat >"$WORK/nats.conf" <<CONF
+listen: 127.0.0.1:$NPORT
+http: 127.0.0.1:$MPORT
+jetstream: enabled
+authorization {
+  users = [
+    { user: daemon, password: "daemon-nats-pw-1",
+      permissions: { publish: ["\$JS.API.>", "rezus.jobs.>"],
+                     subscribe: ["rezus.runners.*.heartbeat", "rezus.events.>", "_INBOX.>"] } }
+    { user: runner, password: "runner-nats-pw-1",
+      permissions: { publish: ["rezus.runners.*.heartbeat", "rezus.events.>"],
+                     subscribe: ["_INBOX.>"] } }
+  ]
+}
+CONF
+NATS_PID=""
+start_nats() {
+	"$NATS_SERVER" -c "$WORK/nats.conf" -js -sd "$WORK/js" >>"$WORK/nats.log" 2>&1 &
+	NATS_PID=$!
+	for _ in $(seq 1 100); do
+		curl -sf "http://127.0.0.1:$MPORT/healthz" >/dev/null 2>&1 && return 0
+		sleep 0.05
+	done
+	return 1
+}
+R1=""
+R2=""
+stop_all() {
+	for p in $R1 $R2 $NATS_PID; do kill -KILL "$p" 2>/dev/null; done
+	cleanup
+}
+trap stop_all EXIT
+if start_nats; then ok "nats-server starts with JetStream on 127.0.0.1:$NPORT"; else not_ok "nats-server starts" "$(cat "$WORK/nats.log")"; fi
+
+cat >"$WORK/rezus.conf" <<CONF
+server:
+  listen: 127.0.0.1:0
+  data_dir: $WORK/data
+runners:
+  nats_url: nats://127.0.0.1:$NPORT
+  nats_user: daemon
+  nats_password_file: $WORK/daemon.pw
+  heartbeat_timeout: 2s
+plugin_dir: $top_builddir/plugins
+plugins:
+  sim: {}
+CONF
+REZUSCLOUD_ADMIN_PASSWORD=runners-test-pw start_daemon "$WORK/daemon.log" -c "$WORK/rezus.conf" ||
+	not_ok "the daemon starts" "$(cat "$WORK/daemon.log")"
+API="http://127.0.0.1:$PORT/api/v1"
+TOKEN=$(curl -s -X POST "$API/auth/login" -H 'Content-Type: application/json' \
+	-d '{"username":"admin","password":"runners-test-pw"}' | sed -n 's/.*"token":"\([^"]*\)".*/\1/p')
+api() { curl -s -H "Authorization: Bearer $TOKEN" "$@"; }
+metric() { curl -s "http://127.0.0.1:$PORT/metrics" | sed -n "s/^$1 //p"; }
+phase() { api "$API/runners/$1" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("status",{}).get("phase",""))' 2>/dev/null; }
+# wait_phase NAME PHASE SECONDS: sets WAITED (tenths of a second) or "timeout"
+wait_phase() {
+	WAITED=timeout
+	for i in $(seq 1 $(($3 * 10))); do
+		if [ "$(phase "$1")" = "$2" ]; then WAITED=$i; return 0; fi
+		sleep 0.1
+	done
+	return 1
+}
+
+runner_conf() { # NAME LABELS PASSWORD_FILE
+	cat >"$WORK/$1.conf" <<CONF
+runner:
+  name: $1
+  labels: [$2]
+  heartbeat: 1s
+  concurrency: 2
+  work_dir: $WORK/$1-work
+  nats_url: nats://127.0.0.1:$NPORT
+  nats_user: runner
+  nats_password_file: $3
+CONF
+}
+runner_conf r1 "region=eu-frankfurt, tier=gold" "$WORK/runner.pw"
+runner_conf r2 "region=us-ashburn" "$WORK/runner.pw"
+runner_conf bad "region=nowhere" "$WORK/wrong.pw"
+check "rezuscloud runner --check-config accepts the runner's file" "$REZUSCLOUD" runner -c "$WORK/r1.conf" --check-config
+"$REZUSCLOUD" runner -c "$WORK/r1.conf" >"$WORK/r1.log" 2>&1 &
+R1=$!
+"$REZUSCLOUD" runner -c "$WORK/r2.conf" >"$WORK/r2.log" 2>&1 &
+R2=$!
+
+wait_phase r1 Ready 10
+expect_eq "runner r1 becomes a Ready Runner" "Ready" "$(phase r1)"
+wait_phase r2 Ready 10
+expect_eq "runner r2 becomes a Ready Runner" "Ready" "$(phase r2)"
+expect_eq "with its labels" '{"region": "eu-frankfurt", "tier": "gold"}' \
+	"$(api "$API/runners/r1" | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["status"]["labels"], sort_keys=True))')"
+expect_eq "and its concurrency" "2" \
+	"$(api "$API/runners/r2" | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"]["concurrency"])')"
+echo "runners-test-pw" | "$CTL" login "http://127.0.0.1:$PORT" --username admin --password-stdin >/dev/null 2>&1
+"$CTL" get runners >"$WORK/get.out" 2>&1
+expect_match "rezusctl get runners shows the table" '^NAME +PHASE +LABELS +CONCURRENCY +RUNNING +LAST HEARTBEAT' "$(head -n 1 "$WORK/get.out")"
+expect_match "with r1's row" '^r1 +Ready +region=eu-frankfurt,tier=gold +2 +0 ' "$(grep '^r1 ' "$WORK/get.out")"
+expect_match "and r2's" '^r2 +Ready +region=us-ashburn +2 +0 ' "$(grep '^r2 ' "$WORK/get.out")"
+code=$(api -o /dev/null -w '%{http_code}' -X DELETE "$API/runners/r1")
+expect_eq "a Runner is read-only to users (DELETE)" "405" "$code"
+
+jsz=$(curl -s "http://127.0.0.1:$MPORT/jsz?streams=true&config=true")
+expect_match "the stream REZUS_JOBS exists (work queue)" '"name": ?"REZUS_JOBS"' "$jsz"
+expect_match "the stream REZUS_EVENTS exists" '"name": ?"REZUS_EVENTS"' "$jsz"
+expect_match "REZUS_JOBS has work-queue retention" '"retention": ?"workqueue"' "$jsz"
+expect_eq "/metrics: the daemon is connected to NATS" "1" "$(metric rezuscloud_nats_connected)"
+expect_eq "/metrics: two runners Ready" "2" "$(metric 'rezuscloud_runners{phase="Ready"}')"
+expect_match "/readyz?verbose names the NATS state" '\[\+\]nats: connected to nats://127.0.0.1' "$(curl -s "http://127.0.0.1:$PORT/readyz?verbose")"
+
+# kill -9: no goodbye; Lost within heartbeat_timeout (2 s) plus a heartbeat and a sweep.
+kill -KILL "$R1"
+wait "$R1" 2>/dev/null
+R1=""
+if wait_phase r1 Lost 6; then ok "kill -9 of r1: its Runner is Lost ($WAITED tenths of a second)"; else not_ok "kill -9 of r1: its Runner is Lost" "phase $(phase r1)"; fi
+expect_match "the daemon logs a warning naming it" 'level=warning.*runner r1 lost' "$(cat "$WORK/daemon.log")"
+expect_eq "/metrics: one runner Lost" "1" "$(metric 'rezuscloud_runners{phase="Lost"}')"
+
+# A forged heartbeat on r2's subject naming another runner, and malformed ones: dropped.
+before=$(metric rezuscloud_runner_heartbeats_dropped_total)
+python3 - "$NPORT" <<'PY'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+f = s.makefile("rb")
+f.readline()  # INFO
+def pub(subj, data):
+    s.sendall(b"PUB %s %d\r\n%s\r\n" % (subj.encode(), len(data), data))
+s.sendall(b'CONNECT {"user":"runner","pass":"runner-nats-pw-1","verbose":false,"pedantic":false}\r\n')
+pub("rezus.runners.r2.heartbeat", b'{"name":"r9","labels":{},"version":"x","concurrency":1,"running":[],"startedAt":"2026-12-01T00:00:00Z"}')
+pub("rezus.runners.r2.heartbeat", b'not json at all')
+pub("rezus.runners.r2.heartbeat", b'{"name":"r2","labels":{"bad key!":"x"},"version":"x","concurrency":1,"running":[],"startedAt":"2026-12-01T00:00:00Z"}')
+pub("rezus.runners.r2.heartbeat", b'{"pad":"' + b"x" * 20000 + b'"}')
+s.sendall(b"PING\r\n")
+while True:
+    line = f.readline()
+    if not line or line.startswith(b"PONG") or line.startswith(b"-ERR"):
+        print(line.decode().strip())
+        break
+PY
+sleep 1
+after=$(metric rezuscloud_runner_heartbeats_dropped_total)
+expect_eq "four forged or malformed heartbeats are dropped and counted" "4" "$((after - before))"
+expect_eq "no Runner is made for the forged name" "404" "$(api -o /dev/null -w '%{http_code}' "$API/runners/r9")"
+expect_eq "and r2 stays Ready" "Ready" "$(phase r2)"
+
+# A wrong password: the runner exits non-zero and says NATS refused it.
+"$REZUSCLOUD" runner -c "$WORK/bad.conf" >"$WORK/bad.log" 2>&1 &
+BAD=$!
+wait_exit "$BAD" 10
+expect_eq "a runner with a wrong password exits 1" "1" "$EXIT_STATUS"
+expect_match "naming the refusal" 'refused runner .bad.*(Authorization|auth)' "$(cat "$WORK/bad.log")"
+expect_eq "the password is in no log" "0" "$(cat "$WORK/bad.log" "$WORK/r2.log" "$WORK/daemon.log" | grep -c -e not-the-password -e runner-nats-pw-1 -e daemon-nats-pw-1)"
+
+# NATS restarted: both reconnect and r2 is Ready again with a newer heartbeat.
+kill -TERM "$NATS_PID"
+wait "$NATS_PID" 2>/dev/null
+sleep 1
+if start_nats; then ok "nats-server restarts"; else not_ok "nats-server restarts" "$(tail -n 5 "$WORK/nats.log")"; fi
+t0=$(date -u +%Y-%m-%dT%H:%M:%S)
+ok_back=no
+for _ in $(seq 1 100); do
+	last=$(api "$API/runners/r2" | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"]["lastHeartbeat"][:19])' 2>/dev/null)
+	if [ "$(phase r2)" = Ready ] && [ "$(metric rezuscloud_nats_connected)" = 1 ] && [ "$last" \> "$t0" ]; then ok_back=yes; break; fi
+	sleep 0.1
+done
+expect_eq "after the restart r2's heartbeats reach the daemon again (Ready, newer lastHeartbeat)" "yes" "$ok_back"
+
+# SIGTERM: a goodbye heartbeat (Stopping), then the Runner is removed after the timeout.
+kill -TERM "$R2"
+wait_exit "$R2" 10
+R2=""
+expect_eq "SIGTERM stops r2 with status 0" "0" "$EXIT_STATUS"
+if wait_phase r2 Stopping 3; then ok "its Runner is Stopping"; else not_ok "its Runner is Stopping" "phase $(phase r2)"; fi
+gone=no
+for _ in $(seq 1 60); do
+	[ "$(api -o /dev/null -w '%{http_code}' "$API/runners/r2")" = 404 ] && { gone=yes; break; }
+	sleep 0.1
+done
+expect_eq "and removed once runners.heartbeat_timeout passed" "yes" "$gone"
+heartbeats=$(metric rezuscloud_runner_heartbeats_total)
+echo "# heartbeats taken by the daemon: $heartbeats"
+
+kill -TERM "$DAEMON_PID"
+wait_exit "$DAEMON_PID" 10
+expect_eq "the daemon stops cleanly" "0" "$EXIT_STATUS"
+
+# The daemon with a wrong NATS password still starts (it once exited: "cannot subscribe to
+# the heartbeats: Connection Closed"), says so and keeps trying.
+sed "s|$WORK/daemon.pw|$WORK/wrong.pw|" "$WORK/rezus.conf" >"$WORK/wrong.conf"
+if start_daemon "$WORK/daemon2.log" -c "$WORK/wrong.conf"; then
+	ok "with a wrong NATS password the daemon still starts"
+else
+	not_ok "with a wrong NATS password the daemon still starts" "$(grep -v subsys=http "$WORK/daemon2.log" | tail -n 5)"
+fi
+sleep 1
+expect_match "/readyz?verbose says NATS is not connected" '\[\+\]nats: not connected' "$(curl -s "http://127.0.0.1:$PORT/readyz?verbose")"
+expect_eq "/metrics: rezuscloud_nats_connected 0" "0" "$(metric rezuscloud_nats_connected)"
+expect_match "the log says NATS closed the connection" 'closed the connection.*credentials' "$(cat "$WORK/daemon2.log")"
+kill -TERM "$DAEMON_PID"
+wait_exit "$DAEMON_PID" 10
+done_testing

@@ -1,0 +1,292 @@
+/* tests/unit/check_remote.c - the remote runners' pieces that need no NATS server: the
+ * heartbeat's checks (subject, size, JSON, name, labels, bounds), runner.labels, the
+ * secret files' checks and the runners.* / runner.* settings. */
+#include <config.h>
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/base/config.h"
+#include "core/remote/heartbeat.h"
+#include "core/remote/nats.h"
+#include "tests/unit/testutil.h"
+
+#define SUBJ "rezus.runners.eu-1.heartbeat"
+#define GOOD                                                                                       \
+	"{\"name\":\"eu-1\",\"labels\":{\"region\":\"eu-frankfurt\"},\"version\":\"0.9.0\","       \
+	"\"concurrency\":2,\"running\":[\"run-abc12\"],\"startedAt\":\"2026-12-01T20:00:00."       \
+	"000Z\"}"
+
+static json_t *parse(const char *subject, const char *text, char *why)
+{
+	return rz_heartbeat_parse(subject, text, strlen(text), why, 256);
+}
+
+START_TEST(test_good_heartbeat)
+{
+	char why[256] = "";
+	json_t *hb = parse(SUBJ, GOOD, why);
+
+	ck_assert_msg(hb != NULL, "%s", why);
+	ck_assert_str_eq(json_string_value(json_object_get(hb, "name")), "eu-1");
+	ck_assert_int_eq(json_integer_value(json_object_get(hb, "concurrency")), 2);
+	ck_assert(json_is_false(json_object_get(hb, "stopping")));
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(json_object_get(hb, "labels"), "region")),
+	    "eu-frankfurt");
+	json_decref(hb);
+}
+END_TEST
+
+START_TEST(test_unknown_members_are_not_kept)
+{
+	char why[256] = "";
+	json_t *hb =
+	    parse(SUBJ,
+	          "{\"name\":\"eu-1\",\"labels\":{},\"version\":\"1\",\"concurrency\":1,"
+	          "\"running\":[],\"startedAt\":\"2026-12-01T20:00:00Z\",\"stopping\":true,"
+	          "\"password\":\"x\"}",
+	          why);
+
+	ck_assert_msg(hb != NULL, "%s", why);
+	ck_assert_ptr_null(json_object_get(hb, "password"));
+	ck_assert(json_is_true(json_object_get(hb, "stopping")));
+	json_decref(hb);
+}
+END_TEST
+
+struct bad {
+	const char *subject, *text, *why;
+};
+
+static const struct bad bad[] = {
+	{ "rezus.runners.eu-2.heartbeat", GOOD, "name: not 'eu-2'" },
+	{ "rezus.runners.heartbeat", GOOD, "names no runner" },
+	{ "rezus.runners.EU.heartbeat", GOOD, "names no runner" },
+	{ "rezus.jobs.eu-1.heartbeat", GOOD, "names no runner" },
+	{ SUBJ, "not json", "not a JSON object" },
+	{ SUBJ, "[1,2]", "not a JSON object" },
+	{ SUBJ, "{\"name\":\"eu-1\",\"name\":\"eu-1\"}", "not a JSON object" },
+	{ SUBJ,
+	  "{\"name\":\"eu-1\",\"labels\":{\"bad key!\":\"x\"},\"version\":\"1\",\"concurrency\":1,"
+	  "\"running\":[],\"startedAt\":\"2026-12-01T20:00:00Z\"}",
+	  "labels: key 'bad key!'" },
+	{ SUBJ,
+	  "{\"name\":\"eu-1\",\"labels\":{\"a\":\"not a value\"},\"version\":\"1\","
+	  "\"concurrency\":1,\"running\":[],\"startedAt\":\"2026-12-01T20:00:00Z\"}",
+	  "labels.a" },
+	{ SUBJ,
+	  "{\"name\":\"eu-1\",\"labels\":{},\"version\":\"1\",\"concurrency\":0,"
+	  "\"running\":[],\"startedAt\":\"2026-12-01T20:00:00Z\"}",
+	  "concurrency" },
+	{ SUBJ,
+	  "{\"name\":\"eu-1\",\"labels\":{},\"version\":\"1\",\"concurrency\":65,"
+	  "\"running\":[],\"startedAt\":\"2026-12-01T20:00:00Z\"}",
+	  "concurrency" },
+	{ SUBJ,
+	  "{\"name\":\"eu-1\",\"labels\":{},\"version\":\"1\",\"concurrency\":1,"
+	  "\"running\":[\"Not A Name\"],\"startedAt\":\"2026-12-01T20:00:00Z\"}",
+	  "running[0]" },
+	{ SUBJ,
+	  "{\"name\":\"eu-1\",\"labels\":{},\"version\":\"1\",\"concurrency\":1,"
+	  "\"running\":[],\"startedAt\":\"yesterday\"}",
+	  "startedAt" },
+	{ SUBJ,
+	  "{\"name\":\"eu-1\",\"labels\":{},\"version\":1,\"concurrency\":1,"
+	  "\"running\":[],\"startedAt\":\"2026-12-01T20:00:00Z\"}",
+	  "version" },
+	{ SUBJ,
+	  "{\"name\":\"eu-1\",\"labels\":{},\"version\":\"1\",\"concurrency\":1,"
+	  "\"running\":[],\"startedAt\":\"2026-12-01T20:00:00Z\",\"stopping\":\"yes\"}",
+	  "stopping" },
+};
+
+START_TEST(test_bad_heartbeats_are_refused)
+{
+	char why[256];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		json_t *hb;
+		why[0] = '\0';
+		hb = parse(bad[i].subject, bad[i].text, why);
+		ck_assert_msg(hb == NULL, "case %zu accepted", i);
+		ck_assert_msg(strstr(why, bad[i].why) != NULL, "case %zu: '%s' lacks '%s'", i, why,
+		              bad[i].why);
+	}
+}
+END_TEST
+
+START_TEST(test_size_and_count_bounds)
+{
+	char why[256] = "", *big = malloc(RZ_HEARTBEAT_MAX + 64), *p;
+	json_t *running = json_array(), *o;
+	char *text;
+
+	ck_assert_ptr_nonnull(big);
+	memset(big, ' ', RZ_HEARTBEAT_MAX + 1);
+	memcpy(big, GOOD, strlen(GOOD));
+	ck_assert_ptr_null(rz_heartbeat_parse(SUBJ, big, RZ_HEARTBEAT_MAX + 1, why, sizeof(why)));
+	ck_assert_ptr_nonnull(strstr(why, "more than"));
+	/* exactly at the bound: taken (trailing spaces are JSON whitespace) */
+	p = big;
+	json_decref(rz_heartbeat_parse(SUBJ, p, RZ_HEARTBEAT_MAX, why, sizeof(why)));
+	free(big);
+
+	for (int i = 0; i <= RZ_HEARTBEAT_RUNNING; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "run-%d", i);
+		json_array_append_new(running, json_string(name));
+	}
+	o = json_pack("{s:s, s:{}, s:s, s:i, s:o, s:s}", "name", "eu-1", "labels", "version", "1",
+	              "concurrency", 1, "running", running, "startedAt", "2026-12-01T20:00:00Z");
+	text = json_dumps(o, JSON_COMPACT);
+	ck_assert_ptr_null(parse(SUBJ, text, why));
+	ck_assert_ptr_nonnull(strstr(why, "running"));
+	free(text);
+	json_decref(o);
+}
+END_TEST
+
+START_TEST(test_runner_labels)
+{
+	char why[256] = "";
+	char *good[] = { "region=eu-frankfurt", "rezuscloud.io/cloud=oci", "empty=", NULL };
+	char *twice[] = { "a=1", "a=2", NULL };
+	char *noeq[] = { "region", NULL };
+	char *badval[] = { "a=not valid", NULL };
+	json_t *o = rz_heartbeat_labels(good, why, sizeof(why));
+
+	ck_assert_msg(o != NULL, "%s", why);
+	ck_assert_int_eq(json_object_size(o), 3);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "rezuscloud.io/cloud")), "oci");
+	json_decref(o);
+	o = rz_heartbeat_labels(NULL, why, sizeof(why));
+	ck_assert_int_eq(json_object_size(o), 0);
+	json_decref(o);
+	ck_assert_ptr_null(rz_heartbeat_labels(twice, why, sizeof(why)));
+	ck_assert_ptr_nonnull(strstr(why, "twice"));
+	ck_assert_ptr_null(rz_heartbeat_labels(noeq, why, sizeof(why)));
+	ck_assert_ptr_nonnull(strstr(why, "key=value"));
+	ck_assert_ptr_null(rz_heartbeat_labels(badval, why, sizeof(why)));
+	ck_assert_ptr_nonnull(strstr(why, "value 'not valid'"));
+}
+END_TEST
+
+START_TEST(test_secret_files)
+{
+	char *dir = rzt_tmpdir(), path[512], buf[RZ_NATS_SECRET_MAX + 2];
+	rz_err_t err = { 0 };
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/pw", dir);
+	f = fopen(path, "w");
+	fputs("s3cret-pw\nsecond line\n", f);
+	fclose(f);
+	chmod(path, 0644);
+	ck_assert_int_eq(
+	    rz_nats_read_secret("runner.nats_password_file", path, buf, sizeof(buf), &err),
+	    REZUS_ECONFIG);
+	ck_assert_ptr_nonnull(strstr(err.msg, "mode 0644"));
+	ck_assert_ptr_null(strstr(err.msg, "s3cret"));
+	chmod(path, 0600);
+	ck_assert_int_eq(
+	    rz_nats_read_secret("runner.nats_password_file", path, buf, sizeof(buf), &err), 0);
+	ck_assert_str_eq(buf, "s3cret-pw");
+	f = fopen(path, "w");
+	fputs("\n", f);
+	fclose(f);
+	ck_assert_int_eq(rz_nats_read_secret("k", path, buf, sizeof(buf), &err), REZUS_ECONFIG);
+	ck_assert_ptr_nonnull(strstr(err.msg, "empty"));
+	snprintf(path, sizeof(path), "%s/absent", dir);
+	ck_assert_int_lt(rz_nats_read_secret("k", path, buf, sizeof(buf), &err), 0);
+	rzt_rmrf(dir);
+	free(dir);
+}
+END_TEST
+
+/* Load text into a fresh configuration and validate it; the code, err filled. */
+static int load(const char *text, rz_config_t *cfg, rz_err_t *err)
+{
+	int rc;
+
+	ck_assert_int_eq(rz_config_defaults(cfg), 0);
+	rc = rz_config_load_string(cfg, "test.conf", text, strlen(text), err);
+	if (rc == 0) {
+		rc = rz_config_validate(cfg, err);
+	}
+	return rc;
+}
+
+START_TEST(test_settings)
+{
+	rz_config_t cfg = { 0 };
+	rz_err_t err = { 0 };
+
+	ck_assert_int_eq(load("", &cfg, &err), 0);
+	ck_assert_str_eq(cfg.runners_nats_url, "");
+	ck_assert_int_eq(cfg.runners_heartbeat_timeout_ms, 30000);
+	ck_assert_int_eq(cfg.runner_concurrency, 1);
+	ck_assert_int_eq(cfg.runner_heartbeat_ms, 5000);
+	ck_assert_str_eq(cfg.runner_name, "");
+	rz_config_free(&cfg);
+
+	ck_assert_int_eq(load("runner:\n  name: eu-1\n  labels: [region=eu]\n  concurrency: 8\n"
+	                      "  nats_url: nats://127.0.0.1:4222\n  nats_token_file: /t\n",
+	                      &cfg, &err),
+	                 0);
+	ck_assert_int_eq(cfg.runner_concurrency, 8);
+	ck_assert_str_eq(cfg.runner_labels[0], "region=eu");
+	rz_config_free(&cfg);
+
+	ck_assert_int_ne(load("runner:\n  concurrency: 65\n", &cfg, &err), 0);
+	ck_assert_ptr_nonnull(strstr(err.msg, "runner.concurrency"));
+	rz_config_free(&cfg);
+	ck_assert_int_ne(load("runner:\n  name: Not_A_Label\n", &cfg, &err), 0);
+	ck_assert_ptr_nonnull(strstr(err.msg, "DNS label"));
+	rz_config_free(&cfg);
+	ck_assert_int_ne(load("runners:\n  heartbeat_timeout: 500ms\n", &cfg, &err), 0);
+	ck_assert_ptr_nonnull(strstr(err.msg, "runners.heartbeat_timeout"));
+	rz_config_free(&cfg);
+	ck_assert_int_ne(load("runners:\n  heartbeat_timeout: 2h\n", &cfg, &err), 0);
+	rz_config_free(&cfg);
+	ck_assert_int_ne(load("runners:\n  nats_url: http://x:1\n", &cfg, &err), 0);
+	ck_assert_ptr_nonnull(strstr(err.msg, "nats://"));
+	rz_config_free(&cfg);
+	ck_assert_int_ne(load("runners:\n  nats_url: nats://d:secret@x:1\n", &cfg, &err), 0);
+	ck_assert_ptr_nonnull(strstr(err.msg, "no credentials in the URL"));
+	ck_assert_ptr_null(strstr(err.msg, "secret"));
+	rz_config_free(&cfg);
+	ck_assert_int_ne(load("runners:\n  nats_url: nats://x:1\n  nats_user: d\n", &cfg, &err), 0);
+	ck_assert_ptr_nonnull(strstr(err.msg, "go together"));
+	rz_config_free(&cfg);
+	ck_assert_int_ne(load("runners:\n  nats_user: d\n  nats_password_file: /p\n", &cfg, &err),
+	                 0);
+	ck_assert_ptr_nonnull(strstr(err.msg, "no URL"));
+	rz_config_free(&cfg);
+	ck_assert_int_ne(load("runner:\n  nats_url: nats://x:1\n  nats_user: d\n"
+	                      "  nats_password_file: /p\n  nats_token_file: /t\n",
+	                      &cfg, &err),
+	                 0);
+	ck_assert_ptr_nonnull(strstr(err.msg, "not both"));
+	rz_config_free(&cfg);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("remote");
+	TCase *tc = tcase_create("remote");
+
+	tcase_add_test(tc, test_good_heartbeat);
+	tcase_add_test(tc, test_unknown_members_are_not_kept);
+	tcase_add_test(tc, test_bad_heartbeats_are_refused);
+	tcase_add_test(tc, test_size_and_count_bounds);
+	tcase_add_test(tc, test_runner_labels);
+	tcase_add_test(tc, test_secret_files);
+	tcase_add_test(tc, test_settings);
+	suite_add_tcase(s, tc);
+	return rzt_run(s);
+}
