@@ -218,10 +218,34 @@ async function main() {
 		const h = resp.headers();
 		ok(/frame-ancestors 'none'/.test(h['content-security-policy'] || ''), 'pages say frame-ancestors \'none\' outside the ingress', h['content-security-policy']);
 		await audit(page, 'login');
-		await page.fill('#username', 'admin');
-		await page.fill('#password', 'not-the-password');
-		await Promise.all([page.waitForNavigation(), page.click('main button[type=submit]')]);
-		ok(/not correct/.test(await page.textContent('main')), 'a wrong password is refused with a message');
+		// the keyboard alone: Tab goes from the skip link through the fields to the button,
+		// every stop shows where the focus is, and Enter sends the form
+		const stops = [];
+		let unseen = '';
+		for (let i = 0; i < 12 && !stops.includes('submit'); i++) {
+			await page.keyboard.press('Tab');
+			const f = await page.evaluate(() => {
+				const e = document.activeElement;
+				const cs = getComputedStyle(e);
+				return { id: e.id || (e.type === 'submit' ? 'submit' : e.textContent.trim().slice(0, 20)),
+					// an outline that is drawn (width, not transparent) or a ring shadow
+					ring: (cs.outlineStyle !== 'none' && parseFloat(cs.outlineWidth) > 0 &&
+						!/rgba\(.*, 0\)$|transparent/.test(cs.outlineColor)) || cs.boxShadow !== 'none',
+					how: `${cs.outlineStyle} ${cs.outlineWidth} ${cs.outlineColor} / ${cs.boxShadow}` };
+			});
+			stops.push(f.id);
+			if (!f.ring) unseen += `${f.id} (${f.how}) `;
+		}
+		ok(stops[0] === 'Skip to the content' && stops.indexOf('username') < stops.indexOf('password') &&
+			stops.indexOf('password') < stops.indexOf('submit') && stops.indexOf('username') >= 0,
+			'Tab reaches the skip link first, then the user name, the password and the button', stops.join(' > '));
+		ok(unseen === '', 'every focused control shows a focus ring', unseen);
+		await page.focus('#username');
+		await page.keyboard.type('admin');
+		await page.keyboard.press('Tab');
+		await page.keyboard.type('not-the-password');
+		await Promise.all([page.waitForNavigation(), page.keyboard.press('Enter')]);
+		ok(/not correct/.test(await page.textContent('main')), 'a wrong password typed and sent with Enter is refused with a message');
 		await page.fill('#username', 'admin');
 		await page.fill('#password', process.env.WEBUI_OTP);
 		await Promise.all([page.waitForNavigation(), page.click('main button[type=submit]')]);
