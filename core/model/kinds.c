@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/model/kinds.h"
+#include "core/base/clock.h"
 
 /* ------------------------------------------------------------------ shared pieces */
 
@@ -690,6 +691,20 @@ static void user_check(const rz_kind_t *k, json_t *obj, const json_t *old, json_
 	}
 }
 
+/* A token made already expired would be refused at its first use: say so at its making. */
+static void token_check(const rz_kind_t *k, json_t *obj, const json_t *old, json_t *causes)
+{
+	const char *at =
+	    json_string_value(json_object_get(json_object_get(obj, "spec"), "expiresAt"));
+	int64_t ms = at != NULL ? rz_clock_parse(at) : -1;
+
+	(void)k;
+	if (old == NULL && ms >= 0 && ms <= rz_clock_now_ms()) {
+		rz_fields_cause(causes, "spec.expiresAt", RZ_CAUSE_INVALID,
+		                "must be in the future (a token that has expired cannot be used)");
+	}
+}
+
 static const rz_field_t token_spec[] = {
 	{ .name = "role",
 	  .type = RZ_F_STRING,
@@ -919,6 +934,7 @@ static const rz_kind_t kinds[] = {
 	  .doc = "a bearer token acting for its user",
 	  .spec = token_spec,
 	  .status = token_status,
+	  .check = token_check,
 	  .name_prefix = "tok-",
 	  .read_role = RZ_ROLE_ADMIN,
 	  .write_role = RZ_ROLE_ADMIN,

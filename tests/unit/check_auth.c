@@ -18,6 +18,7 @@
 
 #include "core/auth/audit.h"
 #include "core/auth/auth.h"
+#include "core/base/clock.h"
 #include "core/daemon.h"
 #include "core/store/db.h"
 #include "core/store/events.h"
@@ -542,13 +543,27 @@ START_TEST(test_token_lifecycle)
 	    call("POST", "/api/v1/tenants", secret,
 	         "{\"metadata\":{\"name\":\"t2\"},\"spec\":{\"clusterProvider\":\"sim\"}}", NULL),
 	    403);
-	/* expired tokens are refused */
+	/* a token cannot be made expired; one that expires is refused from then on */
 	ck_assert_int_eq(call("POST", "/api/v1/users/editor/tokens", edit_tok,
 	                      "{\"spec\":{\"expiresAt\":\"2020-01-01T00:00:00Z\"}}", &j),
-	                 201);
+	                 422);
+	{
+		char *text = json_dumps(j, JSON_COMPACT);
+		ck_assert_msg(text != NULL && strstr(text, "spec.expiresAt") != NULL, "%s", text);
+		free(text);
+	}
+	json_decref(j);
+	{
+		char at[32], body[96];
+		rz_clock_format(rz_clock_now_ms() + 1200, at, sizeof(at));
+		snprintf(body, sizeof(body), "{\"spec\":{\"expiresAt\":\"%s\"}}", at);
+		ck_assert_int_eq(call("POST", "/api/v1/users/editor/tokens", edit_tok, body, &j),
+		                 201);
+	}
 	snprintf(secret, sizeof(secret), "%s", str(j, "secret"));
 	remember(secret);
 	json_decref(j);
+	usleep(1500 * 1000);
 	expect_401(secret, "expired token");
 	/* revocation acts at once */
 	ck_assert_int_eq(call("DELETE", path, edit_tok, NULL, &j), 200);
