@@ -917,19 +917,21 @@ int rz_db_tx_grouped(rz_db_t *db, int (*fn)(rz_db_t *db, void *arg, rz_err_t *er
 	if (rc == 0) {
 		rc = tx_commit(db, err);
 	}
-	if (rc != 0) {
-		if (sqlite3_get_autocommit(db->conn)) {
-			/* the whole group went with it: its writes hear of it at the flush */
-			if (db->storage_code == 0 && rc < 0 && rc > -4096) {
-				db->storage_code = rc;
-			}
-		} else {
-			tx_rollback(db);
-		}
-	} else {
+	if (rc != 0 && !sqlite3_get_autocommit(db->conn)) {
+		tx_rollback(db);
+	} else if (rc == 0) {
 		db->group_writes++;
 	}
 	db->depth = 0;
+	if (rc != 0 && sqlite3_get_autocommit(db->conn)) {
+		/* SQLite ended the whole transaction (a full disk, say): the group's earlier writes
+		 * are gone too. Tell them now, before a later write's SAVEPOINT could begin a new
+		 * transaction that the flush would commit as if it were this group. */
+		if (db->storage_code == 0 && rc < 0 && rc > -4096) {
+			db->storage_code = rc;
+		}
+		rz_db_flush(db);
+	}
 	return rc;
 }
 

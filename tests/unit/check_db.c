@@ -1239,6 +1239,44 @@ START_TEST(test_turn_group_commit_fails)
 }
 END_TEST
 
+/* A write whose failure ends the whole transaction (RAISE(ROLLBACK) here; a full disk in the
+ * field) takes the group's earlier writes with it: they are told at once, and a later write
+ * starts a group of its own instead of being committed with theirs. */
+START_TEST(test_turn_group_rolled_back_whole)
+{
+	struct event_base *base = event_base_new();
+	rz_db_t *db = open_kv();
+	rz_err_t err = { 0 };
+
+	memset(&acks, 0, sizeof(acks));
+	acks.order_ok = 1;
+	group_calls = 0;
+	exec_ok(db, "CREATE TRIGGER kv_boom BEFORE INSERT ON kv WHEN NEW.k = 'boom' BEGIN "
+	            "SELECT RAISE(ROLLBACK, 'boom'); END");
+	ck_assert_msg(rz_db_start(db, base, RZ_DURABILITY_NORMAL, &err) == 0, "%s", err.msg);
+	rz_db_set_group_fn(db, on_group_done, &group_calls);
+	ck_assert_int_eq(rz_db_tx_grouped(db, tx_put, "a", &err), 0);
+	ack_ids[0] = 0;
+	rz_db_after_durable(db, on_durable, &ack_ids[0]);
+	ck_assert_int_ne(rz_db_tx_grouped(db, tx_put, "boom", &err), 0);
+	ck_assert_int_eq(acks.n, 1); /* told at once */
+	ck_assert_int_ne(rz_db_uncommitted(acks.status[0]), 0);
+	ck_assert_int_eq(group_calls, 1);
+	ck_assert_int_ne(group_status, 0);
+	ck_assert_int_eq(rz_db_tx_grouped(db, tx_put, "c", &err), 0);
+	ack_ids[1] = 1;
+	rz_db_after_durable(db, on_durable, &ack_ids[1]);
+	event_base_loop(base, EVLOOP_NONBLOCK);
+	ck_assert_int_eq(acks.n, 2);
+	ck_assert_int_eq(acks.status[1], 0);
+	ck_assert_int_eq(has_key(db, "a"), 0);
+	ck_assert_int_eq(has_key(db, "c"), 1);
+	ck_assert_int_eq(committed_rows(), 1);
+	rz_db_close(db);
+	event_base_free(base);
+}
+END_TEST
+
 static Suite *db_suite(void)
 {
 	Suite *s = suite_create("db");
@@ -1279,6 +1317,7 @@ static Suite *db_suite(void)
 	tcase_add_test(api, test_checkpoints_off_the_loop);
 	tcase_add_test(api, test_turn_group_one_commit);
 	tcase_add_test(api, test_turn_group_commit_fails);
+	tcase_add_test(api, test_turn_group_rolled_back_whole);
 	tcase_set_timeout(api, 60);
 	suite_add_tcase(s, api);
 	return s;
