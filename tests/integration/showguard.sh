@@ -27,7 +27,7 @@ server:
   data_dir: $WORK/data
 tofu:
   binary: $WORK/bin/tf
-  debounce: 200ms
+  debounce: 1s
 observe:
   interval: 1h
   fast_interval: 1h
@@ -56,6 +56,8 @@ wait_last() { # RUN-NOT: until the tenant's last run is another one and ended
 	return 1
 }
 
+# (a debounce of 1 s takes the tenant and both node groups into the first run even on a
+# loaded machine: with 200 ms the first run could start before "w" existed)
 api -X POST "$API/tenants" -d '{"metadata":{"name":"g"},"spec":{"clusterProvider":"sim"}}' >/dev/null
 api -X POST "$API/tenants/g/nodegroups" -d '{"metadata":{"name":"cp"},"spec":{"role":"controlplane","count":1,"providerClass":"sim"}}' >/dev/null
 api -X POST "$API/tenants/g/nodegroups" -d '{"metadata":{"name":"w"},"spec":{"role":"worker","count":2,"providerClass":"sim"}}' >/dev/null
