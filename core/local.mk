@@ -54,6 +54,7 @@ core_librezus_core_la_SOURCES = \
 	core/engine/engine.c core/engine/engine.h \
 	core/remote/nats.c core/remote/nats.h \
 	core/remote/heartbeat.c core/remote/heartbeat.h \
+	core/remote/dispatch.c core/remote/dispatch.h \
 	core/remote/runners.c core/remote/runners.h \
 	core/remote/runner.c core/remote/runner.h \
 	core/observe/observe.c core/observe/observe.h \
