@@ -772,7 +772,9 @@ static json_t *diagnostics_of(struct run *r)
 static void on_line(void *arg, const char *line, size_t len, bool is_stderr)
 {
 	struct run *r = arg;
-	bool plan_json = r->step == STEP_SHOW && !is_stderr;
+	/* a remote show's JSON comes by HTTPS (h_file), never as lines: its lines are the
+	 * init before it */
+	bool plan_json = r->step == STEP_SHOW && !is_stderr && !r->remote;
 	json_t *j;
 
 	/* The plan as JSON holds sensitive values in clear: it stays in memory, out of the
@@ -1531,7 +1533,15 @@ static void step_done(void *arg, int status, bool timed_out, bool canceled)
 	}
 	if (r->step == STEP_SHOW) {
 		size_t shown = r->show.len;
-		r->plan = r->show.p && !r->show.cut ? json_loads(r->show.p, 0, NULL) : NULL;
+		json_error_t jerr = { 0 };
+		r->plan = r->show.p && !r->show.cut ? json_loads(r->show.p, 0, &jerr) : NULL;
+		if (r->plan == NULL && r->show.p != NULL) {
+			char at[32];
+			snprintf(at, sizeof(at), "%d", jerr.position);
+			rz_logkv(RZ_LOG_WARNING, "engine",
+			         "the output of tofu show -json is no JSON", "run", r->name,
+			         "error", jerr.text, "at", at, NULL);
+		}
 		if (r->show.p != NULL) {
 			sodium_memzero(r->show.p, r->show.len);
 		}
@@ -2176,7 +2186,8 @@ static void h_claim(rz_req_t *req, void *ctx)
 	const char *body = rz_req_body(req, &len);
 	json_t *j = body ? json_loadb(body, len, 0, NULL) : NULL, *reply, *files, *env;
 	const char *run = json_string_value(json_object_get(j, "run"));
-	const char *step = json_string_value(json_object_get(j, "step"));
+	const char *jstep = json_string_value(json_object_get(j, "step"));
+	char step[8] = "";
 	static char vars[MAX_ENV][PATH_MAX + 64];
 	const char *envv[MAX_ENV + 1] = { NULL };
 	struct run *r;
@@ -2189,7 +2200,8 @@ static void h_claim(rz_req_t *req, void *ctx)
 		json_decref(j);
 		return;
 	}
-	if (run == NULL || step == NULL || json_object_size(j) != 2) {
+	if (run == NULL || jstep == NULL || json_object_size(j) != 2 ||
+	    strlen(jstep) >= sizeof(step)) {
 		json_t *st =
 		    rz_status_new(422, NULL, "a claim is {\"run\": \"...\", \"step\": \"...\"}");
 		rz_status_add_cause(st, run == NULL ? "run" : "step", "FieldValueRequired",
@@ -2198,8 +2210,9 @@ static void h_claim(rz_req_t *req, void *ctx)
 		json_decref(j);
 		return;
 	}
+	snprintf(step, sizeof(step), "%s", jstep);
 	r = run_named(e, run);
-	if (r == NULL || !r->remote || !r->dispatched || r->claimed ||
+	if (r == NULL || !r->remote || !r->dispatched || r->claimed || r->step >= STEP_DONE ||
 	    strcmp(rz_engine_steps[r->step], step) != 0) {
 		rz_reply_error(req, 409, NULL,
 		               "run \"%s\" has no %s step waiting for a runner (finished, claimed, "

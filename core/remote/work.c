@@ -49,7 +49,7 @@ struct rz_work {
 	natsSubscription *pools[RZ_DISPATCH_POOLS_MAX];
 	size_t npools, next_pool;
 	natsSubscription *cancel;
-	char token[RZ_NATS_SECRET_MAX + 1];
+	char token[RZ_NATS_SECRET_MAX + 2];
 	struct slot *slots;
 	size_t nslots;
 };
