@@ -86,6 +86,7 @@ API="$BASE/api/v1"
 TOKEN=$(curl -s -X POST "$API/auth/login" -H 'Content-Type: application/json' \
 	-d "{\"username\":\"admin\",\"password\":\"$PW\"}" | sed -n 's/.*"token":"\([^"]*\)".*/\1/p')
 api() { curl -s -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' "$@"; }
+patch() { curl -s -o /dev/null -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/merge-patch+json' -X PATCH "$API/$1" -d "$2"; }
 js() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)" 2>/dev/null; }
 
 # The runner token: an APIToken with spec.scope runner.
@@ -187,7 +188,7 @@ expect_eq "a claim of a finished run: 409 (a job delivered again is dropped)" "4
 
 # kill -9 of the runner holding an apply.
 touch "$WORK/slow-a" "$WORK/slow-b"
-api -o /dev/null -X PATCH -H 'Content-Type: application/merge-patch+json' "$API/tenants/t5/nodegroups/cp" -d '{"spec":{"count":2}}'
+patch tenants/t5/nodegroups/cp '{"spec":{"count":2}}'
 holder=""
 for _ in $(seq 1 300); do
 	[ -f "$WORK/zombie.addr" ] && holder=$(api "$API/tenants/t5/runs" | js '[i for i in d["items"] if i["status"].get("phase")=="Running"][0]["status"].get("runner","")') && [ -n "$holder" ] && break
@@ -223,7 +224,7 @@ expect_eq "its state is intact: both machines of the scaled group" "2" "$machine
 
 # Cancel of a remote run reaches the runner.
 touch "$WORK/slow-$other"
-api -o /dev/null -X PATCH -H 'Content-Type: application/merge-patch+json' "$API/tenants/t6/nodegroups/cp" -d '{"spec":{"count":2}}'
+patch tenants/t6/nodegroups/cp '{"spec":{"count":2}}'
 rm -f "$WORK/zombie.addr"
 for _ in $(seq 1 300); do [ -f "$WORK/zombie.addr" ] && break; sleep 0.1; done
 CRUN=$(api "$API/tenants/t6/runs" | js '[i for i in d["items"] if i["status"].get("phase")=="Running"][0]["metadata"]["name"]')
