@@ -762,7 +762,11 @@ static void gauge_runners(void *ctx, rz_metrics_runners_t *out)
 		                       .lost = st.lost,
 		                       .heartbeats = st.heartbeats,
 		                       .dropped = st.dropped,
-		                       .connected = st.connected };
+		                       .connected = st.connected,
+		                       .jobs = st.jobs,
+		                       .events = st.events,
+		                       .events_dropped = st.events_dropped,
+		                       .steps = st.steps };
 }
 
 static int start_metrics(rz_daemon_t *d, rz_err_t *err)

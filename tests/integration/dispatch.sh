@@ -178,6 +178,12 @@ log=$(api "$API/tenants/t3/runs/$RUN/log")
 expect_match "a remote run's log reads through the API" 'Apply complete|No changes|apply_complete|Initializing' "$log"
 expect_eq "no secret on NATS: no rzt_ secret in the JetStream store" "0" "$(grep -r -l rzt_ "$WORK/js" 2>/dev/null | wc -l | tr -d ' ')"
 
+metric() { curl -s "$BASE/metrics" | sed -n "s/^$1 //p"; }
+jobs=$(metric rezuscloud_runner_jobs_total)
+echo "# jobs published: $jobs, events handled: $(metric rezuscloud_runner_events_total)"
+expect_eq "/metrics: at least four jobs per tenant (init, plan, show, apply) published" "yes" "$([ "${jobs:-0}" -ge 24 ] && echo yes || echo no)"
+expect_eq "/metrics: no remote step left in progress" "0" "$(metric rezuscloud_runner_steps)"
+
 # A wrong runner token: refused at the claim.
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Authorization: Bearer rzt_not-a-token-at-all-not-a-token-at-all-xyz' \
 	-H 'Content-Type: application/json' -d '{"run":"run-x","step":"init"}' "$API/runners/a/claims")
