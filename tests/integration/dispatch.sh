@@ -113,6 +113,7 @@ if [ "\$1" = apply ] && [ -f "$WORK/slow-$n" ]; then
 	echo "stand-in apply holds the lock"
 	sleep 60
 fi
+sleep 0.2 # a step takes a moment: with one slot each, two runs at once need both runners
 exec "$TF" "\$@"
 SH
 	chmod 755 "$WORK/tofu-$n"
@@ -123,7 +124,7 @@ runner:
   name: $n
   labels: [region=$n]
   heartbeat: 1s
-  concurrency: 2
+  concurrency: 1
   work_dir: $WORK/$n-work
   nats_url: nats://127.0.0.1:$NPORT
   nats_user: runner
