@@ -144,6 +144,11 @@ for _ in $(seq 1 100); do
 done
 expect_eq "both runners are Ready" "Ready Ready" "$(phase a) $(phase b)"
 
+out=$(api -X POST "$API/tenants" -d '{"metadata":{"name":"bad"},"spec":{"clusterProvider":"sim","runnerSelector":{"a":"1","b":"2","c":"3","d":"4"}}}')
+expect_match "a runnerSelector of four labels is refused, naming the field" 'spec.runnerSelector' "$out"
+out=$(api -X POST "$API/tenants" -d '{"metadata":{"name":"bad"},"spec":{"clusterProvider":"sim","runnerSelector":{"bad key!":"x"}}}')
+expect_match "and one with a bad label key" '"code":422' "$out"
+
 # Six sim tenants, t1 and t2 for region a only.
 t0=$(date +%s)
 for t in t1 t2 t3 t4 t5 t6; do
