@@ -762,7 +762,11 @@ static void gauge_runners(void *ctx, rz_metrics_runners_t *out)
 		                       .lost = st.lost,
 		                       .heartbeats = st.heartbeats,
 		                       .dropped = st.dropped,
-		                       .connected = st.connected };
+		                       .connected = st.connected,
+		                       .jobs = st.jobs,
+		                       .events = st.events,
+		                       .events_dropped = st.events_dropped,
+		                       .steps = st.steps };
 }
 
 static int start_metrics(rz_daemon_t *d, rz_err_t *err)
@@ -1099,6 +1103,11 @@ static const char *pick_tofu(const rz_config_t *cfg)
 	return cfg->tofu_binary;
 }
 
+static void kick_engine(void *engine)
+{
+	rz_engine_kick(engine);
+}
+
 /* The TF engine, once the listener's port is known (tofu reaches the state backend there). */
 static int start_engine(rz_daemon_t *d, rz_err_t *err)
 {
@@ -1134,7 +1143,8 @@ static int start_engine(rz_daemon_t *d, rz_err_t *err)
 		                d->cfg->tofu_run_history,
 		                d->cfg->tofu_run_retention_ms,
 		                d->cfg->tofu_max_run_log,
-		                d->tls != NULL ? d->tls_cert : NULL };
+		                d->tls != NULL ? d->tls_cert : NULL,
+		                d->cfg->runners_public_url };
 	rc = rz_engine_new(&d->engine, d->base, d->store, d->bus, d->plugins, d->auth, d->tfstate,
 	                   &o, err);
 	if (rc == 0) { /* a rollback or an admin's DELETE re-projects at once */
@@ -1143,7 +1153,10 @@ static int start_engine(rz_daemon_t *d, rz_err_t *err)
 	if (rc == 0 && !rz_engine_ready(d->engine, why, sizeof(why))) {
 		rz_log_warn("engine", "%s", why); /* and /readyz says so */
 	}
-	return rc != 0 ? rc : rz_engine_routes(d->engine, d->http, err);
+	if (rc == 0) {
+		rc = rz_engine_routes(d->engine, d->http, err);
+	}
+	return rc != 0 ? rc : rz_engine_runner_routes(d->engine, d->http, err);
 }
 
 /* The observer: probes in a private directory under the data dir, off the tofu pool. */
@@ -1251,7 +1264,15 @@ int rz_daemon_start(rz_daemon_t **out, const rz_config_t *cfg, rz_err_t *err)
 		rc = start_upgrader(d, err);
 	}
 	if (rc == 0) {
-		rc = rz_runners_new(&d->runners, d->base, d->cfg, d->store, d->workers, err);
+		rc = rz_runners_new(&d->runners, d->base, d->cfg, d->store, d->workers,
+		                    d->cfg->runners_public_url[0] != '\0'
+		                        ? d->cfg->runners_public_url
+		                        : d->state_url,
+		                    err);
+	}
+	if (rc == 0) { /* remote steps, when runners.nats_url is set */
+		rz_engine_set_executor(d->engine, rz_runners_executor(d->runners));
+		rz_runners_on_capacity(d->runners, kick_engine, d->engine);
 	}
 	if (rc != 0) {
 		rz_daemon_free(d);

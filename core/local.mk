@@ -54,8 +54,10 @@ core_librezus_core_la_SOURCES = \
 	core/engine/engine.c core/engine/engine.h \
 	core/remote/nats.c core/remote/nats.h \
 	core/remote/heartbeat.c core/remote/heartbeat.h \
+	core/remote/dispatch.c core/remote/dispatch.h \
 	core/remote/runners.c core/remote/runners.h \
 	core/remote/runner.c core/remote/runner.h \
+	core/remote/work.c core/remote/work.h \
 	core/observe/observe.c core/observe/observe.h \
 	core/upgrade/compat.c core/upgrade/compat.h \
 	core/upgrade/upgrade.c core/upgrade/upgrade.h \
@@ -71,10 +73,10 @@ nodist_core_librezus_core_la_SOURCES =
 core_librezus_core_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(LIBEVENT_OPENSSL_CFLAGS) \
 	$(OPENSSL_CFLAGS) $(SQLITE_CFLAGS) \
 	$(JANSSON_CFLAGS) $(LIBJWT_CFLAGS) $(SODIUM_CFLAGS) $(YAML_CFLAGS) $(NETTLE_CFLAGS) \
-	$(ZLIB_CFLAGS) $(LIBSYSTEMD_CFLAGS) $(LIBNATS_CFLAGS)
+	$(ZLIB_CFLAGS) $(LIBSYSTEMD_CFLAGS) $(LIBNATS_CFLAGS) $(LIBCURL_CFLAGS)
 core_librezus_core_la_LIBADD = $(LIBEVENT_LIBS) $(LIBEVENT_OPENSSL_LIBS) $(OPENSSL_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) \
 	$(LIBJWT_LIBS) $(SODIUM_LIBS) $(YAML_LIBS) $(NETTLE_LIBS) $(ZLIB_LIBS) $(HTTP_PARSER_LIBS) $(PTHREAD_LIBS) $(DL_LIBS) \
-	$(LIBSYSTEMD_LIBS) $(LIBNATS_LIBS)
+	$(LIBSYSTEMD_LIBS) $(LIBNATS_LIBS) $(LIBCURL_LIBS)
 
 sbin_PROGRAMS += rezuscloud
 dist_man_MANS += man/rezuscloud.8 man/rezus.conf.5

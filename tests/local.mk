@@ -55,6 +55,7 @@ INTEGRATION_TESTS = \
 	tests/integration/upgrade.sh \
 	tests/integration/fdlimit.sh \
 	tests/integration/runners.sh \
+	tests/integration/dispatch.sh \
 	tests/integration/watchabuse.sh \
 	tests/integration/lists.sh \
 	tests/integration/loginflood.sh \

@@ -638,6 +638,21 @@ static void render_runners(rz_metrics_t *m, struct out *o)
 	    "# HELP rezuscloud_nats_connected 1 while the daemon is connected to NATS.\n"
 	    "# TYPE rezuscloud_nats_connected gauge\nrezuscloud_nats_connected %d\n",
 	    r.ready, r.stopping, r.lost, r.heartbeats, r.dropped, r.connected ? 1 : 0);
+	put(o,
+	    "# HELP rezuscloud_runner_jobs_total Step jobs published to the remote runners.\n"
+	    "# TYPE rezuscloud_runner_jobs_total counter\n"
+	    "rezuscloud_runner_jobs_total %" PRIu64 "\n"
+	    "# HELP rezuscloud_runner_events_total Remote steps' events (lines, ends) handled.\n"
+	    "# TYPE rezuscloud_runner_events_total counter\n"
+	    "rezuscloud_runner_events_total %" PRIu64 "\n"
+	    "# HELP rezuscloud_runner_events_dropped_total Remote steps' events dropped: "
+	    "invalid, of no step in progress, or seen already.\n"
+	    "# TYPE rezuscloud_runner_events_dropped_total counter\n"
+	    "rezuscloud_runner_events_dropped_total %" PRIu64 "\n"
+	    "# HELP rezuscloud_runner_steps Remote steps in progress (a job out).\n"
+	    "# TYPE rezuscloud_runner_steps gauge\n"
+	    "rezuscloud_runner_steps %" PRIu64 "\n",
+	    r.jobs, r.events, r.events_dropped, r.steps);
 }
 
 char *rz_metrics_render(rz_metrics_t *m)

@@ -63,9 +63,11 @@ typedef struct rz_metrics_checkpoints {
 
 /* The remote runners (core/remote/runners.h, copied by the daemon). */
 typedef struct rz_metrics_runners {
-	uint64_t ready, stopping, lost; /* Runners by phase */
-	uint64_t heartbeats, dropped;   /* heartbeats taken, and dropped as invalid */
-	bool connected;                 /* to NATS now */
+	uint64_t ready, stopping, lost;        /* Runners by phase */
+	uint64_t heartbeats, dropped;          /* heartbeats taken, and dropped as invalid */
+	bool connected;                        /* to NATS now */
+	uint64_t jobs, events, events_dropped; /* jobs published; events handled, dropped */
+	uint64_t steps;                        /* remote steps in progress */
 } rz_metrics_runners_t;
 
 /* What /metrics reads when scraped. Every member may be NULL: its series are left out. */

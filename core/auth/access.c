@@ -388,6 +388,15 @@ bool rz_access_guard(void *ctx, rz_req_t *req, const rz_route_t *route)
 		          "a run's credentials reach only its own tenant's state");
 		return false;
 	}
+	/* a runner token claims runs and reports their files, and does nothing else; those
+	 * routes take nothing else */
+	if (i->p.runner_scope != (route->kind != NULL && strcmp(route->kind, "RunnerClaim") == 0)) {
+		forbidden(req, route, &i->p,
+		          i->p.runner_scope ? "a runner token only claims runs"
+		                            : "only a runner token (APIToken spec.scope: runner) "
+		                              "claims runs");
+		return false;
+	}
 	if (i->p.must_change_password && !allowed_before_password_change(route)) {
 		forbidden(req, route, &i->p,
 		          "the password must be changed first: POST /api/v1/auth/password");

@@ -36,6 +36,8 @@ typedef struct rz_principal {
 	int64_t exp;       /* session expiry (Unix seconds); 0 for tokens without expiry */
 	bool must_change_password;
 	char tenant_scope[64]; /* a run's secret: only this tenant's TF state; "" otherwise */
+	bool runner_scope;     /* a runner token (APIToken spec.scope runner): only the routes
+	                          of kind RunnerClaim, and those only for it */
 } rz_principal_t;
 
 typedef struct rz_auth rz_auth_t;

@@ -134,6 +134,7 @@ typedef struct rz_config {
 	char *runners_nats_token_file;
 	char *runners_nats_ca_file;
 	int64_t runners_heartbeat_timeout_ms; /* a Runner without a heartbeat this long: Lost */
+	char *runners_public_url; /* the daemon as runners reach it; "": the listen address */
 
 	/* runner: what `rezuscloud runner` reads */
 	char *runner_name;    /* "": the host name */
@@ -146,6 +147,9 @@ typedef struct rz_config {
 	char *runner_nats_password_file;
 	char *runner_nats_token_file;
 	char *runner_nats_ca_file;
+	char *runner_daemon_url;     /* "": takes no job */
+	char *runner_token_file;     /* the runner's API token (scope runner) */
+	char *runner_daemon_ca_file; /* "": the system's CAs */
 
 	/* log: */
 	char *log_level; /* a name rz_log_level_parse accepts */

@@ -243,6 +243,25 @@ static int verify_runner_nats(const struct rz__setting *s, const rz_config_t *cf
 }
 
 /* runner.name: a DNS label (RFC 1123), as object names are; "" = the host name. */
+/* An http(s) base URL without a trailing slash, or empty. */
+static int check_base_url(const struct rz__setting *s, const char *value, const char *origin,
+                          rz_err_t *err)
+{
+	size_t len = strlen(value);
+	bool ok = len == 0 ||
+	          (len <= 256 &&
+	           (strncmp(value, "https://", 8) == 0 || strncmp(value, "http://", 7) == 0) &&
+	           strpbrk(value, " \t\r\n?#@") == NULL && value[len - 1] != '/');
+
+	if (!ok) {
+		return rz_err_set(err, REZUS_ECONFIG,
+		                  "%s: %s: invalid value '%.64s': an http(s)://host[:port] URL "
+		                  "(256 bytes at most, no credentials, query or trailing '/')",
+		                  origin, s->key, value);
+	}
+	return 0;
+}
+
 static int check_runner_name(const struct rz__setting *s, const char *value, const char *origin,
                              rz_err_t *err)
 {
@@ -681,6 +700,13 @@ const struct rz__setting rz__settings[] = {
 	  .def = "30s",
 	  .verify = verify_second_to_hour,
 	  .help = "a Runner whose last heartbeat is older is Lost (1s to 1h)" },
+	{ .key = "runners.public_url",
+	  .kind = K_STRING,
+	  .offset = AT(runners_public_url),
+	  .def = "",
+	  .check = check_base_url,
+	  .help = "the daemon as remote runners reach it, https://host:port: in their jobs and "
+	          "as their runs' state backend; empty = the listen address" },
 	{ .key = "runner", .kind = K_SECTION, .help = "rezuscloud runner: a remote runner" },
 	{ .key = "runner.name",
 	  .kind = K_STRING,
@@ -741,6 +767,24 @@ const struct rz__setting rz__settings[] = {
 	  .offset = AT(runner_nats_ca_file),
 	  .def = "",
 	  .help = "PEM CAs for the NATS server's certificate; set, the connection is TLS" },
+	{ .key = "runner.daemon_url",
+	  .kind = K_STRING,
+	  .offset = AT(runner_daemon_url),
+	  .def = "",
+	  .check = check_base_url,
+	  .help = "the daemon this runner claims jobs from (its runners.public_url); a job "
+	          "naming another is dropped; empty = no jobs taken" },
+	{ .key = "runner.token_file",
+	  .kind = K_STRING,
+	  .offset = AT(runner_token_file),
+	  .def = "",
+	  .help = "a file (no group or other access) whose first line is the runner's API "
+	          "token (an APIToken with spec.scope runner)" },
+	{ .key = "runner.daemon_ca_file",
+	  .kind = K_STRING,
+	  .offset = AT(runner_daemon_ca_file),
+	  .def = "",
+	  .help = "PEM CAs the daemon's certificate is checked against; empty = the system's" },
 	{ .key = "log", .kind = K_SECTION, .help = "logging" },
 	{ .key = "log.level",
 	  .kind = K_STRING,

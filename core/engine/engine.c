@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
 #include <search.h>
@@ -24,6 +25,7 @@
 #include "core/plugin/host.h"
 #include "core/base/log.h"
 #include "core/base/exec.h"
+#include "core/base/executor.h"
 #include "core/engine/plan.h"
 #include "core/engine/report.h"
 #include "core/engine/runlog.h"
@@ -50,6 +52,9 @@ enum step { STEP_INIT, STEP_PLAN, STEP_SHOW, STEP_APPLY, STEP_DONE };
 
 /* The most of `tofu show -json` kept: a plan larger than this is not applied. */
 #define SHOW_MAX ((size_t)256 << 20)
+
+/* The most of a working directory a claim hands a runner (base64 aside). */
+#define RZ_ENGINE_CLAIM_MAX (64 << 20)
 
 struct tenant;
 
@@ -86,6 +91,13 @@ struct run {
 	char started[32];
 	char talos[32], kubernetes[32];    /* the tenant's versions this run renders */
 	char inputs[RZ_REPORT_INPUTS_LEN]; /* the digest of what it composed (rz_report_inputs) */
+	/* remote dispatch (e->exec): its steps run on runners, one job per step */
+	bool remote;
+	bool dispatched;  /* the current step's job is out */
+	bool claimed;     /* a runner claimed the current step */
+	bool lost;        /* its runner was lost: ended Interrupted */
+	char runner[64];  /* the runner that claimed the current (last) step */
+	json_t *selector; /* the tenant's spec.runnerSelector when the run started */
 };
 
 struct tenant {
@@ -126,9 +138,12 @@ struct rz_engine {
 	size_t running;
 	struct unsettled *unsettled; /* final statuses to write again */
 	size_t n_unsettled;
-	struct event *settle;    /* writes them again; the sweep */
-	bool sweep;              /* a final status was given up: the sweep looks for its Run */
-	rz_engine_stats_t stats; /* the counters; the gauges are read when asked */
+	struct event *settle;      /* writes them again; the sweep */
+	bool sweep;                /* a final status was given up: the sweep looks for its Run */
+	rz_engine_stats_t stats;   /* the counters; the gauges are read when asked */
+	const rz_executor_t *exec; /* remote runners, or NULL: every step runs here */
+	rz_route_t runner_routes[2];
+	int64_t waiting_logged_ms; /* the last "no runner Ready" line */
 };
 
 /* A Run's final status not written yet. */
@@ -634,7 +649,12 @@ static int render(struct run *r, const json_t *tenant, rz_err_t *err)
 	json_t *backend, *files = NULL;
 	int rc;
 
-	snprintf(url, sizeof(url), "%s/tfstate/%s", e->o.state_url, r->t->name);
+	/* a remote run's tofu reaches the daemon at runners.public_url */
+	snprintf(url, sizeof(url), "%s/tfstate/%s",
+	         r->remote && e->o.public_url != NULL && e->o.public_url[0] != '\0'
+	             ? e->o.public_url
+	             : e->o.state_url,
+	         r->t->name);
 	backend = json_pack("{s:s, s:s, s:s, s:s}", "address", url, "lock_address", url,
 	                    "unlock_address", url, "username", "rezus");
 	if ((rc = backend_ca(e, backend, err)) != 0) {
@@ -752,7 +772,9 @@ static json_t *diagnostics_of(struct run *r)
 static void on_line(void *arg, const char *line, size_t len, bool is_stderr)
 {
 	struct run *r = arg;
-	bool plan_json = r->step == STEP_SHOW && !is_stderr;
+	/* a remote show's JSON comes by HTTPS (h_file), never as lines: its lines are the
+	 * init before it */
+	bool plan_json = r->step == STEP_SHOW && !is_stderr && !r->remote;
 	json_t *j;
 
 	/* The plan as JSON holds sensitive values in clear: it stays in memory, out of the
@@ -818,6 +840,40 @@ static int64_t mono_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+static void on_lost(void *arg, const char *runner);
+
+/* The environment of a step, but PATH and HOME (the runner's own). */
+static void step_env(struct run *r, const char **env, size_t *n, char (*vars)[PATH_MAX + 64])
+{
+	rz_engine_t *e = r->e;
+
+	env_add(env, n, vars[*n], sizeof(vars[0]), "TF_IN_AUTOMATION", "1");
+	env_add(env, n, vars[*n], sizeof(vars[0]), "TF_INPUT", "0");
+	env_add(env, n, vars[*n], sizeof(vars[0]), "CHECKPOINT_DISABLE", "1");
+	env_add(env, n, vars[*n], sizeof(vars[0]), "TF_HTTP_PASSWORD", r->secret);
+	if (!r->remote && e->o.plugin_cache_dir != NULL && e->o.plugin_cache_dir[0] != '\0') {
+		env_add(env, n, vars[*n], sizeof(vars[0]), "TF_PLUGIN_CACHE_DIR",
+		        e->o.plugin_cache_dir);
+	}
+	for (char **p = e->o.env_passthrough; !r->remote && p != NULL && *p != NULL; p++) {
+		/* the daemon's own variables never leave it: a runner has its own */
+		env_add(env, n, vars[*n], sizeof(vars[0]), *p, getenv(*p));
+	}
+}
+
+/* The step's job, to a runner: the claim (h_claim) hands it what to run. */
+static int run_remote(struct run *r, rz_err_t *err)
+{
+	rz_exec_step_t s = { r->name,     r->t->name, rz_engine_steps[r->step],
+		             r->selector, 1,          on_line,
+		             step_done,   on_lost,    r };
+
+	r->dispatched = true;
+	r->claimed = false;
+	r->step_started_ns = mono_ns();
+	return r->e->exec->start(r->e->exec->ctx, &s, err);
+}
+
 static int run_step(struct run *r, const char *const *argv, rz_err_t *err)
 {
 	rz_engine_t *e = r->e;
@@ -827,21 +883,14 @@ static int run_step(struct run *r, const char *const *argv, rz_err_t *err)
 	size_t n = 0;
 	rz_proc_opts_t o;
 
+	if (r->remote) {
+		return run_remote(r, err);
+	}
 	tenant_dir(e, r->t->name, dir, sizeof(dir));
 	snprintf(home, sizeof(home), "%s", e->o.workdir);
 	env_add(env, &n, vars[n], sizeof(vars[0]), "PATH", getenv("PATH"));
 	env_add(env, &n, vars[n], sizeof(vars[0]), "HOME", home);
-	env_add(env, &n, vars[n], sizeof(vars[0]), "TF_IN_AUTOMATION", "1");
-	env_add(env, &n, vars[n], sizeof(vars[0]), "TF_INPUT", "0");
-	env_add(env, &n, vars[n], sizeof(vars[0]), "CHECKPOINT_DISABLE", "1");
-	env_add(env, &n, vars[n], sizeof(vars[0]), "TF_HTTP_PASSWORD", r->secret);
-	if (e->o.plugin_cache_dir != NULL && e->o.plugin_cache_dir[0] != '\0') {
-		env_add(env, &n, vars[n], sizeof(vars[0]), "TF_PLUGIN_CACHE_DIR",
-		        e->o.plugin_cache_dir);
-	}
-	for (char **p = e->o.env_passthrough; p != NULL && *p != NULL; p++) {
-		env_add(env, &n, vars[n], sizeof(vars[0]), *p, getenv(*p));
-	}
+	step_env(r, env, &n, vars);
 	o = (rz_proc_opts_t){ argv,    env,       dir, e->o.timeout_ms, e->o.kill_grace_ms,
 		              on_line, step_done, r };
 	r->step_started_ns = mono_ns();
@@ -1247,7 +1296,10 @@ static void finish(struct run *r, const char *phase, int exit_code)
 			}
 		}
 	}
-	rz_auth_ungrant(e->auth, r->name);
+	rz_auth_ungrant(e->auth, r->name); /* a late write of a lost runner is refused */
+	if (r->remote && e->exec != NULL) {
+		e->exec->forget(e->exec->ctx, r->name);
+	}
 	rz_runlog_close(r->log, phase);
 	{
 		char dir[PATH_MAX], path[PATH_MAX * 2];
@@ -1271,6 +1323,7 @@ static void finish(struct run *r, const char *phase, int exit_code)
 	free(r->show.p);
 	json_decref(r->plan);
 	json_decref(r->listed);
+	json_decref(r->selector);
 	sodium_memzero(r->secret, sizeof(r->secret));
 	if (r->slot) {
 		e->running--;
@@ -1480,7 +1533,15 @@ static void step_done(void *arg, int status, bool timed_out, bool canceled)
 	}
 	if (r->step == STEP_SHOW) {
 		size_t shown = r->show.len;
-		r->plan = r->show.p && !r->show.cut ? json_loads(r->show.p, 0, NULL) : NULL;
+		json_error_t jerr = { 0 };
+		r->plan = r->show.p && !r->show.cut ? json_loads(r->show.p, 0, &jerr) : NULL;
+		if (r->plan == NULL && r->show.p != NULL) {
+			char at[32];
+			snprintf(at, sizeof(at), "%d", jerr.position);
+			rz_logkv(RZ_LOG_WARNING, "engine",
+			         "the output of tofu show -json is no JSON", "run", r->name,
+			         "error", jerr.text, "at", at, NULL);
+		}
 		if (r->show.p != NULL) {
 			sodium_memzero(r->show.p, r->show.len);
 		}
@@ -1640,6 +1701,10 @@ static void start_run(rz_engine_t *e, struct tenant *t)
 		         json_string_value(json_object_get(spec, "talosVersion")) ?: "");
 		snprintf(r->kubernetes, sizeof(r->kubernetes), "%s",
 		         json_string_value(json_object_get(spec, "kubernetesVersion")) ?: "");
+		r->remote = e->exec != NULL && e->exec->remote(e->exec->ctx);
+		if (json_object_size(json_object_get(spec, "runnerSelector")) > 0) {
+			r->selector = json_deep_copy(json_object_get(spec, "runnerSelector"));
+		}
 		rc = make_run(r, tenant, &err);
 	}
 	if (rc != 0) {
@@ -1662,6 +1727,7 @@ static void start_run(rz_engine_t *e, struct tenant *t)
 			rz_logkv(RZ_LOG_NOTICE, "engine", "no run: retrying", "tenant", t->name,
 			         "in", in, NULL);
 			json_decref(r->diagnostics);
+			json_decref(r->selector);
 			free(r);
 			t->run = NULL;
 			e->running--;
@@ -1672,6 +1738,7 @@ static void start_run(rz_engine_t *e, struct tenant *t)
 			return;
 		}
 		json_decref(r->diagnostics);
+		json_decref(r->selector);
 		free(r);
 		t->run = NULL;
 		e->running--;
@@ -1719,9 +1786,32 @@ static void resume(struct run *r)
 	}
 }
 
+/* Runs that may hold a slot now: tofu.workers here; with remote runners, what the Ready
+ * runners take at once (none Ready: runs wait, Queued, and a line says why). */
+static size_t slots(rz_engine_t *e)
+{
+	size_t n;
+
+	if (e->exec == NULL || !e->exec->remote(e->exec->ctx)) {
+		return (size_t)e->o.workers;
+	}
+	n = e->exec->capacity(e->exec->ctx);
+	if (n <= e->running && e->qhead != NULL) {
+		int64_t now = mono_ns() / 1000000;
+		if (now - e->waiting_logged_ms >= 60000) {
+			e->waiting_logged_ms = now;
+			rz_logkv(RZ_LOG_NOTICE, "engine",
+			         n == 0 ? "runs wait: no remote runner is Ready"
+			                : "runs wait: every Ready runner is busy",
+			         "next", e->qhead->name, NULL);
+		}
+	}
+	return n;
+}
+
 static void start_next(rz_engine_t *e)
 {
-	while (e->qhead != NULL && e->running < (size_t)e->o.workers) {
+	while (e->qhead != NULL && e->running < slots(e)) {
 		struct tenant *t = e->qhead;
 		e->qhead = t->qnext;
 		if (e->qhead == NULL) {
@@ -1849,6 +1939,13 @@ static void h_cancel(rz_req_t *req, void *ctx)
 	if (r->awaiting || !r->slot) {
 		snprintf(r->error, sizeof(r->error), "canceled before its apply");
 		finish(r, "Canceled", -1);
+	} else if (r->remote && !r->claimed) {
+		/* no runner holds it: its job, when a runner takes it, gets 409 at the claim */
+		snprintf(r->error, sizeof(r->error), "canceled before a runner took its %s step",
+		         rz_engine_steps[r->step]);
+		finish(r, "Canceled", -1);
+	} else if (r->remote) {
+		r->e->exec->cancel(r->e->exec->ctx, r->name); /* the runner reports the exit */
 	} else {
 		rz_proc_cancel(r->proc); /* step_done finishes it as Canceled */
 	}
@@ -1914,6 +2011,370 @@ static const rz_route_doc_t log_doc[] = {
 	  .errors = log_errors },
 	{ 0 },
 };
+
+/* ------------------------------------------------------------------ remote runners */
+
+/* The runner holding a remote run's step was lost: the run is Interrupted, its lock
+ * released, its secret revoked (finish), and its tenant runs again. */
+static void on_lost(void *arg, const char *runner)
+{
+	struct run *r = arg;
+	rz_engine_t *e = r->e;
+	struct tenant *t = r->t;
+	rz_err_t err = { 0 };
+
+	count_step(r);
+	r->lost = true;
+	snprintf(r->error, sizeof(r->error),
+	         "runner %s was lost (no heartbeat for runners.heartbeat_timeout) while it held "
+	         "tofu %s",
+	         runner, rz_engine_steps[r->step]);
+	if (rz_tfstate_release_run_lock(e->tfstate, r->name, &err) < 0) {
+		rz_logkv(RZ_LOG_ERR, "engine", "cannot release the lost run's state lock", "run",
+		         r->name, "error", err.msg, NULL);
+	}
+	finish(r, "Interrupted", -1);
+	if (!t->gone && !e->stopping) {
+		poke(e, t->name, e->o.debounce_ms, "update"); /* as after a restart */
+	}
+}
+
+/* The run in progress named run, or NULL. */
+static struct run *run_named(rz_engine_t *e, const char *run)
+{
+	for (struct tenant *t = e->tenants; run != NULL && t != NULL; t = t->next) {
+		if (t->run != NULL && strcmp(t->run->name, run) == 0) {
+			return t->run;
+		}
+	}
+	return NULL;
+}
+
+/* The claim's argv of step, argv[0] "tofu": the runner runs its own tofu.binary. */
+static json_t *step_argv(const struct run *r, enum step step)
+{
+	char out[96], file[80];
+	bool destroy = strcmp(r->operation, "destroy") == 0;
+
+	snprintf(file, sizeof(file), "%s.plan", r->name);
+	snprintf(out, sizeof(out), "-out=%s", file);
+	switch (step) {
+	case STEP_INIT:
+		return json_pack("[s, s, s, s, s]", "tofu", "init", "-input=false", "-no-color",
+		                 "-reconfigure");
+	case STEP_PLAN:
+		return destroy ? json_pack("[s, s, s, s, s, s]", "tofu", "plan", "-input=false",
+		                           "-json", out, "-destroy")
+		               : json_pack("[s, s, s, s, s]", "tofu", "plan", "-input=false",
+		                           "-json", out);
+	case STEP_SHOW:
+		return json_pack("[s, s, s, s]", "tofu", "show", "-json", file);
+	case STEP_APPLY:
+		return json_pack("[s, s, s, s, s]", "tofu", "apply", "-input=false", "-json", file);
+	default:
+		return NULL;
+	}
+}
+
+/* The working directory a runner needs for the step, as {name: base64}: the tenant's
+ * composed *.tf.json and terraform.tfvars.json, and for show and apply the run's plan. */
+static int claim_files(struct run *r, json_t *files, rz_err_t *err)
+{
+	char dir[PATH_MAX], path[PATH_MAX * 2], plan[96];
+	size_t total = 0;
+	struct dirent *de;
+	DIR *d;
+	int rc = 0;
+
+	tenant_dir(r->e, r->t->name, dir, sizeof(dir));
+	snprintf(plan, sizeof(plan), "%s.plan", r->name);
+	if ((d = opendir(dir)) == NULL) {
+		return rz_err_set(err, -errno, "the run's directory: %s", strerror(errno));
+	}
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		size_t len = strlen(de->d_name);
+		bool tf = len > 8 && strcmp(de->d_name + len - 8, ".tf.json") == 0;
+		bool want = tf || strcmp(de->d_name, "terraform.tfvars.json") == 0 ||
+		            (r->step >= STEP_SHOW && strcmp(de->d_name, plan) == 0);
+		struct stat st;
+		unsigned char *buf;
+		char *b64;
+		FILE *f;
+		if (!want) {
+			continue;
+		}
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode)) {
+			continue;
+		}
+		if ((total += (size_t)st.st_size) > RZ_ENGINE_CLAIM_MAX) {
+			rc = rz_err_set(err, -EFBIG, "the working directory is over %d bytes",
+			                RZ_ENGINE_CLAIM_MAX);
+			break;
+		}
+		buf = malloc((size_t)st.st_size + 1);
+		b64 = malloc(
+		    sodium_base64_ENCODED_LEN((size_t)st.st_size, sodium_base64_VARIANT_ORIGINAL));
+		f = fopen(path, "rb");
+		if (buf == NULL || b64 == NULL || f == NULL ||
+		    fread(buf, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
+			rc = rz_err_set(err, -EIO, "reading %s failed", de->d_name);
+		} else {
+			sodium_bin2base64(b64,
+			                  sodium_base64_ENCODED_LEN((size_t)st.st_size,
+			                                            sodium_base64_VARIANT_ORIGINAL),
+			                  buf, (size_t)st.st_size, sodium_base64_VARIANT_ORIGINAL);
+			json_object_set_new(files, de->d_name, json_string(b64));
+		}
+		if (f != NULL) {
+			fclose(f);
+		}
+		if (buf != NULL) {
+			sodium_memzero(buf,
+			               (size_t)st.st_size); /* a plan holds the state in clear */
+		}
+		free(buf);
+		free(b64);
+	}
+	closedir(d);
+	return rc;
+}
+
+/* Whether the Runner name is Ready with labels matching the run's selector. */
+static bool runner_may(rz_engine_t *e, const char *name, const json_t *selector, char *why,
+                       size_t size)
+{
+	json_t *obj = NULL, *labels, *v;
+	rz_err_t err = { 0 };
+	const char *key, *phase;
+	bool ok = true;
+
+	if (rz_store_get(e->store, rz_kind_by_name("Runner"), NULL, name, &obj, &err) != 0) {
+		snprintf(why, size, "no Runner \"%s\" (it heartbeats first)", name);
+		return false;
+	}
+	labels = json_object_get(json_object_get(obj, "status"), "labels");
+	phase = json_string_value(json_object_get(json_object_get(obj, "status"), "phase"));
+	if (phase == NULL || strcmp(phase, "Ready") != 0) {
+		snprintf(why, size, "Runner \"%s\" is %s, not Ready", name, phase ? phase : "new");
+		ok = false;
+	}
+	json_object_foreach((json_t *)selector, key, v)
+	{
+		json_t *have = json_object_get(labels, key);
+		if (ok && (!json_is_string(have) || !json_equal(have, v))) {
+			snprintf(why, size,
+			         "Runner \"%s\" lacks the label %s=%s the run's tenant selects",
+			         name, key, json_string_value(v) ?: "");
+			ok = false;
+		}
+	}
+	json_decref(obj);
+	return ok;
+}
+
+/* POST /api/v1/runners/{name}/claims {"run", "step"}: the step's argv, environment and
+ * working directory to the runner that takes its job; 409 when the run is over or the step
+ * is not the one waiting (a job delivered again: the runner acks and drops it), 403 when the
+ * runner may not run the tenant. */
+static void h_claim(rz_req_t *req, void *ctx)
+{
+	rz_engine_t *e = ctx;
+	const rz_principal_t *p = rz_access_principal(req);
+	const char *name = rz_req_param(req, "name");
+	size_t len = 0;
+	const char *body = rz_req_body(req, &len);
+	json_t *j = body ? json_loadb(body, len, 0, NULL) : NULL, *reply, *files, *env;
+	const char *run = json_string_value(json_object_get(j, "run"));
+	const char *jstep = json_string_value(json_object_get(j, "step"));
+	char step[8] = "";
+	static char vars[MAX_ENV][PATH_MAX + 64];
+	const char *envv[MAX_ENV + 1] = { NULL };
+	struct run *r;
+	size_t n = 0;
+	char why[256];
+	rz_err_t err = { 0 };
+
+	if (p == NULL || !p->runner_scope) {
+		rz_reply_error(req, 403, NULL, "only a runner token claims runs");
+		json_decref(j);
+		return;
+	}
+	if (run == NULL || jstep == NULL || json_object_size(j) != 2 ||
+	    strlen(jstep) >= sizeof(step)) {
+		json_t *st =
+		    rz_status_new(422, NULL, "a claim is {\"run\": \"...\", \"step\": \"...\"}");
+		rz_status_add_cause(st, run == NULL ? "run" : "step", "FieldValueRequired",
+		                    "a string");
+		rz_reply_status(req, st);
+		json_decref(j);
+		return;
+	}
+	snprintf(step, sizeof(step), "%s", jstep);
+	r = run_named(e, run);
+	if (r == NULL || !r->remote || !r->dispatched || r->claimed || r->step >= STEP_DONE ||
+	    strcmp(rz_engine_steps[r->step], step) != 0) {
+		rz_reply_error(req, 409, NULL,
+		               "run \"%s\" has no %s step waiting for a runner (finished, claimed, "
+		               "or another step)",
+		               run, step);
+		json_decref(j);
+		return;
+	}
+	json_decref(j);
+	if (!runner_may(e, name, r->selector, why, sizeof(why))) {
+		rz_reply_error(req, 403, NULL, "%s", why);
+		return;
+	}
+	files = json_object();
+	if (claim_files(r, files, &err) != 0) {
+		json_decref(files);
+		rz_reply_error(req, 500, NULL, "%s", err.msg);
+		return;
+	}
+	env = json_object();
+	step_env(r, envv, &n, vars);
+	for (size_t i = 0; i < n; i++) {
+		const char *eq = strchr(envv[i], '=');
+		char k[128];
+		snprintf(k, sizeof(k), "%.*s", (int)(eq - envv[i]), envv[i]);
+		json_object_set_new(env, k, json_string(eq + 1));
+		sodium_memzero(vars[i], sizeof(vars[i]));
+	}
+	reply = json_pack("{s:s, s:s, s:s, s:o, s:o*, s:o, s:I, s:I, s:o, s:o}", "run", r->name,
+	                  "tenant", r->t->name, "step", step, "argv", step_argv(r, r->step), "init",
+	                  r->step != STEP_INIT ? step_argv(r, STEP_INIT) : NULL, "env", env,
+	                  "timeoutMs", (json_int_t)e->o.timeout_ms, "killGraceMs",
+	                  (json_int_t)e->o.kill_grace_ms, "files", files, "upload",
+	                  r->step == STEP_PLAN   ? json_pack("[s]", "plan")
+	                  : r->step == STEP_SHOW ? json_pack("[s]", "show.json")
+	                                         : json_array());
+	r->claimed = true;
+	snprintf(r->runner, sizeof(r->runner), "%s", name);
+	e->exec->claimed(e->exec->ctx, r->name, name);
+	if (r->stored) {
+		rz_report_status(e->store, "Run", r->t->name, r->name,
+		                 json_pack("{s:s}", "runner", name));
+	}
+	rz_logkv(RZ_LOG_INFO, "engine", "runner claimed a step", "run", r->name, "step", step,
+	         "runner", name, NULL);
+	rz_reply_json(req, 200, reply); /* the run's secret: over HTTPS, never over NATS */
+}
+
+/* PUT /api/v1/runners/{name}/claims/{run}/files/{file}: what the daemon keeps of a remote
+ * step, from the runner that claimed it: "plan" (the plan step's plan file) and
+ * "show.json" (show's output, the plan as JSON). */
+static void h_file(rz_req_t *req, void *ctx)
+{
+	rz_engine_t *e = ctx;
+	const rz_principal_t *p = rz_access_principal(req);
+	const char *name = rz_req_param(req, "name"), *file = rz_req_param(req, "file");
+	struct run *r = run_named(e, rz_req_param(req, "run"));
+	size_t len = 0;
+	const char *body = rz_req_body(req, &len);
+
+	if (p == NULL || !p->runner_scope) {
+		rz_reply_error(req, 403, NULL, "only a runner token reports a run's files");
+		return;
+	}
+	if (r == NULL || !r->claimed || strcmp(r->runner, name) != 0) {
+		rz_reply_error(req, 409, NULL, "runner \"%s\" holds no step of run \"%s\"", name,
+		               rz_req_param(req, "run"));
+		return;
+	}
+	if (strcmp(file, "plan") == 0 && r->step == STEP_PLAN) {
+		char dir[PATH_MAX], path[PATH_MAX * 2];
+		int fd;
+		tenant_dir(e, r->t->name, dir, sizeof(dir));
+		snprintf(path, sizeof(path), "%s/%s.plan", dir, r->name);
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 || (len > 0 && write(fd, body, len) != (ssize_t)len) || close(fd) != 0) {
+			rz_reply_error(req, 500, NULL, "cannot keep the plan: %s", strerror(errno));
+			return;
+		}
+	} else if (strcmp(file, "show.json") == 0 && r->step == STEP_SHOW) {
+		if (len > SHOW_MAX || (len > 0 && body == NULL)) {
+			r->show.cut = true;
+		} else {
+			char *copy = malloc(len + 1);
+			if (copy == NULL) {
+				rz_reply_error(req, 503, NULL, "out of memory");
+				return;
+			}
+			memcpy(copy, body, len);
+			copy[len] = '\0';
+			if (r->show.p != NULL) {
+				sodium_memzero(r->show.p, r->show.len);
+			}
+			free(r->show.p);
+			r->show.p = copy;
+			r->show.len = len;
+			r->show.cap = len + 1;
+		}
+	} else {
+		rz_reply_error(req, 404, NULL, "no file \"%s\" for the %s step", file,
+		               rz_engine_steps[r->step < STEP_DONE ? r->step : STEP_APPLY]);
+		return;
+	}
+	rz_reply_status(req, rz_status_new(200, "", "kept"));
+}
+
+void rz_engine_set_executor(rz_engine_t *e, const rz_executor_t *exec)
+{
+	e->exec = exec;
+}
+
+void rz_engine_kick(rz_engine_t *e)
+{
+	if (e != NULL && !e->stopping) {
+		start_next(e);
+	}
+}
+
+static const int claim_errors[] = { 409, 422, 0 }, file_errors[] = { 404, 409, 0 };
+static const rz_route_doc_t claim_doc[] = {
+	{ .method = RZ_M_POST,
+	  .id = "claimRunnerStep",
+	  .summary = "a runner token claims a remote run's step: its argv, environment and "
+	             "working directory (409: not waiting any more)",
+	  .request = "{\"type\":\"object\",\"properties\":{\"run\":{\"type\":\"string\"},"
+	             "\"step\":{\"type\":\"string\"}},\"required\":[\"run\",\"step\"]}",
+	  .response = "{\"type\":\"object\"}",
+	  .errors = claim_errors },
+	{ 0 },
+};
+static const rz_route_doc_t file_doc[] = {
+	{ .method = RZ_M_PUT,
+	  .id = "reportRunnerFile",
+	  .summary = "a runner token reports a claimed step's file (plan, show.json)",
+	  .request = "{\"type\":\"string\",\"format\":\"binary\"}",
+	  .request_type = "application/octet-stream",
+	  .response = "Status",
+	  .errors = file_errors },
+	{ 0 },
+};
+
+int rz_engine_runner_routes(rz_engine_t *e, rz_http_t *http, rz_err_t *err)
+{
+	e->runner_routes[0] = (rz_route_t){ .methods = RZ_M_POST,
+		                            .pattern = "/api/v1/runners/{name}/claims",
+		                            .fn = h_claim,
+		                            .ctx = e,
+		                            .role = RZ_ROLE_VIEW,
+		                            .kind = "RunnerClaim",
+		                            .verb = "claim",
+		                            .doc = claim_doc };
+	e->runner_routes[1] =
+	    (rz_route_t){ .methods = RZ_M_PUT,
+		          .pattern = "/api/v1/runners/{name}/claims/{run}/files/{file}",
+		          .fn = h_file,
+		          .ctx = e,
+		          .role = RZ_ROLE_VIEW,
+		          .kind = "RunnerClaim",
+		          .verb = "report",
+		          .doc = file_doc };
+	return rz_http_add_routes(http, e->runner_routes, 2, err);
+}
 
 int rz_engine_routes(rz_engine_t *e, rz_http_t *http, rz_err_t *err)
 {

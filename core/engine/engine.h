@@ -42,6 +42,8 @@ typedef struct rz_engine_opts {
 	uint64_t max_run_log;         /* bytes of a run's log file (rz_runlog_open) */
 	const char *state_ca_file;    /* an https state_url: the PEM tofu verifies the daemon's
 	                                 certificate with (read at each run); NULL for http */
+	const char *public_url;       /* runners.public_url: the daemon as remote runners reach it
+	                                 (the state backend of their runs); NULL or "": state_url */
 } rz_engine_opts_t;
 
 typedef struct rz_engine rz_engine_t;
@@ -62,6 +64,18 @@ void rz_engine_free(rz_engine_t *e);
 /* POST /api/v1/tenants/{tenant}/runs/{name}/approve and …/cancel (edit role), GET …/log
  * (view role; ?follow=true: server-sent events until the run ends). */
 int rz_engine_routes(rz_engine_t *e, rz_http_t *http, rz_err_t *err);
+
+/* Hand the steps of runs started from now on to exec (borrowed; it outlives the engine)
+ * when exec->remote() says so. */
+struct rz_executor;
+void rz_engine_set_executor(rz_engine_t *e, const struct rz_executor *exec);
+
+/* The executor's capacity grew (a runner became Ready): start what waits. */
+void rz_engine_kick(rz_engine_t *e);
+
+/* POST /api/v1/runners/{name}/claims and PUT /api/v1/runners/{name}/claims/{run}/files/{file}
+ * (a runner token's only routes; docs/runners.md). */
+int rz_engine_runner_routes(rz_engine_t *e, rz_http_t *http, rz_err_t *err);
 
 /* Whether runs can start (the tofu binary is there); when not, why (for /readyz). */
 bool rz_engine_ready(const rz_engine_t *e, char *why, size_t size);

@@ -857,6 +857,28 @@ int rz_tfstate_release_run_locks(rz_tfstate_t *ts, rz_err_t *err)
 	return rc < 0 ? rc : n;
 }
 
+int rz_tfstate_release_run_lock(rz_tfstate_t *ts, const char *run, rz_err_t *err)
+{
+	rz_stmt_t *s = rz_db_stmt(ts->db,
+	                          "DELETE FROM tfstate_locks WHERE holder = 'run/' || ?1 "
+	                          "RETURNING tenant",
+	                          err);
+	int rc, n = 0;
+
+	if (s == NULL) {
+		return err->code;
+	}
+	rz_stmt_bind_text(s, 1, run);
+	while ((rc = rz_stmt_step(s, err)) == 1) {
+		rz_logkv(RZ_LOG_WARNING, "tfstate",
+		         "released the lock of a run whose runner was lost", "tenant",
+		         rz_stmt_text(s, 0), "run", run, NULL);
+		n++;
+	}
+	rz_stmt_done(s);
+	return rc < 0 ? rc : n;
+}
+
 /* ------------------------------------------------------------------ sensitive outputs */
 
 struct keep {

@@ -67,4 +67,8 @@ int rz_tfstate_output(rz_tfstate_t *ts, const char *tenant, const char *name, ch
  * alive to release them). Returns how many, or < 0 with err filled. */
 int rz_tfstate_release_run_locks(rz_tfstate_t *ts, rz_err_t *err);
 
+/* Drop the lock one run holds, if it holds one (its runner was lost): 1 when one was, 0
+ * when none, or an error. */
+int rz_tfstate_release_run_lock(rz_tfstate_t *ts, const char *run, rz_err_t *err);
+
 #endif /* RZ_TFSTATE_H */

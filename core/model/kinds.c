@@ -161,6 +161,12 @@ static const rz_field_t tenant_spec[] = {
 	  .unique = true,
 	  .max_len = 2,
 	  .def = "[\"10.96.0.0/12\"]" },
+	{ .name = "runnerSelector",
+	  .type = RZ_F_MAP,
+	  .key_format = rz_format_label_key,
+	  .format = rz_format_label_value,
+	  .doc = "with remote runners: the labels (at most 3) a runner needs to run this "
+	         "tenant's tofu; empty: any runner (docs/runners.md)" },
 	F_END,
 };
 
@@ -217,9 +223,19 @@ static const rz_field_t tenant_status[] = {
 };
 
 /* The pod and service subnets must not overlap, and the first two must be of one family. */
+/* RZ_DISPATCH_SELECTOR_MAX (core/remote/dispatch.h): a runner serves the pool of every set
+ * of at most this many of its labels */
+#define SELECTOR_MAX 3
+
 static void tenant_check(const rz_kind_t *k, json_t *obj, const json_t *old, json_t *causes)
 {
 	json_t *spec = json_object_get(obj, "spec");
+	json_t *sel = json_object_get(spec, "runnerSelector");
+
+	if (json_is_object(sel) && json_object_size(sel) > SELECTOR_MAX) {
+		rz_fields_cause(causes, "spec.runnerSelector", RZ_CAUSE_INVALID,
+		                "at most %d labels", SELECTOR_MAX);
+	}
 	json_t *pods = json_object_get(spec, "podSubnets");
 	json_t *svcs = json_object_get(spec, "serviceSubnets");
 	size_t i, j;
@@ -445,6 +461,10 @@ static const rz_field_t run_status[] = {
 	  .items = RZ_F_OBJECT,
 	  .fields = run_diagnostic },
 	{ .name = "stateSerial", .type = RZ_F_INT },
+	{ .name = "runner",
+	  .type = RZ_F_STRING,
+	  .max_len = 63,
+	  .doc = "the remote runner that ran its last step; absent: the daemon's own pool" },
 	{ .name = "plan",
 	  .type = RZ_F_OBJECT,
 	  .fields = run_plan,
@@ -705,11 +725,18 @@ static void token_check(const rz_kind_t *k, json_t *obj, const json_t *old, json
 	}
 }
 
+static const char *const token_scopes[] = { "runner", NULL };
+
 static const rz_field_t token_spec[] = {
 	{ .name = "role",
 	  .type = RZ_F_STRING,
 	  .enums = user_roles,
 	  .doc = "at most the owner's role; the owner's role when absent" },
+	{ .name = "scope",
+	  .type = RZ_F_STRING,
+	  .enums = token_scopes,
+	  .doc = "runner: the token of a remote runner, good only to claim runs and report "
+	         "their files (docs/runners.md); absent: every route its role allows" },
 	{ .name = "expiresAt", .type = RZ_F_TIME },
 	{ .name = "description", .type = RZ_F_STRING, .max_len = 256 },
 	F_END,

@@ -22,6 +22,10 @@
 #include "core/remote/heartbeat.h"
 #include "core/remote/nats.h"
 #include "core/remote/runner.h"
+#include "core/remote/work.h"
+#include "core/engine/runner.h"
+
+#include <event2/event.h>
 
 /* Helpers only the NATS build calls. */
 #ifdef HAVE_LIBNATS
@@ -111,6 +115,7 @@ NATS_ONLY static int make_dir(const char *path, rz_err_t *err)
 }
 
 struct runner {
+	rz_work_t *work; /* NULL: runner.daemon_url unset, heartbeats only */
 	rz_config_t cfg;
 	char name[64];
 	char subject[128];
@@ -176,9 +181,9 @@ NATS_ONLY static int configure(struct runner *r, const char *path, const char *l
 static char *heartbeat(const struct runner *r, bool stopping)
 {
 	json_t *o =
-	    json_pack("{s:s, s:O, s:s, s:i, s:[], s:s, s:b}", "name", r->name, "labels", r->labels,
+	    json_pack("{s:s, s:O, s:s, s:i, s:o, s:s, s:b}", "name", r->name, "labels", r->labels,
 	              "version", rz_version(), "concurrency", r->cfg.runner_concurrency, "running",
-	              "startedAt", r->started, "stopping", stopping);
+	              rz_work_running(r->work), "startedAt", r->started, "stopping", stopping);
 	char *text = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
 
 	json_decref(o);
@@ -230,10 +235,97 @@ static int wait_signal(const sigset_t *set, int64_t ms)
 	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
 	int sig;
 
+	if (ms == 0) {
+		ts.tv_nsec = 0;
+	}
 	do {
 		sig = sigtimedwait(set, NULL, &ts);
 	} while (sig < 0 && errno == EINTR);
 	return sig > 0 ? sig : 0;
+}
+
+struct looper {
+	struct runner *r;
+	natsConnection *nc;
+	const sigset_t *set;
+	struct event_base *base;
+	int64_t next_beat;
+	int sig, rc;
+};
+
+/* Every RUNNER_TICK_MS: a signal, the connection, the heartbeat, cancels and jobs. */
+#define RUNNER_TICK_MS 100
+
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct looper *l = arg;
+	int64_t now = rz_clock_now_ms();
+
+	(void)fd;
+	(void)what;
+	l->sig = wait_signal(l->set, 0);
+	if (l->sig != 0) {
+		event_base_loopbreak(l->base);
+		return;
+	}
+	if (natsConnection_Status(l->nc) == NATS_CONN_STATUS_CLOSED) {
+		rz_log_err("runner", "NATS connection closed for good after %d reconnect attempts",
+		           RZ_NATS_RUNNER_RECONNECT);
+		l->rc = 1;
+		event_base_loopbreak(l->base);
+		return;
+	}
+	if (now >= l->next_beat) {
+		publish(l->nc, l->r, false);
+		l->next_beat = now + l->r->cfg.runner_heartbeat_ms;
+	}
+	if (natsConnection_Status(l->nc) == NATS_CONN_STATUS_CONNECTED) {
+		rz_work_tick(l->r->work);
+	}
+}
+
+/* The runner's loop: heartbeats, and jobs when runner.daemon_url is set. */
+static int loop(struct runner *r, natsConnection *nc, const sigset_t *set)
+{
+	struct looper l = { r, nc, set, event_base_new(), 0, 0, 0 };
+	struct timeval tv = { 0, RUNNER_TICK_MS * 1000 };
+	struct event *tick = NULL;
+	rz_err_t err = { 0 };
+
+	if (l.base == NULL || (tick = event_new(l.base, -1, EV_PERSIST, on_tick, &l)) == NULL ||
+	    event_add(tick, &tv) < 0) {
+		rz_log_err("runner", "out of memory for the event loop");
+		l.rc = 1;
+	} else if (r->cfg.runner_daemon_url[0] != '\0' &&
+	           rz_work_new(&r->work, l.base, nc, &r->cfg, r->name, r->labels, &err) != 0) {
+		rz_log_err("runner", "%s", err.msg);
+		l.rc = 1;
+	} else {
+		if (r->work == NULL) {
+			rz_log(RZ_LOG_NOTICE, "runner",
+			       "runner.daemon_url is empty: heartbeats only, no jobs");
+		}
+		publish(nc, r, false);
+		l.next_beat = rz_clock_now_ms() + r->cfg.runner_heartbeat_ms;
+		event_base_dispatch(l.base);
+	}
+	if (l.sig != 0) {
+		rz_log_info("runner", "signal %d: stopping", l.sig);
+	}
+	rz_work_free(r->work); /* steps still running are killed */
+	r->work = NULL;
+	publish(nc, r, true);
+	(void)natsConnection_FlushTimeout(nc, 2000);
+	natsConnection_Close(nc);
+	natsConnection_Destroy(nc);
+	if (tick != NULL) {
+		event_free(tick);
+	}
+	rz_proc_shutdown();
+	if (l.base != NULL) {
+		event_base_free(l.base);
+	}
+	return l.rc;
 }
 
 static int run(struct runner *r, const sigset_t *set)
@@ -284,24 +376,7 @@ static int run(struct runner *r, const sigset_t *set)
 	}
 	rz_log_info("runner", "runner '%s' connected to NATS at %s; heartbeat every %lld ms",
 	            r->name, c.url, (long long)r->cfg.runner_heartbeat_ms);
-	while (sig == 0) {
-		if (natsConnection_Status(nc) == NATS_CONN_STATUS_CLOSED) {
-			rz_log_err("runner",
-			           "NATS connection closed for good after %d reconnect "
-			           "attempts",
-			           RZ_NATS_RUNNER_RECONNECT);
-			natsConnection_Destroy(nc);
-			return 1;
-		}
-		publish(nc, r, false);
-		sig = wait_signal(set, r->cfg.runner_heartbeat_ms);
-	}
-	rz_log_info("runner", "signal %d: stopping", sig);
-	publish(nc, r, true);
-	(void)natsConnection_FlushTimeout(nc, 2000);
-	natsConnection_Close(nc);
-	natsConnection_Destroy(nc);
-	return 0;
+	return loop(r, nc, set);
 }
 
 #endif /* HAVE_LIBNATS */

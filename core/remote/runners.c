@@ -12,6 +12,7 @@
 
 #include "core/base/clock.h"
 #include "core/base/log.h"
+#include "core/remote/dispatch.h"
 #include "core/remote/heartbeat.h"
 #include "core/remote/nats.h"
 #include "core/remote/runners.h"
@@ -35,8 +36,22 @@ struct runner {
 	bool in_store;
 };
 
+/* A remote step in progress: its job is out, its events come back. */
+struct step {
+	char run[64], step[8], runner[64]; /* runner: "" until a runner claimed it */
+	int64_t next_seq;                  /* the next event expected */
+	rz_exec_step_t cb;                 /* callbacks and arg; its strings are not kept */
+};
+
 struct rz_runners {
 	struct event_base *base;
+	rz_executor_t exec;
+	struct step *steps;
+	size_t nsteps;
+	size_t last_capacity;
+	void (*on_capacity)(void *arg);
+	void *capacity_arg;
+	uint64_t jobs, events_handled, events_dropped;
 	const rz_config_t *cfg;
 	rz_store_t *store;
 	rz_workers_t *workers;
@@ -46,9 +61,13 @@ struct rz_runners {
 	int64_t last_sweep_ms;
 	uint64_t heartbeats, dropped;
 	bool enabled;
+	char daemon_url[RZ_DISPATCH_URL_MAX + 1]; /* in every job */
 #ifdef HAVE_LIBNATS
 	natsConnection *nc;
 	natsSubscription *sub;
+	jsCtx *js;                /* publishes the jobs */
+	natsSubscription *events; /* rezus.events.>, durable, explicit ack */
+	natsSubscription *new_events;
 	bool was_connected;
 	int64_t retry_at_ms;      /* when to make a new connection after one was closed */
 	int64_t streams_retry_ms; /* when to check the streams again after a failure */
@@ -202,6 +221,26 @@ static void heartbeat(rz_runners_t *r, const char *subject, const char *data, si
 
 #endif
 
+/* The steps a runner holds end Interrupted: on_lost (which forgets them). */
+static void lose_steps(rz_runners_t *r, const char *runner)
+{
+	for (size_t i = 0; i < r->nsteps;) {
+		if (strcmp(r->steps[i].runner, runner) == 0) {
+			rz_exec_step_t cb = r->steps[i].cb;
+			char name[64], run[64];
+			snprintf(name, sizeof(name), "%s", runner);
+			snprintf(run, sizeof(run), "%s", r->steps[i].run);
+			r->steps[i] = r->steps[--r->nsteps];
+			rz_log_warn("remote", "runner %s lost while it held a step of run %s", name,
+			            run);
+			cb.on_lost(cb.arg, name);
+			i = 0; /* on_lost may have changed the table */
+			continue;
+		}
+		i++;
+	}
+}
+
 /* Runners without a heartbeat for runners.heartbeat_timeout: Lost (a Ready one) or gone
  * (a Stopping one, which said goodbye). */
 static void sweep(rz_runners_t *r, int64_t now)
@@ -213,8 +252,11 @@ static void sweep(rz_runners_t *r, int64_t now)
 			continue;
 		}
 		if (x->phase == P_STOPPING) {
+			char name[64];
 			rz_log_info("remote", "runner %s stopped; its Runner is removed", x->name);
+			snprintf(name, sizeof(name), "%s", x->name);
 			delete_runner(r, x);
+			lose_steps(r, name);
 			continue;
 		}
 		x->phase = P_LOST;
@@ -223,6 +265,11 @@ static void sweep(rz_runners_t *r, int64_t now)
 		            "timeout)",
 		            x->name, (long long)(now - x->seen_ms));
 		write_runner(r, x, now);
+		{
+			char name[64];
+			snprintf(name, sizeof(name), "%s", x->name);
+			lose_steps(r, name); /* x may move: the name is kept */
+		}
 		i++;
 	}
 }
@@ -312,9 +359,36 @@ static void on_connected(natsConnection *nc, void *arg)
 static void streams_work(void *arg)
 {
 	rz_runners_t *r = arg;
+	jsSubOptions so;
+	jsErrCode jerr = 0;
+	natsStatus s;
 
 	memset(&r->streams_err, 0, sizeof(r->streams_err));
-	(void)rz_nats_ensure_streams(r->nc, &r->streams_err);
+	r->new_events = NULL;
+	if (rz_nats_ensure_streams(r->nc, &r->streams_err) != 0 || r->events != NULL) {
+		return;
+	}
+	/* the events of every run, in order per run, acked once handled; a durable consumer
+	 * keeps its place across reconnects (and restarts) */
+	jsSubOptions_Init(&so);
+	so.Stream = RZ_STREAM_EVENTS;
+	so.ManualAck = true;
+	so.Config.Durable = RZ_RUNNERS_EVENTS_DURABLE;
+	so.Config.AckPolicy = js_AckExplicit;
+	so.Config.DeliverPolicy = js_DeliverNew;
+	so.Config.MaxAckPending = RZ_RUNNERS_PENDING;
+	s = js_SubscribeSync(&r->new_events, r->js, RZ_STREAM_EVENTS_SUBJECTS, NULL, &so, &jerr);
+	if (s == NATS_OK) {
+		s = natsSubscription_SetPendingLimits(r->new_events, RZ_RUNNERS_PENDING,
+		                                      RZ_RUNNERS_PENDING * RZ_DISPATCH_EVENT_MAX);
+	}
+	if (s != NATS_OK) {
+		natsSubscription_Destroy(r->new_events);
+		r->new_events = NULL;
+		rz_err_set(&r->streams_err, -EIO,
+		           "NATS: cannot consume %s: %s (JetStream error %d)", RZ_STREAM_EVENTS,
+		           rz_nats_error(s), (int)jerr);
+	}
 }
 
 static void streams_done(void *arg, int canceled)
@@ -322,6 +396,10 @@ static void streams_done(void *arg, int canceled)
 	rz_runners_t *r = arg;
 
 	r->streams_pending = false;
+	if (r->new_events != NULL) {
+		r->events = r->new_events;
+		r->new_events = NULL;
+	}
 	if (canceled) {
 		return;
 	}
@@ -352,6 +430,10 @@ static void drop_connection(rz_runners_t *r, int64_t now)
 	           why != NULL ? why : "", RZ_RUNNERS_RETRY_MS);
 	natsSubscription_Destroy(r->sub);
 	r->sub = NULL;
+	natsSubscription_Destroy(r->events);
+	r->events = NULL;
+	jsCtx_Destroy(r->js);
+	r->js = NULL;
 	if (r->nc != NULL) {
 		natsConnection_Destroy(r->nc);
 		r->nc = NULL;
@@ -397,6 +479,9 @@ static int connect_nats(rz_runners_t *r, int64_t now, rz_err_t *err)
 	}
 	s = natsConnection_SubscribeSync(&r->sub, r->nc, RZ_SUBJECT_PREFIX "*" RZ_SUBJECT_SUFFIX);
 	if (s == NATS_OK) {
+		s = natsConnection_JetStream(&r->js, r->nc, NULL);
+	}
+	if (s == NATS_OK) {
 		s = natsSubscription_SetPendingLimits(r->sub, RZ_RUNNERS_PENDING,
 		                                      RZ_RUNNERS_PENDING * RZ_HEARTBEAT_MAX);
 	}
@@ -404,6 +489,51 @@ static int connect_nats(rz_runners_t *r, int64_t now, rz_err_t *err)
 		drop_connection(r, now);
 	}
 	return 0;
+}
+
+static struct step *step_of(rz_runners_t *r, const char *run)
+{
+	for (size_t i = 0; i < r->nsteps; i++) {
+		if (strcmp(r->steps[i].run, run) == 0) {
+			return &r->steps[i];
+		}
+	}
+	return NULL;
+}
+
+/* One event of a remote step: a line, or its end, to the engine's callbacks, in order. */
+static void event(rz_runners_t *r, const char *subject, const char *data, size_t len)
+{
+	rz_dispatch_event_t ev;
+	char why[256];
+	struct step *st;
+
+	if (!rz_dispatch_event_parse(subject, data, len, &ev, why, sizeof(why))) {
+		r->events_dropped++;
+		rz_log_warn("remote", "event on '%.80s' dropped: %s", subject ? subject : "", why);
+		return;
+	}
+	st = step_of(r, ev.run);
+	if (st == NULL || strcmp(st->step, ev.step) != 0 || ev.seq < st->next_seq) {
+		/* a run that ended, a step before this one, or one delivered again */
+		r->events_dropped++;
+		rz_dispatch_event_clear(&ev);
+		return;
+	}
+	if (ev.seq > st->next_seq) {
+		rz_log_warn("remote", "run %s: events %lld to %lld of its %s step are missing",
+		            ev.run, (long long)st->next_seq, (long long)ev.seq - 1, ev.step);
+	}
+	st->next_seq = ev.seq + 1;
+	r->events_handled++;
+	if (!ev.is_exit) {
+		st->cb.on_line(st->cb.arg, ev.line, ev.line_len, ev.is_stderr);
+	} else {
+		rz_exec_step_t cb = st->cb;
+		st->runner[0] = '\0'; /* no longer held: a loss of the runner now is no matter */
+		cb.on_exit(cb.arg, ev.status, ev.timed_out, ev.canceled); /* may start the next */
+	}
+	rz_dispatch_event_clear(&ev);
 }
 
 static void poll_nats(rz_runners_t *r, int64_t now)
@@ -441,9 +571,153 @@ static void poll_nats(rz_runners_t *r, int64_t now)
 		          (size_t)natsMsg_GetDataLength(m), now);
 		natsMsg_Destroy(m);
 	}
+	for (int i = 0; r->events != NULL && i < RZ_RUNNERS_PER_TICK; i++) {
+		if (natsSubscription_NextMsg(&m, r->events, 0) != NATS_OK) {
+			break;
+		}
+		event(r, natsMsg_GetSubject(m), natsMsg_GetData(m),
+		      (size_t)natsMsg_GetDataLength(m));
+		(void)natsMsg_Ack(m, NULL); /* handled (or refused): never again */
+		natsMsg_Destroy(m);
+	}
 }
 
 #endif /* HAVE_LIBNATS */
+
+/* ------------------------------------------------------------------ the executor */
+
+static bool ex_remote(void *ctx)
+{
+	return ((rz_runners_t *)ctx)->enabled;
+}
+
+static size_t capacity(rz_runners_t *r)
+{
+	size_t n = 0;
+
+#ifdef HAVE_LIBNATS
+	if (r->nc == NULL || natsConnection_Status(r->nc) != NATS_CONN_STATUS_CONNECTED ||
+	    !r->streams || r->events == NULL) {
+		return 0;
+	}
+#endif
+	for (size_t i = 0; i < r->n; i++) {
+		if (r->v[i].phase == P_READY) {
+			n += (size_t)json_integer_value(json_object_get(r->v[i].hb, "concurrency"));
+		}
+	}
+	return n;
+}
+
+static size_t ex_capacity(void *ctx)
+{
+	return capacity(ctx);
+}
+
+static int ex_start(void *ctx, const rz_exec_step_t *s, rz_err_t *err)
+{
+	rz_runners_t *r = ctx;
+	struct step *st = step_of(r, s->run);
+	rz_dispatch_job_t job = { 0 };
+	char pool[RZ_DISPATCH_POOL_MAX], why[256], *text;
+	char subject[sizeof(pool) + 32];
+
+	if (!rz_dispatch_pool(s->selector, pool, sizeof(pool), why, sizeof(why))) {
+		return rz_err_set(err, -EINVAL, "spec.runnerSelector: %s", why);
+	}
+	snprintf(job.run, sizeof(job.run), "%s", s->run);
+	snprintf(job.tenant, sizeof(job.tenant), "%s", s->tenant);
+	snprintf(job.step, sizeof(job.step), "%s", s->step);
+	job.attempt = s->attempt;
+	snprintf(job.daemon, sizeof(job.daemon), "%s", r->daemon_url);
+	if ((text = rz_dispatch_job_build(&job)) == NULL) {
+		return rz_err_set(err, -ENOMEM, "cannot build the job of run %s", s->run);
+	}
+	if (st == NULL) {
+		if (r->nsteps >= RZ_RUNNERS_STEPS) {
+			free(text);
+			return rz_err_set(err, -ENOSPC, "%d remote steps in progress already",
+			                  RZ_RUNNERS_STEPS);
+		}
+		st = &r->steps[r->nsteps++];
+	}
+	memset(st, 0, sizeof(*st));
+	snprintf(st->run, sizeof(st->run), "%s", s->run);
+	snprintf(st->step, sizeof(st->step), "%s", s->step);
+	st->next_seq = 1;
+	st->cb = *s;
+	st->cb.run = st->cb.tenant = st->cb.step = NULL;
+	st->cb.selector = NULL;
+	snprintf(subject, sizeof(subject), RZ_DISPATCH_JOBS_PREFIX "%s", pool);
+#ifdef HAVE_LIBNATS
+	{
+		natsStatus ns = r->js != NULL
+		                    ? js_PublishAsync(r->js, subject, text, (int)strlen(text), NULL)
+		                    : NATS_NOT_YET_CONNECTED;
+		free(text);
+		if (ns != NATS_OK) {
+			*st = r->steps[--r->nsteps];
+			return rz_err_set(err, -EIO, "NATS: cannot publish the job on %s: %s",
+			                  subject, rz_nats_error(ns));
+		}
+	}
+#else
+	free(text);
+#endif
+	r->jobs++;
+	rz_log_debug("remote", "job of run %s, step %s, on %s", s->run, s->step, subject);
+	return 0;
+}
+
+static void ex_claimed(void *ctx, const char *run, const char *runner)
+{
+	struct step *st = step_of(ctx, run);
+
+	if (st != NULL) {
+		snprintf(st->runner, sizeof(st->runner), "%s", runner);
+	}
+}
+
+static void ex_cancel(void *ctx, const char *run)
+{
+	rz_runners_t *r = ctx;
+	struct step *st = step_of(r, run);
+	char subject[128], body[128];
+
+	if (st == NULL || st->runner[0] == '\0') {
+		return;
+	}
+	snprintf(subject, sizeof(subject), RZ_SUBJECT_PREFIX "%s.cancel", st->runner);
+	snprintf(body, sizeof(body), "{\"run\":\"%s\"}", run); /* a run name needs no escaping */
+#ifdef HAVE_LIBNATS
+	if (r->nc == NULL || natsConnection_PublishString(r->nc, subject, body) != NATS_OK) {
+		rz_log_warn("remote", "cannot send the cancel of run %s to runner %s", run,
+		            st->runner);
+	}
+#endif
+	rz_log_info("remote", "cancel of run %s sent to runner %s", run, st->runner);
+}
+
+static void ex_forget(void *ctx, const char *run)
+{
+	rz_runners_t *r = ctx;
+	struct step *st = step_of(r, run);
+
+	if (st != NULL) {
+		*st = r->steps[--r->nsteps];
+	}
+}
+
+const rz_executor_t *rz_runners_executor(rz_runners_t *r)
+{
+	return &r->exec;
+}
+
+void rz_runners_on_capacity(rz_runners_t *r, void (*fn)(void *arg), void *arg)
+{
+	r->on_capacity = fn;
+	r->capacity_arg = arg;
+}
 
 /* ------------------------------------------------------------------ the loop */
 
@@ -461,10 +735,18 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 		r->last_sweep_ms = now;
 		sweep(r, now);
 	}
+	{
+		size_t c = capacity(r);
+		bool more = c > r->last_capacity;
+		r->last_capacity = c;
+		if (more && r->on_capacity != NULL) {
+			r->on_capacity(r->capacity_arg); /* what waits starts */
+		}
+	}
 }
 
 int rz_runners_new(rz_runners_t **out, struct event_base *base, const rz_config_t *cfg,
-                   rz_store_t *store, rz_workers_t *workers, rz_err_t *err)
+                   rz_store_t *store, rz_workers_t *workers, const char *daemon_url, rz_err_t *err)
 {
 	rz_runners_t *r = calloc(1, sizeof(*r));
 	struct timeval tv = { 0, RZ_RUNNERS_TICK_MS * 1000 };
@@ -475,6 +757,9 @@ int rz_runners_new(rz_runners_t **out, struct event_base *base, const rz_config_
 		free(r);
 		return rz_err_set(err, -ENOMEM, "out of memory");
 	}
+	r->exec = (rz_executor_t){ r,          ex_remote, ex_capacity, ex_start,
+		                   ex_claimed, ex_cancel, ex_forget };
+	snprintf(r->daemon_url, sizeof(r->daemon_url), "%s", daemon_url ? daemon_url : "");
 	r->base = base;
 	r->cfg = cfg;
 	r->store = store;
@@ -483,6 +768,10 @@ int rz_runners_new(rz_runners_t **out, struct event_base *base, const rz_config_
 	if (!r->enabled) {
 		*out = r;
 		return 0;
+	}
+	if ((r->steps = calloc(RZ_RUNNERS_STEPS, sizeof(*r->steps))) == NULL) {
+		rz_runners_free(r);
+		return rz_err_set(err, -ENOMEM, "out of memory");
 	}
 	load(r, rz_clock_now_ms());
 #ifdef HAVE_LIBNATS
@@ -524,6 +813,10 @@ void rz_runners_stats(const rz_runners_t *r, rz_runners_stats_t *out)
 	}
 	out->heartbeats = r->heartbeats;
 	out->dropped = r->dropped;
+	out->jobs = r->jobs;
+	out->events = r->events_handled;
+	out->events_dropped = r->events_dropped;
+	out->steps = r->nsteps;
 #ifdef HAVE_LIBNATS
 	out->connected =
 	    r->nc != NULL && natsConnection_Status(r->nc) == NATS_CONN_STATUS_CONNECTED;
@@ -557,6 +850,8 @@ void rz_runners_free(rz_runners_t *r)
 	}
 #ifdef HAVE_LIBNATS
 	natsSubscription_Destroy(r->sub);
+	natsSubscription_Destroy(r->events);
+	jsCtx_Destroy(r->js);
 	if (r->nc != NULL) {
 		natsConnection_Close(r->nc);
 		natsConnection_Destroy(r->nc);
@@ -566,5 +861,6 @@ void rz_runners_free(rz_runners_t *r)
 		json_decref(r->v[i].hb);
 	}
 	free(r->v);
+	free(r->steps);
 	free(r);
 }

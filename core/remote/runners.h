@@ -16,16 +16,19 @@
 
 #include "core/base/config.h"
 #include "core/base/errors.h"
+#include "core/base/executor.h"
 #include "core/base/workers.h"
 #include "core/store/store.h"
 
 struct event_base;
 
-#define RZ_RUNNERS_MAX      1024  /* Runners kept; heartbeats of more are dropped */
-#define RZ_RUNNERS_PENDING  10000 /* heartbeats waiting in the client at most */
-#define RZ_RUNNERS_TICK_MS  200   /* how often waiting heartbeats are read */
-#define RZ_RUNNERS_PER_TICK 1000  /* heartbeats read per tick at most */
-#define RZ_RUNNERS_RETRY_MS 5000  /* a new connection after NATS closed one; the streams again */
+#define RZ_RUNNERS_MAX            1024  /* Runners kept; heartbeats of more are dropped */
+#define RZ_RUNNERS_PENDING        10000 /* heartbeats waiting in the client at most */
+#define RZ_RUNNERS_TICK_MS        200   /* how often waiting heartbeats are read */
+#define RZ_RUNNERS_PER_TICK       1000  /* heartbeats read per tick at most */
+#define RZ_RUNNERS_RETRY_MS       5000 /* a new connection after NATS closed one; the streams again */
+#define RZ_RUNNERS_STEPS          65536 /* remote steps in progress at most (one per run) */
+#define RZ_RUNNERS_EVENTS_DURABLE "rezus-daemon" /* the daemon's consumer of REZUS_EVENTS */
 
 typedef struct rz_runners rz_runners_t;
 
@@ -35,13 +38,25 @@ typedef struct rz_runners_stats {
 	bool streams;   /* both streams are known to exist */
 	uint64_t ready, stopping, lost;
 	uint64_t heartbeats, dropped;
+	uint64_t jobs, events, events_dropped; /* published; handled; refused or of no step */
+	uint64_t steps;                        /* remote steps in progress */
 } rz_runners_stats_t;
 
 /* Start (or, without runners.nats_url, do nothing but answer stats). Caller owns *out. */
+/* daemon_url: the daemon as runners reach it, in every job (runners.public_url, or the
+ * listen address). */
 int rz_runners_new(rz_runners_t **out, struct event_base *base, const rz_config_t *cfg,
-                   rz_store_t *store, rz_workers_t *workers, rz_err_t *err);
+                   rz_store_t *store, rz_workers_t *workers, const char *daemon_url, rz_err_t *err);
 
 void rz_runners_stats(const rz_runners_t *r, rz_runners_stats_t *out);
+
+/* The executor that dispatches steps to the runners (docs/runners.md, "Dispatch"): jobs on
+ * rezus.jobs.<pool>, events from rezus.events.> (a durable consumer, acked after handling),
+ * cancels on rezus.runners.<name>.cancel. Valid while r is. */
+const rz_executor_t *rz_runners_executor(rz_runners_t *r);
+
+/* fn(arg) when the runners can take more steps than before (a runner became Ready). */
+void rz_runners_on_capacity(rz_runners_t *r, void (*fn)(void *arg), void *arg);
 
 /* One line for /readyz?verbose ("connected to nats://..., streams REZUS_JOBS and
  * REZUS_EVENTS"); false when NATS is not configured. */

@@ -408,7 +408,12 @@ START_TEST(test_role_matrix_from_route_table)
 				                                                : NULL;
 				int code = call(m, path, tokens[who], body, NULL);
 				int want = r->role;
-				if (want == RZ_ROLE_PUBLIC || roles[who] >= want) {
+				if (r->kind != NULL && strcmp(r->kind, "RunnerClaim") == 0) {
+					/* a runner token's routes: no user's role reaches them */
+					ck_assert_msg(code == (who == 0 ? 401 : 403),
+					              "%s %s as role %d: %d, want %d", m, path,
+					              roles[who], code, who == 0 ? 401 : 403);
+				} else if (want == RZ_ROLE_PUBLIC || roles[who] >= want) {
 					ck_assert_msg(code != 401 && code != 403,
 					              "%s %s as role %d: %d, want access", m, path,
 					              roles[who], code);
@@ -489,6 +494,40 @@ START_TEST(test_view_role_reads_events)
 END_TEST
 
 /* ------------------------------------------------------------------ API tokens */
+
+/* A runner token (spec.scope runner) claims runs and does nothing else. */
+START_TEST(test_runner_token_claims_only)
+{
+	json_t *j;
+	char secret[128];
+
+	ck_assert_int_eq(call("POST", "/api/v1/users/admin/tokens", admin_tok,
+	                      "{\"spec\":{\"scope\":\"runner\"}}", &j),
+	                 201);
+	snprintf(secret, sizeof(secret), "%s", str(j, "secret"));
+	remember(secret);
+	json_decref(j);
+	ck_assert_int_eq(call("GET", "/api/v1/tenants", secret, NULL, &j), 403);
+	json_decref(j);
+	ck_assert_int_eq(call("GET", "/api/v1/runners", secret, NULL, &j), 403);
+	json_decref(j);
+	ck_assert_int_eq(call("POST", "/api/v1/users/admin/tokens", secret, "{\"spec\":{}}", &j),
+	                 403);
+	json_decref(j);
+	/* its route: no run of that name waits, 409 (not 401 or 403) */
+	ck_assert_int_eq(call("POST", "/api/v1/runners/r1/claims", secret,
+	                      "{\"run\":\"run-00000000\",\"step\":\"init\"}", &j),
+	                 409);
+	json_decref(j);
+	ck_assert_int_eq(call("POST", "/api/v1/runners/r1/claims", secret, "{\"run\":1}", &j), 422);
+	json_decref(j);
+	/* an unknown scope is refused */
+	ck_assert_int_eq(call("POST", "/api/v1/users/admin/tokens", admin_tok,
+	                      "{\"spec\":{\"scope\":\"everything\"}}", &j),
+	                 422);
+	json_decref(j);
+}
+END_TEST
 
 START_TEST(test_token_lifecycle)
 {
@@ -1092,6 +1131,7 @@ int main(void)
 	tcase_add_test(tc, test_jwt_refusals);
 	tcase_add_test(tc, test_whoami_and_demotion);
 	tcase_add_test(tc, test_role_matrix_from_route_table);
+	tcase_add_test(tc, test_runner_token_claims_only);
 	tcase_add_test(tc, test_view_role_reads_events);
 	tcase_add_test(tc, test_token_lifecycle);
 	tcase_add_test(tc, test_brute_force_gets_429);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "core/base/config.h"
+#include "core/remote/dispatch.h"
 #include "core/remote/heartbeat.h"
 #include "core/remote/nats.h"
 #include "tests/unit/testutil.h"
@@ -275,6 +276,230 @@ START_TEST(test_settings)
 }
 END_TEST
 
+static json_t *sel(const char *text)
+{
+	return json_loads(text, 0, NULL);
+}
+
+START_TEST(test_pool_escaping)
+{
+	char buf[RZ_DISPATCH_POOL_MAX], why[256] = "";
+	json_t *s;
+
+	ck_assert(rz_dispatch_pool(NULL, buf, sizeof(buf), why, sizeof(why)));
+	ck_assert_str_eq(buf, "default");
+	s = sel("{}");
+	ck_assert(rz_dispatch_pool(s, buf, sizeof(buf), why, sizeof(why)));
+	ck_assert_str_eq(buf, "default");
+	json_decref(s);
+	s = sel("{\"region\":\"eu-frankfurt\"}");
+	ck_assert_msg(rz_dispatch_pool(s, buf, sizeof(buf), why, sizeof(why)), "%s", why);
+	ck_assert_str_eq(buf, "region_eu-frankfurt");
+	json_decref(s);
+	/* sorted by key, whatever the order given; '.', '/', '_' escaped */
+	s = sel("{\"tier\":\"gold\",\"a.b/c\":\"x_y\"}");
+	ck_assert_msg(rz_dispatch_pool(s, buf, sizeof(buf), why, sizeof(why)), "%s", why);
+	ck_assert_str_eq(buf, "a%2Eb%2Fc_x%5Fy+tier_gold");
+	json_decref(s);
+	/* an empty value is a value */
+	s = sel("{\"gpu\":\"\"}");
+	ck_assert(rz_dispatch_pool(s, buf, sizeof(buf), why, sizeof(why)));
+	ck_assert_str_eq(buf, "gpu_");
+	json_decref(s);
+	/* no pool token holds a character a NATS subject token may not */
+	s = sel("{\"example.com/zone\":\"a.b\",\"k_1\":\"v-2\"}");
+	ck_assert(rz_dispatch_pool(s, buf, sizeof(buf), why, sizeof(why)));
+	ck_assert_ptr_null(strpbrk(buf, ". *>\t"));
+	json_decref(s);
+	/* too small a buffer */
+	s = sel("{\"region\":\"eu-frankfurt\"}");
+	ck_assert(!rz_dispatch_pool(s, buf, 8, why, sizeof(why)));
+	json_decref(s);
+}
+END_TEST
+
+START_TEST(test_bad_selectors)
+{
+	char buf[RZ_DISPATCH_POOL_MAX], why[256];
+	const char *nope[] = { "[]", "{\"a\":1}", "{\"-bad\":\"x\"}", "{\"a\":\"has space\"}",
+		               "{\"a\":\"1\",\"b\":\"2\",\"c\":\"3\",\"d\":\"4\"}" };
+
+	for (size_t i = 0; i < sizeof(nope) / sizeof(nope[0]); i++) {
+		json_t *s = sel(nope[i]);
+		why[0] = '\0';
+		ck_assert_msg(!rz_dispatch_selector_check(s, why, sizeof(why)), "%s", nope[i]);
+		ck_assert_msg(why[0] != '\0', "%s", nope[i]);
+		ck_assert(!rz_dispatch_pool(s, buf, sizeof(buf), why, sizeof(why)));
+		json_decref(s);
+	}
+}
+END_TEST
+
+START_TEST(test_runner_pools)
+{
+	char why[256] = "", buf[RZ_DISPATCH_POOL_MAX];
+	json_t *labels = sel("{\"region\":\"a\",\"zone\":\"z1\"}"), *pools, *s;
+	bool found = false;
+	size_t i;
+	json_t *p;
+
+	pools = rz_dispatch_pools(labels, why, sizeof(why));
+	ck_assert_msg(pools != NULL, "%s", why);
+	ck_assert_int_eq(json_array_size(pools), 4); /* default, region, zone, both */
+	ck_assert_str_eq(json_string_value(json_array_get(pools, 0)), "default");
+	/* the pool of a selector a runner matches is among the runner's */
+	s = sel("{\"zone\":\"z1\",\"region\":\"a\"}");
+	ck_assert(rz_dispatch_matches(labels, s));
+	ck_assert(rz_dispatch_pool(s, buf, sizeof(buf), why, sizeof(why)));
+	json_array_foreach(pools, i, p)
+	{
+		found = found || strcmp(json_string_value(p), buf) == 0;
+	}
+	ck_assert_msg(found, "%s not served", buf);
+	json_decref(s);
+	s = sel("{\"region\":\"b\"}");
+	ck_assert(!rz_dispatch_matches(labels, s));
+	json_decref(s);
+	json_decref(pools);
+	json_decref(labels);
+	/* no labels: only default */
+	pools = rz_dispatch_pools(NULL, why, sizeof(why));
+	ck_assert_int_eq(json_array_size(pools), 1);
+	json_decref(pools);
+	/* 8 labels: 93 pools, more than a runner serves */
+	labels = sel("{\"a\":\"1\",\"b\":\"1\",\"c\":\"1\",\"d\":\"1\",\"e\":\"1\",\"f\":\"1\","
+	             "\"g\":\"1\",\"h\":\"1\"}");
+	ck_assert_ptr_null(rz_dispatch_pools(labels, why, sizeof(why)));
+	ck_assert_ptr_nonnull(strstr(why, "93 pools"));
+	json_decref(labels);
+}
+END_TEST
+
+START_TEST(test_job_messages)
+{
+	rz_dispatch_job_t job = { "run-abc12", "acme", "plan", 1, "https://10.0.0.1:8443" }, got;
+	char why[256] = "", *s;
+	const char *nope[] = {
+		"not json",
+		"[]",
+		"{\"run\":\"Run_X\",\"tenant\":\"a\",\"step\":\"plan\",\"attempt\":1,\"daemon\":"
+		"\"https://h\"}",
+		"{\"run\":\"r\",\"tenant\":\"a\",\"step\":\"destroy\",\"attempt\":1,\"daemon\":"
+		"\"https://h\"}",
+		"{\"run\":\"r\",\"tenant\":\"a\",\"step\":\"plan\",\"attempt\":0,\"daemon\":"
+		"\"https://h\"}",
+		"{\"run\":\"r\",\"tenant\":\"a\",\"step\":\"plan\",\"attempt\":1,\"daemon\":\"file:"
+		"///etc\"}",
+		"{\"run\":\"r\",\"tenant\":\"a\",\"step\":\"plan\",\"attempt\":1}",
+		"{\"run\":\"r\",\"run\":\"s\",\"tenant\":\"a\",\"step\":\"plan\",\"attempt\":1,"
+		"\"daemon\":\"https://h\"}",
+	};
+
+	s = rz_dispatch_job_build(&job);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_ptr_null(strstr(s, "secret"));
+	ck_assert_msg(rz_dispatch_job_parse(s, strlen(s), &got, why, sizeof(why)), "%s", why);
+	ck_assert_str_eq(got.run, "run-abc12");
+	ck_assert_str_eq(got.tenant, "acme");
+	ck_assert_str_eq(got.step, "plan");
+	ck_assert_int_eq(got.attempt, 1);
+	ck_assert_str_eq(got.daemon, "https://10.0.0.1:8443");
+	free(s);
+	for (size_t i = 0; i < sizeof(nope) / sizeof(nope[0]); i++) {
+		why[0] = '\0';
+		ck_assert_msg(
+		    !rz_dispatch_job_parse(nope[i], strlen(nope[i]), &got, why, sizeof(why)), "%s",
+		    nope[i]);
+		ck_assert_msg(why[0] != '\0', "%s", nope[i]);
+	}
+	snprintf(job.step, sizeof(job.step), "nope");
+	ck_assert_ptr_null(rz_dispatch_job_build(&job));
+	{
+		char big[RZ_DISPATCH_JOB_MAX + 2];
+		memset(big, ' ', sizeof(big));
+		ck_assert(!rz_dispatch_job_parse(big, sizeof(big), &got, why, sizeof(why)));
+		ck_assert_ptr_nonnull(strstr(why, "larger"));
+	}
+}
+END_TEST
+
+START_TEST(test_event_messages)
+{
+	rz_dispatch_event_t ev;
+	char why[256] = "", *s;
+	const char *subj = "rezus.events.run-abc12";
+	char *big;
+
+	s = rz_dispatch_event_line("run-abc12", "apply", 3, "hello \"x\"", 9, true);
+	ck_assert_msg(rz_dispatch_event_parse(subj, s, strlen(s), &ev, why, sizeof(why)), "%s",
+	              why);
+	ck_assert(!ev.is_exit);
+	ck_assert_int_eq(ev.seq, 3);
+	ck_assert_int_eq(ev.line_len, 9);
+	ck_assert(memcmp(ev.line, "hello \"x\"", 9) == 0);
+	ck_assert(ev.is_stderr);
+	ck_assert_str_eq(ev.step, "apply");
+	rz_dispatch_event_clear(&ev);
+	/* the same event on another run's subject is refused */
+	ck_assert(!rz_dispatch_event_parse("rezus.events.run-other", s, strlen(s), &ev, why,
+	                                   sizeof(why)));
+	free(s);
+	s = rz_dispatch_event_exit("run-abc12", "plan", 9, 2, false, true);
+	ck_assert_msg(rz_dispatch_event_parse(subj, s, strlen(s), &ev, why, sizeof(why)), "%s",
+	              why);
+	ck_assert(ev.is_exit);
+	ck_assert_int_eq(ev.status, 2);
+	ck_assert(!ev.timed_out);
+	ck_assert(ev.canceled);
+	rz_dispatch_event_clear(&ev);
+	free(s);
+	/* invalid UTF-8 still travels, as '?' */
+	s = rz_dispatch_event_line("run-abc12", "plan", 1,
+	                           "a\xff"
+	                           "b",
+	                           3, false);
+	ck_assert_ptr_nonnull(s);
+	ck_assert(rz_dispatch_event_parse(subj, s, strlen(s), &ev, why, sizeof(why)));
+	ck_assert_str_eq(ev.line, "a?b");
+	rz_dispatch_event_clear(&ev);
+	free(s);
+	/* a line longer than the bound is cut there */
+	big = malloc(RZ_DISPATCH_LINE_MAX * 2);
+	memset(big, 'x', RZ_DISPATCH_LINE_MAX * 2);
+	s = rz_dispatch_event_line("run-abc12", "plan", 1, big, RZ_DISPATCH_LINE_MAX * 2, false);
+	ck_assert(rz_dispatch_event_parse(subj, s, strlen(s), &ev, why, sizeof(why)));
+	ck_assert_int_eq(ev.line_len, RZ_DISPATCH_LINE_MAX);
+	rz_dispatch_event_clear(&ev);
+	free(s);
+	free(big);
+	{
+		const char *nope[] = {
+			"{}",
+			"{\"run\":\"run-abc12\",\"step\":\"plan\",\"seq\":0,\"line\":\"x\"}",
+			"{\"run\":\"run-abc12\",\"step\":\"plan\",\"seq\":1}",
+			"{\"run\":\"run-abc12\",\"step\":\"plan\",\"seq\":1,\"line\":\"x\","
+			"\"exit\":{}}",
+			"{\"run\":\"run-abc12\",\"step\":\"plan\",\"seq\":1,\"exit\":{\"status\":"
+			"300,"
+			"\"timed_out\":false,\"canceled\":false}}",
+			"{\"run\":\"run-abc12\",\"step\":\"plan\",\"seq\":1,\"exit\":{\"status\":0}"
+			"}",
+			"{\"run\":\"run-abc12\",\"step\":\"x\",\"seq\":1,\"line\":\"x\"}",
+			"{\"run\":\"run-abc12\",\"step\":\"plan\",\"seq\":1,\"line\":5}",
+		};
+		for (size_t i = 0; i < sizeof(nope) / sizeof(nope[0]); i++) {
+			why[0] = '\0';
+			ck_assert_msg(!rz_dispatch_event_parse(subj, nope[i], strlen(nope[i]), &ev,
+			                                       why, sizeof(why)),
+			              "%s", nope[i]);
+			ck_assert_msg(why[0] != '\0', "%s", nope[i]);
+		}
+		ck_assert(
+		    !rz_dispatch_event_parse("rezus.jobs.default", "{}", 2, &ev, why, sizeof(why)));
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("remote");
@@ -287,6 +512,11 @@ int main(void)
 	tcase_add_test(tc, test_runner_labels);
 	tcase_add_test(tc, test_secret_files);
 	tcase_add_test(tc, test_settings);
+	tcase_add_test(tc, test_pool_escaping);
+	tcase_add_test(tc, test_bad_selectors);
+	tcase_add_test(tc, test_runner_pools);
+	tcase_add_test(tc, test_job_messages);
+	tcase_add_test(tc, test_event_messages);
 	suite_add_tcase(s, tc);
 	return rzt_run(s);
 }

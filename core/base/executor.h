@@ -1,0 +1,49 @@
+/*
+ * core/base/executor.h - where a run's steps run, as the engine sees it: an interface the
+ * engine calls instead of starting tofu itself when remote runners are on (docs/runners.md,
+ * "Dispatch"). The engine keeps the scheduling (debounce, one run per tenant, fairness,
+ * approval, backoff); the executor only runs steps, with the same callbacks as rz_proc
+ * (core/engine/runner.h). core/remote implements it; the daemon wires the two, which never
+ * include each other.
+ */
+#ifndef RZ_EXECUTOR_H
+#define RZ_EXECUTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "core/base/errors.h"
+
+typedef struct rz_exec_step {
+	const char *run, *tenant, *step; /* step: init, plan, show or apply */
+	const json_t *selector;          /* the tenant's spec.runnerSelector, or NULL */
+	int attempt;                     /* 1, then more for a job published again */
+	/* As rz_proc's: a line of output; once, the step's end. */
+	void (*on_line)(void *arg, const char *line, size_t len, bool is_stderr);
+	void (*on_exit)(void *arg, int status, bool timed_out, bool canceled);
+	/* Once, when the runner holding the step is lost: the run is Interrupted. */
+	void (*on_lost)(void *arg, const char *runner);
+	void *arg;
+} rz_exec_step_t;
+
+typedef struct rz_executor {
+	void *ctx;
+	/* Whether steps go to remote runners (runners.nats_url is set). */
+	bool (*remote)(void *ctx);
+	/* How many runs may hold a step at once now: the Ready runners' concurrency summed;
+	 * 0 when no runner is Ready (runs wait, Queued). */
+	size_t (*capacity)(void *ctx);
+	/* Publish the step's job; the callbacks follow. Everything in s is copied but arg. */
+	int (*start)(void *ctx, const rz_exec_step_t *s, rz_err_t *err);
+	/* A runner claimed the run's step (the daemon answered it 200). */
+	void (*claimed)(void *ctx, const char *run, const char *runner);
+	/* Ask the runner holding the run's step to kill its tofu (on_exit follows). */
+	void (*cancel)(void *ctx, const char *run);
+	/* The run ended: no callback for it any more; events of it are dropped. */
+	void (*forget)(void *ctx, const char *run);
+} rz_executor_t;
+
+#endif /* RZ_EXECUTOR_H */

@@ -1,0 +1,645 @@
+/* core/remote/work.c - a runner's jobs (core/remote/work.h). */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+#include <sodium.h>
+
+#include "core/base/log.h"
+#include "core/engine/runner.h"
+#include "core/remote/dispatch.h"
+#include "core/remote/heartbeat.h"
+#include "core/remote/nats.h"
+#include "core/remote/work.h"
+
+#ifdef HAVE_LIBNATS
+
+#define MAX_ENV  64
+#define MAX_ARGV 16
+
+struct slot {
+	rz_work_t *w;
+	bool used;
+	char run[64], step[8], dir[PATH_MAX];
+	rz_proc_t *proc;
+	bool in_init;  /* running the init before the step */
+	json_t *claim; /* the daemon's answer (its env holds the run's secret) */
+	int64_t seq;   /* the last event published */
+	char *show;    /* show's stdout, to report as show.json */
+	size_t show_len;
+	bool show_cut;
+};
+
+struct rz_work {
+	struct event_base *base;
+	natsConnection *nc;
+	jsCtx *js;
+	const rz_config_t *cfg;
+	char name[64];
+	natsSubscription *pools[RZ_DISPATCH_POOLS_MAX];
+	size_t npools, next_pool;
+	natsSubscription *cancel;
+	char token[RZ_NATS_SECRET_MAX + 2];
+	struct slot *slots;
+	size_t nslots;
+};
+
+/* ------------------------------------------------------------------ HTTPS */
+
+struct body {
+	char *p;
+	size_t len, max;
+	bool cut;
+};
+
+static size_t on_body(char *ptr, size_t size, size_t n, void *arg)
+{
+	struct body *b = arg;
+	size_t len = size * n;
+	char *p;
+
+	if (b->len + len > b->max) {
+		b->cut = true;
+		return 0; /* ends the transfer */
+	}
+	p = realloc(b->p, b->len + len + 1);
+	if (p == NULL) {
+		return 0;
+	}
+	memcpy(p + b->len, ptr, len);
+	b->p = p;
+	b->len += len;
+	b->p[b->len] = '\0';
+	return len;
+}
+
+/* One request to the daemon with the runner token: the status code (0 when it could not
+ * be made), the answer in *out (caller frees). */
+static long request(rz_work_t *w, const char *method, const char *path, const char *ctype,
+                    const char *data, size_t len, struct body *out)
+{
+	CURL *h = curl_easy_init();
+	struct curl_slist *hdr = NULL;
+	char url[1024], auth[RZ_NATS_SECRET_MAX + 32], ct[128];
+	long code = 0;
+
+	if (h == NULL) {
+		return 0;
+	}
+	snprintf(url, sizeof(url), "%s%s", w->cfg->runner_daemon_url, path);
+	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", w->token);
+	snprintf(ct, sizeof(ct), "Content-Type: %s", ctype);
+	hdr = curl_slist_append(hdr, auth);
+	hdr = curl_slist_append(hdr, ct);
+	sodium_memzero(auth, sizeof(auth));
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDS, data != NULL ? data : "");
+	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, out);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, (long)RZ_WORK_HTTP_TIMEOUT);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	if (w->cfg->runner_daemon_ca_file[0] != '\0') {
+		curl_easy_setopt(h, CURLOPT_CAINFO, w->cfg->runner_daemon_ca_file);
+	}
+	if (curl_easy_perform(h) == CURLE_OK) {
+		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+	}
+	curl_slist_free_all(hdr);
+	curl_easy_cleanup(h);
+	return code;
+}
+
+/* ------------------------------------------------------------------ events */
+
+static void publish_event(struct slot *s, char *text)
+{
+	char subject[128];
+	natsStatus ns;
+
+	if (text == NULL) {
+		rz_log_err("runner", "run %s: out of memory for an event", s->run);
+		return;
+	}
+	snprintf(subject, sizeof(subject), RZ_DISPATCH_EVENTS_PREFIX "%s", s->run);
+	ns = js_PublishAsync(s->w->js, subject, text, (int)strlen(text), NULL);
+	if (ns != NATS_OK) {
+		rz_log_warn("runner", "run %s: an event was not published: %s", s->run,
+		            rz_nats_error(ns));
+	}
+	free(text);
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path) < 0 && errno != ENOENT ? -1 : 0;
+}
+
+static void remove_dir(const char *dir)
+{
+	if (dir[0] != '\0') {
+		(void)nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	}
+}
+
+static void slot_free(struct slot *s)
+{
+	rz_proc_free(s->proc);
+	remove_dir(s->dir); /* the working directory lives as long as its step */
+	json_decref(s->claim);
+	if (s->show != NULL) {
+		sodium_memzero(s->show, s->show_len);
+	}
+	free(s->show);
+	memset(s, 0, sizeof(*s));
+}
+
+/* A file the daemon keeps, PUT; false when it refused it. */
+static bool report(struct slot *s, const char *file, const char *data, size_t len)
+{
+	char path[256];
+	struct body b = { NULL, 0, 64 * 1024, false };
+	long code;
+
+	snprintf(path, sizeof(path), "/api/v1/runners/%s/claims/%s/files/%s", s->w->name, s->run,
+	         file);
+	code = request(s->w, "PUT", path, "application/octet-stream", data, len, &b);
+	free(b.p);
+	if (code != 200) {
+		rz_log_warn("runner", "run %s: the daemon did not keep %s (HTTP %ld)", s->run, file,
+		            code);
+	}
+	return code == 200;
+}
+
+/* The step's files, then its end. */
+static void step_end(struct slot *s, int status, bool timed_out, bool canceled)
+{
+	json_t *up = json_object_get(s->claim, "upload"), *f;
+	size_t i;
+
+	json_array_foreach(up, i, f)
+	{
+		const char *name = json_string_value(f);
+		if (status != 0 || name == NULL) {
+			break;
+		}
+		if (strcmp(name, "show.json") == 0) {
+			if (s->show_cut || !report(s, name, s->show ? s->show : "", s->show_len)) {
+				status = 1;
+			}
+		} else if (strcmp(name, "plan") == 0) {
+			char path[PATH_MAX + 80];
+			struct stat st;
+			char *buf = NULL;
+			FILE *fp;
+			snprintf(path, sizeof(path), "%s/%s.plan", s->dir, s->run);
+			fp = fopen(path, "rb");
+			if (fp == NULL || fstat(fileno(fp), &st) < 0 ||
+			    (buf = malloc((size_t)st.st_size + 1)) == NULL ||
+			    fread(buf, 1, (size_t)st.st_size, fp) != (size_t)st.st_size ||
+			    !report(s, name, buf, (size_t)st.st_size)) {
+				status = 1;
+			}
+			if (buf != NULL) {
+				sodium_memzero(buf, (size_t)st.st_size);
+			}
+			free(buf);
+			if (fp != NULL) {
+				fclose(fp);
+			}
+		}
+	}
+	publish_event(
+	    s, rz_dispatch_event_exit(s->run, s->step, ++s->seq, status, timed_out, canceled));
+	rz_log_info("runner", "run %s: step %s ended with %d%s%s", s->run, s->step, status,
+	            timed_out ? " (timed out)" : "", canceled ? " (canceled)" : "");
+	slot_free(s);
+}
+
+static void on_line(void *arg, const char *line, size_t len, bool is_stderr)
+{
+	struct slot *s = arg;
+
+	if (!s->in_init && strcmp(s->step, "show") == 0 && !is_stderr) {
+		/* the plan as JSON holds sensitive values: over HTTPS only, never on NATS */
+		char *p;
+		if (s->show_cut || s->show_len + len + 1 > RZ_WORK_SHOW_MAX ||
+		    (p = realloc(s->show, s->show_len + len + 2)) == NULL) {
+			s->show_cut = true;
+			return;
+		}
+		s->show = p;
+		memcpy(s->show + s->show_len, line, len);
+		s->show_len += len;
+		s->show[s->show_len++] = '\n';
+		s->show[s->show_len] = '\0';
+		return;
+	}
+	publish_event(s, rz_dispatch_event_line(s->run, s->step, ++s->seq, line, len, is_stderr));
+}
+
+static int start(struct slot *s, const json_t *argv, rz_err_t *err);
+
+static void on_exit_cb(void *arg, int status, bool timed_out, bool canceled)
+{
+	struct slot *s = arg;
+	rz_err_t err = { 0 };
+
+	if (s->in_init && status == 0 && !canceled && !timed_out) {
+		s->in_init = false;
+		rz_proc_free(s->proc);
+		s->proc = NULL;
+		if (start(s, json_object_get(s->claim, "argv"), &err) == 0) {
+			return;
+		}
+		rz_log_err("runner", "run %s: %s", s->run, err.msg);
+		status = 127;
+	}
+	step_end(s, status, timed_out, canceled);
+}
+
+static void env_add(const char **env, size_t *n, char *buf, size_t size, const char *name,
+                    const char *value)
+{
+	if (value == NULL || *n + 1 >= MAX_ENV) {
+		return;
+	}
+	snprintf(buf, size, "%s=%s", name, value);
+	env[(*n)++] = buf;
+	env[*n] = NULL;
+}
+
+/* Start argv (argv[0] "tofu": the runner's tofu.binary) with the claim's environment. */
+static int start(struct slot *s, const json_t *argv, rz_err_t *err)
+{
+	static char vars[MAX_ENV][PATH_MAX + 64];
+	const char *env[MAX_ENV + 1] = { NULL }, *av[MAX_ARGV + 1] = { NULL };
+	const rz_config_t *cfg = s->w->cfg;
+	json_t *v;
+	const char *key;
+	size_t n = 0, i;
+	rz_proc_opts_t o;
+	int rc;
+
+	if (!json_is_array(argv) || json_array_size(argv) < 1 || json_array_size(argv) > MAX_ARGV) {
+		return rz_err_set(err, -EINVAL, "the claim has no argv");
+	}
+	json_array_foreach(argv, i, v)
+	{
+		av[i] = i == 0 ? cfg->tofu_binary : json_string_value(v);
+		if (av[i] == NULL) {
+			return rz_err_set(err, -EINVAL, "argv[%zu]: not a string", i);
+		}
+	}
+	env_add(env, &n, vars[n], sizeof(vars[0]), "PATH", getenv("PATH"));
+	env_add(env, &n, vars[n], sizeof(vars[0]), "HOME", s->dir);
+	json_object_foreach(json_object_get(s->claim, "env"), key, v)
+	{
+		if (json_is_string(v) && strcmp(key, "PATH") != 0 && strcmp(key, "HOME") != 0) {
+			env_add(env, &n, vars[n], sizeof(vars[0]), key, json_string_value(v));
+		}
+	}
+	if (cfg->tofu_plugin_cache_dir != NULL && cfg->tofu_plugin_cache_dir[0] != '\0') {
+		env_add(env, &n, vars[n], sizeof(vars[0]), "TF_PLUGIN_CACHE_DIR",
+		        cfg->tofu_plugin_cache_dir);
+	}
+	for (char **p = cfg->tofu_env_passthrough; p != NULL && *p != NULL; p++) {
+		/* the clouds' credentials (OCI_*, OS_*) live here, on the runner */
+		env_add(env, &n, vars[n], sizeof(vars[0]), *p, getenv(*p));
+	}
+	o = (rz_proc_opts_t){
+		av,
+		env,
+		s->dir,
+		json_integer_value(json_object_get(s->claim, "timeoutMs")),
+		json_integer_value(json_object_get(s->claim, "killGraceMs")),
+		on_line,
+		on_exit_cb,
+		s,
+	};
+	rc = rz_proc_start(&s->proc, s->w->base, &o, err);
+	for (size_t k = 0; k < n; k++) {
+		sodium_memzero(vars[k], sizeof(vars[k])); /* TF_HTTP_PASSWORD among them */
+	}
+	return rc;
+}
+
+/* The claim's files into a fresh s->dir. */
+static int write_files(struct slot *s, rz_err_t *err)
+{
+	const char *name;
+	json_t *v;
+
+	remove_dir(s->dir);
+	if (mkdir(s->dir, 0700) < 0) {
+		return rz_err_set(err, -errno, "%s: %s", s->dir, strerror(errno));
+	}
+	json_object_foreach(json_object_get(s->claim, "files"), name, v)
+	{
+		const char *b64 = json_string_value(v);
+		size_t cap = b64 ? strlen(b64) : 0, len = 0;
+		unsigned char *raw = malloc(cap + 1);
+		char path[PATH_MAX + 300];
+		int fd = -1, rc = 0;
+		if (strchr(name, '/') != NULL || name[0] == '.' || raw == NULL || b64 == NULL ||
+		    sodium_base642bin(raw, cap + 1, b64, cap, NULL, &len, NULL,
+		                      sodium_base64_VARIANT_ORIGINAL) != 0) {
+			rc = rz_err_set(err, -EINVAL, "the claim's file '%.64s' is unusable", name);
+		} else {
+			snprintf(path, sizeof(path), "%s/%s", s->dir, name);
+			fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+			if (fd < 0 || write(fd, raw, len) != (ssize_t)len) {
+				rc = rz_err_set(err, -errno, "%s: %s", path, strerror(errno));
+			}
+		}
+		if (fd >= 0) {
+			close(fd);
+		}
+		if (raw != NULL) {
+			sodium_memzero(raw, cap + 1);
+		}
+		free(raw);
+		if (rc != 0) {
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ jobs */
+
+static struct slot *free_slot(rz_work_t *w)
+{
+	for (size_t i = 0; i < w->nslots; i++) {
+		if (!w->slots[i].used) {
+			return &w->slots[i];
+		}
+	}
+	return NULL;
+}
+
+/* One job: claimed, then run; acked when the daemon answered for it (200: ours; 409: over,
+ * dropped), back to the stream otherwise. */
+static void take(rz_work_t *w, natsMsg *m)
+{
+	rz_dispatch_job_t job;
+	char why[256], path[160], body[256];
+	struct body b = { NULL, 0, RZ_WORK_CLAIM_MAX, false };
+	struct slot *s;
+	rz_err_t err = { 0 };
+	long code;
+
+	if (!rz_dispatch_job_parse(natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m), &job, why,
+	                           sizeof(why))) {
+		rz_log_warn("runner", "job on %s dropped: %s", natsMsg_GetSubject(m), why);
+		(void)natsMsg_Term(m, NULL);
+		return;
+	}
+	if (strcmp(job.daemon, w->cfg->runner_daemon_url) != 0) {
+		/* the runner token goes to runner.daemon_url and nowhere else */
+		rz_log_warn("runner",
+		            "job of run %s names daemon %s, not runner.daemon_url: dropped",
+		            job.run, job.daemon);
+		(void)natsMsg_Term(m, NULL);
+		return;
+	}
+	snprintf(path, sizeof(path), "/api/v1/runners/%s/claims", w->name);
+	snprintf(body, sizeof(body), "{\"run\":\"%s\",\"step\":\"%s\"}", job.run, job.step);
+	code = request(w, "POST", path, "application/json", body, strlen(body), &b);
+	if (code == 409) {
+		rz_log_info("runner", "job of run %s (%s) is over: dropped", job.run, job.step);
+		(void)natsMsg_Ack(m, NULL);
+		free(b.p);
+		return;
+	}
+	if (code != 200) {
+		rz_log_warn("runner", "claim of run %s (%s): HTTP %ld%s; the job goes back",
+		            job.run, job.step, code,
+		            code == 401 || code == 403 ? " (refused)" : "");
+		(void)natsMsg_NakWithDelay(m, RZ_WORK_NAK_DELAY_MS, NULL);
+		free(b.p);
+		return;
+	}
+	(void)natsMsg_Ack(m, NULL); /* ours now: a loss of this runner makes it Interrupted */
+	s = free_slot(w);
+	memset(s, 0, sizeof(*s));
+	s->w = w;
+	s->used = true;
+	snprintf(s->run, sizeof(s->run), "%s", job.run);
+	snprintf(s->step, sizeof(s->step), "%s", job.step);
+	snprintf(s->dir, sizeof(s->dir), "%s/%s", w->cfg->runner_work_dir, job.run);
+	s->claim = json_loadb(b.p, b.len, 0, NULL);
+	sodium_memzero(b.p, b.len);
+	free(b.p);
+	rz_log_info("runner", "run %s: step %s claimed", s->run, s->step);
+	if (!json_is_object(s->claim) || write_files(s, &err) != 0) {
+		rz_log_err("runner", "run %s: %s", s->run, err.msg[0] ? err.msg : "bad claim");
+		step_end(s, 1, false, false);
+		return;
+	}
+	s->in_init = json_is_array(json_object_get(s->claim, "init"));
+	if (start(s, json_object_get(s->claim, s->in_init ? "init" : "argv"), &err) != 0) {
+		rz_log_err("runner", "run %s: %s", s->run, err.msg);
+		step_end(s, 127, false, false);
+	}
+}
+
+void rz_work_tick(rz_work_t *w)
+{
+	natsMsg *m = NULL;
+
+	if (w == NULL) {
+		return;
+	}
+	while (natsSubscription_NextMsg(&m, w->cancel, 0) == NATS_OK) {
+		json_t *j =
+		    json_loadb(natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m), 0, NULL);
+		const char *run = json_string_value(json_object_get(j, "run"));
+		for (size_t i = 0; run != NULL && i < w->nslots; i++) {
+			if (w->slots[i].used && strcmp(w->slots[i].run, run) == 0) {
+				rz_log_info("runner", "run %s: canceled by the daemon", run);
+				rz_proc_cancel(w->slots[i].proc);
+			}
+		}
+		json_decref(j);
+		natsMsg_Destroy(m);
+	}
+	/* pull only while a slot is free: a slow runner holds no job it cannot start */
+	for (size_t tries = 0; tries < w->npools && free_slot(w) != NULL; tries++) {
+		natsSubscription *sub = w->pools[w->next_pool];
+		jsFetchRequest fr;
+		natsMsgList list = { 0 };
+		w->next_pool = (w->next_pool + 1) % w->npools;
+		jsFetchRequest_Init(&fr);
+		fr.Batch = 1;
+		fr.NoWait = true;
+		fr.Expires = 200LL * 1000000; /* ns */
+		if (natsSubscription_FetchRequest(&list, sub, &fr) == NATS_OK) {
+			for (int i = 0; i < list.Count; i++) {
+				take(w, list.Msgs[i]);
+			}
+		}
+		natsMsgList_Destroy(&list);
+	}
+}
+
+int rz_work_new(rz_work_t **out, struct event_base *base, natsConnection *nc,
+                const rz_config_t *cfg, const char *name, const json_t *labels, rz_err_t *err)
+{
+	rz_work_t *w = calloc(1, sizeof(*w));
+	char why[256], subject[RZ_DISPATCH_POOL_MAX + 32], durable[RZ_DISPATCH_POOL_MAX + 16];
+	json_t *pools = NULL, *p;
+	natsStatus s;
+	size_t i;
+	int rc = 0;
+
+	*out = NULL;
+	if (w == NULL ||
+	    (w->slots = calloc((size_t)cfg->runner_concurrency, sizeof(*w->slots))) == NULL) {
+		free(w);
+		return rz_err_set(err, -ENOMEM, "out of memory");
+	}
+	w->base = base;
+	w->nc = nc;
+	w->cfg = cfg;
+	w->nslots = (size_t)cfg->runner_concurrency;
+	snprintf(w->name, sizeof(w->name), "%s", name);
+	rc = rz_nats_read_secret("runner.token_file", cfg->runner_token_file, w->token,
+	                         sizeof(w->token), err);
+	if (rc == 0 && (pools = rz_dispatch_pools(labels, why, sizeof(why))) == NULL) {
+		rc = rz_err_set(err, REZUS_ECONFIG, "runner.labels: %s", why);
+	}
+	if (rc == 0 && natsConnection_JetStream(&w->js, nc, NULL) != NATS_OK) {
+		rc = rz_err_set(err, -EIO, "NATS: no JetStream context");
+	}
+	json_array_foreach(pools, i, p)
+	{
+		jsSubOptions so;
+		jsErrCode jerr = 0;
+		if (rc != 0) {
+			break;
+		}
+		/* one durable consumer per pool, shared by every runner that serves it: each job
+		 * goes to one of them (the stream is a work queue) */
+		snprintf(subject, sizeof(subject), RZ_DISPATCH_JOBS_PREFIX "%s",
+		         json_string_value(p));
+		snprintf(durable, sizeof(durable), "pool-%s", json_string_value(p));
+		for (char *c = durable; *c != '\0'; c++) {
+			if (*c == '%' || *c == '+') {
+				*c = *c == '%' ? '~' : '='; /* consumer names: no '%' */
+			}
+		}
+		jsSubOptions_Init(&so);
+		so.Stream = RZ_STREAM_JOBS;
+		so.Config.AckPolicy = js_AckExplicit;
+		so.Config.AckWait = 60LL * 1000000000; /* a claim answered within a minute */
+		s = js_PullSubscribe(&w->pools[w->npools], w->js, subject, durable, NULL, &so,
+		                     &jerr);
+		if (s != NATS_OK) {
+			rc = rz_err_set(err, -EIO, "NATS: cannot pull %s: %s (JetStream error %d)",
+			                subject, rz_nats_error(s), (int)jerr);
+			break;
+		}
+		w->npools++;
+	}
+	if (rc == 0) {
+		snprintf(subject, sizeof(subject), RZ_SUBJECT_PREFIX "%s.cancel", name);
+		if (natsConnection_SubscribeSync(&w->cancel, nc, subject) != NATS_OK) {
+			rc = rz_err_set(err, -EIO, "NATS: cannot subscribe to %s", subject);
+		}
+	}
+	json_decref(pools);
+	if (rc != 0) {
+		rz_work_free(w);
+		return rc;
+	}
+	rz_log_info("runner", "taking jobs from %zu pool(s) of %s, %zu at once, for %s", w->npools,
+	            RZ_STREAM_JOBS, w->nslots, cfg->runner_daemon_url);
+	*out = w;
+	return 0;
+}
+
+json_t *rz_work_running(const rz_work_t *w)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; w != NULL && i < w->nslots; i++) {
+		if (w->slots[i].used) {
+			json_array_append_new(a, json_string(w->slots[i].run));
+		}
+	}
+	return a;
+}
+
+size_t rz_work_busy(const rz_work_t *w)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; w != NULL && i < w->nslots; i++) {
+		n += w->slots[i].used;
+	}
+	return n;
+}
+
+void rz_work_free(rz_work_t *w)
+{
+	if (w == NULL) {
+		return;
+	}
+	for (size_t i = 0; i < w->nslots; i++) {
+		if (w->slots[i].used) {
+			slot_free(&w->slots[i]); /* kills what still runs */
+		}
+	}
+	for (size_t i = 0; i < w->npools; i++) {
+		natsSubscription_Destroy(w->pools[i]);
+	}
+	natsSubscription_Destroy(w->cancel);
+	jsCtx_Destroy(w->js);
+	sodium_memzero(w->token, sizeof(w->token));
+	free(w->slots);
+	free(w);
+}
+
+#else /* no NATS */
+
+void rz_work_tick(rz_work_t *w)
+{
+	(void)w;
+}
+
+json_t *rz_work_running(const rz_work_t *w)
+{
+	(void)w;
+	return json_array();
+}
+
+size_t rz_work_busy(const rz_work_t *w)
+{
+	(void)w;
+	return 0;
+}
+
+void rz_work_free(rz_work_t *w)
+{
+	(void)w;
+}
+
+#endif

@@ -1,0 +1,49 @@
+/*
+ * core/remote/work.h - the jobs a remote runner takes (docs/runners.md, "Dispatch"): one
+ * durable pull consumer per pool it serves on REZUS_JOBS, pulled only while a slot of
+ * runner.concurrency is free; a job is claimed from the daemon over HTTPS with the runner
+ * token, run with rz_proc in runner.work_dir/<run> (removed after the step), its lines and
+ * end published on rezus.events.<run>, its files (plan, show.json) PUT to the daemon.
+ * Cancels come on rezus.runners.<name>.cancel. Loop thread of the runner.
+ */
+#ifndef RZ_WORK_H
+#define RZ_WORK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "core/base/config.h"
+#include "core/base/errors.h"
+
+#define RZ_WORK_CLAIM_MAX    (96u << 20) /* bytes of a claim's answer at most */
+#define RZ_WORK_SHOW_MAX     (16u << 20) /* bytes of show -json kept to report */
+#define RZ_WORK_HTTP_TIMEOUT 30          /* s for one claim or report */
+#define RZ_WORK_NAK_DELAY_MS 5000        /* a job that could not be claimed comes back after */
+
+struct event_base;
+typedef struct rz_work rz_work_t;
+
+#ifdef HAVE_LIBNATS
+#include <nats/nats.h>
+
+/* Set up the consumers of the pools labels make and the cancel subscription. Blocking
+ * (JetStream requests): at start. Caller owns *out. */
+int rz_work_new(rz_work_t **out, struct event_base *base, natsConnection *nc,
+                const rz_config_t *cfg, const char *name, const json_t *labels, rz_err_t *err);
+#endif
+
+/* Pull what free slots allow, handle cancels: called every tick. */
+void rz_work_tick(rz_work_t *w);
+
+/* The runs in progress, a JSON array (caller owns). */
+json_t *rz_work_running(const rz_work_t *w);
+
+/* Steps still running. */
+size_t rz_work_busy(const rz_work_t *w);
+
+/* Cancel every step (on stop) and free. Accepts NULL. */
+void rz_work_free(rz_work_t *w);
+
+#endif /* RZ_WORK_H */

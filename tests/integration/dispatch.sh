@@ -1,0 +1,258 @@
+#!/bin/sh
+# Remote runners, second layer (docs/runners.md, "Dispatch"): nats-server with JetStream on
+# loopback, the daemon with the sim plugin and the real terraform, two runners (region=a and
+# region=b). Six sim tenants, two of them with runnerSelector {region: a}: all Reconciled,
+# the selected ones ran on runner a (Run.status.runner), the runs spread over both; a run's
+# log reads through the API; a runner killed with -9 while it holds an apply (a tofu
+# stand-in that takes the state lock and sleeps) ends the run Interrupted, the lock
+# released, the run's secret refused, and the tenant runs again on the other runner with its
+# state intact; a cancel reaches a remote run; a wrong runner token is refused at the claim.
+. "${top_srcdir:-.}/tests/integration/lib.sh"
+
+if ! grep -q 'define HAVE_LIBNATS 1' "$top_builddir/config.h" 2>/dev/null; then
+	echo "1..0 # SKIP built without libnats"
+	exit 0
+fi
+NATS_SERVER=$(command -v nats-server || ls /usr/sbin/nats-server 2>/dev/null || true)
+TF=$(command -v terraform || command -v tofu || true)
+if [ -z "$NATS_SERVER" ] || [ -z "$TF" ]; then
+	echo "not ok 1 - nats-server and terraform are installed (tools/install-deps)"
+	echo "1..1"
+	exit 1
+fi
+export HOME="$WORK/home"
+mkdir -p "$HOME"
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+NPORT=$(free_port)
+MPORT=$(free_port)
+umask 077
+printf 'daemon-nats-pw-2\n' >"$WORK/daemon.pw"
+printf 'runner-nats-pw-2\n' >"$WORK/runner.pw"
+cat >"$WORK/nats.conf" <<CONF
+listen: 127.0.0.1:$NPORT
+http: 127.0.0.1:$MPORT
+jetstream: enabled
+authorization {
+  users = [
+    { user: daemon, password: "daemon-nats-pw-2",
+      permissions: { publish: ["\$JS.API.>", "\$JS.ACK.>", "rezus.jobs.>", "rezus.runners.*.cancel"],
+                     subscribe: ["rezus.runners.*.heartbeat", "rezus.events.>", "_INBOX.>"] } }
+    { user: runner, password: "runner-nats-pw-2",
+      permissions: { publish: ["rezus.runners.*.heartbeat", "rezus.events.>", "\$JS.API.>", "\$JS.ACK.>"],
+                     subscribe: ["_INBOX.>", "rezus.runners.*.cancel"] } }
+  ]
+}
+CONF
+"$NATS_SERVER" -c "$WORK/nats.conf" -js -sd "$WORK/js" >>"$WORK/nats.log" 2>&1 &
+NATS_PID=$!
+RA=""
+RB=""
+stop_all() {
+	for p in $RA $RB $NATS_PID; do kill -KILL "$p" 2>/dev/null; done
+	cleanup
+}
+trap stop_all EXIT
+for _ in $(seq 1 100); do
+	curl -sf "http://127.0.0.1:$MPORT/healthz" >/dev/null 2>&1 && break
+	sleep 0.05
+done
+
+cat >"$WORK/rezus.conf" <<CONF
+server:
+  listen: 127.0.0.1:0
+  data_dir: $WORK/data
+tofu:
+  binary: $TF
+  workers: 1
+  debounce: 100ms
+  destroy_approval: false
+  resync: 0s
+runners:
+  nats_url: nats://127.0.0.1:$NPORT
+  nats_user: daemon
+  nats_password_file: $WORK/daemon.pw
+  heartbeat_timeout: 2s
+plugin_dir: $top_builddir/plugins
+plugins:
+  sim: {}
+CONF
+PW=dispatch-test-pw
+REZUSCLOUD_ADMIN_PASSWORD=$PW start_daemon "$WORK/daemon.log" -c "$WORK/rezus.conf" ||
+	not_ok "the daemon starts" "$(tail -n 5 "$WORK/daemon.log")"
+BASE="http://127.0.0.1:$PORT"
+API="$BASE/api/v1"
+TOKEN=$(curl -s -X POST "$API/auth/login" -H 'Content-Type: application/json' \
+	-d "{\"username\":\"admin\",\"password\":\"$PW\"}" | sed -n 's/.*"token":"\([^"]*\)".*/\1/p')
+api() { curl -s -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' "$@"; }
+patch() { curl -s -o /dev/null -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/merge-patch+json' -X PATCH "$API/$1" -d "$2"; }
+js() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)" 2>/dev/null; }
+
+# The runner token: an APIToken with spec.scope runner.
+RTOKEN=$(api -X POST "$API/users/admin/tokens" -d '{"spec":{"scope":"runner","description":"runners"}}' | js 'd["status"]["secret"] if "secret" in d.get("status",{}) else d.get("secret","")')
+[ -n "$RTOKEN" ] || RTOKEN=$(api -X POST "$API/users/admin/tokens" -d '{"spec":{"scope":"runner"}}' | sed -n 's/.*"secret":"\(rzt_[^"]*\)".*/\1/p')
+printf '%s\n' "$RTOKEN" >"$WORK/runner.token"
+expect_match "a runner token (scope runner) is made" '^rzt_' "$RTOKEN"
+code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $RTOKEN" "$API/tenants")
+expect_eq "a runner token reads no tenant (403)" "403" "$code"
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{"run":"run-x","step":"init"}' "$API/runners/a/claims")
+expect_eq "an admin's session claims nothing (403)" "403" "$code"
+
+# tofu stand-ins: terraform, but with WORK/slow-NAME present an apply takes the state lock
+# as terraform would (the run's secret) and sleeps, keeping the secret to try later.
+for n in a b; do
+	cat >"$WORK/tofu-$n" <<SH
+#!/bin/sh
+if [ "\$1" = apply ] && [ -f "$WORK/slow-$n" ]; then
+	addr=\$(sed -n 's/.*"lock_address": *"\([^"]*\)".*/\1/p' *.tf.json | head -n 1)
+	printf '%s\n' "\$TF_HTTP_PASSWORD" >"$WORK/zombie.pw"
+	printf '%s\n' "\$addr" >"$WORK/zombie.addr"
+	curl -s -o /dev/null -u "rezus:\$TF_HTTP_PASSWORD" -X LOCK \
+		-d '{"ID":"standin-lock","Operation":"OperationTypeApply","Who":"standin"}' "\$addr"
+	echo "stand-in apply holds the lock"
+	sleep 60
+fi
+sleep 0.2 # a step takes a moment: with one slot each, two runs at once need both runners
+exec "$TF" "\$@"
+SH
+	chmod 755 "$WORK/tofu-$n"
+	cat >"$WORK/$n.conf" <<CONF
+tofu:
+  binary: $WORK/tofu-$n
+runner:
+  name: $n
+  labels: [region=$n]
+  heartbeat: 1s
+  concurrency: 1
+  work_dir: $WORK/$n-work
+  nats_url: nats://127.0.0.1:$NPORT
+  nats_user: runner
+  nats_password_file: $WORK/runner.pw
+  daemon_url: $BASE
+  token_file: $WORK/runner.token
+CONF
+done
+"$REZUSCLOUD" runner -c "$WORK/a.conf" >"$WORK/a.log" 2>&1 &
+RA=$!
+"$REZUSCLOUD" runner -c "$WORK/b.conf" >"$WORK/b.log" 2>&1 &
+RB=$!
+phase() { api "$API/runners/$1" | js 'd.get("status",{}).get("phase","")'; }
+for _ in $(seq 1 100); do
+	[ "$(phase a)" = Ready ] && [ "$(phase b)" = Ready ] && break
+	sleep 0.1
+done
+expect_eq "both runners are Ready" "Ready Ready" "$(phase a) $(phase b)"
+
+out=$(api -X POST "$API/tenants" -d '{"metadata":{"name":"bad"},"spec":{"clusterProvider":"sim","runnerSelector":{"a":"1","b":"2","c":"3","d":"4"}}}')
+expect_match "a runnerSelector of four labels is refused, naming the field" 'spec.runnerSelector' "$out"
+out=$(api -X POST "$API/tenants" -d '{"metadata":{"name":"bad"},"spec":{"clusterProvider":"sim","runnerSelector":{"bad key!":"x"}}}')
+expect_match "and one with a bad label key" '"code":422' "$out"
+
+# Six sim tenants, t1 and t2 for region a only.
+t0=$(date +%s)
+for t in t1 t2 t3 t4 t5 t6; do
+	sel=""
+	case $t in t1 | t2) sel=',"runnerSelector":{"region":"a"}' ;; esac
+	api -o /dev/null -X POST "$API/tenants" -d "{\"metadata\":{\"name\":\"$t\"},\"spec\":{\"clusterProvider\":\"sim\"$sel}}"
+	api -o /dev/null -X POST "$API/tenants/$t/nodegroups" -d '{"metadata":{"name":"cp"},"spec":{"role":"controlplane","count":1,"providerClass":"sim"}}'
+done
+# "Reconciled" when the tenant's condition Reconciled is True (and its phase Ready), else its phase
+tphase() { api "$API/tenants/$1" | js '"Reconciled" if d["status"].get("phase")=="Ready" and any(c.get("type")=="Reconciled" and c.get("status")=="True" for c in d["status"].get("conditions",[])) else d["status"].get("phase","")'; }
+all_reconciled() {
+	for t in "$@"; do [ "$(tphase "$t")" = Reconciled ] || return 1; done
+	return 0
+}
+for _ in $(seq 1 600); do
+	all_reconciled t1 t2 t3 t4 t5 t6 && break
+	sleep 0.1
+done
+echo "# six tenants through the runners in $(($(date +%s) - t0)) s"
+for t in t1 t2 t3 t4 t5 t6; do
+	expect_eq "tenant $t is Reconciled" "Reconciled" "$(tphase "$t")"
+done
+runners_of() { # the runners a tenant's runs ran on
+	api "$API/tenants/$1/runs" | js '" ".join(sorted(set(i.get("status",{}).get("runner","-") for i in d["items"])))'
+}
+expect_eq "t1 (runnerSelector region=a) ran on runner a" "a" "$(runners_of t1)"
+expect_eq "t2 (runnerSelector region=a) ran on runner a" "a" "$(runners_of t2)"
+used=$(for t in t3 t4 t5 t6; do runners_of "$t"; done | tr ' ' '\n' | sort -u | tr '\n' ' ')
+echo "# the unselected tenants ran on: $used"
+expect_eq "the runs spread over both runners" "a b" "$(for t in t1 t2 t3 t4 t5 t6; do runners_of "$t"; done | tr ' ' '\n' | grep -x -e a -e b | sort -u | tr '\n' ' ' | sed 's/ $//')"
+RUN=$(api "$API/tenants/t3/runs" | js 'd["items"][0]["metadata"]["name"]')
+log=$(api "$API/tenants/t3/runs/$RUN/log")
+expect_match "a remote run's log reads through the API" 'Apply complete|No changes|apply_complete|Initializing' "$log"
+expect_eq "no secret on NATS: no rzt_ secret in the JetStream store" "0" "$(grep -r -l rzt_ "$WORK/js" 2>/dev/null | wc -l | tr -d ' ')"
+
+metric() { curl -s "$BASE/metrics" | sed -n "s/^$1 //p"; }
+jobs=$(metric rezuscloud_runner_jobs_total)
+echo "# jobs published: $jobs, events handled: $(metric rezuscloud_runner_events_total)"
+expect_eq "/metrics: at least four jobs per tenant (init, plan, show, apply) published" "yes" "$([ "${jobs:-0}" -ge 24 ] && echo yes || echo no)"
+expect_eq "/metrics: no remote step left in progress" "0" "$(metric rezuscloud_runner_steps)"
+
+# A wrong runner token: refused at the claim.
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Authorization: Bearer rzt_not-a-token-at-all-not-a-token-at-all-xyz' \
+	-H 'Content-Type: application/json' -d '{"run":"run-x","step":"init"}' "$API/runners/a/claims")
+expect_eq "a wrong runner token is refused at the claim (401)" "401" "$code"
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $RTOKEN" \
+	-H 'Content-Type: application/json' -d "{\"run\":\"$RUN\",\"step\":\"init\"}" "$API/runners/a/claims")
+expect_eq "a claim of a finished run: 409 (a job delivered again is dropped)" "409" "$code"
+
+# kill -9 of the runner holding an apply.
+touch "$WORK/slow-a" "$WORK/slow-b"
+patch tenants/t5/nodegroups/cp '{"spec":{"count":2}}'
+holder=""
+for _ in $(seq 1 300); do
+	[ -f "$WORK/zombie.addr" ] && holder=$(api "$API/tenants/t5/runs" | js '[i for i in d["items"] if i["status"].get("phase")=="Running"][0]["status"].get("runner","")') && [ -n "$holder" ] && break
+	sleep 0.1
+done
+KRUN=$(api "$API/tenants/t5/runs" | js '[i for i in d["items"] if i["status"].get("phase")=="Running"][0]["metadata"]["name"]')
+sleep 0.5
+echo "# the apply of $KRUN is held by runner $holder"
+locks=$(sqlite3 "file:$WORK/data/rezus.db?mode=ro" "SELECT count(*) FROM tfstate_locks WHERE tenant='t5'" 2>/dev/null)
+expect_eq "the stand-in apply holds t5's state lock" "1" "$locks"
+if [ "$holder" = a ]; then rm -f "$WORK/slow-b"; kill -KILL "$RA"; RA=""; other=b; else rm -f "$WORK/slow-a"; kill -KILL "$RB"; RB=""; other=a; fi
+runphase() { api "$API/tenants/t5/runs/$1" | js 'd["status"].get("phase","")'; }
+for _ in $(seq 1 100); do
+	[ "$(runphase "$KRUN")" = Interrupted ] && break
+	sleep 0.1
+done
+expect_eq "kill -9 of runner $holder mid-apply: the run is Interrupted" "Interrupted" "$(runphase "$KRUN")"
+expect_match "saying the runner was lost" "runner $holder was lost" "$(api "$API/tenants/t5/runs/$KRUN" | js 'd["status"].get("message","")')"
+expect_eq "its state lock is released" "0" "$(sqlite3 "file:$WORK/data/rezus.db?mode=ro" "SELECT count(*) FROM tfstate_locks WHERE tenant='t5'" 2>/dev/null)"
+code=$(curl -s -o /dev/null -w '%{http_code}' -u "rezus:$(cat "$WORK/zombie.pw")" -X POST -d '{}' "$(cat "$WORK/zombie.addr")")
+expect_eq "a late write with the lost run's secret is refused (401)" "401" "$code"
+rm -f "$WORK/slow-a" "$WORK/slow-b"
+for _ in $(seq 1 300); do
+	[ "$(api "$API/tenants/t5/runs" | js 'sum(1 for i in d["items"] if i["status"].get("phase")=="Succeeded" and i["metadata"]["name"]!="'"$KRUN"'" and i["status"].get("startedAt","")>"'"$(api "$API/tenants/t5/runs/$KRUN" | js 'd["status"]["startedAt"]')"'")')" -ge 1 ] 2>/dev/null && break
+	sleep 0.1
+done
+again=$(api "$API/tenants/t5/runs" | js '" ".join(i["status"].get("runner","") for i in d["items"] if i["status"].get("phase")=="Succeeded" and i["status"].get("startedAt","")>"'"$(api "$API/tenants/t5/runs/$KRUN" | js 'd["status"]["startedAt"]')"'")')
+expect_eq "the tenant ran again, on the other runner" "$other" "$again"
+for _ in $(seq 1 100); do [ "$(tphase t5)" = Reconciled ] && break; sleep 0.1; done
+expect_eq "and is Reconciled" "Reconciled" "$(tphase t5)"
+machines=$(api "$API/tenants/t5/machines" | js 'len(d["items"])')
+expect_eq "its state is intact: both machines of the scaled group" "2" "$machines"
+
+# Cancel of a remote run reaches the runner.
+touch "$WORK/slow-$other"
+patch tenants/t6/nodegroups/cp '{"spec":{"count":2}}'
+rm -f "$WORK/zombie.addr"
+for _ in $(seq 1 300); do [ -f "$WORK/zombie.addr" ] && break; sleep 0.1; done
+CRUN=$(api "$API/tenants/t6/runs" | js '[i for i in d["items"] if i["status"].get("phase")=="Running"][0]["metadata"]["name"]')
+code=$(api -o /dev/null -w '%{http_code}' -X POST "$API/tenants/t6/runs/$CRUN/cancel")
+expect_eq "cancel of remote run $CRUN: 200" "200" "$code"
+for _ in $(seq 1 100); do
+	[ "$(api "$API/tenants/t6/runs/$CRUN" | js 'd["status"].get("phase","")')" = Canceled ] && break
+	sleep 0.1
+done
+expect_eq "the run is Canceled" "Canceled" "$(api "$API/tenants/t6/runs/$CRUN" | js 'd["status"].get("phase","")')"
+expect_match "the runner killed its tofu" "run $CRUN: canceled by the daemon" "$(cat "$WORK/$other.log")"
+rm -f "$WORK/slow-$other"
+
+expect_eq "no password or token in the logs" "0" \
+	"$(cat "$WORK/daemon.log" "$WORK/a.log" "$WORK/b.log" | grep -c -e runner-nats-pw-2 -e daemon-nats-pw-2 -e "$RTOKEN")"
+kill -TERM "$DAEMON_PID"
+wait_exit "$DAEMON_PID" 20
+expect_eq "the daemon stops cleanly" "0" "$EXIT_STATUS"
+done_testing
