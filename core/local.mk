@@ -11,7 +11,7 @@ core_librezus_core_la_SOURCES = \
 	core/base/settings.c core/base/settings.h \
 	core/base/yaml.c core/base/yaml.h \
 	core/base/exec.c core/base/exec.h \
-	core/base/clock.c core/base/clock.h \
+	core/base/clock.c core/base/clock.h core/base/executor.h \
 	core/base/workers.c core/base/workers.h \
 	core/base/version.c core/base/version.h \
 	core/base/columns.c core/base/columns.h \

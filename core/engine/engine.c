@@ -2339,7 +2339,15 @@ static const rz_route_doc_t claim_doc[] = {
 	             "working directory (409: not waiting any more)",
 	  .request = "{\"type\":\"object\",\"properties\":{\"run\":{\"type\":\"string\"},"
 	             "\"step\":{\"type\":\"string\"}},\"required\":[\"run\",\"step\"]}",
-	  .response = "{\"type\":\"object\"}",
+	  .response = "{\"type\":\"object\",\"properties\":{\"run\":{\"type\":\"string\"},"
+	              "\"tenant\":{\"type\":\"string\"},\"step\":{\"type\":\"string\"},"
+	              "\"argv\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+	              "\"init\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+	              "\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":"
+	              "\"string\"}},\"timeoutMs\":{\"type\":\"integer\"},\"killGraceMs\":{"
+	              "\"type\":\"integer\"},\"files\":{\"type\":\"object\","
+	              "\"additionalProperties\":{\"type\":\"string\",\"format\":\"byte\"}},"
+	              "\"upload\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}}}",
 	  .errors = claim_errors },
 	{ 0 },
 };
