@@ -2,8 +2,8 @@
 // axe-core; run by tests/integration/webui.sh, which starts the daemon. Prints "ok - ...",
 // "not ok - ..." and "# ..." lines; exits non-zero when something could not run at all.
 import { createRequire } from 'node:module';
-import http from 'node:http';
 import path from 'node:path';
+import { harness, apiAt, ingressProxy as proxyAt } from './lib.mjs';
 
 const require = createRequire(path.join(process.env.NODE_PATH, 'x.js'));
 const { chromium } = require('playwright-core');
@@ -14,69 +14,13 @@ const SHOTS = process.env.WEBUI_SHOTS;
 const PREFIX = '/api/hassio_ingress/Tk3n-x';
 const NEWPW = 'webui-admin-pw-1';
 const VIEWPW = 'webui-viewer-pw-1';
-let failures = 0;
+const { ok, audit, failures, audited } = harness(axeSource, SHOTS);
+const api = apiAt(BASE);
+const ingressProxy = (target) => proxyAt(target, PREFIX);
 
-function ok(cond, desc, detail) {
-	if (cond) {
-		console.log(`ok - ${desc}`);
-	} else {
-		failures++;
-		console.log(`not ok - ${desc}`);
-		if (detail !== undefined) {
-			for (const l of String(detail).split('\n').slice(0, 12)) console.log(`# ${l}`);
-		}
-	}
-}
 
-// axe-core on the page (through the debugging protocol: the page's CSP allows no injected
-// script), WCAG 2.x A and AA; then the page at desktop and phone width.
-const checked = new Set();
-async function audit(page, name) {
-	await page.evaluate(axeSource);
-	const r = await page.evaluate(() =>
-		// eslint-disable-next-line no-undef
-		axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] }));
-	const v = r.violations.map((x) => `${x.id}: ${x.help} (${x.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')})`);
-	ok(v.length === 0, `axe: no WCAG A/AA violation on ${name}`, v.join('\n'));
-	if (!checked.has(name)) {
-		checked.add(name);
-		for (const w of [1280, 360]) {
-			await page.setViewportSize({ width: w, height: w === 360 ? 740 : 900 });
-			await page.screenshot({ path: path.join(SHOTS, `${name}-${w}.png`), fullPage: true });
-		}
-		await page.setViewportSize({ width: 1280, height: 900 });
-	}
-}
 
-async function api(method, p, token, body) {
-	const r = await fetch(BASE + p, {
-		method,
-		headers: { 'Content-Type': 'application/json', ...(token ? { Authorization: `Bearer ${token}` } : {}) },
-		body: body ? JSON.stringify(body) : undefined,
-	});
-	return { code: r.status, json: await r.json().catch(() => null) };
-}
 
-// Home Assistant's ingress in small: strips the prefix, adds X-Ingress-Path, streams.
-function ingressProxy(target) {
-	const t = new URL(target);
-	const srv = http.createServer((req, res) => {
-		if (!req.url.startsWith(PREFIX + '/') && req.url !== PREFIX) {
-			res.writeHead(404).end('not under the ingress prefix');
-			return;
-		}
-		const headers = { ...req.headers, 'x-ingress-path': PREFIX, host: t.host };
-		const up = http.request({ host: t.hostname, port: t.port, method: req.method,
-			path: req.url.slice(PREFIX.length) || '/', headers }, (ur) => {
-			res.writeHead(ur.statusCode, ur.headers);
-			ur.pipe(res);
-		});
-		up.on('error', () => res.destroy());
-		req.pipe(up);
-		res.on('close', () => up.destroy());
-	});
-	return new Promise((resolve) => srv.listen(0, '127.0.0.1', () => resolve(srv)));
-}
 
 async function login(page, base, user, pw) {
 	await page.goto(base + '/');
@@ -322,8 +266,8 @@ async function main() {
 	} finally {
 		await browser.close();
 	}
-	console.log(`# pages checked with axe: ${checked.size}`);
-	return failures;
+	console.log(`# pages checked with axe: ${audited()}`);
+	return failures();
 }
 
 main().then(() => process.exit(0), (e) => {
