@@ -529,7 +529,8 @@ static int route_match(const struct route *r, char **segs, size_t nseg, int scor
 			}
 			score[i] = 2;
 		} else {
-			if (segs[i][0] == '\0') {
+			/* an encoded '/' ("%2F") names nothing: no name may hold one */
+			if (segs[i][0] == '\0' || strchr(segs[i], '/') != NULL) {
 				return -1;
 			}
 			score[i] = 1;
@@ -869,7 +870,8 @@ static int parse_target(rz_req_t *req)
 	return 0;
 }
 
-/* Path segments, percent-decoded one by one so "%2F" stays inside its segment. */
+/* Path segments, percent-decoded one by one so "%2F" stays inside its segment (where a
+ * parameter refuses it and a rest parameter keeps it). */
 static int split_path(const rz_req_t *req, char **segs, size_t *nseg)
 {
 	const char *q = memchr(req->url, '?', req->url_len);
