@@ -1121,7 +1121,18 @@ static void commit(struct wr *w)
 			rz_req_set_audited(w->req);
 		}
 		if (w->token[0] != '\0') {
-			json_object_set_new(out, "secret", json_string(w->token));
+			/* on the reply's own copy: the stored object is also the one its
+			 * watchers get (a Table with includeObject shows it whole) */
+			json_t *reply = json_copy(out);
+			json_decref(out);
+			out = reply;
+			if (out == NULL ||
+			    json_object_set_new(out, "secret", json_string(w->token)) != 0) {
+				json_decref(out);
+				rz_reply_error(w->req, 500, NULL, "out of memory");
+				wr_free(w);
+				return;
+			}
 		}
 		reply_durable(w->c->api, w->req, w->c->k, w->code, out, text);
 		text = NULL;
@@ -1289,12 +1300,13 @@ out:
 	json_decref(obj);
 }
 
-/* Load the current object; replies 404 (or 500) and returns NULL when it cannot. */
+/* Load the current object, shared with the store's cache (rz_store_get_shared: never modified
+ * here); replies 404 (or 500) and returns NULL when it cannot. */
 static json_t *current(struct rctx *c, rz_req_t *req, const char *tenant, const char *name)
 {
 	json_t *cur = NULL;
 	rz_err_t err = { 0 };
-	int rc = rz_store_get(c->api->store, c->k, tenant, name, &cur, &err);
+	int rc = rz_store_get_shared(c->api->store, c->k, tenant, name, &cur, &err);
 
 	if (rc != 0) {
 		reply_store_error(req, c->k, name, rc, &err);

@@ -291,10 +291,29 @@ done
 expect_match "upgrade creates an UpgradeRun" '^upgrade/[a-z0-9-]* created$' "$(cat "$WORK/out" "$WORK/err")"
 run upgrade simmy
 expect_eq "upgrade without a version is a usage error" "2" "$RC"
+# watchers of tokens, one with the objects in a Table, one plain, see the new token
+ADMIN_TOKEN=$(sed -n 's/^ *token: \(rzt_.*\)$/\1/p' "$CONF_FILE" | head -n 1)
+curl -s -N -m 5 -H "Authorization: Bearer $ADMIN_TOKEN" \
+	-H 'Accept: application/json;as=Table;g=meta.k8s.io;v=v1' \
+	"$SERVER/api/v1/users/admin/tokens?watch=1&includeObject=Object&resourceVersion=0" >"$WORK/tokwatch.table" &
+TW1=$!
+curl -s -N -m 5 -H "Authorization: Bearer $ADMIN_TOKEN" \
+	"$SERVER/api/v1/users/admin/tokens?watch=1" >"$WORK/tokwatch.json" &
+TW2=$!
+sleep 0.5
 run token create --description "ci token"
 SECRET=$(sed -n 's/^\(rzt_.*\)$/\1/p' "$WORK/out")
 TOKID=$(sed -n 's|^token/\([a-z0-9-]*\) created.*|\1|p' "$WORK/out")
 expect_match "token create shows the secret once" '^rzt_' "$SECRET"
+for _ in $(seq 1 50); do
+	grep -q "$TOKID" "$WORK/tokwatch.table" && grep -q "$TOKID" "$WORK/tokwatch.json" && break
+	sleep 0.1
+done
+kill "$TW1" "$TW2" 2>/dev/null
+wait "$TW1" "$TW2" 2>/dev/null
+expect_eq "watchers of tokens (a Table with the objects, and plain) get the new token" "1 1" \
+	"$(grep -c "\"$TOKID\"" "$WORK/tokwatch.table") $(grep -c "\"$TOKID\"" "$WORK/tokwatch.json")"
+expect_eq "but never its secret" "0" "$(cat "$WORK/tokwatch.table" "$WORK/tokwatch.json" | grep -c -e "$SECRET" -e '"secret"')"
 run get tenants --token "$SECRET" -o name
 expect_match "the new token works" 'tenant/simmy' "$(cat "$WORK/out")"
 run token list
