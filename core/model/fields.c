@@ -86,31 +86,40 @@ static void problem(vctx_t *c, const char *path, const char *reason, const char 
 	va_end(ap);
 }
 
-/* A new path string; NULL (counted as a problem, so validation fails) on out of memory. */
-static char *subpath(vctx_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A member's, item's or entry's path below path: prefix, then name, then suffix. It is
+ * built in buf (PATH_LOCAL bytes, the caller's) when it fits, else on the heap in *heap
+ * (the caller frees it; NULL otherwise); NULL, counted as a problem so that validation
+ * fails, on out of memory. No printf and no allocation in the common case: a validation
+ * builds the path of every member it visits, and most are never shown. */
+#define PATH_LOCAL 192
 
-static char *subpath(vctx_t *c, const char *fmt, ...)
+static const char *join_path(vctx_t *c, char *buf, char **heap, const char *path,
+                             const char *prefix, const char *name, const char *suffix)
 {
-	char *p = NULL;
-	va_list ap;
-	int n;
+	size_t lp = strlen(path), lx = strlen(prefix), ln = strlen(name), ls = strlen(suffix);
+	size_t n = lp + lx + ln + ls;
+	char *out = buf;
 
-	va_start(ap, fmt);
-	n = vasprintf(&p, fmt, ap);
-	va_end(ap);
-	if (n < 0) {
-		c->count++;
-		return NULL;
+	*heap = NULL;
+	if (n >= PATH_LOCAL) {
+		out = *heap = malloc(n + 1);
+		if (out == NULL) {
+			c->count++;
+			return NULL;
+		}
 	}
-	return p;
+	memcpy(out, path, lp);
+	memcpy(out + lp, prefix, lx);
+	memcpy(out + lp + lx, name, ln);
+	memcpy(out + lp + lx + ln, suffix, ls);
+	out[n] = '\0';
+	return out;
 }
 
-static char *member_path(vctx_t *c, const char *path, const char *name)
+static const char *member_path(vctx_t *c, char *buf, char **heap, const char *path,
+                               const char *name)
 {
-	if (path[0] == '\0') {
-		return subpath(c, "%s", name);
-	}
-	return subpath(c, "%s.%s", path, name);
+	return join_path(c, buf, heap, path, path[0] == '\0' ? "" : ".", name, "");
 }
 
 static const char *expected_name(rz_ftype_t type)
@@ -347,9 +356,12 @@ static void check_array(vctx_t *c, const rz_field_t *f, json_t *v, const char *p
 	}
 	json_array_foreach(v, i, item)
 	{
-		char *p = subpath(c, "%s[%zu]", path, i);
+		char buf[PATH_LOCAL], index[24], *heap;
+		const char *p;
 		int before = c->count;
 
+		snprintf(index, sizeof(index), "%zu", i);
+		p = join_path(c, buf, &heap, path, "[", index, "]");
 		if (p == NULL) {
 			break;
 		}
@@ -357,7 +369,7 @@ static void check_array(vctx_t *c, const rz_field_t *f, json_t *v, const char *p
 		if (seen != NULL && c->count == before && json_is_string(item)) {
 			check_unique(c, seen, item, p);
 		}
-		free(p);
+		free(heap);
 	}
 	json_decref(seen);
 }
@@ -442,13 +454,14 @@ static void check_map(vctx_t *c, const rz_field_t *f, json_t *v, const char *pat
 	}
 	keys = sorted_keys(c, v, NULL, &n);
 	for (i = 0; i < n; i++) {
-		char *p = subpath(c, "%s[%s]", path, keys[i]);
+		char buf[PATH_LOCAL], *heap;
+		const char *p = join_path(c, buf, &heap, path, "[", keys[i], "]");
 
 		if (p == NULL) {
 			break;
 		}
 		check_entry(c, f, keys[i], json_object_get(v, keys[i]), p);
-		free(p);
+		free(heap);
 	}
 	free(keys);
 }
@@ -506,7 +519,8 @@ static json_t *load_default(const rz_field_t *f)
 static void check_member(vctx_t *c, json_t *obj, const rz_field_t *f, const char *path)
 {
 	json_t *v = json_object_get(obj, f->name);
-	char *p = member_path(c, path, f->name);
+	char buf[PATH_LOCAL], *heap;
+	const char *p = member_path(c, buf, &heap, path, f->name);
 
 	if (p == NULL) {
 		return;
@@ -522,7 +536,7 @@ static void check_member(vctx_t *c, json_t *obj, const rz_field_t *f, const char
 	} else if (f->required) {
 		problem(c, p, RZ_CAUSE_REQUIRED, "required");
 	}
-	free(p);
+	free(heap);
 }
 
 static void check_object(vctx_t *c, json_t *obj, const rz_field_t *fields, const char *path)
@@ -536,13 +550,14 @@ static void check_object(vctx_t *c, json_t *obj, const rz_field_t *fields, const
 	}
 	unknown = sorted_keys(c, obj, fields, &n);
 	for (i = 0; i < n; i++) {
-		char *p = member_path(c, path, unknown[i]);
+		char buf[PATH_LOCAL], *heap;
+		const char *p = member_path(c, buf, &heap, path, unknown[i]);
 
 		if (p == NULL) {
 			break;
 		}
 		problem(c, p, RZ_CAUSE_INVALID, "unknown field");
-		free(p);
+		free(heap);
 	}
 	free(unknown);
 }

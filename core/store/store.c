@@ -23,6 +23,23 @@ struct pending {
 	json_t *prev_labels; /* see rz_event_t */
 };
 
+/* The parsed form of objects recently written or read through rz_store_get_shared, so that
+ * the API's read of the object a write changes (and of one a client GETs) needs no parse of
+ * its stored text. Direct-mapped by (kind, tenant, name); an entry is used only while the
+ * stored row has its resourceVersion and length, so whatever wrote the row (a rolled-back
+ * group, a cascade) the stored text stays the truth. Bounded: CACHE_SLOTS objects of at most
+ * CACHE_DOC_MAX bytes stored. */
+#define CACHE_SLOTS   128
+#define CACHE_DOC_MAX 8192
+
+struct cached {
+	char *key; /* kind NUL tenant NUL name NUL */
+	size_t key_len;
+	int64_t rv;
+	size_t len;  /* of the stored text */
+	json_t *obj; /* shared with readers, never modified */
+};
+
 struct rz_store {
 	rz_db_t *db;
 	rz_bus_t *bus;
@@ -44,8 +61,9 @@ struct rz_store {
 	bool grouping;        /* a group of this store's writes is open */
 	struct pending *held; /* its events, in revision order */
 	size_t nheld, capheld;
-	int64_t g_rv, g_pruned; /* rv and pruned before the group */
-	uint64_t g_bytes;       /* log_bytes before it */
+	int64_t g_rv, g_pruned;           /* rv and pruned before the group */
+	uint64_t g_bytes;                 /* log_bytes before it */
+	struct cached cache[CACHE_SLOTS]; /* parsed objects, for rz_store_get_shared */
 };
 
 /* ------------------------------------------------------------------ helpers */
@@ -203,6 +221,86 @@ static int check_size(const json_t *obj, const char *json, rz_err_t *err)
 }
 
 /* Write the object row (insert or update) with obj's revision and text. */
+/* The cache key of an object into buf (at most cap bytes); 0 when it does not fit. */
+static size_t cache_key(char *buf, size_t cap, const char *kind, const char *tenant,
+                        const char *name)
+{
+	size_t a = strlen(kind) + 1, b = strlen(tenant) + 1, c = strlen(name) + 1;
+
+	if (a + b + c > cap) {
+		return 0;
+	}
+	memcpy(buf, kind, a);
+	memcpy(buf + a, tenant, b);
+	memcpy(buf + a + b, name, c);
+	return a + b + c;
+}
+
+static struct cached *cache_slot(rz_store_t *st, const char *key, size_t len)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	for (size_t i = 0; i < len; i++) {
+		h = (h ^ (unsigned char)key[i]) * 16777619u;
+	}
+	return &st->cache[h % CACHE_SLOTS];
+}
+
+static void cache_clear(struct cached *e)
+{
+	free(e->key);
+	json_decref(e->obj);
+	*e = (struct cached){ 0 };
+}
+
+/* Keep obj (taken) as the parsed form of the row (kind, tenant, name) at rv, len bytes. */
+static void cache_put(rz_store_t *st, const char *kind, const char *tenant, const char *name,
+                      int64_t rv, size_t len, json_t *obj)
+{
+	char key[512];
+	size_t n = cache_key(key, sizeof(key), kind, tenant, name);
+	struct cached *e;
+
+	if (n == 0 || len > CACHE_DOC_MAX || obj == NULL) {
+		json_decref(obj);
+		return;
+	}
+	e = cache_slot(st, key, n);
+	if (e->key == NULL || e->key_len != n || memcmp(e->key, key, n) != 0) {
+		cache_clear(e);
+		e->key = malloc(n);
+		if (e->key == NULL) {
+			json_decref(obj);
+			return;
+		}
+		memcpy(e->key, key, n);
+		e->key_len = n;
+	}
+	json_decref(e->obj);
+	e->obj = obj;
+	e->rv = rv;
+	e->len = len;
+}
+
+/* The cached parse of the row (kind, tenant, name) when it is the one at rv and len. */
+static json_t *cache_get(rz_store_t *st, const char *kind, const char *tenant, const char *name,
+                         int64_t rv, size_t len)
+{
+	char key[512];
+	size_t n = cache_key(key, sizeof(key), kind, tenant, name);
+	struct cached *e;
+
+	if (n == 0) {
+		return NULL;
+	}
+	e = cache_slot(st, key, n);
+	if (e->obj == NULL || e->rv != rv || e->len != len || e->key_len != n ||
+	    memcmp(e->key, key, n) != 0) {
+		return NULL;
+	}
+	return json_incref(e->obj);
+}
+
 static int put_row(rz_store_t *st, const rz_kind_t *k, const json_t *obj, const char *json,
                    bool insert, rz_err_t *err)
 {
@@ -227,6 +325,11 @@ static int put_row(rz_store_t *st, const rz_kind_t *k, const json_t *obj, const 
 	rz_stmt_bind_text(s, 6, json);
 	rc = rz_stmt_step(s, err);
 	rz_stmt_done(s);
+	if (rc >= 0 && strlen(json) <= CACHE_DOC_MAX) {
+		/* a copy: the written object goes on to its writer and to the watchers */
+		cache_put(st, k->kind, tenant ? tenant : "", meta_str(obj, "name"),
+		          rz_object_rv(obj), strlen(json), json_deep_copy(obj));
+	}
 	return rc < 0 ? rc : 0;
 }
 
@@ -527,6 +630,43 @@ int rz_store_get(rz_store_t *st, const rz_kind_t *k, const char *tenant, const c
                  json_t **out, rz_err_t *err)
 {
 	return read_doc(st, k, tenant, name, out, err);
+}
+
+int rz_store_get_shared(rz_store_t *st, const rz_kind_t *k, const char *tenant, const char *name,
+                        json_t **out, rz_err_t *err)
+{
+	static const char sql[] = "SELECT rv, doc FROM objects"
+	                          " WHERE kind = ?1 AND tenant = ?2 AND name = ?3";
+	rz_stmt_t *s = rz_db_stmt(st->db, sql, err);
+	const char *owner = scope_tenant(k, tenant);
+	int rc;
+
+	*out = NULL;
+	if (s == NULL) {
+		return err->code;
+	}
+	rz_stmt_bind_text(s, 1, k->kind);
+	rz_stmt_bind_text(s, 2, owner);
+	rz_stmt_bind_text(s, 3, name);
+	rc = rz_stmt_step(s, err);
+	if (rc == 1) {
+		int64_t rv = rz_stmt_int64(s, 0);
+		const char *doc = rz_stmt_text(s, 1);
+		size_t len = doc ? strlen(doc) : 0;
+
+		*out = cache_get(st, k->kind, owner, name, rv, len);
+		if (*out == NULL && doc != NULL) {
+			*out = load_doc(doc, err);
+			if (*out != NULL) {
+				cache_put(st, k->kind, owner, name, rv, len, json_incref(*out));
+			}
+		}
+		rc = *out ? 0 : RZ_EDB;
+	} else if (rc == 0) {
+		rc = rz_err_set(err, RZ_ENOTFOUND, "%s \"%s\" not found", k->plural, name);
+	}
+	rz_stmt_done(s);
+	return rc;
 }
 
 static bool list_match(const rz_list_opts_t *o, const json_t *obj)
@@ -1074,8 +1214,12 @@ static int op_update(struct write *w, rz_err_t *err)
 	next = updated(w, cur, &spec_changed);
 	if (next == NULL || json_equal(cur, next)) {
 		json_decref(next);
-		w->out = cur; /* nothing changed: no new revision */
-		return next == NULL ? rz_err_set(err, -ENOMEM, "store: out of memory") : 0;
+		/* nothing changed: no new revision; the caller's copy, not one the cache shares */
+		w->out = cur == w->o.current ? json_deep_copy(cur) : json_incref(cur);
+		json_decref(cur);
+		return next == NULL || w->out == NULL
+		           ? rz_err_set(err, -ENOMEM, "store: out of memory")
+		           : 0;
 	}
 	{ /* labels absent and empty are the same labels */
 		json_t *was = json_object_get(json_object_get(cur, "metadata"), "labels");
@@ -1246,6 +1390,9 @@ void rz_store_free(rz_store_t *st)
 			free(st->queue[i].json);
 		}
 		free(st->queue);
+		for (size_t i = 0; i < CACHE_SLOTS; i++) {
+			cache_clear(&st->cache[i]);
+		}
 		free(st);
 	}
 }

@@ -117,6 +117,13 @@ int rz_store_count_by(rz_store_t *st, const rz_kind_t *k, const char *path,
                       void (*fn)(void *arg, const char *value, int64_t n), void *arg,
                       rz_err_t *err);
 
+/* rz_store_get for a reader that leaves the object as it is: *out may be shared with the
+ * store's cache of parsed objects (recently written or read this way), so the caller must
+ * not modify it, only json_decref it. The stored row decides: a cached parse is used only
+ * while the row has its resourceVersion and size. Loop thread. */
+int rz_store_get_shared(rz_store_t *st, const rz_kind_t *k, const char *tenant, const char *name,
+                        json_t **out, rz_err_t *err);
+
 /* Every object of kind (by name) in tenant (NULL: every tenant), as rz_store_list sorts
  * them; an empty array when the store cannot be read. Caller owns the array. */
 json_t *rz_store_list_all(rz_store_t *st, const char *kind, const char *tenant);

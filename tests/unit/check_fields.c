@@ -503,6 +503,38 @@ START_TEST(test_validate_appends_and_counts)
 }
 END_TEST
 
+/* Paths longer than the validator's stack buffer are whole in the causes (built on the
+ * heap), at the member, under an array item and under a map entry. */
+START_TEST(test_validate_long_paths)
+{
+	char key[301], base[260], want[700];
+	json_t *causes = json_array();
+	json_t *obj = sq_load("{'role':'worker','providerClass':'sim','count':1,'taints':[{}]}");
+	json_t *c;
+
+	memset(key, 'k', sizeof(key) - 1);
+	key[sizeof(key) - 1] = '\0';
+	memset(base, 'b', sizeof(base) - 1);
+	base[sizeof(base) - 1] = '\0';
+	json_object_set_new(obj, key, json_integer(1));
+	json_object_set_new(obj, "labels", json_pack("{s:s}", key, "v"));
+	ck_assert_int_eq(rz_fields_validate(obj, spec_fields, base, false, causes), 3);
+	ck_assert_int_eq(json_array_size(causes), 3);
+	snprintf(want, sizeof(want), "%s.labels[%s]", base, key);
+	c = json_array_get(causes, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(c, "field")), want);
+	snprintf(want, sizeof(want), "%s.taints[0].key", base);
+	c = json_array_get(causes, 1);
+	ck_assert_str_eq(json_string_value(json_object_get(c, "field")), want);
+	snprintf(want, sizeof(want), "%s.%s", base, key);
+	c = json_array_get(causes, 2);
+	ck_assert_str_eq(json_string_value(json_object_get(c, "field")), want);
+	ck_assert_str_eq(json_string_value(json_object_get(c, "message")), "unknown field");
+	json_decref(obj);
+	json_decref(causes);
+}
+END_TEST
+
 /* An object whose schema has no members: everything is unknown. */
 START_TEST(test_validate_no_fields)
 {
@@ -1038,6 +1070,7 @@ int main(void)
 	tcase_add_test(tv, test_validate_empty_path);
 	tcase_add_test(tv, test_validate_appends_and_counts);
 	tcase_add_test(tv, test_validate_no_fields);
+	tcase_add_test(tv, test_validate_long_paths);
 	tcase_add_loop_test(tv, test_times, 0, (int)ARRAY_SIZE(times));
 	tcase_add_test(tv, test_custom_format);
 	suite_add_tcase(s, tv);

@@ -784,6 +784,97 @@ START_TEST(test_update_with_current)
 }
 END_TEST
 
+static json_t *get_shared_ok(const char *kind, const char *tenant, const char *name)
+{
+	rz_err_t err = { 0 };
+	json_t *out = NULL;
+
+	ck_assert_msg(rz_store_get_shared(st, K(kind), tenant, name, &out, &err) == 0,
+	              "get_shared %s/%s: %s", tenant ? tenant : "", name, err.msg);
+	ck_assert_ptr_nonnull(out);
+	return out;
+}
+
+/* rz_store_get_shared: the stored row decides, whatever the cache holds. */
+START_TEST(test_get_shared)
+{
+	json_t *a, *b, *out = NULL, *fresh, *in;
+	rz_err_t err = { 0 };
+	bool gone = true;
+	char big[9000];
+
+	create_tenant("x");
+	a = get_shared_ok("Tenant", NULL, "x");
+	fresh = get_ok("Tenant", NULL, "x");
+	ck_assert(json_equal(a, fresh));
+	json_decref(fresh);
+	/* the write kept its own copy: what its writer does with the returned object is not
+	 * seen by the next reader */
+	out = relabel("Tenant", NULL, "x", "a", "1");
+	json_object_set_new(meta(out), "labels", parse("{\"scribbled\":\"yes\"}"));
+	json_decref(out);
+	b = get_shared_ok("Tenant", NULL, "x");
+	ck_assert_ptr_ne(a, b);
+	ck_assert_str_eq(mstr(b, "resourceVersion"), "2");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(json_object_get(meta(b), "labels"), "a")), "1");
+	ck_assert_ptr_null(json_object_get(json_object_get(meta(b), "labels"), "scribbled"));
+	json_decref(a);
+	/* read again: the same parse, not another */
+	a = get_shared_ok("Tenant", NULL, "x");
+	ck_assert_ptr_eq(a, b);
+	json_decref(a);
+	json_decref(b);
+
+	/* a row written behind the store's back (as a rolled-back group leaves it) wins: a
+	 * different size at the same revision, then another revision */
+	exec_ok("UPDATE objects SET doc = json_set(doc, '$.metadata.labels.a', '22')"
+	        " WHERE kind = 'Tenant' AND name = 'x'");
+	a = get_shared_ok("Tenant", NULL, "x");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(json_object_get(meta(a), "labels"), "a")), "22");
+	json_decref(a);
+	exec_ok("UPDATE objects SET rv = 7, doc = json_set(doc, '$.metadata.labels.a', '33',"
+	        " '$.metadata.resourceVersion', '7') WHERE kind = 'Tenant' AND name = 'x'");
+	a = get_shared_ok("Tenant", NULL, "x");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(json_object_get(meta(a), "labels"), "a")), "33");
+	json_decref(a);
+
+	/* a write that changes nothing hands its writer a copy it may change */
+	a = get_shared_ok("Tenant", NULL, "x");
+	in = json_deep_copy(a);
+	rz_store_next(st, &(rz_write_opts_t){ .current = a });
+	ck_assert_int_eq(update("Tenant", NULL, "x", in, 0, RZ_UPDATE_SPEC, &out, &gone, &err), 0);
+	ck_assert_ptr_ne(out, a);
+	ck_assert(json_equal(out, a));
+	json_decref(out);
+	json_decref(a);
+
+	/* gone is gone */
+	exec_ok("DELETE FROM objects WHERE kind = 'Tenant' AND name = 'x'");
+	ck_assert_int_eq(rz_store_get_shared(st, K("Tenant"), NULL, "x", &a, &err), RZ_ENOTFOUND);
+	ck_assert_ptr_null(a);
+
+	/* an object above the cache's bound is read whole, every time */
+	memset(big, 'v', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	create_tenant("y");
+	in = get_ok("Tenant", NULL, "y");
+	json_object_set_new(meta(in), "annotations", json_pack("{s:s}", "big", big));
+	ck_assert_int_eq(update("Tenant", NULL, "y", in, 0, RZ_UPDATE_SPEC, &out, &gone, &err), 0);
+	json_decref(out);
+	a = get_shared_ok("Tenant", NULL, "y");
+	b = get_shared_ok("Tenant", NULL, "y");
+	ck_assert_ptr_ne(a, b);
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(json_object_get(meta(a), "annotations"), "big")),
+	    big);
+	json_decref(a);
+	json_decref(b);
+}
+END_TEST
+
 START_TEST(test_update_status)
 {
 	json_t *cur, *in, *out = NULL, *status;
@@ -2289,6 +2380,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_window_pruned_in_batches);
 	tcase_add_test(tc, test_grouped_writes_publish_at_commit);
 	tcase_add_test(tc, test_update_with_current);
+	tcase_add_test(tc, test_get_shared);
 	tcase_add_test(tc, test_persistence);
 	tcase_add_test(tc, test_new_without_schema);
 	tcase_add_test(tc, test_failed_write_changes_nothing);
