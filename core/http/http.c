@@ -928,13 +928,16 @@ static void access_log(rz_req_t *req, int code, size_t bytes)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	ms = (double)(now.tv_sec - req->start.tv_sec) * 1e3 +
 	     (double)(now.tv_nsec - req->start.tv_nsec) / 1e6;
-	snprintf(status, sizeof(status), "%d", code);
-	snprintf(size, sizeof(size), "%zu", bytes);
-	snprintf(dur, sizeof(dur), "%.3f", ms);
 	if (req->h != NULL && req->h->observer != NULL) {
 		req->h->observer(req->h->observer_ctx, req, req->route ? req->route->pattern : NULL,
 		                 req->method, code, ms / 1e3, req->live);
 	}
+	if (!rz_log_enabled(RZ_LOG_INFO)) {
+		return;
+	}
+	snprintf(status, sizeof(status), "%d", code);
+	snprintf(size, sizeof(size), "%zu", bytes);
+	snprintf(dur, sizeof(dur), "%.3f", ms);
 	rz_logkv(RZ_LOG_INFO, "http", "request", "method", req->method, "path",
 	         req->path ? req->path : "-", "status", status, "bytes", size, "dur_ms", dur,
 	         "peer", req->peer, "request_id", req->id, NULL);
@@ -1004,41 +1007,81 @@ bool rz_req_tls(const rz_req_t *req)
 	return req->tls;
 }
 
+/* The Date header's value, formatted once a second. */
+static const char *http_date(void)
+{
+	static _Thread_local char date[64];
+	static _Thread_local time_t at = (time_t)-1;
+	time_t now = time(NULL);
+
+	if (now != at) {
+		struct tm tm;
+
+		gmtime_r(&now, &tm);
+		strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+		at = now;
+	}
+	return date;
+}
+
+static void add_str(struct evbuffer *out, const char *s)
+{
+	evbuffer_add(out, s, strlen(s));
+}
+
+/* "name: value\r\n" */
+static void add_header(struct evbuffer *out, const char *name, const char *value)
+{
+	add_str(out, name);
+	evbuffer_add(out, ": ", 2);
+	add_str(out, value);
+	evbuffer_add(out, "\r\n", 2);
+}
+
+/* The status line and headers, without printf: every reply writes them. */
 static void write_head(struct evbuffer *out, const rz_req_t *req, int code, const char *ctype,
                        size_t len, bool close)
 {
-	char date[64];
-	time_t now = time(NULL);
-	struct tm tm;
 	const char *phrase = http_status_str((enum http_status)code);
+	char num[24];
 
-	gmtime_r(&now, &tm);
-	strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
-	evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\nDate: %s\r\nServer: %s\r\nX-Request-ID: %s\r\n",
-	                    code, strcmp(phrase, "<unknown>") == 0 ? "Status" : phrase, date,
-	                    req->h->opts.server_name, req->id);
+	snprintf(num, sizeof(num), "%d", code);
+	evbuffer_add(out, "HTTP/1.1 ", 9);
+	add_str(out, num);
+	evbuffer_add(out, " ", 1);
+	add_str(out, strcmp(phrase, "<unknown>") == 0 ? "Status" : phrase);
+	evbuffer_add(out, "\r\n", 2);
+	add_header(out, "Date", http_date());
+	add_header(out, "Server", req->h->opts.server_name);
+	add_header(out, "X-Request-ID", req->id);
 	if (ctype != NULL) {
-		evbuffer_add_printf(out, "Content-Type: %s\r\n", ctype);
+		add_header(out, "Content-Type", ctype);
 	}
 	if (len != SIZE_MAX) {
-		evbuffer_add_printf(out, "Content-Length: %zu\r\n", len);
+		char *p = num + sizeof(num);
+		size_t v = len;
+
+		*--p = '\0';
+		do {
+			*--p = (char)('0' + v % 10);
+			v /= 10;
+		} while (v > 0);
+		add_header(out, "Content-Length", p);
 	} else {
 		if (req->live) {
-			evbuffer_add_printf(out,
-			                    "Cache-Control: no-cache\r\nX-Accel-Buffering: no\r\n");
+			add_str(out, "Cache-Control: no-cache\r\nX-Accel-Buffering: no\r\n");
 		}
 		if (req->chunked) {
-			evbuffer_add_printf(out, "Transfer-Encoding: chunked\r\n");
+			add_str(out, "Transfer-Encoding: chunked\r\n");
 		}
 	}
 	if (close) {
-		evbuffer_add_printf(out, "Connection: close\r\n");
+		add_str(out, "Connection: close\r\n");
 	} else if (req->conn->parser.http_minor == 0) {
-		evbuffer_add_printf(out, "Connection: keep-alive\r\n");
+		add_str(out, "Connection: keep-alive\r\n");
 	}
 	for (size_t i = 0; i < req->out.n; i++) {
-		evbuffer_add_printf(out, "%s: %s\r\n", req->out.items[i].name,
-		                    req->out.items[i].value);
+		add_header(out, req->out.items[i].name, req->out.items[i].value);
 	}
 	evbuffer_add(out, "\r\n", 2);
 }
