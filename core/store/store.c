@@ -1119,14 +1119,24 @@ static bool finalizers_empty(const json_t *obj)
 static json_t *updated(struct write *w, const json_t *cur, bool *spec_changed)
 {
 	static const char *const user_meta[] = { "labels", "annotations", "finalizers" };
-	json_t *next = json_deep_copy(cur);
-	json_t *meta = json_object_get(next, "metadata");
+	/* Shallow: next shares with cur what the write does not replace (status, the system's
+	 * metadata): cur is never modified (it may be the API's, shared with the cache), and
+	 * neither are the written object's members after the write, except metadata (its own
+	 * copy here: the revision goes in). */
+	json_t *next = json_copy((json_t *)cur);
+	json_t *meta = json_copy(json_object_get(cur, "metadata"));
 	const json_t *in_meta = json_object_get(w->obj, "metadata");
 	const char *part = w->mode == RZ_UPDATE_STATUS ? "status" : "spec";
 	json_t *v = json_object_get(w->obj, part);
 
 	*spec_changed = false;
-	if (next == NULL) {
+	if (next == NULL || meta == NULL) {
+		json_decref(next);
+		json_decref(meta);
+		return NULL;
+	}
+	if (json_object_set_new(next, "metadata", meta) != 0) { /* it took meta either way */
+		json_decref(next);
 		return NULL;
 	}
 	if (v != NULL) {
@@ -1228,7 +1238,7 @@ static int op_update(struct write *w, rz_err_t *err)
 		                ? json_equal(was, now)
 		                : json_object_size(was) == 0 && json_object_size(now) == 0;
 		if (!same) {
-			prev = was ? json_deep_copy(was) : json_object();
+			prev = was ? json_incref(was) : json_object(); /* read only */
 		}
 	}
 	json_decref(cur);
