@@ -1,6 +1,6 @@
 # bench/report.awk - the generated part of docs/benchmarks.md, from what `make bench` left in
 # build/bench: all/meta (key=value lines), api-last.jsonl (bench/api), store-last.jsonl
-# (bench/store), runs-last.txt (bench/runs), webui-last.jsonl (bench/webui). Every SPEC §13 figure next to its baseline from
+# (bench/store), runs-last.txt (bench/runs), runners-last.txt (bench/runners), webui-last.jsonl (bench/webui). Every SPEC §13 figure next to its baseline from
 # the same run and its target; a missed target says MISS; the TLS figures beside the plain
 # ones (ratios of req/s taken round by round). Medians over rounds. Plain POSIX awk (mawk).
 
@@ -134,6 +134,17 @@ FILENAME ~ /runs-last\.txt$/ {
 	}
 	runs[f["tenants"], f["workers"]] = f["daemon_ms"]
 	byhand[f["tenants"]] = f["baseline_ms"]
+	next
+}
+FILENAME ~ /runners-last\.txt$/ { # one line per side: local, remote
+	delete f
+	for (i = 1; i <= NF; i++) {
+		c = index($i, "=")
+		f[substr($i, 1, c - 1)] = substr($i, c + 1)
+	}
+	for (k in f) {
+		rn[f["side"], k] = f[k]
+	}
 	next
 }
 {
@@ -289,6 +300,24 @@ END {
 		            (100, 2) in runs ? sprintf("2 workers %.1f s", runs[100, 2] / 1000) : ""),
 		    sprintf("≈ 1/%d (tofu is CPU-bound; %d cores)", ceil, cpus),
 		    verdict(t <= 1.1 / ceil, sprintf("4 workers reach %.0f %% of the %d× ceiling", (1 / ceil) / t * 100, ceil)))
+	}
+	# remote runners (bench/runners): the same tenants through two runners, against the pool
+	if (("local", "runs") in rn && ("remote", "runs") in rn && rn["local", "runs"] > 0 && rn["remote", "runs"] > 0) {
+		runs_l = rn["local", "runs"]
+		runs_r = rn["remote", "runs"]
+		row(sprintf("remote runners, %d sim tenants: 2 runners × 1 against the local pool (%d workers)",
+		            rn["remote", "tenants"], rn["local", "workers"]),
+		    sprintf("%.1f s, %.2f runs/s (×%.2f); the daemon %.1f ms CPU/run (%+.1f ms), the runners %.0f ms + tofu %.0f ms, nats-server %.0f ms",
+		            rn["remote", "wall_ms"] / 1000, runs_r / (rn["remote", "wall_ms"] / 1000),
+		            (runs_r / rn["remote", "wall_ms"]) / (runs_l / rn["local", "wall_ms"]),
+		            rn["remote", "daemon_cpu_ms"] / runs_r,
+		            rn["remote", "daemon_cpu_ms"] / runs_r - rn["local", "daemon_cpu_ms"] / runs_l,
+		            rn["remote", "runners_cpu_ms"] / runs_r, rn["remote", "runners_tofu_ms"] / runs_r,
+		            rn["remote", "nats_cpu_ms"] / runs_r),
+		    sprintf("local pool %.1f s, %.2f runs/s; the daemon %.1f ms CPU/run + its tofu %.0f ms",
+		            rn["local", "wall_ms"] / 1000, runs_l / (rn["local", "wall_ms"] / 1000),
+		            rn["local", "daemon_cpu_ms"] / runs_l, rn["local", "daemon_tofu_ms"] / runs_l),
+		    "— (a report: where tofu's CPU goes)", "—")
 	}
 	# the WebUI (bench/webui): the dashboard's render against a static asset of the daemon
 	x = med("webui-dashboard", "p50_ms")

@@ -500,6 +500,11 @@ int rzc_cmd_describe(rzc_t *c, int argc, char **argv)
 	if (meta(obj, "deletionTimestamp") != NULL) {
 		printf("Deleting: since %s\n", meta(obj, "deletionTimestamp"));
 	}
+	if (strcmp(k->kind, "Run") == 0) { /* where it ran; "-": the daemon's own pool */
+		const char *runner =
+		    json_string_value(json_object_get(json_object_get(obj, "status"), "runner"));
+		printf("Runner:   %s\n", runner != NULL ? runner : "-");
+	}
 	{
 		json_t *labels = json_object_get(json_object_get(obj, "metadata"), "labels"), *v;
 		const char *key;

@@ -121,6 +121,7 @@ static const struct table {
 	    { "TRIGGER", "spec.trigger", false },
 	    { "PHASE", "status.phase", false },
 	    { "CHANGES", "=changes", false },
+	    { "RUNNER", "=runner", false },
 	    { "AGE", "=age", false },
 	    { "MESSAGE", "status.message", true } } },
 	{ "UpgradeRun",
@@ -189,6 +190,8 @@ static const struct {
 	{ "=labels", "status.labels as key=value, comma-separated" },
 	{ "=running", "status.running: how many runs" },
 	{ "=heartbeat", "the time since status.lastHeartbeat" },
+	{ "=runner", "status.runner: the remote runner that ran the last step; - for the daemon's "
+	             "own pool" },
 };
 
 const rz_column_t *rz_columns_of(const char *kind)
@@ -291,6 +294,9 @@ const char *rz_columns_cell(const json_t *o, const char *path, time_t now,
 		if (json_is_array(r)) {
 			snprintf(buf, size, "%zu", json_array_size(r));
 		}
+	} else if (strcmp(path, "=runner") == 0) { /* "-": no runner, the daemon's own pool */
+		snprintf(buf, size, "%s",
+		         str_at(o, "status.runner") ? str_at(o, "status.runner") : "-");
 	} else if (strcmp(path, "=heartbeat") == 0) {
 		rz_columns_age(str_at(o, "status.lastHeartbeat"), now, buf, size);
 	} else {

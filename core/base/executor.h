@@ -19,8 +19,9 @@
 
 typedef struct rz_exec_step {
 	const char *run, *tenant, *step; /* step: init, plan, show or apply */
-	const json_t *selector;          /* the tenant's spec.runnerSelector, or NULL */
-	int attempt;                     /* 1, then more for a job published again */
+	const json_t
+	    *selector; /* the runnerSelectors of the tenant and its node groups, merged; or NULL */
+	int attempt;   /* 1, then more for a job published again */
 	/* As rz_proc's: a line of output; once, the step's end. */
 	void (*on_line)(void *arg, const char *line, size_t len, bool is_stderr);
 	void (*on_exit)(void *arg, int status, bool timed_out, bool canceled);

@@ -97,7 +97,7 @@ struct run {
 	bool claimed;     /* a runner claimed the current step */
 	bool lost;        /* its runner was lost: ended Interrupted */
 	char runner[64];  /* the runner that claimed the current (last) step */
-	json_t *selector; /* the tenant's spec.runnerSelector when the run started */
+	json_t *selector; /* the runnerSelectors of the tenant and its node groups, merged */
 };
 
 struct tenant {
@@ -638,6 +638,27 @@ static int backend_ca(rz_engine_t *e, json_t *backend, rz_err_t *err)
 	return rc;
 }
 
+/* The labels the run's runner needs: the tenant's runnerSelector and every node group's
+ * (rz_kind_runner_selector). Selectors no runner can match fail the run before any job is
+ * published, with a Warning Event on the tenant naming the node groups and the key. */
+static int run_selector(struct run *r, const json_t *tenant, const json_t *groups, rz_err_t *err)
+{
+	json_t *sel = NULL;
+	int rc = rz_kind_runner_selector(tenant, groups, &sel, err);
+
+	if (rc != 0) {
+		rz_events_record(r->e->store, r->t->name, "Tenant", r->t->name, "Warning",
+		                 "RunnerSelectorConflict", err->msg, "engine");
+		return rc;
+	}
+	json_decref(r->selector);
+	r->selector = json_object_size(sel) > 0 ? sel : NULL;
+	if (r->selector == NULL) {
+		json_decref(sel);
+	}
+	return 0;
+}
+
 static int render(struct run *r, const json_t *tenant, rz_err_t *err)
 {
 	rz_engine_t *e = r->e;
@@ -668,6 +689,12 @@ static int render(struct run *r, const json_t *tenant, rz_err_t *err)
 	    (rc = destroy_blocked(r, tenant, json_object_get(ctx, "nodeGroups"), err)) != 0) {
 		rz_events_record(e->store, r->t->name, "Tenant", r->t->name, "Warning",
 		                 "DestroyBlocked", err->msg, "engine");
+		json_decref(backend);
+		json_decref(ctx);
+		return rc;
+	}
+	if (r->remote &&
+	    (rc = run_selector(r, tenant, json_object_get(ctx, "nodeGroups"), err)) != 0) {
 		json_decref(backend);
 		json_decref(ctx);
 		return rc;
@@ -1702,9 +1729,6 @@ static void start_run(rz_engine_t *e, struct tenant *t)
 		snprintf(r->kubernetes, sizeof(r->kubernetes), "%s",
 		         json_string_value(json_object_get(spec, "kubernetesVersion")) ?: "");
 		r->remote = e->exec != NULL && e->exec->remote(e->exec->ctx);
-		if (json_object_size(json_object_get(spec, "runnerSelector")) > 0) {
-			r->selector = json_deep_copy(json_object_get(spec, "runnerSelector"));
-		}
 		rc = make_run(r, tenant, &err);
 	}
 	if (rc != 0) {
@@ -2163,8 +2187,7 @@ static bool runner_may(rz_engine_t *e, const char *name, const json_t *selector,
 	{
 		json_t *have = json_object_get(labels, key);
 		if (ok && (!json_is_string(have) || !json_equal(have, v))) {
-			snprintf(why, size,
-			         "Runner \"%s\" lacks the label %s=%s the run's tenant selects",
+			snprintf(why, size, "Runner \"%s\" lacks the label %s=%s the run selects",
 			         name, key, json_string_value(v) ?: "");
 			ok = false;
 		}

@@ -1,6 +1,7 @@
 /* core/model/kinds.c - the resource kinds and their field schemas (SPEC §4). */
 #include <config.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -124,6 +125,10 @@ const rz_field_t *rz_kind_metadata_fields(void)
 
 /* ------------------------------------------------------------------ Tenant */
 
+/* RZ_DISPATCH_SELECTOR_MAX (core/remote/dispatch.h): a runner serves the pool of every set
+ * of at most this many of its labels */
+#define SELECTOR_MAX 3
+
 static const rz_field_t tenant_spec[] = {
 	{ .name = "clusterProvider",
 	  .type = RZ_F_STRING,
@@ -223,10 +228,6 @@ static const rz_field_t tenant_status[] = {
 };
 
 /* The pod and service subnets must not overlap, and the first two must be of one family. */
-/* RZ_DISPATCH_SELECTOR_MAX (core/remote/dispatch.h): a runner serves the pool of every set
- * of at most this many of its labels */
-#define SELECTOR_MAX 3
-
 static void tenant_check(const rz_kind_t *k, json_t *obj, const json_t *old, json_t *causes)
 {
 	json_t *spec = json_object_get(obj, "spec");
@@ -323,6 +324,14 @@ static const rz_field_t nodegroup_spec[] = {
 	  .fields = taint_fields,
 	  .max_len = 32,
 	  .doc = "Kubernetes node taints" },
+	{ .name = "runnerSelector",
+	  .type = RZ_F_MAP,
+	  .key_format = rz_format_label_key,
+	  .format = rz_format_label_value,
+	  .max_len = SELECTOR_MAX,
+	  .doc = "with remote runners: labels a runner needs besides the tenant's "
+	         "spec.runnerSelector (a run applies every node group: its runner matches "
+	         "all of them, at most 3 labels together; docs/runners.md)" },
 	F_END,
 };
 
@@ -347,6 +356,75 @@ static void nodegroup_check(const rz_kind_t *k, json_t *obj, const json_t *old, 
 }
 
 static const char *const nodegroup_short[] = { "ng", NULL };
+
+/* Into merged: sel's pairs (sel of who: "the tenant", "node group 'x'"), each key's first
+ * source kept in from. A key another source gave another value: false, why filled. */
+static bool merge_selector(json_t *merged, json_t *from, const json_t *sel, const char *who,
+                           char *why, size_t size)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach((json_t *)sel, key, v)
+	{
+		json_t *have = json_object_get(merged, key);
+		if (have == NULL) {
+			json_object_set(merged, key, v);
+			json_object_set_new(from, key, json_string(who));
+		} else if (!json_equal(have, v)) {
+			snprintf(
+			    why, size,
+			    "%s and %s conflict on runnerSelector key '%s' ('%s' against '%s'): "
+			    "no runner can match both",
+			    json_string_value(json_object_get(from, key)), who, key,
+			    json_string_value(have) ?: "", json_string_value(v) ?: "");
+			return false;
+		}
+	}
+	return true;
+}
+
+int rz_kind_runner_selector(const json_t *tenant, const json_t *nodegroups, json_t **out,
+                            rz_err_t *err)
+{
+	json_t *merged = json_object(), *from = json_object(), *ng;
+	char why[REZUS_ERR_MSG_MAX] = "", who[96];
+	bool ok = merged != NULL && from != NULL;
+	size_t i;
+
+	*out = NULL;
+	ok =
+	    ok && merge_selector(merged, from,
+	                         json_object_get(json_object_get(tenant, "spec"), "runnerSelector"),
+	                         "the tenant", why, sizeof(why));
+	json_array_foreach(nodegroups, i, ng)
+	{
+		if (!ok) {
+			break;
+		}
+		snprintf(who, sizeof(who), "node group '%.64s'",
+		         json_string_value(json_object_get(json_object_get(ng, "metadata"), "name"))
+		             ?: "");
+		ok = merge_selector(merged, from,
+		                    json_object_get(json_object_get(ng, "spec"), "runnerSelector"),
+		                    who, why, sizeof(why));
+	}
+	if (ok && json_object_size(merged) > SELECTOR_MAX) {
+		snprintf(why, sizeof(why),
+		         "the runnerSelectors of the tenant and its node groups make %zu labels "
+		         "together: at most %d",
+		         json_object_size(merged), SELECTOR_MAX);
+		ok = false;
+	}
+	json_decref(from);
+	if (!ok) {
+		json_decref(merged);
+		return rz_err_set(err, why[0] != '\0' ? REZUS_EINVALID : -ENOMEM, "%s",
+		                  why[0] != '\0' ? why : "out of memory");
+	}
+	*out = merged;
+	return 0;
+}
 
 /* ------------------------------------------------------------------ ConfigPatch */
 

@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 
+#include "core/base/errors.h"
 #include "core/model/fields.h"
 
 #define RZ_API_GROUP   "rezuscloud.io"
@@ -138,6 +139,15 @@ size_t rz_kind_validate_status_write(const rz_kind_t *k, json_t *obj, json_t *ca
 /* The metadata schema shared by every kind (name, generateName, tenant, labels,
  * annotations, finalizers and the server-set fields). Borrowed — static. */
 const rz_field_t *rz_kind_metadata_fields(void);
+
+/* The runnerSelector a tenant's runs need (docs/runners.md, "Pools"): the tenant's
+ * spec.runnerSelector merged with every node group's (nodegroups: an array of NodeGroup
+ * objects, borrowed), since a run applies every node group and its runner must match them
+ * all. *out: the merged label key -> value object ({} when none selects); caller owns the
+ * result; release with json_decref(). REZUS_EINVALID when two of them give one key different
+ * values (err names both and the key) or when they make more than 3 labels together. */
+int rz_kind_runner_selector(const json_t *tenant, const json_t *nodegroups, json_t **out,
+                            rz_err_t *err);
 
 /* Machine.status.stage's values, NULL-terminated (the stages of plugin ABI 1.1). */
 extern const char *const rz_machine_stages[];

@@ -15,7 +15,8 @@
  *   {"run": "run-abc12", "step": "plan", "seq": 8,
  *    "exit": {"status": 0, "timed_out": false, "canceled": false}}
  *
- * Pools. A tenant's spec.runnerSelector (label key -> value) names the pool its jobs go to:
+ * Pools. A run's runnerSelector (the tenant's merged with its node groups': core/model/kinds.h,
+ * rz_kind_runner_selector; label key -> value) names the pool its jobs go to:
  * "default" when it is empty, else its pairs sorted by key, each written key "_" value, the
  * pairs joined by "+", where in keys and values the characters [A-Za-z0-9-] stand for
  * themselves and every other one ('.', '/', '_') is written "%" and two upper-case hex

@@ -81,18 +81,21 @@ static json_t *run_row(const json_t *r)
 	const json_t *ch = json_object_get(json_object_get(r, "status"), "changes");
 	const char *phase = rz__str(r, "status.phase");
 
-	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:b, s:b}", "name",
-	                 rz__str(r, "metadata.name"), "tenantName", rz__str(r, "metadata.tenant"),
-	                 "operation", rz__str(r, "spec.operation"), "trigger",
-	                 rz__str(r, "spec.trigger"), "phase", phase[0] ? phase : "Queued",
-	                 "created", rz__str(r, "metadata.creationTimestamp"), "message",
-	                 rz__str(r, "status.message"), "add",
-	                 json_integer_value(json_object_get(ch, "add")), "change",
-	                 json_integer_value(json_object_get(ch, "change")), "destroy",
-	                 json_integer_value(json_object_get(ch, "destroy")), "awaiting",
-	                 strcmp(phase, "AwaitingApproval") == 0, "active",
-	                 strcmp(phase, "Queued") == 0 || strcmp(phase, "Running") == 0 ||
-	                     strcmp(phase, "AwaitingApproval") == 0 || phase[0] == '\0');
+	const char *runner = rz__str(r, "status.runner");
+
+	/* runner "-": no remote runner ran it (the daemon's own pool), as rezusctl shows it */
+	return json_pack(
+	    "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:b, s:b}", "name",
+	    rz__str(r, "metadata.name"), "tenantName", rz__str(r, "metadata.tenant"), "runner",
+	    runner[0] ? runner : "-", "operation", rz__str(r, "spec.operation"), "trigger",
+	    rz__str(r, "spec.trigger"), "phase", phase[0] ? phase : "Queued", "created",
+	    rz__str(r, "metadata.creationTimestamp"), "message", rz__str(r, "status.message"),
+	    "add", json_integer_value(json_object_get(ch, "add")), "change",
+	    json_integer_value(json_object_get(ch, "change")), "destroy",
+	    json_integer_value(json_object_get(ch, "destroy")), "awaiting",
+	    strcmp(phase, "AwaitingApproval") == 0, "active",
+	    strcmp(phase, "Queued") == 0 || strcmp(phase, "Running") == 0 ||
+	        strcmp(phase, "AwaitingApproval") == 0 || phase[0] == '\0');
 }
 
 json_t *rz__machine_row(const json_t *m)

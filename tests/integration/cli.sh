@@ -236,6 +236,10 @@ expect_match "runs lists the tenant's run" '^run-' "$RUN"
 run describe run "$RUN" -t simmy
 expect_match "describe run shows its status and the end of its log" \
 	'Kind: +Run.*phase: Succeeded.*Log \(last lines.*Apply complete! Resources' "$(tr '\n' ' ' <"$WORK/out")"
+expect_match "describe run: Runner - (the daemon's own pool ran it)" '^Runner: +-$' "$(cat "$WORK/out")"
+run get runs "$RUN" -t simmy
+expect_match "get runs has a RUNNER column, - for the daemon's own pool" \
+	'^NAME +OPERATION +TRIGGER +PHASE +CHANGES +RUNNER +AGE .*'"$RUN"' +[a-z]+ +[a-z]+ +Succeeded +\+[0-9]+ ~[0-9]+ -[0-9]+ +- +[0-9]' "$(tr '\n' ' ' <"$WORK/out")"
 run logs "$RUN" -t simmy
 expect_match "logs prints the run's tofu output" '^Apply complete! Resources: ' "$(cat "$WORK/out")"
 run logs "$RUN" -f

@@ -1,6 +1,7 @@
 /* tests/unit/check_remote.c - the remote runners' pieces that need no NATS server: the
  * heartbeat's checks (subject, size, JSON, name, labels, bounds), runner.labels, the
- * secret files' checks and the runners.* / runner.* settings. */
+ * secret files' checks, the runners.* / runner.* settings, pools, the merge of a tenant's
+ * runnerSelector with its node groups', and the job and event messages. */
 #include <config.h>
 
 #include <check.h>
@@ -10,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "core/base/config.h"
+#include "core/model/kinds.h"
 #include "core/remote/dispatch.h"
 #include "core/remote/heartbeat.h"
 #include "core/remote/nats.h"
@@ -375,6 +377,89 @@ START_TEST(test_runner_pools)
 }
 END_TEST
 
+START_TEST(test_selector_merge)
+{
+	char buf[RZ_DISPATCH_POOL_MAX], why[256] = "";
+	json_t *tenant, *groups, *merged = NULL, *labels;
+	rz_err_t err = { 0 };
+
+	/* nobody selects: {}, the default pool */
+	tenant = sel("{\"metadata\":{\"name\":\"acme\"},\"spec\":{}}");
+	groups = sel("[{\"metadata\":{\"name\":\"cp\"},\"spec\":{\"role\":\"controlplane\"}}]");
+	ck_assert_int_eq(rz_kind_runner_selector(tenant, groups, &merged, &err), 0);
+	ck_assert_int_eq(json_object_size(merged), 0);
+	ck_assert(rz_dispatch_pool(merged, buf, sizeof(buf), why, sizeof(why)));
+	ck_assert_str_eq(buf, "default");
+	json_decref(merged);
+	json_decref(groups);
+	json_decref(tenant);
+	ck_assert_int_eq(rz_kind_runner_selector(NULL, NULL, &merged, &err), 0);
+	ck_assert_int_eq(json_object_size(merged), 0);
+	json_decref(merged);
+
+	/* the tenant's and every node group's pairs; a key given twice with one value is one */
+	tenant = sel("{\"spec\":{\"runnerSelector\":{\"region\":\"eu\"}}}");
+	groups = sel("[{\"metadata\":{\"name\":\"cp\"},\"spec\":{\"runnerSelector\":"
+	             "{\"zone\":\"b\"}}},"
+	             "{\"metadata\":{\"name\":\"gpu\"},\"spec\":{\"runnerSelector\":"
+	             "{\"region\":\"eu\",\"net\":\"fast\"}}},"
+	             "{\"metadata\":{\"name\":\"w\"},\"spec\":{}}]");
+	ck_assert_msg(rz_kind_runner_selector(tenant, groups, &merged, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(json_object_size(merged), 3);
+	ck_assert_str_eq(json_string_value(json_object_get(merged, "region")), "eu");
+	ck_assert_str_eq(json_string_value(json_object_get(merged, "zone")), "b");
+	ck_assert_str_eq(json_string_value(json_object_get(merged, "net")), "fast");
+	ck_assert(rz_dispatch_pool(merged, buf, sizeof(buf), why, sizeof(why)));
+	ck_assert_str_eq(buf, "net_fast+region_eu+zone_b");
+	/* a runner must match all of them: the tenant's label alone is not enough */
+	labels = sel("{\"region\":\"eu\",\"zone\":\"b\",\"net\":\"fast\",\"os\":\"linux\"}");
+	ck_assert(rz_dispatch_matches(labels, merged));
+	json_decref(labels);
+	labels = sel("{\"region\":\"eu\",\"zone\":\"a\",\"net\":\"fast\"}");
+	ck_assert(!rz_dispatch_matches(labels, merged));
+	json_decref(labels);
+	json_decref(merged);
+	json_decref(groups);
+
+	/* the tenant against a node group: both named, and the key */
+	groups = sel("[{\"metadata\":{\"name\":\"cp\"},\"spec\":{\"runnerSelector\":"
+	             "{\"region\":\"us\"}}}]");
+	labels = sel("{}");
+	merged = labels; /* set to NULL on failure */
+	ck_assert_int_eq(rz_kind_runner_selector(tenant, groups, &merged, &err), REZUS_EINVALID);
+	ck_assert_ptr_null(merged);
+	json_decref(labels);
+	ck_assert_msg(strstr(err.msg, "the tenant and node group 'cp' conflict on runnerSelector "
+	                              "key 'region' ('eu' against 'us')") != NULL,
+	              "%s", err.msg);
+	json_decref(groups);
+	json_decref(tenant);
+
+	/* two node groups against each other */
+	tenant = sel("{\"spec\":{}}");
+	groups = sel("[{\"metadata\":{\"name\":\"a\"},\"spec\":{\"runnerSelector\":"
+	             "{\"zone\":\"a\"}}},"
+	             "{\"metadata\":{\"name\":\"b\"},\"spec\":{\"runnerSelector\":"
+	             "{\"zone\":\"b\"}}}]");
+	ck_assert_int_eq(rz_kind_runner_selector(tenant, groups, &merged, &err), REZUS_EINVALID);
+	ck_assert_msg(strstr(err.msg, "node group 'a' and node group 'b' conflict on "
+	                              "runnerSelector key 'zone'") != NULL,
+	              "%s", err.msg);
+	json_decref(groups);
+
+	/* more than 3 labels together, though each selector has fewer */
+	groups = sel("[{\"metadata\":{\"name\":\"a\"},\"spec\":{\"runnerSelector\":"
+	             "{\"k1\":\"v\",\"k2\":\"v\"}}},"
+	             "{\"metadata\":{\"name\":\"b\"},\"spec\":{\"runnerSelector\":"
+	             "{\"k3\":\"v\",\"k4\":\"v\"}}}]");
+	ck_assert_int_eq(rz_kind_runner_selector(tenant, groups, &merged, &err), REZUS_EINVALID);
+	ck_assert_ptr_null(merged);
+	ck_assert_msg(strstr(err.msg, "make 4 labels together: at most 3") != NULL, "%s", err.msg);
+	json_decref(groups);
+	json_decref(tenant);
+}
+END_TEST
+
 START_TEST(test_job_messages)
 {
 	rz_dispatch_job_t job = { "run-abc12", "acme", "plan", 1, "https://10.0.0.1:8443" }, got;
@@ -515,6 +600,7 @@ int main(void)
 	tcase_add_test(tc, test_pool_escaping);
 	tcase_add_test(tc, test_bad_selectors);
 	tcase_add_test(tc, test_runner_pools);
+	tcase_add_test(tc, test_selector_merge);
 	tcase_add_test(tc, test_job_messages);
 	tcase_add_test(tc, test_event_messages);
 	suite_add_tcase(s, tc);

@@ -73,8 +73,14 @@ async function flow(browser, base, label, tenant) {
 	// the run's page: its log arrives live
 	await page.goto(`${base}/tenants/${tenant}/runs`);
 	await audit(page, `runs${sfx}`);
+	const heads = await page.locator('thead th').allTextContents();
+	const runnerCell = await page.locator('tbody tr').first().locator('td').nth(heads.indexOf('Runner')).textContent().catch(() => '');
+	ok(heads.includes('Runner') && runnerCell.trim() === '-',
+		`${label || 'direct'}: the runs tab has a Runner column, - for the daemon's own pool`, `${heads.join('|')}: ${runnerCell}`);
 	const runLink = page.locator('tbody a').first();
 	await Promise.all([page.waitForNavigation(), runLink.click()]);
+	const runRunner = await page.textContent('#run-runner').catch(() => '');
+	ok(runRunner.trim() === '-', `${label || 'direct'}: the run page names its runner (-: the daemon's own pool)`, runRunner);
 	await page.evaluate(() => { window.__stayed = true; });
 	try {
 		await page.waitForFunction(() => /Succeeded|Failed/.test(document.querySelector('#run-log-end')?.textContent || ''), null, { timeout: 30000 });
