@@ -94,28 +94,12 @@ void rz__admin_forget(void)
 
 /* ------------------------------------------------------------------ helpers */
 
-/* Path parameters go into API paths: only DNS labels (which every name is) pass. */
-static bool names_ok(rz__page_t *pg)
-{
-	static const char *const params[] = { "name", "id" };
-	char msg[128];
-
-	for (size_t i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
-		const char *v = rz_req_param(pg->req, params[i]);
-		if (v != NULL && !rz_format_dns1123_label(v, msg, sizeof(msg))) {
-			rz__page_error(pg, 404, "There is no such object.");
-			return false;
-		}
-	}
-	return true;
-}
-
 /* A page of a logged-in user, or NULL (answered). */
 static rz__page_t *get_page(rz_ui_t *ui, rz_req_t *req)
 {
 	rz__page_t *pg = rz__page_new(ui, req);
 
-	if (pg == NULL || !rz__page_need_login(pg) || !names_ok(pg)) {
+	if (pg == NULL || !rz__page_need_login(pg) || !rz__page_names_ok(pg)) {
 		return NULL;
 	}
 	return pg;
@@ -160,17 +144,6 @@ static json_t *form_view(rz__page_t *pg)
 		json_object_set_new(f, "values", pg->form ? json_incref(pg->form) : json_object());
 	}
 	return f;
-}
-
-/* A failed action: its causes next to the fields; true when it failed. */
-static bool failed(rz__page_t *pg, int code, json_t *body)
-{
-	if (code >= 200 && code < 300) {
-		return false;
-	}
-	pg->code = code == 400 ? 422 : code;
-	rz__page_causes(pg, body, NULL);
-	return true;
 }
 
 /* Append name=value to a query string, percent-encoded; false when it does not fit. */
@@ -320,7 +293,7 @@ static void user_created(rz__page_t *pg, int code, json_t *body, const rz_inject
 	char path[160];
 
 	(void)r;
-	if (failed(pg, code, body)) {
+	if (rz__page_failed(pg, code, body, NULL)) {
 		users_page(pg);
 		return;
 	}
@@ -486,7 +459,7 @@ static void disabled_changed(rz__page_t *pg, int code, json_t *body, const rz_in
 	char path[160];
 
 	(void)r;
-	if (failed(pg, code, body)) {
+	if (rz__page_failed(pg, code, body, NULL)) {
 		/* beside the disable control: the API's cause (the last admin), else its message */
 		json_t *errors = json_object_get(json_object_get(pg->view, "form"), "errors");
 		const json_t *why = json_object_get(errors, "spec_disabled");
@@ -511,7 +484,7 @@ static void post_disabled(rz_req_t *req, void *ctx)
 	const char *want;
 	char target[160];
 
-	if (pg == NULL || !names_ok(pg)) {
+	if (pg == NULL || !rz__page_names_ok(pg)) {
 		return;
 	}
 	want = rz__form(pg, "disabled");
@@ -530,7 +503,7 @@ static void role_changed(rz__page_t *pg, int code, json_t *body, const rz_inject
 	char path[160];
 
 	(void)r;
-	if (failed(pg, code, body)) {
+	if (rz__page_failed(pg, code, body, NULL)) {
 		/* beside the role form, not the token form's own role field */
 		json_t *errors = json_object_get(json_object_get(pg->view, "form"), "errors");
 		json_object_set(pg->view, "roleError", json_object_get(errors, "spec_role"));
@@ -547,7 +520,7 @@ static void post_role(rz_req_t *req, void *ctx)
 	rz__page_t *pg = rz__post_page(ctx, req);
 	char target[160];
 
-	if (pg == NULL || !names_ok(pg)) {
+	if (pg == NULL || !rz__page_names_ok(pg)) {
 		return;
 	}
 	snprintf(target, sizeof(target), "/api/v1/users/%s", rz_req_param(req, "name"));
@@ -603,7 +576,7 @@ static void get_delete_user(rz_req_t *req, void *ctx)
 static void user_deleted(rz__page_t *pg, int code, json_t *body, const rz_inject_reply_t *r)
 {
 	(void)r;
-	if (failed(pg, code, body)) {
+	if (rz__page_failed(pg, code, body, NULL)) {
 		user_page(pg);
 		return;
 	}
@@ -615,7 +588,7 @@ static void post_delete_user(rz_req_t *req, void *ctx)
 	rz__page_t *pg = rz__post_page(ctx, req);
 	char target[160];
 
-	if (pg == NULL || !names_ok(pg)) {
+	if (pg == NULL || !rz__page_names_ok(pg)) {
 		return;
 	}
 	snprintf(target, sizeof(target), "/api/v1/users/%s", rz_req_param(req, "name"));
@@ -632,7 +605,7 @@ static void token_created(rz__page_t *pg, int code, json_t *body, const rz_injec
 	char path[200];
 
 	(void)r;
-	if (failed(pg, code, body)) {
+	if (rz__page_failed(pg, code, body, NULL)) {
 		user_page(pg);
 		return;
 	}
@@ -649,7 +622,7 @@ static void post_tokens(rz_req_t *req, void *ctx)
 	char target[160];
 	json_t *spec;
 
-	if (pg == NULL || !names_ok(pg)) {
+	if (pg == NULL || !rz__page_names_ok(pg)) {
 		return;
 	}
 	spec = json_object();
@@ -742,7 +715,7 @@ static void revoked(rz__page_t *pg, int code, json_t *body, const rz_inject_repl
 	char path[160];
 
 	(void)r;
-	if (failed(pg, code, body)) {
+	if (rz__page_failed(pg, code, body, NULL)) {
 		user_page(pg);
 		return;
 	}
@@ -755,7 +728,7 @@ static void post_revoke(rz_req_t *req, void *ctx)
 	rz__page_t *pg = rz__post_page(ctx, req);
 	char target[200];
 
-	if (pg == NULL || !names_ok(pg)) {
+	if (pg == NULL || !rz__page_names_ok(pg)) {
 		return;
 	}
 	snprintf(target, sizeof(target), "/api/v1/users/%s/tokens/%s", rz_req_param(req, "name"),
@@ -945,7 +918,7 @@ static void get_backups(rz_req_t *req, void *ctx)
 static void backup_started(rz__page_t *pg, int code, json_t *body, const rz_inject_reply_t *r)
 {
 	(void)r;
-	if (failed(pg, code, body)) {
+	if (rz__page_failed(pg, code, body, NULL)) {
 		backups_page(pg);
 		return;
 	}
@@ -1039,7 +1012,7 @@ static void get_delete_backup(rz_req_t *req, void *ctx)
 static void backup_deleted(rz__page_t *pg, int code, json_t *body, const rz_inject_reply_t *r)
 {
 	(void)r;
-	if (failed(pg, code, body)) {
+	if (rz__page_failed(pg, code, body, NULL)) {
 		backups_page(pg);
 		return;
 	}
@@ -1051,7 +1024,7 @@ static void post_delete_backup(rz_req_t *req, void *ctx)
 	rz__page_t *pg = rz__post_page(ctx, req);
 	char target[160];
 
-	if (pg == NULL || !names_ok(pg)) {
+	if (pg == NULL || !rz__page_names_ok(pg)) {
 		return;
 	}
 	snprintf(target, sizeof(target), "/api/v1/backups/%s", rz_req_param(req, "name"));

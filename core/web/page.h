@@ -93,6 +93,19 @@ void rz__page_toast(rz__page_t *pg, bool ok, const char *message);
  * (view.form.errors.<field with dots as _>); prefix is dropped from field names ("spec."). */
 void rz__page_causes(rz__page_t *pg, const json_t *status, const char *prefix);
 
+/* A failed action (code outside 2xx): the page's code becomes it (a 400 is the form's
+ * fault: 422; a code below 400 is the API's: 502) and its causes go next to the fields
+ * (rz__page_causes). True when it failed. */
+bool rz__page_failed(rz__page_t *pg, int code, const json_t *body, const char *prefix);
+
+/* A failed read of slot i: a toast saying so ("Cannot read WHAT (HTTP N).") unless the
+ * page already has one. */
+void rz__page_read_error(rz__page_t *pg, int i, const char *what);
+
+/* The path parameters that go into API paths (tenant, name, id) are DNS labels, as every
+ * name is; else a 404 page (answered, pg freed) and false. */
+bool rz__page_names_ok(rz__page_t *pg);
+
 /* The page of a posted form of a logged-in user, after its CSRF check (a form field csrf or
  * the X-CSRF-Token header): NULL when refused (403), sent to /login or answered. */
 rz__page_t *rz__post_page(rz_ui_t *ui, rz_req_t *req);

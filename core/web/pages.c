@@ -127,17 +127,6 @@ static json_t *rows(json_t *items, json_t *(*row)(const json_t *))
 	return out;
 }
 
-/* The view's value at key for a failed read: the Status message, so that the page says it. */
-static void read_error(rz__page_t *pg, int i, const char *what)
-{
-	char msg[256];
-
-	if (rz__page_got(pg, i) == NULL) {
-		snprintf(msg, sizeof(msg), "Cannot read %s (HTTP %d).", what, rz__page_code(pg, i));
-		rz__page_toast(pg, false, msg);
-	}
-}
-
 /* ------------------------------------------------------------------ dashboard */
 
 static void dashboard_ready(rz__page_t *pg)
@@ -201,7 +190,7 @@ static void dashboard_ready(rz__page_t *pg)
 	}
 	json_decref(runs);
 	json_decref(events);
-	read_error(pg, 0, "the counts of tenants and machines");
+	rz__page_read_error(pg, 0, "the counts of tenants and machines");
 	rz__page_render(pg, "pages/dashboard", 200);
 }
 
@@ -251,7 +240,7 @@ static void tenants_ready(rz__page_t *pg)
 		json_object_set_new(v, "form", json_object());
 	}
 	json_object_set_new(json_object_get(v, "form"), "values", json_incref(pg->form));
-	read_error(pg, 0, "the tenants");
+	rz__page_read_error(pg, 0, "the tenants");
 	rz__page_render(pg, "pages/tenants", pg->code ? pg->code : 200);
 }
 
@@ -273,23 +262,12 @@ static void get_tenants(rz_req_t *req, void *ctx)
 	}
 }
 
-/* A failed action: its causes next to the fields, then the page of the form again. */
-static bool failed(rz__page_t *pg, int code, json_t *body, const char *prefix)
-{
-	if (code >= 200 && code < 300) {
-		return false;
-	}
-	pg->code = code;
-	rz__page_causes(pg, body, prefix);
-	return true;
-}
-
 static void tenant_created(rz__page_t *pg, int code, json_t *body, const rz_inject_reply_t *r)
 {
 	char path[160];
 
 	(void)r;
-	if (failed(pg, code, body, NULL)) {
+	if (rz__page_failed(pg, code, body, NULL)) {
 		tenants_page(pg);
 		return;
 	}
@@ -504,29 +482,13 @@ static void tenant_page(rz__page_t *pg, enum tab tab)
 	rz__page_release(pg);
 }
 
-/* Path parameters go into API paths: only DNS labels (which every name is) pass. */
-static bool names_ok(rz__page_t *pg)
-{
-	static const char *const params[] = { "tenant", "name" };
-	char msg[128];
-
-	for (size_t i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
-		const char *v = rz_req_param(pg->req, params[i]);
-		if (v != NULL && !rz_format_dns1123_label(v, msg, sizeof(msg))) {
-			rz__page_error(pg, 404, "There is no such object.");
-			return false;
-		}
-	}
-	return true;
-}
-
 static void get_tenant(rz_req_t *req, void *ctx)
 {
 	const char *tab = rz_req_param(req, "tab");
 	rz__page_t *pg = rz__page_new(ctx, req);
 	size_t i = 0;
 
-	if (pg == NULL || !rz__page_need_login(pg) || !names_ok(pg)) {
+	if (pg == NULL || !rz__page_need_login(pg) || !rz__page_names_ok(pg)) {
 		return;
 	}
 	for (i = 0; tab != NULL && i < sizeof(tabs) / sizeof(tabs[0]); i++) {
@@ -548,7 +510,7 @@ static void nodegroup_done(rz__page_t *pg, int code, json_t *body, const rz_inje
 	char path[160];
 
 	(void)r;
-	if (failed(pg, code, body, "spec.")) {
+	if (rz__page_failed(pg, code, body, "spec.")) {
 		tenant_page(pg, TAB_NODEGROUPS);
 		return;
 	}
@@ -575,7 +537,7 @@ static void post_nodegroups(rz_req_t *req, void *ctx)
 	rz__page_t *pg = rz__post_page(ctx, req);
 	char target[160];
 
-	if (pg == NULL || !names_ok(pg)) {
+	if (pg == NULL || !rz__page_names_ok(pg)) {
 		return;
 	}
 	snprintf(target, sizeof(target), "/api/v1/tenants/%s/nodegroups",
@@ -597,7 +559,7 @@ static void nodegroup_act(rz_req_t *req, void *ctx, const char *method, const ch
 	rz__page_t *pg = rz__post_page(ctx, req);
 	char target[200];
 
-	if (pg == NULL || !names_ok(pg)) {
+	if (pg == NULL || !rz__page_names_ok(pg)) {
 		return;
 	}
 	snprintf(target, sizeof(target), "/api/v1/tenants/%s/nodegroups/%s",
@@ -655,7 +617,7 @@ static void get_delete_nodegroup(rz_req_t *req, void *ctx)
 {
 	rz__page_t *pg = rz__page_new(ctx, req);
 
-	if (pg == NULL || !rz__page_need_login(pg) || !names_ok(pg)) {
+	if (pg == NULL || !rz__page_need_login(pg) || !rz__page_names_ok(pg)) {
 		return;
 	}
 	pg->ready = delete_ready;
@@ -726,7 +688,7 @@ static void get_run(rz_req_t *req, void *ctx)
 {
 	rz__page_t *pg = rz__page_new(ctx, req);
 
-	if (pg != NULL && rz__page_need_login(pg) && names_ok(pg)) {
+	if (pg != NULL && rz__page_need_login(pg) && rz__page_names_ok(pg)) {
 		run_page(pg);
 	}
 }
@@ -736,7 +698,7 @@ static void run_done(rz__page_t *pg, int code, json_t *body, const rz_inject_rep
 	char path[200];
 
 	(void)r;
-	if (failed(pg, code, body, NULL)) {
+	if (rz__page_failed(pg, code, body, NULL)) {
 		run_page(pg);
 		return;
 	}
@@ -752,7 +714,7 @@ static void post_run_action(rz_req_t *req, void *ctx)
 	rz__page_t *pg = rz__post_page(ctx, req); /* NULL: answered, req is gone */
 	char target[240];
 
-	if (pg == NULL || !names_ok(pg)) {
+	if (pg == NULL || !rz__page_names_ok(pg)) {
 		return;
 	}
 	snprintf(target, sizeof(target), "/api/v1/tenants/%s/runs/%s/%s",

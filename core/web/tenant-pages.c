@@ -19,22 +19,6 @@
 
 /* ------------------------------------------------------------------ helpers */
 
-/* Path parameters go into API paths: only DNS labels (which every name is) pass. */
-static bool names_ok(rz__page_t *pg)
-{
-	static const char *const params[] = { "tenant", "name" };
-	char msg[128];
-
-	for (size_t i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
-		const char *v = rz_req_param(pg->req, params[i]);
-		if (v != NULL && !rz_format_dns1123_label(v, msg, sizeof(msg))) {
-			rz__page_error(pg, 404, "There is no such object.");
-			return false;
-		}
-	}
-	return true;
-}
-
 static const char *tenant_of(const rz__page_t *pg)
 {
 	return rz_req_param(pg->req, "tenant");
@@ -61,16 +45,6 @@ static bool tenant_head(rz__page_t *pg, const char *tab, const char *what)
 	return true;
 }
 
-static void read_error(rz__page_t *pg, int i, const char *what)
-{
-	char msg[256];
-
-	if (rz__page_got(pg, i) == NULL && json_object_get(pg->view, "toast") == NULL) {
-		snprintf(msg, sizeof(msg), "Cannot read %s (HTTP %d).", what, rz__page_code(pg, i));
-		rz__page_toast(pg, false, msg);
-	}
-}
-
 static int by_created_desc(const void *a, const void *b)
 {
 	const char *x = rz__str(*(json_t *const *)a, "metadata.creationTimestamp");
@@ -80,17 +54,6 @@ static int by_created_desc(const void *a, const void *b)
 	return c != 0 ? c
 	              : strcmp(rz__str(*(json_t *const *)b, "metadata.name"),
 	                       rz__str(*(json_t *const *)a, "metadata.name"));
-}
-
-/* A failed action: its causes next to the fields (prefix dropped); true when it failed. */
-static bool failed(rz__page_t *pg, int code, json_t *body, const char *prefix)
-{
-	if (code >= 200 && code < 300) {
-		return false;
-	}
-	pg->code = code >= 400 ? code : 502;
-	rz__page_causes(pg, body, prefix);
-	return true;
 }
 
 /* ------------------------------------------------------------------ config patches */
@@ -250,7 +213,7 @@ static void patches_ready(rz__page_t *pg)
 			              json_string_value(json_object_get(errs, "patch"))));
 		}
 	}
-	read_error(pg, 1, "the config patches");
+	rz__page_read_error(pg, 1, "the config patches");
 	rz__page_render(pg, "pages/configpatches", pg->code ? pg->code : 200);
 }
 
@@ -274,7 +237,7 @@ static void get_patches(rz_req_t *req, void *ctx)
 {
 	rz__page_t *pg = rz__page_new(ctx, req);
 
-	if (pg != NULL && rz__page_need_login(pg) && names_ok(pg)) {
+	if (pg != NULL && rz__page_need_login(pg) && rz__page_names_ok(pg)) {
 		patches_page(pg);
 	}
 }
@@ -284,7 +247,7 @@ static void patch_saved(rz__page_t *pg, int code, json_t *body, const rz_inject_
 	char path[200];
 
 	(void)r;
-	if (failed(pg, code, body, "spec.")) {
+	if (rz__page_failed(pg, code, body, "spec.")) {
 		patches_page(pg);
 		return;
 	}
@@ -300,7 +263,7 @@ static void post_patches(rz_req_t *req, void *ctx)
 	char target[200];
 	json_t *spec;
 
-	if (pg == NULL || !names_ok(pg)) {
+	if (pg == NULL || !rz__page_names_ok(pg)) {
 		return;
 	}
 	name = rz_req_param(req, "name");
@@ -369,7 +332,7 @@ static void get_delete_patch(rz_req_t *req, void *ctx)
 {
 	rz__page_t *pg = rz__page_new(ctx, req);
 
-	if (pg != NULL && rz__page_need_login(pg) && names_ok(pg)) {
+	if (pg != NULL && rz__page_need_login(pg) && rz__page_names_ok(pg)) {
 		delete_patch_page(pg);
 	}
 }
@@ -379,7 +342,7 @@ static void patch_deleted(rz__page_t *pg, int code, json_t *body, const rz_injec
 	char path[160];
 
 	(void)r;
-	if (failed(pg, code, body, NULL)) {
+	if (rz__page_failed(pg, code, body, NULL)) {
 		delete_patch_page(pg);
 		return;
 	}
@@ -392,7 +355,7 @@ static void post_delete_patch(rz_req_t *req, void *ctx)
 	rz__page_t *pg = rz__post_page(ctx, req);
 	char target[200];
 
-	if (pg == NULL || !names_ok(pg)) {
+	if (pg == NULL || !rz__page_names_ok(pg)) {
 		return;
 	}
 	snprintf(target, sizeof(target), "/api/v1/tenants/%s/configpatches/%s", tenant_of(pg),
@@ -494,7 +457,7 @@ static void upgrades_ready(rz__page_t *pg)
 	json_object_set_new(
 	    form, "values",
 	    json_pack("{s:s}", "targetVersion", pg->form ? rz__form(pg, "targetVersion") : ""));
-	read_error(pg, 1, "the upgrades");
+	rz__page_read_error(pg, 1, "the upgrades");
 	rz__page_render(pg, "pages/upgrades", pg->code ? pg->code : 200);
 }
 
@@ -511,7 +474,7 @@ static void get_upgrades(rz_req_t *req, void *ctx)
 {
 	rz__page_t *pg = rz__page_new(ctx, req);
 
-	if (pg != NULL && rz__page_need_login(pg) && names_ok(pg)) {
+	if (pg != NULL && rz__page_need_login(pg) && rz__page_names_ok(pg)) {
 		upgrades_page(pg);
 	}
 }
@@ -521,7 +484,7 @@ static void upgrade_created(rz__page_t *pg, int code, json_t *body, const rz_inj
 	char path[200];
 
 	(void)r;
-	if (failed(pg, code, body, "spec.")) {
+	if (rz__page_failed(pg, code, body, "spec.")) {
 		upgrades_page(pg);
 		return;
 	}
@@ -535,7 +498,7 @@ static void post_upgrades(rz_req_t *req, void *ctx)
 	rz__page_t *pg = rz__post_page(ctx, req);
 	char target[200];
 
-	if (pg == NULL || !names_ok(pg)) {
+	if (pg == NULL || !rz__page_names_ok(pg)) {
 		return;
 	}
 	snprintf(target, sizeof(target), "/api/v1/tenants/%s/upgrades", tenant_of(pg));
@@ -577,7 +540,7 @@ static void get_upgrade(rz_req_t *req, void *ctx)
 {
 	rz__page_t *pg = rz__page_new(ctx, req);
 
-	if (pg != NULL && rz__page_need_login(pg) && names_ok(pg)) {
+	if (pg != NULL && rz__page_need_login(pg) && rz__page_names_ok(pg)) {
 		upgrade_page(pg);
 	}
 }
@@ -587,7 +550,7 @@ static void upgrade_canceled(rz__page_t *pg, int code, json_t *body, const rz_in
 	char path[200];
 
 	(void)r;
-	if (failed(pg, code, body, NULL)) {
+	if (rz__page_failed(pg, code, body, NULL)) {
 		upgrade_page(pg);
 		return;
 	}
@@ -601,7 +564,7 @@ static void post_upgrade_cancel(rz_req_t *req, void *ctx)
 	rz__page_t *pg = rz__post_page(ctx, req);
 	char target[240];
 
-	if (pg == NULL || !names_ok(pg)) {
+	if (pg == NULL || !rz__page_names_ok(pg)) {
 		return;
 	}
 	snprintf(target, sizeof(target), "/api/v1/tenants/%s/upgrades/%s/cancel", tenant_of(pg),
@@ -691,7 +654,7 @@ static void state_ready(rz__page_t *pg)
 	rows = versions(pg, 0, &found);
 	json_object_set_new(v, "versions", rows);
 	json_object_set_new(v, "noVersions", json_boolean(json_array_size(rows) == 0));
-	read_error(pg, 1, "the state versions");
+	rz__page_read_error(pg, 1, "the state versions");
 	rz__page_render(pg, "pages/state", pg->code ? pg->code : 200);
 }
 
@@ -719,7 +682,7 @@ static void get_state(rz_req_t *req, void *ctx)
 {
 	rz__page_t *pg = rz__page_new(ctx, req);
 
-	if (pg != NULL && rz__page_need_login(pg) && names_ok(pg) && admin_only(pg)) {
+	if (pg != NULL && rz__page_need_login(pg) && rz__page_names_ok(pg) && admin_only(pg)) {
 		state_page(pg);
 	}
 }
@@ -745,7 +708,7 @@ static void get_rollback(rz_req_t *req, void *ctx)
 {
 	rz__page_t *pg = rz__page_new(ctx, req);
 
-	if (pg == NULL || !rz__page_need_login(pg) || !names_ok(pg) || !admin_only(pg)) {
+	if (pg == NULL || !rz__page_need_login(pg) || !rz__page_names_ok(pg) || !admin_only(pg)) {
 		return;
 	}
 	if (version_param(pg) == 0) {
@@ -764,7 +727,7 @@ static void rolled_back(rz__page_t *pg, int code, json_t *body, const rz_inject_
 	char path[200];
 
 	(void)r;
-	if (failed(pg, code, body, NULL)) {
+	if (rz__page_failed(pg, code, body, NULL)) {
 		state_page(pg);
 		return;
 	}
@@ -777,7 +740,7 @@ static void post_rollback(rz_req_t *req, void *ctx)
 	rz__page_t *pg = rz__post_page(ctx, req);
 	char target[200];
 
-	if (pg == NULL || !names_ok(pg)) {
+	if (pg == NULL || !rz__page_names_ok(pg)) {
 		return;
 	}
 	if (version_param(pg) == 0) {
@@ -803,7 +766,7 @@ static void get_credentials(rz_req_t *req, void *ctx)
 {
 	rz__page_t *pg = rz__page_new(ctx, req);
 
-	if (pg == NULL || !rz__page_need_login(pg) || !names_ok(pg)) {
+	if (pg == NULL || !rz__page_need_login(pg) || !rz__page_names_ok(pg)) {
 		return;
 	}
 	pg->ready = credentials_ready;
@@ -839,7 +802,7 @@ static void get_credential(rz_req_t *req, void *ctx)
 	const char *which = rz_req_param(req, "which");
 	char target[200];
 
-	if (pg == NULL || !rz__page_need_login(pg) || !names_ok(pg)) {
+	if (pg == NULL || !rz__page_need_login(pg) || !rz__page_names_ok(pg)) {
 		return;
 	}
 	if (strcmp(which, "kubeconfig") != 0 && strcmp(which, "talosconfig") != 0) {
@@ -895,7 +858,7 @@ static void get_delete_tenant(rz_req_t *req, void *ctx)
 {
 	rz__page_t *pg = rz__page_new(ctx, req);
 
-	if (pg != NULL && rz__page_need_login(pg) && names_ok(pg)) {
+	if (pg != NULL && rz__page_need_login(pg) && rz__page_names_ok(pg)) {
 		delete_page(pg);
 	}
 }
@@ -903,7 +866,7 @@ static void get_delete_tenant(rz_req_t *req, void *ctx)
 static void tenant_deleted(rz__page_t *pg, int code, json_t *body, const rz_inject_reply_t *r)
 {
 	(void)r;
-	if (failed(pg, code, body, NULL)) {
+	if (rz__page_failed(pg, code, body, NULL)) {
 		delete_page(pg);
 		return;
 	}
@@ -915,7 +878,7 @@ static void post_delete_tenant(rz_req_t *req, void *ctx)
 	rz__page_t *pg = rz__post_page(ctx, req);
 	char target[160];
 
-	if (pg == NULL || !names_ok(pg)) {
+	if (pg == NULL || !rz__page_names_ok(pg)) {
 		return;
 	}
 	snprintf(target, sizeof(target), "/api/v1/tenants/%s", tenant_of(pg));

@@ -14,6 +14,7 @@
 
 #include "core/base/log.h"
 #include "core/http/status.h"
+#include "core/model/fields.h"
 #include "core/web/page.h"
 #include "core/web/static.h"
 #include "core/web/ui.h"
@@ -529,6 +530,41 @@ void rz__page_causes(rz__page_t *pg, const json_t *status, const char *prefix)
 	}
 	json_object_set_new(form, "errors", errors);
 	rz__page_toast(pg, false, msg ? msg : "the request failed");
+}
+
+bool rz__page_failed(rz__page_t *pg, int code, const json_t *body, const char *prefix)
+{
+	if (code >= 200 && code < 300) {
+		return false;
+	}
+	pg->code = code == 400 ? 422 : code >= 400 ? code : 502;
+	rz__page_causes(pg, body, prefix);
+	return true;
+}
+
+void rz__page_read_error(rz__page_t *pg, int i, const char *what)
+{
+	char msg[256];
+
+	if (rz__page_got(pg, i) == NULL && json_object_get(pg->view, "toast") == NULL) {
+		snprintf(msg, sizeof(msg), "Cannot read %s (HTTP %d).", what, rz__page_code(pg, i));
+		rz__page_toast(pg, false, msg);
+	}
+}
+
+bool rz__page_names_ok(rz__page_t *pg)
+{
+	static const char *const params[] = { "tenant", "name", "id" };
+	char msg[128];
+
+	for (size_t i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
+		const char *v = rz_req_param(pg->req, params[i]);
+		if (v != NULL && !rz_format_dns1123_label(v, msg, sizeof(msg))) {
+			rz__page_error(pg, 404, "There is no such object.");
+			return false;
+		}
+	}
+	return true;
 }
 
 /* ------------------------------------------------------------------ CSRF on every action */
