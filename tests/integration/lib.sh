@@ -78,3 +78,68 @@ wait_exit() {
 		sleep 0.05
 	done
 }
+
+# --- browser tests (webui*.sh) -----------------------------------------------------------------
+
+# browser_prereqs: NODE_DIR (build/node's modules), CHROMIUM and TF; without them the script
+# is skipped, or fails when tools/install-deps ran (then they should be there).
+browser_prereqs() {
+	NODE_DIR="${NODE_TREE:-$top_srcdir/build/node}/node_modules"
+	[ -d "$NODE_DIR/playwright-core" ] || NODE_DIR="$top_builddir/../node/node_modules"
+	CHROMIUM=/usr/bin/chromium
+	TF=$(command -v tofu || command -v terraform || true)
+	if ! command -v node >/dev/null 2>&1 || [ ! -x "$CHROMIUM" ] || [ -z "$TF" ] ||
+		[ ! -d "$NODE_DIR/playwright-core" ] || [ ! -d "$NODE_DIR/axe-core" ]; then
+		if [ -f "${NODE_TREE:-$top_srcdir/build/node}/.installed" ]; then # tools/install-deps ran: a failure
+			not_ok "node, $CHROMIUM, terraform, playwright-core and axe-core are installed"
+			done_testing
+			exit 1
+		fi
+		echo "1..0 # SKIP needs node, $CHROMIUM, terraform and playwright-core + axe-core in build/node (tools/install-deps)"
+		exit 0
+	fi
+}
+
+# start_webui_daemon: the daemon on $WORK/rezus.conf (an end of the script when it does not
+# start); sets OTP, the one-time admin password its first start logs.
+start_webui_daemon() {
+	if start_daemon "$WORK/daemon.log" -c "$WORK/rezus.conf"; then
+		ok "the daemon starts"
+	else
+		not_ok "the daemon starts" "$(cat "$WORK/daemon.log")"
+		done_testing
+		exit 1
+	fi
+	OTP=$(sed -n "s/.*one-time password \([^ ]*\) .*/\1/p" "$WORK/daemon.log" | head -n 1)
+	expect_match "the first start logs a one-time admin password" '^[A-Za-z0-9_-]{16,}$' "$OTP"
+}
+
+# run_browser SCRIPT SECONDS [NAME=VALUE...]: tests/web/SCRIPT in chromium against the daemon
+# (WEBUI_URL, WEBUI_OTP, WEBUI_SHOTS=$SHOTS and the pairs given), its "ok - " / "not ok - " /
+# "# " lines turned into this TAP; a line "SECRET X" sets BROWSER_SECRET. Then the script's
+# exit status and the CSP check.
+run_browser() {
+	script=$1
+	secs=$2
+	shift 2
+	SHOTS="$top_builddir/webui-screenshots"
+	mkdir -p "$SHOTS"
+	BROWSER_SECRET=
+	b_start=$(date +%s)
+	env NODE_PATH="$NODE_DIR" WEBUI_URL="http://127.0.0.1:$PORT" WEBUI_OTP="$OTP" \
+		WEBUI_SHOTS="$SHOTS" WEBUI_CHROMIUM="$CHROMIUM" "$@" \
+		timeout "$secs" node "$top_srcdir/tests/web/$script" >"$WORK/node.out" 2>"$WORK/node.err"
+	b_rc=$?
+	while IFS= read -r line; do
+		case "$line" in
+		"ok - "*) ok "${line#ok - }" ;;
+		"not ok - "*) not_ok "${line#not ok - }" ;;
+		"# "*) echo "$line" ;;
+		"SECRET "*) BROWSER_SECRET=${line#SECRET } ;;
+		esac
+	done <"$WORK/node.out"
+	expect_eq "the browser script ends well" "0" "$b_rc"
+	[ "$b_rc" -eq 0 ] || { echo "# stderr:"; sed 's/^/#   /' "$WORK/node.err" | tail -n 30; }
+	echo "# browser run ($script): $(($(date +%s) - b_start)) s; screenshots: $(find "$SHOTS" -name '*.png' | wc -l) in $SHOTS"
+	expect_eq "no page sent a CSP-violating resource to the log" "0" "$(grep -c 'Content Security Policy' "$WORK/node.err" || true)"
+}

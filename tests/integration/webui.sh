@@ -11,20 +11,7 @@
 # is saved as a screenshot at 1280 and 360 pixels under $top_builddir/webui-screenshots.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
-NODE_DIR="${NODE_TREE:-$top_srcdir/build/node}/node_modules"
-[ -d "$NODE_DIR/playwright-core" ] || NODE_DIR="$top_builddir/../node/node_modules"
-CHROMIUM=/usr/bin/chromium
-TF=$(command -v tofu || command -v terraform || true)
-if ! command -v node >/dev/null 2>&1 || [ ! -x "$CHROMIUM" ] || [ -z "$TF" ] ||
-	[ ! -d "$NODE_DIR/playwright-core" ] || [ ! -d "$NODE_DIR/axe-core" ]; then
-	if [ -f "${NODE_TREE:-$top_srcdir/build/node}/.installed" ]; then # tools/install-deps ran: a failure
-		not_ok "node, $CHROMIUM, terraform, playwright-core and axe-core are installed"
-		done_testing
-		exit 1
-	fi
-	echo "1..0 # SKIP needs node, $CHROMIUM, terraform and playwright-core + axe-core in build/node (tools/install-deps)"
-	exit 0
-fi
+browser_prereqs
 cat >"$WORK/rezus.conf" <<CONF
 server:
   listen: 127.0.0.1:0
@@ -42,34 +29,9 @@ plugin_dir: $top_builddir/plugins
 plugins:
   sim: {}
 CONF
-if start_daemon "$WORK/daemon.log" -c "$WORK/rezus.conf"; then
-	ok "the daemon starts"
-else
-	not_ok "the daemon starts" "$(cat "$WORK/daemon.log")"
-	done_testing
-	exit 1
-fi
-OTP=$(sed -n "s/.*one-time password \([^ ]*\) .*/\1/p" "$WORK/daemon.log" | head -n 1)
-expect_match "the first start logs a one-time admin password" '^[A-Za-z0-9_-]{16,}$' "$OTP"
+start_webui_daemon
 
-SHOTS="$top_builddir/webui-screenshots"
-mkdir -p "$SHOTS"
-start=$(date +%s)
-NODE_PATH="$NODE_DIR" WEBUI_URL="http://127.0.0.1:$PORT" WEBUI_OTP="$OTP" WEBUI_SHOTS="$SHOTS" \
-	WEBUI_CHROMIUM="$CHROMIUM" timeout 85 node "$top_srcdir/tests/web/webui.mjs" >"$WORK/node.out" 2>"$WORK/node.err"
-rc=$?
-# The script speaks "ok - ..." / "not ok - ..." / "# ..." lines; turn them into this TAP.
-while IFS= read -r line; do
-	case "$line" in
-	"ok - "*) ok "${line#ok - }" ;;
-	"not ok - "*) not_ok "${line#not ok - }" ;;
-	"# "*) echo "$line" ;;
-	esac
-done <"$WORK/node.out"
-expect_eq "the browser script ends well" "0" "$rc"
-[ "$rc" -eq 0 ] || { echo "# stderr:"; sed 's/^/#   /' "$WORK/node.err" | tail -n 30; }
-echo "# browser run: $(($(date +%s) - start)) s; screenshots: $(find "$SHOTS" -name '*.png' | wc -l) in $SHOTS"
-expect_eq "no page sent a CSP-violating resource to the log" "0" "$(grep -c 'Content Security Policy' "$WORK/node.err" || true)"
+run_browser webui.mjs 85
 kill -TERM "$DAEMON_PID"
 wait_exit "$DAEMON_PID" 15
 expect_eq "the daemon stops cleanly with live streams open" "0" "$EXIT_STATUS"
