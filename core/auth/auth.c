@@ -579,6 +579,11 @@ static int verify_token(rz_auth_t *a, const char *secret, rz_principal_t *p, rz_
 		const char *scope =
 		    json_string_value(json_object_get(json_object_get(tok, "spec"), "scope"));
 		p->runner_scope = scope != NULL && strcmp(scope, "runner") == 0;
+		snprintf(p->runner, sizeof(p->runner), "%s",
+		         p->runner_scope ? json_string_value(json_object_get(
+		                               json_object_get(tok, "spec"), "runner"))
+		                               ?: ""
+		                         : "");
 		p->role = cap < p->role ? cap : p->role;
 		p->exp = expires ? rz_time_parse(expires) : 0;
 		touch_token(a, tok, p->user, p->token_id);

@@ -38,6 +38,7 @@ typedef struct rz_principal {
 	char tenant_scope[64]; /* a run's secret: only this tenant's TF state; "" otherwise */
 	bool runner_scope;     /* a runner token (APIToken spec.scope runner): only the routes
 	                          of kind RunnerClaim, and those only for it */
+	char runner[64];       /* a runner token's spec.runner: the only Runner it speaks for */
 } rz_principal_t;
 
 typedef struct rz_auth rz_auth_t;

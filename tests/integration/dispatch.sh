@@ -89,11 +89,20 @@ api() { curl -s -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/
 patch() { curl -s -o /dev/null -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/merge-patch+json' -X PATCH "$API/$1" -d "$2"; }
 js() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)" 2>/dev/null; }
 
-# The runner token: an APIToken with spec.scope runner.
-RTOKEN=$(api -X POST "$API/users/admin/tokens" -d '{"spec":{"scope":"runner","description":"runners"}}' | js 'd["status"]["secret"] if "secret" in d.get("status",{}) else d.get("secret","")')
-[ -n "$RTOKEN" ] || RTOKEN=$(api -X POST "$API/users/admin/tokens" -d '{"spec":{"scope":"runner"}}' | sed -n 's/.*"secret":"\(rzt_[^"]*\)".*/\1/p')
-printf '%s\n' "$RTOKEN" >"$WORK/runner.token"
-expect_match "a runner token (scope runner) is made" '^rzt_' "$RTOKEN"
+# The runner tokens: APITokens with spec.scope runner and spec.runner, one per runner.
+out=$(api -X POST "$API/users/admin/tokens" -d '{"spec":{"scope":"runner","description":"runners"}}')
+expect_match "a runner token without spec.runner is refused, naming the field" '"code":422.*spec\.runner' "$out"
+out=$(api -X POST "$API/users/admin/tokens" -d '{"spec":{"runner":"a"}}')
+expect_match "spec.runner without spec.scope runner is refused, naming the field" '"code":422.*spec\.runner' "$out"
+for n in a b; do
+	api -X POST "$API/users/admin/tokens" -d "{\"spec\":{\"scope\":\"runner\",\"runner\":\"$n\"}}" | js 'd["secret"]' >"$WORK/runner-$n.token"
+done
+RTOKEN=$(cat "$WORK/runner-a.token")
+expect_match "a runner token (scope runner, runner a) is made" '^rzt_' "$RTOKEN"
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $RTOKEN" -H 'Content-Type: application/json' -d '{"run":"run-x","step":"init"}' "$API/runners/b/claims")
+expect_eq "runner a's token claims nothing as runner b (403)" "403" "$code"
+code=$(curl -s -o /dev/null -w '%{http_code}' -X PUT -H "Authorization: Bearer $RTOKEN" -H 'Content-Type: application/octet-stream' -d 'x' "$API/runners/b/claims/run-x/files/plan")
+expect_eq "nor reports a file as runner b (403)" "403" "$code"
 code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $RTOKEN" "$API/tenants")
 expect_eq "a runner token reads no tenant (403)" "403" "$code"
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{"run":"run-x","step":"init"}' "$API/runners/a/claims")
@@ -130,7 +139,7 @@ runner:
   nats_user: runner
   nats_password_file: $WORK/runner.pw
   daemon_url: $BASE
-  token_file: $WORK/runner.token
+  token_file: $WORK/runner-$n.token
 CONF
 done
 "$REZUSCLOUD" runner -c "$WORK/a.conf" >"$WORK/a.log" 2>&1 &
@@ -251,7 +260,7 @@ expect_match "the runner killed its tofu" "run $CRUN: canceled by the daemon" "$
 rm -f "$WORK/slow-$other"
 
 expect_eq "no password or token in the logs" "0" \
-	"$(cat "$WORK/daemon.log" "$WORK/a.log" "$WORK/b.log" | grep -c -e runner-nats-pw-2 -e daemon-nats-pw-2 -e "$RTOKEN")"
+	"$(cat "$WORK/daemon.log" "$WORK/a.log" "$WORK/b.log" | grep -c -e runner-nats-pw-2 -e daemon-nats-pw-2 -e "$RTOKEN" -e "$(cat "$WORK/runner-b.token")")"
 kill -TERM "$DAEMON_PID"
 wait_exit "$DAEMON_PID" 20
 expect_eq "the daemon stops cleanly" "0" "$EXIT_STATUS"
