@@ -56,6 +56,7 @@ INTEGRATION_TESTS = \
 	tests/integration/fdlimit.sh \
 	tests/integration/runners.sh \
 	tests/integration/dispatch.sh \
+	tests/integration/dispatch-restart.sh \
 	tests/integration/watchabuse.sh \
 	tests/integration/lists.sh \
 	tests/integration/loginflood.sh \

@@ -449,6 +449,8 @@ static const rz_field_t run_plan[] = {
 	F_END,
 };
 
+static const char *const run_steps[] = { "init", "plan", "show", "apply", NULL };
+
 static const rz_field_t run_status[] = {
 	{ .name = "phase", .type = RZ_F_STRING, .enums = run_phases },
 	{ .name = "startedAt", .type = RZ_F_TIME },
@@ -471,6 +473,26 @@ static const rz_field_t run_status[] = {
 	  .doc = "what the plan does, resource by resource (no values)" },
 	{ .name = "approvedBy", .type = RZ_F_STRING },
 	{ .name = "approvalReason", .type = RZ_F_STRING, .max_len = 1024 },
+	{ .name = "conditions",
+	  .type = RZ_F_ARRAY,
+	  .items = RZ_F_OBJECT,
+	  .fields = condition_fields,
+	  .doc = "with remote runners, Scheduled: False (NoRunner) while no Ready runner "
+	         "serves the run's pool, True (Claimed) once a runner claimed its step" },
+	{ .name = "step",
+	  .type = RZ_F_STRING,
+	  .enums = run_steps,
+	  .doc = "with remote runners: the step whose job is out (init, plan, show, apply)" },
+	{ .name = "inputs",
+	  .type = RZ_F_STRING,
+	  .max_len = 64,
+	  .doc = "with remote runners: the digest of the node groups and config patches the run "
+	         "composed (as the tenant's appliedInputs)" },
+	{ .name = "claimedStep",
+	  .type = RZ_F_STRING,
+	  .enums = run_steps,
+	  .doc = "with remote runners: the last step status.runner claimed; equal to step "
+	         "while the runner runs it (a restarted daemon takes the run up again)" },
 	F_END,
 };
 

@@ -6,7 +6,9 @@
 # log reads through the API; a runner killed with -9 while it holds an apply (a tofu
 # stand-in that takes the state lock and sleeps) ends the run Interrupted, the lock
 # released, the run's secret refused, and the tenant runs again on the other runner with its
-# state intact; a cancel reaches a remote run; a wrong runner token is refused at the claim.
+# state intact, and a Warning Event RunnerLost on the tenant says so; a cancel reaches a
+# remote run; a wrong runner token is refused at the claim, a runner token bound to runner
+# a claims nothing as runner b.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 if ! grep -q 'define HAVE_LIBNATS 1' "$top_builddir/config.h" 2>/dev/null; then
@@ -228,6 +230,8 @@ for _ in $(seq 1 100); do
 done
 expect_eq "kill -9 of runner $holder mid-apply: the run is Interrupted" "Interrupted" "$(runphase "$KRUN")"
 expect_match "saying the runner was lost" "runner $holder was lost" "$(api "$API/tenants/t5/runs/$KRUN" | js 'd["status"].get("message","")')"
+lost=$(api "$API/tenants/t5/events" | js '" ".join(i["reason"] for i in d["items"] if i.get("reason")=="RunnerLost" and i.get("type")=="Warning" and "runner '"$holder"' " in i.get("message","") and "'"$KRUN"'" in i.get("message",""))')
+expect_eq "a Warning Event RunnerLost on t5 names the runner and the run" "RunnerLost" "$lost"
 expect_eq "its state lock is released" "0" "$(sqlite3 "file:$WORK/data/rezus.db?mode=ro" "SELECT count(*) FROM tfstate_locks WHERE tenant='t5'" 2>/dev/null)"
 code=$(curl -s -o /dev/null -w '%{http_code}' -u "rezus:$(cat "$WORK/zombie.pw")" -X POST -d '{}' "$(cat "$WORK/zombie.addr")")
 expect_eq "a late write with the lost run's secret is refused (401)" "401" "$code"
