@@ -1144,7 +1144,9 @@ static int start_engine(rz_daemon_t *d, rz_err_t *err)
 		                d->cfg->tofu_run_retention_ms,
 		                d->cfg->tofu_max_run_log,
 		                d->tls != NULL ? d->tls_cert : NULL,
-		                d->cfg->runners_public_url };
+		                d->cfg->runners_public_url,
+		                d->cfg->runners_nats_url != NULL &&
+		                    d->cfg->runners_nats_url[0] != '\0' };
 	rc = rz_engine_new(&d->engine, d->base, d->store, d->bus, d->plugins, d->auth, d->tfstate,
 	                   &o, err);
 	if (rc == 0) { /* a rollback or an admin's DELETE re-projects at once */

@@ -57,6 +57,7 @@ INTEGRATION_TESTS = \
 	tests/integration/runners.sh \
 	tests/integration/dispatch.sh \
 	tests/integration/runners-scale.sh \
+	tests/integration/dispatch-restart.sh \
 	tests/integration/watchabuse.sh \
 	tests/integration/lists.sh \
 	tests/integration/loginflood.sh \

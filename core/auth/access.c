@@ -397,6 +397,13 @@ bool rz_access_guard(void *ctx, rz_req_t *req, const rz_route_t *route)
 		                              "claims runs");
 		return false;
 	}
+	if (i->p.runner_scope && (rz_req_param(req, "name") == NULL ||
+	                          strcmp(rz_req_param(req, "name"), i->p.runner) != 0)) {
+		/* a token made before spec.runner existed names no runner: it claims nothing */
+		forbidden(req, route, &i->p,
+		          "a runner token claims only under the name of its spec.runner");
+		return false;
+	}
 	if (i->p.must_change_password && !allowed_before_password_change(route)) {
 		forbidden(req, route, &i->p,
 		          "the password must be changed first: POST /api/v1/auth/password");

@@ -65,6 +65,7 @@ struct grant {
 	char hash[RZ_HASH_HEX_LEN + 1];
 	char tenant[64];
 	char run[64];
+	bool kept; /* its hash is in run_grants too: it outlives a restart */
 };
 #define USER_SLOTS 256
 
@@ -208,6 +209,27 @@ static void on_event(const rz_event_t *ev, void *arg)
 	}
 }
 
+/* The grants a previous process kept (remote runs): their runners still hold the secrets. */
+static int load_grants(rz_auth_t *a, rz_err_t *err)
+{
+	rz_stmt_t *s = rz_db_stmt(a->db, "SELECT run, tenant, hash FROM run_grants", err);
+	size_t i = 0;
+	int rc;
+
+	if (s == NULL) {
+		return err->code;
+	}
+	while ((rc = rz_stmt_step(s, err)) == 1 && i < RUN_GRANTS) {
+		struct grant *g = &a->grants[i++];
+		snprintf(g->run, sizeof(g->run), "%s", rz_stmt_text(s, 0));
+		snprintf(g->tenant, sizeof(g->tenant), "%s", rz_stmt_text(s, 1));
+		snprintf(g->hash, sizeof(g->hash), "%s", rz_stmt_text(s, 2));
+		g->kept = true;
+	}
+	rz_stmt_done(s);
+	return rc < 0 ? rc : 0;
+}
+
 int rz_auth_new(rz_auth_t **out, const rz_config_t *cfg, rz_db_t *db, rz_store_t *store,
                 rz_bus_t *bus, rz_err_t *err)
 {
@@ -236,6 +258,9 @@ int rz_auth_new(rz_auth_t **out, const rz_config_t *cfg, rz_db_t *db, rz_store_t
 		rc = read_secret(a, cfg->jwt_secret_file, err);
 	} else {
 		rc = generated_secret(a, cfg->data_dir, err);
+	}
+	if (rc == 0) {
+		rc = load_grants(a, err);
 	}
 	if (rc == 0 && bus != NULL && (a->sub = rz_bus_subscribe(bus, on_event, a)) == 0) {
 		rc = rz_err_set(err, -ENOMEM, "auth: out of memory");
@@ -579,6 +604,11 @@ static int verify_token(rz_auth_t *a, const char *secret, rz_principal_t *p, rz_
 		const char *scope =
 		    json_string_value(json_object_get(json_object_get(tok, "spec"), "scope"));
 		p->runner_scope = scope != NULL && strcmp(scope, "runner") == 0;
+		snprintf(p->runner, sizeof(p->runner), "%s",
+		         p->runner_scope ? json_string_value(json_object_get(
+		                               json_object_get(tok, "spec"), "runner"))
+		                               ?: ""
+		                         : "");
 		p->role = cap < p->role ? cap : p->role;
 		p->exp = expires ? rz_time_parse(expires) : 0;
 		touch_token(a, tok, p->user, p->token_id);
@@ -635,26 +665,96 @@ static int basic(rz_auth_t *a, const char *b64, rz_principal_t *p, rz_err_t *err
 	return rc;
 }
 
-int rz_auth_grant(rz_auth_t *a, const char *tenant, const char *run, const char *secret)
+static int grant(rz_auth_t *a, const char *tenant, const char *run, const char *secret, bool keep)
 {
+	rz_err_t err = { 0 };
+
 	for (size_t i = 0; i < RUN_GRANTS; i++) {
 		struct grant *g = &a->grants[i];
-		if (g->hash[0] == '\0') {
-			rz_auth_token_hash(secret, g->hash);
-			snprintf(g->tenant, sizeof(g->tenant), "%s", tenant);
-			snprintf(g->run, sizeof(g->run), "%s", run);
+		rz_stmt_t *s;
+		int rc;
+		if (g->hash[0] != '\0') {
+			continue;
+		}
+		rz_auth_token_hash(secret, g->hash);
+		snprintf(g->tenant, sizeof(g->tenant), "%s", tenant);
+		snprintf(g->run, sizeof(g->run), "%s", run);
+		if (!keep) {
 			return 0;
 		}
+		/* the hash only: the secret itself is never on disk */
+		s = rz_db_stmt(a->db,
+		               "INSERT OR REPLACE INTO run_grants (run, tenant, hash) VALUES (?1, "
+		               "?2, ?3)",
+		               &err);
+		rc = s == NULL ? err.code : 0;
+		if (rc == 0) {
+			rz_stmt_bind_text(s, 1, run);
+			rz_stmt_bind_text(s, 2, tenant);
+			rz_stmt_bind_text(s, 3, g->hash);
+			rc = rz_stmt_step(s, &err) < 0 ? err.code : 0;
+			rz_stmt_done(s);
+		}
+		if (rc != 0) {
+			rz_log_warn("auth", "run %s: cannot keep its grant: %s", run, err.msg);
+		}
+		g->kept = rc == 0;
+		return 0;
 	}
 	return -ENOSPC;
 }
 
-void rz_auth_ungrant(rz_auth_t *a, const char *run)
+int rz_auth_grant(rz_auth_t *a, const char *tenant, const char *run, const char *secret)
+{
+	return grant(a, tenant, run, secret, false);
+}
+
+int rz_auth_grant_kept(rz_auth_t *a, const char *tenant, const char *run, const char *secret)
+{
+	return grant(a, tenant, run, secret, true);
+}
+
+bool rz_auth_granted(const rz_auth_t *a, const char *run)
 {
 	for (size_t i = 0; i < RUN_GRANTS; i++) {
-		if (strcmp(a->grants[i].run, run) == 0) {
-			memset(&a->grants[i], 0, sizeof(a->grants[i]));
+		if (a->grants[i].hash[0] != '\0' && strcmp(a->grants[i].run, run) == 0) {
+			return true;
 		}
+	}
+	return false;
+}
+
+void rz_auth_ungrant(rz_auth_t *a, const char *run)
+{
+	bool kept = false;
+	rz_err_t err = { 0 };
+	rz_stmt_t *s;
+
+	for (size_t i = 0; i < RUN_GRANTS; i++) {
+		if (strcmp(a->grants[i].run, run) == 0) {
+			kept = kept || a->grants[i].kept;
+			sodium_memzero(&a->grants[i], sizeof(a->grants[i]));
+		}
+	}
+	if (kept &&
+	    (s = rz_db_stmt(a->db, "DELETE FROM run_grants WHERE run = ?1", &err)) != NULL) {
+		rz_stmt_bind_text(s, 1, run);
+		if (rz_stmt_step(s, &err) < 0) {
+			rz_log_warn("auth", "run %s: its kept grant stays: %s", run, err.msg);
+		}
+		rz_stmt_done(s);
+	}
+}
+
+void rz_auth_ungrant_except(rz_auth_t *a, bool (*keep)(void *arg, const char *run), void *arg)
+{
+	for (size_t i = 0; i < RUN_GRANTS; i++) {
+		char run[64];
+		if (a->grants[i].hash[0] == '\0' || keep(arg, a->grants[i].run)) {
+			continue;
+		}
+		snprintf(run, sizeof(run), "%s", a->grants[i].run);
+		rz_auth_ungrant(a, run);
 	}
 }
 

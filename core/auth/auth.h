@@ -38,6 +38,7 @@ typedef struct rz_principal {
 	char tenant_scope[64]; /* a run's secret: only this tenant's TF state; "" otherwise */
 	bool runner_scope;     /* a runner token (APIToken spec.scope runner): only the routes
 	                          of kind RunnerClaim, and those only for it */
+	char runner[64];       /* a runner token's spec.runner: the only Runner it speaks for */
 } rz_principal_t;
 
 typedef struct rz_auth rz_auth_t;
@@ -66,7 +67,16 @@ int rz_auth_authenticate(rz_auth_t *a, const char *header, rz_principal_t *p, rz
 /* Let a run's secret (HTTP basic password; never on disk) reach tenant's TF state until
  * rz_auth_ungrant(run). 0, or -ENOSPC when too many runs hold grants. */
 int rz_auth_grant(rz_auth_t *a, const char *tenant, const char *run, const char *secret);
+/* The same, for a run on a remote runner: the secret's hash is kept in the database
+ * (table run_grants), so that a restarted daemon still accepts the runner's writes. */
+int rz_auth_grant_kept(rz_auth_t *a, const char *tenant, const char *run, const char *secret);
+/* Whether run holds a grant (a kept one from before a restart, say). */
+bool rz_auth_granted(const rz_auth_t *a, const char *run);
+/* Ends every grant of run, kept ones too. */
 void rz_auth_ungrant(rz_auth_t *a, const char *run);
+/* Ends the grants of every run but those keep(arg, run) is true for (at start: the runs a
+ * restarted daemon takes up again keep theirs). */
+void rz_auth_ungrant_except(rz_auth_t *a, bool (*keep)(void *arg, const char *run), void *arg);
 
 /* End a session (logout); runs inside the caller's transaction when there is one. exp is
  * not needed any more: a session is live only while its row exists. */

@@ -28,6 +28,9 @@ typedef struct rz_exec_step {
 	/* Once, when the runner holding the step is lost: the run is Interrupted. */
 	void (*on_lost)(void *arg, const char *runner);
 	void *arg;
+	/* Once per step, when its job waits and no runner can take it: no Ready runner serves
+	 * its pool, or NATS is not connected (why says which, for the Run's condition). */
+	void (*on_waiting)(void *arg, const char *why);
 } rz_exec_step_t;
 
 typedef struct rz_executor {
@@ -39,6 +42,11 @@ typedef struct rz_executor {
 	size_t (*capacity)(void *ctx);
 	/* Publish the step's job; the callbacks follow. Everything in s is copied but arg. */
 	int (*start)(void *ctx, const rz_exec_step_t *s, rz_err_t *err);
+	/* A restarted daemon takes up a step a previous one dispatched: held by runner (it
+	 * claimed it; lost when no heartbeat of it comes within runners.heartbeat_timeout), or,
+	 * with runner NULL, its job published again (the first claim wins, a second gets 409).
+	 * The callbacks follow as after start. */
+	int (*attach)(void *ctx, const rz_exec_step_t *s, const char *runner, rz_err_t *err);
 	/* A runner claimed the run's step (the daemon answered it 200). */
 	void (*claimed)(void *ctx, const char *run, const char *runner);
 	/* Ask the runner holding the run's step to kill its tofu (on_exit follows). */

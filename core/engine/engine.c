@@ -98,6 +98,8 @@ struct run {
 	bool lost;        /* its runner was lost: ended Interrupted */
 	char runner[64];  /* the runner that claimed the current (last) step */
 	json_t *selector; /* the runnerSelectors of the tenant and its node groups, merged */
+	int scheduled;    /* its Scheduled condition as written: 0 none, 1 False, 2 True */
+	json_t *changes;  /* taken up again at its apply: the plan's counts, from its status */
 };
 
 struct tenant {
@@ -144,6 +146,7 @@ struct rz_engine {
 	const rz_executor_t *exec; /* remote runners, or NULL: every step runs here */
 	rz_route_t runner_routes[2];
 	int64_t waiting_logged_ms; /* the last "no runner Ready" line */
+	json_t *adopt; /* at start: the Runs a previous daemon left on runners, to take up */
 };
 
 /* A Run's final status not written yet. */
@@ -889,15 +892,42 @@ static void step_env(struct run *r, const char **env, size_t *n, char (*vars)[PA
 }
 
 /* The step's job, to a runner: the claim (h_claim) hands it what to run. */
+static void on_waiting(void *arg, const char *why);
+
+static rz_exec_step_t exec_step(struct run *r)
+{
+	return (rz_exec_step_t){ .run = r->name,
+		                 .tenant = r->t->name,
+		                 .step = rz_engine_steps[r->step],
+		                 .selector = r->selector,
+		                 .attempt = 1,
+		                 .on_line = on_line,
+		                 .on_exit = step_done,
+		                 .on_lost = on_lost,
+		                 .arg = r,
+		                 .on_waiting = on_waiting };
+}
+
 static int run_remote(struct run *r, rz_err_t *err)
 {
-	rz_exec_step_t s = { r->name,     r->t->name, rz_engine_steps[r->step],
-		             r->selector, 1,          on_line,
-		             step_done,   on_lost,    r };
+	rz_exec_step_t s = exec_step(r);
 
 	r->dispatched = true;
 	r->claimed = false;
 	r->step_started_ns = mono_ns();
+	if (r->stored) {
+		/* what a restarted daemon takes up: the step whose job is out (and, for the
+		 * apply, what the plan does, which it cannot read again) */
+		json_t *f =
+		    json_pack("{s:s, s:s}", "step", rz_engine_steps[r->step], "inputs", r->inputs);
+		if (f != NULL && r->step == STEP_APPLY) {
+			json_object_set_new(f, "changes", rz_plan_counts(r->plan));
+			if (r->listed != NULL) {
+				json_object_set(f, "plan", r->listed);
+			}
+		}
+		rz_report_status(r->e->store, "Run", r->t->name, r->name, f);
+	}
 	return r->e->exec->start(r->e->exec->ctx, &s, err);
 }
 
@@ -967,7 +997,9 @@ static void remove_workdir(rz_engine_t *e, const char *tenant)
 
 /* At start: plans left by runs a crash interrupted hold states in clear; they go. Only
  * the plans directly in each tenant's directory are looked at, never .terraform/. */
-static void remove_stale_plans(const rz_engine_t *e)
+static bool adopted(void *arg, const char *run);
+
+static void remove_stale_plans(rz_engine_t *e)
 {
 	DIR *top = opendir(e->o.workdir), *d;
 	struct dirent *t, *f;
@@ -980,7 +1012,12 @@ static void remove_stale_plans(const rz_engine_t *e)
 		snprintf(dir, sizeof(dir), "%s/%s", e->o.workdir, t->d_name);
 		for (d = opendir(dir); d != NULL && (f = readdir(d)) != NULL;) {
 			size_t n = strlen(f->d_name);
+			char run[64];
 			if (n > 5 && strcmp(f->d_name + n - 5, ".plan") == 0) {
+				snprintf(run, sizeof(run), "%.*s", (int)(n - 5), f->d_name);
+				if (adopted(e, run)) {
+					continue; /* its runner may still need it: taken up */
+				}
 				snprintf(path, sizeof(path), "%s/%s", dir, f->d_name);
 				unlink(path);
 			}
@@ -1286,7 +1323,9 @@ static void finish(struct run *r, const char *phase, int exit_code)
 		json_t *fields =
 		    json_pack("{s:s, s:s, s:i, s:s, s:o, s:o}", "phase", phase, "finishedAt", now,
 		              "exitCode", exit_code, "message", r->error, "changes",
-		              rz_plan_counts(r->plan), "diagnostics", diagnostics_of(r));
+		              r->plan == NULL && r->changes != NULL ? json_incref(r->changes)
+		                                                    : rz_plan_counts(r->plan),
+		              "diagnostics", diagnostics_of(r));
 		if (fields != NULL && r->listed != NULL) {
 			json_object_set(fields, "plan", r->listed);
 		}
@@ -1351,6 +1390,7 @@ static void finish(struct run *r, const char *phase, int exit_code)
 	json_decref(r->plan);
 	json_decref(r->listed);
 	json_decref(r->selector);
+	json_decref(r->changes);
 	sodium_memzero(r->secret, sizeof(r->secret));
 	if (r->slot) {
 		e->running--;
@@ -1779,7 +1819,11 @@ static void start_run(rz_engine_t *e, struct tenant *t)
 		run_event(r, "Normal", "RunStarted", "started");
 	}
 	rz_auth_token_secret(r->secret);
-	rz_auth_grant(e->auth, t->name, r->name, r->secret);
+	if (r->remote && r->stored) {
+		rz_auth_grant_kept(e->auth, t->name, r->name, r->secret); /* a restart keeps it */
+	} else {
+		rz_auth_grant(e->auth, t->name, r->name, r->secret);
+	}
 	rc = render(r, tenant, &err);
 	json_decref(tenant);
 	tenant_dir(e, t->name, dir, sizeof(dir));
@@ -2053,6 +2097,12 @@ static void on_lost(void *arg, const char *runner)
 	         "runner %s was lost (no heartbeat for runners.heartbeat_timeout) while it held "
 	         "tofu %s",
 	         runner, rz_engine_steps[r->step]);
+	{ /* the tenant's owners see it among its Events, not only in the daemon's log */
+		char what[256];
+		snprintf(what, sizeof(what), "runner %s was lost while it held tofu %s", runner,
+		         rz_engine_steps[r->step]);
+		run_event(r, "Warning", "RunnerLost", what);
+	}
 	if (rz_tfstate_release_run_lock(e->tfstate, r->name, &err) < 0) {
 		rz_logkv(RZ_LOG_ERR, "engine", "cannot release the lost run's state lock", "run",
 		         r->name, "error", err.msg, NULL);
@@ -2061,6 +2111,20 @@ static void on_lost(void *arg, const char *runner)
 	if (!t->gone && !e->stopping) {
 		poke(e, t->name, e->o.debounce_ms, "update"); /* as after a restart */
 	}
+}
+
+/* The job of the run's step waits and no runner can take it: the Run says so, once. */
+static void on_waiting(void *arg, const char *why)
+{
+	struct run *r = arg;
+
+	if (r->stored && r->scheduled != 1) {
+		rz_report_run_condition(r->e->store, r->t->name, r->name, "Scheduled", "False",
+		                        "NoRunner", why, NULL);
+		r->scheduled = 1;
+	}
+	rz_logkv(RZ_LOG_NOTICE, "engine", "run waits for a runner", "run", r->name, "why", why,
+	         NULL);
 }
 
 /* The run in progress named run, or NULL. */
@@ -2276,8 +2340,12 @@ static void h_claim(rz_req_t *req, void *ctx)
 	snprintf(r->runner, sizeof(r->runner), "%s", name);
 	e->exec->claimed(e->exec->ctx, r->name, name);
 	if (r->stored) {
-		rz_report_status(e->store, "Run", r->t->name, r->name,
-		                 json_pack("{s:s}", "runner", name));
+		char msg[128];
+		snprintf(msg, sizeof(msg), "claimed by runner %s", name);
+		rz_report_run_condition(
+		    e->store, r->t->name, r->name, "Scheduled", "True", "Claimed", msg,
+		    json_pack("{s:s, s:s}", "runner", name, "claimedStep", step));
+		r->scheduled = 2;
 	}
 	rz_logkv(RZ_LOG_INFO, "engine", "runner claimed a step", "run", r->name, "step", step,
 	         "runner", name, NULL);
@@ -2342,9 +2410,12 @@ static void h_file(rz_req_t *req, void *ctx)
 	rz_reply_status(req, rz_status_new(200, "", "kept"));
 }
 
+static void take_up_all(rz_engine_t *e);
+
 void rz_engine_set_executor(rz_engine_t *e, const rz_executor_t *exec)
 {
 	e->exec = exec;
+	take_up_all(e);
 }
 
 void rz_engine_kick(rz_engine_t *e)
@@ -2438,8 +2509,64 @@ int rz_engine_routes(rz_engine_t *e, rz_http_t *http, rz_err_t *err)
 
 /* ------------------------------------------------------------------ module */
 
+/* A Run the last process left unfinished: Interrupted, and its tenant runs again. */
+static void interrupt_left(rz_engine_t *e, const json_t *run, const char *now)
+{
+	json_t *meta = json_object_get(run, "metadata");
+	const char *tenant = json_string_value(json_object_get(meta, "tenant"));
+	const char *name = json_string_value(json_object_get(meta, "name"));
+
+	rz_report_status(e->store, "Run", tenant, name,
+	                 json_pack("{s:s, s:s, s:s}", "phase", "Interrupted", "finishedAt", now,
+	                           "message",
+	                           json_object_get(json_object_get(run, "status"), "startedAt")
+	                               ? "the daemon stopped before the run finished"
+	                               : "the daemon stopped before the run started"));
+	/* what it was to apply is not known to be applied: should the run poked here be lost
+	 * as well (a resync is stored only once it finds something), the next start sees the
+	 * tenant's inputs as not applied and runs it again */
+	rz_report_status(e->store, "Tenant", NULL, tenant, json_pack("{s:s}", "appliedInputs", ""));
+	rz_logkv(RZ_LOG_WARNING, "engine", "run interrupted by a daemon stop; running again",
+	         "tenant", tenant, "run", name, NULL);
+	poke(e, tenant, e->o.debounce_ms, "resync");
+}
+
+/* Whether a Run a previous daemon left is one its runner may still be running: remote
+ * runners are on, it was Running with a step out (status.step) and its grant was kept. */
+static bool adoptable(rz_engine_t *e, const json_t *run)
+{
+	const json_t *st = json_object_get(run, "status");
+	const char *phase = json_string_value(json_object_get(st, "phase"));
+	const char *name =
+	    json_string_value(json_object_get(json_object_get(run, "metadata"), "name"));
+
+	return e->o.remote && phase != NULL && strcmp(phase, "Running") == 0 &&
+	       json_is_string(json_object_get(st, "step")) && name != NULL &&
+	       rz_auth_granted(e->auth, name);
+}
+
+/* Whether the run named is one to take up (e->adopt). */
+static bool adopted(void *arg, const char *run)
+{
+	rz_engine_t *e = arg;
+	json_t *it;
+	size_t i;
+
+	json_array_foreach(e->adopt, i, it)
+	{
+		const char *name =
+		    json_string_value(json_object_get(json_object_get(it, "metadata"), "name"));
+		if (name != NULL && strcmp(name, run) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
 /* At start, before any run: runs the last process left unfinished become Interrupted, the
- * state locks they held are released, and their tenants run again. */
+ * state locks they held are released, and their tenants run again; but with remote runners
+ * the runs a runner may still be running are kept (e->adopt) for rz_engine_set_executor to
+ * take up, with their locks, grants and plans. */
 static void recover_runs(rz_engine_t *e)
 {
 	json_t *runs = rz_store_list_all(e->store, "Run", NULL), *run;
@@ -2447,10 +2574,7 @@ static void recover_runs(rz_engine_t *e)
 	rz_err_t err = { 0 };
 	size_t i;
 
-	remove_stale_plans(e);
-	if (rz_tfstate_release_run_locks(e->tfstate, &err) < 0) {
-		rz_log_warn("engine", "cannot release the locks of interrupted runs: %s", err.msg);
-	}
+	e->adopt = json_array();
 	rz_report_now(now, sizeof(now));
 	json_array_foreach(runs, i, run)
 	{
@@ -2465,24 +2589,148 @@ static void recover_runs(rz_engine_t *e)
 		     strcmp(phase, "AwaitingApproval") != 0 && strcmp(phase, "Queued") != 0)) {
 			continue;
 		}
-		rz_report_status(
-		    e->store, "Run", tenant, name,
-		    json_pack("{s:s, s:s, s:s}", "phase", "Interrupted", "finishedAt", now,
-		              "message",
-		              json_object_get(json_object_get(run, "status"), "startedAt")
-		                  ? "the daemon stopped before the run finished"
-		                  : "the daemon stopped before the run started"));
-		/* what it was to apply is not known to be applied: should the run poked here be
-		 * lost as well (a resync is stored only once it finds something), the next start
-		 * sees the tenant's inputs as not applied and runs it again */
-		rz_report_status(e->store, "Tenant", NULL, tenant,
-		                 json_pack("{s:s}", "appliedInputs", ""));
-		rz_logkv(RZ_LOG_WARNING, "engine",
-		         "run interrupted by a daemon stop; running again", "tenant", tenant, "run",
-		         name, NULL);
-		poke(e, tenant, e->o.debounce_ms, "resync");
+		if (adoptable(e, run)) {
+			json_array_append(e->adopt, run);
+			continue;
+		}
+		interrupt_left(e, run, now);
 	}
 	json_decref(runs);
+	rz_auth_ungrant_except(e->auth, adopted, e);
+	remove_stale_plans(e);
+	if (rz_tfstate_release_run_locks(e->tfstate, adopted, e, &err) < 0) {
+		rz_log_warn("engine", "cannot release the locks of interrupted runs: %s", err.msg);
+	}
+}
+
+/* A Run a previous daemon left on a runner, taken up: its struct run again, its log
+ * reopened, a new secret for its next steps (the runner keeps the old one, still granted),
+ * and its step to the executor, held by the runner that claimed it or published again. */
+static int take_up(rz_engine_t *e, const json_t *run, rz_err_t *err)
+{
+	const json_t *meta = json_object_get(run, "metadata"), *spec = json_object_get(run, "spec");
+	const json_t *st = json_object_get(run, "status");
+	const char *tenant = json_string_value(json_object_get(meta, "tenant"));
+	const char *step = json_string_value(json_object_get(st, "step"));
+	const char *runner = json_string_value(json_object_get(st, "runner"));
+	const char *claimed = json_string_value(json_object_get(st, "claimedStep"));
+	struct tenant *t = tenant_of(e, tenant, true);
+	json_t *tobj = NULL;
+	char dir[PATH_MAX], path[PATH_MAX * 2];
+	rz_exec_step_t s;
+	struct run *r;
+	int k;
+
+	for (k = 0; k < RZ_ENGINE_STEPS && strcmp(rz_engine_steps[k], step) != 0; k++) {
+	}
+	if (t == NULL || t->run != NULL || k == RZ_ENGINE_STEPS ||
+	    rz_store_get(e->store, rz_kind_by_name("Tenant"), NULL, tenant, &tobj, err) != 0) {
+		return rz_err_set(err, -EINVAL, "its tenant or step is gone");
+	}
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
+		json_decref(tobj);
+		return rz_err_set(err, -ENOMEM, "out of memory");
+	}
+	r->e = e;
+	r->t = t;
+	r->diagnostics = json_array();
+	snprintf(r->name, sizeof(r->name), "%s", json_string_value(json_object_get(meta, "name")));
+	snprintf(r->operation, sizeof(r->operation), "%s",
+	         json_string_value(json_object_get(spec, "operation")) ?: "apply");
+	snprintf(r->trigger, sizeof(r->trigger), "%s",
+	         json_string_value(json_object_get(spec, "trigger")) ?: "update");
+	r->generation = json_integer_value(json_object_get(spec, "generation"));
+	snprintf(r->started, sizeof(r->started), "%s",
+	         json_string_value(json_object_get(st, "startedAt")) ?: "");
+	r->deleting = json_object_get(json_object_get(tobj, "metadata"), "deletionTimestamp");
+	snprintf(r->talos, sizeof(r->talos), "%s",
+	         json_string_value(json_object_get(json_object_get(tobj, "spec"), "talosVersion"))
+	             ?: "");
+	snprintf(
+	    r->kubernetes, sizeof(r->kubernetes), "%s",
+	    json_string_value(json_object_get(json_object_get(tobj, "spec"), "kubernetesVersion"))
+	        ?: "");
+	{ /* the selectors merged as run_selector does; the tenant's alone if they conflict now */
+		json_t *groups = rz_store_list_all(e->store, "NodeGroup", tenant), *sel = NULL;
+		rz_err_t serr = { 0 };
+
+		if (rz_kind_runner_selector(tobj, groups, &sel, &serr) != 0) {
+			json_decref(sel);
+			sel = json_deep_copy(
+			    json_object_get(json_object_get(tobj, "spec"), "runnerSelector"));
+		}
+		if (json_object_size(sel) > 0) {
+			r->selector = sel;
+		} else {
+			json_decref(sel);
+		}
+		json_decref(groups);
+	}
+	json_decref(tobj);
+	/* what it composed, as its first step's dispatch recorded it */
+	snprintf(r->inputs, sizeof(r->inputs), "%s",
+	         json_string_value(json_object_get(st, "inputs")) ?: "");
+	r->stored = r->remote = r->slot = r->dispatched = true;
+	r->step = (enum step)k;
+	r->claimed = runner != NULL && claimed != NULL && strcmp(claimed, step) == 0;
+	r->scheduled = r->claimed ? 2 : 0;
+	snprintf(r->runner, sizeof(r->runner), "%s", runner ? runner : "");
+	if (r->step == STEP_APPLY) {
+		r->changes = json_incref(json_object_get(st, "changes"));
+		r->listed = json_incref(json_object_get(st, "plan"));
+	}
+	r->step_started_ns = mono_ns();
+	t->run = r;
+	e->running++;
+	rz_auth_token_secret(r->secret);
+	rz_auth_grant_kept(e->auth, t->name, r->name, r->secret);
+	tenant_dir(e, t->name, dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/%s.log", dir, r->name);
+	r->log = rz_runlog_reopen(path, e->o.max_run_log);
+	s = exec_step(r);
+	if (e->exec->attach(e->exec->ctx, &s, r->claimed ? r->runner : NULL, err) != 0) {
+		snprintf(r->error, sizeof(r->error), "cannot take the run up again: %s", err->msg);
+		finish(r, "Failed", -1);
+		return 0;
+	}
+	{
+		char what[256];
+		snprintf(what, sizeof(what), "taken up again after a daemon restart: tofu %s %s%s",
+		         step, r->claimed ? "on runner " : "(its job published again)",
+		         r->claimed ? r->runner : "");
+		run_event(r, "Normal", "RunTakenUp", what);
+		rz_logkv(RZ_LOG_NOTICE, "engine", "run taken up again after a restart", "tenant",
+		         t->name, "run", r->name, "step", step, "runner", r->runner, NULL);
+	}
+	return 0;
+}
+
+/* The Runs recover_runs kept: taken up with the executor, or (no remote executor after
+ * all, or it fails) Interrupted as any other left unfinished. */
+static void take_up_all(rz_engine_t *e)
+{
+	json_t *run;
+	char now[32];
+	size_t i;
+
+	rz_report_now(now, sizeof(now));
+	json_array_foreach(e->adopt, i, run)
+	{
+		rz_err_t err = { 0 };
+		const char *name =
+		    json_string_value(json_object_get(json_object_get(run, "metadata"), "name"));
+		if (e->exec != NULL && e->exec->remote(e->exec->ctx) &&
+		    take_up(e, run, &err) == 0) {
+			continue;
+		}
+		rz_logkv(RZ_LOG_WARNING, "engine", "a run left on a runner is not taken up", "run",
+		         name, "error", err.msg, NULL);
+		rz_auth_ungrant(e->auth, name);
+		(void)rz_tfstate_release_run_lock(e->tfstate, name, &err);
+		interrupt_left(e, run, now);
+	}
+	json_decref(e->adopt);
+	e->adopt = NULL;
 }
 
 /* At start: every tenant whose spec was not reconciled yet (or that is being deleted) gets
@@ -2498,6 +2746,23 @@ static void reconcile_pending(void *arg, json_t *t)
 	    json_integer_value(json_object_get(json_object_get(t, "status"), "observedGeneration"));
 	const char *name = json_string_value(json_object_get(meta, "name"));
 
+	struct tenant *tt = name != NULL ? tenant_of(e, name, false) : NULL;
+
+	if (tt != NULL && tt->run != NULL && tt->run->generation == gen &&
+	    tt->run->inputs[0] != '\0' && strcmp(tt->run->operation, "plan") != 0) {
+		/* a run taken up after a restart covers this generation; only inputs that changed
+		 * since it composed them ask for another */
+		char now[RZ_REPORT_INPUTS_LEN];
+		json_t *groups = rz_store_list_all(e->store, "NodeGroup", name);
+		json_t *patches = rz_store_list_all(e->store, "ConfigPatch", name);
+		rz_report_inputs(groups, patches, now);
+		json_decref(groups);
+		json_decref(patches);
+		if (strcmp(now, tt->run->inputs) == 0 &&
+		    json_object_get(meta, "deletionTimestamp") == NULL) {
+			return;
+		}
+	}
 	/* a node group's or config patch's change leaves the tenant's generation alone:
 	 * what tells of those is the digest the last successful apply recorded */
 	if (name != NULL && (gen != seen || json_object_get(meta, "deletionTimestamp") != NULL ||
@@ -2632,6 +2897,28 @@ static void keep_node(void *node)
 	(void)node;
 }
 
+/* A stopping daemon leaves a remote run to its runner: its Run stays Running, its grant,
+ * lock and plan stay, for the next start to take it up (recover_runs). Memory only. */
+static void leave(struct run *r)
+{
+	rz_logkv(RZ_LOG_NOTICE, "engine", "run left to its runner; the next start takes it up",
+	         "tenant", r->t->name, "run", r->name, NULL);
+	rz_runlog_close(r->log, "Running");
+	rz_proc_free(r->proc);
+	json_decref(r->diagnostics);
+	if (r->show.p != NULL) {
+		sodium_memzero(r->show.p, r->show.len);
+	}
+	free(r->show.p);
+	json_decref(r->plan);
+	json_decref(r->listed);
+	json_decref(r->selector);
+	json_decref(r->changes);
+	sodium_memzero(r->secret, sizeof(r->secret));
+	r->t->run = NULL;
+	free(r);
+}
+
 void rz_engine_free(rz_engine_t *e)
 {
 	struct tenant *t;
@@ -2656,7 +2943,10 @@ void rz_engine_free(rz_engine_t *e)
 	}
 	while ((t = e->tenants) != NULL) {
 		e->tenants = t->next;
-		if (t->run != NULL) {
+		if (t->run != NULL && t->run->remote && t->run->stored && t->run->dispatched &&
+		    e->o.remote) {
+			leave(t->run); /* its runner goes on: the next start takes it up */
+		} else if (t->run != NULL) {
 			t->next = NULL;
 			snprintf(t->run->error, sizeof(t->run->error), "the daemon stopped");
 			t->again = false;
@@ -2673,6 +2963,7 @@ void rz_engine_free(rz_engine_t *e)
 	if (e->settle != NULL) {
 		event_free(e->settle);
 	}
+	json_decref(e->adopt);
 	while (e->unsettled != NULL) { /* the next start marks their Runs Interrupted */
 		struct unsettled *u = e->unsettled;
 		e->unsettled = u->next;

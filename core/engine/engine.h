@@ -44,6 +44,8 @@ typedef struct rz_engine_opts {
 	                                 certificate with (read at each run); NULL for http */
 	const char *public_url;       /* runners.public_url: the daemon as remote runners reach it
 	                                 (the state backend of their runs); NULL or "": state_url */
+	bool remote; /* runners.nats_url is set: runs a previous daemon left on runners are
+	                taken up again (rz_engine_set_executor), not interrupted */
 } rz_engine_opts_t;
 
 typedef struct rz_engine rz_engine_t;

@@ -491,6 +491,31 @@ void rz_report_drift(rz_store_t *st, const char *tenant, bool drifted, const cha
 	rz_report_status(st, "Tenant", NULL, tenant, json_pack("{s:o}", "conditions", conds));
 }
 
+void rz_report_run_condition(rz_store_t *st, const char *tenant, const char *run, const char *type,
+                             const char *status, const char *reason, const char *message,
+                             json_t *also)
+{
+	json_t *r = NULL, *conds;
+	rz_err_t err = { 0 };
+	char now[32];
+
+	if (rz_store_get(st, rz_kind_by_name("Run"), tenant, run, &r, &err) != 0) {
+		json_decref(also);
+		return;
+	}
+	conds = json_deep_copy(json_object_get(json_object_get(r, "status"), "conditions"));
+	if (!json_is_array(conds)) {
+		json_decref(conds);
+		conds = json_array();
+	}
+	json_decref(r);
+	rz_report_now(now, sizeof(now));
+	set_condition(conds, type, status, reason, message, now, 0);
+	also = also != NULL ? also : json_object();
+	json_object_set_new(also, "conditions", conds);
+	rz_report_status(st, "Run", tenant, run, also);
+}
+
 /* Whether a was created before b (RFC 3339 times with milliseconds sort as text; then the
  * name). */
 static bool created_before(const json_t *a, const json_t *b)

@@ -88,6 +88,13 @@ void rz_report_counts(rz_store_t *st, const char *tenant, int64_t provision_time
 void rz_report_drift(rz_store_t *st, const char *tenant, bool drifted, const char *reason,
                      const char *message);
 
+/* A condition of a Run (type Scheduled: where a remote run's step is), its
+ * lastTransitionTime kept while its status stays, written with the status fields also
+ * (taken; may be NULL). Nothing is written when nothing changed. */
+void rz_report_run_condition(rz_store_t *st, const char *tenant, const char *run, const char *type,
+                             const char *status, const char *reason, const char *message,
+                             json_t *also);
+
 /* The inputs a run of the tenant composes besides the Tenant itself — its node groups and
  * config patches, by name, uid and generation (the lists as rz_store_list_all gives them) —
  * as a digest of RZ_REPORT_INPUTS_LEN - 1 hex digits into out. A successful apply records

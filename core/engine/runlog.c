@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/engine/runlog.h"
@@ -204,9 +205,10 @@ static void sse_end(rz_req_t *req, const char *phase)
 	rz_reply_end(req);
 }
 
-rz_runlog_t *rz_runlog_open(const char *path, uint64_t max)
+static rz_runlog_t *open_log(const char *path, uint64_t max, bool append)
 {
 	rz_runlog_t *l = calloc(1, sizeof(*l));
+	struct stat st;
 
 	if (max < RZ_RUNLOG_MIN) {
 		max = RZ_RUNLOG_MIN;
@@ -216,14 +218,28 @@ rz_runlog_t *rz_runlog_open(const char *path, uint64_t max)
 		l->head_max = max - l->tail.cap - MARKER_MAX;
 		l->tail.buf = malloc(l->tail.cap); /* NULL: the log keeps its head only */
 		/* 0600: a run's output names resources and ids that are nobody else's business */
-		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		l->f = fd >= 0 ? fdopen(fd, "w") : NULL;
+		int fd = open(path, O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC) | O_CLOEXEC,
+		              0600);
+		l->f = fd >= 0 ? fdopen(fd, append ? "a" : "w") : NULL;
 		if (fd >= 0 && l->f == NULL) {
 			close(fd);
+		}
+		if (append && l->f != NULL && fstat(fd, &st) == 0) {
+			l->written = (uint64_t)st.st_size; /* the head so far: the bound holds */
 		}
 		l->ids = rz_tfui_new();
 	}
 	return l;
+}
+
+rz_runlog_t *rz_runlog_open(const char *path, uint64_t max)
+{
+	return open_log(path, max, false);
+}
+
+rz_runlog_t *rz_runlog_reopen(const char *path, uint64_t max)
+{
+	return open_log(path, max, true);
 }
 
 void rz_runlog_line(rz_runlog_t *l, const char *line, size_t len)

@@ -30,6 +30,10 @@ typedef struct rz_runlog rz_runlog_t;
  * log still serves its followers. NULL only when out of memory. */
 rz_runlog_t *rz_runlog_open(const char *path, uint64_t max);
 
+/* The same, for the log of a run a restarted daemon takes up again: what the file holds
+ * stays, and counts toward max; the lines follow it. */
+rz_runlog_t *rz_runlog_reopen(const char *path, uint64_t max);
+
 /* One line (without its newline): into the file and to every follower. Accepts NULL. */
 void rz_runlog_line(rz_runlog_t *l, const char *line, size_t len);
 

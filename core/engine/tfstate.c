@@ -837,23 +837,51 @@ static void h_rollback(rz_req_t *req, void *ctx)
 	json_decref(doc);
 }
 
-int rz_tfstate_release_run_locks(rz_tfstate_t *ts, rz_err_t *err)
+int rz_tfstate_release_run_locks(rz_tfstate_t *ts, bool (*keep)(void *arg, const char *run),
+                                 void *arg, rz_err_t *err)
 {
 	rz_stmt_t *s = rz_db_stmt(ts->db,
-	                          "DELETE FROM tfstate_locks WHERE holder LIKE 'run/%' "
-	                          "RETURNING tenant, holder",
+	                          "SELECT tenant, holder FROM tfstate_locks WHERE holder LIKE "
+	                          "'run/%'",
 	                          err);
+	json_t *held = json_array(), *h;
+	size_t i;
 	int rc, n = 0;
 
-	if (s == NULL) {
-		return err->code;
+	if (s == NULL || held == NULL) {
+		json_decref(held);
+		return s == NULL ? err->code : -ENOMEM;
 	}
 	while ((rc = rz_stmt_step(s, err)) == 1) {
-		rz_logkv(RZ_LOG_WARNING, "tfstate", "released a lock an interrupted run held",
-		         "tenant", rz_stmt_text(s, 0), "holder", rz_stmt_text(s, 1), NULL);
-		n++;
+		const char *holder = rz_stmt_text(s, 1);
+		if (keep == NULL || !keep(arg, holder + 4)) {
+			json_array_append_new(held,
+			                      json_pack("[s, s]", rz_stmt_text(s, 0), holder));
+		}
 	}
 	rz_stmt_done(s);
+	json_array_foreach(held, i, h)
+	{
+		if (rc < 0 || (s = rz_db_stmt(ts->db,
+		                              "DELETE FROM tfstate_locks WHERE tenant = ?1 AND "
+		                              "holder = ?2",
+		                              err)) == NULL) {
+			rc = rc < 0 ? rc : err->code;
+			break;
+		}
+		rz_stmt_bind_text(s, 1, json_string_value(json_array_get(h, 0)));
+		rz_stmt_bind_text(s, 2, json_string_value(json_array_get(h, 1)));
+		rc = rz_stmt_step(s, err);
+		rz_stmt_done(s);
+		if (rc >= 0) {
+			rz_logkv(RZ_LOG_WARNING, "tfstate",
+			         "released a lock an interrupted run held", "tenant",
+			         json_string_value(json_array_get(h, 0)), "holder",
+			         json_string_value(json_array_get(h, 1)), NULL);
+			n++;
+		}
+	}
+	json_decref(held);
 	return rc < 0 ? rc : n;
 }
 

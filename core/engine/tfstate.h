@@ -19,6 +19,7 @@
 #ifndef RZ_TFSTATE_H
 #define RZ_TFSTATE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -64,8 +65,10 @@ int rz_tfstate_output(rz_tfstate_t *ts, const char *tenant, const char *name, ch
                       size_t *len, rz_err_t *err);
 
 /* At start, before any run: drop the locks runs held when the daemon stopped (no run is
- * alive to release them). Returns how many, or < 0 with err filled. */
-int rz_tfstate_release_run_locks(rz_tfstate_t *ts, rz_err_t *err);
+ * alive to release them), but those of the runs keep(arg, run) is true for (remote runs
+ * taken up again; keep NULL: none). Returns how many, or < 0 with err filled. */
+int rz_tfstate_release_run_locks(rz_tfstate_t *ts, bool (*keep)(void *arg, const char *run),
+                                 void *arg, rz_err_t *err);
 
 /* Drop the lock one run holds, if it holds one (its runner was lost): 1 when one was, 0
  * when none, or an error. */

@@ -527,6 +527,8 @@ static const rz_field_t run_plan[] = {
 	F_END,
 };
 
+static const char *const run_steps[] = { "init", "plan", "show", "apply", NULL };
+
 static const rz_field_t run_status[] = {
 	{ .name = "phase", .type = RZ_F_STRING, .enums = run_phases },
 	{ .name = "startedAt", .type = RZ_F_TIME },
@@ -549,6 +551,26 @@ static const rz_field_t run_status[] = {
 	  .doc = "what the plan does, resource by resource (no values)" },
 	{ .name = "approvedBy", .type = RZ_F_STRING },
 	{ .name = "approvalReason", .type = RZ_F_STRING, .max_len = 1024 },
+	{ .name = "conditions",
+	  .type = RZ_F_ARRAY,
+	  .items = RZ_F_OBJECT,
+	  .fields = condition_fields,
+	  .doc = "with remote runners, Scheduled: False (NoRunner) while no Ready runner "
+	         "serves the run's pool, True (Claimed) once a runner claimed its step" },
+	{ .name = "step",
+	  .type = RZ_F_STRING,
+	  .enums = run_steps,
+	  .doc = "with remote runners: the step whose job is out (init, plan, show, apply)" },
+	{ .name = "inputs",
+	  .type = RZ_F_STRING,
+	  .max_len = 64,
+	  .doc = "with remote runners: the digest of the node groups and config patches the run "
+	         "composed (as the tenant's appliedInputs)" },
+	{ .name = "claimedStep",
+	  .type = RZ_F_STRING,
+	  .enums = run_steps,
+	  .doc = "with remote runners: the last step status.runner claimed; equal to step "
+	         "while the runner runs it (a restarted daemon takes the run up again)" },
 	F_END,
 };
 
@@ -796,10 +818,23 @@ static void token_check(const rz_kind_t *k, json_t *obj, const json_t *old, json
 	    json_string_value(json_object_get(json_object_get(obj, "spec"), "expiresAt"));
 	int64_t ms = at != NULL ? rz_clock_parse(at) : -1;
 
+	const char *scope =
+	    json_string_value(json_object_get(json_object_get(obj, "spec"), "scope"));
+	bool runner = json_object_get(json_object_get(obj, "spec"), "runner") != NULL;
+
 	(void)k;
 	if (old == NULL && ms >= 0 && ms <= rz_clock_now_ms()) {
 		rz_fields_cause(causes, "spec.expiresAt", RZ_CAUSE_INVALID,
 		                "must be in the future (a token that has expired cannot be used)");
+	}
+	/* a runner token speaks for one runner: a claim under another runner's name is 403 */
+	if (scope != NULL && strcmp(scope, "runner") == 0 && !runner) {
+		rz_fields_cause(causes, "spec.runner", RZ_CAUSE_REQUIRED,
+		                "required with spec.scope runner: the runner (runner.name) the "
+		                "token belongs to");
+	} else if ((scope == NULL || strcmp(scope, "runner") != 0) && runner) {
+		rz_fields_cause(causes, "spec.runner", RZ_CAUSE_FORBIDDEN,
+		                "only with spec.scope runner");
 	}
 }
 
@@ -815,6 +850,12 @@ static const rz_field_t token_spec[] = {
 	  .enums = token_scopes,
 	  .doc = "runner: the token of a remote runner, good only to claim runs and report "
 	         "their files (docs/runners.md); absent: every route its role allows" },
+	{ .name = "runner",
+	  .type = RZ_F_STRING,
+	  .format = rz_format_dns1123_label,
+	  .format_name = "dns1123-label",
+	  .doc = "with spec.scope runner (and only then; required): the Runner the token "
+	         "belongs to; it claims runs and reports files under that name only" },
 	{ .name = "expiresAt", .type = RZ_F_TIME },
 	{ .name = "description", .type = RZ_F_STRING, .max_len = 256 },
 	F_END,

@@ -38,9 +38,15 @@ struct runner {
 
 /* A remote step in progress: its job is out, its events come back. */
 struct step {
-	char run[64], step[8], runner[64]; /* runner: "" until a runner claimed it */
-	int64_t next_seq;                  /* the next event expected */
-	rz_exec_step_t cb;                 /* callbacks and arg; its strings are not kept */
+	char run[64], tenant[64], step[8], runner[64]; /* runner: "" until one claimed it */
+	int attempt;
+	bool unpublished;                /* its job is not out yet */
+	char pool[RZ_DISPATCH_POOL_MAX]; /* where its job is */
+	json_t *selector;                /* the tenant's runnerSelector, or NULL */
+	int64_t next_seq;                /* the next event expected */
+	int64_t held_ms;                 /* when a runner claimed it (or a restart took it up) */
+	bool told;                       /* on_waiting was called */
+	rz_exec_step_t cb;               /* callbacks and arg; its strings are not kept */
 };
 
 struct rz_runners {
@@ -48,6 +54,8 @@ struct rz_runners {
 	rz_executor_t exec;
 	struct step *steps;
 	size_t nsteps;
+	size_t unpublished; /* steps whose job is not out yet */
+	bool was_down;      /* NATS was not connected at a sweep: no heartbeat could come */
 	size_t last_capacity;
 	void (*on_capacity)(void *arg);
 	void *capacity_arg;
@@ -221,6 +229,100 @@ static void heartbeat(rz_runners_t *r, const char *subject, const char *data, si
 
 #endif
 
+static void lose_steps(rz_runners_t *r, const char *runner);
+
+static struct step *step_of(rz_runners_t *r, const char *run)
+{
+	for (size_t i = 0; i < r->nsteps; i++) {
+		if (strcmp(r->steps[i].run, run) == 0) {
+			return &r->steps[i];
+		}
+	}
+	return NULL;
+}
+
+static void step_remove(rz_runners_t *r, struct step *st)
+{
+	json_decref(st->selector);
+	r->unpublished -= st->unpublished;
+	*st = r->steps[--r->nsteps];
+}
+
+/* Whether a Ready runner has every label of selector. */
+static bool served(const rz_runners_t *r, const json_t *selector)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		const json_t *labels = json_object_get(r->v[i].hb, "labels");
+		const char *key;
+		json_t *v;
+		bool all = r->v[i].phase == P_READY;
+		json_object_foreach((json_t *)selector, key, v)
+		{
+			all = all && json_equal(json_object_get(labels, key), v);
+		}
+		if (all) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool connected(const rz_runners_t *r);
+
+/* Steps whose job waits with no runner to take it: told once each (the Run's condition). */
+static void tell_waiting(rz_runners_t *r)
+{
+	for (size_t i = 0; i < r->nsteps; i++) {
+		struct step *st = &r->steps[i];
+		char why[RZ_DISPATCH_POOL_MAX + 1536], sel[1024] = "";
+		const char *key;
+		json_t *v;
+		if (st->told || st->runner[0] != '\0' || st->cb.on_waiting == NULL) {
+			continue;
+		}
+		if (!connected(r)) {
+			snprintf(why, sizeof(why),
+			         "NATS at %s is not connected: no runner can take the %s step",
+			         r->cfg->runners_nats_url, st->step);
+		} else if (!served(r, st->selector)) {
+			json_object_foreach(st->selector, key, v)
+			{
+				size_t n = strlen(sel);
+				snprintf(sel + n, sizeof(sel) - n, "%s%s=%s", n ? "," : "", key,
+				         json_string_value(v) ?: "");
+			}
+			snprintf(why, sizeof(why), "no Ready runner serves pool %s%s%s%s", st->pool,
+			         sel[0] ? " (runnerSelector " : "", sel, sel[0] ? ")" : "");
+		} else {
+			continue;
+		}
+		st->told = true;
+		st->cb.on_waiting(st->cb.arg, why); /* writes a condition: the table stays */
+	}
+}
+
+/* Steps held by a runner that is not Ready nor Stopping a timeout after they were taken
+ * up (a restart found its Runner Lost, or none): lost as well. */
+static void lose_orphans(rz_runners_t *r, int64_t now)
+{
+	for (size_t i = 0; i < r->nsteps; i++) {
+		struct step *st = &r->steps[i];
+		struct runner *x = NULL;
+		for (size_t k = 0; k < r->n && st->runner[0] != '\0'; k++) {
+			if (strcmp(r->v[k].name, st->runner) == 0) {
+				x = &r->v[k];
+			}
+		}
+		if (st->runner[0] != '\0' && (x == NULL || x->phase == P_LOST) &&
+		    now - st->held_ms >= r->cfg->runners_heartbeat_timeout_ms) {
+			char name[64];
+			snprintf(name, sizeof(name), "%s", st->runner);
+			lose_steps(r, name);
+			i = (size_t)-1; /* the table changed */
+		}
+	}
+}
+
 /* The steps a runner holds end Interrupted: on_lost (which forgets them). */
 static void lose_steps(rz_runners_t *r, const char *runner)
 {
@@ -230,7 +332,7 @@ static void lose_steps(rz_runners_t *r, const char *runner)
 			char name[64], run[64];
 			snprintf(name, sizeof(name), "%s", runner);
 			snprintf(run, sizeof(run), "%s", r->steps[i].run);
-			r->steps[i] = r->steps[--r->nsteps];
+			step_remove(r, &r->steps[i]);
 			rz_log_warn("remote", "runner %s lost while it held a step of run %s", name,
 			            run);
 			cb.on_lost(cb.arg, name);
@@ -245,6 +347,22 @@ static void lose_steps(rz_runners_t *r, const char *runner)
  * (a Stopping one, which said goodbye). */
 static void sweep(rz_runners_t *r, int64_t now)
 {
+	if (r->enabled && !connected(r)) {
+		/* no heartbeat can come: nobody is lost for the daemon's own disconnection */
+		r->was_down = true;
+		tell_waiting(r);
+		return;
+	}
+	if (r->was_down) {
+		/* back: every runner gets a whole timeout to be heard again, as at a start */
+		r->was_down = false;
+		for (size_t i = 0; i < r->n; i++) {
+			r->v[i].seen_ms = r->v[i].seen_ms > now ? r->v[i].seen_ms : now;
+		}
+		for (size_t i = 0; i < r->nsteps; i++) {
+			r->steps[i].held_ms = now;
+		}
+	}
 	for (size_t i = 0; i < r->n;) {
 		struct runner *x = &r->v[i];
 		if (now - x->seen_ms < r->cfg->runners_heartbeat_timeout_ms || x->phase == P_LOST) {
@@ -272,6 +390,8 @@ static void sweep(rz_runners_t *r, int64_t now)
 		}
 		i++;
 	}
+	lose_orphans(r, now);
+	tell_waiting(r);
 }
 
 /* The Runners a previous daemon left: known again, as seen now (a runner that is alive
@@ -491,16 +611,6 @@ static int connect_nats(rz_runners_t *r, int64_t now, rz_err_t *err)
 	return 0;
 }
 
-static struct step *step_of(rz_runners_t *r, const char *run)
-{
-	for (size_t i = 0; i < r->nsteps; i++) {
-		if (strcmp(r->steps[i].run, run) == 0) {
-			return &r->steps[i];
-		}
-	}
-	return NULL;
-}
-
 /* One event of a remote step: a line, or its end, to the engine's callbacks, in order. */
 static void event(rz_runners_t *r, const char *subject, const char *data, size_t len)
 {
@@ -536,10 +646,12 @@ static void event(rz_runners_t *r, const char *subject, const char *data, size_t
 	rz_dispatch_event_clear(&ev);
 }
 
+static void publish_jobs(rz_runners_t *r);
+
 static void poll_nats(rz_runners_t *r, int64_t now)
 {
 	rz_err_t err = { 0 };
-	bool connected;
+	bool up;
 	natsMsg *m = NULL;
 
 	if (r->nc == NULL) {
@@ -553,8 +665,8 @@ static void poll_nats(rz_runners_t *r, int64_t now)
 		drop_connection(r, now);
 		return;
 	}
-	connected = natsConnection_Status(r->nc) == NATS_CONN_STATUS_CONNECTED;
-	if (connected && (!r->was_connected || !r->streams) && !r->streams_pending &&
+	up = natsConnection_Status(r->nc) == NATS_CONN_STATUS_CONNECTED;
+	if (up && (!r->was_connected || !r->streams) && !r->streams_pending &&
 	    now >= r->streams_retry_ms) {
 		r->streams_pending = true;
 		r->streams_retry_ms = now + RZ_RUNNERS_RETRY_MS;
@@ -562,7 +674,8 @@ static void poll_nats(rz_runners_t *r, int64_t now)
 			r->streams_pending = false;
 		}
 	}
-	r->was_connected = connected;
+	r->was_connected = up;
+	publish_jobs(r);
 	for (int i = 0; r->sub != NULL && i < RZ_RUNNERS_PER_TICK; i++) {
 		if (natsSubscription_NextMsg(&m, r->sub, 0) != NATS_OK) {
 			break;
@@ -591,13 +704,24 @@ static bool ex_remote(void *ctx)
 	return ((rz_runners_t *)ctx)->enabled;
 }
 
+/* Whether jobs go out and events come back now. */
+static bool connected(const rz_runners_t *r)
+{
+#ifdef HAVE_LIBNATS
+	return r->nc != NULL && natsConnection_Status(r->nc) == NATS_CONN_STATUS_CONNECTED &&
+	       r->streams && r->events != NULL;
+#else
+	(void)r;
+	return false;
+#endif
+}
+
 static size_t capacity(rz_runners_t *r)
 {
 	size_t n = 0;
 
 #ifdef HAVE_LIBNATS
-	if (r->nc == NULL || natsConnection_Status(r->nc) != NATS_CONN_STATUS_CONNECTED ||
-	    !r->streams || r->events == NULL) {
+	if (!connected(r)) {
 		return 0;
 	}
 #endif
@@ -614,59 +738,108 @@ static size_t ex_capacity(void *ctx)
 	return capacity(ctx);
 }
 
-static int ex_start(void *ctx, const rz_exec_step_t *s, rz_err_t *err)
+/* The jobs not out yet, when NATS is there: published and their store acknowledged
+ * (with a message id, so that JetStream keeps one of a job published twice). A job that
+ * cannot go out now goes at a later tick. */
+static void publish_jobs(rz_runners_t *r)
 {
-	rz_runners_t *r = ctx;
+#ifdef HAVE_LIBNATS
+	for (size_t i = 0; i < r->nsteps && r->unpublished > 0 && connected(r); i++) {
+		struct step *st = &r->steps[i];
+		rz_dispatch_job_t job = { 0 };
+		char subject[RZ_DISPATCH_POOL_MAX + 32], id[160], *text;
+		jsPubOptions po;
+		jsErrCode jerr = 0;
+		natsStatus ns;
+		if (!st->unpublished) {
+			continue;
+		}
+		snprintf(job.run, sizeof(job.run), "%s", st->run);
+		snprintf(job.tenant, sizeof(job.tenant), "%s", st->tenant);
+		snprintf(job.step, sizeof(job.step), "%s", st->step);
+		job.attempt = st->attempt;
+		snprintf(job.daemon, sizeof(job.daemon), "%s", r->daemon_url);
+		if ((text = rz_dispatch_job_build(&job)) == NULL) {
+			return;
+		}
+		snprintf(subject, sizeof(subject), RZ_DISPATCH_JOBS_PREFIX "%s", st->pool);
+		snprintf(id, sizeof(id), "%s.%s.%d", st->run, st->step, st->attempt);
+		jsPubOptions_Init(&po);
+		po.MsgId = id;
+		po.MaxWait = RZ_RUNNERS_PUBLISH_WAIT_MS;
+		ns = js_Publish(NULL, r->js, subject, text, (int)strlen(text), &po, &jerr);
+		free(text);
+		if (ns != NATS_OK) {
+			rz_log_warn("remote", "run %s: its %s job is not out yet (%s); again soon",
+			            st->run, st->step, rz_nats_error(ns));
+			return;
+		}
+		st->unpublished = false;
+		r->unpublished--;
+		r->jobs++;
+		rz_log_debug("remote", "job of run %s, step %s, on %s", st->run, st->step, subject);
+	}
+#else
+	(void)r;
+#endif
+}
+
+/* The step into the table: held by runner (a restart took it up), or with its job to
+ * publish (now, or once NATS is there). */
+static int put_step(rz_runners_t *r, const rz_exec_step_t *s, const char *runner, rz_err_t *err)
+{
 	struct step *st = step_of(r, s->run);
-	rz_dispatch_job_t job = { 0 };
-	char pool[RZ_DISPATCH_POOL_MAX], why[256], *text;
-	char subject[sizeof(pool) + 32];
+	char pool[RZ_DISPATCH_POOL_MAX], why[256];
 
 	if (!rz_dispatch_pool(s->selector, pool, sizeof(pool), why, sizeof(why))) {
 		return rz_err_set(err, -EINVAL, "spec.runnerSelector: %s", why);
 	}
-	snprintf(job.run, sizeof(job.run), "%s", s->run);
-	snprintf(job.tenant, sizeof(job.tenant), "%s", s->tenant);
-	snprintf(job.step, sizeof(job.step), "%s", s->step);
-	job.attempt = s->attempt;
-	snprintf(job.daemon, sizeof(job.daemon), "%s", r->daemon_url);
-	if ((text = rz_dispatch_job_build(&job)) == NULL) {
-		return rz_err_set(err, -ENOMEM, "cannot build the job of run %s", s->run);
-	}
 	if (st == NULL) {
 		if (r->nsteps >= RZ_RUNNERS_STEPS) {
-			free(text);
 			return rz_err_set(err, -ENOSPC, "%d remote steps in progress already",
 			                  RZ_RUNNERS_STEPS);
 		}
 		st = &r->steps[r->nsteps++];
+	} else {
+		json_decref(st->selector);
+		r->unpublished -= st->unpublished;
 	}
 	memset(st, 0, sizeof(*st));
 	snprintf(st->run, sizeof(st->run), "%s", s->run);
+	snprintf(st->tenant, sizeof(st->tenant), "%s", s->tenant);
 	snprintf(st->step, sizeof(st->step), "%s", s->step);
+	snprintf(st->pool, sizeof(st->pool), "%s", pool);
+	snprintf(st->runner, sizeof(st->runner), "%s", runner ? runner : "");
+	st->attempt = s->attempt;
+	st->held_ms = rz_clock_now_ms();
+	st->selector = s->selector != NULL ? json_deep_copy(s->selector) : NULL;
 	st->next_seq = 1;
 	st->cb = *s;
 	st->cb.run = st->cb.tenant = st->cb.step = NULL;
 	st->cb.selector = NULL;
-	snprintf(subject, sizeof(subject), RZ_DISPATCH_JOBS_PREFIX "%s", pool);
-#ifdef HAVE_LIBNATS
-	{
-		natsStatus ns = r->js != NULL
-		                    ? js_PublishAsync(r->js, subject, text, (int)strlen(text), NULL)
-		                    : NATS_NOT_YET_CONNECTED;
-		free(text);
-		if (ns != NATS_OK) {
-			*st = r->steps[--r->nsteps];
-			return rz_err_set(err, -EIO, "NATS: cannot publish the job on %s: %s",
-			                  subject, rz_nats_error(ns));
-		}
-	}
-#else
-	free(text);
-#endif
-	r->jobs++;
-	rz_log_debug("remote", "job of run %s, step %s, on %s", s->run, s->step, subject);
+	st->unpublished = runner == NULL;
+	r->unpublished += st->unpublished;
+	publish_jobs(r);
 	return 0;
+}
+
+static int ex_start(void *ctx, const rz_exec_step_t *s, rz_err_t *err)
+{
+	return put_step(ctx, s, NULL, err);
+}
+
+static int ex_attach(void *ctx, const rz_exec_step_t *s, const char *runner, rz_err_t *err)
+{
+	rz_exec_step_t again = *s;
+
+	if (runner != NULL && runner[0] != '\0') {
+		rz_log_info("remote", "run %s: its %s step on runner %s taken up again", s->run,
+		            s->step, runner);
+		return put_step(ctx, s, runner, err);
+	}
+	/* no runner claimed it, or its job was not out when the daemon stopped: once more */
+	again.attempt = s->attempt + 1;
+	return put_step(ctx, &again, NULL, err);
 }
 
 static void ex_claimed(void *ctx, const char *run, const char *runner)
@@ -704,7 +877,7 @@ static void ex_forget(void *ctx, const char *run)
 	struct step *st = step_of(r, run);
 
 	if (st != NULL) {
-		*st = r->steps[--r->nsteps];
+		step_remove(r, st);
 	}
 }
 
@@ -757,8 +930,14 @@ int rz_runners_new(rz_runners_t **out, struct event_base *base, const rz_config_
 		free(r);
 		return rz_err_set(err, -ENOMEM, "out of memory");
 	}
-	r->exec = (rz_executor_t){ r,          ex_remote, ex_capacity, ex_start,
-		                   ex_claimed, ex_cancel, ex_forget };
+	r->exec = (rz_executor_t){ .ctx = r,
+		                   .remote = ex_remote,
+		                   .capacity = ex_capacity,
+		                   .start = ex_start,
+		                   .attach = ex_attach,
+		                   .claimed = ex_claimed,
+		                   .cancel = ex_cancel,
+		                   .forget = ex_forget };
 	snprintf(r->daemon_url, sizeof(r->daemon_url), "%s", daemon_url ? daemon_url : "");
 	r->base = base;
 	r->cfg = cfg;
@@ -861,6 +1040,9 @@ void rz_runners_free(rz_runners_t *r)
 		json_decref(r->v[i].hb);
 	}
 	free(r->v);
+	for (size_t i = 0; r->steps != NULL && i < r->nsteps; i++) {
+		json_decref(r->steps[i].selector);
+	}
 	free(r->steps);
 	free(r);
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <curl/curl.h>
+#include <event2/event.h>
 #include <jansson.h>
 #include <sodium.h>
 
@@ -38,6 +39,12 @@ struct slot {
 	char *show;    /* show's stdout, to report as show.json */
 	size_t show_len;
 	bool show_cut;
+	/* the step ended: its files go to the daemon (again after a while when it does not
+	 * answer), then its end is published */
+	struct event *retry;
+	int end_status, tries;
+	bool end_timed_out, end_canceled;
+	size_t reported; /* files of claim.upload the daemon kept */
 };
 
 struct rz_work {
@@ -160,6 +167,9 @@ static void remove_dir(const char *dir)
 
 static void slot_free(struct slot *s)
 {
+	if (s->retry != NULL) {
+		event_free(s->retry);
+	}
 	rz_proc_free(s->proc);
 	remove_dir(s->dir); /* the working directory lives as long as its step */
 	json_decref(s->claim);
@@ -170,8 +180,8 @@ static void slot_free(struct slot *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* A file the daemon keeps, PUT; false when it refused it. */
-static bool report(struct slot *s, const char *file, const char *data, size_t len)
+/* A file the daemon keeps, PUT: the status code (0: no answer). */
+static long report(struct slot *s, const char *file, const char *data, size_t len)
 {
 	char path[256];
 	struct body b = { NULL, 0, 64 * 1024, false };
@@ -185,52 +195,101 @@ static bool report(struct slot *s, const char *file, const char *data, size_t le
 		rz_log_warn("runner", "run %s: the daemon did not keep %s (HTTP %ld)", s->run, file,
 		            code);
 	}
-	return code == 200;
+	return code;
 }
 
-/* The step's files, then its end. */
+/* The daemon was not there (no answer, or 502, 503, 504: a proxy before a restarting
+ * daemon): worth another try. */
+static bool unanswered(long code)
+{
+	return code == 0 || code == 502 || code == 503 || code == 504;
+}
+
+/* The plan file of the step's directory, PUT: the status code. */
+static long report_plan(struct slot *s)
+{
+	char path[PATH_MAX + 80];
+	struct stat st;
+	char *buf = NULL;
+	long code = 500;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%s.plan", s->dir, s->run);
+	fp = fopen(path, "rb");
+	if (fp != NULL && fstat(fileno(fp), &st) == 0 &&
+	    (buf = malloc((size_t)st.st_size + 1)) != NULL &&
+	    fread(buf, 1, (size_t)st.st_size, fp) == (size_t)st.st_size) {
+		code = report(s, "plan", buf, (size_t)st.st_size);
+	}
+	if (buf != NULL) {
+		sodium_memzero(buf, (size_t)st.st_size);
+	}
+	free(buf);
+	if (fp != NULL) {
+		fclose(fp);
+	}
+	return code;
+}
+
+static void try_end(struct slot *s);
+
+static void on_retry(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	try_end(arg);
+}
+
+/* The step's files (those not kept yet), then its end. A daemon that does not answer gets
+ * the file again RZ_WORK_REPORT_WAIT_MS later, RZ_WORK_REPORT_TRIES times: a restarted
+ * daemon takes the run up again and wants it. */
+static void try_end(struct slot *s)
+{
+	json_t *up = json_object_get(s->claim, "upload");
+	int status = s->end_status;
+
+	while (status == 0 && s->reported < json_array_size(up)) {
+		const char *name = json_string_value(json_array_get(up, s->reported));
+		long code = 200;
+		if (name != NULL && strcmp(name, "show.json") == 0) {
+			code = s->show_cut ? 413
+			                   : report(s, name, s->show ? s->show : "", s->show_len);
+		} else if (name != NULL && strcmp(name, "plan") == 0) {
+			code = report_plan(s);
+		}
+		if (code == 200) {
+			s->reported++;
+			continue;
+		}
+		if (unanswered(code) && ++s->tries < RZ_WORK_REPORT_TRIES &&
+		    (s->retry != NULL ||
+		     (s->retry = evtimer_new(s->w->base, on_retry, s)) != NULL)) {
+			struct timeval tv = { RZ_WORK_REPORT_WAIT_MS / 1000,
+				              (RZ_WORK_REPORT_WAIT_MS % 1000) * 1000 };
+			if (s->tries == 1) {
+				rz_log_warn(
+				    "runner",
+				    "run %s: the daemon does not answer; %s again every %d ms",
+				    s->run, name, RZ_WORK_REPORT_WAIT_MS);
+			}
+			evtimer_add(s->retry, &tv);
+			return;
+		}
+		status = 1;
+	}
+	publish_event(s, rz_dispatch_event_exit(s->run, s->step, ++s->seq, status, s->end_timed_out,
+	                                        s->end_canceled));
+	rz_log_info("runner", "run %s: step %s ended with %d%s%s", s->run, s->step, status,
+	            s->end_timed_out ? " (timed out)" : "", s->end_canceled ? " (canceled)" : "");
+	slot_free(s);
+}
+
 static void step_end(struct slot *s, int status, bool timed_out, bool canceled)
 {
-	json_t *up = json_object_get(s->claim, "upload"), *f;
-	size_t i;
-
-	json_array_foreach(up, i, f)
-	{
-		const char *name = json_string_value(f);
-		if (status != 0 || name == NULL) {
-			break;
-		}
-		if (strcmp(name, "show.json") == 0) {
-			if (s->show_cut || !report(s, name, s->show ? s->show : "", s->show_len)) {
-				status = 1;
-			}
-		} else if (strcmp(name, "plan") == 0) {
-			char path[PATH_MAX + 80];
-			struct stat st;
-			char *buf = NULL;
-			FILE *fp;
-			snprintf(path, sizeof(path), "%s/%s.plan", s->dir, s->run);
-			fp = fopen(path, "rb");
-			if (fp == NULL || fstat(fileno(fp), &st) < 0 ||
-			    (buf = malloc((size_t)st.st_size + 1)) == NULL ||
-			    fread(buf, 1, (size_t)st.st_size, fp) != (size_t)st.st_size ||
-			    !report(s, name, buf, (size_t)st.st_size)) {
-				status = 1;
-			}
-			if (buf != NULL) {
-				sodium_memzero(buf, (size_t)st.st_size);
-			}
-			free(buf);
-			if (fp != NULL) {
-				fclose(fp);
-			}
-		}
-	}
-	publish_event(
-	    s, rz_dispatch_event_exit(s->run, s->step, ++s->seq, status, timed_out, canceled));
-	rz_log_info("runner", "run %s: step %s ended with %d%s%s", s->run, s->step, status,
-	            timed_out ? " (timed out)" : "", canceled ? " (canceled)" : "");
-	slot_free(s);
+	s->end_status = status;
+	s->end_timed_out = timed_out;
+	s->end_canceled = canceled;
+	try_end(s);
 }
 
 static void on_line(void *arg, const char *line, size_t len, bool is_stderr)

@@ -17,10 +17,12 @@
 #include "core/base/config.h"
 #include "core/base/errors.h"
 
-#define RZ_WORK_CLAIM_MAX    (96u << 20) /* bytes of a claim's answer at most */
-#define RZ_WORK_SHOW_MAX     (16u << 20) /* bytes of show -json kept to report */
-#define RZ_WORK_HTTP_TIMEOUT 30          /* s for one claim or report */
-#define RZ_WORK_NAK_DELAY_MS 5000        /* a job that could not be claimed comes back after */
+#define RZ_WORK_CLAIM_MAX      (96u << 20) /* bytes of a claim's answer at most */
+#define RZ_WORK_SHOW_MAX       (16u << 20) /* bytes of show -json kept to report */
+#define RZ_WORK_HTTP_TIMEOUT   30          /* s for one claim or report */
+#define RZ_WORK_NAK_DELAY_MS   5000        /* a job that could not be claimed comes back after */
+#define RZ_WORK_REPORT_TRIES   120         /* a file the daemon did not answer for: tried again */
+#define RZ_WORK_REPORT_WAIT_MS 1000        /* this far apart (a daemon restarting, say) */
 
 struct event_base;
 typedef struct rz_work rz_work_t;

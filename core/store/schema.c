@@ -202,6 +202,18 @@ static const rz_migration_t migrations[] = {
 	           "ALTER TABLE objects_new RENAME TO objects;\n"
 	           "CREATE INDEX objects_by_tenant ON objects (tenant, kind);\n",
 	},
+	{
+	    /* a remote run's secret lives on its runner: a restarted daemon takes the run up
+	     * again and must still accept the runner's state writes. The hash only. */
+	    .version = 13,
+	    .name = "the grants of runs on remote runners, kept across a restart",
+	    .sql = "CREATE TABLE run_grants (\n"
+	           "    run TEXT NOT NULL,\n"
+	           "    tenant TEXT NOT NULL,\n"
+	           "    hash TEXT NOT NULL,\n"
+	           "    PRIMARY KEY (run, hash)\n"
+	           ") STRICT;\n",
+	},
 };
 
 const rz_migration_t *rz_db_migrations(size_t *count)

@@ -6,7 +6,9 @@
 # log reads through the API; a runner killed with -9 while it holds an apply (a tofu
 # stand-in that takes the state lock and sleeps) ends the run Interrupted, the lock
 # released, the run's secret refused, and the tenant runs again on the other runner with its
-# state intact; a cancel reaches a remote run; a wrong runner token is refused at the claim.
+# state intact, and a Warning Event RunnerLost on the tenant says so; a cancel reaches a
+# remote run; a wrong runner token is refused at the claim, a runner token bound to runner
+# a claims nothing as runner b.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 if ! grep -q 'define HAVE_LIBNATS 1' "$top_builddir/config.h" 2>/dev/null; then
@@ -89,11 +91,20 @@ api() { curl -s -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/
 patch() { curl -s -o /dev/null -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/merge-patch+json' -X PATCH "$API/$1" -d "$2"; }
 js() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)" 2>/dev/null; }
 
-# The runner token: an APIToken with spec.scope runner.
-RTOKEN=$(api -X POST "$API/users/admin/tokens" -d '{"spec":{"scope":"runner","description":"runners"}}' | js 'd["status"]["secret"] if "secret" in d.get("status",{}) else d.get("secret","")')
-[ -n "$RTOKEN" ] || RTOKEN=$(api -X POST "$API/users/admin/tokens" -d '{"spec":{"scope":"runner"}}' | sed -n 's/.*"secret":"\(rzt_[^"]*\)".*/\1/p')
-printf '%s\n' "$RTOKEN" >"$WORK/runner.token"
-expect_match "a runner token (scope runner) is made" '^rzt_' "$RTOKEN"
+# The runner tokens: APITokens with spec.scope runner and spec.runner, one per runner.
+out=$(api -X POST "$API/users/admin/tokens" -d '{"spec":{"scope":"runner","description":"runners"}}')
+expect_match "a runner token without spec.runner is refused, naming the field" '"code":422.*spec\.runner' "$out"
+out=$(api -X POST "$API/users/admin/tokens" -d '{"spec":{"runner":"a"}}')
+expect_match "spec.runner without spec.scope runner is refused, naming the field" '"code":422.*spec\.runner' "$out"
+for n in a b; do
+	api -X POST "$API/users/admin/tokens" -d "{\"spec\":{\"scope\":\"runner\",\"runner\":\"$n\"}}" | js 'd["secret"]' >"$WORK/runner-$n.token"
+done
+RTOKEN=$(cat "$WORK/runner-a.token")
+expect_match "a runner token (scope runner, runner a) is made" '^rzt_' "$RTOKEN"
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $RTOKEN" -H 'Content-Type: application/json' -d '{"run":"run-x","step":"init"}' "$API/runners/b/claims")
+expect_eq "runner a's token claims nothing as runner b (403)" "403" "$code"
+code=$(curl -s -o /dev/null -w '%{http_code}' -X PUT -H "Authorization: Bearer $RTOKEN" -H 'Content-Type: application/octet-stream' -d 'x' "$API/runners/b/claims/run-x/files/plan")
+expect_eq "nor reports a file as runner b (403)" "403" "$code"
 code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $RTOKEN" "$API/tenants")
 expect_eq "a runner token reads no tenant (403)" "403" "$code"
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{"run":"run-x","step":"init"}' "$API/runners/a/claims")
@@ -130,7 +141,7 @@ runner:
   nats_user: runner
   nats_password_file: $WORK/runner.pw
   daemon_url: $BASE
-  token_file: $WORK/runner.token
+  token_file: $WORK/runner-$n.token
 CONF
 done
 "$REZUSCLOUD" runner -c "$WORK/a.conf" >"$WORK/a.log" 2>&1 &
@@ -219,6 +230,8 @@ for _ in $(seq 1 100); do
 done
 expect_eq "kill -9 of runner $holder mid-apply: the run is Interrupted" "Interrupted" "$(runphase "$KRUN")"
 expect_match "saying the runner was lost" "runner $holder was lost" "$(api "$API/tenants/t5/runs/$KRUN" | js 'd["status"].get("message","")')"
+lost=$(api "$API/tenants/t5/events" | js '" ".join(i["reason"] for i in d["items"] if i.get("reason")=="RunnerLost" and i.get("type")=="Warning" and "runner '"$holder"' " in i.get("message","") and "'"$KRUN"'" in i.get("message",""))')
+expect_eq "a Warning Event RunnerLost on t5 names the runner and the run" "RunnerLost" "$lost"
 expect_eq "its state lock is released" "0" "$(sqlite3 "file:$WORK/data/rezus.db?mode=ro" "SELECT count(*) FROM tfstate_locks WHERE tenant='t5'" 2>/dev/null)"
 code=$(curl -s -o /dev/null -w '%{http_code}' -u "rezus:$(cat "$WORK/zombie.pw")" -X POST -d '{}' "$(cat "$WORK/zombie.addr")")
 expect_eq "a late write with the lost run's secret is refused (401)" "401" "$code"
@@ -251,7 +264,7 @@ expect_match "the runner killed its tofu" "run $CRUN: canceled by the daemon" "$
 rm -f "$WORK/slow-$other"
 
 expect_eq "no password or token in the logs" "0" \
-	"$(cat "$WORK/daemon.log" "$WORK/a.log" "$WORK/b.log" | grep -c -e runner-nats-pw-2 -e daemon-nats-pw-2 -e "$RTOKEN")"
+	"$(cat "$WORK/daemon.log" "$WORK/a.log" "$WORK/b.log" | grep -c -e runner-nats-pw-2 -e daemon-nats-pw-2 -e "$RTOKEN" -e "$(cat "$WORK/runner-b.token")")"
 kill -TERM "$DAEMON_PID"
 wait_exit "$DAEMON_PID" 20
 expect_eq "the daemon stops cleanly" "0" "$EXIT_STATUS"

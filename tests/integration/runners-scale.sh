@@ -90,9 +90,13 @@ TOKEN=$(curl -s -X POST "$API/auth/login" -H 'Content-Type: application/json' \
 api() { curl -s -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' "$@"; }
 js() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)" 2>/dev/null; }
 
-RTOKEN=$(api -X POST "$API/users/admin/tokens" -d '{"spec":{"scope":"runner","description":"runners"}}' | sed -n 's/.*"secret":"\(rzt_[^"]*\)".*/\1/p')
-printf '%s\n' "$RTOKEN" >"$WORK/runner.token"
-expect_match "a runner token (scope runner) is made" '^rzt_' "$RTOKEN"
+RTOKENS=
+for n in a b; do
+	RTOKEN=$(api -X POST "$API/users/admin/tokens" -d "{\"spec\":{\"scope\":\"runner\",\"runner\":\"$n\",\"description\":\"runner $n\"}}" | sed -n 's/.*"secret":"\(rzt_[^"]*\)".*/\1/p')
+	printf '%s\n' "$RTOKEN" >"$WORK/$n.token"
+	RTOKENS="$RTOKENS $RTOKEN"
+done
+expect_match "a runner token (scope runner) is made for each runner" '^ rzt_[^ ]+ rzt_[^ ]+$' "$RTOKENS"
 for n in a b; do
 	cat >"$WORK/$n.conf" <<CONF
 tofu:
@@ -107,7 +111,7 @@ runner:
   nats_user: runner
   nats_password_file: $WORK/runner.pw
   daemon_url: $BASE
-  token_file: $WORK/runner.token
+  token_file: $WORK/$n.token
 CONF
 done
 # the runners pull from the streams the daemon creates: start them once it has
@@ -237,7 +241,7 @@ page=$(curl -s -H "Cookie: rezus_session=$TOKEN" "$BASE/tenants/s06/runs/$RUN")
 expect_match "the WebUI's run page names the runner" '<span id="run-runner">b</span>' "$page"
 
 expect_eq "no password or token in the logs" "0" \
-	"$(cat "$WORK/daemon.log" "$WORK/a.log" "$WORK/b.log" | grep -c -e runner-nats-pw-3 -e daemon-nats-pw-3 -e "$RTOKEN")"
+	"$(cat "$WORK/daemon.log" "$WORK/a.log" "$WORK/b.log" | grep -c -e runner-nats-pw-3 -e daemon-nats-pw-3 $(for t in $RTOKENS; do printf -- '-e %s ' "$t"; done))"
 kill -TERM "$DAEMON_PID"
 wait_exit "$DAEMON_PID" 20
 expect_eq "the daemon stops cleanly" "0" "$EXIT_STATUS"

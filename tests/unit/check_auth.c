@@ -103,6 +103,14 @@ static const char *cause0(json_t *st)
 	return str(json_array_get(causes, 0), "message");
 }
 
+/* The field of the first cause of an Invalid Status. */
+static const char *cause0_field(json_t *st)
+{
+	json_t *causes = json_object_get(json_object_get(st, "details"), "causes");
+
+	return str(json_array_get(causes, 0), "field");
+}
+
 /* Log in; the session token goes into tok. Returns the code. */
 static int login(const char *user, const char *pw, char *tok, size_t size)
 {
@@ -495,14 +503,30 @@ END_TEST
 
 /* ------------------------------------------------------------------ API tokens */
 
-/* A runner token (spec.scope runner) claims runs and does nothing else. */
+/* A runner token (spec.scope runner) claims runs, under its spec.runner's name only, and
+ * does nothing else. */
 START_TEST(test_runner_token_claims_only)
 {
 	json_t *j;
 	char secret[128];
 
+	/* spec.runner: required with the scope, refused without it, a DNS label */
 	ck_assert_int_eq(call("POST", "/api/v1/users/admin/tokens", admin_tok,
 	                      "{\"spec\":{\"scope\":\"runner\"}}", &j),
+	                 422);
+	ck_assert_str_eq(cause0_field(j), "spec.runner");
+	json_decref(j);
+	ck_assert_int_eq(call("POST", "/api/v1/users/admin/tokens", admin_tok,
+	                      "{\"spec\":{\"runner\":\"r1\"}}", &j),
+	                 422);
+	ck_assert_str_eq(cause0_field(j), "spec.runner");
+	json_decref(j);
+	ck_assert_int_eq(call("POST", "/api/v1/users/admin/tokens", admin_tok,
+	                      "{\"spec\":{\"scope\":\"runner\",\"runner\":\"Not_A_Name\"}}", &j),
+	                 422);
+	json_decref(j);
+	ck_assert_int_eq(call("POST", "/api/v1/users/admin/tokens", admin_tok,
+	                      "{\"spec\":{\"scope\":\"runner\",\"runner\":\"r1\"}}", &j),
 	                 201);
 	snprintf(secret, sizeof(secret), "%s", str(j, "secret"));
 	remember(secret);
@@ -520,6 +544,20 @@ START_TEST(test_runner_token_claims_only)
 	                 409);
 	json_decref(j);
 	ck_assert_int_eq(call("POST", "/api/v1/runners/r1/claims", secret, "{\"run\":1}", &j), 422);
+	json_decref(j);
+	/* under another runner's name: 403, for the claim and for a file */
+	ck_assert_int_eq(call("POST", "/api/v1/runners/r2/claims", secret,
+	                      "{\"run\":\"run-00000000\",\"step\":\"init\"}", &j),
+	                 403);
+	ck_assert_ptr_nonnull(strstr(str(j, "message"), "spec.runner"));
+	json_decref(j);
+	ck_assert_int_eq(call_h("PUT", "/api/v1/runners/r2/claims/run-00000000/files/plan", secret,
+	                        "application/octet-stream", "x", &j, NULL, NULL, 0),
+	                 403);
+	json_decref(j);
+	ck_assert_int_eq(call_h("PUT", "/api/v1/runners/r1/claims/run-00000000/files/plan", secret,
+	                        "application/octet-stream", "x", &j, NULL, NULL, 0),
+	                 409);
 	json_decref(j);
 	/* an unknown scope is refused */
 	ck_assert_int_eq(call("POST", "/api/v1/users/admin/tokens", admin_tok,
