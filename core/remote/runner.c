@@ -253,8 +253,9 @@ struct looper {
 	int sig, rc;
 };
 
-/* Every RUNNER_TICK_MS: a signal, the connection, the heartbeat, cancels and jobs. */
-#define RUNNER_TICK_MS 100
+/* Every RUNNER_TICK_MS: a signal, the connection, the heartbeat, cancels and jobs (pulled
+ * every tick while the runner works, else every RZ_WORK_IDLE_FETCH_MS: rz_work_tick). */
+#define RUNNER_TICK_MS 20
 
 static void on_tick(evutil_socket_t fd, short what, void *arg)
 {

@@ -22,10 +22,12 @@
 
 struct event_base;
 
-#define RZ_RUNNERS_MAX             1024  /* Runners kept; heartbeats of more are dropped */
-#define RZ_RUNNERS_PENDING         10000 /* heartbeats waiting in the client at most */
-#define RZ_RUNNERS_TICK_MS         200   /* how often waiting heartbeats are read */
-#define RZ_RUNNERS_PER_TICK        1000  /* heartbeats read per tick at most */
+#define RZ_RUNNERS_MAX     1024  /* Runners kept; heartbeats of more are dropped */
+#define RZ_RUNNERS_PENDING 10000 /* heartbeats waiting in the client at most */
+#define RZ_RUNNERS_TICK_MS                                                                         \
+	20                              /* how often waiting heartbeats and step events are        \
+	                                   read (a remote step's end waits for it) */
+#define RZ_RUNNERS_PER_TICK        1000 /* heartbeats read per tick at most */
 #define RZ_RUNNERS_RETRY_MS        5000 /* a new connection after NATS closed one; the streams again */
 #define RZ_RUNNERS_STEPS           65536 /* remote steps in progress at most (one per run) */
 #define RZ_RUNNERS_EVENTS_DURABLE  "rezus-daemon" /* the daemon's consumer of REZUS_EVENTS */

@@ -16,6 +16,7 @@
 #include <jansson.h>
 #include <sodium.h>
 
+#include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/engine/runner.h"
 #include "core/remote/dispatch.h"
@@ -59,6 +60,9 @@ struct rz_work {
 	char token[RZ_NATS_SECRET_MAX + 2];
 	struct slot *slots;
 	size_t nslots;
+	int64_t hot_until_ms;  /* pull every tick until then: a step of this runner's ended or
+	                          is running, so the run's next step comes soon */
+	int64_t next_fetch_ms; /* else not before then */
 };
 
 /* ------------------------------------------------------------------ HTTPS */
@@ -539,6 +543,19 @@ void rz_work_tick(rz_work_t *w)
 		}
 		json_decref(j);
 		natsMsg_Destroy(m);
+	}
+	{
+		int64_t now = rz_clock_now_ms();
+
+		for (size_t i = 0; i < w->nslots; i++) {
+			if (w->slots[i].used) {
+				w->hot_until_ms = now + RZ_WORK_HOT_MS;
+			}
+		}
+		if (now >= w->hot_until_ms && now < w->next_fetch_ms) {
+			return; /* idle: one pull round every RZ_WORK_IDLE_FETCH_MS */
+		}
+		w->next_fetch_ms = now + RZ_WORK_IDLE_FETCH_MS;
 	}
 	/* pull only while a slot is free: a slow runner holds no job it cannot start */
 	for (size_t tries = 0; tries < w->npools && free_slot(w) != NULL; tries++) {

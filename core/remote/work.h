@@ -23,6 +23,8 @@
 #define RZ_WORK_NAK_DELAY_MS   5000        /* a job that could not be claimed comes back after */
 #define RZ_WORK_REPORT_TRIES   120         /* a file the daemon did not answer for: tried again */
 #define RZ_WORK_REPORT_WAIT_MS 1000        /* this far apart (a daemon restarting, say) */
+#define RZ_WORK_HOT_MS         2000        /* pulled every tick this long after a step ran */
+#define RZ_WORK_IDLE_FETCH_MS  100         /* else a pull round this often */
 
 struct event_base;
 typedef struct rz_work rz_work_t;
