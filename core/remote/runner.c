@@ -285,6 +285,31 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+/* The runner's jobs (rz_work_new); while the daemon has not made the job stream yet (a
+ * runner started first), tried again every second for RZ_WORK_STREAM_WAIT_S, a signal
+ * ending the wait (l->sig). */
+static int work_new(struct looper *l, rz_err_t *err)
+{
+	struct runner *r = l->r;
+	int rc;
+
+	for (int waited = 0;; waited++) {
+		rc = rz_work_new(&r->work, l->base, l->nc, &r->cfg, r->name, r->labels, err);
+		if (rc != -ENOENT || waited >= RZ_WORK_STREAM_WAIT_S) {
+			return rc;
+		}
+		if (waited == 0) {
+			rz_log(RZ_LOG_NOTICE, "runner",
+			       "%s: waiting for the daemon to create its streams (up to %d s)",
+			       err->msg, RZ_WORK_STREAM_WAIT_S);
+		}
+		*err = (rz_err_t){ 0 };
+		if ((l->sig = wait_signal(l->set, 1000)) != 0) {
+			return -EINTR;
+		}
+	}
+}
+
 /* The runner's loop: heartbeats, and jobs when runner.daemon_url is set. */
 static int loop(struct runner *r, natsConnection *nc, const sigset_t *set)
 {
@@ -297,10 +322,11 @@ static int loop(struct runner *r, natsConnection *nc, const sigset_t *set)
 	    event_add(tick, &tv) < 0) {
 		rz_log_err("runner", "out of memory for the event loop");
 		l.rc = 1;
-	} else if (r->cfg.runner_daemon_url[0] != '\0' &&
-	           rz_work_new(&r->work, l.base, nc, &r->cfg, r->name, r->labels, &err) != 0) {
-		rz_log_err("runner", "%s", err.msg);
-		l.rc = 1;
+	} else if (r->cfg.runner_daemon_url[0] != '\0' && work_new(&l, &err) != 0) {
+		if (l.sig == 0) {
+			rz_log_err("runner", "%s", err.msg);
+			l.rc = 1;
+		}
 	} else {
 		if (r->work == NULL) {
 			rz_log(RZ_LOG_NOTICE, "runner",

@@ -629,8 +629,12 @@ int rz_work_new(rz_work_t **out, struct event_base *base, natsConnection *nc,
 		s = js_PullSubscribe(&w->pools[w->npools], w->js, subject, durable, NULL, &so,
 		                     &jerr);
 		if (s != NATS_OK) {
-			rc = rz_err_set(err, -EIO, "NATS: cannot pull %s: %s (JetStream error %d)",
-			                subject, rz_nats_error(s), (int)jerr);
+			/* the daemon creates the streams: one not there yet is -ENOENT */
+			bool missing = s == NATS_NOT_FOUND || jerr == JSStreamNotFoundErr;
+			rc = rz_err_set(err, missing ? -ENOENT : -EIO,
+			                "NATS: cannot pull %s: %s (JetStream error %d)", subject,
+			                missing ? "no such stream yet" : rz_nats_error(s),
+			                (int)jerr);
 			break;
 		}
 		w->npools++;

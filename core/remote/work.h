@@ -25,6 +25,7 @@
 #define RZ_WORK_REPORT_WAIT_MS 1000        /* this far apart (a daemon restarting, say) */
 #define RZ_WORK_HOT_MS         2000        /* pulled every tick this long after a step ran */
 #define RZ_WORK_IDLE_FETCH_MS  100         /* else a pull round this often */
+#define RZ_WORK_STREAM_WAIT_S  300         /* s a runner waits for the daemon's streams */
 
 struct event_base;
 typedef struct rz_work rz_work_t;
@@ -33,7 +34,8 @@ typedef struct rz_work rz_work_t;
 #include <nats/nats.h>
 
 /* Set up the consumers of the pools labels make and the cancel subscription. Blocking
- * (JetStream requests): at start. Caller owns *out. */
+ * (JetStream requests): at start. Caller owns *out. -ENOENT when the job stream is not
+ * there yet (the daemon creates it at its first connection): worth trying again. */
 int rz_work_new(rz_work_t **out, struct event_base *base, natsConnection *nc,
                 const rz_config_t *cfg, const char *name, const json_t *labels, rz_err_t *err);
 #endif

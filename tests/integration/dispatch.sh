@@ -51,8 +51,9 @@ CONF
 NATS_PID=$!
 RA=""
 RB=""
+EARLY=""
 stop_all() {
-	for p in $RA $RB $NATS_PID; do kill -KILL "$p" 2>/dev/null; done
+	for p in $RA $RB $EARLY $NATS_PID; do kill -KILL "$p" 2>/dev/null; done
 	cleanup
 }
 trap stop_all EXIT
@@ -60,6 +61,30 @@ for _ in $(seq 1 100); do
 	curl -sf "http://127.0.0.1:$MPORT/healthz" >/dev/null 2>&1 && break
 	sleep 0.05
 done
+
+# a runner that takes jobs, started before the daemon made its streams, waits for them
+cat >"$WORK/early.conf" <<CONF
+tofu:
+  binary: $TF
+runner:
+  name: early
+  heartbeat: 1s
+  work_dir: $WORK/early-work
+  nats_url: nats://127.0.0.1:$NPORT
+  nats_user: runner
+  nats_password_file: $WORK/runner.pw
+  daemon_url: http://127.0.0.1:1
+  token_file: $WORK/early.token
+CONF
+echo rzt_not-used-here >"$WORK/early.token"
+"$REZUSCLOUD" runner -c "$WORK/early.conf" >"$WORK/early.log" 2>&1 &
+EARLY=$!
+for _ in $(seq 1 100); do
+	grep -q 'waiting for the daemon to create its streams' "$WORK/early.log" && break
+	sleep 0.1
+done
+expect_match "a runner started before the daemon's streams exist waits for them" \
+	'waiting for the daemon to create its streams' "$(cat "$WORK/early.log")"
 
 cat >"$WORK/rezus.conf" <<CONF
 server:
@@ -90,6 +115,15 @@ TOKEN=$(curl -s -X POST "$API/auth/login" -H 'Content-Type: application/json' \
 api() { curl -s -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' "$@"; }
 patch() { curl -s -o /dev/null -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/merge-patch+json' -X PATCH "$API/$1" -d "$2"; }
 js() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)" 2>/dev/null; }
+
+for _ in $(seq 1 50); do
+	grep -q 'taking jobs from' "$WORK/early.log" && break
+	sleep 0.1
+done
+expect_eq "and takes jobs once the daemon made them" "1 running" \
+	"$(grep -c 'taking jobs from' "$WORK/early.log") $(kill -0 "$EARLY" 2>/dev/null && echo running)"
+kill -TERM "$EARLY"
+wait "$EARLY" 2>/dev/null
 
 # The runner tokens: APITokens with spec.scope runner and spec.runner, one per runner.
 out=$(api -X POST "$API/users/admin/tokens" -d '{"spec":{"scope":"runner","description":"runners"}}')
