@@ -45,6 +45,7 @@ struct step {
 	json_t *selector;                /* the tenant's runnerSelector, or NULL */
 	int64_t next_seq;                /* the next event expected */
 	int64_t held_ms;                 /* when a runner claimed it (or a restart took it up) */
+	int64_t listed_ms;               /* its runner's last heartbeat that listed the run */
 	bool told;                       /* on_waiting was called */
 	rz_exec_step_t cb;               /* callbacks and arg; its strings are not kept */
 };
@@ -176,6 +177,27 @@ NATS_ONLY static bool differs(const json_t *a, const json_t *b)
 /* ------------------------------------------------------------------ heartbeats */
 
 #ifdef HAVE_LIBNATS
+
+/* The steps runner x holds whose run its heartbeat lists: listed now. */
+static void listed(rz_runners_t *r, const struct runner *x, int64_t now)
+{
+	const json_t *running = json_object_get(x->hb, "running"), *v;
+	size_t k;
+
+	for (size_t i = 0; i < r->nsteps; i++) {
+		struct step *st = &r->steps[i];
+		if (strcmp(st->runner, x->name) != 0) {
+			continue;
+		}
+		json_array_foreach(running, k, v)
+		{
+			if (json_is_string(v) && strcmp(json_string_value(v), st->run) == 0) {
+				st->listed_ms = now;
+			}
+		}
+	}
+}
+
 static void heartbeat(rz_runners_t *r, const char *subject, const char *data, size_t len,
                       int64_t now)
 {
@@ -222,6 +244,7 @@ static void heartbeat(rz_runners_t *r, const char *subject, const char *data, si
 	x->hb = hb;
 	x->seen_ms = now;
 	x->phase = phase;
+	listed(r, x, now);
 	if (changed || now - x->written_ms >= r->cfg->runners_heartbeat_timeout_ms / 3) {
 		write_runner(r, x, now);
 	}
@@ -318,6 +341,22 @@ static void lose_orphans(rz_runners_t *r, int64_t now)
 			char name[64];
 			snprintf(name, sizeof(name), "%s", st->runner);
 			lose_steps(r, name);
+			i = (size_t)-1; /* the table changed */
+		} else if (st->runner[0] != '\0' && x != NULL && x->phase == P_READY &&
+		           now - (st->listed_ms > st->held_ms ? st->listed_ms : st->held_ms) >=
+		               r->cfg->runners_heartbeat_timeout_ms) {
+			/* alive, but not running it (its claim's answer never reached it, say):
+			 * the step is lost, not the runner */
+			rz_exec_step_t cb = st->cb;
+			char name[64], run[64];
+			snprintf(name, sizeof(name), "%s", st->runner);
+			snprintf(run, sizeof(run), "%s", st->run);
+			step_remove(r, st);
+			rz_log_warn("remote",
+			            "runner %s is Ready but has not listed run %s for %lld ms "
+			            "(runners.heartbeat_timeout): its step is taken as lost",
+			            name, run, (long long)r->cfg->runners_heartbeat_timeout_ms);
+			cb.on_lost(cb.arg, name);
 			i = (size_t)-1; /* the table changed */
 		}
 	}

@@ -53,7 +53,7 @@ RA=""
 RB=""
 EARLY=""
 stop_all() {
-	for p in $RA $RB $EARLY $NATS_PID; do kill -KILL "$p" 2>/dev/null; done
+	for p in $RA $RB $EARLY ${RC_PID:-} $NATS_PID; do kill -KILL "$p" 2>/dev/null; done
 	cleanup
 }
 trap stop_all EXIT
@@ -296,6 +296,44 @@ done
 expect_eq "the run is Canceled" "Canceled" "$(api "$API/tenants/t6/runs/$CRUN" | js 'd["status"].get("phase","")')"
 expect_match "the runner killed its tofu" "run $CRUN: canceled by the daemon" "$(cat "$WORK/$other.log")"
 rm -f "$WORK/slow-$other"
+
+# A Ready runner said to hold a step it does not run (its claim's answer never reached it):
+# runner c's claims never reach the daemon (a dead daemon_url); a claim made for it by hand
+# holds the step, c's heartbeats never list the run, and after runners.heartbeat_timeout the
+# step is lost rather than waited for.
+if [ "$other" = a ]; then kill -TERM "$RA"; wait "$RA" 2>/dev/null; RA=""; else kill -TERM "$RB"; wait "$RB" 2>/dev/null; RB=""; fi
+api -X POST "$API/users/admin/tokens" -d '{"spec":{"scope":"runner","runner":"c"}}' | js 'd["secret"]' >"$WORK/runner-c.token"
+sed -e 's/^  name: a$/  name: c/' -e "s|^  daemon_url: .*|  daemon_url: http://127.0.0.1:1|" \
+	-e "s|runner-a.token|runner-c.token|" -e "s|a-work|c-work|" -e 's/region=a/region=c/' "$WORK/a.conf" >"$WORK/c.conf"
+"$REZUSCLOUD" runner -c "$WORK/c.conf" >"$WORK/c.log" 2>&1 &
+RC_PID=$!
+for _ in $(seq 1 100); do [ "$(phase c)" = Ready ] && break; sleep 0.1; done
+expect_eq "runner c is Ready" "Ready" "$(phase c)"
+patch tenants/t3/nodegroups/cp '{"spec":{"count":2}}'
+ORUN=""
+for _ in $(seq 1 100); do
+	ORUN=$(api "$API/tenants/t3/runs" | js '[i["metadata"]["name"] for i in d["items"] if i["status"].get("phase") not in ("Succeeded","Failed","Interrupted","Canceled")][0]')
+	[ -n "$ORUN" ] && break
+	sleep 0.1
+done
+code=000
+for _ in $(seq 1 50); do
+	code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $(cat "$WORK/runner-c.token")" \
+		-H 'Content-Type: application/json' -d "{\"run\":\"$ORUN\",\"step\":\"init\"}" "$API/runners/c/claims")
+	[ "$code" = 200 ] && break
+	sleep 0.1
+done
+expect_eq "t3's init claimed for runner c by hand (200)" "200" "$code"
+for _ in $(seq 1 100); do
+	[ "$(api "$API/tenants/t3/runs/$ORUN" | js 'd["status"].get("phase","")')" = Interrupted ] && break
+	sleep 0.1
+done
+expect_eq "c never runs it: the run is Interrupted after runners.heartbeat_timeout" "Interrupted" \
+	"$(api "$API/tenants/t3/runs/$ORUN" | js 'd["status"].get("phase","")')"
+expect_match "the daemon says why" "runner c is Ready but has not listed run $ORUN" "$(cat "$WORK/daemon.log")"
+expect_eq "and runner c stays Ready" "Ready" "$(phase c)"
+kill -TERM "$RC_PID"
+wait "$RC_PID" 2>/dev/null
 
 expect_eq "no password or token in the logs" "0" \
 	"$(cat "$WORK/daemon.log" "$WORK/a.log" "$WORK/b.log" | grep -c -e runner-nats-pw-2 -e daemon-nats-pw-2 -e "$RTOKEN" -e "$(cat "$WORK/runner-b.token")")"
