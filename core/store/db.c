@@ -219,7 +219,9 @@ static int cache_get(rz_db_t *db, const char *sql, rz_stmt_t **out, char *why)
 	int src;
 
 	for (st = db->cache; st != NULL; st = st->next) {
-		if (strcmp(st->sql, sql) == 0) {
+		/* one being stepped (a caller reading rows, whose callback runs the same
+		 * query) is not handed out again: it gets a statement of its own, kept too */
+		if (strcmp(st->sql, sql) == 0 && !sqlite3_stmt_busy(st->stmt)) {
 			*out = st;
 			return SQLITE_OK;
 		}

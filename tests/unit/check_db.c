@@ -627,6 +627,46 @@ START_TEST(test_stmt_cache)
 }
 END_TEST
 
+/* A query run again while its statement is being stepped (a callback of the rows it reads
+ * runs the same query) gets a statement of its own: the outer walk goes on with its own
+ * bindings (it used to start over with them cleared: LIMIT NULL, "datatype mismatch"). */
+START_TEST(test_stmt_nested_same_sql)
+{
+	static const char sql[] = "SELECT k FROM kv WHERE k > ?1 ORDER BY k LIMIT ?2";
+	rz_db_t *db = open_kv();
+	rz_err_t err = { 0 };
+	rz_stmt_t *outer, *inner;
+	char seen[64] = "";
+
+	exec_ok(db, "INSERT INTO kv (k, v) VALUES ('a', '1'), ('b', '2'), ('c', '3'), ('d', '4')");
+	outer = rz_db_stmt(db, sql, &err);
+	ck_assert_ptr_nonnull(outer);
+	rz_stmt_bind_text(outer, 1, "");
+	rz_stmt_bind_int64(outer, 2, 3);
+	while (rz_stmt_step(outer, &err) == 1) {
+		int n = 0;
+
+		strcat(seen, rz_stmt_text(outer, 0));
+		inner = rz_db_stmt(db, sql, &err);
+		ck_assert_ptr_nonnull(inner);
+		ck_assert_ptr_ne(inner, outer);
+		rz_stmt_bind_text(inner, 1, "b");
+		rz_stmt_bind_int64(inner, 2, 10);
+		while (rz_stmt_step(inner, &err) == 1) {
+			n++;
+		}
+		rz_stmt_done(inner);
+		ck_assert_int_eq(n, 2);
+	}
+	ck_assert_msg(err.code == 0, "outer walk failed: %s", err.msg);
+	rz_stmt_done(outer);
+	ck_assert_str_eq(seen, "abc");
+	/* neither is busy now: one of the two is handed out again, no third is made */
+	ck_assert_ptr_eq(rz_db_stmt(db, sql, &err), inner);
+	rz_db_close(db);
+}
+END_TEST
+
 START_TEST(test_bind_round_trip)
 {
 	static const unsigned char bytes[] = { 0x00, 0x01, 0xff, 0x00, 0x7f };
@@ -1305,6 +1345,7 @@ static Suite *db_suite(void)
 	tcase_add_test(api, test_tx_nested);
 	tcase_add_test(api, test_tx_commit_failure_rolls_back);
 	tcase_add_test(api, test_stmt_cache);
+	tcase_add_test(api, test_stmt_nested_same_sql);
 	tcase_add_test(api, test_bind_round_trip);
 	tcase_add_test(api, test_exec_changes_rowid);
 	tcase_add_test(api, test_foreign_key_rejected);
