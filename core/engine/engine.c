@@ -1280,6 +1280,23 @@ static void count_run(rz_engine_t *e, const char *operation, const char *phase)
 	}
 }
 
+/* What a run holds besides itself: its process, documents and secret (the show's output,
+ * sensitive values in clear, and the secret wiped). */
+static void run_release(struct run *r)
+{
+	rz_proc_free(r->proc);
+	json_decref(r->diagnostics);
+	if (r->show.p != NULL) {
+		sodium_memzero(r->show.p, r->show.len);
+	}
+	free(r->show.p);
+	json_decref(r->plan);
+	json_decref(r->listed);
+	json_decref(r->selector);
+	json_decref(r->changes);
+	sodium_memzero(r->secret, sizeof(r->secret));
+}
+
 static void finish(struct run *r, const char *phase, int exit_code)
 {
 	rz_engine_t *e = r->e;
@@ -1381,17 +1398,7 @@ static void finish(struct run *r, const char *phase, int exit_code)
 	} else if (!e->stopping) {
 		prune_runs(e, t->name, r->name);
 	}
-	rz_proc_free(r->proc);
-	json_decref(r->diagnostics);
-	if (r->show.p != NULL) {
-		sodium_memzero(r->show.p, r->show.len);
-	}
-	free(r->show.p);
-	json_decref(r->plan);
-	json_decref(r->listed);
-	json_decref(r->selector);
-	json_decref(r->changes);
-	sodium_memzero(r->secret, sizeof(r->secret));
+	run_release(r);
 	if (r->slot) {
 		e->running--;
 	}
@@ -2904,17 +2911,7 @@ static void leave(struct run *r)
 	rz_logkv(RZ_LOG_NOTICE, "engine", "run left to its runner; the next start takes it up",
 	         "tenant", r->t->name, "run", r->name, NULL);
 	rz_runlog_close(r->log, "Running");
-	rz_proc_free(r->proc);
-	json_decref(r->diagnostics);
-	if (r->show.p != NULL) {
-		sodium_memzero(r->show.p, r->show.len);
-	}
-	free(r->show.p);
-	json_decref(r->plan);
-	json_decref(r->listed);
-	json_decref(r->selector);
-	json_decref(r->changes);
-	sodium_memzero(r->secret, sizeof(r->secret));
+	run_release(r);
 	r->t->run = NULL;
 	free(r);
 }
