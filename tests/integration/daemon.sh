@@ -131,6 +131,12 @@ keys=$(sed -n 's/.*{ \.key = "\([a-z_.]*\)".*/\1/p' "$top_srcdir/core/base/setti
 	grep -v '^\(server\|server\.tls\|auth\|tofu\|observe\|talos\|upgrade\|kubectl\|events\|audit\|backup\|store\|web\|runners\|runner\|log\)$' | sort -u | tr '\n' ' ')
 documented=$(sed -n 's/^\.B \([a-z_.]*\)$/\1/p' "$top_srcdir/man/rezus.conf.5" | sort -u | tr '\n' ' ')
 expect_eq "rezus.conf(5) documents exactly the settings of the schema" "$keys" "$documented"
+# docs/configuration.md's overview names every one of them too.
+undocumented=""
+for k in $keys; do
+	grep -qF "\`$k\`" "$top_srcdir/docs/configuration.md" || undocumented="$undocumented $k"
+done
+expect_eq "docs/configuration.md names every setting of the schema" "" "$undocumented"
 # The installed rezus.conf (written from the same table at build time) carries every key,
 # commented out with its default, in its section; it loads the platform plugins and
 # --check-config accepts it as it is.

@@ -33,6 +33,11 @@ SRC="$WORK/src/rezuscloud-$VERSION"
 mkdir -p "$WORK/src"
 check "make distdir writes the release tree" make -C "$top_builddir" distdir distdir="$SRC"
 tar -C "$WORK/src" -czf "$WORK/rezuscloud-$VERSION.tar.gz" "rezuscloud-$VERSION"
+# Every document and page of the source is in the release tree (a new one left out of the
+# dist lists would otherwise pass every other check).
+expect_eq "the release tree has every document of docs/ and every man page" \
+	"$(cd "$top_srcdir" && ls docs/*.md man/*.[0-9] | sort | tr '\n' ' ')" \
+	"$(cd "$SRC" && ls docs/*.md man/*.[0-9] | sort | tr '\n' ' ')"
 cp -r "$SRC/packaging/debian" "$SRC/debian"
 start=$(date +%s)
 if (cd "$SRC" && DEB_BUILD_OPTIONS="nocheck parallel=2" dpkg-buildpackage -us -uc -b) \
@@ -123,6 +128,11 @@ usr/share/man/man1/rezus-plugin-check.1.gz
 usr/share/man/man7/rezus-plugin.7.gz
 EOF
 )" "$(files "$DEB_DEV")"
+# Every document of docs/ reaches an operator or a vendor: in one of the packages, once.
+expect_eq "every document of docs/ is in exactly one package" \
+	"$(cd "$top_srcdir/docs" && ls *.md | sort | tr '\n' ' ')" \
+	"$(for d in "$DEB_D" "$DEB_C" "$DEB_DEV"; do files "$d"; done |
+		sed -n 's|^usr/share/doc/[^/]*/\([a-z-]*\.md\)\.gz$|\1|p' | grep -v '^README\.md$' | sort | tr '\n' ' ')"
 expect_eq "the -dev package provides rezuscloud-abi-$ABI" "rezuscloud-abi-$ABI" "$(dpkg-deb -f "$DEB_DEV" Provides)"
 expect_match "the daemon's Depends come from its libraries" 'libevent-2\.1-7.*libsqlite3-0|libsqlite3-0.*libevent' "$(dpkg-deb -f "$DEB_D" Depends)"
 expect_match "and name the system user's tool" '(^|, )adduser(,|$)' "$(dpkg-deb -f "$DEB_D" Depends)"
