@@ -18,57 +18,25 @@ if ! grep -q 'define HAVE_LIBNATS 1' "$top_builddir/config.h" 2>/dev/null; then
 	echo "1..0 # SKIP built without libnats"
 	exit 0
 fi
-NATS_SERVER=$(command -v nats-server || ls /usr/sbin/nats-server 2>/dev/null || true)
 TF=$(command -v terraform || command -v tofu || true)
-if [ -z "$NATS_SERVER" ] || [ -z "$TF" ]; then
-	echo "not ok 1 - nats-server and terraform are installed (tools/install-deps)"
+if [ -z "$TF" ]; then
+	echo "not ok 1 - terraform is installed (tools/install-deps)"
 	echo "1..1"
 	exit 1
 fi
 export HOME="$WORK/home"
 mkdir -p "$HOME"
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-NPORT=$(free_port)
-MPORT=$(free_port)
+nats_prepare 3
 DPORT=$(free_port) # fixed: the runners reach the restarted daemon at the same address
 umask 077
-printf 'daemon-nats-pw-3\n' >"$WORK/daemon.pw"
-printf 'runner-nats-pw-3\n' >"$WORK/runner.pw"
-cat >"$WORK/nats.conf" <<CONF
-listen: 127.0.0.1:$NPORT
-http: 127.0.0.1:$MPORT
-jetstream: enabled
-authorization {
-  users = [
-    { user: daemon, password: "daemon-nats-pw-3",
-      permissions: { publish: ["\$JS.API.>", "\$JS.ACK.>", "rezus.jobs.>", "rezus.runners.*.cancel"],
-                     subscribe: ["rezus.runners.*.heartbeat", "rezus.events.>", "_INBOX.>"] } }
-    { user: runner, password: "runner-nats-pw-3",
-      permissions: { publish: ["rezus.runners.*.heartbeat", "rezus.events.>", "\$JS.API.>", "\$JS.ACK.>"],
-                     subscribe: ["_INBOX.>", "rezus.runners.*.cancel"] } }
-  ]
-}
-CONF
-start_nats() {
-	"$NATS_SERVER" -c "$WORK/nats.conf" -js -sd "$WORK/js" >>"$WORK/nats.log" 2>&1 &
-	NATS_PID=$!
-	for _ in $(seq 1 100); do
-		curl -sf "http://127.0.0.1:$MPORT/healthz" >/dev/null 2>&1 && return 0
-		sleep 0.05
-	done
-	return 1
-}
 RA=""
 RC=""
-NATS_PID=""
 stop_all() {
 	for p in $RA $RC $NATS_PID; do kill -KILL "$p" 2>/dev/null; done
 	cleanup
 }
 trap stop_all EXIT
-start_nats
+start_nats || not_ok "nats-server starts" "$(cat "$WORK/nats.log")"
 
 cat >"$WORK/rezus.conf" <<CONF
 server:

@@ -143,3 +143,59 @@ run_browser() {
 	echo "# browser run ($script): $(($(date +%s) - b_start)) s; screenshots: $(find "$SHOTS" -name '*.png' | wc -l) in $SHOTS"
 	expect_eq "no page sent a CSP-violating resource to the log" "0" "$(grep -c 'Content Security Policy' "$WORK/node.err" || true)"
 }
+
+# --- NATS (runners.sh, dispatch*.sh, runners-scale.sh) --------------------------------------------
+
+# free_port: a free TCP port on 127.0.0.1 (bound, then released).
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# nats_prepare TAG: NATS_SERVER (missing, an end of the script: tools/install-deps installs
+# it), the ports NPORT (clients) and MPORT (monitoring), the password files $WORK/daemon.pw
+# and $WORK/runner.pw (daemon-nats-pw-TAG, runner-nats-pw-TAG; the scripts grep their logs
+# for them) and $WORK/nats.conf: JetStream on loopback, the users daemon and runner with the
+# permissions docs/security.md recommends.
+nats_prepare() {
+	NATS_SERVER=$(command -v nats-server || ls /usr/sbin/nats-server 2>/dev/null || true)
+	if [ -z "$NATS_SERVER" ]; then
+		not_ok "nats-server is installed (tools/install-deps installs it)"
+		done_testing
+		exit 1
+	fi
+	NPORT=$(free_port)
+	MPORT=$(free_port)
+	(
+		umask 077
+		printf 'daemon-nats-pw-%s\n' "$1" >"$WORK/daemon.pw"
+		printf 'runner-nats-pw-%s\n' "$1" >"$WORK/runner.pw"
+	)
+	cat >"$WORK/nats.conf" <<CONF
+listen: 127.0.0.1:$NPORT
+http: 127.0.0.1:$MPORT
+jetstream: enabled
+authorization {
+  users = [
+    { user: daemon, password: "daemon-nats-pw-$1",
+      permissions: { publish: ["\$JS.API.>", "\$JS.ACK.>", "rezus.jobs.>", "rezus.runners.*.cancel"],
+                     subscribe: ["rezus.runners.*.heartbeat", "rezus.events.>", "_INBOX.>"] } }
+    { user: runner, password: "runner-nats-pw-$1",
+      permissions: { publish: ["rezus.runners.*.heartbeat", "rezus.events.>", "\$JS.API.>", "\$JS.ACK.>"],
+                     subscribe: ["_INBOX.>", "rezus.runners.*.cancel"] } }
+  ]
+}
+CONF
+	NATS_PID=""
+}
+
+# start_nats: nats-server on $WORK/nats.conf (store $WORK/js, log $WORK/nats.log) in
+# NATS_PID; 0 once its monitoring port says healthy (5 s at most), else 1.
+start_nats() {
+	"$NATS_SERVER" -c "$WORK/nats.conf" -js -sd "$WORK/js" >>"$WORK/nats.log" 2>&1 &
+	NATS_PID=$!
+	for _ in $(seq 1 100); do
+		curl -sf "http://127.0.0.1:$MPORT/healthz" >/dev/null 2>&1 && return 0
+		sleep 0.05
+	done
+	return 1
+}

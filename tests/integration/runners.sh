@@ -18,54 +18,14 @@ if ! grep -q 'define HAVE_LIBNATS 1' "$top_builddir/config.h" 2>/dev/null; then
 	done_testing
 	exit $?
 fi
-NATS_SERVER=$(command -v nats-server || ls /usr/sbin/nats-server 2>/dev/null || true)
-if [ -z "$NATS_SERVER" ]; then
-	# tools/install-deps installs nats-server: missing, the suite fails rather than skips
-	echo "not ok 1 - nats-server is installed (tools/install-deps installs it)"
-	echo "1..1"
-	exit 1
-fi
 CTL="$top_builddir/rezusctl"
 export HOME="$WORK/home"
 mkdir -p "$HOME"
 unset REZUSCLOUD_SERVER REZUSCLOUD_TOKEN KUBECONFIG
 
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-NPORT=$(free_port)
-MPORT=$(free_port)
+nats_prepare 1
 umask 077
-printf 'daemon-nats-pw-1\n' >"$WORK/daemon.pw"
-printf 'runner-nats-pw-1\n' >"$WORK/runner.pw"
 printf 'not-the-password\n' >"$WORK/wrong.pw"
-# The permissions docs/security.md recommends: the daemon may use JetStream's API and read
-# heartbeats; a runner may publish heartbeats (and later job results) and read its replies.
-cat >"$WORK/nats.conf" <<CONF
-listen: 127.0.0.1:$NPORT
-http: 127.0.0.1:$MPORT
-jetstream: enabled
-authorization {
-  users = [
-    { user: daemon, password: "daemon-nats-pw-1",
-      permissions: { publish: ["\$JS.API.>", "rezus.jobs.>"],
-                     subscribe: ["rezus.runners.*.heartbeat", "rezus.events.>", "_INBOX.>"] } }
-    { user: runner, password: "runner-nats-pw-1",
-      permissions: { publish: ["rezus.runners.*.heartbeat", "rezus.events.>"],
-                     subscribe: ["_INBOX.>"] } }
-  ]
-}
-CONF
-NATS_PID=""
-start_nats() {
-	"$NATS_SERVER" -c "$WORK/nats.conf" -js -sd "$WORK/js" >>"$WORK/nats.log" 2>&1 &
-	NATS_PID=$!
-	for _ in $(seq 1 100); do
-		curl -sf "http://127.0.0.1:$MPORT/healthz" >/dev/null 2>&1 && return 0
-		sleep 0.05
-	done
-	return 1
-}
 R1=""
 R2=""
 stop_all() {
