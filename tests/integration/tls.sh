@@ -3,7 +3,8 @@
 # ALPN, TLS 1.1 refused), plain HTTP on the TLS port refused in clear text, an expired and a
 # wrong-host certificate refused by curl, a certificate reload on SIGHUP under keep-alive and
 # new-connection load losing no request, a bad certificate refused at reload, kubectl with a
-# bearer token, rezusctl login and get, a sim tenant's tofu run through the https state
+# bearer token, rezusctl login and get, the WebUI's login seed and session cookies Secure
+# (and HttpOnly, SameSite) over TLS, a sim tenant's tofu run through the https state
 # backend; a self-signed certificate with its fingerprint logged, client certificates
 # required by server.tls.client_ca_file; plain HTTP refused off loopback.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
@@ -106,6 +107,23 @@ expect_eq "curl verifies the certificate against the CA" "200 1.1" \
 	"$(curl -s -o /dev/null -w '%{http_code} %{http_version}' --cacert "$P/ca.pem" "$URL/healthz")"
 expect_eq "curl without the CA refuses the certificate (exit 60)" "60" \
 	"$(curl -s -o /dev/null "$URL/healthz"; echo $?)"
+
+# --- the WebUI's cookies over TLS: Secure, HttpOnly, SameSite -------------------------------
+# cookie_flags HEADERS NAME: the attributes of the Set-Cookie of NAME, one line
+cookie_flags() { tr -d '\r' <"$1" | sed -n "s/^[Ss]et-[Cc]ookie: $2=[^;]*;//p" | head -n 1; }
+curl -s --cacert "$P/ca.pem" -D "$WORK/login.h" -o "$WORK/login.html" "$URL/login"
+seed=$(tr -d '\r' <"$WORK/login.h" | sed -n 's/^[Ss]et-[Cc]ookie: rezus_login=\([^;]*\);.*/\1/p')
+csrf=$(sed -n 's/.*name="csrf" value="\([^"]*\)".*/\1/p' "$WORK/login.html" | head -n 1)
+expect_match "over TLS the login seed cookie is Secure, HttpOnly and SameSite=Strict" \
+	'HttpOnly; SameSite=Strict; Secure$' "$(cookie_flags "$WORK/login.h" rezus_login)"
+curl -s --cacert "$P/ca.pem" -D "$WORK/post.h" -o /dev/null -b "rezus_login=$seed" --data-urlencode "csrf=$csrf" \
+	--data-urlencode username=admin --data-urlencode password=tls-test-password "$URL/login"
+expect_match "a login through the WebUI's form over TLS is answered with a redirect" '^HTTP/1\.1 303' \
+	"$(head -n 1 "$WORK/post.h")"
+expect_match "... its session cookie Secure, HttpOnly and SameSite=Lax" \
+	'HttpOnly; SameSite=Lax; Secure$' "$(cookie_flags "$WORK/post.h" rezus_session)"
+expect_match "... and the seed cookie cleared, Secure as well" \
+	'Max-Age=0; HttpOnly; SameSite=Strict; Secure$' "$(cookie_flags "$WORK/post.h" rezus_login)"
 sc() { openssl s_client -connect "127.0.0.1:$PORT" -CAfile "$P/ca.pem" "$@" </dev/null 2>&1; }
 expect_match "TLS 1.2 handshakes, with an intermediate cipher" \
 	'New, TLSv1\.2, Cipher is ECDHE-ECDSA-(AES(128|256)-GCM-SHA(256|384)|CHACHA20-POLY1305).*Verify return code: 0 \(ok\)' \

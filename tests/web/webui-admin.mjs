@@ -3,7 +3,8 @@
 // tests/integration/webui-admin.sh, which starts the daemon. Prints "ok - ...", "not ok - ..."
 // and "# ..." lines; exits non-zero when something could not run at all. A new token's secret
 // is written to WEBUI_SECRET_FILE (never printed) so that the script can look for it in the
-// daemon's log and database.
+// daemon's log and database. WEBUI_BACKUP_DIR is the folder of the daemon's backup files; the
+// daemon lists a plugin "ghost" that cannot load (required: false).
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -77,6 +78,11 @@ async function main() {
 		const prov = await page.textContent('#providers');
 		ok(/sim/.test(prov) && /Loaded/.test(prov) && /1\.\d+/.test(prov) && /infra, cluster/.test(prov),
 			'the providers page lists sim: loaded, its version, ABI and kinds', prov.replace(/\s+/g, ' '));
+		const ghostRow = (await page.locator('#providers tbody tr', { hasText: 'ghost' }).allTextContents()).join('').replace(/\s+/g, ' ');
+		const ghostApi = (await api('GET', '/api/v1/providers/ghost', adm0)).json?.status || {};
+		ok(ghostApi.loaded === false && /^cannot load: /.test(ghostApi.error || '') && /Not loaded:/.test(ghostRow) &&
+			ghostRow.includes(ghostApi.error.replace(/\s+/g, ' ')) && !/Loaded/.test(ghostRow.replace('Not loaded', '')),
+			'a plugin that failed to load is listed as Not loaded with the API\'s error', `${ghostRow} | API: ${JSON.stringify(ghostApi)}`);
 		await audit(page, 'providers');
 
 		// users: a 422 cause next to its field, then a user created through the form
@@ -85,7 +91,8 @@ async function main() {
 		await page.fill('#u-name', 'alice');
 		await page.selectOption('#u-role', 'edit');
 		await page.fill('#u-password', 'short');
-		await submit(page, '#create-user button[type=submit]');
+		const uresp = await submit(page, '#create-user button[type=submit]');
+		ok(uresp && uresp.status() === 422, 'the refused user form is answered 422', uresp && uresp.status());
 		const perr = (await page.textContent('#u-password-error')).trim();
 		ok(perr.length > 0, `a too short password is refused next to its field ("${perr}")`);
 		ok(await page.inputValue('#u-password') === '', 'and the password is not sent back into the page');
@@ -94,6 +101,11 @@ async function main() {
 		await submit(page, '#create-user button[type=submit]');
 		ok(page.url().endsWith('/users/alice?toast=created'), 'a user is created through the form', page.url());
 		await audit(page, 'user');
+		const nresp = await page.goto(`${BASE}/users/nobody`);
+		ok(nresp.status() === 404 && /There is no such user/.test(await page.textContent('main')), 'an unknown user\'s page is a 404 that says so',
+			`${nresp.status()}: ${(await page.textContent('main')).trim().slice(0, 200)}`);
+		await audit(page, 'user-not-found');
+		await page.goto(`${BASE}/users/alice`);
 		ok(/no API token/.test(await page.textContent('main')), 'a user without tokens says how to make one');
 
 		// a token: its secret shown once, after the redirect, never in the URL
@@ -127,7 +139,8 @@ async function main() {
 			await page.getAttribute('#t-expires-on', 'type') === 'date', 'the token form offers 1 hour to 90 days or never, or a date');
 		await page.fill('#t-description', 'past');
 		await page.fill('#t-expires-on', '2020-01-01');
-		await submit(page, '#create-token button[type=submit]');
+		const presp = await submit(page, '#create-token button[type=submit]');
+		ok(presp && presp.status() === 422, 'the refused token form is answered 422', presp && presp.status());
 		ok(/not in the future/.test(await page.textContent('#t-expires-error')) && await page.inputValue('#t-expires-on') === '2020-01-01',
 			'a date in the past is refused beside the field, the form kept', await page.textContent('#t-expires-error'));
 		await audit(page, 'token-expiry-invalid');
@@ -373,6 +386,28 @@ async function main() {
 		ok(idl.suggestedFilename() === 'web-backup.manifest.json', 'ingress: a manifest downloads through the proxy', idl.suggestedFilename());
 		await ictx.close();
 		proxy.close();
+
+		// a backup deleted through its confirmation: toast, gone from the list, the API and the disk
+		let ib = null;
+		for (let i = 0; i < 40; i++) {
+			ib = await api('GET', '/api/v1/backups/ingress-backup', adm.json.token);
+			if (ib.json?.status?.phase === 'Completed') break;
+			await page.waitForTimeout(250);
+		}
+		const ibFile = path.join(process.env.WEBUI_BACKUP_DIR, ib.json?.status?.file || 'ingress-backup.rzbackup');
+		ok(ib.json?.status?.phase === 'Completed' && fs.existsSync(ibFile), 'the backup made through ingress is Completed, its file on disk', `${JSON.stringify(ib.json?.status)} ${ibFile}`);
+		await page.goto(`${BASE}/backups/ingress-backup/delete`);
+		await submit(page, '#confirm button[type=submit]');
+		const left = await page.locator('#backups tbody tr').allTextContents();
+		ok(page.url().endsWith('/backups?toast=deleted') && /Deleted/.test(await page.textContent('[role=status]')),
+			'a backup is deleted through its confirmation (toast)', page.url());
+		ok(!left.some((r) => /ingress-backup/.test(r)) && left.some((r) => /web-backup/.test(r)), 'it is gone from the list, the other backup kept', left.join(' | '));
+		const ibGone = await api('GET', '/api/v1/backups/ingress-backup', adm.json.token);
+		const ibList = await api('GET', '/api/v1/backups', adm.json.token);
+		ok(ibGone.code === 404 && !ibList.json.items.some((b) => b.metadata.name === 'ingress-backup'), 'and from the API (404, not listed)', ibGone.code);
+		ok(!fs.existsSync(ibFile) && fs.existsSync(path.join(process.env.WEBUI_BACKUP_DIR, 'web-backup.rzbackup')),
+			'and its file is removed from the backup folder, the other\'s kept', fs.readdirSync(process.env.WEBUI_BACKUP_DIR).join(' '));
+		await audit(page, 'backup-deleted');
 		await ctx.close();
 	} finally {
 		await browser.close();
