@@ -619,9 +619,17 @@ rz__page_t *rz__post_page(rz_ui_t *ui, rz_req_t *req)
 
 /* ------------------------------------------------------------------ login and logout */
 
+/* Secure when the browser's connection is TLS: ours, or a trusted proxy's that says it
+ * terminated TLS (X-Forwarded-Proto: https), as a TLS-terminating proxy in front does. */
 static bool secure_cookie(const rz__page_t *pg)
 {
-	return rz_req_tls(pg->req);
+	const char *proto;
+
+	if (rz_req_tls(pg->req))
+		return true;
+	proto = rz_req_header(pg->req, "X-Forwarded-Proto");
+	return proto != NULL && strcasecmp(proto, "https") == 0 &&
+	       rz_access_trusted_peer(pg->ui->access, pg->req);
 }
 
 static const char *cookie_path(const rz__page_t *pg)

@@ -54,6 +54,17 @@ expect_match "plain HTTP: a login through the form is answered with a redirect" 
 flags=$(cookie_flags "$WORK/post.h" rezus_session)
 expect_match "plain HTTP: the session cookie is HttpOnly and SameSite=Lax" 'HttpOnly.*SameSite=Lax' "$flags"
 expect_eq "plain HTTP: ... and not Secure" "" "$(printf '%s' "$flags" | grep -o Secure)"
+# A trusted proxy that terminated TLS says so (X-Forwarded-Proto: https): the browser's
+# connection is TLS, so the cookies are Secure; the same header from another peer is not believed.
+curl -s -D "$WORK/fwd.h" -o /dev/null -H 'X-Forwarded-Proto: https' "$URL/login"
+expect_match "behind a trusted TLS-terminating proxy (X-Forwarded-Proto: https) the cookie is Secure" \
+	'HttpOnly.*SameSite=Strict.*Secure' "$(cookie_flags "$WORK/fwd.h" rezus_login)"
+if curl -s -D "$WORK/fwd2.h" -o /dev/null -H 'X-Forwarded-Proto: https' --interface 127.0.0.2 "$URL/login"; then
+	expect_eq "... but not on the word of a peer not in server.trusted_proxies" "" \
+		"$(cookie_flags "$WORK/fwd2.h" rezus_login | grep -o Secure)"
+else
+	not_ok "curl can connect from 127.0.0.2"
+fi
 
 # --- X-Ingress-Path: only from a trusted proxy, only when well formed -------------------------
 PREFIX=/api/hassio_ingress/Ad9-z
