@@ -41,8 +41,9 @@ async function awaitingRun(tenant, skip, secs) {
 	return name;
 }
 
+// The text of the first element sel matches, '' when there is none (not waited for).
 async function text(page, sel) {
-	return (await page.textContent(sel).catch(() => null)) || '';
+	return page.evaluate((q) => document.querySelector(q)?.textContent || '', sel);
 }
 async function login(page, base, user, pw) {
 	await page.goto(base + '/');
@@ -401,7 +402,7 @@ async function main() {
 		ok(row && await page.evaluate(() => window.__stayed === true), 'its row appears on the open tenants list without a reload', await text(page, '#tenant-rows'));
 		const phase0 = await text(page, '#tenant-live1 .phase');
 		let moved = false;
-		try {
+		if (row) try {
 			await page.waitForFunction((p0) => {
 				const t = document.querySelector('#tenant-live1 .phase')?.textContent.trim();
 				return t && t !== p0;
