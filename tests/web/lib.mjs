@@ -5,9 +5,10 @@ import path from 'node:path';
 
 // ok(cond, desc, detail) prints "ok - ..." or "not ok - ..." (and up to 12 "# " lines of
 // detail); audit(page, name) runs axe-core (through the debugging protocol: the pages' CSP
-// allows no injected script), WCAG 2.x A and AA, then screenshots the page at desktop and
-// phone width into shots, once per name; failures() counts the "not ok" lines, audited() the
-// pages audited.
+// allows no injected script), WCAG 2.x A and AA, then, once per name, at phone width (360 px)
+// checks that the page does not scroll sideways (naming the element that sticks out) and runs
+// axe again, and screenshots the page at desktop and phone width into shots; failures()
+// counts the "not ok" lines, audited() the pages audited.
 export function harness(axeSource, shots) {
 	let failed = 0;
 	const checked = new Set();
@@ -22,23 +23,106 @@ export function harness(axeSource, shots) {
 			}
 		}
 	}
-	async function audit(page, name) {
-		await page.evaluate(axeSource);
+	async function axeRun(page) {
 		const r = await page.evaluate(() =>
 			// eslint-disable-next-line no-undef
 			axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] }));
-		const v = r.violations.map((x) => `${x.id}: ${x.help} (${x.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')})`);
+		return r.violations.map((x) => `${x.id}: ${x.help} (${x.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')})`);
+	}
+	async function audit(page, name) {
+		await page.evaluate(axeSource);
+		const v = await axeRun(page);
 		ok(v.length === 0, `axe: no WCAG A/AA violation on ${name}`, v.join('\n'));
 		if (!checked.has(name)) {
 			checked.add(name);
-			for (const w of [1280, 360]) {
-				await page.setViewportSize({ width: w, height: w === 360 ? 740 : 900 });
-				await page.screenshot({ path: path.join(shots, `${name}-${w}.png`), fullPage: true });
-			}
+			await page.setViewportSize({ width: 360, height: 740 });
+			const wide = await page.evaluate(sideways);
+			ok(wide === null, `${name} does not scroll sideways at 360 px`, wide);
+			const v360 = await axeRun(page);
+			ok(v360.length === 0, `axe: no WCAG A/AA violation on ${name} at 360 px`, v360.join('\n'));
+			await page.screenshot({ path: path.join(shots, `${name}-360.png`), fullPage: true });
 			await page.setViewportSize({ width: 1280, height: 900 });
+			await page.screenshot({ path: path.join(shots, `${name}-1280.png`), fullPage: true });
 		}
 	}
 	return { ok, audit, failures: () => failed, audited: () => checked.size };
+}
+
+// In the page: null when the document is no wider than the window, else how wide it is and
+// the element reaching furthest right that no box clips (a table in an overflow-x-auto box
+// scrolls on its own: that is fine; but the box clips an absolutely positioned descendant
+// only when it is that descendant's containing block, as for a visually hidden label).
+function sideways() {
+	const vw = window.innerWidth;
+	const sw = document.documentElement.scrollWidth;
+	if (sw <= vw) return null;
+	const clipped = (e) => {
+		let pos = getComputedStyle(e).position;
+		if (pos === 'fixed') return true; // on the viewport: it does not scroll
+		for (let p = e.parentElement; p && p !== document.body; p = p.parentElement) {
+			const cs = getComputedStyle(p);
+			if (pos !== 'absolute' || cs.position !== 'static') { // p holds e's box
+				if (cs.overflowX !== 'visible') return true;
+				pos = cs.position;
+			}
+		}
+		return false;
+	};
+	let worst = null;
+	let right = 0;
+	for (const e of document.body.querySelectorAll('*')) {
+		if (clipped(e)) continue;
+		const b = e.getBoundingClientRect();
+		const r = getComputedStyle(e).overflowX === 'visible' ? Math.max(b.right, b.left + e.scrollWidth) : b.right;
+		if (r > right) { right = r; worst = e; }
+	}
+	const name = worst ? worst.tagName.toLowerCase() + (worst.id ? `#${worst.id}` : '') +
+		[...worst.classList].slice(0, 4).map((c) => `.${c}`).join('') : '?';
+	const text = worst ? worst.textContent.trim().replace(/\s+/g, ' ').slice(0, 60) : '';
+	return `the page is ${sw} px wide in a ${vw} px window: ${name} ("${text}") reaches ${Math.round(right)} px`;
+}
+
+// The focused element (in the page): {id, ring, how}: its id (or "submit" for a submit
+// button without one, else its text), whether a focus indicator is drawn (an outline with a
+// width and a colour that is not transparent, or a ring shadow) and the styles that decided.
+export function focused(page) {
+	return page.evaluate(() => {
+		const e = document.activeElement;
+		const cs = getComputedStyle(e);
+		return { id: e.id || (e.type === 'submit' ? 'submit' : e.textContent.trim().slice(0, 20)),
+			stop: e.getAttribute('data-tabstop'),
+			ring: (cs.outlineStyle !== 'none' && parseFloat(cs.outlineWidth) > 0 &&
+				!/rgba\(.*, 0\)$|transparent/.test(cs.outlineColor)) || cs.boxShadow !== 'none',
+			how: `${cs.outlineStyle} ${cs.outlineWidth} ${cs.outlineColor} / ${cs.boxShadow}` };
+	});
+}
+
+// Tab through the whole page from its start: {want, got, unseen}: want lists every control
+// the keyboard should reach (links, buttons, fields, in document order; hidden ones and
+// tabindex -1 left out), got the controls Tab reached in turn, unseen those showing no focus
+// indicator (as focused() decides). The page is reloaded first so that focus starts at the top.
+export async function tabWalk(page) {
+	await page.reload();
+	const want = await page.evaluate(() => {
+		const sel = 'a[href], button, input:not([type=hidden]), select, textarea, [tabindex]';
+		const out = [];
+		for (const e of document.querySelectorAll(sel)) {
+			if (e.disabled || e.tabIndex < 0 || e.getClientRects().length === 0 ||
+				getComputedStyle(e).visibility === 'hidden') continue;
+			e.setAttribute('data-tabstop', String(out.length));
+			out.push(`${out.length}:${e.tagName.toLowerCase()}${e.id ? '#' + e.id : ''}(${(e.textContent || e.name || '').trim().slice(0, 16)})`);
+		}
+		return out;
+	});
+	const got = [];
+	let unseen = '';
+	for (let i = 0; i < want.length; i++) {
+		await page.keyboard.press('Tab');
+		const f = await focused(page);
+		got.push(f.stop === null ? `?:${f.id}` : want[Number(f.stop)]);
+		if (!f.ring) unseen += `${f.id} (${f.how}) `;
+	}
+	return { want, got, unseen };
 }
 
 // api(method, path, token, body) against base: {code, json}.
