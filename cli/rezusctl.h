@@ -15,6 +15,10 @@
 /* Exit statuses. */
 enum { RZC_OK = 0, RZC_ERR = 1, RZC_USAGE = 2 };
 
+/* --dry-run: none (write), server (?dryRun=All: the server checks, stores nothing), client
+ * (nothing is sent that writes). */
+enum { RZC_DRY_NONE = 0, RZC_DRY_SERVER, RZC_DRY_CLIENT };
+
 /* One resource type as the CLI knows it. */
 typedef struct rzc_kind {
 	const char *kind;     /* "NodeGroup" */
@@ -56,7 +60,7 @@ typedef struct rzc {
 	const char *out_file;    /* --file (kubeconfig, talosconfig) */
 	const char *talos;       /* --talos V (upgrade) */
 	const char *kubernetes;  /* --kubernetes V (upgrade) */
-	bool dry_run;            /* --dry-run (upgrade) */
+	int dry_run;             /* --dry-run[=server|client|none]: an RZC_DRY_* */
 	const char *role;        /* --role (user, token) */
 	const char *description; /* --description (token) */
 	const char *expires;     /* --expires (token) */

@@ -468,6 +468,10 @@ int rzc_cmd_upgrade(rzc_t *c, int argc, char **argv)
 		    "upgrade: TENANT --talos VERSION | --kubernetes VERSION [--dry-run] | "
 		    "cancel TENANT UPGRADE");
 	}
+	if (c->dry_run == RZC_DRY_CLIENT) {
+		return rzc_usage("upgrade: the prechecks are the server's: use --dry-run "
+		                 "(--dry-run=server)");
+	}
 	if ((tenant = tenant_arg(c, argc, argv, "upgrade")) == NULL) {
 		return RZC_USAGE;
 	}
@@ -475,9 +479,10 @@ int rzc_cmd_upgrade(rzc_t *c, int argc, char **argv)
 	path = rzc_path("/api/v1/tenants/%s/upgrades", t);
 	body =
 	    json_pack("{s:{s:s, s:s, s:b}}", "spec", "component", c->talos ? "talos" : "kubernetes",
-	              "targetVersion", c->talos ? c->talos : c->kubernetes, "dryRun", c->dry_run);
+	              "targetVersion", c->talos ? c->talos : c->kubernetes, "dryRun",
+	              c->dry_run == RZC_DRY_SERVER);
 	rc = rzc_json(c, "POST", path, body, &out);
-	if (rc == RZC_OK && c->dry_run) {
+	if (rc == RZC_OK && c->dry_run == RZC_DRY_SERVER) {
 		const char *name =
 		    json_string_value(json_object_get(json_object_get(out, "metadata"), "name"));
 		char *n = rzc_escape(name ? name : ""), *get = rzc_path("%s/%s", path, n);

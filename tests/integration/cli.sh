@@ -98,6 +98,49 @@ expect_eq "a changed manifest is configured" "nodegroup/workers configured" "$(c
 cat "$top_srcdir/examples/oci/tenant.yaml" | "$CTL" apply -f - >"$WORK/out" 2>&1
 expect_eq "apply -f - reads stdin" "tenant/oci-demo created" "$(cat "$WORK/out")"
 
+# --dry-run writes nothing: server (alone too) sends ?dryRun=All, client sends no write;
+# what it would do is said kubectl's way. A writing command without a dry run refuses it.
+printf 'apiVersion: rezuscloud.io/v1\nkind: Tenant\nmetadata: {name: dry}\nspec: {clusterProvider: sim}\n' >"$WORK/dry.yaml"
+sed 's/^  tenant: rack$/  tenant: rack\n  labels: {dry: run}/' "$top_srcdir/examples/metal/workers.yaml" >"$WORK/dry-workers.yaml"
+for flag in --dry-run --dry-run=server; do
+	run apply $flag -f "$WORK/dry.yaml" -f "$WORK/dry-workers.yaml"
+	expect_eq "apply $flag says what it would do, checked by the server" \
+		"0 tenant/dry created (server dry run)|nodegroup/workers configured (server dry run)|" \
+		"$RC $(tr '\n' '|' <"$WORK/out")"
+done
+run apply --dry-run=client -f "$WORK/dry.yaml" -f "$WORK/dry-workers.yaml"
+expect_eq "apply --dry-run=client too, from what the client reads" \
+	"0 tenant/dry created (dry run)|nodegroup/workers configured (dry run)|" "$RC $(tr '\n' '|' <"$WORK/out")"
+run create --dry-run -f "$WORK/dry.yaml"
+expect_eq "create --dry-run" "0 tenant/dry created (server dry run)" "$RC $(cat "$WORK/out")"
+run create --dry-run=client -f "$WORK/dry.yaml"
+expect_eq "create --dry-run=client" "0 tenant/dry created (dry run)" "$RC $(cat "$WORK/out")"
+run get tenant dry
+expect_eq "none of them created the tenant" "1" "$RC"
+run apply --dry-run=none -f "$top_srcdir/examples/metal/tenant.yaml"
+expect_eq "--dry-run=none is a plain apply" "0 tenant/rack unchanged" "$RC $(cat "$WORK/out")"
+run delete tenant rack --dry-run
+expect_eq "delete --dry-run" "0 tenant/rack deleted (server dry run)" "$RC $(cat "$WORK/out")"
+run delete ng workers -t rack --dry-run=client
+expect_eq "delete --dry-run=client" "0 nodegroup/workers deleted (dry run)" "$RC $(cat "$WORK/out")"
+run delete -f "$top_srcdir/examples/metal/workers.yaml" --dry-run=server
+expect_eq "delete -f --dry-run=server" "0 nodegroup/workers deleted (server dry run)" "$RC $(cat "$WORK/out")"
+run delete ng nope -t rack --dry-run=client
+expect_eq "delete --dry-run=client of none is an error" '1 error: nodegroups "nope" not found' "$RC $(cat "$WORK/err")"
+run get tenant rack -o 'jsonpath={.metadata.name} {.metadata.deletionTimestamp}'
+expect_eq "the tenant is still there, not being deleted" "0 rack " "$RC $(cat "$WORK/out")"
+run get ng workers -t rack -o 'jsonpath={.metadata.labels}'
+expect_eq "its workers too, their labels unchanged" '0 {"tier":"gold"}' "$RC $(cat "$WORK/out")"
+run apply --dry-run=bogus -f "$WORK/dry.yaml"
+expect_match "a bad --dry-run value is a usage error naming the values" '^2 rezusctl: --dry-run=bogus: use none, server or client' \
+	"$RC $(cat "$WORK/err")"
+runs_before=$("$CTL" runs rack -o name | wc -l)
+run plan rack --dry-run
+expect_match "a writing command without a dry run refuses --dry-run" '^2 rezusctl: plan: --dry-run is not supported' "$RC $(cat "$WORK/err")"
+expect_eq "and starts nothing" "$runs_before" "$("$CTL" runs rack -o name | wc -l)"
+run upgrade rack --talos 1.12.1 --dry-run=client
+expect_match "upgrade's prechecks are the server's: --dry-run=client is refused" '^2 .*use --dry-run' "$RC $(cat "$WORK/err")"
+
 run get tenants
 expect_match "get tenants is a kubectl-like table" '^NAME +PROVIDER +PHASE +MACHINES +KUBERNETES +AGE$' "$(head -n 1 "$WORK/out")"
 expect_match "with a humanised age" '^oci-demo +talos .* [0-9]+s$' "$(grep '^oci-demo' "$WORK/out")"
@@ -259,6 +302,11 @@ if command -v kubectl >/dev/null; then
 	expect_eq "--merge keeps the other clusters and switches to the tenant" "admin@simmy|other simmy" \
 		"$(KUBECONFIG="$WORK/kube-merge" kubectl config current-context)|$(KUBECONFIG="$WORK/kube-merge" kubectl config get-clusters | tail -n +2 | sort | tr '\n' ' ' | sed 's/ $//')"
 fi
+for flag in --dry-run --dry-run=client; do
+	run scale ng/cp -t simmy --replicas 2 $flag
+	expect_match "scale $flag says it would" '^0 nodegroup/cp scaled \((server )?dry run\)$' "$RC $(cat "$WORK/out")"
+done
+expect_eq "and does not" "1" "$("$CTL" get ng cp -t simmy -o 'jsonpath={.spec.count}')"
 run scale ng/cp -t simmy --replicas 2
 expect_eq "scale sets the count" "nodegroup/cp scaled|2" "$(tr '\n' '|' <"$WORK/out")$("$CTL" get ng cp -t simmy -o json | sed -n 's/.*"count": \([0-9]*\).*/\1/p')"
 for _ in $(seq 1 300); do
