@@ -368,44 +368,22 @@ static void event_cells(const json_t *ev, const char **v, char *age, size_t asiz
 	}
 }
 
-/* One line of cells, the first four padded to w, without trailing blanks. */
-static void print_cells(const char *const *v, const size_t *w)
-{
-	char line[2048];
-	int n = snprintf(line, sizeof(line), "  %-*s  %-*s  %-*s  %-*s  %s", (int)w[0], v[0],
-	                 (int)w[1], v[1], (int)w[2], v[2], (int)w[3], v[3], v[4]);
-
-	n = n < 0 ? 0 : n >= (int)sizeof(line) ? (int)sizeof(line) - 1 : n;
-	while (n > 0 && line[n - 1] == ' ') {
-		line[--n] = '\0';
-	}
-	printf("%s\n", line);
-}
-
 /* items[from..] under a header, the columns aligned. */
 static void print_events(const json_t *items, size_t from)
 {
 	static const char *const heads[] = { "TYPE", "REASON", "AGE", "FROM", "MESSAGE" };
-	size_t n = json_array_size(items), w[4] = { 0 };
+	size_t n = json_array_size(items);
 	const char *v[5];
 	char age[96], msg[1100];
+	rzc_rows_t t;
 
-	for (size_t i = from; i <= n; i++) { /* i == n: the header's widths */
-		if (i == n) {
-			memcpy(v, heads, sizeof(v));
-		} else {
-			event_cells(json_array_get(items, i), v, age, sizeof(age), msg,
-			            sizeof(msg));
-		}
-		for (size_t j = 0; j < 4; j++) {
-			w[j] = strlen(v[j]) > w[j] ? strlen(v[j]) : w[j];
-		}
-	}
-	print_cells(heads, w);
+	rzc_rows_init(&t, heads, 5);
 	for (size_t i = from; i < n; i++) {
 		event_cells(json_array_get(items, i), v, age, sizeof(age), msg, sizeof(msg));
-		print_cells(v, w);
+		rzc_rows_add(&t, v[0], v[1], v[2], v[3], v[4]);
 	}
+	rzc_rows_print(&t, "  ");
+	rzc_rows_free(&t);
 }
 
 /* The object's Events, newest last (at most DESCRIBE_EVENTS_MAX): the end of describe, as
@@ -548,18 +526,19 @@ int rzc_cmd_describe(rzc_t *c, int argc, char **argv)
 	}
 	conds = json_object_get(json_object_get(obj, "status"), "conditions");
 	if (json_array_size(conds) > 0) {
-		printf("Conditions:\n  %-14s %-7s %-14s %s\n", "TYPE", "STATUS", "REASON",
-		       "MESSAGE");
+		static const char *const heads[] = { "TYPE", "STATUS", "REASON", "MESSAGE" };
+		rzc_rows_t t;
+		rzc_rows_init(&t, heads, 4);
 		json_array_foreach(conds, i, cond)
 		{
-			printf("  %-14s %-7s %-14s %s\n",
-			       json_string_value(json_object_get(cond, "type")),
-			       json_string_value(json_object_get(cond, "status")),
-			       json_string_value(json_object_get(cond, "reason")),
-			       json_string_value(json_object_get(cond, "message"))
-			           ? json_string_value(json_object_get(cond, "message"))
-			           : "");
+			rzc_rows_add(&t, json_string_value(json_object_get(cond, "type")),
+			             json_string_value(json_object_get(cond, "status")),
+			             json_string_value(json_object_get(cond, "reason")),
+			             json_string_value(json_object_get(cond, "message")));
 		}
+		printf("Conditions:\n");
+		rzc_rows_print(&t, "  ");
+		rzc_rows_free(&t);
 	}
 	if (strcmp(k->kind, "Tenant") == 0) {
 		describe_related(c, "Node groups", rzc_kind_find("nodegroups"), name, NULL);

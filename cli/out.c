@@ -2,6 +2,7 @@
 #include <config.h>
 
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -49,8 +50,8 @@ static char *cell(const json_t *o, const char *path)
 	return strdup(rz_columns_cell(o, path, time(NULL), singular_of, buf, sizeof(buf)));
 }
 
-void rzc_table(const char *const *heads, size_t ncols, char *const *cells, size_t nrows,
-               bool headers)
+void rzc_table(const char *indent, const char *const *heads, size_t ncols, char *const *cells,
+               size_t nrows, bool headers)
 {
 	size_t width[RZ_COLUMNS_MAX] = { 0 };
 
@@ -63,6 +64,7 @@ void rzc_table(const char *const *heads, size_t ncols, char *const *cells, size_
 		}
 	}
 	for (size_t i = headers ? 0 : 1; i <= nrows; i++) {
+		fputs(indent, stdout);
 		for (size_t j = 0; j < ncols; j++) {
 			const char *v = i == 0 ? heads[j] : cells[(i - 1) * ncols + j];
 			if (j + 1 < ncols) {
@@ -72,6 +74,45 @@ void rzc_table(const char *const *heads, size_t ncols, char *const *cells, size_
 			}
 		}
 	}
+}
+
+void rzc_rows_init(rzc_rows_t *t, const char *const *heads, size_t ncols)
+{
+	memset(t, 0, sizeof(*t));
+	t->heads = heads;
+	t->ncols = ncols > RZ_COLUMNS_MAX ? RZ_COLUMNS_MAX : ncols;
+}
+
+void rzc_rows_add(rzc_rows_t *t, ...)
+{
+	char **grown = realloc(t->cells, (t->nrows + 1) * t->ncols * sizeof(*grown));
+	va_list ap;
+
+	if (grown == NULL) {
+		return; /* out of memory: the row is left out */
+	}
+	t->cells = grown;
+	va_start(ap, t);
+	for (size_t j = 0; j < t->ncols; j++) {
+		const char *v = va_arg(ap, const char *);
+		t->cells[t->nrows * t->ncols + j] = strdup(v != NULL ? v : "");
+	}
+	va_end(ap);
+	t->nrows++;
+}
+
+void rzc_rows_print(const rzc_rows_t *t, const char *indent)
+{
+	rzc_table(indent, t->heads, t->ncols, t->cells, t->nrows, true);
+}
+
+void rzc_rows_free(rzc_rows_t *t)
+{
+	for (size_t i = 0; i < t->nrows * t->ncols; i++) {
+		free(t->cells[i]);
+	}
+	free(t->cells);
+	memset(t, 0, sizeof(*t));
 }
 
 static void print_table(rzc_t *c, const char *kind, json_t *items, bool headers)
@@ -108,7 +149,7 @@ static void print_table(rzc_t *c, const char *kind, json_t *items, bool headers)
 			cells[i * ncols + j] = cell(json_array_get(items, i), cols[j]->path);
 		}
 	}
-	rzc_table(heads, ncols, cells, nrows, headers);
+	rzc_table("", heads, ncols, cells, nrows, headers);
 	for (size_t i = 0; i < nrows * ncols; i++) {
 		free(cells[i]);
 	}
@@ -567,7 +608,7 @@ static int custom_columns(const char *spec, json_t *items, bool headers)
 		}
 	}
 	if (rc == RZC_OK) {
-		rzc_table(heads, ncols, cells, nrows, headers);
+		rzc_table("", heads, ncols, cells, nrows, headers);
 	}
 	for (size_t i = 0; i < nrows * ncols; i++) {
 		free(cells[i]);

@@ -138,9 +138,21 @@ char *rzc_collection(rzc_t *c, const rzc_kind_t *k, const char *tenant, const ch
 void rzc_print_list(rzc_t *c, const rzc_kind_t *k, json_t *items, bool headers);
 extern int rzc_print_rc;
 /* The one table printer: heads[ncols], cells[nrows * ncols] (row-major; NULL prints
- * empty), columns aligned three blanks apart. Borrowed; nothing is freed. */
-void rzc_table(const char *const *heads, size_t ncols, char *const *cells, size_t nrows,
-               bool headers);
+ * empty), columns aligned three blanks apart, each line after indent. Borrowed; nothing is
+ * freed. */
+void rzc_table(const char *indent, const char *const *heads, size_t ncols, char *const *cells,
+               size_t nrows, bool headers);
+/* A table filled a row at a time, then printed by rzc_table. */
+typedef struct rzc_rows {
+	const char *const *heads; /* borrowed */
+	size_t ncols, nrows;
+	char **cells; /* owned copies */
+} rzc_rows_t;
+void rzc_rows_init(rzc_rows_t *t, const char *const *heads, size_t ncols);
+/* One row: ncols strings after t (copied; NULL is empty). */
+void rzc_rows_add(rzc_rows_t *t, ...);
+void rzc_rows_print(const rzc_rows_t *t, const char *indent);
+void rzc_rows_free(rzc_rows_t *t);
 /* kubectl's JSONPath template tmpl applied to data, to f; RZC_USAGE for a bad template. */
 int rzc_jsonpath(FILE *f, const json_t *data, const char *tmpl);
 void rzc_print_object(rzc_t *c, const rzc_kind_t *k, json_t *obj);

@@ -43,6 +43,17 @@ fi
 SERVER="http://127.0.0.1:$PORT"
 # run ARGS...: rezusctl with stdout in $WORK/out, stderr in $WORK/err; sets RC.
 run() { "$CTL" "$@" >"$WORK/out" 2>"$WORK/err"; RC=$?; }
+# misaligned FILE: the lines of the table in FILE (its header first) whose cells do not start
+# where the header's columns do: a blank before each column's start, and the cell starting
+# there (or empty up to the next column). Nothing when the table is aligned.
+misaligned() {
+	awk 'NR == 1 { n = 0; for (i = 2; i <= length($0); i++)
+		if (substr($0, i - 1, 1) == " " && substr($0, i, 1) != " ") start[++n] = i
+		start[n + 1] = 10000; next }
+	{ for (k = 1; k <= n; k++) { p = start[k]; cell = substr($0, p, start[k + 1] - p)
+		if (substr($0, p - 1, 1) != " " || (cell ~ /^ / && cell !~ /^ *$/)) { print NR ": " $0; break } } }' "$1"
+}
+
 
 # --- login -------------------------------------------------------------------------------------
 echo cli-test-password | "$CTL" login "$SERVER" --username admin --password-stdin >"$WORK/out" 2>"$WORK/err"
@@ -66,6 +77,10 @@ REZUSCLOUD_TOKEN=rzt_not-a-real-token "$CTL" get tenants >"$WORK/out" 2>"$WORK/e
 expect_eq "REZUSCLOUD_TOKEN overrides the context's token" "1" "$?"
 run version
 expect_match "version shows client and server" 'Client: rezusctl .*Server: rezuscloud ' "$(tr '\n' ' ' <"$WORK/out")"
+run config set-context a-context-with-a-long-name --server http://rezus.example.invalid:8080
+run config get-contexts
+expect_match "config get-contexts lists the contexts" '^\* +default +http://127' "$(cat "$WORK/out")"
+expect_eq "aligned, with a long name among them" "" "$(misaligned "$WORK/out")"
 
 # --- apply, get --------------------------------------------------------------------------------
 run apply -f "$top_srcdir/examples/metal"
@@ -274,6 +289,10 @@ for _ in $(seq 1 300); do
 	"$CTL" get tenant simmy -o json 2>/dev/null | grep -q '"phase": "Ready"' && break
 	sleep 0.1
 done
+run describe tenant simmy
+sed -n '/^Conditions:$/,/^[^ ]/{/^  /s/^  //p}' "$WORK/out" >"$WORK/conds"
+expect_match "describe's conditions include a long type" '^ControlPlaneReady ' "$(cat "$WORK/conds")"
+expect_eq "and are aligned (the one table printer)" "" "$(misaligned "$WORK/conds")"
 RUN=$("$CTL" runs simmy -o name | head -n 1 | sed 's|run/||')
 expect_match "runs lists the tenant's run" '^run-' "$RUN"
 run describe run "$RUN" -t simmy
@@ -386,8 +405,12 @@ expect_eq "days and compound durations too" "0" "$RC"
 run token create --expires 5x
 expect_match "a bad duration is a usage error naming the forms" '^2 .*--expires 5x: .*30s, 15m, 12h, 7d.*RFC 3339' \
 	"$RC $(cat "$WORK/err")"
+printf 'long-name-password-1\n' | "$CTL" user create a-user-with-a-rather-long-name --role view --password-stdin >/dev/null
 run audit --limit 200
 expect_match "audit shows the log" 'TIME +USER +VERB.*admin +login' "$(tr '\n' ' ' <"$WORK/out")"
+expect_match "with a long name in it" ' a-user-with-a-rather-long-name ' "$(cat "$WORK/out")"
+expect_eq "audit's columns are aligned (the one table printer)" "" "$(misaligned "$WORK/out")"
+"$CTL" user delete a-user-with-a-rather-long-name >/dev/null
 run backup create
 expect_match "backup create takes one and names it" '^backup/backup-[0-9]{8}-[0-9]{6}-[0-9a-f]{4} created \(revision [0-9]+, [0-9]+ bytes\)$' "$(cat "$WORK/out")"
 BACKUP=$(sed -n 's|^backup/\([^ ]*\) created.*|\1|p' "$WORK/out")
