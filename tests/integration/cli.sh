@@ -293,6 +293,39 @@ run describe tenant simmy
 sed -n '/^Conditions:$/,/^[^ ]/{/^  /s/^  //p}' "$WORK/out" >"$WORK/conds"
 expect_match "describe's conditions include a long type" '^ControlPlaneReady ' "$(cat "$WORK/conds")"
 expect_eq "and are aligned (the one table printer)" "" "$(misaligned "$WORK/conds")"
+# -o jsonpath's filters and slices, on a real object's conditions; the same as kubectl's
+# (which reads the object from a file with annotate --local) where kubectl is installed
+run get tenant simmy -o 'jsonpath={.status.conditions[?(@.type=="ControlPlaneReady")].reason}'
+expect_eq "-o jsonpath filters a list: [?(@.type==\"ControlPlaneReady\")]" "0 Healthy" "$RC $(cat "$WORK/out")"
+run get tenant simmy -o 'jsonpath={$.status.conditions[-1].type} {.status.conditions[?(@.type!="Reconciled")].type}'
+expect_eq "a leading \$, a negative index, !=" "0 ControlPlaneReady MachinesReady ControlPlaneReady" "$RC $(cat "$WORK/out")"
+run get tenant simmy -o 'jsonpath={.status.conditions[0:2].type}|{.status.conditions[?(@.nothing)].type}|{.status.conditions[?(@.observedGeneration==1)].reason}'
+expect_eq "slices, existence, numbers" "0 Reconciled MachinesReady||Applied AllReady Healthy" "$RC $(cat "$WORK/out")"
+for e in '{.status.conditions[x].type}' '{..type}' '{.status.conditions[?(@.type<"x")].type}' '{.status.conditions[0,1]}'; do
+	run get tenant simmy -o "jsonpath=$e"
+	expect_match "an expression rezusctl does not read is a usage error naming it: $e" \
+		"^2 rezusctl: jsonpath: \\{[^ ]*\\}: " "$RC $(cat "$WORK/err")"
+done
+run get tenant simmy -o 'jsonpath={.status.conditions[5].type}'
+expect_match "an index out of range is an error, as kubectl's" '^1 error: jsonpath: .*out of bounds' "$RC $(cat "$WORK/err")"
+if command -v kubectl >/dev/null; then
+	"$CTL" get tenant simmy -o json >"$WORK/simmy.json"
+	while IFS= read -r e; do
+		want=$(KUBECONFIG=/dev/null kubectl annotate --local -f "$WORK/simmy.json" rezus-test=1 -o "jsonpath=$e" 2>&1)
+		expect_eq "jsonpath $(printf '%s' "$e" | tr -d '\\') prints what kubectl's does" "$want" "$("$CTL" get tenant simmy -o "jsonpath=$e" 2>&1)"
+	done <<'EXPR'
+{.status.conditions[?(@.type=="ControlPlaneReady")].status}
+{.status.conditions[?(@.type!='Reconciled')].reason}
+{.status.conditions[?(@.message)].type}
+{.status.conditions[?(@.observedGeneration!=1)].type}
+{.status.conditions[-2:].type}
+{.status.conditions[::2].type}
+{.status.conditions[1:1].type}
+{range .status.conditions[?(@.status=="True")]}{.type}={.reason}{"\n"}{end}
+{.status.conditions[?(@.type=="Reconciled")]}
+{$.spec.podSubnets[0]}
+EXPR
+fi
 RUN=$("$CTL" runs simmy -o name | head -n 1 | sed 's|run/||')
 expect_match "runs lists the tenant's run" '^run-' "$RUN"
 run describe run "$RUN" -t simmy
