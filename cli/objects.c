@@ -149,7 +149,9 @@ static int watch(rzc_t *c, const rzc_kind_t *k, const char *coll, const char *rv
 	free(fsel);
 	free(path);
 	if (rc == 0 && code != 200) {
-		return rzc_fail("the watch ended: the server answered %ld", code);
+		rzc_fail("the watch ended: the server answered %ld", code);
+		rzc_hint_login(code);
+		return RZC_ERR;
 	}
 	return rc == 0 ? RZC_OK : RZC_ERR;
 }

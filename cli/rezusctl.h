@@ -98,6 +98,9 @@ int rzc_json(rzc_t *c, const char *method, const char *path, const json_t *in, j
 
 /* Print an error response (a Status, or the body) on stderr. */
 void rzc_print_status(const rzc_resp_t *r);
+/* After a 401 (but a login's: a wrong password): the hint to run rezusctl login, on
+ * stderr. Every path that reports a status prints it (rzc_print_status does). */
+void rzc_hint_login(long code);
 
 /* "/api/v1/..." path pieces, percent-encoded. Caller frees. */
 char *rzc_path(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -125,6 +125,7 @@ int rzc_cmd_logs(rzc_t *c, int argc, char **argv)
 		                                                                      : RZC_ERR;
 		if (rc == RZC_OK && code != 200) {
 			rc = rzc_fail("runs \"%s\": the server answered %ld", run, code);
+			rzc_hint_login(code);
 		} else if (rc == RZC_OK && f.phase != NULL) {
 			fprintf(stderr, "run %s: %s\n", run, f.phase);
 			rc = strcmp(f.phase, "Succeeded") == 0 ? RZC_OK : RZC_ERR;

@@ -521,6 +521,39 @@ run get tenants --context viewer
 expect_eq "which no longer works" "1" "$RC"
 expect_match "and says to log in again" 'run .rezusctl login.' "$(cat "$WORK/err")"
 
+# the streams (logs -f, get -w) end with the same hint on a 401: logs -f with a dead token;
+# the watch of a server that lists the tenants, then refuses the watch
+run logs "$RUN" -f -t simmy --token rzt_not-a-real-token
+expect_match "logs -f answered 401 says to log in" '^1 error: runs ".*": the server answered 401 hint: .*run .rezusctl login.' \
+	"$RC $(tr '\n' ' ' <"$WORK/err")"
+if command -v python3 >/dev/null; then
+	cat >"$WORK/refuse-watch.py" <<'PY'
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        watch = "watch=" in self.path
+        body = (b'{"kind":"Status","status":"Failure","code":401,"reason":"Unauthorized"}' if watch
+                else b'{"kind":"TenantList","metadata":{"resourceVersion":"1"},"items":[]}')
+        self.send_response(401 if watch else 200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a):
+        pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+open(sys.argv[1], "w").write(str(s.server_address[1]))
+s.serve_forever()
+PY
+	python3 "$WORK/refuse-watch.py" "$WORK/refuse.port" &
+	REFUSE=$!
+	for _ in $(seq 1 50); do [ -s "$WORK/refuse.port" ] && break; sleep 0.1; done
+	run get tenants -w --server "http://127.0.0.1:$(cat "$WORK/refuse.port")"
+	kill "$REFUSE" 2>/dev/null
+	expect_match "get -w whose watch is answered 401 says to log in" '^1 .*the watch ended: the server answered 401 hint: .*run .rezusctl login.' \
+		"$RC $(tr '\n' ' ' <"$WORK/err")"
+fi
+
 # --- TLS: verification, --insecure-skip-tls-verify, --certificate-authority ----------------------
 if command -v openssl >/dev/null; then
 	openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost \
