@@ -163,6 +163,29 @@ static void command_help(FILE *f, const struct command *cmd)
 	fprintf(f, "Global flags: see rezusctl --help; every flag: rezusctl(1).\n");
 }
 
+/* "Types: tenants (tn), ...": every type of the kind table with its short name, wrapped. */
+static void types_line(FILE *f)
+{
+	size_t n, col = 0;
+	const rzc_kind_t *k = rzc_kinds(&n);
+
+	fprintf(f, "\nTypes:");
+	col = 6;
+	for (size_t i = 0; i < n; i++) {
+		char word[64];
+		int w = snprintf(word, sizeof(word), " %s%s%s%s%s", k[i].plural,
+		                 k[i].shorts[0] ? " (" : "", k[i].shorts, k[i].shorts[0] ? ")" : "",
+		                 i + 1 < n ? "," : "");
+		if (col + (size_t)w > 86) {
+			fprintf(f, "\n      ");
+			col = 6;
+		}
+		fputs(word, f);
+		col += (size_t)w;
+	}
+	fprintf(f, "\n");
+}
+
 static void help(FILE *f)
 {
 	fprintf(f, "Usage: rezusctl [global flags] COMMAND [TYPE] [NAME] [flags]\n\n"
@@ -171,9 +194,8 @@ static void help(FILE *f)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].help);
 	}
+	types_line(f);
 	fprintf(f,
-	        "\nTypes: tenants (tn), nodegroups (ng), machines (mc), configpatches (cp), runs,\n"
-	        "       upgrades (up), events (ev), providers (pv), users, tokens\n"
 	        "A NAME may be given as TYPE/NAME, as -o name prints it: logs run/run-1a2b3c4d\n\n"
 	        "Global flags:\n"
 	        "  --server URL                  the server (env REZUSCLOUD_SERVER)\n"
@@ -236,8 +258,9 @@ static void flag_words(char *buf, size_t size);
 
 int rzc_cmd_completion(rzc_t *c, int argc, char **argv)
 {
-	char words[1024] = "", flags[2048];
-	size_t n = 0;
+	char words[1024] = "", flags[2048], types[512] = "";
+	size_t n = 0, nkinds, t = 0;
+	const rzc_kind_t *k = rzc_kinds(&nkinds);
 
 	(void)c;
 	if (argc != 1 || (strcmp(argv[0], "bash") != 0 && strcmp(argv[0], "zsh") != 0)) {
@@ -248,6 +271,15 @@ int rzc_cmd_completion(rzc_t *c, int argc, char **argv)
 		                      commands[i].name);
 	}
 	flag_words(flags, sizeof(flags));
+	for (int pass = 0; pass < 2; pass++) { /* the types of the kind table, then short names */
+		for (size_t i = 0; i < nkinds && t < sizeof(types); i++) {
+			const char *w = pass == 0 ? k[i].plural : k[i].shorts;
+			if (w[0] != '\0') {
+				t += (size_t)snprintf(types + t, sizeof(types) - t, "%s%s",
+				                      t ? " " : "", w);
+			}
+		}
+	}
 	if (strcmp(argv[0], "zsh") == 0) {
 		printf("#compdef rezusctl\nautoload -U +X bashcompinit && bashcompinit\n");
 	}
@@ -263,8 +295,7 @@ int rzc_cmd_completion(rzc_t *c, int argc, char **argv)
 	    "    prev=\"${COMP_WORDS[COMP_CWORD-1]}\"\n"
 	    "    local commands=\"%s\"\n"
 	    "    local flags=\"%s\"\n"
-	    "    local types=\"tenants nodegroups machines configpatches runs upgrades events "
-	    "providers users tokens tn ng mc cp up ev pv\"\n"
+	    "    local types=\"%s\"\n"
 	    "    for ((i = 1; i < COMP_CWORD; i++)); do\n"
 	    "        case \"${COMP_WORDS[i]}\" in -t|--tenant) _rezusctl_t=\"-t "
 	    "${COMP_WORDS[i+1]}\" ;; "
@@ -296,7 +327,7 @@ int rzc_cmd_completion(rzc_t *c, int argc, char **argv)
 	    "    fi\n"
 	    "}\n"
 	    "complete -F _rezusctl rezusctl\n",
-	    argv[0], words, flags);
+	    argv[0], words, flags, types);
 	return RZC_OK;
 }
 

@@ -595,6 +595,36 @@ expect_eq "node group names, in the command's tenant" "cp workers" "$(comp rezus
 expect_match "run names" '^run-[0-9a-z]+( run-[0-9a-z]+)*$' "$(comp rezusctl -t simmy logs '')"
 expect_eq "and the commands help names" "token" "$(comp rezusctl help tok)"
 expect_match "--help lists events among the types" 'events \(ev\)' "$("$CTL" --help)"
+expect_match "and runners (rn), a type like the others" 'runners \(rn\)' "$("$CTL" --help)"
+expect_eq "completion offers every type --help lists, and their short names" \
+	"$("$CTL" --help | sed -n '/^Types:/,/^A NAME/p' | sed '$d; s/^Types://; s/[(),]/ /g' | tr -s ' \n' '\n\n' | grep . | sort | tr '\n' ' ')" \
+	"$(sed -n 's/^ *local types="\(.*\)"$/\1/p' "$WORK/completion.bash" | tr ' ' '\n' | sort | tr '\n' ' ')"
+expect_eq "completion completes runners' names" "runners" "$(comp rezusctl get runn)"
+# zsh: the script parses, and an interactive zsh (in a pty: zsh/zpty) completes a command
+# and a flag with it, through compinit and bashcompinit as a user's shell would
+if command -v zsh >/dev/null; then
+	"$CTL" completion zsh >"$WORK/completion.zsh"
+	check "completion zsh is a valid zsh script" zsh -n "$WORK/completion.zsh"
+	cat >"$WORK/drive.zsh" <<'ZSH'
+# drive.zsh FILE OUT: an interactive zsh in a pty loads completion FILE, then completes
+# lines with TAB; ^T appends the buffer after each to OUT.
+zmodload zsh/zpty || exit 1
+zpty z zsh -f -i
+zpty -w z "PS1='> '; autoload -U compinit; compinit -u -D; source ${(q)1}"
+zpty -w z "dump() { print -r -- \"[\$BUFFER]\" >>${(q)2}; BUFFER=; }; zle -N dump; bindkey '^T' dump"
+zpty -w -n z $'rezusctl tok\t\x14'
+zpty -w -n z $'rezusctl get ng --ten\t\x14'
+until [[ -s $2 && $(wc -l <$2) -ge 2 ]]; do zpty -r -t z chunk || sleep 0.1; done
+zpty -d z
+ZSH
+	PATH="$top_builddir:$PATH" timeout 30 zsh -f "$WORK/drive.zsh" "$WORK/completion.zsh" "$WORK/zsh.out" >/dev/null 2>&1
+	expect_eq "zsh completes a command and a flag with it" "[rezusctl token ]|[rezusctl get ng --tenant ]|" \
+		"$(tr '\n' '|' <"$WORK/zsh.out" 2>&1)"
+elif [ -f "$top_srcdir/build/node/.installed" ]; then # tools/install-deps ran: it installs zsh
+	not_ok "zsh is installed (tools/install-deps)"
+else
+	ok "zsh completion # SKIP zsh is not installed (tools/install-deps)"
+fi
 help_cmds=$("$CTL" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z-]*\)  .*/\1/p' | sort | tr '\n' ' ')
 man_cmds=$(sed -n '/^\.SH COMMANDS/,/^\.SH GLOBAL/p' "$top_srcdir/man/rezusctl.1" | grep '^\.B [a-z]' |
 	sed 's/^\.B //; s/\\-/-/g; s/ .*//; s/\\fR.*//' | sort -u | tr '\n' ' ')
@@ -605,11 +635,15 @@ expect_match "get --help is the command's own help, with examples" \
 expect_eq "help get prints the same" "$(cat "$WORK/out")" "$("$CTL" help get)"
 expect_match "user --help is user's" '^Usage: rezusctl user list' "$("$CTL" user --help | head -n 1)"
 expect_match "token --help documents --expires durations" '--expires takes a duration' "$("$CTL" token --help)"
-missing=""
+missing="" noexamples=""
 for cmd in $help_cmds; do
-	"$CTL" help "$cmd" | grep -q "^Usage: rezusctl $cmd" || missing="$missing $cmd"
+	"$CTL" help "$cmd" >"$WORK/help.out"
+	grep -q "^Usage: rezusctl $cmd" "$WORK/help.out" || missing="$missing $cmd"
+	sed -n '/^Examples:$/,/^$/p' "$WORK/help.out" | grep -q "^  rezusctl $cmd\|^  .*| rezusctl $cmd\|rezusctl $cmd " ||
+		noexamples="$noexamples $cmd"
 done
 expect_eq "every command has its own help" "" "$missing"
+expect_eq "with an Examples: section that runs the command" "" "$noexamples"
 
 # --- boot --platform local, twice --------------------------------------------------------------------
 # A port nothing listens on, below the kernel's ephemeral range (32768 up): a port in it
