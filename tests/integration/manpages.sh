@@ -13,6 +13,18 @@ man_cmds=$(sed -n '/^\.SH COMMANDS/,/^\.SH GLOBAL/p' "$MAN/rezusctl.1" | grep '^
 	sed 's/^\.B //; s/\\-/-/g; s/ .*//; s/\\fR.*//' | sort -u | tr '\n' ' ')
 expect_eq "rezusctl(1) has an entry for exactly the commands of the table" "$table" "$man_cmds"
 
+# every long option of rezusctl (the long_opts table of cli/main.c) is in rezusctl(1), and
+# every --option the page names is one rezusctl takes
+opts=$(sed -n '/^static const struct option long_opts\[\] = {/,/^};/s/^\t{ "\([a-z-]*\)", .*/--\1/p' "$top_srcdir/cli/main.c" | sort -u)
+expect_match "the long options are read from cli/main.c" '--tenant.*--watch' "$(echo $opts)"
+page_opts=$(sed 's/\\-/-/g' "$MAN/rezusctl.1" | grep -o -- '--[a-z][a-z-]*' | sort -u)
+expect_eq "rezusctl(1) names every long option of rezusctl" "" \
+	"$(printf '%s\n' "$page_opts" | comm -13 - "$(printf '%s\n' "$opts" >"$WORK/opts"; echo "$WORK/opts")" | tr '\n' ' ')"
+expect_eq "and no option rezusctl does not take" "" \
+	"$(printf '%s\n' "$page_opts" | comm -23 - "$WORK/opts" | tr '\n' ' ')"
+expect_match "with --dry-run's values" 'dry-run=server.*dry-run=client.*dry-run=none' \
+	"$(sed 's/\\-/-/g; s/\\f[BIR]//g' "$MAN/rezusctl.1" | tr '\n' ' ')"
+
 help_opts=$("$top_builddir/rezus-plugin-check" --help | grep -o -- '--[a-z-]*' | sort -u | tr '\n' ' ')
 man_opts=$(sed 's/\\-/-/g' "$MAN/rezus-plugin-check.1" | sed -n '/^\.SH OPTIONS/,/^\.SH /p' | grep -o -- '--[a-z-]*' | sort -u | tr '\n' ' ')
 expect_eq "rezus-plugin-check(1) documents exactly the options of --help" "$help_opts" "$man_opts"
