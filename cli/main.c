@@ -79,7 +79,7 @@ static const struct detail {
 	const char *text;
 } details[] = {
 	{ "get",
-	  "Flags:\n  -o table|wide|json|yaml|name|jsonpath=TEMPLATE|custom-columns=SPEC\n"
+	  "Flags:\n  -o table|wide|json|yaml|name|jsonpath=TEMPLATE|custom-columns=COLUMNS\n"
 	  "  -w, --watch   -l, --selector SEL   --field-selector SEL   -t TENANT   -A\n\n"
 	  "Examples:\n  rezusctl get tenants\n  rezusctl get ng -t demo -o wide\n"
 	  "  rezusctl get tenant demo -o yaml\n"
@@ -483,7 +483,7 @@ static int parse(rzc_t *c, int argc, char **argv, const char *verb)
 				c->output = optarg;
 			} else {
 				return rzc_usage("-o %s: use table, wide, json, yaml, name, "
-				                 "jsonpath=TEMPLATE or custom-columns=SPEC",
+				                 "jsonpath=TEMPLATE or custom-columns=COLUMNS",
 				                 optarg);
 			}
 			break;
