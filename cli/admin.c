@@ -241,20 +241,20 @@ int rzc_cmd_config(rzc_t *c, int argc, char **argv)
 		    "config: get-contexts | use-context NAME | set-context NAME | view");
 	}
 	if (strcmp(argv[0], "get-contexts") == 0) {
-		printf("%-8s %-16s %-32s %-12s %s\n", "CURRENT", "NAME", "SERVER", "USER",
-		       "TENANT");
+		static const char *const heads[] = { "CURRENT", "NAME", "SERVER", "USER",
+			                             "TENANT" };
+		rzc_rows_t t;
+		rzc_rows_init(&t, heads, 5);
 		json_array_foreach(json_object_get(c->config, "contexts"), i, ctx)
 		{
 			const char *n = json_string_value(json_object_get(ctx, "name"));
-			const char *t = json_string_value(json_object_get(ctx, "tenant"));
-			const char *u = json_string_value(json_object_get(ctx, "user"));
-			printf("%-8s %-16s %-32s %-12s %s\n",
-			       cur && n && strcmp(cur, n) == 0 ? "*" : "", n ? n : "",
-			       json_string_value(json_object_get(ctx, "server"))
-			           ? json_string_value(json_object_get(ctx, "server"))
-			           : "",
-			       u ? u : "", t ? t : "");
+			rzc_rows_add(&t, cur && n && strcmp(cur, n) == 0 ? "*" : "", n,
+			             json_string_value(json_object_get(ctx, "server")),
+			             json_string_value(json_object_get(ctx, "user")),
+			             json_string_value(json_object_get(ctx, "tenant")));
 		}
+		rzc_rows_print(&t, "");
+		rzc_rows_free(&t);
 		return RZC_OK;
 	}
 	if (strcmp(argv[0], "use-context") == 0 && argc == 2) {
@@ -514,31 +514,40 @@ int rzc_cmd_audit(rzc_t *c, int argc, char **argv)
 	    (strcmp(c->output, "json") == 0 || strcmp(c->output, "yaml") == 0)) {
 		rzc_print_object(c, NULL, list);
 	} else if (rc == RZC_OK) {
-		printf("%-20s %-10s %-22s %-12s %-12s %-20s %s\n", "TIME", "USER", "VERB", "KIND",
-		       "TENANT", "NAME", "CODE");
+		static const char *const heads[] = { "TIME",   "USER", "VERB", "KIND",
+			                             "TENANT", "NAME", "CODE" };
+		rzc_rows_t t;
+		rzc_rows_init(&t, heads, 7);
 		json_array_foreach(json_object_get(list, "items"), i, e)
 		{
-#define S(k)                                                                                       \
-	(json_string_value(json_object_get(e, k)) ? json_string_value(json_object_get(e, k)) : "")
-			printf("%-20s %-10s %-22s %-12s %-12s %-20s %lld\n", S("time"), S("user"),
-			       S("verb"), S("kind"), S("tenant"), S("name"),
-			       (long long)json_integer_value(json_object_get(e, "code")));
+			char code[24];
+			snprintf(code, sizeof(code), "%lld",
+			         (long long)json_integer_value(json_object_get(e, "code")));
+#define S(k) json_string_value(json_object_get(e, k))
+			rzc_rows_add(&t, S("time"), S("user"), S("verb"), S("kind"), S("tenant"),
+			             S("name"), code);
 #undef S
 		}
+		rzc_rows_print(&t, "");
+		rzc_rows_free(&t);
 	}
 	json_decref(list);
 	return rc;
 }
 
-static void backup_row(rzc_t *c, const json_t *b)
+static const char *const backup_heads[] = { "NAME", "TRIGGER",   "PHASE", "REVISION",
+	                                    "SIZE", "STATE-KEY", "AGE" };
+
+static void backup_row(rzc_rows_t *t, const json_t *b)
 {
 	const json_t *meta = json_object_get(b, "metadata"), *st = json_object_get(b, "status");
 	const json_t *key = json_object_get(st, "stateKey");
 	const char *phase = json_string_value(json_object_get(st, "phase"));
 	const char *created = json_string_value(json_object_get(meta, "creationTimestamp"));
+	const char *trigger =
+	    json_string_value(json_object_get(json_object_get(b, "spec"), "trigger"));
 	char age[32], rev[24] = "-", size[24] = "-";
 
-	(void)c;
 	if (json_is_integer(json_object_get(st, "revision"))) {
 		snprintf(rev, sizeof(rev), "%lld",
 		         (long long)json_integer_value(json_object_get(st, "revision")));
@@ -547,19 +556,13 @@ static void backup_row(rzc_t *c, const json_t *b)
 		snprintf(size, sizeof(size), "%lld",
 		         (long long)json_integer_value(json_object_get(st, "size")));
 	}
-	printf("%-32s %-9s %-10s %-9s %-10s %-9s %s\n",
-	       json_string_value(json_object_get(meta, "name")),
-	       json_string_value(json_object_get(json_object_get(b, "spec"), "trigger"))
-	           ? json_string_value(json_object_get(json_object_get(b, "spec"), "trigger"))
-	           : "-",
-	       phase ? phase : "-", rev, size,
-	       key == NULL                                      ? "-"
-	       : json_is_true(json_object_get(key, "included")) ? "sealed"
-	                                                        : "separate",
-	       created ? rzc_age(created, age, sizeof(age)) : "-");
+	rzc_rows_add(t, json_string_value(json_object_get(meta, "name")), trigger ? trigger : "-",
+	             phase ? phase : "-", rev, size,
+	             key == NULL                                      ? "-"
+	             : json_is_true(json_object_get(key, "included")) ? "sealed"
+	                                                              : "separate",
+	             created ? rzc_age(created, age, sizeof(age)) : "-");
 }
-
-static const char backup_header[] = "%-32s %-9s %-10s %-9s %-10s %-9s %s\n";
 
 static bool backup_structured(const rzc_t *c)
 {
@@ -596,7 +599,7 @@ static int backup_call(rzc_t *c, const char *method, const char *path, json_t **
 int rzc_cmd_backup(rzc_t *c, int argc, char **argv)
 {
 	const char *verb = argc > 0 ? argv[0] : "list";
-	json_t *out = NULL, *b;
+	json_t *out = NULL;
 	char *path = NULL;
 	size_t i;
 	int rc;
@@ -617,12 +620,14 @@ int rzc_cmd_backup(rzc_t *c, int argc, char **argv)
 	if (rc == RZC_OK && backup_structured(c)) {
 		rzc_print_object(c, NULL, out);
 	} else if (rc == RZC_OK && strcmp(verb, "list") == 0) {
-		printf(backup_header, "NAME", "TRIGGER", "PHASE", "REVISION", "SIZE", "STATE-KEY",
-		       "AGE");
+		rzc_rows_t t;
+		rzc_rows_init(&t, backup_heads, 7);
 		/* newest first, as the names sort */
 		for (i = json_array_size(json_object_get(out, "items")); i > 0; i--) {
-			backup_row(c, json_array_get(json_object_get(out, "items"), i - 1));
+			backup_row(&t, json_array_get(json_object_get(out, "items"), i - 1));
 		}
+		rzc_rows_print(&t, "");
+		rzc_rows_free(&t);
 	} else if (rc == RZC_OK && strcmp(verb, "create") == 0) {
 		printf("backup/%s created (revision %lld, %lld bytes)\n",
 		       json_string_value(json_object_get(json_object_get(out, "metadata"), "name")),
@@ -631,10 +636,11 @@ int rzc_cmd_backup(rzc_t *c, int argc, char **argv)
 		       (long long)json_integer_value(
 		           json_object_get(json_object_get(out, "status"), "size")));
 	} else if (rc == RZC_OK) {
-		b = out;
-		printf(backup_header, "NAME", "TRIGGER", "PHASE", "REVISION", "SIZE", "STATE-KEY",
-		       "AGE");
-		backup_row(c, b);
+		rzc_rows_t t;
+		rzc_rows_init(&t, backup_heads, 7);
+		backup_row(&t, out);
+		rzc_rows_print(&t, "");
+		rzc_rows_free(&t);
 	}
 	json_decref(out);
 	free(path);
@@ -694,7 +700,7 @@ int rzc_cmd_api_resources(rzc_t *c, int argc, char **argv)
 			row[4] = joined(json_object_get(res, "verbs"));
 			nrows++;
 		}
-		rzc_table(heads, 5, cells, nrows, true);
+		rzc_table("", heads, 5, cells, nrows, true);
 		for (size_t j = 0; cells != NULL && j < nrows * 5; j++) {
 			free(cells[j]);
 		}

@@ -181,6 +181,7 @@ int rzc_stream(rzc_t *c, const char *path, const char *accept,
 	CURLcode rc;
 
 	*code = 0;
+	last_was_login = false;
 	if (h == NULL) {
 		return -1;
 	}
@@ -231,11 +232,16 @@ void rzc_print_status(const rzc_resp_t *r)
 			        json_string_value(json_object_get(cause, "field")), cm ? cm : "");
 		}
 	}
-	if (r->code == 401 && !last_was_login) {
+	rzc_hint_login(r->code);
+	json_decref(st);
+}
+
+void rzc_hint_login(long code)
+{
+	if (code == 401 && !last_was_login) {
 		fprintf(stderr, "hint: the token is missing, expired or revoked: run `rezusctl "
 		                "login`\n");
 	}
-	json_decref(st);
 }
 
 int rzc_json(rzc_t *c, const char *method, const char *path, const json_t *in, json_t **out)

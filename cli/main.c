@@ -15,49 +15,63 @@ static const struct command {
 	rzc_cmd_fn fn;
 	const char *args;
 	const char *help;
+	bool dry_run; /* takes --dry-run: writes nothing when given it */
 } commands[] = {
 	{ "get", rzc_cmd_get, "TYPE [NAME...] [-w] [-l SELECTOR] [--field-selector SELECTOR]",
-	  "list or show objects" },
+	  "list or show objects", false },
 	{ "describe", rzc_cmd_describe, "TYPE NAME",
-	  "an object, its conditions, related objects, recent runs, its events" },
-	{ "apply", rzc_cmd_apply, "-f FILE|DIR|-", "create or update objects from YAML or JSON" },
-	{ "create", rzc_cmd_create, "-f FILE|DIR|-", "create objects from YAML or JSON" },
-	{ "delete", rzc_cmd_delete, "TYPE NAME... | -f FILE", "delete objects" },
-	{ "edit", rzc_cmd_edit, "TYPE NAME", "edit an object in $EDITOR" },
-	{ "scale", rzc_cmd_scale, "nodegroup NAME --replicas N", "set a node group's count" },
-	{ "runs", rzc_cmd_runs, "[TENANT]", "a tenant's runs, newest first" },
+	  "an object, its conditions, related objects, recent runs, its events", false },
+	{ "apply", rzc_cmd_apply, "-f FILE|DIR|- [--dry-run[=server|client]]",
+	  "create or update objects from YAML or JSON", true },
+	{ "create", rzc_cmd_create, "-f FILE|DIR|- [--dry-run[=server|client]]",
+	  "create objects from YAML or JSON", true },
+	{ "delete", rzc_cmd_delete, "TYPE NAME... | -f FILE [--dry-run[=server|client]]",
+	  "delete objects", true },
+	{ "edit", rzc_cmd_edit, "TYPE NAME", "edit an object in $EDITOR", false },
+	{ "scale", rzc_cmd_scale, "nodegroup NAME --replicas N [--dry-run[=server|client]]",
+	  "set a node group's count", true },
+	{ "runs", rzc_cmd_runs, "[TENANT]", "a tenant's runs, newest first", false },
 	{ "logs", rzc_cmd_logs, "RUN [-f] [--raw]",
-	  "a run's tofu output; -f follows it until it ends, --raw: tofu's JSON lines" },
-	{ "plan", rzc_cmd_plan, "TENANT", "start a plan run (changes nothing)" },
+	  "a run's tofu output; -f follows it until it ends, --raw: tofu's JSON lines", false },
+	{ "plan", rzc_cmd_plan, "TENANT", "start a plan run (changes nothing)", false },
 	{ "approve", rzc_cmd_approve, "RUN [--reason TEXT]",
-	  "show what a run awaiting approval would change, then let it apply" },
-	{ "cancel", rzc_cmd_cancel, "RUN", "cancel a queued, waiting or running run" },
-	{ "kubeconfig", rzc_cmd_kubeconfig, "TENANT [-o FILE] [--merge]",
-	  "the tenant's kubeconfig" },
-	{ "talosconfig", rzc_cmd_talosconfig, "TENANT [-o FILE]", "the tenant's talosconfig" },
+	  "show what a run awaiting approval would change, then let it apply", false },
+	{ "cancel", rzc_cmd_cancel, "RUN", "cancel a queued, waiting or running run", false },
+	{ "kubeconfig", rzc_cmd_kubeconfig, "TENANT [-o FILE] [--merge]", "the tenant's kubeconfig",
+	  false },
+	{ "talosconfig", rzc_cmd_talosconfig, "TENANT [-o FILE]", "the tenant's talosconfig",
+	  false },
 	{ "state", rzc_cmd_state, "list TENANT | rollback TENANT VERSION",
-	  "a tenant's TF state versions; roll back to one (admin)" },
+	  "a tenant's TF state versions; roll back to one (admin)", false },
 	{ "upgrade", rzc_cmd_upgrade,
 	  "TENANT --talos V | --kubernetes V [--dry-run] | cancel TENANT UPGRADE",
-	  "start an upgrade (a dry run prints its prechecks and plan), or cancel one" },
+	  "start an upgrade (a dry run prints its prechecks and plan), or cancel one", true },
 	{ "login", rzc_cmd_login, "[SERVER] [--username U] [--password-stdin]",
-	  "log in; store a token in the context" },
-	{ "logout", rzc_cmd_logout, "", "revoke the context's token and forget it" },
+	  "log in; store a token in the context", false },
+	{ "logout", rzc_cmd_logout, "", "revoke the context's token and forget it", false },
 	{ "config", rzc_cmd_config, "get-contexts|use-context NAME|set-context NAME|view",
-	  "the config file's contexts" },
+	  "the config file's contexts", false },
 	{ "user", rzc_cmd_user, "list|create NAME --role R [--password-stdin]|delete NAME",
-	  "users (admin)" },
+	  "users (admin)", false },
 	{ "token", rzc_cmd_token,
-	  "list|create [--role R] [--description D] [--expires T]|delete ID", "your API tokens" },
-	{ "audit", rzc_cmd_audit, "[--limit N]", "the audit log (admin)" },
+	  "list|create [--role R] [--description D] [--expires T]|delete ID", "your API tokens",
+	  false },
+	{ "audit", rzc_cmd_audit, "[--limit N]", "the audit log (admin)", false },
 	{ "backup", rzc_cmd_backup, "list|create|get NAME",
-	  "backups of the server (admin): list them, take one, read one's manifest" },
-	{ "api-resources", rzc_cmd_api_resources, "", "the server's resource types" },
-	{ "version", rzc_cmd_version, "", "client and server versions" },
-	{ "completion", rzc_cmd_completion, "bash|zsh", "a shell completion script" },
+	  "backups of the server (admin): list them, take one, read one's manifest", false },
+	{ "api-resources", rzc_cmd_api_resources, "", "the server's resource types", false },
+	{ "version", rzc_cmd_version, "", "client and server versions", false },
+	{ "completion", rzc_cmd_completion, "bash|zsh", "a shell completion script", false },
 	{ "boot", rzc_cmd_boot, "[--platform local|docker|qemu] [--data-dir D] [--listen ADDR]",
-	  "set up and start RezusCloud, log in" },
+	  "set up and start RezusCloud, log in", false },
 };
+
+/* The commands that write and take --dry-run say so in their help. */
+#define DRY_RUN_HELP                                                                               \
+	"Flags:\n  --dry-run[=server]   the server checks the change and stores nothing;\n"        \
+	"                       prints what would be done, \"(server dry run)\"\n"                 \
+	"  --dry-run=client     sends no write: what the client can tell, \"(dry run)\"\n"         \
+	"  --dry-run=none       the default: do it\n\n"
 
 /* Each command's own help: its flags and examples (rezusctl help COMMAND, COMMAND --help). */
 static const struct detail {
@@ -65,7 +79,7 @@ static const struct detail {
 	const char *text;
 } details[] = {
 	{ "get",
-	  "Flags:\n  -o table|wide|json|yaml|name|jsonpath=TEMPLATE|custom-columns=SPEC\n"
+	  "Flags:\n  -o table|wide|json|yaml|name|jsonpath=TEMPLATE|custom-columns=COLUMNS\n"
 	  "  -w, --watch   -l, --selector SEL   --field-selector SEL   -t TENANT   -A\n\n"
 	  "Examples:\n  rezusctl get tenants\n  rezusctl get ng -t demo -o wide\n"
 	  "  rezusctl get tenant demo -o yaml\n"
@@ -75,16 +89,20 @@ static const struct detail {
 	{ "describe", "Examples:\n  rezusctl describe tenant demo\n"
 	              "  rezusctl describe ng cp -t demo\n  rezusctl describe run RUN -t demo\n" },
 	{ "apply", "Every document is checked, then dry-run by the server (?dryRun=All), before\n"
-	           "any is written: a set with one bad document changes nothing.\n\n"
+	           "any is written: a set with one bad document changes nothing.\n\n" DRY_RUN_HELP
 	           "Examples:\n  rezusctl apply -f examples/sim/\n"
 	           "  rezusctl apply -f tenant.yaml -f workers.yaml\n"
+	           "  rezusctl apply -f examples/sim/ --dry-run\n"
 	           "  cat ng.yaml | rezusctl apply -f -\n" },
-	{ "create", "Examples:\n  rezusctl create -f examples/sim/tenant.yaml\n" },
-	{ "delete",
+	{ "create", DRY_RUN_HELP "Examples:\n  rezusctl create -f examples/sim/tenant.yaml\n"
+	                         "  rezusctl create -f examples/sim/ --dry-run=client\n" },
+	{ "delete", DRY_RUN_HELP
 	  "Examples:\n  rezusctl delete tenant demo\n  rezusctl delete ng workers -t demo\n"
 	  "  rezusctl delete -f examples/sim/\n" },
 	{ "edit", "Examples:\n  EDITOR=nano rezusctl edit ng workers -t demo\n" },
-	{ "scale", "Examples:\n  rezusctl scale nodegroup workers --replicas 3 -t demo\n" },
+	{ "scale",
+	  DRY_RUN_HELP "Examples:\n  rezusctl scale nodegroup workers --replicas 3 -t demo\n"
+	               "  rezusctl scale ng workers --replicas 5 -t demo --dry-run\n" },
 	{ "runs", "Examples:\n  rezusctl runs demo\n  rezusctl runs demo -o name\n" },
 	{ "logs",
 	  "Flags:\n  -f, --follow   until the run ends\n  --raw          tofu's JSON lines\n\n"
@@ -145,6 +163,29 @@ static void command_help(FILE *f, const struct command *cmd)
 	fprintf(f, "Global flags: see rezusctl --help; every flag: rezusctl(1).\n");
 }
 
+/* "Types: tenants (tn), ...": every type of the kind table with its short name, wrapped. */
+static void types_line(FILE *f)
+{
+	size_t n, col = 0;
+	const rzc_kind_t *k = rzc_kinds(&n);
+
+	fprintf(f, "\nTypes:");
+	col = 6;
+	for (size_t i = 0; i < n; i++) {
+		char word[64];
+		int w = snprintf(word, sizeof(word), " %s%s%s%s%s", k[i].plural,
+		                 k[i].shorts[0] ? " (" : "", k[i].shorts, k[i].shorts[0] ? ")" : "",
+		                 i + 1 < n ? "," : "");
+		if (col + (size_t)w > 86) {
+			fprintf(f, "\n      ");
+			col = 6;
+		}
+		fputs(word, f);
+		col += (size_t)w;
+	}
+	fprintf(f, "\n");
+}
+
 static void help(FILE *f)
 {
 	fprintf(f, "Usage: rezusctl [global flags] COMMAND [TYPE] [NAME] [flags]\n\n"
@@ -153,9 +194,8 @@ static void help(FILE *f)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].help);
 	}
+	types_line(f);
 	fprintf(f,
-	        "\nTypes: tenants (tn), nodegroups (ng), machines (mc), configpatches (cp), runs,\n"
-	        "       upgrades (up), events (ev), providers (pv), users, tokens\n"
 	        "A NAME may be given as TYPE/NAME, as -o name prints it: logs run/run-1a2b3c4d\n\n"
 	        "Global flags:\n"
 	        "  --server URL                  the server (env REZUSCLOUD_SERVER)\n"
@@ -218,8 +258,9 @@ static void flag_words(char *buf, size_t size);
 
 int rzc_cmd_completion(rzc_t *c, int argc, char **argv)
 {
-	char words[1024] = "", flags[2048];
-	size_t n = 0;
+	char words[1024] = "", flags[2048], types[512] = "";
+	size_t n = 0, nkinds, t = 0;
+	const rzc_kind_t *k = rzc_kinds(&nkinds);
 
 	(void)c;
 	if (argc != 1 || (strcmp(argv[0], "bash") != 0 && strcmp(argv[0], "zsh") != 0)) {
@@ -230,6 +271,15 @@ int rzc_cmd_completion(rzc_t *c, int argc, char **argv)
 		                      commands[i].name);
 	}
 	flag_words(flags, sizeof(flags));
+	for (int pass = 0; pass < 2; pass++) { /* the types of the kind table, then short names */
+		for (size_t i = 0; i < nkinds && t < sizeof(types); i++) {
+			const char *w = pass == 0 ? k[i].plural : k[i].shorts;
+			if (w[0] != '\0') {
+				t += (size_t)snprintf(types + t, sizeof(types) - t, "%s%s",
+				                      t ? " " : "", w);
+			}
+		}
+	}
 	if (strcmp(argv[0], "zsh") == 0) {
 		printf("#compdef rezusctl\nautoload -U +X bashcompinit && bashcompinit\n");
 	}
@@ -245,8 +295,7 @@ int rzc_cmd_completion(rzc_t *c, int argc, char **argv)
 	    "    prev=\"${COMP_WORDS[COMP_CWORD-1]}\"\n"
 	    "    local commands=\"%s\"\n"
 	    "    local flags=\"%s\"\n"
-	    "    local types=\"tenants nodegroups machines configpatches runs upgrades events "
-	    "providers users tokens tn ng mc cp up ev pv\"\n"
+	    "    local types=\"%s\"\n"
 	    "    for ((i = 1; i < COMP_CWORD; i++)); do\n"
 	    "        case \"${COMP_WORDS[i]}\" in -t|--tenant) _rezusctl_t=\"-t "
 	    "${COMP_WORDS[i+1]}\" ;; "
@@ -278,7 +327,7 @@ int rzc_cmd_completion(rzc_t *c, int argc, char **argv)
 	    "    fi\n"
 	    "}\n"
 	    "complete -F _rezusctl rezusctl\n",
-	    argv[0], words, flags);
+	    argv[0], words, flags, types);
 	return RZC_OK;
 }
 
@@ -331,7 +380,7 @@ static const struct option long_opts[] = {
 	{ "merge", no_argument, NULL, OPT_MERGE },
 	{ "talos", required_argument, NULL, OPT_TALOS },
 	{ "kubernetes", required_argument, NULL, OPT_KUBERNETES },
-	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+	{ "dry-run", optional_argument, NULL, OPT_DRY_RUN },
 	{ "role", required_argument, NULL, OPT_ROLE },
 	{ "description", required_argument, NULL, OPT_DESCRIPTION },
 	{ "expires", required_argument, NULL, OPT_EXPIRES },
@@ -363,6 +412,24 @@ static int number(const char *s, long *out)
 
 	*out = strtol(s, &end, 10);
 	return *s != '\0' && *end == '\0' && *out >= 0 ? 0 : -1;
+}
+
+/* --dry-run's value, as kubectl's: none, server or client; alone, server. -1 when another. */
+static int dry_run_mode(const char *value)
+{
+	static const char *const modes[] = {
+		[RZC_DRY_NONE] = "none", [RZC_DRY_SERVER] = "server", [RZC_DRY_CLIENT] = "client"
+	};
+
+	if (value == NULL) {
+		return RZC_DRY_SERVER;
+	}
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		if (strcmp(value, modes[i]) == 0) {
+			return (int)i;
+		}
+	}
+	return -1;
 }
 
 static int parse(rzc_t *c, int argc, char **argv, const char *verb)
@@ -416,7 +483,7 @@ static int parse(rzc_t *c, int argc, char **argv, const char *verb)
 				c->output = optarg;
 			} else {
 				return rzc_usage("-o %s: use table, wide, json, yaml, name, "
-				                 "jsonpath=TEMPLATE or custom-columns=SPEC",
+				                 "jsonpath=TEMPLATE or custom-columns=COLUMNS",
 				                 optarg);
 			}
 			break;
@@ -471,7 +538,10 @@ static int parse(rzc_t *c, int argc, char **argv, const char *verb)
 			c->kubernetes = optarg;
 			break;
 		case OPT_DRY_RUN:
-			c->dry_run = true;
+			if ((c->dry_run = dry_run_mode(optarg)) < 0) {
+				return rzc_usage("--dry-run=%s: use none, server or client",
+				                 optarg);
+			}
 			break;
 		case OPT_ROLE:
 			c->role = optarg;
@@ -594,6 +664,11 @@ int main(int argc, char **argv)
 		const struct command *cmd = command_named(words[0]);
 		if (cmd == NULL) {
 			rc = rzc_usage("unknown command \"%s\"", words[0]);
+		} else if (c.dry_run != RZC_DRY_NONE && !cmd->dry_run) {
+			rc = rzc_usage(
+			    "%s: --dry-run is not supported (apply, create, delete, scale "
+			    "and upgrade take it)",
+			    cmd->name);
 		} else {
 			if (c.config_path == NULL) {
 				c.config_path = rzc_config_default_path();

@@ -149,7 +149,9 @@ static int watch(rzc_t *c, const rzc_kind_t *k, const char *coll, const char *rv
 	free(fsel);
 	free(path);
 	if (rc == 0 && code != 200) {
-		return rzc_fail("the watch ended: the server answered %ld", code);
+		rzc_fail("the watch ended: the server answered %ld", code);
+		rzc_hint_login(code);
+		return RZC_ERR;
 	}
 	return rc == 0 ? RZC_OK : RZC_ERR;
 }
@@ -368,44 +370,22 @@ static void event_cells(const json_t *ev, const char **v, char *age, size_t asiz
 	}
 }
 
-/* One line of cells, the first four padded to w, without trailing blanks. */
-static void print_cells(const char *const *v, const size_t *w)
-{
-	char line[2048];
-	int n = snprintf(line, sizeof(line), "  %-*s  %-*s  %-*s  %-*s  %s", (int)w[0], v[0],
-	                 (int)w[1], v[1], (int)w[2], v[2], (int)w[3], v[3], v[4]);
-
-	n = n < 0 ? 0 : n >= (int)sizeof(line) ? (int)sizeof(line) - 1 : n;
-	while (n > 0 && line[n - 1] == ' ') {
-		line[--n] = '\0';
-	}
-	printf("%s\n", line);
-}
-
 /* items[from..] under a header, the columns aligned. */
 static void print_events(const json_t *items, size_t from)
 {
 	static const char *const heads[] = { "TYPE", "REASON", "AGE", "FROM", "MESSAGE" };
-	size_t n = json_array_size(items), w[4] = { 0 };
+	size_t n = json_array_size(items);
 	const char *v[5];
 	char age[96], msg[1100];
+	rzc_rows_t t;
 
-	for (size_t i = from; i <= n; i++) { /* i == n: the header's widths */
-		if (i == n) {
-			memcpy(v, heads, sizeof(v));
-		} else {
-			event_cells(json_array_get(items, i), v, age, sizeof(age), msg,
-			            sizeof(msg));
-		}
-		for (size_t j = 0; j < 4; j++) {
-			w[j] = strlen(v[j]) > w[j] ? strlen(v[j]) : w[j];
-		}
-	}
-	print_cells(heads, w);
+	rzc_rows_init(&t, heads, 5);
 	for (size_t i = from; i < n; i++) {
 		event_cells(json_array_get(items, i), v, age, sizeof(age), msg, sizeof(msg));
-		print_cells(v, w);
+		rzc_rows_add(&t, v[0], v[1], v[2], v[3], v[4]);
 	}
+	rzc_rows_print(&t, "  ");
+	rzc_rows_free(&t);
 }
 
 /* The object's Events, newest last (at most DESCRIBE_EVENTS_MAX): the end of describe, as
@@ -548,18 +528,19 @@ int rzc_cmd_describe(rzc_t *c, int argc, char **argv)
 	}
 	conds = json_object_get(json_object_get(obj, "status"), "conditions");
 	if (json_array_size(conds) > 0) {
-		printf("Conditions:\n  %-14s %-7s %-14s %s\n", "TYPE", "STATUS", "REASON",
-		       "MESSAGE");
+		static const char *const heads[] = { "TYPE", "STATUS", "REASON", "MESSAGE" };
+		rzc_rows_t t;
+		rzc_rows_init(&t, heads, 4);
 		json_array_foreach(conds, i, cond)
 		{
-			printf("  %-14s %-7s %-14s %s\n",
-			       json_string_value(json_object_get(cond, "type")),
-			       json_string_value(json_object_get(cond, "status")),
-			       json_string_value(json_object_get(cond, "reason")),
-			       json_string_value(json_object_get(cond, "message"))
-			           ? json_string_value(json_object_get(cond, "message"))
-			           : "");
+			rzc_rows_add(&t, json_string_value(json_object_get(cond, "type")),
+			             json_string_value(json_object_get(cond, "status")),
+			             json_string_value(json_object_get(cond, "reason")),
+			             json_string_value(json_object_get(cond, "message")));
 		}
+		printf("Conditions:\n");
+		rzc_rows_print(&t, "  ");
+		rzc_rows_free(&t);
 	}
 	if (strcmp(k->kind, "Tenant") == 0) {
 		describe_related(c, "Node groups", rzc_kind_find("nodegroups"), name, NULL);
@@ -847,21 +828,33 @@ static char *dry_path(char *path, bool dry)
 	return out;
 }
 
-/* Create or update one object; on a dry run, only ask the server whether it would, and
- * print nothing on success. */
-static int apply_one(rzc_t *c, json_t *o, bool create_only, bool dry)
+/* What a write says of one object, kubectl's way: "tenant/demo created", and on a dry run
+ * " (server dry run)" or " (dry run)" after it. */
+static void said(const rzc_kind_t *k, const char *name, const char *what, int dry)
+{
+	printf("%s/%s %s%s\n", k->singular, name, what,
+	       dry == RZC_DRY_SERVER   ? " (server dry run)"
+	       : dry == RZC_DRY_CLIENT ? " (dry run)"
+	                               : "");
+}
+
+/* Create or update one object. dry: RZC_DRY_SERVER only asks the server whether it would
+ * (?dryRun=All); RZC_DRY_CLIENT reads what is there and sends no write. say: print what
+ * was (or would be) done. */
+static int apply_one(rzc_t *c, json_t *o, bool create_only, int dry, bool say)
 {
 	const rzc_kind_t *k;
 	const char *tenant, *name;
 	char *coll, *path, *wpath;
 	int rc = identify(c, o, &k, &tenant, &name);
+	const char *did = NULL;
 
 	if (rc != RZC_OK) {
 		return rc;
 	}
-	coll = dry_path(rzc_collection(c, k, tenant, c->user), dry);
+	coll = dry_path(rzc_collection(c, k, tenant, c->user), dry == RZC_DRY_SERVER);
 	path = object_path(c, k, tenant, name);
-	wpath = dry_path(object_path(c, k, tenant, name), dry);
+	wpath = dry_path(object_path(c, k, tenant, name), dry == RZC_DRY_SERVER);
 	if (coll == NULL || path == NULL || wpath == NULL) {
 		free(coll);
 		free(path);
@@ -869,47 +862,44 @@ static int apply_one(rzc_t *c, json_t *o, bool create_only, bool dry)
 		return rzc_fail("out of memory");
 	}
 	for (int attempt = 0; attempt < 2; attempt++) {
-		rzc_resp_t r;
+		rzc_resp_t r = { 0 };
 		json_t *have, *put;
 		char *body;
 
-		if (create_only) {
-			rc = rzc_json(c, "POST", coll, o, NULL);
-			if (rc == RZC_OK && !dry) {
-				printf("%s/%s created\n", k->singular, name);
+		if (!create_only) {
+			if (rzc_request(c, "GET", path, NULL, NULL, 0, &r) < 0) {
+				rc = RZC_ERR;
+				break;
 			}
-			break;
-		}
-		if (rzc_request(c, "GET", path, NULL, NULL, 0, &r) < 0) {
-			rc = RZC_ERR;
-			break;
-		}
-		if (r.code == 404) {
-			rzc_resp_free(&r);
-			rc = rzc_json(c, "POST", coll, o, NULL);
-			if (rc == RZC_OK && !dry) {
-				printf("%s/%s created\n", k->singular, name);
+			if (r.code != 200 && r.code != 404) {
+				rzc_print_status(&r);
+				rzc_resp_free(&r);
+				rc = RZC_ERR;
+				break;
 			}
-			break;
 		}
-		if (r.code != 200) {
-			rzc_print_status(&r);
-			rzc_resp_free(&r);
-			rc = RZC_ERR;
+		if (create_only || r.code == 404) {
+			if (!create_only) {
+				rzc_resp_free(&r);
+			}
+			rc = dry == RZC_DRY_CLIENT ? RZC_OK : rzc_json(c, "POST", coll, o, NULL);
+			did = rc == RZC_OK ? "created" : NULL;
 			break;
 		}
 		have = json_loadb(r.body, r.len, 0, NULL);
 		rzc_resp_free(&r);
 		if (same(o, have)) {
-			if (!dry) {
-				printf("%s/%s unchanged\n", k->singular, name);
-			}
 			json_decref(have);
-			rc = RZC_OK;
+			did = "unchanged";
 			break;
 		}
 		put = merged(o, have);
 		json_decref(have);
+		if (dry == RZC_DRY_CLIENT) {
+			json_decref(put);
+			did = "configured";
+			break;
+		}
 		body = json_dumps(put, JSON_COMPACT);
 		json_decref(put);
 		rc = rzc_request(c, "PUT", wpath, "application/json", body, strlen(body), &r) < 0
@@ -926,11 +916,14 @@ static int apply_one(rzc_t *c, json_t *o, bool create_only, bool dry)
 		if (r.code != 200) {
 			rzc_print_status(&r);
 			rc = RZC_ERR;
-		} else if (!dry) {
-			printf("%s/%s configured\n", k->singular, name);
+		} else {
+			did = "configured";
 		}
 		rzc_resp_free(&r);
 		break;
+	}
+	if (did != NULL && say) {
+		said(k, name, did, dry);
 	}
 	free(coll);
 	free(path);
@@ -963,7 +956,7 @@ static int apply_files(rzc_t *c, bool create_only)
 {
 	json_t *objs = json_array(), *o;
 	size_t i;
-	int rc, worst = RZC_OK;
+	int rc, worst = RZC_OK, passes;
 
 	if (c->nfiles == 0) {
 		json_decref(objs);
@@ -975,20 +968,24 @@ static int apply_files(rzc_t *c, bool create_only)
 		order(objs, read_sources);
 	}
 	/* every document checked, then dry-run by the server, before any is written: a
-	 * set with a bad document is not half-applied */
-	for (int pass = 0; rc == RZC_OK && pass < 3; pass++) {
+	 * set with a bad document is not half-applied; --dry-run stops after the second
+	 * pass (the server's dry run, or with client, what the client can tell) */
+	passes = c->dry_run == RZC_DRY_NONE ? 3 : 2;
+	for (int pass = 0; rc == RZC_OK && pass < passes; pass++) {
 		json_array_foreach(objs, i, o)
 		{
-			int one;
+			int one, dry = pass == 2                      ? RZC_DRY_NONE
+			               : c->dry_run == RZC_DRY_CLIENT ? RZC_DRY_CLIENT
+			                                              : RZC_DRY_SERVER;
 			rzc_err_where = json_string_value(json_array_get(read_sources, i));
-			one =
-			    pass == 0 ? check_local(c, o) : apply_one(c, o, create_only, pass == 1);
+			one = pass == 0 ? check_local(c, o)
+			                : apply_one(c, o, create_only, dry, pass == passes - 1);
 			rzc_err_where = NULL;
 			if (one != RZC_OK) {
 				worst = RZC_ERR;
 			}
 		}
-		if (pass < 2 && worst != RZC_OK) {
+		if (pass < passes - 1 && worst != RZC_OK) {
 			fprintf(stderr,
 			        "error: nothing was applied: fix the documents above first\n");
 			break;
@@ -1014,19 +1011,22 @@ int rzc_cmd_create(rzc_t *c, int argc, char **argv)
 
 /* ------------------------------------------------------------------ delete */
 
+/* Delete one object; a dry run asks the server (server) or only reads it (client). */
 static int delete_one(rzc_t *c, const rzc_kind_t *k, const char *tenant, const char *name)
 {
-	char *path = object_path(c, k, tenant, name);
+	char *path = dry_path(object_path(c, k, tenant, name), c->dry_run == RZC_DRY_SERVER);
 	rzc_resp_t r;
-	int rc = rzc_request(c, "DELETE", path, NULL, NULL, 0, &r) < 0 ? RZC_ERR : RZC_OK;
+	int rc = rzc_request(c, c->dry_run == RZC_DRY_CLIENT ? "GET" : "DELETE", path, NULL, NULL,
+	                     0, &r) < 0
+	             ? RZC_ERR
+	             : RZC_OK;
 
 	free(path);
 	if (rc != RZC_OK) {
 		return rc;
 	}
 	if (r.code == 200 || r.code == 202) {
-		printf("%s/%s %s\n", k->singular, name,
-		       r.code == 202 ? "deletion started" : "deleted");
+		said(k, name, r.code == 202 ? "deletion started" : "deleted", c->dry_run);
 	} else {
 		rzc_print_status(&r);
 		rc = RZC_ERR;
@@ -1100,19 +1100,24 @@ int rzc_cmd_scale(rzc_t *c, int argc, char **argv)
 	if ((rc = need_tenant(c, k)) != RZC_OK) {
 		return rc;
 	}
-	path = object_path(c, k, c->tenant, name);
-	if (asprintf(&body, "{\"spec\":{\"count\":%ld}}", c->replicas) < 0) {
+	path = dry_path(object_path(c, k, c->tenant, name), c->dry_run == RZC_DRY_SERVER);
+	if (path == NULL || asprintf(&body, "{\"spec\":{\"count\":%ld}}", c->replicas) < 0) {
 		free(path);
 		return RZC_ERR;
 	}
-	rc = rzc_request(c, "PATCH", path, "application/merge-patch+json", body, strlen(body), &r);
+	if (c->dry_run == RZC_DRY_CLIENT) { /* the node group must be there; nothing is sent */
+		rc = rzc_request(c, "GET", path, NULL, NULL, 0, &r);
+	} else {
+		rc = rzc_request(c, "PATCH", path, "application/merge-patch+json", body,
+		                 strlen(body), &r);
+	}
 	free(path);
 	free(body);
 	if (rc < 0) {
 		return RZC_ERR;
 	}
 	if (r.code == 200) {
-		printf("nodegroup/%s scaled\n", name);
+		said(k, name, "scaled", c->dry_run);
 		rc = RZC_OK;
 	} else {
 		rzc_print_status(&r);

@@ -2,6 +2,7 @@
 #include <config.h>
 
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -49,8 +50,8 @@ static char *cell(const json_t *o, const char *path)
 	return strdup(rz_columns_cell(o, path, time(NULL), singular_of, buf, sizeof(buf)));
 }
 
-void rzc_table(const char *const *heads, size_t ncols, char *const *cells, size_t nrows,
-               bool headers)
+void rzc_table(const char *indent, const char *const *heads, size_t ncols, char *const *cells,
+               size_t nrows, bool headers)
 {
 	size_t width[RZ_COLUMNS_MAX] = { 0 };
 
@@ -63,6 +64,7 @@ void rzc_table(const char *const *heads, size_t ncols, char *const *cells, size_
 		}
 	}
 	for (size_t i = headers ? 0 : 1; i <= nrows; i++) {
+		fputs(indent, stdout);
 		for (size_t j = 0; j < ncols; j++) {
 			const char *v = i == 0 ? heads[j] : cells[(i - 1) * ncols + j];
 			if (j + 1 < ncols) {
@@ -72,6 +74,45 @@ void rzc_table(const char *const *heads, size_t ncols, char *const *cells, size_
 			}
 		}
 	}
+}
+
+void rzc_rows_init(rzc_rows_t *t, const char *const *heads, size_t ncols)
+{
+	memset(t, 0, sizeof(*t));
+	t->heads = heads;
+	t->ncols = ncols > RZ_COLUMNS_MAX ? RZ_COLUMNS_MAX : ncols;
+}
+
+void rzc_rows_add(rzc_rows_t *t, ...)
+{
+	char **grown = realloc(t->cells, (t->nrows + 1) * t->ncols * sizeof(*grown));
+	va_list ap;
+
+	if (grown == NULL) {
+		return; /* out of memory: the row is left out */
+	}
+	t->cells = grown;
+	va_start(ap, t);
+	for (size_t j = 0; j < t->ncols; j++) {
+		const char *v = va_arg(ap, const char *);
+		t->cells[t->nrows * t->ncols + j] = strdup(v != NULL ? v : "");
+	}
+	va_end(ap);
+	t->nrows++;
+}
+
+void rzc_rows_print(const rzc_rows_t *t, const char *indent)
+{
+	rzc_table(indent, t->heads, t->ncols, t->cells, t->nrows, true);
+}
+
+void rzc_rows_free(rzc_rows_t *t)
+{
+	for (size_t i = 0; i < t->nrows * t->ncols; i++) {
+		free(t->cells[i]);
+	}
+	free(t->cells);
+	memset(t, 0, sizeof(*t));
 }
 
 static void print_table(rzc_t *c, const char *kind, json_t *items, bool headers)
@@ -108,7 +149,7 @@ static void print_table(rzc_t *c, const char *kind, json_t *items, bool headers)
 			cells[i * ncols + j] = cell(json_array_get(items, i), cols[j]->path);
 		}
 	}
-	rzc_table(heads, ncols, cells, nrows, headers);
+	rzc_table("", heads, ncols, cells, nrows, headers);
 	for (size_t i = 0; i < nrows * ncols; i++) {
 		free(cells[i]);
 	}
@@ -303,26 +344,355 @@ void rzc_sort_runs(json_t *items)
 
 /* ------------------------------------------------------------------ jsonpath */
 
-/* kubectl's JSONPath, the part people type: {.a.b}, {.items[*].x}, {.items[0]}, {.a['b']},
- * {range EXPR}...{end}, {"literal"}, text with \n and \t between. */
+/* kubectl's JSONPath, the part people type: {.a.b}, {$.a}, {.items[*].x}, {.items[0]},
+ * {.items[-1]}, slices {.items[1:3]} {.items[::2]}, filters {.c[?(@.type=="Ready")]}
+ * (== and != on strings, numbers and booleans; {.c[?(@.x)]}: x exists), {.a['b']},
+ * {range EXPR}...{end}, {"literal"}, text with \n and \t between. Anything else (recursive
+ * descent, unions, other operators) is a usage error naming the expression. */
 #define JP_MAX_DEPTH 8 /* nested ranges */
 
-/* The values path selects from root into out (an array; borrowed references). -1 when the
- * path is not one this understands. */
-static int jp_eval(const json_t *root, const char *path, size_t len, json_t *out)
+/* The expression being read, for messages. */
+struct jp {
+	const char *expr;
+	size_t len;
+};
+
+static int jp_usage(const struct jp *j, const char *why)
+{
+	return rzc_usage("jsonpath: {%.*s}: %s", (int)j->len, j->expr, why);
+}
+
+static int jp_error(const struct jp *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int jp_error(const struct jp *j, const char *fmt, ...)
+{
+	char buf[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return rzc_fail("jsonpath: {%.*s}: %s", (int)j->len, j->expr, buf);
+}
+
+static int jp_eval(const struct jp *j, const json_t *root, const char *path, size_t len,
+                   json_t *out);
+
+/* The ']' closing the '[' at p[i] (quotes and nested brackets skipped); 0 when none. */
+static size_t jp_close(const char *p, size_t i, size_t len)
+{
+	char quote = 0;
+	int depth = 0;
+
+	for (; i < len; i++) {
+		if (quote != 0) {
+			quote = p[i] == quote ? 0 : quote;
+		} else if (p[i] == '\'' || p[i] == '"') {
+			quote = p[i];
+		} else if (p[i] == '[') {
+			depth++;
+		} else if (p[i] == ']' && --depth == 0) {
+			return i;
+		}
+	}
+	return 0;
+}
+
+/* s[0..len) without the blanks around it. */
+static void jp_trim(const char **s, size_t *len)
+{
+	while (*len > 0 && (**s == ' ' || **s == '\t')) {
+		(*s)++, (*len)--;
+	}
+	while (*len > 0 && ((*s)[*len - 1] == ' ' || (*s)[*len - 1] == '\t')) {
+		(*len)--;
+	}
+}
+
+/* An integer of a slice, s[0..len) ("" when not given: *known false). -1 when not one. */
+static int jp_int(const char *s, size_t len, long *v, bool *known)
+{
+	char buf[32], *end;
+
+	jp_trim(&s, &len);
+	*known = len > 0;
+	if (len == 0) {
+		return 0;
+	}
+	if (len >= sizeof(buf)) {
+		return -1;
+	}
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	*v = strtol(buf, &end, 10);
+	return *end == '\0' && (isdigit((unsigned char)buf[0]) || buf[0] == '-') ? 0 : -1;
+}
+
+/* [i], [start:end], [start:end:step] of each array of cur into next, as kubectl slices
+ * (an index out of range is an error, as is a step below 1). */
+static int jp_slice(const struct jp *j, const char *sel, size_t slen, json_t *cur, json_t *next)
+{
+	long p[3] = { 0, 0, 1 };
+	bool known[3] = { false, false, false }, index = memchr(sel, ':', slen) == NULL;
+	size_t from = 0, n;
+	json_t *v;
+
+	for (int k = 0; k < 3; k++) {
+		const char *colon = k < 2 ? memchr(sel + from, ':', slen - from) : NULL;
+		size_t end = colon ? (size_t)(colon - sel) : slen;
+		if (from > slen || jp_int(sel + from, end - from, &p[k], &known[k]) != 0) {
+			return jp_usage(
+			    j, "an index or slice is [N], [START:END] or [START:END:STEP]");
+		}
+		from = end + 1;
+		if (colon == NULL) {
+			break;
+		}
+	}
+	if (index && !known[0]) {
+		return jp_usage(j, "an empty []");
+	}
+	if (known[2] && p[2] <= 0) {
+		return jp_usage(j, "a slice's step must be above 0");
+	}
+	json_array_foreach(cur, n, v)
+	{
+		long size = (long)json_array_size(v), start = known[0] ? p[0] : 0, end;
+		if (json_is_null(v)) {
+			continue;
+		}
+		if (!json_is_array(v)) {
+			return jp_error(j, "an index or slice of something that is not a list");
+		}
+		start = start < 0 ? start + size : start;
+		end = index ? start + 1 : known[1] ? p[1] : size;
+		end = end < 0 ? end + size : end;
+		if (start == end) {
+			continue;
+		}
+		if (start < 0 || start >= size) {
+			return jp_error(j, "index %ld out of bounds (length %ld)", start, size);
+		}
+		if (end > size || end < 0) {
+			return jp_error(j, "index %ld out of bounds (length %ld)", end - 1, size);
+		}
+		if (start > end) {
+			return jp_error(j, "slice start %ld is after its end %ld", start, end);
+		}
+		for (long i = start; i < end; i += p[2]) {
+			json_array_append(next, json_array_get(v, (size_t)i));
+		}
+	}
+	return RZC_OK;
+}
+
+/* A filter's right-hand side: a quoted string, a number, true or false (a new reference in
+ * *lit), or a path from @ (*lit NULL). -1 when none of those. */
+static int jp_operand(const char *s, size_t len, json_t **lit)
+{
+	char buf[256], *end;
+
+	*lit = NULL;
+	if (len >= sizeof(buf) || len == 0) {
+		return -1;
+	}
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	if (len >= 2 && (buf[0] == '"' || buf[0] == '\'') && buf[len - 1] == buf[0]) {
+		buf[len - 1] = '\0';
+		*lit = json_string(buf + 1);
+	} else if (strcmp(buf, "true") == 0 || strcmp(buf, "false") == 0) {
+		*lit = json_boolean(buf[0] == 't');
+	} else if (buf[0] == '@') {
+		return 0;
+	} else if (strpbrk(buf, ".eE") != NULL) {
+		double d = strtod(buf, &end);
+		*lit = *end == '\0' ? json_real(d) : NULL;
+	} else {
+		long long i = strtoll(buf, &end, 10);
+		*lit = *end == '\0' ? json_integer(i) : NULL;
+	}
+	return *lit != NULL ? 0 : -1;
+}
+
+/* 1 when a == b, 0 when not, -1 when they cannot be compared (kubectl refuses too). */
+static int jp_equal(const json_t *a, const json_t *b)
+{
+	if (json_is_number(a) && json_is_number(b)) {
+		return json_number_value(a) == json_number_value(b);
+	}
+	if (json_is_string(a) && json_is_string(b)) {
+		return strcmp(json_string_value(a), json_string_value(b)) == 0;
+	}
+	if (json_is_boolean(a) && json_is_boolean(b)) {
+		return json_typeof(a) == json_typeof(b);
+	}
+	return -1;
+}
+
+/* One element against a filter: *keep set. left/right: paths from @ (right NULL with lit
+ * a literal, or both NULL: exists); op "==" or "!=". */
+static int jp_test(const struct jp *j, const json_t *e, const char *left, size_t llen,
+                   const char *op, const char *right, size_t rlen, const json_t *lit, bool *keep)
+{
+	json_t *ls = json_array(), *rs = json_array();
+	int rc = jp_eval(j, e, left, llen, ls), eq;
+
+	*keep = false;
+	if (rc == RZC_OK && op == NULL) {
+		*keep = json_array_size(ls) > 0;
+	} else if (rc == RZC_OK && right != NULL) {
+		rc = jp_eval(j, e, right, rlen, rs);
+	} else if (rc == RZC_OK) {
+		json_array_append(rs, (json_t *)lit);
+	}
+	if (rc == RZC_OK && op != NULL && json_array_size(ls) > 0 && json_array_size(rs) > 0) {
+		if (json_array_size(ls) > 1 || json_array_size(rs) > 1) {
+			rc = jp_error(j, "a filter compares one value at a time");
+		} else if ((eq = jp_equal(json_array_get(ls, 0), json_array_get(rs, 0))) < 0) {
+			rc =
+			    jp_error(j, "a filter compares a string with a string, a number with a "
+			                "number");
+		} else {
+			*keep = (eq == 1) == (op[0] == '=');
+		}
+	}
+	json_decref(ls);
+	json_decref(rs);
+	return rc;
+}
+
+/* [?(@.path OP VALUE)] or [?(@.path)] over the elements of each list of cur, into next. */
+static int jp_filter(const struct jp *j, const char *sel, size_t slen, json_t *cur, json_t *next)
+{
+	const char *body = sel + 2, *op = NULL, *left, *right = NULL;
+	size_t blen = slen - 3, llen, rlen = 0, n, i;
+	char quote = 0;
+	json_t *lit = NULL, *v, *e;
+	int rc = RZC_OK;
+
+	for (size_t k = 0; k < blen && op == NULL; k++) {
+		if (quote != 0) {
+			quote = body[k] == quote ? 0 : quote;
+		} else if (body[k] == '\'' || body[k] == '"') {
+			quote = body[k];
+		} else if (strchr("=!<>~&|", body[k]) != NULL) {
+			op = body + k;
+		}
+	}
+	if (op != NULL &&
+	    !((op[0] == '=' || op[0] == '!') && op + 1 < body + blen && op[1] == '=')) {
+		return jp_usage(j, "a filter compares with == or != (or tests that a path exists)");
+	}
+	left = body;
+	llen = op ? (size_t)(op - body) : blen;
+	jp_trim(&left, &llen);
+	if (op != NULL) {
+		right = op + 2;
+		rlen = (size_t)(body + blen - right);
+		jp_trim(&right, &rlen);
+		if (jp_operand(right, rlen, &lit) != 0) {
+			return jp_usage(j, "a filter compares with a \"string\", a number, true, "
+			                   "false or a path from @");
+		}
+		right = lit != NULL ? NULL : right;
+	}
+	if (llen == 0 || left[0] != '@') {
+		json_decref(lit);
+		return jp_usage(j, "a filter's path starts with @ ([?(@.type==\"Ready\")])");
+	}
+	json_array_foreach(cur, n, v)
+	{
+		if (!json_is_array(v)) {
+			rc = jp_error(j, "a filter of something that is not a list");
+			break;
+		}
+		json_array_foreach(v, i, e)
+		{
+			bool keep;
+			rc = jp_test(j, e, left, llen, op, right, rlen, lit, &keep);
+			if (rc != RZC_OK) {
+				break;
+			}
+			if (keep) {
+				json_array_append(next, e);
+			}
+		}
+		if (rc != RZC_OK) {
+			break;
+		}
+	}
+	json_decref(lit);
+	return rc;
+}
+
+/* One [...] of each of cur into next: *, 'key', an index, a slice or a filter. */
+static int jp_bracket(const struct jp *j, const char *sel, size_t slen, json_t *cur, json_t *next)
+{
+	size_t n;
+	json_t *v;
+
+	jp_trim(&sel, &slen);
+	if (slen == 1 && sel[0] == '*') {
+		json_array_foreach(cur, n, v)
+		{
+			const char *k;
+			json_t *x;
+			if (json_is_array(v)) {
+				json_array_extend(next, v);
+			}
+			json_object_foreach(v, k, x)
+			{
+				json_array_append(next, x);
+			}
+		}
+		return RZC_OK;
+	}
+	if (slen >= 3 && sel[0] == '?' && sel[1] == '(' && sel[slen - 1] == ')') {
+		return jp_filter(j, sel, slen, cur, next);
+	}
+	if (slen >= 2 && (sel[0] == '\'' || sel[0] == '"') && sel[slen - 1] == sel[0]) {
+		char key[256];
+		if (memchr(sel + 1, sel[0], slen - 2) != NULL) {
+			return jp_usage(j, "unions of keys (['a','b']) are not supported");
+		}
+		snprintf(key, sizeof(key), "%.*s", (int)(slen - 2), sel + 1);
+		json_array_foreach(cur, n, v)
+		{
+			if (json_object_get(v, key) != NULL) {
+				json_array_append(next, json_object_get(v, key));
+			}
+		}
+		return RZC_OK;
+	}
+	if (memchr(sel, ',', slen) != NULL) {
+		return jp_usage(j, "unions ([0,1]) are not supported");
+	}
+	return jp_slice(j, sel, slen, cur, next);
+}
+
+/* The values path[0..len) selects from root, appended to out (borrowed references):
+ * RZC_OK, or after a message RZC_USAGE (not an expression this reads) or RZC_ERR (one the
+ * data cannot answer: an index out of range, a filter of something not a list). */
+static int jp_eval(const struct jp *j, const json_t *root, const char *path, size_t len,
+                   json_t *out)
 {
 	json_t *cur = json_array(), *next;
 	size_t i = 0;
+	int rc = RZC_OK;
 
+	jp_trim(&path, &len);
 	json_array_append(cur, (json_t *)root);
-	if (i < len && path[i] == '@') {
+	if (i < len && (path[i] == '@' || path[i] == '$')) {
 		i++;
 	}
-	while (i < len) {
+	while (i < len && rc == RZC_OK) {
 		size_t n;
 		json_t *v;
 		next = json_array();
-		if (path[i] == '.' && i + 1 < len && path[i + 1] != '[') {
+		if (path[i] == '.' && i + 1 < len && path[i + 1] == '.') {
+			rc = jp_usage(j, "recursive descent (..) is not supported");
+		} else if (path[i] == '.' && i + 1 < len && path[i + 1] != '[') {
 			char key[256];
 			size_t start = ++i;
 			while (i < len && path[i] != '.' && path[i] != '[') {
@@ -340,65 +710,34 @@ static int jp_eval(const json_t *root, const char *path, size_t len, json_t *out
 			json_decref(next);
 			continue;
 		} else if (path[i] == '[') {
-			const char *close = memchr(path + i, ']', len - i);
-			char sel[256];
-			if (close == NULL) {
-				json_decref(next);
-				json_decref(cur);
-				return -1;
-			}
-			snprintf(sel, sizeof(sel), "%.*s", (int)(close - path - i - 1),
-			         path + i + 1);
-			i = (size_t)(close - path) + 1;
-			json_array_foreach(cur, n, v)
-			{
-				if (strcmp(sel, "*") == 0 && json_is_array(v)) {
-					json_array_extend(next, v);
-				} else if (strcmp(sel, "*") == 0 && json_is_object(v)) {
-					const char *k;
-					json_t *x;
-					json_object_foreach(v, k, x)
-					{
-						json_array_append(next, x);
-					}
-				} else if (sel[0] == '\'' || sel[0] == '"') {
-					size_t sl = strlen(sel);
-					if (sl >= 2) {
-						sel[sl - 1] = '\0';
-					}
-					if (json_object_get(v, sel + 1) != NULL) {
-						json_array_append(next,
-						                  json_object_get(v, sel + 1));
-					}
-				} else if (json_is_array(v)) {
-					long idx = strtol(sel, NULL, 10);
-					idx = idx < 0 ? (long)json_array_size(v) + idx : idx;
-					if (idx >= 0 && json_array_get(v, (size_t)idx) != NULL) {
-						json_array_append(next,
-						                  json_array_get(v, (size_t)idx));
-					}
-				}
+			size_t close = jp_close(path, i, len);
+			if (close == 0) {
+				rc = jp_usage(j, "a [ without its ]");
+			} else {
+				rc = jp_bracket(j, path + i + 1, close - i - 1, cur, next);
+				i = close + 1;
 			}
 		} else {
-			json_decref(next);
-			json_decref(cur);
-			return -1;
+			rc = jp_usage(
+			    j, "expected .field, [N], [START:END], [*], ['key'] or [?(...)]");
 		}
 		json_decref(cur);
 		cur = next;
 	}
-	json_array_extend(out, cur);
+	if (rc == RZC_OK) {
+		json_array_extend(out, cur);
+	}
 	json_decref(cur);
-	return 0;
+	return rc;
 }
 
-/* A value as kubectl prints it: strings bare, the rest as JSON. */
+/* A value as kubectl prints it: strings bare, the rest as JSON (keys sorted, as Go's). */
 static void jp_print(FILE *f, const json_t *v)
 {
 	if (json_is_string(v)) {
 		fputs(json_string_value(v), f);
 	} else {
-		char *j = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+		char *j = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_SORT_KEYS);
 		fputs(j ? j : "", f);
 		free(j);
 	}
@@ -452,9 +791,15 @@ static int jp_run(FILE *f, const json_t *data, const char *t, size_t len, size_t
 			json_t *vals = json_array(), *v;
 			size_t n, body = 0;
 			int rc = RZC_OK;
-			if (depth >= JP_MAX_DEPTH || jp_eval(data, e + 6, elen - 6, vals) != 0) {
+			if (depth >= JP_MAX_DEPTH) {
 				json_decref(vals);
-				return rzc_usage("jsonpath: cannot read {%.*s}", (int)elen, e);
+				return rzc_usage("jsonpath: {%.*s}: ranges nest too deep",
+				                 (int)elen, e);
+			}
+			if ((rc = jp_eval(&(struct jp){ e, elen }, data, e + 6, elen - 6, vals)) !=
+			    RZC_OK) {
+				json_decref(vals);
+				return rc;
 			}
 			/* find the body's end once, even with nothing to range over */
 			FILE *null = fopen("/dev/null", "w");
@@ -486,9 +831,10 @@ static int jp_run(FILE *f, const json_t *data, const char *t, size_t len, size_t
 		{
 			json_t *vals = json_array(), *v;
 			size_t n;
-			if (jp_eval(data, e, elen, vals) != 0) {
+			int rc = jp_eval(&(struct jp){ e, elen }, data, e, elen, vals);
+			if (rc != RZC_OK) {
 				json_decref(vals);
-				return rzc_usage("jsonpath: cannot read {%.*s}", (int)elen, e);
+				return rc;
 			}
 			json_array_foreach(vals, n, v)
 			{
@@ -545,8 +891,11 @@ static int custom_columns(const char *spec, json_t *items, bool headers)
 			if (plen >= 2 && p[0] == '{' && p[plen - 1] == '}') {
 				p++, plen -= 2;
 			}
-			if (m == NULL || jp_eval(json_array_get(items, i), p, plen, vals) != 0) {
-				rc = rzc_usage("custom-columns: cannot read %s", paths[j]);
+			if (m == NULL) {
+				rc = RZC_ERR;
+			} else {
+				rc = jp_eval(&(struct jp){ p, plen }, json_array_get(items, i), p,
+				             plen, vals);
 			}
 			json_array_foreach(vals, n, v)
 			{
@@ -567,7 +916,7 @@ static int custom_columns(const char *spec, json_t *items, bool headers)
 		}
 	}
 	if (rc == RZC_OK) {
-		rzc_table(heads, ncols, cells, nrows, headers);
+		rzc_table("", heads, ncols, cells, nrows, headers);
 	}
 	for (size_t i = 0; i < nrows * ncols; i++) {
 		free(cells[i]);

@@ -15,6 +15,10 @@
 /* Exit statuses. */
 enum { RZC_OK = 0, RZC_ERR = 1, RZC_USAGE = 2 };
 
+/* --dry-run: none (write), server (?dryRun=All: the server checks, stores nothing), client
+ * (nothing is sent that writes). */
+enum { RZC_DRY_NONE = 0, RZC_DRY_SERVER, RZC_DRY_CLIENT };
+
 /* One resource type as the CLI knows it. */
 typedef struct rzc_kind {
 	const char *kind;     /* "NodeGroup" */
@@ -56,7 +60,7 @@ typedef struct rzc {
 	const char *out_file;    /* --file (kubeconfig, talosconfig) */
 	const char *talos;       /* --talos V (upgrade) */
 	const char *kubernetes;  /* --kubernetes V (upgrade) */
-	bool dry_run;            /* --dry-run (upgrade) */
+	int dry_run;             /* --dry-run[=server|client|none]: an RZC_DRY_* */
 	const char *role;        /* --role (user, token) */
 	const char *description; /* --description (token) */
 	const char *expires;     /* --expires (token) */
@@ -94,6 +98,9 @@ int rzc_json(rzc_t *c, const char *method, const char *path, const json_t *in, j
 
 /* Print an error response (a Status, or the body) on stderr. */
 void rzc_print_status(const rzc_resp_t *r);
+/* After a 401 (but a login's: a wrong password): the hint to run rezusctl login, on
+ * stderr. Every path that reports a status prints it (rzc_print_status does). */
+void rzc_hint_login(long code);
 
 /* "/api/v1/..." path pieces, percent-encoded. Caller frees. */
 char *rzc_path(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -134,9 +141,21 @@ char *rzc_collection(rzc_t *c, const rzc_kind_t *k, const char *tenant, const ch
 void rzc_print_list(rzc_t *c, const rzc_kind_t *k, json_t *items, bool headers);
 extern int rzc_print_rc;
 /* The one table printer: heads[ncols], cells[nrows * ncols] (row-major; NULL prints
- * empty), columns aligned three blanks apart. Borrowed; nothing is freed. */
-void rzc_table(const char *const *heads, size_t ncols, char *const *cells, size_t nrows,
-               bool headers);
+ * empty), columns aligned three blanks apart, each line after indent. Borrowed; nothing is
+ * freed. */
+void rzc_table(const char *indent, const char *const *heads, size_t ncols, char *const *cells,
+               size_t nrows, bool headers);
+/* A table filled a row at a time, then printed by rzc_table. */
+typedef struct rzc_rows {
+	const char *const *heads; /* borrowed */
+	size_t ncols, nrows;
+	char **cells; /* owned copies */
+} rzc_rows_t;
+void rzc_rows_init(rzc_rows_t *t, const char *const *heads, size_t ncols);
+/* One row: ncols strings after t (copied; NULL is empty). */
+void rzc_rows_add(rzc_rows_t *t, ...);
+void rzc_rows_print(const rzc_rows_t *t, const char *indent);
+void rzc_rows_free(rzc_rows_t *t);
 /* kubectl's JSONPath template tmpl applied to data, to f; RZC_USAGE for a bad template. */
 int rzc_jsonpath(FILE *f, const json_t *data, const char *tmpl);
 void rzc_print_object(rzc_t *c, const rzc_kind_t *k, json_t *obj);

@@ -125,6 +125,7 @@ int rzc_cmd_logs(rzc_t *c, int argc, char **argv)
 		                                                                      : RZC_ERR;
 		if (rc == RZC_OK && code != 200) {
 			rc = rzc_fail("runs \"%s\": the server answered %ld", run, code);
+			rzc_hint_login(code);
 		} else if (rc == RZC_OK && f.phase != NULL) {
 			fprintf(stderr, "run %s: %s\n", run, f.phase);
 			rc = strcmp(f.phase, "Succeeded") == 0 ? RZC_OK : RZC_ERR;
@@ -226,23 +227,25 @@ static int run_action(rzc_t *c, int argc, char **argv, const char *action)
 
 void rzc_print_plan(const json_t *plan, const char *indent)
 {
+	static const char *const heads[] = { "ACTION", "ADDRESS", "MACHINE", "REASON" };
 	const json_t *list = json_object_get(plan, "resources"), *e;
 	size_t i;
+	rzc_rows_t t;
 
 	if (json_array_size(list) == 0) {
 		printf("%s(no resource changes)\n", indent);
 		return;
 	}
-	printf("%s%-8s %-40s %-16s %s\n", indent, "ACTION", "ADDRESS", "MACHINE", "REASON");
+	rzc_rows_init(&t, heads, 4);
 	json_array_foreach(list, i, e)
 	{
 		const char *m = json_string_value(json_object_get(e, "machine"));
-		const char *r = json_string_value(json_object_get(e, "reason"));
-		printf("%s%-8s %-40s %-16s %s\n", indent,
-		       json_string_value(json_object_get(e, "action")) ?: "",
-		       json_string_value(json_object_get(e, "address")) ?: "", m ? m : "-",
-		       r ? r : "");
+		rzc_rows_add(&t, json_string_value(json_object_get(e, "action")),
+		             json_string_value(json_object_get(e, "address")), m ? m : "-",
+		             json_string_value(json_object_get(e, "reason")));
 	}
+	rzc_rows_print(&t, indent);
+	rzc_rows_free(&t);
 	if (json_integer_value(json_object_get(plan, "more")) > 0) {
 		printf("%s(and %lld more)\n", indent,
 		       (long long)json_integer_value(json_object_get(plan, "more")));
@@ -413,26 +416,34 @@ int rzc_cmd_talosconfig(rzc_t *c, int argc, char **argv)
 /* A dry run's verdict: its prechecks, then the plan, machines in order. */
 static void print_dry_run(const json_t *up)
 {
+	static const char *const checks[] = { "PRECHECK", "PASSED", "MESSAGE" };
+	static const char *const steps[] = { "STEP", "MACHINE", "ROLE", "FROM", "TO" };
 	const json_t *st = json_object_get(up, "status"), *e;
 	size_t i;
+	rzc_rows_t t;
 
 	printf("%s\n", json_string_value(json_object_get(st, "message")) ?: "");
-	printf("  %-18s %-6s %s\n", "PRECHECK", "PASSED", "MESSAGE");
+	rzc_rows_init(&t, checks, 3);
 	json_array_foreach(json_object_get(st, "prechecks"), i, e)
 	{
-		printf("  %-18s %-6s %s\n", json_string_value(json_object_get(e, "name")) ?: "",
-		       json_is_true(json_object_get(e, "passed")) ? "yes" : "no",
-		       json_string_value(json_object_get(e, "message")) ?: "");
+		rzc_rows_add(&t, json_string_value(json_object_get(e, "name")),
+		             json_is_true(json_object_get(e, "passed")) ? "yes" : "no",
+		             json_string_value(json_object_get(e, "message")));
 	}
-	printf("  %-4s %-24s %-13s %-10s %s\n", "STEP", "MACHINE", "ROLE", "FROM", "TO");
+	rzc_rows_print(&t, "  ");
+	rzc_rows_free(&t);
+	rzc_rows_init(&t, steps, 5);
 	json_array_foreach(json_object_get(st, "machines"), i, e)
 	{
-		printf("  %-4zu %-24s %-13s %-10s %s\n", i + 1,
-		       json_string_value(json_object_get(e, "name")) ?: "",
-		       json_string_value(json_object_get(e, "role")) ?: "",
-		       json_string_value(json_object_get(e, "from")) ?: "",
-		       json_string_value(json_object_get(e, "to")) ?: "");
+		char step[24];
+		snprintf(step, sizeof(step), "%zu", i + 1);
+		rzc_rows_add(&t, step, json_string_value(json_object_get(e, "name")),
+		             json_string_value(json_object_get(e, "role")),
+		             json_string_value(json_object_get(e, "from")),
+		             json_string_value(json_object_get(e, "to")));
 	}
+	rzc_rows_print(&t, "  ");
+	rzc_rows_free(&t);
 }
 
 /* upgrade cancel TENANT UPGRADE */
@@ -468,6 +479,10 @@ int rzc_cmd_upgrade(rzc_t *c, int argc, char **argv)
 		    "upgrade: TENANT --talos VERSION | --kubernetes VERSION [--dry-run] | "
 		    "cancel TENANT UPGRADE");
 	}
+	if (c->dry_run == RZC_DRY_CLIENT) {
+		return rzc_usage("upgrade: the prechecks are the server's: use --dry-run "
+		                 "(--dry-run=server)");
+	}
 	if ((tenant = tenant_arg(c, argc, argv, "upgrade")) == NULL) {
 		return RZC_USAGE;
 	}
@@ -475,9 +490,10 @@ int rzc_cmd_upgrade(rzc_t *c, int argc, char **argv)
 	path = rzc_path("/api/v1/tenants/%s/upgrades", t);
 	body =
 	    json_pack("{s:{s:s, s:s, s:b}}", "spec", "component", c->talos ? "talos" : "kubernetes",
-	              "targetVersion", c->talos ? c->talos : c->kubernetes, "dryRun", c->dry_run);
+	              "targetVersion", c->talos ? c->talos : c->kubernetes, "dryRun",
+	              c->dry_run == RZC_DRY_SERVER);
 	rc = rzc_json(c, "POST", path, body, &out);
-	if (rc == RZC_OK && c->dry_run) {
+	if (rc == RZC_OK && c->dry_run == RZC_DRY_SERVER) {
 		const char *name =
 		    json_string_value(json_object_get(json_object_get(out, "metadata"), "name"));
 		char *n = rzc_escape(name ? name : ""), *get = rzc_path("%s/%s", path, n);
@@ -528,14 +544,18 @@ static int state_list(rzc_t *c, const char *tenant)
 	    (strcmp(c->output, "json") == 0 || strcmp(c->output, "yaml") == 0)) {
 		rzc_print_object(c, NULL, list);
 	} else if (rc == RZC_OK) {
-		printf("%-8s %-7s %-36s %-20s %s\n", "VERSION", "SERIAL", "LINEAGE", "CREATED",
-		       "RESOURCES");
+		static const char *const heads[] = { "VERSION", "SERIAL", "LINEAGE", "CREATED",
+			                             "RESOURCES" };
+		rzc_rows_t rows;
+		rzc_rows_init(&rows, heads, 5);
 		json_array_foreach(json_object_get(list, "items"), i, v)
 		{
 			json_t *serial = json_object_get(v, "serial");
 			json_t *res = json_object_get(v, "resources");
 			const char *lineage = json_string_value(json_object_get(v, "lineage"));
-			char sbuf[24] = "-", rbuf[24] = "-";
+			char vbuf[24], sbuf[24] = "-", rbuf[24] = "-";
+			snprintf(vbuf, sizeof(vbuf), "%lld",
+			         (long long)json_integer_value(json_object_get(v, "version")));
 			if (json_is_integer(serial)) {
 				snprintf(sbuf, sizeof(sbuf), "%lld",
 				         (long long)json_integer_value(serial));
@@ -544,11 +564,11 @@ static int state_list(rzc_t *c, const char *tenant)
 				snprintf(rbuf, sizeof(rbuf), "%lld",
 				         (long long)json_integer_value(res));
 			}
-			printf("%-8lld %-7s %-36s %-20s %s\n",
-			       (long long)json_integer_value(json_object_get(v, "version")), sbuf,
-			       lineage && *lineage ? lineage : "-",
-			       json_string_value(json_object_get(v, "time")), rbuf);
+			rzc_rows_add(&rows, vbuf, sbuf, lineage && *lineage ? lineage : "-",
+			             json_string_value(json_object_get(v, "time")), rbuf);
 		}
+		rzc_rows_print(&rows, "");
+		rzc_rows_free(&rows);
 	}
 	json_decref(list);
 	return rc;

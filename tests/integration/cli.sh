@@ -43,6 +43,17 @@ fi
 SERVER="http://127.0.0.1:$PORT"
 # run ARGS...: rezusctl with stdout in $WORK/out, stderr in $WORK/err; sets RC.
 run() { "$CTL" "$@" >"$WORK/out" 2>"$WORK/err"; RC=$?; }
+# misaligned FILE: the lines of the table in FILE (its header first) whose cells do not start
+# where the header's columns do: a blank before each column's start, and the cell starting
+# there (or empty up to the next column). Nothing when the table is aligned.
+misaligned() {
+	awk 'NR == 1 { n = 0; for (i = 2; i <= length($0); i++)
+		if (substr($0, i - 1, 1) == " " && substr($0, i, 1) != " ") start[++n] = i
+		start[n + 1] = 10000; next }
+	{ for (k = 1; k <= n; k++) { p = start[k]; cell = substr($0, p, start[k + 1] - p)
+		if (substr($0, p - 1, 1) != " " || (cell ~ /^ / && cell !~ /^ *$/)) { print NR ": " $0; break } } }' "$1"
+}
+
 
 # --- login -------------------------------------------------------------------------------------
 echo cli-test-password | "$CTL" login "$SERVER" --username admin --password-stdin >"$WORK/out" 2>"$WORK/err"
@@ -66,6 +77,10 @@ REZUSCLOUD_TOKEN=rzt_not-a-real-token "$CTL" get tenants >"$WORK/out" 2>"$WORK/e
 expect_eq "REZUSCLOUD_TOKEN overrides the context's token" "1" "$?"
 run version
 expect_match "version shows client and server" 'Client: rezusctl .*Server: rezuscloud ' "$(tr '\n' ' ' <"$WORK/out")"
+run config set-context a-context-with-a-long-name --server http://rezus.example.invalid:8080
+run config get-contexts
+expect_match "config get-contexts lists the contexts" '^\* +default +http://127' "$(cat "$WORK/out")"
+expect_eq "aligned, with a long name among them" "" "$(misaligned "$WORK/out")"
 
 # --- apply, get --------------------------------------------------------------------------------
 run apply -f "$top_srcdir/examples/metal"
@@ -97,6 +112,49 @@ run apply -f "$WORK/workers.yaml"
 expect_eq "a changed manifest is configured" "nodegroup/workers configured" "$(cat "$WORK/out" "$WORK/err")"
 cat "$top_srcdir/examples/oci/tenant.yaml" | "$CTL" apply -f - >"$WORK/out" 2>&1
 expect_eq "apply -f - reads stdin" "tenant/oci-demo created" "$(cat "$WORK/out")"
+
+# --dry-run writes nothing: server (alone too) sends ?dryRun=All, client sends no write;
+# what it would do is said kubectl's way. A writing command without a dry run refuses it.
+printf 'apiVersion: rezuscloud.io/v1\nkind: Tenant\nmetadata: {name: dry}\nspec: {clusterProvider: sim}\n' >"$WORK/dry.yaml"
+sed 's/^  tenant: rack$/  tenant: rack\n  labels: {dry: run}/' "$top_srcdir/examples/metal/workers.yaml" >"$WORK/dry-workers.yaml"
+for flag in --dry-run --dry-run=server; do
+	run apply $flag -f "$WORK/dry.yaml" -f "$WORK/dry-workers.yaml"
+	expect_eq "apply $flag says what it would do, checked by the server" \
+		"0 tenant/dry created (server dry run)|nodegroup/workers configured (server dry run)|" \
+		"$RC $(tr '\n' '|' <"$WORK/out")"
+done
+run apply --dry-run=client -f "$WORK/dry.yaml" -f "$WORK/dry-workers.yaml"
+expect_eq "apply --dry-run=client too, from what the client reads" \
+	"0 tenant/dry created (dry run)|nodegroup/workers configured (dry run)|" "$RC $(tr '\n' '|' <"$WORK/out")"
+run create --dry-run -f "$WORK/dry.yaml"
+expect_eq "create --dry-run" "0 tenant/dry created (server dry run)" "$RC $(cat "$WORK/out")"
+run create --dry-run=client -f "$WORK/dry.yaml"
+expect_eq "create --dry-run=client" "0 tenant/dry created (dry run)" "$RC $(cat "$WORK/out")"
+run get tenant dry
+expect_eq "none of them created the tenant" "1" "$RC"
+run apply --dry-run=none -f "$top_srcdir/examples/metal/tenant.yaml"
+expect_eq "--dry-run=none is a plain apply" "0 tenant/rack unchanged" "$RC $(cat "$WORK/out")"
+run delete tenant rack --dry-run
+expect_eq "delete --dry-run" "0 tenant/rack deleted (server dry run)" "$RC $(cat "$WORK/out")"
+run delete ng workers -t rack --dry-run=client
+expect_eq "delete --dry-run=client" "0 nodegroup/workers deleted (dry run)" "$RC $(cat "$WORK/out")"
+run delete -f "$top_srcdir/examples/metal/workers.yaml" --dry-run=server
+expect_eq "delete -f --dry-run=server" "0 nodegroup/workers deleted (server dry run)" "$RC $(cat "$WORK/out")"
+run delete ng nope -t rack --dry-run=client
+expect_eq "delete --dry-run=client of none is an error" '1 error: nodegroups "nope" not found' "$RC $(cat "$WORK/err")"
+run get tenant rack -o 'jsonpath={.metadata.name} {.metadata.deletionTimestamp}'
+expect_eq "the tenant is still there, not being deleted" "0 rack " "$RC $(cat "$WORK/out")"
+run get ng workers -t rack -o 'jsonpath={.metadata.labels}'
+expect_eq "its workers too, their labels unchanged" '0 {"tier":"gold"}' "$RC $(cat "$WORK/out")"
+run apply --dry-run=bogus -f "$WORK/dry.yaml"
+expect_match "a bad --dry-run value is a usage error naming the values" '^2 rezusctl: --dry-run=bogus: use none, server or client' \
+	"$RC $(cat "$WORK/err")"
+runs_before=$("$CTL" runs rack -o name | wc -l)
+run plan rack --dry-run
+expect_match "a writing command without a dry run refuses --dry-run" '^2 rezusctl: plan: --dry-run is not supported' "$RC $(cat "$WORK/err")"
+expect_eq "and starts nothing" "$runs_before" "$("$CTL" runs rack -o name | wc -l)"
+run upgrade rack --talos 1.12.1 --dry-run=client
+expect_match "upgrade's prechecks are the server's: --dry-run=client is refused" '^2 .*use --dry-run' "$RC $(cat "$WORK/err")"
 
 run get tenants
 expect_match "get tenants is a kubectl-like table" '^NAME +PROVIDER +PHASE +MACHINES +KUBERNETES +AGE$' "$(head -n 1 "$WORK/out")"
@@ -231,6 +289,43 @@ for _ in $(seq 1 300); do
 	"$CTL" get tenant simmy -o json 2>/dev/null | grep -q '"phase": "Ready"' && break
 	sleep 0.1
 done
+run describe tenant simmy
+sed -n '/^Conditions:$/,/^[^ ]/{/^  /s/^  //p}' "$WORK/out" >"$WORK/conds"
+expect_match "describe's conditions include a long type" '^ControlPlaneReady ' "$(cat "$WORK/conds")"
+expect_eq "and are aligned (the one table printer)" "" "$(misaligned "$WORK/conds")"
+# -o jsonpath's filters and slices, on a real object's conditions; the same as kubectl's
+# (which reads the object from a file with annotate --local) where kubectl is installed
+run get tenant simmy -o 'jsonpath={.status.conditions[?(@.type=="ControlPlaneReady")].reason}'
+expect_eq "-o jsonpath filters a list: [?(@.type==\"ControlPlaneReady\")]" "0 Healthy" "$RC $(cat "$WORK/out")"
+run get tenant simmy -o 'jsonpath={$.status.conditions[-1].type} {.status.conditions[?(@.type!="Reconciled")].type}'
+expect_eq "a leading \$, a negative index, !=" "0 ControlPlaneReady MachinesReady ControlPlaneReady" "$RC $(cat "$WORK/out")"
+run get tenant simmy -o 'jsonpath={.status.conditions[0:2].type}|{.status.conditions[?(@.nothing)].type}|{.status.conditions[?(@.observedGeneration==1)].reason}'
+expect_eq "slices, existence, numbers" "0 Reconciled MachinesReady||Applied AllReady Healthy" "$RC $(cat "$WORK/out")"
+for e in '{.status.conditions[x].type}' '{..type}' '{.status.conditions[?(@.type<"x")].type}' '{.status.conditions[0,1]}'; do
+	run get tenant simmy -o "jsonpath=$e"
+	expect_match "an expression rezusctl does not read is a usage error naming it: $e" \
+		"^2 rezusctl: jsonpath: \\{[^ ]*\\}: " "$RC $(cat "$WORK/err")"
+done
+run get tenant simmy -o 'jsonpath={.status.conditions[5].type}'
+expect_match "an index out of range is an error, as kubectl's" '^1 error: jsonpath: .*out of bounds' "$RC $(cat "$WORK/err")"
+if command -v kubectl >/dev/null; then
+	"$CTL" get tenant simmy -o json >"$WORK/simmy.json"
+	while IFS= read -r e; do
+		want=$(KUBECONFIG=/dev/null kubectl annotate --local -f "$WORK/simmy.json" rezus-test=1 -o "jsonpath=$e" 2>&1)
+		expect_eq "jsonpath $(printf '%s' "$e" | tr -d '\\') prints what kubectl's does" "$want" "$("$CTL" get tenant simmy -o "jsonpath=$e" 2>&1)"
+	done <<'EXPR'
+{.status.conditions[?(@.type=="ControlPlaneReady")].status}
+{.status.conditions[?(@.type!='Reconciled')].reason}
+{.status.conditions[?(@.message)].type}
+{.status.conditions[?(@.observedGeneration!=1)].type}
+{.status.conditions[-2:].type}
+{.status.conditions[::2].type}
+{.status.conditions[1:1].type}
+{range .status.conditions[?(@.status=="True")]}{.type}={.reason}{"\n"}{end}
+{.status.conditions[?(@.type=="Reconciled")]}
+{$.spec.podSubnets[0]}
+EXPR
+fi
 RUN=$("$CTL" runs simmy -o name | head -n 1 | sed 's|run/||')
 expect_match "runs lists the tenant's run" '^run-' "$RUN"
 run describe run "$RUN" -t simmy
@@ -259,6 +354,11 @@ if command -v kubectl >/dev/null; then
 	expect_eq "--merge keeps the other clusters and switches to the tenant" "admin@simmy|other simmy" \
 		"$(KUBECONFIG="$WORK/kube-merge" kubectl config current-context)|$(KUBECONFIG="$WORK/kube-merge" kubectl config get-clusters | tail -n +2 | sort | tr '\n' ' ' | sed 's/ $//')"
 fi
+for flag in --dry-run --dry-run=client; do
+	run scale ng/cp -t simmy --replicas 2 $flag
+	expect_match "scale $flag says it would" '^0 nodegroup/cp scaled \((server )?dry run\)$' "$RC $(cat "$WORK/out")"
+done
+expect_eq "and does not" "1" "$("$CTL" get ng cp -t simmy -o 'jsonpath={.spec.count}')"
 run scale ng/cp -t simmy --replicas 2
 expect_eq "scale sets the count" "nodegroup/cp scaled|2" "$(tr '\n' '|' <"$WORK/out")$("$CTL" get ng cp -t simmy -o json | sed -n 's/.*"count": \([0-9]*\).*/\1/p')"
 for _ in $(seq 1 300); do
@@ -338,8 +438,12 @@ expect_eq "days and compound durations too" "0" "$RC"
 run token create --expires 5x
 expect_match "a bad duration is a usage error naming the forms" '^2 .*--expires 5x: .*30s, 15m, 12h, 7d.*RFC 3339' \
 	"$RC $(cat "$WORK/err")"
+printf 'long-name-password-1\n' | "$CTL" user create a-user-with-a-rather-long-name --role view --password-stdin >/dev/null
 run audit --limit 200
 expect_match "audit shows the log" 'TIME +USER +VERB.*admin +login' "$(tr '\n' ' ' <"$WORK/out")"
+expect_match "with a long name in it" ' a-user-with-a-rather-long-name ' "$(cat "$WORK/out")"
+expect_eq "audit's columns are aligned (the one table printer)" "" "$(misaligned "$WORK/out")"
+"$CTL" user delete a-user-with-a-rather-long-name >/dev/null
 run backup create
 expect_match "backup create takes one and names it" '^backup/backup-[0-9]{8}-[0-9]{6}-[0-9a-f]{4} created \(revision [0-9]+, [0-9]+ bytes\)$' "$(cat "$WORK/out")"
 BACKUP=$(sed -n 's|^backup/\([^ ]*\) created.*|\1|p' "$WORK/out")
@@ -417,6 +521,39 @@ run get tenants --context viewer
 expect_eq "which no longer works" "1" "$RC"
 expect_match "and says to log in again" 'run .rezusctl login.' "$(cat "$WORK/err")"
 
+# the streams (logs -f, get -w) end with the same hint on a 401: logs -f with a dead token;
+# the watch of a server that lists the tenants, then refuses the watch
+run logs "$RUN" -f -t simmy --token rzt_not-a-real-token
+expect_match "logs -f answered 401 says to log in" '^1 error: runs ".*": the server answered 401 hint: .*run .rezusctl login.' \
+	"$RC $(tr '\n' ' ' <"$WORK/err")"
+if command -v python3 >/dev/null; then
+	cat >"$WORK/refuse-watch.py" <<'PY'
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        watch = "watch=" in self.path
+        body = (b'{"kind":"Status","status":"Failure","code":401,"reason":"Unauthorized"}' if watch
+                else b'{"kind":"TenantList","metadata":{"resourceVersion":"1"},"items":[]}')
+        self.send_response(401 if watch else 200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a):
+        pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+open(sys.argv[1], "w").write(str(s.server_address[1]))
+s.serve_forever()
+PY
+	python3 "$WORK/refuse-watch.py" "$WORK/refuse.port" &
+	REFUSE=$!
+	for _ in $(seq 1 50); do [ -s "$WORK/refuse.port" ] && break; sleep 0.1; done
+	run get tenants -w --server "http://127.0.0.1:$(cat "$WORK/refuse.port")"
+	kill "$REFUSE" 2>/dev/null
+	expect_match "get -w whose watch is answered 401 says to log in" '^1 .*the watch ended: the server answered 401 hint: .*run .rezusctl login.' \
+		"$RC $(tr '\n' ' ' <"$WORK/err")"
+fi
+
 # --- TLS: verification, --insecure-skip-tls-verify, --certificate-authority ----------------------
 if command -v openssl >/dev/null; then
 	openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost \
@@ -458,6 +595,36 @@ expect_eq "node group names, in the command's tenant" "cp workers" "$(comp rezus
 expect_match "run names" '^run-[0-9a-z]+( run-[0-9a-z]+)*$' "$(comp rezusctl -t simmy logs '')"
 expect_eq "and the commands help names" "token" "$(comp rezusctl help tok)"
 expect_match "--help lists events among the types" 'events \(ev\)' "$("$CTL" --help)"
+expect_match "and runners (rn), a type like the others" 'runners \(rn\)' "$("$CTL" --help)"
+expect_eq "completion offers every type --help lists, and their short names" \
+	"$("$CTL" --help | sed -n '/^Types:/,/^A NAME/p' | sed '$d; s/^Types://; s/[(),]/ /g' | tr -s ' \n' '\n\n' | grep . | sort | tr '\n' ' ')" \
+	"$(sed -n 's/^ *local types="\(.*\)"$/\1/p' "$WORK/completion.bash" | tr ' ' '\n' | sort | tr '\n' ' ')"
+expect_eq "completion completes runners' names" "runners" "$(comp rezusctl get runn)"
+# zsh: the script parses, and an interactive zsh (in a pty: zsh/zpty) completes a command
+# and a flag with it, through compinit and bashcompinit as a user's shell would
+if command -v zsh >/dev/null; then
+	"$CTL" completion zsh >"$WORK/completion.zsh"
+	check "completion zsh is a valid zsh script" zsh -n "$WORK/completion.zsh"
+	cat >"$WORK/drive.zsh" <<'ZSH'
+# drive.zsh FILE OUT: an interactive zsh in a pty loads completion FILE, then completes
+# lines with TAB; ^T appends the buffer after each to OUT.
+zmodload zsh/zpty || exit 1
+zpty z zsh -f -i
+zpty -w z "PS1='> '; autoload -U compinit; compinit -u -D; source ${(q)1}"
+zpty -w z "dump() { print -r -- \"[\$BUFFER]\" >>${(q)2}; BUFFER=; }; zle -N dump; bindkey '^T' dump"
+zpty -w -n z $'rezusctl tok\t\x14'
+zpty -w -n z $'rezusctl get ng --ten\t\x14'
+until [[ -s $2 && $(wc -l <$2) -ge 2 ]]; do zpty -r -t z chunk || sleep 0.1; done
+zpty -d z
+ZSH
+	PATH="$top_builddir:$PATH" timeout 30 zsh -f "$WORK/drive.zsh" "$WORK/completion.zsh" "$WORK/zsh.out" >/dev/null 2>&1
+	expect_eq "zsh completes a command and a flag with it" "[rezusctl token ]|[rezusctl get ng --tenant ]|" \
+		"$(tr '\n' '|' <"$WORK/zsh.out" 2>&1)"
+elif [ -f "$top_srcdir/build/node/.installed" ]; then # tools/install-deps ran: it installs zsh
+	not_ok "zsh is installed (tools/install-deps)"
+else
+	ok "zsh completion # SKIP zsh is not installed (tools/install-deps)"
+fi
 help_cmds=$("$CTL" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z-]*\)  .*/\1/p' | sort | tr '\n' ' ')
 man_cmds=$(sed -n '/^\.SH COMMANDS/,/^\.SH GLOBAL/p' "$top_srcdir/man/rezusctl.1" | grep '^\.B [a-z]' |
 	sed 's/^\.B //; s/\\-/-/g; s/ .*//; s/\\fR.*//' | sort -u | tr '\n' ' ')
@@ -468,11 +635,15 @@ expect_match "get --help is the command's own help, with examples" \
 expect_eq "help get prints the same" "$(cat "$WORK/out")" "$("$CTL" help get)"
 expect_match "user --help is user's" '^Usage: rezusctl user list' "$("$CTL" user --help | head -n 1)"
 expect_match "token --help documents --expires durations" '--expires takes a duration' "$("$CTL" token --help)"
-missing=""
+missing="" noexamples=""
 for cmd in $help_cmds; do
-	"$CTL" help "$cmd" | grep -q "^Usage: rezusctl $cmd" || missing="$missing $cmd"
+	"$CTL" help "$cmd" >"$WORK/help.out"
+	grep -q "^Usage: rezusctl $cmd" "$WORK/help.out" || missing="$missing $cmd"
+	sed -n '/^Examples:$/,/^$/p' "$WORK/help.out" | grep -q "^  rezusctl $cmd\|^  .*| rezusctl $cmd\|rezusctl $cmd " ||
+		noexamples="$noexamples $cmd"
 done
 expect_eq "every command has its own help" "" "$missing"
+expect_eq "with an Examples: section that runs the command" "" "$noexamples"
 
 # --- boot --platform local, twice --------------------------------------------------------------------
 # A port nothing listens on, below the kernel's ephemeral range (32768 up): a port in it
