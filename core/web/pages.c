@@ -43,7 +43,6 @@ static json_t *newest_first(json_t *items)
 	return out;
 }
 
-/* Count items by the string at path: [{name, count}] in first-seen order. */
 /* [{name, count}] from the API's summary of what (GET /api/v1/summary: {what: {total, by}}),
  * an object without a value counted as none; its total into *total. */
 static json_t *summary_rows(const json_t *summary, const char *what, const char *none,
@@ -129,41 +128,53 @@ static json_t *rows(json_t *items, json_t *(*row)(const json_t *))
 
 /* ------------------------------------------------------------------ dashboard */
 
+/* How many runs of the summary are in one of the phases. */
+static json_int_t runs_in(const json_t *summary, const char *const *phases)
+{
+	const json_t *by = json_object_get(json_object_get(summary, "runs"), "by");
+	json_int_t n = 0;
+
+	for (size_t i = 0; phases[i] != NULL; i++) {
+		n += json_integer_value(json_object_get(by, phases[i]));
+	}
+	return n;
+}
+
+/* view[key] the rows of runs, view[key + "More"] how many more there are than shown. */
+static void run_list(json_t *v, const char *key, json_t *runs, json_int_t total)
+{
+	char more[64];
+	json_int_t shown = (json_int_t)json_array_size(runs);
+
+	snprintf(more, sizeof(more), "%sMore", key);
+	json_object_set_new(v, key, rows(runs, run_row));
+	if (total > shown) {
+		json_object_set_new(v, more,
+		                    json_pack("{s:I, s:I}", "shown", shown, "total", total));
+	}
+}
+
 static void dashboard_ready(rz__page_t *pg)
 {
+	static const char *const going[] = { "Queued", "Running", "AwaitingApproval", NULL };
+	static const char *const failed[] = { "Failed", NULL };
 	json_t *v = pg->view;
 	const json_t *summary = rz__page_got(pg, 0);
+	const json_t *recent = json_object_get(summary, "recent");
 	json_int_t ntenants, nmachines;
 	json_t *by_phase = summary_rows(summary, "tenants", "Pending", &ntenants);
 	json_t *by_stage = summary_rows(summary, "machines", "Unknown", &nmachines);
-	json_t *runs = newest_first(rz__items(rz__page_got(pg, 2)));
-	json_t *events = newest_first(rz__items(rz__page_got(pg, 3)));
-	json_t *running = json_array(), *failed = json_array(), *warnings = json_array();
-	json_t *it, *audit = json_array();
+	json_t *warnings = json_array(), *audit = json_array(), *it;
 	size_t i;
 
-	json_array_foreach(runs, i, it)
+	json_array_foreach(json_object_get(recent, "warnings"), i, it)
 	{
-		const char *ph = rz__str(it, "status.phase");
-		if ((strcmp(ph, "Running") == 0 || strcmp(ph, "Queued") == 0 ||
-		     strcmp(ph, "AwaitingApproval") == 0) &&
-		    json_array_size(running) < RECENT) {
-			json_array_append_new(running, run_row(it));
-		} else if (strcmp(ph, "Failed") == 0 && json_array_size(failed) < RECENT) {
-			json_array_append_new(failed, run_row(it));
-		}
-	}
-	json_array_foreach(events, i, it)
-	{
-		if (json_array_size(warnings) < RECENT) {
-			json_array_append_new(warnings,
-			                      json_pack("{s:s, s:s, s:s, s:s, s:s}", "tenant",
-			                                rz__str(it, "metadata.tenant"), "reason",
-			                                rz__str(it, "reason"), "message",
-			                                rz__str(it, "message"), "object",
-			                                rz__str(it, "involvedObject.name"), "time",
-			                                rz__str(it, "lastTimestamp")));
-		}
+		json_array_append_new(warnings, json_pack("{s:s, s:s, s:s, s:s, s:s}", "tenant",
+		                                          rz__str(it, "metadata.tenant"), "reason",
+		                                          rz__str(it, "reason"), "message",
+		                                          rz__str(it, "message"), "object",
+		                                          rz__str(it, "involvedObject.name"),
+		                                          "time", rz__str(it, "lastTimestamp")));
 	}
 	json_array_foreach(rz__items(rz__page_got(pg, 4)), i, it)
 	{
@@ -179,8 +190,8 @@ static void dashboard_ready(rz__page_t *pg)
 	json_object_set_new(v, "tenantsByPhase", by_phase);
 	json_object_set_new(v, "machineCount", json_integer(nmachines));
 	json_object_set_new(v, "machinesByStage", by_stage);
-	json_object_set_new(v, "runsRunning", running);
-	json_object_set_new(v, "runsFailed", failed);
+	run_list(v, "runsRunning", json_object_get(recent, "activeRuns"), runs_in(summary, going));
+	run_list(v, "runsFailed", json_object_get(recent, "failedRuns"), runs_in(summary, failed));
 	json_object_set_new(v, "warnings", warnings);
 	if (rz__may(pg, RZ_ROLE_ADMIN)) {
 		json_object_set_new(v, "audit", audit);
@@ -188,9 +199,7 @@ static void dashboard_ready(rz__page_t *pg)
 	} else {
 		json_decref(audit);
 	}
-	json_decref(runs);
-	json_decref(events);
-	rz__page_read_error(pg, 0, "the counts of tenants and machines");
+	rz__page_read_error(pg, 0, "the counts of tenants, machines and runs");
 	rz__page_render(pg, "pages/dashboard", 200);
 }
 
@@ -203,10 +212,9 @@ static void get_dashboard(rz_req_t *req, void *ctx)
 	}
 	pg->ready = dashboard_ready;
 	rz__page_hold(pg);
-	/* counts, not the objects: a fleet's lists would cost the page tens of ms to parse */
-	rz__page_fetch(pg, 0, "/api/v1/summary");
-	rz__page_fetch(pg, 2, "/api/v1/runs");
-	rz__page_fetch(pg, 3, "/api/v1/events?fieldSelector=type%%3DWarning");
+	/* counts and the newest few, not the objects: a fleet's lists of tenants, runs and
+	 * Events would cost the page tens of ms to parse, more as they grow */
+	rz__page_fetch(pg, 0, "/api/v1/summary?recent=%d", RECENT);
 	if (rz__may(pg, RZ_ROLE_ADMIN)) {
 		rz__page_fetch(pg, 4, "/api/v1/audit?limit=%d", RECENT);
 	}
