@@ -16,6 +16,7 @@ web_templates = \
 	web/templates/pages/password.html web/templates/pages/dashboard.html \
 	web/templates/pages/tenants.html web/templates/pages/tenant.html \
 	web/templates/pages/run.html web/templates/pages/delete-nodegroup.html \
+	web/templates/pages/scale-nodegroup.html \
 	web/templates/pages/configpatches.html web/templates/pages/upgrades.html \
 	web/templates/pages/upgrade.html web/templates/parts/upgrade-live.html \
 	web/templates/pages/state.html web/templates/pages/rollback-state.html \

@@ -561,39 +561,145 @@ static void post_nodegroups(rz_req_t *req, void *ctx)
 }
 
 /* A write of the node group the URL names (method, and body taken, or NULL). */
-static void nodegroup_act(rz_req_t *req, void *ctx, const char *method, const char *ctype,
-                          json_t *(*body)(rz__page_t *pg))
+static void nodegroup_write(rz__page_t *pg, const char *method, const char *ctype, json_t *body)
+{
+	char target[200];
+
+	snprintf(target, sizeof(target), "/api/v1/tenants/%s/nodegroups/%s",
+	         rz_req_param(pg->req, "tenant"), rz_req_param(pg->req, "name"));
+	rz__page_act(pg, method, target, ctype, body, nodegroup_done);
+}
+
+static void scale_write(rz__page_t *pg)
+{
+	nodegroup_write(
+	    pg, "PATCH", "application/merge-patch+json",
+	    json_pack("{s:{s:o}}", "spec", "count", count_value(rz__form(pg, "count"))));
+}
+
+/* The confirmation of a node group's deletion or scale-down (pages/delete-nodegroup,
+ * pages/scale-nodegroup): title, the tenant and its tabs, and view.nodegroup {name, count,
+ * machines, none, one} naming the machines that go (doomed, taken), with the members of
+ * extra (taken) besides. */
+static void nodegroup_confirm(rz__page_t *pg, const char *title, json_t *doomed, json_t *extra)
+{
+	json_t *v = pg->view;
+	size_t n = json_array_size(doomed);
+	json_t *ng =
+	    json_pack("{s:s, s:I, s:o, s:b, s:b}", "name", rz_req_param(pg->req, "name"), "count",
+	              (json_int_t)n, "machines", doomed, "none", n == 0, "one", n == 1);
+
+	json_object_update(ng, extra);
+	json_decref(extra);
+	json_object_set_new(v, "title", json_string(title));
+	json_object_set_new(v, "navTenants", json_true());
+	json_object_set_new(v, "tenant",
+	                    json_pack("{s:s}", "name", rz_req_param(pg->req, "tenant")));
+	json_object_set_new(v, "nodegroup", ng);
+	json_object_set_new(v, "tabs", tab_nav(pg, rz_req_param(pg->req, "tenant"), TAB_DELETE_NG));
+}
+
+/* The instance index of a machine's resource: N of a tfAddress ending in "[N]" (a counted
+ * resource), or -1 for another key (for_each) or none. */
+static long long machine_index(const json_t *m)
+{
+	const char *tf = rz__str(m, "spec.tfAddress");
+	const char *open = strrchr(tf, '[');
+	size_t len = strlen(tf);
+	char *end = NULL;
+	long long n;
+
+	if (open == NULL || len < 3 || tf[len - 1] != ']' || open[1] < '0' || open[1] > '9') {
+		return -1;
+	}
+	n = strtoll(open + 1, &end, 10);
+	return end == tf + len - 1 ? n : -1;
+}
+
+/* A count below the group's asks first, naming the machines that go: TF removes the
+ * instances of a counted resource from the highest index down, so those whose index is at
+ * or past the new count. A provider that keys its machines otherwise (for_each) decides
+ * itself: the page says how many go and lists them all. Any other count is written. */
+static void scale_ready(rz__page_t *pg)
+{
+	const json_t *ng = rz__page_got(pg, 0);
+	json_int_t from = json_integer_value(json_object_get(json_object_get(ng, "spec"), "count"));
+	json_int_t to = json_integer_value(json_object_get(pg->view, "scaleTo"));
+	json_t *doomed = json_array(), *all = json_array(), *m;
+	bool by_key = false;
+	size_t i;
+
+	json_object_del(pg->view, "scaleTo");
+	if (ng == NULL || to >= from) {
+		json_decref(doomed);
+		json_decref(all);
+		scale_write(pg); /* the API answers for a group that cannot be read */
+		return;
+	}
+	json_array_foreach(rz__items(rz__page_got(pg, 1)), i, m)
+	{
+		long long at = machine_index(m);
+		if (strcmp(rz__str(m, "spec.nodeGroup"), rz_req_param(pg->req, "name")) != 0) {
+			continue;
+		}
+		by_key = by_key || at < 0;
+		json_array_append_new(all, rz__machine_row(m));
+		if (at >= to) {
+			json_array_append_new(doomed, rz__machine_row(m));
+		}
+	}
+	if (by_key) {
+		json_decref(doomed);
+		doomed = all;
+	} else {
+		json_decref(all);
+	}
+	nodegroup_confirm(pg, "Scale a node group down", doomed,
+	                  json_pack("{s:I, s:I, s:I, s:b}", "from", from, "to", to, "drop",
+	                            from - to, "byKey", by_key));
+	rz__page_render(pg, "pages/scale-nodegroup", 200);
+}
+
+/* A scale: a count below the group's current one is confirmed first (scale_ready); the
+ * confirmation's own post (confirm=yes), a count that is no number and any other are
+ * written at once. */
+static void post_scale(rz_req_t *req, void *ctx)
 {
 	rz__page_t *pg = rz__post_page(ctx, req);
-	char target[200];
+	json_t *count;
 
 	if (pg == NULL || !rz__page_names_ok(pg)) {
 		return;
 	}
-	snprintf(target, sizeof(target), "/api/v1/tenants/%s/nodegroups/%s",
-	         rz_req_param(req, "tenant"), rz_req_param(req, "name"));
-	rz__page_act(pg, method, target, ctype, body ? body(pg) : NULL, nodegroup_done);
-}
-
-static json_t *scale_body(rz__page_t *pg)
-{
-	return json_pack("{s:{s:o}}", "spec", "count", count_value(rz__form(pg, "count")));
-}
-
-static void post_scale(rz_req_t *req, void *ctx)
-{
-	nodegroup_act(req, ctx, "PATCH", "application/merge-patch+json", scale_body);
+	count = count_value(rz__form(pg, "count"));
+	if (!json_is_integer(count) || json_integer_value(count) < 0 ||
+	    strcmp(rz__form(pg, "confirm"), "yes") == 0) {
+		json_decref(count);
+		scale_write(pg);
+		return;
+	}
+	json_object_set_new(pg->view, "scaleTo", count);
+	pg->ready = scale_ready;
+	rz__page_hold(pg);
+	rz__page_fetch(pg, 0, "/api/v1/tenants/%s/nodegroups/%s", rz_req_param(req, "tenant"),
+	               rz_req_param(req, "name"));
+	rz__page_fetch(pg, 1, "/api/v1/tenants/%s/machines", rz_req_param(req, "tenant"));
+	rz__page_release(pg);
 }
 
 static void post_delete_nodegroup(rz_req_t *req, void *ctx)
 {
-	nodegroup_act(req, ctx, "DELETE", NULL, NULL);
+	rz__page_t *pg = rz__post_page(ctx, req);
+
+	if (pg != NULL && rz__page_names_ok(pg)) {
+		nodegroup_write(pg, "DELETE", NULL, NULL);
+	}
 }
 
 /* The confirmation: what deleting the node group destroys, by name. */
 static void delete_ready(rz__page_t *pg)
 {
-	json_t *v = pg->view, *doomed = json_array(), *m;
+	json_t *doomed = json_array(), *m;
 	const char *ng = rz_req_param(pg->req, "name");
 	size_t i;
 
@@ -609,15 +715,7 @@ static void delete_ready(rz__page_t *pg)
 			json_array_append_new(doomed, rz__machine_row(m));
 		}
 	}
-	json_object_set_new(v, "title", json_string("Delete a node group"));
-	json_object_set_new(v, "navTenants", json_true());
-	json_object_set_new(v, "tenant",
-	                    json_pack("{s:s}", "name", rz_req_param(pg->req, "tenant")));
-	json_object_set_new(v, "nodegroup",
-	                    json_pack("{s:s, s:I, s:o, s:b}", "name", ng, "count",
-	                              (json_int_t)json_array_size(doomed), "machines", doomed,
-	                              "none", json_array_size(doomed) == 0));
-	json_object_set_new(v, "tabs", tab_nav(pg, rz_req_param(pg->req, "tenant"), TAB_DELETE_NG));
+	nodegroup_confirm(pg, "Delete a node group", doomed, json_object());
 	rz__page_render(pg, "pages/delete-nodegroup", 200);
 }
 

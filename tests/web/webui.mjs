@@ -122,6 +122,7 @@ async function flow(browser, base, label, tenant) {
 		await page.goto(`${base}/tenants/${tenant}/nodegroups`);
 		await page.fill('#scale-cp', '1');
 		await Promise.all([page.waitForNavigation(), page.click('#nodegroup-cp button[type=submit]')]);
+		await Promise.all([page.waitForNavigation(), page.click('#confirm-scale button[type=submit]')]);
 		let awaiting = false;
 		for (let i = 0; i < 60 && !awaiting; i++) {
 			await page.goto(`${base}/tenants/${tenant}/runs`);
