@@ -47,7 +47,7 @@ core/web/templates.gen.c: tools/tplc$(EXEEXT) $(web_templates)
 # embeds every file listed here into the daemon (core/web/static.h).
 # A file added to web/static/ is served once it is named here (base names are unique).
 web_static_files = web/static/LICENSES web/static/app.css web/static/htmx.min.js \
-	web/static/htmx-ext-sse.min.js web/static/alpine.min.js
+	web/static/htmx-ext-sse.min.js web/static/alpine.min.js web/static/csrf.js
 
 EXTRA_PROGRAMS += core/web/mkstatic
 core_web_mkstatic_SOURCES = core/web/mkstatic.c
