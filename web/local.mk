@@ -16,6 +16,7 @@ web_templates = \
 	web/templates/pages/password.html web/templates/pages/dashboard.html \
 	web/templates/pages/tenants.html web/templates/pages/tenant.html \
 	web/templates/pages/run.html web/templates/pages/delete-nodegroup.html \
+	web/templates/pages/scale-nodegroup.html \
 	web/templates/pages/configpatches.html web/templates/pages/upgrades.html \
 	web/templates/pages/upgrade.html web/templates/parts/upgrade-live.html \
 	web/templates/pages/state.html web/templates/pages/rollback-state.html \
@@ -46,7 +47,7 @@ core/web/templates.gen.c: tools/tplc$(EXEEXT) $(web_templates)
 # embeds every file listed here into the daemon (core/web/static.h).
 # A file added to web/static/ is served once it is named here (base names are unique).
 web_static_files = web/static/LICENSES web/static/app.css web/static/htmx.min.js \
-	web/static/htmx-ext-sse.min.js web/static/alpine.min.js
+	web/static/htmx-ext-sse.min.js web/static/alpine.min.js web/static/csrf.js
 
 EXTRA_PROGRAMS += core/web/mkstatic
 core_web_mkstatic_SOURCES = core/web/mkstatic.c

@@ -870,6 +870,81 @@ int rz_store_count_by(rz_store_t *st, const rz_kind_t *k, const char *path,
 	return rc < 0 ? rc : 0;
 }
 
+/* The text a compact document holds for member "name": value (the last member of path). */
+static char *member_text(const char *path, const char *value)
+{
+	const char *dot = strrchr(path, '.');
+	json_t *v = json_string(value);
+	char *enc = v != NULL ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+	size_t len = enc != NULL && dot != NULL ? strlen(dot + 1) + strlen(enc) + 4 : 0;
+	char *out = len > 0 ? malloc(len) : NULL;
+
+	if (out != NULL) {
+		snprintf(out, len, "\"%s\":%s", dot + 1, enc);
+	}
+	free(enc);
+	json_decref(v);
+	return out;
+}
+
+int rz_store_newest(rz_store_t *st, const rz_kind_t *k, const char *path, const char *const *values,
+                    size_t limit, int (*fn)(void *arg, const rz_store_row_t *row), void *arg,
+                    rz_err_t *err)
+{
+	static const char sql[] =
+	    "SELECT tenant, name, doc FROM objects NOT INDEXED WHERE kind = ?1"
+	    " AND (instr(doc, ?3) > 0 OR instr(doc, ?4) > 0 OR instr(doc, ?5) > 0"
+	    " OR instr(doc, ?6) > 0) AND json_extract(doc, ?2) IN (?7, ?8, ?9, ?10)"
+	    " ORDER BY rowid DESC LIMIT ?11";
+	char *needle[RZ_NEWEST_VALUES] = { NULL };
+	rz_stmt_t *s = NULL;
+	int rc = 0, n = 0;
+	size_t nv = 0;
+
+	while (values[nv] != NULL && nv < RZ_NEWEST_VALUES) {
+		if ((needle[nv] = member_text(path, values[nv])) == NULL) {
+			rc = rz_err_set(err, -ENOMEM, "store: out of memory");
+			goto out;
+		}
+		nv++;
+	}
+	if (values[nv] != NULL) {
+		rc = rz_err_set(err, -EINVAL, "store: at most %d values", RZ_NEWEST_VALUES);
+		goto out;
+	}
+	if ((s = rz_db_stmt(st->db, sql, err)) == NULL) {
+		rc = err->code;
+		goto out;
+	}
+	rz_stmt_bind_text(s, 1, k->kind);
+	rz_stmt_bind_text(s, 2, path);
+	for (size_t i = 0; i < nv; i++) {
+		rz_stmt_bind_text(s, 3 + (int)i, needle[i]);
+		rz_stmt_bind_text(s, 7 + (int)i, values[i]);
+	}
+	rz_stmt_bind_int64(s, 11, (int64_t)limit);
+	while ((rc = rz_stmt_step(s, err)) == 1) {
+		rz_store_row_t row = { .tenant = rz_stmt_text(s, 0),
+			               .name = rz_stmt_text(s, 1),
+			               .doc = rz_stmt_text(s, 2) };
+		if (row.tenant == NULL || row.name == NULL || row.doc == NULL) {
+			rc = rz_err_set(err, -ENOMEM, "store: out of memory");
+			break;
+		}
+		row.len = strlen(row.doc);
+		n++;
+		if ((rc = fn(arg, &row)) != 0) {
+			break;
+		}
+	}
+	rz_stmt_done(s);
+out:
+	for (size_t i = 0; i < RZ_NEWEST_VALUES; i++) {
+		free(needle[i]);
+	}
+	return rc < 0 ? rc : n;
+}
+
 int rz_store_replay(rz_store_t *st, int64_t after, int (*fn)(const rz_event_t *ev, void *arg),
                     void *arg, rz_err_t *err)
 {

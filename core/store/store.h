@@ -117,6 +117,20 @@ int rz_store_count_by(rz_store_t *st, const rz_kind_t *k, const char *path,
                       void (*fn)(void *arg, const char *value, int64_t n), void *arg,
                       rz_err_t *err);
 
+/* The newest objects of kind k whose string at the JSON path ("$.status.phase") is one of
+ * values (NULL-terminated, at most RZ_NEWEST_VALUES): at most limit, the last created first,
+ * each through fn(arg, row) (a non-zero return stops; a negative one is returned). The rows
+ * are walked from the last inserted back (the objects table's rowid, which grows with each
+ * create) until limit match, so the cost is the rows newer than the limit-th match, not the
+ * kind's size (the whole table at worst: when fewer match). A row is parsed only when its
+ * stored text holds "<last member of path>":<value> (the store writes compact JSON, so every
+ * match does); others cost a substring search. Returns the rows given (>= 0), or a negative
+ * error (-EINVAL for too many values). All borrowed. */
+#define RZ_NEWEST_VALUES 4
+int rz_store_newest(rz_store_t *st, const rz_kind_t *k, const char *path, const char *const *values,
+                    size_t limit, int (*fn)(void *arg, const rz_store_row_t *row), void *arg,
+                    rz_err_t *err);
+
 /* rz_store_get for a reader that leaves the object as it is: *out may be shared with the
  * store's cache of parsed objects (recently written or read this way), so the caller must
  * not modify it, only json_decref it. The stored row decides: a cached parse is used only

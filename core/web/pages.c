@@ -43,7 +43,6 @@ static json_t *newest_first(json_t *items)
 	return out;
 }
 
-/* Count items by the string at path: [{name, count}] in first-seen order. */
 /* [{name, count}] from the API's summary of what (GET /api/v1/summary: {what: {total, by}}),
  * an object without a value counted as none; its total into *total. */
 static json_t *summary_rows(const json_t *summary, const char *what, const char *none,
@@ -129,41 +128,53 @@ static json_t *rows(json_t *items, json_t *(*row)(const json_t *))
 
 /* ------------------------------------------------------------------ dashboard */
 
+/* How many runs of the summary are in one of the phases. */
+static json_int_t runs_in(const json_t *summary, const char *const *phases)
+{
+	const json_t *by = json_object_get(json_object_get(summary, "runs"), "by");
+	json_int_t n = 0;
+
+	for (size_t i = 0; phases[i] != NULL; i++) {
+		n += json_integer_value(json_object_get(by, phases[i]));
+	}
+	return n;
+}
+
+/* view[key] the rows of runs, view[key + "More"] how many more there are than shown. */
+static void run_list(json_t *v, const char *key, json_t *runs, json_int_t total)
+{
+	char more[64];
+	json_int_t shown = (json_int_t)json_array_size(runs);
+
+	snprintf(more, sizeof(more), "%sMore", key);
+	json_object_set_new(v, key, rows(runs, run_row));
+	if (total > shown) {
+		json_object_set_new(v, more,
+		                    json_pack("{s:I, s:I}", "shown", shown, "total", total));
+	}
+}
+
 static void dashboard_ready(rz__page_t *pg)
 {
+	static const char *const going[] = { "Queued", "Running", "AwaitingApproval", NULL };
+	static const char *const failed[] = { "Failed", NULL };
 	json_t *v = pg->view;
 	const json_t *summary = rz__page_got(pg, 0);
+	const json_t *recent = json_object_get(summary, "recent");
 	json_int_t ntenants, nmachines;
 	json_t *by_phase = summary_rows(summary, "tenants", "Pending", &ntenants);
 	json_t *by_stage = summary_rows(summary, "machines", "Unknown", &nmachines);
-	json_t *runs = newest_first(rz__items(rz__page_got(pg, 2)));
-	json_t *events = newest_first(rz__items(rz__page_got(pg, 3)));
-	json_t *running = json_array(), *failed = json_array(), *warnings = json_array();
-	json_t *it, *audit = json_array();
+	json_t *warnings = json_array(), *audit = json_array(), *it;
 	size_t i;
 
-	json_array_foreach(runs, i, it)
+	json_array_foreach(json_object_get(recent, "warnings"), i, it)
 	{
-		const char *ph = rz__str(it, "status.phase");
-		if ((strcmp(ph, "Running") == 0 || strcmp(ph, "Queued") == 0 ||
-		     strcmp(ph, "AwaitingApproval") == 0) &&
-		    json_array_size(running) < RECENT) {
-			json_array_append_new(running, run_row(it));
-		} else if (strcmp(ph, "Failed") == 0 && json_array_size(failed) < RECENT) {
-			json_array_append_new(failed, run_row(it));
-		}
-	}
-	json_array_foreach(events, i, it)
-	{
-		if (json_array_size(warnings) < RECENT) {
-			json_array_append_new(warnings,
-			                      json_pack("{s:s, s:s, s:s, s:s, s:s}", "tenant",
-			                                rz__str(it, "metadata.tenant"), "reason",
-			                                rz__str(it, "reason"), "message",
-			                                rz__str(it, "message"), "object",
-			                                rz__str(it, "involvedObject.name"), "time",
-			                                rz__str(it, "lastTimestamp")));
-		}
+		json_array_append_new(warnings, json_pack("{s:s, s:s, s:s, s:s, s:s}", "tenant",
+		                                          rz__str(it, "metadata.tenant"), "reason",
+		                                          rz__str(it, "reason"), "message",
+		                                          rz__str(it, "message"), "object",
+		                                          rz__str(it, "involvedObject.name"),
+		                                          "time", rz__str(it, "lastTimestamp")));
 	}
 	json_array_foreach(rz__items(rz__page_got(pg, 4)), i, it)
 	{
@@ -179,8 +190,8 @@ static void dashboard_ready(rz__page_t *pg)
 	json_object_set_new(v, "tenantsByPhase", by_phase);
 	json_object_set_new(v, "machineCount", json_integer(nmachines));
 	json_object_set_new(v, "machinesByStage", by_stage);
-	json_object_set_new(v, "runsRunning", running);
-	json_object_set_new(v, "runsFailed", failed);
+	run_list(v, "runsRunning", json_object_get(recent, "activeRuns"), runs_in(summary, going));
+	run_list(v, "runsFailed", json_object_get(recent, "failedRuns"), runs_in(summary, failed));
 	json_object_set_new(v, "warnings", warnings);
 	if (rz__may(pg, RZ_ROLE_ADMIN)) {
 		json_object_set_new(v, "audit", audit);
@@ -188,9 +199,7 @@ static void dashboard_ready(rz__page_t *pg)
 	} else {
 		json_decref(audit);
 	}
-	json_decref(runs);
-	json_decref(events);
-	rz__page_read_error(pg, 0, "the counts of tenants and machines");
+	rz__page_read_error(pg, 0, "the counts of tenants, machines and runs");
 	rz__page_render(pg, "pages/dashboard", 200);
 }
 
@@ -203,10 +212,9 @@ static void get_dashboard(rz_req_t *req, void *ctx)
 	}
 	pg->ready = dashboard_ready;
 	rz__page_hold(pg);
-	/* counts, not the objects: a fleet's lists would cost the page tens of ms to parse */
-	rz__page_fetch(pg, 0, "/api/v1/summary");
-	rz__page_fetch(pg, 2, "/api/v1/runs");
-	rz__page_fetch(pg, 3, "/api/v1/events?fieldSelector=type%%3DWarning");
+	/* counts and the newest few, not the objects: a fleet's lists of tenants, runs and
+	 * Events would cost the page tens of ms to parse, more as they grow */
+	rz__page_fetch(pg, 0, "/api/v1/summary?recent=%d", RECENT);
 	if (rz__may(pg, RZ_ROLE_ADMIN)) {
 		rz__page_fetch(pg, 4, "/api/v1/audit?limit=%d", RECENT);
 	}
@@ -553,39 +561,145 @@ static void post_nodegroups(rz_req_t *req, void *ctx)
 }
 
 /* A write of the node group the URL names (method, and body taken, or NULL). */
-static void nodegroup_act(rz_req_t *req, void *ctx, const char *method, const char *ctype,
-                          json_t *(*body)(rz__page_t *pg))
+static void nodegroup_write(rz__page_t *pg, const char *method, const char *ctype, json_t *body)
+{
+	char target[200];
+
+	snprintf(target, sizeof(target), "/api/v1/tenants/%s/nodegroups/%s",
+	         rz_req_param(pg->req, "tenant"), rz_req_param(pg->req, "name"));
+	rz__page_act(pg, method, target, ctype, body, nodegroup_done);
+}
+
+static void scale_write(rz__page_t *pg)
+{
+	nodegroup_write(
+	    pg, "PATCH", "application/merge-patch+json",
+	    json_pack("{s:{s:o}}", "spec", "count", count_value(rz__form(pg, "count"))));
+}
+
+/* The confirmation of a node group's deletion or scale-down (pages/delete-nodegroup,
+ * pages/scale-nodegroup): title, the tenant and its tabs, and view.nodegroup {name, count,
+ * machines, none, one} naming the machines that go (doomed, taken), with the members of
+ * extra (taken) besides. */
+static void nodegroup_confirm(rz__page_t *pg, const char *title, json_t *doomed, json_t *extra)
+{
+	json_t *v = pg->view;
+	size_t n = json_array_size(doomed);
+	json_t *ng =
+	    json_pack("{s:s, s:I, s:o, s:b, s:b}", "name", rz_req_param(pg->req, "name"), "count",
+	              (json_int_t)n, "machines", doomed, "none", n == 0, "one", n == 1);
+
+	json_object_update(ng, extra);
+	json_decref(extra);
+	json_object_set_new(v, "title", json_string(title));
+	json_object_set_new(v, "navTenants", json_true());
+	json_object_set_new(v, "tenant",
+	                    json_pack("{s:s}", "name", rz_req_param(pg->req, "tenant")));
+	json_object_set_new(v, "nodegroup", ng);
+	json_object_set_new(v, "tabs", tab_nav(pg, rz_req_param(pg->req, "tenant"), TAB_DELETE_NG));
+}
+
+/* The instance index of a machine's resource: N of a tfAddress ending in "[N]" (a counted
+ * resource), or -1 for another key (for_each) or none. */
+static long long machine_index(const json_t *m)
+{
+	const char *tf = rz__str(m, "spec.tfAddress");
+	const char *open = strrchr(tf, '[');
+	size_t len = strlen(tf);
+	char *end = NULL;
+	long long n;
+
+	if (open == NULL || len < 3 || tf[len - 1] != ']' || open[1] < '0' || open[1] > '9') {
+		return -1;
+	}
+	n = strtoll(open + 1, &end, 10);
+	return end == tf + len - 1 ? n : -1;
+}
+
+/* A count below the group's asks first, naming the machines that go: TF removes the
+ * instances of a counted resource from the highest index down, so those whose index is at
+ * or past the new count. A provider that keys its machines otherwise (for_each) decides
+ * itself: the page says how many go and lists them all. Any other count is written. */
+static void scale_ready(rz__page_t *pg)
+{
+	const json_t *ng = rz__page_got(pg, 0);
+	json_int_t from = json_integer_value(json_object_get(json_object_get(ng, "spec"), "count"));
+	json_int_t to = json_integer_value(json_object_get(pg->view, "scaleTo"));
+	json_t *doomed = json_array(), *all = json_array(), *m;
+	bool by_key = false;
+	size_t i;
+
+	json_object_del(pg->view, "scaleTo");
+	if (ng == NULL || to >= from) {
+		json_decref(doomed);
+		json_decref(all);
+		scale_write(pg); /* the API answers for a group that cannot be read */
+		return;
+	}
+	json_array_foreach(rz__items(rz__page_got(pg, 1)), i, m)
+	{
+		long long at = machine_index(m);
+		if (strcmp(rz__str(m, "spec.nodeGroup"), rz_req_param(pg->req, "name")) != 0) {
+			continue;
+		}
+		by_key = by_key || at < 0;
+		json_array_append_new(all, rz__machine_row(m));
+		if (at >= to) {
+			json_array_append_new(doomed, rz__machine_row(m));
+		}
+	}
+	if (by_key) {
+		json_decref(doomed);
+		doomed = all;
+	} else {
+		json_decref(all);
+	}
+	nodegroup_confirm(pg, "Scale a node group down", doomed,
+	                  json_pack("{s:I, s:I, s:I, s:b}", "from", from, "to", to, "drop",
+	                            from - to, "byKey", by_key));
+	rz__page_render(pg, "pages/scale-nodegroup", 200);
+}
+
+/* A scale: a count below the group's current one is confirmed first (scale_ready); the
+ * confirmation's own post (confirm=yes), a count that is no number and any other are
+ * written at once. */
+static void post_scale(rz_req_t *req, void *ctx)
 {
 	rz__page_t *pg = rz__post_page(ctx, req);
-	char target[200];
+	json_t *count;
 
 	if (pg == NULL || !rz__page_names_ok(pg)) {
 		return;
 	}
-	snprintf(target, sizeof(target), "/api/v1/tenants/%s/nodegroups/%s",
-	         rz_req_param(req, "tenant"), rz_req_param(req, "name"));
-	rz__page_act(pg, method, target, ctype, body ? body(pg) : NULL, nodegroup_done);
-}
-
-static json_t *scale_body(rz__page_t *pg)
-{
-	return json_pack("{s:{s:o}}", "spec", "count", count_value(rz__form(pg, "count")));
-}
-
-static void post_scale(rz_req_t *req, void *ctx)
-{
-	nodegroup_act(req, ctx, "PATCH", "application/merge-patch+json", scale_body);
+	count = count_value(rz__form(pg, "count"));
+	if (!json_is_integer(count) || json_integer_value(count) < 0 ||
+	    strcmp(rz__form(pg, "confirm"), "yes") == 0) {
+		json_decref(count);
+		scale_write(pg);
+		return;
+	}
+	json_object_set_new(pg->view, "scaleTo", count);
+	pg->ready = scale_ready;
+	rz__page_hold(pg);
+	rz__page_fetch(pg, 0, "/api/v1/tenants/%s/nodegroups/%s", rz_req_param(req, "tenant"),
+	               rz_req_param(req, "name"));
+	rz__page_fetch(pg, 1, "/api/v1/tenants/%s/machines", rz_req_param(req, "tenant"));
+	rz__page_release(pg);
 }
 
 static void post_delete_nodegroup(rz_req_t *req, void *ctx)
 {
-	nodegroup_act(req, ctx, "DELETE", NULL, NULL);
+	rz__page_t *pg = rz__post_page(ctx, req);
+
+	if (pg != NULL && rz__page_names_ok(pg)) {
+		nodegroup_write(pg, "DELETE", NULL, NULL);
+	}
 }
 
 /* The confirmation: what deleting the node group destroys, by name. */
 static void delete_ready(rz__page_t *pg)
 {
-	json_t *v = pg->view, *doomed = json_array(), *m;
+	json_t *doomed = json_array(), *m;
 	const char *ng = rz_req_param(pg->req, "name");
 	size_t i;
 
@@ -601,15 +715,7 @@ static void delete_ready(rz__page_t *pg)
 			json_array_append_new(doomed, rz__machine_row(m));
 		}
 	}
-	json_object_set_new(v, "title", json_string("Delete a node group"));
-	json_object_set_new(v, "navTenants", json_true());
-	json_object_set_new(v, "tenant",
-	                    json_pack("{s:s}", "name", rz_req_param(pg->req, "tenant")));
-	json_object_set_new(v, "nodegroup",
-	                    json_pack("{s:s, s:I, s:o, s:b}", "name", ng, "count",
-	                              (json_int_t)json_array_size(doomed), "machines", doomed,
-	                              "none", json_array_size(doomed) == 0));
-	json_object_set_new(v, "tabs", tab_nav(pg, rz_req_param(pg->req, "tenant"), TAB_DELETE_NG));
+	nodegroup_confirm(pg, "Delete a node group", doomed, json_object());
 	rz__page_render(pg, "pages/delete-nodegroup", 200);
 }
 

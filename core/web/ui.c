@@ -370,6 +370,7 @@ static json_t *assets(const rz__page_t *pg)
 	} names[] = { { "css", "app.css" },
 		      { "htmx", "htmx.min.js" },
 		      { "sse", "htmx-ext-sse.min.js" },
+		      { "csrf", "csrf.js" },
 		      { "alpine", "alpine.min.js" } };
 	json_t *o = json_object();
 	char url[RZ_UI_PREFIX_MAX + 128];

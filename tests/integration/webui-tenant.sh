@@ -9,7 +9,10 @@
 # page and not in the daemon's log; the tenant is deleted through a confirmation naming its
 # node groups and machines. The effective patch lists in order the patches Talos applies, with
 # the node groups a patch is limited to; a patch is deleted through a confirmation naming the
-# machines that lose it (a view user has no control, its forged post is refused). Every tab
+# machines that lose it (a view user has no control, its forged post is refused; nor on an
+# upgrade's pages or the state versions page). An htmx POST carries the page's CSRF token
+# (web/static/csrf.js) and is accepted, without the header it is refused; scaling a node group
+# down first names the machine that goes, Cancel changes nothing, Confirm scales. Every tab
 # behind a Home Assistant style ingress proxy keeps its URLs under the prefix, allows framing,
 # and a dry run and a patch's save work through it. axe-core on every new page; screenshots
 # at 1280 and 360 pixels under $top_builddir/webui-screenshots.

@@ -15,6 +15,7 @@
 #include "core/base/columns.h"
 #include "core/store/bus.h"
 #include "core/store/db.h"
+#include "core/store/events.h"
 #include "core/base/log.h"
 #include "core/api/metrics.h"
 #include "core/api/openapi.h"
@@ -2381,6 +2382,71 @@ START_TEST(test_summary_counts)
 }
 END_TEST
 
+/* GET /api/v1/summary?recent=N: the newest N runs going and failed and Warning Events, by
+ * the store's query; other runs and Normal Events are not in them; a bad N is a 400. */
+START_TEST(test_summary_recent)
+{
+	static const char *const runs[][2] = {
+		{ "r0", "Failed" }, { "r1", "Running" }, { "r2", "Failed" }, { "r3", "Succeeded" }
+	};
+	static const char *const bad[] = { "0", "51", "x", "-1", "" };
+	char path[160], body[160];
+	json_t *j;
+
+	ck_assert_int_eq(post("/api/v1/tenants",
+	                      "{\"metadata\":{\"name\":\"s0\"},\"spec\":{\"clusterProvider\":"
+	                      "\"sim\"}}",
+	                      &j),
+	                 201);
+	json_decref(j);
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		snprintf(body, sizeof(body),
+		         "{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"operation\":\"apply\"}}",
+		         runs[i][0]);
+		ck_assert_int_eq(post("/api/v1/tenants/s0/runs", body, &j), 201);
+		json_decref(j);
+		snprintf(path, sizeof(path), "/api/v1/tenants/s0/runs/%s/status", runs[i][0]);
+		snprintf(body, sizeof(body), "{\"status\":{\"phase\":\"%s\"}}", runs[i][1]);
+		ck_assert_int_eq(patch(path, body, &j), 200);
+		json_decref(j);
+	}
+	rz_events_record(store, "s0", "Run", "r0", "Warning", "RunFailed", "one", "engine");
+	rz_events_record(store, "s0", "Run", "r2", "Warning", "RunFailed", "two", "engine");
+	rz_events_record(store, "s0", "Run", "r3", "Normal", "RunStarted", "three", "engine");
+
+	ck_assert_int_eq(get("/api/v1/summary", &j), 200);
+	ck_assert_ptr_null(json_object_get(j, "recent"));
+	ck_assert_str_eq(at(j, "runs.by.Failed"), "2");
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/summary?recent=1", &j), 200);
+	ck_assert_int_eq(
+	    json_array_size(json_object_get(json_object_get(j, "recent"), "failedRuns")), 1);
+	ck_assert_str_eq(at(j, "recent.failedRuns.0.metadata.name"), "r2"); /* the newest */
+	ck_assert_int_eq(json_array_size(json_object_get(json_object_get(j, "recent"), "warnings")),
+	                 1);
+	json_decref(j);
+	ck_assert_int_eq(get("/api/v1/summary?recent=50", &j), 200);
+	ck_assert_int_eq(
+	    json_array_size(json_object_get(json_object_get(j, "recent"), "activeRuns")), 1);
+	ck_assert_str_eq(at(j, "recent.activeRuns.0.metadata.name"), "r1");
+	ck_assert_int_eq(
+	    json_array_size(json_object_get(json_object_get(j, "recent"), "failedRuns")), 2);
+	ck_assert_str_eq(at(j, "recent.failedRuns.1.metadata.name"), "r0");
+	ck_assert_int_eq(json_array_size(json_object_get(json_object_get(j, "recent"), "warnings")),
+	                 2);
+	ck_assert_str_eq(at(j, "recent.warnings.0.type"), "Warning");
+	ck_assert_str_eq(at(j, "recent.warnings.1.type"), "Warning");
+	json_decref(j);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(path, sizeof(path), "/api/v1/summary?recent=%s", bad[i]);
+		ck_assert_int_eq(get(path, &j), 400);
+		ck_assert_msg(strstr(at(j, "message"), "use 1 to 50") != NULL, "%s",
+		              at(j, "message"));
+		json_decref(j);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("api");
@@ -2432,6 +2498,7 @@ int main(void)
 	tcase_add_test(tc, test_metrics_bounded);
 	tcase_add_test(tc, test_unchanged_spec_not_checked_again);
 	tcase_add_test(tc, test_summary_counts);
+	tcase_add_test(tc, test_summary_recent);
 	suite_add_tcase(s, tc);
 	return rzt_run(s);
 }

@@ -148,6 +148,7 @@ async function main() {
 		await page.fill('#up-target', '1.12.0');
 		await submit(page, '#upgrade-form button[type=submit]');
 		ok(/\/upgrades\/upgrade-[0-9a-f]+\?toast=created$/.test(page.url()), 'the dry run is created', page.url());
+		const upgradePages = [new URL(page.url()).pathname];
 		await page.evaluate(() => { window.__stayed = true; });
 		let dry = false;
 		try {
@@ -162,6 +163,7 @@ async function main() {
 		await audit(page, 'upgrade-dry-run');
 		await submit(page, '#start-upgrade button[type=submit]');
 		ok(/\/upgrades\/upgrade-[0-9a-f]+\?toast=created$/.test(page.url()), 'the real upgrade starts from the dry run\'s page', page.url());
+		upgradePages.push(new URL(page.url()).pathname);
 		ok(await page.locator('#cancel-upgrade').count() === 1, 'a running upgrade offers Cancel');
 		await audit(page, 'upgrade-running');
 		await page.evaluate(() => {
@@ -285,6 +287,16 @@ async function main() {
 					`a view user's forged delete post is refused by the API (${fdel}) and the patch stays`);
 				await up.goto(`${BASE}/tenants/${T}/upgrades`);
 				ok(await up.locator('form[method=post]:not([action$="/logout"])').count() === 0, 'nor an upgrade form');
+				// a dry run's page (Start for an editor) and a finished upgrade's (no Cancel),
+				// and the state versions page
+				const where = [];
+				for (const p of [...upgradePages, `/tenants/${T}/state`]) {
+					await up.goto(BASE + p);
+					const n = await up.locator('form[method=post]:not([action$="/logout"])').count();
+					if (n > 0) where.push(`${p}: ${n}`);
+				}
+				ok(where.length === 0 && upgradePages.length === 2,
+					`nor a mutating control on an upgrade's pages (${upgradePages.length}) or the state versions page`, where.join(', '));
 			}
 			await uctx.close();
 		}
@@ -335,11 +347,68 @@ async function main() {
 		proxy.close();
 		ok(await until(30, idle), 'the runs after the ingress pass end');
 		mark('ingress done');
+		// htmx requests carry the page's CSRF token (web/static/csrf.js): a UI POST sent by
+		// htmx.ajax is accepted, and the same POST with the header taken off is refused
+		await page.goto(`${BASE}/tenants/${T}/nodegroups`);
+		const hxPost = (url, values, strip) => page.evaluate((b) => new Promise((resolve) => {
+			const cfg = (e) => {
+				if (b.strip) delete e.detail.headers['X-CSRF-Token'];
+				window.__hxToken = e.detail.headers['X-CSRF-Token'] || '';
+			};
+			const stop = setTimeout(() => resolve({ status: 0, url: '', token: 'no request ended within 15 s' }), 15000);
+			document.addEventListener('htmx:configRequest', cfg);
+			document.addEventListener('htmx:afterRequest', (e) => {
+				clearTimeout(stop);
+				document.removeEventListener('htmx:configRequest', cfg);
+				resolve({ status: e.detail.xhr.status, url: e.detail.xhr.responseURL, token: window.__hxToken });
+			}, { once: true });
+			htmx.ajax('POST', b.url, { values: b.values, swap: 'none' });
+		}), { url, values, strip });
+		const meta = await page.getAttribute('meta[name=csrf-token]', 'content');
+		const hxOk = await hxPost(`/tenants/${T}/nodegroups/workers/scale`, { count: '1' }, false);
+		ok(hxOk.status === 200 && /\/nodegroups\?toast=scaled$/.test(hxOk.url) && hxOk.token === meta && meta.length === 64,
+			`an htmx POST carries X-CSRF-Token from the page's meta and is accepted (${hxOk.status})`, JSON.stringify(hxOk));
+		const hxBare = await hxPost(`/tenants/${T}/nodegroups/workers/scale`, { count: '1' }, true);
+		ok(hxBare.status === 403 && hxBare.token === '', `the same htmx POST without the header is refused (${hxBare.status})`, JSON.stringify(hxBare));
+
+		// scaling down: a confirmation naming the machines that go; Cancel changes nothing
+		const workers = async () => (await api('GET', `/api/v1/tenants/${T}/nodegroups/workers`, tok)).json?.metadata;
+		const wBefore = await workers();
+		const scaleDown = async () => {
+			await page.goto(`${BASE}/tenants/${T}/nodegroups`);
+			await page.fill('#scale-workers', '0');
+			await submit(page, '#nodegroup-workers button[type=submit]');
+		};
+		await scaleDown();
+		const sc = (await page.textContent('main')).replace(/\s+/g, ' ');
+		ok(/Scale the node group workers down from 1 to 0 machines\?/.test(sc) && /destroys 1 machine, with everything on it: workers-0 \(worker, \w+\)/.test(sc) && !/cp-0/.test(sc),
+			'scaling down first names the machine that goes (workers-0, not cp-0)', sc.slice(0, 400));
+		await audit(page, 'scale-down-confirm');
+		await submit(page, '#confirm-scale a');
+		const wCanceled = await workers();
+		ok(new URL(page.url()).pathname === `/tenants/${T}/nodegroups` && wCanceled?.generation === wBefore?.generation &&
+			(await api('GET', `/api/v1/tenants/${T}/nodegroups/workers`, tok)).json?.spec?.count === 1,
+			'Cancel goes back to the node groups and changes nothing (count 1, same generation)', `${page.url()} ${JSON.stringify(wCanceled)}`);
+		await scaleDown();
+		await submit(page, '#confirm-scale button[type=submit]');
+		ok(page.url().endsWith(`/tenants/${T}/nodegroups?toast=scaled`) && (await api('GET', `/api/v1/tenants/${T}/nodegroups/workers`, tok)).json?.spec?.count === 0,
+			'Confirm scales the node group down (toast, count 0)', page.url());
+		// its plan destroys a machine: it waits for approval (tofu.destroy_approval), given here
+		const approved = await until(20, async () => {
+			const r = (await api('GET', `/api/v1/tenants/${T}/runs`, tok)).json?.items?.find((x) => x.status?.phase === 'AwaitingApproval');
+			return r !== undefined && (await api('POST', `/api/v1/tenants/${T}/runs/${r.metadata.name}/approve`, tok, {})).code === 200;
+		});
+		const scaled = approved && await until(30, async () => {
+			const m = (await api('GET', `/api/v1/tenants/${T}/machines`, tok)).json?.items || [];
+			return await idle() && m.length === 1 && m[0].metadata.name === 'cp-0';
+		});
+		ok(scaled, `and its run, approved (${approved}), destroys workers-0, only it`, JSON.stringify((await api('GET', `/api/v1/tenants/${T}/machines`, tok)).json?.items?.map((m) => m.metadata.name)));
+		mark('scale-down done');
 		// 5. deleting the tenant through its confirmation
 		await page.goto(`${BASE}/tenants/${T}`);
 		await submit(page, '#delete-tenant');
 		const main = await page.textContent('main');
-		ok(new RegExp(`Delete the tenant ${T}\\?`).test(main) && /its 2 machines/.test(main) && /cp \(controlplane, 1 wanted\)/.test(main) && /workers \(worker, 1 wanted\)/.test(main),
+		ok(new RegExp(`Delete the tenant ${T}\\?`).test(main) && /its 1 machine,/.test(main) && /cp \(controlplane, 1 wanted\)/.test(main) && /workers \(worker, 0 wanted\)/.test(main),
 			'the confirmation names the tenant, its node groups and machine count', main.slice(0, 400));
 		await audit(page, 'delete-tenant');
 		await submit(page, 'main form button[type=submit]');

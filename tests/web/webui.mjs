@@ -255,6 +255,7 @@ async function flow(browser, base, label, tenant, vp) {
 	await page.goto(`${base}/tenants/${tenant}/nodegroups`);
 	await page.fill('#scale-cp', '1');
 	await Promise.all([page.waitForNavigation(), page.click('#nodegroup-cp button[type=submit]')]);
+	await Promise.all([page.waitForNavigation(), page.click('#confirm-scale button[type=submit]')]);
 	const waiting = await awaitingRun(tenant, [], 20);
 	ok(waiting !== '', `${who}: scaling down waits for approval of its destroying plan`);
 	await page.goto(`${base}/tenants/${tenant}/runs`);
