@@ -64,15 +64,18 @@ void rzc_table(const char *indent, const char *const *heads, size_t ncols, char 
 		}
 	}
 	for (size_t i = headers ? 0 : 1; i <= nrows; i++) {
-		fputs(indent, stdout);
+		const char *const *row =
+		    i == 0 ? heads : (const char *const *)cells + (i - 1) * ncols;
+		size_t last = 0; /* the line ends at the row's last cell that holds something */
+
 		for (size_t j = 0; j < ncols; j++) {
-			const char *v = i == 0 ? heads[j] : cells[(i - 1) * ncols + j];
-			if (j + 1 < ncols) {
-				printf("%-*s   ", (int)width[j], v ? v : "");
-			} else {
-				printf("%s\n", v ? v : "");
-			}
+			last = row[j] != NULL && row[j][0] != '\0' ? j : last;
 		}
+		fputs(indent, stdout);
+		for (size_t j = 0; j < last; j++) {
+			printf("%-*s   ", (int)width[j], row[j] ? row[j] : "");
+		}
+		printf("%s\n", ncols > 0 && row[last] ? row[last] : "");
 	}
 }
 

@@ -45,12 +45,13 @@ SERVER="http://127.0.0.1:$PORT"
 run() { "$CTL" "$@" >"$WORK/out" 2>"$WORK/err"; RC=$?; }
 # misaligned FILE: the lines of the table in FILE (its header first) whose cells do not start
 # where the header's columns do: a blank before each column's start, and the cell starting
-# there (or empty up to the next column). Nothing when the table is aligned.
+# there (or empty up to the next column); a line may end before a column (its last cells
+# empty). Nothing when the table is aligned.
 misaligned() {
 	awk 'NR == 1 { n = 0; for (i = 2; i <= length($0); i++)
 		if (substr($0, i - 1, 1) == " " && substr($0, i, 1) != " ") start[++n] = i
 		start[n + 1] = 10000; next }
-	{ for (k = 1; k <= n; k++) { p = start[k]; cell = substr($0, p, start[k + 1] - p)
+	{ for (k = 1; k <= n; k++) { p = start[k]; if (p > length($0)) break; cell = substr($0, p, start[k + 1] - p)
 		if (substr($0, p - 1, 1) != " " || (cell ~ /^ / && cell !~ /^ *$/)) { print NR ": " $0; break } } }' "$1"
 }
 
@@ -81,6 +82,7 @@ run config set-context a-context-with-a-long-name --server http://rezus.example.
 run config get-contexts
 expect_match "config get-contexts lists the contexts" '^\* +default +http://127' "$(cat "$WORK/out")"
 expect_eq "aligned, with a long name among them" "" "$(misaligned "$WORK/out")"
+expect_eq "and no line ends in blanks (an empty TENANT is not padded)" "" "$(grep -n ' $' "$WORK/out")"
 
 # --- apply, get --------------------------------------------------------------------------------
 run apply -f "$top_srcdir/examples/metal"
