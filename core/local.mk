@@ -18,6 +18,7 @@ core_librezus_core_la_SOURCES = \
 	core/http/status.c core/http/status.h \
 	core/http/http.c core/http/http.h \
 	core/http/tls.c core/http/tls.h \
+	core/http/client.c core/http/client.h \
 	core/model/fields.c core/model/fields.h \
 	core/model/selector.c core/model/selector.h \
 	core/model/merge.c core/model/merge.h \
@@ -73,10 +74,10 @@ nodist_core_librezus_core_la_SOURCES =
 core_librezus_core_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(LIBEVENT_OPENSSL_CFLAGS) \
 	$(OPENSSL_CFLAGS) $(SQLITE_CFLAGS) \
 	$(JANSSON_CFLAGS) $(LIBJWT_CFLAGS) $(SODIUM_CFLAGS) $(YAML_CFLAGS) $(NETTLE_CFLAGS) \
-	$(ZLIB_CFLAGS) $(LIBSYSTEMD_CFLAGS) $(LIBNATS_CFLAGS) $(LIBCURL_CFLAGS)
+	$(ZLIB_CFLAGS) $(LIBSYSTEMD_CFLAGS) $(LIBNATS_CFLAGS)
 core_librezus_core_la_LIBADD = $(LIBEVENT_LIBS) $(LIBEVENT_OPENSSL_LIBS) $(OPENSSL_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) \
 	$(LIBJWT_LIBS) $(SODIUM_LIBS) $(YAML_LIBS) $(NETTLE_LIBS) $(ZLIB_LIBS) $(HTTP_PARSER_LIBS) $(PTHREAD_LIBS) $(DL_LIBS) \
-	$(LIBSYSTEMD_LIBS) $(LIBNATS_LIBS) $(LIBCURL_LIBS)
+	$(LIBSYSTEMD_LIBS) $(LIBNATS_LIBS)
 
 sbin_PROGRAMS += rezuscloud
 dist_man_MANS += man/rezuscloud.8 man/rezus.conf.5

@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,6 +229,7 @@ struct bufferevent *rz_tls_accept(rz_tls_t *t, struct event_base *base, int fd)
 	bev = bufferevent_openssl_socket_new(base, fd, ssl, BUFFEREVENT_SSL_ACCEPTING,
 	                                     BEV_OPT_CLOSE_ON_FREE);
 	if (bev == NULL) {
+		SSL_free(ssl); /* libevent leaves it to the caller on failure */
 		return NULL;
 	}
 	/* a client that closes without close_notify ends its connection like any other */
@@ -245,6 +247,95 @@ void rz_tls_free(rz_tls_t *t)
 	free(t->key_file);
 	free(t->client_ca_file);
 	free(t);
+}
+
+/* ------------------------------------------------------------------ client */
+
+struct rz_tls_client {
+	SSL_CTX *ctx;
+};
+
+int rz_tls_client_new(rz_tls_client_t **out, const char *ca_file, rz_err_t *err)
+{
+	rz_tls_client_t *c = calloc(1, sizeof(*c));
+	int rc = 0;
+
+	*out = NULL;
+	if (c == NULL || (c->ctx = SSL_CTX_new(TLS_client_method())) == NULL) {
+		free(c);
+		return rz_err_set(err, -ENOMEM, "tls: out of memory");
+	}
+	SSL_CTX_set_min_proto_version(c->ctx, TLS1_2_VERSION);
+	SSL_CTX_set_options(c->ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION);
+	SSL_CTX_set_verify(c->ctx, SSL_VERIFY_PEER, NULL);
+	if (SSL_CTX_set_cipher_list(c->ctx, CIPHERS_TLS12) != 1 ||
+	    SSL_CTX_set1_groups_list(c->ctx, GROUPS) != 1) {
+		rc = ssl_fail(err, "setting the cipher list", "");
+	} else if (ca_file != NULL && ca_file[0] != '\0') {
+		if (SSL_CTX_load_verify_locations(c->ctx, ca_file, NULL) != 1) {
+			rc = ssl_fail(err, "loading the CA file", ca_file);
+		}
+	} else if (SSL_CTX_set_default_verify_paths(c->ctx) != 1) {
+		rc = ssl_fail(err, "loading the system's CAs", "");
+	}
+	if (rc != 0) {
+		rz_tls_client_free(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+struct bufferevent *rz_tls_connect(rz_tls_client_t *c, struct event_base *base, const char *host)
+{
+	SSL *ssl = SSL_new(c->ctx);
+	unsigned char addr[sizeof(struct in6_addr)];
+	bool ip = inet_pton(AF_INET, host, addr) == 1 || inet_pton(AF_INET6, host, addr) == 1;
+	struct bufferevent *bev;
+
+	if (ssl == NULL) {
+		return NULL;
+	}
+	/* the certificate must name host: an IP address in its IP SANs, a name in its DNS
+	 * ones (wildcards as RFC 6125 has them); SNI for names only (RFC 6066 §3) */
+	if ((ip ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host)
+	        : SSL_set1_host(ssl, host)) != 1 ||
+	    (!ip && SSL_set_tlsext_host_name(ssl, host) != 1)) {
+		SSL_free(ssl);
+		return NULL;
+	}
+	bev = bufferevent_openssl_socket_new(base, -1, ssl, BUFFEREVENT_SSL_CONNECTING,
+	                                     BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
+	if (bev == NULL) {
+		SSL_free(ssl); /* libevent leaves it to the caller on failure */
+		return NULL;
+	}
+	bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+	return bev;
+}
+
+void rz_tls_client_error(struct bufferevent *bev, char *buf, size_t size)
+{
+	SSL *ssl = bev != NULL ? bufferevent_openssl_get_ssl(bev) : NULL;
+	long v = ssl != NULL ? SSL_get_verify_result(ssl) : X509_V_OK;
+	unsigned long e = bev != NULL ? bufferevent_get_openssl_error(bev) : 0;
+
+	buf[0] = '\0';
+	if (v != X509_V_OK) {
+		snprintf(buf, size, "the server's certificate: %s",
+		         X509_verify_cert_error_string(v));
+	} else if (e != 0) {
+		ERR_error_string_n(e, buf, size);
+	}
+}
+
+void rz_tls_client_free(rz_tls_client_t *c)
+{
+	if (c == NULL) {
+		return;
+	}
+	SSL_CTX_free(c->ctx);
+	free(c);
 }
 
 /* ------------------------------------------------------------------ self-signed */

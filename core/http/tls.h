@@ -1,6 +1,6 @@
 /*
- * core/http/tls.h - TLS for the HTTP server: OpenSSL contexts, libevent's OpenSSL
- * bufferevents, self-signed certificates and fingerprints.
+ * core/http/tls.h - TLS for the HTTP server and its client: OpenSSL contexts, libevent's
+ * OpenSSL bufferevents, self-signed certificates and fingerprints.
  *
  * The only module that sees OpenSSL types. A context is built from a certificate chain, its
  * key and, optionally, a CA file that client certificates must chain to: TLS 1.2 at least,
@@ -47,6 +47,24 @@ struct bufferevent *rz_tls_accept(rz_tls_t *t, struct event_base *base, int fd);
 
 /* Accepts NULL. Connections open keep their context until they close. */
 void rz_tls_free(rz_tls_t *t);
+
+/* The client side (core/http/client.h's requests): a context that verifies the server's
+ * certificate against ca_file (PEM CAs; NULL or "": the system's) and its name, TLS 1.2 at
+ * least. Caller owns *out; rz_tls_client_free(). */
+typedef struct rz_tls_client rz_tls_client_t;
+int rz_tls_client_new(rz_tls_client_t **out, const char *ca_file, rz_err_t *err);
+
+/* A client TLS bufferevent (no socket yet: libevent's HTTP client connects it), the
+ * handshake to begin on connect, with SNI and the certificate checked for host (a DNS name
+ * or an IP address). NULL when out of memory. */
+struct bufferevent *rz_tls_connect(rz_tls_client_t *c, struct event_base *base, const char *host);
+
+/* Why a client connection's TLS failed, into buf: the certificate check's result when it
+ * failed, else OpenSSL's last error on bev; "" when neither says anything. */
+void rz_tls_client_error(struct bufferevent *bev, char *buf, size_t size);
+
+/* Accepts NULL. */
+void rz_tls_client_free(rz_tls_client_t *c);
 
 /* What the first bytes a client sent on a TLS port are. */
 enum rz_tls_hello {

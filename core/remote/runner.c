@@ -417,6 +417,9 @@ int rz_runner_main(int argc, char **argv, char *const *envp)
 	rz_nats_conf_t c;
 	int opt, rc, lv;
 
+	/* a daemon that closes a connection mid-request is an error of that request, not the
+	 * runner's end (its children get SIGPIPE back: core/engine/runner.c) */
+	signal(SIGPIPE, SIG_IGN);
 	opterr = 0;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, ":c:h", runner_options, NULL)) != -1) {

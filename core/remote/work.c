@@ -11,7 +11,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
 #include <event2/event.h>
 #include <jansson.h>
 #include <sodium.h>
@@ -19,6 +18,8 @@
 #include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/engine/runner.h"
+#include "core/http/client.h"
+#include "core/http/tls.h"
 #include "core/remote/dispatch.h"
 #include "core/remote/heartbeat.h"
 #include "core/remote/nats.h"
@@ -58,6 +59,8 @@ struct rz_work {
 	size_t npools, next_pool;
 	natsSubscription *cancel;
 	char token[RZ_NATS_SECRET_MAX + 2];
+	rz_tls_client_t *tls; /* runner.daemon_url's certificate checked (https) */
+	char http_error[256]; /* why the last request got no answer */
 	struct slot *slots;
 	size_t nslots;
 	int64_t hot_until_ms;  /* pull every tick until then: a step of this runner's ended or
@@ -73,65 +76,33 @@ struct body {
 	bool cut;
 };
 
-static size_t on_body(char *ptr, size_t size, size_t n, void *arg)
-{
-	struct body *b = arg;
-	size_t len = size * n;
-	char *p;
-
-	if (b->len + len > b->max) {
-		b->cut = true;
-		return 0; /* ends the transfer */
-	}
-	p = realloc(b->p, b->len + len + 1);
-	if (p == NULL) {
-		return 0;
-	}
-	memcpy(p + b->len, ptr, len);
-	b->p = p;
-	b->len += len;
-	b->p[b->len] = '\0';
-	return len;
-}
-
-/* One request to the daemon with the runner token: the status code (0 when it could not
- * be made), the answer in *out (caller frees). */
+/* One request to the daemon with the runner token: the status code (0 when no answer came:
+ * w->http_error says why), the answer in *out (caller frees). */
 static long request(rz_work_t *w, const char *method, const char *path, const char *ctype,
                     const char *data, size_t len, struct body *out)
 {
-	CURL *h = curl_easy_init();
-	struct curl_slist *hdr = NULL;
-	char url[1024], auth[RZ_NATS_SECRET_MAX + 32], ct[128];
-	long code = 0;
+	char url[1024];
+	rz_fetched_t got;
+	rz_err_t err = { 0 };
+	rz_fetch_t f = { .method = method,
+		         .url = url,
+		         .bearer = w->token,
+		         .content_type = ctype,
+		         .body = data,
+		         .len = len,
+		         .max = out->max,
+		         .timeout_s = RZ_WORK_HTTP_TIMEOUT,
+		         .tls = w->tls };
 
-	if (h == NULL) {
+	snprintf(url, sizeof(url), "%s%s", w->cfg->runner_daemon_url, path);
+	if (rz_http_fetch(&f, &got, &err) != 0) {
+		out->cut = got.too_long;
+		snprintf(w->http_error, sizeof(w->http_error), "%s", err.msg);
 		return 0;
 	}
-	snprintf(url, sizeof(url), "%s%s", w->cfg->runner_daemon_url, path);
-	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", w->token);
-	snprintf(ct, sizeof(ct), "Content-Type: %s", ctype);
-	hdr = curl_slist_append(hdr, auth);
-	hdr = curl_slist_append(hdr, ct);
-	sodium_memzero(auth, sizeof(auth));
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDS, data != NULL ? data : "");
-	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, out);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT, (long)RZ_WORK_HTTP_TIMEOUT);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-	if (w->cfg->runner_daemon_ca_file[0] != '\0') {
-		curl_easy_setopt(h, CURLOPT_CAINFO, w->cfg->runner_daemon_ca_file);
-	}
-	if (curl_easy_perform(h) == CURLE_OK) {
-		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-	}
-	curl_slist_free_all(hdr);
-	curl_easy_cleanup(h);
-	return code;
+	out->p = got.body;
+	out->len = got.len;
+	return got.code;
 }
 
 /* ------------------------------------------------------------------ events */
@@ -493,9 +464,10 @@ static void take(rz_work_t *w, natsMsg *m)
 		return;
 	}
 	if (code != 200) {
-		rz_log_warn("runner", "claim of run %s (%s): HTTP %ld%s; the job goes back",
-		            job.run, job.step, code,
-		            code == 401 || code == 403 ? " (refused)" : "");
+		rz_log_warn("runner", "claim of run %s (%s): %s%ld%s%s; the job goes back", job.run,
+		            job.step, code == 0 ? "no answer, " : "HTTP ", code,
+		            code == 401 || code == 403 ? " (refused)" : "",
+		            code == 0 ? w->http_error : "");
 		(void)natsMsg_NakWithDelay(m, RZ_WORK_NAK_DELAY_MS, NULL);
 		free(b.p);
 		return;
@@ -599,6 +571,9 @@ int rz_work_new(rz_work_t **out, struct event_base *base, natsConnection *nc,
 	snprintf(w->name, sizeof(w->name), "%s", name);
 	rc = rz_nats_read_secret("runner.token_file", cfg->runner_token_file, w->token,
 	                         sizeof(w->token), err);
+	if (rc == 0 && strncmp(cfg->runner_daemon_url, "https://", 8) == 0) {
+		rc = rz_tls_client_new(&w->tls, cfg->runner_daemon_ca_file, err);
+	}
 	if (rc == 0 && (pools = rz_dispatch_pools(labels, why, sizeof(why))) == NULL) {
 		rc = rz_err_set(err, REZUS_ECONFIG, "runner.labels: %s", why);
 	}
@@ -694,6 +669,7 @@ void rz_work_free(rz_work_t *w)
 	natsSubscription_Destroy(w->cancel);
 	jsCtx_Destroy(w->js);
 	sodium_memzero(w->token, sizeof(w->token));
+	rz_tls_client_free(w->tls);
 	free(w->slots);
 	free(w);
 }

@@ -59,10 +59,14 @@ done
 expect_match "a runner started before the daemon's streams exist waits for them" \
 	'waiting for the daemon to create its streams' "$(cat "$WORK/early.log")"
 
+# The daemon serves TLS (a self-signed certificate): the runners claim and report over
+# https, checking its certificate against runner.daemon_ca_file; curl here trusts it too.
 cat >"$WORK/rezus.conf" <<CONF
 server:
   listen: 127.0.0.1:0
   data_dir: $WORK/data
+  tls:
+    self_signed: true
 tofu:
   binary: $TF
   workers: 1
@@ -81,8 +85,10 @@ CONF
 PW=dispatch-test-pw
 REZUSCLOUD_ADMIN_PASSWORD=$PW start_daemon "$WORK/daemon.log" -c "$WORK/rezus.conf" ||
 	not_ok "the daemon starts" "$(tail -n 5 "$WORK/daemon.log")"
-BASE="http://127.0.0.1:$PORT"
+BASE="https://127.0.0.1:$PORT"
 API="$BASE/api/v1"
+CA="$WORK/data/tls-cert.pem"
+export CURL_CA_BUNDLE="$CA"
 TOKEN=$(curl -s -X POST "$API/auth/login" -H 'Content-Type: application/json' \
 	-d "{\"username\":\"admin\",\"password\":\"$PW\"}" | sed -n 's/.*"token":"\([^"]*\)".*/\1/p')
 api() { curl -s -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' "$@"; }
@@ -126,7 +132,7 @@ if [ "\$1" = apply ] && [ -f "$WORK/slow-$n" ]; then
 	addr=\$(sed -n 's/.*"lock_address": *"\([^"]*\)".*/\1/p' *.tf.json | head -n 1)
 	printf '%s\n' "\$TF_HTTP_PASSWORD" >"$WORK/zombie.pw"
 	printf '%s\n' "\$addr" >"$WORK/zombie.addr"
-	curl -s -o /dev/null -u "rezus:\$TF_HTTP_PASSWORD" -X LOCK \
+	curl -s -o /dev/null --cacert "$CA" -u "rezus:\$TF_HTTP_PASSWORD" -X LOCK \
 		-d '{"ID":"standin-lock","Operation":"OperationTypeApply","Who":"standin"}' "\$addr"
 	echo "stand-in apply holds the lock"
 	sleep 60
@@ -148,6 +154,7 @@ runner:
   nats_user: runner
   nats_password_file: $WORK/runner.pw
   daemon_url: $BASE
+  daemon_ca_file: $CA
   token_file: $WORK/runner-$n.token
 CONF
 done

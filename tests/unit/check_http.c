@@ -2,9 +2,12 @@
 #include <config.h>
 
 #include <check.h>
+#include <errno.h>
 #include <jansson.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +16,7 @@
 
 #include <event2/event.h>
 
+#include "core/http/client.h"
 #include "core/http/http.h"
 #include "core/http/tls.h"
 #include "core/base/log.h"
@@ -1396,8 +1400,142 @@ START_TEST(test_tls_port_over_cap_closes)
 }
 END_TEST
 
+/* rz_http_fetch blocks: the server's loop turns in a thread of its own meanwhile. */
+static volatile sig_atomic_t serving;
+
+static void *serve(void *arg)
+{
+	(void)arg;
+	while (serving) {
+		event_base_loop(base, EVLOOP_NONBLOCK);
+		usleep(500);
+	}
+	return NULL;
+}
+
+static int fetch(const char *method, const char *url, const char *body, size_t max,
+                 rz_tls_client_t *tls, rz_fetched_t *out, rz_err_t *err)
+{
+	rz_fetch_t f = { .method = method,
+		         .url = url,
+		         .bearer = "rzt_test-token",
+		         .content_type = body != NULL ? "application/json" : NULL,
+		         .body = body,
+		         .len = body != NULL ? strlen(body) : 0,
+		         .max = max,
+		         .timeout_s = 2,
+		         .tls = tls };
+
+	memset(err, 0, sizeof(*err));
+	return rz_http_fetch(&f, out, err);
+}
+
+START_TEST(test_fetch)
+{
+	rz_err_t err = { 0 };
+	rz_tls_t *tls = NULL;
+	rz_tls_client_t *trusting = NULL, *system = NULL;
+	rz_fetched_t got;
+	bool created = false;
+	pthread_t th;
+	char url[256];
+	json_t *j;
+
+	tls_files();
+	ck_assert_int_eq(rz_tls_self_signed(tls_cert, tls_key, NULL, &created, &err), 0);
+	ck_assert_int_eq(rz_tls_new(&tls, &(rz_tls_opts_t){ tls_cert, tls_key, NULL }, &err), 0);
+	ck_assert_int_eq(rz_tls_client_new(&trusting, tls_cert, &err), 0);
+	ck_assert_int_eq(rz_tls_client_new(&system, NULL, &err), 0);
+	/* plain HTTP: the request's method, path, query and body arrive, the answer comes back */
+	serving = 1;
+	ck_assert_int_eq(pthread_create(&th, NULL, serve, NULL), 0);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/things?q=1", port);
+	ck_assert_int_eq(fetch("POST", url, "{\"a\":1}", 4096, NULL, &got, &err), 0);
+	ck_assert_int_eq(got.code, 200);
+	j = json_loads(got.body, 0, NULL);
+	ck_assert_ptr_nonnull(j);
+	ck_assert_str_eq(jstr(j, "method"), "POST");
+	ck_assert_str_eq(jstr(j, "q"), "1");
+	ck_assert_str_eq(jstr(j, "body"), "{\"a\":1}");
+	json_decref(j);
+	free(got.body);
+	/* a status that is not 200 is an answer too */
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/nope", port);
+	ck_assert_int_eq(fetch("GET", url, NULL, 4096, NULL, &got, &err), 0);
+	ck_assert_int_eq(got.code, 404);
+	free(got.body);
+	/* an answer longer than max is refused, not cut and kept */
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/things", port);
+	ck_assert_int_lt(fetch("GET", url, NULL, 16, NULL, &got, &err), 0);
+	ck_assert(got.too_long);
+	ck_assert_int_eq(got.code, 0);
+	ck_assert_ptr_null(got.body);
+	ck_assert_ptr_nonnull(strstr(err.msg, "too long"));
+	serving = 0;
+	pthread_join(th, NULL);
+
+	/* over TLS: the certificate checked against the CA file given and for the host */
+	rz_http_set_tls(srv, tls);
+	serving = 1;
+	ck_assert_int_eq(pthread_create(&th, NULL, serve, NULL), 0);
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d/things", port);
+	ck_assert_int_eq(fetch("POST", url, "{}", 4096, trusting, &got, &err), 0);
+	ck_assert_int_eq(got.code, 200);
+	free(got.body);
+	snprintf(url, sizeof(url), "https://localhost:%d/things", port);
+	ck_assert_int_eq(fetch("GET", url, NULL, 4096, trusting, &got, &err), 0);
+	ck_assert_int_eq(got.code, 200);
+	free(got.body);
+	/* a client that does not trust it gets no answer, and says why */
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d/things", port);
+	ck_assert_int_lt(fetch("GET", url, NULL, 4096, system, &got, &err), 0);
+	ck_assert_int_eq(got.code, 0);
+	ck_assert_msg(strstr(err.msg, "the TLS handshake failed: the server's certificate: ") !=
+	                  NULL,
+	              "%s", err.msg);
+	/* nor does a client speaking plain HTTP to it: the server's refusal is an answer */
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/things", port);
+	ck_assert_int_eq(fetch("GET", url, NULL, 4096, NULL, &got, &err), 0);
+	ck_assert_int_eq(got.code, 400);
+	free(got.body);
+	serving = 0;
+	pthread_join(th, NULL);
+	rz_http_set_tls(srv, NULL);
+
+	/* bad requests are refused before anything is sent */
+	ck_assert_int_eq(fetch("GET", "ftp://127.0.0.1/x", NULL, 16, NULL, &got, &err), -EINVAL);
+	ck_assert_int_eq(fetch("GET", "https://127.0.0.1:1/x", NULL, 16, NULL, &got, &err),
+	                 -EINVAL);
+	ck_assert_int_eq(fetch("TRACE", "http://127.0.0.1:1/x", NULL, 16, NULL, &got, &err),
+	                 -EINVAL);
+	/* nobody there: no answer, at once */
+	ck_assert_int_lt(fetch("GET", "http://127.0.0.1:1/x", NULL, 16, NULL, &got, &err), 0);
+	ck_assert_int_eq(got.code, 0);
+	/* a server that never answers: no answer after timeout_s */
+	{
+		struct sockaddr_in sa = { .sin_family = AF_INET,
+			                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		socklen_t sl = sizeof(sa);
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+		ck_assert_int_eq(listen(fd, 4), 0);
+		ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sa, &sl), 0);
+		snprintf(url, sizeof(url), "http://127.0.0.1:%d/x", ntohs(sa.sin_port));
+		ck_assert_int_eq(fetch("GET", url, NULL, 16, NULL, &got, &err), -ETIMEDOUT);
+		ck_assert_ptr_nonnull(strstr(err.msg, "no answer in time"));
+		close(fd);
+	}
+	rz_tls_client_free(trusting);
+	rz_tls_client_free(system);
+	rz_tls_free(tls);
+	tls_files_remove();
+}
+END_TEST
+
 int main(void)
 {
+	signal(SIGPIPE, SIG_IGN); /* as the daemon and the runner do */
 	Suite *s = suite_create("http");
 	TCase *tc = tcase_create("server");
 
@@ -1437,6 +1575,7 @@ int main(void)
 	tcase_add_test(tc, test_tls_classify);
 	tcase_add_test(tc, test_tls_self_signed_files);
 	tcase_add_test(tc, test_tls_port_refuses_plain_http);
+	tcase_add_test(tc, test_fetch);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("bounds");
 	tcase_add_checked_fixture(tc, bounds_setup, teardown);
