@@ -759,16 +759,13 @@ int rz_store_list(rz_store_t *st, const rz_kind_t *k, const rz_list_opts_t *o, j
 	return 0;
 }
 
-int rz_store_scan(rz_store_t *st, const rz_kind_t *k, const rz_scan_opts_t *o,
-                  int (*fn)(void *arg, const rz_store_row_t *row), void *arg, rz_err_t *err)
+/* Each row (tenant, name, doc) of s through fn until fn returns non-zero; then s is done.
+ * The rows given (>= 0), or a negative error (fn's or the database's). */
+static int walk_rows(rz_stmt_t *s, int (*fn)(void *arg, const rz_store_row_t *row), void *arg,
+                     rz_err_t *err)
 {
-	rz_stmt_t *s = range_stmt(st, k, o->tenant, o->after_tenant, o->after_name,
-	                          o->max > 0 ? (int64_t)o->max : RZ_SCAN_PAGE, err);
 	int rc, n = 0;
 
-	if (s == NULL) {
-		return err->code;
-	}
 	while ((rc = rz_stmt_step(s, err)) == 1) {
 		rz_store_row_t row = { .tenant = rz_stmt_text(s, 0),
 			               .name = rz_stmt_text(s, 1),
@@ -779,13 +776,24 @@ int rz_store_scan(rz_store_t *st, const rz_kind_t *k, const rz_scan_opts_t *o,
 		}
 		row.len = strlen(row.doc);
 		n++;
-		rc = fn(arg, &row);
-		if (rc != 0) {
+		if ((rc = fn(arg, &row)) != 0) {
 			break;
 		}
 	}
 	rz_stmt_done(s);
 	return rc < 0 ? rc : n;
+}
+
+int rz_store_scan(rz_store_t *st, const rz_kind_t *k, const rz_scan_opts_t *o,
+                  int (*fn)(void *arg, const rz_store_row_t *row), void *arg, rz_err_t *err)
+{
+	rz_stmt_t *s = range_stmt(st, k, o->tenant, o->after_tenant, o->after_name,
+	                          o->max > 0 ? (int64_t)o->max : RZ_SCAN_PAGE, err);
+
+	if (s == NULL) {
+		return err->code;
+	}
+	return walk_rows(s, fn, arg, err);
 }
 
 int rz_store_scan_plan(rz_store_t *st, bool one_tenant, char *out, size_t size, rz_err_t *err)
@@ -898,7 +906,7 @@ int rz_store_newest(rz_store_t *st, const rz_kind_t *k, const char *path, const 
 	    " ORDER BY rowid DESC LIMIT ?11";
 	char *needle[RZ_NEWEST_VALUES] = { NULL };
 	rz_stmt_t *s = NULL;
-	int rc = 0, n = 0;
+	int rc = 0;
 	size_t nv = 0;
 
 	while (values[nv] != NULL && nv < RZ_NEWEST_VALUES) {
@@ -923,26 +931,12 @@ int rz_store_newest(rz_store_t *st, const rz_kind_t *k, const char *path, const 
 		rz_stmt_bind_text(s, 7 + (int)i, values[i]);
 	}
 	rz_stmt_bind_int64(s, 11, (int64_t)limit);
-	while ((rc = rz_stmt_step(s, err)) == 1) {
-		rz_store_row_t row = { .tenant = rz_stmt_text(s, 0),
-			               .name = rz_stmt_text(s, 1),
-			               .doc = rz_stmt_text(s, 2) };
-		if (row.tenant == NULL || row.name == NULL || row.doc == NULL) {
-			rc = rz_err_set(err, -ENOMEM, "store: out of memory");
-			break;
-		}
-		row.len = strlen(row.doc);
-		n++;
-		if ((rc = fn(arg, &row)) != 0) {
-			break;
-		}
-	}
-	rz_stmt_done(s);
+	rc = walk_rows(s, fn, arg, err);
 out:
 	for (size_t i = 0; i < RZ_NEWEST_VALUES; i++) {
 		free(needle[i]);
 	}
-	return rc < 0 ? rc : n;
+	return rc;
 }
 
 int rz_store_replay(rz_store_t *st, int64_t after, int (*fn)(const rz_event_t *ev, void *arg),

@@ -616,6 +616,19 @@ static long long machine_index(const json_t *m)
 	return end == tf + len - 1 ? n : -1;
 }
 
+/* A confirmation's reads: the node group (0) and its tenant's machines (1), then ready. */
+static void read_nodegroup_machines(rz__page_t *pg, void (*ready)(rz__page_t *pg))
+{
+	const char *tenant = rz_req_param(pg->req, "tenant");
+
+	pg->ready = ready;
+	rz__page_hold(pg);
+	rz__page_fetch(pg, 0, "/api/v1/tenants/%s/nodegroups/%s", tenant,
+	               rz_req_param(pg->req, "name"));
+	rz__page_fetch(pg, 1, "/api/v1/tenants/%s/machines", tenant);
+	rz__page_release(pg);
+}
+
 /* A count below the group's asks first, naming the machines that go: TF removes the
  * instances of a counted resource from the highest index down, so those whose index is at
  * or past the new count. A provider that keys its machines otherwise (for_each) decides
@@ -679,12 +692,7 @@ static void post_scale(rz_req_t *req, void *ctx)
 		return;
 	}
 	json_object_set_new(pg->view, "scaleTo", count);
-	pg->ready = scale_ready;
-	rz__page_hold(pg);
-	rz__page_fetch(pg, 0, "/api/v1/tenants/%s/nodegroups/%s", rz_req_param(req, "tenant"),
-	               rz_req_param(req, "name"));
-	rz__page_fetch(pg, 1, "/api/v1/tenants/%s/machines", rz_req_param(req, "tenant"));
-	rz__page_release(pg);
+	read_nodegroup_machines(pg, scale_ready);
 }
 
 static void post_delete_nodegroup(rz_req_t *req, void *ctx)
@@ -726,12 +734,7 @@ static void get_delete_nodegroup(rz_req_t *req, void *ctx)
 	if (pg == NULL || !rz__page_need_login(pg) || !rz__page_names_ok(pg)) {
 		return;
 	}
-	pg->ready = delete_ready;
-	rz__page_hold(pg);
-	rz__page_fetch(pg, 0, "/api/v1/tenants/%s/nodegroups/%s", rz_req_param(req, "tenant"),
-	               rz_req_param(req, "name"));
-	rz__page_fetch(pg, 1, "/api/v1/tenants/%s/machines", rz_req_param(req, "tenant"));
-	rz__page_release(pg);
+	read_nodegroup_machines(pg, delete_ready);
 }
 
 /* ------------------------------------------------------------------ runs */
