@@ -4,6 +4,11 @@
 : "${top_builddir:=$(pwd)}"
 : "${top_srcdir:=$(pwd)}"
 REZUSCLOUD="$top_builddir/rezuscloud"
+# Debian's python3 (python3-kubernetes, python3-yaml): another one first on PATH (a pyenv
+# shim starts in most of a second, and polling loops call it) is not the one meant.
+if [ -x /usr/bin/python3 ]; then
+	python3() { /usr/bin/python3 "$@"; }
+fi
 
 tap_n=0
 tap_failed=0
