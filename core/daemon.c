@@ -905,6 +905,8 @@ static int start_http(rz_daemon_t *d, rz_err_t *err)
 		.max_body_unauthenticated = cfg->max_body_unauthenticated,
 		.max_body_buffer = cfg->max_body_buffer,
 		.max_body_buffer_per_address = cfg->max_body_buffer_per_address,
+		.max_unsent = cfg->max_unsent,
+		.max_unsent_per_address = cfg->max_unsent_per_address,
 	};
 	rz_route_t routes[] = { SERVICE_ROUTE("/healthz", handle_healthz, d, healthz_doc),
 		                SERVICE_ROUTE("/readyz", handle_readyz, d, readyz_doc),

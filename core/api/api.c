@@ -1236,13 +1236,12 @@ static bool last_admin_kept(struct rctx *c, const json_t *old, const json_t *nex
 	return false;
 }
 
-/* A token's role defaults to, and may not exceed, its owner's. */
-static void token_role(struct rctx *c, json_t *obj, const char *owner, json_t *causes)
+/* A token's ceiling (rz_auth_mint_check): its owner's role and the credential making it. */
+static void token_role(struct rctx *c, rz_req_t *req, json_t *obj, const char *owner,
+                       json_t *causes)
 {
-	json_t *spec = json_object_get(obj, "spec");
 	json_t *u = NULL;
 	rz_err_t err = { 0 };
-	int want = rz_role_parse(json_string_value(json_object_get(spec, "role")));
 	int have;
 
 	if (rz_store_get(c->api->store, rz_kind_by_name("User"), NULL, owner, &u, &err) != 0) {
@@ -1251,12 +1250,7 @@ static void token_role(struct rctx *c, json_t *obj, const char *owner, json_t *c
 	have =
 	    rz_role_parse(json_string_value(json_object_get(json_object_get(u, "spec"), "role")));
 	json_decref(u);
-	if (want == 0) {
-		json_object_set_new(spec, "role", json_string(rz_role_name(have)));
-	} else if (want > have) {
-		rz_fields_cause(causes, "spec.role", RZ_CAUSE_FORBIDDEN,
-		                "must not exceed the owner's role (%s)", rz_role_name(have));
-	}
+	rz_auth_mint_check(rz_access_principal(req), have, json_object_get(obj, "spec"), causes);
 }
 
 /* ------------------------------------------------------------------ writes */
@@ -1279,7 +1273,7 @@ static void handle_create(struct rctx *c, rz_req_t *req, const char *tenant)
 		assign_name(c->k, obj, causes);
 	}
 	if (json_array_size(causes) == 0 && strcmp(c->k->kind, "APIToken") == 0) {
-		token_role(c, obj, tenant, causes);
+		token_role(c, req, obj, tenant, causes);
 	}
 	name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
 	if (json_array_size(causes) > 0) {

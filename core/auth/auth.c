@@ -19,7 +19,9 @@
 #include <jwt.h>
 
 #include "core/auth/auth.h"
+#include "core/base/clock.h"
 #include "core/base/log.h"
+#include "core/model/fields.h"
 
 #define SECRET_FILE      "jwt.secret"
 #define SECRET_MIN       32
@@ -138,6 +140,57 @@ const char *rz_role_name(int role)
 		return "anonymous";
 	}
 	return "none";
+}
+
+/* ------------------------------------------------------------------ minting */
+
+void rz_auth_mint_check(const rz_principal_t *maker, int owner_role, json_t *spec,
+                        json_t *causes)
+{
+	const char *scope = json_string_value(json_object_get(spec, "scope"));
+	const char *at = json_string_value(json_object_get(spec, "expiresAt"));
+	int ceiling = owner_role;
+	int want = rz_role_parse(json_string_value(json_object_get(spec, "role")));
+
+	if (maker != NULL && maker->role < ceiling) {
+		ceiling = maker->role;
+	}
+	if (scope != NULL && strcmp(scope, "runner") == 0) {
+		/* a runner's claims hand out any tenant's state: only an admin's token may */
+		if (ceiling < RZ_ROLE_ADMIN) {
+			rz_fields_cause(causes, "spec.scope", RZ_CAUSE_FORBIDDEN,
+			                "a runner token is an admin's: its owner and the credential "
+			                "making it need the admin role (here: %s)",
+			                rz_role_name(ceiling));
+		} else if (want != 0 && want != RZ_ROLE_ADMIN) {
+			rz_fields_cause(causes, "spec.role", RZ_CAUSE_FORBIDDEN,
+			                "a runner token has the admin role");
+		}
+	}
+	if (want == 0) {
+		json_object_set_new(spec, "role", json_string(rz_role_name(ceiling)));
+	} else if (want > owner_role) {
+		rz_fields_cause(causes, "spec.role", RZ_CAUSE_FORBIDDEN,
+		                "must not exceed the owner's role (%s)", rz_role_name(owner_role));
+	} else if (want > ceiling) {
+		rz_fields_cause(causes, "spec.role", RZ_CAUSE_FORBIDDEN,
+		                "must not exceed the role of the credential making it (%s)",
+		                rz_role_name(ceiling));
+	}
+	if (maker == NULL || maker->token_id[0] == '\0' || maker->exp <= 0) {
+		return;
+	}
+	if (at == NULL) {
+		char buf[40];
+		rz_clock_format(maker->exp * 1000, buf, sizeof(buf));
+		json_object_set_new(spec, "expiresAt", json_string(buf));
+	} else if (rz_clock_parse(at) > maker->exp * 1000) {
+		char buf[40];
+		rz_clock_format(maker->exp * 1000, buf, sizeof(buf));
+		rz_fields_cause(causes, "spec.expiresAt", RZ_CAUSE_FORBIDDEN,
+		                "must not be later than the expiry of the token making it (%s)",
+		                buf);
+	}
 }
 
 /* ------------------------------------------------------------------ the JWT secret */
@@ -611,7 +664,14 @@ static int verify_token(rz_auth_t *a, const char *secret, rz_principal_t *p, rz_
 		                         : "");
 		p->role = cap < p->role ? cap : p->role;
 		p->exp = expires ? rz_time_parse(expires) : 0;
-		touch_token(a, tok, p->user, p->token_id);
+		if (p->runner_scope && p->role < RZ_ROLE_ADMIN) {
+			/* made before minting one needed admin, or its owner lost the role */
+			rc = rz_err_set(err, RZ_EAUTH,
+			                "token: '%s' is a runner token without the admin role",
+			                p->token_id);
+		} else {
+			touch_token(a, tok, p->user, p->token_id);
+		}
 	}
 	json_decref(tok);
 	return rc;

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <jansson.h>
 #include <sodium.h>
 
 #include "core/base/config.h"
@@ -152,6 +153,18 @@ typedef struct rz_auth_stats {
 	uint64_t login_failures, throttled;
 } rz_auth_stats_t;
 void rz_auth_stats(const rz_auth_t *a, rz_auth_stats_t *out);
+
+/* ---- minting ---- */
+
+/* The ceiling of a new API token (docs/security.md, "Privileges"), checked against spec
+ * (the token's, modified in place) before it is made: its role is at most the lower of the
+ * owner's (owner_role) and the role maker acts with, and defaults to that; a runner token
+ * (spec.scope runner) is an admin's: maker and owner admins, its role admin; a token made
+ * with a token (maker->token_id set) expires no later than that one (maker->exp, when set)
+ * and defaults to its expiry. Each breach is a cause in causes (FieldValueForbidden, naming
+ * spec.role, spec.scope or spec.expiresAt). maker NULL: the owner's role is the ceiling. */
+void rz_auth_mint_check(const rz_principal_t *maker, int owner_role, json_t *spec,
+                        json_t *causes);
 
 /* ---- roles ---- */
 

@@ -61,6 +61,8 @@ typedef struct rz_config {
 	uint64_t max_body_unauthenticated; /* bytes read before credentials are known good */
 	uint64_t max_body_buffer;          /* request bodies in memory at once, in all */
 	uint64_t max_body_buffer_per_address;
+	uint64_t max_unsent;             /* a connection's replies not yet taken by its client */
+	uint64_t max_unsent_per_address; /* the same for one address's connections */
 	int event_window;       /* changes kept in the event log for watch resumption */
 	uint64_t event_log_max; /* bytes of event documents kept at most */
 	char **trusted_proxies; /* NULL-terminated IPs whose X-Forwarded-For is believed */

@@ -36,6 +36,7 @@
 #define MAX_REQUEST_LINE  16384 /* method, target and version: more gets 414 */
 #define MAX_HEADERS       100   /* header fields per request: more get 431 */
 #define LINGER_MS         2000  /* reading and discarding after a closing reply, at most */
+#define RECHECK_UNSENT_MS 100   /* a connection paused for its address's unsent replies */
 #define PEER_BUCKETS      1024  /* hash buckets of the per-address counters */
 #define REFUSE_LOG_GAP_MS 10000 /* refused connections are logged at most this often */
 #define LISTEN_BACKLOG    1024  /* connections the kernel completes before we accept them */
@@ -72,6 +73,7 @@ struct peer {
 	char addr[INET6_ADDRSTRLEN];
 	size_t conns;
 	uint64_t body;
+	uint64_t unsent; /* reply bytes its connections' clients have not taken yet */
 	struct peer *next;
 };
 
@@ -141,7 +143,9 @@ struct conn {
 	bool closing;  /* close once the output drains */
 	bool dead;     /* cut off: free at the next turn of the loop */
 	bool in_process;
-	bool tls; /* served over TLS */
+	bool out_paused; /* no request read while its unsent replies are over the bounds */
+	size_t unsent;   /* reply bytes queued and not yet taken by the client */
+	bool tls;        /* served over TLS */
 	char peer[INET6_ADDRSTRLEN];
 	struct peer *pe;        /* this address's counters */
 	struct event *deadline; /* the header, body or linger deadline */
@@ -330,7 +334,7 @@ static struct peer *peer_get(rz_http_t *h, const char *addr)
 
 static void peer_put(rz_http_t *h, struct peer *pe)
 {
-	if (pe->conns > 0 || pe->body > 0) {
+	if (pe->conns > 0 || pe->body > 0 || pe->unsent > 0) {
 		return;
 	}
 	for (struct peer **pp = &h->peers[peer_hash(pe->addr)]; *pp != NULL; pp = &(*pp)->next) {
@@ -917,6 +921,7 @@ static void flight_unlink(rz_http_t *h, rz_req_t *req)
 }
 
 static void conn_resume(struct conn *c);
+static void on_output_change(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg);
 static void conn_close_after_output(struct conn *c);
 
 static void access_log(rz_req_t *req, int code, size_t bytes)
@@ -1756,6 +1761,8 @@ static void conn_free(struct conn *c)
 	}
 	h->nconns--;
 	c->pe->conns--;
+	c->pe->unsent -= c->unsent;
+	c->unsent = 0;
 	peer_put(h, c->pe);
 	event_free(c->resume);
 	event_free(c->deadline);
@@ -1763,6 +1770,7 @@ static void conn_free(struct conn *c)
 		event_free(c->peek);
 	}
 	if (c->bev != NULL) {
+		evbuffer_remove_cb(bufferevent_get_output(c->bev), on_output_change, c);
 		bufferevent_free(c->bev);
 	} else {
 		evutil_closesocket(c->fd);
@@ -1876,6 +1884,44 @@ static void conn_parse_error(struct conn *c, enum http_errno e)
 
 /* Feed buffered input to the parser until it needs more data, a request is being handled,
  * or the connection is closing. The first byte of a request starts its header deadline. */
+/* Replies its client does not take: the next request is not read while the connection's
+ * unsent replies are over max_unsent, or its address's over max_unsent_per_address (a
+ * client pipelining requests and reading no answer would grow them without bound); reading
+ * stops, so the kernel's buffers and TCP push back. The connection's own drain resumes it
+ * (on_write), a drain elsewhere at the next check (RECHECK_UNSENT_MS); the write timeout
+ * ends a client that never reads. True while paused. */
+static bool out_pause(struct conn *c)
+{
+	rz_http_t *h = c->h;
+	bool over = c->unsent > h->opts.max_unsent ||
+	            c->pe->unsent > h->opts.max_unsent_per_address;
+	struct timeval recheck = { 0, RECHECK_UNSENT_MS * 1000 };
+
+	if (over) {
+		if (!c->out_paused) {
+			c->out_paused = true;
+			bufferevent_disable(c->bev, EV_READ);
+		}
+		event_add(c->resume, &recheck);
+	} else if (c->out_paused) {
+		c->out_paused = false;
+		bufferevent_enable(c->bev, EV_READ);
+	}
+	return over;
+}
+
+/* The output buffer's changes, counted against the connection and its address. */
+static void on_output_change(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)buf;
+	c->unsent += info->n_added;
+	c->unsent -= info->n_deleted;
+	c->pe->unsent += info->n_added;
+	c->pe->unsent -= info->n_deleted;
+}
+
 static void conn_process(struct conn *c)
 {
 	struct evbuffer *in = bufferevent_get_input(c->bev);
@@ -1888,6 +1934,9 @@ static void conn_process(struct conn *c)
 		enum http_errno e;
 
 		if (len == 0) {
+			break;
+		}
+		if (c->phase == P_IDLE && out_pause(c)) {
 			break;
 		}
 		if (c->phase == P_IDLE) {
@@ -2002,6 +2051,9 @@ static void on_write(struct bufferevent *bev, void *arg)
 		return;
 	}
 
+	if (c->out_paused && !c->closing && !c->dead && !out_pause(c)) {
+		event_active(c->resume, EV_TIMEOUT, 0); /* read the requests waiting */
+	}
 	if (!c->closing || evbuffer_get_length(bufferevent_get_output(bev)) > 0 ||
 	    c->phase == P_LINGER) {
 		return;
@@ -2088,6 +2140,7 @@ static bool conn_start(struct conn *c, struct bufferevent *bev)
 	bufferevent_set_max_single_write(c->bev, MAX_WRITE);
 	bufferevent_setcb(c->bev, on_read, on_write, on_event, c);
 	bufferevent_setwatermark(c->bev, EV_READ, 0, READ_HIGH_WATER);
+	evbuffer_add_cb(bufferevent_get_output(c->bev), on_output_change, c);
 	bufferevent_set_timeouts(c->bev, &idle, &idle);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 	return true;
@@ -2314,6 +2367,12 @@ int rz_http_new(rz_http_t **out, struct event_base *base, const rz_http_opts_t *
 	}
 	if (h->opts.max_body_buffer_per_address == 0) {
 		h->opts.max_body_buffer_per_address = 64u << 20;
+	}
+	if (h->opts.max_unsent == 0) {
+		h->opts.max_unsent = 1u << 20;
+	}
+	if (h->opts.max_unsent_per_address == 0) {
+		h->opts.max_unsent_per_address = 16u << 20;
 	}
 	http_parser_set_max_header_size((uint32_t)h->opts.max_header);
 	parser_settings.on_message_begin = on_message_begin;

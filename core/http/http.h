@@ -112,6 +112,10 @@ typedef struct rz_http_opts {
 	uint64_t max_body_buffer; /* request bodies held in memory at once, in all; a request
 	                             that would go over gets 503; 0 = 256 MiB */
 	uint64_t max_body_buffer_per_address; /* the same per peer address; 0 = 64 MiB */
+	uint64_t max_unsent; /* a connection's replies its client has not taken: over it, no more
+	                        of its requests are read until they drain; 0 = 1 MiB */
+	uint64_t max_unsent_per_address; /* the same for all of one address's connections;
+	                                    0 = 16 MiB */
 } rz_http_opts_t;
 
 /* Create a server on base. opts may be NULL (defaults). Caller owns *out; rz_http_free(). */

@@ -173,6 +173,28 @@ else
 	not_ok "refusals are logged at most once per interval" "$lines lines"
 fi
 
+# 9. Pipelining without reading (server.max_unsent): one connection sends GET /login 200
+#    times per write for 25 s and reads no answer, another /metrics; the replies wait in
+#    no more than the bound, reading stops, and memory stays flat (unbounded before: 1.5 GB
+#    in 22 s). The daemon answers others meanwhile and after.
+base_rss=$(rss)
+"$ABUSE" -p "$PORT" -n 1 -b 60 -m pipeline -u /login -d 25 -P "$DAEMON_PID" >"$WORK/pipe1" &
+P1=$!
+out=$("$ABUSE" -p "$PORT" -n 1 -b 61 -m pipeline -u /metrics -d 25 -P "$DAEMON_PID")
+wait "$P1"
+echo "# pipelined /login: $(cat "$WORK/pipe1"); /metrics: $out; RSS before $base_rss kB"
+peak=$(field rss_max_kb "$out")
+peak1=$(field rss_max_kb "$(cat "$WORK/pipe1")")
+[ "${peak1:-0}" -gt "${peak:-0}" ] && peak=$peak1
+if [ -n "$peak" ] && [ "$((peak - base_rss))" -lt 49152 ]; then
+	ok "two connections pipelining for 25 s without reading: RSS grew $((peak - base_rss)) kB (< 48 MiB)"
+else
+	not_ok "two connections pipelining for 25 s without reading keep RSS bounded" \
+		"before $base_rss kB, peak ${peak:-?} kB"
+fi
+expect_eq "it answers others meanwhile and after" "200" \
+	"$(curl -s -o /dev/null -w '%{http_code}' -m 10 "$URL/healthz")"
+
 kill "$DAEMON_PID"
 wait_exit "$DAEMON_PID" 15
 expect_eq "the daemon stops cleanly" "0" "$EXIT_STATUS"

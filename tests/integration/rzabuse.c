@@ -12,7 +12,9 @@
  *             INTERVAL_MS;
  *   body      sends a POST to PATH with a SIZE-byte body as fast as the server takes it
  *             (with "Authorization: Bearer TOKEN" when -t is given);
- *   header    sends a GET whose one header is SIZE bytes long.
+ *   header    sends a GET whose one header is SIZE bytes long;
+ *   pipeline  sends GET PATH 200 times per write, over and over, and never reads an
+ *             answer (the connection counts as closed when the server ends it).
  * It runs until every connection is closed or answered, or SECONDS pass, sampling the
  * daemon's VmRSS (-P PID) as it goes, and prints one line:
  *   opened=N failed=N closed=N open=N answered=N codes=401:3,503:2 maxlife_ms=N
@@ -35,7 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum mode { M_IDLE, M_SLOWHEAD, M_SLOWBODY, M_BODY, M_HEADER };
+enum mode { M_IDLE, M_SLOWHEAD, M_SLOWBODY, M_BODY, M_HEADER, M_PIPELINE };
 
 struct conn {
 	int fd;
@@ -56,6 +58,8 @@ static uint64_t size;
 static const char *token, *path = "/api/v1/tenants";
 static enum mode mode = M_IDLE;
 static char filler[65536];
+static char batch[65536]; /* pipeline: 200 requests, sent as one write */
+static size_t batch_len;
 
 static double now(void)
 {
@@ -117,6 +121,10 @@ static void prepare(struct conn *c)
 		                               "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ");
 		c->total = c->head_len + size + 4; /* the value, then "\r\n\r\n" */
 		return;
+	case M_PIPELINE:
+		c->head_len = 0;
+		c->total = UINT64_MAX;
+		return;
 	}
 	c->total = c->head_len;
 }
@@ -164,6 +172,10 @@ static size_t due(struct conn *c, const char **data, double t)
 
 	if (c->sent >= c->total) {
 		return 0;
+	}
+	if (mode == M_PIPELINE) {
+		*data = batch + c->sent % batch_len;
+		return batch_len - c->sent % batch_len;
 	}
 	if (slow) {
 		if (t < c->next_send) {
@@ -217,7 +229,8 @@ static void on_readable(struct conn *c, double t, double *maxlife)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: rzabuse -p PORT -n CONNS -m idle|slowhead|slowbody|body|header "
+	fprintf(stderr, "usage: rzabuse -p PORT -n CONNS -m "
+	                "idle|slowhead|slowbody|body|header|pipeline "
 	                "[-a ADDRS] [-b BASE] [-s SIZE] [-t TOKEN] [-d SECONDS] [-i MS] [-P PID] "
 	                "[-u PATH]\n");
 	exit(2);
@@ -225,7 +238,8 @@ static void usage(void)
 
 static void parse_args(int argc, char **argv)
 {
-	static const char *const names[] = { "idle", "slowhead", "slowbody", "body", "header" };
+	static const char *const names[] = { "idle",   "slowhead", "slowbody",
+		                             "body",   "header",   "pipeline" };
 	int opt;
 
 	while ((opt = getopt(argc, argv, "p:n:m:a:b:s:t:d:i:P:u:")) != -1) {
@@ -291,6 +305,10 @@ int main(int argc, char **argv)
 
 	parse_args(argc, argv);
 	memset(filler, 'x', sizeof(filler));
+	for (int i = 0; i < 200; i++) {
+		batch_len += (size_t)snprintf(batch + batch_len, sizeof(batch) - batch_len,
+		                              "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path);
+	}
 	conns = calloc((size_t)nconn, sizeof(*conns));
 	pfd = calloc((size_t)nconn, sizeof(*pfd));
 	if (conns == NULL || pfd == NULL) {
@@ -341,7 +359,7 @@ int main(int argc, char **argv)
 			size_t len;
 
 			pfd[i].fd = c->done ? -1 : c->fd;
-			pfd[i].events = POLLIN;
+			pfd[i].events = mode == M_PIPELINE ? 0 : POLLIN; /* pipeline: never read */
 			if (c->done) {
 				continue;
 			}
@@ -375,7 +393,13 @@ int main(int argc, char **argv)
 		}
 		t = now();
 		for (int i = 0; i < nconn && rc > 0; i++) {
-			if (!conns[i].done && (pfd[i].revents & (POLLIN | POLLHUP | POLLERR))) {
+			if (conns[i].done || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR))) {
+				continue;
+			}
+			if (mode == M_PIPELINE) { /* ended by the server: not read */
+				conns[i].closed = conns[i].done = true;
+				maxlife = t - conns[i].opened > maxlife ? t - conns[i].opened : maxlife;
+			} else {
 				on_readable(&conns[i], t, &maxlife);
 			}
 		}

@@ -116,6 +116,7 @@ fi
 # --- raw HTTP: every answer ---------------------------------------------------------------------
 STATE='{"version":4,"serial":7,"lineage":"raw-lineage","outputs":{},"resources":[]}'
 MD5=$(printf '%s' "$STATE" | openssl md5 -binary 2>/dev/null | base64 || true)
+A0=$(sqlite3 "$WORK/data/rezus.db" "SELECT coalesce(max(id), 0) FROM audit")
 expect_eq "LOCK: 200" "200" "$(code -u "x:$EDIT_TOKEN" -X LOCK -d '{"ID":"a","Operation":"OperationTypeApply"}' "$U")"
 expect_eq "LOCK again by the holder: 200" "200" "$(code -u "x:$EDIT_TOKEN" -X LOCK -d '{"ID":"a"}' "$U")"
 expect_eq "LOCK by another: 423" "423" "$(code -u "x:$EDIT_TOKEN" -X LOCK -d '{"ID":"b"}' "$U")"
@@ -133,6 +134,11 @@ expect_eq "and it is what was written" "$STATE" "$(cat "$WORK/body")"
 expect_eq "UNLOCK with another ID: 409" "409" "$(code -u "x:$EDIT_TOKEN" -X UNLOCK -d '{"ID":"b"}' "$U")"
 expect_eq "UNLOCK by the holder: 200" "200" "$(code -u "x:$EDIT_TOKEN" -X UNLOCK -d '{"ID":"a"}' "$U")"
 expect_eq "UNLOCK when free: 200" "200" "$(code -u "x:$EDIT_TOKEN" -X UNLOCK -d '{"ID":"a"}' "$U")"
+# Every mutating verb leaves an audit row, LOCK and UNLOCK with lock info too (the refused
+# and conflicting ones with their codes).
+expect_eq "LOCK and UNLOCK with lock info are audited, with their codes" \
+	"lock:200 lock:200 lock:423 unlock:409 unlock:200 unlock:200" \
+	"$(sqlite3 "$WORK/data/rezus.db" "SELECT group_concat(verb || ':' || code, ' ') FROM (SELECT verb, code FROM audit WHERE verb IN ('lock', 'unlock') AND tenant = 't1' AND id > $A0 ORDER BY id)")"
 # A lock ID is up to 256 bytes (tofu's are UUIDs); the whole ID is the lock's: a retry and the
 # UNLOCK of a long one work, a longer one is refused, not cut.
 ID256=$(printf '%0256d' 7)

@@ -567,6 +567,157 @@ START_TEST(test_runner_token_claims_only)
 }
 END_TEST
 
+/* The ceiling of a new token (rz_auth_mint_check), case by case: no credential makes one
+ * stronger than itself (role, scope, expiry), nor than its owner. */
+START_TEST(test_mint_rules)
+{
+	static const struct {
+		const char *why;
+		int maker_role; /* 0: no maker (the owner's role is the ceiling) */
+		bool maker_token;
+		int64_t maker_exp; /* seconds; 0: none */
+		int owner;
+		const char *spec;
+		const char *fault;  /* the field of the one cause, or NULL */
+		const char *role;   /* spec.role after the check, when no fault */
+		const char *expires; /* spec.expiresAt after the check, or NULL (absent) */
+	} cases[] = {
+		{ "defaults to the owner's role", 0, false, 0, RZ_ROLE_EDIT, "{}", NULL, "edit", NULL },
+		{ "above the owner", 0, false, 0, RZ_ROLE_EDIT, "{\"role\":\"admin\"}", "spec.role", NULL, NULL },
+		{ "a view session's own token", RZ_ROLE_VIEW, false, 0, RZ_ROLE_VIEW, "{}", NULL,
+		  "view", NULL },
+		{ "a view-capped token of an admin, uncapped request", RZ_ROLE_VIEW, true, 0,
+		  RZ_ROLE_ADMIN, "{}", NULL, "view", NULL },
+		{ "a view-capped token asking for admin", RZ_ROLE_VIEW, true, 0, RZ_ROLE_ADMIN,
+		  "{\"role\":\"admin\"}", "spec.role", NULL, NULL },
+		{ "an edit-capped token asking for edit", RZ_ROLE_EDIT, true, 0, RZ_ROLE_ADMIN,
+		  "{\"role\":\"edit\"}", NULL, "edit", NULL },
+		{ "an admin for an edit user", RZ_ROLE_ADMIN, false, 0, RZ_ROLE_EDIT, "{}", NULL, "edit",
+		  NULL },
+		{ "a runner token from a view session", RZ_ROLE_VIEW, false, 0, RZ_ROLE_VIEW,
+		  "{\"scope\":\"runner\",\"runner\":\"a\"}", "spec.scope", NULL, NULL },
+		{ "a runner token from an edit-capped token of an admin", RZ_ROLE_EDIT, true, 0,
+		  RZ_ROLE_ADMIN, "{\"scope\":\"runner\",\"runner\":\"a\"}", "spec.scope", NULL, NULL },
+		{ "a runner token for an edit user, by an admin", RZ_ROLE_ADMIN, false, 0, RZ_ROLE_EDIT,
+		  "{\"scope\":\"runner\",\"runner\":\"a\"}", "spec.scope", NULL, NULL },
+		{ "a runner token below admin", RZ_ROLE_ADMIN, false, 0, RZ_ROLE_ADMIN,
+		  "{\"scope\":\"runner\",\"runner\":\"a\",\"role\":\"view\"}", "spec.role", NULL, NULL },
+		{ "a runner token by an admin", RZ_ROLE_ADMIN, false, 0, RZ_ROLE_ADMIN,
+		  "{\"scope\":\"runner\",\"runner\":\"a\"}", NULL, "admin", NULL },
+		{ "a token made with an expiring token expires with it", RZ_ROLE_ADMIN, true,
+		  4102444800, RZ_ROLE_ADMIN, "{}", NULL, "admin", "2100-01-01T00:00:00.000Z" },
+		{ "no later than it", RZ_ROLE_ADMIN, true, 4102444800, RZ_ROLE_ADMIN,
+		  "{\"expiresAt\":\"2100-01-01T00:00:01Z\"}", "spec.expiresAt", NULL, NULL },
+		{ "earlier is fine", RZ_ROLE_ADMIN, true, 4102444800, RZ_ROLE_ADMIN,
+		  "{\"expiresAt\":\"2099-01-01T00:00:00Z\"}", NULL, "admin", "2099-01-01T00:00:00Z" },
+		{ "a session's expiry does not bound its tokens", RZ_ROLE_ADMIN, false, 4102444800,
+		  RZ_ROLE_ADMIN, "{}", NULL, "admin", NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		rz_principal_t maker = { .role = cases[i].maker_role, .exp = cases[i].maker_exp };
+		json_t *spec = json_loads(cases[i].spec, 0, NULL);
+		json_t *causes = json_array();
+
+		snprintf(maker.user, sizeof(maker.user), "someone");
+		if (cases[i].maker_token) {
+			snprintf(maker.token_id, sizeof(maker.token_id), "tok-1");
+		}
+		rz_auth_mint_check(cases[i].maker_role ? &maker : NULL, cases[i].owner, spec, causes);
+		if (cases[i].fault != NULL) {
+			ck_assert_msg(json_array_size(causes) == 1, "%s: %zu causes", cases[i].why,
+			              json_array_size(causes));
+			ck_assert_msg(strcmp(str(json_array_get(causes, 0), "field"), cases[i].fault) == 0,
+			              "%s: cause at %s", cases[i].why,
+			              str(json_array_get(causes, 0), "field"));
+		} else {
+			const char *at = str(spec, "expiresAt");
+			ck_assert_msg(json_array_size(causes) == 0, "%s: refused (%s)", cases[i].why,
+			              str(json_array_get(causes, 0), "message"));
+			ck_assert_msg(strcmp(str(spec, "role"), cases[i].role) == 0, "%s: role %s",
+			              cases[i].why, str(spec, "role"));
+			ck_assert_msg(cases[i].expires == NULL ? at == NULL
+			                                       : at != NULL && strcmp(at, cases[i].expires) == 0,
+			              "%s: expiresAt %s", cases[i].why, at ? at : "(none)");
+		}
+		json_decref(causes);
+		json_decref(spec);
+	}
+}
+END_TEST
+
+/* Over HTTP, as an attacker tries it: no credential climbs above itself. */
+START_TEST(test_no_token_climbs)
+{
+	json_t *j;
+	char capped[128], made[128], body[160], at[40], ops[1024];
+
+	/* a viewer's own runner token, which would claim runs and read every tenant's state */
+	ck_assert_int_eq(call("POST", "/api/v1/users/viewer/tokens", view_tok,
+	                      "{\"spec\":{\"scope\":\"runner\",\"runner\":\"a\"}}", &j),
+	                 422);
+	ck_assert_str_eq(cause0_field(j), "spec.scope");
+	json_decref(j);
+	/* an admin's token capped at view makes only view tokens */
+	ck_assert_int_eq(call("POST", "/api/v1/users/admin/tokens", admin_tok,
+	                      "{\"spec\":{\"role\":\"view\"}}", &j),
+	                 201);
+	snprintf(capped, sizeof(capped), "%s", str(j, "secret"));
+	remember(capped);
+	json_decref(j);
+	ck_assert_int_eq(call("POST", "/api/v1/users/admin/tokens", capped, "{\"spec\":{}}", &j),
+	                 201);
+	ck_assert_str_eq(str(json_object_get(j, "spec"), "role"), "view");
+	snprintf(made, sizeof(made), "%s", str(j, "secret"));
+	remember(made);
+	json_decref(j);
+	ck_assert_int_eq(call("GET", "/api/v1/users", made, NULL, NULL), 403);
+	ck_assert_int_eq(call("POST", "/api/v1/users/admin/tokens", capped,
+	                      "{\"spec\":{\"role\":\"admin\"}}", &j),
+	                 422);
+	ck_assert_str_eq(cause0_field(j), "spec.role");
+	json_decref(j);
+	ck_assert_int_eq(call("POST", "/api/v1/users/admin/tokens", capped,
+	                      "{\"spec\":{\"scope\":\"runner\",\"runner\":\"a\"}}", &j),
+	                 422);
+	json_decref(j);
+	/* a token that expires makes tokens that expire no later */
+	rz_clock_format(rz_clock_now_ms() + 3600 * 1000, at, sizeof(at));
+	snprintf(body, sizeof(body), "{\"spec\":{\"expiresAt\":\"%s\"}}", at);
+	ck_assert_int_eq(call("POST", "/api/v1/users/admin/tokens", admin_tok, body, &j), 201);
+	snprintf(capped, sizeof(capped), "%s", str(j, "secret"));
+	remember(capped);
+	json_decref(j);
+	ck_assert_int_eq(call("POST", "/api/v1/users/admin/tokens", capped, "{\"spec\":{}}", &j),
+	                 201);
+	ck_assert_int_eq(rz_clock_parse(str(json_object_get(j, "spec"), "expiresAt")) / 1000,
+	                 rz_clock_parse(at) / 1000);
+	json_decref(j);
+	rz_clock_format(rz_clock_now_ms() + 7200 * 1000, at, sizeof(at));
+	snprintf(body, sizeof(body), "{\"spec\":{\"expiresAt\":\"%s\"}}", at);
+	ck_assert_int_eq(call("POST", "/api/v1/users/admin/tokens", capped, body, &j), 422);
+	ck_assert_str_eq(cause0_field(j), "spec.expiresAt");
+	json_decref(j);
+	/* a runner token whose owner is no longer an admin claims nothing */
+	make_user("ops", "admin", "ops-secret-pw-4");
+	ck_assert_int_eq(call("POST", "/api/v1/users/ops/tokens", admin_tok,
+	                      "{\"spec\":{\"scope\":\"runner\",\"runner\":\"a\"}}", &j),
+	                 201);
+	snprintf(ops, sizeof(ops), "%s", str(j, "secret"));
+	remember(ops);
+	json_decref(j);
+	ck_assert_int_eq(call("POST", "/api/v1/runners/a/claims", ops,
+	                      "{\"run\":\"run-00000000\",\"step\":\"init\"}", NULL),
+	                 409);
+	ck_assert_int_eq(call("PATCH", "/api/v1/users/ops", admin_tok,
+	                      "{\"spec\":{\"role\":\"view\"}}", NULL),
+	                 200);
+	ck_assert_int_eq(call("POST", "/api/v1/runners/a/claims", ops,
+	                      "{\"run\":\"run-00000000\",\"step\":\"init\"}", NULL),
+	                 401);
+}
+END_TEST
+
 START_TEST(test_token_lifecycle)
 {
 	json_t *j;
@@ -1172,6 +1323,7 @@ int main(void)
 	tcase_add_test(tc, test_runner_token_claims_only);
 	tcase_add_test(tc, test_view_role_reads_events);
 	tcase_add_test(tc, test_token_lifecycle);
+	tcase_add_test(tc, test_no_token_climbs);
 	tcase_add_test(tc, test_brute_force_gets_429);
 	tcase_add_test(tc, test_success_resets_failures);
 	tcase_add_test(tc, test_last_admin_is_kept);
@@ -1184,6 +1336,9 @@ int main(void)
 	tcase_add_test(tc, test_session_bound_to_the_user);
 	tcase_add_test(tc, test_password_change_ends_other_sessions);
 	tcase_add_test(tc, test_refused_requests_sampled);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("mint");
+	tcase_add_test(tc, test_mint_rules);
 	suite_add_tcase(s, tc);
 	return rzt_run(s);
 }
