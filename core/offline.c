@@ -28,6 +28,7 @@
 typedef struct restore_opts {
 	const char *file, *config, *data_dir, *passphrase_file;
 	bool dry_run;
+	unsigned flags; /* RZ_RESTORE_UNKEYED */
 } restore_opts_t;
 
 static int fail(const char *mode, const char *msg)
@@ -44,12 +45,14 @@ static int usage_error(const char *mode, const char *msg)
 
 static void usage(void)
 {
-	printf("Usage: rezuscloud backup verify FILE\n"
+	printf("Usage: rezuscloud backup verify FILE [--passphrase-file F] [--unkeyed] [-c CONF]\n"
 	       "       rezuscloud restore FILE [--dry-run] [--data-dir DIR] [--passphrase-file F]\n"
-	       "                          [-c CONF]\n"
+	       "                          [--unkeyed] [-c CONF]\n"
 	       "\n"
-	       "backup verify reads every byte of a backup: its checksum, its database, its\n"
-	       "schema against this rezuscloud's, and says what it holds.\n"
+	       "backup verify reads every byte of a backup and makes every check restore makes\n"
+	       "before it would write: the checksum (keyed with the passphrase when the backup\n"
+	       "was made with one), the key line, the database unpacked and checked by SQLite,\n"
+	       "its schema against this rezuscloud's; then says what it holds.\n"
 	       "\n"
 	       "restore puts a backup's database (objects, users, audit log, every TF state\n"
 	       "version and sealed output) into the data dir, keeping the database it replaces\n"
@@ -61,8 +64,12 @@ static void usage(void)
 	       "                             FILE (default %s, else the embedded\n"
 	       "                             default)\n"
 	       "      --data-dir DIR         restore into DIR, overriding server.data_dir\n"
-	       "      --passphrase-file F    unseal the state key with F's first line,\n"
-	       "                             overriding backup.passphrase_file\n"
+	       "      --passphrase-file F    check the keyed checksum and unseal the state key\n"
+	       "                             with F's first line, overriding\n"
+	       "                             backup.passphrase_file\n"
+	       "      --unkeyed              with a passphrase, accept a backup whose checksum\n"
+	       "                             is not keyed (made without one, or by an older\n"
+	       "                             rezuscloud): anyone could have written it\n"
 	       "      --dry-run              change nothing: say what would change\n"
 	       "  -h, --help                 show this help and exit\n"
 	       "\n"
@@ -121,46 +128,29 @@ static void print_summary(const json_t *m)
 	}
 }
 
-static int verify(int argc, char **argv)
-{
-	rz_restore_contents_t c;
-	rz_err_t err = { 0 };
-
-	if (argc == 3 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)) {
-		usage();
-		return RZ_EXIT_OK;
-	}
-	if (argc != 4 || strcmp(argv[2], "verify") != 0) {
-		return usage_error("backup", "usage: rezuscloud backup verify FILE");
-	}
-	if (rz_restore_read(argv[3], NULL, NULL, &c, &err) != 0) {
-		return fail("backup verify", err.msg);
-	}
-	printf("%s: intact (checksum, database and schema checked)\n", argv[3]);
-	print_summary(c.manifest);
-	json_decref(c.manifest);
-	return RZ_EXIT_OK;
-}
-
 /* ------------------------------------------------------------------ restore */
 
-enum { OPT_DATA_DIR = 256, OPT_PASSPHRASE, OPT_DRY_RUN };
+enum { OPT_DATA_DIR = 256, OPT_PASSPHRASE, OPT_DRY_RUN, OPT_UNKEYED };
 
-static int parse_restore(int argc, char **argv, restore_opts_t *o, bool *help)
+/* The options of restore (mode "restore", from argv[2]) or of backup verify (mode "backup",
+ * from argv[3]: verify takes neither --data-dir nor --dry-run). */
+static int parse_restore(const char *mode, int argc, char **argv, restore_opts_t *o, bool *help)
 {
 	static const struct option longs[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "data-dir", required_argument, NULL, OPT_DATA_DIR },
 		{ "passphrase-file", required_argument, NULL, OPT_PASSPHRASE },
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+		{ "unkeyed", no_argument, NULL, OPT_UNKEYED },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	bool verify = strcmp(mode, "backup") == 0;
 	char msg[300];
 	int opt;
 
 	opterr = 0;
-	optind = 2;
+	optind = verify ? 3 : 2;
 	while ((opt = getopt_long(argc, argv, ":c:h", longs, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
@@ -175,20 +165,27 @@ static int parse_restore(int argc, char **argv, restore_opts_t *o, bool *help)
 		case OPT_DRY_RUN:
 			o->dry_run = true;
 			break;
+		case OPT_UNKEYED:
+			o->flags |= RZ_RESTORE_UNKEYED;
+			break;
 		case 'h':
 			*help = true;
 			return 0;
 		case ':':
 			snprintf(msg, sizeof(msg), "option '%s' needs a value", argv[optind - 1]);
-			return usage_error("restore", msg);
+			return usage_error(mode, msg);
 		default:
 			snprintf(msg, sizeof(msg), "unknown option '%s'", argv[optind - 1]);
-			return usage_error("restore", msg);
+			return usage_error(mode, msg);
 		}
 	}
+	if (verify && (o->data_dir != NULL || o->dry_run)) {
+		return usage_error(mode, "backup verify changes nothing: it takes no --data-dir or "
+		                         "--dry-run");
+	}
 	if (optind != argc - 1) {
-		return usage_error("restore", optind >= argc ? "name the backup FILE"
-		                                             : "give one backup FILE");
+		return usage_error(mode, optind >= argc ? "name the backup FILE"
+		                                        : "give one backup FILE");
 	}
 	o->file = argv[optind];
 	return 0;
@@ -212,6 +209,64 @@ static int configure(restore_opts_t *o, char *const *envp, rz_config_t *cfg, rz_
 	}
 	o->data_dir = cfg->data_dir;
 	return rc;
+}
+
+/* backup verify: every check restore makes before it writes, the database unpacked into a
+ * temporary file (TMPDIR) for SQLite's check and removed again. */
+static int verify(int argc, char **argv, char *const *envp)
+{
+	restore_opts_t o = { 0 };
+	rz_restore_contents_t c = { 0 };
+	rz_config_t cfg = { 0 };
+	rz_err_t err = { 0 };
+	const char *t = getenv("TMPDIR");
+	char pass[1100], tmp[PATH_MAX];
+	bool help = false;
+	int fd, rc;
+
+	if (argc >= 3 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)) {
+		usage();
+		return RZ_EXIT_OK;
+	}
+	if (argc < 3 || strcmp(argv[2], "verify") != 0) {
+		return usage_error("backup", "usage: rezuscloud backup verify FILE");
+	}
+	rc = parse_restore("backup", argc, argv, &o, &help);
+	if (rc != 0 || help) {
+		if (help) {
+			usage();
+		}
+		return rc;
+	}
+	if (configure(&o, envp, &cfg, &err) != 0) {
+		rz_config_free(&cfg);
+		return usage_error("backup", err.msg);
+	}
+	rc = o.passphrase_file != NULL
+	         ? rz_backup_passphrase(o.passphrase_file, pass, sizeof(pass), &err)
+	         : 0;
+	snprintf(tmp, sizeof(tmp), "%s/rezus-verify-XXXXXX", t && *t ? t : "/tmp");
+	if (rc == 0 && (fd = mkstemp(tmp)) < 0) {
+		rc = rz_err_set(&err, -errno, "cannot create '%s': %s", tmp, strerror(errno));
+	} else if (rc == 0) {
+		close(fd);
+		rc = rz_restore_read(o.file, tmp, o.passphrase_file != NULL ? pass : NULL, o.flags,
+		                     &c, &err);
+		rc = rc == 0 ? rz_restore_check_db(tmp, &err) : rc;
+		unlink(tmp);
+	}
+	sodium_memzero(pass, sizeof(pass));
+	sodium_memzero(c.key, sizeof(c.key));
+	rz_config_free(&cfg);
+	if (rc != 0) {
+		json_decref(c.manifest);
+		return fail("backup verify", err.msg);
+	}
+	printf("%s: intact (%s checksum, database and schema checked)\n", o.file,
+	       jint(c.manifest, "format") == RZ_BACKUP_FORMAT ? "keyed" : "unkeyed");
+	print_summary(c.manifest);
+	json_decref(c.manifest);
+	return RZ_EXIT_OK;
 }
 
 static void stamp(char *buf, size_t size)
@@ -406,7 +461,7 @@ static int restore_into(const restore_opts_t *o, const char *pass, rz_err_t *err
 		return rz_err_set(err, -errno, "cannot create '%s': %s", tmp, strerror(errno));
 	}
 	close(fd);
-	rc = rz_restore_read(o->file, tmp, pass, &c, err);
+	rc = rz_restore_read(o->file, tmp, pass, o->flags, &c, err);
 	rc = rc == 0 ? rz_restore_check_db(tmp, err) : rc;
 	rc = rc == 0 ? compare(db, tmp, &diff, err) : rc;
 	if (rc == 0) {
@@ -440,7 +495,7 @@ static int restore(int argc, char **argv, char *const *envp)
 	rz_err_t err = { 0 };
 	char pass[1100];
 	bool help = false;
-	int lock = -1, rc = parse_restore(argc, argv, &o, &help);
+	int lock = -1, rc = parse_restore("restore", argc, argv, &o, &help);
 
 	if (rc != 0 || help) {
 		if (help) {
@@ -479,7 +534,7 @@ int rz_offline_main(int argc, char **argv, char *const *envp)
 	if (sodium_init() < 0) {
 		return fail(argv[1], "libsodium cannot start");
 	}
-	rc = strcmp(argv[1], "backup") == 0 ? verify(argc, argv) : restore(argc, argv, envp);
+	rc = strcmp(argv[1], "backup") == 0 ? verify(argc, argv, envp) : restore(argc, argv, envp);
 	rz_log_close();
 	return rc;
 }

@@ -104,7 +104,7 @@ check_PROGRAMS += $(UNIT_TESTS) tests/integration/rzabuse
 # tools/test-all: the integration suite runs once, in the sanitizer build).
 CHECK_INTEGRATION_TESTS = $(INTEGRATION_TESTS)
 TESTS += $(CHECK_INTEGRATION_TESTS) $(UNIT_TESTS)
-EXTRA_DIST += $(INTEGRATION_TESTS) tests/web/lib.mjs tests/web/webui.mjs tests/web/webui-tenant.mjs tests/web/webui-admin.mjs tests/integration/lib.sh tests/integration/k8sfront.sh build-aux/tap-driver.sh \
+EXTRA_DIST += $(INTEGRATION_TESTS) tests/web/lib.mjs tests/web/webui.mjs tests/web/webui-tenant.mjs tests/web/webui-admin.mjs tests/integration/lib.sh tests/integration/backup-craft.py tests/integration/k8sfront.sh build-aux/tap-driver.sh \
 	tests/integration/openapi-client.ts redocly.yaml \
 	tests/plugins tests/stand-ins/talosctl tests/stand-ins/kubectl
 LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh

@@ -190,8 +190,19 @@ void rz__backup_key_ad(const char *name, char *ad, size_t size)
 	snprintf(ad, size, KEY_AD "%s", name);
 }
 
-/* The key line of a backup holding the state key sealed with the passphrase. */
-static json_t *seal_key(const unsigned char *key, const char *pass, const char *name, rz_err_t *err)
+void rz__backup_mac_key(const unsigned char kek[32], unsigned char mac[RZ__BACKUP_HASH_BYTES])
+{
+	static const char context[] = "rezuscloud backup checksum";
+
+	crypto_generichash(mac, RZ__BACKUP_HASH_BYTES, (const unsigned char *)context,
+	                   sizeof(context) - 1, kek, 32);
+}
+
+/* The key line of a backup made with a passphrase: the Argon2id parameters and salt of the
+ * key it derives, the state key sealed with that key (key NULL: there is none yet), and the
+ * checksum's key (mac) it gives. */
+static json_t *keyed_line(const unsigned char *key, const char *pass, const char *name,
+                          unsigned char mac[RZ__BACKUP_HASH_BYTES], rz_err_t *err)
 {
 	unsigned char salt[crypto_pwhash_SALTBYTES],
 	    kek[crypto_aead_xchacha20poly1305_ietf_KEYBYTES];
@@ -210,17 +221,25 @@ static json_t *seal_key(const unsigned char *key, const char *pass, const char *
 		rz_err_set(err, -ENOMEM, "backup: deriving a key from the passphrase failed");
 		return NULL;
 	}
-	crypto_aead_xchacha20poly1305_ietf_encrypt(sealed, &slen, key, RZ_BACKUP_KEY_SIZE,
-	                                           (const unsigned char *)ad, strlen(ad), NULL,
-	                                           nonce, kek);
+	rz__backup_mac_key(kek, mac);
+	if (key != NULL) {
+		crypto_aead_xchacha20poly1305_ietf_encrypt(sealed, &slen, key, RZ_BACKUP_KEY_SIZE,
+		                                           (const unsigned char *)ad, strlen(ad),
+		                                           NULL, nonce, kek);
+	}
 	sodium_memzero(kek, sizeof(kek));
-	line =
-	    json_pack("{s:b, s:s, s:I, s:I, s:o?, s:o?, s:o?}", "included", 1, "kdf", "argon2id13",
-	              "opslimit", (json_int_t)crypto_pwhash_OPSLIMIT_MODERATE, "memlimit",
-	              (json_int_t)crypto_pwhash_MEMLIMIT_MODERATE, "salt", b64(salt, sizeof(salt)),
-	              "nonce", b64(nonce, sizeof(nonce)), "sealed", b64(sealed, (size_t)slen));
-	if (line == NULL || json_object_size(line) != 7) {
+	line = json_pack("{s:b, s:s, s:s, s:I, s:I, s:o?}", "included", key != NULL, "checksum",
+	                 RZ__BACKUP_KEYED, "kdf", "argon2id13", "opslimit",
+	                 (json_int_t)crypto_pwhash_OPSLIMIT_MODERATE, "memlimit",
+	                 (json_int_t)crypto_pwhash_MEMLIMIT_MODERATE, "salt",
+	                 b64(salt, sizeof(salt)));
+	if (line != NULL && key != NULL) {
+		json_object_set_new(line, "nonce", b64(nonce, sizeof(nonce)));
+		json_object_set_new(line, "sealed", b64(sealed, (size_t)slen));
+	}
+	if (line == NULL || json_object_size(line) != (key != NULL ? 8u : 6u)) {
 		json_decref(line);
+		sodium_memzero(mac, RZ__BACKUP_HASH_BYTES);
 		rz_err_set(err, -ENOMEM, "backup: out of memory");
 		return NULL;
 	}
@@ -375,38 +394,40 @@ static int out_trailer(struct out *o)
 
 /* The manifest's head: what the file is, before the snapshot's counts. */
 static json_t *manifest_new(const rz_backup_opts_t *o, const char *now, const char *fingerprint,
-                            bool included)
+                            bool included, int format)
 {
-	return json_pack("{s:i, s:s, s:s, s:s, s:s, s:{s:b, s:s?}}", "format", RZ_BACKUP_FORMAT,
+	return json_pack("{s:i, s:s, s:s, s:s, s:s, s:{s:b, s:s?}}", "format", format,
 	                 "name", o->name, "createdAt", now, "trigger",
 	                 o->trigger ? o->trigger : "manual", "rezuscloudVersion", rz_version(),
 	                 "stateKey", "included", included, "fingerprint", fingerprint);
 }
 
-/* The state key line and the manifest's stateKey, as the options ask. */
+/* The state key line and the manifest's stateKey, as the options ask; with a passphrase,
+ * the checksum's key in mac and *keyed set (format 2). */
 static int key_line(const rz_backup_opts_t *o, json_t **line, char *fp, bool *included,
-                    rz_err_t *err)
+                    unsigned char mac[RZ__BACKUP_HASH_BYTES], bool *keyed, rz_err_t *err)
 {
 	unsigned char key[RZ_BACKUP_KEY_SIZE];
 	char pass[PASS_MAX + 2];
 	int rc = rz_backup_load_key(o->key_path, key, err);
+	bool have = rc == 0;
 
 	*line = NULL;
-	*included = false;
+	*included = *keyed = false;
 	fp[0] = '\0';
-	if (rc == RZ_ENOTFOUND) { /* no state was ever stored */
-		*line = json_pack("{s:b}", "included", 0);
-		return 0;
-	}
-	if (rc != 0) {
+	if (rc != 0 && rc != RZ_ENOTFOUND) { /* RZ_ENOTFOUND: no state was ever stored */
 		return rc;
 	}
-	rz_backup_key_fingerprint(key, fp);
+	if (have) {
+		rz_backup_key_fingerprint(key, fp);
+	}
 	if (o->passphrase_file == NULL || o->passphrase_file[0] == '\0') {
 		*line = json_pack("{s:b}", "included", 0);
+		rc = 0;
 	} else if ((rc = rz_backup_passphrase(o->passphrase_file, pass, sizeof(pass), err)) == 0) {
-		*line = seal_key(key, pass, o->name, err);
-		*included = *line != NULL;
+		*line = keyed_line(have ? key : NULL, pass, o->name, mac, err);
+		*included = *line != NULL && have;
+		*keyed = *line != NULL;
 		rc = *line == NULL ? err->code : 0;
 	}
 	sodium_memzero(pass, sizeof(pass));
@@ -415,7 +436,8 @@ static int key_line(const rz_backup_opts_t *o, json_t **line, char *fp, bool *in
 }
 
 /* Header, payload and trailer into the temporary at tmp. */
-static int write_file(const char *tmp, const char *snap, json_t *m, const json_t *kl, rz_err_t *err)
+static int write_file(const char *tmp, const char *snap, json_t *m, const json_t *kl,
+                      const unsigned char *mac, rz_err_t *err)
 {
 	struct out o = { .fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600) };
 	uint64_t raw = 0;
@@ -425,7 +447,8 @@ static int write_file(const char *tmp, const char *snap, json_t *m, const json_t
 		return rz_err_set(err, -errno, "backup: cannot create '%s': %s", tmp,
 		                  strerror(errno));
 	}
-	crypto_generichash_init(&o.hash, NULL, 0, RZ__BACKUP_HASH_BYTES);
+	crypto_generichash_init(&o.hash, mac, mac != NULL ? RZ__BACKUP_HASH_BYTES : 0,
+	                        RZ__BACKUP_HASH_BYTES);
 	/* The database's size goes into the manifest before the payload is compressed. */
 	{
 		struct stat st;
@@ -436,7 +459,8 @@ static int write_file(const char *tmp, const char *snap, json_t *m, const json_t
 	json_object_set_new(
 	    m, "database",
 	    json_pack("{s:I, s:s}", "bytes", (json_int_t)raw, "compression", "gzip"));
-	w = out_write(&o, RZ__BACKUP_MAGIC, sizeof(RZ__BACKUP_MAGIC) - 1);
+	w = mac != NULL ? out_write(&o, RZ__BACKUP_MAGIC_2, sizeof(RZ__BACKUP_MAGIC_2) - 1)
+	                : out_write(&o, RZ__BACKUP_MAGIC_1, sizeof(RZ__BACKUP_MAGIC_1) - 1);
 	w = w == 0 ? out_line(&o, m) : w;
 	w = w == 0 ? out_line(&o, kl) : w;
 	if (w < 0) {
@@ -478,7 +502,8 @@ int rz_backup_create(const rz_backup_opts_t *o, json_t **manifest, rz_err_t *err
 {
 	char snap[PATH_MAX], tmp[PATH_MAX], final[PATH_MAX], fp[FP_BYTES * 2 + 1], now[40];
 	json_t *m = NULL, *kl = NULL;
-	bool included = false;
+	unsigned char mac[RZ__BACKUP_HASH_BYTES];
+	bool included = false, keyed = false;
 	int rc;
 
 	*manifest = NULL;
@@ -504,12 +529,15 @@ int rz_backup_create(const rz_backup_opts_t *o, json_t **manifest, rz_err_t *err
 	/* The snapshot first: the backup is of the moment it was asked for, and its
 	 * manifest says when that was. Sealing the key (Argon2id) comes after. */
 	rc = snapshot(o, snap, now, err);
-	rc = rc == 0 ? key_line(o, &kl, fp, &included, err) : rc;
-	if (rc == 0 && (m = manifest_new(o, now, fp[0] ? fp : NULL, included)) == NULL) {
+	rc = rc == 0 ? key_line(o, &kl, fp, &included, mac, &keyed, err) : rc;
+	if (rc == 0 &&
+	    (m = manifest_new(o, now, fp[0] ? fp : NULL, included,
+	                      keyed ? RZ_BACKUP_FORMAT : RZ_BACKUP_UNKEYED)) == NULL) {
 		rc = rz_err_set(err, -ENOMEM, "backup: out of memory");
 	}
 	rc = rc == 0 ? count_snapshot(snap, m, err) : rc;
-	rc = rc == 0 ? write_file(tmp, snap, m, kl, err) : rc;
+	rc = rc == 0 ? write_file(tmp, snap, m, kl, keyed ? mac : NULL, err) : rc;
+	sodium_memzero(mac, sizeof(mac));
 	if (rc == 0 && rename(tmp, final) < 0) {
 		rc =
 		    rz_err_set(err, -errno, "backup: cannot rename '%s': %s", tmp, strerror(errno));

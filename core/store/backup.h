@@ -30,12 +30,17 @@
 
 #include "core/base/errors.h"
 
-#define RZ_BACKUP_FORMAT   1
+/* The newest format written and read: 2, a checksum keyed with the passphrase (written
+ * when one is configured); 1, an unkeyed checksum (written without one; still read). */
+#define RZ_BACKUP_FORMAT   2
+#define RZ_BACKUP_UNKEYED  1
 #define RZ_BACKUP_SUFFIX   ".rzbackup"
 #define RZ_BACKUP_KEY_SIZE 32 /* the state key: core/engine/tfstate.c's */
 
 /* The file's pieces, shared with core/store/restore.c. */
-#define RZ__BACKUP_MAGIC        "RZBACKUP 1\n"
+#define RZ__BACKUP_MAGIC_1      "RZBACKUP 1\n"
+#define RZ__BACKUP_MAGIC_2      "RZBACKUP 2\n"
+#define RZ__BACKUP_KEYED        "blake2b-keyed" /* the key line's "checksum", format 2 */
 #define RZ__BACKUP_MAGIC_PREFIX "RZBACKUP "
 #define RZ__BACKUP_END_PREFIX   "RZEND "
 #define RZ__BACKUP_END_LEN      92 /* "RZEND " + 20 digits + " " + 64 hex digits + "\n" */
@@ -88,5 +93,9 @@ int rz__backup_fsync_dir(const char *path, rz_err_t *err);       /* the director
 int rz__backup_write_all(int fd, const void *p, size_t n);       /* 0 or -errno */
 bool rz__backup_valid_name(const char *name);                    /* a DNS-1123 label */
 void rz__backup_key_ad(const char *name, char *ad, size_t size); /* the sealed key's AD */
+/* The checksum's key of a format 2 file: a keyed BLAKE2b of a fixed context under the key
+ * the passphrase derives (Argon2id, the key line's salt and limits), which also seals the
+ * state key. Nobody without the passphrase can write a file that passes its checksum. */
+void rz__backup_mac_key(const unsigned char kek[32], unsigned char mac[RZ__BACKUP_HASH_BYTES]);
 
 #endif /* RZ_BACKUP_H */

@@ -40,46 +40,72 @@ static bool unb64(const json_t *o, const char *member, unsigned char *out, size_
 	       len == n;
 }
 
-/* Unseal the state key from the key line with the passphrase. */
-static int unseal_key(const json_t *line, const char *pass, const char *name, unsigned char *key,
-                      rz_err_t *err)
+/* The key line's derivation parameters, checked without the passphrase: what a restore
+ * would refuse, verify refuses too (limits out of Argon2id's range could make the
+ * derivation take hours, or all memory). */
+static bool keyline_valid(const json_t *line)
 {
-	unsigned char salt[crypto_pwhash_SALTBYTES],
-	    kek[crypto_aead_xchacha20poly1305_ietf_KEYBYTES];
+	unsigned char salt[crypto_pwhash_SALTBYTES];
 	unsigned char nonce[crypto_aead_xchacha20poly1305_ietf_NPUBBYTES];
 	unsigned char sealed[RZ_BACKUP_KEY_SIZE + crypto_aead_xchacha20poly1305_ietf_ABYTES];
 	json_int_t ops = json_integer_value(json_object_get(line, "opslimit"));
 	json_int_t mem = json_integer_value(json_object_get(line, "memlimit"));
 	const char *kdf = json_string_value(json_object_get(line, "kdf"));
+	bool included = json_is_true(json_object_get(line, "included"));
+
+	if (kdf == NULL) { /* an unkeyed file without the key: nothing derives */
+		return !included;
+	}
+	return strcmp(kdf, "argon2id13") == 0 && ops >= (json_int_t)crypto_pwhash_OPSLIMIT_MIN &&
+	       ops <= (json_int_t)crypto_pwhash_OPSLIMIT_SENSITIVE &&
+	       mem >= (json_int_t)crypto_pwhash_MEMLIMIT_MIN &&
+	       mem <= (json_int_t)crypto_pwhash_MEMLIMIT_SENSITIVE &&
+	       unb64(line, "salt", salt, sizeof(salt)) &&
+	       (!included || (unb64(line, "nonce", nonce, sizeof(nonce)) &&
+	                      unb64(line, "sealed", sealed, sizeof(sealed))));
+}
+
+/* The key the passphrase derives with the key line's salt and limits (kek). */
+static int derive(const json_t *line, const char *pass, unsigned char *kek, rz_err_t *err)
+{
+	unsigned char salt[crypto_pwhash_SALTBYTES];
+	json_int_t ops = json_integer_value(json_object_get(line, "opslimit"));
+	json_int_t mem = json_integer_value(json_object_get(line, "memlimit"));
+
+	if (!keyline_valid(line) || !unb64(line, "salt", salt, sizeof(salt))) {
+		return rz_err_set(err, RZ_ECORRUPT, "the sealed state key is malformed");
+	}
+	if (crypto_pwhash(kek, crypto_aead_xchacha20poly1305_ietf_KEYBYTES, pass, strlen(pass),
+	                  salt, (unsigned long long)ops, (size_t)mem,
+	                  crypto_pwhash_ALG_ARGON2ID13) != 0) {
+		return rz_err_set(err, -ENOMEM, "deriving a key from the passphrase failed");
+	}
+	return 0;
+}
+
+/* Open the sealed state key of the key line with kek. */
+static int unseal(const json_t *line, const unsigned char *kek, const char *name,
+                  unsigned char *key, rz_err_t *err)
+{
+	unsigned char nonce[crypto_aead_xchacha20poly1305_ietf_NPUBBYTES];
+	unsigned char sealed[RZ_BACKUP_KEY_SIZE + crypto_aead_xchacha20poly1305_ietf_ABYTES];
 	unsigned long long klen = 0;
 	char ad[128];
-	int rc = 0;
 
-	if (kdf == NULL || strcmp(kdf, "argon2id13") != 0 ||
-	    ops < (json_int_t)crypto_pwhash_OPSLIMIT_MIN ||
-	    ops > (json_int_t)crypto_pwhash_OPSLIMIT_SENSITIVE ||
-	    mem < (json_int_t)crypto_pwhash_MEMLIMIT_MIN ||
-	    mem > (json_int_t)crypto_pwhash_MEMLIMIT_SENSITIVE ||
-	    !unb64(line, "salt", salt, sizeof(salt)) ||
-	    !unb64(line, "nonce", nonce, sizeof(nonce)) ||
+	if (!unb64(line, "nonce", nonce, sizeof(nonce)) ||
 	    !unb64(line, "sealed", sealed, sizeof(sealed))) {
 		return rz_err_set(err, RZ_ECORRUPT, "the sealed state key is malformed");
 	}
 	rz__backup_key_ad(name, ad, sizeof(ad));
-	if (crypto_pwhash(kek, sizeof(kek), pass, strlen(pass), salt, (unsigned long long)ops,
-	                  (size_t)mem, crypto_pwhash_ALG_ARGON2ID13) != 0) {
-		return rz_err_set(err, -ENOMEM, "deriving a key from the passphrase failed");
-	}
 	if (crypto_aead_xchacha20poly1305_ietf_decrypt(key, &klen, NULL, sealed, sizeof(sealed),
 	                                               (const unsigned char *)ad, strlen(ad), nonce,
 	                                               kek) != 0 ||
 	    klen != RZ_BACKUP_KEY_SIZE) {
 		sodium_memzero(key, RZ_BACKUP_KEY_SIZE);
-		rc = rz_err_set(err, RZ_EAUTH,
-		                "the passphrase does not unseal the state key (wrong passphrase)");
+		return rz_err_set(err, RZ_EAUTH,
+		                  "the passphrase does not unseal the state key (wrong passphrase)");
 	}
-	sodium_memzero(kek, sizeof(kek));
-	return rc;
+	return 0;
 }
 
 /* ------------------------------------------------------------------ reading */
@@ -158,7 +184,7 @@ static int head_magic(FILE *f, const char *path, crypto_generichash_state *hash,
 	size_t len = 0;
 	int r = read_line(f, buf, sizeof(buf) - 1, &len);
 
-	if (r == 0 && strcmp(buf, RZ__BACKUP_MAGIC) == 0) {
+	if (r == 0 && (strcmp(buf, RZ__BACKUP_MAGIC_1) == 0 || strcmp(buf, RZ__BACKUP_MAGIC_2) == 0)) {
 		if (hash != NULL) {
 			crypto_generichash_update(hash, (const unsigned char *)buf, len);
 		}
@@ -171,8 +197,8 @@ static int head_magic(FILE *f, const char *path, crypto_generichash_state *hash,
 		    err, RZ_EPARSE, "%s: backup format %s is newer than this rezuscloud reads (%d)",
 		    path, buf + sizeof(RZ__BACKUP_MAGIC_PREFIX) - 1, RZ_BACKUP_FORMAT);
 	}
-	if (r == 1 && len < sizeof(RZ__BACKUP_MAGIC) - 1 &&
-	    strncmp(buf, RZ__BACKUP_MAGIC, len) == 0) {
+	if (r == 1 && len < sizeof(RZ__BACKUP_MAGIC_1) - 1 &&
+	    strncmp(buf, RZ__BACKUP_MAGIC_1, len) == 0) {
 		return rz_err_set(err, RZ_ECORRUPT,
 		                  "%s: truncated: the file ends in its first line", path);
 	}
@@ -230,7 +256,7 @@ static int head_check(const char *path, const struct head *h, rz_err_t *err)
 		                  " is newer than this rezuscloud reads (%d)",
 		                  path, json_integer_value(format), RZ_BACKUP_FORMAT);
 	}
-	if (!json_is_integer(format) || json_integer_value(format) != RZ_BACKUP_FORMAT ||
+	if (!json_is_integer(format) || json_integer_value(format) < RZ_BACKUP_UNKEYED ||
 	    !rz__backup_valid_name(json_string_value(json_object_get(m, "name"))) ||
 	    !json_is_integer(json_object_get(m, "schemaVersion")) ||
 	    !json_is_integer(json_object_get(db, "bytes")) ||
@@ -238,6 +264,20 @@ static int head_check(const char *path, const struct head *h, rz_err_t *err)
 	    !json_is_boolean(json_object_get(h->keyline, "included"))) {
 		return rz_err_set(err, RZ_ECORRUPT,
 		                  "%s: damaged: the manifest lacks what it must say", path);
+	}
+	if ((json_integer_value(format) == RZ_BACKUP_FORMAT) !=
+	    (json_string_value(json_object_get(h->keyline, "checksum")) != NULL &&
+	     strcmp(json_string_value(json_object_get(h->keyline, "checksum")),
+	            RZ__BACKUP_KEYED) == 0)) {
+		return rz_err_set(err, RZ_ECORRUPT,
+		                  "%s: damaged: the format and the key line's checksum disagree",
+		                  path);
+	}
+	if (!keyline_valid(h->keyline)) {
+		return rz_err_set(err, RZ_ECORRUPT,
+		                  "%s: damaged: the state key line is malformed (its key "
+		                  "derivation's parameters are missing or out of range)",
+		                  path);
 	}
 	return 0;
 }
@@ -414,7 +454,76 @@ static int open_out(const char *db_out, rz_err_t *err)
 	return fd;
 }
 
-int rz_restore_read(const char *path, const char *db_out, const char *passphrase,
+/* The head's bytes (magic, manifest, key line) into the checksum. */
+static int hash_head(FILE *f, const char *path, const struct head *h,
+                     crypto_generichash_state *hash, rz_err_t *err)
+{
+	unsigned char buf[4096];
+	uint64_t left = h->header;
+
+	if (fseeko(f, 0, SEEK_SET) != 0) {
+		return rz_err_set(err, -EIO, "%s: cannot seek", path);
+	}
+	while (left > 0) {
+		size_t n = fread(buf, 1, left < sizeof(buf) ? (size_t)left : sizeof(buf), f);
+		if (n == 0) {
+			return rz_err_set(err, RZ_ECORRUPT, "%s: truncated while read", path);
+		}
+		crypto_generichash_update(hash, buf, n);
+		left -= n;
+	}
+	return 0;
+}
+
+/* The checksum's state for the file: keyed with the passphrase (format 2; the state key
+ * unsealed on the way, the derivation done once), or not (format 1, refused when a
+ * passphrase is given unless flags has RZ_RESTORE_UNKEYED). */
+static int checksum_start(const char *path, const struct head *h, const char *passphrase,
+                          unsigned flags, crypto_generichash_state *hash,
+                          rz_restore_contents_t *out, rz_err_t *err)
+{
+	unsigned char kek[crypto_aead_xchacha20poly1305_ietf_KEYBYTES], mac[RZ__BACKUP_HASH_BYTES];
+	bool keyed = json_integer_value(json_object_get(h->manifest, "format")) == RZ_BACKUP_FORMAT;
+	int rc;
+
+	if (!keyed) {
+		if (passphrase != NULL && !(flags & RZ_RESTORE_UNKEYED)) {
+			return rz_err_set(err, RZ_EAUTH,
+			                  "%s: its checksum is not keyed with the passphrase (format "
+			                  "1: made without one, or by an older rezuscloud), so anyone "
+			                  "could have written it; --unkeyed accepts it",
+			                  path);
+		}
+		crypto_generichash_init(hash, NULL, 0, RZ__BACKUP_HASH_BYTES);
+		return 0;
+	}
+	if (passphrase == NULL) {
+		return rz_err_set(err, RZ_EAUTH,
+		                  "%s: its checksum is keyed with the backup passphrase: give it "
+		                  "(backup.passphrase_file, or --passphrase-file) to check the file",
+		                  path);
+	}
+	rc = derive(h->keyline, passphrase, kek, err);
+	if (rc == 0) {
+		rz__backup_mac_key(kek, mac);
+		crypto_generichash_init(hash, mac, sizeof(mac), RZ__BACKUP_HASH_BYTES);
+		sodium_memzero(mac, sizeof(mac));
+	}
+	if (rc == 0 && json_is_true(json_object_get(h->keyline, "included"))) {
+		rc = unseal(h->keyline, kek, json_string_value(json_object_get(h->manifest, "name")),
+		            out->key, err);
+		out->key_unsealed = rc == 0;
+	}
+	sodium_memzero(kek, sizeof(kek));
+	if (rc == RZ_EAUTH) {
+		char msg[sizeof(err->msg)];
+		snprintf(msg, sizeof(msg), "%s", err->msg);
+		rz_err_set(err, RZ_EAUTH, "%s: %s", path, msg);
+	}
+	return rc;
+}
+
+int rz_restore_read(const char *path, const char *db_out, const char *passphrase, unsigned flags,
                     rz_restore_contents_t *out, rz_err_t *err)
 {
 	FILE *f = fopen(path, "rbe");
@@ -427,8 +536,9 @@ int rz_restore_read(const char *path, const char *db_out, const char *passphrase
 		return rz_err_set(err, errno == ENOENT ? RZ_ENOTFOUND : -errno, "%s: %s", path,
 		                  strerror(errno));
 	}
-	crypto_generichash_init(&hash, NULL, 0, RZ__BACKUP_HASH_BYTES);
-	rc = read_head(f, path, &h, &hash, err);
+	rc = read_head(f, path, &h, NULL, err);
+	rc = rc == 0 ? checksum_start(path, &h, passphrase, flags, &hash, out, err) : rc;
+	rc = rc == 0 ? hash_head(f, path, &h, &hash, err) : rc;
 	if (rc == 0 && (fd = open_out(db_out, err)) == -2) {
 		rc = err->code;
 	}
@@ -444,16 +554,24 @@ int rz_restore_read(const char *path, const char *db_out, const char *passphrase
 	if (rc == 0) {
 		out->key_included = json_is_true(json_object_get(h.keyline, "included"));
 	}
-	if (rc == 0 && out->key_included && passphrase != NULL) {
-		rc = unseal_key(h.keyline, passphrase,
-		                json_string_value(json_object_get(h.manifest, "name")), out->key,
-		                err);
+	if (rc == 0 && out->key_included && !out->key_unsealed && passphrase != NULL) {
+		unsigned char kek[crypto_aead_xchacha20poly1305_ietf_KEYBYTES];
+		rc = derive(h.keyline, passphrase, kek, err);
+		rc = rc == 0 ? unseal(h.keyline, kek,
+		                      json_string_value(json_object_get(h.manifest, "name")), out->key,
+		                      err)
+		             : rc;
+		sodium_memzero(kek, sizeof(kek));
 		out->key_unsealed = rc == 0;
 	}
 	if (rc == 0) {
 		out->manifest = json_incref(h.manifest);
-	} else if (fd >= 0) {
-		unlink(db_out); /* ours: created above */
+	} else {
+		sodium_memzero(out->key, sizeof(out->key));
+		out->key_unsealed = false;
+		if (fd >= 0) {
+			unlink(db_out); /* ours: created above */
+		}
 	}
 	head_free(&h);
 	return rc;

@@ -33,14 +33,22 @@ typedef struct rz_restore_contents {
 	unsigned char key[RZ_BACKUP_KEY_SIZE]; /* the caller wipes it (sodium_memzero) */
 } rz_restore_contents_t;
 
-/* Read every byte of the backup at path: the header, the end marker, the checksum, the
- * gzip stream to its end and the database's size, then the schema against this binary's
- * (RZ_ECORRUPT for a damaged or truncated file, RZ_ESCHEMA for a newer schema, RZ_EPARSE
- * for a file that is not a backup or of a newer format). db_out (may be NULL): the
- * database is written there (created 0600; removed again on any error). passphrase (may
- * be NULL): unseals the state key when the file holds it (RZ_EAUTH when it does not).
- * out is zeroed first; on error out->manifest is NULL. */
-int rz_restore_read(const char *path, const char *db_out, const char *passphrase,
+/* rz_restore_read's flags: accept a file whose checksum is not keyed (format 1) although
+ * a passphrase is given. */
+#define RZ_RESTORE_UNKEYED 1u
+
+/* Read every byte of the backup at path: the header, the end marker, the key line's
+ * derivation parameters, the checksum, the gzip stream to its end and the database's size,
+ * then the schema against this binary's (RZ_ECORRUPT for a damaged or truncated file,
+ * RZ_ESCHEMA for a newer schema, RZ_EPARSE for a file that is not a backup or of a newer
+ * format). The checksum of a file made with a passphrase (format 2) is keyed with it: such
+ * a file needs passphrase (RZ_EAUTH without it, or with a wrong one); with passphrase given,
+ * a file whose checksum is not keyed (format 1) is refused (RZ_EAUTH: anyone could have
+ * written it) unless flags has RZ_RESTORE_UNKEYED. db_out (may be NULL): the database is
+ * written there (created 0600; removed again on any error). passphrase (may be NULL) also
+ * unseals the state key when the file holds it. out is zeroed first; on error
+ * out->manifest is NULL. */
+int rz_restore_read(const char *path, const char *db_out, const char *passphrase, unsigned flags,
                     rz_restore_contents_t *out, rz_err_t *err);
 
 /* What restoring the database at backup_db over the one at current_db (may not exist)

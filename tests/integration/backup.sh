@@ -124,22 +124,25 @@ out=$("$REZUSCLOUD" restore "$FILE" --data-dir "$WORK/data" --passphrase-file "$
 expect_eq "restore is refused while the daemon holds the data dir" "1" "$?"
 expect_match "saying so on one line" "^rezuscloud restore: data dir '.*' is in use by another rezuscloud \\(pid $RUNNING_PID\\)" "$out"
 expect_eq "and the daemon still serves what it had" "$((CLIENTS * WRITES))" "$(names tenants/load/configpatches | wc -w | tr -d ' ')"
-check "backup verify says the backup is intact" "$REZUSCLOUD" backup verify "$FILE"
+check "backup verify says the backup is intact" "$REZUSCLOUD" backup verify "$FILE" --passphrase-file "$WORK/pass"
+out=$("$REZUSCLOUD" backup verify "$FILE" 2>&1)
+expect_match "without the passphrase it cannot check the keyed checksum, and says so" \
+	'^1 rezuscloud backup verify: .*: its checksum is keyed with the backup passphrase' "$? $out"
 cp "$FILE" "$WORK/bad.rzbackup"
 size=$(stat -c %s "$FILE")
 printf 'X' | dd of="$WORK/bad.rzbackup" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
-out=$("$REZUSCLOUD" backup verify "$WORK/bad.rzbackup" 2>&1)
+out=$("$REZUSCLOUD" backup verify "$WORK/bad.rzbackup" --passphrase-file "$WORK/pass" 2>&1)
 expect_eq "verify refuses a changed byte" "1 1" "$? $(printf '%s\n' "$out" | wc -l | tr -d ' ')"
 expect_match "naming the checksum" 'checksum mismatch: the file is damaged' "$out"
 head -c $((size - 1000)) "$FILE" >"$WORK/short.rzbackup"
-out=$("$REZUSCLOUD" backup verify "$WORK/short.rzbackup" 2>&1)
+out=$("$REZUSCLOUD" backup verify "$WORK/short.rzbackup" --passphrase-file "$WORK/pass" 2>&1)
 expect_match "verify refuses a truncated file" '^1 rezuscloud backup verify: .*: truncated' "$? $out"
 for f in bad short; do
 	out=$("$REZUSCLOUD" restore "$WORK/$f.rzbackup" --data-dir "$WORK/refused" 2>&1)
 	expect_eq "restore refuses the $f file and writes no database" "1 no" "$? $([ -e "$WORK/refused/rezus.db" ] && echo yes || echo no)"
 done
 out=$("$REZUSCLOUD" restore "$FILE" --data-dir "$WORK/refused" --passphrase-file "$WORK/wrong" 2>&1)
-expect_match "restore refuses a wrong passphrase" '^1 rezuscloud restore: the passphrase does not unseal the state key' "$? $out"
+expect_match "restore refuses a wrong passphrase" '^1 rezuscloud restore: .*: the passphrase does not unseal the state key' "$? $out"
 expect_eq "before writing anything" "no" "$([ -e "$WORK/refused/rezus.db" ] && echo yes || echo no)"
 stop
 
@@ -191,6 +194,40 @@ cp "$WORK/data/state.key" "$WORK/plain/state.key"
 up "$WORK/f.log" "$WORK/e.conf"
 expect_eq "with the key copied they do" "$MD5" "$(state_md5)"
 stop
+
+# --- crafted files: verify refuses what restore refuses -----------------------------------------
+# Each crafted by tests/integration/backup-craft.py with a checksum anyone can recompute;
+# backup verify makes every check restore makes before it would write.
+CRAFT="$top_srcdir/tests/integration/backup-craft.py"
+for mode in newer-schema zeros kdf-limits; do
+	python3 "$CRAFT" "$mode" "$WORK/data/backups/$PLAIN.rzbackup" "$WORK/$mode.rzbackup"
+	v=$("$REZUSCLOUD" backup verify "$WORK/$mode.rzbackup" 2>&1)
+	vrc=$?
+	r=$("$REZUSCLOUD" restore "$WORK/$mode.rzbackup" --dry-run --data-dir "$WORK/plain" 2>&1)
+	rrc=$?
+	expect_eq "a $mode file: verify and restore both refuse it" "1 1" "$vrc $rrc"
+	echo "# $mode: verify: $v"
+	echo "# $mode: restore: $(printf '%s' "$r" | tail -n 1)"
+done
+expect_match "the newer schema inside is named" 'newer than this rezuscloud' \
+	"$("$REZUSCLOUD" backup verify "$WORK/newer-schema.rzbackup" 2>&1)"
+expect_match "the derivation's limits are named" 'key derivation' \
+	"$("$REZUSCLOUD" backup verify "$WORK/kdf-limits.rzbackup" 2>&1)"
+# Made with a passphrase, the checksum is keyed: a changed database under a recomputed
+# checksum fails; the same file passed off as format 1 (unkeyed) is refused where the
+# passphrase is configured, unless --unkeyed says to take it.
+python3 "$CRAFT" payload "$FILE" "$WORK/forged.rzbackup"
+out=$("$REZUSCLOUD" backup verify "$WORK/forged.rzbackup" --passphrase-file "$WORK/pass" 2>&1)
+expect_match "a keyed file with a changed database and an unkeyed checksum is refused" \
+	'^1 .*checksum mismatch' "$? $out"
+python3 "$CRAFT" downgrade "$FILE" "$WORK/downgraded.rzbackup"
+out=$("$REZUSCLOUD" backup verify "$WORK/downgraded.rzbackup" --passphrase-file "$WORK/pass" 2>&1)
+expect_match "a keyed file passed off as unkeyed is refused with the passphrase" \
+	'^1 .*its checksum is not keyed with the passphrase' "$? $out"
+out=$("$REZUSCLOUD" restore "$WORK/downgraded.rzbackup" --dry-run --data-dir "$WORK/plain" --passphrase-file "$WORK/pass" 2>&1)
+expect_match "restore too" '^1 .*its checksum is not keyed with the passphrase' "$? $out"
+expect_eq "--unkeyed takes it (its database is the real one)" "0" \
+	"$("$REZUSCLOUD" backup verify "$WORK/downgraded.rzbackup" --passphrase-file "$WORK/pass" --unkeyed >/dev/null 2>&1; echo $?)"
 
 # --- the schedule keeps backup.keep --------------------------------------------------------------
 conf "$WORK/g.conf" "$WORK/data" 1h "  dir: $WORK/scheduled

@@ -159,7 +159,7 @@ START_TEST(test_round_trip)
 	    json_string_value(json_object_get(json_object_get(m, "stateKey"), "fingerprint")), fp);
 
 	ck_assert_int_gt(asprintf(&copy, "%s/restored.db", dir), 0);
-	ck_assert_msg(rz_restore_read(path, copy, "correct horse battery staple", &c, &err) == 0,
+	ck_assert_msg(rz_restore_read(path, copy, "correct horse battery staple", 0, &c, &err) == 0,
 	              "%s", err.msg);
 	ck_assert_int_eq(c.key_included, 1);
 	ck_assert_int_eq(c.key_unsealed, 1);
@@ -198,7 +198,10 @@ START_TEST(test_without_passphrase)
 
 	ck_assert_int_eq(json_is_false(json_object_get(json_object_get(m, "stateKey"), "included")),
 	                 1);
-	ck_assert_int_eq(rz_restore_read(path, NULL, "correct horse battery staple", &c, &err), 0);
+	/* made without a passphrase: its checksum is not keyed, read with one only when asked */
+	ck_assert_int_eq(rz_restore_read(path, NULL, "correct horse battery staple",
+	                                 RZ_RESTORE_UNKEYED, &c, &err),
+	                 0);
 	ck_assert_int_eq(c.key_included, 0);
 	ck_assert_int_eq(c.key_unsealed, 0);
 	/* the key is nowhere in the file */
@@ -239,7 +242,7 @@ START_TEST(test_corrupted_byte_refused)
 		fclose(out);
 		flip_byte(path, at[i]);
 		rz_err_clear(&err);
-		rc = rz_restore_read(path, copy, "correct horse battery staple", &c, &err);
+		rc = rz_restore_read(path, copy, "correct horse battery staple", 0, &c, &err);
 		ck_assert_msg(rc == RZ_ECORRUPT || rc == RZ_EPARSE, "byte %ld: %d %s", at[i], rc,
 		              err.msg);
 		ck_assert_ptr_null(c.manifest);
@@ -248,7 +251,8 @@ START_TEST(test_corrupted_byte_refused)
 	/* in the payload it is the checksum that says so */
 	flip_byte(path, size - 10);
 	flip_byte(path, size / 2);
-	ck_assert_int_eq(rz_restore_read(path, NULL, NULL, &c, &err), RZ_ECORRUPT);
+	ck_assert_int_eq(rz_restore_read(path, NULL, "correct horse battery staple", 0, &c, &err),
+	                 RZ_ECORRUPT);
 	ck_assert_ptr_nonnull(strstr(err.msg, "checksum mismatch"));
 	free(save);
 	free(copy);
@@ -268,7 +272,7 @@ START_TEST(test_truncated_refused)
 	for (size_t i = 0; i < sizeof(cut) / sizeof(cut[0]); i++) {
 		ck_assert_int_eq(truncate(path, cut[i]), 0);
 		rz_err_clear(&err);
-		ck_assert_msg(rz_restore_read(path, NULL, NULL, &c, &err) == RZ_ECORRUPT ||
+		ck_assert_msg(rz_restore_read(path, NULL, NULL, 0, &c, &err) == RZ_ECORRUPT ||
 		                  (cut[i] == 0 && err.code == RZ_EPARSE),
 		              "cut at %ld: %s", cut[i], err.msg);
 		ck_assert_int_ne(rz_restore_inspect(path, &m, NULL, &err), 0);
@@ -284,16 +288,74 @@ START_TEST(test_wrong_passphrase_refused)
 	rz_restore_contents_t c;
 	rz_err_t err = { 0 };
 
-	ck_assert_int_eq(rz_restore_read(path, NULL, "not the passphrase", &c, &err), RZ_EAUTH);
+	ck_assert_int_eq(rz_restore_read(path, NULL, "not the passphrase", 0, &c, &err), RZ_EAUTH);
 	ck_assert_ptr_nonnull(strstr(err.msg, "wrong passphrase"));
 	ck_assert_int_eq(c.key_unsealed, 0);
 	ck_assert_ptr_null(c.manifest);
-	/* without one the file still reads: the key stays sealed */
-	ck_assert_int_eq(rz_restore_read(path, NULL, NULL, &c, &err), 0);
-	ck_assert_int_eq(c.key_included, 1);
-	ck_assert_int_eq(c.key_unsealed, 0);
-	json_decref(c.manifest);
+	/* without one the keyed checksum cannot be checked: refused, saying so */
+	ck_assert_int_eq(rz_restore_read(path, NULL, NULL, 0, &c, &err), RZ_EAUTH);
+	ck_assert_ptr_nonnull(strstr(err.msg, "keyed with the backup passphrase"));
+	ck_assert_ptr_null(c.manifest);
 	free(path);
+}
+END_TEST
+
+/* What someone without the passphrase can do to a file: rewrite its end marker with the
+ * checksum of what it now holds, unkeyed. */
+static void reseal_unkeyed(const char *path)
+{
+	long size = file_size(path);
+	unsigned char *buf = malloc((size_t)size), h[32];
+	char hexsum[65];
+	FILE *f = fopen(path, "r+b");
+
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fread(buf, 1, (size_t)size, f), (size_t)size);
+	crypto_generichash(h, sizeof(h), buf, (size_t)size - 92, NULL, 0);
+	sodium_bin2hex(hexsum, sizeof(hexsum), h, sizeof(h));
+	ck_assert_int_eq(fseek(f, size - 65, SEEK_SET), 0);
+	ck_assert_int_eq(fwrite(hexsum, 1, 64, f), 64);
+	fclose(f);
+	free(buf);
+}
+
+/* A backup made with a passphrase has a checksum keyed with it (format 2): without the
+ * passphrase nobody writes one that passes, and a file whose checksum is not keyed is
+ * refused where a passphrase is given, unless asked for (RZ_RESTORE_UNKEYED). */
+START_TEST(test_keyed_checksum)
+{
+	json_t *m = NULL;
+	char *keyed = make("backup-k", true, &m), *plain = make("backup-l", false, NULL);
+	const char *pass = "correct horse battery staple";
+	rz_restore_contents_t c;
+	rz_err_t err = { 0 };
+
+	ck_assert_int_eq(jint(m, "format", NULL), RZ_BACKUP_FORMAT);
+	json_decref(m);
+	ck_assert_int_eq(rz_restore_read(keyed, NULL, pass, 0, &c, &err), 0);
+	ck_assert_int_eq(c.key_unsealed, 1);
+	ck_assert_int_eq(jint(c.manifest, "format", NULL), 2);
+	json_decref(c.manifest);
+	/* the unkeyed one: read without a passphrase; with one, only when asked for */
+	ck_assert_int_eq(rz_restore_read(plain, NULL, NULL, 0, &c, &err), 0);
+	ck_assert_int_eq(jint(c.manifest, "format", NULL), RZ_BACKUP_UNKEYED);
+	json_decref(c.manifest);
+	ck_assert_int_eq(rz_restore_read(plain, NULL, pass, 0, &c, &err), RZ_EAUTH);
+	ck_assert_ptr_nonnull(strstr(err.msg, "not keyed"));
+	ck_assert_int_eq(rz_restore_read(plain, NULL, pass, RZ_RESTORE_UNKEYED, &c, &err), 0);
+	json_decref(c.manifest);
+	/* a changed payload under a recomputed, unkeyed checksum does not pass */
+	flip_byte(keyed, file_size(keyed) / 2);
+	reseal_unkeyed(keyed);
+	rz_err_clear(&err);
+	ck_assert_int_eq(rz_restore_read(keyed, NULL, pass, 0, &c, &err), RZ_ECORRUPT);
+	ck_assert_ptr_nonnull(strstr(err.msg, "checksum mismatch"));
+	/* ... while the same forgery of an unkeyed file does: why it is refused with a passphrase */
+	ck_assert_int_eq(rz_restore_read(plain, NULL, NULL, 0, &c, &err), 0);
+	json_decref(c.manifest);
+	free(keyed);
+	free(plain);
 }
 END_TEST
 
@@ -314,7 +376,7 @@ START_TEST(test_newer_schema_refused)
 	ck_assert_int_eq(rz_db_open_with(&db, db_path, more, n + 1, -1, &err), 0);
 	rz_db_close(db);
 	path = make("backup-f", false, NULL);
-	ck_assert_int_eq(rz_restore_read(path, NULL, NULL, &c, &err), RZ_ESCHEMA);
+	ck_assert_int_eq(rz_restore_read(path, NULL, NULL, 0, &c, &err), RZ_ESCHEMA);
 	ck_assert_ptr_nonnull(strstr(err.msg, "newer than this rezuscloud supports"));
 	ck_assert_ptr_null(c.manifest);
 	free(path);
@@ -330,11 +392,11 @@ START_TEST(test_not_a_backup)
 
 	ck_assert_int_gt(asprintf(&path, "%s/x.rzbackup", dir), 0);
 	rzt_write_file(path, "hello\n");
-	ck_assert_int_eq(rz_restore_read(path, NULL, NULL, &c, &err), RZ_EPARSE);
-	rzt_write_file(path, "RZBACKUP 2\n{}\n");
-	ck_assert_int_eq(rz_restore_read(path, NULL, NULL, &c, &err), RZ_EPARSE);
+	ck_assert_int_eq(rz_restore_read(path, NULL, NULL, 0, &c, &err), RZ_EPARSE);
+	rzt_write_file(path, "RZBACKUP 3\n{}\n");
+	ck_assert_int_eq(rz_restore_read(path, NULL, NULL, 0, &c, &err), RZ_EPARSE);
 	ck_assert_ptr_nonnull(strstr(err.msg, "newer"));
-	ck_assert_int_eq(rz_restore_read("/nonexistent/x", NULL, NULL, &c, &err), RZ_ENOTFOUND);
+	ck_assert_int_eq(rz_restore_read("/nonexistent/x", NULL, NULL, 0, &c, &err), RZ_ENOTFOUND);
 	free(path);
 }
 END_TEST
@@ -383,7 +445,7 @@ START_TEST(test_diff)
 	rz_db_t *db = NULL;
 
 	ck_assert_int_gt(asprintf(&copy, "%s/restored.db", dir), 0);
-	ck_assert_int_eq(rz_restore_read(path, copy, NULL, &c, &err), 0);
+	ck_assert_int_eq(rz_restore_read(path, copy, NULL, 0, &c, &err), 0);
 	json_decref(c.manifest);
 	/* after the backup: a tenant more, a user less, a node group changed, a version more */
 	ck_assert_int_eq(rz_db_open(&db, db_path, &err), 0);
@@ -447,6 +509,7 @@ static Suite *suite(void)
 	tcase_set_timeout(t, 120);
 	tcase_add_checked_fixture(t, setup, teardown);
 	tcase_add_test(t, test_round_trip);
+	tcase_add_test(t, test_keyed_checksum);
 	tcase_add_test(t, test_without_passphrase);
 	tcase_add_test(t, test_corrupted_byte_refused);
 	tcase_add_test(t, test_truncated_refused);
