@@ -136,7 +136,7 @@ static void usage(FILE *out)
 	fprintf(
 	    out,
 	    "Usage: rezuscloud [OPTION]...\n"
-	    "       rezuscloud backup verify FILE\n"
+	    "       rezuscloud backup verify FILE [--passphrase-file F] [--unkeyed]\n"
 	    "       rezuscloud restore FILE [--dry-run] [--data-dir DIR] [--passphrase-file F]\n"
 	    "       rezuscloud runner [-c FILE] [--check-config]\n"
 	    "Run the RezusCloud tenant orchestrator: REST API, WebUI, TF state backend and\n"
@@ -907,6 +907,8 @@ static int start_http(rz_daemon_t *d, rz_err_t *err)
 		.max_body_buffer_per_address = cfg->max_body_buffer_per_address,
 		.max_unsent = cfg->max_unsent,
 		.max_unsent_per_address = cfg->max_unsent_per_address,
+		.hsts_max_age_s = cfg->hsts_max_age_ms / 1000,
+		.access_log_per_address = cfg->log_access_per_address,
 	};
 	rz_route_t routes[] = { SERVICE_ROUTE("/healthz", handle_healthz, d, healthz_doc),
 		                SERVICE_ROUTE("/readyz", handle_readyz, d, readyz_doc),
@@ -1328,6 +1330,11 @@ struct rz_db *rz_daemon_db(rz_daemon_t *d)
 struct rz_store *rz_daemon_store(rz_daemon_t *d)
 {
 	return d->store;
+}
+
+struct rz_auth *rz_daemon_auth(rz_daemon_t *d)
+{
+	return d->auth;
 }
 
 void rz_daemon_free(rz_daemon_t *d)

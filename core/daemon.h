@@ -78,6 +78,7 @@ struct event_base *rz_daemon_base(rz_daemon_t *d);
 struct rz_http *rz_daemon_http(rz_daemon_t *d);
 struct rz_db *rz_daemon_db(rz_daemon_t *d);
 struct rz_store *rz_daemon_store(rz_daemon_t *d);
+struct rz_auth *rz_daemon_auth(rz_daemon_t *d); /* for tests: a run's grant */
 
 /* Close everything and release the lock. Accepts NULL. */
 void rz_daemon_free(rz_daemon_t *d);

@@ -82,6 +82,7 @@ INTEGRATION_TESTS = \
 	tests/integration/webstatic.sh \
 	tests/integration/platforms.sh \
 	tests/integration/loginflood.sh \
+	tests/integration/attacks.sh \
 	tests/integration/layers.sh \
 	tests/integration/tplc.sh
 

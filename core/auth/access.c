@@ -143,8 +143,8 @@ static const char *method_verb(const char *method)
 {
 	static const struct {
 		const char *method, *verb;
-	} map[] = { { "POST", "create" },   { "PUT", "update" }, { "PATCH", "patch" },
-		    { "DELETE", "delete" }, { "GET", "get" },    { "HEAD", "get" },
+	} map[] = { { "POST", "create" },   { "PUT", "update" },   { "PATCH", "patch" },
+		    { "DELETE", "delete" }, { "GET", "get" },      { "HEAD", "get" },
 		    { "LOCK", "lock" },     { "UNLOCK", "unlock" } };
 
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
@@ -208,7 +208,9 @@ int rz_access_audit(rz_access_t *a, rz_req_t *req, int code, const char *user, c
 
 void rz_access_observe(rz_access_t *a, rz_req_t *req, int code)
 {
-	static const char *const mutating[] = { "POST", "PUT", "PATCH", "DELETE", "LOCK", "UNLOCK" };
+	static const char *const mutating[] = {
+		"POST", "PUT", "PATCH", "DELETE", "LOCK", "UNLOCK"
+	};
 	const rz_route_t *r = rz_req_route(req);
 	bool want = code == 401 || code == 403 || (r != NULL && r->audit);
 	rz_err_t err = { 0 };

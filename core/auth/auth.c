@@ -144,8 +144,7 @@ const char *rz_role_name(int role)
 
 /* ------------------------------------------------------------------ minting */
 
-void rz_auth_mint_check(const rz_principal_t *maker, int owner_role, json_t *spec,
-                        json_t *causes)
+void rz_auth_mint_check(const rz_principal_t *maker, int owner_role, json_t *spec, json_t *causes)
 {
 	const char *scope = json_string_value(json_object_get(spec, "scope"));
 	const char *at = json_string_value(json_object_get(spec, "expiresAt"));
@@ -158,10 +157,11 @@ void rz_auth_mint_check(const rz_principal_t *maker, int owner_role, json_t *spe
 	if (scope != NULL && strcmp(scope, "runner") == 0) {
 		/* a runner's claims hand out any tenant's state: only an admin's token may */
 		if (ceiling < RZ_ROLE_ADMIN) {
-			rz_fields_cause(causes, "spec.scope", RZ_CAUSE_FORBIDDEN,
-			                "a runner token is an admin's: its owner and the credential "
-			                "making it need the admin role (here: %s)",
-			                rz_role_name(ceiling));
+			rz_fields_cause(
+			    causes, "spec.scope", RZ_CAUSE_FORBIDDEN,
+			    "a runner token is an admin's: its owner and the credential "
+			    "making it need the admin role (here: %s)",
+			    rz_role_name(ceiling));
 		} else if (want != 0 && want != RZ_ROLE_ADMIN) {
 			rz_fields_cause(causes, "spec.role", RZ_CAUSE_FORBIDDEN,
 			                "a runner token has the admin role");

@@ -163,8 +163,7 @@ void rz_auth_stats(const rz_auth_t *a, rz_auth_stats_t *out);
  * with a token (maker->token_id set) expires no later than that one (maker->exp, when set)
  * and defaults to its expiry. Each breach is a cause in causes (FieldValueForbidden, naming
  * spec.role, spec.scope or spec.expiresAt). maker NULL: the owner's role is the ceiling. */
-void rz_auth_mint_check(const rz_principal_t *maker, int owner_role, json_t *spec,
-                        json_t *causes);
+void rz_auth_mint_check(const rz_principal_t *maker, int owner_role, json_t *spec, json_t *causes);
 
 /* ---- roles ---- */
 

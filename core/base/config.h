@@ -63,10 +63,11 @@ typedef struct rz_config {
 	uint64_t max_body_buffer_per_address;
 	uint64_t max_unsent;             /* a connection's replies not yet taken by its client */
 	uint64_t max_unsent_per_address; /* the same for one address's connections */
-	int event_window;       /* changes kept in the event log for watch resumption */
-	uint64_t event_log_max; /* bytes of event documents kept at most */
-	char **trusted_proxies; /* NULL-terminated IPs whose X-Forwarded-For is believed */
-	char *tls_cert_file;    /* "": no TLS (unless tls_self_signed) */
+	int64_t hsts_max_age_ms;         /* Strict-Transport-Security over TLS; 0 = none */
+	int event_window;                /* changes kept in the event log for watch resumption */
+	uint64_t event_log_max;          /* bytes of event documents kept at most */
+	char **trusted_proxies;          /* NULL-terminated IPs whose X-Forwarded-For is believed */
+	char *tls_cert_file;             /* "": no TLS (unless tls_self_signed) */
 	char *tls_key_file;
 	char *tls_client_ca_file;     /* "": no client certificates */
 	bool tls_self_signed;         /* make and serve a certificate in data_dir */
@@ -154,8 +155,9 @@ typedef struct rz_config {
 	char *runner_daemon_ca_file; /* "": the system's CAs */
 
 	/* log: */
-	char *log_level; /* a name rz_log_level_parse accepts */
-	char *log_file;  /* "" = stderr */
+	char *log_level;            /* a name rz_log_level_parse accepts */
+	char *log_file;             /* "" = stderr */
+	int log_access_per_address; /* request lines per address per 10 s; 0 = all */
 
 	char *plugin_dir;
 	rz_config_plugin_t *plugins; /* sorted by name */

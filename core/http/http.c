@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <malloc.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -37,6 +38,7 @@
 #define MAX_HEADERS       100   /* header fields per request: more get 431 */
 #define LINGER_MS         2000  /* reading and discarding after a closing reply, at most */
 #define RECHECK_UNSENT_MS 100   /* a connection paused for its address's unsent replies */
+#define LOG_WINDOW_MS     10000 /* the access log's sampling window per address */
 #define PEER_BUCKETS      1024  /* hash buckets of the per-address counters */
 #define REFUSE_LOG_GAP_MS 10000 /* refused connections are logged at most this often */
 #define LISTEN_BACKLOG    1024  /* connections the kernel completes before we accept them */
@@ -73,7 +75,10 @@ struct peer {
 	char addr[INET6_ADDRSTRLEN];
 	size_t conns;
 	uint64_t body;
-	uint64_t unsent; /* reply bytes its connections' clients have not taken yet */
+	uint64_t unsent;     /* reply bytes its connections' clients have not taken yet */
+	int64_t log_since;   /* the access log's window for it began (monotonic ms) */
+	unsigned log_lines;  /* request lines logged in it */
+	uint64_t log_unsaid; /* ... and not logged, to be said in one line */
 	struct peer *next;
 };
 
@@ -332,11 +337,26 @@ static struct peer *peer_get(rz_http_t *h, const char *addr)
 	return pe;
 }
 
+/* The requests of pe the access log did not show, in one line. */
+static void log_unsaid(struct peer *pe)
+{
+	char n[24];
+
+	if (pe->log_unsaid == 0) {
+		return;
+	}
+	snprintf(n, sizeof(n), "%" PRIu64, pe->log_unsaid);
+	rz_logkv(RZ_LOG_INFO, "http", "requests not logged one by one", "peer", pe->addr, "more", n,
+	         NULL);
+	pe->log_unsaid = 0;
+}
+
 static void peer_put(rz_http_t *h, struct peer *pe)
 {
 	if (pe->conns > 0 || pe->body > 0 || pe->unsent > 0) {
 		return;
 	}
+	log_unsaid(pe);
 	for (struct peer **pp = &h->peers[peer_hash(pe->addr)]; *pp != NULL; pp = &(*pp)->next) {
 		if (*pp == pe) {
 			*pp = pe->next;
@@ -940,6 +960,20 @@ static void access_log(rz_req_t *req, int code, size_t bytes)
 	if (!rz_log_enabled(RZ_LOG_INFO)) {
 		return;
 	}
+	if (req->pe != NULL && req->h != NULL && req->h->opts.access_log_per_address > 0) {
+		struct peer *pe = req->pe;
+		int64_t t = mono_ms();
+		if (t - pe->log_since >= LOG_WINDOW_MS) {
+			log_unsaid(pe);
+			pe->log_since = t;
+			pe->log_lines = 0;
+		}
+		if (pe->log_lines >= (unsigned)req->h->opts.access_log_per_address) {
+			pe->log_unsaid++;
+			return;
+		}
+		pe->log_lines++;
+	}
 	snprintf(status, sizeof(status), "%d", code);
 	snprintf(size, sizeof(size), "%zu", bytes);
 	snprintf(dur, sizeof(dur), "%.3f", ms);
@@ -1061,6 +1095,12 @@ static void write_head(struct evbuffer *out, const rz_req_t *req, int code, cons
 	add_header(out, "X-Request-ID", req->id);
 	if (ctype != NULL) {
 		add_header(out, "Content-Type", ctype);
+		add_str(out, "X-Content-Type-Options: nosniff\r\n");
+	}
+	if (req->tls && req->h->opts.hsts_max_age_s > 0) {
+		char hsts[48];
+		snprintf(hsts, sizeof(hsts), "max-age=%" PRId64, req->h->opts.hsts_max_age_s);
+		add_header(out, "Strict-Transport-Security", hsts);
 	}
 	if (len != SIZE_MAX) {
 		char *p = num + sizeof(num);
@@ -1893,8 +1933,8 @@ static void conn_parse_error(struct conn *c, enum http_errno e)
 static bool out_pause(struct conn *c)
 {
 	rz_http_t *h = c->h;
-	bool over = c->unsent > h->opts.max_unsent ||
-	            c->pe->unsent > h->opts.max_unsent_per_address;
+	bool over =
+	    c->unsent > h->opts.max_unsent || c->pe->unsent > h->opts.max_unsent_per_address;
 	struct timeval recheck = { 0, RECHECK_UNSENT_MS * 1000 };
 
 	if (over) {

@@ -116,6 +116,11 @@ typedef struct rz_http_opts {
 	                        of its requests are read until they drain; 0 = 1 MiB */
 	uint64_t max_unsent_per_address; /* the same for all of one address's connections;
 	                                    0 = 16 MiB */
+	int64_t hsts_max_age_s;          /* replies over TLS carry Strict-Transport-Security
+	                                    with it; 0 = none */
+	int access_log_per_address;      /* request lines logged per address in
+	                                    RZ_HTTP_LOG_WINDOW_MS; the rest counted into one
+	                                    line; 0 = all */
 } rz_http_opts_t;
 
 /* Create a server on base. opts may be NULL (defaults). Caller owns *out; rz_http_free(). */

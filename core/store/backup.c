@@ -228,11 +228,11 @@ static json_t *keyed_line(const unsigned char *key, const char *pass, const char
 		                                           NULL, nonce, kek);
 	}
 	sodium_memzero(kek, sizeof(kek));
-	line = json_pack("{s:b, s:s, s:s, s:I, s:I, s:o?}", "included", key != NULL, "checksum",
-	                 RZ__BACKUP_KEYED, "kdf", "argon2id13", "opslimit",
-	                 (json_int_t)crypto_pwhash_OPSLIMIT_MODERATE, "memlimit",
-	                 (json_int_t)crypto_pwhash_MEMLIMIT_MODERATE, "salt",
-	                 b64(salt, sizeof(salt)));
+	line =
+	    json_pack("{s:b, s:s, s:s, s:I, s:I, s:o?}", "included", key != NULL, "checksum",
+	              RZ__BACKUP_KEYED, "kdf", "argon2id13", "opslimit",
+	              (json_int_t)crypto_pwhash_OPSLIMIT_MODERATE, "memlimit",
+	              (json_int_t)crypto_pwhash_MEMLIMIT_MODERATE, "salt", b64(salt, sizeof(salt)));
 	if (line != NULL && key != NULL) {
 		json_object_set_new(line, "nonce", b64(nonce, sizeof(nonce)));
 		json_object_set_new(line, "sealed", b64(sealed, (size_t)slen));
@@ -396,10 +396,10 @@ static int out_trailer(struct out *o)
 static json_t *manifest_new(const rz_backup_opts_t *o, const char *now, const char *fingerprint,
                             bool included, int format)
 {
-	return json_pack("{s:i, s:s, s:s, s:s, s:s, s:{s:b, s:s?}}", "format", format,
-	                 "name", o->name, "createdAt", now, "trigger",
-	                 o->trigger ? o->trigger : "manual", "rezuscloudVersion", rz_version(),
-	                 "stateKey", "included", included, "fingerprint", fingerprint);
+	return json_pack("{s:i, s:s, s:s, s:s, s:s, s:{s:b, s:s?}}", "format", format, "name",
+	                 o->name, "createdAt", now, "trigger", o->trigger ? o->trigger : "manual",
+	                 "rezuscloudVersion", rz_version(), "stateKey", "included", included,
+	                 "fingerprint", fingerprint);
 }
 
 /* The state key line and the manifest's stateKey, as the options ask; with a passphrase,
@@ -530,9 +530,8 @@ int rz_backup_create(const rz_backup_opts_t *o, json_t **manifest, rz_err_t *err
 	 * manifest says when that was. Sealing the key (Argon2id) comes after. */
 	rc = snapshot(o, snap, now, err);
 	rc = rc == 0 ? key_line(o, &kl, fp, &included, mac, &keyed, err) : rc;
-	if (rc == 0 &&
-	    (m = manifest_new(o, now, fp[0] ? fp : NULL, included,
-	                      keyed ? RZ_BACKUP_FORMAT : RZ_BACKUP_UNKEYED)) == NULL) {
+	if (rc == 0 && (m = manifest_new(o, now, fp[0] ? fp : NULL, included,
+	                                 keyed ? RZ_BACKUP_FORMAT : RZ_BACKUP_UNKEYED)) == NULL) {
 		rc = rz_err_set(err, -ENOMEM, "backup: out of memory");
 	}
 	rc = rc == 0 ? count_snapshot(snap, m, err) : rc;

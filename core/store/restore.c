@@ -102,8 +102,9 @@ static int unseal(const json_t *line, const unsigned char *kek, const char *name
 	                                               kek) != 0 ||
 	    klen != RZ_BACKUP_KEY_SIZE) {
 		sodium_memzero(key, RZ_BACKUP_KEY_SIZE);
-		return rz_err_set(err, RZ_EAUTH,
-		                  "the passphrase does not unseal the state key (wrong passphrase)");
+		return rz_err_set(
+		    err, RZ_EAUTH,
+		    "the passphrase does not unseal the state key (wrong passphrase)");
 	}
 	return 0;
 }
@@ -184,7 +185,8 @@ static int head_magic(FILE *f, const char *path, crypto_generichash_state *hash,
 	size_t len = 0;
 	int r = read_line(f, buf, sizeof(buf) - 1, &len);
 
-	if (r == 0 && (strcmp(buf, RZ__BACKUP_MAGIC_1) == 0 || strcmp(buf, RZ__BACKUP_MAGIC_2) == 0)) {
+	if (r == 0 &&
+	    (strcmp(buf, RZ__BACKUP_MAGIC_1) == 0 || strcmp(buf, RZ__BACKUP_MAGIC_2) == 0)) {
 		if (hash != NULL) {
 			crypto_generichash_update(hash, (const unsigned char *)buf, len);
 		}
@@ -267,8 +269,8 @@ static int head_check(const char *path, const struct head *h, rz_err_t *err)
 	}
 	if ((json_integer_value(format) == RZ_BACKUP_FORMAT) !=
 	    (json_string_value(json_object_get(h->keyline, "checksum")) != NULL &&
-	     strcmp(json_string_value(json_object_get(h->keyline, "checksum")),
-	            RZ__BACKUP_KEYED) == 0)) {
+	     strcmp(json_string_value(json_object_get(h->keyline, "checksum")), RZ__BACKUP_KEYED) ==
+	         0)) {
 		return rz_err_set(err, RZ_ECORRUPT,
 		                  "%s: damaged: the format and the key line's checksum disagree",
 		                  path);
@@ -488,20 +490,22 @@ static int checksum_start(const char *path, const struct head *h, const char *pa
 
 	if (!keyed) {
 		if (passphrase != NULL && !(flags & RZ_RESTORE_UNKEYED)) {
-			return rz_err_set(err, RZ_EAUTH,
-			                  "%s: its checksum is not keyed with the passphrase (format "
-			                  "1: made without one, or by an older rezuscloud), so anyone "
-			                  "could have written it; --unkeyed accepts it",
-			                  path);
+			return rz_err_set(
+			    err, RZ_EAUTH,
+			    "%s: its checksum is not keyed with the passphrase (format "
+			    "1: made without one, or by an older rezuscloud), so anyone "
+			    "could have written it; --unkeyed accepts it",
+			    path);
 		}
 		crypto_generichash_init(hash, NULL, 0, RZ__BACKUP_HASH_BYTES);
 		return 0;
 	}
 	if (passphrase == NULL) {
-		return rz_err_set(err, RZ_EAUTH,
-		                  "%s: its checksum is keyed with the backup passphrase: give it "
-		                  "(backup.passphrase_file, or --passphrase-file) to check the file",
-		                  path);
+		return rz_err_set(
+		    err, RZ_EAUTH,
+		    "%s: its checksum is keyed with the backup passphrase: give it "
+		    "(backup.passphrase_file, or --passphrase-file) to check the file",
+		    path);
 	}
 	rc = derive(h->keyline, passphrase, kek, err);
 	if (rc == 0) {
@@ -510,8 +514,8 @@ static int checksum_start(const char *path, const struct head *h, const char *pa
 		sodium_memzero(mac, sizeof(mac));
 	}
 	if (rc == 0 && json_is_true(json_object_get(h->keyline, "included"))) {
-		rc = unseal(h->keyline, kek, json_string_value(json_object_get(h->manifest, "name")),
-		            out->key, err);
+		rc = unseal(h->keyline, kek,
+		            json_string_value(json_object_get(h->manifest, "name")), out->key, err);
 		out->key_unsealed = rc == 0;
 	}
 	sodium_memzero(kek, sizeof(kek));
@@ -558,8 +562,8 @@ int rz_restore_read(const char *path, const char *db_out, const char *passphrase
 		unsigned char kek[crypto_aead_xchacha20poly1305_ietf_KEYBYTES];
 		rc = derive(h.keyline, passphrase, kek, err);
 		rc = rc == 0 ? unseal(h.keyline, kek,
-		                      json_string_value(json_object_get(h.manifest, "name")), out->key,
-		                      err)
+		                      json_string_value(json_object_get(h.manifest, "name")),
+		                      out->key, err)
 		             : rc;
 		sodium_memzero(kek, sizeof(kek));
 		out->key_unsealed = rc == 0;

@@ -959,7 +959,6 @@ static void manifest_ready(rz__page_t *pg)
 	snprintf(disp, sizeof(disp), "attachment; filename=\"%s.manifest.json\"",
 	         rz_req_param(pg->req, "name"));
 	rz_req_add_header(pg->req, "Content-Disposition", disp);
-	rz_req_add_header(pg->req, "X-Content-Type-Options", "nosniff");
 	rz_req_add_header(pg->req, "Cache-Control", "no-store");
 	rz_req_add_header(pg->req, "Content-Security-Policy", "default-src 'none'");
 	rz_reply(pg->req, 200, "application/json", text, strlen(text));

@@ -383,7 +383,6 @@ static void live_start(rz__page_t *pg, struct rz__live *l, const char *target, c
 		l->next->prev = l;
 	}
 	pg->ui->lives = l;
-	rz_req_add_header(pg->req, "X-Content-Type-Options", "nosniff");
 	if (rz_reply_start(pg->req, 200, "text/event-stream") != 0) {
 		live_end(l);
 		pg->req = NULL;

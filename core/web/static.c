@@ -166,7 +166,6 @@ static void handle_static(rz_req_t *req, void *ctx)
 	rc |= rz_req_add_header(req, "Cache-Control", "public, max-age=31536000, immutable");
 	rc |= rz_req_add_header(req, "ETag", tag);
 	rc |= rz_req_add_header(req, "Vary", "Accept-Encoding");
-	rc |= rz_req_add_header(req, "X-Content-Type-Options", "nosniff");
 	if (gz) {
 		rc |= rz_req_add_header(req, "Content-Encoding", "gzip");
 	}

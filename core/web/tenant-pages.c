@@ -790,7 +790,6 @@ static void credential_got(rz__page_t *pg, int code, json_t *body, const rz_inje
 	snprintf(disp, sizeof(disp), "attachment; filename=\"%s-%s.yaml\"", tenant_of(pg), which);
 	rz_req_add_header(pg->req, "Content-Disposition", disp);
 	rz_req_add_header(pg->req, "Cache-Control", "no-store");
-	rz_req_add_header(pg->req, "X-Content-Type-Options", "nosniff");
 	rz_req_add_header(pg->req, "Content-Security-Policy", "default-src 'none'; sandbox");
 	rz_reply(pg->req, 200, "application/yaml", r->body, r->len);
 	rz__page_free(pg);

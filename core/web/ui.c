@@ -434,7 +434,6 @@ static void common(rz__page_t *pg)
 static void security_headers(rz__page_t *pg)
 {
 	rz_req_add_header(pg->req, "Content-Security-Policy", rz_web_csp(pg->ingress));
-	rz_req_add_header(pg->req, "X-Content-Type-Options", "nosniff");
 	rz_req_add_header(pg->req, "Referrer-Policy", "same-origin");
 	rz_req_add_header(pg->req, "Cache-Control", "no-store");
 	if (!pg->ingress) {
@@ -578,7 +577,42 @@ static const char *given_csrf(rz__page_t *pg)
 	return h != NULL ? h : json_string_value(json_object_get(pg->form, "csrf"));
 }
 
-/* The page of a posted form, after its CSRF check: NULL when refused (403) or answered. */
+static bool secure_cookie(const rz__page_t *pg);
+
+/* A form posted from another site is refused whatever token it carries: the browser's
+ * Sec-Fetch-Site when it sends one (same-origin, or none: typed by the user), else its
+ * Origin against this server's own (the Host, or a trusted proxy's X-Forwarded-Host, with
+ * the scheme the request came in by). A client that sends neither is not a browser
+ * posting for another site: its CSRF token decides. */
+static bool same_origin(const rz__page_t *pg)
+{
+	const char *site = rz_req_header(pg->req, "Sec-Fetch-Site");
+	const char *origin = rz_req_header(pg->req, "Origin");
+	const char *host = NULL;
+	char own[320];
+
+	if (site != NULL) {
+		return strcmp(site, "same-origin") == 0 || strcmp(site, "none") == 0;
+	}
+	if (origin == NULL) {
+		return true;
+	}
+	if (rz_access_trusted_peer(pg->ui->access, pg->req)) {
+		host = rz_req_header(pg->req, "X-Forwarded-Host");
+	}
+	if (host == NULL) {
+		host = rz_req_header(pg->req, "Host");
+	}
+	if (host == NULL ||
+	    snprintf(own, sizeof(own), "%s://%s", secure_cookie(pg) ? "https" : "http", host) >=
+	        (int)sizeof(own)) {
+		return false;
+	}
+	return strcasecmp(origin, own) == 0;
+}
+
+/* The page of a posted form, after its origin and CSRF checks: NULL when refused (403) or
+ * answered. */
 static rz__page_t *post_page(rz_ui_t *ui, rz_req_t *req, bool need_session)
 {
 	rz__page_t *pg = rz__page_new(ui, req);
@@ -592,6 +626,12 @@ static rz__page_t *post_page(rz_ui_t *ui, rz_req_t *req, bool need_session)
 	if (ctype == NULL || strncasecmp(ctype, "application/x-www-form-urlencoded", 33) != 0 ||
 	    (pg->form = rz_ui_form(body, len)) == NULL) {
 		rz__page_error(pg, 400, "a form post must be application/x-www-form-urlencoded");
+		return NULL;
+	}
+	if (!same_origin(pg)) {
+		rz__page_error(pg, 403,
+		               "a form posted from another site (Origin or Sec-Fetch-Site) is "
+		               "refused: post it from this server's own pages");
 		return NULL;
 	}
 	if (need_session && pg->p == NULL) {

@@ -58,8 +58,9 @@ static int call_h(const char *method, const char *path, const char *token, const
 	rzt_response_t r;
 	int code;
 
-	if (token != NULL) {
-		snprintf(auth, sizeof(auth), "Authorization: Bearer %s\r\n", token);
+	if (token != NULL) { /* a bearer token, or "Basic ..." as it is */
+		snprintf(auth, sizeof(auth), "Authorization: %s%s\r\n",
+		         strncmp(token, "Basic ", 6) == 0 ? "" : "Bearer ", token);
 	}
 	snprintf(raw, sizeof(raw), "%s %s HTTP/1.1\r\n%s%s%s%sContent-Length: %zu\r\n\r\n%s",
 	         method, path, auth, ctype ? "Content-Type: " : "", ctype ? ctype : "",
@@ -194,6 +195,16 @@ static void teardown(void)
 }
 
 /* ------------------------------------------------------------------ sessions */
+
+/* Standard base64, as HTTP basic credentials are written. */
+static char *b64std(const char *s)
+{
+	static char out[512];
+
+	sodium_bin2base64(out, sizeof(out), (const unsigned char *)s, strlen(s),
+	                  sodium_base64_VARIANT_ORIGINAL);
+	return out;
+}
 
 static char *b64(const char *s)
 {
@@ -385,11 +396,58 @@ static const char *method_name(unsigned m)
 	return "GET";
 }
 
+/* Who asks, for the privilege table (docs/security.md, "Privileges"). */
+enum who_kind { W_ANON, W_USER, W_RUNNER, W_RUN };
+struct who {
+	const char *name;
+	enum who_kind kind;
+	int role; /* W_USER: the role it acts with (a session's, or a token's cap) */
+	char cred[1100];
+};
+
+/* What the table says who gets on route r (concrete path's tenant "acme", names "nope"):
+ * 0 (reached: the handler answers), 401 or 403. */
+static int privilege(const rz_route_t *r, const struct who *w)
+{
+	bool claim = r->kind != NULL && strcmp(r->kind, "RunnerClaim") == 0;
+	bool state = r->kind != NULL && strcmp(r->kind, "TFState") == 0;
+
+	if (r->role == RZ_ROLE_PUBLIC) {
+		return 0;
+	}
+	switch (w->kind) {
+	case W_ANON:
+		return 401;
+	case W_RUNNER: /* its own runner's claim routes, nothing else */
+		return claim ? 0 : 403;
+	case W_RUN: /* its tenant's state, as edit */
+		return state && RZ_ROLE_EDIT >= r->role ? 0 : 403;
+	case W_USER:
+		return !claim && w->role >= r->role ? 0 : 403;
+	}
+	return 403;
+}
+
+/* Every route × every kind of principal against the privilege table: anonymous; view, edit
+ * and admin sessions; an admin's tokens capped at view, edit and admin; a runner token; a
+ * run's secret. */
 START_TEST(test_role_matrix_from_route_table)
 {
 	rz_http_t *h = rz_daemon_http(d);
-	const char *tokens[] = { NULL, view_tok, edit_tok, admin_tok };
-	const int roles[] = { RZ_ROLE_PUBLIC, RZ_ROLE_VIEW, RZ_ROLE_EDIT, RZ_ROLE_ADMIN };
+	struct who who[] = {
+		{ "anonymous", W_ANON, 0, "" },
+		{ "view session", W_USER, RZ_ROLE_VIEW, "" },
+		{ "edit session", W_USER, RZ_ROLE_EDIT, "" },
+		{ "admin session", W_USER, RZ_ROLE_ADMIN, "" },
+		{ "view-capped token", W_USER, RZ_ROLE_VIEW, "" },
+		{ "edit-capped token", W_USER, RZ_ROLE_EDIT, "" },
+		{ "admin token", W_USER, RZ_ROLE_ADMIN, "" },
+		{ "runner token", W_RUNNER, 0, "" },
+		{ "run secret", W_RUN, 0, "" },
+	};
+	const size_t nwho = sizeof(who) / sizeof(who[0]);
+	const char *caps[] = { "view", "edit", "admin" };
+	char secret[64], basic[128];
 	json_t *j;
 	int checked = 0;
 
@@ -398,6 +456,29 @@ START_TEST(test_role_matrix_from_route_table)
 	         "{\"metadata\":{\"name\":\"acme\"},\"spec\":{\"clusterProvider\":\"sim\"}}", &j),
 	    201);
 	json_decref(j);
+	snprintf(who[1].cred, sizeof(who[1].cred), "%s", view_tok);
+	snprintf(who[2].cred, sizeof(who[2].cred), "%s", edit_tok);
+	snprintf(who[3].cred, sizeof(who[3].cred), "%s", admin_tok);
+	for (int i = 0; i < 3; i++) {
+		char body[64];
+		snprintf(body, sizeof(body), "{\"spec\":{\"role\":\"%s\"}}", caps[i]);
+		ck_assert_int_eq(call("POST", "/api/v1/users/admin/tokens", admin_tok, body, &j),
+		                 201);
+		snprintf(who[4 + i].cred, sizeof(who[4 + i].cred), "%s", str(j, "secret"));
+		json_decref(j);
+	}
+	ck_assert_int_eq(call("POST", "/api/v1/users/admin/tokens", admin_tok,
+	                      "{\"spec\":{\"scope\":\"runner\",\"runner\":\"nope\"}}", &j),
+	                 201);
+	snprintf(who[7].cred, sizeof(who[7].cred), "%s", str(j, "secret"));
+	json_decref(j);
+	rz_auth_token_secret(secret);
+	ck_assert_int_eq(rz_auth_grant(rz_daemon_auth(d), "acme", "run-matrix", secret), 0);
+	snprintf(basic, sizeof(basic), "x:%s", secret);
+	snprintf(who[8].cred, sizeof(who[8].cred), "Basic %s", b64std(basic));
+	for (size_t w = 0; w < nwho; w++) {
+		remember(who[w].cred);
+	}
 	for (size_t i = 0; i < rz_http_route_count(h); i++) {
 		const rz_route_t *r = rz_http_route_at(h, i);
 		char path[256];
@@ -407,34 +488,29 @@ START_TEST(test_role_matrix_from_route_table)
 			if ((r->methods & bit) == 0 || strcmp(path, "/api/v1/auth/logout") == 0) {
 				continue;
 			}
-			for (int who = 0; who < 4; who++) {
+			for (size_t w = 0; w < nwho; w++) {
 				/* lock calls carry lock info: an empty UNLOCK is a
 				 * force-unlock, which needs admin whatever the route says */
 				const char *body =
 				    bit & (RZ_M_LOCK | RZ_M_UNLOCK) ? "{\"ID\":\"matrix\"}"
 				    : bit & (RZ_M_POST | RZ_M_PUT | RZ_M_PATCH) ? "{}"
 				                                                : NULL;
-				int code = call(m, path, tokens[who], body, NULL);
-				int want = r->role;
-				if (r->kind != NULL && strcmp(r->kind, "RunnerClaim") == 0) {
-					/* a runner token's routes: no user's role reaches them */
-					ck_assert_msg(code == (who == 0 ? 401 : 403),
-					              "%s %s as role %d: %d, want %d", m, path,
-					              roles[who], code, who == 0 ? 401 : 403);
-				} else if (want == RZ_ROLE_PUBLIC || roles[who] >= want) {
+				int code = call(m, path, who[w].kind == W_ANON ? NULL : who[w].cred,
+				                body, NULL);
+				int want = privilege(r, &who[w]);
+				if (want == 0) {
 					ck_assert_msg(code != 401 && code != 403,
-					              "%s %s as role %d: %d, want access", m, path,
-					              roles[who], code);
+					              "%s %s as %s: %d, want access", m, path,
+					              who[w].name, code);
 				} else {
-					ck_assert_msg(code == (who == 0 ? 401 : 403),
-					              "%s %s as role %d: %d, want %d", m, path,
-					              roles[who], code, who == 0 ? 401 : 403);
+					ck_assert_msg(code == want, "%s %s as %s: %d, want %d", m,
+					              path, who[w].name, code, want);
 				}
 				checked++;
 			}
 		}
 	}
-	ck_assert_int_gt(checked, 200);
+	ck_assert_int_gt(checked, 1000);
 	/* the logout route last, so the sessions above stay valid */
 	ck_assert_int_eq(call("POST", "/api/v1/auth/logout", NULL, NULL, NULL), 401);
 	ck_assert_int_eq(call("POST", "/api/v1/auth/logout", view_tok, NULL, NULL), 200);
@@ -578,12 +654,14 @@ START_TEST(test_mint_rules)
 		int64_t maker_exp; /* seconds; 0: none */
 		int owner;
 		const char *spec;
-		const char *fault;  /* the field of the one cause, or NULL */
-		const char *role;   /* spec.role after the check, when no fault */
+		const char *fault;   /* the field of the one cause, or NULL */
+		const char *role;    /* spec.role after the check, when no fault */
 		const char *expires; /* spec.expiresAt after the check, or NULL (absent) */
 	} cases[] = {
-		{ "defaults to the owner's role", 0, false, 0, RZ_ROLE_EDIT, "{}", NULL, "edit", NULL },
-		{ "above the owner", 0, false, 0, RZ_ROLE_EDIT, "{\"role\":\"admin\"}", "spec.role", NULL, NULL },
+		{ "defaults to the owner's role", 0, false, 0, RZ_ROLE_EDIT, "{}", NULL, "edit",
+		  NULL },
+		{ "above the owner", 0, false, 0, RZ_ROLE_EDIT, "{\"role\":\"admin\"}", "spec.role",
+		  NULL, NULL },
 		{ "a view session's own token", RZ_ROLE_VIEW, false, 0, RZ_ROLE_VIEW, "{}", NULL,
 		  "view", NULL },
 		{ "a view-capped token of an admin, uncapped request", RZ_ROLE_VIEW, true, 0,
@@ -592,16 +670,19 @@ START_TEST(test_mint_rules)
 		  "{\"role\":\"admin\"}", "spec.role", NULL, NULL },
 		{ "an edit-capped token asking for edit", RZ_ROLE_EDIT, true, 0, RZ_ROLE_ADMIN,
 		  "{\"role\":\"edit\"}", NULL, "edit", NULL },
-		{ "an admin for an edit user", RZ_ROLE_ADMIN, false, 0, RZ_ROLE_EDIT, "{}", NULL, "edit",
-		  NULL },
+		{ "an admin for an edit user", RZ_ROLE_ADMIN, false, 0, RZ_ROLE_EDIT, "{}", NULL,
+		  "edit", NULL },
 		{ "a runner token from a view session", RZ_ROLE_VIEW, false, 0, RZ_ROLE_VIEW,
 		  "{\"scope\":\"runner\",\"runner\":\"a\"}", "spec.scope", NULL, NULL },
 		{ "a runner token from an edit-capped token of an admin", RZ_ROLE_EDIT, true, 0,
-		  RZ_ROLE_ADMIN, "{\"scope\":\"runner\",\"runner\":\"a\"}", "spec.scope", NULL, NULL },
-		{ "a runner token for an edit user, by an admin", RZ_ROLE_ADMIN, false, 0, RZ_ROLE_EDIT,
-		  "{\"scope\":\"runner\",\"runner\":\"a\"}", "spec.scope", NULL, NULL },
+		  RZ_ROLE_ADMIN, "{\"scope\":\"runner\",\"runner\":\"a\"}", "spec.scope", NULL,
+		  NULL },
+		{ "a runner token for an edit user, by an admin", RZ_ROLE_ADMIN, false, 0,
+		  RZ_ROLE_EDIT, "{\"scope\":\"runner\",\"runner\":\"a\"}", "spec.scope", NULL,
+		  NULL },
 		{ "a runner token below admin", RZ_ROLE_ADMIN, false, 0, RZ_ROLE_ADMIN,
-		  "{\"scope\":\"runner\",\"runner\":\"a\",\"role\":\"view\"}", "spec.role", NULL, NULL },
+		  "{\"scope\":\"runner\",\"runner\":\"a\",\"role\":\"view\"}", "spec.role", NULL,
+		  NULL },
 		{ "a runner token by an admin", RZ_ROLE_ADMIN, false, 0, RZ_ROLE_ADMIN,
 		  "{\"scope\":\"runner\",\"runner\":\"a\"}", NULL, "admin", NULL },
 		{ "a token made with an expiring token expires with it", RZ_ROLE_ADMIN, true,
@@ -609,7 +690,8 @@ START_TEST(test_mint_rules)
 		{ "no later than it", RZ_ROLE_ADMIN, true, 4102444800, RZ_ROLE_ADMIN,
 		  "{\"expiresAt\":\"2100-01-01T00:00:01Z\"}", "spec.expiresAt", NULL, NULL },
 		{ "earlier is fine", RZ_ROLE_ADMIN, true, 4102444800, RZ_ROLE_ADMIN,
-		  "{\"expiresAt\":\"2099-01-01T00:00:00Z\"}", NULL, "admin", "2099-01-01T00:00:00Z" },
+		  "{\"expiresAt\":\"2099-01-01T00:00:00Z\"}", NULL, "admin",
+		  "2099-01-01T00:00:00Z" },
 		{ "a session's expiry does not bound its tokens", RZ_ROLE_ADMIN, false, 4102444800,
 		  RZ_ROLE_ADMIN, "{}", NULL, "admin", NULL },
 	};
@@ -623,21 +705,24 @@ START_TEST(test_mint_rules)
 		if (cases[i].maker_token) {
 			snprintf(maker.token_id, sizeof(maker.token_id), "tok-1");
 		}
-		rz_auth_mint_check(cases[i].maker_role ? &maker : NULL, cases[i].owner, spec, causes);
+		rz_auth_mint_check(cases[i].maker_role ? &maker : NULL, cases[i].owner, spec,
+		                   causes);
 		if (cases[i].fault != NULL) {
 			ck_assert_msg(json_array_size(causes) == 1, "%s: %zu causes", cases[i].why,
 			              json_array_size(causes));
-			ck_assert_msg(strcmp(str(json_array_get(causes, 0), "field"), cases[i].fault) == 0,
-			              "%s: cause at %s", cases[i].why,
-			              str(json_array_get(causes, 0), "field"));
+			ck_assert_msg(
+			    strcmp(str(json_array_get(causes, 0), "field"), cases[i].fault) == 0,
+			    "%s: cause at %s", cases[i].why,
+			    str(json_array_get(causes, 0), "field"));
 		} else {
 			const char *at = str(spec, "expiresAt");
-			ck_assert_msg(json_array_size(causes) == 0, "%s: refused (%s)", cases[i].why,
-			              str(json_array_get(causes, 0), "message"));
+			ck_assert_msg(json_array_size(causes) == 0, "%s: refused (%s)",
+			              cases[i].why, str(json_array_get(causes, 0), "message"));
 			ck_assert_msg(strcmp(str(spec, "role"), cases[i].role) == 0, "%s: role %s",
 			              cases[i].why, str(spec, "role"));
-			ck_assert_msg(cases[i].expires == NULL ? at == NULL
-			                                       : at != NULL && strcmp(at, cases[i].expires) == 0,
+			ck_assert_msg(cases[i].expires == NULL
+			                  ? at == NULL
+			                  : at != NULL && strcmp(at, cases[i].expires) == 0,
 			              "%s: expiresAt %s", cases[i].why, at ? at : "(none)");
 		}
 		json_decref(causes);
@@ -709,9 +794,9 @@ START_TEST(test_no_token_climbs)
 	ck_assert_int_eq(call("POST", "/api/v1/runners/a/claims", ops,
 	                      "{\"run\":\"run-00000000\",\"step\":\"init\"}", NULL),
 	                 409);
-	ck_assert_int_eq(call("PATCH", "/api/v1/users/ops", admin_tok,
-	                      "{\"spec\":{\"role\":\"view\"}}", NULL),
-	                 200);
+	ck_assert_int_eq(
+	    call("PATCH", "/api/v1/users/ops", admin_tok, "{\"spec\":{\"role\":\"view\"}}", NULL),
+	    200);
 	ck_assert_int_eq(call("POST", "/api/v1/runners/a/claims", ops,
 	                      "{\"run\":\"run-00000000\",\"step\":\"init\"}", NULL),
 	                 401);

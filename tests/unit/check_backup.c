@@ -351,7 +351,8 @@ START_TEST(test_keyed_checksum)
 	rz_err_clear(&err);
 	ck_assert_int_eq(rz_restore_read(keyed, NULL, pass, 0, &c, &err), RZ_ECORRUPT);
 	ck_assert_ptr_nonnull(strstr(err.msg, "checksum mismatch"));
-	/* ... while the same forgery of an unkeyed file does: why it is refused with a passphrase */
+	/* ... while the same forgery of an unkeyed file does: why it is refused with a passphrase
+	 */
 	ck_assert_int_eq(rz_restore_read(plain, NULL, NULL, 0, &c, &err), 0);
 	json_decref(c.manifest);
 	free(keyed);
