@@ -110,7 +110,8 @@ EXTRA_DIST += $(INTEGRATION_TESTS) tests/web/lib.mjs tests/web/webui.mjs tests/w
 	tests/plugins tests/stand-ins/talosctl tests/stand-ins/kubectl
 LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
 # PACKAGING_TEST=no (make check PACKAGING_TEST=no) leaves the slow packaging test out:
-# tools/test-all builds and checks the packages once, in the -Werror build's suite.
+# distcheck in tools/test-all runs the unit tests alone; the packages are built once, in the
+# sanitizer build's suite.
 # NODE_TREE is where tools/install-deps put the npm tools the browser, OpenAPI and asset
 # tests use (the source tree's build/node; distcheck's copy of the tree has none, so
 # tools/test-all names the original one).
