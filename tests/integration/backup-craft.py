@@ -7,7 +7,7 @@ core/store/backup.h) and writes OUT, changed by MODE, with the end marker's chec
 recomputed as anyone can: BLAKE2b-256, unkeyed.
   newer-schema  the database inside gets a schema_migrations row newer than any known,
                 the manifest's schemaVersion left as it was
-  zeros         the payload is 64 MiB of zeros, the manifest's size set to match
+  zeros         the payload is 16 MiB of zeros, the manifest's size set to match
   kdf-limits    the key line says the state key is sealed, with Argon2id limits far out of
                 range (2^40 passes, 2^50 bytes)
   payload       a byte of the database changed (a keyed file stays keyed: its checksum no
@@ -43,7 +43,7 @@ if mode == "newer-schema":
         c.close()
         db = open(path, "rb").read()
 elif mode == "zeros":
-    db = bytes(64 << 20)
+    db = bytes(16 << 20)
 elif mode == "kdf-limits":
     keyline = {"included": True, "kdf": "argon2id13", "opslimit": 1 << 40,
                "memlimit": 1 << 50, "salt": "AAAAAAAAAAAAAAAAAAAAAA==",

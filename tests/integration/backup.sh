@@ -85,16 +85,18 @@ up "$WORK/b.log" "$WORK/b.conf"
 api -X POST "$API/tenants" -d '{"metadata":{"name":"load"},"spec":{"clusterProvider":"sim"}}' >/dev/null
 mkdir "$WORK/acks"
 WRITERS=""
+# Each client one curl, its writes one after another on one connection (30 a second, so
+# that they last about two seconds and the backup falls among them), each answer kept in
+# acks/c<client>-<write> (a process per write cost more CPU than the daemon's work).
 for i in $(seq 1 $CLIENTS); do
-	(
-		for j in $(seq 1 $WRITES); do
-			out=$(curl -s -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
-				-X POST "$API/tenants/load/configpatches" \
-				-d "{\"metadata\":{\"name\":\"c$i-$j\"},\"spec\":{\"patch\":\"a: $j\"}}")
-			rv=$(printf '%s' "$out" | sed -n 's/.*"resourceVersion":"\([0-9]*\)".*/\1/p')
-			[ -n "$rv" ] && echo "c$i-$j $rv"
-		done >"$WORK/acks/$i"
-	) &
+	for j in $(seq 1 $WRITES); do
+		[ "$j" -gt 1 ] && echo next
+		printf 'url = "%s"\nheader = "Authorization: Bearer %s"\nheader = "Content-Type: application/json"\n' \
+			"$API/tenants/load/configpatches" "$TOKEN"
+		printf 'data = "{\\"metadata\\":{\\"name\\":\\"c%s-%s\\"},\\"spec\\":{\\"patch\\":\\"a: %s\\"}}"\n' "$i" "$j" "$j"
+		printf 'output = "%s/acks/c%s-%s"\n' "$WORK" "$i" "$j"
+	done >"$WORK/client$i.cfg"
+	curl -s --rate 30/s -K "$WORK/client$i.cfg" &
 	WRITERS="$WRITERS $!"
 done
 sleep 0.5
@@ -103,7 +105,11 @@ BACKUP=$(printf '%s' "$BACKUP_JSON" | sed -n 's/.*"metadata":{"name":"\([^"]*\)"
 REV=$(printf '%s' "$BACKUP_JSON" | sed -n 's/.*"revision":\([0-9]*\).*/\1/p')
 for w in $WRITERS; do wait "$w"; done # not the daemon's
 FILE="$WORK/data/backups/$BACKUP.rzbackup"
-cat "$WORK/acks"/* | sort >"$WORK/acked"
+# "c<client>-<write> <rv>" for every write acknowledged with its resourceVersion
+awk 'match($0, /"resourceVersion":"[0-9]+"/) {
+	n = FILENAME; sub(/.*\//, "", n)
+	print n, substr($0, RSTART + 19, RLENGTH - 20)
+}' "$WORK/acks"/* | sort >"$WORK/acked"
 awk -v rev="$REV" '$2 <= rev { print $1 }' "$WORK/acked" | sort >"$WORK/before"
 awk -v rev="$REV" '$2 > rev { print $1 }' "$WORK/acked" | sort >"$WORK/after"
 expect_match "POST /api/v1/backups answers 201 with the Backup" '"kind":"Backup".*"phase":"Completed"' "$BACKUP_JSON"

@@ -4,15 +4,19 @@
 : "${top_builddir:=$(pwd)}"
 : "${top_srcdir:=$(pwd)}"
 REZUSCLOUD="$top_builddir/rezuscloud"
-# Debian's python3 (python3-kubernetes, python3-yaml): another one first on PATH (a pyenv
-# shim starts in most of a second, and polling loops call it) is not the one meant.
-if [ -x /usr/bin/python3 ]; then
-	python3() { /usr/bin/python3 "$@"; }
-fi
 
 tap_n=0
 tap_failed=0
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/rezus-it-XXXXXX")
+# Debian's python3 (python3-kubernetes, python3-yaml): another one first on PATH (a pyenv
+# shim starts in most of a second, and polling loops call it) is not the one meant. A link
+# first on PATH, not a function: `python3 ... &` must leave python's own pid in $!.
+if [ -x /usr/bin/python3 ]; then
+	mkdir -p "$WORK/.python"
+	ln -s /usr/bin/python3 "$WORK/.python/python3"
+	PATH="$WORK/.python:$PATH"
+	export PATH
+fi
 DAEMON_PID=""
 
 cleanup() {
