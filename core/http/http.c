@@ -1922,19 +1922,19 @@ static void conn_parse_error(struct conn *c, enum http_errno e)
 	conn_reject(c, 400, "malformed request");
 }
 
-/* Feed buffered input to the parser until it needs more data, a request is being handled,
- * or the connection is closing. The first byte of a request starts its header deadline. */
 /* Replies its client does not take: the next request is not read while the connection's
- * unsent replies are over max_unsent, or its address's over max_unsent_per_address (a
- * client pipelining requests and reading no answer would grow them without bound); reading
- * stops, so the kernel's buffers and TCP push back. The connection's own drain resumes it
- * (on_write), a drain elsewhere at the next check (RECHECK_UNSENT_MS); the write timeout
- * ends a client that never reads. True while paused. */
+ * unsent replies are over max_unsent, or while it has some and its address's are over
+ * max_unsent_per_address (a client pipelining requests and reading no answer would grow
+ * them without bound; a connection with nothing unsent is not held for its neighbours',
+ * such as slow watches through one proxy); reading stops, so the kernel's buffers and TCP
+ * push back. The connection's own drain resumes it (on_write), a drain elsewhere at the
+ * next check (RECHECK_UNSENT_MS); the write timeout ends a client that never reads. True
+ * while paused. */
 static bool out_pause(struct conn *c)
 {
 	rz_http_t *h = c->h;
-	bool over =
-	    c->unsent > h->opts.max_unsent || c->pe->unsent > h->opts.max_unsent_per_address;
+	bool over = c->unsent > h->opts.max_unsent ||
+	            (c->unsent > 0 && c->pe->unsent > h->opts.max_unsent_per_address);
 	struct timeval recheck = { 0, RECHECK_UNSENT_MS * 1000 };
 
 	if (over) {
@@ -1962,6 +1962,8 @@ static void on_output_change(struct evbuffer *buf, const struct evbuffer_cb_info
 	c->pe->unsent -= info->n_deleted;
 }
 
+/* Feed buffered input to the parser until it needs more data, a request is being handled,
+ * or the connection is closing. The first byte of a request starts its header deadline. */
 static void conn_process(struct conn *c)
 {
 	struct evbuffer *in = bufferevent_get_input(c->bev);
