@@ -407,8 +407,11 @@ static int read_payload(FILE *f, const char *path, const struct head *h,
 	free(buf);
 	crypto_generichash_final(hash, sum, sizeof(sum));
 	if (rc == 0 && sodium_memcmp(sum, h->sum, sizeof(sum)) != 0) {
-		rc = rz_err_set(err, RZ_ECORRUPT, "%s: checksum mismatch: the file is damaged",
-		                path);
+		rc = rz_err_set(
+		    err, RZ_ECORRUPT, "%s: checksum mismatch: the file is damaged%s", path,
+		    json_integer_value(json_object_get(h->manifest, "format")) == RZ_BACKUP_FORMAT
+		        ? ", or the passphrase is not the one it was made with"
+		        : "");
 	}
 	if (rc == 0 && (in.bad || in.zrc != Z_STREAM_END || in.got != in.want)) {
 		rc = rz_err_set(
