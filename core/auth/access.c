@@ -263,9 +263,11 @@ static void unauthorized(rz_req_t *req, const rz_route_t *route, int rc, const r
 {
 	const char *challenge = "Bearer realm=\"rezuscloud\"";
 
-	if (rc == RZ_EAUTH) {
+	if (rc == RZ_EAUTH && rz_req_log_sample(req)) { /* sampled per address: a flood */
 		rz_logkv(RZ_LOG_INFO, "auth", "credentials refused", "reason", err->msg, "peer",
 		         rz_req_peer(req), "request_id", rz_req_id(req), NULL);
+	}
+	if (rc == RZ_EAUTH) {
 		challenge = "Bearer realm=\"rezuscloud\", error=\"invalid_token\"";
 	}
 	if (route->basic_auth) {

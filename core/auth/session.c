@@ -373,7 +373,10 @@ static void login_done(void *arg, int canceled)
 	}
 	/* counted as soon as it is known, not after the delay */
 	rz_auth_login_failed(c->s->auth, c->user, c->ip);
-	rz_logkv(RZ_LOG_INFO, "auth", "login refused", "user", c->user, "source", c->ip, NULL);
+	if (rz_req_log_sample(c->req)) { /* sampled per address, like the request lines */
+		rz_logkv(RZ_LOG_INFO, "auth", "login refused", "user", c->user, "source", c->ip,
+		         NULL);
+	}
 	if (c->delay_ms > 0 && (c->timer = evtimer_new(c->s->base, on_delay, c)) != NULL) {
 		tv.tv_sec = c->delay_ms / 1000;
 		tv.tv_usec = (c->delay_ms % 1000) * 1000;

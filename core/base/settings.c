@@ -823,8 +823,9 @@ const struct rz__setting rz__settings[] = {
 	  .def = "100",
 	  .min = 0,
 	  .max = 1000000,
-	  .help = "request lines logged per peer address in 10 s; the rest are counted into "
-	          "one \"N more\" line (a flood does not fill the disk); 0 = every request" },
+	  .help = "lines about requests (request lines, refused credentials and logins) logged "
+	          "per peer address in 10 s; the rest are counted into one \"N more\" line (a "
+	          "flood does not fill the disk); 0 = every one" },
 	{ .key = "plugin_dir",
 	  .kind = K_STRING,
 	  .offset = AT(plugin_dir),

@@ -944,6 +944,31 @@ static void conn_resume(struct conn *c);
 static void on_output_change(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg);
 static void conn_close_after_output(struct conn *c);
 
+bool rz_req_log_sample(rz_req_t *req)
+{
+	struct peer *pe = req->pe;
+	int64_t t;
+
+	/* pe lives while a connection of it does: a request whose client has gone (conn NULL)
+	 * may outlive it, and is logged */
+	if (pe == NULL || req->conn == NULL || req->h == NULL ||
+	    req->h->opts.access_log_per_address <= 0) {
+		return true;
+	}
+	t = mono_ms();
+	if (t - pe->log_since >= LOG_WINDOW_MS) {
+		log_unsaid(pe);
+		pe->log_since = t;
+		pe->log_lines = 0;
+	}
+	if (pe->log_lines >= (unsigned)req->h->opts.access_log_per_address) {
+		pe->log_unsaid++;
+		return false;
+	}
+	pe->log_lines++;
+	return true;
+}
+
 static void access_log(rz_req_t *req, int code, size_t bytes)
 {
 	struct timespec now;
@@ -957,22 +982,8 @@ static void access_log(rz_req_t *req, int code, size_t bytes)
 		req->h->observer(req->h->observer_ctx, req, req->route ? req->route->pattern : NULL,
 		                 req->method, code, ms / 1e3, req->live);
 	}
-	if (!rz_log_enabled(RZ_LOG_INFO)) {
+	if (!rz_log_enabled(RZ_LOG_INFO) || !rz_req_log_sample(req)) {
 		return;
-	}
-	if (req->pe != NULL && req->h != NULL && req->h->opts.access_log_per_address > 0) {
-		struct peer *pe = req->pe;
-		int64_t t = mono_ms();
-		if (t - pe->log_since >= LOG_WINDOW_MS) {
-			log_unsaid(pe);
-			pe->log_since = t;
-			pe->log_lines = 0;
-		}
-		if (pe->log_lines >= (unsigned)req->h->opts.access_log_per_address) {
-			pe->log_unsaid++;
-			return;
-		}
-		pe->log_lines++;
 	}
 	snprintf(status, sizeof(status), "%d", code);
 	snprintf(size, sizeof(size), "%zu", bytes);

@@ -118,8 +118,8 @@ typedef struct rz_http_opts {
 	                                    0 = 16 MiB */
 	int64_t hsts_max_age_s;          /* replies over TLS carry Strict-Transport-Security
 	                                    with it; 0 = none */
-	int access_log_per_address;      /* request lines logged per address in
-	                                    RZ_HTTP_LOG_WINDOW_MS; the rest counted into one
+	int access_log_per_address;      /* log lines about requests per address in 10 s
+	                                    (rz_req_log_sample); the rest counted into one
 	                                    line; 0 = all */
 } rz_http_opts_t;
 
@@ -208,6 +208,12 @@ bool rz_parse_int(const char *s, int64_t min, int64_t max, int64_t *out);
 const char *rz_req_header(const rz_req_t *req, const char *name); /* case-insensitive */
 const char *rz_req_body(const rz_req_t *req, size_t *len);        /* NUL-terminated */
 const char *rz_req_id(const rz_req_t *req);
+/* Whether a log line about req may be written: each peer address has
+ * access_log_per_address of them in 10 s (the request line, a refusal's reason); beyond,
+ * false, and the line is counted into one "requests not logged one by one … more=N" line,
+ * written when the address's window ends or its last connection closes. Always true for
+ * in-process requests, requests whose client has gone, and without a budget. */
+bool rz_req_log_sample(rz_req_t *req);
 const char *rz_req_peer(const rz_req_t *req); /* peer IP address text */
 
 /* The route that matched (NULL before routing or when none did). Borrowed. */

@@ -4,8 +4,8 @@
 # tenant's state, a view-capped token minting an uncapped one, a token outliving the one
 # that made it; every reply with a body says nosniff, every TLS reply carries
 # Strict-Transport-Security; a WebUI form posted from another site is refused whatever its
-# CSRF token; a flood of requests from one address leaves a bounded log. One daemon, over
-# TLS (self-signed), with the sim plugin.
+# CSRF token; a flood of requests from one address, or of bad credentials, leaves a bounded
+# log. One daemon, over TLS (self-signed), with the sim plugin.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 PW=attacks-admin-pw
@@ -118,6 +118,20 @@ else
 fi
 expect_match "and one line counts the rest" 'msg="requests not logged one by one" peer=127.0.0.1 more=[0-9]+' \
 	"$(grep 'requests not logged' "$WORK/daemon.log" | tail -n 1)"
+# the refusal of bad credentials is one more line per request: sampled the same way
+for _ in $(seq 1 300); do
+	echo "url = \"$API/tenants\""
+	echo 'header = "Authorization: Bearer rzt_not-a-token-at-all-not-a-token-at-all-xx"'
+	echo 'output = "/dev/null"'
+done >"$WORK/badtok.cfg"
+c -K "$WORK/badtok.cfg"
+refused=$(grep -c 'msg="credentials refused"' "$WORK/daemon.log")
+echo "# 300 requests with a bad token: $refused \"credentials refused\" lines"
+if [ "$refused" -le 50 ]; then
+	ok "300 requests with a bad token log at most 50 refusals"
+else
+	not_ok "300 requests with a bad token log at most 50 refusals" "$refused lines"
+fi
 
 kill "$DAEMON_PID"
 wait_exit "$DAEMON_PID" 15
