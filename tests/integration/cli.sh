@@ -222,7 +222,7 @@ for _ in $(seq 1 100); do
 done
 run get events -t rack
 expect_match "get events lists what the engine recorded, in kubectl's columns" \
-	'^LAST SEEN +TYPE +REASON +OBJECT +COUNT +MESSAGE.*Normal +RunStarted +tenant/rack +1 +run run-[0-9a-f]+ \(apply, create\): started' \
+	'^LAST SEEN +TYPE +REASON +OBJECT +COUNT +MESSAGE.*Normal +RunStarted +tenant/rack +[0-9]+ +run run-[0-9a-f]+ \(apply, (create|update)\): started' \
 	"$(tr '\n' ' ' <"$WORK/out")"
 run get events -t rack --field-selector involvedObject.kind=NodeGroup,involvedObject.name=workers
 expect_eq "--field-selector on involvedObject is accepted" "0" "$RC"

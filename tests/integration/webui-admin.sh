@@ -120,7 +120,7 @@ api/hassio_ingress/x
 VALUES
 expect_eq "a malformed X-Ingress-Path from a trusted proxy is ignored: the page served unprefixed, framing refused" "" "$bad"
 
-run_browser webui-admin.mjs 80 WEBUI_SECRET_FILE="$WORK/secret" WEBUI_BACKUP_DIR="$WORK/data/backups"
+run_browser webui-admin.mjs 300 WEBUI_SECRET_FILE="$WORK/secret" WEBUI_BACKUP_DIR="$WORK/data/backups"
 kill -TERM "$DAEMON_PID"
 wait_exit "$DAEMON_PID" 15
 expect_eq "the daemon stops cleanly" "0" "$EXIT_STATUS"

@@ -39,7 +39,7 @@ plugins:
 CONF
 start_webui_daemon
 
-run_browser webui-tenant.mjs 85
+run_browser webui-tenant.mjs 300
 if [ -n "$BROWSER_SECRET" ]; then
 	expect_eq "the downloaded kubeconfig's token is not in the daemon's log" "0" "$(grep -c -F "$BROWSER_SECRET" "$WORK/daemon.log" || true)"
 else

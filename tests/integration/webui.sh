@@ -40,7 +40,7 @@ plugins:
 CONF
 start_webui_daemon
 
-run_browser webui.mjs 100
+run_browser webui.mjs 300
 kill -TERM "$DAEMON_PID"
 wait_exit "$DAEMON_PID" 15
 expect_eq "the daemon stops cleanly with live streams open" "0" "$EXIT_STATUS"
