@@ -84,13 +84,15 @@ fuzz_fuzz_http_request_CFLAGS = $(FUZZ_TARGET_CFLAGS)
 fuzz_fuzz_http_request_LDADD = $(FUZZ_TARGET_LDADD) $(LIBEVENT_LIBS)
 fuzz_fuzz_http_request_LDFLAGS = $(FUZZ_CFLAGS)
 
+fuzz-build: $(FUZZ_TARGETS)
+
 fuzz-smoke: $(FUZZ_TARGETS)
 	$(SHELL) $(srcdir)/fuzz/run $(FUZZ_SECONDS) $(srcdir) $(FUZZ_TARGETS)
 
 fuzz-long: $(FUZZ_TARGETS)
 	$(SHELL) $(srcdir)/fuzz/run $(FUZZ_LONG_SECONDS) $(srcdir) $(FUZZ_TARGETS)
 else
-fuzz-smoke fuzz-long:
+fuzz-build fuzz-smoke fuzz-long:
 	@echo "fuzz: configure with CC=clang --enable-fuzzing to build the fuzz targets" >&2; exit 1
 endif
 
@@ -99,4 +101,4 @@ clean-local: clean-fuzz
 clean-fuzz:
 	rm -rf fuzz/artifacts fuzz/found
 
-.PHONY: fuzz-smoke fuzz-long clean-fuzz
+.PHONY: fuzz-build fuzz-smoke fuzz-long clean-fuzz
