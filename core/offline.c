@@ -211,18 +211,68 @@ static int configure(restore_opts_t *o, char *const *envp, rz_config_t *cfg, rz_
 	return rc;
 }
 
-/* backup verify: every check restore makes before it writes, the database unpacked into a
- * temporary file (TMPDIR) for SQLite's check and removed again. */
+/* Options, configuration and passphrase of restore or backup verify (mode as in
+ * parse_restore): 0 with *done false to go on (pass holds the passphrase when a file names
+ * one; the caller wipes it), else the exit status with *done true (help shown, or a usage
+ * error said). */
+static int setup(const char *mode, int argc, char **argv, char *const *envp, restore_opts_t *o,
+                 rz_config_t *cfg, char *pass, size_t size, bool *done, rz_err_t *err)
+{
+	bool help = false;
+	int rc = parse_restore(mode, argc, argv, o, &help);
+
+	*done = rc != 0 || help;
+	if (*done) {
+		if (help) {
+			usage();
+		}
+		return rc;
+	}
+	if (configure(o, envp, cfg, err) != 0) {
+		*done = true;
+		return usage_error(mode, err->msg);
+	}
+	return o->passphrase_file != NULL
+	           ? rz_backup_passphrase(o->passphrase_file, pass, size, err)
+	           : 0;
+}
+
+/* Every check a restore makes before it writes: the backup read whole, its database
+ * unpacked into a new file in dir (NULL: $TMPDIR, else /tmp), whose path goes to tmp, and
+ * checked by SQLite. On error the file is gone; else the caller removes it. */
+static int unpack(const restore_opts_t *o, const char *pass, const char *dir, char *tmp,
+                  size_t size, rz_restore_contents_t *c, rz_err_t *err)
+{
+	const char *t = getenv("TMPDIR");
+	int fd, rc;
+
+	snprintf(tmp, size, "%s/%s",
+	         dir != NULL       ? dir
+	         : t != NULL && *t ? t
+	                           : "/tmp",
+	         dir != NULL ? ".restore-XXXXXX" : "rezus-restore-XXXXXX");
+	if ((fd = mkstemp(tmp)) < 0) {
+		return rz_err_set(err, -errno, "cannot create '%s': %s", tmp, strerror(errno));
+	}
+	close(fd);
+	rc = rz_restore_read(o->file, tmp, pass, o->flags, c, err);
+	rc = rc == 0 ? rz_restore_check_db(tmp, err) : rc;
+	if (rc != 0) {
+		unlink(tmp);
+	}
+	return rc;
+}
+
+/* backup verify: unpack's checks, the database removed again. */
 static int verify(int argc, char **argv, char *const *envp)
 {
 	restore_opts_t o = { 0 };
 	rz_restore_contents_t c = { 0 };
 	rz_config_t cfg = { 0 };
 	rz_err_t err = { 0 };
-	const char *t = getenv("TMPDIR");
 	char pass[1100], tmp[PATH_MAX];
-	bool help = false;
-	int fd, rc;
+	bool done;
+	int rc;
 
 	if (argc >= 3 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)) {
 		usage();
@@ -231,33 +281,18 @@ static int verify(int argc, char **argv, char *const *envp)
 	if (argc < 3 || strcmp(argv[2], "verify") != 0) {
 		return usage_error("backup", "usage: rezuscloud backup verify FILE");
 	}
-	rc = parse_restore("backup", argc, argv, &o, &help);
-	if (rc != 0 || help) {
-		if (help) {
-			usage();
-		}
-		return rc;
-	}
-	if (configure(&o, envp, &cfg, &err) != 0) {
-		rz_config_free(&cfg);
-		return usage_error("backup", err.msg);
-	}
-	rc = o.passphrase_file != NULL
-	         ? rz_backup_passphrase(o.passphrase_file, pass, sizeof(pass), &err)
-	         : 0;
-	snprintf(tmp, sizeof(tmp), "%s/rezus-verify-XXXXXX", t && *t ? t : "/tmp");
-	if (rc == 0 && (fd = mkstemp(tmp)) < 0) {
-		rc = rz_err_set(&err, -errno, "cannot create '%s': %s", tmp, strerror(errno));
-	} else if (rc == 0) {
-		close(fd);
-		rc = rz_restore_read(o.file, tmp, o.passphrase_file != NULL ? pass : NULL, o.flags,
-		                     &c, &err);
-		rc = rc == 0 ? rz_restore_check_db(tmp, &err) : rc;
+	rc = setup("backup", argc, argv, envp, &o, &cfg, pass, sizeof(pass), &done, &err);
+	if (!done && rc == 0 &&
+	    (rc = unpack(&o, o.passphrase_file != NULL ? pass : NULL, NULL, tmp, sizeof(tmp), &c,
+	                 &err)) == 0) {
 		unlink(tmp);
 	}
 	sodium_memzero(pass, sizeof(pass));
 	sodium_memzero(c.key, sizeof(c.key));
 	rz_config_free(&cfg);
+	if (done) {
+		return rc;
+	}
 	if (rc != 0) {
 		json_decref(c.manifest);
 		return fail("backup verify", err.msg);
@@ -447,23 +482,15 @@ static int restore_into(const restore_opts_t *o, const char *pass, rz_err_t *err
 	json_t *diff = NULL;
 	enum key_plan plan = KEY_NONE;
 	bool replaces = false;
-	int fd, rc;
+	int rc;
 
 	snprintf(db, sizeof(db), "%s/%s", o->data_dir, DB_FILE);
 	snprintf(key_path, sizeof(key_path), "%s/%s", o->data_dir, KEY_FILE);
-	if (o->dry_run) {
-		const char *t = getenv("TMPDIR");
-		snprintf(tmp, sizeof(tmp), "%s/rezus-restore-XXXXXX", t && *t ? t : "/tmp");
-	} else {
-		snprintf(tmp, sizeof(tmp), "%s/.restore-XXXXXX", o->data_dir);
+	rc = unpack(o, pass, o->dry_run ? NULL : o->data_dir, tmp, sizeof(tmp), &c, err);
+	if (rc != 0) {
+		return rc;
 	}
-	if ((fd = mkstemp(tmp)) < 0) {
-		return rz_err_set(err, -errno, "cannot create '%s': %s", tmp, strerror(errno));
-	}
-	close(fd);
-	rc = rz_restore_read(o->file, tmp, pass, o->flags, &c, err);
-	rc = rc == 0 ? rz_restore_check_db(tmp, err) : rc;
-	rc = rc == 0 ? compare(db, tmp, &diff, err) : rc;
+	rc = compare(db, tmp, &diff, err);
 	if (rc == 0) {
 		plan = plan_key(&c, key_path, &replaces);
 		printf("restore of backup %s (taken %s, revision %lld) into %s%s\n",
@@ -494,22 +521,14 @@ static int restore(int argc, char **argv, char *const *envp)
 	rz_config_t cfg = { 0 };
 	rz_err_t err = { 0 };
 	char pass[1100];
-	bool help = false;
-	int lock = -1, rc = parse_restore("restore", argc, argv, &o, &help);
+	bool done;
+	int lock = -1,
+	    rc = setup("restore", argc, argv, envp, &o, &cfg, pass, sizeof(pass), &done, &err);
 
-	if (rc != 0 || help) {
-		if (help) {
-			usage();
-		}
+	if (done) {
+		rz_config_free(&cfg);
 		return rc;
 	}
-	if (configure(&o, envp, &cfg, &err) != 0) {
-		rz_config_free(&cfg);
-		return usage_error("restore", err.msg);
-	}
-	rc = o.passphrase_file != NULL
-	         ? rz_backup_passphrase(o.passphrase_file, pass, sizeof(pass), &err)
-	         : 0;
 	if (rc == 0 && !o.dry_run) {
 		rc = rz_daemon_make_dir(o.data_dir, &err);
 		rc = rc == 0 ? rz_daemon_lock(o.data_dir, &lock, &err) : rc;

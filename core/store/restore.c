@@ -72,7 +72,7 @@ static int derive(const json_t *line, const char *pass, unsigned char *kek, rz_e
 	json_int_t ops = json_integer_value(json_object_get(line, "opslimit"));
 	json_int_t mem = json_integer_value(json_object_get(line, "memlimit"));
 
-	if (!keyline_valid(line) || !unb64(line, "salt", salt, sizeof(salt))) {
+	if (!unb64(line, "salt", salt, sizeof(salt))) { /* keyline_valid checked the rest */
 		return rz_err_set(err, RZ_ECORRUPT, "the sealed state key is malformed");
 	}
 	if (crypto_pwhash(kek, crypto_aead_xchacha20poly1305_ietf_KEYBYTES, pass, strlen(pass),
@@ -480,6 +480,31 @@ static int hash_head(FILE *f, const char *path, const struct head *h,
 	return 0;
 }
 
+/* One derivation from the passphrase: the checksum's key into mac (NULL: not wanted), and
+ * the state key unsealed into out when the file holds it. */
+static int open_key(const char *path, const struct head *h, const char *passphrase,
+                    unsigned char *mac, rz_restore_contents_t *out, rz_err_t *err)
+{
+	unsigned char kek[crypto_aead_xchacha20poly1305_ietf_KEYBYTES];
+	int rc = derive(h->keyline, passphrase, kek, err);
+
+	if (rc == 0 && mac != NULL) {
+		rz__backup_mac_key(kek, mac);
+	}
+	if (rc == 0 && json_is_true(json_object_get(h->keyline, "included"))) {
+		rc = unseal(h->keyline, kek,
+		            json_string_value(json_object_get(h->manifest, "name")), out->key, err);
+		out->key_unsealed = rc == 0;
+	}
+	sodium_memzero(kek, sizeof(kek));
+	if (rc == RZ_EAUTH) {
+		char msg[sizeof(err->msg)];
+		snprintf(msg, sizeof(msg), "%s", err->msg);
+		rz_err_set(err, RZ_EAUTH, "%s: %s", path, msg);
+	}
+	return rc;
+}
+
 /* The checksum's state for the file: keyed with the passphrase (format 2; the state key
  * unsealed on the way, the derivation done once), or not (format 1, refused when a
  * passphrase is given unless flags has RZ_RESTORE_UNKEYED). */
@@ -487,7 +512,7 @@ static int checksum_start(const char *path, const struct head *h, const char *pa
                           unsigned flags, crypto_generichash_state *hash,
                           rz_restore_contents_t *out, rz_err_t *err)
 {
-	unsigned char kek[crypto_aead_xchacha20poly1305_ietf_KEYBYTES], mac[RZ__BACKUP_HASH_BYTES];
+	unsigned char mac[RZ__BACKUP_HASH_BYTES];
 	bool keyed = json_integer_value(json_object_get(h->manifest, "format")) == RZ_BACKUP_FORMAT;
 	int rc;
 
@@ -510,23 +535,11 @@ static int checksum_start(const char *path, const struct head *h, const char *pa
 		    "(backup.passphrase_file, or --passphrase-file) to check the file",
 		    path);
 	}
-	rc = derive(h->keyline, passphrase, kek, err);
+	rc = open_key(path, h, passphrase, mac, out, err);
 	if (rc == 0) {
-		rz__backup_mac_key(kek, mac);
 		crypto_generichash_init(hash, mac, sizeof(mac), RZ__BACKUP_HASH_BYTES);
-		sodium_memzero(mac, sizeof(mac));
 	}
-	if (rc == 0 && json_is_true(json_object_get(h->keyline, "included"))) {
-		rc = unseal(h->keyline, kek,
-		            json_string_value(json_object_get(h->manifest, "name")), out->key, err);
-		out->key_unsealed = rc == 0;
-	}
-	sodium_memzero(kek, sizeof(kek));
-	if (rc == RZ_EAUTH) {
-		char msg[sizeof(err->msg)];
-		snprintf(msg, sizeof(msg), "%s", err->msg);
-		rz_err_set(err, RZ_EAUTH, "%s: %s", path, msg);
-	}
+	sodium_memzero(mac, sizeof(mac));
 	return rc;
 }
 
@@ -562,14 +575,7 @@ int rz_restore_read(const char *path, const char *db_out, const char *passphrase
 		out->key_included = json_is_true(json_object_get(h.keyline, "included"));
 	}
 	if (rc == 0 && out->key_included && !out->key_unsealed && passphrase != NULL) {
-		unsigned char kek[crypto_aead_xchacha20poly1305_ietf_KEYBYTES];
-		rc = derive(h.keyline, passphrase, kek, err);
-		rc = rc == 0 ? unseal(h.keyline, kek,
-		                      json_string_value(json_object_get(h.manifest, "name")),
-		                      out->key, err)
-		             : rc;
-		sodium_memzero(kek, sizeof(kek));
-		out->key_unsealed = rc == 0;
+		rc = open_key(path, &h, passphrase, NULL, out, err); /* format 1 */
 	}
 	if (rc == 0) {
 		out->manifest = json_incref(h.manifest);

@@ -238,8 +238,8 @@ static void usage(void)
 
 static void parse_args(int argc, char **argv)
 {
-	static const char *const names[] = { "idle",   "slowhead", "slowbody",
-		                             "body",   "header",   "pipeline" };
+	static const char *const names[] = { "idle", "slowhead", "slowbody",
+		                             "body", "header",   "pipeline" };
 	int opt;
 
 	while ((opt = getopt(argc, argv, "p:n:m:a:b:s:t:d:i:P:u:")) != -1) {
@@ -398,7 +398,8 @@ int main(int argc, char **argv)
 			}
 			if (mode == M_PIPELINE) { /* ended by the server: not read */
 				conns[i].closed = conns[i].done = true;
-				maxlife = t - conns[i].opened > maxlife ? t - conns[i].opened : maxlife;
+				maxlife =
+				    t - conns[i].opened > maxlife ? t - conns[i].opened : maxlife;
 			} else {
 				on_readable(&conns[i], t, &maxlife);
 			}
