@@ -481,16 +481,14 @@ static int restore_into(const restore_opts_t *o, const char *pass, rz_err_t *err
 	rz_restore_contents_t c = { 0 };
 	json_t *diff = NULL;
 	enum key_plan plan = KEY_NONE;
-	bool replaces = false;
+	bool replaces = false, unpacked;
 	int rc;
 
 	snprintf(db, sizeof(db), "%s/%s", o->data_dir, DB_FILE);
 	snprintf(key_path, sizeof(key_path), "%s/%s", o->data_dir, KEY_FILE);
 	rc = unpack(o, pass, o->dry_run ? NULL : o->data_dir, tmp, sizeof(tmp), &c, err);
-	if (rc != 0) {
-		return rc;
-	}
-	rc = compare(db, tmp, &diff, err);
+	unpacked = rc == 0;
+	rc = rc == 0 ? compare(db, tmp, &diff, err) : rc;
 	if (rc == 0) {
 		plan = plan_key(&c, key_path, &replaces);
 		printf("restore of backup %s (taken %s, revision %lld) into %s%s\n",
@@ -508,7 +506,9 @@ static int restore_into(const restore_opts_t *o, const char *pass, rz_err_t *err
 	if (rc == 0 && !o->dry_run) {
 		printf("restored: start rezuscloud on %s\n", o->data_dir);
 	}
-	unlink(tmp);
+	if (unpacked) {
+		unlink(tmp);
+	}
 	json_decref(diff);
 	json_decref(c.manifest);
 	sodium_memzero(c.key, sizeof(c.key));
