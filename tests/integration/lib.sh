@@ -19,9 +19,21 @@ if [ -x /usr/bin/python3 ]; then
 fi
 DAEMON_PID=""
 
+# A script with a failed check leaves what its processes logged in its own log (the .log
+# make check keeps): the last LOG_TAIL lines of each *.log under WORK, as TAP comments, so a
+# failure seen once in CI can be read afterwards. The logs hold no secret (the scripts check
+# that).
+LOG_TAIL=${LOG_TAIL:-60}
 cleanup() {
 	if [ -n "$DAEMON_PID" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
 		kill -KILL "$DAEMON_PID" 2>/dev/null
+	fi
+	if [ "$tap_failed" -gt 0 ]; then
+		find "$WORK" -maxdepth 2 -name '*.log*' -type f -size -64M 2>/dev/null | sort |
+			while read -r f; do
+				echo "# --- the last $LOG_TAIL lines of ${f#"$WORK"/}"
+				tail -n "$LOG_TAIL" "$f" | sed 's/^/#   /'
+			done
 	fi
 	rm -rf "$WORK"
 }
