@@ -886,7 +886,11 @@ static void ex_claimed(void *ctx, const char *run, const char *runner)
 	struct step *st = step_of(ctx, run);
 
 	if (st != NULL) {
+		/* its runner has a whole heartbeat timeout from now to list it, however long the
+		 * job waited to be claimed */
 		snprintf(st->runner, sizeof(st->runner), "%s", runner);
+		st->held_ms = rz_clock_now_ms();
+		st->listed_ms = 0;
 	}
 }
 
