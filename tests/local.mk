@@ -101,17 +101,21 @@ TESTS_SAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 endif
 
 check_PROGRAMS += $(UNIT_TESTS) tests/integration/rzabuse
-# What `make check` runs: CHECK_INTEGRATION_TESTS= runs the unit tests alone (distcheck does,
-# tools/test-all: the integration suite runs once, in the sanitizer build).
+# What `make check` runs: CHECK_INTEGRATION_TESTS= runs the unit tests alone.
 CHECK_INTEGRATION_TESTS = $(INTEGRATION_TESTS)
 TESTS += $(CHECK_INTEGRATION_TESTS) $(UNIT_TESTS)
+# CHECK_VALGRIND=yes runs the unit tests under valgrind as part of `make check`
+# (check-valgrind below): tools/test-all's `make distcheck TESTS= CHECK_VALGRIND=yes` runs
+# them that way, and only that way, in the release tarball's -Werror build.
+CHECK_VALGRIND =
+check-local: $(CHECK_VALGRIND:yes=check-valgrind)
+CLEANFILES += tests/valgrind-suite.log
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/web/lib.mjs tests/web/webui.mjs tests/web/webui-tenant.mjs tests/web/webui-admin.mjs tests/integration/lib.sh tests/integration/backup-craft.py tests/integration/k8sfront.sh build-aux/tap-driver.sh \
 	tests/integration/openapi-client.ts redocly.yaml \
 	tests/plugins tests/stand-ins/talosctl tests/stand-ins/kubectl
 LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
-# PACKAGING_TEST=no (make check PACKAGING_TEST=no) leaves the slow packaging test out:
-# distcheck in tools/test-all runs the unit tests alone; the packages are built once, in the
-# sanitizer build's suite.
+# PACKAGING_TEST=no (make check PACKAGING_TEST=no) leaves the slow packaging test out (the
+# packages are built once, in tools/test-all's sanitizer build's suite).
 # NODE_TREE is where tools/install-deps put the npm tools the browser, OpenAPI and asset
 # tests use (the source tree's build/node; distcheck's copy of the tree has none, so
 # tools/test-all names the original one).
@@ -271,7 +275,7 @@ check-valgrind:
 	list=; for t in $(VALGRIND_TESTS); do \
 		case " $(VALGRIND_SKIP) " in *" $$t "*) ;; *) list="$$list $$t" ;; esac; \
 	done; \
-	CK_FORK=no $(MAKE) $(AM_MAKEFLAGS) check TESTS="$$list" \
+	CK_FORK=no $(MAKE) $(AM_MAKEFLAGS) check TESTS="$$list" CHECK_VALGRIND= \
 		TEST_SUITE_LOG=tests/valgrind-suite.log LOG_COMPILER="$(VALGRIND) $(VALGRIND_FLAGS)"
 
 .PHONY: check-valgrind

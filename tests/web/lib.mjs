@@ -40,12 +40,27 @@ export function harness(axeSource, shots) {
 			ok(wide === null, `${name} does not scroll sideways at 360 px`, wide);
 			const v360 = await axeRun(page);
 			ok(v360.length === 0, `axe: no WCAG A/AA violation on ${name} at 360 px`, v360.join('\n'));
-			await page.screenshot({ path: path.join(shots, `${name}-360.png`), fullPage: true });
+			await shot(page, path.join(shots, `${name}-360.png`));
 			await page.setViewportSize({ width: 1280, height: 900 });
-			await page.screenshot({ path: path.join(shots, `${name}-1280.png`), fullPage: true });
+			await shot(page, path.join(shots, `${name}-1280.png`));
 		}
 	}
 	return { ok, audit, failures: () => failed, audited: () => checked.size };
+}
+
+// A full-page screenshot. Headless Chromium on a loaded machine now and then produces no
+// frame after a viewport change, and the screenshot waits out its timeout although the page
+// is fine; a second try after the next animation frame takes it. A second timeout is
+// thrown: a page that cannot be drawn at all is a failure.
+async function shot(page, file) {
+	try {
+		await page.screenshot({ path: file, fullPage: true, timeout: 20000 });
+	} catch (e) {
+		if (e.name !== 'TimeoutError') throw e;
+		console.log(`# screenshot ${path.basename(file)}: ${e.message.split('\n')[0]}; once more`);
+		await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => done())));
+		await page.screenshot({ path: file, fullPage: true, timeout: 30000 });
+	}
 }
 
 // In the page: null when the document is no wider than the window, else how wide it is and
