@@ -48,10 +48,12 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 	        "Usage: rezuscloud runner [-c FILE] [--check-config] [--log-level LEVEL]\n"
-	        "Run a remote runner: connect to NATS (runner.nats_url) and publish this\n"
+	        "Run a remote runner: connect to NATS (runner.nats_url), publish this\n"
 	        "runner's heartbeat (name, labels, concurrency, runs in progress) every\n"
-	        "runner.heartbeat, until SIGTERM or SIGINT. Job dispatch is not there yet\n"
-	        "(docs/runners.md).\n"
+	        "runner.heartbeat, and take the jobs of the pools its labels serve: claim\n"
+	        "each step from runner.daemon_url with runner.token_file's token, run tofu\n"
+	        "in runner.work_dir and send its log and result back; until SIGTERM or\n"
+	        "SIGINT (docs/runners.md). With runner.daemon_url empty: heartbeats only.\n"
 	        "\n"
 	        "  -c, --config FILE     read FILE (default %s; when it does not\n"
 	        "                        exist, the defaults and REZUSCLOUD_RUNNER_* only)\n"
@@ -339,11 +341,12 @@ static int loop(struct runner *r, natsConnection *nc, const sigset_t *set)
 	if (l.sig != 0) {
 		rz_log_info("runner", "signal %d: stopping", l.sig);
 	}
-	rz_work_free(r->work); /* steps still running are killed */
-	r->work = NULL;
+	rz_work_stop(r->work); /* steps still running are killed */
 	publish(nc, r, true);
 	(void)natsConnection_FlushTimeout(nc, 2000);
-	natsConnection_Close(nc);
+	natsConnection_Close(nc); /* first: no message reaches a subscription freed below */
+	rz_work_free(r->work);
+	r->work = NULL;
 	natsConnection_Destroy(nc);
 	if (tick != NULL) {
 		event_free(tick);

@@ -1071,11 +1071,15 @@ void rz_runners_free(rz_runners_t *r)
 		event_free(r->tick);
 	}
 #ifdef HAVE_LIBNATS
+	if (r->nc != NULL) {
+		/* closed first: libnats before 3.10 may deliver a message to a subscription
+		 * destroyed meanwhile (a freed lock); a closed connection delivers nothing */
+		natsConnection_Close(r->nc);
+	}
 	natsSubscription_Destroy(r->sub);
 	natsSubscription_Destroy(r->events);
 	jsCtx_Destroy(r->js);
 	if (r->nc != NULL) {
-		natsConnection_Close(r->nc);
 		natsConnection_Destroy(r->nc);
 	}
 #endif

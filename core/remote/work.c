@@ -653,16 +653,21 @@ size_t rz_work_busy(const rz_work_t *w)
 	return n;
 }
 
+void rz_work_stop(rz_work_t *w)
+{
+	for (size_t i = 0; w != NULL && i < w->nslots; i++) {
+		if (w->slots[i].used) {
+			slot_free(&w->slots[i]); /* kills what still runs */
+		}
+	}
+}
+
 void rz_work_free(rz_work_t *w)
 {
 	if (w == NULL) {
 		return;
 	}
-	for (size_t i = 0; i < w->nslots; i++) {
-		if (w->slots[i].used) {
-			slot_free(&w->slots[i]); /* kills what still runs */
-		}
-	}
+	rz_work_stop(w);
 	for (size_t i = 0; i < w->npools; i++) {
 		natsSubscription_Destroy(w->pools[i]);
 	}
@@ -691,6 +696,11 @@ size_t rz_work_busy(const rz_work_t *w)
 {
 	(void)w;
 	return 0;
+}
+
+void rz_work_stop(rz_work_t *w)
+{
+	(void)w;
 }
 
 void rz_work_free(rz_work_t *w)

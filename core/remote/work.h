@@ -49,7 +49,13 @@ json_t *rz_work_running(const rz_work_t *w);
 /* Steps still running. */
 size_t rz_work_busy(const rz_work_t *w);
 
-/* Cancel every step (on stop) and free. Accepts NULL. */
+/* Cancel every step still running (on stop): kills its tofu, removes its directory. The
+ * subscriptions stay until rz_work_free. Accepts NULL. */
+void rz_work_stop(rz_work_t *w);
+
+/* Stop (rz_work_stop) and free. Accepts NULL. Call it after natsConnection_Close: libnats
+ * before 3.10 may deliver a message to a subscription destroyed meanwhile (a freed lock:
+ * the connection's reader hangs or crashes); a closed connection delivers nothing. */
 void rz_work_free(rz_work_t *w);
 
 #endif /* RZ_WORK_H */

@@ -251,8 +251,7 @@ RC=$!
 for _ in $(seq 1 300); do grep -q "HTTP 403 (refused)" "$WORK/c.log" && break; sleep 0.1; done
 expect_match "runner c with runner a's token is refused by the daemon (403)" "claim of run $R4 .*HTTP 403 \\(refused\\)" "$(cat "$WORK/c.log")"
 expect_eq "and claimed nothing" "False" "$(cond t4 "$R4" | cut -d' ' -f1)"
-kill -TERM "$RC"
-wait "$RC" 2>/dev/null
+stop_proc "$RC" "runner c (with runner a's token)"
 # The job has waited longer than runners.heartbeat_timeout (3 s) when runner c claims it,
 # and c's heartbeat (every 2 s) lists the run only after the daemon's once-a-second sweep
 # has looked at it: the timeout counts from the claim, not from the job's publication.

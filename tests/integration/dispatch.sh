@@ -256,7 +256,7 @@ for _ in $(seq 1 300); do
 done
 again=$(api "$API/tenants/t5/runs" | js '" ".join(i["status"].get("runner","") for i in d["items"] if i["status"].get("phase")=="Succeeded" and i["status"].get("startedAt","")>"'"$(api "$API/tenants/t5/runs/$KRUN" | js 'd["status"]["startedAt"]')"'")')
 expect_eq "the tenant ran again, on the other runner" "$other" "$again"
-for _ in $(seq 1 100); do [ "$(tphase t5)" = Reconciled ] && break; sleep 0.1; done
+for _ in $(seq 1 300); do [ "$(tphase t5)" = Reconciled ] && break; sleep 0.1; done
 expect_eq "and is Reconciled" "Reconciled" "$(tphase t5)"
 machines=$(api "$API/tenants/t5/machines" | js 'len(d["items"])')
 expect_eq "its state is intact: both machines of the scaled group" "2" "$machines"
@@ -281,7 +281,7 @@ rm -f "$WORK/slow-$other"
 # runner c's claims never reach the daemon (a dead daemon_url); a claim made for it by hand
 # holds the step, c's heartbeats never list the run, and after runners.heartbeat_timeout the
 # step is lost rather than waited for.
-if [ "$other" = a ]; then kill -TERM "$RA"; wait "$RA" 2>/dev/null; RA=""; else kill -TERM "$RB"; wait "$RB" 2>/dev/null; RB=""; fi
+if [ "$other" = a ]; then stop_proc "$RA" "runner a"; RA=""; else stop_proc "$RB" "runner b"; RB=""; fi
 api -X POST "$API/users/admin/tokens" -d '{"spec":{"scope":"runner","runner":"c"}}' | js 'd["secret"]' >"$WORK/runner-c.token"
 sed -e 's/^  name: a$/  name: c/' -e "s|^  daemon_url: .*|  daemon_url: http://127.0.0.1:1|" \
 	-e "s|runner-a.token|runner-c.token|" -e "s|a-work|c-work|" -e 's/region=a/region=c/' "$WORK/a.conf" >"$WORK/c.conf"
@@ -312,8 +312,7 @@ expect_eq "c never runs it: the run is Interrupted after runners.heartbeat_timeo
 	"$(api "$API/tenants/t3/runs/$ORUN" | js 'd["status"].get("phase","")')"
 expect_match "the daemon says why" "runner c is Ready but has not listed run $ORUN" "$(cat "$WORK/daemon.log")"
 expect_eq "and runner c stays Ready" "Ready" "$(phase c)"
-kill -TERM "$RC_PID"
-wait "$RC_PID" 2>/dev/null
+stop_proc "$RC_PID" "runner c"
 
 expect_eq "no password or token in the logs" "0" \
 	"$(cat "$WORK/daemon.log" "$WORK/a.log" "$WORK/b.log" | grep -c -e runner-nats-pw-2 -e daemon-nats-pw-2 -e "$RTOKEN" -e "$(cat "$WORK/runner-b.token")")"

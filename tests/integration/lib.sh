@@ -100,6 +100,22 @@ wait_exit() {
 	done
 }
 
+# stop_proc PID WHAT [SECONDS]: SIGTERM, then the process's exit within SECONDS (default
+# 20). One that does not stop is a failed check ("WHAT stops on SIGTERM"), with its threads'
+# stacks when gdb is there, and is then killed: a hang fails one check, it does not stall
+# the suite.
+stop_proc() {
+	kill -TERM "$1" 2>/dev/null
+	wait_exit "$1" "${3:-20}"
+	if [ "$EXIT_STATUS" = timeout ]; then
+		not_ok "$2 stops on SIGTERM within ${3:-20} s" \
+			"$(command -v gdb >/dev/null 2>&1 &&
+				gdb -p "$1" -batch -ex 'thread apply all bt' 2>/dev/null | grep '^#' | head -n 40)"
+		kill -KILL "$1" 2>/dev/null
+		wait "$1" 2>/dev/null
+	fi
+}
+
 # --- browser tests (webui*.sh) -----------------------------------------------------------------
 
 # browser_prereqs: NODE_DIR (build/node's modules), CHROMIUM and TF; without them the script
