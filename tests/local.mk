@@ -109,7 +109,8 @@ TESTS += $(CHECK_INTEGRATION_TESTS) $(UNIT_TESTS)
 # them that way, and only that way, in the release tarball's -Werror build.
 CHECK_VALGRIND =
 check-local: $(CHECK_VALGRIND:yes=check-valgrind)
-CLEANFILES += tests/valgrind-suite.log
+# (named here as well: with TESTS= the harness's own clean rule names none of them)
+CLEANFILES += tests/valgrind-suite.log $(UNIT_TESTS:=.log) $(UNIT_TESTS:=.trs)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/web/lib.mjs tests/web/webui.mjs tests/web/webui-tenant.mjs tests/web/webui-admin.mjs tests/integration/lib.sh tests/integration/backup-craft.py tests/integration/k8sfront.sh build-aux/tap-driver.sh \
 	tests/integration/openapi-client.ts redocly.yaml \
 	tests/plugins tests/stand-ins/talosctl tests/stand-ins/kubectl
