@@ -43,6 +43,8 @@ struct rz_runlog {
 
 /* Room for the marker line between head and tail. */
 #define MARKER_MAX 96
+/* The run log's stdio buffer, line-buffered: a longer line takes more than one write. */
+#define RUNLOG_LINE_BUF (64 * 1024)
 
 static void marker(char *out, size_t size, uint64_t dropped)
 {
@@ -223,6 +225,11 @@ static rz_runlog_t *open_log(const char *path, uint64_t max, bool append)
 		l->f = fd >= 0 ? fdopen(fd, append ? "a" : "w") : NULL;
 		if (fd >= 0 && l->f == NULL) {
 			close(fd);
+		}
+		if (l->f != NULL) {
+			/* a line reaches the file when it is stored, in one write when it fits:
+			 * a daemon killed mid-run loses no line it stored nor cuts one in two */
+			(void)setvbuf(l->f, NULL, _IOLBF, RUNLOG_LINE_BUF);
 		}
 		if (append && l->f != NULL && fstat(fd, &st) == 0) {
 			l->written = (uint64_t)st.st_size; /* the head so far: the bound holds */

@@ -91,6 +91,20 @@ REZUSCLOUD_ADMIN_PASSWORD=crash-test-pw start_daemon "$WORK/daemon2.log" -c "$WO
 	not_ok "the daemon starts again" "$(cat "$WORK/daemon2.log")"
 login
 expect_match "the killed run is Interrupted" '"phase":"Interrupted".*"message":"the daemon stopped before the run finished"' "$(api "$API/tenants/acme/runs/$RUN")"
+# The run log as the kill left it: every line a follower was sent is on disk, whole.
+api "$API/tenants/acme/runs/$RUN/log?format=json" >"$WORK/log-after"
+expect_match "its log keeps the last line it was sent before the kill" \
+	'^\{"@message":"stand-in: released","type":"log"\}$' "$(cat "$WORK/log-after")"
+expect_eq "and no line of tofu's JSON in it is cut" "0" \
+	"$(python3 -c 'import json,sys
+bad = 0
+for l in open(sys.argv[1]):
+    if l.startswith("{"):
+        try:
+            json.loads(l)
+        except ValueError:
+            bad += 1
+print(bad)' "$WORK/log-after")"
 expect_match "the queued one too, saying it never started" '"phase":"Interrupted".*"message":"the daemon stopped before the run started"' "$(api "$API/tenants/acme/runs/$QUEUED")"
 expect_match "the lock the run held is released, and logged" \
 	'msg="released a lock an interrupted run held" tenant=acme holder=run/'"$RUN" "$(cat "$WORK/daemon2.log")"
