@@ -93,10 +93,11 @@ struct run {
 	char inputs[RZ_REPORT_INPUTS_LEN]; /* the digest of what it composed (rz_report_inputs) */
 	/* remote dispatch (e->exec): its steps run on runners, one job per step */
 	bool remote;
-	bool dispatched;  /* the current step's job is out */
-	bool claimed;     /* a runner claimed the current step */
-	bool lost;        /* its runner was lost: ended Interrupted */
-	char runner[64];  /* the runner that claimed the current (last) step */
+	bool dispatched;                       /* the current step's job is out */
+	bool claimed;                          /* a runner claimed the current step */
+	bool lost;                             /* its runner was lost: ended Interrupted */
+	char runner[64];                       /* the runner that claimed the current (last) step */
+	char step_runner[RZ_ENGINE_STEPS][64]; /* who claimed each step ("": none) */
 	json_t *selector; /* the runnerSelectors of the tenant and its node groups, merged */
 	int scheduled;    /* its Scheduled condition as written: 0 none, 1 False, 2 True */
 	json_t *changes;  /* taken up again at its apply: the plan's counts, from its status */
@@ -2267,6 +2268,34 @@ static bool runner_may(rz_engine_t *e, const char *name, const json_t *selector,
 	return ok;
 }
 
+/* Who claimed each of a remote run's steps so far, as status.stepRunners. */
+static json_t *step_runners(const struct run *r)
+{
+	json_t *o = json_object();
+
+	for (int k = 0; k < RZ_ENGINE_STEPS; k++) {
+		if (r->step_runner[k][0] != '\0') {
+			json_object_set_new(o, rz_engine_steps[k], json_string(r->step_runner[k]));
+		}
+	}
+	return o;
+}
+
+/* A claim in the run's log, as a line of tofu's JSON UI (the name is a DNS label, the step
+ * one of rz_engine_steps: nothing to escape). */
+static void claim_logged(struct run *r, const char *runner, const char *step)
+{
+	char line[256];
+	int n = snprintf(line, sizeof(line),
+	                 "{\"@level\":\"info\",\"@message\":\"runner %s claimed the %s step\","
+	                 "\"@module\":\"rezuscloud\",\"type\":\"log\"}",
+	                 runner, step);
+
+	if (r->log != NULL && n > 0 && (size_t)n < sizeof(line)) {
+		rz_runlog_line(r->log, line, (size_t)n);
+	}
+}
+
 /* POST /api/v1/runners/{name}/claims {"run", "step"}: the step's argv, environment and
  * working directory to the runner that takes its job; 409 when the run is over or the step
  * is not the one waiting (a job delivered again: the runner acks and drops it), 403 when the
@@ -2345,13 +2374,16 @@ static void h_claim(rz_req_t *req, void *ctx)
 	                                         : json_array());
 	r->claimed = true;
 	snprintf(r->runner, sizeof(r->runner), "%s", name);
+	snprintf(r->step_runner[r->step], sizeof(r->step_runner[r->step]), "%s", name);
 	e->exec->claimed(e->exec->ctx, r->name, name);
+	claim_logged(r, name, step);
 	if (r->stored) {
 		char msg[128];
 		snprintf(msg, sizeof(msg), "claimed by runner %s", name);
-		rz_report_run_condition(
-		    e->store, r->t->name, r->name, "Scheduled", "True", "Claimed", msg,
-		    json_pack("{s:s, s:s}", "runner", name, "claimedStep", step));
+		rz_report_run_condition(e->store, r->t->name, r->name, "Scheduled", "True",
+		                        "Claimed", msg,
+		                        json_pack("{s:s, s:s, s:o}", "runner", name, "claimedStep",
+		                                  step, "stepRunners", step_runners(r)));
 		r->scheduled = 2;
 	}
 	rz_logkv(RZ_LOG_INFO, "engine", "runner claimed a step", "run", r->name, "step", step,
@@ -2647,6 +2679,11 @@ static int take_up(rz_engine_t *e, const json_t *run, rz_err_t *err)
 	snprintf(r->trigger, sizeof(r->trigger), "%s",
 	         json_string_value(json_object_get(spec, "trigger")) ?: "update");
 	r->generation = json_integer_value(json_object_get(spec, "generation"));
+	for (int i = 0; i < RZ_ENGINE_STEPS; i++) {
+		const char *who = json_string_value(
+		    json_object_get(json_object_get(st, "stepRunners"), rz_engine_steps[i]));
+		snprintf(r->step_runner[i], sizeof(r->step_runner[i]), "%s", who ? who : "");
+	}
 	snprintf(r->started, sizeof(r->started), "%s",
 	         json_string_value(json_object_get(st, "startedAt")) ?: "");
 	r->deleting = json_object_get(json_object_get(tobj, "metadata"), "deletionTimestamp");

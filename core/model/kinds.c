@@ -529,6 +529,15 @@ static const rz_field_t run_plan[] = {
 
 static const char *const run_steps[] = { "init", "plan", "show", "apply", NULL };
 
+/* Run.status.stepRunners: a runner name per step. */
+static const rz_field_t run_step_runners[] = {
+	{ .name = "init", .type = RZ_F_STRING, .max_len = 63 },
+	{ .name = "plan", .type = RZ_F_STRING, .max_len = 63 },
+	{ .name = "show", .type = RZ_F_STRING, .max_len = 63 },
+	{ .name = "apply", .type = RZ_F_STRING, .max_len = 63 },
+	F_END,
+};
+
 static const rz_field_t run_status[] = {
 	{ .name = "phase", .type = RZ_F_STRING, .enums = run_phases },
 	{ .name = "startedAt", .type = RZ_F_TIME },
@@ -571,6 +580,10 @@ static const rz_field_t run_status[] = {
 	  .enums = run_steps,
 	  .doc = "with remote runners: the last step status.runner claimed; equal to step "
 	         "while the runner runs it (a restarted daemon takes the run up again)" },
+	{ .name = "stepRunners",
+	  .type = RZ_F_OBJECT,
+	  .fields = run_step_runners,
+	  .doc = "with remote runners: the runner that claimed each step so far" },
 	F_END,
 };
 

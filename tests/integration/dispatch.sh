@@ -256,6 +256,15 @@ for _ in $(seq 1 300); do
 done
 again=$(api "$API/tenants/t5/runs" | js '" ".join(i["status"].get("runner","") for i in d["items"] if i["status"].get("phase")=="Succeeded" and i["status"].get("startedAt","")>"'"$(api "$API/tenants/t5/runs/$KRUN" | js 'd["status"]["startedAt"]')"'")')
 expect_eq "the tenant ran again, on the other runner" "$other" "$again"
+RUN2=$(api "$API/tenants/t5/runs" | js '[i["metadata"]["name"] for i in d["items"] if i["status"].get("phase")=="Succeeded" and i["status"].get("startedAt","")>"'"$(api "$API/tenants/t5/runs/$KRUN" | js 'd["status"]["startedAt"]')"'"][0]')
+expect_eq "its status.stepRunners names the runner of each step" \
+	"init=$other plan=$other show=$other apply=$other" \
+	"$(api "$API/tenants/t5/runs/$RUN2" | js '" ".join(k + "=" + v for k, v in d["status"]["stepRunners"].items())')"
+expect_match "and its log says who claimed each step" \
+	"runner $other claimed the init step.*runner $other claimed the apply step" \
+	"$(api "$API/tenants/t5/runs/$RUN2/log" | tr '\n' ' ')"
+expect_eq "the killed run's stepRunners keep the runner that was lost" "$holder" \
+	"$(api "$API/tenants/t5/runs/$KRUN" | js 'd["status"]["stepRunners"]["apply"]')"
 for _ in $(seq 1 300); do [ "$(tphase t5)" = Reconciled ] && break; sleep 0.1; done
 expect_eq "and is Reconciled" "Reconciled" "$(tphase t5)"
 machines=$(api "$API/tenants/t5/machines" | js 'len(d["items"])')
