@@ -2984,6 +2984,7 @@ void rz_engine_free(rz_engine_t *e)
 			t->next = NULL;
 			snprintf(t->run->error, sizeof(t->run->error), "the daemon stopped");
 			t->again = false;
+			t->gone = false; /* finish would forget (free) a deleted one: freed below */
 			finish(t->run, "Interrupted", -1);
 		}
 		if (t->debounce != NULL) {

@@ -322,7 +322,9 @@ START_TEST(test_hung_and_garbage)
 	start(500); /* observe.probe_timeout cuts the plugin's 10 s */
 	began = time(NULL);
 	run_until(1);
-	ck_assert_int_le(time(NULL) - began, 5); /* killed at its timeout, not waited for */
+	/* killed at its timeout, not waited for: under the plugin's own 10 s (a starved machine,
+	 * under valgrind beside the suite, took 6 s) */
+	ck_assert_int_lt(time(NULL) - began, 10);
 	s = status_of("w-1");
 	ck_assert_str_eq(str(s, "stage"), "Unknown");
 	ck_assert(json_is_false(json_object_get(s, "ready")));
