@@ -11,6 +11,10 @@ server:
   data_dir: $WORK/data
 tofu:
   state_history: 3
+  # t1's own runs would write the state this script's terraform writes (on a loaded
+  # machine, between its steps): t1 is created, never run
+  debounce: 1h
+  resync: 0s
 plugin_dir: $top_builddir/plugins
 plugins:
   sim: {}
