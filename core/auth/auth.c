@@ -866,10 +866,19 @@ void rz_auth_token_hash(const char *secret, char out[RZ_HASH_HEX_LEN + 1])
 
 /* ------------------------------------------------------------------ passwords */
 
+/* The cost of new hashes: libsodium's interactive limits; the unit tests lower it. */
+static unsigned long long pw_opslimit = crypto_pwhash_OPSLIMIT_INTERACTIVE;
+static size_t pw_memlimit = crypto_pwhash_MEMLIMIT_INTERACTIVE;
+
+void rz_auth_set_password_cost(unsigned long long opslimit, size_t memlimit)
+{
+	pw_opslimit = opslimit;
+	pw_memlimit = memlimit;
+}
+
 int rz_auth_hash_password(const char *password, char out[RZ_PASSWORD_HASH_LEN])
 {
-	if (crypto_pwhash_str(out, password, strlen(password), crypto_pwhash_OPSLIMIT_INTERACTIVE,
-	                      crypto_pwhash_MEMLIMIT_INTERACTIVE) != 0) {
+	if (crypto_pwhash_str(out, password, strlen(password), pw_opslimit, pw_memlimit) != 0) {
 		return -ENOMEM;
 	}
 	return 0;
@@ -899,8 +908,7 @@ int rz_auth_store_hash(rz_db_t *db, const char *user, const char *hash, rz_err_t
 
 bool rz_auth_needs_rehash(const char *hash)
 {
-	return crypto_pwhash_str_needs_rehash(hash, crypto_pwhash_OPSLIMIT_INTERACTIVE,
-	                                      crypto_pwhash_MEMLIMIT_INTERACTIVE) != 0;
+	return crypto_pwhash_str_needs_rehash(hash, pw_opslimit, pw_memlimit) != 0;
 }
 
 /* ------------------------------------------------------------------ throttling */

@@ -104,8 +104,14 @@ void rz_auth_token_hash(const char *secret, char out[RZ_HASH_HEX_LEN + 1]);
 
 /* ---- passwords: blocking, for worker threads ---- */
 
-/* Argon2id with libsodium's interactive limits. 0, or -ENOMEM. */
+/* Argon2id with libsodium's interactive limits (unless lowered below). 0, or -ENOMEM. */
 int rz_auth_hash_password(const char *password, char out[RZ_PASSWORD_HASH_LEN]);
+
+/* Change the Argon2id cost of new password hashes (and so what rz_auth_needs_rehash
+ * compares with). For the unit tests only, which lower it to libsodium's minimum so that
+ * a daemon's users are made in microseconds, not in 64 MiB and ~0.1 s each (seconds under
+ * valgrind); the daemon never calls it. Call before any hashing: not thread-safe. */
+void rz_auth_set_password_cost(unsigned long long opslimit, size_t memlimit);
 
 /* Constant-time verification. true when password matches hash. */
 bool rz_auth_check_password(const char *hash, const char *password);

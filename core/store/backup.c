@@ -198,6 +198,17 @@ void rz__backup_mac_key(const unsigned char kek[32], unsigned char mac[RZ__BACKU
 	                   sizeof(context) - 1, kek, 32);
 }
 
+/* The cost of the key a passphrase derives: libsodium's moderate limits; the unit tests
+ * lower it. */
+static unsigned long long kdf_opslimit = crypto_pwhash_OPSLIMIT_MODERATE;
+static size_t kdf_memlimit = crypto_pwhash_MEMLIMIT_MODERATE;
+
+void rz_backup_set_kdf_cost(unsigned long long opslimit, size_t memlimit)
+{
+	kdf_opslimit = opslimit;
+	kdf_memlimit = memlimit;
+}
+
 /* The key line of a backup made with a passphrase: the Argon2id parameters and salt of the
  * key it derives, the state key sealed with that key (key NULL: there is none yet), and the
  * checksum's key (mac) it gives. */
@@ -215,8 +226,7 @@ static json_t *keyed_line(const unsigned char *key, const char *pass, const char
 	randombytes_buf(salt, sizeof(salt));
 	randombytes_buf(nonce, sizeof(nonce));
 	rz__backup_key_ad(name, ad, sizeof(ad));
-	if (crypto_pwhash(kek, sizeof(kek), pass, strlen(pass), salt,
-	                  crypto_pwhash_OPSLIMIT_MODERATE, crypto_pwhash_MEMLIMIT_MODERATE,
+	if (crypto_pwhash(kek, sizeof(kek), pass, strlen(pass), salt, kdf_opslimit, kdf_memlimit,
 	                  crypto_pwhash_ALG_ARGON2ID13) != 0) {
 		rz_err_set(err, -ENOMEM, "backup: deriving a key from the passphrase failed");
 		return NULL;
@@ -230,9 +240,8 @@ static json_t *keyed_line(const unsigned char *key, const char *pass, const char
 	sodium_memzero(kek, sizeof(kek));
 	line =
 	    json_pack("{s:b, s:s, s:s, s:I, s:I, s:o?}", "included", key != NULL, "checksum",
-	              RZ__BACKUP_KEYED, "kdf", "argon2id13", "opslimit",
-	              (json_int_t)crypto_pwhash_OPSLIMIT_MODERATE, "memlimit",
-	              (json_int_t)crypto_pwhash_MEMLIMIT_MODERATE, "salt", b64(salt, sizeof(salt)));
+	              RZ__BACKUP_KEYED, "kdf", "argon2id13", "opslimit", (json_int_t)kdf_opslimit,
+	              "memlimit", (json_int_t)kdf_memlimit, "salt", b64(salt, sizeof(salt)));
 	if (line != NULL && key != NULL) {
 		json_object_set_new(line, "nonce", b64(nonce, sizeof(nonce)));
 		json_object_set_new(line, "sealed", b64(sealed, (size_t)slen));

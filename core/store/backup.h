@@ -61,6 +61,13 @@ typedef struct rz_backup_opts {
  * json_decref(). */
 int rz_backup_create(const rz_backup_opts_t *o, json_t **manifest, rz_err_t *err);
 
+/* Change the Argon2id cost of the key a passphrase derives (libsodium's moderate limits:
+ * 256 MiB, which the manifest records). For the unit tests only, which lower it to
+ * libsodium's minimum (restore takes any cost from that minimum to the sensitive limits);
+ * the daemon and `rezuscloud backup` never call it. Call before any backup: not
+ * thread-safe. */
+void rz_backup_set_kdf_cost(unsigned long long opslimit, size_t memlimit);
+
 /* The passphrase: the first line of path, 8 to 1024 bytes. buf (size ≥ 1026) holds it
  * NUL-terminated; the caller wipes it (sodium_memzero). */
 int rz_backup_passphrase(const char *path, char *buf, size_t size, rz_err_t *err);

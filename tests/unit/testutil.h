@@ -13,6 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/auth/auth.h"
+#include "core/store/backup.h"
+
 /* A fresh private directory under $TMPDIR (or /tmp). Caller frees; remove with rzt_rmrf. */
 static inline char *rzt_tmpdir(void)
 {
@@ -58,11 +61,18 @@ static inline void rzt_write_file(const char *path, const char *text)
 	close(fd);
 }
 
-/* Run a suite and return the process exit status. */
+/* Run a suite and return the process exit status. Password hashes and backup keys are
+ * derived at libsodium's minimum Argon2id cost: the tests check what is hashed and sealed,
+ * not the cost (64 and 256 MiB per hash made every daemon start and backup of a test take
+ * tenths of a second, seconds under valgrind); the daemon keeps libsodium's limits. */
 static inline int rzt_run(Suite *s)
 {
-	SRunner *sr = srunner_create(s);
+	SRunner *sr;
 	int failed;
+
+	rz_auth_set_password_cost(crypto_pwhash_OPSLIMIT_MIN, crypto_pwhash_MEMLIMIT_MIN);
+	rz_backup_set_kdf_cost(crypto_pwhash_OPSLIMIT_MIN, crypto_pwhash_MEMLIMIT_MIN);
+	sr = srunner_create(s);
 	srunner_run_all(sr, CK_ENV);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
