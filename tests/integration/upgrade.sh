@@ -90,8 +90,15 @@ expect_eq "no UpgradeRun was stored for them" "0" \
 expect_eq "an UpgradeRun created through the API cannot claim trigger spec" "422" \
 	"$(code -X POST "$API/tenants/up1/upgrades" -d '{"spec":{"component":"talos","targetVersion":"1.12.0","trigger":"spec"}}')"
 
-# A dry run: the prechecks and the plan, nothing changed.
-rev=$(api "$API/tenants/up1/machines" | field resourceVersion)
+# A dry run: the prechecks and the plan, nothing changed. First the tenant settles: under
+# load the tenant can say Ready after its first run while the node groups' run and the
+# machines' first observations still write (the machines' revision is compared below).
+machines_rev() { api "$API/tenants/up1/machines" | field resourceVersion; }
+for _ in $(seq 1 30); do
+	rev=$(machines_rev)
+	runs_idle up1 && sleep 1 && [ "$rev" = "$(machines_rev)" ] && break
+	sleep 0.5
+done
 name=$(api -X POST "$API/tenants/up1/upgrades" -d '{"spec":{"component":"talos","targetVersion":"1.12.0","dryRun":true}}' | field name)
 wait_for 10 ended up1 "$name"
 d=$(api "$API/tenants/up1/upgrades/$name")
