@@ -65,6 +65,9 @@ static inline void rzt_write_file(const char *path, const char *text)
  * derived at libsodium's minimum Argon2id cost: the tests check what is hashed and sealed,
  * not the cost (64 and 256 MiB per hash made every daemon start and backup of a test take
  * tenths of a second, seconds under valgrind); the daemon keeps libsodium's limits. */
+/* The longest a program may run without fork: check_upgrader under valgrind takes ~2 min. */
+#define RZT_NOFORK_LIMIT_S 900
+
 static inline int rzt_run(Suite *s)
 {
 	SRunner *sr;
@@ -73,6 +76,10 @@ static inline int rzt_run(Suite *s)
 	rz_auth_set_password_cost(crypto_pwhash_OPSLIMIT_MIN, crypto_pwhash_MEMLIMIT_MIN);
 	rz_backup_set_kdf_cost(crypto_pwhash_OPSLIMIT_MIN, crypto_pwhash_MEMLIMIT_MIN);
 	sr = srunner_create(s);
+	/* Without fork (CK_FORK=no: under valgrind and the sanitizers) Check has no per-case
+	 * timeout: a hang ends the whole program instead of stalling the suite. */
+	if (srunner_fork_status(sr) == CK_NOFORK)
+		alarm(RZT_NOFORK_LIMIT_S);
 	srunner_run_all(sr, CK_ENV);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
