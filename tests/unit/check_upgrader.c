@@ -404,7 +404,7 @@ static void start_observer(int64_t interval_ms)
 }
 
 /* The health gate of a test whose machines pass it: they pass as soon as they are healthy,
- * and a starved machine (valgrind beside the suite) must not make them time out. */
+ * and a starved machine (memcheck on a loaded machine) must not make them time out. */
 #define SUCCESS_GATE_MS 20000
 
 static void start_upgrader(int64_t machine_timeout_ms)
