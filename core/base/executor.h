@@ -37,9 +37,14 @@ typedef struct rz_executor {
 	void *ctx;
 	/* Whether steps go to remote runners (runners.nats_url is set). */
 	bool (*remote)(void *ctx);
-	/* How many runs may hold a step at once now: the Ready runners' concurrency summed;
-	 * 0 when no runner is Ready (runs wait, Queued). */
-	size_t (*capacity)(void *ctx);
+	/* How many steps the Ready runners serving selector (every label of it; NULL: every
+	 * Ready runner) take at once now: their concurrency summed; 0 when none is Ready or
+	 * none has the labels (runs of that pool wait, Queued, and hold no slot). */
+	size_t (*capacity)(void *ctx, const json_t *selector);
+	/* Why a run selecting selector cannot be served now (no Ready runner has its labels, or
+	 * NATS is not connected: the pool named, as in on_waiting), into why; false when it
+	 * can. */
+	bool (*unserved)(void *ctx, const json_t *selector, char *why, size_t size);
 	/* Publish the step's job; the callbacks follow. Everything in s is copied but arg. */
 	int (*start)(void *ctx, const rz_exec_step_t *s, rz_err_t *err);
 	/* A restarted daemon takes up a step a previous one dispatched: held by runner (it

@@ -110,14 +110,17 @@ struct tenant {
 	struct event *observed; /* a Machine's status changed: recount soon, once */
 	struct run *run;        /* running, or NULL */
 	bool queued;            /* waiting for a pool slot */
-	bool again;             /* changed while running: one follow-up */
-	bool held;              /* its run waits for an upgrade to end */
-	char upgraded[64];      /* the last UpgradeRun seen to succeed */
-	int failures;           /* runs failed in a row: the backoff grows with them */
-	const char *trigger;    /* of the next run: "create", "update" or "resync" */
-	char manual[64];        /* a Run created through the API, to start next */
-	char finished[64];      /* the last of its runs to finish (its status.lastRun) */
-	bool gone;              /* deleted while its run finished: forgotten after it */
+	json_t *sel;            /* queued, remote: its runnerSelector as of its queuing */
+	bool unserved;          /* queued for a pool no Ready runner serves: said once */
+	char waiting[64];    /* the Run stored for it meanwhile (Queued), taken up at its start */
+	bool again;          /* changed while running: one follow-up */
+	bool held;           /* its run waits for an upgrade to end */
+	char upgraded[64];   /* the last UpgradeRun seen to succeed */
+	int failures;        /* runs failed in a row: the backoff grows with them */
+	const char *trigger; /* of the next run: "create", "update" or "resync" */
+	char manual[64];     /* a Run created through the API, to start next */
+	char finished[64];   /* the last of its runs to finish (its status.lastRun) */
+	bool gone;           /* deleted while its run finished: forgotten after it */
 	struct tenant *next, *qnext;
 };
 
@@ -211,11 +214,44 @@ static void run_event(struct run *r, const char *type, const char *reason, const
 	                 "engine");
 }
 
+/* The runnerSelector the tenant's next run has, with remote runners: the tenant's and its
+ * node groups', merged, read now (NULL: none; or they conflict, and start_run fails the run
+ * saying so). An approved run waiting for its slot has its own already. */
+static void queued_selector(struct tenant *t)
+{
+	rz_engine_t *e = t->e;
+	json_t *tenant = NULL, *groups, *sel = NULL, *old = t->sel;
+	rz_err_t err = { 0 };
+
+	t->sel = NULL;
+	if (e->exec != NULL && e->exec->remote(e->exec->ctx)) {
+		if (t->run != NULL) {
+			t->sel = json_incref(t->run->selector);
+		} else if (rz_store_get(e->store, rz_kind_by_name("Tenant"), NULL, t->name, &tenant,
+		                        &err) == 0) {
+			groups = rz_store_list_all(e->store, "NodeGroup", t->name);
+			if (rz_kind_runner_selector(tenant, groups, &sel, &err) == 0 &&
+			    json_object_size(sel) > 0) {
+				t->sel = sel;
+			} else {
+				json_decref(sel);
+			}
+			json_decref(groups);
+			json_decref(tenant);
+		}
+	}
+	if (!(old == NULL ? t->sel == NULL : t->sel != NULL && json_equal(old, t->sel))) {
+		t->unserved = false; /* another pool: said again if it is not served either */
+	}
+	json_decref(old);
+}
+
 /* Into the FIFO of tenants waiting for a pool slot (a new run, or an approved one). */
 static void push(struct tenant *t)
 {
 	rz_engine_t *e = t->e;
 
+	queued_selector(t);
 	t->queued = true;
 	t->qnext = NULL;
 	if (e->qtail != NULL) {
@@ -271,6 +307,7 @@ static void forget(rz_engine_t *e, struct tenant *t)
 	if (t->observed != NULL) {
 		event_free(t->observed);
 	}
+	json_decref(t->sel);
 	free(t);
 }
 
@@ -285,6 +322,10 @@ static void enqueue(struct tenant *t)
 	}
 	if (t->queued || t->run != NULL) {
 		t->again = t->run != NULL;
+		if (t->queued && t->run == NULL) {
+			queued_selector(t); /* a node group's selector may have changed */
+			start_next(t->e);
+		}
 		return;
 	}
 	push(t);
@@ -439,6 +480,48 @@ static void on_event(const rz_event_t *ev, void *arg)
 }
 
 /* The run's Run object: the manual one, or a new one for this trigger. */
+/* The Run stored while the tenant waited for its pool's runners: this run, when it asks
+ * for the same (operation, generation); else it is Canceled, superseded, and a new one is
+ * made. */
+static bool take_waiting(struct run *r, const json_t *tenant)
+{
+	rz_engine_t *e = r->e;
+	struct tenant *t = r->t;
+	json_t *m = NULL, *spec;
+	rz_err_t err = { 0 };
+	char now[32];
+	bool same;
+
+	snprintf(r->name, sizeof(r->name), "%s", t->waiting);
+	t->waiting[0] = '\0';
+	if (rz_store_get(e->store, rz_kind_by_name("Run"), t->name, r->name, &m, &err) != 0) {
+		return false;
+	}
+	spec = json_object_get(m, "spec");
+	same = strcmp(json_string_value(json_object_get(spec, "operation")) ?: "",
+	              r->deleting ? "destroy" : "apply") == 0 &&
+	       json_integer_value(json_object_get(spec, "generation")) ==
+	           json_integer_value(
+	               json_object_get(json_object_get(tenant, "metadata"), "generation"));
+	if (same) {
+		r->stored = true;
+		snprintf(r->operation, sizeof(r->operation), "%s",
+		         r->deleting ? "destroy" : "apply");
+		snprintf(r->trigger, sizeof(r->trigger), "%s",
+		         json_string_value(json_object_get(spec, "trigger")) ?: "update");
+		r->generation = json_integer_value(json_object_get(spec, "generation"));
+		t->trigger = NULL;
+	} else {
+		rz_report_now(now, sizeof(now));
+		rz_report_status(e->store, "Run", t->name, r->name,
+		                 json_pack("{s:s, s:s, s:s}", "phase", "Canceled", "finishedAt",
+		                           now, "message", "superseded by a newer change"));
+		r->name[0] = '\0';
+	}
+	json_decref(m);
+	return same;
+}
+
 static int make_run(struct run *r, const json_t *tenant, rz_err_t *err)
 {
 	rz_engine_t *e = r->e;
@@ -452,6 +535,9 @@ static int make_run(struct run *r, const json_t *tenant, rz_err_t *err)
 	r->deleting = deleting;
 	if (t->manual[0] != '\0' && deleting) {
 		drop_manual(t, "superseded by the tenant's deletion");
+	}
+	if (t->waiting[0] != '\0' && take_waiting(r, tenant)) {
+		return 0;
 	}
 	if (t->manual[0] != '\0') {
 		json_t *m = NULL;
@@ -1862,43 +1948,188 @@ static void resume(struct run *r)
 	}
 }
 
-/* Runs that may hold a slot now: tofu.workers here; with remote runners, what the Ready
- * runners take at once (none Ready: runs wait, Queued, and a line says why). */
-static size_t slots(rz_engine_t *e)
+/* Out of the queue, into a slot: a new run, or an approved one's apply. */
+static void launch(rz_engine_t *e, struct tenant *t)
 {
-	size_t n;
-
-	if (e->exec == NULL || !e->exec->remote(e->exec->ctx)) {
-		return (size_t)e->o.workers;
+	t->queued = false;
+	t->unserved = false;
+	json_decref(t->sel);
+	t->sel = NULL;
+	if (t->run != NULL) {
+		resume(t->run);
+	} else {
+		start_run(e, t);
 	}
-	n = e->exec->capacity(e->exec->ctx);
-	if (n <= e->running && e->qhead != NULL) {
+}
+
+/* Whether selector inner has every label of outer: its runs go only to runners outer's
+ * runs could use too. */
+static bool within(const json_t *inner, const json_t *outer)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach((json_t *)outer, key, v)
+	{
+		if (!json_equal(json_object_get(inner, key), v)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* A queued tenant whose pool no Ready runner serves has a Run to show it: its approved
+ * run's, the one created through the API, or one stored now (Queued; not for a resync,
+ * whose Run is stored only when its plan finds something), with the condition Scheduled
+ * False, NoRunner, saying why. make_run takes a stored one up when the run starts. */
+static void waiting_run(rz_engine_t *e, struct tenant *t, const char *why)
+{
+	const char *name = t->run != NULL && t->run->stored ? t->run->name
+	                   : t->manual[0] != '\0'           ? t->manual
+	                   : t->waiting[0] != '\0'          ? t->waiting
+	                                                    : NULL;
+	rz_err_t err = { 0 };
+
+	if (name == NULL && t->run == NULL && t->trigger != NULL &&
+	    strcmp(t->trigger, "resync") != 0) {
+		json_t *tenant = NULL, *obj, *out = NULL;
+		unsigned char raw[4];
+		if (rz_store_get(e->store, rz_kind_by_name("Tenant"), NULL, t->name, &tenant,
+		                 &err) != 0) {
+			return;
+		}
+		bool deleting = json_object_get(json_object_get(tenant, "metadata"),
+		                                "deletionTimestamp") != NULL;
+		randombytes_buf(raw, sizeof(raw));
+		snprintf(t->waiting, sizeof(t->waiting), "run-%02x%02x%02x%02x", raw[0], raw[1],
+		         raw[2], raw[3]);
+		obj = json_pack("{s:{s:s, s:s}, s:{s:s, s:s, s:I}}", "metadata", "name", t->waiting,
+		                "tenant", t->name, "spec", "operation",
+		                deleting ? "destroy" : "apply", "trigger",
+		                deleting ? "delete" : t->trigger, "generation",
+		                json_integer_value(json_object_get(
+		                    json_object_get(tenant, "metadata"), "generation")));
+		if (rz_store_create(e->store, rz_kind_by_name("Run"), obj, NULL, &out, &err) == 0) {
+			name = t->waiting;
+		} else {
+			t->waiting[0] = '\0';
+		}
+		json_decref(obj);
+		json_decref(out);
+		json_decref(tenant);
+	}
+	if (name != NULL) {
+		rz_report_status(e->store, "Run", t->name, name,
+		                 json_pack("{s:s}", "phase", "Queued"));
+		rz_report_run_condition(e->store, t->name, name, "Scheduled", "False", "NoRunner",
+		                        why, NULL);
+	}
+}
+
+/* A queued tenant whose pool no Ready runner serves: a line (once a minute) and an Event
+ * on the tenant (once while it waits). It holds no slot meanwhile. */
+static void unserved(rz_engine_t *e, struct tenant *t)
+{
+	char sel[512] = "",
+	     *text = t->sel != NULL ? json_dumps(t->sel, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	int64_t now = mono_ns() / 1000000;
+
+	snprintf(sel, sizeof(sel), "%s", text != NULL ? text : "{}");
+	free(text);
+	if (now - e->waiting_logged_ms >= 60000) {
+		e->waiting_logged_ms = now;
+		rz_logkv(RZ_LOG_NOTICE, "engine", "runs wait: no Ready runner serves their pool",
+		         "tenant", t->name, "runnerSelector", sel, NULL);
+	}
+	if (!t->unserved) {
+		char why[1024], msg[1100];
+		t->unserved = true;
+		if (!e->exec->unserved(e->exec->ctx, t->sel, why, sizeof(why))) {
+			snprintf(why, sizeof(why), "no Ready runner serves its pool");
+		}
+		snprintf(msg, sizeof(msg), "its run waits: %s", why);
+		rz_events_record(e->store, t->name, "Tenant", t->name, "Warning", "NoRunnerForPool",
+		                 msg, "engine");
+		waiting_run(e, t, why);
+	}
+}
+
+/* With remote runners, one queued run into a slot, if one may go: the first in the queue
+ * whose pool has a free slot. A pool's slots are those of the Ready runners serving it
+ * (capacity with its selector); the runs holding a slot within that pool (a selector with
+ * every label of it) take them. Runs whose pool no Ready runner serves hold nothing others
+ * need: they wait in the queue, and the runs that do hold a slot while their pool lost its
+ * runners are not counted. In all, no more runs than every Ready runner's slots. */
+static bool start_remote(rz_engine_t *e)
+{
+	const rz_executor_t *x = e->exec;
+	size_t total = x->capacity(x->ctx, NULL), busy = 0, n = 0;
+	const json_t **held = calloc(e->running + 1, sizeof(*held));
+	struct tenant *t, *prev = NULL;
+
+	if (held == NULL) {
+		return false;
+	}
+	for (t = e->tenants; t != NULL && n < e->running; t = t->next) {
+		if (t->run != NULL && t->run->slot && x->capacity(x->ctx, t->run->selector) > 0) {
+			held[n++] = t->run->selector;
+		}
+	}
+	busy = n;
+	for (t = e->qhead; t != NULL && busy < total; prev = t, t = t->qnext) {
+		size_t cap = x->capacity(x->ctx, t->sel), mine = 0;
+		for (size_t i = 0; i < n; i++) {
+			mine += within(held[i], t->sel);
+		}
+		if (cap == 0) {
+			unserved(e, t);
+		}
+		if (mine < cap) {
+			if (prev != NULL) {
+				prev->qnext = t->qnext;
+			} else {
+				e->qhead = t->qnext;
+			}
+			if (e->qtail == t) {
+				e->qtail = prev;
+			}
+			free(held);
+			launch(e, t);
+			return true;
+		}
+	}
+	if (e->qhead != NULL && total > 0 && busy >= total) {
 		int64_t now = mono_ns() / 1000000;
 		if (now - e->waiting_logged_ms >= 60000) {
 			e->waiting_logged_ms = now;
-			rz_logkv(RZ_LOG_NOTICE, "engine",
-			         n == 0 ? "runs wait: no remote runner is Ready"
-			                : "runs wait: every Ready runner is busy",
+			rz_logkv(RZ_LOG_NOTICE, "engine", "runs wait: every Ready runner is busy",
 			         "next", e->qhead->name, NULL);
 		}
+	} else if (e->qhead != NULL && total == 0) {
+		for (t = e->qhead; t != NULL; t = t->qnext) {
+			unserved(e, t);
+		}
 	}
-	return n;
+	free(held);
+	return false;
 }
 
+/* Queued runs into slots: tofu.workers of them here; with remote runners, by pool
+ * (start_remote). */
 static void start_next(rz_engine_t *e)
 {
-	while (e->qhead != NULL && e->running < slots(e)) {
+	if (e->exec != NULL && e->exec->remote(e->exec->ctx)) {
+		while (start_remote(e)) {
+		}
+		return;
+	}
+	while (e->qhead != NULL && e->running < (size_t)e->o.workers) {
 		struct tenant *t = e->qhead;
 		e->qhead = t->qnext;
 		if (e->qhead == NULL) {
 			e->qtail = NULL;
 		}
-		t->queued = false;
-		if (t->run != NULL) {
-			resume(t->run);
-		} else {
-			start_run(e, t);
-		}
+		launch(e, t);
 	}
 }
 
@@ -2993,6 +3224,7 @@ void rz_engine_free(rz_engine_t *e)
 		if (t->observed != NULL) {
 			event_free(t->observed);
 		}
+		json_decref(t->sel);
 		free(t);
 	}
 	if (e->settle != NULL) {

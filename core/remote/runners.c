@@ -271,19 +271,26 @@ static void step_remove(rz_runners_t *r, struct step *st)
 	*st = r->steps[--r->nsteps];
 }
 
+/* Whether runner i is Ready with every label of selector (NULL: any Ready runner). */
+static bool serves(const rz_runners_t *r, size_t i, const json_t *selector)
+{
+	const json_t *labels = json_object_get(r->v[i].hb, "labels");
+	const char *key;
+	json_t *v;
+	bool all = r->v[i].phase == P_READY;
+
+	json_object_foreach((json_t *)selector, key, v)
+	{
+		all = all && json_equal(json_object_get(labels, key), v);
+	}
+	return all;
+}
+
 /* Whether a Ready runner has every label of selector. */
 static bool served(const rz_runners_t *r, const json_t *selector)
 {
 	for (size_t i = 0; i < r->n; i++) {
-		const json_t *labels = json_object_get(r->v[i].hb, "labels");
-		const char *key;
-		json_t *v;
-		bool all = r->v[i].phase == P_READY;
-		json_object_foreach((json_t *)selector, key, v)
-		{
-			all = all && json_equal(json_object_get(labels, key), v);
-		}
-		if (all) {
+		if (serves(r, i, selector)) {
 			return true;
 		}
 	}
@@ -292,31 +299,45 @@ static bool served(const rz_runners_t *r, const json_t *selector)
 
 static bool connected(const rz_runners_t *r);
 
+/* Why a job of the pool (of selector) waits with no runner to take it, into why; false
+ * when a Ready runner serves it and NATS is connected. step: the step's name, or NULL. */
+static bool why_waiting(const rz_runners_t *r, const json_t *selector, const char *pool,
+                        const char *step, char *why, size_t size)
+{
+	char sel[1024] = "";
+	const char *key;
+	json_t *v;
+
+	if (!connected(r)) {
+		snprintf(why, size, "NATS at %s is not connected: no runner can take the %s%s",
+		         r->cfg->runners_nats_url, step ? step : "run's",
+		         step ? " step" : " steps");
+		return true;
+	}
+	if (served(r, selector)) {
+		return false;
+	}
+	json_object_foreach((json_t *)selector, key, v)
+	{
+		size_t n = strlen(sel);
+		snprintf(sel + n, sizeof(sel) - n, "%s%s=%s", n ? "," : "", key,
+		         json_string_value(v) ?: "");
+	}
+	snprintf(why, size, "no Ready runner serves pool %s%s%s%s", pool,
+	         sel[0] ? " (runnerSelector " : "", sel, sel[0] ? ")" : "");
+	return true;
+}
+
 /* Steps whose job waits with no runner to take it: told once each (the Run's condition). */
 static void tell_waiting(rz_runners_t *r)
 {
 	for (size_t i = 0; i < r->nsteps; i++) {
 		struct step *st = &r->steps[i];
-		char why[RZ_DISPATCH_POOL_MAX + 1536], sel[1024] = "";
-		const char *key;
-		json_t *v;
+		char why[RZ_DISPATCH_POOL_MAX + 1536];
 		if (st->told || st->runner[0] != '\0' || st->cb.on_waiting == NULL) {
 			continue;
 		}
-		if (!connected(r)) {
-			snprintf(why, sizeof(why),
-			         "NATS at %s is not connected: no runner can take the %s step",
-			         r->cfg->runners_nats_url, st->step);
-		} else if (!served(r, st->selector)) {
-			json_object_foreach(st->selector, key, v)
-			{
-				size_t n = strlen(sel);
-				snprintf(sel + n, sizeof(sel) - n, "%s%s=%s", n ? "," : "", key,
-				         json_string_value(v) ?: "");
-			}
-			snprintf(why, sizeof(why), "no Ready runner serves pool %s%s%s%s", st->pool,
-			         sel[0] ? " (runnerSelector " : "", sel, sel[0] ? ")" : "");
-		} else {
+		if (!why_waiting(r, st->selector, st->pool, st->step, why, sizeof(why))) {
 			continue;
 		}
 		st->told = true;
@@ -755,7 +776,8 @@ static bool connected(const rz_runners_t *r)
 #endif
 }
 
-static size_t capacity(rz_runners_t *r)
+/* The slots of the Ready runners that serve selector (NULL: of every Ready runner). */
+static size_t capacity(rz_runners_t *r, const json_t *selector)
 {
 	size_t n = 0;
 
@@ -765,16 +787,27 @@ static size_t capacity(rz_runners_t *r)
 	}
 #endif
 	for (size_t i = 0; i < r->n; i++) {
-		if (r->v[i].phase == P_READY) {
+		if (serves(r, i, selector)) {
 			n += (size_t)json_integer_value(json_object_get(r->v[i].hb, "concurrency"));
 		}
 	}
 	return n;
 }
 
-static size_t ex_capacity(void *ctx)
+static size_t ex_capacity(void *ctx, const json_t *selector)
 {
-	return capacity(ctx);
+	return capacity(ctx, selector);
+}
+
+static bool ex_unserved(void *ctx, const json_t *selector, char *why, size_t size)
+{
+	char pool[RZ_DISPATCH_POOL_MAX + 1], bad[256];
+
+	if (!rz_dispatch_pool(selector, pool, sizeof(pool), bad, sizeof(bad))) {
+		snprintf(why, size, "%s", bad);
+		return true;
+	}
+	return why_waiting(ctx, selector, pool, NULL, why, size);
 }
 
 /* The jobs not out yet, when NATS is there: published and their store acknowledged
@@ -952,7 +985,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 		sweep(r, now);
 	}
 	{
-		size_t c = capacity(r);
+		size_t c = capacity(r, NULL);
 		bool more = c > r->last_capacity;
 		r->last_capacity = c;
 		if (more && r->on_capacity != NULL) {
@@ -976,6 +1009,7 @@ int rz_runners_new(rz_runners_t **out, struct event_base *base, const rz_config_
 	r->exec = (rz_executor_t){ .ctx = r,
 		                   .remote = ex_remote,
 		                   .capacity = ex_capacity,
+		                   .unserved = ex_unserved,
 		                   .start = ex_start,
 		                   .attach = ex_attach,
 		                   .claimed = ex_claimed,

@@ -9,7 +9,8 @@
 #   (runner lost), its secret refused, a Warning Event RunnerLost names runner and run;
 # - nats-server stopped while an apply is held, the apply finishing while NATS is down, then
 #   NATS back (same store): the run Succeeds, one apply, nothing left Running;
-# - a run no Ready runner serves: Run condition Scheduled False (NoRunner), naming the pool;
+# - a run no Ready runner serves: stored Queued without a slot, its condition Scheduled False
+#   (NoRunner), naming the pool;
 #   a runner with another runner's token is refused (403) and claims nothing; with its own
 #   token it claims the step: Scheduled True (Claimed), naming it.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
@@ -240,7 +241,12 @@ expect_eq "runner a stayed Ready (not Lost while NATS was down)" "Ready" "$(phas
 # 4. A run no Ready runner serves, then a runner with another runner's token, then its own.
 tenant t4 '{"region":"c"}'
 R4=""
-for _ in $(seq 1 300); do R4=$(the_run t4) && [ -n "$R4" ] && [ -n "$(cond t4 "$R4")" ] && break; sleep 0.1; done
+# (stored Queued, holding no slot, until a runner with region=c is Ready)
+for _ in $(seq 1 300); do
+	R4=$(api "$API/tenants/t4/runs" | js '[i for i in d["items"] if i["status"].get("phase") in ("Queued","Running")][0]["metadata"]["name"]')
+	[ -n "$R4" ] && [ -n "$(cond t4 "$R4")" ] && break
+	sleep 0.1
+done
 expect_eq "no Ready runner serves region=c: Scheduled False, saying why" \
 	"False NoRunner no Ready runner serves pool region_c (runnerSelector region=c)" "$(cond t4 "$R4")"
 expect_match "rezusctl describe run shows it" 'Scheduled.*False.*NoRunner' \

@@ -215,6 +215,34 @@ echo "# jobs published: $jobs, events handled: $(metric rezuscloud_runner_events
 expect_eq "/metrics: at least four jobs per tenant (init, plan, show, apply) published" "yes" "$([ "${jobs:-0}" -ge 24 ] && echo yes || echo no)"
 expect_eq "/metrics: no remote step left in progress" "0" "$(metric rezuscloud_runner_steps)"
 
+# Runs of a pool no Ready runner serves hold no slot (docs/runners.md, "Capacity, per
+# pool"): three tenants selecting gpu=h100, more than both runners' slots, wait with a
+# Warning Event and a Run Queued, Scheduled False naming the pool; a tenant without a
+# selector created after them is Reconciled meanwhile; once their selector names labels a
+# runner has, the waiting Runs are superseded and new ones run on that runner.
+for t in g1 g2 g3; do
+	api -o /dev/null -X POST "$API/tenants" -d "{\"metadata\":{\"name\":\"$t\"},\"spec\":{\"clusterProvider\":\"sim\",\"runnerSelector\":{\"gpu\":\"h100\"}}}"
+	api -o /dev/null -X POST "$API/tenants/$t/nodegroups" -d '{"metadata":{"name":"cp"},"spec":{"role":"controlplane","count":1,"providerClass":"sim"}}'
+done
+sleep 1 # past their debounce: they are queued first
+api -o /dev/null -X POST "$API/tenants" -d '{"metadata":{"name":"free1"},"spec":{"clusterProvider":"sim"}}'
+api -o /dev/null -X POST "$API/tenants/free1/nodegroups" -d '{"metadata":{"name":"cp"},"spec":{"role":"controlplane","count":1,"providerClass":"sim"}}'
+for _ in $(seq 1 300); do [ "$(tphase free1)" = Reconciled ] && break; sleep 0.1; done
+expect_eq "a tenant without a selector is Reconciled while three of an unserved pool wait" "Reconciled" "$(tphase free1)"
+queued() { api "$API/tenants/$1/runs" | js '" ".join(i["status"].get("phase","") + ":" + ",".join(c["reason"] + " " + c.get("message","") for c in i["status"].get("conditions",[]) if c["type"]=="Scheduled") for i in d["items"])'; }
+expect_eq "each of the unserved pool's tenants has one Run, Queued, Scheduled False naming the pool" \
+	"Queued:NoRunner no Ready runner serves pool gpu_h100 (runnerSelector gpu=h100)" "$(queued g1)"
+expect_eq "(g2, g3 the same)" "$(queued g1) $(queued g1)" "$(queued g2) $(queued g3)"
+expect_match "and a Warning Event (NoRunnerForPool) on the tenant" '"reason":"NoRunnerForPool".*its run waits: no Ready runner serves pool gpu_h100' \
+	"$(api "$API/tenants/g3/events")"
+for t in g1 g2 g3; do
+	patch "tenants/$t" '{"spec":{"runnerSelector":{"gpu":null,"region":"b"}}}'
+done
+for _ in $(seq 1 300); do all_reconciled g1 g2 g3 && break; sleep 0.1; done
+expect_eq "once runner b's label is what they select, the waiting Run is superseded and a new one runs on b" \
+	"Reconciled Reconciled Reconciled Canceled:b Canceled:b Canceled:b" \
+	"$(for t in g1 g2 g3; do tphase "$t"; done | tr '\n' ' ')$(for t in g1 g2 g3; do api "$API/tenants/$t/runs" | js '":".join(sorted(i["status"].get("phase") if i["status"].get("phase")=="Canceled" else i["status"].get("runner","-") for i in d["items"]))'; done | tr '\n' ' ' | sed 's/ $//')"
+
 # A wrong runner token: refused at the claim.
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Authorization: Bearer rzt_not-a-token-at-all-not-a-token-at-all-xyz' \
 	-H 'Content-Type: application/json' -d '{"run":"run-x","step":"init"}' "$API/runners/a/claims")
