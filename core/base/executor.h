@@ -17,6 +17,8 @@
 
 #include "core/base/errors.h"
 
+#define RZ_EXEC_KEY_LEN 32 /* bytes of a claim's event key */
+
 typedef struct rz_exec_step {
 	const char *run, *tenant, *step; /* step: init, plan, show or apply */
 	const json_t
@@ -31,6 +33,9 @@ typedef struct rz_exec_step {
 	/* Once per step, when its job waits and no runner can take it: no Ready runner serves
 	 * its pool, or NATS is not connected (why says which, for the Run's condition). */
 	void (*on_waiting)(void *arg, const char *why);
+	/* attach with a runner: the event key of its claim (32 bytes), which its events are
+	 * authenticated with; NULL otherwise (start: the key comes with claimed). */
+	const unsigned char *event_key;
 } rz_exec_step_t;
 
 typedef struct rz_executor {
@@ -52,8 +57,10 @@ typedef struct rz_executor {
 	 * with runner NULL, its job published again (the first claim wins, a second gets 409).
 	 * The callbacks follow as after start. */
 	int (*attach)(void *ctx, const rz_exec_step_t *s, const char *runner, rz_err_t *err);
-	/* A runner claimed the run's step (the daemon answered it 200). */
-	void (*claimed)(void *ctx, const char *run, const char *runner);
+	/* A runner claimed the run's step (the daemon answered it 200), given event_key (32
+	 * bytes): only events authenticated with it are the step's. */
+	void (*claimed)(void *ctx, const char *run, const char *runner,
+	                const unsigned char *event_key);
 	/* Ask the runner holding the run's step to kill its tofu (on_exit follows). */
 	void (*cancel)(void *ctx, const char *run);
 	/* The run ended: no callback for it any more; events of it are dropped. */

@@ -2499,6 +2499,25 @@ static bool runner_may(rz_engine_t *e, const char *name, const json_t *selector,
 	return ok;
 }
 
+/* The event key of a claim: the runner authenticates the step's events with it
+ * (core/remote/dispatch.h). Derived from the daemon's secret and the claim (run, step,
+ * runner): a restarted daemon derives it again for the step it takes up, and no other
+ * runner can. */
+static void event_key(const rz_engine_t *e, const char *run, const char *step, const char *runner,
+                      unsigned char out[RZ_EXEC_KEY_LEN])
+{
+	unsigned char base[RZ_DERIVED_KEY_LEN];
+	crypto_auth_hmacsha256_state st;
+
+	rz_auth_derive_key(e->auth, "runner-events", base);
+	crypto_auth_hmacsha256_init(&st, base, sizeof(base));
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)run, strlen(run) + 1);
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)step, strlen(step) + 1);
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)runner, strlen(runner) + 1);
+	crypto_auth_hmacsha256_final(&st, out);
+	sodium_memzero(base, sizeof(base));
+}
+
 /* Who claimed each of a remote run's steps so far, as status.stepRunners. */
 static json_t *step_runners(const struct run *r)
 {
@@ -2541,7 +2560,8 @@ static void h_claim(rz_req_t *req, void *ctx)
 	json_t *j = body ? json_loadb(body, len, 0, NULL) : NULL, *reply, *files, *env;
 	const char *run = json_string_value(json_object_get(j, "run"));
 	const char *jstep = json_string_value(json_object_get(j, "step"));
-	char step[8] = "";
+	char step[8] = "", key_hex[2 * RZ_EXEC_KEY_LEN + 1];
+	unsigned char key[RZ_EXEC_KEY_LEN];
 	static char vars[MAX_ENV][PATH_MAX + 64];
 	const char *envv[MAX_ENV + 1] = { NULL };
 	struct run *r;
@@ -2595,6 +2615,8 @@ static void h_claim(rz_req_t *req, void *ctx)
 		json_object_set_new(env, k, json_string(eq + 1));
 		sodium_memzero(vars[i], sizeof(vars[i]));
 	}
+	event_key(e, r->name, step, name, key);
+	sodium_bin2hex(key_hex, sizeof(key_hex), key, sizeof(key));
 	reply = json_pack("{s:s, s:s, s:s, s:o, s:o*, s:o, s:I, s:I, s:o, s:o}", "run", r->name,
 	                  "tenant", r->t->name, "step", step, "argv", step_argv(r, r->step), "init",
 	                  r->step != STEP_INIT ? step_argv(r, STEP_INIT) : NULL, "env", env,
@@ -2606,7 +2628,10 @@ static void h_claim(rz_req_t *req, void *ctx)
 	r->claimed = true;
 	snprintf(r->runner, sizeof(r->runner), "%s", name);
 	snprintf(r->step_runner[r->step], sizeof(r->step_runner[r->step]), "%s", name);
-	e->exec->claimed(e->exec->ctx, r->name, name);
+	json_object_set_new(reply, "eventKey", json_string(key_hex));
+	sodium_memzero(key_hex, sizeof(key_hex));
+	e->exec->claimed(e->exec->ctx, r->name, name, key);
+	sodium_memzero(key, sizeof(key));
 	claim_logged(r, name, step);
 	if (r->stored) {
 		char msg[128];
@@ -2887,8 +2912,10 @@ static int take_up(rz_engine_t *e, const json_t *run, rz_err_t *err)
 	struct tenant *t = tenant_of(e, tenant, true);
 	json_t *tobj = NULL;
 	char dir[PATH_MAX], path[PATH_MAX * 2];
+	unsigned char key[RZ_EXEC_KEY_LEN];
 	rz_exec_step_t s;
 	struct run *r;
+	int rc;
 	int k;
 
 	for (k = 0; k < RZ_ENGINE_STEPS && strcmp(rz_engine_steps[k], step) != 0; k++) {
@@ -2963,7 +2990,13 @@ static int take_up(rz_engine_t *e, const json_t *run, rz_err_t *err)
 	snprintf(path, sizeof(path), "%s/%s.log", dir, r->name);
 	r->log = rz_runlog_reopen(path, e->o.max_run_log);
 	s = exec_step(r);
-	if (e->exec->attach(e->exec->ctx, &s, r->claimed ? r->runner : NULL, err) != 0) {
+	if (r->claimed) {
+		event_key(e, r->name, step, r->runner, key);
+		s.event_key = key;
+	}
+	rc = e->exec->attach(e->exec->ctx, &s, r->claimed ? r->runner : NULL, err);
+	sodium_memzero(key, sizeof(key));
+	if (rc != 0) {
 		snprintf(r->error, sizeof(r->error), "cannot take the run up again: %s", err->msg);
 		finish(r, "Failed", -1);
 		return 0;

@@ -5,8 +5,47 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "core/model/fields.h"
 #include "core/remote/dispatch.h"
+
+static void event_mac_raw(const unsigned char key[RZ_DISPATCH_KEY_LEN], const char *subject,
+                          const char *data, size_t len,
+                          unsigned char out[crypto_auth_hmacsha256_BYTES])
+{
+	crypto_auth_hmacsha256_state st;
+
+	crypto_auth_hmacsha256_init(&st, key, RZ_DISPATCH_KEY_LEN);
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)subject, strlen(subject));
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)"\n", 1);
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)data, len);
+	crypto_auth_hmacsha256_final(&st, out);
+}
+
+void rz_dispatch_event_mac(const unsigned char key[RZ_DISPATCH_KEY_LEN], const char *subject,
+                           const char *data, size_t len, char mac[RZ_DISPATCH_MAC_HEX])
+{
+	unsigned char raw[crypto_auth_hmacsha256_BYTES];
+
+	event_mac_raw(key, subject, data, len, raw);
+	sodium_bin2hex(mac, RZ_DISPATCH_MAC_HEX, raw, sizeof(raw));
+}
+
+bool rz_dispatch_event_mac_ok(const unsigned char key[RZ_DISPATCH_KEY_LEN], const char *subject,
+                              const char *data, size_t len, const char *mac)
+{
+	unsigned char want[crypto_auth_hmacsha256_BYTES], got[crypto_auth_hmacsha256_BYTES];
+	size_t n = 0;
+
+	if (mac == NULL || strlen(mac) != 2 * sizeof(got) ||
+	    sodium_hex2bin(got, sizeof(got), mac, strlen(mac), NULL, &n, NULL) != 0 ||
+	    n != sizeof(got)) {
+		return false;
+	}
+	event_mac_raw(key, subject, data, len, want);
+	return sodium_memcmp(want, got, sizeof(got)) == 0;
+}
 
 static const char *const steps[] = { "init", "plan", "show", "apply" };
 

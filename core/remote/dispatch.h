@@ -43,6 +43,9 @@
 #define RZ_DISPATCH_URL_MAX       512         /* bytes of the daemon's URL in a job */
 #define RZ_DISPATCH_JOBS_PREFIX   "rezus.jobs."
 #define RZ_DISPATCH_EVENTS_PREFIX "rezus.events."
+#define RZ_DISPATCH_MAC_HEADER    "Rezus-Event-Mac" /* an event's MAC, as a NATS header */
+#define RZ_DISPATCH_KEY_LEN       32                /* bytes of a claim's event key */
+#define RZ_DISPATCH_MAC_HEX       65                /* a MAC in hex, with its NUL */
 
 typedef struct rz_dispatch_job {
 	char run[64], tenant[64], step[8];
@@ -64,6 +67,20 @@ typedef struct rz_dispatch_event {
 	bool timed_out, canceled;
 	json_t *json; /* owns line */
 } rz_dispatch_event_t;
+
+/* Events are authenticated: the daemon answers a claim with an event key of that claim
+ * (run, step, runner; "eventKey", hex, over HTTPS), and the runner publishes each event of
+ * the step with the header Rezus-Event-Mac: HMAC-SHA256 under that key of the subject, a
+ * newline and the message, in hex. The daemon drops an event without a valid MAC: whoever
+ * may publish on rezus.events.> cannot end or write into another runner's step. */
+
+/* The MAC of an event on subject into mac (hex, NUL-terminated). */
+void rz_dispatch_event_mac(const unsigned char key[RZ_DISPATCH_KEY_LEN], const char *subject,
+                           const char *data, size_t len, char mac[RZ_DISPATCH_MAC_HEX]);
+
+/* Whether mac (NULL: none) is the event's MAC under key; compared in constant time. */
+bool rz_dispatch_event_mac_ok(const unsigned char key[RZ_DISPATCH_KEY_LEN], const char *subject,
+                              const char *data, size_t len, const char *mac);
 
 /* Whether step is one of init, plan, show, apply. */
 bool rz_dispatch_step_valid(const char *step);

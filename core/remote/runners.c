@@ -48,6 +48,8 @@ struct step {
 	int64_t listed_ms;               /* its runner's last heartbeat that listed the run */
 	bool told;                       /* on_waiting was called */
 	rz_exec_step_t cb;               /* callbacks and arg; its strings are not kept */
+	unsigned char key[RZ_DISPATCH_KEY_LEN]; /* its claim's event key */
+	bool keyed;                             /* claimed: key is set */
 };
 
 struct rz_runners {
@@ -671,8 +673,10 @@ static int connect_nats(rz_runners_t *r, int64_t now, rz_err_t *err)
 	return 0;
 }
 
-/* One event of a remote step: a line, or its end, to the engine's callbacks, in order. */
-static void event(rz_runners_t *r, const char *subject, const char *data, size_t len)
+/* One event of a remote step: a line, or its end, to the engine's callbacks, in order.
+ * mac: its Rezus-Event-Mac header, or NULL. */
+static void event(rz_runners_t *r, const char *subject, const char *data, size_t len,
+                  const char *mac)
 {
 	rz_dispatch_event_t ev;
 	char why[256];
@@ -684,6 +688,19 @@ static void event(rz_runners_t *r, const char *subject, const char *data, size_t
 		return;
 	}
 	st = step_of(r, ev.run);
+	if (st != NULL && strcmp(st->step, ev.step) == 0 &&
+	    (!st->keyed || !rz_dispatch_event_mac_ok(st->key, subject, data, len, mac))) {
+		/* not from the runner holding the step's claim: dropped, said (a line per run
+		 * and step at most would do; these are rare and each one is an attack) */
+		r->events_dropped++;
+		rz_log_warn("remote",
+		            "run %s: an event of its %s step with %s dropped: not from "
+		            "the runner holding its claim (%s)",
+		            ev.run, ev.step, mac == NULL ? "no MAC" : "a wrong MAC",
+		            st->runner[0] ? st->runner : "none yet");
+		rz_dispatch_event_clear(&ev);
+		return;
+	}
 	if (st == NULL || strcmp(st->step, ev.step) != 0 || ev.seq < st->next_seq) {
 		/* a run that ended, a step before this one, or one delivered again */
 		r->events_dropped++;
@@ -748,8 +765,14 @@ static void poll_nats(rz_runners_t *r, int64_t now)
 		if (natsSubscription_NextMsg(&m, r->events, 0) != NATS_OK) {
 			break;
 		}
-		event(r, natsMsg_GetSubject(m), natsMsg_GetData(m),
-		      (size_t)natsMsg_GetDataLength(m));
+		{
+			const char *mac = NULL;
+			if (natsMsgHeader_Get(m, RZ_DISPATCH_MAC_HEADER, &mac) != NATS_OK) {
+				mac = NULL;
+			}
+			event(r, natsMsg_GetSubject(m), natsMsg_GetData(m),
+			      (size_t)natsMsg_GetDataLength(m), mac);
+		}
 		(void)natsMsg_Ack(m, NULL); /* handled (or refused): never again */
 		natsMsg_Destroy(m);
 	}
@@ -889,6 +912,11 @@ static int put_step(rz_runners_t *r, const rz_exec_step_t *s, const char *runner
 	st->cb = *s;
 	st->cb.run = st->cb.tenant = st->cb.step = NULL;
 	st->cb.selector = NULL;
+	st->cb.event_key = NULL;
+	if (runner != NULL && s->event_key != NULL) {
+		memcpy(st->key, s->event_key, sizeof(st->key));
+		st->keyed = true;
+	}
 	st->unpublished = runner == NULL;
 	r->unpublished += st->unpublished;
 	publish_jobs(r);
@@ -914,11 +942,14 @@ static int ex_attach(void *ctx, const rz_exec_step_t *s, const char *runner, rz_
 	return put_step(ctx, &again, NULL, err);
 }
 
-static void ex_claimed(void *ctx, const char *run, const char *runner)
+static void ex_claimed(void *ctx, const char *run, const char *runner,
+                       const unsigned char *event_key)
 {
 	struct step *st = step_of(ctx, run);
 
 	if (st != NULL) {
+		memcpy(st->key, event_key, sizeof(st->key));
+		st->keyed = true;
 		/* its runner has a whole heartbeat timeout from now to list it, however long the
 		 * job waited to be claimed */
 		snprintf(st->runner, sizeof(st->runner), "%s", runner);

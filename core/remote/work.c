@@ -37,8 +37,9 @@ struct slot {
 	rz_proc_t *proc;
 	bool in_init;  /* running the init before the step */
 	json_t *claim; /* the daemon's answer (its env holds the run's secret) */
-	int64_t seq;   /* the last event published */
-	char *show;    /* show's stdout, to report as show.json */
+	unsigned char key[RZ_DISPATCH_KEY_LEN]; /* the claim's event key */
+	int64_t seq;                            /* the last event published */
+	char *show;                             /* show's stdout, to report as show.json */
 	size_t show_len;
 	bool show_cut;
 	/* the step ended: its files go to the daemon (again after a while when it does not
@@ -109,7 +110,8 @@ static long request(rz_work_t *w, const char *method, const char *path, const ch
 
 static void publish_event(struct slot *s, char *text)
 {
-	char subject[128];
+	char subject[128], mac[RZ_DISPATCH_MAC_HEX];
+	natsMsg *m = NULL;
 	natsStatus ns;
 
 	if (text == NULL) {
@@ -117,7 +119,15 @@ static void publish_event(struct slot *s, char *text)
 		return;
 	}
 	snprintf(subject, sizeof(subject), RZ_DISPATCH_EVENTS_PREFIX "%s", s->run);
-	ns = js_PublishAsync(s->w->js, subject, text, (int)strlen(text), NULL);
+	rz_dispatch_event_mac(s->key, subject, text, strlen(text), mac);
+	ns = natsMsg_Create(&m, subject, NULL, text, (int)strlen(text));
+	if (ns == NATS_OK) {
+		ns = natsMsgHeader_Set(m, RZ_DISPATCH_MAC_HEADER, mac);
+	}
+	if (ns == NATS_OK) {
+		ns = js_PublishMsgAsync(s->w->js, &m, NULL); /* takes m when it succeeds */
+	}
+	natsMsg_Destroy(m);
 	if (ns != NATS_OK) {
 		rz_log_warn("runner", "run %s: an event was not published: %s", s->run,
 		            rz_nats_error(ns));
@@ -148,6 +158,7 @@ static void slot_free(struct slot *s)
 	rz_proc_free(s->proc);
 	remove_dir(s->dir); /* the working directory lives as long as its step */
 	json_decref(s->claim);
+	sodium_memzero(s->key, sizeof(s->key));
 	if (s->show != NULL) {
 		sodium_memzero(s->show, s->show_len);
 	}
@@ -484,6 +495,19 @@ static void take(rz_work_t *w, natsMsg *m)
 	sodium_memzero(b.p, b.len);
 	free(b.p);
 	rz_log_info("runner", "run %s: step %s claimed", s->run, s->step);
+	{ /* the claim's event key: every event of the step is authenticated with it */
+		const char *hex = json_string_value(json_object_get(s->claim, "eventKey"));
+		size_t n = 0;
+		if (hex == NULL ||
+		    sodium_hex2bin(s->key, sizeof(s->key), hex, strlen(hex), NULL, &n, NULL) != 0 ||
+		    n != sizeof(s->key)) {
+			rz_log_warn("runner",
+			            "run %s: the claim has no event key (a daemon of another "
+			            "version?): its events go unauthenticated",
+			            s->run);
+			sodium_memzero(s->key, sizeof(s->key));
+		}
+	}
 	if (!json_is_object(s->claim) || write_files(s, &err) != 0) {
 		rz_log_err("runner", "run %s: %s", s->run, err.msg[0] ? err.msg : "bad claim");
 		step_end(s, 1, false, false);

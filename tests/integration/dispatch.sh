@@ -264,6 +264,32 @@ sleep 0.5
 echo "# the apply of $KRUN is held by runner $holder"
 locks=$(sqlite3 "file:$WORK/data/rezus.db?mode=ro" "SELECT count(*) FROM tfstate_locks WHERE tenant='t5'" 2>/dev/null)
 expect_eq "the stand-in apply holds t5's state lock" "1" "$locks"
+# A forged end of that apply, published as the runner NATS user (what any runner may do):
+# no MAC under the claim's event key, so the daemon drops it; a line likewise.
+nats_pub() { # SUBJECT PAYLOAD: one core NATS publish as the runner user
+	/usr/bin/python3 - "$NPORT" "$(cat "$WORK/runner.pw")" "$1" "$2" <<'PY'
+import json, socket, sys
+port, pw, subject, payload = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4].encode()
+s = socket.create_connection(("127.0.0.1", port), 5)
+f = s.makefile("rb")
+f.readline()  # INFO
+s.sendall(b"CONNECT " + json.dumps({"user": "runner", "pass": pw, "verbose": False, "pedantic": False}).encode() + b"\r\n")
+s.sendall(b"PUB %s %d\r\n%s\r\nPING\r\n" % (subject.encode(), len(payload), payload))
+while True:
+    line = f.readline()
+    if not line or line.startswith(b"PONG") or line.startswith(b"-ERR"):
+        print(line.decode().strip())
+        break
+PY
+}
+nats_pub "rezus.events.$KRUN" "{\"run\":\"$KRUN\",\"step\":\"apply\",\"seq\":5000,\"line\":\"forged: Apply complete!\",\"stderr\":false}" >/dev/null
+expect_eq "a runner NATS user can publish on another run's events subject" "PONG" \
+	"$(nats_pub "rezus.events.$KRUN" "{\"run\":\"$KRUN\",\"step\":\"apply\",\"seq\":5001,\"exit\":{\"status\":0,\"timed_out\":false,\"canceled\":false}}")"
+sleep 2
+expect_eq "but a forged end of runner $holder's apply does not end it (still Running)" "Running" "$(api "$API/tenants/t5/runs/$KRUN" | js 'd["status"].get("phase","")')"
+expect_match "the daemon dropped both, saying why" \
+	"run $KRUN: an event of its apply step with no MAC dropped: not from the runner holding its claim \\($holder\\)" "$(cat "$WORK/daemon.log")"
+expect_eq "and the forged line is not in the run's log" "0" "$(api "$API/tenants/t5/runs/$KRUN/log" | grep -c 'forged: Apply complete')"
 if [ "$holder" = a ]; then rm -f "$WORK/slow-b"; kill -KILL "$RA"; RA=""; other=b; else rm -f "$WORK/slow-a"; kill -KILL "$RB"; RB=""; other=a; fi
 runphase() { api "$API/tenants/t5/runs/$1" | js 'd["status"].get("phase","")'; }
 for _ in $(seq 1 100); do

@@ -508,6 +508,36 @@ START_TEST(test_job_messages)
 }
 END_TEST
 
+/* An event's MAC: the same under the same key, subject and message; any other key, subject,
+ * byte, a missing or malformed MAC, refused. */
+START_TEST(test_event_mac)
+{
+	unsigned char key[RZ_DISPATCH_KEY_LEN], other[RZ_DISPATCH_KEY_LEN];
+	const char *subject = "rezus.events.run-abc12";
+	const char *msg =
+	    "{\"run\":\"run-abc12\",\"step\":\"apply\",\"seq\":8,\"exit\":{\"status\":0}}";
+	char mac[RZ_DISPATCH_MAC_HEX], tampered[RZ_DISPATCH_MAC_HEX];
+
+	memset(key, 7, sizeof(key));
+	memset(other, 7, sizeof(other));
+	other[31] ^= 1;
+	rz_dispatch_event_mac(key, subject, msg, strlen(msg), mac);
+	ck_assert_uint_eq(strlen(mac), 64);
+	ck_assert(rz_dispatch_event_mac_ok(key, subject, msg, strlen(msg), mac));
+	ck_assert(!rz_dispatch_event_mac_ok(other, subject, msg, strlen(msg), mac));
+	ck_assert(!rz_dispatch_event_mac_ok(key, "rezus.events.run-abc13", msg, strlen(msg), mac));
+	ck_assert(!rz_dispatch_event_mac_ok(key, subject, msg, strlen(msg) - 1, mac));
+	ck_assert(!rz_dispatch_event_mac_ok(key, subject, msg, strlen(msg), NULL));
+	ck_assert(!rz_dispatch_event_mac_ok(key, subject, msg, strlen(msg), ""));
+	ck_assert(!rz_dispatch_event_mac_ok(key, subject, msg, strlen(msg), "zz"));
+	snprintf(tampered, sizeof(tampered), "%s", mac);
+	tampered[0] = tampered[0] == '0' ? '1' : '0';
+	ck_assert(!rz_dispatch_event_mac_ok(key, subject, msg, strlen(msg), tampered));
+	tampered[63] = '\0'; /* one hex digit short */
+	ck_assert(!rz_dispatch_event_mac_ok(key, subject, msg, strlen(msg), tampered));
+}
+END_TEST
+
 START_TEST(test_event_messages)
 {
 	rz_dispatch_event_t ev;
@@ -603,6 +633,7 @@ int main(void)
 	tcase_add_test(tc, test_selector_merge);
 	tcase_add_test(tc, test_job_messages);
 	tcase_add_test(tc, test_event_messages);
+	tcase_add_test(tc, test_event_mac);
 	suite_add_tcase(s, tc);
 	return rzt_run(s);
 }
