@@ -50,6 +50,7 @@ struct step {
 	rz_exec_step_t cb;               /* callbacks and arg; its strings are not kept */
 	unsigned char key[RZ_DISPATCH_KEY_LEN]; /* its claim's event key */
 	bool keyed;                             /* claimed: key is set */
+	bool forged_told;                       /* an event without a valid MAC was logged */
 };
 
 struct rz_runners {
@@ -690,14 +691,18 @@ static void event(rz_runners_t *r, const char *subject, const char *data, size_t
 	st = step_of(r, ev.run);
 	if (st != NULL && strcmp(st->step, ev.step) == 0 &&
 	    (!st->keyed || !rz_dispatch_event_mac_ok(st->key, subject, data, len, mac))) {
-		/* not from the runner holding the step's claim: dropped, said (a line per run
-		 * and step at most would do; these are rare and each one is an attack) */
+		/* not from the runner holding the step's claim: dropped, and said once per
+		 * step (a flood of them must not flood the log; the count is the metric's) */
 		r->events_dropped++;
-		rz_log_warn("remote",
-		            "run %s: an event of its %s step with %s dropped: not from "
-		            "the runner holding its claim (%s)",
-		            ev.run, ev.step, mac == NULL ? "no MAC" : "a wrong MAC",
-		            st->runner[0] ? st->runner : "none yet");
+		if (!st->forged_told) {
+			st->forged_told = true;
+			rz_log_warn("remote",
+			            "run %s: an event of its %s step with %s dropped: not from "
+			            "the runner holding its claim (%s); more such are dropped "
+			            "without a line",
+			            ev.run, ev.step, mac == NULL ? "no MAC" : "a wrong MAC",
+			            st->runner[0] ? st->runner : "none yet");
+		}
 		rz_dispatch_event_clear(&ev);
 		return;
 	}

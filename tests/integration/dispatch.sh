@@ -287,7 +287,9 @@ expect_eq "a runner NATS user can publish on another run's events subject" "PONG
 	"$(nats_pub "rezus.events.$KRUN" "{\"run\":\"$KRUN\",\"step\":\"apply\",\"seq\":5001,\"exit\":{\"status\":0,\"timed_out\":false,\"canceled\":false}}")"
 sleep 2
 expect_eq "but a forged end of runner $holder's apply does not end it (still Running)" "Running" "$(api "$API/tenants/t5/runs/$KRUN" | js 'd["status"].get("phase","")')"
-expect_match "the daemon dropped both, saying why" \
+expect_eq "the daemon said so once for the step, not once per forged event" "1" \
+	"$(grep -c "run $KRUN: an event of its apply step with .* dropped" "$WORK/daemon.log")"
+expect_match "saying why" \
 	"run $KRUN: an event of its apply step with no MAC dropped: not from the runner holding its claim \\($holder\\)" "$(cat "$WORK/daemon.log")"
 expect_eq "and the forged line is not in the run's log" "0" "$(api "$API/tenants/t5/runs/$KRUN/log" | grep -c 'forged: Apply complete')"
 if [ "$holder" = a ]; then rm -f "$WORK/slow-b"; kill -KILL "$RA"; RA=""; other=b; else rm -f "$WORK/slow-a"; kill -KILL "$RB"; RB=""; other=a; fi
