@@ -2030,13 +2030,14 @@ static void waiting_run(rz_engine_t *e, struct tenant *t, const char *why)
  * on the tenant (once while it waits). It holds no slot meanwhile. */
 static void unserved(rz_engine_t *e, struct tenant *t)
 {
-	char sel[512] = "",
-	     *text = t->sel != NULL ? json_dumps(t->sel, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	int64_t now = mono_ns() / 1000000;
 
-	snprintf(sel, sizeof(sel), "%s", text != NULL ? text : "{}");
-	free(text);
 	if (now - e->waiting_logged_ms >= 60000) {
+		char sel[512], *text = t->sel != NULL
+		                           ? json_dumps(t->sel, JSON_COMPACT | JSON_SORT_KEYS)
+		                           : NULL;
+		snprintf(sel, sizeof(sel), "%s", text != NULL ? text : "{}");
+		free(text);
 		e->waiting_logged_ms = now;
 		rz_logkv(RZ_LOG_NOTICE, "engine", "runs wait: no Ready runner serves their pool",
 		         "tenant", t->name, "runnerSelector", sel, NULL);
@@ -2063,7 +2064,7 @@ static void unserved(rz_engine_t *e, struct tenant *t)
 static bool start_remote(rz_engine_t *e)
 {
 	const rz_executor_t *x = e->exec;
-	size_t total = x->capacity(x->ctx, NULL), busy = 0, n = 0;
+	size_t total = x->capacity(x->ctx, NULL), n = 0; /* n: the runs holding a slot that count */
 	const json_t **held = calloc(e->running + 1, sizeof(*held));
 	struct tenant *t, *prev = NULL;
 
@@ -2075,8 +2076,7 @@ static bool start_remote(rz_engine_t *e)
 			held[n++] = t->run->selector;
 		}
 	}
-	busy = n;
-	for (t = e->qhead; t != NULL && busy < total; prev = t, t = t->qnext) {
+	for (t = e->qhead; t != NULL && n < total; prev = t, t = t->qnext) {
 		size_t cap = x->capacity(x->ctx, t->sel), mine = 0;
 		for (size_t i = 0; i < n; i++) {
 			mine += within(held[i], t->sel);
@@ -2098,7 +2098,7 @@ static bool start_remote(rz_engine_t *e)
 			return true;
 		}
 	}
-	if (e->qhead != NULL && total > 0 && busy >= total) {
+	if (e->qhead != NULL && total > 0 && n >= total) {
 		int64_t now = mono_ns() / 1000000;
 		if (now - e->waiting_logged_ms >= 60000) {
 			e->waiting_logged_ms = now;
