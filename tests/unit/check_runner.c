@@ -6,11 +6,13 @@
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 
@@ -130,6 +132,26 @@ START_TEST(test_clean_environment_and_cwd)
 	ck_assert_int_eq(rz_proc_start(&p, base, &o, &err), 0);
 	wait_done(&s, 10);
 	ck_assert_str_eq(s.out, "bar||/tmp\n");
+	rz_proc_free(p);
+}
+END_TEST
+
+/* The child holds only its three standard descriptors, whatever the daemon has open (a
+ * descriptor above 1024 and without close-on-exec included: LimitNOFILE is 65536), and
+ * creates files for the daemon's user alone. */
+START_TEST(test_only_standard_descriptors_and_private_umask)
+{
+	struct seen s;
+	int high = fcntl(0, F_DUPFD, 2000);
+	rz_proc_t *p;
+
+	ck_assert_msg(high >= 2000, "F_DUPFD: %s", strerror(errno));
+	p = run("ls /proc/self/fd | sort -n | tr '\\n' ' '; umask", &s, 0, 0);
+	wait_done(&s, 10);
+	close(high);
+	ck_assert_int_eq(s.status, 0);
+	/* ls's own descriptor of the directory it lists is 3 */
+	ck_assert_str_eq(s.out, "0 1 2 3 0077\n");
 	rz_proc_free(p);
 }
 END_TEST
@@ -394,6 +416,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_output_and_status);
 	tcase_add_test(tc, test_clean_environment_and_cwd);
+	tcase_add_test(tc, test_only_standard_descriptors_and_private_umask);
 	tcase_add_test(tc, test_lots_of_output_is_not_lost);
 	tcase_add_test(tc, test_timeout_interrupts);
 	tcase_add_test(tc, test_sigkill_after_grace);
