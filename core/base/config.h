@@ -144,6 +144,7 @@ typedef struct rz_config {
 	char **runner_labels; /* NULL-terminated key=value */
 	int runner_concurrency;
 	int64_t runner_heartbeat_ms;
+	int64_t runner_pool_idle_ms; /* a pool consumer nobody pulls from this long: removed */
 	char *runner_work_dir;
 	char *runner_nats_url;
 	char *runner_nats_user;

@@ -180,6 +180,18 @@ static int verify_second_to_hour(const struct rz__setting *s, const rz_config_t 
 	return 0;
 }
 
+/* A duration between 1 s and 7 days (runner.pool_idle). */
+static int verify_second_to_week(const struct rz__setting *s, const rz_config_t *cfg, rz_err_t *err)
+{
+	int64_t v = *FIELD(cfg, s, int64_t);
+
+	if (v < 1000 || v > 7LL * 86400 * 1000) {
+		return rz_err_set(err, REZUS_ECONFIG, "%s: %lld ms is not between 1s and 7d",
+		                  s->key, (long long)v);
+	}
+	return 0;
+}
+
 /* The credentials of a NATS connection: a user goes with a password file, a token file
  * stands alone; a URL is needed for any of them; the build must have libnats. */
 static int verify_nats(const char *section, const char *url, const char *user,
@@ -754,6 +766,13 @@ const struct rz__setting rz__settings[] = {
 	  .verify = verify_second_to_hour,
 	  .help = "time between heartbeats (1s to 1h; keep it well under the daemon's "
 	          "runners.heartbeat_timeout)" },
+	{ .key = "runner.pool_idle",
+	  .kind = K_DURATION,
+	  .offset = AT(runner_pool_idle_ms),
+	  .def = "1h",
+	  .verify = verify_second_to_week,
+	  .help = "how long a pool's JetStream consumer outlives the last pull of any runner "
+	          "(1s to 7d): NATS then removes it; a runner that pulls again creates it again" },
 	{ .key = "runner.work_dir",
 	  .kind = K_STRING,
 	  .offset = AT(runner_work_dir),

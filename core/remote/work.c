@@ -57,6 +57,9 @@ struct rz_work {
 	const rz_config_t *cfg;
 	char name[64];
 	natsSubscription *pools[RZ_DISPATCH_POOLS_MAX];
+	char pool_names[RZ_DISPATCH_POOLS_MAX][RZ_DISPATCH_POOL_MAX + 1];
+	bool pool_lost_told[RZ_DISPATCH_POOLS_MAX];     /* said once until it pulls again */
+	int64_t pool_checked_ms[RZ_DISPATCH_POOLS_MAX]; /* when its consumer was last seen */
 	size_t npools, next_pool;
 	natsSubscription *cancel;
 	char token[RZ_NATS_SECRET_MAX + 2];
@@ -520,6 +523,113 @@ static void take(rz_work_t *w, natsMsg *m)
 	}
 }
 
+/* The durable consumer's name of a pool: "pool-" and the pool, '%' written '~' and '+'
+ * written '=' (consumer names have no '%'). */
+static void durable_name(char *out, size_t size, const char *pool)
+{
+	snprintf(out, size, "pool-%s", pool);
+	for (char *c = out; *c != '\0'; c++) {
+		if (*c == '%' || *c == '+') {
+			*c = *c == '%' ? '~' : '=';
+		}
+	}
+}
+
+/* The pull subscription of pool i (w->pool_names[i]) into w->pools[i]: one durable consumer
+ * per pool, shared by every runner that serves it, each job going to one of them (the
+ * stream is a work queue). NATS removes the consumer once nobody pulled from it for
+ * runner.pool_idle (a pool whose runners are gone leaves nothing behind); the jobs wait
+ * in the stream meanwhile. */
+static int subscribe(rz_work_t *w, size_t i, rz_err_t *err)
+{
+	char subject[RZ_DISPATCH_POOL_MAX + 32], durable[RZ_DISPATCH_POOL_MAX + 16];
+	jsConsumerConfig cc;
+	jsSubOptions so;
+	jsErrCode jerr = 0;
+	natsStatus s;
+
+	snprintf(subject, sizeof(subject), RZ_DISPATCH_JOBS_PREFIX "%s", w->pool_names[i]);
+	durable_name(durable, sizeof(durable), w->pool_names[i]);
+	w->pool_checked_ms[i] = rz_clock_now_ms();
+	/* made or brought to this runner's runner.pool_idle first (a runner configured
+	 * otherwise may have made it): a pull subscription refuses a consumer whose
+	 * settings differ from the ones it asks for, so it only binds */
+	jsConsumerConfig_Init(&cc);
+	cc.Durable = durable;
+	cc.FilterSubject = subject;
+	cc.AckPolicy = js_AckExplicit;
+	cc.AckWait = 60LL * 1000000000; /* a claim answered within a minute */
+	cc.InactiveThreshold = w->cfg->runner_pool_idle_ms * 1000000; /* ns */
+	s = js_UpdateConsumer(NULL, w->js, RZ_STREAM_JOBS, &cc, NULL, &jerr);
+	if (s != NATS_OK && jerr == JSConsumerNotFoundErr) {
+		s = js_AddConsumer(NULL, w->js, RZ_STREAM_JOBS, &cc, NULL, &jerr);
+	}
+	if (s != NATS_OK && jerr != JSStreamNotFoundErr) {
+		rz_log_warn("runner", "pool %s: consumer %s kept as it is: %s (JetStream error %d)",
+		            w->pool_names[i], durable, rz_nats_error(s), (int)jerr);
+	}
+	jsSubOptions_Init(&so);
+	so.Stream = RZ_STREAM_JOBS;
+	so.Consumer = durable;
+	jerr = 0;
+	s = js_PullSubscribe(&w->pools[i], w->js, subject, durable, NULL, &so, &jerr);
+	if (s != NATS_OK) {
+		/* the daemon creates the streams: one not there yet is -ENOENT */
+		bool missing = s == NATS_NOT_FOUND || jerr == JSStreamNotFoundErr;
+		w->pools[i] = NULL;
+		return rz_err_set(err, missing ? -ENOENT : -EIO,
+		                  "NATS: cannot pull %s: %s (JetStream error %d)", subject,
+		                  missing ? "no such stream yet" : rz_nats_error(s), (int)jerr);
+	}
+	return 0;
+}
+
+/* Pool i's consumer is gone (removed after runner.pool_idle while this runner was busy, or
+ * by an operator): the subscription is made again, creating the consumer; said once until
+ * it pulls again. */
+static void pool_lost(rz_work_t *w, size_t i, natsStatus s)
+{
+	rz_err_t err = { 0 };
+
+	if (natsConnection_Status(w->nc) != NATS_CONN_STATUS_CONNECTED) {
+		return; /* NATS is away: the client reconnects the subscriptions it holds */
+	}
+	natsSubscription_Destroy(w->pools[i]);
+	w->pools[i] = NULL;
+	if (subscribe(w, i, &err) == 0) {
+		rz_log_info("runner", "pool %s: its consumer was gone (%s); pulling again",
+		            w->pool_names[i], rz_nats_error(s));
+		w->pool_lost_told[i] = false;
+	} else if (!w->pool_lost_told[i]) {
+		rz_log_warn("runner", "pool %s: %s; trying again at the next pull",
+		            w->pool_names[i], err.msg);
+		w->pool_lost_told[i] = true;
+	}
+}
+
+/* Whether pool i's consumer is there: asked of NATS at most every half runner.pool_idle
+ * (a minute at most), since a pull of a consumer NATS removed answers as a pull of an empty
+ * one does: nothing, after the pull's expiry. */
+static bool consumer_there(rz_work_t *w, size_t i)
+{
+	int64_t now = rz_clock_now_ms(), every = w->cfg->runner_pool_idle_ms / 2;
+	char durable[RZ_DISPATCH_POOL_MAX + 16];
+	jsConsumerInfo *ci = NULL;
+	jsErrCode jerr = 0;
+	natsStatus s;
+
+	if (now - w->pool_checked_ms[i] < (every < 60000 ? every : 60000)) {
+		return true;
+	}
+	w->pool_checked_ms[i] = now;
+	durable_name(durable, sizeof(durable), w->pool_names[i]);
+	s = js_GetConsumerInfo(&ci, w->js, RZ_STREAM_JOBS, durable, NULL, &jerr);
+	if (ci != NULL) {
+		jsConsumerInfo_Destroy(ci);
+	}
+	return s == NATS_OK || jerr != JSConsumerNotFoundErr; /* NATS away: pulls fail anyway */
+}
+
 void rz_work_tick(rz_work_t *w)
 {
 	natsMsg *m = NULL;
@@ -555,18 +665,27 @@ void rz_work_tick(rz_work_t *w)
 	}
 	/* pull only while a slot is free: a slow runner holds no job it cannot start */
 	for (size_t tries = 0; tries < w->npools && free_slot(w) != NULL; tries++) {
-		natsSubscription *sub = w->pools[w->next_pool];
+		size_t pi = w->next_pool;
 		jsFetchRequest fr;
 		natsMsgList list = { 0 };
+		natsStatus s;
 		w->next_pool = (w->next_pool + 1) % w->npools;
+		if (w->pools[pi] == NULL || !consumer_there(w, pi)) {
+			pool_lost(w, pi, NATS_NOT_FOUND);
+			continue;
+		}
 		jsFetchRequest_Init(&fr);
 		fr.Batch = 1;
 		fr.NoWait = true;
 		fr.Expires = 200LL * 1000000; /* ns */
-		if (natsSubscription_FetchRequest(&list, sub, &fr) == NATS_OK) {
+		s = natsSubscription_FetchRequest(&list, w->pools[pi], &fr);
+		if (s == NATS_OK) {
 			for (int i = 0; i < list.Count; i++) {
 				take(w, list.Msgs[i]);
 			}
+		} else if (s != NATS_TIMEOUT && s != NATS_NOT_FOUND) {
+			pool_lost(w, pi,
+			          s); /* no message is a timeout, as is a pull of no consumer */
 		}
 		natsMsgList_Destroy(&list);
 	}
@@ -576,9 +695,8 @@ int rz_work_new(rz_work_t **out, struct event_base *base, natsConnection *nc,
                 const rz_config_t *cfg, const char *name, const json_t *labels, rz_err_t *err)
 {
 	rz_work_t *w = calloc(1, sizeof(*w));
-	char why[256], subject[RZ_DISPATCH_POOL_MAX + 32], durable[RZ_DISPATCH_POOL_MAX + 16];
+	char why[256], subject[RZ_DISPATCH_POOL_MAX + 32];
 	json_t *pools = NULL, *p;
-	natsStatus s;
 	size_t i;
 	int rc = 0;
 
@@ -606,37 +724,14 @@ int rz_work_new(rz_work_t **out, struct event_base *base, natsConnection *nc,
 	}
 	json_array_foreach(pools, i, p)
 	{
-		jsSubOptions so;
-		jsErrCode jerr = 0;
 		if (rc != 0) {
 			break;
 		}
-		/* one durable consumer per pool, shared by every runner that serves it: each job
-		 * goes to one of them (the stream is a work queue) */
-		snprintf(subject, sizeof(subject), RZ_DISPATCH_JOBS_PREFIX "%s",
+		snprintf(w->pool_names[w->npools], sizeof(w->pool_names[0]), "%s",
 		         json_string_value(p));
-		snprintf(durable, sizeof(durable), "pool-%s", json_string_value(p));
-		for (char *c = durable; *c != '\0'; c++) {
-			if (*c == '%' || *c == '+') {
-				*c = *c == '%' ? '~' : '='; /* consumer names: no '%' */
-			}
+		if ((rc = subscribe(w, w->npools, err)) == 0) {
+			w->npools++;
 		}
-		jsSubOptions_Init(&so);
-		so.Stream = RZ_STREAM_JOBS;
-		so.Config.AckPolicy = js_AckExplicit;
-		so.Config.AckWait = 60LL * 1000000000; /* a claim answered within a minute */
-		s = js_PullSubscribe(&w->pools[w->npools], w->js, subject, durable, NULL, &so,
-		                     &jerr);
-		if (s != NATS_OK) {
-			/* the daemon creates the streams: one not there yet is -ENOENT */
-			bool missing = s == NATS_NOT_FOUND || jerr == JSStreamNotFoundErr;
-			rc = rz_err_set(err, missing ? -ENOENT : -EIO,
-			                "NATS: cannot pull %s: %s (JetStream error %d)", subject,
-			                missing ? "no such stream yet" : rz_nats_error(s),
-			                (int)jerr);
-			break;
-		}
-		w->npools++;
 	}
 	if (rc == 0) {
 		snprintf(subject, sizeof(subject), RZ_SUBJECT_PREFIX "%s.cancel", name);

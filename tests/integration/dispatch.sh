@@ -8,7 +8,8 @@
 # released, the run's secret refused, and the tenant runs again on the other runner with its
 # state intact, and a Warning Event RunnerLost on the tenant says so; a cancel reaches a
 # remote run; a wrong runner token is refused at the claim, a runner token bound to runner
-# a claims nothing as runner b.
+# a claims nothing as runner b; a pool consumer deleted under its runner is made again by it,
+# and NATS removes the consumers of pools nobody pulls from (runner.pool_idle).
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 if ! grep -q 'define HAVE_LIBNATS 1' "$top_builddir/config.h" 2>/dev/null; then
@@ -148,6 +149,7 @@ runner:
   name: $n
   labels: [region=$n]
   heartbeat: 1s
+  pool_idle: 2s
   concurrency: 1
   work_dir: $WORK/$n-work
   nats_url: nats://127.0.0.1:$NPORT
@@ -235,6 +237,31 @@ expect_eq "each of the unserved pool's tenants has one Run, Queued, Scheduled Fa
 expect_eq "(g2, g3 the same)" "$(queued g1) $(queued g1)" "$(queued g2) $(queued g3)"
 expect_match "and a Warning Event (NoRunnerForPool) on the tenant" '"reason":"NoRunnerForPool".*its run waits: no Ready runner serves pool gpu_h100' \
 	"$(api "$API/tenants/g3/events")"
+js_api() { # SUBJECT: a JetStream API request as the daemon's NATS user; its answer
+	/usr/bin/python3 - "$NPORT" "$(cat "$WORK/daemon.pw")" "$1" <<'PY'
+import json, socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), 5)
+f = s.makefile("rb")
+f.readline()  # INFO
+s.sendall(b"CONNECT " + json.dumps({"user": "daemon", "pass": sys.argv[2], "verbose": False, "pedantic": False}).encode() + b"\r\n")
+s.sendall(b"SUB _INBOX.c 1\r\nPUB " + sys.argv[3].encode() + b" _INBOX.c 2\r\n{}\r\n")
+while True:
+    line = f.readline()
+    if not line or line.startswith(b"-ERR"):
+        print(line.decode().strip())
+        break
+    if line.startswith(b"MSG"):
+        print(f.read(int(line.split()[-1])).decode())
+        break
+PY
+}
+consumers() { # the REZUS_JOBS pool consumers
+	js_api '$JS.API.CONSUMER.NAMES.REZUS_JOBS' | js '" ".join(sorted(c for c in (d.get("consumers") or []) if c.startswith("pool-")))'
+}
+# A pool's consumer removed under a runner that serves it (as NATS does after
+# runner.pool_idle while the runner is busy): the runner makes it again and takes the
+# pool's jobs, the three below.
+expect_match "pool-region_b's consumer deleted" '"success":true' "$(js_api '$JS.API.CONSUMER.DELETE.REZUS_JOBS.pool-region_b')"
 for t in g1 g2 g3; do
 	patch "tenants/$t" '{"spec":{"runnerSelector":{"gpu":null,"region":"b"}}}'
 done
@@ -242,6 +269,7 @@ for _ in $(seq 1 300); do all_reconciled g1 g2 g3 && break; sleep 0.1; done
 expect_eq "once runner b's label is what they select, the waiting Run is superseded and a new one runs on b" \
 	"Reconciled Reconciled Reconciled Canceled:b Canceled:b Canceled:b" \
 	"$(for t in g1 g2 g3; do tphase "$t"; done | tr '\n' ' ')$(for t in g1 g2 g3; do api "$API/tenants/$t/runs" | js '":".join(sorted(i["status"].get("phase") if i["status"].get("phase")=="Canceled" else i["status"].get("runner","-") for i in d["items"]))'; done | tr '\n' ' ' | sed 's/ $//')"
+expect_match "runner b says it made pool-region_b's consumer again" "pool region_b: its consumer was gone" "$(cat "$WORK/b.log")"
 
 # A wrong runner token: refused at the claim.
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Authorization: Bearer rzt_not-a-token-at-all-not-a-token-at-all-xyz' \
@@ -378,6 +406,19 @@ expect_eq "c never runs it: the run is Interrupted after runners.heartbeat_timeo
 expect_match "the daemon says why" "runner c is Ready but has not listed run $ORUN" "$(cat "$WORK/daemon.log")"
 expect_eq "and runner c stays Ready" "Ready" "$(phase c)"
 stop_proc "$RC_PID" "runner c"
+
+# Pool consumers do not pile up: NATS removes one nobody pulled from for runner.pool_idle
+# (2 s here, as the runners' pulls showed while a held apply kept its runner busy: the
+# consumer was made again when it pulled next). All runners are gone now.
+before=$(consumers)
+expect_match "pool consumers were made (one per pool a runner served)" "pool-" "$before"
+left=$before
+for _ in $(seq 1 60); do
+	left=$(consumers)
+	[ -z "$left" ] && break
+	sleep 0.1
+done
+expect_eq "NATS removes each of them runner.pool_idle after the last pull (was: $before)" "" "$left"
 
 expect_eq "no password or token in the logs" "0" \
 	"$(cat "$WORK/daemon.log" "$WORK/a.log" "$WORK/b.log" | grep -c -e runner-nats-pw-2 -e daemon-nats-pw-2 -e "$RTOKEN" -e "$(cat "$WORK/runner-b.token")")"

@@ -233,6 +233,7 @@ START_TEST(test_settings)
 	ck_assert_int_eq(cfg.runners_heartbeat_timeout_ms, 30000);
 	ck_assert_int_eq(cfg.runner_concurrency, 1);
 	ck_assert_int_eq(cfg.runner_heartbeat_ms, 5000);
+	ck_assert_int_eq(cfg.runner_pool_idle_ms, 3600 * 1000);
 	ck_assert_str_eq(cfg.runner_name, "");
 	rz_config_free(&cfg);
 
@@ -254,6 +255,12 @@ START_TEST(test_settings)
 	ck_assert_ptr_nonnull(strstr(err.msg, "runners.heartbeat_timeout"));
 	rz_config_free(&cfg);
 	ck_assert_int_ne(load("runners:\n  heartbeat_timeout: 2h\n", &cfg, &err), 0);
+	rz_config_free(&cfg);
+	ck_assert_int_ne(load("runner:\n  pool_idle: 8d\n", &cfg, &err), 0);
+	ck_assert_ptr_nonnull(strstr(err.msg, "runner.pool_idle"));
+	rz_config_free(&cfg);
+	ck_assert_int_eq(load("runner:\n  pool_idle: 7d\n", &cfg, &err), 0);
+	ck_assert_int_eq(cfg.runner_pool_idle_ms, 7LL * 86400 * 1000);
 	rz_config_free(&cfg);
 	ck_assert_int_ne(load("runners:\n  nats_url: http://x:1\n", &cfg, &err), 0);
 	ck_assert_ptr_nonnull(strstr(err.msg, "nats://"));
