@@ -103,8 +103,10 @@ expect_match "MachinesReady names lost machines" '"type":"MachinesReady","status
 	"$(api "$API/tenants/obs")"
 
 # Events: what the engine and the observer noticed, repeats counted.
+# (two runs at least: on a loaded machine the patch was once followed by two runs; the
+# point is one Event counting them, not their number)
 for _ in $(seq 1 100); do # the patch's own run (its plan changes nothing) ends too
-	api "$API/tenants/obs/events" | grep -q '"reason":"RunSucceeded",[^{]*"count":2' && break
+	api "$API/tenants/obs/events" | grep -q '"reason":"RunSucceeded",[^{]*"count":[2-9]' && break
 	sleep 0.1
 done
 ev=$(api "$API/tenants/obs/events")
@@ -113,7 +115,7 @@ expect_match "the observer recorded the machine going NotReady (a Warning)" \
 expect_match "and the tenant going Degraded" '"kind":"Tenant","name":"obs"[^}]*\},"reason":"Degraded","message":"phase Degraded \(was Ready\)[^"]*","type":"Warning"' "$ev"
 expect_eq "every machine's MachineReady, once each" "3" "$(printf '%s' "$ev" | grep -o '"reason":"MachineReady"' | wc -l | tr -d ' ')"
 expect_match "the engine's runs, the repeat counted rather than duplicated" \
-	'"reason":"RunSucceeded","message":"run run-[0-9a-f]+ \(apply, update\): succeeded","type":"Normal",[^{]*"count":2' "$ev"
+	'"reason":"RunSucceeded","message":"run run-[0-9a-f]+ \(apply, update\): succeeded","type":"Normal",[^{]*"count":[2-9]' "$ev"
 expect_eq "a watch of the Events works for a view of the tenant" "200" \
 	"$(curl -s -o /dev/null -m 1 -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "$API/tenants/obs/events?watch=true")"
 CTL="$top_builddir/rezusctl"
