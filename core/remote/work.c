@@ -618,8 +618,9 @@ static bool consumer_there(rz_work_t *w, size_t i)
 	jsErrCode jerr = 0;
 	natsStatus s;
 
-	if (now - w->pool_checked_ms[i] < (every < 60000 ? every : 60000)) {
-		return true;
+	if (now - w->pool_checked_ms[i] < (every < 60000 ? every : 60000) ||
+	    natsConnection_Status(w->nc) != NATS_CONN_STATUS_CONNECTED) {
+		return true; /* (NATS away: a request would wait out its timeout) */
 	}
 	w->pool_checked_ms[i] = now;
 	durable_name(durable, sizeof(durable), w->pool_names[i]);
@@ -684,8 +685,8 @@ void rz_work_tick(rz_work_t *w)
 				take(w, list.Msgs[i]);
 			}
 		} else if (s != NATS_TIMEOUT && s != NATS_NOT_FOUND) {
-			pool_lost(w, pi,
-			          s); /* no message is a timeout, as is a pull of no consumer */
+			/* (no message is a timeout, as is a pull of no consumer) */
+			pool_lost(w, pi, s);
 		}
 		natsMsgList_Destroy(&list);
 	}
