@@ -168,28 +168,29 @@ static int verify_tls_hosts(const struct rz__setting *s, const rz_config_t *cfg,
 	return 0;
 }
 
-/* A duration between 1 s and 1 h (runners.heartbeat_timeout, runner.heartbeat). */
-static int verify_second_to_hour(const struct rz__setting *s, const rz_config_t *cfg, rz_err_t *err)
+/* A duration setting between lo and hi ms, range saying so in words. */
+static int verify_between(const struct rz__setting *s, const rz_config_t *cfg, rz_err_t *err,
+                          int64_t lo, int64_t hi, const char *range)
 {
 	int64_t v = *FIELD(cfg, s, int64_t);
 
-	if (v < 1000 || v > 3600 * 1000) {
-		return rz_err_set(err, REZUS_ECONFIG, "%s: %lld ms is not between 1s and 1h",
-		                  s->key, (long long)v);
+	if (v < lo || v > hi) {
+		return rz_err_set(err, REZUS_ECONFIG, "%s: %lld ms is not between %s", s->key,
+		                  (long long)v, range);
 	}
 	return 0;
 }
 
-/* A duration between 1 s and 7 days (runner.pool_idle). */
+/* runners.heartbeat_timeout, runner.heartbeat */
+static int verify_second_to_hour(const struct rz__setting *s, const rz_config_t *cfg, rz_err_t *err)
+{
+	return verify_between(s, cfg, err, 1000, 3600 * 1000, "1s and 1h");
+}
+
+/* runner.pool_idle */
 static int verify_second_to_week(const struct rz__setting *s, const rz_config_t *cfg, rz_err_t *err)
 {
-	int64_t v = *FIELD(cfg, s, int64_t);
-
-	if (v < 1000 || v > 7LL * 86400 * 1000) {
-		return rz_err_set(err, REZUS_ECONFIG, "%s: %lld ms is not between 1s and 7d",
-		                  s->key, (long long)v);
-	}
-	return 0;
+	return verify_between(s, cfg, err, 1000, 7LL * 86400 * 1000, "1s and 7d");
 }
 
 /* The credentials of a NATS connection: a user goes with a password file, a token file
