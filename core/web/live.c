@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <event2/event.h>
+#include <sodium.h>
 
 #include "core/base/log.h"
 #include "core/web/page.h"
@@ -32,6 +33,10 @@ struct rz__live {
 	json_t *view;
 	const char *tpl;
 	json_t *(*row)(const json_t *);
+	/* what the browser has: the hash of the rows last sent (an object's change the
+	 * table does not show, as a Machine's lastSeen, sends nothing) */
+	unsigned char sent[crypto_generichash_BYTES];
+	bool have_sent;
 	/* the line being received */
 	char *line;
 	size_t len;
@@ -161,7 +166,13 @@ static bool flush_table(struct rz__live *l)
 	if (rz_tpl_render(l->ui->tpl, l->tpl, l->view, &html, &len, &err) != 0) {
 		rz_log_err("webui", "cannot render '%s': %s", l->tpl, err.msg);
 	} else {
-		ok = send_event(l, "rows", html, len);
+		unsigned char h[sizeof(l->sent)];
+		crypto_generichash(h, sizeof(h), (const unsigned char *)html, len, NULL, 0);
+		if (!l->have_sent || memcmp(h, l->sent, sizeof(h)) != 0) {
+			ok = send_event(l, "rows", html, len);
+			memcpy(l->sent, h, sizeof(h));
+			l->have_sent = true;
+		}
 	}
 	free(html);
 	return ok;

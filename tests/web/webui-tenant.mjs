@@ -83,6 +83,32 @@ async function main() {
 		ok(ready, `tenant ${T} (two machines) is Ready`);
 
 		mark('tenant ready');
+		// the machines' live rows: sent when what they show changes, not for a change of an
+		// object the table does not show (a Machine's lastSeen, refreshed every 10
+		// observations: 3 s here)
+		await until(30, idle);
+		const lastSeen = async () => ((await api('GET', `/api/v1/tenants/${T}/machines`, tok)).json?.items || []).map((m) => m.status?.lastSeen).join(' ');
+		const seen0 = await lastSeen();
+		const rowsSent = await page.evaluate(async (url) => {
+			const stop = new AbortController();
+			const timer = setTimeout(() => stop.abort(), 4500);
+			let text = '';
+			try {
+				const r = await fetch(url, { signal: stop.signal });
+				const rd = r.body.getReader();
+				const dec = new TextDecoder();
+				for (;;) {
+					const { done, value } = await rd.read();
+					if (done) break;
+					text += dec.decode(value);
+				}
+			} catch (e) { /* the abort ends the read */ }
+			clearTimeout(timer);
+			return (text.match(/^event: rows$/gm) || []).length;
+		}, `${BASE}/ui/live/tenants/${T}/machines`);
+		const seen1 = await lastSeen();
+		ok(seen0 !== seen1 && rowsSent === 1, 'the live machine rows are sent once, not again when only what they do not show changed (lastSeen moved)',
+			`rows events: ${rowsSent}; lastSeen ${seen0} -> ${seen1}`);
 		// 1. config patches: a YAML error at its line, then fixed, saved, effective per role
 		await page.goto(`${BASE}/tenants/${T}/configpatches`);
 		ok(/No config patches yet/.test(await page.textContent('main')), 'the config patches tab says what to do when there is none');
