@@ -405,13 +405,14 @@ expect_eq "c never runs it: the run is Interrupted after runners.heartbeat_timeo
 	"$(api "$API/tenants/t3/runs/$ORUN" | js 'd["status"].get("phase","")')"
 expect_match "the daemon says why" "runner c is Ready but has not listed run $ORUN" "$(cat "$WORK/daemon.log")"
 expect_eq "and runner c stays Ready" "Ready" "$(phase c)"
-stop_proc "$RC_PID" "runner c"
 
 # Pool consumers do not pile up: NATS removes one nobody pulled from for runner.pool_idle
 # (2 s here, as the runners' pulls showed while a held apply kept its runner busy: the
-# consumer was made again when it pulled next). All runners are gone now.
+# consumer was made again when it pulled next). Runner c, the last one, still pulls: its
+# pools' consumers are there; once it is gone, nobody's are.
 before=$(consumers)
 expect_match "pool consumers were made (one per pool a runner served)" "pool-" "$before"
+stop_proc "$RC_PID" "runner c"
 left=$before
 for _ in $(seq 1 60); do
 	left=$(consumers)
