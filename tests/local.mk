@@ -267,7 +267,8 @@ check-abuse-long:
 # reports as an ERROR of that program beside its test cases. The programs tests run (sh,
 # the tofu stand-ins) are not traced. VALGRIND_TESTS narrows the run. RZT_VALGRIND=1 tells
 # a test to take a smaller sample where its size is a matter of time only (check_api's
-# streamed list: 3,001 objects instead of 10,000, every page bound still crossed).
+# streamed list: 3,001 objects instead of 10,000, every page bound still crossed; check_auth's
+# role matrix: each route and method with three of the nine principals, every one crossed).
 # Every unit test runs: check_auth too, since the unit tests hash passwords at Argon2id's
 # minimum cost (40 s under memcheck, not six minutes). VALGRIND_SKIP leaves programs out.
 VALGRIND_SKIP =

@@ -450,6 +450,11 @@ START_TEST(test_role_matrix_from_route_table)
 	char secret[64], basic[128];
 	json_t *j;
 	int checked = 0;
+	/* Under memcheck (RZT_VALGRIND) a third of the matrix, a different third of the
+	 * principals for each route and method, so every route and every principal is still
+	 * crossed: the whole matrix is a matter of time there (29 s of the program's 57), and
+	 * the ASan suite runs all of it. */
+	const bool sample = getenv("RZT_VALGRIND") != NULL;
 
 	ck_assert_int_eq(
 	    call("POST", "/api/v1/tenants", admin_tok,
@@ -489,6 +494,9 @@ START_TEST(test_role_matrix_from_route_table)
 				continue;
 			}
 			for (size_t w = 0; w < nwho; w++) {
+				if (sample && (w + i + bit) % 3 != 0) {
+					continue;
+				}
 				/* lock calls carry lock info: an empty UNLOCK is a
 				 * force-unlock, which needs admin whatever the route says */
 				const char *body =
@@ -510,7 +518,7 @@ START_TEST(test_role_matrix_from_route_table)
 			}
 		}
 	}
-	ck_assert_int_gt(checked, 1000);
+	ck_assert_int_gt(checked, sample ? 400 : 1000);
 	/* the logout route last, so the sessions above stay valid */
 	ck_assert_int_eq(call("POST", "/api/v1/auth/logout", NULL, NULL, NULL), 401);
 	ck_assert_int_eq(call("POST", "/api/v1/auth/logout", view_tok, NULL, NULL), 200);
