@@ -270,7 +270,7 @@ check-abuse-long:
 # streamed list: 3,001 objects instead of 10,000, every page bound still crossed; check_auth's
 # role matrix: each route and method with three of the nine principals, every one crossed).
 # Every unit test runs: check_auth too, since the unit tests hash passwords at Argon2id's
-# minimum cost (40 s under memcheck, not six minutes). VALGRIND_SKIP leaves programs out.
+# minimum cost (27 s under memcheck, not six minutes). VALGRIND_SKIP leaves programs out.
 VALGRIND_SKIP =
 VALGRIND_TESTS = $(UNIT_TESTS)
 VALGRIND_FLAGS = --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
