@@ -198,8 +198,8 @@ echo "# six tenants through the runners in $(($(date +%s) - t0)) s"
 for t in t1 t2 t3 t4 t5 t6; do
 	expect_eq "tenant $t is Reconciled" "Reconciled" "$(tphase "$t")"
 done
-runners_of() { # the runners a tenant's runs ran on
-	api "$API/tenants/$1/runs" | js '" ".join(sorted(set(i.get("status",{}).get("runner","-") for i in d["items"])))'
+runners_of() { # the runners a tenant's runs ran on: the runner of each step of each run
+	api "$API/tenants/$1/runs" | js '" ".join(sorted(set(r for i in d["items"] for r in (list((i.get("status",{}).get("stepRunners") or {}).values()) or [i.get("status",{}).get("runner","-")]))))'
 }
 expect_eq "t1 (runnerSelector region=a) ran on runner a" "a" "$(runners_of t1)"
 expect_eq "t2 (runnerSelector region=a) ran on runner a" "a" "$(runners_of t2)"
