@@ -715,6 +715,8 @@ _Static_assert(RZ_METRICS_RUN_OPS == RZ_ENGINE_OPS && RZ_METRICS_RUN_PHASES == R
                    RZ_METRICS_RUN_STEPS == RZ_ENGINE_STEPS &&
                    RZ_METRICS_RUN_BUCKETS == RZ_ENGINE_BUCKETS,
                "metrics.h and engine.h disagree on the runs' series");
+_Static_assert(RZ_METRICS_WAIT_BUCKETS == RZ_RUNNERS_WAIT_BUCKETS,
+               "metrics.h and runners.h disagree on the claim waits' buckets");
 
 static void gauge_runs(void *ctx, rz_metrics_runs_t *out)
 {
@@ -766,7 +768,12 @@ static void gauge_runners(void *ctx, rz_metrics_runners_t *out)
 		                       .jobs = st.jobs,
 		                       .events = st.events,
 		                       .events_dropped = st.events_dropped,
-		                       .steps = st.steps };
+		                       .steps = st.steps,
+		                       .wait_bounds = rz_runners_wait_buckets,
+		                       .wait_buckets = RZ_RUNNERS_WAIT_BUCKETS,
+		                       .wait_count = st.wait_count,
+		                       .wait_seconds = st.wait_seconds };
+	memcpy(out->wait_hist, st.wait_hist, sizeof(out->wait_hist));
 }
 
 static int start_metrics(rz_daemon_t *d, rz_err_t *err)

@@ -653,6 +653,12 @@ static void render_runners(rz_metrics_t *m, struct out *o)
 	    "# TYPE rezuscloud_runner_steps gauge\n"
 	    "rezuscloud_runner_steps %" PRIu64 "\n",
 	    r.jobs, r.events, r.events_dropped, r.steps);
+	if (r.wait_bounds != NULL) {
+		family(o, "rezuscloud_runner_claim_wait_seconds", "histogram",
+		       "Time from a step's job publication to a runner's claim of it.");
+		put_hist(o, "rezuscloud_runner_claim_wait_seconds", "", r.wait_bounds,
+		         r.wait_buckets, r.wait_hist, r.wait_count, r.wait_seconds);
+	}
 }
 
 char *rz_metrics_render(rz_metrics_t *m)

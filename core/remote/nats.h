@@ -26,8 +26,9 @@
 #define RZ_STREAM_JOBS             "REZUS_JOBS"
 #define RZ_STREAM_JOBS_SUBJECTS    "rezus.jobs.>"
 #define RZ_STREAM_JOBS_MAX_MSGS    100000
-#define RZ_STREAM_JOBS_MAX_BYTES   (1024LL * 1024 * 1024) /* 1 GiB */
-#define RZ_STREAM_JOBS_MAX_AGE_S   (7LL * 24 * 3600)      /* 7 days */
+#define RZ_STREAM_JOBS_MAX_BYTES   (1024LL * 1024 * 1024)       /* 1 GiB */
+#define RZ_STREAM_JOBS_MAX_AGE_S   (7LL * 24 * 3600)            /* 7 days */
+#define RZ_NATS_PULL_PREFIX        "$JS.API.CONSUMER.MSG.NEXT." /* <stream>.<consumer> */
 #define RZ_STREAM_EVENTS           "REZUS_EVENTS"
 #define RZ_STREAM_EVENTS_SUBJECTS  "rezus.events.>"
 #define RZ_STREAM_EVENTS_MAX_MSGS  1000000

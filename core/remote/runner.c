@@ -255,8 +255,8 @@ struct looper {
 	int sig, rc;
 };
 
-/* Every RUNNER_TICK_MS: a signal, the connection, the heartbeat, cancels and jobs (pulled
- * every tick while the runner works, else every RZ_WORK_IDLE_FETCH_MS: rz_work_tick). */
+/* Every RUNNER_TICK_MS: a signal, the connection, the heartbeat, cancels and the jobs that
+ * came (rz_work_tick). */
 #define RUNNER_TICK_MS 20
 
 static void on_tick(evutil_socket_t fd, short what, void *arg)

@@ -45,6 +45,7 @@ struct step {
 	json_t *selector;                /* the tenant's runnerSelector, or NULL */
 	int64_t next_seq;                /* the next event expected */
 	int64_t held_ms;                 /* when a runner claimed it (or a restart took it up) */
+	int64_t published_ms;            /* when its job went out (0: not by this daemon) */
 	int64_t listed_ms;               /* its runner's last heartbeat that listed the run */
 	bool told;                       /* on_waiting was called */
 	rz_exec_step_t cb;               /* callbacks and arg; its strings are not kept */
@@ -64,6 +65,8 @@ struct rz_runners {
 	void (*on_capacity)(void *arg);
 	void *capacity_arg;
 	uint64_t jobs, events_handled, events_dropped;
+	uint64_t wait_hist[RZ_RUNNERS_WAIT_BUCKETS + 1], wait_count;
+	double wait_seconds;
 	const rz_config_t *cfg;
 	rz_store_t *store;
 	rz_workers_t *workers;
@@ -875,6 +878,7 @@ static void publish_jobs(rz_runners_t *r)
 			return;
 		}
 		st->unpublished = false;
+		st->published_ms = rz_clock_now_ms();
 		r->unpublished--;
 		r->jobs++;
 		rz_log_debug("remote", "job of run %s, step %s, on %s", st->run, st->step, subject);
@@ -947,12 +951,34 @@ static int ex_attach(void *ctx, const rz_exec_step_t *s, const char *runner, rz_
 	return put_step(ctx, &again, NULL, err);
 }
 
+const double rz_runners_wait_buckets[RZ_RUNNERS_WAIT_BUCKETS] = {
+	0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+};
+
+/* A claim's wait, from the job's publication, into the histogram. */
+static void count_wait(rz_runners_t *r, int64_t ms)
+{
+	double s = (double)ms / 1000.0;
+	size_t b = 0;
+
+	while (b < RZ_RUNNERS_WAIT_BUCKETS && s > rz_runners_wait_buckets[b]) {
+		b++;
+	}
+	r->wait_hist[b]++;
+	r->wait_count++;
+	r->wait_seconds += s;
+}
+
 static void ex_claimed(void *ctx, const char *run, const char *runner,
                        const unsigned char *event_key)
 {
-	struct step *st = step_of(ctx, run);
+	rz_runners_t *r = ctx;
+	struct step *st = step_of(r, run);
 
 	if (st != NULL) {
+		if (st->published_ms > 0 && st->runner[0] == '\0') {
+			count_wait(r, rz_clock_now_ms() - st->published_ms);
+		}
 		memcpy(st->key, event_key, sizeof(st->key));
 		st->keyed = true;
 		/* its runner has a whole heartbeat timeout from now to list it, however long the
@@ -1109,6 +1135,9 @@ void rz_runners_stats(const rz_runners_t *r, rz_runners_stats_t *out)
 	out->events = r->events_handled;
 	out->events_dropped = r->events_dropped;
 	out->steps = r->nsteps;
+	memcpy(out->wait_hist, r->wait_hist, sizeof(out->wait_hist));
+	out->wait_count = r->wait_count;
+	out->wait_seconds = r->wait_seconds;
 #ifdef HAVE_LIBNATS
 	out->connected =
 	    r->nc != NULL && natsConnection_Status(r->nc) == NATS_CONN_STATUS_CONNECTED;

@@ -35,6 +35,10 @@ struct event_base;
 
 typedef struct rz_runners rz_runners_t;
 
+/* Bounds (s) of the histogram of claim waits: from a job's publication to its claim. */
+#define RZ_RUNNERS_WAIT_BUCKETS 13
+extern const double rz_runners_wait_buckets[RZ_RUNNERS_WAIT_BUCKETS];
+
 typedef struct rz_runners_stats {
 	bool enabled;   /* runners.nats_url is set */
 	bool connected; /* to NATS now */
@@ -43,6 +47,9 @@ typedef struct rz_runners_stats {
 	uint64_t heartbeats, dropped;
 	uint64_t jobs, events, events_dropped; /* published; handled; refused or of no step */
 	uint64_t steps;                        /* remote steps in progress */
+	/* claim waits: counts per bucket (the last above every bound), how many, their sum */
+	uint64_t wait_hist[RZ_RUNNERS_WAIT_BUCKETS + 1], wait_count;
+	double wait_seconds;
 } rz_runners_stats_t;
 
 /* Start (or, without runners.nats_url, do nothing but answer stats). Caller owns *out. */

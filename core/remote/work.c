@@ -50,26 +50,36 @@ struct slot {
 	size_t reported; /* files of claim.upload the daemon kept */
 };
 
+/* A pool this runner serves: its consumer's pull requests go out one at a time, each
+ * waiting at NATS (up to pull_ms) for a job, their answers on the pool's own inbox. */
+struct pool {
+	char name[RZ_DISPATCH_POOL_MAX + 1];
+	char inbox[64];
+	natsSubscription *sub;  /* the answers to its pull requests */
+	bool asked;             /* a pull request waits at NATS */
+	int64_t asked_until_ms; /* its answer is given up after then (a reconnection lost it) */
+	int64_t quiet_until_ms; /* not asked again before then (an error answer) */
+	bool lost_told;         /* its consumer's loss said once until it pulls again */
+	int64_t checked_ms;     /* when its consumer was last seen */
+};
+
 struct rz_work {
 	struct event_base *base;
 	natsConnection *nc;
 	jsCtx *js;
 	const rz_config_t *cfg;
 	char name[64];
-	natsSubscription *pools[RZ_DISPATCH_POOLS_MAX];
-	char pool_names[RZ_DISPATCH_POOLS_MAX][RZ_DISPATCH_POOL_MAX + 1];
-	bool pool_lost_told[RZ_DISPATCH_POOLS_MAX];     /* said once until it pulls again */
-	int64_t pool_checked_ms[RZ_DISPATCH_POOLS_MAX]; /* when its consumer was last seen */
+	struct pool *pools; /* RZ_DISPATCH_POOLS_MAX */
 	size_t npools, next_pool;
+	int64_t pull_ms;       /* how long a pull request waits at NATS */
+	natsStatistics *stats; /* its reconnections: pull requests waiting are lost then */
+	uint64_t reconnects;
 	natsSubscription *cancel;
 	char token[RZ_NATS_SECRET_MAX + 2];
 	rz_tls_client_t *tls; /* runner.daemon_url's certificate checked (https) */
 	char http_error[256]; /* why the last request got no answer */
 	struct slot *slots;
 	size_t nslots;
-	int64_t hot_until_ms;  /* pull every tick until then: a step of this runner's ended or
-	                          is running, so the run's next step comes soon */
-	int64_t next_fetch_ms; /* else not before then */
 };
 
 /* ------------------------------------------------------------------ HTTPS */
@@ -443,6 +453,23 @@ static struct slot *free_slot(rz_work_t *w)
 	return NULL;
 }
 
+/* The answer to a job, on its reply subject: "+ACK", "+TERM", "-NAK" or "-NAK {delay}" (the
+ * jobs come on plain subscriptions: libnats' natsMsg_Ack wants its own). */
+static void job_answer(rz_work_t *w, natsMsg *m, const char *what)
+{
+	const char *reply = natsMsg_GetReply(m);
+	natsStatus s;
+
+	if (reply == NULL || reply[0] == '\0') {
+		return;
+	}
+	s = natsConnection_PublishString(w->nc, reply, what);
+	if (s != NATS_OK) {
+		rz_log_warn("runner", "the answer %s to a job was not sent: %s", what,
+		            rz_nats_error(s));
+	}
+}
+
 /* One job: claimed, then run; acked when the daemon answered for it (200: ours; 409: over,
  * dropped), back to the stream otherwise. */
 static void take(rz_work_t *w, natsMsg *m)
@@ -457,7 +484,7 @@ static void take(rz_work_t *w, natsMsg *m)
 	if (!rz_dispatch_job_parse(natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m), &job, why,
 	                           sizeof(why))) {
 		rz_log_warn("runner", "job on %s dropped: %s", natsMsg_GetSubject(m), why);
-		(void)natsMsg_Term(m, NULL);
+		job_answer(w, m, "+TERM");
 		return;
 	}
 	if (strcmp(job.daemon, w->cfg->runner_daemon_url) != 0) {
@@ -465,7 +492,7 @@ static void take(rz_work_t *w, natsMsg *m)
 		rz_log_warn("runner",
 		            "job of run %s names daemon %s, not runner.daemon_url: dropped",
 		            job.run, job.daemon);
-		(void)natsMsg_Term(m, NULL);
+		job_answer(w, m, "+TERM");
 		return;
 	}
 	snprintf(path, sizeof(path), "/api/v1/runners/%s/claims", w->name);
@@ -473,7 +500,7 @@ static void take(rz_work_t *w, natsMsg *m)
 	code = request(w, "POST", path, "application/json", body, strlen(body), &b);
 	if (code == 409) {
 		rz_log_info("runner", "job of run %s (%s) is over: dropped", job.run, job.step);
-		(void)natsMsg_Ack(m, NULL);
+		job_answer(w, m, "+ACK");
 		free(b.p);
 		return;
 	}
@@ -482,11 +509,11 @@ static void take(rz_work_t *w, natsMsg *m)
 		            job.step, code == 0 ? "no answer, " : "HTTP ", code,
 		            code == 401 || code == 403 ? " (refused)" : "",
 		            code == 0 ? w->http_error : "");
-		(void)natsMsg_NakWithDelay(m, RZ_WORK_NAK_DELAY_MS, NULL);
+		job_answer(w, m, "-NAK {\"delay\":" RZ_WORK_NAK_DELAY_NS "}");
 		free(b.p);
 		return;
 	}
-	(void)natsMsg_Ack(m, NULL); /* ours now: a loss of this runner makes it Interrupted */
+	job_answer(w, m, "+ACK"); /* ours now: a loss of this runner makes it Interrupted */
 	s = free_slot(w);
 	memset(s, 0, sizeof(*s));
 	s->w = w;
@@ -535,25 +562,23 @@ static void durable_name(char *out, size_t size, const char *pool)
 	}
 }
 
-/* The pull subscription of pool i (w->pool_names[i]) into w->pools[i]: one durable consumer
- * per pool, shared by every runner that serves it, each job going to one of them (the
- * stream is a work queue). NATS removes the consumer once nobody pulled from it for
- * runner.pool_idle (a pool whose runners are gone leaves nothing behind); the jobs wait
- * in the stream meanwhile. */
-static int subscribe(rz_work_t *w, size_t i, rz_err_t *err)
+/* Pool i's consumer, made or brought to this runner's runner.pool_idle (a runner configured
+ * otherwise may have made it): one durable consumer per pool, shared by every runner that
+ * serves it, each job going to one of them (the stream is a work queue). NATS removes the
+ * consumer once nobody pulled from it for runner.pool_idle (a pool whose runners are gone
+ * leaves nothing behind); the jobs wait in the stream meanwhile. -ENOENT when the stream
+ * is not there yet (the daemon makes it). */
+static int make_consumer(rz_work_t *w, size_t i, rz_err_t *err)
 {
 	char subject[RZ_DISPATCH_POOL_MAX + 32], durable[RZ_DISPATCH_POOL_MAX + 16];
 	jsConsumerConfig cc;
-	jsSubOptions so;
+	jsConsumerInfo *ci = NULL;
 	jsErrCode jerr = 0;
 	natsStatus s;
 
-	snprintf(subject, sizeof(subject), RZ_DISPATCH_JOBS_PREFIX "%s", w->pool_names[i]);
-	durable_name(durable, sizeof(durable), w->pool_names[i]);
-	w->pool_checked_ms[i] = rz_clock_now_ms();
-	/* made or brought to this runner's runner.pool_idle first (a runner configured
-	 * otherwise may have made it): a pull subscription refuses a consumer whose
-	 * settings differ from the ones it asks for, so it only binds */
+	snprintf(subject, sizeof(subject), RZ_DISPATCH_JOBS_PREFIX "%s", w->pools[i].name);
+	durable_name(durable, sizeof(durable), w->pools[i].name);
+	w->pools[i].checked_ms = rz_clock_now_ms();
 	jsConsumerConfig_Init(&cc);
 	cc.Durable = durable;
 	cc.FilterSubject = subject;
@@ -562,54 +587,54 @@ static int subscribe(rz_work_t *w, size_t i, rz_err_t *err)
 	cc.InactiveThreshold = w->cfg->runner_pool_idle_ms * 1000000; /* ns */
 	s = js_UpdateConsumer(NULL, w->js, RZ_STREAM_JOBS, &cc, NULL, &jerr);
 	if (s != NATS_OK && jerr == JSConsumerNotFoundErr) {
+		jerr = 0;
 		s = js_AddConsumer(NULL, w->js, RZ_STREAM_JOBS, &cc, NULL, &jerr);
 	}
-	if (s != NATS_OK && jerr != JSStreamNotFoundErr) {
+	if (s == NATS_OK) {
+		return 0;
+	}
+	if (s == NATS_NOT_FOUND || jerr == JSStreamNotFoundErr) {
+		return rz_err_set(err, -ENOENT, "NATS: cannot pull %s: no such stream yet",
+		                  subject);
+	}
+	/* not allowed to change it, say: pulled as it is, if it is there */
+	if (js_GetConsumerInfo(&ci, w->js, RZ_STREAM_JOBS, durable, NULL, NULL) == NATS_OK) {
+		jsConsumerInfo_Destroy(ci);
 		rz_log_warn("runner", "pool %s: consumer %s kept as it is: %s (JetStream error %d)",
-		            w->pool_names[i], durable, rz_nats_error(s), (int)jerr);
+		            w->pools[i].name, durable, rz_nats_error(s), (int)jerr);
+		return 0;
 	}
-	jsSubOptions_Init(&so);
-	so.Stream = RZ_STREAM_JOBS;
-	so.Consumer = durable;
-	jerr = 0;
-	s = js_PullSubscribe(&w->pools[i], w->js, subject, durable, NULL, &so, &jerr);
-	if (s != NATS_OK) {
-		/* the daemon creates the streams: one not there yet is -ENOENT */
-		bool missing = s == NATS_NOT_FOUND || jerr == JSStreamNotFoundErr;
-		w->pools[i] = NULL;
-		return rz_err_set(err, missing ? -ENOENT : -EIO,
-		                  "NATS: cannot pull %s: %s (JetStream error %d)", subject,
-		                  missing ? "no such stream yet" : rz_nats_error(s), (int)jerr);
-	}
-	return 0;
+	return rz_err_set(err, -EIO, "NATS: cannot pull %s: %s (JetStream error %d)", subject,
+	                  rz_nats_error(s), (int)jerr);
 }
 
 /* Pool i's consumer is gone (removed after runner.pool_idle while this runner was busy, or
- * by an operator): the subscription is made again, creating the consumer; said once until
- * it pulls again. */
-static void pool_lost(rz_work_t *w, size_t i, natsStatus s)
+ * by an operator): made again; said once until it pulls again. */
+static void pool_lost(rz_work_t *w, size_t i, const char *why)
 {
 	rz_err_t err = { 0 };
 
+	w->pools[i].asked = false;
 	if (natsConnection_Status(w->nc) != NATS_CONN_STATUS_CONNECTED) {
-		return; /* NATS is away: the client reconnects the subscriptions it holds */
+		return; /* NATS is away: a request would wait out its timeout */
 	}
-	natsSubscription_Destroy(w->pools[i]);
-	w->pools[i] = NULL;
-	if (subscribe(w, i, &err) == 0) {
+	if (make_consumer(w, i, &err) == 0) {
 		rz_log_info("runner", "pool %s: its consumer was gone (%s); pulling again",
-		            w->pool_names[i], rz_nats_error(s));
-		w->pool_lost_told[i] = false;
-	} else if (!w->pool_lost_told[i]) {
-		rz_log_warn("runner", "pool %s: %s; trying again at the next pull",
-		            w->pool_names[i], err.msg);
-		w->pool_lost_told[i] = true;
+		            w->pools[i].name, why);
+		w->pools[i].lost_told = false;
+	} else {
+		if (!w->pools[i].lost_told) {
+			rz_log_warn("runner", "pool %s: %s; trying again in a second",
+			            w->pools[i].name, err.msg);
+		}
+		w->pools[i].lost_told = true;
+		w->pools[i].quiet_until_ms = rz_clock_now_ms() + 1000;
 	}
 }
 
 /* Whether pool i's consumer is there: asked of NATS at most every half runner.pool_idle
- * (a minute at most), since a pull of a consumer NATS removed answers as a pull of an empty
- * one does: nothing, after the pull's expiry. */
+ * (a minute at most), since a pull request to a consumer NATS removed is answered by
+ * nobody. */
 static bool consumer_there(rz_work_t *w, size_t i)
 {
 	int64_t now = rz_clock_now_ms(), every = w->cfg->runner_pool_idle_ms / 2;
@@ -618,22 +643,100 @@ static bool consumer_there(rz_work_t *w, size_t i)
 	jsErrCode jerr = 0;
 	natsStatus s;
 
-	if (now - w->pool_checked_ms[i] < (every < 60000 ? every : 60000) ||
-	    natsConnection_Status(w->nc) != NATS_CONN_STATUS_CONNECTED) {
-		return true; /* (NATS away: a request would wait out its timeout) */
+	if (now - w->pools[i].checked_ms < (every < 60000 ? every : 60000)) {
+		return true;
 	}
-	w->pool_checked_ms[i] = now;
-	durable_name(durable, sizeof(durable), w->pool_names[i]);
+	w->pools[i].checked_ms = now;
+	durable_name(durable, sizeof(durable), w->pools[i].name);
 	s = js_GetConsumerInfo(&ci, w->js, RZ_STREAM_JOBS, durable, NULL, &jerr);
 	if (ci != NULL) {
 		jsConsumerInfo_Destroy(ci);
 	}
-	return s == NATS_OK || jerr != JSConsumerNotFoundErr; /* NATS away: pulls fail anyway */
+	return s == NATS_OK || jerr != JSConsumerNotFoundErr; /* NATS away: asked later */
+}
+
+/* A pull request for one job of pool i, answered on its inbox within w->pull_ms: by the
+ * job, or by a status (408 when it expired). */
+static void ask(rz_work_t *w, size_t i)
+{
+	char subject[RZ_DISPATCH_POOL_MAX + 64], durable[RZ_DISPATCH_POOL_MAX + 16], body[64];
+	struct pool *p = &w->pools[i];
+	int64_t now = rz_clock_now_ms();
+	natsStatus s;
+
+	if (!consumer_there(w, i)) {
+		pool_lost(w, i, "not found");
+		return;
+	}
+	durable_name(durable, sizeof(durable), p->name);
+	snprintf(subject, sizeof(subject), RZ_NATS_PULL_PREFIX RZ_STREAM_JOBS ".%s", durable);
+	snprintf(body, sizeof(body), "{\"batch\":1,\"expires\":%lld}",
+	         (long long)w->pull_ms * 1000000); /* ns */
+	s = natsConnection_PublishRequestString(w->nc, subject, p->inbox, body);
+	if (s != NATS_OK) {
+		p->quiet_until_ms = now + 1000;
+		return;
+	}
+	p->asked = true;
+	p->asked_until_ms = now + w->pull_ms + RZ_WORK_PULL_GRACE_MS;
+}
+
+/* An answer of pool i's pull request that is a status, not a job. */
+static void pull_status(rz_work_t *w, size_t i, natsMsg *m, const char *status)
+{
+	const char *desc = NULL;
+
+	w->pools[i].asked = false;
+	if (strncmp(status, "100", 3) == 0) {
+		w->pools[i].asked = true; /* a heartbeat: the request still waits */
+		return;
+	}
+	if (strncmp(status, "404", 3) == 0 || strncmp(status, "408", 3) == 0) {
+		return; /* no job (expired): asked again */
+	}
+	(void)natsMsgHeader_Get(m, "Description", &desc);
+	if (desc != NULL && strstr(desc, "Consumer Deleted") != NULL) {
+		pool_lost(w, i, desc);
+		return;
+	}
+	/* too many waiting requests, a leader changing, ...: not again for a second */
+	rz_log_debug("runner", "pool %s: pull answered %s %s", w->pools[i].name, status,
+	             desc != NULL ? desc : "");
+	w->pools[i].quiet_until_ms = rz_clock_now_ms() + 1000;
+}
+
+/* The answers pool i's pull requests got: a job is taken when a slot is free, else it goes
+ * back at once (another runner may be waiting for it). */
+static void pool_answers(rz_work_t *w, size_t i)
+{
+	natsMsg *m = NULL;
+	natsStatus s;
+
+	while ((s = natsSubscription_NextMsg(&m, w->pools[i].sub, 0)) == NATS_OK) {
+		const char *status = NULL;
+		if (natsMsgHeader_Get(m, "Status", &status) == NATS_OK && status != NULL) {
+			pull_status(w, i, m, status);
+		} else {
+			w->pools[i].asked = false;
+			w->pools[i].lost_told = false;
+			if (free_slot(w) != NULL) {
+				take(w, m);
+			} else {
+				job_answer(w, m, "-NAK");
+			}
+		}
+		natsMsg_Destroy(m);
+	}
+	if (s == NATS_NO_RESPONDERS) {
+		pool_lost(w, i, "no responders");
+	}
 }
 
 void rz_work_tick(rz_work_t *w)
 {
 	natsMsg *m = NULL;
+	int64_t now;
+	uint64_t reconnects = 0;
 
 	if (w == NULL) {
 		return;
@@ -651,44 +754,27 @@ void rz_work_tick(rz_work_t *w)
 		json_decref(j);
 		natsMsg_Destroy(m);
 	}
-	{
-		int64_t now = rz_clock_now_ms();
-
-		for (size_t i = 0; i < w->nslots; i++) {
-			if (w->slots[i].used) {
-				w->hot_until_ms = now + RZ_WORK_HOT_MS;
-			}
+	/* NATS forgets the pull requests of a connection it lost */
+	if (natsConnection_GetStats(w->nc, w->stats) == NATS_OK &&
+	    natsStatistics_GetCounts(w->stats, NULL, NULL, NULL, NULL, &reconnects) == NATS_OK &&
+	    reconnects != w->reconnects) {
+		w->reconnects = reconnects;
+		for (size_t i = 0; i < w->npools; i++) {
+			w->pools[i].asked = false;
 		}
-		if (now >= w->hot_until_ms && now < w->next_fetch_ms) {
-			return; /* idle: one pull round every RZ_WORK_IDLE_FETCH_MS */
-		}
-		w->next_fetch_ms = now + RZ_WORK_IDLE_FETCH_MS;
 	}
-	/* pull only while a slot is free: a slow runner holds no job it cannot start */
-	for (size_t tries = 0; tries < w->npools && free_slot(w) != NULL; tries++) {
-		size_t pi = w->next_pool;
-		jsFetchRequest fr;
-		natsMsgList list = { 0 };
-		natsStatus s;
-		w->next_pool = (w->next_pool + 1) % w->npools;
-		if (w->pools[pi] == NULL || !consumer_there(w, pi)) {
-			pool_lost(w, pi, NATS_NOT_FOUND);
-			continue;
+	for (size_t k = 0; k < w->npools; k++) { /* from a rotating start: no pool first always */
+		pool_answers(w, (w->next_pool + k) % w->npools);
+	}
+	w->next_pool = (w->next_pool + 1) % (w->npools ? w->npools : 1);
+	/* a request waits in every pool while a slot is free: a busy runner holds no job it
+	 * cannot start */
+	now = rz_clock_now_ms();
+	for (size_t i = 0; i < w->npools && free_slot(w) != NULL; i++) {
+		struct pool *p = &w->pools[i];
+		if ((!p->asked || now >= p->asked_until_ms) && now >= p->quiet_until_ms) {
+			ask(w, i);
 		}
-		jsFetchRequest_Init(&fr);
-		fr.Batch = 1;
-		fr.NoWait = true;
-		fr.Expires = 200LL * 1000000; /* ns */
-		s = natsSubscription_FetchRequest(&list, w->pools[pi], &fr);
-		if (s == NATS_OK) {
-			for (int i = 0; i < list.Count; i++) {
-				take(w, list.Msgs[i]);
-			}
-		} else if (s != NATS_TIMEOUT && s != NATS_NOT_FOUND) {
-			/* (no message is a timeout, as is a pull of no consumer) */
-			pool_lost(w, pi, s);
-		}
-		natsMsgList_Destroy(&list);
 	}
 }
 
@@ -698,15 +784,21 @@ int rz_work_new(rz_work_t **out, struct event_base *base, natsConnection *nc,
 	rz_work_t *w = calloc(1, sizeof(*w));
 	char why[256], subject[RZ_DISPATCH_POOL_MAX + 32];
 	json_t *pools = NULL, *p;
+	natsInbox *inbox = NULL;
 	size_t i;
 	int rc = 0;
 
 	*out = NULL;
 	if (w == NULL ||
-	    (w->slots = calloc((size_t)cfg->runner_concurrency, sizeof(*w->slots))) == NULL) {
-		free(w);
+	    (w->slots = calloc((size_t)cfg->runner_concurrency, sizeof(*w->slots))) == NULL ||
+	    (w->pools = calloc(RZ_DISPATCH_POOLS_MAX, sizeof(*w->pools))) == NULL ||
+	    natsStatistics_Create(&w->stats) != NATS_OK || natsInbox_Create(&inbox) != NATS_OK) {
+		rz_work_free(w);
 		return rz_err_set(err, -ENOMEM, "out of memory");
 	}
+	/* a pull request waits this long, renewed well within runner.pool_idle */
+	w->pull_ms = cfg->runner_pool_idle_ms / 2 < RZ_WORK_PULL_MS ? cfg->runner_pool_idle_ms / 2
+	                                                            : RZ_WORK_PULL_MS;
 	w->base = base;
 	w->nc = nc;
 	w->cfg = cfg;
@@ -728,9 +820,14 @@ int rz_work_new(rz_work_t **out, struct event_base *base, natsConnection *nc,
 		if (rc != 0) {
 			break;
 		}
-		snprintf(w->pool_names[w->npools], sizeof(w->pool_names[0]), "%s",
-		         json_string_value(p));
-		if ((rc = subscribe(w, w->npools, err)) == 0) {
+		struct pool *pl = &w->pools[w->npools];
+		snprintf(pl->name, sizeof(pl->name), "%s", json_string_value(p));
+		snprintf(pl->inbox, sizeof(pl->inbox), "%s.%zu", inbox, i);
+		if ((rc = make_consumer(w, w->npools, err)) == 0 &&
+		    natsConnection_SubscribeSync(&pl->sub, nc, pl->inbox) != NATS_OK) {
+			rc = rz_err_set(err, -EIO, "NATS: cannot subscribe to %s", pl->inbox);
+		}
+		if (rc == 0) {
 			w->npools++;
 		}
 	}
@@ -741,6 +838,7 @@ int rz_work_new(rz_work_t **out, struct event_base *base, natsConnection *nc,
 		}
 	}
 	json_decref(pools);
+	natsInbox_Destroy(inbox);
 	if (rc != 0) {
 		rz_work_free(w);
 		return rc;
@@ -775,10 +873,24 @@ size_t rz_work_busy(const rz_work_t *w)
 
 void rz_work_stop(rz_work_t *w)
 {
+	natsMsg *m = NULL;
+
 	for (size_t i = 0; w != NULL && i < w->nslots; i++) {
 		if (w->slots[i].used) {
 			slot_free(&w->slots[i]); /* kills what still runs */
 		}
+	}
+	/* jobs that came for requests still waiting go back at once, not after their ack
+	 * wait; no job comes for them any more */
+	for (size_t i = 0; w != NULL && i < w->npools; i++) {
+		while (natsSubscription_NextMsg(&m, w->pools[i].sub, 0) == NATS_OK) {
+			const char *status = NULL;
+			if (natsMsgHeader_Get(m, "Status", &status) != NATS_OK || status == NULL) {
+				job_answer(w, m, "-NAK");
+			}
+			natsMsg_Destroy(m);
+		}
+		(void)natsSubscription_Unsubscribe(w->pools[i].sub);
 	}
 }
 
@@ -788,9 +900,11 @@ void rz_work_free(rz_work_t *w)
 		return;
 	}
 	rz_work_stop(w);
-	for (size_t i = 0; i < w->npools; i++) {
-		natsSubscription_Destroy(w->pools[i]);
+	for (size_t i = 0; w->pools != NULL && i < RZ_DISPATCH_POOLS_MAX; i++) {
+		natsSubscription_Destroy(w->pools[i].sub);
 	}
+	free(w->pools);
+	natsStatistics_Destroy(w->stats);
 	natsSubscription_Destroy(w->cancel);
 	jsCtx_Destroy(w->js);
 	sodium_memzero(w->token, sizeof(w->token));

@@ -1,7 +1,8 @@
 /*
  * core/remote/work.h - the jobs a remote runner takes (docs/runners.md, "Dispatch"): one
- * durable pull consumer per pool it serves on REZUS_JOBS, pulled only while a slot of
- * runner.concurrency is free; a job is claimed from the daemon over HTTPS with the runner
+ * durable pull consumer per pool it serves on REZUS_JOBS, a pull request waiting in each
+ * while a slot of runner.concurrency is free (a job is there as soon as it is published,
+ * whatever the number of pools); a job is claimed from the daemon over HTTPS with the runner
  * token, run with rz_proc in runner.work_dir/<run> (removed after the step), its lines and
  * end published on rezus.events.<run>, its files (plan, show.json) PUT to the daemon.
  * Cancels come on rezus.runners.<name>.cancel. Loop thread of the runner.
@@ -17,15 +18,15 @@
 #include "core/base/config.h"
 #include "core/base/errors.h"
 
-#define RZ_WORK_CLAIM_MAX      (96u << 20) /* bytes of a claim's answer at most */
-#define RZ_WORK_SHOW_MAX       (16u << 20) /* bytes of show -json kept to report */
-#define RZ_WORK_HTTP_TIMEOUT   30          /* s for one claim or report */
-#define RZ_WORK_NAK_DELAY_MS   5000        /* a job that could not be claimed comes back after */
-#define RZ_WORK_REPORT_TRIES   120         /* a file the daemon did not answer for: tried again */
-#define RZ_WORK_REPORT_WAIT_MS 1000        /* this far apart (a daemon restarting, say) */
-#define RZ_WORK_HOT_MS         2000        /* pulled every tick this long after a step ran */
-#define RZ_WORK_IDLE_FETCH_MS  100         /* else a pull round this often */
-#define RZ_WORK_STREAM_WAIT_S  300         /* s a runner waits for the daemon's streams */
+#define RZ_WORK_CLAIM_MAX      (96u << 20)  /* bytes of a claim's answer at most */
+#define RZ_WORK_SHOW_MAX       (16u << 20)  /* bytes of show -json kept to report */
+#define RZ_WORK_HTTP_TIMEOUT   30           /* s for one claim or report */
+#define RZ_WORK_NAK_DELAY_NS   "5000000000" /* a job that could not be claimed comes back after */
+#define RZ_WORK_REPORT_TRIES   120          /* a file the daemon did not answer for: tried again */
+#define RZ_WORK_REPORT_WAIT_MS 1000         /* this far apart (a daemon restarting, say) */
+#define RZ_WORK_PULL_MS        30000        /* a pull request waits at NATS this long at most */
+#define RZ_WORK_PULL_GRACE_MS  5000         /* and its answer this much longer */
+#define RZ_WORK_STREAM_WAIT_S  300          /* s a runner waits for the daemon's streams */
 
 struct event_base;
 typedef struct rz_work rz_work_t;
@@ -40,7 +41,8 @@ int rz_work_new(rz_work_t **out, struct event_base *base, natsConnection *nc,
                 const rz_config_t *cfg, const char *name, const json_t *labels, rz_err_t *err);
 #endif
 
-/* Pull what free slots allow, handle cancels: called every tick. */
+/* Take the jobs that came while a slot is free, ask for more, handle cancels: called every
+ * tick. */
 void rz_work_tick(rz_work_t *w);
 
 /* The runs in progress, a JSON array (caller owns). */
