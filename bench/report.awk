@@ -136,14 +136,14 @@ FILENAME ~ /runs-last\.txt$/ {
 	byhand[f["tenants"]] = f["baseline_ms"]
 	next
 }
-FILENAME ~ /runners-last\.txt$/ { # one line per side: local, remote
+FILENAME ~ /runners-last\.txt$/ { # one line per round: local, 1x1, 1x3, 3x1, 1x3/64
 	delete f
 	for (i = 1; i <= NF; i++) {
 		c = index($i, "=")
 		f[substr($i, 1, c - 1)] = substr($i, c + 1)
 	}
 	for (k in f) {
-		rn[f["side"], k] = f[k]
+		rn[f["round"], k] = f[k]
 	}
 	next
 }
@@ -301,23 +301,36 @@ END {
 		    sprintf("≈ 1/%d (tofu is CPU-bound; %d cores)", ceil, cpus),
 		    verdict(t <= 1.1 / ceil, sprintf("4 workers reach %.0f %% of the %d× ceiling", (1 / ceil) / t * 100, ceil)))
 	}
-	# remote runners (bench/runners): the same tenants through two runners, against the pool
-	if (("local", "runs") in rn && ("remote", "runs") in rn && rn["local", "runs"] > 0 && rn["remote", "runs"] > 0) {
+	# remote runners (bench/runners): a resync pass of the same tenants, by round
+	if (("1x3/64", "wait_p50_ms") in rn && rn["1x3/64", "wait_p50_ms"] != "-") {
+		row(sprintf("remote runners: a step's claim wait (job published → claimed), 1 runner × 3 over 64 pools, %d runs",
+		            rn["1x3/64", "runs"]),
+		    sprintf("p50 %s ms, p99 %s ms", rn["1x3/64", "wait_p50_ms"], rn["1x3/64", "wait_p99_ms"]),
+		    sprintf("2 pools: p50 %s ms, p99 %s ms", rn["1x3", "wait_p50_ms"], rn["1x3", "wait_p99_ms"]),
+		    "p50 ≤ 30 ms whatever the pools",
+		    verdict(rn["1x3/64", "wait_p50_ms"] + 0 <= 30, "p50 " rn["1x3/64", "wait_p50_ms"] " ms"))
+	}
+	if (("1x3", "wall_ms") in rn && ("3x1", "wall_ms") in rn && rn["1x3", "wall_ms"] > 0 && rn["3x1", "wall_ms"] > 0) {
+		a = rn["1x3", "runs"] / (rn["1x3", "wall_ms"] / 1000)
+		b = rn["3x1", "runs"] / (rn["3x1", "wall_ms"] / 1000)
+		row(sprintf("remote runners: resync of %d sim tenants, 1 runner × 3 slots", rn["1x3", "runs"]),
+		    sprintf("%.1f s, %.2f runs/s (×%.2f)", rn["1x3", "wall_ms"] / 1000, a, a / b),
+		    sprintf("3 runners × 1: %.1f s, %.2f runs/s", rn["3x1", "wall_ms"] / 1000, b),
+		    "within 15 % of 3 × 1", verdict(a / b >= 0.85, sprintf("×%.2f", a / b)))
+	}
+	if (("local", "wall_ms") in rn && ("3x1", "wall_ms") in rn && rn["local", "wall_ms"] > 0 && rn["3x1", "wall_ms"] > 0) {
 		runs_l = rn["local", "runs"]
-		runs_r = rn["remote", "runs"]
-		row(sprintf("remote runners, %d sim tenants: 2 runners × 1 against the local pool (%d workers)",
-		            rn["remote", "tenants"], rn["local", "workers"]),
-		    sprintf("%.1f s, %.2f runs/s (×%.2f); the daemon %.1f ms CPU/run (%+.1f ms), the runners %.0f ms + tofu %.0f ms, nats-server %.0f ms",
-		            rn["remote", "wall_ms"] / 1000, runs_r / (rn["remote", "wall_ms"] / 1000),
-		            (runs_r / rn["remote", "wall_ms"]) / (runs_l / rn["local", "wall_ms"]),
-		            rn["remote", "daemon_cpu_ms"] / runs_r,
-		            rn["remote", "daemon_cpu_ms"] / runs_r - rn["local", "daemon_cpu_ms"] / runs_l,
-		            rn["remote", "runners_cpu_ms"] / runs_r, rn["remote", "runners_tofu_ms"] / runs_r,
-		            rn["remote", "nats_cpu_ms"] / runs_r),
-		    sprintf("local pool %.1f s, %.2f runs/s; the daemon %.1f ms CPU/run + its tofu %.0f ms",
+		runs_r = rn["3x1", "runs"]
+		row(sprintf("remote runners: resync of %d sim tenants, 3 runners × 1 against the local pool (3 workers)", runs_r),
+		    sprintf("%.1f s, %.2f runs/s (×%.2f); the daemon %.1f ms CPU/run, the runners %.0f ms, nats-server %.0f ms",
+		            rn["3x1", "wall_ms"] / 1000, runs_r / (rn["3x1", "wall_ms"] / 1000),
+		            (runs_r / rn["3x1", "wall_ms"]) / (runs_l / rn["local", "wall_ms"]),
+		            rn["3x1", "daemon_cpu_ms"] / runs_r, rn["3x1", "runners_cpu_ms"] / runs_r,
+		            rn["3x1", "nats_cpu_ms"] / runs_r),
+		    sprintf("local pool %.1f s, %.2f runs/s; the daemon %.1f ms CPU/run",
 		            rn["local", "wall_ms"] / 1000, runs_l / (rn["local", "wall_ms"] / 1000),
-		            rn["local", "daemon_cpu_ms"] / runs_l, rn["local", "daemon_tofu_ms"] / runs_l),
-		    "— (a report: where tofu's CPU goes)", "—")
+		            rn["local", "daemon_cpu_ms"] / runs_l),
+		    "— (a report: what dispatch costs)", "—")
 	}
 	# the WebUI (bench/webui): the dashboard's render against a static asset of the daemon
 	x = med("webui-dashboard", "p50_ms")

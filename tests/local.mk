@@ -60,6 +60,7 @@ INTEGRATION_TESTS = \
 	tests/integration/cli.sh \
 	tests/integration/watchabuse.sh \
 	tests/integration/runners.sh \
+	tests/integration/natsperms.sh \
 	tests/integration/tls.sh \
 	tests/integration/kubectl.sh \
 	tests/integration/crash.sh \

@@ -9,6 +9,8 @@
 
 #include "core/model/fields.h"
 #include "core/remote/dispatch.h"
+#include "core/remote/heartbeat.h"
+#include "core/remote/nats.h"
 
 static void event_mac_raw(const unsigned char key[RZ_DISPATCH_KEY_LEN], const char *subject,
                           const char *data, size_t len,
@@ -175,6 +177,49 @@ bool rz_dispatch_pool(const json_t *selector, char *buf, size_t size, char *why,
 		return false;
 	}
 	return true;
+}
+
+void rz_dispatch_durable(char *out, size_t size, const char *pool)
+{
+	snprintf(out, size, "pool-%s", pool);
+	for (char *c = out; *c != '\0'; c++) {
+		if (*c == '%' || *c == '+') {
+			*c = *c == '%' ? '~' : '=';
+		}
+	}
+}
+
+json_t *rz_dispatch_permissions(const char *name, const json_t *labels, char *why, size_t why_size)
+{
+	json_t *pools = rz_dispatch_pools(labels, why, why_size), *p, *pub, *sub;
+	char d[RZ_DISPATCH_POOL_MAX + 16], subject[RZ_DISPATCH_POOL_MAX + 128];
+	size_t i;
+
+	if (pools == NULL) {
+		return NULL;
+	}
+#define ALLOW(a, ...)                                                                              \
+	do {                                                                                       \
+		snprintf(subject, sizeof(subject), __VA_ARGS__);                                   \
+		json_array_append_new(a, json_string(subject));                                    \
+	} while (0)
+	pub = json_array();
+	sub = json_array();
+	ALLOW(pub, RZ_SUBJECT_PREFIX "%s" RZ_SUBJECT_SUFFIX, name);
+	ALLOW(pub, RZ_DISPATCH_EVENTS_PREFIX "*"); /* each authenticated by its MAC */
+	json_array_foreach(pools, i, p)
+	{
+		rz_dispatch_durable(d, sizeof(d), json_string_value(p));
+		ALLOW(pub, "$JS.API.CONSUMER.DURABLE.CREATE." RZ_STREAM_JOBS ".%s", d);
+		ALLOW(pub, "$JS.API.CONSUMER.INFO." RZ_STREAM_JOBS ".%s", d);
+		ALLOW(pub, RZ_NATS_PULL_PREFIX RZ_STREAM_JOBS ".%s", d);
+		ALLOW(pub, "$JS.ACK." RZ_STREAM_JOBS ".%s.>", d);
+	}
+	ALLOW(sub, RZ_NATS_RUNNER_INBOX "%s.>", name);
+	ALLOW(sub, RZ_SUBJECT_PREFIX "%s.cancel", name);
+#undef ALLOW
+	json_decref(pools);
+	return json_pack("{s:{s:o}, s:{s:o}}", "publish", "allow", pub, "subscribe", "allow", sub);
 }
 
 json_t *rz_dispatch_pools(const json_t *labels, char *why, size_t why_size)

@@ -98,6 +98,19 @@ bool rz_dispatch_pool(const json_t *selector, char *buf, size_t size, char *why,
  * (caller owns), or NULL with why when there would be more than RZ_DISPATCH_POOLS_MAX. */
 json_t *rz_dispatch_pools(const json_t *labels, char *why, size_t why_size);
 
+/* The durable consumer's name of a pool into out: "pool-" and the pool, '%' written '~' and
+ * '+' written '=' (consumer names have neither). */
+void rz_dispatch_durable(char *out, size_t size, const char *pool);
+
+/* The NATS permissions of runner name with these labels (docs/runners.md, "NATS
+ * permissions"): publish its own heartbeat, events (rezus.events.*: each authenticated by
+ * its MAC), and, for each pool it serves only, the creation, info, pull requests and acks of
+ * the pool's consumer; subscribe its own inbox prefix (RZ_NATS_RUNNER_INBOX<name>) and its
+ * cancels. Nothing else: no other runner's subjects, no stream or message of JetStream's API.
+ * {"publish": {"allow": [...]}, "subscribe": {"allow": [...]}} (caller owns), or NULL with why
+ * as rz_dispatch_pools. */
+json_t *rz_dispatch_permissions(const char *name, const json_t *labels, char *why, size_t why_size);
+
 /* Whether a runner's labels satisfy a selector: every pair present with the same value. */
 bool rz_dispatch_matches(const json_t *labels, const json_t *selector);
 

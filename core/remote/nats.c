@@ -36,6 +36,9 @@ void rz_nats_conf_runner(const rz_config_t *cfg, const char *name, rz_nats_conf_
 		                 .token_file = cfg->runner_nats_token_file,
 		                 .ca_file = cfg->runner_nats_ca_file,
 		                 .name = name };
+	/* its own inbox prefix: its NATS user may then subscribe to its replies alone
+	 * (docs/runners.md, "NATS permissions") */
+	snprintf(out->inbox, sizeof(out->inbox), RZ_NATS_RUNNER_INBOX "%s", name);
 }
 
 int rz_nats_read_secret(const char *key, const char *path, char *buf, size_t size, rz_err_t *err)
@@ -124,6 +127,9 @@ int rz_nats_options(natsOptions **out, const rz_nats_conf_t *c, int max_reconnec
 	}
 	if (s == NATS_OK) {
 		s = natsOptions_SetName(o, c->name);
+	}
+	if (s == NATS_OK && c->inbox[0] != '\0') {
+		s = natsOptions_SetCustomInboxPrefix(o, c->inbox);
 	}
 	if (s == NATS_OK) {
 		s = natsOptions_SetTimeout(o, RZ_NATS_CONNECT_TIMEOUT);

@@ -29,6 +29,7 @@
 #define RZ_STREAM_JOBS_MAX_BYTES   (1024LL * 1024 * 1024)       /* 1 GiB */
 #define RZ_STREAM_JOBS_MAX_AGE_S   (7LL * 24 * 3600)            /* 7 days */
 #define RZ_NATS_PULL_PREFIX        "$JS.API.CONSUMER.MSG.NEXT." /* <stream>.<consumer> */
+#define RZ_NATS_RUNNER_INBOX       "_RZ_INBOX.runner."          /* <name>: a runner's replies */
 #define RZ_STREAM_EVENTS           "REZUS_EVENTS"
 #define RZ_STREAM_EVENTS_SUBJECTS  "rezus.events.>"
 #define RZ_STREAM_EVENTS_MAX_MSGS  1000000
@@ -40,6 +41,7 @@ typedef struct rz_nats_conf {
 	const char *section; /* "runners" or "runner", for messages */
 	const char *url, *user, *password_file, *token_file, *ca_file;
 	const char *name; /* the client's name the server shows */
+	char inbox[96];   /* the inbox prefix of its replies ("": libnats' _INBOX) */
 } rz_nats_conf_t;
 
 void rz_nats_conf_daemon(const rz_config_t *cfg, rz_nats_conf_t *out);

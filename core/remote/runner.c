@@ -19,6 +19,7 @@
 #include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/base/version.h"
+#include "core/remote/dispatch.h"
 #include "core/remote/heartbeat.h"
 #include "core/remote/nats.h"
 #include "core/remote/runner.h"
@@ -34,11 +35,12 @@
 #define NATS_ONLY __attribute__((unused))
 #endif
 
-enum { OPT_CHECK = 256, OPT_LOG_LEVEL };
+enum { OPT_CHECK = 256, OPT_LOG_LEVEL, OPT_PERMISSIONS };
 
 static const struct option runner_options[] = {
 	{ "config", required_argument, NULL, 'c' },
 	{ "check-config", no_argument, NULL, OPT_CHECK },
+	{ "nats-permissions", no_argument, NULL, OPT_PERMISSIONS },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -47,7 +49,8 @@ static const struct option runner_options[] = {
 static void usage(FILE *out)
 {
 	fprintf(out,
-	        "Usage: rezuscloud runner [-c FILE] [--check-config] [--log-level LEVEL]\n"
+	        "Usage: rezuscloud runner [-c FILE] [--check-config] [--nats-permissions]\n"
+	        "                         [--log-level LEVEL]\n"
 	        "Run a remote runner: connect to NATS (runner.nats_url), publish this\n"
 	        "runner's heartbeat (name, labels, concurrency, runs in progress) every\n"
 	        "runner.heartbeat, and take the jobs of the pools its labels serve: claim\n"
@@ -58,6 +61,9 @@ static void usage(FILE *out)
 	        "  -c, --config FILE     read FILE (default %s; when it does not\n"
 	        "                        exist, the defaults and REZUSCLOUD_RUNNER_* only)\n"
 	        "      --check-config    validate the configuration and its secret files, exit\n"
+	        "      --nats-permissions\n"
+	        "                        print the permissions of this runner's NATS user (its\n"
+	        "                        name and labels: its pools) for nats-server, and exit\n"
 	        "      --log-level LEVEL debug, info, notice, warning, err, crit, alert, emerg\n"
 	        "  -h, --help            show this help and exit\n"
 	        "\n"
@@ -178,6 +184,25 @@ NATS_ONLY static int configure(struct runner *r, const char *path, const char *l
 }
 
 #ifdef HAVE_LIBNATS
+
+/* --nats-permissions: the runner's NATS permissions (rz_dispatch_permissions) as JSON, the
+ * value of its user's "permissions" in nats-server's configuration (which reads JSON). */
+static int print_permissions(const struct runner *r)
+{
+	char why[256], *text = NULL;
+	json_t *p = rz_dispatch_permissions(r->name, r->labels, why, sizeof(why));
+
+	if (p == NULL || (text = json_dumps(p, JSON_INDENT(2))) == NULL) {
+		fprintf(stderr, "rezuscloud runner: runner.labels: %s\n",
+		        p ? "out of memory" : why);
+		json_decref(p);
+		return 2;
+	}
+	printf("%s\n", text);
+	free(text);
+	json_decref(p);
+	return 0;
+}
 
 /* The heartbeat as JSON text (caller frees), or NULL. */
 static char *heartbeat(const struct runner *r, bool stopping)
@@ -414,7 +439,7 @@ static int run(struct runner *r, const sigset_t *set)
 int rz_runner_main(int argc, char **argv, char *const *envp)
 {
 	const char *path = NULL, *level = NULL;
-	bool check = false;
+	bool check = false, permissions = false;
 	struct runner r = { 0 };
 	rz_err_t err = { 0 };
 	rz_nats_conf_t c;
@@ -432,6 +457,9 @@ int rz_runner_main(int argc, char **argv, char *const *envp)
 			break;
 		case OPT_CHECK:
 			check = true;
+			break;
+		case OPT_PERMISSIONS:
+			permissions = true;
 			break;
 		case OPT_LOG_LEVEL:
 			level = optarg;
@@ -464,11 +492,18 @@ int rz_runner_main(int argc, char **argv, char *const *envp)
 	(void)path;
 	(void)level;
 	(void)check;
+	(void)permissions;
 	fprintf(stderr, "rezuscloud runner: this rezuscloud was built without NATS (libnats); "
 	                "rebuild it with --with-nats\n");
 	return 1;
 #else
 	rc = configure(&r, path, level, envp);
+	if (rc == 0 && permissions) {
+		rc = print_permissions(&r);
+		json_decref(r.labels);
+		rz_config_free(&r.cfg);
+		return rc;
+	}
 	if (rc == 0) {
 		rz_nats_conf_runner(&r.cfg, r.name, &c);
 		if (rz_nats_check_secrets(&c, &err) != 0) {

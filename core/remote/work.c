@@ -54,7 +54,7 @@ struct slot {
  * waiting at NATS (up to pull_ms) for a job, their answers on the pool's own inbox. */
 struct pool {
 	char name[RZ_DISPATCH_POOL_MAX + 1];
-	char inbox[64];
+	char inbox[160];
 	natsSubscription *sub;  /* the answers to its pull requests */
 	bool asked;             /* a pull request waits at NATS */
 	int64_t asked_until_ms; /* its answer is given up after then (a reconnection lost it) */
@@ -550,18 +550,6 @@ static void take(rz_work_t *w, natsMsg *m)
 	}
 }
 
-/* The durable consumer's name of a pool: "pool-" and the pool, '%' written '~' and '+'
- * written '=' (consumer names have no '%'). */
-static void durable_name(char *out, size_t size, const char *pool)
-{
-	snprintf(out, size, "pool-%s", pool);
-	for (char *c = out; *c != '\0'; c++) {
-		if (*c == '%' || *c == '+') {
-			*c = *c == '%' ? '~' : '=';
-		}
-	}
-}
-
 /* Pool i's consumer, made or brought to this runner's runner.pool_idle (a runner configured
  * otherwise may have made it): one durable consumer per pool, shared by every runner that
  * serves it, each job going to one of them (the stream is a work queue). NATS removes the
@@ -577,7 +565,7 @@ static int make_consumer(rz_work_t *w, size_t i, rz_err_t *err)
 	natsStatus s;
 
 	snprintf(subject, sizeof(subject), RZ_DISPATCH_JOBS_PREFIX "%s", w->pools[i].name);
-	durable_name(durable, sizeof(durable), w->pools[i].name);
+	rz_dispatch_durable(durable, sizeof(durable), w->pools[i].name);
 	w->pools[i].checked_ms = rz_clock_now_ms();
 	jsConsumerConfig_Init(&cc);
 	cc.Durable = durable;
@@ -647,7 +635,7 @@ static bool consumer_there(rz_work_t *w, size_t i)
 		return true;
 	}
 	w->pools[i].checked_ms = now;
-	durable_name(durable, sizeof(durable), w->pools[i].name);
+	rz_dispatch_durable(durable, sizeof(durable), w->pools[i].name);
 	s = js_GetConsumerInfo(&ci, w->js, RZ_STREAM_JOBS, durable, NULL, &jerr);
 	if (ci != NULL) {
 		jsConsumerInfo_Destroy(ci);
@@ -668,7 +656,7 @@ static void ask(rz_work_t *w, size_t i)
 		pool_lost(w, i, "not found");
 		return;
 	}
-	durable_name(durable, sizeof(durable), p->name);
+	rz_dispatch_durable(durable, sizeof(durable), p->name);
 	snprintf(subject, sizeof(subject), RZ_NATS_PULL_PREFIX RZ_STREAM_JOBS ".%s", durable);
 	snprintf(body, sizeof(body), "{\"batch\":1,\"expires\":%lld}",
 	         (long long)w->pull_ms * 1000000); /* ns */
@@ -822,7 +810,10 @@ int rz_work_new(rz_work_t **out, struct event_base *base, natsConnection *nc,
 		}
 		struct pool *pl = &w->pools[w->npools];
 		snprintf(pl->name, sizeof(pl->name), "%s", json_string_value(p));
-		snprintf(pl->inbox, sizeof(pl->inbox), "%s.%zu", inbox, i);
+		/* under the runner's own inbox prefix (rz_nats_conf_runner), which its NATS
+		 * user may subscribe to: _INBOX.<nuid> becomes <prefix>.<nuid>.<i> */
+		snprintf(pl->inbox, sizeof(pl->inbox), RZ_NATS_RUNNER_INBOX "%s.%s.%zu", name,
+		         strchr(inbox, '.') != NULL ? strchr(inbox, '.') + 1 : inbox, i);
 		if ((rc = make_consumer(w, w->npools, err)) == 0 &&
 		    natsConnection_SubscribeSync(&pl->sub, nc, pl->inbox) != NATS_OK) {
 			rc = rz_err_set(err, -EIO, "NATS: cannot subscribe to %s", pl->inbox);

@@ -218,7 +218,7 @@ authorization {
                      subscribe: ["rezus.runners.*.heartbeat", "rezus.events.>", "_INBOX.>"] } }
     { user: runner, password: "runner-nats-pw-$1",
       permissions: { publish: ["rezus.runners.*.heartbeat", "rezus.events.>", "\$JS.API.>", "\$JS.ACK.>"],
-                     subscribe: ["_INBOX.>", "rezus.runners.*.cancel"] } }
+                     subscribe: ["_RZ_INBOX.runner.*.>", "rezus.runners.*.cancel"] } }
   ]
 }
 CONF

@@ -344,6 +344,59 @@ START_TEST(test_bad_selectors)
 }
 END_TEST
 
+/* Whether the array a holds the string v. */
+static bool holds(const json_t *a, const char *v)
+{
+	size_t i;
+	json_t *x;
+
+	json_array_foreach(a, i, x)
+	{
+		if (strcmp(json_string_value(x), v) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+START_TEST(test_runner_permissions)
+{
+	char why[256] = "";
+	json_t *labels = sel("{\"region\":\"eu.1\",\"zone\":\"z1\"}"), *p, *pub, *sub;
+
+	p = rz_dispatch_permissions("eu-1", labels, why, sizeof(why));
+	ck_assert_msg(p != NULL, "%s", why);
+	pub = json_object_get(json_object_get(p, "publish"), "allow");
+	sub = json_object_get(json_object_get(p, "subscribe"), "allow");
+	/* its heartbeat and events, then four subjects per pool (default, region, zone, both) */
+	ck_assert_int_eq(json_array_size(pub), 2 + 4 * 4);
+	ck_assert(holds(pub, "rezus.runners.eu-1.heartbeat"));
+	ck_assert(holds(pub, "rezus.events.*"));
+	ck_assert(holds(pub, "$JS.API.CONSUMER.MSG.NEXT.REZUS_JOBS.pool-default"));
+	ck_assert(holds(pub, "$JS.API.CONSUMER.DURABLE.CREATE.REZUS_JOBS.pool-region_eu~2E1"));
+	ck_assert(holds(pub, "$JS.API.CONSUMER.INFO.REZUS_JOBS.pool-region_eu~2E1=zone_z1"));
+	ck_assert(holds(pub, "$JS.ACK.REZUS_JOBS.pool-zone_z1.>"));
+	/* nothing wider: no other runner, no stream API, no wildcard over JetStream */
+	ck_assert(!holds(pub, "$JS.API.>"));
+	ck_assert(!holds(pub, "rezus.runners.*.heartbeat"));
+	ck_assert_int_eq(json_array_size(sub), 2);
+	ck_assert(holds(sub, "_RZ_INBOX.runner.eu-1.>"));
+	ck_assert(holds(sub, "rezus.runners.eu-1.cancel"));
+	json_decref(p);
+	json_decref(labels);
+	/* seven labels: 64 pools; eight: refused as the runner itself refuses them */
+	labels = sel("{\"a\":\"1\",\"b\":\"1\",\"c\":\"1\",\"d\":\"1\",\"e\":\"1\",\"f\":\"1\","
+	             "\"g\":\"1\"}");
+	p = rz_dispatch_permissions("r", labels, why, sizeof(why));
+	ck_assert_int_eq(json_array_size(json_object_get(json_object_get(p, "publish"), "allow")),
+	                 2 + 64 * 4);
+	json_decref(p);
+	json_object_set_new(labels, "h", json_string("1"));
+	ck_assert(rz_dispatch_permissions("r", labels, why, sizeof(why)) == NULL);
+	json_decref(labels);
+}
+END_TEST
+
 START_TEST(test_runner_pools)
 {
 	char why[256] = "", buf[RZ_DISPATCH_POOL_MAX];
@@ -637,6 +690,7 @@ int main(void)
 	tcase_add_test(tc, test_pool_escaping);
 	tcase_add_test(tc, test_bad_selectors);
 	tcase_add_test(tc, test_runner_pools);
+	tcase_add_test(tc, test_runner_permissions);
 	tcase_add_test(tc, test_selector_merge);
 	tcase_add_test(tc, test_job_messages);
 	tcase_add_test(tc, test_event_messages);
