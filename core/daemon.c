@@ -762,6 +762,7 @@ static void gauge_runners(void *ctx, rz_metrics_runners_t *out)
 	*out = (rz_metrics_runners_t){ .ready = st.ready,
 		                       .stopping = st.stopping,
 		                       .lost = st.lost,
+		                       .offline = st.offline,
 		                       .heartbeats = st.heartbeats,
 		                       .dropped = st.dropped,
 		                       .connected = st.connected,

@@ -627,6 +627,7 @@ static void render_runners(rz_metrics_t *m, struct out *o)
 	    "rezuscloud_runners{phase=\"Ready\"} %" PRIu64 "\n"
 	    "rezuscloud_runners{phase=\"Stopping\"} %" PRIu64 "\n"
 	    "rezuscloud_runners{phase=\"Lost\"} %" PRIu64 "\n"
+	    "rezuscloud_runners{phase=\"Offline\"} %" PRIu64 "\n"
 	    "# HELP rezuscloud_runner_heartbeats_total Runner heartbeats taken.\n"
 	    "# TYPE rezuscloud_runner_heartbeats_total counter\n"
 	    "rezuscloud_runner_heartbeats_total %" PRIu64 "\n"
@@ -637,7 +638,7 @@ static void render_runners(rz_metrics_t *m, struct out *o)
 	    "rezuscloud_runner_heartbeats_dropped_total %" PRIu64 "\n"
 	    "# HELP rezuscloud_nats_connected 1 while the daemon is connected to NATS.\n"
 	    "# TYPE rezuscloud_nats_connected gauge\nrezuscloud_nats_connected %d\n",
-	    r.ready, r.stopping, r.lost, r.heartbeats, r.dropped, r.connected ? 1 : 0);
+	    r.ready, r.stopping, r.lost, r.offline, r.heartbeats, r.dropped, r.connected ? 1 : 0);
 	put(o,
 	    "# HELP rezuscloud_runner_jobs_total Step jobs published to the remote runners.\n"
 	    "# TYPE rezuscloud_runner_jobs_total counter\n"

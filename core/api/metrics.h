@@ -64,13 +64,13 @@ typedef struct rz_metrics_checkpoints {
 /* The remote runners (core/remote/runners.h, copied by the daemon). */
 #define RZ_METRICS_WAIT_BUCKETS 13 /* RZ_RUNNERS_WAIT_BUCKETS */
 typedef struct rz_metrics_runners {
-	uint64_t ready, stopping, lost;        /* Runners by phase */
-	uint64_t heartbeats, dropped;          /* heartbeats taken, and dropped as invalid */
-	bool connected;                        /* to NATS now */
-	uint64_t jobs, events, events_dropped; /* jobs published; events handled, dropped */
-	uint64_t steps;                        /* remote steps in progress */
-	const double *wait_bounds;             /* claim waits' bucket bounds (s), or NULL */
-	size_t wait_buckets;                   /* how many */
+	uint64_t ready, stopping, lost, offline; /* Runners by phase */
+	uint64_t heartbeats, dropped;            /* heartbeats taken, and dropped as invalid */
+	bool connected;                          /* to NATS now */
+	uint64_t jobs, events, events_dropped;   /* jobs published; events handled, dropped */
+	uint64_t steps;                          /* remote steps in progress */
+	const double *wait_bounds;               /* claim waits' bucket bounds (s), or NULL */
+	size_t wait_buckets;                     /* how many */
 	uint64_t wait_hist[RZ_METRICS_WAIT_BUCKETS + 1], wait_count; /* (the last: above all) */
 	double wait_seconds;
 } rz_metrics_runners_t;

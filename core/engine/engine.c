@@ -2467,7 +2467,8 @@ static int claim_files(struct run *r, json_t *files, rz_err_t *err)
 	return rc;
 }
 
-/* Whether the Runner name is Ready with labels matching the run's selector. */
+/* Whether the Runner name is Ready with labels matching the run's selector: the labels it
+ * says it has and an admin granted it (rz_kind_runner_serves), not what it says alone. */
 static bool runner_may(rz_engine_t *e, const char *name, const json_t *selector, char *why,
                        size_t size)
 {
@@ -2480,7 +2481,7 @@ static bool runner_may(rz_engine_t *e, const char *name, const json_t *selector,
 		snprintf(why, size, "no Runner \"%s\" (it heartbeats first)", name);
 		return false;
 	}
-	labels = json_object_get(json_object_get(obj, "status"), "labels");
+	labels = rz_kind_runner_serves(obj);
 	phase = json_string_value(json_object_get(json_object_get(obj, "status"), "phase"));
 	if (phase == NULL || strcmp(phase, "Ready") != 0) {
 		snprintf(why, size, "Runner \"%s\" is %s, not Ready", name, phase ? phase : "new");
@@ -2490,11 +2491,14 @@ static bool runner_may(rz_engine_t *e, const char *name, const json_t *selector,
 	{
 		json_t *have = json_object_get(labels, key);
 		if (ok && (!json_is_string(have) || !json_equal(have, v))) {
-			snprintf(why, size, "Runner \"%s\" lacks the label %s=%s the run selects",
+			snprintf(why, size,
+			         "Runner \"%s\" is not granted the label %s=%s the run selects "
+			         "(its spec.labels and its runner.labels must both have it)",
 			         name, key, json_string_value(v) ?: "");
 			ok = false;
 		}
 	}
+	json_decref(labels);
 	json_decref(obj);
 	return ok;
 }

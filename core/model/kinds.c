@@ -384,6 +384,22 @@ static bool merge_selector(json_t *merged, json_t *from, const json_t *sel, cons
 	return true;
 }
 
+json_t *rz_kind_runner_serves(const json_t *runner)
+{
+	const json_t *granted = json_object_get(json_object_get(runner, "spec"), "labels");
+	const json_t *said = json_object_get(json_object_get(runner, "status"), "labels");
+	json_t *out = json_object(), *v;
+	const char *key;
+
+	json_object_foreach((json_t *)said, key, v)
+	{
+		if (json_is_string(v) && json_equal(json_object_get(granted, key), v)) {
+			json_object_set(out, key, v);
+		}
+	}
+	return out;
+}
+
 int rz_kind_runner_selector(const json_t *tenant, const json_t *nodegroups, json_t **out,
                             rz_err_t *err)
 {
@@ -933,14 +949,32 @@ static const rz_field_t backup_status[] = {
 
 /* ------------------------------------------------------------------ Runner */
 
-static const char *const runner_phases[] = { "Ready", "Stopping", "Lost", NULL };
+static const char *const runner_phases[] = { "Ready", "Stopping", "Lost", "Offline", NULL };
+
+static const rz_field_t runner_spec[] = {
+	{ .name = "labels",
+	  .type = RZ_F_MAP,
+	  .key_format = rz_format_label_key,
+	  .format = rz_format_label_value,
+	  .doc = "the labels the runner is granted: runs are routed to it by those of its "
+	         "runner.labels that are here, no others (an admin's; taken from its first "
+	         "heartbeat when absent: docs/runners.md, \"Labels\")" },
+	F_END,
+};
 
 static const rz_field_t runner_status[] = {
 	{ .name = "labels",
 	  .type = RZ_F_MAP,
 	  .key_format = rz_format_label_key,
 	  .format = rz_format_label_value,
-	  .doc = "runner.labels: where runs may be routed" },
+	  .doc = "runner.labels, as its heartbeat says: those also in spec.labels route runs "
+	         "to it" },
+	{ .name = "refusedLabels",
+	  .type = RZ_F_MAP,
+	  .key_format = rz_format_label_key,
+	  .format = rz_format_label_value,
+	  .doc = "the labels its heartbeat says that spec.labels does not grant: no run is "
+	         "routed to it by them" },
 	{ .name = "version", .type = RZ_F_STRING, .max_len = 64 },
 	{ .name = "concurrency",
 	  .type = RZ_F_INT,
@@ -1063,10 +1097,11 @@ static const rz_kind_t kinds[] = {
 	  .singular = "runner",
 	  .short_names = runner_short,
 	  .scope = RZ_SCOPE_GLOBAL,
-	  .verbs = RZ_VERBS_READ,
-	  .doc = "a remote runner (rezuscloud runner), kept by the daemon from its NATS "
-	         "heartbeats",
-	  .status = runner_status, /* no spec: the daemon writes the status only */
+	  .verbs = RZ_VERBS_ALL & ~RZ_VERB_STATUS,
+	  .doc = "a remote runner (rezuscloud runner): the labels an admin grants it (spec), "
+	         "and what the daemon keeps from its NATS heartbeats (status)",
+	  .spec = runner_spec,
+	  .status = runner_status, /* the daemon's only */
 	  .read_role = RZ_ROLE_VIEW,
 	  .write_role = RZ_ROLE_ADMIN,
 	  .status_role = RZ_ROLE_ADMIN },

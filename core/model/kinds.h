@@ -140,6 +140,11 @@ size_t rz_kind_validate_status_write(const rz_kind_t *k, json_t *obj, json_t *ca
  * annotations, finalizers and the server-set fields). Borrowed — static. */
 const rz_field_t *rz_kind_metadata_fields(void);
 
+/* The labels a Runner object serves runs by: those of status.labels (what its heartbeat
+ * says) that spec.labels (what an admin granted) holds with the same value (docs/runners.md,
+ * "Labels"). A new object (caller owns); {} when either is absent. */
+json_t *rz_kind_runner_serves(const json_t *runner);
+
 /* The runnerSelector a tenant's runs need (docs/runners.md, "Pools"): the tenant's
  * spec.runnerSelector merged with every node group's (nodegroups: an array of NodeGroup
  * objects, borrowed), since a run applies every node group and its runner must match them

@@ -24,8 +24,8 @@
 #define NATS_ONLY __attribute__((unused))
 #endif
 
-enum phase { P_READY, P_STOPPING, P_LOST };
-static const char *const phase_names[] = { "Ready", "Stopping", "Lost" };
+enum phase { P_READY, P_STOPPING, P_LOST, P_OFFLINE };
+static const char *const phase_names[] = { "Ready", "Stopping", "Lost", "Offline" };
 
 struct runner {
 	char name[64];
@@ -34,6 +34,9 @@ struct runner {
 	int64_t written_ms; /* when lastHeartbeat was last written */
 	enum phase phase;
 	bool in_store;
+	json_t *granted; /* its Runner's spec.labels (NULL: not read yet) */
+	json_t *serving; /* the labels of its heartbeat that are granted: what it serves by */
+	bool pin;        /* granted came from a heartbeat (trust on first use): to write */
 };
 
 /* A remote step in progress: its job is out, its events come back. */
@@ -94,6 +97,21 @@ struct rz_runners {
 
 /* ------------------------------------------------------------------ the store */
 
+/* The labels of its heartbeat that x's spec.labels does not grant (caller owns). */
+static json_t *refused(const struct runner *x)
+{
+	json_t *out = json_object(), *v;
+	const char *key;
+
+	json_object_foreach(json_object_get(x->hb, "labels"), key, v)
+	{
+		if (json_object_get(x->serving, key) == NULL) {
+			json_object_set(out, key, v);
+		}
+	}
+	return out;
+}
+
 static json_t *runner_object(const struct runner *x)
 {
 	char last[40];
@@ -101,12 +119,53 @@ static json_t *runner_object(const struct runner *x)
 
 	rz_clock_format(x->seen_ms, last, sizeof(last));
 	return json_pack(
-	    "{s:s, s:s, s:{s:s}, s:{}, s:{s:O, s:O, s:O, s:O, s:O, s:s, s:s}}", "apiVersion",
-	    RZ_API_VERSION, "kind", "Runner", "metadata", "name", x->name, "spec", "status",
-	    "labels", json_object_get(hb, "labels"), "version", json_object_get(hb, "version"),
-	    "concurrency", json_object_get(hb, "concurrency"), "running",
-	    json_object_get(hb, "running"), "startedAt", json_object_get(hb, "startedAt"),
-	    "lastHeartbeat", last, "phase", phase_names[x->phase]);
+	    "{s:s, s:s, s:{s:s}, s:{s:O}, s:{s:O, s:o, s:O, s:O, s:O, s:O, s:s, s:s}}",
+	    "apiVersion", RZ_API_VERSION, "kind", "Runner", "metadata", "name", x->name, "spec",
+	    "labels", x->granted != NULL ? x->granted : json_object_get(hb, "labels"), "status",
+	    "labels", json_object_get(hb, "labels"), "refusedLabels", refused(x), "version",
+	    json_object_get(hb, "version"), "concurrency", json_object_get(hb, "concurrency"),
+	    "running", json_object_get(hb, "running"), "startedAt",
+	    json_object_get(hb, "startedAt"), "lastHeartbeat", last, "phase",
+	    phase_names[x->phase]);
+}
+
+/* x->serving from its heartbeat and its grant (rz_kind_runner_serves). */
+static void set_serving(struct runner *x)
+{
+	json_t *o = json_pack("{s:{s:O*}, s:{s:O*}}", "spec", "labels", x->granted, "status",
+	                      "labels", json_object_get(x->hb, "labels"));
+
+	json_decref(x->serving);
+	x->serving = o != NULL ? rz_kind_runner_serves(o) : json_object();
+	json_decref(o);
+}
+
+/* Write the grant taken on trust (x->pin) into its Runner's spec.labels, keeping the rest
+ * of its spec and metadata. */
+static void pin(rz_runners_t *r, struct runner *x)
+{
+	const rz_kind_t *k = rz_kind_by_name("Runner");
+	json_t *obj = NULL, *out = NULL, *spec;
+	rz_err_t err = { 0 };
+	bool gone = false;
+
+	if (rz_store_get(r->store, k, NULL, x->name, &obj, &err) != 0) {
+		return; /* created with it, or deleted meanwhile: the next heartbeat sees */
+	}
+	spec = json_object_get(obj, "spec");
+	if (!json_is_object(spec)) {
+		json_object_set_new(obj, "spec", spec = json_object());
+	}
+	json_object_set(spec, "labels", x->granted);
+	if (rz_store_update(r->store, k, NULL, x->name, obj, 0, RZ_UPDATE_SPEC, NULL, &out, &gone,
+	                    &err) == 0) {
+		x->pin = false;
+	} else {
+		rz_log_warn("remote", "Runner %s: cannot write its spec.labels: %s", x->name,
+		            err.msg);
+	}
+	json_decref(out);
+	json_decref(obj);
 }
 
 /* Create or update the Runner's status. */
@@ -136,23 +195,19 @@ static void write_runner(rz_runners_t *r, struct runner *x, int64_t now)
 		x->in_store = false; /* deleted meanwhile: created again next time */
 	} else if (rc != 0) {
 		rz_log_warn("remote", "Runner %s: cannot write its status: %s", x->name, err.msg);
+	} else if (x->pin) {
+		pin(r, x);
 	}
 	x->written_ms = now;
 	json_decref(o);
 }
 
-static void delete_runner(rz_runners_t *r, struct runner *x)
+/* Forget x in the table (its Runner stays in the store). */
+static void forget(rz_runners_t *r, struct runner *x)
 {
-	json_t *out = NULL;
-	rz_err_t err = { 0 };
-	bool gone;
-
-	if (x->in_store) {
-		(void)rz_store_delete(r->store, rz_kind_by_name("Runner"), NULL, x->name, 0, NULL,
-		                      &out, &gone, &err);
-		json_decref(out);
-	}
 	json_decref(x->hb);
+	json_decref(x->granted);
+	json_decref(x->serving);
 	*x = r->v[--r->n];
 }
 
@@ -204,6 +259,48 @@ static void listed(rz_runners_t *r, const struct runner *x, int64_t now)
 	}
 }
 
+/* What runner x is granted: its Runner's spec.labels, read at every heartbeat (an admin's
+ * change counts from the next one). A Runner without them (a new runner, or one from a
+ * version before) is granted the labels of this heartbeat (trust on first use), written to
+ * its spec.labels; from then on a heartbeat saying other labels routes nothing more to it
+ * (status.refusedLabels shows them). */
+static void grant(rz_runners_t *r, struct runner *x)
+{
+	json_t *obj = NULL, *labels = NULL;
+	rz_err_t err = { 0 };
+	char said[512];
+
+	if (rz_store_get(r->store, rz_kind_by_name("Runner"), NULL, x->name, &obj, &err) == 0) {
+		labels = json_object_get(json_object_get(obj, "spec"), "labels");
+	}
+	json_decref(x->granted);
+	x->pin = !json_is_object(labels);
+	x->granted =
+	    x->pin ? json_deep_copy(json_object_get(x->hb, "labels")) : json_incref(labels);
+	if (x->granted == NULL) {
+		x->granted = json_object();
+	}
+	json_decref(obj);
+	set_serving(x);
+	if (x->pin) {
+		char *t = json_dumps(x->granted, JSON_COMPACT | JSON_SORT_KEYS);
+		snprintf(said, sizeof(said), "%s", t ? t : "{}");
+		free(t);
+		rz_log(
+		    RZ_LOG_NOTICE, "remote",
+		    "runner %s: its Runner grants no labels yet: granted those of its heartbeat, "
+		    "%s (change them with its spec.labels)",
+		    x->name, said);
+	} else if (json_object_size(x->serving) <
+	           json_object_size(json_object_get(x->hb, "labels"))) {
+		json_t *no = refused(x);
+		char *t = json_dumps(no, JSON_COMPACT | JSON_SORT_KEYS);
+		rz_log_debug("remote", "runner %s: labels not granted: %s", x->name, t ? t : "");
+		free(t);
+		json_decref(no);
+	}
+}
+
 static void heartbeat(rz_runners_t *r, const char *subject, const char *data, size_t len,
                       int64_t now)
 {
@@ -222,6 +319,11 @@ static void heartbeat(rz_runners_t *r, const char *subject, const char *data, si
 	}
 	name = json_string_value(json_object_get(hb, "name"));
 	x = find(r, name);
+	for (size_t i = 0; x == NULL && r->n >= RZ_RUNNERS_MAX && i < r->n; i++) {
+		if (r->v[i].phase == P_OFFLINE) {
+			forget(r, &r->v[i]); /* (its Runner stays: known again at its heartbeat) */
+		}
+	}
 	if (x == NULL) {
 		if (r->n >= RZ_RUNNERS_MAX) {
 			r->dropped++;
@@ -250,6 +352,12 @@ static void heartbeat(rz_runners_t *r, const char *subject, const char *data, si
 	x->hb = hb;
 	x->seen_ms = now;
 	x->phase = phase;
+	{
+		json_t *before = x->serving != NULL ? json_incref(x->serving) : NULL;
+		grant(r, x);
+		changed = changed || before == NULL || !json_equal(before, x->serving);
+		json_decref(before);
+	}
 	listed(r, x, now);
 	if (changed || now - x->written_ms >= r->cfg->runners_heartbeat_timeout_ms / 3) {
 		write_runner(r, x, now);
@@ -280,7 +388,7 @@ static void step_remove(rz_runners_t *r, struct step *st)
 /* Whether runner i is Ready with every label of selector (NULL: any Ready runner). */
 static bool serves(const rz_runners_t *r, size_t i, const json_t *selector)
 {
-	const json_t *labels = json_object_get(r->v[i].hb, "labels");
+	const json_t *labels = r->v[i].serving; /* granted, not merely said */
 	const char *key;
 	json_t *v;
 	bool all = r->v[i].phase == P_READY;
@@ -431,16 +539,19 @@ static void sweep(rz_runners_t *r, int64_t now)
 	}
 	for (size_t i = 0; i < r->n;) {
 		struct runner *x = &r->v[i];
-		if (now - x->seen_ms < r->cfg->runners_heartbeat_timeout_ms || x->phase == P_LOST) {
+		if (now - x->seen_ms < r->cfg->runners_heartbeat_timeout_ms || x->phase == P_LOST ||
+		    x->phase == P_OFFLINE) {
 			i++;
 			continue;
 		}
 		if (x->phase == P_STOPPING) {
 			char name[64];
-			rz_log_info("remote", "runner %s stopped; its Runner is removed", x->name);
+			rz_log_info("remote", "runner %s stopped; its Runner is Offline", x->name);
+			x->phase = P_OFFLINE;
+			write_runner(r, x, now);
 			snprintf(name, sizeof(name), "%s", x->name);
-			delete_runner(r, x);
 			lose_steps(r, name);
+			i++;
 			continue;
 		}
 		x->phase = P_LOST;
@@ -492,9 +603,16 @@ static void load(rz_runners_t *r, int64_t now)
 		x->in_store = true;
 		x->seen_ms = now;
 		x->written_ms = now;
+		{
+			json_t *g = json_object_get(json_object_get(it, "spec"), "labels");
+			x->granted = json_is_object(g) ? json_incref(g) : json_object();
+			x->pin = !json_is_object(g);
+			set_serving(x);
+		}
 		const char *ph = json_string_value(json_object_get(st, "phase"));
 		x->phase = ph != NULL && strcmp(ph, "Lost") == 0       ? P_LOST
 		           : ph != NULL && strcmp(ph, "Stopping") == 0 ? P_STOPPING
+		           : ph != NULL && strcmp(ph, "Offline") == 0  ? P_OFFLINE
 		                                                       : P_READY;
 	}
 	json_decref(items);
@@ -1125,6 +1243,8 @@ void rz_runners_stats(const rz_runners_t *r, rz_runners_stats_t *out)
 			out->ready++;
 		} else if (r->v[i].phase == P_STOPPING) {
 			out->stopping++;
+		} else if (r->v[i].phase == P_OFFLINE) {
+			out->offline++;
 		} else {
 			out->lost++;
 		}
@@ -1184,6 +1304,8 @@ void rz_runners_free(rz_runners_t *r)
 #endif
 	for (size_t i = 0; i < r->n; i++) {
 		json_decref(r->v[i].hb);
+		json_decref(r->v[i].granted);
+		json_decref(r->v[i].serving);
 	}
 	free(r->v);
 	for (size_t i = 0; r->steps != NULL && i < r->nsteps; i++) {

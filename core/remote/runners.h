@@ -43,7 +43,7 @@ typedef struct rz_runners_stats {
 	bool enabled;   /* runners.nats_url is set */
 	bool connected; /* to NATS now */
 	bool streams;   /* both streams are known to exist */
-	uint64_t ready, stopping, lost;
+	uint64_t ready, stopping, lost, offline;
 	uint64_t heartbeats, dropped;
 	uint64_t jobs, events, events_dropped; /* published; handled; refused or of no step */
 	uint64_t steps;                        /* remote steps in progress */

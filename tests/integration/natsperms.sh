@@ -8,7 +8,10 @@
 # user, every attack is refused by NATS: reading another run's events (a subscription to
 # rezus.events.> or to the daemon's inboxes, a stream message get, a consumer of the events
 # stream), deleting a stream or another pool's consumer, publishing or pulling on eu-2's
-# subjects, forging a job; the streams are intact afterwards.
+# subjects, forging a job; the streams are intact afterwards. And labels are granted, not
+# said: eu-2's own user (allowed its own heartbeat) says eu-2 has region=eu-frankfurt while
+# eu-1 is away: fra's next run waits for a runner granted that label (NoRunnerForPool), no
+# Run starts for eu-2 to claim, and Runner eu-2 shows the label refused; eu-1 back, it runs.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 if ! grep -q 'define HAVE_LIBNATS 1' "$top_builddir/config.h" 2>/dev/null; then
@@ -97,6 +100,7 @@ runners:
   nats_url: nats://127.0.0.1:$NPORT
   nats_user: rezuscloud
   nats_password_file: $WORK/daemon.pw
+  heartbeat_timeout: 3s
 plugin_dir: $top_builddir/plugins
 plugins:
   sim: {}
@@ -221,6 +225,60 @@ for _ in $(seq 1 120); do
 done
 expect_eq "fra scaled to two machines through eu-1 afterwards" "2" "$(machines)"
 expect_eq "its runs ran on eu-1 only" "eu-1" "$(ran fra)"
+# Labels are granted, not said.
+kill -TERM "$RA"
+wait_exit "$RA" 10
+RA=""
+kill -KILL "$RB"
+wait "$RB" 2>/dev/null
+RB=""
+/usr/bin/python3 - "$NPORT" "$WORK/stop-forger" <<'PY' &
+import json, os, socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), 5)
+s.makefile("rb").readline()  # INFO
+s.sendall(b'CONNECT {"user":"eu-2","pass":"runner-eu-2-pw","verbose":false,"pedantic":false}\r\n')
+hb = json.dumps({"name": "eu-2", "labels": {"region": "eu-frankfurt"}, "version": "x", "concurrency": 1,
+                 "running": [], "startedAt": "2026-12-01T00:00:00Z"}).encode()
+for _ in range(200):  # 60 s at most
+    if os.path.exists(sys.argv[2]):
+        break
+    s.sendall(b"PUB rezus.runners.eu-2.heartbeat %d\r\n%s\r\n" % (len(hb), hb))
+    time.sleep(0.3)
+PY
+FORGER=$!
+grants() { api "$API/runners/eu-2" | js '"%s %s %s" % (d["status"].get("phase"), json.dumps(d["spec"].get("labels"), sort_keys=True), json.dumps(d["status"].get("refusedLabels"), sort_keys=True))'; }
+for _ in $(seq 1 50); do
+	case $(grants) in *eu-frankfurt*) break ;; esac
+	sleep 0.1
+done
+expect_eq "eu-2 saying region=eu-frankfurt: Ready, granted eu-paris only, eu-frankfurt refused" \
+	'Ready {"region": "eu-paris"} {"region": "eu-frankfurt"}' "$(grants)"
+for _ in $(seq 1 60); do
+	[ "$(phase eu-1)" = Offline ] && break
+	sleep 0.1
+done
+expect_eq "eu-1 is away (Offline after its goodbye)" "Offline" "$(phase eu-1)"
+nruns() { api "$API/tenants/fra/runs" | js 'len(d["items"])'; }
+before=$(nruns)
+curl -s -o /dev/null -X PATCH -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/merge-patch+json' "$API/tenants/fra/nodegroups/cp" -d '{"spec":{"count":3}}'
+for _ in $(seq 1 50); do
+	api "$API/tenants/fra/events" | grep -q NoRunnerForPool && break
+	sleep 0.1
+done
+expect_match "fra's run waits for a runner granted its labels (NoRunnerForPool)" "NoRunnerForPool" "$(api "$API/tenants/fra/events")"
+sleep 2
+expect_eq "fra's new Run stays Queued: no step of it goes out for eu-2 to claim" "$((before + 1)) Queued" \
+	"$(nruns) $(api "$API/tenants/fra/runs" | js 'sorted(d["items"], key=lambda i: i["metadata"]["creationTimestamp"])[-1]["status"].get("phase")')"
+touch "$WORK/stop-forger"
+wait "$FORGER" 2>/dev/null
+"$REZUSCLOUD" runner -c "$WORK/eu-1.conf" >>"$WORK/eu-1.log" 2>&1 &
+RA=$!
+for _ in $(seq 1 120); do
+	[ "$(machines)" = 3 ] && break
+	sleep 0.5
+done
+expect_eq "eu-1 back: fra's run goes to it (three machines)" "3" "$(machines)"
+expect_eq "fra's runs all ran on eu-1" "eu-1" "$(ran fra)"
 expect_eq "no password or token in the logs" "0" \
 	"$(cat "$WORK/daemon.log" "$WORK/eu-1.log" "$WORK/eu-2.log" | grep -c -e runner-eu-1-pw -e runner-eu-2-pw -e daemon-nats-pw-4 -e "$(cat "$WORK/eu-1.token")")"
 kill -TERM "$DAEMON_PID"

@@ -1,9 +1,11 @@
 #!/bin/sh
 # Remote runners, first layer (docs/runners.md): nats-server with JetStream and two users
 # (daemon, runner) restricted as docs/security.md says, on loopback; the daemon keeps a
-# Runner per runner from their heartbeats: Ready with their labels, Lost after kill -9,
-# Stopping then removed after SIGTERM; wrong credentials are refused; a NATS restart is
-# survived; forged heartbeats are dropped and counted; the two streams exist.
+# Runner per runner from their heartbeats: Ready with their labels, granted (spec.labels)
+# from its first heartbeat, Lost after kill -9, Stopping then Offline after SIGTERM; a
+# heartbeat saying other labels than the granted ones routes nothing by them
+# (status.refusedLabels) until an admin grants them; wrong credentials are refused; a NATS
+# restart is survived; forged heartbeats are dropped and counted; the two streams exist.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 if ! grep -q 'define HAVE_LIBNATS 1' "$top_builddir/config.h" 2>/dev/null; then
@@ -101,8 +103,11 @@ echo "runners-test-pw" | "$CTL" login "http://127.0.0.1:$PORT" --username admin 
 expect_match "rezusctl get runners shows the table" '^NAME +PHASE +LABELS +CONCURRENCY +RUNNING +LAST HEARTBEAT' "$(head -n 1 "$WORK/get.out")"
 expect_match "with r1's row" '^r1 +Ready +region=eu-frankfurt,tier=gold +2 +0 ' "$(grep '^r1 ' "$WORK/get.out")"
 expect_match "and r2's" '^r2 +Ready +region=us-ashburn +2 +0 ' "$(grep '^r2 ' "$WORK/get.out")"
-code=$(api -o /dev/null -w '%{http_code}' -X DELETE "$API/runners/r1")
-expect_eq "a Runner is read-only to users (DELETE)" "405" "$code"
+spec() { api "$API/runners/$1" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(json.dumps(d["spec"].get("labels"), sort_keys=True), json.dumps(d["status"].get("refusedLabels"), sort_keys=True))'; }
+expect_eq "its first heartbeat's labels are granted (spec.labels), none refused" \
+	'{"region": "eu-frankfurt", "tier": "gold"} {}' "$(spec r1)"
+code=$(api -o /dev/null -w '%{http_code}' -X PUT -H 'Content-Type: application/json' "$API/runners/r1/status" -d '{}')
+expect_eq "a Runner's status is the daemon's (no status route for users: 405)" "405" "$code"
 
 jsz=$(curl -s "http://127.0.0.1:$MPORT/jsz?streams=true&config=true")
 expect_match "the stream REZUS_JOBS exists (work queue)" '"name": ?"REZUS_JOBS"' "$jsz"
@@ -119,6 +124,34 @@ R1=""
 if wait_phase r1 Lost 6; then ok "kill -9 of r1: its Runner is Lost ($WAITED tenths of a second)"; else not_ok "kill -9 of r1: its Runner is Lost" "phase $(phase r1)"; fi
 expect_match "the daemon logs a warning naming it" 'level=warning.*runner r1 lost' "$(cat "$WORK/daemon.log")"
 expect_eq "/metrics: one runner Lost" "1" "$(metric 'rezuscloud_runners{phase="Lost"}')"
+
+# Labels are granted, not said: a heartbeat of r1 (any runner user may publish one; with
+# the per-runner users of docs/runners.md, r1's own) saying region=us-ashburn, r2's region.
+hb_r1() { # LABELS-JSON: one heartbeat of r1 as the runner user
+	python3 - "$NPORT" "$1" <<'PY'
+import json, socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+f = s.makefile("rb")
+f.readline()  # INFO
+hb = json.dumps({"name": "r1", "labels": json.loads(sys.argv[2]), "version": "x", "concurrency": 1,
+                 "running": [], "startedAt": "2026-12-01T00:00:00Z"}).encode()
+s.sendall(b'CONNECT {"user":"runner","pass":"runner-nats-pw-1","verbose":false,"pedantic":false}\r\n')
+s.sendall(b"PUB rezus.runners.r1.heartbeat %d\r\n%s\r\nPING\r\n" % (len(hb), hb))
+print(f.readline().decode().strip())
+PY
+}
+hb_r1 '{"region":"us-ashburn","tier":"gold"}' >/dev/null
+wait_phase r1 Ready 3
+expect_eq "r1 saying region=us-ashburn: its grant is unchanged, the label refused" \
+	'{"region": "eu-frankfurt", "tier": "gold"} {"region": "us-ashburn"}' "$(spec r1)"
+expect_match "rezusctl get runners shows the labels it said" '^r1 +Ready +region=us-ashburn,tier=gold ' "$("$CTL" get runners 2>&1 | grep '^r1 ')"
+out=$(api -X PATCH -H 'Content-Type: application/merge-patch+json' "$API/runners/r1" -d '{"spec":{"labels":{"region":"us-ashburn","tier":"gold"}}}')
+expect_match "an admin grants it (PATCH spec.labels)" '"region":"us-ashburn"' "$out"
+hb_r1 '{"region":"us-ashburn","tier":"gold"}' >/dev/null
+sleep 0.5
+expect_eq "then nothing is refused" '{"region": "us-ashburn", "tier": "gold"} {}' "$(spec r1)"
+out=$(api -X PATCH -H 'Content-Type: application/merge-patch+json' "$API/runners/r1" -d '{"spec":{"labels":{"bad key!":"x"}}}')
+expect_match "a bad label in spec.labels is refused, naming the field" '"code":422.*spec.labels' "$out"
 
 # A forged heartbeat on r2's subject naming another runner, and malformed ones: dropped.
 before=$(metric rezuscloud_runner_heartbeats_dropped_total)
@@ -169,18 +202,19 @@ for _ in $(seq 1 100); do
 done
 expect_eq "after the restart r2's heartbeats reach the daemon again (Ready, newer lastHeartbeat)" "yes" "$ok_back"
 
-# SIGTERM: a goodbye heartbeat (Stopping), then the Runner is removed after the timeout.
+# SIGTERM: a goodbye heartbeat (Stopping), then the Runner is Offline after the timeout
+# (it stays, with its grant: an admin deletes it).
 kill -TERM "$R2"
 wait_exit "$R2" 10
 R2=""
 expect_eq "SIGTERM stops r2 with status 0" "0" "$EXIT_STATUS"
 if wait_phase r2 Stopping 3; then ok "its Runner is Stopping"; else not_ok "its Runner is Stopping" "phase $(phase r2)"; fi
-gone=no
-for _ in $(seq 1 60); do
-	[ "$(api -o /dev/null -w '%{http_code}' "$API/runners/r2")" = 404 ] && { gone=yes; break; }
-	sleep 0.1
-done
-expect_eq "and removed once runners.heartbeat_timeout passed" "yes" "$gone"
+if wait_phase r2 Offline 6; then ok "and Offline once runners.heartbeat_timeout passed"; else not_ok "and Offline once runners.heartbeat_timeout passed" "phase $(phase r2)"; fi
+expect_eq "keeping its grant" '{"region": "us-ashburn"} {}' "$(spec r2)"
+expect_eq "/metrics: one runner Offline" "1" "$(metric 'rezuscloud_runners{phase="Offline"}')"
+code=$(api -o /dev/null -w '%{http_code}' -X DELETE "$API/runners/r2")
+expect_eq "an admin deletes an Offline Runner" "200" "$code"
+expect_eq "it is gone" "404" "$(api -o /dev/null -w '%{http_code}' "$API/runners/r2")"
 heartbeats=$(metric rezuscloud_runner_heartbeats_total)
 echo "# heartbeats taken by the daemon: $heartbeats"
 

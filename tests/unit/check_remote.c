@@ -397,6 +397,32 @@ START_TEST(test_runner_permissions)
 }
 END_TEST
 
+/* A Runner serves by the labels it says that it is granted, not by what it says alone. */
+START_TEST(test_runner_serves_granted_labels)
+{
+	json_t *o =
+	    sel("{\"spec\":{\"labels\":{\"region\":\"a\",\"tier\":\"gold\"}},"
+	        "\"status\":{\"labels\":{\"region\":\"b\",\"tier\":\"gold\",\"gpu\":\"h100\"}}}");
+	json_t *s = rz_kind_runner_serves(o), *want = sel("{\"tier\":\"gold\"}");
+
+	ck_assert_msg(json_equal(s, want), "serves %s", json_dumps(s, JSON_COMPACT));
+	json_decref(s);
+	json_decref(o);
+	/* no grant (no spec.labels): nothing; nothing said: nothing */
+	o = sel("{\"status\":{\"labels\":{\"region\":\"a\"}}}");
+	s = rz_kind_runner_serves(o);
+	ck_assert_int_eq(json_object_size(s), 0);
+	json_decref(s);
+	json_decref(o);
+	o = sel("{\"spec\":{\"labels\":{\"region\":\"a\"}}}");
+	s = rz_kind_runner_serves(o);
+	ck_assert_int_eq(json_object_size(s), 0);
+	json_decref(s);
+	json_decref(o);
+	json_decref(want);
+}
+END_TEST
+
 START_TEST(test_runner_pools)
 {
 	char why[256] = "", buf[RZ_DISPATCH_POOL_MAX];
@@ -691,6 +717,7 @@ int main(void)
 	tcase_add_test(tc, test_bad_selectors);
 	tcase_add_test(tc, test_runner_pools);
 	tcase_add_test(tc, test_runner_permissions);
+	tcase_add_test(tc, test_runner_serves_granted_labels);
 	tcase_add_test(tc, test_selector_merge);
 	tcase_add_test(tc, test_job_messages);
 	tcase_add_test(tc, test_event_messages);
