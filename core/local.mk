@@ -56,6 +56,7 @@ core_librezus_core_la_SOURCES = \
 	core/remote/nats.c core/remote/nats.h \
 	core/remote/heartbeat.c core/remote/heartbeat.h \
 	core/remote/dispatch.c core/remote/dispatch.h \
+	core/remote/roster.c core/remote/roster.h \
 	core/remote/runners.c core/remote/runners.h \
 	core/remote/runner.c core/remote/runner.h \
 	core/remote/work.c core/remote/work.h \

@@ -15,29 +15,9 @@
 #include "core/remote/dispatch.h"
 #include "core/remote/heartbeat.h"
 #include "core/remote/nats.h"
+#include "core/remote/roster.h"
 #include "core/remote/runners.h"
 
-/* Helpers only the NATS build calls. */
-#ifdef HAVE_LIBNATS
-#define NATS_ONLY
-#else
-#define NATS_ONLY __attribute__((unused))
-#endif
-
-enum phase { P_READY, P_STOPPING, P_LOST, P_OFFLINE };
-static const char *const phase_names[] = { "Ready", "Stopping", "Lost", "Offline" };
-
-struct runner {
-	char name[64];
-	json_t *hb;         /* the last heartbeat, checked */
-	int64_t seen_ms;    /* when it came (the daemon's clock) */
-	int64_t written_ms; /* when lastHeartbeat was last written */
-	enum phase phase;
-	bool in_store;
-	json_t *granted; /* its Runner's spec.labels (NULL: not read yet) */
-	json_t *serving; /* the labels of its heartbeat that are granted: what it serves by */
-	bool pin;        /* granted came from a heartbeat (trust on first use): to write */
-};
 
 /* A remote step in progress: its job is out, its events come back. */
 struct step {
@@ -74,10 +54,8 @@ struct rz_runners {
 	rz_store_t *store;
 	rz_workers_t *workers;
 	struct event *tick;
-	struct runner *v;
-	size_t n;
+	rz_roster_t roster; /* the Runners */
 	int64_t last_sweep_ms;
-	uint64_t heartbeats, dropped;
 	bool enabled;
 	char daemon_url[RZ_DISPATCH_URL_MAX + 1]; /* in every job */
 #ifdef HAVE_LIBNATS
@@ -95,152 +73,12 @@ struct rz_runners {
 #endif
 };
 
-/* ------------------------------------------------------------------ the store */
-
-/* The labels of its heartbeat that x's spec.labels does not grant (caller owns). */
-static json_t *refused(const struct runner *x)
-{
-	json_t *out = json_object(), *v;
-	const char *key;
-
-	json_object_foreach(json_object_get(x->hb, "labels"), key, v)
-	{
-		if (json_object_get(x->serving, key) == NULL) {
-			json_object_set(out, key, v);
-		}
-	}
-	return out;
-}
-
-static json_t *runner_object(const struct runner *x)
-{
-	char last[40];
-	const json_t *hb = x->hb;
-
-	rz_clock_format(x->seen_ms, last, sizeof(last));
-	return json_pack(
-	    "{s:s, s:s, s:{s:s}, s:{s:O}, s:{s:O, s:o, s:O, s:O, s:O, s:O, s:s, s:s}}",
-	    "apiVersion", RZ_API_VERSION, "kind", "Runner", "metadata", "name", x->name, "spec",
-	    "labels", x->granted != NULL ? x->granted : json_object_get(hb, "labels"), "status",
-	    "labels", json_object_get(hb, "labels"), "refusedLabels", refused(x), "version",
-	    json_object_get(hb, "version"), "concurrency", json_object_get(hb, "concurrency"),
-	    "running", json_object_get(hb, "running"), "startedAt",
-	    json_object_get(hb, "startedAt"), "lastHeartbeat", last, "phase",
-	    phase_names[x->phase]);
-}
-
-/* x->serving from its heartbeat and its grant (rz_kind_runner_serves). */
-static void set_serving(struct runner *x)
-{
-	json_t *o = json_pack("{s:{s:O*}, s:{s:O*}}", "spec", "labels", x->granted, "status",
-	                      "labels", json_object_get(x->hb, "labels"));
-
-	json_decref(x->serving);
-	x->serving = o != NULL ? rz_kind_runner_serves(o) : json_object();
-	json_decref(o);
-}
-
-/* Write the grant taken on trust (x->pin) into its Runner's spec.labels, keeping the rest
- * of its spec and metadata. */
-static void pin(rz_runners_t *r, struct runner *x)
-{
-	const rz_kind_t *k = rz_kind_by_name("Runner");
-	json_t *obj = NULL, *out = NULL, *spec;
-	rz_err_t err = { 0 };
-	bool gone = false;
-
-	if (rz_store_get(r->store, k, NULL, x->name, &obj, &err) != 0) {
-		return; /* created with it, or deleted meanwhile: the next heartbeat sees */
-	}
-	spec = json_object_get(obj, "spec");
-	if (!json_is_object(spec)) {
-		json_object_set_new(obj, "spec", spec = json_object());
-	}
-	json_object_set(spec, "labels", x->granted);
-	if (rz_store_update(r->store, k, NULL, x->name, obj, 0, RZ_UPDATE_SPEC, NULL, &out, &gone,
-	                    &err) == 0) {
-		x->pin = false;
-	} else {
-		rz_log_warn("remote", "Runner %s: cannot write its spec.labels: %s", x->name,
-		            err.msg);
-	}
-	json_decref(out);
-	json_decref(obj);
-}
-
-/* Create or update the Runner's status. */
-static void write_runner(rz_runners_t *r, struct runner *x, int64_t now)
-{
-	const rz_kind_t *k = rz_kind_by_name("Runner");
-	json_t *o = runner_object(x), *out = NULL;
-	rz_err_t err = { 0 };
-	bool gone = false;
-	int rc = -ENOENT;
-
-	if (o == NULL) {
-		return;
-	}
-	if (!x->in_store) {
-		rc = rz_store_create(r->store, k, o, NULL, &out, &err);
-		json_decref(out);
-		out = NULL;
-		x->in_store = rc == 0 || rc == -EEXIST;
-	}
-	if (x->in_store) {
-		rc = rz_store_update(r->store, k, NULL, x->name, o, 0, RZ_UPDATE_STATUS, NULL, &out,
-		                     &gone, &err);
-		json_decref(out);
-	}
-	if (rc == RZ_ENOTFOUND) {
-		x->in_store = false; /* deleted meanwhile: created again next time */
-	} else if (rc != 0) {
-		rz_log_warn("remote", "Runner %s: cannot write its status: %s", x->name, err.msg);
-	} else if (x->pin) {
-		pin(r, x);
-	}
-	x->written_ms = now;
-	json_decref(o);
-}
-
-/* Forget x in the table (its Runner stays in the store). */
-static void forget(rz_runners_t *r, struct runner *x)
-{
-	json_decref(x->hb);
-	json_decref(x->granted);
-	json_decref(x->serving);
-	*x = r->v[--r->n];
-}
-
-NATS_ONLY static struct runner *find(rz_runners_t *r, const char *name)
-{
-	for (size_t i = 0; i < r->n; i++) {
-		if (strcmp(r->v[i].name, name) == 0) {
-			return &r->v[i];
-		}
-	}
-	return NULL;
-}
-
-/* Whether what a Runner shows differs between two heartbeats (lastHeartbeat aside). */
-NATS_ONLY static bool differs(const json_t *a, const json_t *b)
-{
-	static const char *const keys[] = { "labels",  "version",   "concurrency",
-		                            "running", "startedAt", "stopping" };
-
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		if (!json_equal(json_object_get(a, keys[i]), json_object_get(b, keys[i]))) {
-			return true;
-		}
-	}
-	return false;
-}
-
 /* ------------------------------------------------------------------ heartbeats */
 
 #ifdef HAVE_LIBNATS
 
 /* The steps runner x holds whose run its heartbeat lists: listed now. */
-static void listed(rz_runners_t *r, const struct runner *x, int64_t now)
+static void listed(rz_runners_t *r, const rz_roster_runner_t *x, int64_t now)
 {
 	const json_t *running = json_object_get(x->hb, "running"), *v;
 	size_t k;
@@ -256,111 +94,6 @@ static void listed(rz_runners_t *r, const struct runner *x, int64_t now)
 				st->listed_ms = now;
 			}
 		}
-	}
-}
-
-/* What runner x is granted: its Runner's spec.labels, read at every heartbeat (an admin's
- * change counts from the next one). A Runner without them (a new runner, or one from a
- * version before) is granted the labels of this heartbeat (trust on first use), written to
- * its spec.labels; from then on a heartbeat saying other labels routes nothing more to it
- * (status.refusedLabels shows them). */
-static void grant(rz_runners_t *r, struct runner *x)
-{
-	json_t *obj = NULL, *labels = NULL;
-	rz_err_t err = { 0 };
-	char said[512];
-
-	if (rz_store_get(r->store, rz_kind_by_name("Runner"), NULL, x->name, &obj, &err) == 0) {
-		labels = json_object_get(json_object_get(obj, "spec"), "labels");
-	}
-	json_decref(x->granted);
-	x->pin = !json_is_object(labels);
-	x->granted =
-	    x->pin ? json_deep_copy(json_object_get(x->hb, "labels")) : json_incref(labels);
-	if (x->granted == NULL) {
-		x->granted = json_object();
-	}
-	json_decref(obj);
-	set_serving(x);
-	if (x->pin) {
-		char *t = json_dumps(x->granted, JSON_COMPACT | JSON_SORT_KEYS);
-		snprintf(said, sizeof(said), "%s", t ? t : "{}");
-		free(t);
-		rz_log(
-		    RZ_LOG_NOTICE, "remote",
-		    "runner %s: its Runner grants no labels yet: granted those of its heartbeat, "
-		    "%s (change them with its spec.labels)",
-		    x->name, said);
-	} else if (json_object_size(x->serving) <
-	           json_object_size(json_object_get(x->hb, "labels"))) {
-		json_t *no = refused(x);
-		char *t = json_dumps(no, JSON_COMPACT | JSON_SORT_KEYS);
-		rz_log_debug("remote", "runner %s: labels not granted: %s", x->name, t ? t : "");
-		free(t);
-		json_decref(no);
-	}
-}
-
-static void heartbeat(rz_runners_t *r, const char *subject, const char *data, size_t len,
-                      int64_t now)
-{
-	char why[256];
-	json_t *hb = rz_heartbeat_parse(subject, data, len, why, sizeof(why));
-	const char *name;
-	struct runner *x;
-	enum phase phase;
-	bool changed;
-
-	if (hb == NULL) {
-		r->dropped++;
-		rz_log_warn("remote", "heartbeat on '%.80s' dropped: %s", subject ? subject : "",
-		            why);
-		return;
-	}
-	name = json_string_value(json_object_get(hb, "name"));
-	x = find(r, name);
-	for (size_t i = 0; x == NULL && r->n >= RZ_RUNNERS_MAX && i < r->n; i++) {
-		if (r->v[i].phase == P_OFFLINE) {
-			forget(r, &r->v[i]); /* (its Runner stays: known again at its heartbeat) */
-		}
-	}
-	if (x == NULL) {
-		if (r->n >= RZ_RUNNERS_MAX) {
-			r->dropped++;
-			rz_log_warn("remote",
-			            "heartbeat of runner %s dropped: %d runners known "
-			            "already",
-			            name, RZ_RUNNERS_MAX);
-			json_decref(hb);
-			return;
-		}
-		x = &r->v[r->n++];
-		memset(x, 0, sizeof(*x));
-		snprintf(x->name, sizeof(x->name), "%s", name);
-		rz_log_info("remote", "runner %s joined", name);
-	}
-	r->heartbeats++;
-	phase = json_is_true(json_object_get(hb, "stopping")) ? P_STOPPING : P_READY;
-	changed = x->hb == NULL || differs(x->hb, hb) || x->phase != phase || !x->in_store;
-	if (x->phase == P_LOST && phase == P_READY) {
-		rz_log_info("remote", "runner %s is back", name);
-	}
-	if (phase == P_STOPPING && x->phase != P_STOPPING) {
-		rz_log_info("remote", "runner %s is stopping", name);
-	}
-	json_decref(x->hb);
-	x->hb = hb;
-	x->seen_ms = now;
-	x->phase = phase;
-	{
-		json_t *before = x->serving != NULL ? json_incref(x->serving) : NULL;
-		grant(r, x);
-		changed = changed || before == NULL || !json_equal(before, x->serving);
-		json_decref(before);
-	}
-	listed(r, x, now);
-	if (changed || now - x->written_ms >= r->cfg->runners_heartbeat_timeout_ms / 3) {
-		write_runner(r, x, now);
 	}
 }
 
@@ -385,32 +118,6 @@ static void step_remove(rz_runners_t *r, struct step *st)
 	*st = r->steps[--r->nsteps];
 }
 
-/* Whether runner i is Ready with every label of selector (NULL: any Ready runner). */
-static bool serves(const rz_runners_t *r, size_t i, const json_t *selector)
-{
-	const json_t *labels = r->v[i].serving; /* granted, not merely said */
-	const char *key;
-	json_t *v;
-	bool all = r->v[i].phase == P_READY;
-
-	json_object_foreach((json_t *)selector, key, v)
-	{
-		all = all && json_equal(json_object_get(labels, key), v);
-	}
-	return all;
-}
-
-/* Whether a Ready runner has every label of selector. */
-static bool served(const rz_runners_t *r, const json_t *selector)
-{
-	for (size_t i = 0; i < r->n; i++) {
-		if (serves(r, i, selector)) {
-			return true;
-		}
-	}
-	return false;
-}
-
 static bool connected(const rz_runners_t *r);
 
 /* Why a job of the pool (of selector) waits with no runner to take it, into why; false
@@ -428,7 +135,7 @@ static bool why_waiting(const rz_runners_t *r, const json_t *selector, const cha
 		         step ? " step" : " steps");
 		return true;
 	}
-	if (served(r, selector)) {
+	if (rz_roster_served(&r->roster, selector)) {
 		return false;
 	}
 	json_object_foreach((json_t *)selector, key, v)
@@ -465,19 +172,15 @@ static void lose_orphans(rz_runners_t *r, int64_t now)
 {
 	for (size_t i = 0; i < r->nsteps; i++) {
 		struct step *st = &r->steps[i];
-		struct runner *x = NULL;
-		for (size_t k = 0; k < r->n && st->runner[0] != '\0'; k++) {
-			if (strcmp(r->v[k].name, st->runner) == 0) {
-				x = &r->v[k];
-			}
-		}
-		if (st->runner[0] != '\0' && (x == NULL || x->phase == P_LOST) &&
+		rz_roster_runner_t *x =
+		    st->runner[0] != '\0' ? rz_roster_find(&r->roster, st->runner) : NULL;
+		if (st->runner[0] != '\0' && (x == NULL || x->phase == RZ_RUNNER_LOST) &&
 		    now - st->held_ms >= r->cfg->runners_heartbeat_timeout_ms) {
 			char name[64];
 			snprintf(name, sizeof(name), "%s", st->runner);
 			lose_steps(r, name);
 			i = (size_t)-1; /* the table changed */
-		} else if (st->runner[0] != '\0' && x != NULL && x->phase == P_READY &&
+		} else if (st->runner[0] != '\0' && x != NULL && x->phase == RZ_RUNNER_READY &&
 		           now - (st->listed_ms > st->held_ms ? st->listed_ms : st->held_ms) >=
 		               r->cfg->runners_heartbeat_timeout_ms) {
 			/* alive, but not running it (its claim's answer never reached it, say):
@@ -517,8 +220,14 @@ static void lose_steps(rz_runners_t *r, const char *runner)
 	}
 }
 
-/* Runners without a heartbeat for runners.heartbeat_timeout: Lost (a Ready one) or gone
- * (a Stopping one, which said goodbye). */
+/* Runner name went Lost or Offline: the steps it held are lost. */
+static void gone(void *arg, const char *name)
+{
+	lose_steps(arg, name);
+}
+
+/* Runners without a heartbeat for runners.heartbeat_timeout: Lost (a Ready one) or Offline
+ * (a Stopping one, which said goodbye), the steps they held lost. */
 static void sweep(rz_runners_t *r, int64_t now)
 {
 	if (r->enabled && !connected(r)) {
@@ -530,92 +239,14 @@ static void sweep(rz_runners_t *r, int64_t now)
 	if (r->was_down) {
 		/* back: every runner gets a whole timeout to be heard again, as at a start */
 		r->was_down = false;
-		for (size_t i = 0; i < r->n; i++) {
-			r->v[i].seen_ms = r->v[i].seen_ms > now ? r->v[i].seen_ms : now;
-		}
+		rz_roster_seen_all(&r->roster, now);
 		for (size_t i = 0; i < r->nsteps; i++) {
 			r->steps[i].held_ms = now;
 		}
 	}
-	for (size_t i = 0; i < r->n;) {
-		struct runner *x = &r->v[i];
-		if (now - x->seen_ms < r->cfg->runners_heartbeat_timeout_ms || x->phase == P_LOST ||
-		    x->phase == P_OFFLINE) {
-			i++;
-			continue;
-		}
-		if (x->phase == P_STOPPING) {
-			char name[64];
-			rz_log_info("remote", "runner %s stopped; its Runner is Offline", x->name);
-			x->phase = P_OFFLINE;
-			write_runner(r, x, now);
-			snprintf(name, sizeof(name), "%s", x->name);
-			lose_steps(r, name);
-			i++;
-			continue;
-		}
-		x->phase = P_LOST;
-		rz_log_warn("remote",
-		            "runner %s lost: no heartbeat for %lld ms (runners.heartbeat_"
-		            "timeout)",
-		            x->name, (long long)(now - x->seen_ms));
-		write_runner(r, x, now);
-		{
-			char name[64];
-			snprintf(name, sizeof(name), "%s", x->name);
-			lose_steps(r, name); /* x may move: the name is kept */
-		}
-		i++;
-	}
+	rz_roster_sweep(&r->roster, now, gone, r);
 	lose_orphans(r, now);
 	tell_waiting(r);
-}
-
-/* The Runners a previous daemon left: known again, as seen now (a runner that is alive
- * heartbeats within the timeout; one that is not becomes Lost after it). */
-static void load(rz_runners_t *r, int64_t now)
-{
-	json_t *items = rz_store_list_all(r->store, "Runner", NULL), *it;
-	size_t i;
-
-	json_array_foreach(items, i, it)
-	{
-		const char *name =
-		    json_string_value(json_object_get(json_object_get(it, "metadata"), "name"));
-		json_t *st = json_object_get(it, "status");
-		struct runner *x;
-		if (name == NULL || r->n >= RZ_RUNNERS_MAX) {
-			continue;
-		}
-		x = &r->v[r->n++];
-		memset(x, 0, sizeof(*x));
-		snprintf(x->name, sizeof(x->name), "%s", name);
-		x->hb = json_pack("{s:s, s:O, s:O, s:O, s:O, s:O, s:b}", "name", name, "labels",
-		                  json_object_get(st, "labels"), "version",
-		                  json_object_get(st, "version"), "concurrency",
-		                  json_object_get(st, "concurrency"), "running",
-		                  json_object_get(st, "running"), "startedAt",
-		                  json_object_get(st, "startedAt"), "stopping", 0);
-		if (x->hb == NULL) { /* a status without every member: a fresh start */
-			r->n--;
-			continue;
-		}
-		x->in_store = true;
-		x->seen_ms = now;
-		x->written_ms = now;
-		{
-			json_t *g = json_object_get(json_object_get(it, "spec"), "labels");
-			x->granted = json_is_object(g) ? json_incref(g) : json_object();
-			x->pin = !json_is_object(g);
-			set_serving(x);
-		}
-		const char *ph = json_string_value(json_object_get(st, "phase"));
-		x->phase = ph != NULL && strcmp(ph, "Lost") == 0       ? P_LOST
-		           : ph != NULL && strcmp(ph, "Stopping") == 0 ? P_STOPPING
-		           : ph != NULL && strcmp(ph, "Offline") == 0  ? P_OFFLINE
-		                                                       : P_READY;
-	}
-	json_decref(items);
 }
 
 /* ------------------------------------------------------------------ NATS */
@@ -883,8 +514,12 @@ static void poll_nats(rz_runners_t *r, int64_t now)
 		if (natsSubscription_NextMsg(&m, r->sub, 0) != NATS_OK) {
 			break;
 		}
-		heartbeat(r, natsMsg_GetSubject(m), natsMsg_GetData(m),
-		          (size_t)natsMsg_GetDataLength(m), now);
+		rz_roster_runner_t *x =
+		    rz_roster_heartbeat(&r->roster, natsMsg_GetSubject(m), natsMsg_GetData(m),
+		                        (size_t)natsMsg_GetDataLength(m), now);
+		if (x != NULL) {
+			listed(r, x, now);
+		}
 		natsMsg_Destroy(m);
 	}
 	for (int i = 0; r->events != NULL && i < RZ_RUNNERS_PER_TICK; i++) {
@@ -928,19 +563,7 @@ static bool connected(const rz_runners_t *r)
 /* The slots of the Ready runners that serve selector (NULL: of every Ready runner). */
 static size_t capacity(rz_runners_t *r, const json_t *selector)
 {
-	size_t n = 0;
-
-#ifdef HAVE_LIBNATS
-	if (!connected(r)) {
-		return 0;
-	}
-#endif
-	for (size_t i = 0; i < r->n; i++) {
-		if (serves(r, i, selector)) {
-			n += (size_t)json_integer_value(json_object_get(r->v[i].hb, "concurrency"));
-		}
-	}
-	return n;
+	return connected(r) ? rz_roster_capacity(&r->roster, selector) : 0;
 }
 
 static size_t ex_capacity(void *ctx, const json_t *selector)
@@ -1182,7 +805,7 @@ int rz_runners_new(rz_runners_t **out, struct event_base *base, const rz_config_
 	int rc = 0;
 
 	*out = NULL;
-	if (r == NULL || (r->v = calloc(RZ_RUNNERS_MAX, sizeof(*r->v))) == NULL) {
+	if (r == NULL || rz_roster_init(&r->roster, store, cfg) != 0) {
 		free(r);
 		return rz_err_set(err, -ENOMEM, "out of memory");
 	}
@@ -1209,7 +832,7 @@ int rz_runners_new(rz_runners_t **out, struct event_base *base, const rz_config_
 		rz_runners_free(r);
 		return rz_err_set(err, -ENOMEM, "out of memory");
 	}
-	load(r, rz_clock_now_ms());
+	rz_roster_load(&r->roster, rz_clock_now_ms());
 #ifdef HAVE_LIBNATS
 	rc = connect_nats(r, rz_clock_now_ms(), err);
 #else
@@ -1238,19 +861,16 @@ void rz_runners_stats(const rz_runners_t *r, rz_runners_stats_t *out)
 		return;
 	}
 	out->enabled = r->enabled;
-	for (size_t i = 0; i < r->n; i++) {
-		if (r->v[i].phase == P_READY) {
-			out->ready++;
-		} else if (r->v[i].phase == P_STOPPING) {
-			out->stopping++;
-		} else if (r->v[i].phase == P_OFFLINE) {
-			out->offline++;
-		} else {
-			out->lost++;
-		}
+	{
+		uint64_t counts[RZ_RUNNER_OFFLINE + 1];
+		rz_roster_count(&r->roster, counts);
+		out->ready = counts[RZ_RUNNER_READY];
+		out->stopping = counts[RZ_RUNNER_STOPPING];
+		out->lost = counts[RZ_RUNNER_LOST];
+		out->offline = counts[RZ_RUNNER_OFFLINE];
 	}
-	out->heartbeats = r->heartbeats;
-	out->dropped = r->dropped;
+	out->heartbeats = r->roster.heartbeats;
+	out->dropped = r->roster.dropped;
 	out->jobs = r->jobs;
 	out->events = r->events_handled;
 	out->events_dropped = r->events_dropped;
@@ -1302,12 +922,7 @@ void rz_runners_free(rz_runners_t *r)
 		natsConnection_Destroy(r->nc);
 	}
 #endif
-	for (size_t i = 0; i < r->n; i++) {
-		json_decref(r->v[i].hb);
-		json_decref(r->v[i].granted);
-		json_decref(r->v[i].serving);
-	}
-	free(r->v);
+	rz_roster_free(&r->roster);
 	for (size_t i = 0; r->steps != NULL && i < r->nsteps; i++) {
 		json_decref(r->steps[i].selector);
 	}

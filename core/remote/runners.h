@@ -1,11 +1,10 @@
 /*
  * core/remote/runners.h - the daemon's side of the remote runners (docs/runners.md): with
  * runners.nats_url set, a NATS connection (retried until it works; the daemon starts
- * without it), the JetStream streams REZUS_JOBS and REZUS_EVENTS created when absent, and
- * the Runner objects kept from the runners' heartbeats: Ready while they come, Stopping
- * after a goodbye (removed once runners.heartbeat_timeout passed without one), Lost when
- * none came for runners.heartbeat_timeout. A Runner is written when something changes and
- * for lastHeartbeat at most every third of the timeout, never per heartbeat. Loop thread.
+ * without it), the JetStream streams REZUS_JOBS and REZUS_EVENTS created when absent, the
+ * runners' heartbeats handed to the roster of Runners (core/remote/roster.h), and the
+ * executor that dispatches the engine's steps as jobs and feeds their events back. Loop
+ * thread.
  */
 #ifndef RZ_RUNNERS_H
 #define RZ_RUNNERS_H
@@ -22,7 +21,6 @@
 
 struct event_base;
 
-#define RZ_RUNNERS_MAX     1024  /* Runners kept; heartbeats of more are dropped */
 #define RZ_RUNNERS_PENDING 10000 /* heartbeats waiting in the client at most */
 #define RZ_RUNNERS_TICK_MS                                                                         \
 	20                              /* how often waiting heartbeats and step events are        \
