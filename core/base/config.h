@@ -137,6 +137,7 @@ typedef struct rz_config {
 	char *runners_nats_token_file;
 	char *runners_nats_ca_file;
 	int64_t runners_heartbeat_timeout_ms; /* a Runner without a heartbeat this long: Lost */
+	int64_t runners_claim_timeout_ms;     /* a job unclaimed this long: published again */
 	char *runners_public_url; /* the daemon as runners reach it; "": the listen address */
 
 	/* runner: what `rezuscloud runner` reads */

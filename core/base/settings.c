@@ -733,6 +733,14 @@ const struct rz__setting rz__settings[] = {
 	  .def = "30s",
 	  .verify = verify_second_to_hour,
 	  .help = "a Runner whose last heartbeat is older is Lost (1s to 1h)" },
+	{ .key = "runners.claim_timeout",
+	  .kind = K_DURATION,
+	  .offset = AT(runners_claim_timeout_ms),
+	  .def = "2m",
+	  .verify = verify_second_to_hour,
+	  .help = "a step's job no runner claimed this long while a Ready runner serves its "
+	          "pool is published again; after three tries the run fails saying so "
+	          "(1s to 1h)" },
 	{ .key = "runners.public_url",
 	  .kind = K_STRING,
 	  .offset = AT(runners_public_url),

@@ -18,7 +18,6 @@
 #include "core/remote/roster.h"
 #include "core/remote/runners.h"
 
-
 /* A remote step in progress: its job is out, its events come back. */
 struct step {
 	char run[64], tenant[64], step[8], runner[64]; /* runner: "" until one claimed it */
@@ -29,6 +28,7 @@ struct step {
 	int64_t next_seq;                /* the next event expected */
 	int64_t held_ms;                 /* when a runner claimed it (or a restart took it up) */
 	int64_t published_ms;            /* when its job went out (0: not by this daemon) */
+	int tries;                       /* publications of its job no runner claimed */
 	int64_t listed_ms;               /* its runner's last heartbeat that listed the run */
 	bool told;                       /* on_waiting was called */
 	rz_exec_step_t cb;               /* callbacks and arg; its strings are not kept */
@@ -220,6 +220,57 @@ static void lose_steps(rz_runners_t *r, const char *runner)
 	}
 }
 
+static void publish_jobs(rz_runners_t *r);
+
+/* Steps whose job no runner claimed within runners.claim_timeout while a Ready runner
+ * serves its pool (a runner of another daemon on the same NATS dropped it, or NATS lost it):
+ * published again as a new attempt; after RZ_RUNNERS_CLAIM_TRIES the step fails, saying
+ * why (the run's diagnostic). While nobody serves the pool the clock does not run. */
+static void reclaim(rz_runners_t *r, int64_t now)
+{
+	for (size_t i = 0; i < r->nsteps; i++) {
+		struct step *st = &r->steps[i];
+		char why[RZ_DISPATCH_POOL_MAX + 256];
+		if (st->runner[0] != '\0' || st->unpublished || st->published_ms == 0) {
+			continue;
+		}
+		if (!rz_roster_served(&r->roster, st->selector)) {
+			st->published_ms = now; /* (waiting for a runner: on_waiting said so) */
+			continue;
+		}
+		if (now - st->published_ms < r->cfg->runners_claim_timeout_ms) {
+			continue;
+		}
+		if (st->tries < RZ_RUNNERS_CLAIM_TRIES) {
+			rz_log_warn("remote",
+			            "run %s: no runner claimed its %s job in %lld ms "
+			            "(runners.claim_timeout): published again",
+			            st->run, st->step, (long long)(now - st->published_ms));
+			st->attempt++;
+			st->unpublished = true;
+			r->unpublished++;
+			continue;
+		}
+		snprintf(why, sizeof(why),
+		         "no runner claimed the %s step's job on pool %s in %d tries of %lld s "
+		         "(runners.claim_timeout): is a runner of another daemon on the same NATS "
+		         "taking its jobs?",
+		         st->step, st->pool, st->tries,
+		         (long long)(r->cfg->runners_claim_timeout_ms / 1000));
+		rz_log_warn("remote", "run %s: %s", st->run, why);
+		{
+			rz_exec_step_t cb = st->cb;
+			step_remove(r, st);
+			if (cb.on_line != NULL) {
+				cb.on_line(cb.arg, why, strlen(why), true);
+			}
+			cb.on_exit(cb.arg, 1, false, false);
+		}
+		i = (size_t)-1; /* the table changed */
+	}
+	publish_jobs(r);
+}
+
 /* Runner name went Lost or Offline: the steps it held are lost. */
 static void gone(void *arg, const char *name)
 {
@@ -246,6 +297,7 @@ static void sweep(rz_runners_t *r, int64_t now)
 	}
 	rz_roster_sweep(&r->roster, now, gone, r);
 	lose_orphans(r, now);
+	reclaim(r, now);
 	tell_waiting(r);
 }
 
@@ -620,6 +672,7 @@ static void publish_jobs(rz_runners_t *r)
 		}
 		st->unpublished = false;
 		st->published_ms = rz_clock_now_ms();
+		st->tries++;
 		r->unpublished--;
 		r->jobs++;
 		rz_log_debug("remote", "job of run %s, step %s, on %s", st->run, st->step, subject);

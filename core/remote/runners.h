@@ -30,6 +30,7 @@ struct event_base;
 #define RZ_RUNNERS_STEPS           65536 /* remote steps in progress at most (one per run) */
 #define RZ_RUNNERS_EVENTS_DURABLE  "rezus-daemon" /* the daemon's consumer of REZUS_EVENTS */
 #define RZ_RUNNERS_PUBLISH_WAIT_MS 2000 /* a job's store acknowledged within this, or again */
+#define RZ_RUNNERS_CLAIM_TRIES     3    /* publications of a job nobody claims, at most */
 
 typedef struct rz_runners rz_runners_t;
 

@@ -12,6 +12,9 @@
 # said: eu-2's own user (allowed its own heartbeat) says eu-2 has region=eu-frankfurt while
 # eu-1 is away: fra's next run waits for a runner granted that label (NoRunnerForPool), no
 # Run starts for eu-2 to claim, and Runner eu-2 shows the label refused; eu-1 back, it runs.
+# A job nobody claims (eu-1 restarted with another daemon URL drops every job, as the
+# runners of a second daemon on the same NATS would) is published again after
+# runners.claim_timeout, and after three tries the run fails saying why.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 if ! grep -q 'define HAVE_LIBNATS 1' "$top_builddir/config.h" 2>/dev/null; then
@@ -101,6 +104,7 @@ runners:
   nats_user: rezuscloud
   nats_password_file: $WORK/daemon.pw
   heartbeat_timeout: 3s
+  claim_timeout: 2s
 plugin_dir: $top_builddir/plugins
 plugins:
   sim: {}
@@ -279,8 +283,30 @@ for _ in $(seq 1 120); do
 done
 expect_eq "eu-1 back: fra's run goes to it (three machines)" "3" "$(machines)"
 expect_eq "fra's runs all ran on eu-1" "eu-1" "$(ran fra)"
+
+# A job nobody claims.
+kill -TERM "$RA"
+wait_exit "$RA" 10
+sed "s|^  daemon_url: .*|  daemon_url: http://localhost:$PORT|" "$WORK/eu-1.conf" >"$WORK/eu-1b.conf"
+"$REZUSCLOUD" runner -c "$WORK/eu-1b.conf" >"$WORK/eu-1b.log" 2>&1 &
+RA=$!
+for _ in $(seq 1 50); do
+	[ "$(phase eu-1)" = Ready ] && break
+	sleep 0.1
+done
+curl -s -o /dev/null -X PATCH -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/merge-patch+json' "$API/tenants/fra/nodegroups/cp" -d '{"spec":{"count":4}}'
+last_run() { api "$API/tenants/fra/runs" | js 'sorted(d["items"], key=lambda i: i["metadata"]["creationTimestamp"])[-1]'"$1"; }
+for _ in $(seq 1 150); do
+	[ "$(last_run '["status"].get("phase")')" = Failed ] && break
+	sleep 0.2
+done
+expect_eq "a job dropped by every runner: the run fails after three tries" "Failed" "$(last_run '["status"].get("phase")')"
+expect_match "its diagnostic says no runner claimed it" "no runner claimed the init step's job on pool region_eu-frankfurt in 3 tries" \
+	"$(last_run '["status"]')"
+expect_match "the runner said why it dropped them" "names daemon http://127.0.0.1:$PORT, not runner.daemon_url: dropped" "$(cat "$WORK/eu-1b.log")"
+expect_eq "the daemon published it three times" "2" "$(grep -c "no runner claimed its init job in .* published again" "$WORK/daemon.log")"
 expect_eq "no password or token in the logs" "0" \
-	"$(cat "$WORK/daemon.log" "$WORK/eu-1.log" "$WORK/eu-2.log" | grep -c -e runner-eu-1-pw -e runner-eu-2-pw -e daemon-nats-pw-4 -e "$(cat "$WORK/eu-1.token")")"
+	"$(cat "$WORK/daemon.log" "$WORK/eu-1.log" "$WORK/eu-1b.log" "$WORK/eu-2.log" | grep -c -e runner-eu-1-pw -e runner-eu-2-pw -e daemon-nats-pw-4 -e "$(cat "$WORK/eu-1.token")")"
 kill -TERM "$DAEMON_PID"
 wait_exit "$DAEMON_PID" 20
 expect_eq "the daemon stops cleanly" "0" "$EXIT_STATUS"
