@@ -138,7 +138,7 @@ static void usage(FILE *out)
 	    "Usage: rezuscloud [OPTION]...\n"
 	    "       rezuscloud backup verify FILE [--passphrase-file F] [--unkeyed]\n"
 	    "       rezuscloud restore FILE [--dry-run] [--data-dir DIR] [--passphrase-file F]\n"
-	    "       rezuscloud runner [-c FILE] [--check-config]\n"
+	    "       rezuscloud runner [-c FILE] [--check-config] [--nats-permissions]\n"
 	    "Run the RezusCloud tenant orchestrator: REST API, WebUI, TF state backend and\n"
 	    "tofu run pool; or check a backup, or restore one into a data dir no daemon holds\n"
 	    "(rezuscloud restore --help); or run a remote runner (rezuscloud runner --help).\n"

@@ -54,9 +54,11 @@ wait_runs() {
 	last_phase
 }
 
-api -X POST "$API/tenants" -d '{"metadata":{"name":"acme"},"spec":{"clusterProvider":"sim"}}' >/dev/null
-api -X POST "$API/tenants/acme/nodegroups" -d '{"metadata":{"name":"cp"},"spec":{"role":"controlplane","count":1,"providerClass":"sim"}}' >/dev/null
-api -X POST "$API/tenants/acme/nodegroups" -d '{"metadata":{"name":"workers"},"spec":{"role":"worker","count":2,"providerClass":"sim"}}' >/dev/null
+# three changes within tofu.debounce (300 ms): one curl, one connection, so that a loaded
+# machine does not stretch them apart
+api -o /dev/null -X POST "$API/tenants" -d '{"metadata":{"name":"acme"},"spec":{"clusterProvider":"sim"}}' \
+	--next -o /dev/null -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -X POST "$API/tenants/acme/nodegroups" -d '{"metadata":{"name":"cp"},"spec":{"role":"controlplane","count":1,"providerClass":"sim"}}' \
+	--next -o /dev/null -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -X POST "$API/tenants/acme/nodegroups" -d '{"metadata":{"name":"workers"},"spec":{"role":"worker","count":2,"providerClass":"sim"}}'
 expect_eq "the first run succeeds" "Succeeded" "$(wait_runs 1)"
 expect_eq "the three changes made one run (debounce)" "1" "$(api "$API/tenants/acme/runs" | grep -o '"kind":"Run"' | wc -l | tr -d ' ')"
 expect_eq "three Machines follow the state" "cp-0 workers-0 workers-1 " "$(machines)"
