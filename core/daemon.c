@@ -21,6 +21,8 @@
 #include <systemd/sd-daemon.h>
 #endif
 
+#include <sodium.h>
+
 #include "core/auth/access.h"
 #include "core/api/api.h"
 #include "core/api/backups.h"
@@ -47,6 +49,7 @@
 #include "core/engine/tfstate.h"
 #include "core/observe/observe.h"
 #include "core/remote/runner.h"
+#include "core/remote/nats.h"
 #include "core/remote/runners.h"
 #include "core/upgrade/upgrade.h"
 #include "core/base/version.h"
@@ -1121,6 +1124,21 @@ static void kick_engine(void *engine)
 }
 
 /* The TF engine, once the listener's port is known (tofu reaches the state backend there). */
+/* This installation's name on NATS (runners.installation): set, or 8 hex digits derived from
+ * the data dir's JWT secret, the same at every start. */
+static void installation(const rz_daemon_t *d, char out[RZ_NATS_INSTALLATION_MAX + 1])
+{
+	unsigned char key[RZ_DERIVED_KEY_LEN];
+
+	if (d->cfg->runners_installation[0] != '\0') {
+		snprintf(out, RZ_NATS_INSTALLATION_MAX + 1, "%s", d->cfg->runners_installation);
+		return;
+	}
+	rz_auth_derive_key(d->auth, "nats-installation", key);
+	sodium_bin2hex(out, RZ_NATS_INSTALLATION_MAX + 1, key, 4);
+	sodium_memzero(key, sizeof(key));
+}
+
 static int start_engine(rz_daemon_t *d, rz_err_t *err)
 {
 	char host[256];
@@ -1278,11 +1296,16 @@ int rz_daemon_start(rz_daemon_t **out, const rz_config_t *cfg, rz_err_t *err)
 		rc = start_upgrader(d, err);
 	}
 	if (rc == 0) {
+		char inst[RZ_NATS_INSTALLATION_MAX + 1];
+		installation(d, inst);
 		rc = rz_runners_new(&d->runners, d->base, d->cfg, d->store, d->workers,
 		                    d->cfg->runners_public_url[0] != '\0'
 		                        ? d->cfg->runners_public_url
 		                        : d->state_url,
-		                    err);
+		                    inst, err);
+	}
+	if (rc == 0) {
+		rc = rz_runners_routes(d->runners, d->http, err);
 	}
 	if (rc == 0) { /* remote steps, when runners.nats_url is set */
 		rz_engine_set_executor(d->engine, rz_runners_executor(d->runners));

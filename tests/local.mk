@@ -61,6 +61,7 @@ INTEGRATION_TESTS = \
 	tests/integration/watchabuse.sh \
 	tests/integration/runners.sh \
 	tests/integration/natsperms.sh \
+	tests/integration/installations.sh \
 	tests/integration/tls.sh \
 	tests/integration/kubectl.sh \
 	tests/integration/crash.sh \

@@ -138,11 +138,13 @@ typedef struct rz_config {
 	char *runners_nats_ca_file;
 	int64_t runners_heartbeat_timeout_ms; /* a Runner without a heartbeat this long: Lost */
 	int64_t runners_claim_timeout_ms;     /* a job unclaimed this long: published again */
-	char *runners_public_url; /* the daemon as runners reach it; "": the listen address */
+	char *runners_public_url;   /* the daemon as runners reach it; "": the listen address */
+	char *runners_installation; /* its name on NATS; "": derived from the data dir */
 
 	/* runner: what `rezuscloud runner` reads */
-	char *runner_name;    /* "": the host name */
-	char **runner_labels; /* NULL-terminated key=value */
+	char *runner_name;         /* "": the host name */
+	char *runner_installation; /* the daemon's runners.installation; "": asked of it */
+	char **runner_labels;      /* NULL-terminated key=value */
 	int runner_concurrency;
 	int64_t runner_heartbeat_ms;
 	int64_t runner_pool_idle_ms; /* a pool consumer nobody pulls from this long: removed */

@@ -291,6 +291,24 @@ static int check_runner_name(const struct rz__setting *s, const char *value, con
 	return 0;
 }
 
+/* runners.installation, runner.installation: empty, or 1 to 32 of [a-z0-9-] */
+static int check_installation(const struct rz__setting *s, const char *value, const char *origin,
+                              rz_err_t *err)
+{
+	size_t len = strlen(value);
+
+	if (len > 32 || strspn(value, "abcdefghijklmnopqrstuvwxyz0123456789-") != len) {
+		return rz_err_set(err, REZUS_ECONFIG,
+		                  "%s: %s: invalid value '%.64s': 1 to 32 of lower-case letters, "
+		                  "digits and '-' (empty: %s)",
+		                  origin, s->key, value,
+		                  strcmp(s->key, "runner.installation") == 0
+		                      ? "asked of the daemon"
+		                      : "derived from the data dir");
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------------ the schema */
 
 #define AT(field) offsetof(rz_config_t, field)
@@ -741,6 +759,14 @@ const struct rz__setting rz__settings[] = {
 	  .help = "a step's job no runner claimed this long while a Ready runner serves its "
 	          "pool is published again; after three tries the run fails saying so "
 	          "(1s to 1h)" },
+	{ .key = "runners.installation",
+	  .kind = K_STRING,
+	  .offset = AT(runners_installation),
+	  .def = "",
+	  .check = check_installation,
+	  .help = "the name of this installation on NATS, in every subject and stream name "
+	          "(rezus.<it>.jobs..., REZUS_<IT>_JOBS), so that daemons sharing a NATS share "
+	          "nothing; empty = derived from the data dir (its JWT secret)" },
 	{ .key = "runners.public_url",
 	  .kind = K_STRING,
 	  .offset = AT(runners_public_url),
@@ -755,6 +781,13 @@ const struct rz__setting rz__settings[] = {
 	  .def = "",
 	  .check = check_runner_name,
 	  .help = "the Runner's name, a DNS label; empty = the host name" },
+	{ .key = "runner.installation",
+	  .kind = K_STRING,
+	  .offset = AT(runner_installation),
+	  .def = "",
+	  .check = check_installation,
+	  .help = "the daemon's runners.installation; empty = asked of runner.daemon_url at "
+	          "start (required without it)" },
 	{ .key = "runner.labels",
 	  .kind = K_LIST,
 	  .offset = AT(runner_labels),

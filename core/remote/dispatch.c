@@ -189,7 +189,8 @@ void rz_dispatch_durable(char *out, size_t size, const char *pool)
 	}
 }
 
-json_t *rz_dispatch_permissions(const char *name, const json_t *labels, char *why, size_t why_size)
+json_t *rz_dispatch_permissions(const rz_nats_names_t *names, const char *name,
+                                const json_t *labels, char *why, size_t why_size)
 {
 	json_t *pools = rz_dispatch_pools(labels, why, why_size), *p, *pub, *sub;
 	char d[RZ_DISPATCH_POOL_MAX + 16], subject[RZ_DISPATCH_POOL_MAX + 128];
@@ -205,18 +206,18 @@ json_t *rz_dispatch_permissions(const char *name, const json_t *labels, char *wh
 	} while (0)
 	pub = json_array();
 	sub = json_array();
-	ALLOW(pub, RZ_SUBJECT_PREFIX "%s" RZ_SUBJECT_SUFFIX, name);
-	ALLOW(pub, RZ_DISPATCH_EVENTS_PREFIX "*"); /* each authenticated by its MAC */
+	ALLOW(pub, "%s%s" RZ_SUBJECT_SUFFIX, names->runners, name);
+	ALLOW(pub, "%s*", names->events); /* each authenticated by its MAC */
 	json_array_foreach(pools, i, p)
 	{
 		rz_dispatch_durable(d, sizeof(d), json_string_value(p));
-		ALLOW(pub, "$JS.API.CONSUMER.DURABLE.CREATE." RZ_STREAM_JOBS ".%s", d);
-		ALLOW(pub, "$JS.API.CONSUMER.INFO." RZ_STREAM_JOBS ".%s", d);
-		ALLOW(pub, RZ_NATS_PULL_PREFIX RZ_STREAM_JOBS ".%s", d);
-		ALLOW(pub, "$JS.ACK." RZ_STREAM_JOBS ".%s.>", d);
+		ALLOW(pub, "$JS.API.CONSUMER.DURABLE.CREATE.%s.%s", names->jobs_stream, d);
+		ALLOW(pub, "$JS.API.CONSUMER.INFO.%s.%s", names->jobs_stream, d);
+		ALLOW(pub, RZ_NATS_PULL_PREFIX "%s.%s", names->jobs_stream, d);
+		ALLOW(pub, "$JS.ACK.%s.%s.>", names->jobs_stream, d);
 	}
 	ALLOW(sub, RZ_NATS_RUNNER_INBOX "%s.>", name);
-	ALLOW(sub, RZ_SUBJECT_PREFIX "%s.cancel", name);
+	ALLOW(sub, "%s%s.cancel", names->runners, name);
 #undef ALLOW
 	json_decref(pools);
 	return json_pack("{s:{s:o}, s:{s:o}}", "publish", "allow", pub, "subscribe", "allow", sub);
@@ -413,7 +414,7 @@ char *rz_dispatch_event_exit(const char *run, const char *step, int64_t seq, int
 bool rz_dispatch_event_parse(const char *subject, const char *data, size_t len,
                              rz_dispatch_event_t *out, char *why, size_t why_size)
 {
-	size_t plen = strlen(RZ_DISPATCH_EVENTS_PREFIX);
+	const char *run = rz_nats_subject_rest(subject, "events");
 	json_t *o, *v, *x;
 
 	memset(out, 0, sizeof(*out));
@@ -421,7 +422,7 @@ bool rz_dispatch_event_parse(const char *subject, const char *data, size_t len,
 		snprintf(why, why_size, "larger than %d bytes", RZ_DISPATCH_EVENT_MAX);
 		return false;
 	}
-	if (subject == NULL || strncmp(subject, RZ_DISPATCH_EVENTS_PREFIX, plen) != 0) {
+	if (run == NULL) {
 		snprintf(why, why_size, "subject '%.80s' is no event subject",
 		         subject ? subject : "");
 		return false;
@@ -432,8 +433,7 @@ bool rz_dispatch_event_parse(const char *subject, const char *data, size_t len,
 		goto bad;
 	}
 	v = json_object_get(o, "run");
-	if (!name_ok(v, sizeof(out->run) - 1) ||
-	    strcmp(json_string_value(v), subject + plen) != 0) {
+	if (!name_ok(v, sizeof(out->run) - 1) || strcmp(json_string_value(v), run) != 0) {
 		snprintf(why, why_size, "run: not the run of the subject");
 		goto bad;
 	}

@@ -2,13 +2,13 @@
  * core/remote/dispatch.h - the messages of job dispatch to remote runners (docs/runners.md,
  * "Dispatch"), built and checked here; no libnats, no I/O: this is what the unit tests check.
  *
- * A job, on JetStream subject rezus.jobs.<pool> (stream REZUS_JOBS, work queue), carries no
- * secret:
+ * A job, on JetStream subject rezus.<i>.jobs.<pool> (stream REZUS_<I>_JOBS, work queue; i the
+ * installation: core/remote/nats.h), carries no secret:
  *
  *   {"run": "run-abc12", "tenant": "acme", "step": "plan", "attempt": 1,
  *    "daemon": "https://rezus.example:8443"}
  *
- * An event, on rezus.events.<run> (stream REZUS_EVENTS), one line of a step's output or its
+ * An event, on rezus.<i>.events.<run> (stream REZUS_<I>_EVENTS), one line of a step's output or its
  * end, in order (seq counts from 1 per run and step):
  *
  *   {"run": "run-abc12", "step": "plan", "seq": 7, "line": "...", "stderr": false}
@@ -33,19 +33,19 @@
 
 #include <jansson.h>
 
-#define RZ_DISPATCH_POOL_DEFAULT  "default"
-#define RZ_DISPATCH_SELECTOR_MAX  3           /* pairs in a runnerSelector at most */
-#define RZ_DISPATCH_POOL_MAX      4096        /* bytes of a pool token, at most */
-#define RZ_DISPATCH_POOLS_MAX     64          /* pools one runner serves, at most */
-#define RZ_DISPATCH_JOB_MAX       2048        /* bytes of a job message at most */
-#define RZ_DISPATCH_EVENT_MAX     (64 * 1024) /* bytes of an event message at most */
-#define RZ_DISPATCH_LINE_MAX      (32 * 1024) /* bytes of one log line in an event */
-#define RZ_DISPATCH_URL_MAX       512         /* bytes of the daemon's URL in a job */
-#define RZ_DISPATCH_JOBS_PREFIX   "rezus.jobs."
-#define RZ_DISPATCH_EVENTS_PREFIX "rezus.events."
-#define RZ_DISPATCH_MAC_HEADER    "Rezus-Event-Mac" /* an event's MAC, as a NATS header */
-#define RZ_DISPATCH_KEY_LEN       32                /* bytes of a claim's event key */
-#define RZ_DISPATCH_MAC_HEX       65                /* a MAC in hex, with its NUL */
+#include "core/remote/nats.h"
+
+#define RZ_DISPATCH_POOL_DEFAULT "default"
+#define RZ_DISPATCH_SELECTOR_MAX 3                 /* pairs in a runnerSelector at most */
+#define RZ_DISPATCH_POOL_MAX     4096              /* bytes of a pool token, at most */
+#define RZ_DISPATCH_POOLS_MAX    64                /* pools one runner serves, at most */
+#define RZ_DISPATCH_JOB_MAX      2048              /* bytes of a job message at most */
+#define RZ_DISPATCH_EVENT_MAX    (64 * 1024)       /* bytes of an event message at most */
+#define RZ_DISPATCH_LINE_MAX     (32 * 1024)       /* bytes of one log line in an event */
+#define RZ_DISPATCH_URL_MAX      512               /* bytes of the daemon's URL in a job */
+#define RZ_DISPATCH_MAC_HEADER   "Rezus-Event-Mac" /* an event's MAC, as a NATS header */
+#define RZ_DISPATCH_KEY_LEN      32                /* bytes of a claim's event key */
+#define RZ_DISPATCH_MAC_HEX      65                /* a MAC in hex, with its NUL */
 
 typedef struct rz_dispatch_job {
 	char run[64], tenant[64], step[8];
@@ -72,7 +72,7 @@ typedef struct rz_dispatch_event {
  * (run, step, runner; "eventKey", hex, over HTTPS), and the runner publishes each event of
  * the step with the header Rezus-Event-Mac: HMAC-SHA256 under that key of the subject, a
  * newline and the message, in hex. The daemon drops an event without a valid MAC: whoever
- * may publish on rezus.events.> cannot end or write into another runner's step. */
+ * may publish on rezus.<i>.events.* cannot end or write into another runner's step. */
 
 /* The MAC of an event on subject into mac (hex, NUL-terminated). */
 void rz_dispatch_event_mac(const unsigned char key[RZ_DISPATCH_KEY_LEN], const char *subject,
@@ -102,14 +102,16 @@ json_t *rz_dispatch_pools(const json_t *labels, char *why, size_t why_size);
  * '+' written '=' (consumer names have neither). */
 void rz_dispatch_durable(char *out, size_t size, const char *pool);
 
-/* The NATS permissions of runner name with these labels (docs/runners.md, "NATS
- * permissions"): publish its own heartbeat, events (rezus.events.*: each authenticated by
- * its MAC), and, for each pool it serves only, the creation, info, pull requests and acks of
- * the pool's consumer; subscribe its own inbox prefix (RZ_NATS_RUNNER_INBOX<name>) and its
- * cancels. Nothing else: no other runner's subjects, no stream or message of JetStream's API.
+/* The NATS permissions of runner name with these labels in installation names (docs/runners.md,
+ * "NATS permissions"): publish its own heartbeat, events (rezus.<i>.events.*: each
+ * authenticated by its MAC), and, for each pool it serves only, the creation, info, pull
+ * requests and acks of the pool's consumer; subscribe its own inbox prefix
+ * (RZ_NATS_RUNNER_INBOX<name>) and its cancels. Nothing else: no other runner's subjects, no stream
+ * or message of JetStream's API.
  * {"publish": {"allow": [...]}, "subscribe": {"allow": [...]}} (caller owns), or NULL with why
  * as rz_dispatch_pools. */
-json_t *rz_dispatch_permissions(const char *name, const json_t *labels, char *why, size_t why_size);
+json_t *rz_dispatch_permissions(const rz_nats_names_t *names, const char *name,
+                                const json_t *labels, char *why, size_t why_size);
 
 /* Whether a runner's labels satisfy a selector: every pair present with the same value. */
 bool rz_dispatch_matches(const json_t *labels, const json_t *selector);
@@ -128,7 +130,7 @@ char *rz_dispatch_event_line(const char *run, const char *step, int64_t seq, con
 char *rz_dispatch_event_exit(const char *run, const char *step, int64_t seq, int status,
                              bool timed_out, bool canceled);
 
-/* Check an event that arrived on subject (rezus.events.<run>, naming the same run): bounded,
+/* Check an event that arrived on subject (rezus.<i>.events.<run>, naming the same run): bounded,
  * a known step, seq >= 1, either a string line or an exit object with an integer status
  * 0..255 and booleans. false with why filled; on success clear out with
  * rz_dispatch_event_clear. */

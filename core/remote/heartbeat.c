@@ -7,6 +7,7 @@
 #include "core/base/clock.h"
 #include "core/model/fields.h"
 #include "core/remote/heartbeat.h"
+#include "core/remote/nats.h"
 
 #define NAME_MAX_LEN    63
 #define VERSION_MAX_LEN 64
@@ -14,22 +15,22 @@
 
 bool rz_heartbeat_subject_name(const char *subject, char *buf, size_t size)
 {
-	size_t plen = strlen(RZ_SUBJECT_PREFIX), slen = strlen(RZ_SUBJECT_SUFFIX), len, n;
+	const char *rest = rz_nats_subject_rest(subject, "runners");
+	size_t slen = strlen(RZ_SUBJECT_SUFFIX), len, n;
 	char msg[128];
 
-	if (subject == NULL || size < NAME_MAX_LEN + 1) {
+	if (rest == NULL || size < NAME_MAX_LEN + 1) {
 		return false;
 	}
-	len = strlen(subject);
-	if (len <= plen + slen || strncmp(subject, RZ_SUBJECT_PREFIX, plen) != 0 ||
-	    strcmp(subject + len - slen, RZ_SUBJECT_SUFFIX) != 0) {
+	len = strlen(rest);
+	if (len <= slen || strcmp(rest + len - slen, RZ_SUBJECT_SUFFIX) != 0) {
 		return false;
 	}
-	n = len - plen - slen;
+	n = len - slen;
 	if (n > NAME_MAX_LEN) {
 		return false;
 	}
-	memcpy(buf, subject + plen, n);
+	memcpy(buf, rest, n);
 	buf[n] = '\0';
 	return rz_format_dns1123_label(buf, msg, sizeof(msg));
 }

@@ -1,6 +1,6 @@
 /*
  * core/remote/heartbeat.h - a runner's heartbeat (docs/runners.md): the JSON a runner
- * publishes on rezus.runners.<name>.heartbeat every runner.heartbeat, built by the runner
+ * publishes on rezus.<i>.runners.<name>.heartbeat every runner.heartbeat, built by the runner
  * and checked by the daemon. It carries no secret:
  *
  *   {"name": "eu-1", "labels": {"region": "eu-frankfurt"}, "version": "0.9.0",
@@ -20,11 +20,11 @@
 #define RZ_HEARTBEAT_MAX     (16u * 1024) /* bytes of a heartbeat at most; larger: dropped */
 #define RZ_HEARTBEAT_LABELS  32           /* labels of a runner at most */
 #define RZ_HEARTBEAT_RUNNING 64           /* runs in progress listed (runner.concurrency's max) */
-#define RZ_SUBJECT_PREFIX    "rezus.runners."
-#define RZ_SUBJECT_SUFFIX    ".heartbeat"
+#define RZ_SUBJECT_SUFFIX    ".heartbeat" /* after rezus.<i>.runners.<name> */
 
-/* The runner's name out of a heartbeat subject "rezus.runners.<name>.heartbeat" into buf
- * (64 bytes at least); false when the subject has another form or the name is no DNS label. */
+/* The runner's name out of a heartbeat subject "rezus.<i>.runners.<name>.heartbeat" into buf
+ * (64 bytes at least), whatever the installation i; false when the subject has another form
+ * or the name is no DNS label. */
 bool rz_heartbeat_subject_name(const char *subject, char *buf, size_t size);
 
 /* Check one heartbeat that arrived on subject: at most RZ_HEARTBEAT_MAX bytes, a JSON

@@ -1,6 +1,7 @@
 /* core/remote/nats.c - the NATS connection's options and streams (core/remote/nats.h). */
 #include <config.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -39,6 +40,47 @@ void rz_nats_conf_runner(const rz_config_t *cfg, const char *name, rz_nats_conf_
 	/* its own inbox prefix: its NATS user may then subscribe to its replies alone
 	 * (docs/runners.md, "NATS permissions") */
 	snprintf(out->inbox, sizeof(out->inbox), RZ_NATS_RUNNER_INBOX "%s", name);
+}
+
+int rz_nats_names(const char *key, const char *i, rz_nats_names_t *out, rz_err_t *err)
+{
+	size_t len = i != NULL ? strlen(i) : 0;
+	char up[RZ_NATS_INSTALLATION_MAX + 1];
+
+	if (len == 0 || len > RZ_NATS_INSTALLATION_MAX ||
+	    strspn(i, "abcdefghijklmnopqrstuvwxyz0123456789-") != len) {
+		return rz_err_set(err, REZUS_EINVALID,
+		                  "%s: '%.40s' is no installation name (1 to %d of a-z, 0-9, '-')",
+		                  key, i ? i : "", RZ_NATS_INSTALLATION_MAX);
+	}
+	for (size_t k = 0; k <= len; k++) {
+		up[k] = (char)toupper((unsigned char)i[k]);
+	}
+	memset(out, 0, sizeof(*out));
+	snprintf(out->installation, sizeof(out->installation), "%s", i);
+	snprintf(out->jobs_stream, sizeof(out->jobs_stream), "REZUS_%s_JOBS", up);
+	snprintf(out->events_stream, sizeof(out->events_stream), "REZUS_%s_EVENTS", up);
+	snprintf(out->jobs, sizeof(out->jobs), "rezus.%s.jobs.", i);
+	snprintf(out->events, sizeof(out->events), "rezus.%s.events.", i);
+	snprintf(out->runners, sizeof(out->runners), "rezus.%s.runners.", i);
+	return 0;
+}
+
+const char *rz_nats_subject_rest(const char *subject, const char *kind)
+{
+	const char *p, *dot;
+	size_t klen = strlen(kind);
+
+	if (subject == NULL || strncmp(subject, "rezus.", 6) != 0) {
+		return NULL;
+	}
+	p = subject + 6;
+	dot = strchr(p, '.');
+	if (dot == NULL || dot == p || (size_t)(dot - p) > RZ_NATS_INSTALLATION_MAX ||
+	    strncmp(dot + 1, kind, klen) != 0 || dot[1 + klen] != '.' || dot[2 + klen] == '\0') {
+		return NULL;
+	}
+	return dot + 2 + klen;
 }
 
 int rz_nats_read_secret(const char *key, const char *path, char *buf, size_t size, rz_err_t *err)
@@ -220,8 +262,9 @@ static int ensure_stream(jsCtx *js, const char *name, const char *subject,
 	return 0;
 }
 
-int rz_nats_ensure_streams(natsConnection *nc, rz_err_t *err)
+int rz_nats_ensure_streams(natsConnection *nc, const rz_nats_names_t *names, rz_err_t *err)
 {
+	char jobs[80], events[80];
 	jsCtx *js = NULL;
 	natsStatus s = natsConnection_JetStream(&js, nc, NULL);
 	int rc;
@@ -229,11 +272,13 @@ int rz_nats_ensure_streams(natsConnection *nc, rz_err_t *err)
 	if (s != NATS_OK) {
 		return rz_err_set(err, -EIO, "NATS: no JetStream context: %s", rz_nats_error(s));
 	}
-	rc = ensure_stream(js, RZ_STREAM_JOBS, RZ_STREAM_JOBS_SUBJECTS, js_WorkQueuePolicy,
-	                   RZ_STREAM_JOBS_MAX_MSGS, RZ_STREAM_JOBS_MAX_BYTES,
-	                   RZ_STREAM_JOBS_MAX_AGE_S, err);
+	snprintf(jobs, sizeof(jobs), "%s>", names->jobs);
+	snprintf(events, sizeof(events), "%s>", names->events);
+	rc =
+	    ensure_stream(js, names->jobs_stream, jobs, js_WorkQueuePolicy, RZ_STREAM_JOBS_MAX_MSGS,
+	                  RZ_STREAM_JOBS_MAX_BYTES, RZ_STREAM_JOBS_MAX_AGE_S, err);
 	if (rc == 0) {
-		rc = ensure_stream(js, RZ_STREAM_EVENTS, RZ_STREAM_EVENTS_SUBJECTS, js_LimitsPolicy,
+		rc = ensure_stream(js, names->events_stream, events, js_LimitsPolicy,
 		                   RZ_STREAM_EVENTS_MAX_MSGS, RZ_STREAM_EVENTS_MAX_BYTES,
 		                   RZ_STREAM_EVENTS_MAX_AGE_S, err);
 	}

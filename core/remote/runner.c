@@ -56,14 +56,16 @@ static void usage(FILE *out)
 	        "runner.heartbeat, and take the jobs of the pools its labels serve: claim\n"
 	        "each step from runner.daemon_url with runner.token_file's token, run tofu\n"
 	        "in runner.work_dir and send its log and result back; until SIGTERM or\n"
-	        "SIGINT (docs/runners.md). With runner.daemon_url empty: heartbeats only.\n"
+	        "SIGINT (docs/runners.md). With runner.daemon_url empty: heartbeats only\n"
+	        "(runner.installation then required; else asked of the daemon).\n"
 	        "\n"
 	        "  -c, --config FILE     read FILE (default %s; when it does not\n"
 	        "                        exist, the defaults and REZUSCLOUD_RUNNER_* only)\n"
 	        "      --check-config    validate the configuration and its secret files, exit\n"
 	        "      --nats-permissions\n"
 	        "                        print the permissions of this runner's NATS user (its\n"
-	        "                        name and labels: its pools) for nats-server, and exit\n"
+	        "                        name, labels and installation) for nats-server, and\n"
+	        "                        exit\n"
 	        "      --log-level LEVEL debug, info, notice, warning, err, crit, alert, emerg\n"
 	        "  -h, --help            show this help and exit\n"
 	        "\n"
@@ -126,7 +128,8 @@ struct runner {
 	rz_work_t *work; /* NULL: runner.daemon_url unset, heartbeats only */
 	rz_config_t cfg;
 	char name[64];
-	char subject[128];
+	rz_nats_names_t names; /* the installation's subjects and streams (assignment) */
+	char subject[200];     /* its heartbeat's */
 	char started[40];
 	json_t *labels;
 };
@@ -179,7 +182,11 @@ NATS_ONLY static int configure(struct runner *r, const char *path, const char *l
 		                "or tls://host:port)\n");
 		return 2;
 	}
-	snprintf(r->subject, sizeof(r->subject), RZ_SUBJECT_PREFIX "%s" RZ_SUBJECT_SUFFIX, r->name);
+	if (r->cfg.runner_installation[0] == '\0' && r->cfg.runner_daemon_url[0] == '\0') {
+		fprintf(stderr, "rezuscloud runner: runner.installation: required without "
+		                "runner.daemon_url (the daemon's runners.installation)\n");
+		return 2;
+	}
 	return 0;
 }
 
@@ -190,7 +197,7 @@ NATS_ONLY static int configure(struct runner *r, const char *path, const char *l
 static int print_permissions(const struct runner *r)
 {
 	char why[256], *text = NULL;
-	json_t *p = rz_dispatch_permissions(r->name, r->labels, why, sizeof(why));
+	json_t *p = rz_dispatch_permissions(&r->names, r->name, r->labels, why, sizeof(why));
 
 	if (p == NULL || (text = json_dumps(p, JSON_INDENT(2))) == NULL) {
 		fprintf(stderr, "rezuscloud runner: runner.labels: %s\n",
@@ -321,7 +328,8 @@ static int work_new(struct looper *l, rz_err_t *err)
 	int rc;
 
 	for (int waited = 0;; waited++) {
-		rc = rz_work_new(&r->work, l->base, l->nc, &r->cfg, r->name, r->labels, err);
+		rc = rz_work_new(&r->work, l->base, l->nc, &r->cfg, &r->names, r->name, r->labels,
+		                 err);
 		if (rc != -ENOENT || waited >= RZ_WORK_STREAM_WAIT_S) {
 			return rc;
 		}
@@ -383,6 +391,52 @@ static int loop(struct runner *r, natsConnection *nc, const sigset_t *set)
 	return l.rc;
 }
 
+/* r->names and r->subject: of runner.installation, or of the installation the daemon names
+ * (rz_work_installation), asked again every 2 s while it does not answer, up to
+ * RZ_WORK_STREAM_WAIT_S, a signal in set ending the wait (-EINTR; set NULL: asked once).
+ * 0, or 1 with the reason logged (2 with it printed when set is NULL). */
+static int assignment(struct runner *r, const sigset_t *set)
+{
+	char inst[RZ_NATS_INSTALLATION_MAX + 1];
+	rz_err_t err = { 0 };
+	int rc = 0;
+
+	if (r->cfg.runner_installation[0] != '\0') {
+		snprintf(inst, sizeof(inst), "%s", r->cfg.runner_installation);
+	} else {
+		for (int waited = 0;; waited += 2) {
+			rc = rz_work_installation(&r->cfg, r->name, inst, &err);
+			if (rc != -EAGAIN || set == NULL || waited >= RZ_WORK_STREAM_WAIT_S) {
+				break;
+			}
+			if (waited == 0) {
+				rz_log_warn("runner", "%s; asking again every 2 s (up to %d s)",
+				            err.msg, RZ_WORK_STREAM_WAIT_S);
+			}
+			err = (rz_err_t){ 0 };
+			if ((rc = wait_signal(set, 2000)) != 0) {
+				rz_log_info("runner",
+				            "stopped by signal %d before the daemon answered", rc);
+				return -EINTR;
+			}
+		}
+	}
+	if (rc == 0) {
+		rc = rz_nats_names("runner.installation", inst, &r->names, &err);
+	}
+	if (rc != 0) {
+		if (set == NULL) {
+			fprintf(stderr, "rezuscloud runner: %s\n", err.msg);
+			return 2;
+		}
+		rz_log_err("runner", "%s", err.msg);
+		return 1;
+	}
+	snprintf(r->subject, sizeof(r->subject), "%s%s" RZ_SUBJECT_SUFFIX, r->names.runners,
+	         r->name);
+	return 0;
+}
+
 static int run(struct runner *r, const sigset_t *set)
 {
 	natsConnection *nc = NULL;
@@ -396,6 +450,10 @@ static int run(struct runner *r, const sigset_t *set)
 	if (rz_nats_options(&o, &c, RZ_NATS_RUNNER_RECONNECT, &err) != 0) {
 		rz_log_err("runner", "%s", err.msg);
 		return 2;
+	}
+	if ((sig = assignment(r, set)) != 0) {
+		natsOptions_Destroy(o);
+		return sig == -EINTR ? 0 : 1;
 	}
 	natsOptions_SetDisconnectedCB(o, on_disconnected, NULL);
 	natsOptions_SetReconnectedCB(o, on_reconnected, NULL);
@@ -499,7 +557,8 @@ int rz_runner_main(int argc, char **argv, char *const *envp)
 #else
 	rc = configure(&r, path, level, envp);
 	if (rc == 0 && permissions) {
-		rc = print_permissions(&r);
+		rc = assignment(&r, NULL);
+		rc = rc == 0 ? print_permissions(&r) : rc;
 		json_decref(r.labels);
 		rz_config_free(&r.cfg);
 		return rc;

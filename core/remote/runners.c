@@ -54,7 +54,9 @@ struct rz_runners {
 	rz_store_t *store;
 	rz_workers_t *workers;
 	struct event *tick;
-	rz_roster_t roster; /* the Runners */
+	rz_roster_t roster;    /* the Runners */
+	rz_nats_names_t names; /* this installation's subjects and streams */
+	rz_route_t routes[1];
 	int64_t last_sweep_ms;
 	bool enabled;
 	char daemon_url[RZ_DISPATCH_URL_MAX + 1]; /* in every job */
@@ -62,7 +64,7 @@ struct rz_runners {
 	natsConnection *nc;
 	natsSubscription *sub;
 	jsCtx *js;                /* publishes the jobs */
-	natsSubscription *events; /* rezus.events.>, durable, explicit ack */
+	natsSubscription *events; /* rezus.<i>.events.>, durable, explicit ack */
 	natsSubscription *new_events;
 	bool was_connected;
 	int64_t retry_at_ms;      /* when to make a new connection after one was closed */
@@ -349,22 +351,24 @@ static void streams_work(void *arg)
 	jsSubOptions so;
 	jsErrCode jerr = 0;
 	natsStatus s;
+	char subject[96];
 
 	memset(&r->streams_err, 0, sizeof(r->streams_err));
 	r->new_events = NULL;
-	if (rz_nats_ensure_streams(r->nc, &r->streams_err) != 0 || r->events != NULL) {
+	if (rz_nats_ensure_streams(r->nc, &r->names, &r->streams_err) != 0 || r->events != NULL) {
 		return;
 	}
 	/* the events of every run, in order per run, acked once handled; a durable consumer
 	 * keeps its place across reconnects (and restarts) */
 	jsSubOptions_Init(&so);
-	so.Stream = RZ_STREAM_EVENTS;
+	so.Stream = r->names.events_stream;
 	so.ManualAck = true;
 	so.Config.Durable = RZ_RUNNERS_EVENTS_DURABLE;
 	so.Config.AckPolicy = js_AckExplicit;
 	so.Config.DeliverPolicy = js_DeliverNew;
 	so.Config.MaxAckPending = RZ_RUNNERS_PENDING;
-	s = js_SubscribeSync(&r->new_events, r->js, RZ_STREAM_EVENTS_SUBJECTS, NULL, &so, &jerr);
+	snprintf(subject, sizeof(subject), "%s>", r->names.events);
+	s = js_SubscribeSync(&r->new_events, r->js, subject, NULL, &so, &jerr);
 	if (s == NATS_OK) {
 		s = natsSubscription_SetPendingLimits(r->new_events, RZ_RUNNERS_PENDING,
 		                                      RZ_RUNNERS_PENDING * RZ_DISPATCH_EVENT_MAX);
@@ -373,8 +377,8 @@ static void streams_work(void *arg)
 		natsSubscription_Destroy(r->new_events);
 		r->new_events = NULL;
 		rz_err_set(&r->streams_err, -EIO,
-		           "NATS: cannot consume %s: %s (JetStream error %d)", RZ_STREAM_EVENTS,
-		           rz_nats_error(s), (int)jerr);
+		           "NATS: cannot consume %s: %s (JetStream error %d)",
+		           r->names.events_stream, rz_nats_error(s), (int)jerr);
 	}
 }
 
@@ -464,7 +468,11 @@ static int connect_nats(rz_runners_t *r, int64_t now, rz_err_t *err)
 		r->nc = NULL;
 		return 0;
 	}
-	s = natsConnection_SubscribeSync(&r->sub, r->nc, RZ_SUBJECT_PREFIX "*" RZ_SUBJECT_SUFFIX);
+	{
+		char hb[96];
+		snprintf(hb, sizeof(hb), "%s*" RZ_SUBJECT_SUFFIX, r->names.runners);
+		s = natsConnection_SubscribeSync(&r->sub, r->nc, hb);
+	}
 	if (s == NATS_OK) {
 		s = natsConnection_JetStream(&r->js, r->nc, NULL);
 	}
@@ -643,7 +651,7 @@ static void publish_jobs(rz_runners_t *r)
 	for (size_t i = 0; i < r->nsteps && r->unpublished > 0 && connected(r); i++) {
 		struct step *st = &r->steps[i];
 		rz_dispatch_job_t job = { 0 };
-		char subject[RZ_DISPATCH_POOL_MAX + 32], id[160], *text;
+		char subject[RZ_DISPATCH_POOL_MAX + 80], id[160], *text;
 		jsPubOptions po;
 		jsErrCode jerr = 0;
 		natsStatus ns;
@@ -658,7 +666,7 @@ static void publish_jobs(rz_runners_t *r)
 		if ((text = rz_dispatch_job_build(&job)) == NULL) {
 			return;
 		}
-		snprintf(subject, sizeof(subject), RZ_DISPATCH_JOBS_PREFIX "%s", st->pool);
+		snprintf(subject, sizeof(subject), "%s%s", r->names.jobs, st->pool);
 		snprintf(id, sizeof(id), "%s.%s.%d", st->run, st->step, st->attempt);
 		jsPubOptions_Init(&po);
 		po.MsgId = id;
@@ -787,12 +795,12 @@ static void ex_cancel(void *ctx, const char *run)
 {
 	rz_runners_t *r = ctx;
 	struct step *st = step_of(r, run);
-	char subject[128], body[128];
+	char subject[200], body[128];
 
 	if (st == NULL || st->runner[0] == '\0') {
 		return;
 	}
-	snprintf(subject, sizeof(subject), RZ_SUBJECT_PREFIX "%s.cancel", st->runner);
+	snprintf(subject, sizeof(subject), "%s%s.cancel", r->names.runners, st->runner);
 	snprintf(body, sizeof(body), "{\"run\":\"%s\"}", run); /* a run name needs no escaping */
 #ifdef HAVE_LIBNATS
 	if (r->nc == NULL || natsConnection_PublishString(r->nc, subject, body) != NATS_OK) {
@@ -851,7 +859,8 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 }
 
 int rz_runners_new(rz_runners_t **out, struct event_base *base, const rz_config_t *cfg,
-                   rz_store_t *store, rz_workers_t *workers, const char *daemon_url, rz_err_t *err)
+                   rz_store_t *store, rz_workers_t *workers, const char *daemon_url,
+                   const char *installation, rz_err_t *err)
 {
 	rz_runners_t *r = calloc(1, sizeof(*r));
 	struct timeval tv = { 0, RZ_RUNNERS_TICK_MS * 1000 };
@@ -872,6 +881,10 @@ int rz_runners_new(rz_runners_t **out, struct event_base *base, const rz_config_
 		                   .cancel = ex_cancel,
 		                   .forget = ex_forget };
 	snprintf(r->daemon_url, sizeof(r->daemon_url), "%s", daemon_url ? daemon_url : "");
+	if ((rc = rz_nats_names("runners.installation", installation, &r->names, err)) != 0) {
+		rz_runners_free(r);
+		return rc;
+	}
 	r->base = base;
 	r->cfg = cfg;
 	r->store = store;
@@ -938,6 +951,51 @@ void rz_runners_stats(const rz_runners_t *r, rz_runners_stats_t *out)
 #endif
 }
 
+/* GET /api/v1/runners/{name}/assignment: what a runner needs to find its jobs, asked at its
+ * start with its runner token (runner.installation empty): {"installation": "..."}. */
+static void h_assignment(rz_req_t *req, void *ctx)
+{
+	rz_runners_t *r = ctx;
+	json_t *o;
+
+	if (!r->enabled) {
+		rz_reply_error(req, 404, NULL,
+		               "this daemon takes no remote runners "
+		               "(runners.nats_url is empty)");
+		return;
+	}
+	o = json_pack("{s:s, s:s, s:s}", "installation", r->names.installation, "jobsStream",
+	              r->names.jobs_stream, "eventsStream", r->names.events_stream);
+	rz_reply_json(req, 200, o);
+	json_decref(o);
+}
+
+static const int assignment_errors[] = { 404, 0 };
+static const rz_route_doc_t assignment_doc[] = {
+	{ .method = RZ_M_GET,
+	  .id = "getRunnerAssignment",
+	  .summary = "a runner token reads what its runner needs to find its jobs: the "
+	             "installation's name on NATS (runners.installation) and its streams",
+	  .response = "{\"type\":\"object\",\"properties\":{\"installation\":{\"type\":"
+	              "\"string\"},\"jobsStream\":{\"type\":\"string\"},\"eventsStream\":{"
+	              "\"type\":\"string\"}}}",
+	  .errors = assignment_errors },
+	{ 0 },
+};
+
+int rz_runners_routes(rz_runners_t *r, rz_http_t *http, rz_err_t *err)
+{
+	r->routes[0] = (rz_route_t){ .methods = RZ_M_GET,
+		                     .pattern = "/api/v1/runners/{name}/assignment",
+		                     .fn = h_assignment,
+		                     .ctx = r,
+		                     .role = RZ_ROLE_VIEW,
+		                     .kind = "RunnerClaim",
+		                     .verb = "claim",
+		                     .doc = assignment_doc };
+	return rz_http_add_routes(http, r->routes, 1, err);
+}
+
 bool rz_runners_describe(const rz_runners_t *r, char *buf, size_t size)
 {
 	rz_runners_stats_t st;
@@ -946,11 +1004,12 @@ bool rz_runners_describe(const rz_runners_t *r, char *buf, size_t size)
 	if (!st.enabled) {
 		return false;
 	}
-	snprintf(buf, size, "%s %s, streams %s and %s %s; runners: %llu Ready, %llu Lost",
+	snprintf(buf, size,
+	         "%s %s as installation %s, streams %s and %s %s; runners: %llu Ready, %llu Lost",
 	         st.connected ? "connected to" : "not connected (retrying) to",
-	         r->cfg->runners_nats_url, RZ_STREAM_JOBS, RZ_STREAM_EVENTS,
-	         st.streams ? "present" : "not checked yet", (unsigned long long)st.ready,
-	         (unsigned long long)st.lost);
+	         r->cfg->runners_nats_url, r->names.installation, r->names.jobs_stream,
+	         r->names.events_stream, st.streams ? "present" : "not checked yet",
+	         (unsigned long long)st.ready, (unsigned long long)st.lost);
 	return true;
 }
 

@@ -1,7 +1,8 @@
 /*
  * core/remote/runners.h - the daemon's side of the remote runners (docs/runners.md): with
  * runners.nats_url set, a NATS connection (retried until it works; the daemon starts
- * without it), the JetStream streams REZUS_JOBS and REZUS_EVENTS created when absent, the
+ * without it), the installation's JetStream streams REZUS_<I>_JOBS and REZUS_<I>_EVENTS
+ * (core/remote/nats.h) created when absent, the
  * runners' heartbeats handed to the roster of Runners (core/remote/roster.h), and the
  * executor that dispatches the engine's steps as jobs and feeds their events back. Loop
  * thread.
@@ -17,6 +18,7 @@
 #include "core/base/errors.h"
 #include "core/base/executor.h"
 #include "core/base/workers.h"
+#include "core/http/http.h"
 #include "core/store/store.h"
 
 struct event_base;
@@ -28,7 +30,7 @@ struct event_base;
 #define RZ_RUNNERS_PER_TICK        1000 /* heartbeats read per tick at most */
 #define RZ_RUNNERS_RETRY_MS        5000 /* a new connection after NATS closed one; the streams again */
 #define RZ_RUNNERS_STEPS           65536 /* remote steps in progress at most (one per run) */
-#define RZ_RUNNERS_EVENTS_DURABLE  "rezus-daemon" /* the daemon's consumer of REZUS_EVENTS */
+#define RZ_RUNNERS_EVENTS_DURABLE  "rezus-daemon" /* its consumer of REZUS_<I>_EVENTS */
 #define RZ_RUNNERS_PUBLISH_WAIT_MS 2000 /* a job's store acknowledged within this, or again */
 #define RZ_RUNNERS_CLAIM_TRIES     3    /* publications of a job nobody claims, at most */
 
@@ -53,22 +55,27 @@ typedef struct rz_runners_stats {
 
 /* Start (or, without runners.nats_url, do nothing but answer stats). Caller owns *out. */
 /* daemon_url: the daemon as runners reach it, in every job (runners.public_url, or the
- * listen address). */
+ * listen address); installation: its name on NATS (core/remote/nats.h, rz_nats_names). */
 int rz_runners_new(rz_runners_t **out, struct event_base *base, const rz_config_t *cfg,
-                   rz_store_t *store, rz_workers_t *workers, const char *daemon_url, rz_err_t *err);
+                   rz_store_t *store, rz_workers_t *workers, const char *daemon_url,
+                   const char *installation, rz_err_t *err);
+
+/* GET /api/v1/runners/{name}/assignment for runner tokens: the installation's name on NATS,
+ * which a runner without runner.installation asks for at start. r must outlive http. */
+int rz_runners_routes(rz_runners_t *r, rz_http_t *http, rz_err_t *err);
 
 void rz_runners_stats(const rz_runners_t *r, rz_runners_stats_t *out);
 
 /* The executor that dispatches steps to the runners (docs/runners.md, "Dispatch"): jobs on
- * rezus.jobs.<pool>, events from rezus.events.> (a durable consumer, acked after handling),
- * cancels on rezus.runners.<name>.cancel. Valid while r is. */
+ * rezus.<i>.jobs.<pool>, events from rezus.<i>.events.> (a durable consumer, acked after
+ * handling), cancels on rezus.<i>.runners.<name>.cancel. Valid while r is. */
 const rz_executor_t *rz_runners_executor(rz_runners_t *r);
 
 /* fn(arg) when the runners can take more steps than before (a runner became Ready). */
 void rz_runners_on_capacity(rz_runners_t *r, void (*fn)(void *arg), void *arg);
 
-/* One line for /readyz?verbose ("connected to nats://..., streams REZUS_JOBS and
- * REZUS_EVENTS"); false when NATS is not configured. */
+/* One line for /readyz?verbose ("connected to nats://... as installation 3f9c01ab, streams
+ * REZUS_3F9C01AB_JOBS and ..._EVENTS present; ..."); false when NATS is not configured. */
 bool rz_runners_describe(const rz_runners_t *r, char *buf, size_t size);
 
 /* Closes the connection. After the worker pool is freed. Accepts NULL. */

@@ -69,7 +69,8 @@ struct rz_work {
 	jsCtx *js;
 	const rz_config_t *cfg;
 	char name[64];
-	struct pool *pools; /* RZ_DISPATCH_POOLS_MAX */
+	rz_nats_names_t names; /* the installation's subjects and streams */
+	struct pool *pools;    /* RZ_DISPATCH_POOLS_MAX */
 	size_t npools, next_pool;
 	int64_t pull_ms;       /* how long a pull request waits at NATS */
 	natsStatistics *stats; /* its reconnections: pull requests waiting are lost then */
@@ -123,7 +124,7 @@ static long request(rz_work_t *w, const char *method, const char *path, const ch
 
 static void publish_event(struct slot *s, char *text)
 {
-	char subject[128], mac[RZ_DISPATCH_MAC_HEX];
+	char subject[200], mac[RZ_DISPATCH_MAC_HEX];
 	natsMsg *m = NULL;
 	natsStatus ns;
 
@@ -131,7 +132,7 @@ static void publish_event(struct slot *s, char *text)
 		rz_log_err("runner", "run %s: out of memory for an event", s->run);
 		return;
 	}
-	snprintf(subject, sizeof(subject), RZ_DISPATCH_EVENTS_PREFIX "%s", s->run);
+	snprintf(subject, sizeof(subject), "%s%s", s->w->names.events, s->run);
 	rz_dispatch_event_mac(s->key, subject, text, strlen(text), mac);
 	ns = natsMsg_Create(&m, subject, NULL, text, (int)strlen(text));
 	if (ns == NATS_OK) {
@@ -558,13 +559,13 @@ static void take(rz_work_t *w, natsMsg *m)
  * is not there yet (the daemon makes it). */
 static int make_consumer(rz_work_t *w, size_t i, rz_err_t *err)
 {
-	char subject[RZ_DISPATCH_POOL_MAX + 32], durable[RZ_DISPATCH_POOL_MAX + 16];
+	char subject[RZ_DISPATCH_POOL_MAX + 80], durable[RZ_DISPATCH_POOL_MAX + 16];
 	jsConsumerConfig cc;
 	jsConsumerInfo *ci = NULL;
 	jsErrCode jerr = 0;
 	natsStatus s;
 
-	snprintf(subject, sizeof(subject), RZ_DISPATCH_JOBS_PREFIX "%s", w->pools[i].name);
+	snprintf(subject, sizeof(subject), "%s%s", w->names.jobs, w->pools[i].name);
 	rz_dispatch_durable(durable, sizeof(durable), w->pools[i].name);
 	w->pools[i].checked_ms = rz_clock_now_ms();
 	jsConsumerConfig_Init(&cc);
@@ -573,10 +574,10 @@ static int make_consumer(rz_work_t *w, size_t i, rz_err_t *err)
 	cc.AckPolicy = js_AckExplicit;
 	cc.AckWait = 60LL * 1000000000; /* a claim answered within a minute */
 	cc.InactiveThreshold = w->cfg->runner_pool_idle_ms * 1000000; /* ns */
-	s = js_UpdateConsumer(NULL, w->js, RZ_STREAM_JOBS, &cc, NULL, &jerr);
+	s = js_UpdateConsumer(NULL, w->js, w->names.jobs_stream, &cc, NULL, &jerr);
 	if (s != NATS_OK && jerr == JSConsumerNotFoundErr) {
 		jerr = 0;
-		s = js_AddConsumer(NULL, w->js, RZ_STREAM_JOBS, &cc, NULL, &jerr);
+		s = js_AddConsumer(NULL, w->js, w->names.jobs_stream, &cc, NULL, &jerr);
 	}
 	if (s == NATS_OK) {
 		return 0;
@@ -586,7 +587,7 @@ static int make_consumer(rz_work_t *w, size_t i, rz_err_t *err)
 		                  subject);
 	}
 	/* not allowed to change it, say: pulled as it is, if it is there */
-	if (js_GetConsumerInfo(&ci, w->js, RZ_STREAM_JOBS, durable, NULL, NULL) == NATS_OK) {
+	if (js_GetConsumerInfo(&ci, w->js, w->names.jobs_stream, durable, NULL, NULL) == NATS_OK) {
 		jsConsumerInfo_Destroy(ci);
 		rz_log_warn("runner", "pool %s: consumer %s kept as it is: %s (JetStream error %d)",
 		            w->pools[i].name, durable, rz_nats_error(s), (int)jerr);
@@ -636,7 +637,7 @@ static bool consumer_there(rz_work_t *w, size_t i)
 	}
 	w->pools[i].checked_ms = now;
 	rz_dispatch_durable(durable, sizeof(durable), w->pools[i].name);
-	s = js_GetConsumerInfo(&ci, w->js, RZ_STREAM_JOBS, durable, NULL, &jerr);
+	s = js_GetConsumerInfo(&ci, w->js, w->names.jobs_stream, durable, NULL, &jerr);
 	if (ci != NULL) {
 		jsConsumerInfo_Destroy(ci);
 	}
@@ -647,7 +648,7 @@ static bool consumer_there(rz_work_t *w, size_t i)
  * job, or by a status (408 when it expired). */
 static void ask(rz_work_t *w, size_t i)
 {
-	char subject[RZ_DISPATCH_POOL_MAX + 64], durable[RZ_DISPATCH_POOL_MAX + 16], body[64];
+	char subject[RZ_DISPATCH_POOL_MAX + 120], durable[RZ_DISPATCH_POOL_MAX + 16], body[64];
 	struct pool *p = &w->pools[i];
 	int64_t now = rz_clock_now_ms();
 	natsStatus s;
@@ -657,7 +658,8 @@ static void ask(rz_work_t *w, size_t i)
 		return;
 	}
 	rz_dispatch_durable(durable, sizeof(durable), p->name);
-	snprintf(subject, sizeof(subject), RZ_NATS_PULL_PREFIX RZ_STREAM_JOBS ".%s", durable);
+	snprintf(subject, sizeof(subject), RZ_NATS_PULL_PREFIX "%s.%s", w->names.jobs_stream,
+	         durable);
 	snprintf(body, sizeof(body), "{\"batch\":1,\"expires\":%lld}",
 	         (long long)w->pull_ms * 1000000); /* ns */
 	s = natsConnection_PublishRequestString(w->nc, subject, p->inbox, body);
@@ -766,11 +768,63 @@ void rz_work_tick(rz_work_t *w)
 	}
 }
 
+int rz_work_installation(const rz_config_t *cfg, const char *name, char *out, rz_err_t *err)
+{
+	char token[RZ_NATS_SECRET_MAX + 2], url[1024], why[256];
+	rz_tls_client_t *tls = NULL;
+	rz_fetched_t got = { 0 };
+	rz_fetch_t f = { .method = "GET",
+		         .url = url,
+		         .bearer = token,
+		         .max = 4096,
+		         .timeout_s = RZ_WORK_HTTP_TIMEOUT };
+	rz_nats_names_t names;
+	json_t *o = NULL;
+	const char *i;
+	int rc;
+
+	rc = rz_nats_read_secret("runner.token_file", cfg->runner_token_file, token, sizeof(token),
+	                         err);
+	if (rc == 0 && strncmp(cfg->runner_daemon_url, "https://", 8) == 0) {
+		rc = rz_tls_client_new(&tls, cfg->runner_daemon_ca_file, err);
+	}
+	if (rc == 0) {
+		snprintf(url, sizeof(url), "%s/api/v1/runners/%s/assignment",
+		         cfg->runner_daemon_url, name);
+		f.tls = tls;
+		if (rz_http_fetch(&f, &got, err) != 0) {
+			snprintf(why, sizeof(why), "%.200s", err->msg);
+			rc = rz_err_set(err, -EAGAIN, "runner.daemon_url: no answer to %s: %s", url,
+			                why);
+		}
+	}
+	if (rc == 0 && got.code != 200) {
+		o = json_loadb(got.body ? got.body : "", got.len, 0, NULL);
+		rc = rz_err_set(err, got.code >= 500 ? -EAGAIN : -EACCES,
+		                "runner.daemon_url: %s answered %ld: %.200s", url, got.code,
+		                json_string_value(json_object_get(o, "message"))
+		                    ? json_string_value(json_object_get(o, "message"))
+		                    : "(no message)");
+	} else if (rc == 0) {
+		o = json_loadb(got.body, got.len, 0, NULL);
+		i = json_string_value(json_object_get(o, "installation"));
+		if ((rc = rz_nats_names("runner.daemon_url's assignment", i, &names, err)) == 0) {
+			memcpy(out, names.installation, sizeof(names.installation));
+		}
+	}
+	json_decref(o);
+	free(got.body);
+	rz_tls_client_free(tls);
+	sodium_memzero(token, sizeof(token));
+	return rc;
+}
+
 int rz_work_new(rz_work_t **out, struct event_base *base, natsConnection *nc,
-                const rz_config_t *cfg, const char *name, const json_t *labels, rz_err_t *err)
+                const rz_config_t *cfg, const rz_nats_names_t *names, const char *name,
+                const json_t *labels, rz_err_t *err)
 {
 	rz_work_t *w = calloc(1, sizeof(*w));
-	char why[256], subject[RZ_DISPATCH_POOL_MAX + 32];
+	char why[256], subject[RZ_DISPATCH_POOL_MAX + 80];
 	json_t *pools = NULL, *p;
 	natsInbox *inbox = NULL;
 	size_t i;
@@ -790,6 +844,7 @@ int rz_work_new(rz_work_t **out, struct event_base *base, natsConnection *nc,
 	w->base = base;
 	w->nc = nc;
 	w->cfg = cfg;
+	w->names = *names;
 	w->nslots = (size_t)cfg->runner_concurrency;
 	snprintf(w->name, sizeof(w->name), "%s", name);
 	rc = rz_nats_read_secret("runner.token_file", cfg->runner_token_file, w->token,
@@ -823,7 +878,7 @@ int rz_work_new(rz_work_t **out, struct event_base *base, natsConnection *nc,
 		}
 	}
 	if (rc == 0) {
-		snprintf(subject, sizeof(subject), RZ_SUBJECT_PREFIX "%s.cancel", name);
+		snprintf(subject, sizeof(subject), "%s%s.cancel", w->names.runners, name);
 		if (natsConnection_SubscribeSync(&w->cancel, nc, subject) != NATS_OK) {
 			rc = rz_err_set(err, -EIO, "NATS: cannot subscribe to %s", subject);
 		}
@@ -835,7 +890,7 @@ int rz_work_new(rz_work_t **out, struct event_base *base, natsConnection *nc,
 		return rc;
 	}
 	rz_log_info("runner", "taking jobs from %zu pool(s) of %s, %zu at once, for %s", w->npools,
-	            RZ_STREAM_JOBS, w->nslots, cfg->runner_daemon_url);
+	            w->names.jobs_stream, w->nslots, cfg->runner_daemon_url);
 	*out = w;
 	return 0;
 }

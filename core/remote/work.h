@@ -1,11 +1,12 @@
 /*
  * core/remote/work.h - the jobs a remote runner takes (docs/runners.md, "Dispatch"): one
- * durable pull consumer per pool it serves on REZUS_JOBS, a pull request waiting in each
+ * durable pull consumer per pool it serves on REZUS_<I>_JOBS (i the installation: core/remote/
+ * nats.h), a pull request waiting in each
  * while a slot of runner.concurrency is free (a job is there as soon as it is published,
  * whatever the number of pools); a job is claimed from the daemon over HTTPS with the runner
  * token, run with rz_proc in runner.work_dir/<run> (removed after the step), its lines and
- * end published on rezus.events.<run>, its files (plan, show.json) PUT to the daemon.
- * Cancels come on rezus.runners.<name>.cancel. Loop thread of the runner.
+ * end published on rezus.<i>.events.<run>, its files (plan, show.json) PUT to the daemon.
+ * Cancels come on rezus.<i>.runners.<name>.cancel. Loop thread of the runner.
  */
 #ifndef RZ_WORK_H
 #define RZ_WORK_H
@@ -17,6 +18,7 @@
 
 #include "core/base/config.h"
 #include "core/base/errors.h"
+#include "core/remote/nats.h"
 
 #define RZ_WORK_CLAIM_MAX      (96u << 20)  /* bytes of a claim's answer at most */
 #define RZ_WORK_SHOW_MAX       (16u << 20)  /* bytes of show -json kept to report */
@@ -34,11 +36,18 @@ typedef struct rz_work rz_work_t;
 #ifdef HAVE_LIBNATS
 #include <nats/nats.h>
 
+/* The daemon's runners.installation into out (RZ_NATS_INSTALLATION_MAX + 1 bytes), asked of
+ * runner.daemon_url with the runner token: GET /api/v1/runners/<name>/assignment. Blocking:
+ * at start. -EAGAIN when no answer came (the daemon not up yet: worth trying again), another
+ * error when it answered with a refusal or nonsense. */
+int rz_work_installation(const rz_config_t *cfg, const char *name, char *out, rz_err_t *err);
+
 /* Set up the consumers of the pools labels make and the cancel subscription. Blocking
  * (JetStream requests): at start. Caller owns *out. -ENOENT when the job stream is not
  * there yet (the daemon creates it at its first connection): worth trying again. */
 int rz_work_new(rz_work_t **out, struct event_base *base, natsConnection *nc,
-                const rz_config_t *cfg, const char *name, const json_t *labels, rz_err_t *err);
+                const rz_config_t *cfg, const rz_nats_names_t *names, const char *name,
+                const json_t *labels, rz_err_t *err);
 #endif
 
 /* Take the jobs that came while a slot is free, ask for more, handle cancels: called every

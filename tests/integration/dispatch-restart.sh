@@ -254,6 +254,14 @@ expect_match "rezusctl describe run shows it" 'Scheduled.*False.*NoRunner' \
 runner_conf c region=c "$WORK/runner-a.token"
 "$REZUSCLOUD" runner -c "$WORK/c.conf" >"$WORK/c.log" 2>&1 &
 RC=$!
+wait_exit "$RC" 10
+expect_eq "runner c with runner a's token, asking the daemon for its installation, is refused and exits 1" \
+	"1 1" "$EXIT_STATUS $(grep -c 'runners/c/assignment answered 403: a runner token claims only under the name of its spec.runner' "$WORK/c.log")"
+# told the installation, it gets to the claim, and is refused there
+inst=$(curl -s "$BASE/readyz?verbose" | sed -n 's/.* as installation \([a-z0-9-]*\),.*/\1/p')
+printf '  installation: %s\n' "$inst" >>"$WORK/c.conf"
+"$REZUSCLOUD" runner -c "$WORK/c.conf" >>"$WORK/c.log" 2>&1 &
+RC=$!
 for _ in $(seq 1 300); do grep -q "HTTP 403 (refused)" "$WORK/c.log" && break; sleep 0.1; done
 expect_match "runner c with runner a's token is refused by the daemon (403)" "claim of run $R4 .*HTTP 403 \\(refused\\)" "$(cat "$WORK/c.log")"
 expect_eq "and claimed nothing" "False" "$(cond t4 "$R4" | cut -d' ' -f1)"

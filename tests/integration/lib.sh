@@ -214,11 +214,11 @@ jetstream: enabled
 authorization {
   users = [
     { user: daemon, password: "daemon-nats-pw-$1",
-      permissions: { publish: ["\$JS.API.>", "\$JS.ACK.>", "rezus.jobs.>", "rezus.runners.*.cancel"],
-                     subscribe: ["rezus.runners.*.heartbeat", "rezus.events.>", "_INBOX.>"] } }
+      permissions: { publish: ["\$JS.API.>", "\$JS.ACK.>", "rezus.*.jobs.>", "rezus.*.runners.*.cancel"],
+                     subscribe: ["rezus.*.runners.*.heartbeat", "rezus.*.events.>", "_INBOX.>"] } }
     { user: runner, password: "runner-nats-pw-$1",
-      permissions: { publish: ["rezus.runners.*.heartbeat", "rezus.events.>", "\$JS.API.>", "\$JS.ACK.>"],
-                     subscribe: ["_RZ_INBOX.runner.*.>", "rezus.runners.*.cancel"] } }
+      permissions: { publish: ["rezus.*.runners.*.heartbeat", "rezus.*.events.>", "\$JS.API.>", "\$JS.ACK.>"],
+                     subscribe: ["_RZ_INBOX.runner.*.>", "rezus.*.runners.*.cancel"] } }
   ]
 }
 CONF

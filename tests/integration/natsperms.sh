@@ -6,9 +6,9 @@
 # runners (eu-1: region=eu-frankfurt, eu-2: region=eu-paris) run three sim tenants with the
 # real terraform under them (one per region, one without a selector); then, as eu-1's NATS
 # user, every attack is refused by NATS: reading another run's events (a subscription to
-# rezus.events.> or to the daemon's inboxes, a stream message get, a consumer of the events
-# stream), deleting a stream or another pool's consumer, publishing or pulling on eu-2's
-# subjects, forging a job; the streams are intact afterwards. And labels are granted, not
+# rezus.main.events.> or to the daemon's inboxes, a stream message get, a consumer of the
+# events stream), deleting a stream or another pool's consumer, publishing or pulling on
+# eu-2's subjects or another installation's, forging a job; the streams are intact afterwards. And labels are granted, not
 # said: eu-2's own user (allowed its own heartbeat) says eu-2 has region=eu-frankfurt while
 # eu-1 is away: fra's next run waits for a runner granted that label (NoRunnerForPool), no
 # Run starts for eu-2 to claim, and Runner eu-2 shows the label refused; eu-1 back, it runs.
@@ -52,6 +52,7 @@ runner:
   nats_user: $n
   nats_password_file: $WORK/$n.pw
   token_file: $WORK/$n.token
+  installation: main
 CONF
 	"$REZUSCLOUD" runner -c "$WORK/$n.conf" --nats-permissions >"$WORK/$n.perm.json" 2>&1
 	expect_eq "rezuscloud runner --nats-permissions prints $n's permissions" "0" "$?"
@@ -105,6 +106,7 @@ runners:
   nats_password_file: $WORK/daemon.pw
   heartbeat_timeout: 3s
   claim_timeout: 2s
+  installation: main
 plugin_dir: $top_builddir/plugins
 plugins:
   sim: {}
@@ -124,10 +126,10 @@ for n in eu-1 eu-2; do
 	printf '  daemon_url: %s\n' "$BASE" >>"$WORK/$n.conf"
 done
 for _ in $(seq 1 100); do
-	curl -s "$BASE/readyz?verbose" | grep -q 'nats:.*REZUS_EVENTS present' && break
+	curl -s "$BASE/readyz?verbose" | grep -q 'nats:.*REZUS_MAIN_EVENTS present' && break
 	sleep 0.1
 done
-expect_match "the daemon made its streams as the example's rezuscloud user" 'REZUS_EVENTS present' "$(curl -s "$BASE/readyz?verbose")"
+expect_match "the daemon made its streams as the example's rezuscloud user" 'REZUS_MAIN_EVENTS present' "$(curl -s "$BASE/readyz?verbose")"
 "$REZUSCLOUD" runner -c "$WORK/eu-1.conf" >"$WORK/eu-1.log" 2>&1 &
 RA=$!
 "$REZUSCLOUD" runner -c "$WORK/eu-2.conf" >"$WORK/eu-2.log" 2>&1 &
@@ -186,17 +188,18 @@ for i, op in enumerate(ops):
 PY
 }
 EU1="runner-eu-1-pw"
-out=$(as_user eu-1 "$EU1" "PUB rezus.runners.eu-1.heartbeat" "SUB rezus.runners.eu-1.cancel")
+out=$(as_user eu-1 "$EU1" "PUB rezus.main.runners.eu-1.heartbeat" "SUB rezus.main.runners.eu-1.cancel")
 expect_eq "eu-1's user publishes its heartbeat and takes its cancels (the client works)" "ok ok" "$(echo $out)"
-for op in "SUB rezus.events.>" "SUB _INBOX.>" "SUB >" "PUB \$JS.API.STREAM.MSG.GET.REZUS_EVENTS" \
-	"PUB \$JS.API.CONSUMER.DURABLE.CREATE.REZUS_EVENTS.spy" "PUB \$JS.API.CONSUMER.CREATE.REZUS_EVENTS" \
-	"PUB \$JS.API.STREAM.DELETE.REZUS_JOBS" "PUB \$JS.API.STREAM.DELETE.REZUS_EVENTS" \
-	"PUB \$JS.API.STREAM.PURGE.REZUS_JOBS" "PUB \$JS.API.CONSUMER.DELETE.REZUS_JOBS.pool-region_eu-paris" \
-	"PUB \$JS.API.CONSUMER.DELETE.REZUS_EVENTS.rezus-daemon" \
-	"PUB rezus.runners.eu-2.heartbeat" "SUB rezus.runners.eu-2.cancel" "SUB _RZ_INBOX.runner.eu-2.>" \
-	"PUB \$JS.API.CONSUMER.MSG.NEXT.REZUS_JOBS.pool-region_eu-paris" \
-	"PUB \$JS.ACK.REZUS_JOBS.pool-region_eu-paris.1.1.1.1.1" "PUB rezus.jobs.default" \
-	"PUB rezus.runners.eu-2.cancel"; do
+for op in "SUB rezus.main.events.>" "SUB _INBOX.>" "SUB >" "PUB \$JS.API.STREAM.MSG.GET.REZUS_MAIN_EVENTS" \
+	"PUB \$JS.API.CONSUMER.DURABLE.CREATE.REZUS_MAIN_EVENTS.spy" "PUB \$JS.API.CONSUMER.CREATE.REZUS_MAIN_EVENTS" \
+	"PUB \$JS.API.STREAM.DELETE.REZUS_MAIN_JOBS" "PUB \$JS.API.STREAM.DELETE.REZUS_MAIN_EVENTS" \
+	"PUB \$JS.API.STREAM.PURGE.REZUS_MAIN_JOBS" "PUB \$JS.API.CONSUMER.DELETE.REZUS_MAIN_JOBS.pool-region_eu-paris" \
+	"PUB \$JS.API.CONSUMER.DELETE.REZUS_MAIN_EVENTS.rezus-daemon" \
+	"PUB rezus.main.runners.eu-2.heartbeat" "SUB rezus.main.runners.eu-2.cancel" "SUB _RZ_INBOX.runner.eu-2.>" \
+	"PUB \$JS.API.CONSUMER.MSG.NEXT.REZUS_MAIN_JOBS.pool-region_eu-paris" \
+	"PUB \$JS.ACK.REZUS_MAIN_JOBS.pool-region_eu-paris.1.1.1.1.1" "PUB rezus.main.jobs.default" \
+	"PUB rezus.main.runners.eu-2.cancel" \
+	"PUB rezus.other.events.run-x" "PUB \$JS.API.CONSUMER.MSG.NEXT.REZUS_OTHER_JOBS.pool-default"; do
 	expect_match "as eu-1's NATS user, refused: $op" "Permissions Violation" "$(as_user eu-1 "$EU1" "$op")"
 done
 js_info() { # STREAM: its info as the daemon's user
@@ -216,8 +219,8 @@ while True:
         print(d.get("config", {}).get("name", d.get("error", {}).get("description", "?"))); break
 PY
 }
-expect_eq "both streams are intact" "REZUS_JOBS REZUS_EVENTS" "$(js_info REZUS_JOBS) $(js_info REZUS_EVENTS)"
-expect_eq "nats-server logged each refusal, naming eu-1" "18" "$(grep -c 'Violation - User "eu-1"' "$WORK/nats.log")"
+expect_eq "both streams are intact" "REZUS_MAIN_JOBS REZUS_MAIN_EVENTS" "$(js_info REZUS_MAIN_JOBS) $(js_info REZUS_MAIN_EVENTS)"
+expect_eq "nats-server logged each refusal, naming eu-1" "20" "$(grep -c 'Violation - User "eu-1"' "$WORK/nats.log")"
 
 # the runners still work after the attacks
 out=$(curl -s -X PATCH -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/merge-patch+json' "$API/tenants/fra/nodegroups/cp" -d '{"spec":{"count":2}}')
@@ -246,7 +249,7 @@ hb = json.dumps({"name": "eu-2", "labels": {"region": "eu-frankfurt"}, "version"
 for _ in range(200):  # 60 s at most
     if os.path.exists(sys.argv[2]):
         break
-    s.sendall(b"PUB rezus.runners.eu-2.heartbeat %d\r\n%s\r\n" % (len(hb), hb))
+    s.sendall(b"PUB rezus.main.runners.eu-2.heartbeat %d\r\n%s\r\n" % (len(hb), hb))
     time.sleep(0.3)
 PY
 FORGER=$!

@@ -95,7 +95,7 @@ CONF
 done
 # the runners pull from the streams the daemon creates: start them once it has
 for _ in $(seq 1 100); do
-	curl -s "$BASE/readyz?verbose" | grep -q 'nats:.*REZUS_EVENTS present' && break
+	curl -s "$BASE/readyz?verbose" | grep -q 'nats:.*_EVENTS present' && break
 	sleep 0.1
 done
 "$REZUSCLOUD" runner -c "$WORK/a.conf" >"$WORK/a.log" 2>&1 &

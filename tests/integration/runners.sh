@@ -68,10 +68,21 @@ wait_phase() {
 	return 1
 }
 
+# The installation's name on NATS, derived from the data dir (runners.installation empty),
+# which heartbeat-only runners (no runner.daemon_url to ask) are given.
+for _ in $(seq 1 100); do
+	INST=$(curl -s "http://127.0.0.1:$PORT/readyz?verbose" | sed -n 's/.* as installation \([a-z0-9-]*\),.*/\1/p')
+	[ -n "$INST" ] && break
+	sleep 0.1
+done
+expect_match "the daemon's installation is derived from its data dir (8 hex digits)" '^[0-9a-f]{8}$' "$INST"
+IUP=$(echo "$INST" | tr a-z A-Z)
+
 runner_conf() { # NAME LABELS PASSWORD_FILE
 	cat >"$WORK/$1.conf" <<CONF
 runner:
   name: $1
+  installation: $INST
   labels: [$2]
   heartbeat: 1s
   concurrency: 2
@@ -85,6 +96,10 @@ runner_conf r1 "region=eu-frankfurt, tier=gold" "$WORK/runner.pw"
 runner_conf r2 "region=us-ashburn" "$WORK/runner.pw"
 runner_conf bad "region=nowhere" "$WORK/wrong.pw"
 check "rezuscloud runner --check-config accepts the runner's file" "$REZUSCLOUD" runner -c "$WORK/r1.conf" --check-config
+grep -v '^  installation:' "$WORK/r1.conf" >"$WORK/noinst.conf"
+"$REZUSCLOUD" runner -c "$WORK/noinst.conf" --check-config >"$WORK/out" 2>&1
+expect_eq "without runner.daemon_url, runner.installation is required (exit 2)" "2" "$?"
+expect_match "naming the key" 'runner.installation: required without runner.daemon_url' "$(cat "$WORK/out")"
 "$REZUSCLOUD" runner -c "$WORK/r1.conf" >"$WORK/r1.log" 2>&1 &
 R1=$!
 "$REZUSCLOUD" runner -c "$WORK/r2.conf" >"$WORK/r2.log" 2>&1 &
@@ -110,9 +125,10 @@ code=$(api -o /dev/null -w '%{http_code}' -X PUT -H 'Content-Type: application/j
 expect_eq "a Runner's status is the daemon's (no status route for users: 405)" "405" "$code"
 
 jsz=$(curl -s "http://127.0.0.1:$MPORT/jsz?streams=true&config=true")
-expect_match "the stream REZUS_JOBS exists (work queue)" '"name": ?"REZUS_JOBS"' "$jsz"
-expect_match "the stream REZUS_EVENTS exists" '"name": ?"REZUS_EVENTS"' "$jsz"
-expect_match "REZUS_JOBS has work-queue retention" '"retention": ?"workqueue"' "$jsz"
+expect_match "the stream REZUS_${IUP}_JOBS exists (work queue)" "\"name\": ?\"REZUS_${IUP}_JOBS\"" "$jsz"
+expect_match "the stream REZUS_${IUP}_EVENTS exists" "\"name\": ?\"REZUS_${IUP}_EVENTS\"" "$jsz"
+expect_match "the job stream has work-queue retention" '"retention": ?"workqueue"' "$jsz"
+expect_match "the job stream takes the installation's subjects" "\"rezus.$INST.jobs.(>|\\\\u003e)\"" "$jsz"
 expect_eq "/metrics: the daemon is connected to NATS" "1" "$(metric rezuscloud_nats_connected)"
 expect_eq "/metrics: two runners Ready" "2" "$(metric 'rezuscloud_runners{phase="Ready"}')"
 expect_match "/readyz?verbose names the NATS state" '\[\+\]nats: connected to nats://127.0.0.1' "$(curl -s "http://127.0.0.1:$PORT/readyz?verbose")"
@@ -128,7 +144,7 @@ expect_eq "/metrics: one runner Lost" "1" "$(metric 'rezuscloud_runners{phase="L
 # Labels are granted, not said: a heartbeat of r1 (any runner user may publish one; with
 # the per-runner users of docs/runners.md, r1's own) saying region=us-ashburn, r2's region.
 hb_r1() { # LABELS-JSON: one heartbeat of r1 as the runner user
-	python3 - "$NPORT" "$1" <<'PY'
+	python3 - "$NPORT" "$1" "$INST" <<'PY'
 import json, socket, sys
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
 f = s.makefile("rb")
@@ -136,7 +152,7 @@ f.readline()  # INFO
 hb = json.dumps({"name": "r1", "labels": json.loads(sys.argv[2]), "version": "x", "concurrency": 1,
                  "running": [], "startedAt": "2026-12-01T00:00:00Z"}).encode()
 s.sendall(b'CONNECT {"user":"runner","pass":"runner-nats-pw-1","verbose":false,"pedantic":false}\r\n')
-s.sendall(b"PUB rezus.runners.r1.heartbeat %d\r\n%s\r\nPING\r\n" % (len(hb), hb))
+s.sendall(b"PUB rezus.%s.runners.r1.heartbeat %d\r\n%s\r\nPING\r\n" % (sys.argv[3].encode(), len(hb), hb))
 print(f.readline().decode().strip())
 PY
 }
@@ -155,12 +171,13 @@ expect_match "a bad label in spec.labels is refused, naming the field" '"code":4
 
 # A forged heartbeat on r2's subject naming another runner, and malformed ones: dropped.
 before=$(metric rezuscloud_runner_heartbeats_dropped_total)
-python3 - "$NPORT" <<'PY'
+python3 - "$NPORT" "$INST" <<'PY'
 import socket, sys
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
 f = s.makefile("rb")
 f.readline()  # INFO
 def pub(subj, data):
+    subj = subj.replace("rezus.", "rezus.%s." % sys.argv[2], 1)
     s.sendall(b"PUB %s %d\r\n%s\r\n" % (subj.encode(), len(data), data))
 s.sendall(b'CONNECT {"user":"runner","pass":"runner-nats-pw-1","verbose":false,"pedantic":false}\r\n')
 pub("rezus.runners.r2.heartbeat", b'{"name":"r9","labels":{},"version":"x","concurrency":1,"running":[],"startedAt":"2026-12-01T00:00:00Z"}')
@@ -232,6 +249,8 @@ else
 fi
 sleep 1
 expect_match "/readyz?verbose says NATS is not connected" '\[\+\]nats: not connected' "$(curl -s "http://127.0.0.1:$PORT/readyz?verbose")"
+for _ in $(seq 1 50); do curl -s "http://127.0.0.1:$PORT/readyz?verbose" | grep -q ' as installation' && break; sleep 0.1; done
+expect_match "the installation is the same at the next start (the data dir's)" " as installation $INST," "$(curl -s "http://127.0.0.1:$PORT/readyz?verbose")"
 expect_eq "/metrics: rezuscloud_nats_connected 0" "0" "$(metric rezuscloud_nats_connected)"
 expect_match "the log says NATS closed the connection" 'closed the connection.*credentials' "$(cat "$WORK/daemon2.log")"
 kill -TERM "$DAEMON_PID"

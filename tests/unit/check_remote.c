@@ -17,7 +17,7 @@
 #include "core/remote/nats.h"
 #include "tests/unit/testutil.h"
 
-#define SUBJ "rezus.runners.eu-1.heartbeat"
+#define SUBJ "rezus.a1b2c3d4.runners.eu-1.heartbeat"
 #define GOOD                                                                                       \
 	"{\"name\":\"eu-1\",\"labels\":{\"region\":\"eu-frankfurt\"},\"version\":\"0.9.0\","       \
 	"\"concurrency\":2,\"running\":[\"run-abc12\"],\"startedAt\":\"2026-12-01T20:00:00."       \
@@ -66,10 +66,12 @@ struct bad {
 };
 
 static const struct bad bad[] = {
-	{ "rezus.runners.eu-2.heartbeat", GOOD, "name: not 'eu-2'" },
-	{ "rezus.runners.heartbeat", GOOD, "names no runner" },
-	{ "rezus.runners.EU.heartbeat", GOOD, "names no runner" },
-	{ "rezus.jobs.eu-1.heartbeat", GOOD, "names no runner" },
+	{ "rezus.a1b2c3d4.runners.eu-2.heartbeat", GOOD, "name: not 'eu-2'" },
+	{ "rezus.a1b2c3d4.runners.heartbeat", GOOD, "names no runner" },
+	{ "rezus.a1b2c3d4.runners.EU.heartbeat", GOOD, "names no runner" },
+	{ "rezus.a1b2c3d4.jobs.eu-1.heartbeat", GOOD, "names no runner" },
+	{ "rezus.runners.eu-1.heartbeat", GOOD, "names no runner" },
+	{ "rezus..runners.eu-1.heartbeat", GOOD, "names no runner" },
 	{ SUBJ, "not json", "not a JSON object" },
 	{ SUBJ, "[1,2]", "not a JSON object" },
 	{ SUBJ, "{\"name\":\"eu-1\",\"name\":\"eu-1\"}", "not a JSON object" },
@@ -245,6 +247,19 @@ START_TEST(test_settings)
 	ck_assert_str_eq(cfg.runner_labels[0], "region=eu");
 	rz_config_free(&cfg);
 
+	ck_assert_int_eq(
+	    load("runners:\n  installation: home-1\nrunner:\n  installation: home-1\n", &cfg, &err),
+	    0);
+	ck_assert_str_eq(cfg.runners_installation, "home-1");
+	ck_assert_str_eq(cfg.runner_installation, "home-1");
+	rz_config_free(&cfg);
+	ck_assert_int_ne(load("runners:\n  installation: Home.1\n", &cfg, &err), 0);
+	ck_assert_ptr_nonnull(strstr(err.msg, "runners.installation"));
+	rz_config_free(&cfg);
+	ck_assert_int_ne(load("runner:\n  installation: a>\n", &cfg, &err), 0);
+	ck_assert_ptr_nonnull(strstr(err.msg, "runner.installation"));
+	rz_config_free(&cfg);
+
 	ck_assert_int_ne(load("runner:\n  concurrency: 65\n", &cfg, &err), 0);
 	ck_assert_ptr_nonnull(strstr(err.msg, "runner.concurrency"));
 	rz_config_free(&cfg);
@@ -359,40 +374,80 @@ static bool holds(const json_t *a, const char *v)
 	return false;
 }
 
+/* An installation's names: every subject and stream carries it; bad names refused. */
+START_TEST(test_installation_names)
+{
+	static const char *const nope[] = {
+		"", "A1", "a.b", "a*", "a>", "a b", "123456789012345678901234567890123"
+	};
+	rz_nats_names_t n;
+	rz_err_t err = { 0 };
+
+	ck_assert_int_eq(rz_nats_names("runners.installation", "3f9c01ab", &n, &err), 0);
+	ck_assert_str_eq(n.jobs_stream, "REZUS_3F9C01AB_JOBS");
+	ck_assert_str_eq(n.events_stream, "REZUS_3F9C01AB_EVENTS");
+	ck_assert_str_eq(n.jobs, "rezus.3f9c01ab.jobs.");
+	ck_assert_str_eq(n.events, "rezus.3f9c01ab.events.");
+	ck_assert_str_eq(n.runners, "rezus.3f9c01ab.runners.");
+	ck_assert_int_eq(rz_nats_names("k", "12345678901234567890123456789012", &n, &err), 0);
+	for (size_t i = 0; i < sizeof(nope) / sizeof(nope[0]); i++) {
+		err = (rz_err_t){ 0 };
+		ck_assert_int_eq(rz_nats_names("runners.installation", nope[i], &n, &err),
+		                 REZUS_EINVALID);
+		ck_assert_msg(strstr(err.msg, "runners.installation") != NULL, "%s", err.msg);
+	}
+	ck_assert_int_eq(rz_nats_names("k", NULL, &n, &err), REZUS_EINVALID);
+	/* what follows the installation, whatever it is */
+	ck_assert_str_eq(rz_nats_subject_rest("rezus.x.events.run-1", "events"), "run-1");
+	ck_assert_str_eq(rz_nats_subject_rest("rezus.home-1.runners.a.cancel", "runners"),
+	                 "a.cancel");
+	ck_assert(rz_nats_subject_rest("rezus.events.run-1", "events") == NULL);
+	ck_assert(rz_nats_subject_rest("rezus.x.events.", "events") == NULL);
+	ck_assert(rz_nats_subject_rest("rezus.x.eventsX.run-1", "events") == NULL);
+	ck_assert(rz_nats_subject_rest("rezus..events.run-1", "events") == NULL);
+	ck_assert(rz_nats_subject_rest("other.x.events.run-1", "events") == NULL);
+	ck_assert(rz_nats_subject_rest(NULL, "events") == NULL);
+}
+END_TEST
+
 START_TEST(test_runner_permissions)
 {
 	char why[256] = "";
 	json_t *labels = sel("{\"region\":\"eu.1\",\"zone\":\"z1\"}"), *p, *pub, *sub;
+	rz_nats_names_t n;
+	rz_err_t err = { 0 };
 
-	p = rz_dispatch_permissions("eu-1", labels, why, sizeof(why));
+	ck_assert_int_eq(rz_nats_names("k", "home-1", &n, &err), 0);
+	p = rz_dispatch_permissions(&n, "eu-1", labels, why, sizeof(why));
 	ck_assert_msg(p != NULL, "%s", why);
 	pub = json_object_get(json_object_get(p, "publish"), "allow");
 	sub = json_object_get(json_object_get(p, "subscribe"), "allow");
 	/* its heartbeat and events, then four subjects per pool (default, region, zone, both) */
 	ck_assert_int_eq(json_array_size(pub), 2 + 4 * 4);
-	ck_assert(holds(pub, "rezus.runners.eu-1.heartbeat"));
-	ck_assert(holds(pub, "rezus.events.*"));
-	ck_assert(holds(pub, "$JS.API.CONSUMER.MSG.NEXT.REZUS_JOBS.pool-default"));
-	ck_assert(holds(pub, "$JS.API.CONSUMER.DURABLE.CREATE.REZUS_JOBS.pool-region_eu~2E1"));
-	ck_assert(holds(pub, "$JS.API.CONSUMER.INFO.REZUS_JOBS.pool-region_eu~2E1=zone_z1"));
-	ck_assert(holds(pub, "$JS.ACK.REZUS_JOBS.pool-zone_z1.>"));
+	ck_assert(holds(pub, "rezus.home-1.runners.eu-1.heartbeat"));
+	ck_assert(holds(pub, "rezus.home-1.events.*"));
+	ck_assert(holds(pub, "$JS.API.CONSUMER.MSG.NEXT.REZUS_HOME-1_JOBS.pool-default"));
+	ck_assert(
+	    holds(pub, "$JS.API.CONSUMER.DURABLE.CREATE.REZUS_HOME-1_JOBS.pool-region_eu~2E1"));
+	ck_assert(holds(pub, "$JS.API.CONSUMER.INFO.REZUS_HOME-1_JOBS.pool-region_eu~2E1=zone_z1"));
+	ck_assert(holds(pub, "$JS.ACK.REZUS_HOME-1_JOBS.pool-zone_z1.>"));
 	/* nothing wider: no other runner, no stream API, no wildcard over JetStream */
 	ck_assert(!holds(pub, "$JS.API.>"));
 	ck_assert(!holds(pub, "rezus.runners.*.heartbeat"));
 	ck_assert_int_eq(json_array_size(sub), 2);
 	ck_assert(holds(sub, "_RZ_INBOX.runner.eu-1.>"));
-	ck_assert(holds(sub, "rezus.runners.eu-1.cancel"));
+	ck_assert(holds(sub, "rezus.home-1.runners.eu-1.cancel"));
 	json_decref(p);
 	json_decref(labels);
 	/* seven labels: 64 pools; eight: refused as the runner itself refuses them */
 	labels = sel("{\"a\":\"1\",\"b\":\"1\",\"c\":\"1\",\"d\":\"1\",\"e\":\"1\",\"f\":\"1\","
 	             "\"g\":\"1\"}");
-	p = rz_dispatch_permissions("r", labels, why, sizeof(why));
+	p = rz_dispatch_permissions(&n, "r", labels, why, sizeof(why));
 	ck_assert_int_eq(json_array_size(json_object_get(json_object_get(p, "publish"), "allow")),
 	                 2 + 64 * 4);
 	json_decref(p);
 	json_object_set_new(labels, "h", json_string("1"));
-	ck_assert(rz_dispatch_permissions("r", labels, why, sizeof(why)) == NULL);
+	ck_assert(rz_dispatch_permissions(&n, "r", labels, why, sizeof(why)) == NULL);
 	json_decref(labels);
 }
 END_TEST
@@ -599,7 +654,7 @@ END_TEST
 START_TEST(test_event_mac)
 {
 	unsigned char key[RZ_DISPATCH_KEY_LEN], other[RZ_DISPATCH_KEY_LEN];
-	const char *subject = "rezus.events.run-abc12";
+	const char *subject = "rezus.a1b2c3d4.events.run-abc12";
 	const char *msg =
 	    "{\"run\":\"run-abc12\",\"step\":\"apply\",\"seq\":8,\"exit\":{\"status\":0}}";
 	char mac[RZ_DISPATCH_MAC_HEX], tampered[RZ_DISPATCH_MAC_HEX];
@@ -611,7 +666,8 @@ START_TEST(test_event_mac)
 	ck_assert_uint_eq(strlen(mac), 64);
 	ck_assert(rz_dispatch_event_mac_ok(key, subject, msg, strlen(msg), mac));
 	ck_assert(!rz_dispatch_event_mac_ok(other, subject, msg, strlen(msg), mac));
-	ck_assert(!rz_dispatch_event_mac_ok(key, "rezus.events.run-abc13", msg, strlen(msg), mac));
+	ck_assert(!rz_dispatch_event_mac_ok(key, "rezus.a1b2c3d4.events.run-abc13", msg,
+	                                    strlen(msg), mac));
 	ck_assert(!rz_dispatch_event_mac_ok(key, subject, msg, strlen(msg) - 1, mac));
 	ck_assert(!rz_dispatch_event_mac_ok(key, subject, msg, strlen(msg), NULL));
 	ck_assert(!rz_dispatch_event_mac_ok(key, subject, msg, strlen(msg), ""));
@@ -628,7 +684,7 @@ START_TEST(test_event_messages)
 {
 	rz_dispatch_event_t ev;
 	char why[256] = "", *s;
-	const char *subj = "rezus.events.run-abc12";
+	const char *subj = "rezus.a1b2c3d4.events.run-abc12";
 	char *big;
 
 	s = rz_dispatch_event_line("run-abc12", "apply", 3, "hello \"x\"", 9, true);
@@ -642,8 +698,8 @@ START_TEST(test_event_messages)
 	ck_assert_str_eq(ev.step, "apply");
 	rz_dispatch_event_clear(&ev);
 	/* the same event on another run's subject is refused */
-	ck_assert(!rz_dispatch_event_parse("rezus.events.run-other", s, strlen(s), &ev, why,
-	                                   sizeof(why)));
+	ck_assert(!rz_dispatch_event_parse("rezus.a1b2c3d4.events.run-other", s, strlen(s), &ev,
+	                                   why, sizeof(why)));
 	free(s);
 	s = rz_dispatch_event_exit("run-abc12", "plan", 9, 2, false, true);
 	ck_assert_msg(rz_dispatch_event_parse(subj, s, strlen(s), &ev, why, sizeof(why)), "%s",
@@ -695,8 +751,10 @@ START_TEST(test_event_messages)
 			              "%s", nope[i]);
 			ck_assert_msg(why[0] != '\0', "%s", nope[i]);
 		}
-		ck_assert(
-		    !rz_dispatch_event_parse("rezus.jobs.default", "{}", 2, &ev, why, sizeof(why)));
+		ck_assert(!rz_dispatch_event_parse("rezus.a1b2c3d4.jobs.default", "{}", 2, &ev, why,
+		                                   sizeof(why)));
+		ck_assert(!rz_dispatch_event_parse("rezus.events.run-abc12", "{}", 2, &ev, why,
+		                                   sizeof(why)));
 	}
 }
 END_TEST
@@ -716,6 +774,7 @@ int main(void)
 	tcase_add_test(tc, test_pool_escaping);
 	tcase_add_test(tc, test_bad_selectors);
 	tcase_add_test(tc, test_runner_pools);
+	tcase_add_test(tc, test_installation_names);
 	tcase_add_test(tc, test_runner_permissions);
 	tcase_add_test(tc, test_runner_serves_granted_labels);
 	tcase_add_test(tc, test_selector_merge);
