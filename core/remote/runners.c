@@ -956,7 +956,6 @@ void rz_runners_stats(const rz_runners_t *r, rz_runners_stats_t *out)
 static void h_assignment(rz_req_t *req, void *ctx)
 {
 	rz_runners_t *r = ctx;
-	json_t *o;
 
 	if (!r->enabled) {
 		rz_reply_error(req, 404, NULL,
@@ -964,10 +963,10 @@ static void h_assignment(rz_req_t *req, void *ctx)
 		               "(runners.nats_url is empty)");
 		return;
 	}
-	o = json_pack("{s:s, s:s, s:s}", "installation", r->names.installation, "jobsStream",
-	              r->names.jobs_stream, "eventsStream", r->names.events_stream);
-	rz_reply_json(req, 200, o);
-	json_decref(o);
+	rz_reply_json(req, 200,
+	              json_pack("{s:s, s:s, s:s}", "installation", r->names.installation,
+	                        "jobsStream", r->names.jobs_stream, "eventsStream",
+	                        r->names.events_stream));
 }
 
 static const int assignment_errors[] = { 404, 0 };
