@@ -17,6 +17,7 @@ static const rzc_kind_t kinds[] = {
 	{ "Event", "events", "event", "ev", true, false },
 	{ "Provider", "providers", "provider", "pv", false, false },
 	{ "Runner", "runners", "runner", "rn", false, false },
+	{ "AccessBinding", "accessbindings", "accessbinding", "ab", false, false },
 	{ "User", "users", "user", "", false, false },
 	{ "APIToken", "tokens", "token", "", false, true },
 };

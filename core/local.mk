@@ -32,6 +32,7 @@ core_librezus_core_la_SOURCES = \
 	core/store/backup.c core/store/backup.h \
 	core/store/restore.c core/store/restore.h \
 	core/auth/auth.c core/auth/auth.h \
+	core/auth/bindings.c core/auth/bindings.h \
 	core/auth/access.c core/auth/access.h \
 	core/auth/audit.c core/auth/audit.h \
 	core/auth/session.c core/auth/session.h \

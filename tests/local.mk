@@ -62,6 +62,7 @@ INTEGRATION_TESTS = \
 	tests/integration/runners.sh \
 	tests/integration/natsperms.sh \
 	tests/integration/installations.sh \
+	tests/integration/tenancy.sh \
 	tests/integration/tls.sh \
 	tests/integration/kubectl.sh \
 	tests/integration/crash.sh \

@@ -2193,19 +2193,24 @@ static int build_routes(rz_api_t *api)
 			rc = add_route(api, k, FORM_ALL, p, handle);
 		}
 	}
+	/* discovery is the kind table, no tenant's data: any signed-in user reads it (one with
+	 * no role on the installation too: kubectl asks it before a tenant's objects) */
 	if (rc == 0) {
 		rc = add_route(api, NULL, FORM_COLLECTION, "/api/v1", handle_discovery);
 	}
 	if (rc == 0) {
 		api->routes[api->n - 1].doc = discovery_doc;
+		api->routes[api->n - 1].role = RZ_ROLE_NONE;
 		rc = add_route(api, NULL, FORM_COLLECTION, "/api", handle_api_versions);
 	}
 	if (rc == 0) {
 		api->routes[api->n - 1].doc = api_versions_doc;
+		api->routes[api->n - 1].role = RZ_ROLE_NONE;
 		rc = add_route(api, NULL, FORM_COLLECTION, "/apis", handle_api_groups);
 	}
 	if (rc == 0) {
 		api->routes[api->n - 1].doc = api_groups_doc;
+		api->routes[api->n - 1].role = RZ_ROLE_NONE;
 		rc =
 		    add_route(api, NULL, FORM_ITEM,
 		              "/api/v1/tenants/{tenant}/effectivepatches/{role}", handle_effective);

@@ -780,13 +780,14 @@ int rz_openapi_new(rz_openapi_t **out, rz_http_t *http, rz_err_t *err)
 		return rz_err_set(err, -ENOMEM, "openapi: out of memory");
 	}
 	o->http = http;
-	o->routes[0] = (rz_route_t){ .methods = RZ_M_GET,
-		                     .pattern = INDEX,
-		                     .fn = handle_index,
-		                     .ctx = o,
-		                     .role = RZ_ROLE_VIEW,
-		                     .verb = "get",
-		                     .doc = index_doc };
+	o->routes[0] =
+	    (rz_route_t){ .methods = RZ_M_GET,
+		          .pattern = INDEX,
+		          .fn = handle_index,
+		          .ctx = o,
+		          .role = RZ_ROLE_NONE, /* the kinds' schemas: any signed-in user */
+		          .verb = "get",
+		          .doc = index_doc };
 	o->routes[1] = o->routes[0];
 	o->routes[1].pattern = INDEX "/" ALL_KEY;
 	o->routes[1].fn = handle_all;

@@ -361,10 +361,23 @@ static const char *credentials(const rz_req_t *req, const rz_route_t *route, cha
 	return buf;
 }
 
+/* The tenant a route acts on, when it names one: its {tenant} (the tenant's objects, state,
+ * runs, credentials), or a Tenant's own {name}. AccessBindings grant roles there. */
+static const char *route_tenant(const rz_req_t *req, const rz_route_t *route)
+{
+	const char *t = rz_req_param(req, "tenant");
+
+	if (t == NULL && route->kind != NULL && strcmp(route->kind, "Tenant") == 0) {
+		t = rz_req_param(req, "name");
+	}
+	return t != NULL && t[0] != '\0' ? t : NULL;
+}
+
 bool rz_access_guard(void *ctx, rz_req_t *req, const rz_route_t *route)
 {
 	rz_access_t *a = ctx;
 	struct reqinfo *i = info(req);
+	const char *tenant;
 	rz_err_t err = { 0 };
 	char cookie[RZ_COOKIE_MAX + 8];
 	int rc;
@@ -415,6 +428,11 @@ bool rz_access_guard(void *ctx, rz_req_t *req, const rz_route_t *route)
 		return false;
 	}
 	if (i->p.role >= route->role || owner_may(route, req, &i->p)) {
+		return true;
+	}
+	tenant = route_tenant(req, route);
+	if (tenant != NULL && route->role >= RZ_ROLE_VIEW &&
+	    rz_auth_tenant_role(a->auth, &i->p, tenant) >= route->role) {
 		return true;
 	}
 	forbidden(req, route, &i->p, NULL);

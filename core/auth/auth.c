@@ -19,6 +19,7 @@
 #include <jwt.h>
 
 #include "core/auth/auth.h"
+#include "core/auth/bindings.h"
 #include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/model/fields.h"
@@ -57,6 +58,8 @@ struct known_user {
 	uint64_t gen;
 	int role;
 	bool disabled, must_change;
+	char groups[RZ_USER_GROUPS_MAX][64];
+	size_t ngroups;
 };
 
 #define VERIFIED_SLOTS 512
@@ -75,6 +78,7 @@ struct rz_auth {
 	rz_db_t *db;
 	rz_store_t *store;
 	rz_bus_t *bus;
+	rz_bindings_t *bindings; /* AccessBindings: roles on some tenants */
 	uint64_t sub;
 	uint64_t user_gen;
 	struct verified verified[VERIFIED_SLOTS];
@@ -118,6 +122,9 @@ int rz_role_parse(const char *s)
 	if (s == NULL) {
 		return 0;
 	}
+	if (strcmp(s, "none") == 0) {
+		return RZ_ROLE_NONE;
+	}
 	if (strcmp(s, "view") == 0) {
 		return RZ_ROLE_VIEW;
 	}
@@ -138,30 +145,45 @@ const char *rz_role_name(int role)
 		return "admin";
 	case RZ_ROLE_PUBLIC:
 		return "anonymous";
+	case RZ_ROLE_NONE:
+		return "none";
 	}
-	return "none";
+	return "unset";
 }
 
 /* ------------------------------------------------------------------ minting */
+
+/* The most a credential of a user with this role may be given: the role, or for a user with
+ * none on the installation admin (what it may do is still what its AccessBindings grant). */
+static int mint_ceiling(int role)
+{
+	return role == RZ_ROLE_NONE ? RZ_ROLE_ADMIN : role;
+}
 
 void rz_auth_mint_check(const rz_principal_t *maker, int owner_role, json_t *spec, json_t *causes)
 {
 	const char *scope = json_string_value(json_object_get(spec, "scope"));
 	const char *at = json_string_value(json_object_get(spec, "expiresAt"));
-	int ceiling = owner_role;
+	int ceiling = mint_ceiling(owner_role);
 	int want = rz_role_parse(json_string_value(json_object_get(spec, "role")));
+	bool global_admin =
+	    owner_role >= RZ_ROLE_ADMIN && (maker == NULL || maker->role >= RZ_ROLE_ADMIN);
 
-	if (maker != NULL && maker->role < ceiling) {
-		ceiling = maker->role;
+	owner_role = ceiling;
+	if (maker != NULL) {
+		int m = mint_ceiling(maker->role);
+		m = maker->cap != 0 && maker->cap < m ? maker->cap : m;
+		ceiling = m < ceiling ? m : ceiling;
 	}
 	if (scope != NULL && strcmp(scope, "runner") == 0) {
 		/* a runner's claims hand out any tenant's state: only an admin's token may */
-		if (ceiling < RZ_ROLE_ADMIN) {
+		if (ceiling < RZ_ROLE_ADMIN || !global_admin) {
 			rz_fields_cause(
 			    causes, "spec.scope", RZ_CAUSE_FORBIDDEN,
 			    "a runner token is an admin's: its owner and the credential "
 			    "making it need the admin role (here: %s)",
-			    rz_role_name(ceiling));
+			    rz_role_name(global_admin || ceiling < RZ_ROLE_ADMIN ? ceiling
+			                                                         : RZ_ROLE_NONE));
 		} else if (want != 0 && want != RZ_ROLE_ADMIN) {
 			rz_fields_cause(causes, "spec.role", RZ_CAUSE_FORBIDDEN,
 			                "a runner token has the admin role");
@@ -259,6 +281,8 @@ static void on_event(const rz_event_t *ev, void *arg)
 
 	if (strcmp(ev->kind->kind, "User") == 0) {
 		a->user_gen++;
+	} else if (strcmp(ev->kind->kind, "AccessBinding") == 0) {
+		rz_bindings_changed(a->bindings);
 	}
 }
 
@@ -315,6 +339,9 @@ int rz_auth_new(rz_auth_t **out, const rz_config_t *cfg, rz_db_t *db, rz_store_t
 	if (rc == 0) {
 		rc = load_grants(a, err);
 	}
+	if (rc == 0 && rz_bindings_new(&a->bindings, store) != 0) {
+		rc = rz_err_set(err, -ENOMEM, "auth: out of memory");
+	}
 	if (rc == 0 && bus != NULL && (a->sub = rz_bus_subscribe(bus, on_event, a)) == 0) {
 		rc = rz_err_set(err, -ENOMEM, "auth: out of memory");
 	}
@@ -334,8 +361,22 @@ void rz_auth_free(rz_auth_t *a)
 		}
 		sodium_memzero(a->secret, sizeof(a->secret));
 		sodium_memzero(a->verified, sizeof(a->verified));
+		rz_bindings_free(a->bindings);
 		free(a);
 	}
+}
+
+int rz_auth_tenant_role(rz_auth_t *a, const rz_principal_t *p, const char *tenant)
+{
+	int bound;
+
+	if (p->tenant_scope[0] != '\0' || p->runner_scope || a->bindings == NULL) {
+		return RZ_ROLE_NONE;
+	}
+	bound = rz_bindings_role(a->bindings, p->user, (const char(*)[64])p->groups, p->ngroups,
+	                         tenant);
+	bound = p->cap != 0 && p->cap < bound ? p->cap : bound;
+	return bound > p->role ? bound : p->role;
 }
 
 /* ------------------------------------------------------------------ sessions */
@@ -382,6 +423,7 @@ int rz_auth_issue(rz_auth_t *a, const char *user, int role, char **token, rz_pri
 	sodium_bin2hex(p->jti, sizeof(p->jti), raw, sizeof(raw));
 	snprintf(p->user, sizeof(p->user), "%s", user);
 	p->role = role;
+	p->cap = RZ_ROLE_ADMIN;
 	p->exp = now + a->ttl_s;
 	if (jwt_new(&jwt) != 0 || jwt_add_grant(jwt, "iss", RZ_JWT_ISSUER) != 0 ||
 	    jwt_add_grant(jwt, "sub", user) != 0 ||
@@ -568,6 +610,16 @@ static struct known_user *known(rz_auth_t *a, const char *name, rz_err_t *err)
 	k->gen = a->user_gen;
 	k->role = rz_role_parse(json_string_value(json_object_get(spec, "role")));
 	k->disabled = json_is_true(json_object_get(spec, "disabled"));
+	k->ngroups = 0;
+	for (size_t i = 0; i < json_array_size(json_object_get(spec, "groups")) &&
+	                   k->ngroups < RZ_USER_GROUPS_MAX;
+	     i++) {
+		const char *g =
+		    json_string_value(json_array_get(json_object_get(spec, "groups"), i));
+		if (g != NULL && strlen(g) < sizeof(k->groups[0])) {
+			snprintf(k->groups[k->ngroups++], sizeof(k->groups[0]), "%s", g);
+		}
+	}
 	k->must_change =
 	    json_is_true(json_object_get(json_object_get(u, "status"), "mustChangePassword"));
 	json_decref(u);
@@ -585,6 +637,9 @@ static int load_user(rz_auth_t *a, rz_principal_t *p, rz_err_t *err)
 		return rz_err_set(err, RZ_EAUTH, "user '%s' is disabled", p->user);
 	}
 	p->role = k->role;
+	p->cap = p->cap != 0 ? p->cap : RZ_ROLE_ADMIN;
+	memcpy(p->groups, k->groups, sizeof(p->groups));
+	p->ngroups = k->ngroups;
 	p->must_change_password = k->must_change;
 	return p->role != 0 ? 0 : rz_err_set(err, RZ_EAUTH, "user '%s' has no role", p->user);
 }
@@ -663,6 +718,7 @@ static int verify_token(rz_auth_t *a, const char *secret, rz_principal_t *p, rz_
 		                               ?: ""
 		                         : "");
 		p->role = cap < p->role ? cap : p->role;
+		p->cap = cap;
 		p->exp = expires ? rz_time_parse(expires) : 0;
 		if (p->runner_scope && p->role < RZ_ROLE_ADMIN) {
 			/* made before minting one needed admin, or its owner lost the role */
@@ -689,6 +745,7 @@ static int run_grant(rz_auth_t *a, const char *secret, rz_principal_t *p, rz_err
 			snprintf(p->user, sizeof(p->user), "run/%s", g->run);
 			snprintf(p->tenant_scope, sizeof(p->tenant_scope), "%s", g->tenant);
 			p->role = RZ_ROLE_EDIT;
+			p->cap = RZ_ROLE_EDIT;
 			return 0;
 		}
 	}

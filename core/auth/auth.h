@@ -31,7 +31,11 @@
 /* Who is asking, after authentication. */
 typedef struct rz_principal {
 	char user[64];
-	int role;          /* effective role: the user's current one, capped by a token's */
+	int role; /* effective role: the user's current one, capped by a token's */
+	int cap;  /* a token's role (what it may do at most, on tenants too); admin for
+	             sessions */
+	char groups[RZ_USER_GROUPS_MAX][64]; /* User.spec.groups, for AccessBindings */
+	size_t ngroups;
 	char token_id[64]; /* API token id; "" for sessions */
 	char jti[40];      /* session id; "" for API tokens */
 	int64_t exp;       /* session expiry (Unix seconds); 0 for tokens without expiry */
@@ -64,6 +68,11 @@ int rz_auth_issue(rz_auth_t *a, const char *user, int role, char **token, rz_pri
  * log — never shown to the client in more detail than "invalid credentials") otherwise. The
  * role comes from the user's stored object at this moment, so demotions act at once. */
 int rz_auth_authenticate(rz_auth_t *a, const char *header, rz_principal_t *p, rz_err_t *err);
+
+/* What p may do on tenant: the higher of its role and what the AccessBindings grant it there
+ * (core/auth/bindings.h), capped by its token's role; its role alone for a run's secret or a
+ * runner token. */
+int rz_auth_tenant_role(rz_auth_t *a, const rz_principal_t *p, const char *tenant);
 
 /* Let a run's secret (HTTP basic password; never on disk) reach tenant's TF state until
  * rz_auth_ungrant(run). 0, or -ENOSPC when too many runs hold grants. */

@@ -802,7 +802,8 @@ static const char *const provider_short[] = { "pv", NULL };
 
 /* ------------------------------------------------------------------ User, APIToken */
 
-static const char *const user_roles[] = { "view", "edit", "admin", NULL };
+/* "none": no role on the installation; what AccessBindings grant on tenants only */
+static const char *const user_roles[] = { "none", "view", "edit", "admin", NULL };
 
 static bool password_valid(const char *s, char *msg, size_t size)
 {
@@ -823,6 +824,14 @@ static const rz_field_t user_spec[] = {
 	  .format_name = "password",
 	  .doc = "write-only; never returned" },
 	{ .name = "disabled", .type = RZ_F_BOOL, .def = "false" },
+	{ .name = "groups",
+	  .type = RZ_F_ARRAY,
+	  .items = RZ_F_STRING,
+	  .format = rz_format_dns1123_label,
+	  .max_len = RZ_USER_GROUPS_MAX,
+	  .unique = true,
+	  .doc = "the groups the user is in, which AccessBindings may name (subjects of kind "
+	         "Group)" },
 	F_END,
 };
 
@@ -994,6 +1003,83 @@ static const rz_field_t runner_status[] = {
 
 static const char *const runner_short[] = { "rn", NULL };
 
+/* ------------------------------------------------------------------ AccessBinding */
+
+static const char *const binding_roles[] = { "view", "edit", "admin", NULL };
+static const char *const subject_kinds[] = { "User", "Group", NULL };
+
+static const rz_field_t binding_subject[] = {
+	{ .name = "kind", .type = RZ_F_STRING, .required = true, .enums = subject_kinds },
+	{ .name = "name",
+	  .type = RZ_F_STRING,
+	  .required = true,
+	  .format = rz_format_dns1123_label,
+	  .doc = "the user's or the group's name" },
+	F_END,
+};
+
+static const rz_field_t binding_tenants[] = {
+	{ .name = "names",
+	  .type = RZ_F_ARRAY,
+	  .items = RZ_F_STRING,
+	  .format = rz_format_dns1123_label,
+	  .max_len = 256,
+	  .unique = true,
+	  .doc = "these tenants by name" },
+	{ .name = "selector",
+	  .type = RZ_F_MAP,
+	  .key_format = rz_format_label_key,
+	  .format = rz_format_label_value,
+	  .max_len = 16,
+	  .doc = "the tenants whose labels hold every pair (matchLabels; {} matches every "
+	         "tenant)" },
+	F_END,
+};
+
+static const rz_field_t binding_spec[] = {
+	{ .name = "role",
+	  .type = RZ_F_STRING,
+	  .required = true,
+	  .enums = binding_roles,
+	  .doc = "what the subjects may do on the tenants: view reads them, edit changes them, "
+	         "admin also does what needs the admin role on a tenant (its TF state's "
+	         "rollback, say)" },
+	{ .name = "subjects",
+	  .type = RZ_F_ARRAY,
+	  .items = RZ_F_OBJECT,
+	  .fields = binding_subject,
+	  .required = true,
+	  .max_len = 64,
+	  .doc = "the users and groups granted the role" },
+	{ .name = "tenants",
+	  .type = RZ_F_OBJECT,
+	  .fields = binding_tenants,
+	  .required = true,
+	  .doc = "the tenants it grants the role on: those named, and those the selector "
+	         "matches" },
+	F_END,
+};
+
+/* A binding grants something: a subject, and tenants by name or selector. */
+static void binding_check(const rz_kind_t *k, json_t *obj, const json_t *old, json_t *causes)
+{
+	const json_t *spec = json_object_get(obj, "spec");
+	const json_t *t = json_object_get(spec, "tenants");
+
+	(void)k;
+	(void)old;
+	if (json_array_size(json_object_get(spec, "subjects")) == 0) {
+		rz_fields_cause(causes, "spec.subjects", RZ_CAUSE_REQUIRED,
+		                "names no user or group: the binding would grant nothing");
+	}
+	if (json_object_get(t, "names") == NULL && json_object_get(t, "selector") == NULL) {
+		rz_fields_cause(causes, "spec.tenants", RZ_CAUSE_REQUIRED,
+		                "needs names or a selector ({} for every tenant)");
+	}
+}
+
+static const char *const binding_short[] = { "ab", NULL };
+
 /* ------------------------------------------------------------------ the table */
 
 /* Everyone reads, editors write, only controllers (admins) write status. */
@@ -1103,6 +1189,20 @@ static const rz_kind_t kinds[] = {
 	  .spec = runner_spec,
 	  .status = runner_status, /* the daemon's only */
 	  .read_role = RZ_ROLE_VIEW,
+	  .write_role = RZ_ROLE_ADMIN,
+	  .status_role = RZ_ROLE_ADMIN },
+	{ .kind = "AccessBinding",
+	  .plural = "accessbindings",
+	  .singular = "accessbinding",
+	  .short_names = binding_short,
+	  .scope = RZ_SCOPE_GLOBAL,
+	  .verbs = RZ_VERBS_ALL & ~RZ_VERB_STATUS,
+	  .doc = "a role (view, edit, admin) on some tenants, granted to users and groups "
+	         "beside their role on the whole installation (docs/security.md, \"Access per "
+	         "tenant\")",
+	  .spec = binding_spec,
+	  .check = binding_check,
+	  .read_role = RZ_ROLE_ADMIN,
 	  .write_role = RZ_ROLE_ADMIN,
 	  .status_role = RZ_ROLE_ADMIN },
 	{ .kind = "User",

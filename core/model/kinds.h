@@ -24,6 +24,7 @@
 #define RZ_ANNOTATIONS_MAX (256u * 1024)
 #define RZ_OBJECT_MAX      (1536u * 1024)
 #define RZ_REQUEST_MAX     (3u * 1024 * 1024)
+#define RZ_USER_GROUPS_MAX 16 /* User.spec.groups at most */
 
 typedef enum rz_scope {
 	RZ_SCOPE_GLOBAL = 1, /* /api/v1/<plural>/{name} */
@@ -35,6 +36,7 @@ typedef enum rz_scope {
 enum rz_role {
 	RZ_ROLE_UNSET = 0, /* a route nobody declared access for: always refused */
 	RZ_ROLE_PUBLIC,    /* no credentials needed */
+	RZ_ROLE_NONE, /* signed in, no role on the installation: AccessBindings' tenants only */
 	RZ_ROLE_VIEW,
 	RZ_ROLE_EDIT,
 	RZ_ROLE_ADMIN,

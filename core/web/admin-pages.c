@@ -224,7 +224,8 @@ static void get_providers(rz_req_t *req, void *ctx)
 
 /* ------------------------------------------------------------------ users */
 
-static const char *const roles[] = { "view", "edit", "admin" };
+/* "none": what AccessBindings grant on some tenants only */
+static const char *const roles[] = { "none", "view", "edit", "admin" };
 
 /* The role choices with want selected. */
 static json_t *role_options(const char *want)

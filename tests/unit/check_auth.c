@@ -18,6 +18,7 @@
 
 #include "core/auth/audit.h"
 #include "core/auth/auth.h"
+#include "core/auth/bindings.h"
 #include "core/base/clock.h"
 #include "core/daemon.h"
 #include "core/store/db.h"
@@ -702,6 +703,15 @@ START_TEST(test_mint_rules)
 		  "2099-01-01T00:00:00Z" },
 		{ "a session's expiry does not bound its tokens", RZ_ROLE_ADMIN, false, 4102444800,
 		  RZ_ROLE_ADMIN, "{}", NULL, "admin", NULL },
+		/* role none: its bindings' rights are still capped by the token */
+		{ "a user with role none: up to admin (its bindings decide)", 0, false, 0,
+		  RZ_ROLE_NONE, "{}", NULL, "admin", NULL },
+		{ "its own session asks for edit", RZ_ROLE_NONE, false, 0, RZ_ROLE_NONE,
+		  "{\"role\":\"edit\"}", NULL, "edit", NULL },
+		{ "no runner token for it, even by an admin", RZ_ROLE_ADMIN, false, 0, RZ_ROLE_NONE,
+		  "{\"scope\":\"runner\",\"runner\":\"a\"}", "spec.scope", NULL, NULL },
+		{ "nor from its own session", RZ_ROLE_NONE, false, 0, RZ_ROLE_NONE,
+		  "{\"scope\":\"runner\",\"runner\":\"a\"}", "spec.scope", NULL, NULL },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -736,6 +746,78 @@ START_TEST(test_mint_rules)
 		json_decref(causes);
 		json_decref(spec);
 	}
+}
+END_TEST
+
+/* A none user's view-capped token makes no edit token. */
+START_TEST(test_mint_capped_none)
+{
+	rz_principal_t maker = { .role = RZ_ROLE_NONE, .cap = RZ_ROLE_VIEW };
+	json_t *spec = json_loads("{\"role\":\"edit\"}", 0, NULL), *causes = json_array();
+
+	snprintf(maker.token_id, sizeof(maker.token_id), "tok-1");
+	rz_auth_mint_check(&maker, RZ_ROLE_NONE, spec, causes);
+	ck_assert_int_eq(json_array_size(causes), 1);
+	json_decref(spec);
+	json_array_clear(causes);
+	spec = json_loads("{}", 0, NULL);
+	rz_auth_mint_check(&maker, RZ_ROLE_NONE, spec, causes);
+	ck_assert_int_eq(json_array_size(causes), 0);
+	ck_assert_str_eq(str(spec, "role"), "view");
+	json_decref(spec);
+	json_decref(causes);
+	ck_assert_int_eq(rz_role_parse("none"), RZ_ROLE_NONE);
+	ck_assert_str_eq(rz_role_name(RZ_ROLE_NONE), "none");
+}
+END_TEST
+
+/* AccessBindings: the highest role granted, to the user or one of its groups, on tenants by
+ * name or by selector; {} takes every tenant; a binding being deleted grants nothing. */
+START_TEST(test_binding_rules)
+{
+	json_t *all = json_loads(
+	    "[{\"metadata\":{\"name\":\"a-view\"},\"spec\":{\"role\":\"view\","
+	    "\"subjects\":[{\"kind\":\"Group\",\"name\":\"team-a\"}],"
+	    "\"tenants\":{\"selector\":{\"team\":\"a\"}}}},"
+	    "{\"metadata\":{\"name\":\"alice-edit\"},\"spec\":{\"role\":\"edit\","
+	    "\"subjects\":[{\"kind\":\"User\",\"name\":\"alice\"}],"
+	    "\"tenants\":{\"names\":[\"a1\"]}}},"
+	    "{\"metadata\":{\"name\":\"ops\"},\"spec\":{\"role\":\"admin\","
+	    "\"subjects\":[{\"kind\":\"Group\",\"name\":\"ops\"}],"
+	    "\"tenants\":{\"selector\":{}}}},"
+	    "{\"metadata\":{\"name\":\"going\",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"},"
+	    "\"spec\":{\"role\":\"admin\",\"subjects\":[{\"kind\":\"User\",\"name\":\"bob\"}],"
+	    "\"tenants\":{\"names\":[\"b1\"]}}}]",
+	    0, NULL);
+	json_t *a_labels = json_loads("{\"team\":\"a\",\"tier\":\"x\"}", 0, NULL);
+	json_t *b_labels = json_loads("{\"team\":\"b\"}", 0, NULL);
+	const char team_a[][64] = { "team-a" }, ops[][64] = { "other", "ops" };
+	const char user_group[][64] = { "alice" };
+
+	ck_assert_ptr_nonnull(all);
+	/* alice, in team-a: edit on a1 by name, view on team=a's a2, nothing on b1 */
+	ck_assert_int_eq(rz_bindings_role_of(all, "alice", team_a, 1, "a1", a_labels),
+	                 RZ_ROLE_EDIT);
+	ck_assert_int_eq(rz_bindings_role_of(all, "alice", team_a, 1, "a2", a_labels),
+	                 RZ_ROLE_VIEW);
+	ck_assert_int_eq(rz_bindings_role_of(all, "alice", team_a, 1, "b1", b_labels),
+	                 RZ_ROLE_NONE);
+	ck_assert_int_eq(rz_bindings_role_of(all, "alice", team_a, 1, "b1", NULL), RZ_ROLE_NONE);
+	/* without the group, only the name */
+	ck_assert_int_eq(rz_bindings_role_of(all, "alice", NULL, 0, "a2", a_labels), RZ_ROLE_NONE);
+	/* a group named like a user is not that user */
+	ck_assert_int_eq(rz_bindings_role_of(all, "carol", user_group, 1, "a1", a_labels),
+	                 RZ_ROLE_NONE);
+	/* {} takes every tenant */
+	ck_assert_int_eq(rz_bindings_role_of(all, "dan", ops, 2, "b1", b_labels), RZ_ROLE_ADMIN);
+	ck_assert_int_eq(rz_bindings_role_of(all, "dan", ops, 2, "zz", NULL), RZ_ROLE_ADMIN);
+	/* being deleted: nothing */
+	ck_assert_int_eq(rz_bindings_role_of(all, "bob", NULL, 0, "b1", b_labels), RZ_ROLE_NONE);
+	ck_assert_int_eq(rz_bindings_role_of(NULL, "alice", team_a, 1, "a1", a_labels),
+	                 RZ_ROLE_NONE);
+	json_decref(all);
+	json_decref(a_labels);
+	json_decref(b_labels);
 }
 END_TEST
 
@@ -1440,6 +1522,8 @@ int main(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("mint");
 	tcase_add_test(tc, test_mint_rules);
+	tcase_add_test(tc, test_mint_capped_none);
+	tcase_add_test(tc, test_binding_rules);
 	suite_add_tcase(s, tc);
 	return rzt_run(s);
 }

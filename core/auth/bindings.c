@@ -1,0 +1,143 @@
+/* core/auth/bindings.c - AccessBindings: a role on some tenants (core/auth/bindings.h). */
+#include <config.h>
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/auth/auth.h"
+#include "core/auth/bindings.h"
+#include "core/model/kinds.h"
+
+struct rz_bindings {
+	rz_store_t *store;
+	json_t *all; /* the AccessBinding objects; NULL: to be read */
+};
+
+int rz_bindings_new(rz_bindings_t **out, rz_store_t *store)
+{
+	rz_bindings_t *b = calloc(1, sizeof(*b));
+
+	*out = b;
+	if (b == NULL) {
+		return -1;
+	}
+	b->store = store;
+	return 0;
+}
+
+void rz_bindings_free(rz_bindings_t *b)
+{
+	if (b != NULL) {
+		json_decref(b->all);
+		free(b);
+	}
+}
+
+void rz_bindings_changed(rz_bindings_t *b)
+{
+	json_decref(b->all);
+	b->all = NULL;
+}
+
+/* Whether one of the binding's subjects is the user or one of its groups. */
+static bool names_subject(const json_t *subjects, const char *user, const char (*groups)[64],
+                          size_t ngroups)
+{
+	size_t i;
+	json_t *s;
+
+	json_array_foreach(subjects, i, s)
+	{
+		const char *kind = json_string_value(json_object_get(s, "kind"));
+		const char *name = json_string_value(json_object_get(s, "name"));
+		if (kind == NULL || name == NULL) {
+			continue;
+		}
+		if (strcmp(kind, "User") == 0 && strcmp(name, user) == 0) {
+			return true;
+		}
+		for (size_t g = 0; strcmp(kind, "Group") == 0 && g < ngroups; g++) {
+			if (strcmp(name, groups[g]) == 0) {
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* Whether the binding's tenants (names, selector) take this tenant. */
+static bool takes_tenant(const json_t *tenants, const char *tenant, const json_t *labels)
+{
+	const json_t *sel = json_object_get(tenants, "selector");
+	const char *key;
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(json_object_get(tenants, "names"), i, v)
+	{
+		if (json_is_string(v) && strcmp(json_string_value(v), tenant) == 0) {
+			return true;
+		}
+	}
+	if (!json_is_object(sel)) {
+		return false;
+	}
+	json_object_foreach((json_t *)sel, key, v)
+	{
+		const json_t *have = json_object_get(labels, key);
+		if (!json_is_string(have) || !json_is_string(v) ||
+		    strcmp(json_string_value(have), json_string_value(v)) != 0) {
+			return false;
+		}
+	}
+	return true; /* {} takes every tenant */
+}
+
+int rz_bindings_role_of(const json_t *bindings, const char *user, const char (*groups)[64],
+                        size_t ngroups, const char *tenant, const json_t *labels)
+{
+	int best = RZ_ROLE_NONE;
+	size_t i;
+	json_t *b;
+
+	json_array_foreach(bindings, i, b)
+	{
+		const json_t *spec = json_object_get(b, "spec");
+		int role = rz_role_parse(json_string_value(json_object_get(spec, "role")));
+		/* a binding being deleted grants nothing more */
+		if (json_object_get(json_object_get(b, "metadata"), "deletionTimestamp") != NULL ||
+		    role <= best || role < RZ_ROLE_VIEW) {
+			continue;
+		}
+		if (names_subject(json_object_get(spec, "subjects"), user, groups, ngroups) &&
+		    takes_tenant(json_object_get(spec, "tenants"), tenant, labels)) {
+			best = role;
+		}
+	}
+	return best;
+}
+
+int rz_bindings_role(rz_bindings_t *b, const char *user, const char (*groups)[64], size_t ngroups,
+                     const char *tenant)
+{
+	json_t *t = NULL;
+	rz_err_t err = { 0 };
+	int role;
+
+	if (b->all == NULL) {
+		b->all = rz_store_list_all(b->store, "AccessBinding", NULL);
+	}
+	if (json_array_size(b->all) == 0) { /* none, or not readable: read again next time */
+		json_decref(b->all);
+		b->all = NULL;
+		return RZ_ROLE_NONE;
+	}
+	if (rz_store_get_shared(b->store, rz_kind_by_name("Tenant"), NULL, tenant, &t, &err) != 0) {
+		return RZ_ROLE_NONE;
+	}
+	role = rz_bindings_role_of(b->all, user, groups, ngroups, tenant,
+	                           json_object_get(json_object_get(t, "metadata"), "labels"));
+	json_decref(t);
+	return role;
+}

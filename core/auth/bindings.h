@@ -1,0 +1,39 @@
+/*
+ * core/auth/bindings.h - AccessBindings (docs/security.md, "Access per tenant"): a role (view,
+ * edit, admin) on some tenants (by name, or by a label selector), granted to users and
+ * groups beside their role on the whole installation. What a principal may do on a tenant is
+ * the higher of its role and what the bindings grant it there, capped by its token's role.
+ *
+ * The bindings are read from the store when they are first needed after a change (the auth
+ * module tells of changes from the bus); a tenant's labels are read at each question. Loop
+ * thread.
+ */
+#ifndef RZ_BINDINGS_H
+#define RZ_BINDINGS_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "core/store/store.h"
+
+typedef struct rz_bindings rz_bindings_t;
+
+/* store is borrowed and must outlive b. Caller owns *out. */
+int rz_bindings_new(rz_bindings_t **out, rz_store_t *store);
+void rz_bindings_free(rz_bindings_t *b);
+
+/* An AccessBinding changed: read them again at the next question. */
+void rz_bindings_changed(rz_bindings_t *b);
+
+/* The highest role the bindings grant user (in groups, ngroups of them) on tenant, or
+ * RZ_ROLE_NONE when none does (or the tenant does not exist). */
+int rz_bindings_role(rz_bindings_t *b, const char *user, const char (*groups)[64], size_t ngroups,
+                     const char *tenant);
+
+/* The same over the AccessBinding objects bindings (an array, borrowed) for a tenant of
+ * these labels (an object, borrowed; NULL: none): what rz_bindings_role decides with. */
+int rz_bindings_role_of(const json_t *bindings, const char *user, const char (*groups)[64],
+                        size_t ngroups, const char *tenant, const json_t *labels);
+
+#endif /* RZ_BINDINGS_H */

@@ -1,0 +1,161 @@
+#!/bin/sh
+# Access per tenant (docs/security.md, "Access per tenant"): an AccessBinding grants the
+# group team-a edit on the tenants labelled team=a. alice (role none, in team-a) reaches a1
+# and its objects, state and node groups, and nothing of b1 (team=b): not through the API,
+# not with kubectl, not with terraform's terraform_remote_state of b1's state; carol (role
+# none, no binding) reaches neither; bob (role edit) keeps his role on every tenant. A token
+# keeps its ceiling; deleting the binding takes alice's access at once; cross-tenant lists
+# stay refused to a user without a role on the installation (not filtered yet).
+. "${top_srcdir:-.}/tests/integration/lib.sh"
+
+TF=$(command -v terraform || command -v tofu || true)
+[ -n "$TF" ] || { not_ok "terraform is installed (tools/install-deps)"; done_testing; exit 1; }
+export HOME="$WORK/home"
+mkdir -p "$HOME"
+unset KUBECONFIG
+cat >"$WORK/rezus.conf" <<CONF
+server:
+  listen: 127.0.0.1:0
+  data_dir: $WORK/data
+  tls:
+    self_signed: true
+tofu:
+  binary: $TF
+  debounce: 200ms
+  resync: 0s
+plugin_dir: $top_builddir/plugins
+plugins:
+  sim: {}
+CONF
+REZUSCLOUD_ADMIN_PASSWORD=tenancy-admin-pw start_daemon "$WORK/daemon.log" -c "$WORK/rezus.conf" ||
+	not_ok "the daemon starts" "$(tail -n 5 "$WORK/daemon.log")"
+BASE="https://127.0.0.1:$PORT"
+API="$BASE/api/v1"
+CA="$WORK/data/tls-cert.pem"
+export CURL_CA_BUNDLE="$CA"
+login() { # USER PASSWORD: a session token
+	curl -s -X POST "$API/auth/login" -H 'Content-Type: application/json' \
+		-d "{\"username\":\"$1\",\"password\":\"$2\"}" | sed -n 's/.*"token":"\([^"]*\)".*/\1/p'
+}
+ADMIN=$(login admin tenancy-admin-pw)
+as() { # TOKEN curl-args...
+	t=$1
+	shift
+	curl -s -H "Authorization: Bearer $t" -H 'Content-Type: application/json' "$@"
+}
+code() { # TOKEN METHOD PATH [BODY]: the status code
+	if [ -n "${4:-}" ]; then
+		curl -s -o /dev/null -w '%{http_code}' -X "$2" -H "Authorization: Bearer $1" \
+			-H 'Content-Type: application/merge-patch+json' "$API$3" -d "$4"
+	else
+		curl -s -o /dev/null -w '%{http_code}' -X "$2" -H "Authorization: Bearer $1" "$API$3"
+	fi
+}
+js() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)" 2>/dev/null; }
+
+for t in a1:a b1:b; do
+	name=${t%%:*} team=${t#*:}
+	as "$ADMIN" -o /dev/null -X POST "$API/tenants" -d "{\"metadata\":{\"name\":\"$name\",\"labels\":{\"team\":\"$team\"}},\"spec\":{\"clusterProvider\":\"sim\"}}"
+	as "$ADMIN" -o /dev/null -X POST "$API/tenants/$name/nodegroups" -d '{"metadata":{"name":"cp"},"spec":{"role":"controlplane","count":1,"providerClass":"sim"}}'
+done
+for u in alice:none:'["team-a"]' bob:edit:'[]' carol:none:'[]'; do
+	name=${u%%:*} rest=${u#*:} role=${rest%%:*} groups=${rest#*:}
+	c=$(as "$ADMIN" -o /dev/null -w '%{http_code}' -X POST "$API/users" -d "{\"metadata\":{\"name\":\"$name\"},\"spec\":{\"role\":\"$role\",\"password\":\"$name-password-1\",\"groups\":$groups}}")
+	expect_eq "user $name (role $role) created" "201" "$c"
+done
+out=$(as "$ADMIN" -X POST "$API/users" -d '{"metadata":{"name":"dave"},"spec":{"role":"none","password":"dave-password-1","groups":["Not A Group"]}}')
+expect_match "a bad group name is refused, naming the field" '"code":422.*spec.groups' "$out"
+out=$(as "$ADMIN" -X POST "$API/accessbindings" -d '{"metadata":{"name":"nothing"},"spec":{"role":"edit","subjects":[{"kind":"User","name":"alice"}],"tenants":{}}}')
+expect_match "a binding that names no tenant is refused, naming spec.tenants" '"code":422.*spec.tenants' "$out"
+out=$(as "$ADMIN" -X POST "$API/accessbindings" -d '{"metadata":{"name":"bad"},"spec":{"role":"owner","subjects":[{"kind":"Team","name":"a"}],"tenants":{"names":["a1"]}}}')
+expect_match "an unknown role or subject kind is refused" '"code":422.*spec.role' "$out"
+c=$(as "$ADMIN" -o /dev/null -w '%{http_code}' -X POST "$API/accessbindings" -d '{"metadata":{"name":"team-a-edit"},"spec":{"role":"edit","subjects":[{"kind":"Group","name":"team-a"}],"tenants":{"selector":{"team":"a"}}}}')
+expect_eq "the admin binds team-a to edit on the tenants labelled team=a" "201" "$c"
+
+ALICE=$(login alice alice-password-1)
+BOB=$(login bob bob-password-1)
+CAROL=$(login carol carol-password-1)
+BOBS=$(as "$BOB" -X POST "$API/users/bob/tokens" -d '{}' | js 'd["secret"]')
+expect_match "alice (role none) signs in" '.' "$ALICE"
+c=$(code "$BOB" POST /accessbindings '{"metadata":{"name":"mine"},"spec":{"role":"admin","subjects":[{"kind":"User","name":"bob"}],"tenants":{"selector":{}}}}')
+expect_eq "bob (edit) cannot bind himself (403: bindings are an admin's)" "403" "$c"
+
+expect_eq "alice reads a1 and its node groups" "200 200 200" \
+	"$(code "$ALICE" GET /tenants/a1) $(code "$ALICE" GET /tenants/a1/nodegroups) $(code "$ALICE" GET /tenants/a1/nodegroups/cp)"
+expect_eq "but not b1 nor its objects (403)" "403 403 403 403" \
+	"$(code "$ALICE" GET /tenants/b1) $(code "$ALICE" GET /tenants/b1/nodegroups) $(code "$ALICE" GET /tenants/b1/nodegroups/cp) $(code "$ALICE" GET /tenants/b1/runs)"
+expect_eq "alice changes a1's node group (edit), not b1's" "200 403" \
+	"$(code "$ALICE" PATCH /tenants/a1/nodegroups/cp '{"spec":{"count":2}}') $(code "$ALICE" PATCH /tenants/b1/nodegroups/cp '{"spec":{"count":2}}')"
+expect_eq "nor deletes b1" "403" "$(code "$ALICE" DELETE /tenants/b1)"
+expect_eq "a cross-tenant list is refused to a user without a role on the installation" "403 403" \
+	"$(code "$ALICE" GET /tenants) $(code "$ALICE" GET /nodegroups)"
+expect_eq "carol (none, no binding) reaches neither tenant" "403 403" \
+	"$(code "$CAROL" GET /tenants/a1) $(code "$CAROL" GET /tenants/b1)"
+expect_eq "bob (edit on the installation) keeps his role on both" "200 200" \
+	"$(code "$BOB" GET /tenants/a1) $(code "$BOB" GET /tenants/b1/nodegroups/cp)"
+
+# alice's API tokens: by default as far as her bindings reach; a view-capped one stays view
+AT=$(as "$ALICE" -X POST "$API/users/alice/tokens" -d '{}' | js 'd["secret"]')
+AV=$(as "$ALICE" -X POST "$API/users/alice/tokens" -d '{"spec":{"role":"view"}}' | js 'd["secret"]')
+expect_match "alice makes her own tokens" '^rzt_' "$AT $AV"
+expect_eq "her token edits a1; her view-capped token reads a1 and cannot edit it" "200 200 403" \
+	"$(code "$AT" PATCH /tenants/a1/nodegroups/cp '{"spec":{"count":1}}') $(code "$AV" GET /tenants/a1) $(code "$AV" PATCH /tenants/a1/nodegroups/cp '{"spec":{"count":2}}')"
+c=$(as "$ALICE" -o /dev/null -w '%{http_code}' -X POST "$API/users/alice/tokens" -d '{"spec":{"scope":"runner","runner":"x"}}')
+expect_eq "alice cannot make a runner token (422)" "422" "$c"
+
+# the tenants' state, once their runs wrote it
+reconciled() {
+	as "$ADMIN" "$API/tenants" | js '" ".join(sorted(i["metadata"]["name"] for i in d["items"] if any(c.get("type") == "Reconciled" and c.get("status") == "True" for c in i["status"].get("conditions", []))))'
+}
+for _ in $(seq 1 120); do
+	[ "$(reconciled)" = "a1 b1" ] && break
+	sleep 0.5
+done
+expect_eq "both tenants are Reconciled" "a1 b1" "$(reconciled)"
+state() { curl -s -o /dev/null -w '%{http_code}' -u "x:$1" "$BASE/tfstate/$2"; }
+expect_eq "alice's token reads a1's TF state, not b1's; bob's reads b1's" "200 403 200" \
+	"$(state "$AT" a1) $(state "$AT" b1) $(state "$BOBS" b1)"
+# terraform's own client: terraform_remote_state of another team's tenant
+remote_state() { # TOKEN TENANT: terraform plan reading that tenant's state
+	d="$WORK/rs-$2"
+	rm -rf "$d"
+	mkdir -p "$d"
+	cat >"$d/main.tf" <<TFEOF
+data "terraform_remote_state" "other" {
+  backend = "http"
+  config = {
+    address  = "$BASE/tfstate/$2"
+    username = "x"
+    password = "$1"
+    skip_cert_verification = true
+  }
+}
+output "keys" { value = keys(data.terraform_remote_state.other.outputs) }
+TFEOF
+	(cd "$d" && "$TF" init -input=false -no-color >/dev/null 2>&1 && "$TF" plan -input=false -no-color) >"$d/out" 2>&1
+	echo $?
+}
+expect_eq "terraform_remote_state of b1 with alice's token fails" "1" "$(remote_state "$AT" b1)"
+# (terraform's http backend says a 403 so)
+expect_match "saying the state backend refused it" 'HTTP remote state endpoint invalid auth' "$(cat "$WORK/rs-b1/out")"
+expect_eq "of a1, her team's tenant, it works" "0" "$(remote_state "$AT" a1)"
+
+# kubectl with alice's token
+k() { timeout 30 kubectl --server="$BASE" --token="$AT" --certificate-authority="$CA" --request-timeout=20s "$@" 2>&1; }
+expect_match "kubectl get nodegroups -n a1 as alice" '^cp ' "$(k get nodegroups -n a1 --no-headers)"
+expect_match "kubectl get nodegroups -n b1 as alice: Forbidden" 'Forbidden|forbidden' "$(k get nodegroups -n b1)"
+
+# the binding deleted: alice's access ends at once
+c=$(as "$ADMIN" -o /dev/null -w '%{http_code}' -X DELETE "$API/accessbindings/team-a-edit")
+expect_eq "the admin deletes the binding" "200" "$c"
+expect_eq "alice's session and token reach a1 no more" "403 403 403" \
+	"$(code "$ALICE" GET /tenants/a1) $(code "$AT" GET /tenants/a1/nodegroups) $(state "$AT" a1)"
+# a binding by name, to the user
+c=$(as "$ADMIN" -o /dev/null -w '%{http_code}' -X POST "$API/accessbindings" -d '{"metadata":{"name":"alice-b1"},"spec":{"role":"view","subjects":[{"kind":"User","name":"alice"}],"tenants":{"names":["b1"]}}}')
+expect_eq "a view binding of alice on b1 by name" "201" "$c"
+expect_eq "alice now reads b1, cannot change it, and a1 stays closed" "200 403 403" \
+	"$(code "$ALICE" GET /tenants/b1/nodegroups/cp) $(code "$ALICE" PATCH /tenants/b1/nodegroups/cp '{"spec":{"count":2}}') $(code "$ALICE" GET /tenants/a1)"
+expect_eq "no password or token in the log" "0" \
+	"$(grep -c -e alice-password-1 -e "$AT" -e tenancy-admin-pw "$WORK/daemon.log")"
+stop_proc "$DAEMON_PID" "the daemon"
+done_testing
