@@ -599,6 +599,11 @@ static void handle_watch(struct rctx *c, rz_req_t *req, const char *tenant, rz_s
 		.kind = c->k, .tenant = tenant, .labels = labels, .fields = fields, .since = -1
 	};
 
+	if (rz_access_filtered(req)) { /* the tenants the principal may see, at each event */
+		o.keep = rz_access_keep;
+		o.keep_arg = req;
+	}
+
 	enum include inc = INCLUDE_METADATA;
 
 	if (!query_bool(req, "allowWatchBookmarks", &o.bookmarks) ||
@@ -705,6 +710,10 @@ static void handle_list(struct rctx *c, rz_req_t *req, const char *tenant)
 	if (!query_bool(req, "pretty", &o.pretty) || !query_bool(req, "watch", &watch) ||
 	    !parse_selectors(req, c->k, &labels, &fields)) {
 		return;
+	}
+	if (rz_access_filtered(req)) { /* the tenants the principal may see */
+		o.keep = rz_access_keep;
+		o.keep_arg = req;
 	}
 	if (watch) {
 		handle_watch(c, req, tenant, labels, fields);
@@ -881,7 +890,9 @@ static void table_list(struct rctx *c, rz_req_t *req, const rz_lists_opts_t *o)
 		              .fields = o->fields,
 		              .limit = o->limit ? o->limit : LIST_LIMIT_MAX,
 		              .after_tenant = o->after_tenant,
-		              .after_name = o->after_name };
+		              .after_name = o->after_name,
+		              .keep = o->keep,
+		              .keep_arg = o->keep_arg };
 	int64_t rv = rz_store_revision(c->api->store);
 	json_t *items = NULL, *t, *x, *meta;
 	enum include inc;

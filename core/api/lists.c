@@ -27,6 +27,8 @@ struct lister {
 	bool all_tenants;
 	rz_selector_t *labels, *fields;
 	bool pretty;
+	bool (*keep)(void *arg, const char *tenant, const char *name);
+	void *keep_arg;
 	char after_tenant[KEY_MAX], after_name[KEY_MAX]; /* the last key read */
 	bool started;                                    /* a key has been read */
 	char end_tenant[KEY_MAX], end_name[KEY_MAX];     /* the page's last key, if limited */
@@ -88,6 +90,9 @@ static bool wanted(struct lister *l, const rz_store_row_t *row, json_t **obj)
 	const json_t *meta;
 
 	*obj = NULL;
+	if (l->keep != NULL && !l->keep(l->keep_arg, row->tenant, row->name)) {
+		return false;
+	}
 	if (l->labels == NULL && l->fields == NULL && !l->pretty) {
 		return true;
 	}
@@ -365,6 +370,8 @@ static struct lister *lister_new(rz_req_t *req, rz_store_t *store, rz_lists_opts
 	}
 	o->labels = o->fields = NULL;
 	l->pretty = o->pretty;
+	l->keep = o->keep;
+	l->keep_arg = o->keep_arg;
 	l->limit = o->limit;
 	return l;
 }

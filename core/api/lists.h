@@ -44,6 +44,9 @@ typedef struct rz_lists_opts {
 	const char *after_tenant; /* a continue token's key; NULL = from the start */
 	const char *after_name;
 	bool pretty; /* indented as rz_reply_json indents */
+	/* NULL = all; else only the objects it keeps (rz_list_opts_t's keep) */
+	bool (*keep)(void *arg, const char *tenant, const char *name);
+	void *keep_arg;
 } rz_lists_opts_t;
 
 /* Answer req (GET or HEAD) with the list o describes (borrowed, but for the selectors,

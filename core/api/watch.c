@@ -36,6 +36,8 @@ struct watcher {
 	bool bookmarks;
 	rz_watch_render_fn render; /* NULL: objects as stored */
 	unsigned render_flags;
+	bool (*keep)(void *arg, const char *tenant, const char *name);
+	void *keep_arg;
 	enum phase phase;
 	int64_t cursor;                 /* every change up to this revision is sent (or will be
 	                                   by the list); PH_LIST: the list's revision */
@@ -106,6 +108,12 @@ static bool matches(const struct watcher *w, const rz_kind_t *kind, const char *
 	if (w->tenant != NULL && strcmp(tenant, w->tenant) != 0) {
 		return false;
 	}
+	if (w->keep != NULL &&
+	    !w->keep(w->keep_arg, tenant,
+	             json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"))
+	                 ?: "")) {
+		return false;
+	}
 	if (w->labels != NULL &&
 	    !rz_selector_match(w->labels,
 	                       json_object_get(json_object_get(obj, "metadata"), "labels"))) {
@@ -120,6 +128,14 @@ static bool matches(const struct watcher *w, const rz_kind_t *kind, const char *
 static const char *seen_as(const struct watcher *w, const rz_event_t *ev)
 {
 	bool now = matches(w, ev->kind, ev->tenant, ev->object), was;
+
+	if (!now && w->keep != NULL && ev->kind == w->kind &&
+	    !w->keep(
+	        w->keep_arg, ev->tenant,
+	        json_string_value(json_object_get(json_object_get(ev->object, "metadata"), "name"))
+	            ?: "")) {
+		return NULL; /* nothing of a tenant it may not see, not even its leaving */
+	}
 
 	if (ev->type != RZ_EV_MODIFIED || w->labels == NULL || ev->prev_labels == NULL ||
 	    ev->kind != w->kind || (w->tenant != NULL && strcmp(ev->tenant, w->tenant) != 0)) {
@@ -304,7 +320,9 @@ static int list_page(struct watcher *w, rz_textbuf_t *b, rz_err_t *err)
 		             .fields = w->fields,
 		             .limit = w->list_limit,
 		             .after_tenant = w->after_owner,
-		             .after_name = w->after_name };
+		             .after_name = w->after_name,
+		             .keep = w->keep,
+		             .keep_arg = w->keep_arg };
 	const char *field = rz_kind_owner_field(w->kind);
 	json_t *items = NULL, *obj, *last = NULL;
 	bool more = false;
@@ -498,6 +516,8 @@ void rz_watch_start(rz_watch_hub_t *hub, rz_req_t *req, rz_watch_opts_t *o)
 	w->bookmarks = o->bookmarks;
 	w->render = o->render;
 	w->render_flags = o->render_flags;
+	w->keep = o->keep;
+	w->keep_arg = o->keep_arg;
 	w->phase = o->since >= 0 ? PH_REPLAY : PH_LIST;
 	w->list_limit = 8;
 	w->cursor = o->since >= 0 ? o->since : rev;

@@ -71,6 +71,10 @@ typedef struct rz_watch_opts {
 	bool bookmarks;            /* allowWatchBookmarks */
 	rz_watch_render_fn render; /* NULL: objects as stored */
 	unsigned render_flags;     /* handed to render */
+	/* NULL = all; else only the objects it keeps, asked at each event (an access rule:
+	 * arg must live as long as the watch, e.g. its request) */
+	bool (*keep)(void *arg, const char *tenant, const char *name);
+	void *keep_arg;
 } rz_watch_opts_t;
 
 /* Answer req with a watch stream. Takes ownership of the selectors in all cases. */

@@ -22,6 +22,8 @@ struct rz_access {
 struct reqinfo {
 	rz_principal_t p;
 	bool authenticated;
+	rz_auth_t *auth; /* for filtered lists: what the principal may see */
+	bool filtered;   /* a list across tenants, of the tenants the principal may see */
 	char source_ip[INET6_ADDRSTRLEN];
 	char detail[1100];
 };
@@ -361,6 +363,16 @@ static const char *credentials(const rz_req_t *req, const rz_route_t *route, cha
 	return buf;
 }
 
+/* Whether a route lists (or watches) objects of every tenant: Tenants, or a tenant-scoped
+ * kind at /api/v1/<plural>. */
+static bool lists_tenants(const rz_route_t *route)
+{
+	const rz_kind_t *k = route->kind != NULL ? rz_kind_by_name(route->kind) : NULL;
+
+	return k != NULL && route->verb != NULL && strcmp(route->verb, "list") == 0 &&
+	       (k->scope == RZ_SCOPE_TENANT || strcmp(k->kind, "Tenant") == 0);
+}
+
 /* The tenant a route acts on, when it names one: its {tenant} (the tenant's objects, state,
  * runs, credentials), or a Tenant's own {name}. AccessBindings grant roles there. */
 static const char *route_tenant(const rz_req_t *req, const rz_route_t *route)
@@ -435,6 +447,33 @@ bool rz_access_guard(void *ctx, rz_req_t *req, const rz_route_t *route)
 	    rz_auth_tenant_role(a->auth, &i->p, tenant) >= route->role) {
 		return true;
 	}
+	if (tenant == NULL && route->role == RZ_ROLE_VIEW && i->p.role == RZ_ROLE_NONE &&
+	    lists_tenants(route)) {
+		/* a list (or watch) across tenants: of those it may see (rz_access_keep) */
+		i->filtered = true;
+		i->auth = a->auth;
+		return true;
+	}
 	forbidden(req, route, &i->p, NULL);
 	return false;
+}
+
+bool rz_access_filtered(const rz_req_t *req)
+{
+	const struct reqinfo *i = rz_req_data(req);
+
+	return i != NULL && i->filtered;
+}
+
+bool rz_access_keep(void *arg, const char *tenant, const char *name)
+{
+	struct reqinfo *i = rz_req_data(arg);
+
+	if (i == NULL || !i->filtered) {
+		return i != NULL;
+	}
+	/* a Tenant is its own tenant; a tenant's object is its tenant's */
+	return rz_auth_tenant_role(i->auth, &i->p,
+	                           tenant != NULL && tenant[0] != '\0' ? tenant : name) >=
+	       RZ_ROLE_VIEW;
 }

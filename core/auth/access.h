@@ -25,6 +25,16 @@ void rz_access_free(rz_access_t *a);
 /* The guard for rz_http_set_guard(). */
 bool rz_access_guard(void *ctx, rz_req_t *req, const rz_route_t *route);
 
+/* Whether req lists across tenants for a principal with no role on the installation: the
+ * guard let it through to show only the tenants (and their objects) its AccessBindings
+ * grant; the handler then lists with rz_access_keep. */
+bool rz_access_filtered(const rz_req_t *req);
+
+/* A list's keep predicate for a filtered request (arg: the rz_req_t): whether the object of
+ * key (tenant, name) — a Tenant when tenant is "" — is of a tenant the principal may see,
+ * asked now (a binding deleted hides it at once, from an open watch too). */
+bool rz_access_keep(void *arg, const char *tenant, const char *name);
+
 /* Who is asking; NULL for anonymous requests. Borrowed — valid with req. */
 const rz_principal_t *rz_access_principal(const rz_req_t *req);
 

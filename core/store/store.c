@@ -733,7 +733,12 @@ int rz_store_list(rz_store_t *st, const rz_kind_t *k, const rz_list_opts_t *o, j
 		return s == NULL ? err->code : rz_err_set(err, -ENOMEM, "store: out of memory");
 	}
 	while ((rc = rz_stmt_step(s, err)) == 1) {
-		json_t *obj = load_doc(rz_stmt_text(s, 2), err);
+		json_t *obj;
+		if (o->keep != NULL && rz_stmt_text(s, 0) != NULL && rz_stmt_text(s, 1) != NULL &&
+		    !o->keep(o->keep_arg, rz_stmt_text(s, 0), rz_stmt_text(s, 1))) {
+			continue;
+		}
+		obj = load_doc(rz_stmt_text(s, 2), err);
 		if (obj == NULL) {
 			rc = RZ_EDB;
 			break;

@@ -70,6 +70,10 @@ typedef struct rz_list_opts {
 	size_t limit;                /* 0 = no limit */
 	const char *after_tenant;    /* resume after this (tenant, name) key; NULL = start */
 	const char *after_name;
+	/* NULL = all; else only the objects it keeps (key: tenant "" for global kinds), not
+	 * counted against limit otherwise (a caller's access rule) */
+	bool (*keep)(void *arg, const char *tenant, const char *name);
+	void *keep_arg;
 } rz_list_opts_t;
 
 /* Objects sorted by (tenant, name). *items is a new array (caller owns); *more is set when

@@ -4,8 +4,9 @@
 # and its objects, state and node groups, and nothing of b1 (team=b): not through the API,
 # not with kubectl, not with terraform's terraform_remote_state of b1's state; carol (role
 # none, no binding) reaches neither; bob (role edit) keeps his role on every tenant. A token
-# keeps its ceiling; deleting the binding takes alice's access at once; cross-tenant lists
-# stay refused to a user without a role on the installation (not filtered yet).
+# keeps its ceiling. Lists and watches across tenants show alice a1 and a2 only (pages,
+# Tables, kubectl get -A, a watch's events); deleting the binding takes her access at once,
+# from a watch already open too. /api/v1/summary stays refused to role none.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 TF=$(command -v terraform || command -v tofu || true)
@@ -53,7 +54,7 @@ code() { # TOKEN METHOD PATH [BODY]: the status code
 }
 js() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)" 2>/dev/null; }
 
-for t in a1:a b1:b; do
+for t in a1:a a2:a b1:b; do
 	name=${t%%:*} team=${t#*:}
 	as "$ADMIN" -o /dev/null -X POST "$API/tenants" -d "{\"metadata\":{\"name\":\"$name\",\"labels\":{\"team\":\"$team\"}},\"spec\":{\"clusterProvider\":\"sim\"}}"
 	as "$ADMIN" -o /dev/null -X POST "$API/tenants/$name/nodegroups" -d '{"metadata":{"name":"cp"},"spec":{"role":"controlplane","count":1,"providerClass":"sim"}}'
@@ -87,8 +88,15 @@ expect_eq "but not b1 nor its objects (403)" "403 403 403 403" \
 expect_eq "alice changes a1's node group (edit), not b1's" "200 403" \
 	"$(code "$ALICE" PATCH /tenants/a1/nodegroups/cp '{"spec":{"count":2}}') $(code "$ALICE" PATCH /tenants/b1/nodegroups/cp '{"spec":{"count":2}}')"
 expect_eq "nor deletes b1" "403" "$(code "$ALICE" DELETE /tenants/b1)"
-expect_eq "a cross-tenant list is refused to a user without a role on the installation" "403 403" \
-	"$(code "$ALICE" GET /tenants) $(code "$ALICE" GET /nodegroups)"
+names() { js '" ".join(sorted(i["metadata"].get("tenant", i["metadata"]["name"]) + ("/" + i["metadata"]["name"] if i["metadata"].get("tenant") else "") for i in d["items"]))'; }
+expect_eq "alice lists the tenants she may see, a1 and a2 (not b1)" "a1 a2" "$(as "$ALICE" "$API/tenants" | names)"
+expect_eq "and the node groups across tenants: theirs only" "a1/cp a2/cp" "$(as "$ALICE" "$API/nodegroups" | names)"
+TOK=$(as "$ALICE" "$API/nodegroups?limit=1" | js 'd["metadata"]["continue"]')
+expect_eq "page by page (limit=1): a1's, then a2's, and no further page" "a1/cp a2/cp -" \
+	"$(as "$ALICE" "$API/nodegroups?limit=1" | names) $(as "$ALICE" "$API/nodegroups?limit=1&continue=$TOK" | js '" ".join(i["metadata"]["tenant"] + "/" + i["metadata"]["name"] for i in d["items"]) + " " + (d["metadata"].get("continue") or "-")')"
+expect_eq "a label selector narrows what she sees, never widens it" "a1 a2" "$(as "$ALICE" "$API/tenants?labelSelector=team" | names)"
+expect_eq "/api/v1/summary stays refused to role none (it counts every tenant)" "403" "$(code "$ALICE" GET /summary)"
+expect_eq "carol (no binding) lists nothing" "" "$(as "$CAROL" "$API/tenants" | names)"
 expect_eq "carol (none, no binding) reaches neither tenant" "403 403" \
 	"$(code "$CAROL" GET /tenants/a1) $(code "$CAROL" GET /tenants/b1)"
 expect_eq "bob (edit on the installation) keeps his role on both" "200 200" \
@@ -108,10 +116,10 @@ reconciled() {
 	as "$ADMIN" "$API/tenants" | js '" ".join(sorted(i["metadata"]["name"] for i in d["items"] if any(c.get("type") == "Reconciled" and c.get("status") == "True" for c in i["status"].get("conditions", []))))'
 }
 for _ in $(seq 1 120); do
-	[ "$(reconciled)" = "a1 b1" ] && break
+	[ "$(reconciled)" = "a1 a2 b1" ] && break
 	sleep 0.5
 done
-expect_eq "both tenants are Reconciled" "a1 b1" "$(reconciled)"
+expect_eq "the tenants are Reconciled" "a1 a2 b1" "$(reconciled)"
 state() { curl -s -o /dev/null -w '%{http_code}' -u "x:$1" "$BASE/tfstate/$2"; }
 expect_eq "alice's token reads a1's TF state, not b1's; bob's reads b1's" "200 403 200" \
 	"$(state "$AT" a1) $(state "$AT" b1) $(state "$BOBS" b1)"
@@ -144,6 +152,46 @@ expect_eq "of a1, her team's tenant, it works" "0" "$(remote_state "$AT" a1)"
 k() { timeout 30 kubectl --server="$BASE" --token="$AT" --certificate-authority="$CA" --request-timeout=20s "$@" 2>&1; }
 expect_match "kubectl get nodegroups -n a1 as alice" '^cp ' "$(k get nodegroups -n a1 --no-headers)"
 expect_match "kubectl get nodegroups -n b1 as alice: Forbidden" 'Forbidden|forbidden' "$(k get nodegroups -n b1)"
+expect_eq "kubectl get nodegroups -A as alice: a1's and a2's (a Table)" "a1 a2" \
+	"$(k get nodegroups -A --no-headers | awk '{ print $1 }' | sort | tr '\n' ' ' | sed 's/ $//')"
+expect_eq "kubectl get tenants as alice" "a1 a2" \
+	"$(k get tenants --no-headers | awk '{ print $1 }' | sort | tr '\n' ' ' | sed 's/ $//')"
+
+# A watch across tenants: the current objects and the changes of a1 and a2 only; once the
+# binding is gone, nothing more.
+label() { # TENANT VALUE: the admin labels the tenant's node group (200)
+	curl -s -o /dev/null -w '%{http_code}' -X PATCH -H "Authorization: Bearer $ADMIN" \
+		-H 'Content-Type: application/merge-patch+json' "$API/tenants/$1/nodegroups/cp" \
+		-d "{\"metadata\":{\"labels\":{\"seen\":\"$2\"}}}"
+}
+curl -s -N --max-time 8 -H "Authorization: Bearer $AT" -H "Accept: application/json" "$API/nodegroups?watch=true" >"$WORK/watch.out" &
+WATCH=$!
+sleep 1.5
+expect_eq "the admin labels b1's and a2's node groups" "200 200" "$(label b1 b1) $(label a2 a2)"
+sleep 1
+as "$ADMIN" -o /dev/null -X DELETE "$API/accessbindings/team-a-edit"
+sleep 1
+expect_eq "then a1's, the binding gone" "200" "$(label a1 a1-after)"
+wait "$WATCH" 2>/dev/null
+cat >"$WORK/events.py" <<'PY'
+import json, sys
+ev = []
+for line in open(sys.argv[1]):
+    line = line.strip()
+    if line:
+        e = json.loads(line)
+        m = e["object"]["metadata"]
+        ev.append((e["type"], m.get("tenant", "?"), (m.get("labels") or {}).get("seen", "")))
+out = [" ".join("%s:%s" % (t, n) for t, n, _ in ev[:2])]
+out.append("a2-change" if ("MODIFIED", "a2", "a2") in ev else "no-a2-change")
+out.append("b1-leaked" if any(n == "b1" for _, n, _ in ev) else "no-b1")
+out.append("late-a1-leaked" if any(l == "a1-after" for _, _, l in ev) else "nothing-after")
+print(" ".join(out))
+PY
+expect_eq "the watch showed a1 and a2, then a2's change; nothing of b1, nothing after the binding went" \
+	"ADDED:a1 ADDED:a2 a2-change no-b1 nothing-after" "$(python3 "$WORK/events.py" "$WORK/watch.out")"
+c=$(as "$ADMIN" -o /dev/null -w '%{http_code}' -X POST "$API/accessbindings" -d '{"metadata":{"name":"team-a-edit"},"spec":{"role":"edit","subjects":[{"kind":"Group","name":"team-a"}],"tenants":{"selector":{"team":"a"}}}}')
+expect_eq "(the binding made again)" "201" "$c"
 
 # the binding deleted: alice's access ends at once
 c=$(as "$ADMIN" -o /dev/null -w '%{http_code}' -X DELETE "$API/accessbindings/team-a-edit")
