@@ -445,6 +445,9 @@ bool rz_access_guard(void *ctx, rz_req_t *req, const rz_route_t *route)
 	tenant = route_tenant(req, route);
 	if (tenant != NULL && route->role >= RZ_ROLE_VIEW &&
 	    rz_auth_tenant_role(a->auth, &i->p, tenant) >= route->role) {
+		/* by a binding: a watch it starts asks again at each event */
+		i->filtered = true;
+		i->auth = a->auth;
 		return true;
 	}
 	if (tenant == NULL && route->role == RZ_ROLE_VIEW && i->p.role == RZ_ROLE_NONE &&

@@ -25,9 +25,10 @@ void rz_access_free(rz_access_t *a);
 /* The guard for rz_http_set_guard(). */
 bool rz_access_guard(void *ctx, rz_req_t *req, const rz_route_t *route);
 
-/* Whether req lists across tenants for a principal with no role on the installation: the
- * guard let it through to show only the tenants (and their objects) its AccessBindings
- * grant; the handler then lists with rz_access_keep. */
+/* Whether the guard let req through by AccessBindings: a list across tenants for a
+ * principal with no role on the installation (to show only the tenants, and their objects,
+ * its bindings grant), or a request on one tenant a binding grants; the handler then lists
+ * and watches with rz_access_keep. */
 bool rz_access_filtered(const rz_req_t *req);
 
 /* A list's keep predicate for a filtered request (arg: the rz_req_t): whether the object of

@@ -193,11 +193,18 @@ expect_eq "the watch showed a1 and a2, then a2's change; nothing of b1, nothing 
 c=$(as "$ADMIN" -o /dev/null -w '%{http_code}' -X POST "$API/accessbindings" -d '{"metadata":{"name":"team-a-edit"},"spec":{"role":"edit","subjects":[{"kind":"Group","name":"team-a"}],"tenants":{"selector":{"team":"a"}}}}')
 expect_eq "(the binding made again)" "201" "$c"
 
-# the binding deleted: alice's access ends at once
+# the binding deleted: alice's access ends at once, for a watch on a1 already open too
+curl -s -N --max-time 4 -H "Authorization: Bearer $AT" -H "Accept: application/json" "$API/tenants/a1/nodegroups?watch=true" >"$WORK/watch1.out" &
+WATCH=$!
+sleep 1
 c=$(as "$ADMIN" -o /dev/null -w '%{http_code}' -X DELETE "$API/accessbindings/team-a-edit")
 expect_eq "the admin deletes the binding" "200" "$c"
 expect_eq "alice's session and token reach a1 no more" "403 403 403" \
 	"$(code "$ALICE" GET /tenants/a1) $(code "$AT" GET /tenants/a1/nodegroups) $(state "$AT" a1)"
+expect_eq "the admin labels a1's node group" "200" "$(label a1 a1-last)"
+wait "$WATCH" 2>/dev/null
+expect_eq "the watch on a1 opened before showed a1's node group, and not that change" "ADDED:a1 0" \
+	"$(python3 "$WORK/events.py" "$WORK/watch1.out" | cut -d' ' -f1) $(grep -c a1-last "$WORK/watch1.out")"
 # a binding by name, to the user
 c=$(as "$ADMIN" -o /dev/null -w '%{http_code}' -X POST "$API/accessbindings" -d '{"metadata":{"name":"alice-b1"},"spec":{"role":"view","subjects":[{"kind":"User","name":"alice"}],"tenants":{"names":["b1"]}}}')
 expect_eq "a view binding of alice on b1 by name" "201" "$c"
