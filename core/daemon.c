@@ -24,6 +24,7 @@
 #include <sodium.h>
 
 #include "core/auth/access.h"
+#include "core/auth/review.h"
 #include "core/api/api.h"
 #include "core/api/backups.h"
 #include "core/auth/audit.h"
@@ -73,6 +74,7 @@ struct rz_daemon {
 	struct event *sig_term, *sig_int, *sig_hup, *drain, *events_prune, *storage_probe;
 	rz_db_t *db;
 	rz_bus_t *bus;
+	rz_review_t *review; /* kubectl auth can-i, whoami */
 	rz_store_t *store;
 	rz_watch_hub_t *watches;
 	rz_api_t *api;
@@ -951,6 +953,9 @@ static int start_http(rz_daemon_t *d, rz_err_t *err)
 		rc = rz_session_routes(d->session, d->http, err);
 	}
 	if (rc == 0) {
+		rc = rz_review_new(&d->review, d->http, d->auth, err);
+	}
+	if (rc == 0) {
 		rc = rz_tfstate_routes(d->tfstate, d->http, err);
 	}
 	if (rc == 0) {
@@ -1392,6 +1397,7 @@ void rz_daemon_free(rz_daemon_t *d)
 	rz_http_free(d->http);
 	rz_tls_free(d->tls); /* after the server: its connections hold their own references */
 	rz_api_free(d->api);
+	rz_review_free(d->review);
 	rz_openapi_free(d->openapi);
 	rz_metrics_free(d->metrics);
 	rz_session_free(d->session);

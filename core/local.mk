@@ -33,6 +33,7 @@ core_librezus_core_la_SOURCES = \
 	core/store/restore.c core/store/restore.h \
 	core/auth/auth.c core/auth/auth.h \
 	core/auth/bindings.c core/auth/bindings.h \
+	core/auth/review.c core/auth/review.h \
 	core/auth/access.c core/auth/access.h \
 	core/auth/audit.c core/auth/audit.h \
 	core/auth/session.c core/auth/session.h \

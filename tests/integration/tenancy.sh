@@ -6,7 +6,8 @@
 # none, no binding) reaches neither; bob (role edit) keeps his role on every tenant. A token
 # keeps its ceiling. Lists and watches across tenants show alice a1 and a2 only (pages,
 # Tables, kubectl get -A, a watch's events); deleting the binding takes her access at once,
-# from a watch already open too. /api/v1/summary stays refused to role none.
+# from a watch already open too. /api/v1/summary stays refused to role none. kubectl auth
+# can-i (and --list) and whoami answer from the same rules.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 TF=$(command -v terraform || command -v tofu || true)
@@ -156,6 +157,58 @@ expect_eq "kubectl get nodegroups -A as alice: a1's and a2's (a Table)" "a1 a2" 
 	"$(k get nodegroups -A --no-headers | awk '{ print $1 }' | sort | tr '\n' ' ' | sed 's/ $//')"
 expect_eq "kubectl get tenants as alice" "a1 a2" \
 	"$(k get tenants --no-headers | awk '{ print $1 }' | sort | tr '\n' ' ' | sed 's/ $//')"
+# kubectl auth can-i / whoami: the same rules (kubectl sends these reviews as protobuf)
+can() { # TOKEN can-i-args...: yes or no
+	t=$1
+	shift
+	timeout 30 kubectl --server="$BASE" --token="$t" --certificate-authority="$CA" auth can-i "$@" 2>/dev/null | cut -d' ' -f1
+}
+expect_eq "kubectl auth can-i: create nodegroups in a1 yes, in b1 no; patch tenant a1 yes, delete b1 no" \
+	"yes no yes no" \
+	"$(can "$AT" create nodegroups -n a1) $(can "$AT" create nodegroups -n b1) $(can "$AT" patch tenants/a1) $(can "$AT" delete tenants/b1)"
+expect_eq "list nodegroups across tenants yes (what she may see), create users no, get /version yes" \
+	"yes no yes" "$(can "$AT" list nodegroups -A) $(can "$AT" create users) $(can "$AT" get /version)"
+expect_match "a no says why" 'no - create nodegroups in tenant b1 needs the edit role there; you have none' \
+	"$(k auth can-i create nodegroups -n b1)"
+expect_eq "her view-capped token: get in a1 yes, create there no" "yes no" \
+	"$(can "$AV" get nodegroups -n a1) $(can "$AV" create nodegroups -n a1)"
+expect_match "kubectl auth can-i --list -n a1: node groups with create, read and delete" \
+	'^nodegroups\.rezuscloud\.io +\[\] +\[\] +\[get list watch create update patch delete\]' "$(k auth can-i --list -n a1)"
+expect_eq "and nothing of b1's" "" "$(k auth can-i --list -n b1 | grep '^nodegroups')"
+out=$(k auth whoami)
+expect_match "kubectl auth whoami: alice" '^Username +alice$' "$out"
+expect_match "with her groups" '^Groups +\[team-a system:authenticated\]$' "$out"
+expect_eq "bob (edit): can-i create nodegroups in b1 yes, create users no" "yes no" \
+	"$(can "$BOBS" create nodegroups -n b1) $(can "$BOBS" create users)"
+# Debian's python3-kubernetes, as alice: the lists she may see, and a review
+cat >"$WORK/py.py" <<'PYEOF'
+import sys
+from kubernetes import client
+c = client.Configuration()
+c.host, c.ssl_ca_cert = sys.argv[1], sys.argv[2]
+c.api_key = {"authorization": "Bearer " + sys.argv[3]}
+api = client.ApiClient(c)
+objs = client.CustomObjectsApi(api)
+print(" ".join(sorted(i["metadata"]["name"] for i in objs.list_cluster_custom_object("rezuscloud.io", "v1", "tenants")["items"])))
+r = client.AuthorizationV1Api(api).create_self_subject_access_review(client.V1SelfSubjectAccessReview(
+    spec=client.V1SelfSubjectAccessReviewSpec(resource_attributes=client.V1ResourceAttributes(
+        namespace="b1", verb="get", group="rezuscloud.io", resource="nodegroups"))))
+print("b1:", "yes" if r.status.allowed else "no")
+try:
+    objs.get_namespaced_custom_object("rezuscloud.io", "v1", "b1", "nodegroups", "cp")
+    print("read b1")
+except client.exceptions.ApiException as e:
+    print("b1 get:", e.status)
+PYEOF
+expect_eq "the Python client as alice: tenants a1 a2; can she get b1's node groups: no; get one: 403" \
+	"a1 a2|b1: no|b1 get: 403" "$(/usr/bin/python3 "$WORK/py.py" "$BASE" "$CA" "$AT" 2>&1 | tr '\n' '|' | sed 's/|$//')"
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $AT" \
+	-H 'Content-Type: application/vnd.kubernetes.protobuf' --data-binary 'k8s' "$BASE/apis/authorization.k8s.io/v1/selfsubjectaccessreviews")
+expect_eq "a malformed protobuf review: 400" "400" "$code"
+out=$(curl -s -X POST -H "Authorization: Bearer $AT" -H 'Content-Type: application/json' \
+	-d '{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","spec":{"resourceAttributes":{"namespace":"a2","verb":"delete","group":"rezuscloud.io","resource":"nodegroups","name":"cp"}}}' \
+	"$BASE/apis/authorization.k8s.io/v1/selfsubjectaccessreviews")
+expect_match "a JSON review (the Python client's): allowed, 201" '"status":\{"allowed":true' "$out"
 
 # A watch across tenants: the current objects and the changes of a1 and a2 only; once the
 # binding is gone, nothing more.
