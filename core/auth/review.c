@@ -220,8 +220,7 @@ static json_t *pb_strings(struct pb m, const char *const *names, bool *bad)
 	return o;
 }
 
-/* The review of a protobuf body as the JSON object the handlers read, or NULL. */
-static json_t *from_protobuf(const char *body, size_t len, const char *kind)
+json_t *rz_review_decode(const char *body, size_t len, const char *kind)
 {
 	static const char *const resource[] = { "namespace", "verb",        "group", "version",
 		                                "resource",  "subresource", "name",  NULL };
@@ -277,7 +276,7 @@ static json_t *read_review(rz_req_t *req, const char *kind, const char *version)
 	const char *ctype = rz_req_header(req, "Content-Type");
 	json_t *o = body == NULL ? NULL
 	            : ctype != NULL && strstr(ctype, "application/vnd.kubernetes.protobuf")
-	                ? from_protobuf(body, len, kind)
+	                ? rz_review_decode(body, len, kind)
 	                : json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL);
 	const char *k = json_string_value(json_object_get(o, "kind"));
 	const char *v = json_string_value(json_object_get(o, "apiVersion"));

@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include "core/auth/auth.h"
 #include "core/base/errors.h"
 #include "core/http/http.h"
@@ -30,5 +32,11 @@ void rz_review_free(rz_review_t *r);
 bool rz_review_may(rz_auth_t *auth, const rz_principal_t *p, const char *verb, const char *resource,
                    const char *subresource, const char *tenant, const char *name, char *why,
                    size_t why_size);
+
+/* A review sent as Kubernetes protobuf ("k8s\0", a runtime.Unknown whose raw bytes are the
+ * object) as the JSON object the handlers read: apiVersion, and the strings of spec that
+ * kind (SelfSubjectAccessReview, SelfSubjectRulesReview, SelfSubjectReview) carries; NULL
+ * when body is malformed or another kind. Reads only within body. Caller owns the result. */
+json_t *rz_review_decode(const char *body, size_t len, const char *kind);
 
 #endif /* RZ_REVIEW_H */
