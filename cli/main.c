@@ -125,7 +125,7 @@ static const struct detail {
 	{ "config",
 	  "Examples:\n  rezusctl config get-contexts\n  rezusctl config use-context local\n"
 	  "  rezusctl config set-context prod --server https://rezus.example\n" },
-	{ "user", "Subcommands:\n  list\n  create NAME --role view|edit|admin [--password-stdin]\n"
+	{ "user", "Subcommands:\n  list\n  create NAME --role none|view|edit|admin [--password-stdin]\n"
 	          "  delete NAME\n\nExamples:\n  rezusctl user list\n"
 	          "  echo \"$PW\" | rezusctl user create alice --role edit --password-stdin\n"
 	          "  rezusctl user delete alice\n" },

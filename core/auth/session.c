@@ -703,21 +703,21 @@ int rz_session_routes(rz_session_t *s, rz_http_t *http, rz_err_t *err)
 		                     .pattern = "/api/v1/auth/logout",
 		                     .fn = handle_logout,
 		                     .ctx = s,
-		                     .role = RZ_ROLE_VIEW,
+		                     .role = RZ_ROLE_NONE,
 		                     .verb = "logout",
 		                     .doc = logout_doc };
 	s->routes[2] = (rz_route_t){ .methods = RZ_M_GET,
 		                     .pattern = "/api/v1/auth/whoami",
 		                     .fn = handle_whoami,
 		                     .ctx = s,
-		                     .role = RZ_ROLE_VIEW,
+		                     .role = RZ_ROLE_NONE,
 		                     .verb = "whoami",
 		                     .doc = whoami_doc };
 	s->routes[3] = (rz_route_t){ .methods = RZ_M_POST,
 		                     .pattern = "/api/v1/auth/password",
 		                     .fn = handle_password,
 		                     .ctx = s,
-		                     .role = RZ_ROLE_VIEW,
+		                     .role = RZ_ROLE_NONE,
 		                     .verb = "change-password",
 		                     .doc = password_doc };
 	return rz_http_add_routes(http, s->routes, 4, err);

@@ -263,7 +263,24 @@ c=$(as "$ADMIN" -o /dev/null -w '%{http_code}' -X POST "$API/accessbindings" -d 
 expect_eq "a view binding of alice on b1 by name" "201" "$c"
 expect_eq "alice now reads b1, cannot change it, and a1 stays closed" "200 403 403" \
 	"$(code "$ALICE" GET /tenants/b1/nodegroups/cp) $(code "$ALICE" PATCH /tenants/b1/nodegroups/cp '{"spec":{"count":2}}') $(code "$ALICE" GET /tenants/a1)"
+# a user with role none looks after itself: whoami, its password, rezusctl login (which keeps
+# a token and logs the session out), logout
+CTL="$top_builddir/rezusctl"
+expect_match "alice's whoami (role none)" '"role":"none"' "$(as "$ALICE" "$API/auth/whoami")"
+c=$(as "$ALICE" -o /dev/null -w '%{http_code}' -X POST "$API/auth/password" -d '{"currentPassword":"alice-password-1","newPassword":"alice-password-2"}')
+expect_eq "alice changes her own password" "200" "$c"
+printf 'alice-password-2\n' | "$CTL" --certificate-authority "$CA" login "$BASE" --username alice --password-stdin >"$WORK/ctl.out" 2>&1
+expect_eq "rezusctl login as alice with the new password" "0" "$?"
+expect_match "rezusctl get nodegroups -t b1 as alice (her view binding)" '^cp +controlplane' \
+	"$("$CTL" --certificate-authority "$CA" get nodegroups -t b1 2>&1)"
+expect_match "rezusctl get nodegroups -t a1 as alice: refused (team a's binding is gone)" 'user "alice" with role none cannot list nodegroups' \
+	"$("$CTL" --certificate-authority "$CA" get nodegroups -t a1 2>&1)"
+expect_eq "rezusctl get tenants as alice: b1 only" "tenant/b1" \
+	"$("$CTL" --certificate-authority "$CA" get tenants -o name 2>&1 | tr '\n' ' ' | sed 's/ $//')"
+A2=$(login alice alice-password-2)
+c=$(as "$A2" -o /dev/null -w '%{http_code}' -X POST "$API/auth/logout")
+expect_eq "alice logs out (200), and that session is over (401)" "200 401" "$c $(code "$A2" GET /auth/whoami)"
 expect_eq "no password or token in the log" "0" \
-	"$(grep -c -e alice-password-1 -e "$AT" -e tenancy-admin-pw "$WORK/daemon.log")"
+	"$(grep -c -e alice-password-1 -e alice-password-2 -e "$AT" -e tenancy-admin-pw "$WORK/daemon.log")"
 stop_proc "$DAEMON_PID" "the daemon"
 done_testing
