@@ -125,10 +125,11 @@ static const struct detail {
 	{ "config",
 	  "Examples:\n  rezusctl config get-contexts\n  rezusctl config use-context local\n"
 	  "  rezusctl config set-context prod --server https://rezus.example\n" },
-	{ "user", "Subcommands:\n  list\n  create NAME --role none|view|edit|admin [--password-stdin]\n"
-	          "  delete NAME\n\nExamples:\n  rezusctl user list\n"
-	          "  echo \"$PW\" | rezusctl user create alice --role edit --password-stdin\n"
-	          "  rezusctl user delete alice\n" },
+	{ "user",
+	  "Subcommands:\n  list\n  create NAME --role none|view|edit|admin [--password-stdin]\n"
+	  "  delete NAME\n\nExamples:\n  rezusctl user list\n"
+	  "  echo \"$PW\" | rezusctl user create alice --role edit --password-stdin\n"
+	  "  rezusctl user delete alice\n" },
 	{ "token", "Subcommands:\n  list\n  create [--role R] [--description D] [--expires T]\n"
 	           "  delete ID\n\n--expires takes a duration (30s, 15m, 12h, 7d, 1h30m) or an "
 	           "RFC 3339 time.\n\nExamples:\n  rezusctl token list\n"
