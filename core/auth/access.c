@@ -403,6 +403,7 @@ bool rz_access_guard(void *ctx, rz_req_t *req, const rz_route_t *route)
 	                          &err);
 	sodium_memzero(cookie, sizeof(cookie));
 	i->authenticated = rc == 0;
+	i->auth = a->auth;
 	if (route->role == RZ_ROLE_PUBLIC) {
 		return true;
 	}
@@ -459,6 +460,15 @@ bool rz_access_guard(void *ctx, rz_req_t *req, const rz_route_t *route)
 	}
 	forbidden(req, route, &i->p, NULL);
 	return false;
+}
+
+void rz_access_filter(rz_req_t *req)
+{
+	struct reqinfo *i = rz_req_data(req);
+
+	if (i != NULL && i->authenticated && i->auth != NULL) {
+		i->filtered = true;
+	}
 }
 
 bool rz_access_filtered(const rz_req_t *req)

@@ -31,6 +31,11 @@ bool rz_access_guard(void *ctx, rz_req_t *req, const rz_route_t *route);
  * and watches with rz_access_keep. */
 bool rz_access_filtered(const rz_req_t *req);
 
+/* Mark req filtered, from a handler of a route any signed-in user reaches that shows every
+ * tenant's data to those with a role on the installation (the summary's counts): it then
+ * counts with rz_access_keep. */
+void rz_access_filter(rz_req_t *req);
+
 /* A list's keep predicate for a filtered request (arg: the rz_req_t): whether the object of
  * key (tenant, name) — a Tenant when tenant is "" — is of a tenant the principal may see,
  * asked now (a binding deleted hides it at once, from an open watch too). */
