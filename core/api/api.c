@@ -1955,64 +1955,15 @@ static void tally(void *arg, const char *value, int64_t n)
 }
 
 /* {"total": N, "by": {value: n}} for kind's objects grouped by path; NULL after replying. */
-/* Counting the rows a filtered request keeps, one by one (the summary of a principal who
- * sees some tenants only). */
-struct ftally {
-	struct tally t;
-	rz_req_t *req;
-	char m1[32], m2[32]; /* the path's members: "status", "phase"; m2 "" for one */
-	char after_tenant[256], after_name[256];
-	bool started;
-};
-
-static int ftally_row(void *arg, const rz_store_row_t *row)
-{
-	struct ftally *f = arg;
-	json_t *o;
-	const json_t *v;
-
-	snprintf(f->after_tenant, sizeof(f->after_tenant), "%s", row->tenant);
-	snprintf(f->after_name, sizeof(f->after_name), "%s", row->name);
-	f->started = true;
-	if (!rz_access_keep(f->req, row->tenant, row->name)) {
-		return 0;
-	}
-	o = json_loadb(row->doc, row->len, 0, NULL);
-	v = json_object_get(o, f->m1);
-	v = f->m2[0] != '\0' ? json_object_get(v, f->m2) : v;
-	tally(&f->t, json_string_value(v), 1);
-	json_decref(o);
-	return 0;
-}
-
-static int count_kept(rz_store_t *store, const rz_kind_t *k, const char *path, struct ftally *f,
-                      rz_err_t *err)
-{
-	const char *dot;
-	int n;
-
-	path += strncmp(path, "$.", 2) == 0 ? 2 : 0;
-	dot = strchr(path, '.');
-	snprintf(f->m1, sizeof(f->m1), "%.*s", dot ? (int)(dot - path) : (int)strlen(path), path);
-	snprintf(f->m2, sizeof(f->m2), "%s", dot ? dot + 1 : "");
-	do {
-		rz_scan_opts_t so = { .after_tenant = f->started ? f->after_tenant : NULL,
-			              .after_name = f->started ? f->after_name : NULL };
-		n = rz_store_scan(store, k, &so, ftally_row, f, err);
-	} while (n == RZ_SCAN_PAGE);
-	return n < 0 ? n : 0;
-}
-
 static json_t *counts(struct rctx *c, rz_req_t *req, const char *kind, const char *path)
 {
 	struct tally t = { json_object(), 0 };
 	rz_err_t err = { 0 };
 	int rc;
 
-	if (rz_access_filtered(req)) {
-		struct ftally f = { .t = t, .req = req };
-		rc = count_kept(c->api->store, rz_kind_by_name(kind), path, &f, &err);
-		t = f.t;
+	if (rz_access_filtered(req)) { /* the tenants the principal may see */
+		rc = rz_store_count_kept(c->api->store, rz_kind_by_name(kind), path, rz_access_keep,
+		                         req, tally, &t, &err);
 	} else {
 		rc = rz_store_count_by(c->api->store, rz_kind_by_name(kind), path, tally, &t, &err);
 	}

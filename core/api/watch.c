@@ -108,12 +108,6 @@ static bool matches(const struct watcher *w, const rz_kind_t *kind, const char *
 	if (w->tenant != NULL && strcmp(tenant, w->tenant) != 0) {
 		return false;
 	}
-	if (w->keep != NULL &&
-	    !w->keep(w->keep_arg, tenant,
-	             json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"))
-	                 ?: "")) {
-		return false;
-	}
 	if (w->labels != NULL &&
 	    !rz_selector_match(w->labels,
 	                       json_object_get(json_object_get(obj, "metadata"), "labels"))) {
@@ -127,15 +121,12 @@ static bool matches(const struct watcher *w, const rz_kind_t *kind, const char *
  * when it sees nothing. */
 static const char *seen_as(const struct watcher *w, const rz_event_t *ev)
 {
-	bool now = matches(w, ev->kind, ev->tenant, ev->object), was;
+	bool now, was;
 
-	if (!now && w->keep != NULL && ev->kind == w->kind &&
-	    !w->keep(
-	        w->keep_arg, ev->tenant,
-	        json_string_value(json_object_get(json_object_get(ev->object, "metadata"), "name"))
-	            ?: "")) {
+	if (w->keep != NULL && ev->kind == w->kind && !w->keep(w->keep_arg, ev->tenant, ev->name)) {
 		return NULL; /* nothing of a tenant it may not see, not even its leaving */
 	}
+	now = matches(w, ev->kind, ev->tenant, ev->object);
 
 	if (ev->type != RZ_EV_MODIFIED || w->labels == NULL || ev->prev_labels == NULL ||
 	    ev->kind != w->kind || (w->tenant != NULL && strcmp(ev->tenant, w->tenant) != 0)) {

@@ -370,7 +370,7 @@ static bool lists_tenants(const rz_route_t *route)
 	const rz_kind_t *k = route->kind != NULL ? rz_kind_by_name(route->kind) : NULL;
 
 	return k != NULL && route->verb != NULL && strcmp(route->verb, "list") == 0 &&
-	       (k->scope == RZ_SCOPE_TENANT || strcmp(k->kind, "Tenant") == 0);
+	       rz_kind_tenanted(k);
 }
 
 /* The tenant a route acts on, when it names one: its {tenant} (the tenant's objects, state,
@@ -448,14 +448,12 @@ bool rz_access_guard(void *ctx, rz_req_t *req, const rz_route_t *route)
 	    rz_auth_tenant_role(a->auth, &i->p, tenant) >= route->role) {
 		/* by a binding: a watch it starts asks again at each event */
 		i->filtered = true;
-		i->auth = a->auth;
 		return true;
 	}
 	if (tenant == NULL && route->role == RZ_ROLE_VIEW && i->p.role == RZ_ROLE_NONE &&
 	    lists_tenants(route)) {
 		/* a list (or watch) across tenants: of those it may see (rz_access_keep) */
 		i->filtered = true;
-		i->auth = a->auth;
 		return true;
 	}
 	forbidden(req, route, &i->p, NULL);

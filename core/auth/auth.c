@@ -283,6 +283,8 @@ static void on_event(const rz_event_t *ev, void *arg)
 		a->user_gen++;
 	} else if (strcmp(ev->kind->kind, "AccessBinding") == 0) {
 		rz_bindings_changed(a->bindings);
+	} else if (strcmp(ev->kind->kind, "Tenant") == 0) {
+		rz_bindings_tenant_changed(a->bindings, ev->name);
 	}
 }
 

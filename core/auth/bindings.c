@@ -9,9 +9,12 @@
 #include "core/auth/bindings.h"
 #include "core/model/kinds.h"
 
+#define LABELS_KEPT 4096 /* tenants whose labels are remembered, at most */
+
 struct rz_bindings {
 	rz_store_t *store;
-	json_t *all; /* the AccessBinding objects; NULL: to be read */
+	json_t *all;    /* the AccessBinding objects; NULL: to be read */
+	json_t *labels; /* tenant name -> its labels ({} when none or gone), as last read */
 };
 
 int rz_bindings_new(rz_bindings_t **out, rz_store_t *store)
@@ -23,6 +26,11 @@ int rz_bindings_new(rz_bindings_t **out, rz_store_t *store)
 		return -1;
 	}
 	b->store = store;
+	if ((b->labels = json_object()) == NULL) {
+		free(b);
+		*out = NULL;
+		return -1;
+	}
 	return 0;
 }
 
@@ -30,6 +38,7 @@ void rz_bindings_free(rz_bindings_t *b)
 {
 	if (b != NULL) {
 		json_decref(b->all);
+		json_decref(b->labels);
 		free(b);
 	}
 }
@@ -38,6 +47,36 @@ void rz_bindings_changed(rz_bindings_t *b)
 {
 	json_decref(b->all);
 	b->all = NULL;
+}
+
+void rz_bindings_tenant_changed(rz_bindings_t *b, const char *tenant)
+{
+	json_object_del(b->labels, tenant);
+}
+
+/* The tenant's labels (borrowed), read once after each change of it: a list across tenants
+ * asks for every row. */
+static const json_t *tenant_labels(rz_bindings_t *b, const char *tenant)
+{
+	json_t *t = NULL, *l;
+	rz_err_t err = { 0 };
+	int rc;
+
+	if ((l = json_object_get(b->labels, tenant)) != NULL) {
+		return l;
+	}
+	rc = rz_store_get_shared(b->store, rz_kind_by_name("Tenant"), NULL, tenant, &t, &err);
+	if (rc != 0 && rc != RZ_ENOTFOUND) {
+		return NULL; /* not readable now: nothing granted, nothing remembered */
+	}
+	l = json_object_get(json_object_get(t, "metadata"), "labels");
+	l = json_is_object(l) ? json_deep_copy(l) : json_object();
+	json_decref(t);
+	if (json_object_size(b->labels) >= LABELS_KEPT) {
+		json_object_clear(b->labels);
+	}
+	json_object_set_new(b->labels, tenant, l);
+	return json_object_get(b->labels, tenant);
 }
 
 /* Whether one of the binding's subjects is the user or one of its groups. */
@@ -121,23 +160,17 @@ int rz_bindings_role_of(const json_t *bindings, const char *user, const char (*g
 int rz_bindings_role(rz_bindings_t *b, const char *user, const char (*groups)[64], size_t ngroups,
                      const char *tenant)
 {
-	json_t *t = NULL;
+	rz_list_opts_t o = { 0 };
+	const json_t *labels;
 	rz_err_t err = { 0 };
-	int role;
+	bool more;
 
-	if (b->all == NULL) {
-		b->all = rz_store_list_all(b->store, "AccessBinding", NULL);
+	if (b->all == NULL && rz_store_list(b->store, rz_kind_by_name("AccessBinding"), &o, &b->all,
+	                                    &more, &err) != 0) {
+		return RZ_ROLE_NONE; /* not readable now: read again next time */
 	}
-	if (json_array_size(b->all) == 0) { /* none, or not readable: read again next time */
-		json_decref(b->all);
-		b->all = NULL;
+	if (json_array_size(b->all) == 0 || (labels = tenant_labels(b, tenant)) == NULL) {
 		return RZ_ROLE_NONE;
 	}
-	if (rz_store_get_shared(b->store, rz_kind_by_name("Tenant"), NULL, tenant, &t, &err) != 0) {
-		return RZ_ROLE_NONE;
-	}
-	role = rz_bindings_role_of(b->all, user, groups, ngroups, tenant,
-	                           json_object_get(json_object_get(t, "metadata"), "labels"));
-	json_decref(t);
-	return role;
+	return rz_bindings_role_of(b->all, user, groups, ngroups, tenant, labels);
 }

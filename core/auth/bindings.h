@@ -4,9 +4,8 @@
  * groups beside their role on the whole installation. What a principal may do on a tenant is
  * the higher of its role and what the bindings grant it there, capped by its token's role.
  *
- * The bindings are read from the store when they are first needed after a change (the auth
- * module tells of changes from the bus); a tenant's labels are read at each question. Loop
- * thread.
+ * The bindings, and each tenant's labels, are read from the store when first needed after a
+ * change (the auth module tells of changes from the bus). Loop thread.
  */
 #ifndef RZ_BINDINGS_H
 #define RZ_BINDINGS_H
@@ -25,6 +24,8 @@ void rz_bindings_free(rz_bindings_t *b);
 
 /* An AccessBinding changed: read them again at the next question. */
 void rz_bindings_changed(rz_bindings_t *b);
+/* A Tenant changed (its labels may have): read them again when next asked. */
+void rz_bindings_tenant_changed(rz_bindings_t *b, const char *tenant);
 
 /* The highest role the bindings grant user (in groups, ngroups of them) on tenant, or
  * RZ_ROLE_NONE when none does (or the tenant does not exist). */

@@ -55,7 +55,10 @@ bool rz_review_may(rz_auth_t *auth, const rz_principal_t *p, const char *verb, c
                    size_t why_size)
 {
 	const rz_kind_t *k = NULL;
+	unsigned bit = verb_bit(verb, subresource);
 	char plural[64];
+	int need, have;
+	bool tenanted;
 
 	/* "nodegroups", or "nodegroups.rezuscloud.io" as kubectl names it without discovery */
 	if (resource != NULL && strlen(resource) < sizeof(plural)) {
@@ -66,29 +69,24 @@ bool rz_review_may(rz_auth_t *auth, const rz_principal_t *p, const char *verb, c
 		         resource);
 		k = rz_kind_by_plural(plural);
 	}
-	unsigned bit = verb_bit(verb, subresource);
-	int need, have;
-	bool tenanted;
-
 	if (k == NULL) {
 		snprintf(why, why_size, "this server has no resource '%.64s'",
 		         resource ? resource : "");
 		return false;
 	}
-	if (bit == 0 || (k->verbs & bit) == 0 || k->outside_store) {
-		if (bit != 0 && k->outside_store && (k->verbs & bit) != 0) {
-			need = rz_kind_role(k, bit);
-			snprintf(why, why_size, "%s %s needs the %s role on the installation", verb,
-			         resource, rz_role_name(need));
-			return p->role >= need;
-		}
+	if (bit == 0 || (k->verbs & bit) == 0) {
 		snprintf(why, why_size, "%s does not take '%.32s%s%.32s'", resource,
 		         verb ? verb : "", subresource && *subresource ? " " : "",
 		         subresource ? subresource : "");
 		return false;
 	}
 	need = rz_kind_role(k, bit);
-	tenanted = k->scope == RZ_SCOPE_TENANT || strcmp(k->kind, "Tenant") == 0;
+	if (k->outside_store) { /* Backups: on the installation only */
+		snprintf(why, why_size, "%s %s needs the %s role on the installation", verb,
+		         resource, rz_role_name(need));
+		return p->role >= need;
+	}
+	tenanted = rz_kind_tenanted(k);
 	if (tenanted && strcmp(k->kind, "Tenant") == 0 && name != NULL && *name != '\0') {
 		tenant = name; /* a Tenant is its own tenant */
 	}

@@ -1324,6 +1324,11 @@ const rz_kind_t *rz_kind_owner(const rz_kind_t *k)
 	}
 }
 
+bool rz_kind_tenanted(const rz_kind_t *k)
+{
+	return k->scope == RZ_SCOPE_TENANT || strcmp(k->kind, "Tenant") == 0;
+}
+
 int rz_kind_role(const rz_kind_t *k, unsigned verb)
 {
 	if (verb & RZ_VERBS_READ) {

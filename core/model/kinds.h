@@ -113,6 +113,9 @@ const rz_kind_t *rz_kind_by_name(const char *kind);
 const char *rz_kind_owner_field(const rz_kind_t *k);
 const rz_kind_t *rz_kind_owner(const rz_kind_t *k);
 
+/* Whether k's objects belong to a tenant: a tenant-scoped kind, or the Tenant (its own). */
+bool rz_kind_tenanted(const rz_kind_t *k);
+
 /* The role a verb on k needs. */
 int rz_kind_role(const rz_kind_t *k, unsigned verb);
 

@@ -768,6 +768,21 @@ void rz_work_tick(rz_work_t *w)
 	}
 }
 
+/* What a runner's requests to runner.daemon_url carry: the runner token (token:
+ * RZ_NATS_SECRET_MAX + 2 bytes) and, for https, the client checking the daemon's certificate
+ * (*tls; NULL for http). */
+static int daemon_credentials(const rz_config_t *cfg, char *token, rz_tls_client_t **tls,
+                              rz_err_t *err)
+{
+	int rc = rz_nats_read_secret("runner.token_file", cfg->runner_token_file, token,
+	                             RZ_NATS_SECRET_MAX + 2, err);
+
+	if (rc == 0 && strncmp(cfg->runner_daemon_url, "https://", 8) == 0) {
+		rc = rz_tls_client_new(tls, cfg->runner_daemon_ca_file, err);
+	}
+	return rc;
+}
+
 int rz_work_installation(const rz_config_t *cfg, const char *name, char *out, rz_err_t *err)
 {
 	char token[RZ_NATS_SECRET_MAX + 2], url[1024], why[256];
@@ -783,11 +798,7 @@ int rz_work_installation(const rz_config_t *cfg, const char *name, char *out, rz
 	const char *i;
 	int rc;
 
-	rc = rz_nats_read_secret("runner.token_file", cfg->runner_token_file, token, sizeof(token),
-	                         err);
-	if (rc == 0 && strncmp(cfg->runner_daemon_url, "https://", 8) == 0) {
-		rc = rz_tls_client_new(&tls, cfg->runner_daemon_ca_file, err);
-	}
+	rc = daemon_credentials(cfg, token, &tls, err);
 	if (rc == 0) {
 		snprintf(url, sizeof(url), "%s/api/v1/runners/%s/assignment",
 		         cfg->runner_daemon_url, name);
@@ -847,11 +858,7 @@ int rz_work_new(rz_work_t **out, struct event_base *base, natsConnection *nc,
 	w->names = *names;
 	w->nslots = (size_t)cfg->runner_concurrency;
 	snprintf(w->name, sizeof(w->name), "%s", name);
-	rc = rz_nats_read_secret("runner.token_file", cfg->runner_token_file, w->token,
-	                         sizeof(w->token), err);
-	if (rc == 0 && strncmp(cfg->runner_daemon_url, "https://", 8) == 0) {
-		rc = rz_tls_client_new(&w->tls, cfg->runner_daemon_ca_file, err);
-	}
+	rc = daemon_credentials(cfg, w->token, &w->tls, err);
 	if (rc == 0 && (pools = rz_dispatch_pools(labels, why, sizeof(why))) == NULL) {
 		rc = rz_err_set(err, REZUS_ECONFIG, "runner.labels: %s", why);
 	}

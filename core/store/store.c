@@ -883,6 +883,31 @@ int rz_store_count_by(rz_store_t *st, const rz_kind_t *k, const char *path,
 	return rc < 0 ? rc : 0;
 }
 
+int rz_store_count_kept(rz_store_t *st, const rz_kind_t *k, const char *path,
+                        bool (*keep)(void *arg, const char *tenant, const char *name),
+                        void *keep_arg, void (*fn)(void *arg, const char *value, int64_t n),
+                        void *arg, rz_err_t *err)
+{
+	static const char sql[] = "SELECT tenant, name, json_extract(doc, ?2) FROM objects"
+	                          " WHERE kind = ?1 ORDER BY tenant, name";
+	rz_stmt_t *s = rz_db_stmt(st->db, sql, err);
+	int rc;
+
+	if (s == NULL) {
+		return err->code;
+	}
+	rz_stmt_bind_text(s, 1, k->kind);
+	rz_stmt_bind_text(s, 2, path);
+	while ((rc = rz_stmt_step(s, err)) == 1) {
+		const char *tenant = rz_stmt_text(s, 0), *name = rz_stmt_text(s, 1);
+		if (tenant != NULL && name != NULL && keep(keep_arg, tenant, name)) {
+			fn(arg, rz_stmt_text(s, 2), 1);
+		}
+	}
+	rz_stmt_done(s);
+	return rc < 0 ? rc : 0;
+}
+
 /* The text a compact document holds for member "name": value (the last member of path). */
 static char *member_text(const char *path, const char *value)
 {

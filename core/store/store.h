@@ -120,6 +120,12 @@ int rz_store_scan_plan(rz_store_t *st, bool one_tenant, char *out, size_t size, 
 int rz_store_count_by(rz_store_t *st, const rz_kind_t *k, const char *path,
                       void (*fn)(void *arg, const char *value, int64_t n), void *arg,
                       rz_err_t *err);
+/* The same over the objects keep keeps (key: tenant "" for global kinds; a caller's access
+ * rule), each given to fn as one, in key order. */
+int rz_store_count_kept(rz_store_t *st, const rz_kind_t *k, const char *path,
+                        bool (*keep)(void *arg, const char *tenant, const char *name),
+                        void *keep_arg, void (*fn)(void *arg, const char *value, int64_t n),
+                        void *arg, rz_err_t *err);
 
 /* The newest objects of kind k whose string at the JSON path ("$.status.phase") is one of
  * values (NULL-terminated, at most RZ_NEWEST_VALUES): at most limit, the last created first,
