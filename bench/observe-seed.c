@@ -8,7 +8,7 @@
  * the engine would leave it, without running tofu:
  *   - Tenant oI, spec.clusterProvider sim (the API's defaults applied);
  *   - NodeGroups cp (controlplane, count 1) and workers (worker, count 2), providerClass sim;
- *   - the 3 Machines the engine projects from sim's state (core/engine/report.c,
+ *   - the 3 Machines the engine projects from sim's state (core/report/report.c,
  *     machine_object): cp-0, workers-0, workers-1 with their labels, nodeGroup, role,
  *     providerType sim, tfAddress terraform_data.cp[0] ..., and the address and hostname
  *     sim renders (the first group in 10.99.0.x, the second in 10.99.4.x);
@@ -37,7 +37,7 @@
 #include <jansson.h>
 
 #include "core/base/log.h"
-#include "core/engine/report.h"
+#include "core/report/report.h"
 #include "core/model/fields.h"
 #include "core/model/kinds.h"
 #include "core/store/bus.h"

@@ -28,7 +28,7 @@
 #include <jansson.h>
 
 #include "core/base/log.h"
-#include "core/engine/report.h"
+#include "core/report/report.h"
 #include "core/model/kinds.h"
 #include "core/store/bus.h"
 #include "core/store/db.h"

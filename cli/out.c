@@ -10,7 +10,7 @@
 #include <yaml.h>
 
 #include "cli/rezusctl.h"
-#include "core/base/columns.h"
+#include "core/model/columns.h"
 
 int rzc_print_rc;
 

@@ -33,7 +33,7 @@
 #include "core/daemon.h"
 #include "core/offline.h"
 #include "core/engine/engine.h"
-#include "core/engine/runner.h"
+#include "core/base/proc.h"
 #include "core/store/datadir.h"
 #include "core/store/db.h"
 #include "core/store/events.h"
@@ -47,9 +47,9 @@
 #include "core/api/openapi.h"
 #include "core/plugin/plugins.h"
 #include "core/auth/session.h"
-#include "core/engine/tfstate.h"
+#include "core/tfstate/tfstate.h"
 #include "core/observe/observe.h"
-#include "core/remote/runner.h"
+#include "core/remote/agent.h"
 #include "core/remote/nats.h"
 #include "core/remote/runners.h"
 #include "core/upgrade/upgrade.h"
@@ -1499,7 +1499,7 @@ int rz_daemon_main(int argc, char **argv, char *const *envp)
 	int rc;
 
 	if (argc > 1 && strcmp(argv[1], "runner") == 0) {
-		return rz_runner_main(argc - 1, argv + 1, envp); /* core/remote/runner.c */
+		return rz_agent_main(argc - 1, argv + 1, envp); /* core/remote/agent.c */
 	}
 	if (argc > 1 && (strcmp(argv[1], "backup") == 0 || strcmp(argv[1], "restore") == 0)) {
 		return rz_offline_main(argc, argv, envp); /* offline modes: core/offline.c */

@@ -11,10 +11,10 @@ core_librezus_core_la_SOURCES = \
 	core/base/settings.c core/base/settings.h \
 	core/base/yaml.c core/base/yaml.h \
 	core/base/exec.c core/base/exec.h \
-	core/base/clock.c core/base/clock.h core/base/executor.h \
+	core/base/clock.c core/base/clock.h \
+	core/base/proc.c core/base/proc.h \
 	core/base/workers.c core/base/workers.h \
 	core/base/version.c core/base/version.h \
-	core/base/columns.c core/base/columns.h \
 	core/http/status.c core/http/status.h \
 	core/http/http.c core/http/http.h \
 	core/http/tls.c core/http/tls.h \
@@ -23,6 +23,7 @@ core_librezus_core_la_SOURCES = \
 	core/model/selector.c core/model/selector.h \
 	core/model/merge.c core/model/merge.h \
 	core/model/kinds.c core/model/kinds.h \
+	core/model/columns.c core/model/columns.h \
 	core/store/db.c core/store/db.h core/store/schema.c \
 	core/store/datadir.c core/store/datadir.h \
 	core/store/bus.c core/store/bus.h \
@@ -42,25 +43,24 @@ core_librezus_core_la_SOURCES = \
 	core/plugin/plugins.c core/plugin/plugins.h \
 	core/plugin/projection.c core/plugin/projection.h \
 	core/plugin/compose.c core/plugin/compose.h \
+	core/tfstate/tfstate.c core/tfstate/tfstate.h \
+	core/report/report.c core/report/report.h \
 	core/api/watch.c core/api/watch.h \
 	core/api/lists.c core/api/lists.h core/api/textbuf.h \
 	core/api/api.c core/api/api.h \
 	core/api/openapi.c core/api/openapi.h \
 	core/api/metrics.c core/api/metrics.h \
 	core/api/backups.c core/api/backups.h \
-	core/engine/tfstate.c core/engine/tfstate.h \
-	core/engine/runner.c core/engine/runner.h \
 	core/engine/plan.c core/engine/plan.h \
-	core/engine/report.c core/engine/report.h \
 	core/engine/tfui.c core/engine/tfui.h \
 	core/engine/runlog.c core/engine/runlog.h \
-	core/engine/engine.c core/engine/engine.h \
+	core/engine/engine.c core/engine/engine.h core/engine/executor.h \
 	core/remote/nats.c core/remote/nats.h \
 	core/remote/heartbeat.c core/remote/heartbeat.h \
 	core/remote/dispatch.c core/remote/dispatch.h \
 	core/remote/roster.c core/remote/roster.h \
 	core/remote/runners.c core/remote/runners.h \
-	core/remote/runner.c core/remote/runner.h \
+	core/remote/agent.c core/remote/agent.h \
 	core/remote/work.c core/remote/work.h \
 	core/observe/observe.c core/observe/observe.h \
 	core/upgrade/compat.c core/upgrade/compat.h \

@@ -1,5 +1,5 @@
 /*
- * fuzz/tfstate.c - the TF http state backend's documents (core/engine/tfstate.c): lock
+ * fuzz/tfstate.c - the TF http state backend's documents (core/tfstate/tfstate.c): lock
  * info (LOCK, UNLOCK) and state (POST), as tofu sends them, through the real handlers on a
  * real database.
  *
@@ -12,7 +12,7 @@
 #include "fuzz/env.h"
 #include "fuzz/serve.h"
 #include "core/base/log.h"
-#include "core/engine/tfstate.h"
+#include "core/tfstate/tfstate.h"
 
 static struct event_base *base;
 static rz_http_t *http;

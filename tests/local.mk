@@ -22,7 +22,7 @@ UNIT_TESTS = \
 	tests/unit/check_bus \
 	tests/unit/check_plugins \
 	tests/unit/check_projection \
-	tests/unit/check_runner \
+	tests/unit/check_proc \
 	tests/unit/check_remote \
 	tests/unit/check_tfui \
 	tests/unit/check_tfstate \
@@ -218,9 +218,9 @@ tests_unit_check_plugins_LDADD = $(TEST_LDADD)
 tests_unit_check_projection_SOURCES = tests/unit/check_projection.c tests/unit/testutil.h
 tests_unit_check_projection_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_projection_LDADD = $(TEST_LDADD)
-tests_unit_check_runner_SOURCES = tests/unit/check_runner.c tests/unit/testutil.h
-tests_unit_check_runner_CFLAGS = $(TEST_CFLAGS)
-tests_unit_check_runner_LDADD = $(TEST_LDADD)
+tests_unit_check_proc_SOURCES = tests/unit/check_proc.c tests/unit/testutil.h
+tests_unit_check_proc_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_proc_LDADD = $(TEST_LDADD)
 tests_unit_check_remote_SOURCES = tests/unit/check_remote.c tests/unit/testutil.h
 tests_unit_check_remote_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_remote_LDADD = $(TEST_LDADD)

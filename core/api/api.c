@@ -16,7 +16,7 @@
 #include "core/api/lists.h"
 #include "core/auth/auth.h"
 #include "core/base/clock.h"
-#include "core/base/columns.h"
+#include "core/model/columns.h"
 #include "core/model/fields.h"
 #include "core/model/kinds.h"
 #include "core/base/log.h"

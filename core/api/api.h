@@ -51,7 +51,7 @@ typedef void (*rz_api_admit_fn)(void *arg, const rz_kind_t *k, const json_t *obj
 void rz_api_set_admit(rz_api_t *api, rz_api_admit_fn fn, void *arg);
 
 /* A Kubernetes Table (meta.k8s.io/v1) of k with the columns rezusctl get prints
- * (core/base/columns.c), the wide ones at priority 1, no rows yet; TENANT left out when
+ * (core/model/columns.c), the wide ones at priority 1, no rows yet; TENANT left out when
  * hide_tenant (the request names the tenant, as rezusctl get -n leaves it out, or is a
  * Kubernetes client's, which prints the namespace). Caller owns the result. */
 json_t *rz_api_table_new(const rz_kind_t *k, bool hide_tenant);

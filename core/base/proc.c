@@ -1,4 +1,4 @@
-/* core/engine/runner.c - child processes on the event loop: pipes, SIGCHLD, timeouts. */
+/* core/base/proc.c - child processes on the event loop: pipes, SIGCHLD, timeouts. */
 #include <config.h>
 
 #include <errno.h>
@@ -19,7 +19,7 @@
 
 #include "core/base/exec.h"
 #include "core/base/log.h"
-#include "core/engine/runner.h"
+#include "core/base/proc.h"
 
 #define LINE_MAX_LEN (1u << 20) /* a longer line is delivered in pieces */
 /* Once the child exited, how long what is left of its process group may keep its pipes

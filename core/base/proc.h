@@ -1,5 +1,5 @@
 /*
- * core/engine/runner.h - child processes driven by the event loop (SPEC §7.3): no blocking wait,
+ * core/base/proc.h - child processes driven by the event loop (SPEC §7.3): no blocking wait,
  * no thread. Output arrives line by line through pipes read as bufferevents; SIGCHLD is
  * handled in the loop; a timeout sends SIGINT to the child's process group, then SIGKILL
  * after the grace period; cancel does the same at once. The child leads its own process
@@ -8,8 +8,8 @@
  * its group gets 1 s to close the pipes before it is killed and the pipes are closed —
  * a step always ends. When the child is reported, nothing of its group survives.
  */
-#ifndef RZ_RUNNER_H
-#define RZ_RUNNER_H
+#ifndef RZ_PROC_H
+#define RZ_PROC_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -54,4 +54,4 @@ void rz_proc_free(rz_proc_t *p);
  * freeing that event_base. */
 void rz_proc_shutdown(void);
 
-#endif /* RZ_RUNNER_H */
+#endif /* RZ_PROC_H */

@@ -275,7 +275,7 @@ static int check_base_url(const struct rz__setting *s, const char *value, const 
 	return 0;
 }
 
-static int check_runner_name(const struct rz__setting *s, const char *value, const char *origin,
+static int check_proc_name(const struct rz__setting *s, const char *value, const char *origin,
                              rz_err_t *err)
 {
 	size_t len = strlen(value);
@@ -779,7 +779,7 @@ const struct rz__setting rz__settings[] = {
 	  .kind = K_STRING,
 	  .offset = AT(runner_name),
 	  .def = "",
-	  .check = check_runner_name,
+	  .check = check_proc_name,
 	  .help = "the Runner's name, a DNS label; empty = the host name" },
 	{ .key = "runner.installation",
 	  .kind = K_STRING,

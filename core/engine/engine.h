@@ -20,7 +20,7 @@
 #include "core/http/http.h"
 #include "core/plugin/plugins.h"
 #include "core/store/store.h"
-#include "core/engine/tfstate.h"
+#include "core/tfstate/tfstate.h"
 
 struct event_base;
 

@@ -1,9 +1,9 @@
 /*
- * core/base/executor.h - where a run's steps run, as the engine sees it: an interface the
+ * core/engine/executor.h - where a run's steps run, as the engine sees it: an interface the
  * engine calls instead of starting tofu itself when remote runners are on (docs/runners.md,
  * "Dispatch"). The engine keeps the scheduling (debounce, one run per tenant, fairness,
  * approval, backoff); the executor only runs steps, with the same callbacks as rz_proc
- * (core/engine/runner.h). core/remote implements it; the daemon wires the two, which never
+ * (core/base/proc.h). core/remote implements it; the daemon wires the two, which never
  * include each other.
  */
 #ifndef RZ_EXECUTOR_H

@@ -1,4 +1,4 @@
-/* core/base/columns.c - the columns of each kind's table (rezusctl get, as=Table). */
+/* core/model/columns.c - the columns of each kind's table (rezusctl get, as=Table). */
 #include <config.h>
 
 #include <ctype.h>
@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/base/columns.h"
+#include "core/model/columns.h"
 
 /* The value at a dotted path ("status.phase"), or NULL. */
 static json_t *at(const json_t *v, const char *path)

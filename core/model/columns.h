@@ -1,5 +1,5 @@
 /*
- * core/base/columns.h - the columns of each kind's table, one place for the two who print
+ * core/model/columns.h - the columns of each kind's table, one place for the two who print
  * them: rezusctl get (cli/out.c) and the API's Kubernetes Table replies (as=Table, which
  * kubectl asks for), so both show the same columns and the same cells.
  */

@@ -17,8 +17,8 @@
 
 #include "core/base/clock.h"
 #include "core/base/log.h"
-#include "core/engine/report.h"
-#include "core/engine/runner.h"
+#include "core/report/report.h"
+#include "core/base/proc.h"
 #include "core/observe/observe.h"
 #include "core/plugin/probe.h"
 #include "core/store/events.h"

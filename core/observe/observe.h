@@ -7,7 +7,7 @@
  * the plugin, and writes what changed: Machine.status (stage, ready, talosVersion,
  * nodeReady, lastSeen, lastError) and Tenant.status.controlPlane, as status writes that
  * never trigger a run. Then the tenant's counts, conditions and phase are derived again
- * (core/engine/report.c). An idle fleet writes nothing: a status is written only when it
+ * (core/report/report.c). An idle fleet writes nothing: a status is written only when it
  * changed, and lastSeen is refreshed at most every ten intervals (as the kubelet reports an
  * unchanged node status every five minutes). Observation never touches TF state.
  */
@@ -20,7 +20,7 @@
 #include <jansson.h>
 
 #include "core/base/errors.h"
-#include "core/engine/tfstate.h"
+#include "core/tfstate/tfstate.h"
 #include "core/plugin/plugins.h"
 #include "core/store/bus.h"
 #include "core/store/store.h"

@@ -1,4 +1,4 @@
-/* core/remote/runner.c - `rezuscloud runner` (core/remote/runner.h). */
+/* core/remote/agent.c - `rezuscloud runner`, the process on a runner host (core/remote/agent.h). */
 #include <config.h>
 
 #include <ctype.h>
@@ -22,9 +22,9 @@
 #include "core/remote/dispatch.h"
 #include "core/remote/heartbeat.h"
 #include "core/remote/nats.h"
-#include "core/remote/runner.h"
+#include "core/remote/agent.h"
 #include "core/remote/work.h"
-#include "core/engine/runner.h"
+#include "core/base/proc.h"
 
 #include <event2/event.h>
 
@@ -494,7 +494,7 @@ static int run(struct runner *r, const sigset_t *set)
 
 #endif /* HAVE_LIBNATS */
 
-int rz_runner_main(int argc, char **argv, char *const *envp)
+int rz_agent_main(int argc, char **argv, char *const *envp)
 {
 	const char *path = NULL, *level = NULL;
 	bool check = false, permissions = false;
@@ -504,7 +504,7 @@ int rz_runner_main(int argc, char **argv, char *const *envp)
 	int opt, rc, lv;
 
 	/* a daemon that closes a connection mid-request is an error of that request, not the
-	 * runner's end (its children get SIGPIPE back: core/engine/runner.c) */
+	 * runner's end (its children get SIGPIPE back: core/base/proc.c) */
 	signal(SIGPIPE, SIG_IGN);
 	opterr = 0;
 	optind = 1;

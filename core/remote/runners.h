@@ -16,7 +16,7 @@
 
 #include "core/base/config.h"
 #include "core/base/errors.h"
-#include "core/base/executor.h"
+#include "core/engine/executor.h"
 #include "core/base/workers.h"
 #include "core/http/http.h"
 #include "core/store/store.h"

@@ -17,7 +17,7 @@
 
 #include "core/base/clock.h"
 #include "core/base/log.h"
-#include "core/engine/runner.h"
+#include "core/base/proc.h"
 #include "core/http/client.h"
 #include "core/http/tls.h"
 #include "core/remote/dispatch.h"

@@ -1,4 +1,4 @@
-/* core/engine/report.c - Machines from the state; node group and tenant status. */
+/* core/report/report.c - Machines from the state; node group and tenant status. */
 #include <config.h>
 
 #include <errno.h>
@@ -10,7 +10,7 @@
 
 #include "core/base/clock.h"
 #include "core/base/log.h"
-#include "core/engine/report.h"
+#include "core/report/report.h"
 #include "core/store/events.h"
 #include "core/plugin/host.h"
 

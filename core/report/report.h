@@ -1,5 +1,5 @@
 /*
- * core/engine/report.h - what the engine reports into the store besides a Run's own
+ * core/report/report.h - what the engine reports into the store besides a Run's own
  * phase: the Machines a tenant's state describes, and the status of its node groups and
  * of the tenant (counts, phase, the Reconciled, MachinesReady and Drifted conditions).
  * Every write is a status write (or, for Machines, a projection), so none triggers a run.

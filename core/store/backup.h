@@ -35,7 +35,7 @@
 #define RZ_BACKUP_FORMAT   2
 #define RZ_BACKUP_UNKEYED  1
 #define RZ_BACKUP_SUFFIX   ".rzbackup"
-#define RZ_BACKUP_KEY_SIZE 32 /* the state key: core/engine/tfstate.c's */
+#define RZ_BACKUP_KEY_SIZE 32 /* the state key: core/tfstate/tfstate.c's */
 
 /* The file's pieces, shared with core/store/restore.c. */
 #define RZ__BACKUP_MAGIC_1      "RZBACKUP 1\n"

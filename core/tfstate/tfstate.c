@@ -1,4 +1,4 @@
-/* core/engine/tfstate.c - the TF HTTP state backend: versions encrypted at rest, locks, history. */
+/* core/tfstate/tfstate.c - the TF HTTP state backend: versions sealed at rest, locks, history. */
 #include <config.h>
 
 #include <errno.h>
@@ -17,7 +17,7 @@
 #include "core/base/log.h"
 #include "core/store/events.h"
 #include "core/store/store.h"
-#include "core/engine/tfstate.h"
+#include "core/tfstate/tfstate.h"
 #include "core/http/status.h"
 
 #define NONCE crypto_aead_xchacha20poly1305_ietf_NPUBBYTES

@@ -1,5 +1,5 @@
 /*
- * core/engine/tfstate.h - the TF HTTP state backend (SPEC §7.1, PROTOCOLS.md §1) at
+ * core/tfstate/tfstate.h - the TF HTTP state backend (SPEC §7.1, PROTOCOLS.md §1) at
  * /tfstate/{tenant}: GET, POST (?ID= checked against the lock), DELETE (an admin's, audited:
  * the state is emptied as a new version — no resources, the next serial, the same lineage —
  * so the history keeps what was there), LOCK (200 / 423 with the holder), UNLOCK (200 / 409

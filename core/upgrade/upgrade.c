@@ -12,7 +12,7 @@
 
 #include "core/base/clock.h"
 #include "core/base/log.h"
-#include "core/engine/report.h"
+#include "core/report/report.h"
 #include "core/http/status.h"
 #include "core/model/fields.h"
 #include "core/store/events.h"

@@ -7,7 +7,7 @@
  * that fails is rolled back and the upgrade stops. Progress is persisted per machine in
  * status.machines, so a daemon restart resumes at the machine it was on. A tenant's runs
  * and upgrades never overlap: the engine holds runs while an upgrade is in progress
- * (core/engine/report.h, rz_report_active_upgrade), and an upgrade waits for the run in
+ * (core/report/report.h, rz_report_active_upgrade), and an upgrade waits for the run in
  * progress. On success the tenant's spec and status versions move to the target and a
  * reconcile run follows.
  */

@@ -36,8 +36,14 @@ broken "model including store is refused" core/model/kinds.h '"core/store/store.
 	'core/model/kinds.h:'
 broken "api and engine do not include each other" core/api/api.c '"core/engine/engine.h"' \
 	'includes "core/engine/engine.h" (core/engine); core/api may include only'
-broken "engine and api do not include each other" core/engine/runner.h '"core/api/watch.h"' \
+broken "engine and api do not include each other" core/engine/plan.h '"core/api/watch.h"' \
 	'includes "core/api/watch.h" (core/api); core/engine may include'
+broken "the observer runs processes without the engine" core/observe/observe.c '"core/engine/engine.h"' \
+	'includes "core/engine/engine.h" (core/engine); core/observe may include only'
+broken "the state backend and the report are below the engine" core/tfstate/tfstate.c \
+	'"core/engine/executor.h"' 'includes "core/engine/executor.h" (core/engine); core/tfstate may include only'
+broken "process spawning is base: it includes nothing of ours" core/base/proc.c '"core/store/store.h"' \
+	'includes "core/store/store.h" (core/store); core/base may include only'
 broken "a lower layer may not reach the daemon" core/engine/engine.c '"core/daemon.h"' \
 	'includes "core/daemon.h" (core); core/engine may include'
 broken "the CLI includes only base" cli/conf.c '"core/store/db.h"' \

@@ -12,7 +12,7 @@
 #include <event2/event.h>
 
 #include "core/api/api.h"
-#include "core/base/columns.h"
+#include "core/model/columns.h"
 #include "core/store/bus.h"
 #include "core/store/db.h"
 #include "core/store/events.h"
@@ -2030,7 +2030,7 @@ END_TEST
 
 #define TABLE_ACCEPT "Accept: application/json;as=Table;v=v1;g=meta.k8s.io,application/json\r\n"
 
-/* as=Table: the columns rezusctl get prints (core/base/columns.c), cells, includeObject. */
+/* as=Table: the columns rezusctl get prints (core/model/columns.c), cells, includeObject. */
 START_TEST(test_table)
 {
 	const rz_column_t *cols = rz_columns_of("NodeGroup");

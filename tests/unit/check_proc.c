@@ -1,4 +1,4 @@
-/* tests/unit/check_runner.c - child processes on the loop: output, exit codes, the
+/* tests/unit/check_proc.c - child processes on the loop: output, exit codes, the
  * environment, timeouts with SIGINT then SIGKILL, cancel, a missing binary, and children
  * that leave background processes holding their pipes. */
 #include <config.h>
@@ -17,7 +17,7 @@
 #include <event2/event.h>
 
 #include "core/base/log.h"
-#include "core/engine/runner.h"
+#include "core/base/proc.h"
 #include "tests/unit/testutil.h"
 
 static struct event_base *base;

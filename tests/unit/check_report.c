@@ -5,7 +5,7 @@
 
 #include "core/base/config.h"
 #include "core/base/log.h"
-#include "core/engine/report.h"
+#include "core/report/report.h"
 #include "core/model/kinds.h"
 #include "core/plugin/compose.h"
 #include "core/store/bus.h"

@@ -14,7 +14,7 @@
 #include "core/model/kinds.h"
 #include "core/base/log.h"
 #include "core/store/store.h"
-#include "core/engine/tfstate.h"
+#include "core/tfstate/tfstate.h"
 #include "core/http/http.h"
 #include "testutil.h"
 #include "httpclient.h"
