@@ -24,10 +24,11 @@ core_librezus_core_la_SOURCES = \
 	core/model/merge.c core/model/merge.h \
 	core/model/kinds.c core/model/kinds.h \
 	core/model/columns.c core/model/columns.h \
-	core/store/db.c core/store/db.h core/store/schema.c \
+	core/store/db.c core/store/db.h core/store/db-int.h core/store/durable.c \
+	core/store/schema.c \
 	core/store/datadir.c core/store/datadir.h \
 	core/store/bus.c core/store/bus.h \
-	core/store/store.c core/store/store.h \
+	core/store/store.c core/store/store.h core/store/store-int.h core/store/read.c \
 	core/store/sweep.c core/store/sweep.h \
 	core/store/events.c core/store/events.h \
 	core/store/backup.c core/store/backup.h \
