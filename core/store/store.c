@@ -1,4 +1,5 @@
-/* core/store/store.c - resource objects, the revision counter and the event log. */
+/* core/store/store.c - writing resource objects: the revision counter, the event log and its
+ * delivery, grouped writes, the parsed-object cache; reads are in core/store/read.c. */
 #include <config.h>
 
 #include <errno.h>
@@ -11,60 +12,7 @@
 #include <sodium.h>
 
 #include "core/store/store.h"
-
-/* An event recorded in the current transaction, published after the commit. */
-struct pending {
-	rz_event_type_t type;
-	const rz_kind_t *kind;
-	int64_t rv;
-	bool spec_changed;
-	json_t *obj;
-	char *json;
-	json_t *prev_labels; /* see rz_event_t */
-};
-
-/* The parsed form of objects recently written or read through rz_store_get_shared, so that
- * the API's read of the object a write changes (and of one a client GETs) needs no parse of
- * its stored text. Direct-mapped by (kind, tenant, name); an entry is used only while the
- * stored row has its resourceVersion and length, so whatever wrote the row (a rolled-back
- * group, a cascade) the stored text stays the truth. Bounded: CACHE_SLOTS objects of at most
- * CACHE_DOC_MAX bytes stored. */
-#define CACHE_SLOTS   128
-#define CACHE_DOC_MAX 8192
-
-struct cached {
-	char *key; /* kind NUL tenant NUL name NUL */
-	size_t key_len;
-	int64_t rv;
-	size_t len;  /* of the stored text */
-	json_t *obj; /* shared with readers, never modified */
-};
-
-struct rz_store {
-	rz_db_t *db;
-	rz_bus_t *bus;
-	int64_t window;
-	int64_t pruned;       /* the log holds no change at or below this revision */
-	uint64_t log_max;     /* bytes of event documents kept at most */
-	uint64_t log_bytes;   /* bytes of event documents in the log, committed */
-	uint64_t tx_bytes;    /* the same inside the open transaction */
-	int64_t rv;           /* committed revision */
-	int64_t tx_rv;        /* revision inside the open transaction */
-	int64_t tx_pruned;    /* pruned, inside it */
-	struct pending *pend; /* the open transaction's events */
-	size_t npend, cappend;
-	struct pending *queue; /* committed events not yet delivered, in revision order */
-	size_t nqueue, capqueue;
-	bool delivering;
-	rz_write_opts_t next; /* for the next write (rz_store_next) */
-	/* grouped writes: their events wait for the group's commit */
-	bool grouping;        /* a group of this store's writes is open */
-	struct pending *held; /* its events, in revision order */
-	size_t nheld, capheld;
-	int64_t g_rv, g_pruned;           /* rv and pruned before the group */
-	uint64_t g_bytes;                 /* log_bytes before it */
-	struct cached cache[CACHE_SLOTS]; /* parsed objects, for rz_store_get_shared */
-};
+#include "core/store/store-int.h"
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -109,28 +57,12 @@ static const char *owner_of(const rz_kind_t *k, const json_t *obj)
 	return v ? v : "";
 }
 
-static const char *scope_tenant(const rz_kind_t *k, const char *tenant)
-{
-	return (k->scope == RZ_SCOPE_GLOBAL || tenant == NULL) ? "" : tenant;
-}
-
 static void set_rv(json_t *obj, int64_t rv)
 {
 	char buf[24];
 
 	snprintf(buf, sizeof(buf), "%" PRId64, rv);
 	json_object_set_new(json_object_get(obj, "metadata"), "resourceVersion", json_string(buf));
-}
-
-static json_t *load_doc(const char *text, rz_err_t *err)
-{
-	json_error_t jerr;
-	json_t *obj = json_loads(text, 0, &jerr);
-
-	if (obj == NULL) {
-		rz_err_set(err, RZ_EDB, "store: stored object is not JSON: %s", jerr.text);
-	}
-	return obj;
 }
 
 static void pending_clear(rz_store_t *st)
@@ -254,8 +186,8 @@ static void cache_clear(struct cached *e)
 }
 
 /* Keep obj (taken) as the parsed form of the row (kind, tenant, name) at rv, len bytes. */
-static void cache_put(rz_store_t *st, const char *kind, const char *tenant, const char *name,
-                      int64_t rv, size_t len, json_t *obj)
+void rz__store_cache_put(rz_store_t *st, const char *kind, const char *tenant, const char *name,
+                         int64_t rv, size_t len, json_t *obj)
 {
 	char key[512];
 	size_t n = cache_key(key, sizeof(key), kind, tenant, name);
@@ -283,8 +215,8 @@ static void cache_put(rz_store_t *st, const char *kind, const char *tenant, cons
 }
 
 /* The cached parse of the row (kind, tenant, name) when it is the one at rv and len. */
-static json_t *cache_get(rz_store_t *st, const char *kind, const char *tenant, const char *name,
-                         int64_t rv, size_t len)
+json_t *rz__store_cache_get(rz_store_t *st, const char *kind, const char *tenant, const char *name,
+                            int64_t rv, size_t len)
 {
 	char key[512];
 	size_t n = cache_key(key, sizeof(key), kind, tenant, name);
@@ -327,8 +259,8 @@ static int put_row(rz_store_t *st, const rz_kind_t *k, const json_t *obj, const 
 	rz_stmt_done(s);
 	if (rc >= 0 && strlen(json) <= CACHE_DOC_MAX) {
 		/* a copy: the written object goes on to its writer and to the watchers */
-		cache_put(st, k->kind, tenant ? tenant : "", meta_str(obj, "name"),
-		          rz_object_rv(obj), strlen(json), json_deep_copy(obj));
+		rz__store_cache_put(st, k->kind, tenant ? tenant : "", meta_str(obj, "name"),
+		                    rz_object_rv(obj), strlen(json), json_deep_copy(obj));
 	}
 	return rc < 0 ? rc : 0;
 }
@@ -598,425 +530,6 @@ static int run_write(struct write *w, rz_err_t *err)
 	return deliver(st);
 }
 
-/* ------------------------------------------------------------------ reads */
-
-static int read_doc(rz_store_t *st, const rz_kind_t *k, const char *tenant, const char *name,
-                    json_t **out, rz_err_t *err)
-{
-	static const char sql[] = "SELECT doc FROM objects"
-	                          " WHERE kind = ?1 AND tenant = ?2 AND name = ?3";
-	rz_stmt_t *s = rz_db_stmt(st->db, sql, err);
-	int rc;
-
-	*out = NULL;
-	if (s == NULL) {
-		return err->code;
-	}
-	rz_stmt_bind_text(s, 1, k->kind);
-	rz_stmt_bind_text(s, 2, scope_tenant(k, tenant));
-	rz_stmt_bind_text(s, 3, name);
-	rc = rz_stmt_step(s, err);
-	if (rc == 1) {
-		*out = load_doc(rz_stmt_text(s, 0), err);
-		rc = *out ? 0 : RZ_EDB;
-	} else if (rc == 0) {
-		rc = rz_err_set(err, RZ_ENOTFOUND, "%s \"%s\" not found", k->plural, name);
-	}
-	rz_stmt_done(s);
-	return rc;
-}
-
-int rz_store_get(rz_store_t *st, const rz_kind_t *k, const char *tenant, const char *name,
-                 json_t **out, rz_err_t *err)
-{
-	return read_doc(st, k, tenant, name, out, err);
-}
-
-int rz_store_get_shared(rz_store_t *st, const rz_kind_t *k, const char *tenant, const char *name,
-                        json_t **out, rz_err_t *err)
-{
-	static const char sql[] = "SELECT rv, doc FROM objects"
-	                          " WHERE kind = ?1 AND tenant = ?2 AND name = ?3";
-	rz_stmt_t *s = rz_db_stmt(st->db, sql, err);
-	const char *owner = scope_tenant(k, tenant);
-	int rc;
-
-	*out = NULL;
-	if (s == NULL) {
-		return err->code;
-	}
-	rz_stmt_bind_text(s, 1, k->kind);
-	rz_stmt_bind_text(s, 2, owner);
-	rz_stmt_bind_text(s, 3, name);
-	rc = rz_stmt_step(s, err);
-	if (rc == 1) {
-		int64_t rv = rz_stmt_int64(s, 0);
-		const char *doc = rz_stmt_text(s, 1);
-		size_t len = doc ? strlen(doc) : 0;
-
-		*out = cache_get(st, k->kind, owner, name, rv, len);
-		if (*out == NULL && doc != NULL) {
-			*out = load_doc(doc, err);
-			if (*out != NULL) {
-				cache_put(st, k->kind, owner, name, rv, len, json_incref(*out));
-			}
-		}
-		rc = *out ? 0 : RZ_EDB;
-	} else if (rc == 0) {
-		rc = rz_err_set(err, RZ_ENOTFOUND, "%s \"%s\" not found", k->plural, name);
-	}
-	rz_stmt_done(s);
-	return rc;
-}
-
-static bool list_match(const rz_list_opts_t *o, const json_t *obj)
-{
-	const json_t *meta = json_object_get(obj, "metadata");
-
-	if (o->labels != NULL && !rz_selector_match(o->labels, json_object_get(meta, "labels"))) {
-		return false;
-	}
-	return o->fields == NULL || rz_selector_match_fields(o->fields, obj);
-}
-
-/* A range of one kind in (tenant, name) order, after a key, as two statements, so that a
- * tenant's list searches (kind, tenant) in the primary key instead of every object of the
- * kind: "(?2 IS NULL OR tenant = ?2)" defeats the index, and the observer lists each
- * tenant's objects on every observation. ?5 bounds the rows (-1: no bound). */
-static const char range_one[] = "SELECT tenant, name, doc FROM objects"
-                                " WHERE kind = ?1 AND tenant = ?2 AND name > ?4 AND ?3 IS NOT NULL"
-                                " ORDER BY name LIMIT ?5";
-static const char range_all[] = "SELECT tenant, name, doc FROM objects"
-                                " WHERE kind = ?1 AND ?2 IS NULL AND (tenant, name) > (?3, ?4)"
-                                " ORDER BY tenant, name LIMIT ?5";
-
-static rz_stmt_t *range_stmt(rz_store_t *st, const rz_kind_t *k, const char *tenant,
-                             const char *after_tenant, const char *after_name, int64_t max,
-                             rz_err_t *err)
-{
-	rz_stmt_t *s;
-
-	tenant = k->scope != RZ_SCOPE_GLOBAL ? tenant : "";
-	s = rz_db_stmt(st->db, tenant != NULL ? range_one : range_all, err);
-	if (s == NULL) {
-		return NULL;
-	}
-	rz_stmt_bind_text(s, 1, k->kind);
-	rz_stmt_bind_text(s, 2, tenant);
-	rz_stmt_bind_text(s, 3, after_tenant ? after_tenant : "");
-	rz_stmt_bind_text(s, 4, after_name ? after_name : "");
-	rz_stmt_bind_int64(s, 5, max);
-	if (tenant != NULL && after_tenant != NULL) {
-		/* in one tenant, "after (t, n)" is: every name before t, names after n at t,
-		 * nothing past it */
-		int c = strcmp(after_tenant, tenant);
-		rz_stmt_bind_text(s, 4, c < 0 ? "" : after_name ? after_name : "");
-		if (c > 0) {
-			rz_stmt_bind_null(s, 3);
-		}
-	}
-	return s;
-}
-
-int rz_store_list(rz_store_t *st, const rz_kind_t *k, const rz_list_opts_t *o, json_t **items,
-                  bool *more, rz_err_t *err)
-{
-	rz_stmt_t *s = range_stmt(st, k, o->tenant, o->after_tenant, o->after_name, -1, err);
-	int rc;
-
-	*more = false;
-	*items = json_array();
-	if (s == NULL || *items == NULL) {
-		json_decref(*items);
-		*items = NULL;
-		rz_stmt_done(s);
-		return s == NULL ? err->code : rz_err_set(err, -ENOMEM, "store: out of memory");
-	}
-	while ((rc = rz_stmt_step(s, err)) == 1) {
-		json_t *obj;
-		if (o->keep != NULL && rz_stmt_text(s, 0) != NULL && rz_stmt_text(s, 1) != NULL &&
-		    !o->keep(o->keep_arg, rz_stmt_text(s, 0), rz_stmt_text(s, 1))) {
-			continue;
-		}
-		obj = load_doc(rz_stmt_text(s, 2), err);
-		if (obj == NULL) {
-			rc = RZ_EDB;
-			break;
-		}
-		if (!list_match(o, obj)) {
-			json_decref(obj);
-			continue;
-		}
-		if (o->limit > 0 && json_array_size(*items) == o->limit) {
-			json_decref(obj);
-			*more = true;
-			rc = 0;
-			break;
-		}
-		json_array_append_new(*items, obj);
-	}
-	rz_stmt_done(s);
-	if (rc < 0) {
-		json_decref(*items);
-		*items = NULL;
-		return rc;
-	}
-	return 0;
-}
-
-/* Each row (tenant, name, doc) of s through fn until fn returns non-zero; then s is done.
- * The rows given (>= 0), or a negative error (fn's or the database's). */
-static int walk_rows(rz_stmt_t *s, int (*fn)(void *arg, const rz_store_row_t *row), void *arg,
-                     rz_err_t *err)
-{
-	int rc, n = 0;
-
-	while ((rc = rz_stmt_step(s, err)) == 1) {
-		rz_store_row_t row = { .tenant = rz_stmt_text(s, 0),
-			               .name = rz_stmt_text(s, 1),
-			               .doc = rz_stmt_text(s, 2) };
-		if (row.tenant == NULL || row.name == NULL || row.doc == NULL) {
-			rc = rz_err_set(err, -ENOMEM, "store: out of memory");
-			break;
-		}
-		row.len = strlen(row.doc);
-		n++;
-		if ((rc = fn(arg, &row)) != 0) {
-			break;
-		}
-	}
-	rz_stmt_done(s);
-	return rc < 0 ? rc : n;
-}
-
-int rz_store_scan(rz_store_t *st, const rz_kind_t *k, const rz_scan_opts_t *o,
-                  int (*fn)(void *arg, const rz_store_row_t *row), void *arg, rz_err_t *err)
-{
-	rz_stmt_t *s = range_stmt(st, k, o->tenant, o->after_tenant, o->after_name,
-	                          o->max > 0 ? (int64_t)o->max : RZ_SCAN_PAGE, err);
-
-	if (s == NULL) {
-		return err->code;
-	}
-	return walk_rows(s, fn, arg, err);
-}
-
-int rz_store_scan_plan(rz_store_t *st, bool one_tenant, char *out, size_t size, rz_err_t *err)
-{
-	char sql[sizeof(range_one) + sizeof(range_all) + 32];
-	rz_stmt_t *s;
-	size_t n = 0;
-	int rc;
-
-	snprintf(sql, sizeof(sql), "EXPLAIN QUERY PLAN %s", one_tenant ? range_one : range_all);
-	s = rz_db_stmt(st->db, sql, err);
-	if (s == NULL) {
-		return err->code;
-	}
-	out[0] = '\0';
-	while ((rc = rz_stmt_step(s, err)) == 1 && n < size) {
-		const char *d = rz_stmt_text(s, 3);
-		n += (size_t)snprintf(out + n, size - n, "%s%s", n ? "\n" : "", d ? d : "");
-	}
-	rz_stmt_done(s);
-	return rc < 0 ? rc : 0;
-}
-
-json_t *rz_store_list_all(rz_store_t *st, const char *kind, const char *tenant)
-{
-	rz_list_opts_t o = { .tenant = tenant };
-	json_t *items = NULL;
-	bool more;
-	rz_err_t err = { 0 };
-
-	if (rz_store_list(st, rz_kind_by_name(kind), &o, &items, &more, &err) != 0) {
-		return json_array();
-	}
-	return items;
-}
-
-int64_t rz_store_revision(const rz_store_t *st)
-{
-	return st->rv;
-}
-
-static int64_t scalar(rz_store_t *st, const char *sql, int64_t fallback)
-{
-	rz_err_t err = { 0 };
-	rz_stmt_t *s = rz_db_stmt(st->db, sql, &err);
-	int64_t v = fallback;
-
-	if (s != NULL && rz_stmt_step(s, &err) == 1 && !rz_stmt_is_null(s, 0)) {
-		v = rz_stmt_int64(s, 0);
-	}
-	rz_stmt_done(s);
-	return v;
-}
-
-int64_t rz_store_oldest(rz_store_t *st)
-{
-	return scalar(st, "SELECT min(rv) FROM events", st->rv + 1);
-}
-
-int64_t rz_store_count(rz_store_t *st)
-{
-	return scalar(st, "SELECT count(*) FROM objects", 0);
-}
-
-int rz_store_count_by(rz_store_t *st, const rz_kind_t *k, const char *path,
-                      void (*fn)(void *arg, const char *value, int64_t n), void *arg, rz_err_t *err)
-{
-	static const char sql[] = "SELECT json_extract(doc, ?2), count(*) FROM objects"
-	                          " WHERE kind = ?1 GROUP BY 1 ORDER BY 1";
-	rz_stmt_t *s = rz_db_stmt(st->db, sql, err);
-	int rc;
-
-	if (s == NULL) {
-		return err->code;
-	}
-	rz_stmt_bind_text(s, 1, k->kind);
-	rz_stmt_bind_text(s, 2, path);
-	while ((rc = rz_stmt_step(s, err)) == 1) {
-		fn(arg, rz_stmt_text(s, 0), rz_stmt_int64(s, 1));
-	}
-	rz_stmt_done(s);
-	return rc < 0 ? rc : 0;
-}
-
-int rz_store_count_kept(rz_store_t *st, const rz_kind_t *k, const char *path,
-                        bool (*keep)(void *arg, const char *tenant, const char *name),
-                        void *keep_arg, void (*fn)(void *arg, const char *value, int64_t n),
-                        void *arg, rz_err_t *err)
-{
-	static const char sql[] = "SELECT tenant, name, json_extract(doc, ?2) FROM objects"
-	                          " WHERE kind = ?1 ORDER BY tenant, name";
-	rz_stmt_t *s = rz_db_stmt(st->db, sql, err);
-	int rc;
-
-	if (s == NULL) {
-		return err->code;
-	}
-	rz_stmt_bind_text(s, 1, k->kind);
-	rz_stmt_bind_text(s, 2, path);
-	while ((rc = rz_stmt_step(s, err)) == 1) {
-		const char *tenant = rz_stmt_text(s, 0), *name = rz_stmt_text(s, 1);
-		if (tenant != NULL && name != NULL && keep(keep_arg, tenant, name)) {
-			fn(arg, rz_stmt_text(s, 2), 1);
-		}
-	}
-	rz_stmt_done(s);
-	return rc < 0 ? rc : 0;
-}
-
-/* The text a compact document holds for member "name": value (the last member of path). */
-static char *member_text(const char *path, const char *value)
-{
-	const char *dot = strrchr(path, '.');
-	json_t *v = json_string(value);
-	char *enc = v != NULL ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
-	size_t len = enc != NULL && dot != NULL ? strlen(dot + 1) + strlen(enc) + 4 : 0;
-	char *out = len > 0 ? malloc(len) : NULL;
-
-	if (out != NULL) {
-		snprintf(out, len, "\"%s\":%s", dot + 1, enc);
-	}
-	free(enc);
-	json_decref(v);
-	return out;
-}
-
-int rz_store_newest(rz_store_t *st, const rz_kind_t *k, const char *path, const char *const *values,
-                    size_t limit, int (*fn)(void *arg, const rz_store_row_t *row), void *arg,
-                    rz_err_t *err)
-{
-	static const char sql[] =
-	    "SELECT tenant, name, doc FROM objects NOT INDEXED WHERE kind = ?1"
-	    " AND (instr(doc, ?3) > 0 OR instr(doc, ?4) > 0 OR instr(doc, ?5) > 0"
-	    " OR instr(doc, ?6) > 0) AND json_extract(doc, ?2) IN (?7, ?8, ?9, ?10)"
-	    " ORDER BY rowid DESC LIMIT ?11";
-	char *needle[RZ_NEWEST_VALUES] = { NULL };
-	rz_stmt_t *s = NULL;
-	int rc = 0;
-	size_t nv = 0;
-
-	while (values[nv] != NULL && nv < RZ_NEWEST_VALUES) {
-		if ((needle[nv] = member_text(path, values[nv])) == NULL) {
-			rc = rz_err_set(err, -ENOMEM, "store: out of memory");
-			goto out;
-		}
-		nv++;
-	}
-	if (values[nv] != NULL) {
-		rc = rz_err_set(err, -EINVAL, "store: at most %d values", RZ_NEWEST_VALUES);
-		goto out;
-	}
-	if ((s = rz_db_stmt(st->db, sql, err)) == NULL) {
-		rc = err->code;
-		goto out;
-	}
-	rz_stmt_bind_text(s, 1, k->kind);
-	rz_stmt_bind_text(s, 2, path);
-	for (size_t i = 0; i < nv; i++) {
-		rz_stmt_bind_text(s, 3 + (int)i, needle[i]);
-		rz_stmt_bind_text(s, 7 + (int)i, values[i]);
-	}
-	rz_stmt_bind_int64(s, 11, (int64_t)limit);
-	rc = walk_rows(s, fn, arg, err);
-out:
-	for (size_t i = 0; i < RZ_NEWEST_VALUES; i++) {
-		free(needle[i]);
-	}
-	return rc;
-}
-
-int rz_store_replay(rz_store_t *st, int64_t after, int (*fn)(const rz_event_t *ev, void *arg),
-                    void *arg, rz_err_t *err)
-{
-	static const char sql[] = "SELECT rv, type, kind, tenant, name, spec_changed, doc,"
-	                          " prev_labels FROM events WHERE rv > ?1 ORDER BY rv";
-	int64_t oldest = rz_store_oldest(st);
-	rz_stmt_t *s;
-	int rc = 0, stop = 0;
-
-	if (after < oldest - 1) { /* oldest >= 1; after + 1 would overflow at INT64_MAX */
-		return rz_err_set(err, RZ_EGONE,
-		                  "too old resource version: %" PRId64 " (%" PRId64 ")", after,
-		                  oldest - 1);
-	}
-	s = rz_db_stmt(st->db, sql, err);
-	if (s == NULL) {
-		return err->code;
-	}
-	rz_stmt_bind_int64(s, 1, after);
-	while (stop == 0 && (rc = rz_stmt_step(s, err)) == 1) {
-		const char *type = rz_stmt_text(s, 1);
-		json_t *obj = load_doc(rz_stmt_text(s, 6), err);
-		json_t *prev =
-		    rz_stmt_is_null(s, 7) ? NULL : json_loads(rz_stmt_text(s, 7), 0, NULL);
-		rz_event_t ev = { rz_stmt_int64(s, 0),
-			          strcmp(type, "ADDED") == 0     ? RZ_EV_ADDED
-			          : strcmp(type, "DELETED") == 0 ? RZ_EV_DELETED
-			                                         : RZ_EV_MODIFIED,
-			          rz_kind_by_name(rz_stmt_text(s, 2)),
-			          rz_stmt_text(s, 3),
-			          rz_stmt_text(s, 4),
-			          rz_stmt_int64(s, 5) != 0,
-			          obj,
-			          rz_stmt_text(s, 6),
-			          prev };
-		if (obj == NULL) {
-			json_decref(prev);
-			rc = RZ_EDB;
-			break;
-		}
-		stop = ev.kind ? fn(&ev, arg) : 0;
-		json_decref(obj);
-		json_decref(prev);
-	}
-	rz_stmt_done(s);
-	return rc < 0 ? rc : stop;
-}
-
 /* ------------------------------------------------------------------ write operations */
 
 /* The owner (a tenant, a user) must exist and not be on its way out. */
@@ -1024,7 +537,7 @@ static int owner_usable(rz_store_t *st, const rz_kind_t *k, const char *owner, r
 {
 	const rz_kind_t *ok = rz_kind_owner(k);
 	json_t *o = NULL;
-	int rc = read_doc(st, ok, "", owner, &o, err);
+	int rc = rz__store_read_doc(st, ok, "", owner, &o, err);
 
 	if (rc == 0 && meta_str(o, "deletionTimestamp") != NULL) {
 		rc = rz_err_set(err, RZ_ETERMINATING,
@@ -1106,7 +619,7 @@ static int op_create(struct write *w, rz_err_t *err)
 	} else {
 		json_object_del(meta, "namespace");
 	}
-	rc = read_doc(w->st, w->k, tenant, name, &existing, err);
+	rc = rz__store_read_doc(w->st, w->k, tenant, name, &existing, err);
 	json_decref(existing);
 	if (rc == 0) {
 		return rz_err_set(err, -EEXIST, "%s \"%s\" already exists", w->k->plural, name);
@@ -1303,7 +816,7 @@ static int read_current(struct write *w, json_t **cur, rz_err_t *err)
 		*cur = json_incref((json_t *)hint);
 		return 0;
 	}
-	return read_doc(w->st, w->k, w->tenant, w->name, cur, err);
+	return rz__store_read_doc(w->st, w->k, w->tenant, w->name, cur, err);
 }
 
 static int op_update(struct write *w, rz_err_t *err)
@@ -1360,7 +873,7 @@ static int op_delete(struct write *w, rz_err_t *err)
 	json_t *meta;
 	char now[32];
 	const char *json;
-	int rc = read_doc(w->st, w->k, w->tenant, w->name, &cur, err);
+	int rc = rz__store_read_doc(w->st, w->k, w->tenant, w->name, &cur, err);
 
 	if (rc != 0) {
 		return rc;
@@ -1448,7 +961,7 @@ int rz_store_new(rz_store_t **out, rz_db_t *db, rz_bus_t *bus, int64_t window, r
 	st->db = db;
 	st->bus = bus;
 	st->window = window > 0 ? window : 1;
-	st->rv = scalar(st, "SELECT rv FROM revision WHERE id = 1", -1);
+	st->rv = rz__store_scalar(st, "SELECT rv FROM revision WHERE id = 1", -1);
 	if (st->rv < 0) {
 		free(st);
 		return rz_err_set(err, RZ_EDB, "store: cannot read the revision counter");
@@ -1456,7 +969,7 @@ int rz_store_new(rz_store_t **out, rz_db_t *db, rz_bus_t *bus, int64_t window, r
 	st->tx_rv = st->rv;
 	st->log_max = RZ_EVENT_LOG_MAX;
 	rz_db_set_group_fn(db, group_done, st);
-	st->log_bytes = (uint64_t)scalar(
+	st->log_bytes = (uint64_t)rz__store_scalar(
 	    st, "SELECT coalesce(sum(length(CAST(doc AS BLOB))), 0) FROM events", 0);
 	*out = st;
 	return 0;
