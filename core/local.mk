@@ -23,6 +23,9 @@ core_librezus_core_la_SOURCES = \
 	core/model/selector.c core/model/selector.h \
 	core/model/merge.c core/model/merge.h \
 	core/model/kinds.c core/model/kinds.h \
+	core/model/states.c core/model/states.h core/model/tbl/run_operations.h core/model/tbl/run_triggers.h \
+	core/model/tbl/run_phases.h core/model/tbl/upgrade_phases.h core/model/tbl/upgrade_steps.h \
+	core/model/tbl/machine_stages.h \
 	core/model/columns.c core/model/columns.h \
 	core/store/db.c core/store/db.h core/store/db-int.h core/store/durable.c \
 	core/store/schema.c \

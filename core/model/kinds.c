@@ -7,6 +7,7 @@
 
 #include "core/model/kinds.h"
 #include "core/base/clock.h"
+#include "core/model/states.h"
 
 /* ------------------------------------------------------------------ shared pieces */
 
@@ -17,27 +18,9 @@ static const char *const condition_status[] = { "True", "False", "Unknown", NULL
 static const char *const taint_effects[] = { "NoSchedule", "PreferNoSchedule", "NoExecute", NULL };
 static const char *const patch_formats[] = { "strategic", "json6902", NULL };
 static const char *const patch_targets[] = { "all", "controlplane", "worker", NULL };
-/* The stages of plugin ABI 1.1's observation: Machine.status.stage, and what core/plugin/probe.c
- * accepts from a plugin. */
-const char *const rz_machine_stages[] = {
-	"Provisioning", "Booting",      "Installing", "Maintenance", "Running",
-	"Rebooting",    "ShuttingDown", "Resetting",  "Upgrading",   "Removing",
-	"Failed",       "Unknown",      NULL
-};
-static const char *const run_operations[] = { "plan", "apply", "destroy", NULL };
-static const char *const run_triggers[] = { "create", "update",  "resync", "manual",
-	                                    "delete", "upgrade", NULL };
-static const char *const run_phases[] = { "Queued", "Running",  "AwaitingApproval", "Succeeded",
-	                                  "Failed", "Canceled", "Interrupted",      NULL };
 static const char *const severities[] = { "error", "warning", NULL };
 static const char *const components[] = { "talos", "kubernetes", NULL };
-static const char *const upgrade_phases[] = { "Pending", "Prechecking", "Upgrading",  "Succeeded",
-	                                      "Failed",  "Canceled",    "RolledBack", NULL };
 static const char *const upgrade_triggers[] = { "manual", "spec", NULL };
-/* A machine's step in an upgrade (UpgradeRun.status.machines[].phase). */
-static const char *const upgrade_steps[] = { "Pending",   "Upgrading",   "Verifying",
-	                                     "Succeeded", "RollingBack", "RolledBack",
-	                                     "Failed",    "Skipped",     NULL };
 static const char *const provider_kinds[] = { "infra", "cluster", NULL };
 static const char *const event_types[] = { "Normal", "Warning", NULL };
 
@@ -177,8 +160,8 @@ static const rz_field_t tenant_spec[] = {
 
 static const rz_field_t last_run_fields[] = {
 	{ .name = "id", .type = RZ_F_STRING },
-	{ .name = "operation", .type = RZ_F_STRING, .enums = run_operations },
-	{ .name = "phase", .type = RZ_F_STRING, .enums = run_phases },
+	{ .name = "operation", .type = RZ_F_STRING, .enums = rz_run_op_names },
+	{ .name = "phase", .type = RZ_F_STRING, .enums = rz_run_phase_names },
 	{ .name = "finishedAt", .type = RZ_F_TIME },
 	{ .name = "error", .type = RZ_F_STRING },
 	F_END,
@@ -483,7 +466,7 @@ static const rz_field_t machine_spec[] = {
 };
 
 static const rz_field_t machine_status[] = {
-	{ .name = "stage", .type = RZ_F_STRING, .enums = rz_machine_stages },
+	{ .name = "stage", .type = RZ_F_STRING, .enums = rz_machine_stage_names },
 	{ .name = "ready", .type = RZ_F_BOOL },
 	{ .name = "talosVersion", .type = RZ_F_STRING },
 	{ .name = "kubernetesVersion", .type = RZ_F_STRING, .doc = "its kubelet's version" },
@@ -498,8 +481,11 @@ static const char *const machine_short[] = { "mc", NULL };
 /* ------------------------------------------------------------------ Run */
 
 static const rz_field_t run_spec[] = {
-	{ .name = "operation", .type = RZ_F_STRING, .required = true, .enums = run_operations },
-	{ .name = "trigger", .type = RZ_F_STRING, .enums = run_triggers, .def = "\"manual\"" },
+	{ .name = "operation", .type = RZ_F_STRING, .required = true, .enums = rz_run_op_names },
+	{ .name = "trigger",
+	  .type = RZ_F_STRING,
+	  .enums = rz_run_trigger_names,
+	  .def = "\"manual\"" },
 	{ .name = "generation",
 	  .type = RZ_F_INT,
 	  .ranged = true,
@@ -555,7 +541,7 @@ static const rz_field_t run_step_runners[] = {
 };
 
 static const rz_field_t run_status[] = {
-	{ .name = "phase", .type = RZ_F_STRING, .enums = run_phases },
+	{ .name = "phase", .type = RZ_F_STRING, .enums = rz_run_phase_names },
 	{ .name = "startedAt", .type = RZ_F_TIME },
 	{ .name = "finishedAt", .type = RZ_F_TIME },
 	{ .name = "exitCode", .type = RZ_F_INT },
@@ -650,7 +636,7 @@ static const rz_field_t upgrade_machine[] = {
 	{ .name = "address", .type = RZ_F_STRING },
 	{ .name = "from", .type = RZ_F_STRING },
 	{ .name = "to", .type = RZ_F_STRING },
-	{ .name = "phase", .type = RZ_F_STRING, .enums = upgrade_steps },
+	{ .name = "phase", .type = RZ_F_STRING, .enums = rz_upgrade_step_names },
 	{ .name = "startedAt", .type = RZ_F_TIME },
 	{ .name = "finishedAt", .type = RZ_F_TIME },
 	{ .name = "error", .type = RZ_F_STRING },
@@ -665,7 +651,7 @@ static const rz_field_t upgrade_precheck[] = {
 };
 
 static const rz_field_t upgrade_status[] = {
-	{ .name = "phase", .type = RZ_F_STRING, .enums = upgrade_phases },
+	{ .name = "phase", .type = RZ_F_STRING, .enums = rz_upgrade_phase_names },
 	{ .name = "fromVersion", .type = RZ_F_STRING },
 	{ .name = "prechecks",
 	  .type = RZ_F_ARRAY,

@@ -159,7 +159,4 @@ json_t *rz_kind_runner_serves(const json_t *runner);
 int rz_kind_runner_selector(const json_t *tenant, const json_t *nodegroups, json_t **out,
                             rz_err_t *err);
 
-/* Machine.status.stage's values, NULL-terminated (the stages of plugin ABI 1.1). */
-extern const char *const rz_machine_stages[];
-
 #endif /* RZ_KINDS_H */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/model/kinds.h"
+#include "core/model/states.h"
 #include "core/plugin/probe.h"
 
 static const char *const tools[] = { "talosctl", "kubectl", NULL };
@@ -24,7 +25,7 @@ static bool one_of(const char *s, const char *const *list)
 
 int rz_probe_stage_known(const char *stage)
 {
-	return one_of(stage, rz_machine_stages);
+	return rz_machine_stage_of(stage) >= 0;
 }
 
 /* A probe id: 1 to 63 of [A-Za-z0-9._:/-]. */

@@ -9,6 +9,8 @@
 
 #include "core/base/yaml.h"
 #include "core/model/fields.h"
+#include "core/model/kinds.h"
+#include "core/model/states.h"
 #include "tests/unit/testutil.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -1058,6 +1060,69 @@ START_TEST(test_custom_format)
 }
 END_TEST
 
+/* ---- the states of core/model/states.h ---- */
+
+/* The field named name in a NULL-ended list, or NULL. */
+static const rz_field_t *field_named(const rz_field_t *f, const char *name)
+{
+	for (; f != NULL && f->name != NULL; f++) {
+		if (strcmp(f->name, name) == 0) {
+			return f;
+		}
+	}
+	return NULL;
+}
+
+/* Each state's names round-trip through its enum, in the tables' order; what is no name of it
+ * is -1; and the kinds' schemas list exactly the tables' names. */
+START_TEST(test_states)
+{
+	static const struct {
+		const char *const *names;
+		int count;
+		const char *first, *last;
+	} t[] = {
+		{ rz_run_op_names, RZ_OP_COUNT, "plan", "destroy" },
+		{ rz_run_trigger_names, RZ_TRIG_COUNT, "create", "upgrade" },
+		{ rz_run_phase_names, RZ_RUN_COUNT, "Queued", "Interrupted" },
+		{ rz_upgrade_phase_names, RZ_UPG_COUNT, "Pending", "RolledBack" },
+		{ rz_upgrade_step_names, RZ_UPSTEP_COUNT, "Pending", "Skipped" },
+		{ rz_machine_stage_names, RZ_STAGE_COUNT, "Provisioning", "Unknown" },
+	};
+	const rz_kind_t *run = rz_kind_by_name("Run");
+	const rz_kind_t *up = rz_kind_by_name("UpgradeRun");
+	const rz_kind_t *machine = rz_kind_by_name("Machine");
+
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+		ck_assert_str_eq(t[i].names[0], t[i].first);
+		ck_assert_str_eq(t[i].names[t[i].count - 1], t[i].last);
+		ck_assert_ptr_null(t[i].names[t[i].count]);
+		for (int v = 0; v < t[i].count; v++) {
+			ck_assert_int_eq(rz_state_of(t[i].names, t[i].names[v]), v);
+		}
+		ck_assert_int_eq(rz_state_of(t[i].names, "succeeded"), -1);
+		ck_assert_int_eq(rz_state_of(t[i].names, NULL), -1);
+	}
+	ck_assert_int_eq(rz_run_phase_of("AwaitingApproval"), RZ_RUN_AWAITING_APPROVAL);
+	ck_assert_str_eq(rz_run_phase_name(RZ_RUN_SUCCEEDED), "Succeeded");
+	ck_assert_str_eq(rz_run_phase_name(RZ_RUN_COUNT), "");
+	ck_assert_str_eq(rz_upgrade_phase_name(RZ_UPG_ROLLED_BACK), "RolledBack");
+	ck_assert_str_eq(rz_machine_stage_name(RZ_STAGE_SHUTTING_DOWN), "ShuttingDown");
+	ck_assert(!rz_upgrade_phase_over(rz_upgrade_phase_of("Prechecking")));
+	ck_assert(rz_upgrade_phase_over(rz_upgrade_phase_of("Canceled")));
+	ck_assert(!rz_upgrade_phase_over(rz_upgrade_phase_of("Done")));
+
+	ck_assert_ptr_nonnull(run);
+	ck_assert_ptr_eq(field_named(run->spec, "operation")->enums, rz_run_op_names);
+	ck_assert_ptr_eq(field_named(run->spec, "trigger")->enums, rz_run_trigger_names);
+	ck_assert_ptr_eq(field_named(run->status, "phase")->enums, rz_run_phase_names);
+	ck_assert_ptr_nonnull(up);
+	ck_assert_ptr_eq(field_named(up->status, "phase")->enums, rz_upgrade_phase_names);
+	ck_assert_ptr_nonnull(machine);
+	ck_assert_ptr_eq(field_named(machine->status, "stage")->enums, rz_machine_stage_names);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fields");
@@ -1073,6 +1138,7 @@ int main(void)
 	tcase_add_test(tv, test_validate_long_paths);
 	tcase_add_loop_test(tv, test_times, 0, (int)ARRAY_SIZE(times));
 	tcase_add_test(tv, test_custom_format);
+	tcase_add_test(tv, test_states);
 	suite_add_tcase(s, tv);
 
 	tcase_add_test(to, test_openapi);
