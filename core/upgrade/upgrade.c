@@ -15,6 +15,7 @@
 #include "core/report/report.h"
 #include "core/http/status.h"
 #include "core/model/fields.h"
+#include "core/model/states.h"
 #include "core/store/events.h"
 #include "core/upgrade/compat.h"
 #include "core/upgrade/upgrade.h"
@@ -78,10 +79,10 @@ static const char *str(const json_t *obj, const char *a, const char *b)
 	return json_string_value(b ? json_object_get(v, b) : v);
 }
 
-static bool terminal(const char *phase)
+/* A machine's step in the plan (-1 when it has none we know). */
+static int step_of(const json_t *m)
 {
-	return phase != NULL && strcmp(phase, "Pending") != 0 &&
-	       strcmp(phase, "Prechecking") != 0 && strcmp(phase, "Upgrading") != 0;
+	return rz_upgrade_step_of(str(m, "phase", NULL));
 }
 
 static void now_text(char *buf, size_t size)
@@ -136,17 +137,17 @@ static json_t *cur(struct up *up)
 	return json_array_get(up->machines, up->idx);
 }
 
-static void set_step(struct up *up, json_t *m, const char *phase, const char *error)
+static void set_step(struct up *up, json_t *m, rz_upgrade_step_t step, const char *error)
 {
 	char now[32];
 
 	now_text(now, sizeof(now));
-	json_object_set_new(m, "phase", json_string(phase));
-	if (strcmp(phase, "Upgrading") == 0) {
+	json_object_set_new(m, "phase", json_string(rz_upgrade_step_name(step)));
+	if (step == RZ_UPSTEP_UPGRADING) {
 		json_object_set_new(m, "startedAt", json_string(now));
 		json_object_del(m, "finishedAt");
 		json_object_del(m, "error");
-	} else if (strcmp(phase, "Verifying") != 0 && strcmp(phase, "RollingBack") != 0) {
+	} else if (step != RZ_UPSTEP_VERIFYING && step != RZ_UPSTEP_ROLLING_BACK) {
 		json_object_set_new(m, "finishedAt", json_string(now));
 	}
 	if (error != NULL) {
@@ -365,7 +366,7 @@ static json_t *make_plan(const json_t *machines, const char *component, const ch
 		                                      str(m, "spec", "role") ?: "", "address",
 		                                      str(m, "spec", "address") ?: "", "from",
 		                                      was ? was : from, "to", target, "phase",
-		                                      "Pending"));
+		                                      rz_upgrade_step_name(RZ_UPSTEP_PENDING)));
 	}
 	return plan;
 }
@@ -518,10 +519,11 @@ static void set_tenant_version(struct up *up, const char *version, bool status, 
 
 /* The UpgradeRun ends in phase, in one status write (the engine releases the tenant's runs
  * when it sees it). */
-static void finish(struct up *up, const char *phase, const char *message)
+static void finish(struct up *up, rz_upgrade_phase_t end, const char *message)
 {
+	const char *phase = rz_upgrade_phase_name(end);
 	char now[32];
-	bool ok = strcmp(phase, "Succeeded") == 0;
+	bool ok = end == RZ_UPG_SUCCEEDED;
 
 	up->state = S_DONE;
 	now_text(now, sizeof(now));
@@ -552,15 +554,18 @@ static void finish(struct up *up, const char *phase, const char *message)
 	                           up->machines, "current", "", "finishedAt", now, "message",
 	                           message ? message : ""));
 	if (!up->dry) {
-		static const char *const reasons[][3] = {
-			{ "Succeeded", "Normal", "UpgradeSucceeded" },
-			{ "Failed", "Warning", "UpgradeFailed" },
-			{ "Canceled", "Normal", "UpgradeCanceled" },
-			{ "RolledBack", "Warning", "UpgradeRolledBack" },
+		static const struct {
+			rz_upgrade_phase_t end;
+			const char *type, *reason;
+		} reasons[] = {
+			{ RZ_UPG_SUCCEEDED, "Normal", "UpgradeSucceeded" },
+			{ RZ_UPG_FAILED, "Warning", "UpgradeFailed" },
+			{ RZ_UPG_CANCELED, "Normal", "UpgradeCanceled" },
+			{ RZ_UPG_ROLLED_BACK, "Warning", "UpgradeRolledBack" },
 		};
 		for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++) {
-			if (strcmp(phase, reasons[i][0]) == 0) {
-				up_event(up, reasons[i][1], reasons[i][2], "%s %s → %s: %s",
+			if (end == reasons[i].end) {
+				up_event(up, reasons[i].type, reasons[i].reason, "%s %s → %s: %s",
 				         up->component, up->from, up->target,
 				         message && message[0] ? message : phase);
 			}
@@ -698,9 +703,8 @@ static bool gate_passed(struct up *up, char *why, size_t size)
 				                    up->target) &&
 				    !json_is_false(json_object_get(xs, "nodeReady")) &&
 				    json_is_true(json_object_get(xs, "ready"))) {
-					if (strcmp(str(pm, "phase", NULL) ?: "", "Succeeded") !=
-					    0) {
-						set_step(up, pm, "Succeeded", NULL);
+					if (step_of(pm) != RZ_UPSTEP_SUCCEEDED) {
+						set_step(up, pm, RZ_UPSTEP_SUCCEEDED, NULL);
 					}
 				} else if (behind++ == 0) {
 					snprintf(why, size, "%s reports Kubernetes %s%s",
@@ -762,8 +766,8 @@ static void step(struct up *up)
 		bool ok = up->error[0] == '\0';
 		snprintf(why, sizeof(why), "%s; %s", str(m, "error", NULL) ?: "the upgrade failed",
 		         ok ? "rolled back" : up->error);
-		set_step(up, m, ok ? "RolledBack" : "Failed", NULL);
-		finish(up, ok ? "RolledBack" : "Failed", why);
+		set_step(up, m, ok ? RZ_UPSTEP_ROLLED_BACK : RZ_UPSTEP_FAILED, NULL);
+		finish(up, ok ? RZ_UPG_ROLLED_BACK : RZ_UPG_FAILED, why);
 		return;
 	}
 	if (up->state == S_COMMANDS && up->error[0] != '\0') {
@@ -780,14 +784,14 @@ static void step(struct up *up)
 			up->deadline_ms = rz_clock_now_ms() + grace;
 		}
 		up->state = S_GATE;
-		set_step(up, m, "Verifying", NULL);
+		set_step(up, m, RZ_UPSTEP_VERIFYING, NULL);
 		save(up, NULL);
 		rz_observer_kick(up->u->observer, up->tenant);
 		return;
 	}
 	if (up->state == S_GATE) {
 		if (gate_passed(up, why, sizeof(why))) {
-			set_step(up, m, "Succeeded", NULL);
+			set_step(up, m, RZ_UPSTEP_SUCCEEDED, NULL);
 			if (strcmp(up->component, "talos") == 0) {
 				up_event(up, "Normal", "MachineUpgraded",
 				         "machine %s runs Talos %s", str(m, "name", NULL),
@@ -813,7 +817,7 @@ static void step(struct up *up)
 
 failed:
 	if (strcmp(up->component, "talos") == 0) {
-		set_step(up, m, "RollingBack", why);
+		set_step(up, m, RZ_UPSTEP_ROLLING_BACK, why);
 		save(up, NULL);
 		up_event(up, "Warning", "MachineUpgradeFailed", "machine %s: %s; rolling back",
 		         str(m, "name", NULL), why);
@@ -824,11 +828,11 @@ failed:
 	 * Succeeded */
 	json_array_foreach(up->machines, i, x)
 	{
-		if (strcmp(str(x, "phase", NULL) ?: "", "Succeeded") != 0) {
-			set_step(up, x, "Failed", why);
+		if (step_of(x) != RZ_UPSTEP_SUCCEEDED) {
+			set_step(up, x, RZ_UPSTEP_FAILED, why);
 		}
 	}
-	finish(up, "Failed", why); /* Kubernetes has no rollback: talosctl upgrade-k8s again */
+	finish(up, RZ_UPG_FAILED, why); /* Kubernetes has no rollback: talosctl upgrade-k8s again */
 }
 
 /* Start the next machine's upgrade, or end. */
@@ -842,46 +846,46 @@ static void next_machine(struct up *up)
 		bool done = true, started = false;
 		json_array_foreach(up->machines, i, m)
 		{
-			done = done && strcmp(str(m, "phase", NULL) ?: "", "Succeeded") == 0;
-			started = started || strcmp(str(m, "phase", NULL) ?: "", "Pending") != 0;
+			done = done && step_of(m) == RZ_UPSTEP_SUCCEEDED;
+			started = started || step_of(m) != RZ_UPSTEP_PENDING;
 		}
 		if (done) {
-			finish(up, "Succeeded", "");
+			finish(up, RZ_UPG_SUCCEEDED, "");
 			return;
 		}
 		if (up->cancel && !started) {
-			finish(up, "Canceled", "canceled before the Kubernetes upgrade started");
+			finish(up, RZ_UPG_CANCELED,
+			       "canceled before the Kubernetes upgrade started");
 			return;
 		}
 		up->idx = 0;
 		json_array_foreach(up->machines, i, m)
 		{
-			set_step(up, m, "Upgrading", NULL);
+			set_step(up, m, RZ_UPSTEP_UPGRADING, NULL);
 		}
 	} else {
 		for (i = 0; i < json_array_size(up->machines); i++) {
-			const char *p = str(json_array_get(up->machines, i), "phase", NULL) ?: "";
-			if (strcmp(p, "Succeeded") != 0 && strcmp(p, "Skipped") != 0) {
+			int p = step_of(json_array_get(up->machines, i));
+			if (p != RZ_UPSTEP_SUCCEEDED && p != RZ_UPSTEP_SKIPPED) {
 				break;
 			}
 		}
 		if (i == json_array_size(up->machines)) {
-			finish(up, "Succeeded", "");
+			finish(up, RZ_UPG_SUCCEEDED, "");
 			return;
 		}
 		/* a machine resumed after a restart (not Pending) finishes first, as it would
 		 * have without the restart */
-		if (up->cancel && strcmp(str(json_array_get(up->machines, i), "phase", NULL) ?: "",
-		                         "Pending") == 0) {
-			finish(up, "Canceled", "canceled between machines");
+		if (up->cancel && step_of(json_array_get(up->machines, i)) == RZ_UPSTEP_PENDING) {
+			finish(up, RZ_UPG_CANCELED, "canceled between machines");
 			return;
 		}
 		up->idx = i;
-		set_step(up, cur(up), "Upgrading", NULL);
+		set_step(up, cur(up), RZ_UPSTEP_UPGRADING, NULL);
 	}
 	up->deadline_ms = rz_clock_now_ms() + up->u->o.machine_timeout_ms;
 	up->state = S_COMMANDS;
-	save(up, "Upgrading");
+	save(up, rz_upgrade_phase_name(RZ_UPG_UPGRADING));
 	rz_logkv(RZ_LOG_INFO, "upgrade", "upgrading", "tenant", up->tenant, "upgrade", up->name,
 	         "machine", str(cur(up), "name", NULL), "to", up->target, NULL);
 	start_commands(up, A_UPGRADE);
@@ -903,7 +907,7 @@ static void try_start(struct up *up)
 	}
 	if (json_object_get(json_object_get(tenant, "metadata"), "deletionTimestamp") != NULL) {
 		json_decref(tenant);
-		finish(up, "Canceled", "the tenant is being deleted");
+		finish(up, RZ_UPG_CANCELED, "the tenant is being deleted");
 		return;
 	}
 	if (!up->dry) {
@@ -921,7 +925,8 @@ static void try_start(struct up *up)
 	snprintf(up->from, sizeof(up->from), "%s", running_version(tenant, up->component) ?: "");
 	now_text(now, sizeof(now));
 	rz_report_status(u->store, "UpgradeRun", up->tenant, up->name,
-	                 json_pack("{s:s, s:s, s:s}", "phase", "Prechecking", "startedAt", now,
+	                 json_pack("{s:s, s:s, s:s}", "phase",
+	                           rz_upgrade_phase_name(RZ_UPG_PRECHECKING), "startedAt", now,
 	                           "fromVersion", up->from));
 	machines = ordered_machines(u->store, up->tenant);
 	run_prechecks(u, tenant, up->component, up->target, up->name, machines, &pc);
@@ -935,13 +940,13 @@ static void try_start(struct up *up)
 		char msg[700];
 		snprintf(msg, sizeof(msg), "dry run: %s%s", pc.failed ? "precheck failed: " : "",
 		         pc.failed ? pc.why : "every precheck passed; nothing was changed");
-		finish(up, pc.failed ? "Failed" : "Succeeded", msg);
+		finish(up, pc.failed ? RZ_UPG_FAILED : RZ_UPG_SUCCEEDED, msg);
 		return;
 	}
 	if (pc.failed != NULL) {
 		char msg[700];
 		snprintf(msg, sizeof(msg), "precheck %s failed: %s", pc.failed, pc.why);
-		finish(up, "Failed", msg);
+		finish(up, RZ_UPG_FAILED, msg);
 		return;
 	}
 	up_event(up, "Normal", "UpgradeStarted", "%s %s → %s, %zu machines, control planes first",
@@ -956,13 +961,13 @@ static void adopt(rz_upgrader_t *u, const json_t *obj, bool restart)
 {
 	const json_t *spec = json_object_get(obj, "spec"), *status = json_object_get(obj, "status");
 	const char *tenant = str(obj, "metadata", "tenant"), *name = str(obj, "metadata", "name");
-	const char *phase = str(status, "phase", NULL);
+	int phase = rz_upgrade_phase_of(str(status, "phase", NULL));
 	struct up *up;
 	size_t i;
 	json_t *m;
 
-	if (tenant == NULL || name == NULL || terminal(phase) || find(u, tenant, name) != NULL ||
-	    (up = calloc(1, sizeof(*up))) == NULL) {
+	if (tenant == NULL || name == NULL || rz_upgrade_phase_over(phase) ||
+	    find(u, tenant, name) != NULL || (up = calloc(1, sizeof(*up))) == NULL) {
 		return;
 	}
 	up->u = u;
@@ -978,7 +983,7 @@ static void adopt(rz_upgrader_t *u, const json_t *obj, bool restart)
 	up->state = S_WAIT;
 	up->next = u->ups;
 	u->ups = up;
-	if (!restart || phase == NULL || strcmp(phase, "Upgrading") != 0) {
+	if (!restart || phase != RZ_UPG_UPGRADING) {
 		return; /* Pending, or Prechecking again from the start: the tick starts it */
 	}
 	/* resume at the machine it was on */
@@ -997,7 +1002,7 @@ static void adopt(rz_upgrader_t *u, const json_t *obj, bool restart)
 	    !rz_plugins_upgrades(u->plugins, up->plugin)) {
 		json_decref(up->machines);
 		up->machines = json_array();
-		finish(up, "Failed",
+		finish(up, RZ_UPG_FAILED,
 		       rz_plugins_upgrades(u->plugins, up->plugin)
 		           ? "the daemon restarted and the upgrade's progress was lost"
 		           : "the daemon restarted and the cluster plugin is not loaded "
@@ -1006,9 +1011,9 @@ static void adopt(rz_upgrader_t *u, const json_t *obj, bool restart)
 	}
 	json_array_foreach(up->machines, i, m)
 	{
-		const char *p = str(m, "phase", NULL) ?: "";
-		if (strcmp(p, "Upgrading") == 0 || strcmp(p, "Verifying") == 0 ||
-		    strcmp(p, "RollingBack") == 0) {
+		int p = step_of(m);
+		if (p == RZ_UPSTEP_UPGRADING || p == RZ_UPSTEP_VERIFYING ||
+		    p == RZ_UPSTEP_ROLLING_BACK) {
 			break;
 		}
 	}
@@ -1025,7 +1030,7 @@ static void adopt(rz_upgrader_t *u, const json_t *obj, bool restart)
 		up_event(up, "Normal", "UpgradeResumed",
 		         "resumed at machine %s (%s) after a daemon restart", str(m, "name", NULL),
 		         p);
-		if (strcmp(p, "RollingBack") == 0) {
+		if (step_of(m) == RZ_UPSTEP_ROLLING_BACK) {
 			start_commands(up, A_ROLLBACK);
 		} else if (strcmp(up->component, "talos") == 0 &&
 		           gate_passed(up, why, sizeof(why))) {
@@ -1106,7 +1111,7 @@ static void h_cancel(rz_req_t *req, void *ctx)
 	}
 	if (up->state == S_WAIT) {
 		rz_reply_status(req, rz_status_new(200, "", "upgrade canceled"));
-		finish(up, "Canceled", "canceled before it started");
+		finish(up, RZ_UPG_CANCELED, "canceled before it started");
 		return;
 	}
 	up->cancel = true;
