@@ -19,6 +19,7 @@
 #include "core/base/log.h"
 #include "core/report/report.h"
 #include "core/base/proc.h"
+#include "core/model/states.h"
 #include "core/observe/observe.h"
 #include "core/plugin/probe.h"
 #include "core/store/events.h"
@@ -477,8 +478,8 @@ static void machine_events(rz_observer_t *o, const char *tenant, const char *nam
 	const char *was_stage = json_string_value(json_object_get(old, "stage"));
 	char msg[600];
 
-	if (stage != NULL && strcmp(stage, "Unknown") == 0 &&
-	    (was_stage == NULL || strcmp(was_stage, "Unknown") != 0)) {
+	if (rz_machine_stage_of(stage) == RZ_STAGE_UNKNOWN &&
+	    rz_machine_stage_of(was_stage) != RZ_STAGE_UNKNOWN) {
 		snprintf(msg, sizeof(msg), "the machine cannot be observed: %s", error);
 		rz_events_record(o->store, tenant, "Machine", name, "Warning", "MachineUnreachable",
 		                 msg, "observer");
@@ -505,7 +506,8 @@ static bool write_machine(rz_observer_t *o, const char *tenant, const json_t *m,
 	const json_t *nready = json_object_get(f, "nodeReady");
 	bool ready = json_is_true(json_object_get(f, "ready")) && !json_is_false(nready);
 	const char *stage =
-	    str_or(json_object_get(f, "stage"), error[0] != '\0' ? "Unknown" : NULL);
+	    str_or(json_object_get(f, "stage"),
+	           error[0] != '\0' ? rz_machine_stage_name(RZ_STAGE_UNKNOWN) : NULL);
 	const char *seen = json_string_value(json_object_get(old, "lastSeen"));
 	json_t *fields;
 	bool changed, refresh;

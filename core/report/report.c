@@ -10,6 +10,7 @@
 
 #include "core/base/clock.h"
 #include "core/base/log.h"
+#include "core/model/states.h"
 #include "core/report/report.h"
 #include "core/store/events.h"
 #include "core/plugin/host.h"
@@ -221,12 +222,12 @@ static bool machine_lost(const json_t *m)
 {
 	const json_t *status = json_object_get(m, "status");
 	const char *stage = json_string_value(json_object_get(status, "stage"));
+	int st = rz_machine_stage_of(stage);
 
 	if (json_is_true(json_object_get(status, "ready")) || stage == NULL) {
 		return false;
 	}
-	return strcmp(stage, "Provisioning") != 0 && strcmp(stage, "Booting") != 0 &&
-	       strcmp(stage, "Installing") != 0;
+	return st != RZ_STAGE_PROVISIONING && st != RZ_STAGE_BOOTING && st != RZ_STAGE_INSTALLING;
 }
 
 /* Counts from the store into the node groups' status (desired from their specs, total and
