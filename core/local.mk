@@ -44,7 +44,7 @@ core_librezus_core_la_SOURCES = \
 	core/plugin/compose.c core/plugin/compose.h \
 	core/api/watch.c core/api/watch.h \
 	core/api/lists.c core/api/lists.h core/api/textbuf.h \
-	core/api/api.c core/api/api.h \
+	core/api/write.c core/api/api.h \
 	core/api/openapi.c core/api/openapi.h \
 	core/api/metrics.c core/api/metrics.h \
 	core/api/backups.c core/api/backups.h \
