@@ -1,0 +1,179 @@
+/*
+ * core/api/api-int.h - what the files of the resource REST API share (private to core/api;
+ * the public API is core/api/api.h): the API object, its route contexts, and the helpers
+ * the verbs, the tables and discovery call across files.
+ */
+#ifndef RZ_API_INT_H
+#define RZ_API_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "core/api/api.h"
+#include "core/api/lists.h"
+#include "core/model/kinds.h"
+
+#define LIST_LIMIT_MAX 10000
+#define ECHO_MAX       64 /* values are echoed in messages cut to this many bytes */
+
+enum form {
+	FORM_COLLECTION, /* /api/v1/<plural> or /api/v1/tenants/{tenant}/<plural> */
+	FORM_ITEM,       /* .../{name} */
+	FORM_STATUS,     /* .../{name}/status */
+	FORM_ALL,        /* /api/v1/<plural> for a tenant-scoped kind: every tenant */
+};
+
+/* A route's context: the API, the kind (NULL for routes of no kind) and the form. */
+struct rctx {
+	rz_api_t *api;
+	const rz_kind_t *k;
+	enum form form;
+};
+
+struct rz_api {
+	rz_store_t *store;
+	rz_watch_hub_t *watches;
+	rz_access_t *access;        /* NULL: no audit rows (tests) */
+	struct rz_plugins *plugins; /* NULL: no plugin validation (tests) */
+	rz_api_admit_fn admit;      /* NULL: none */
+	void *admit_arg;
+	rz_workers_t *workers; /* password hashing */
+	rz_route_t *routes;
+	struct rctx *ctxs;
+	char **patterns;
+	size_t n, npatterns;
+};
+
+/* includeObject of a Table (rz_api_table_add's include). */
+enum include { INCLUDE_NONE, INCLUDE_METADATA, INCLUDE_OBJECT };
+
+/* ------------------------------------------------------------------ replies (reply.c) */
+
+/* Reply the Status for the store's error rc on k's object name (may be NULL); err
+ * borrowed. A failure of the store itself is logged and answered 500 (or the disk's
+ * trouble, rz_status_storage). */
+void rz__reply_store_error(rz_req_t *req, const rz_kind_t *k, const char *name, int rc,
+                           const rz_err_t *err);
+
+/* Reply code and out (takes ownership) once the write is durable; text (takes ownership,
+ * may be NULL) is out serialised compactly, sent instead of dumping out again. */
+void rz__reply_durable(rz_api_t *api, rz_req_t *req, const rz_kind_t *k, int code, json_t *out,
+                       char *text);
+
+/* Reply 422 Invalid for k's object name (may be NULL) with causes (borrowed, not empty). */
+void rz__reply_invalid(rz_req_t *req, const rz_kind_t *k, const char *name, json_t *causes);
+
+/* Reply obj (takes ownership) with the content type ctype (borrowed); ?pretty indents. */
+void rz__reply_typed(rz_req_t *req, int code, const char *ctype, json_t *obj);
+
+/* Whether one media range of the request's Accept header has every parameter of want
+ * (each "name=value"; NULL ends it; borrowed). */
+bool rz__accept_wants(const rz_req_t *req, const char *const *want);
+
+/* ------------------------------------------------------------------ bodies (validate.c) */
+
+/* The request body as a JSON object (caller owns the result; json_decref()), or NULL after
+ * replying 400/413/415. merge_patch: the body must be application/merge-patch+json, else
+ * application/json or application/yaml. */
+json_t *rz__read_body(rz_req_t *req, bool merge_patch);
+
+/* Drop k's top-level members from obj (borrowed): creates and spec writes leave them. */
+void rz__drop_top(const rz_kind_t *k, json_t *obj);
+
+/* Validate and normalise a spec write (create, replace, patch) of obj (borrowed, adjusted):
+ * the kind's own checks, the plugins', the admission check. old is the stored object on
+ * updates (else NULL). Returns the number of causes appended to causes. */
+size_t rz__validate_spec_write(const rz_kind_t *k, const rz_api_t *api, json_t *obj,
+                               const json_t *old, json_t *causes);
+
+/* metadata.name and the owner field (metadata.tenant, metadata.user) of obj (borrowed,
+ * adjusted) against the URL's owner and name (may be NULL). Replies 400 and returns false
+ * on a mismatch; fills in the URL's values when absent, and metadata.namespace beside
+ * metadata.tenant. */
+bool rz__match_url(rz_req_t *req, const rz_kind_t *k, json_t *obj, const char *owner,
+                   const char *name);
+
+/* Give obj (borrowed) a name when it has none; false, with a cause, when nothing names it. */
+bool rz__assign_name(const rz_kind_t *k, json_t *obj, json_t *causes);
+
+/* ------------------------------------------------------------------ reads (read.c) */
+
+/* A resourceVersion as Kubernetes spells one (decimal digits only) into *out. */
+bool rz__parse_rv(const char *s, int64_t *out);
+
+/* The continue token of a page ending with last (borrowed). Caller owns the result;
+ * free(). NULL on out of memory. */
+char *rz__continue_token(const rz_kind_t *k, const json_t *last);
+
+/* The current object, shared with the store's cache (never modified; caller owns a
+ * reference; json_decref()); replies 404 (or 500) and returns NULL when it cannot. */
+json_t *rz__current(struct rctx *c, rz_req_t *req, const char *tenant, const char *name);
+
+/* GET of a collection: a list (JSON or Table) or, with ?watch, a watch. tenant borrowed. */
+void rz__handle_list(struct rctx *c, rz_req_t *req, const char *tenant);
+
+/* ------------------------------------------------------------------ tables (table.c) */
+
+/* Whether the client asks for a Kubernetes Table (Accept: ...;as=Table;g=meta.k8s.io). */
+bool rz__wants_table(const rz_req_t *req);
+
+/* includeObject into *out; replies 400 and returns false on an unknown value. */
+bool rz__include_object(rz_req_t *req, enum include *out);
+
+/* Whether a Table leaves the TENANT column out (tenant: the URL's, may be NULL). */
+bool rz__hide_tenant(const rz_req_t *req, const char *tenant);
+
+/* A watch's object (borrowed) as a Table of one row (flags: bit 0 hide the tenant, bits
+ * 1-2 the include mode). Caller owns the result; free(). */
+char *rz__table_render(unsigned flags, const rz_kind_t *k, const json_t *obj);
+
+/* Reply cur (takes ownership) as a Table of one row. */
+void rz__table_get(struct rctx *c, rz_req_t *req, const char *tenant, json_t *cur);
+
+/* Reply a list page as a Table; o's selectors are borrowed. */
+void rz__table_list(struct rctx *c, rz_req_t *req, const rz_lists_opts_t *o);
+
+/* ------------------------------------------------------------------ writes (write.c) */
+
+/* POST, PUT, PATCH and DELETE of c's kind; tenant (the owner) and name borrowed. */
+void rz__handle_create(struct rctx *c, rz_req_t *req, const char *tenant);
+void rz__handle_replace(struct rctx *c, rz_req_t *req, const char *tenant, const char *name);
+void rz__handle_patch(struct rctx *c, rz_req_t *req, const char *tenant, const char *name);
+void rz__handle_delete(struct rctx *c, rz_req_t *req, const char *tenant, const char *name);
+
+/* ------------------------------------------------------------------ kinds' own (kindhooks.c) */
+
+/* The last admin can neither be demoted, disabled nor deleted: false when old -> next
+ * (borrowed; next NULL for a delete) would leave none, with a cause in causes (may be
+ * NULL). */
+bool rz__last_admin_kept(struct rctx *c, const json_t *old, const json_t *next, json_t *causes);
+
+/* A new token's ceiling (rz_auth_mint_check): its owner's role and the credential making
+ * it; causes appended. */
+void rz__token_role(struct rctx *c, rz_req_t *req, json_t *obj, const char *owner, json_t *causes);
+
+/* ------------------------------------------------------------------ routes of no kind */
+
+/* Whether the request is on the Kubernetes group path (/apis/rezuscloud.io/v1/...). */
+bool rz__on_group_path(const rz_req_t *req);
+
+/* GET /api/v1 (and the group path), /api and /apis: discovery (discovery.c). */
+void rz__handle_discovery(rz_req_t *req, void *ctx);
+void rz__handle_api_versions(rz_req_t *req, void *ctx);
+void rz__handle_api_groups(rz_req_t *req, void *ctx);
+extern const rz_route_doc_t rz__discovery_doc[];
+extern const rz_route_doc_t rz__api_versions_doc[];
+extern const rz_route_doc_t rz__api_groups_doc[];
+
+/* GET /api/v1/tenants/{tenant}/effectivepatches/{role} (effective.c). */
+void rz__handle_effective(rz_req_t *req, void *ctx);
+extern const rz_route_doc_t rz__effective_doc[];
+
+/* GET /api/v1/summary (summary.c). */
+void rz__handle_summary(rz_req_t *req, void *ctx);
+extern const rz_route_doc_t rz__summary_doc[];
+
+#endif /* RZ_API_INT_H */
