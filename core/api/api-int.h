@@ -14,7 +14,9 @@
 
 #include "core/api/api.h"
 #include "core/api/lists.h"
+#include "core/auth/auth.h"
 #include "core/model/kinds.h"
+#include "core/plugin/plugins.h"
 
 #define LIST_LIMIT_MAX 10000
 #define ECHO_MAX       64 /* values are echoed in messages cut to this many bytes */
@@ -26,12 +28,55 @@ enum form {
 	FORM_ALL,        /* /api/v1/<plural> for a tenant-scoped kind: every tenant */
 };
 
-/* A route's context: the API, the kind (NULL for routes of no kind) and the form. */
+struct rctx;
+
+/* What a kind adds to the generic verbs beside its row of the kind table
+ * (core/model/kinds.h): the checks and steps that need what the model layer cannot see
+ * (the store, the plugins, the request's principal, the credentials). kindhooks.c keeps one
+ * row for each kind that has any, keyed by the kind's name; a route finds its kind's row
+ * once, when the routes are made. A member left NULL (false) adds nothing. */
+typedef struct rz__kind_hooks {
+	const char *kind;
+	/* The plugins' check of a spec write (create, replace, patch), once the kind's own
+	 * checks found nothing: obj the object to be written, old the stored one on updates
+	 * (else NULL); each problem a cause appended to causes. Not called without plugins. */
+	void (*plugins_check)(rz_plugins_t *plugins, const json_t *obj, const json_t *old,
+	                      json_t *causes);
+	/* A create's check, once the object is valid and named: owner the URL's (borrowed). */
+	void (*create_check)(const struct rctx *c, rz_req_t *req, json_t *obj, const char *owner,
+	                     json_t *causes);
+	/* A spec update's check, once it is valid: old the stored object, next the new one. */
+	void (*update_check)(const struct rctx *c, const json_t *old, const json_t *next,
+	                     json_t *causes);
+	/* Whether cur, the stored object, may be deleted: replies and returns false if not. */
+	bool (*delete_check)(const struct rctx *c, rz_req_t *req, const json_t *cur,
+	                     const char *name);
+	/* A create mints a secret (rz_auth_token_secret) that its reply shows once. */
+	bool mints_secret;
+	/* In the write's transaction, after the object (rz_write_hook_t's fn, arg the struct
+	 * wr): what becomes of the write's secret, the one its secret_field held (hashed) or
+	 * the one it minted. Called only for a write that has one; a kind with a secret_field
+	 * or mints_secret needs it. */
+	int (*stored)(rz_db_t *db, const rz_kind_t *k, const json_t *obj, bool gone, void *arg,
+	              rz_err_t *err);
+} rz__kind_hooks_t;
+
+/* A route's context: the API, the kind (NULL for routes of no kind), the form, and what is
+ * looked up once for the kind: its owner's kind (rz_kind_owner; NULL for global kinds) and
+ * its hooks (NULL for routes of no kind). */
 struct rctx {
 	rz_api_t *api;
 	const rz_kind_t *k;
 	enum form form;
+	const rz_kind_t *owner;
+	const rz__kind_hooks_t *hooks;
 };
+
+/* The kinds the routes of no kind read (effective.c, summary.c), looked up once, when the
+ * API is made (rz__kinds_find). */
+typedef struct rz__kinds {
+	const rz_kind_t *tenant, *machine, *run, *event, *config_patch;
+} rz__kinds_t;
 
 struct rz_api {
 	rz_store_t *store;
@@ -45,6 +90,7 @@ struct rz_api {
 	struct rctx *ctxs;
 	char **patterns;
 	size_t n, npatterns;
+	rz__kinds_t kinds;
 };
 
 /* includeObject of a Table (rz_api_table_add's include). */
@@ -84,10 +130,10 @@ json_t *rz__read_body(rz_req_t *req, bool merge_patch);
 void rz__drop_top(const rz_kind_t *k, json_t *obj);
 
 /* Validate and normalise a spec write (create, replace, patch) of obj (borrowed, adjusted):
- * the kind's own checks, the plugins', the admission check. old is the stored object on
- * updates (else NULL). Returns the number of causes appended to causes. */
-size_t rz__validate_spec_write(const rz_kind_t *k, const rz_api_t *api, json_t *obj,
-                               const json_t *old, json_t *causes);
+ * the kind's own checks, its plugins' (rz__kind_hooks_t), the admission check. old is the stored
+ * object on updates (else NULL). Returns the number of causes appended to causes. */
+size_t rz__validate_spec_write(const struct rctx *c, json_t *obj, const json_t *old,
+                               json_t *causes);
 
 /* metadata.name and the owner field (metadata.tenant, metadata.user) of obj (borrowed,
  * adjusted) against the URL's owner and name (may be NULL). Replies 400 and returns false
@@ -138,22 +184,39 @@ void rz__table_list(struct rctx *c, rz_req_t *req, const rz_lists_opts_t *o);
 
 /* ------------------------------------------------------------------ writes (write.c) */
 
+/* A validated write on its way to the store, possibly through the worker pool (password
+ * hashing never runs on the loop). */
+struct wr {
+	struct rctx *c;
+	rz_req_t *req;
+	bool create;
+	char *owner, *name;
+	json_t *obj;
+	int64_t expect_rv;
+	rz_update_mode_t mode;
+	int code;
+	char *secret; /* a password in clear, until hashed */
+	char hash[RZ_PASSWORD_HASH_LEN];
+	bool hashed;
+	char token[RZ_TOKEN_SECRET_LEN + 1]; /* a new API token's secret, returned once */
+	bool dry;                            /* dryRun=All: answer, store nothing */
+	json_t *cur;                         /* an update's current object, as read */
+};
+
 /* POST, PUT, PATCH and DELETE of c's kind; tenant (the owner) and name borrowed. */
 void rz__handle_create(struct rctx *c, rz_req_t *req, const char *tenant);
 void rz__handle_replace(struct rctx *c, rz_req_t *req, const char *tenant, const char *name);
 void rz__handle_patch(struct rctx *c, rz_req_t *req, const char *tenant, const char *name);
 void rz__handle_delete(struct rctx *c, rz_req_t *req, const char *tenant, const char *name);
 
-/* ------------------------------------------------------------------ kinds' own (kindhooks.c) */
+/* ------------------------------------------------------------------ kinds (kindhooks.c) */
 
-/* The last admin can neither be demoted, disabled nor deleted: false when old -> next
- * (borrowed; next NULL for a delete) would leave none, with a cause in causes (may be
- * NULL). */
-bool rz__last_admin_kept(struct rctx *c, const json_t *old, const json_t *next, json_t *causes);
+/* k's hooks: its row of the table, or a row adding nothing (k NULL too). Borrowed —
+ * static. */
+const rz__kind_hooks_t *rz__kind_hooks_of(const rz_kind_t *k);
 
-/* A new token's ceiling (rz_auth_mint_check): its owner's role and the credential making
- * it; causes appended. */
-void rz__token_role(struct rctx *c, rz_req_t *req, json_t *obj, const char *owner, json_t *causes);
+/* Look up the kinds of rz__kinds_t into *out; false when the kind table lacks one. */
+bool rz__kinds_find(rz__kinds_t *out);
 
 /* ------------------------------------------------------------------ routes of no kind */
 

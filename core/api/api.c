@@ -75,7 +75,7 @@ static int add_route(rz_api_t *api, const rz_kind_t *k, enum form f, const char 
 	}
 	api->patterns[api->npatterns++] = copy;
 	if (k == NULL) {
-		api->ctxs[api->n] = (struct rctx){ api, NULL, f };
+		api->ctxs[api->n] = (struct rctx){ api, NULL, f, NULL, NULL };
 		api->routes[api->n] = (rz_route_t){ .methods = RZ_M_GET,
 			                            .pattern = copy,
 			                            .fn = fn,
@@ -93,7 +93,8 @@ static int add_route(rz_api_t *api, const rz_kind_t *k, enum form f, const char 
 		if (verb == RZ_VERB_LIST && (k->verbs & (RZ_VERB_LIST | RZ_VERB_WATCH)) == 0) {
 			continue;
 		}
-		api->ctxs[api->n] = (struct rctx){ api, k, f };
+		api->ctxs[api->n] =
+		    (struct rctx){ api, k, f, rz_kind_owner(k), rz__kind_hooks_of(k) };
 		api->routes[api->n] = (rz_route_t){ .methods = verb_table[v].method,
 			                            .pattern = copy,
 			                            .fn = fn,
@@ -177,7 +178,7 @@ static int build_routes(rz_api_t *api)
 	}
 	if (rc == 0) {
 		api->routes[api->n - 1].doc = rz__effective_doc;
-		api->routes[api->n - 1].kind = "ConfigPatch";
+		api->routes[api->n - 1].kind = api->kinds.config_patch->kind;
 		rc = add_route(api, NULL, FORM_COLLECTION, "/api/v1/summary", rz__handle_summary);
 	}
 	if (rc == 0) {
@@ -201,6 +202,10 @@ int rz_api_new(rz_api_t **out, rz_http_t *http, rz_store_t *store, rz_watch_hub_
 	api->watches = watches;
 	api->access = access;
 	api->workers = workers;
+	if (!rz__kinds_find(&api->kinds)) {
+		rz_api_free(api);
+		return rz_err_set(err, -ENOENT, "api: the kind table lacks a kind the API reads");
+	}
 	rc = build_routes(api);
 	if (rc != 0) {
 		rz_api_free(api);

@@ -56,13 +56,13 @@ void rz__handle_effective(rz_req_t *req, void *ctx)
 		rz_reply_status(req, st);
 		return;
 	}
-	rc = rz_store_get(api->store, rz_kind_by_name("Tenant"), NULL, tenant, &t, &err);
+	rc = rz_store_get(api->store, api->kinds.tenant, NULL, tenant, &t, &err);
 	json_decref(t);
 	if (rc != 0) {
-		rz__reply_store_error(req, rz_kind_by_name("Tenant"), tenant, rc, &err);
+		rz__reply_store_error(req, api->kinds.tenant, tenant, rc, &err);
 		return;
 	}
-	all = rz_store_list_all(api->store, "ConfigPatch", tenant);
+	all = rz_store_list_all(api->store, api->kinds.config_patch->kind, tenant);
 	items = json_array();
 	json_array_foreach(all, i, p)
 	{

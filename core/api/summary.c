@@ -54,23 +54,23 @@ static void tally(void *arg, const char *value, int64_t n)
 	t->total += (json_int_t)n;
 }
 
-/* {"total": N, "by": {value: n}} for kind's objects grouped by path; NULL after replying. */
-static json_t *counts(struct rctx *c, rz_req_t *req, const char *kind, const char *path)
+/* {"total": N, "by": {value: n}} for k's objects grouped by path; NULL after replying. */
+static json_t *counts(struct rctx *c, rz_req_t *req, const rz_kind_t *k, const char *path)
 {
 	struct tally t = { json_object(), 0 };
 	rz_err_t err = { 0 };
 	int rc;
 
 	if (rz_access_filtered(req)) { /* the tenants the principal may see */
-		rc = rz_store_count_kept(c->api->store, rz_kind_by_name(kind), path, rz_access_keep,
-		                         req, tally, &t, &err);
+		rc = rz_store_count_kept(c->api->store, k, path, rz_access_keep, req, tally, &t,
+		                         &err);
 	} else {
-		rc = rz_store_count_by(c->api->store, rz_kind_by_name(kind), path, tally, &t, &err);
+		rc = rz_store_count_by(c->api->store, k, path, tally, &t, &err);
 	}
 
 	if (rc != 0) {
 		json_decref(t.by);
-		rz__reply_store_error(req, rz_kind_by_name(kind), NULL, rc, &err);
+		rz__reply_store_error(req, k, NULL, rc, &err);
 		return NULL;
 	}
 	return json_pack("{s:I, s:o}", "total", t.total, "by", t.by);
@@ -104,9 +104,9 @@ static json_int_t counted(const json_t *counts, const char *const *values)
 	return n;
 }
 
-/* The newest n objects of kind whose path is one of values, the last created first (none
+/* The newest n objects of k whose path is one of values, the last created first (none
  * when known counts say there is none); NULL after replying. */
-static json_t *newest(struct rctx *c, rz_req_t *req, const char *kind, const char *path,
+static json_t *newest(struct rctx *c, rz_req_t *req, const rz_kind_t *k, const char *path,
                       const char *const *values, const json_t *known, size_t n)
 {
 	json_t *out = json_array();
@@ -114,12 +114,11 @@ static json_t *newest(struct rctx *c, rz_req_t *req, const char *kind, const cha
 	rz_err_t err = { 0 };
 	int rc = known != NULL && counted(known, values) == 0
 	             ? 0
-	             : rz_store_newest(c->api->store, rz_kind_by_name(kind), path, values, n,
-	                               add_newest, &to, &err);
+	             : rz_store_newest(c->api->store, k, path, values, n, add_newest, &to, &err);
 
 	if (rc < 0) {
 		json_decref(out);
-		rz__reply_store_error(req, rz_kind_by_name(kind), NULL, rc, &err);
+		rz__reply_store_error(req, k, NULL, rc, &err);
 		return NULL;
 	}
 	return out;
@@ -132,12 +131,13 @@ static json_t *recent(struct rctx *c, rz_req_t *req, const json_t *runs, size_t 
 	static const char *const going[] = { "Queued", "Running", "AwaitingApproval", NULL };
 	static const char *const failed_phase[] = { "Failed", NULL };
 	static const char *const warning[] = { "Warning", NULL };
-	json_t *active = newest(c, req, "Run", "$.status.phase", going, runs, n);
+	json_t *active = newest(c, req, c->api->kinds.run, "$.status.phase", going, runs, n);
 	json_t *failed = NULL, *warnings;
 
 	if (active == NULL ||
-	    (failed = newest(c, req, "Run", "$.status.phase", failed_phase, runs, n)) == NULL ||
-	    (warnings = newest(c, req, "Event", "$.type", warning, NULL, n)) == NULL) {
+	    (failed = newest(c, req, c->api->kinds.run, "$.status.phase", failed_phase, runs, n)) ==
+	        NULL ||
+	    (warnings = newest(c, req, c->api->kinds.event, "$.type", warning, NULL, n)) == NULL) {
 		json_decref(active);
 		json_decref(failed);
 		return NULL;
@@ -165,9 +165,10 @@ void rz__handle_summary(rz_req_t *req, void *ctx)
 	if (rz_access_principal(req) != NULL && rz_access_principal(req)->role < RZ_ROLE_VIEW) {
 		rz_access_filter(req); /* role none: its tenants' counts only */
 	}
-	tenants = counts(c, req, "Tenant", "$.status.phase");
-	if (tenants == NULL || (machines = counts(c, req, "Machine", "$.status.stage")) == NULL ||
-	    (runs = counts(c, req, "Run", "$.status.phase")) == NULL ||
+	tenants = counts(c, req, c->api->kinds.tenant, "$.status.phase");
+	if (tenants == NULL ||
+	    (machines = counts(c, req, c->api->kinds.machine, "$.status.stage")) == NULL ||
+	    (runs = counts(c, req, c->api->kinds.run, "$.status.phase")) == NULL ||
 	    (n > 0 && (last = recent(c, req, runs, (size_t)n)) == NULL)) {
 		json_decref(tenants);
 		json_decref(machines);

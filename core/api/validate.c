@@ -9,7 +9,6 @@
 
 #include "core/api/api-int.h"
 #include "core/model/fields.h"
-#include "core/plugin/plugins.h"
 #include "core/base/yaml.h"
 
 #define NAME_SUFFIX  5 /* after generateName, as Kubernetes has it */
@@ -132,22 +131,19 @@ void rz__drop_top(const rz_kind_t *k, json_t *obj)
 
 /* Validate and normalise a spec write (create, replace, patch). old is the stored object
  * on updates. Returns the number of causes appended. */
-size_t rz__validate_spec_write(const rz_kind_t *k, const rz_api_t *api, json_t *obj,
-                               const json_t *old, json_t *causes)
+size_t rz__validate_spec_write(const struct rctx *c, json_t *obj, const json_t *old, json_t *causes)
 {
-	struct rz_plugins *plugins = api->plugins;
+	const rz_api_t *api = c->api;
 
-	rz_kind_validate_spec_write(k, obj, old, causes);
-	if (json_array_size(causes) == 0 && plugins != NULL && strcmp(k->kind, "NodeGroup") == 0) {
-		rz_plugins_validate_nodegroup(plugins, obj, causes);
-	}
-	if (json_array_size(causes) == 0 && plugins != NULL && strcmp(k->kind, "Tenant") == 0) {
-		rz_plugins_validate_tenant(plugins, obj, old, causes);
+	rz_kind_validate_spec_write(c->k, obj, old, causes);
+	if (json_array_size(causes) == 0 && api->plugins != NULL &&
+	    c->hooks->plugins_check != NULL) {
+		c->hooks->plugins_check(api->plugins, obj, old, causes);
 	}
 	if (json_array_size(causes) == 0 && api->admit != NULL) {
-		api->admit(api->admit_arg, k, obj, old, causes);
+		api->admit(api->admit_arg, c->k, obj, old, causes);
 	}
-	canonical(k, obj);
+	canonical(c->k, obj);
 	return json_array_size(causes);
 }
 

@@ -65,25 +65,6 @@ static bool write_options(rz_req_t *req, bool *dry)
 
 /* ------------------------------------------------------------------ writes */
 
-/* A validated write on its way to the store, possibly through the worker pool (password
- * hashing never runs on the loop). */
-struct wr {
-	struct rctx *c;
-	rz_req_t *req;
-	bool create;
-	char *owner, *name;
-	json_t *obj;
-	int64_t expect_rv;
-	rz_update_mode_t mode;
-	int code;
-	char *secret; /* a password in clear, until hashed */
-	char hash[RZ_PASSWORD_HASH_LEN];
-	bool hashed;
-	char token[RZ_TOKEN_SECRET_LEN + 1]; /* a new API token's secret, returned once */
-	bool dry;                            /* dryRun=All: answer, store nothing */
-	json_t *cur;                         /* an update's current object, as read */
-};
-
 static void wr_free(struct wr *w)
 {
 	if (w->secret != NULL) {
@@ -168,43 +149,6 @@ static void take_secret(struct wr *w)
 	}
 }
 
-static int credentials_hook(rz_db_t *db, const rz_kind_t *k, const json_t *obj, bool gone,
-                            void *arg, rz_err_t *err)
-{
-	struct wr *w = arg;
-	const char *user =
-	    json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
-	const rz_principal_t *p = rz_access_principal(w->req);
-	int rc = rz_auth_store_hash(db, user, w->hash, err);
-
-	/* a new password ends the user's sessions, but the one setting it */
-	return rc != 0 ? rc
-	               : rz_auth_end_sessions(db, user,
-	                                      p && strcmp(p->user, user) == 0 ? p->jti : NULL, err);
-}
-
-static int token_hook(rz_db_t *db, const rz_kind_t *k, const json_t *obj, bool gone, void *arg,
-                      rz_err_t *err)
-{
-	static const char sql[] = "INSERT INTO token_secrets (user, id, hash) VALUES (?1, ?2, ?3)";
-	struct wr *w = arg;
-	const json_t *meta = json_object_get(obj, "metadata");
-	char hash[RZ_HASH_HEX_LEN + 1];
-	rz_stmt_t *s = rz_db_stmt(db, sql, err);
-	int rc;
-
-	if (s == NULL) {
-		return err->code;
-	}
-	rz_auth_token_hash(w->token, hash);
-	rz_stmt_bind_text(s, 1, json_string_value(json_object_get(meta, "user")));
-	rz_stmt_bind_text(s, 2, json_string_value(json_object_get(meta, "name")));
-	rz_stmt_bind_text(s, 3, hash);
-	rc = rz_stmt_step(s, err);
-	rz_stmt_done(s);
-	return rc < 0 ? rc : 0;
-}
-
 /* A dry run's answer: the object as it would be written, stored nowhere (no uid, no
  * resourceVersion for a create, as nothing was written to give them). */
 static void dry_reply(struct wr *w)
@@ -227,7 +171,7 @@ static void dry_reply(struct wr *w)
 /* Store the write with its audit row (and credentials) in one transaction; reply. */
 static void commit(struct wr *w)
 {
-	rz_write_hook_t cred = { credentials_hook, w, NULL }, tok = { token_hook, w, NULL };
+	rz_write_hook_t secret = { w->c->hooks->stored, w, NULL };
 	const rz_write_hook_t *chain = NULL;
 	rz_access_hook_t audit;
 	const char *name =
@@ -242,10 +186,8 @@ static void commit(struct wr *w)
 		dry_reply(w);
 		return;
 	}
-	if (w->hashed) {
-		chain = &cred;
-	} else if (w->token[0] != '\0') {
-		chain = &tok;
+	if (w->hashed || w->token[0] != '\0') {
+		chain = &secret; /* the kind keeps what the secret becomes */
 	}
 	chain = rz_access_hook(w->c->api->access, w->req, w->code, NULL, chain, &audit);
 	/* the reply waits for the group's commit, and is the stored text unless a token's
@@ -340,11 +282,11 @@ void rz__handle_create(struct rctx *c, rz_req_t *req, const char *tenant)
 	}
 	json_object_del(obj, "status"); /* create ignores status */
 	rz__drop_top(c->k, obj);
-	if (rz__validate_spec_write(c->k, c->api, obj, NULL, causes) == 0) {
+	if (rz__validate_spec_write(c, obj, NULL, causes) == 0) {
 		rz__assign_name(c->k, obj, causes);
 	}
-	if (json_array_size(causes) == 0 && strcmp(c->k->kind, "APIToken") == 0) {
-		rz__token_role(c, req, obj, tenant, causes);
+	if (json_array_size(causes) == 0 && c->hooks->create_check != NULL) {
+		c->hooks->create_check(c, req, obj, tenant, causes);
 	}
 	name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
 	if (json_array_size(causes) > 0) {
@@ -355,7 +297,7 @@ void rz__handle_create(struct rctx *c, rz_req_t *req, const char *tenant)
 	obj = NULL;
 	if (w != NULL) {
 		w->dry = dry;
-		if (strcmp(c->k->kind, "APIToken") == 0 && !dry) {
+		if (c->hooks->mints_secret && !dry) {
 			rz_auth_token_secret(w->token);
 		}
 		submit(w);
@@ -374,8 +316,9 @@ static void update(struct rctx *c, rz_req_t *req, const char *tenant, const char
 
 	if (mode == RZ_UPDATE_STATUS) {
 		rz_kind_validate_status_write(c->k, obj, causes);
-	} else if (rz__validate_spec_write(c->k, c->api, obj, cur, causes) == 0) {
-		rz__last_admin_kept(c, cur, obj, causes);
+	} else if (rz__validate_spec_write(c, obj, cur, causes) == 0 &&
+	           c->hooks->update_check != NULL) {
+		c->hooks->update_check(c, cur, obj, causes);
 	}
 	if (json_array_size(causes) > 0) {
 		rz__reply_invalid(req, c->k, name, causes);
@@ -534,12 +477,8 @@ void rz__handle_delete(struct rctx *c, rz_req_t *req, const char *tenant, const 
 	if (cur == NULL) {
 		return;
 	}
-	if (!rz__last_admin_kept(c, cur, NULL, NULL)) {
+	if (c->hooks->delete_check != NULL && !c->hooks->delete_check(c, req, cur, name)) {
 		json_decref(cur);
-		rz_reply_error(req, 409, "Conflict",
-		               "user \"%s\" is the last admin: it can neither be deleted, disabled "
-		               "nor demoted",
-		               name);
 		return;
 	}
 	if (dry) {
