@@ -1,6 +1,7 @@
 /* core/api/kindhooks.c - what particular kinds add to the verbs, and the kinds the API reads. */
 #include <config.h>
 
+#include <assert.h>
 #include <string.h>
 
 #include "core/api/api-int.h"
@@ -170,12 +171,16 @@ static const rz__kind_hooks_t no_hooks = { .kind = NULL };
 
 const rz__kind_hooks_t *rz__kind_hooks_of(const rz_kind_t *k)
 {
+	const rz__kind_hooks_t *h = &no_hooks;
+
 	for (size_t i = 0; k != NULL && i < sizeof(kind_hooks) / sizeof(kind_hooks[0]); i++) {
 		if (strcmp(kind_hooks[i].kind, k->kind) == 0) {
-			return &kind_hooks[i];
+			h = &kind_hooks[i];
 		}
 	}
-	return &no_hooks;
+	/* a secret taken out of the object must be kept somewhere */
+	assert(k == NULL || (k->secret_field == NULL && !h->mints_secret) || h->stored != NULL);
+	return h;
 }
 
 bool rz__kinds_find(rz__kinds_t *out)
