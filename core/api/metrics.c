@@ -43,6 +43,7 @@ struct hist {
 
 struct rz_metrics {
 	rz_metrics_gauges_t gauges;
+	const rz_kind_t *tenants, *machines; /* the fleet's kinds, looked up once */
 	struct series *series;
 	size_t n, cap;
 	struct hist *hists;
@@ -62,6 +63,8 @@ int rz_metrics_new(rz_metrics_t **out, const rz_metrics_gauges_t *gauges, rz_err
 	if (gauges != NULL) {
 		m->gauges = *gauges;
 	}
+	m->tenants = rz_kind_by_name("Tenant");
+	m->machines = rz_kind_by_name("Machine");
 	*out = m;
 	return 0;
 }
@@ -320,12 +323,10 @@ static void render_fleet(rz_metrics_t *m, struct out *o)
 		return;
 	}
 	put(o, "# HELP rezuscloud_tenants Tenants by phase.\n# TYPE rezuscloud_tenants gauge\n");
-	rz_store_count_by(m->gauges.store, rz_kind_by_name("Tenant"), "$.status.phase", put_group,
-	                  &t, &err);
+	rz_store_count_by(m->gauges.store, m->tenants, "$.status.phase", put_group, &t, &err);
 	put(o, "# HELP rezuscloud_machines Machines by observed stage.\n"
 	       "# TYPE rezuscloud_machines gauge\n");
-	rz_store_count_by(m->gauges.store, rz_kind_by_name("Machine"), "$.status.stage", put_group,
-	                  &mc, &err);
+	rz_store_count_by(m->gauges.store, m->machines, "$.status.stage", put_group, &mc, &err);
 }
 
 static void render_probes(rz_metrics_t *m, struct out *o)

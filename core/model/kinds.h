@@ -93,7 +93,7 @@ struct rz_kind {
 	const rz_field_t *top;
 	/* Field paths a fieldSelector may name besides metadata.name, metadata.tenant and
 	 * metadata.user ("involvedObject.name"); NULL-terminated, or NULL. At most 12: the
-	 * API keeps the list on its stack (SELECTABLE_MAX in core/api/api.c). */
+	 * API keeps the list on its stack (SELECTABLE_MAX in core/api/read.c). */
 	const char *const *selectable;
 	/* Objects kept outside the store (Backup: files in the backup directory): the module
 	 * that keeps them registers their routes, with the roles above; the API lists the kind

@@ -1,0 +1,264 @@
+/* core/api/validate.c - a write's body: read (JSON or YAML), matched with the URL, checked. */
+#include <config.h>
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include <sodium.h>
+
+#include "core/api/api-int.h"
+#include "core/model/fields.h"
+#include "core/base/yaml.h"
+
+#define NAME_SUFFIX  5 /* after generateName, as Kubernetes has it */
+#define PREFIX_BYTES 4 /* after a kind's own prefix: 8 hex digits, as the engine names runs */
+
+/* ------------------------------------------------------------------ bodies */
+
+static bool media_is(const char *ctype, const char *want)
+{
+	size_t n = strlen(want);
+
+	return ctype != NULL && strncasecmp(ctype, want, n) == 0 &&
+	       (ctype[n] == '\0' || ctype[n] == ';' || ctype[n] == ' ');
+}
+
+/* The request body as a JSON object, or NULL after replying 400/415. */
+/* A body sent as application/yaml: one document, a mapping. */
+static json_t *read_yaml(rz_req_t *req, const char *body, size_t len)
+{
+	rz_err_t err = { 0 };
+	json_t *docs = NULL, *obj;
+
+	if (rz_yaml_load_all("body", body, len, &docs, &err) != 0) {
+		rz_reply_error(req, 400, NULL, "malformed YAML: %s", err.msg);
+		return NULL;
+	}
+	if (json_array_size(docs) != 1 || !json_is_object(json_array_get(docs, 0))) {
+		rz_reply_error(req, 400, NULL,
+		               "the request body must be one YAML document, a mapping "
+		               "(got %zu documents)",
+		               json_array_size(docs));
+		json_decref(docs);
+		return NULL;
+	}
+	obj = json_incref(json_array_get(docs, 0));
+	json_decref(docs);
+	return obj;
+}
+
+json_t *rz__read_body(rz_req_t *req, bool merge_patch)
+{
+	const char *want = merge_patch ? "application/merge-patch+json" : "application/json";
+	const char *ctype = rz_req_header(req, "Content-Type");
+	json_error_t jerr;
+	size_t len;
+	const char *body = rz_req_body(req, &len);
+	json_t *obj;
+
+	if (len > RZ_REQUEST_MAX) { /* before parsing: no object this large can be stored */
+		rz_reply_error(req, 413, "RequestEntityTooLarge",
+		               "the request body is too large: %zu bytes (at most %u)", len,
+		               RZ_REQUEST_MAX);
+		return NULL;
+	}
+	if (!merge_patch && media_is(ctype, "application/yaml")) {
+		return read_yaml(req, body, len);
+	}
+	if (!media_is(ctype, want)) {
+		rz_reply_error(req, 415, NULL,
+		               "unsupported media type %s%s%s: %s requests take %s%s",
+		               ctype ? "'" : "", ctype ? ctype : "(none)", ctype ? "'" : "",
+		               rz_req_method(req), want, merge_patch ? "" : " or application/yaml");
+		return NULL;
+	}
+	obj = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (obj == NULL) {
+		char *near = strstr(jerr.text, " near '");
+		if (near != NULL) {
+			*near = '\0'; /* it quotes the body, which may hold a password */
+		}
+		rz_reply_error(req, 400, NULL, "malformed JSON at line %d, column %d (byte %d): %s",
+		               jerr.line, jerr.column, jerr.position, jerr.text);
+		return NULL;
+	}
+	if (!json_is_object(obj)) {
+		json_decref(obj);
+		rz_reply_error(req, 400, NULL, "the request body must be a JSON object");
+		return NULL;
+	}
+	return obj;
+}
+
+/* ------------------------------------------------------------------ validation */
+
+/* Put apiVersion and kind first, then metadata, the kind's top-level members, spec, status
+ * (the order clients print). */
+static void canonical(const rz_kind_t *k, json_t *obj)
+{
+	static const char *const order[] = { "spec", "status" };
+	json_t *copy = json_copy(obj);
+
+	json_object_clear(obj);
+	json_object_set_new(obj, "apiVersion", json_string(RZ_API_VERSION));
+	json_object_set_new(obj, "kind", json_string(k->kind));
+	if (json_object_get(copy, "metadata") != NULL) {
+		json_object_set(obj, "metadata", json_object_get(copy, "metadata"));
+	}
+	for (const rz_field_t *f = k->top; f != NULL && f->name != NULL; f++) {
+		if (json_object_get(copy, f->name) != NULL) {
+			json_object_set(obj, f->name, json_object_get(copy, f->name));
+		}
+	}
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		json_t *v = json_object_get(copy, order[i]);
+		if (v != NULL) {
+			json_object_set(obj, order[i], v);
+		}
+	}
+	json_decref(copy);
+}
+
+/* The kind's top-level members are the system's, like status: creates and spec writes
+ * leave them as they are. */
+void rz__drop_top(const rz_kind_t *k, json_t *obj)
+{
+	for (const rz_field_t *f = k->top; f != NULL && f->name != NULL; f++) {
+		json_object_del(obj, f->name);
+	}
+}
+
+/* Validate and normalise a spec write (create, replace, patch). old is the stored object
+ * on updates. Returns the number of causes appended. */
+size_t rz__validate_spec_write(const struct rctx *c, json_t *obj, const json_t *old, json_t *causes)
+{
+	const rz_api_t *api = c->api;
+
+	rz_kind_validate_spec_write(c->k, obj, old, causes);
+	if (json_array_size(causes) == 0 && api->plugins != NULL &&
+	    c->hooks->plugins_check != NULL) {
+		c->hooks->plugins_check(api->plugins, obj, old, causes);
+	}
+	if (json_array_size(causes) == 0 && api->admit != NULL) {
+		api->admit(api->admit_arg, c->k, obj, old, causes);
+	}
+	canonical(c->k, obj);
+	return json_array_size(causes);
+}
+
+/* metadata.namespace, which Kubernetes clients send for the tenant: equal to metadata.tenant
+ * when both are given (else a 400 naming it), taken for it when alone; a kind without
+ * tenants has none (Kubernetes clears it on cluster-scoped objects). False after replying. */
+static bool match_namespace(rz_req_t *req, const rz_kind_t *k, json_t *meta)
+{
+	json_t *nsv = json_object_get(meta, "namespace");
+	const char *ns = json_string_value(nsv);
+	const char *t = json_string_value(json_object_get(meta, "tenant"));
+
+	if (k->scope != RZ_SCOPE_TENANT || nsv == NULL || json_is_null(nsv)) {
+		json_object_del(meta, "namespace");
+		return true;
+	}
+	if (ns == NULL) {
+		rz_reply_error(req, 400, NULL, "metadata.namespace: must be a string (the tenant)");
+		return false;
+	}
+	if (t != NULL && strcmp(t, ns) != 0) {
+		rz_reply_error(req, 400, NULL,
+		               "metadata.namespace (%.*s) does not match metadata.tenant (%.*s): "
+		               "the namespace is the tenant",
+		               ECHO_MAX, ns, ECHO_MAX, t);
+		return false;
+	}
+	if (t == NULL) {
+		json_object_set(meta, "tenant", nsv);
+	}
+	return true;
+}
+
+/* metadata.name and the owner field (metadata.tenant, metadata.user) against the URL.
+ * Replies 400 and returns false on a mismatch; fills in the URL's values when absent, and
+ * metadata.namespace beside metadata.tenant. */
+bool rz__match_url(rz_req_t *req, const rz_kind_t *k, json_t *obj, const char *owner,
+                   const char *name)
+{
+	const char *field = rz_kind_owner_field(k);
+	json_t *meta = json_object_get(obj, "metadata");
+	const char *o, *n;
+
+	if (meta == NULL || json_is_null(meta)) {
+		meta = json_object();
+		json_object_set_new(obj, "metadata", meta);
+	}
+	if (json_is_object(meta) && !match_namespace(req, k, meta)) {
+		return false;
+	}
+	o = field ? json_string_value(json_object_get(meta, field)) : NULL;
+	n = json_string_value(json_object_get(meta, "name"));
+	if (owner != NULL && o != NULL && strcmp(o, owner) != 0) {
+		rz_reply_error(req, 400, NULL,
+		               "the %s of the object (%s) does not match the %s on the URL (%s)",
+		               field, o, field, owner);
+		return false;
+	}
+	if (name != NULL && n != NULL && strcmp(n, name) != 0) {
+		rz_reply_error(
+		    req, 400, NULL,
+		    "the name of the object (%s) does not match the name on the URL (%s)", n, name);
+		return false;
+	}
+	if (owner != NULL && field != NULL) {
+		json_object_set_new(meta, field, json_string(owner));
+	}
+	if (owner != NULL && k->scope == RZ_SCOPE_TENANT) {
+		json_object_set_new(meta, "namespace", json_string(owner));
+	}
+	if (name != NULL) {
+		json_object_set_new(meta, "name", json_string(name));
+	}
+	return true;
+}
+
+/* ------------------------------------------------------------------ names */
+
+/* Give obj a name when it has none: metadata.generateName and five random characters, as
+ * Kubernetes does, or the kind's prefix and eight random hex digits — the form the engine
+ * gives the runs it makes ("run-%08x"), so every run is named alike. Returns false (with a
+ * cause) when there is nothing to name it by. */
+bool rz__assign_name(const rz_kind_t *k, json_t *obj, json_t *causes)
+{
+	static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+	json_t *meta = json_object_get(obj, "metadata");
+	const char *prefix = json_string_value(json_object_get(meta, "generateName"));
+	unsigned char raw[PREFIX_BYTES];
+	char name[64], msg[256];
+	size_t len;
+
+	if (json_object_get(meta, "name") != NULL) {
+		return true;
+	}
+	if (prefix == NULL && k->name_prefix == NULL) {
+		rz_fields_cause(causes, "metadata.name", RZ_CAUSE_REQUIRED,
+		                "name or generateName is required");
+		return false;
+	}
+	len = strlen(prefix ? prefix : k->name_prefix);
+	memcpy(name, prefix ? prefix : k->name_prefix, len);
+	if (prefix != NULL) {
+		for (size_t i = 0; i < NAME_SUFFIX; i++) {
+			name[len + i] = alphabet[randombytes_uniform(sizeof(alphabet) - 1)];
+		}
+		name[len + NAME_SUFFIX] = '\0';
+	} else {
+		randombytes_buf(raw, sizeof(raw));
+		sodium_bin2hex(name + len, sizeof(name) - len, raw, sizeof(raw));
+	}
+	if (!rz_format_dns1123_label(name, msg, sizeof(msg))) {
+		rz_fields_cause(causes, "metadata.generateName", RZ_CAUSE_INVALID,
+		                "gives the invalid name \"%s\": %s", name, msg);
+		return false;
+	}
+	json_object_set_new(meta, "name", json_string(name));
+	return true;
+}

@@ -1,0 +1,502 @@
+/* core/api/write.c - writes of a kind: create, replace, patch, delete, committed to the store. */
+#include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "core/api/api-int.h"
+#include "core/auth/access.h"
+#include "core/auth/auth.h"
+#include "core/base/clock.h"
+#include "core/model/fields.h"
+#include "core/model/merge.h"
+
+#define FIELD_MANAGER_MAX 128 /* as Kubernetes bounds a fieldManager */
+
+/* A DELETE's propagationPolicy: Background and Foreground (a tenant's objects go with it
+ * either way). Orphan cannot be honoured, so it is refused rather than ignored. Replies 400
+ * and returns false when refused. */
+static bool policy_ok(rz_req_t *req, const char *pp)
+{
+	if (pp == NULL || *pp == '\0' || strcmp(pp, "Background") == 0 ||
+	    strcmp(pp, "Foreground") == 0) {
+		return true;
+	}
+	if (strcmp(pp, "Orphan") == 0) {
+		rz_reply_error(
+		    req, 400, NULL,
+		    "propagationPolicy: Unsupported value: \"Orphan\": a tenant's objects "
+		    "are deleted with it; supported values: \"Background\", \"Foreground\"");
+	} else {
+		rz_reply_error(req, 400, NULL,
+		               "propagationPolicy: Unsupported value: \"%.*s\": supported values: "
+		               "\"Background\", \"Foreground\"",
+		               ECHO_MAX, pp);
+	}
+	return false;
+}
+
+/* The write options Kubernetes clients send: dryRun (All: validate and answer without
+ * storing), fieldManager (accepted; the server keeps no managed fields), and for deletes
+ * propagationPolicy (policy_ok).
+ * Replies 400 naming the parameter and returns false on a bad value. */
+static bool write_options(rz_req_t *req, bool *dry)
+{
+	const char *d = rz_req_query(req, "dryRun");
+	const char *fm = rz_req_query(req, "fieldManager");
+	const char *pp = rz_req_query(req, "propagationPolicy");
+
+	*dry = d != NULL && strcmp(d, "All") == 0;
+	if (d != NULL && *d != '\0' && !*dry) {
+		rz_reply_error(req, 400, NULL,
+		               "dryRun: Unsupported value: \"%.*s\": supported values: \"All\"",
+		               ECHO_MAX, d);
+		return false;
+	}
+	if (fm != NULL && strlen(fm) > FIELD_MANAGER_MAX) {
+		rz_reply_error(req, 400, NULL, "fieldManager: Too long: must be at most %d bytes",
+		               FIELD_MANAGER_MAX);
+		return false;
+	}
+	return policy_ok(req, pp);
+}
+
+/* ------------------------------------------------------------------ writes */
+
+static void wr_free(struct wr *w)
+{
+	if (w->secret != NULL) {
+		sodium_memzero(w->secret, strlen(w->secret));
+		free(w->secret);
+	}
+	sodium_memzero(w->hash, sizeof(w->hash));
+	sodium_memzero(w->token, sizeof(w->token));
+	json_decref(w->obj);
+	json_decref(w->cur);
+	free(w->owner);
+	free(w->name);
+	free(w);
+}
+
+static struct wr *wr_new(struct rctx *c, rz_req_t *req, bool create, const char *owner,
+                         const char *name, json_t *obj)
+{
+	struct wr *w = calloc(1, sizeof(*w));
+
+	if (w == NULL || (owner && (w->owner = strdup(owner)) == NULL) ||
+	    (name && (w->name = strdup(name)) == NULL)) {
+		if (w != NULL) {
+			wr_free(w);
+		}
+		json_decref(obj);
+		rz_reply_error(req, 500, NULL, "out of memory");
+		return NULL;
+	}
+	w->c = c;
+	w->req = req;
+	w->create = create;
+	w->obj = obj;
+	w->mode = RZ_UPDATE_SPEC;
+	w->code = create ? 201 : 200;
+	return w;
+}
+
+#define LAST_APPLIED "kubectl.kubernetes.io/last-applied-configuration"
+
+/* kubectl apply keeps the manifest it applied in an annotation: a user's password would be
+ * stored there in clear. Take field out of it too (a later apply then sets the password
+ * again, which is what it asks for). */
+static void scrub_last_applied(json_t *obj, const char *field)
+{
+	json_t *ann = json_object_get(json_object_get(obj, "metadata"), "annotations");
+	const char *text = json_string_value(json_object_get(ann, LAST_APPLIED));
+	json_t *applied = text ? json_loads(text, 0, NULL) : NULL;
+	char *clean;
+
+	if (text != NULL && applied == NULL) {
+		json_object_del(ann, LAST_APPLIED); /* not JSON: it could hold anything */
+		return;
+	}
+	if (applied == NULL) {
+		return;
+	}
+	json_object_del(json_object_get(applied, "spec"), field);
+	clean = json_dumps(applied, JSON_COMPACT);
+	if (clean != NULL) {
+		json_object_set_new(ann, LAST_APPLIED, json_sprintf("%s\n", clean));
+	} else {
+		json_object_del(ann, LAST_APPLIED);
+	}
+	free(clean);
+	json_decref(applied);
+}
+
+/* Take the kind's write-only field (a user's password) out of the object. */
+static void take_secret(struct wr *w)
+{
+	const char *field = w->c->k->secret_field;
+	json_t *spec = json_object_get(w->obj, "spec");
+	const char *v = field ? json_string_value(json_object_get(spec, field)) : NULL;
+
+	if (v != NULL) {
+		w->secret = strdup(v);
+	}
+	if (field != NULL) {
+		json_object_del(spec, field);
+		scrub_last_applied(w->obj, field);
+	}
+}
+
+/* A dry run's answer: the object as it would be written, stored nowhere (no uid, no
+ * resourceVersion for a create, as nothing was written to give them). */
+static void dry_reply(struct wr *w)
+{
+	json_t *out = w->obj;
+	json_t *meta = json_object_get(out, "metadata");
+	char now[40];
+
+	if (w->create) {
+		rz_time_now(now, sizeof(now));
+		json_object_set_new(meta, "creationTimestamp", json_string(now));
+		json_object_set_new(meta, "generation", json_integer(1));
+		json_object_del(meta, "generateName");
+	}
+	w->obj = NULL;
+	rz_reply_json(w->req, w->code, out);
+	wr_free(w);
+}
+
+/* Store the write with its audit row (and credentials) in one transaction; reply. */
+static void commit(struct wr *w)
+{
+	rz_write_hook_t secret = { w->c->hooks->stored, w, NULL };
+	const rz_write_hook_t *chain = NULL;
+	rz_access_hook_t audit;
+	const char *name =
+	    json_string_value(json_object_get(json_object_get(w->obj, "metadata"), "name"));
+	json_t *out = NULL;
+	char *text = NULL;
+	rz_err_t err = { 0 };
+	bool gone = false;
+	int rc;
+
+	if (w->dry) {
+		dry_reply(w);
+		return;
+	}
+	if (w->hashed || w->token[0] != '\0') {
+		chain = &secret; /* the kind keeps what the secret becomes */
+	}
+	chain = rz_access_hook(w->c->api->access, w->req, w->code, NULL, chain, &audit);
+	/* the reply waits for the group's commit, and is the stored text unless a token's
+	 * secret goes with it or ?pretty asks for another layout */
+	rz_store_next(w->c->api->store,
+	              &(rz_write_opts_t){ .group = true,
+	                                  .current = w->cur,
+	                                  .text = w->token[0] == '\0' &&
+	                                                  rz_req_query(w->req, "pretty") == NULL
+	                                              ? &text
+	                                              : NULL });
+	rc = w->create ? rz_store_create(w->c->api->store, w->c->k, w->obj, chain, &out, &err)
+	               : rz_store_update(w->c->api->store, w->c->k, w->owner, w->name, w->obj,
+	                                 w->expect_rv, w->mode, chain, &out, &gone, &err);
+	if (rc != 0) {
+		json_decref(out);
+		rz__reply_store_error(w->req, w->c->k, name, rc, &err);
+	} else {
+		if (w->c->api->access != NULL) {
+			rz_req_set_audited(w->req);
+		}
+		if (w->token[0] != '\0') {
+			/* on the reply's own copy: the stored object is also the one its
+			 * watchers get (a Table with includeObject shows it whole) */
+			json_t *reply = json_copy(out);
+			json_decref(out);
+			out = reply;
+			if (out == NULL ||
+			    json_object_set_new(out, "secret", json_string(w->token)) != 0) {
+				json_decref(out);
+				rz_reply_error(w->req, 500, NULL, "out of memory");
+				wr_free(w);
+				return;
+			}
+		}
+		rz__reply_durable(w->c->api, w->req, w->c->k, w->code, out, text);
+		text = NULL;
+	}
+	free(text);
+	wr_free(w);
+}
+
+static void hash_work(void *arg)
+{
+	struct wr *w = arg;
+
+	w->hashed = rz_auth_hash_password(w->secret, w->hash) == 0;
+	sodium_memzero(w->secret, strlen(w->secret));
+}
+
+static void hash_done(void *arg, int canceled)
+{
+	struct wr *w = arg;
+
+	if (canceled || !w->hashed) {
+		rz_reply_error(w->req, canceled ? 503 : 500, NULL, "%s",
+		               canceled ? "shutting down" : "password hashing failed");
+		wr_free(w);
+		return;
+	}
+	commit(w);
+}
+
+/* Commit now, or after hashing the password on the worker pool. */
+static void submit(struct wr *w)
+{
+	take_secret(w);
+	if (w->secret == NULL || w->dry) {
+		commit(w);
+	} else if (w->c->api->workers == NULL) {
+		hash_work(w); /* no pool (tools and tests): hash here */
+		hash_done(w, 0);
+	} else if (rz_workers_submit(w->c->api->workers, hash_work, hash_done, w) != 0) {
+		rz_reply_error(w->req, 503, NULL, "the server is busy; try again");
+		wr_free(w);
+	}
+}
+
+/* ------------------------------------------------------------------ writes */
+
+void rz__handle_create(struct rctx *c, rz_req_t *req, const char *tenant)
+{
+	json_t *obj = NULL;
+	json_t *causes = json_array();
+	const char *name;
+	struct wr *w;
+	bool dry;
+
+	if (!write_options(req, &dry) || (obj = rz__read_body(req, false)) == NULL ||
+	    !rz__match_url(req, c->k, obj, tenant, NULL)) {
+		goto out;
+	}
+	json_object_del(obj, "status"); /* create ignores status */
+	rz__drop_top(c->k, obj);
+	if (rz__validate_spec_write(c, obj, NULL, causes) == 0) {
+		rz__assign_name(c->k, obj, causes);
+	}
+	if (json_array_size(causes) == 0 && c->hooks->create_check != NULL) {
+		c->hooks->create_check(c, req, obj, tenant, causes);
+	}
+	name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+	if (json_array_size(causes) > 0) {
+		rz__reply_invalid(req, c->k, name, causes);
+		goto out;
+	}
+	w = wr_new(c, req, true, tenant, NULL, obj);
+	obj = NULL;
+	if (w != NULL) {
+		w->dry = dry;
+		if (c->hooks->mints_secret && !dry) {
+			rz_auth_token_secret(w->token);
+		}
+		submit(w);
+	}
+out:
+	json_decref(causes);
+	json_decref(obj);
+}
+
+/* Validate an update (replace or patch) of obj over cur and send it on its way. */
+static void update(struct rctx *c, rz_req_t *req, const char *tenant, const char *name, json_t *obj,
+                   const json_t *cur, int64_t rv, json_t *causes, bool dry)
+{
+	rz_update_mode_t mode = c->form == FORM_STATUS ? RZ_UPDATE_STATUS : RZ_UPDATE_SPEC;
+	struct wr *w;
+
+	if (mode == RZ_UPDATE_STATUS) {
+		rz_kind_validate_status_write(c->k, obj, causes);
+	} else if (rz__validate_spec_write(c, obj, cur, causes) == 0 &&
+	           c->hooks->update_check != NULL) {
+		c->hooks->update_check(c, cur, obj, causes);
+	}
+	if (json_array_size(causes) > 0) {
+		rz__reply_invalid(req, c->k, name, causes);
+		json_decref(obj);
+		return;
+	}
+	w = wr_new(c, req, false, tenant, name, obj);
+	if (w != NULL) {
+		w->expect_rv = rv;
+		w->mode = mode;
+		w->dry = dry;
+		w->cur = json_incref((json_t *)cur); /* the store need not read it again */
+		if (mode == RZ_UPDATE_STATUS) {
+			commit(w); /* status writes carry no secrets */
+		} else {
+			submit(w);
+		}
+	}
+}
+
+/* metadata.resourceVersion of a body: 0 when absent; a string that is no revision is a cause
+ * (never taken for "no precondition"). */
+static int64_t body_rv(const json_t *obj, json_t *causes)
+{
+	const char *s =
+	    json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+	int64_t rv = 0;
+
+	if (s != NULL && *s != '\0' && (!rz__parse_rv(s, &rv) || rv == 0)) {
+		rz_fields_cause(causes, "metadata.resourceVersion", RZ_CAUSE_INVALID,
+		                "must be a resourceVersion the server gave (decimal digits)");
+		return 0;
+	}
+	return rv;
+}
+
+/* PUT of the object or of its status: resourceVersion is required. */
+void rz__handle_replace(struct rctx *c, rz_req_t *req, const char *tenant, const char *name)
+{
+	json_t *obj = NULL;
+	json_t *causes = json_array();
+	json_t *cur = NULL;
+	int64_t rv;
+	bool dry;
+
+	if (!write_options(req, &dry) || (obj = rz__read_body(req, false)) == NULL ||
+	    !rz__match_url(req, c->k, obj, tenant, name)) {
+		goto out;
+	}
+	rv = body_rv(obj, causes);
+	if (rv == 0 && json_array_size(causes) == 0) {
+		rz_fields_cause(causes, "metadata.resourceVersion", RZ_CAUSE_REQUIRED,
+		                "must be specified for an update");
+	}
+	cur = rz__current(c, req, tenant, name);
+	if (cur != NULL) {
+		update(c, req, tenant, name, obj, cur, rv, causes, dry);
+		obj = NULL;
+	}
+out:
+	json_decref(cur);
+	json_decref(causes);
+	json_decref(obj);
+}
+
+/* PATCH (merge patch) of the object or of its status. A resourceVersion in the patch is a
+ * precondition; without one the patch applies to the current version. */
+void rz__handle_patch(struct rctx *c, rz_req_t *req, const char *tenant, const char *name)
+{
+	json_t *patch = NULL;
+	json_t *causes = json_array();
+	json_t *cur = NULL, *next = NULL;
+	int64_t rv;
+	bool dry;
+
+	if (!write_options(req, &dry) || (patch = rz__read_body(req, true)) == NULL) {
+		goto out;
+	}
+	cur = rz__current(c, req, tenant, name);
+	if (cur == NULL) {
+		goto out;
+	}
+	rv = body_rv(patch, causes);
+	rv = rv ? rv : rz_object_rv(cur);
+	next = rz_merge_patch(cur, patch);
+	if (next == NULL) {
+		rz_reply_error(req, 500, NULL, "out of memory");
+	} else if (rz__match_url(req, c->k, next, tenant, name)) {
+		update(c, req, tenant, name, next, cur, rv, causes, dry);
+		next = NULL;
+	}
+out:
+	json_decref(next);
+	json_decref(cur);
+	json_decref(causes);
+	json_decref(patch);
+}
+
+/* DELETE: 200 with the last state when the object is gone, 202 while finalizers hold it.
+ * An optional body {"preconditions": {"resourceVersion": "N"}} guards against races. */
+/* A DELETE's body, Kubernetes' DeleteOptions: preconditions.resourceVersion (into *rv),
+ * dryRun ["All"] (sets *dry), propagationPolicy. Replies 400 and returns false when bad. */
+static bool delete_options(rz_req_t *req, int64_t *rv, bool *dry)
+{
+	json_t *opts = rz__read_body(req, false), *d, *x;
+	const char *pre, *pp;
+	size_t i;
+	bool ok = true;
+
+	if (opts == NULL) {
+		return false;
+	}
+	pre = json_string_value(
+	    json_object_get(json_object_get(opts, "preconditions"), "resourceVersion"));
+	pp = json_string_value(json_object_get(opts, "propagationPolicy"));
+	d = json_object_get(opts, "dryRun");
+	if (pre != NULL && !rz_parse_int(pre, 1, INT64_MAX, rv)) {
+		rz_reply_error(req, 400, NULL, "invalid preconditions.resourceVersion '%.*s'",
+		               ECHO_MAX, pre);
+		ok = false;
+	} else if (!policy_ok(req, pp)) {
+		ok = false;
+	}
+	json_array_foreach(d, i, x)
+	{
+		if (ok &&
+		    (json_string_value(x) == NULL || strcmp(json_string_value(x), "All") != 0)) {
+			rz_reply_error(req, 400, NULL,
+			               "dryRun: Unsupported value: supported values: \"All\"");
+			ok = false;
+		}
+		*dry = true;
+	}
+	json_decref(opts);
+	return ok;
+}
+
+void rz__handle_delete(struct rctx *c, rz_req_t *req, const char *tenant, const char *name)
+{
+	size_t len;
+	int64_t rv = 0;
+	json_t *out = NULL, *cur;
+	rz_access_hook_t audit;
+	bool gone = false, dry;
+	rz_err_t err = { 0 };
+	int rc;
+
+	if (!write_options(req, &dry)) {
+		return;
+	}
+	rz_req_body(req, &len);
+	if (len > 0 && !delete_options(req, &rv, &dry)) {
+		return;
+	}
+	cur = rz__current(c, req, tenant, name);
+	if (cur == NULL) {
+		return;
+	}
+	if (c->hooks->delete_check != NULL && !c->hooks->delete_check(c, req, cur, name)) {
+		json_decref(cur);
+		return;
+	}
+	if (dry) {
+		rz_reply_json(req, 200, cur);
+		return;
+	}
+	json_decref(cur);
+	rz_store_next(c->api->store, &(rz_write_opts_t){ .group = true });
+	rc = rz_store_delete(c->api->store, c->k, tenant, name, rv,
+	                     rz_access_hook(c->api->access, req, 0, NULL, NULL, &audit), &out,
+	                     &gone, &err);
+	if (rc != 0) {
+		json_decref(out);
+		rz__reply_store_error(req, c->k, name, rc, &err);
+		return;
+	}
+	if (c->api->access != NULL) {
+		rz_req_set_audited(req);
+	}
+	rz__reply_durable(c->api, req, c->k, gone ? 200 : 202, out, NULL);
+}
