@@ -47,7 +47,7 @@ core_librezus_core_la_SOURCES = \
 	core/plugin/plugins.c core/plugin/plugins.h \
 	core/plugin/projection.c core/plugin/projection.h \
 	core/plugin/compose.c core/plugin/compose.h \
-	core/tfstate/tfstate.c core/tfstate/tfstate.h \
+	core/tfstate/tfstate.c core/tfstate/tfstate.h core/tfstate/tfstate-int.h core/tfstate/outputs.c \
 	core/report/report.c core/report/report.h \
 	core/api/watch.c core/api/watch.h \
 	core/api/lists.c core/api/lists.h core/api/textbuf.h \

@@ -1,4 +1,5 @@
-/* core/tfstate/tfstate.c - the TF HTTP state backend: versions sealed at rest, locks, history. */
+/* core/tfstate/tfstate.c - the TF HTTP state backend: versions sealed at rest, locks, history;
+ * the outputs kept for the credentials endpoints are in core/tfstate/outputs.c. */
 #include <config.h>
 
 #include <errno.h>
@@ -18,21 +19,8 @@
 #include "core/store/events.h"
 #include "core/store/store.h"
 #include "core/tfstate/tfstate.h"
+#include "core/tfstate/tfstate-int.h"
 #include "core/http/status.h"
-
-#define NONCE crypto_aead_xchacha20poly1305_ietf_NPUBBYTES
-#define TAG   crypto_aead_xchacha20poly1305_ietf_ABYTES
-
-struct rz_tfstate {
-	rz_db_t *db;
-	rz_store_t *store;
-	rz_access_t *access;
-	int history;
-	rz_tfstate_replaced_fn replaced;
-	void *replaced_arg;
-	unsigned char key[crypto_aead_xchacha20poly1305_ietf_KEYBYTES];
-	rz_route_t routes[9];
-};
 
 /* One stored version, decrypted. */
 struct version {
@@ -85,14 +73,14 @@ static size_t ad_for(char *ad, size_t size, const char *tenant, int64_t version)
 }
 
 /* Additional data binding a kept output's ciphertext to its tenant and name. */
-static size_t ad_output(char *ad, size_t size, const char *tenant, const char *name)
+size_t rz__tfstate_ad_output(char *ad, size_t size, const char *tenant, const char *name)
 {
 	return (size_t)snprintf(ad, size, "%s\noutput\n%s", tenant, name);
 }
 
 /* nonce || ciphertext || tag of plain, bound to ad; the caller frees it. */
-static unsigned char *seal_ad(rz_tfstate_t *ts, const char *ad, size_t adlen, const void *plain,
-                              size_t len, size_t *out_len)
+unsigned char *rz__tfstate_seal_ad(rz_tfstate_t *ts, const char *ad, size_t adlen,
+                                   const void *plain, size_t len, size_t *out_len)
 {
 	unsigned char *blob = malloc(NONCE + len + TAG);
 	unsigned long long clen;
@@ -109,8 +97,8 @@ static unsigned char *seal_ad(rz_tfstate_t *ts, const char *ad, size_t adlen, co
 
 /* The plain text of a sealed blob (NUL-terminated, the caller frees it); NULL when it does
  * not decrypt (another key, another ad, or damaged). */
-static unsigned char *open_ad(rz_tfstate_t *ts, const char *ad, size_t adlen,
-                              const unsigned char *blob, size_t len, size_t *out_len)
+unsigned char *rz__tfstate_open_ad(rz_tfstate_t *ts, const char *ad, size_t adlen,
+                                   const unsigned char *blob, size_t len, size_t *out_len)
 {
 	unsigned char *plain;
 	unsigned long long plen;
@@ -134,7 +122,8 @@ static unsigned char *seal(rz_tfstate_t *ts, const char *tenant, int64_t version
 {
 	char ad[128];
 
-	return seal_ad(ts, ad, ad_for(ad, sizeof(ad), tenant, version), plain, len, out_len);
+	return rz__tfstate_seal_ad(ts, ad, ad_for(ad, sizeof(ad), tenant, version), plain, len,
+	                           out_len);
 }
 
 static unsigned char *open_blob(rz_tfstate_t *ts, const char *tenant, int64_t version,
@@ -142,7 +131,8 @@ static unsigned char *open_blob(rz_tfstate_t *ts, const char *tenant, int64_t ve
 {
 	char ad[128];
 
-	return open_ad(ts, ad, ad_for(ad, sizeof(ad), tenant, version), blob, len, out_len);
+	return rz__tfstate_open_ad(ts, ad, ad_for(ad, sizeof(ad), tenant, version), blob, len,
+	                           out_len);
 }
 
 static void md5_base64(const void *data, size_t len, char out[40])
@@ -355,7 +345,7 @@ static int lock_set(rz_tfstate_t *ts, const char *tenant, const char *id, const 
 
 /* ------------------------------------------------------------------ handlers */
 
-static void internal(rz_req_t *req, const rz_err_t *err)
+void rz__tfstate_internal(rz_req_t *req, const rz_err_t *err)
 {
 	json_t *st = rz_status_storage(err->code); /* a full or read-only disk says so */
 
@@ -368,7 +358,7 @@ static void internal(rz_req_t *req, const rz_err_t *err)
 }
 
 /* The tenant must exist; replies 404 and returns false when it does not. */
-static bool tenant_exists(rz_tfstate_t *ts, rz_req_t *req, const char *tenant)
+bool rz__tfstate_tenant_exists(rz_tfstate_t *ts, rz_req_t *req, const char *tenant)
 {
 	json_t *t = NULL;
 	rz_err_t err = { 0 };
@@ -389,12 +379,12 @@ static void h_get(rz_req_t *req, void *ctx)
 	rz_err_t err = { 0 };
 	int rc;
 
-	if (!tenant_exists(ts, req, tenant)) {
+	if (!rz__tfstate_tenant_exists(ts, req, tenant)) {
 		return;
 	}
 	rc = current(ts, tenant, &v, true, &err);
 	if (rc < 0) {
-		internal(req, &err);
+		rz__tfstate_internal(req, &err);
 	} else if (rc == 0) {
 		rz_reply_error(req, 404, NULL, "tenant \"%s\" has no state yet", tenant);
 	} else {
@@ -473,7 +463,7 @@ static void h_post(rz_req_t *req, void *ctx)
 	json_t *doc;
 	int rc;
 
-	if (!tenant_exists(ts, req, tenant)) {
+	if (!rz__tfstate_tenant_exists(ts, req, tenant)) {
 		return;
 	}
 	md5_base64(body, len, md5);
@@ -491,7 +481,7 @@ static void h_post(rz_req_t *req, void *ctx)
 	if (rc == 1 && (id == NULL || strcmp(id, held) != 0)) {
 		reply_holder(req, 409, info); /* the lock is someone else's */
 	} else if (rc < 0 || put(ts, tenant, p ? p->user : "", body, len, doc, &err) != 0) {
-		internal(req, &err);
+		rz__tfstate_internal(req, &err);
 	} else {
 		reply_written(ts, req);
 	}
@@ -509,7 +499,7 @@ static bool locked(rz_tfstate_t *ts, rz_req_t *req, const char *tenant, bool as_
 	int rc = lock_of(ts, tenant, held, sizeof(held), &info, &err);
 
 	if (rc < 0) {
-		internal(req, &err);
+		rz__tfstate_internal(req, &err);
 	} else if (rc == 1 && !as_status) {
 		reply_holder(req, 409, info);
 	} else if (rc == 1) {
@@ -618,7 +608,7 @@ static void h_delete(rz_req_t *req, void *ctx)
 	char *text = NULL, msg[256];
 	int rc;
 
-	if (!tenant_exists(ts, req, tenant) || locked(ts, req, tenant, false)) {
+	if (!rz__tfstate_tenant_exists(ts, req, tenant) || locked(ts, req, tenant, false)) {
 		return;
 	}
 	rc = current(ts, tenant, &cur, true, &err);
@@ -635,7 +625,7 @@ static void h_delete(rz_req_t *req, void *ctx)
 	         who(req), tenant, cur.version);
 	if (rc < 0 || (text != NULL && replace(ts, req, tenant, text, strlen(text), next, "Warning",
 	                                       "StateDeleted", msg, &err) != 0)) {
-		internal(req, &err);
+		rz__tfstate_internal(req, &err);
 	} else {
 		reply_written(ts, req); /* or no state, or an empty one: nothing to do */
 	}
@@ -659,7 +649,7 @@ static void h_lock(rz_req_t *req, void *ctx)
 	rz_err_t err = { 0 };
 	int rc;
 
-	if (!tenant_exists(ts, req, tenant)) {
+	if (!rz__tfstate_tenant_exists(ts, req, tenant)) {
 		json_decref(info);
 		return;
 	}
@@ -678,7 +668,7 @@ static void h_lock(rz_req_t *req, void *ctx)
 		reply_holder(req, 423, holder);
 	} else if (rc < 0 || (text = json_dumps(info, JSON_COMPACT)) == NULL ||
 	           lock_set(ts, tenant, id, text, p ? p->user : "", &err) != 0) {
-		internal(req, &err);
+		rz__tfstate_internal(req, &err);
 	} else {
 		reply_written(ts, req);
 	}
@@ -701,7 +691,7 @@ static void h_unlock(rz_req_t *req, void *ctx)
 	rz_err_t err = { 0 };
 	int rc;
 
-	if (!tenant_exists(ts, req, tenant)) {
+	if (!rz__tfstate_tenant_exists(ts, req, tenant)) {
 		return;
 	}
 	rz_req_body(req, &len);
@@ -724,7 +714,7 @@ static void h_unlock(rz_req_t *req, void *ctx)
 	if (rc == 1 && len > 0 && strcmp(held, id) != 0) {
 		reply_holder(req, 409, holder);
 	} else if (rc < 0 || (rc == 1 && lock_set(ts, tenant, held, NULL, NULL, &err) != 0)) {
-		internal(req, &err);
+		rz__tfstate_internal(req, &err);
 	} else {
 		if (len == 0 &&
 		    rz_access_audit(ts->access, req, 200, NULL, NULL, "force-unlock", &err) == 0) {
@@ -749,10 +739,11 @@ static void h_history(rz_req_t *req, void *ctx)
 	rz_stmt_t *s;
 	int rc;
 
-	if (!tenant_exists(ts, req, tenant) || (s = rz_db_stmt(ts->db, sql, &err)) == NULL) {
+	if (!rz__tfstate_tenant_exists(ts, req, tenant) ||
+	    (s = rz_db_stmt(ts->db, sql, &err)) == NULL) {
 		json_decref(items);
 		if (err.code != 0) {
-			internal(req, &err);
+			rz__tfstate_internal(req, &err);
 		}
 		return;
 	}
@@ -774,7 +765,7 @@ static void h_history(rz_req_t *req, void *ctx)
 	rz_stmt_done(s);
 	if (rc < 0) {
 		json_decref(items);
-		internal(req, &err);
+		rz__tfstate_internal(req, &err);
 		return;
 	}
 	rz_reply_json(req, 200,
@@ -800,7 +791,7 @@ static void h_rollback(rz_req_t *req, void *ctx)
 	rz_stmt_t *s;
 
 	json_decref(in);
-	if (!tenant_exists(ts, req, tenant) || locked(ts, req, tenant, true)) {
+	if (!rz__tfstate_tenant_exists(ts, req, tenant) || locked(ts, req, tenant, true)) {
 		return;
 	}
 	if (want <= 0) {
@@ -826,7 +817,7 @@ static void h_rollback(rz_req_t *req, void *ctx)
 		               (long long)want);
 	} else if (replace(ts, req, tenant, plain, plen, doc, "Normal", "StateRolledBack", msg,
 	                   &err) != 0) {
-		internal(req, &err);
+		rz__tfstate_internal(req, &err);
 	} else {
 		rz_reply_status(req, rz_status_new(200, "", msg));
 	}
@@ -905,172 +896,6 @@ int rz_tfstate_release_run_lock(rz_tfstate_t *ts, const char *run, rz_err_t *err
 	}
 	rz_stmt_done(s);
 	return rc < 0 ? rc : n;
-}
-
-/* ------------------------------------------------------------------ sensitive outputs */
-
-struct keep {
-	rz_tfstate_t *ts;
-	const char *tenant, *run;
-	const json_t *outputs;
-};
-
-static int keep_tx(rz_db_t *db, void *arg, rz_err_t *err)
-{
-	static const char del[] = "DELETE FROM tenant_outputs WHERE tenant = ?1";
-	static const char ins[] = "INSERT INTO tenant_outputs (tenant, name, time, run, blob)"
-	                          " VALUES (?1, ?2, ?3, ?4, ?5)";
-	struct keep *k = arg;
-	const char *name;
-	json_t *o;
-	char now[32];
-	rz_stmt_t *s = rz_db_stmt(db, del, err);
-	int rc;
-
-	if (s == NULL) {
-		return err->code;
-	}
-	rz_stmt_bind_text(s, 1, k->tenant);
-	rc = rz_stmt_step(s, err);
-	rz_stmt_done(s);
-	if (rc < 0) {
-		return rc;
-	}
-	rz_time_now(now, sizeof(now));
-	json_object_foreach((json_t *)k->outputs, name, o)
-	{
-		json_t *value = json_object_get(o, "value");
-		char *dumped = NULL, ad[256];
-		const char *plain;
-		unsigned char *blob;
-		size_t blen = 0, len;
-
-		if (!json_is_true(json_object_get(o, "sensitive")) || value == NULL) {
-			continue;
-		}
-		if (json_is_string(value)) {
-			plain = json_string_value(value);
-			len = json_string_length(value);
-		} else if ((dumped = json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY)) != NULL) {
-			plain = dumped;
-			len = strlen(dumped);
-		} else {
-			return rz_err_set(err, -ENOMEM, "tfstate: out of memory");
-		}
-		blob = seal_ad(k->ts, ad, ad_output(ad, sizeof(ad), k->tenant, name), plain, len,
-		               &blen);
-		if (dumped != NULL) {
-			sodium_memzero(dumped, len);
-			free(dumped);
-		}
-		if (blob == NULL || (s = rz_db_stmt(db, ins, err)) == NULL) {
-			free(blob);
-			return blob ? err->code
-			            : rz_err_set(err, -ENOMEM, "tfstate: out of memory");
-		}
-		rz_stmt_bind_text(s, 1, k->tenant);
-		rz_stmt_bind_text(s, 2, name);
-		rz_stmt_bind_text(s, 3, now);
-		rz_stmt_bind_text(s, 4, k->run);
-		rz_stmt_bind_blob(s, 5, blob, blen);
-		rc = rz_stmt_step(s, err);
-		rz_stmt_done(s);
-		free(blob);
-		if (rc < 0) {
-			return rc;
-		}
-	}
-	return 0;
-}
-
-int rz_tfstate_keep_outputs(rz_tfstate_t *ts, const char *tenant, const char *run,
-                            const json_t *state, rz_err_t *err)
-{
-	json_t *none = json_object();
-	const json_t *outputs = json_object_get(state, "outputs");
-	struct keep k = { ts, tenant, run, json_is_object(outputs) ? outputs : none };
-	int rc = rz_db_tx(ts->db, keep_tx, &k, err);
-
-	json_decref(none);
-	return rc;
-}
-
-int rz_tfstate_output(rz_tfstate_t *ts, const char *tenant, const char *name, char **value,
-                      size_t *len, rz_err_t *err)
-{
-	static const char sql[] = "SELECT blob FROM tenant_outputs WHERE tenant = ?1 AND name = ?2";
-	rz_stmt_t *s = rz_db_stmt(ts->db, sql, err);
-	char ad[256];
-	int rc;
-
-	*value = NULL;
-	*len = 0;
-	if (s == NULL) {
-		return err->code;
-	}
-	rz_stmt_bind_text(s, 1, tenant);
-	rz_stmt_bind_text(s, 2, name);
-	rc = rz_stmt_step(s, err);
-	if (rc == 1) {
-		size_t blen;
-		const unsigned char *blob = rz_stmt_blob(s, 0, &blen);
-		*value = (char *)open_ad(ts, ad, ad_output(ad, sizeof(ad), tenant, name), blob,
-		                         blen, len);
-		rc = *value ? 0
-		            : rz_err_set(err, RZ_EDB,
-		                         "tfstate: output '%s' of '%s' does not decrypt (wrong key "
-		                         "or damaged)",
-		                         name, tenant);
-	} else if (rc == 0) {
-		rc = rz_err_set(err, RZ_ENOTFOUND, "tenant \"%s\" has no output \"%s\"", tenant,
-		                name);
-	}
-	rz_stmt_done(s);
-	return rc;
-}
-
-/* GET /api/v1/tenants/{t}/kubeconfig and /talosconfig: the output of that name, as a YAML
- * download. 409 until an apply has produced it. */
-static void credentials(rz_req_t *req, rz_tfstate_t *ts, const char *name)
-{
-	const char *tenant = rz_req_param(req, "tenant");
-	char *value = NULL, disposition[160];
-	size_t len = 0;
-	rz_err_t err = { 0 };
-	int rc;
-
-	if (!tenant_exists(ts, req, tenant)) {
-		return;
-	}
-	rc = rz_tfstate_output(ts, tenant, name, &value, &len, &err);
-	if (rc == RZ_ENOTFOUND) {
-		rz_reply_error(req, 409, NULL,
-		               "tenant \"%s\" has no %s yet: it is written by the first successful "
-		               "apply",
-		               tenant, name);
-		return;
-	}
-	if (rc != 0) {
-		internal(req, &err);
-		return;
-	}
-	snprintf(disposition, sizeof(disposition), "attachment; filename=\"%s-%s.yaml\"", tenant,
-	         name);
-	rz_req_add_header(req, "Content-Disposition", disposition);
-	rz_req_add_header(req, "Cache-Control", "no-store");
-	rz_reply(req, 200, "application/yaml", value, len);
-	sodium_memzero(value, len);
-	free(value);
-}
-
-static void h_kubeconfig(rz_req_t *req, void *ctx)
-{
-	credentials(req, ctx, "kubeconfig");
-}
-
-static void h_talosconfig(rz_req_t *req, void *ctx)
-{
-	credentials(req, ctx, "talosconfig");
 }
 
 /* ------------------------------------------------------------------ module */
@@ -1246,10 +1071,11 @@ int rz_tfstate_routes(rz_tfstate_t *ts, rz_http_t *http, rz_err_t *err)
 	                            RZ_ROLE_VIEW, "list");
 	ts->routes[6] = STATE_ROUTE(RZ_M_POST, "/api/v1/tenants/{tenant}/state/rollback",
 	                            h_rollback, RZ_ROLE_ADMIN, "rollback");
-	ts->routes[7] = STATE_ROUTE(RZ_M_GET, "/api/v1/tenants/{tenant}/kubeconfig", h_kubeconfig,
-	                            RZ_ROLE_EDIT, "download-credentials");
-	ts->routes[8] = STATE_ROUTE(RZ_M_GET, "/api/v1/tenants/{tenant}/talosconfig", h_talosconfig,
-	                            RZ_ROLE_EDIT, "download-credentials");
+	ts->routes[7] = STATE_ROUTE(RZ_M_GET, "/api/v1/tenants/{tenant}/kubeconfig",
+	                            rz__tfstate_h_kubeconfig, RZ_ROLE_EDIT, "download-credentials");
+	ts->routes[8] =
+	    STATE_ROUTE(RZ_M_GET, "/api/v1/tenants/{tenant}/talosconfig", rz__tfstate_h_talosconfig,
+	                RZ_ROLE_EDIT, "download-credentials");
 	for (size_t i = 0; i < 5; i++) {
 		ts->routes[i].basic_auth = true; /* /tfstate: tofu sends basic auth */
 		ts->routes[i].doc = tfstate_doc;
