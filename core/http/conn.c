@@ -58,23 +58,11 @@ static void dispatch(struct conn *c)
 	c->phase = P_BUSY;
 	c->line_ok = false;
 	evtimer_del(c->deadline);
-	req->fnext = c->h->flight;
-	if (c->h->flight != NULL) {
-		c->h->flight->fprev = req;
-	}
-	c->h->flight = req;
-	c->h->in_flight++;
 	bufferevent_set_timeouts(c->bev, NULL, &wtv);
 	rz__request_id(req);
-	if (req->reject != 0 && req->reject != 401) {
-		rz__reply_rejected(req);
-	} else if (rz__parse_target(req) < 0) {
-		req->reject = 400;
-		rz__reply_rejected(req);
-	} else {
-		rz__route_request(c->h, req);
-	}
+	rz__req_handle(c->h, req);
 }
+
 void rz__conn_arm(struct conn *c, int phase, int64_t ms)
 {
 	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000 };

@@ -253,13 +253,15 @@ rz_req_t *rz__req_new(struct conn *c);
 void rz__req_free(rz_req_t *req);
 /* req's id: the client's X-Request-ID when it is sane, else a random one. */
 void rz__request_id(rz_req_t *req);
-/* Count req no longer among h's requests in flight (handed over, not yet replied). */
+/* Count req among h's requests in flight: handed over, not yet replied. */
+void rz__flight_link(rz_http_t *h, rz_req_t *req);
+/* ... and no longer, once replied. */
 void rz__flight_unlink(rz_http_t *h, rz_req_t *req);
 
 /* ---- route.c */
 
-/* Answer req by its route: its handler (unless the guard answers), 405 or 404. */
-void rz__route_request(rz_http_t *h, rz_req_t *req);
+/* Count req in flight and answer it: a refusal, 400 for a bad target, or its route. */
+void rz__req_handle(rz_http_t *h, rz_req_t *req);
 
 /* ---- reply.c */
 

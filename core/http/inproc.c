@@ -159,21 +159,10 @@ int rz_http_inject(rz_http_t *h, const rz_req_t *parent, const rz_inject_t *in, 
 	if (req == NULL) {
 		return rz_err_set(err, -ENOMEM, "http: out of memory");
 	}
-	req->fnext = h->flight;
-	if (h->flight != NULL) {
-		h->flight->fprev = req;
-	}
-	h->flight = req;
-	h->in_flight++;
 	if (handle != NULL) {
 		*handle = req;
 	}
-	if (rz__parse_target(req) < 0) {
-		rz_reply_error(req, 400, NULL, "%s",
-		               req->reject_msg[0] ? req->reject_msg : "malformed request");
-	} else {
-		rz__route_request(h, req);
-	}
+	rz__req_handle(h, req);
 	return 0;
 }
 

@@ -270,6 +270,16 @@ void rz__request_id(rz_req_t *req)
 	sodium_bin2hex(req->id, sizeof(req->id), raw, sizeof(raw));
 }
 
+void rz__flight_link(rz_http_t *h, rz_req_t *req)
+{
+	req->fnext = h->flight;
+	if (h->flight != NULL) {
+		h->flight->fprev = req;
+	}
+	h->flight = req;
+	h->in_flight++;
+}
+
 void rz__flight_unlink(rz_http_t *h, rz_req_t *req)
 {
 	if (req->fprev != NULL) {

@@ -310,7 +310,7 @@ static void allow_header(rz_req_t *req, unsigned allow)
 	rz_req_add_header(req, "Allow", buf);
 }
 
-void rz__route_request(rz_http_t *h, rz_req_t *req)
+static void route_request(rz_http_t *h, rz_req_t *req)
 {
 	char *segs[MAX_SEGMENTS];
 	size_t nseg = 0;
@@ -359,6 +359,22 @@ void rz__route_request(rz_http_t *h, rz_req_t *req)
 	}
 	for (size_t i = 0; i < nseg; i++) {
 		free(segs[i]);
+	}
+}
+
+/* Count req in flight and answer it, whether a connection's or an in-process one: the refusal
+ * decided while it was read (but 401, which its route's guard answers), 400 for a malformed
+ * target, or its route. */
+void rz__req_handle(rz_http_t *h, rz_req_t *req)
+{
+	rz__flight_link(h, req);
+	if (req->reject != 0 && req->reject != 401) {
+		rz__reply_rejected(req);
+	} else if (rz__parse_target(req) < 0) {
+		req->reject = 400;
+		rz__reply_rejected(req);
+	} else {
+		route_request(h, req);
 	}
 }
 
