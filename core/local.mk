@@ -16,7 +16,9 @@ core_librezus_core_la_SOURCES = \
 	core/base/workers.c core/base/workers.h \
 	core/base/version.c core/base/version.h \
 	core/http/status.c core/http/status.h \
-	core/http/http.c core/http/http.h \
+	core/http/http.c core/http/http.h core/http/http-int.h \
+	core/http/conn.c core/http/peer.c core/http/parse.c core/http/request.c \
+	core/http/route.c core/http/reply.c core/http/inproc.c core/http/accesslog.c \
 	core/http/tls.c core/http/tls.h \
 	core/http/client.c core/http/client.h \
 	core/model/fields.c core/model/fields.h \

@@ -1,5 +1,5 @@
 /*
- * fuzz/http_request.c - the HTTP/1.1 request parser and router (core/http/http.c): any
+ * fuzz/http_request.c - the HTTP/1.1 request parser and router (core/http/parse.c, route.c): any
  * bytes a client may send, on one connection, pipelined or not.
  *
  * Invariants: every reply starts with an HTTP/1.1 status line; the parser never answers
