@@ -46,6 +46,7 @@ struct seg {
 
 struct route {
 	const rz_route_t *def;
+	void *ctx; /* its handler's: def->ctx, or its table's (rz_http_add_table) */
 	struct seg segs[MAX_SEGMENTS];
 	char *storage; /* the pattern split into segments */
 	char *text;    /* the pattern served: the route's, or under an alias the alias's */

@@ -130,6 +130,13 @@ int rz_http_new(rz_http_t **out, struct event_base *base, const rz_http_opts_t *
 /* Add routes (borrowed). Returns 0 or -EINVAL for a malformed pattern (err filled). */
 int rz_http_add_routes(rz_http_t *h, const rz_route_t *routes, size_t n, rz_err_t *err);
 
+/* Add a module's static table of routes (borrowed), whose handlers all get ctx: a row's own
+ * ctx is not read. A module declares its table `static const` at its top and registers it
+ * with its count: rz_http_add_table(http, RZ_ROUTES(table), module, err). Returns as
+ * rz_http_add_routes. */
+int rz_http_add_table(rz_http_t *h, const rz_route_t *table, size_t n, void *ctx, rz_err_t *err);
+#define RZ_ROUTES(table) (table), (sizeof(table) / sizeof((table)[0]))
+
 /* Serve every route whose pattern starts with prefix (whole segments: "/api/v1" covers
  * "/api/v1" and "/api/v1/x", not "/api/v1x") also under alias in its place, by the same
  * route: the same handler, role, kind and pattern for the observer (metrics count both

@@ -76,10 +76,12 @@ static char *alias_of(const rz_http_t *h, const char *pattern)
 }
 
 /* Compile def into the next free slot (and its alias into the one after it). */
-static int route_add(rz_http_t *h, const rz_route_t *def, rz_err_t *err)
+static int route_add(rz_http_t *h, const rz_route_t *def, void *ctx, rz_err_t *err)
 {
 	char *alias = alias_of(h, def->pattern);
 	int rc = route_compile(&h->routes[h->nroutes], def, def->pattern, err);
+
+	h->routes[h->nroutes].ctx = ctx;
 
 	if (rc < 0) {
 		free(h->routes[h->nroutes].storage);
@@ -90,6 +92,7 @@ static int route_add(rz_http_t *h, const rz_route_t *def, rz_err_t *err)
 	h->nroutes++;
 	if (alias != NULL) {
 		rc = route_compile(&h->routes[h->nroutes], def, alias, err);
+		h->routes[h->nroutes].ctx = ctx;
 		free(alias);
 		if (rc < 0) {
 			free(h->routes[h->nroutes].storage);
@@ -101,7 +104,9 @@ static int route_add(rz_http_t *h, const rz_route_t *def, rz_err_t *err)
 	return 0;
 }
 
-int rz_http_add_routes(rz_http_t *h, const rz_route_t *routes, size_t n, rz_err_t *err)
+/* Add n routes, each with its own ctx (table_ctx false) or all with ctx. */
+static int routes_add(rz_http_t *h, const rz_route_t *routes, size_t n, bool table_ctx, void *ctx,
+                      rz_err_t *err)
 {
 	struct route *grown = realloc(h->routes, (h->nroutes + 2 * n) * sizeof(*grown));
 
@@ -110,12 +115,22 @@ int rz_http_add_routes(rz_http_t *h, const rz_route_t *routes, size_t n, rz_err_
 	}
 	h->routes = grown;
 	for (size_t i = 0; i < n; i++) {
-		int rc = route_add(h, &routes[i], err);
+		int rc = route_add(h, &routes[i], table_ctx ? ctx : routes[i].ctx, err);
 		if (rc < 0) {
 			return rc;
 		}
 	}
 	return 0;
+}
+
+int rz_http_add_routes(rz_http_t *h, const rz_route_t *routes, size_t n, rz_err_t *err)
+{
+	return routes_add(h, routes, n, false, NULL, err);
+}
+
+int rz_http_add_table(rz_http_t *h, const rz_route_t *table, size_t n, void *ctx, rz_err_t *err)
+{
+	return routes_add(h, table, n, true, ctx, err);
 }
 
 int rz_http_add_alias(rz_http_t *h, const char *prefix, const char *alias, rz_err_t *err)
@@ -346,7 +361,7 @@ static void route_request(rz_http_t *h, rz_req_t *req)
 				    "request without credentials",
 				    (unsigned long long)h->opts.max_body_unauthenticated);
 			} else {
-				r->def->fn(req, r->def->ctx);
+				r->def->fn(req, r->ctx);
 			}
 		}
 		return;

@@ -21,6 +21,46 @@
 #define STR_(x)    #x
 #define STR(x)     STR_(x)
 
+/* The routes of the daemon-wide pages (registered by rz_ui_routes with the UI as ctx). */
+static void get_providers(rz_req_t *req, void *ctx);
+static void get_users(rz_req_t *req, void *ctx);
+static void post_users(rz_req_t *req, void *ctx);
+static void get_user(rz_req_t *req, void *ctx);
+static void post_role(rz_req_t *req, void *ctx);
+static void post_disabled(rz_req_t *req, void *ctx);
+static void get_delete_user(rz_req_t *req, void *ctx);
+static void post_delete_user(rz_req_t *req, void *ctx);
+static void post_tokens(rz_req_t *req, void *ctx);
+static void get_token(rz_req_t *req, void *ctx);
+static void get_revoke(rz_req_t *req, void *ctx);
+static void post_revoke(rz_req_t *req, void *ctx);
+static void get_audit(rz_req_t *req, void *ctx);
+static void get_backups(rz_req_t *req, void *ctx);
+static void post_backups(rz_req_t *req, void *ctx);
+static void get_manifest(rz_req_t *req, void *ctx);
+static void get_delete_backup(rz_req_t *req, void *ctx);
+static void post_delete_backup(rz_req_t *req, void *ctx);
+static const rz_route_t routes[] = {
+	RZ__WEB_ROUTE(RZ_M_GET, "/providers", get_providers),
+	RZ__WEB_ROUTE(RZ_M_GET, "/users", get_users),
+	RZ__WEB_ROUTE(RZ_M_POST, "/users", post_users),
+	RZ__WEB_ROUTE(RZ_M_GET, "/users/{name}", get_user),
+	RZ__WEB_ROUTE(RZ_M_POST, "/users/{name}/role", post_role),
+	RZ__WEB_ROUTE(RZ_M_POST, "/users/{name}/disabled", post_disabled),
+	RZ__WEB_ROUTE(RZ_M_GET, "/users/{name}/delete", get_delete_user),
+	RZ__WEB_ROUTE(RZ_M_POST, "/users/{name}/delete", post_delete_user),
+	RZ__WEB_ROUTE(RZ_M_POST, "/users/{name}/tokens", post_tokens),
+	RZ__WEB_ROUTE(RZ_M_GET, "/users/{name}/tokens/{id}", get_token),
+	RZ__WEB_ROUTE(RZ_M_GET, "/users/{name}/tokens/{id}/revoke", get_revoke),
+	RZ__WEB_ROUTE(RZ_M_POST, "/users/{name}/tokens/{id}/revoke", post_revoke),
+	RZ__WEB_ROUTE(RZ_M_GET, "/audit", get_audit),
+	RZ__WEB_ROUTE(RZ_M_GET, "/backups", get_backups),
+	RZ__WEB_ROUTE(RZ_M_POST, "/backups", post_backups),
+	RZ__WEB_ROUTE(RZ_M_GET, "/backups/{name}/manifest", get_manifest),
+	RZ__WEB_ROUTE(RZ_M_GET, "/backups/{name}/delete", get_delete_backup),
+	RZ__WEB_ROUTE(RZ_M_POST, "/backups/{name}/delete", post_delete_backup),
+};
+
 /* ------------------------------------------------------------------ a secret shown once */
 
 /* A new token's secret, kept in memory from its creation until the session that created it
@@ -1033,31 +1073,7 @@ static void post_delete_backup(rz_req_t *req, void *ctx)
 
 /* ------------------------------------------------------------------ routes */
 
-#define ADMIN_ROUTE(m, p, f)                                                                       \
-	(rz_route_t)                                                                               \
-	{                                                                                          \
-		.methods = (m), .pattern = (p), .fn = (f), .ctx = ui, .role = RZ_ROLE_PUBLIC,      \
-		.verb = "webui", .cookie = true                                                    \
-	}
-
-void rz__admin_pages_routes(rz_ui_t *ui, rz_route_t *r, size_t *n)
+int rz__admin_pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err)
 {
-	r[(*n)++] = ADMIN_ROUTE(RZ_M_GET, "/providers", get_providers);
-	r[(*n)++] = ADMIN_ROUTE(RZ_M_GET, "/users", get_users);
-	r[(*n)++] = ADMIN_ROUTE(RZ_M_POST, "/users", post_users);
-	r[(*n)++] = ADMIN_ROUTE(RZ_M_GET, "/users/{name}", get_user);
-	r[(*n)++] = ADMIN_ROUTE(RZ_M_POST, "/users/{name}/role", post_role);
-	r[(*n)++] = ADMIN_ROUTE(RZ_M_POST, "/users/{name}/disabled", post_disabled);
-	r[(*n)++] = ADMIN_ROUTE(RZ_M_GET, "/users/{name}/delete", get_delete_user);
-	r[(*n)++] = ADMIN_ROUTE(RZ_M_POST, "/users/{name}/delete", post_delete_user);
-	r[(*n)++] = ADMIN_ROUTE(RZ_M_POST, "/users/{name}/tokens", post_tokens);
-	r[(*n)++] = ADMIN_ROUTE(RZ_M_GET, "/users/{name}/tokens/{id}", get_token);
-	r[(*n)++] = ADMIN_ROUTE(RZ_M_GET, "/users/{name}/tokens/{id}/revoke", get_revoke);
-	r[(*n)++] = ADMIN_ROUTE(RZ_M_POST, "/users/{name}/tokens/{id}/revoke", post_revoke);
-	r[(*n)++] = ADMIN_ROUTE(RZ_M_GET, "/audit", get_audit);
-	r[(*n)++] = ADMIN_ROUTE(RZ_M_GET, "/backups", get_backups);
-	r[(*n)++] = ADMIN_ROUTE(RZ_M_POST, "/backups", post_backups);
-	r[(*n)++] = ADMIN_ROUTE(RZ_M_GET, "/backups/{name}/manifest", get_manifest);
-	r[(*n)++] = ADMIN_ROUTE(RZ_M_GET, "/backups/{name}/delete", get_delete_backup);
-	r[(*n)++] = ADMIN_ROUTE(RZ_M_POST, "/backups/{name}/delete", post_delete_backup);
+	return rz_http_add_table(http, RZ_ROUTES(routes), ui, err);
 }

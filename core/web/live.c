@@ -18,6 +18,16 @@
 #define FLUSH_MS       150           /* changes are sent at most this often */
 #define LOG_BATCH      (64 * 1024)   /* log HTML held before a flush, about */
 
+/* The routes of the live streams (registered by rz_ui_routes with the UI as ctx). */
+static void get_live_tenants(rz_req_t *req, void *ctx);
+static void get_live_machines(rz_req_t *req, void *ctx);
+static void get_live_log(rz_req_t *req, void *ctx);
+static const rz_route_t routes[] = {
+	RZ__WEB_ROUTE(RZ_M_GET, "/ui/live/tenants", get_live_tenants),
+	RZ__WEB_ROUTE(RZ_M_GET, "/ui/live/tenants/{tenant}/machines", get_live_machines),
+	RZ__WEB_ROUTE(RZ_M_GET, "/ui/live/tenants/{tenant}/runs/{name}/log", get_live_log),
+};
+
 enum live_kind { LIVE_TABLE, LIVE_LOG };
 
 struct rz__live {
@@ -494,18 +504,9 @@ static void get_live_log(rz_req_t *req, void *ctx)
 	live_start(pg, l, target, NULL);
 }
 
-#define LIVE_ROUTE(p, f)                                                                           \
-	(rz_route_t)                                                                               \
-	{                                                                                          \
-		.methods = RZ_M_GET, .pattern = (p), .fn = (f), .ctx = ui, .role = RZ_ROLE_PUBLIC, \
-		.verb = "webui", .cookie = true                                                    \
-	}
-
-void rz__live_routes(rz_ui_t *ui, rz_route_t *r, size_t *n)
+int rz__live_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err)
 {
-	r[(*n)++] = LIVE_ROUTE("/ui/live/tenants", get_live_tenants);
-	r[(*n)++] = LIVE_ROUTE("/ui/live/tenants/{tenant}/machines", get_live_machines);
-	r[(*n)++] = LIVE_ROUTE("/ui/live/tenants/{tenant}/runs/{name}/log", get_live_log);
+	return rz_http_add_table(http, RZ_ROUTES(routes), ui, err);
 }
 
 void rz__live_close_all(rz_ui_t *ui)

@@ -24,8 +24,6 @@ struct rz_ui {
 	struct event_base *base;
 	rz_tpl_set_t *tpl;
 	unsigned char csrf_key[RZ_DERIVED_KEY_LEN];
-	rz_route_t *routes;
-	size_t nroutes;
 	struct rz__live *lives; /* open live streams */
 };
 
@@ -119,23 +117,27 @@ const char *rz__form(const rz__page_t *pg, const char *name);
 /* True when the role may: RZ_ROLE_EDIT etc. */
 bool rz__may(const rz__page_t *pg, int role);
 
-/* The routes of the pages (core/web/pages.c) and of the live streams (core/web/live.c):
- * append to routes from *n; at most the count they say. */
-#define RZ__PAGE_ROUTES 16
-#define RZ__LIVE_ROUTES 3
-void rz__pages_routes(rz_ui_t *ui, rz_route_t *routes, size_t *n);
-void rz__live_routes(rz_ui_t *ui, rz_route_t *routes, size_t *n);
+/* A row of a WebUI module's route table: a page is public to the guard (the page itself
+ * asks for a login) and authenticated by the session cookie too. */
+#define RZ__WEB_ROUTE(m, p, f)                                                                     \
+	{                                                                                          \
+		.methods = (m), .pattern = (p), .fn = (f), .role = RZ_ROLE_PUBLIC,                 \
+		.verb = "webui", .cookie = true                                                    \
+	}
+
+/* Register the routes of the pages (core/web/pages.c) and of the live streams
+ * (core/web/live.c) on http, with ui as their ctx. */
+int rz__pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
+int rz__live_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
 void rz__live_close_all(rz_ui_t *ui);
 /* The daemon-wide pages (core/web/admin-pages.c): providers, users and tokens, audit, backups;
  * rz__admin_forget wipes the new tokens' secrets still waiting to be shown. */
-#define RZ__ADMIN_ROUTES 18
-void rz__admin_pages_routes(rz_ui_t *ui, rz_route_t *routes, size_t *n);
+int rz__admin_pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
 void rz__admin_forget(void);
 
 /* The tenant's tabs (core/web/tenant-pages.c): configuration patches, upgrades, state
  * versions, credentials, the tenant's deletion; deleting a config patch. */
-#define RZ__TENANT_PAGE_ROUTES 18
-void rz__tenant_pages_routes(rz_ui_t *ui, rz_route_t *routes, size_t *n);
+int rz__tenant_pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
 
 /* The tenant's tab bar (parts/tabs) with the tab named current marked; tabs the role may not
  * use are left out. Caller owns the result. */

@@ -10,6 +10,34 @@
 
 #define RECENT 10 /* rows of the dashboard's recent lists */
 
+/* The routes of the dashboard, tenants, a tenant's overview, node groups and runs (registered by
+ * rz_ui_routes with the UI as ctx). */
+static void get_dashboard(rz_req_t *req, void *ctx);
+static void get_tenants(rz_req_t *req, void *ctx);
+static void post_tenants(rz_req_t *req, void *ctx);
+static void get_tenant(rz_req_t *req, void *ctx);
+static void post_nodegroups(rz_req_t *req, void *ctx);
+static void post_scale(rz_req_t *req, void *ctx);
+static void get_delete_nodegroup(rz_req_t *req, void *ctx);
+static void post_delete_nodegroup(rz_req_t *req, void *ctx);
+static void get_run(rz_req_t *req, void *ctx);
+static void post_run_action(rz_req_t *req, void *ctx);
+static const rz_route_t routes[] = {
+	RZ__WEB_ROUTE(RZ_M_GET, "/", get_dashboard),
+	RZ__WEB_ROUTE(RZ_M_GET, "/tenants", get_tenants),
+	RZ__WEB_ROUTE(RZ_M_POST, "/tenants", post_tenants),
+	RZ__WEB_ROUTE(RZ_M_GET, "/tenants/{tenant}", get_tenant),
+	RZ__WEB_ROUTE(RZ_M_GET, "/tenants/{tenant}/{tab}", get_tenant),
+	RZ__WEB_ROUTE(RZ_M_POST, "/tenants/{tenant}/nodegroups", post_nodegroups),
+	RZ__WEB_ROUTE(RZ_M_POST, "/tenants/{tenant}/nodegroups/{name}/scale", post_scale),
+	RZ__WEB_ROUTE(RZ_M_GET, "/tenants/{tenant}/nodegroups/{name}/delete", get_delete_nodegroup),
+	RZ__WEB_ROUTE(RZ_M_POST, "/tenants/{tenant}/nodegroups/{name}/delete",
+	              post_delete_nodegroup),
+	RZ__WEB_ROUTE(RZ_M_GET, "/tenants/{tenant}/runs/{name}", get_run),
+	RZ__WEB_ROUTE(RZ_M_POST, "/tenants/{tenant}/runs/{name}/approve", post_run_action),
+	RZ__WEB_ROUTE(RZ_M_POST, "/tenants/{tenant}/runs/{name}/cancel", post_run_action),
+};
+
 /* ------------------------------------------------------------------ view helpers */
 
 static int by_created_desc(const void *a, const void *b)
@@ -837,27 +865,7 @@ static void post_run_action(rz_req_t *req, void *ctx)
 
 /* ------------------------------------------------------------------ routes */
 
-#define PAGE_ROUTE(m, p, f)                                                                        \
-	(rz_route_t)                                                                               \
-	{                                                                                          \
-		.methods = (m), .pattern = (p), .fn = (f), .ctx = ui, .role = RZ_ROLE_PUBLIC,      \
-		.verb = "webui", .cookie = true                                                    \
-	}
-
-void rz__pages_routes(rz_ui_t *ui, rz_route_t *r, size_t *n)
+int rz__pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err)
 {
-	r[(*n)++] = PAGE_ROUTE(RZ_M_GET, "/", get_dashboard);
-	r[(*n)++] = PAGE_ROUTE(RZ_M_GET, "/tenants", get_tenants);
-	r[(*n)++] = PAGE_ROUTE(RZ_M_POST, "/tenants", post_tenants);
-	r[(*n)++] = PAGE_ROUTE(RZ_M_GET, "/tenants/{tenant}", get_tenant);
-	r[(*n)++] = PAGE_ROUTE(RZ_M_GET, "/tenants/{tenant}/{tab}", get_tenant);
-	r[(*n)++] = PAGE_ROUTE(RZ_M_POST, "/tenants/{tenant}/nodegroups", post_nodegroups);
-	r[(*n)++] = PAGE_ROUTE(RZ_M_POST, "/tenants/{tenant}/nodegroups/{name}/scale", post_scale);
-	r[(*n)++] = PAGE_ROUTE(RZ_M_GET, "/tenants/{tenant}/nodegroups/{name}/delete",
-	                       get_delete_nodegroup);
-	r[(*n)++] = PAGE_ROUTE(RZ_M_POST, "/tenants/{tenant}/nodegroups/{name}/delete",
-	                       post_delete_nodegroup);
-	r[(*n)++] = PAGE_ROUTE(RZ_M_GET, "/tenants/{tenant}/runs/{name}", get_run);
-	r[(*n)++] = PAGE_ROUTE(RZ_M_POST, "/tenants/{tenant}/runs/{name}/approve", post_run_action);
-	r[(*n)++] = PAGE_ROUTE(RZ_M_POST, "/tenants/{tenant}/runs/{name}/cancel", post_run_action);
+	return rz_http_add_table(http, RZ_ROUTES(routes), ui, err);
 }

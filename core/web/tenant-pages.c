@@ -14,6 +14,46 @@
 #define ERROR_CONTEXT 3   /* lines shown each side of a YAML error's line (rezus.conf(5)) */
 #define MAX_UPGRADES  50  /* upgrades listed, newest first */
 #define MAX_VERSIONS  100 /* state versions listed, newest first */
+
+/* The routes of the tenant's tabs (registered by rz_ui_routes with the UI as ctx). */
+static void get_patches(rz_req_t *req, void *ctx);
+static void post_patches(rz_req_t *req, void *ctx);
+static void get_delete_patch(rz_req_t *req, void *ctx);
+static void post_delete_patch(rz_req_t *req, void *ctx);
+static void get_upgrades(rz_req_t *req, void *ctx);
+static void post_upgrades(rz_req_t *req, void *ctx);
+static void get_upgrade(rz_req_t *req, void *ctx);
+static void post_upgrade_cancel(rz_req_t *req, void *ctx);
+static void get_live_upgrade(rz_req_t *req, void *ctx);
+static void get_state(rz_req_t *req, void *ctx);
+static void get_rollback(rz_req_t *req, void *ctx);
+static void post_rollback(rz_req_t *req, void *ctx);
+static void get_credentials(rz_req_t *req, void *ctx);
+static void get_credential(rz_req_t *req, void *ctx);
+static void get_delete_tenant(rz_req_t *req, void *ctx);
+static void post_delete_tenant(rz_req_t *req, void *ctx);
+static const rz_route_t routes[] = {
+	RZ__WEB_ROUTE(RZ_M_GET, "/tenants/{tenant}/configpatches", get_patches),
+	RZ__WEB_ROUTE(RZ_M_POST, "/tenants/{tenant}/configpatches", post_patches),
+	RZ__WEB_ROUTE(RZ_M_GET, "/tenants/{tenant}/configpatches/{name}", get_patches),
+	RZ__WEB_ROUTE(RZ_M_POST, "/tenants/{tenant}/configpatches/{name}", post_patches),
+	RZ__WEB_ROUTE(RZ_M_GET, "/tenants/{tenant}/configpatches/{name}/delete", get_delete_patch),
+	RZ__WEB_ROUTE(RZ_M_POST, "/tenants/{tenant}/configpatches/{name}/delete",
+	              post_delete_patch),
+	RZ__WEB_ROUTE(RZ_M_GET, "/tenants/{tenant}/upgrades", get_upgrades),
+	RZ__WEB_ROUTE(RZ_M_POST, "/tenants/{tenant}/upgrades", post_upgrades),
+	RZ__WEB_ROUTE(RZ_M_GET, "/tenants/{tenant}/upgrades/{name}", get_upgrade),
+	RZ__WEB_ROUTE(RZ_M_POST, "/tenants/{tenant}/upgrades/{name}/cancel", post_upgrade_cancel),
+	RZ__WEB_ROUTE(RZ_M_GET, "/ui/live/tenants/{tenant}/upgrades/{name}", get_live_upgrade),
+	RZ__WEB_ROUTE(RZ_M_GET, "/tenants/{tenant}/state", get_state),
+	RZ__WEB_ROUTE(RZ_M_GET, "/tenants/{tenant}/state/{version}/rollback", get_rollback),
+	RZ__WEB_ROUTE(RZ_M_POST, "/tenants/{tenant}/state/{version}/rollback", post_rollback),
+	RZ__WEB_ROUTE(RZ_M_GET, "/tenants/{tenant}/credentials", get_credentials),
+	RZ__WEB_ROUTE(RZ_M_GET, "/tenants/{tenant}/credentials/{which}", get_credential),
+	RZ__WEB_ROUTE(RZ_M_GET, "/tenants/{tenant}/delete", get_delete_tenant),
+	RZ__WEB_ROUTE(RZ_M_POST, "/tenants/{tenant}/delete", post_delete_tenant),
+};
+
 /* A patch's node groups as text: the API's 64 names of 63 characters, ", " between. */
 #define GROUPS_TEXT (64 * (63 + 2) + 1)
 
@@ -886,37 +926,7 @@ static void post_delete_tenant(rz_req_t *req, void *ctx)
 
 /* ------------------------------------------------------------------ routes */
 
-#define PAGE_ROUTE(m, p, f)                                                                        \
-	(rz_route_t)                                                                               \
-	{                                                                                          \
-		.methods = (m), .pattern = (p), .fn = (f), .ctx = ui, .role = RZ_ROLE_PUBLIC,      \
-		.verb = "webui", .cookie = true                                                    \
-	}
-
-void rz__tenant_pages_routes(rz_ui_t *ui, rz_route_t *r, size_t *n)
+int rz__tenant_pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err)
 {
-	r[(*n)++] = PAGE_ROUTE(RZ_M_GET, "/tenants/{tenant}/configpatches", get_patches);
-	r[(*n)++] = PAGE_ROUTE(RZ_M_POST, "/tenants/{tenant}/configpatches", post_patches);
-	r[(*n)++] = PAGE_ROUTE(RZ_M_GET, "/tenants/{tenant}/configpatches/{name}", get_patches);
-	r[(*n)++] = PAGE_ROUTE(RZ_M_POST, "/tenants/{tenant}/configpatches/{name}", post_patches);
-	r[(*n)++] =
-	    PAGE_ROUTE(RZ_M_GET, "/tenants/{tenant}/configpatches/{name}/delete", get_delete_patch);
-	r[(*n)++] = PAGE_ROUTE(RZ_M_POST, "/tenants/{tenant}/configpatches/{name}/delete",
-	                       post_delete_patch);
-	r[(*n)++] = PAGE_ROUTE(RZ_M_GET, "/tenants/{tenant}/upgrades", get_upgrades);
-	r[(*n)++] = PAGE_ROUTE(RZ_M_POST, "/tenants/{tenant}/upgrades", post_upgrades);
-	r[(*n)++] = PAGE_ROUTE(RZ_M_GET, "/tenants/{tenant}/upgrades/{name}", get_upgrade);
-	r[(*n)++] =
-	    PAGE_ROUTE(RZ_M_POST, "/tenants/{tenant}/upgrades/{name}/cancel", post_upgrade_cancel);
-	r[(*n)++] =
-	    PAGE_ROUTE(RZ_M_GET, "/ui/live/tenants/{tenant}/upgrades/{name}", get_live_upgrade);
-	r[(*n)++] = PAGE_ROUTE(RZ_M_GET, "/tenants/{tenant}/state", get_state);
-	r[(*n)++] =
-	    PAGE_ROUTE(RZ_M_GET, "/tenants/{tenant}/state/{version}/rollback", get_rollback);
-	r[(*n)++] =
-	    PAGE_ROUTE(RZ_M_POST, "/tenants/{tenant}/state/{version}/rollback", post_rollback);
-	r[(*n)++] = PAGE_ROUTE(RZ_M_GET, "/tenants/{tenant}/credentials", get_credentials);
-	r[(*n)++] = PAGE_ROUTE(RZ_M_GET, "/tenants/{tenant}/credentials/{which}", get_credential);
-	r[(*n)++] = PAGE_ROUTE(RZ_M_GET, "/tenants/{tenant}/delete", get_delete_tenant);
-	r[(*n)++] = PAGE_ROUTE(RZ_M_POST, "/tenants/{tenant}/delete", post_delete_tenant);
+	return rz_http_add_table(http, RZ_ROUTES(routes), ui, err);
 }

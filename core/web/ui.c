@@ -19,11 +19,23 @@
 #include "core/web/static.h"
 #include "core/web/ui.h"
 
-#define UI_ROUTES                                                                                  \
-	(6 + RZ__PAGE_ROUTES + RZ__LIVE_ROUTES + RZ__TENANT_PAGE_ROUTES + RZ__ADMIN_ROUTES)
 #define LOGIN_SEED_BYTES 16
 #define LOGIN_SEED_AGE   3600 /* seconds a login form stays usable */
 #define MAX_TARGET       1024 /* an API path the UI builds, at most */
+
+/* The routes of login, logout and the password change; the pages' are in their modules. */
+static void get_login(rz_req_t *req, void *ctx);
+static void post_login(rz_req_t *req, void *ctx);
+static void post_logout(rz_req_t *req, void *ctx);
+static void get_password(rz_req_t *req, void *ctx);
+static void post_password(rz_req_t *req, void *ctx);
+static const rz_route_t routes[] = {
+	RZ__WEB_ROUTE(RZ_M_GET, "/login", get_login),
+	RZ__WEB_ROUTE(RZ_M_POST, "/login", post_login),
+	RZ__WEB_ROUTE(RZ_M_POST, "/logout", post_logout),
+	RZ__WEB_ROUTE(RZ_M_GET, "/password", get_password),
+	RZ__WEB_ROUTE(RZ_M_POST, "/password", post_password),
+};
 
 /* ------------------------------------------------------------------ CSRF, cookies, prefix */
 
@@ -869,7 +881,7 @@ int rz_ui_new(rz_ui_t **out, rz_http_t *http, rz_auth_t *auth, rz_access_t *acce
 	int rc;
 
 	*out = NULL;
-	if (ui == NULL || (ui->routes = calloc(UI_ROUTES, sizeof(*ui->routes))) == NULL) {
+	if (ui == NULL) {
 		free(ui);
 		return rz_err_set(err, -ENOMEM, "webui: out of memory");
 	}
@@ -887,28 +899,14 @@ int rz_ui_new(rz_ui_t **out, rz_http_t *http, rz_auth_t *auth, rz_access_t *acce
 	return 0;
 }
 
-#define UI_ROUTE(m, p, f)                                                                          \
-	(rz_route_t)                                                                               \
-	{                                                                                          \
-		.methods = (m), .pattern = (p), .fn = (f), .ctx = ui, .role = RZ_ROLE_PUBLIC,      \
-		.verb = "webui", .cookie = true                                                    \
-	}
-
 int rz_ui_routes(rz_ui_t *ui, rz_err_t *err)
 {
-	size_t n = 0;
+	int rc = rz_http_add_table(ui->http, RZ_ROUTES(routes), ui, err);
 
-	ui->routes[n++] = UI_ROUTE(RZ_M_GET, "/login", get_login);
-	ui->routes[n++] = UI_ROUTE(RZ_M_POST, "/login", post_login);
-	ui->routes[n++] = UI_ROUTE(RZ_M_POST, "/logout", post_logout);
-	ui->routes[n++] = UI_ROUTE(RZ_M_GET, "/password", get_password);
-	ui->routes[n++] = UI_ROUTE(RZ_M_POST, "/password", post_password);
-	rz__pages_routes(ui, ui->routes, &n);
-	rz__admin_pages_routes(ui, ui->routes, &n);
-	rz__live_routes(ui, ui->routes, &n);
-	rz__tenant_pages_routes(ui, ui->routes, &n);
-	ui->nroutes = n;
-	return rz_http_add_routes(ui->http, ui->routes, n, err);
+	rc = rc == 0 ? rz__pages_routes(ui, ui->http, err) : rc;
+	rc = rc == 0 ? rz__admin_pages_routes(ui, ui->http, err) : rc;
+	rc = rc == 0 ? rz__live_routes(ui, ui->http, err) : rc;
+	return rc == 0 ? rz__tenant_pages_routes(ui, ui->http, err) : rc;
 }
 
 void rz_ui_close_all(rz_ui_t *ui)
@@ -927,6 +925,5 @@ void rz_ui_free(rz_ui_t *ui)
 	rz__admin_forget();
 	rz_tpl_set_free(ui->tpl);
 	sodium_memzero(ui->csrf_key, sizeof(ui->csrf_key));
-	free(ui->routes);
 	free(ui);
 }

@@ -112,6 +112,12 @@ static const rz_route_t routes[] = {
 	{ .methods = RZ_M_GET, .pattern = "/", .fn = echo, .ctx = "root" },
 };
 
+/* A module's static table: its rows name no ctx (or another one), the table's is used. */
+static const rz_route_t table[] = {
+	{ .methods = RZ_M_GET, .pattern = "/table/one", .fn = echo },
+	{ .methods = RZ_M_GET, .pattern = "/table/{name}", .fn = echo, .ctx = "row" },
+};
+
 static void setup(void)
 {
 	rz_http_opts_t opts = { .max_body = 1024, .idle_timeout_s = 5 };
@@ -122,6 +128,7 @@ static void setup(void)
 	ck_assert_int_eq(rz_http_new(&srv, base, &opts, &err), 0);
 	ck_assert_int_eq(rz_http_add_routes(srv, routes, sizeof(routes) / sizeof(routes[0]), &err),
 	                 0);
+	ck_assert_int_eq(rz_http_add_table(srv, RZ_ROUTES(table), "table", &err), 0);
 	ck_assert_int_eq(rz_http_listen(srv, "127.0.0.1:0", &err), 0);
 	port = rz_http_port(srv);
 	ck_assert_int_gt(port, 0);
@@ -170,6 +177,26 @@ START_TEST(test_route_and_params)
 	            &r);
 	ck_assert_int_eq(r.code, 404);
 	rzt_response_free(&r);
+}
+END_TEST
+
+/* rz_http_add_table: every row's handler gets the table's ctx, never the row's. */
+START_TEST(test_table_ctx)
+{
+	static const char *const paths[] = { "/table/one", "/table/two" };
+	rzt_response_t r;
+	json_t *j;
+
+	for (size_t i = 0; i < 2; i++) {
+		char req[64];
+		snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\n\r\n", paths[i]);
+		rzt_request(base, port, req, &r);
+		ck_assert_int_eq(r.code, 200);
+		j = body_json(&r);
+		ck_assert_str_eq(jstr(j, "route"), "table");
+		json_decref(j);
+		rzt_response_free(&r);
+	}
 }
 END_TEST
 
@@ -1542,6 +1569,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_route_and_params);
+	tcase_add_test(tc, test_table_ctx);
 	tcase_add_test(tc, test_literal_beats_param);
 	tcase_add_test(tc, test_rest_param_and_root);
 	tcase_add_test(tc, test_not_found_is_status);
