@@ -104,7 +104,6 @@ struct rz_daemon {
 	char tls_cert[PATH_MAX]; /* the files it is (re)loaded from */
 	char tls_key[PATH_MAX];
 	rz_workers_t *workers;
-	rz_route_t routes[3];
 	int lock_fd;
 	bool stopping;
 	int64_t drain_left_ms;
@@ -239,13 +238,25 @@ static const rz_route_doc_t version_doc[] = {
 	{ 0 },
 };
 
-/* Filled in at start with the daemon as ctx; lives in struct rz_daemon. Open to anyone:
- * probes and monitoring carry no credentials. */
-#define SERVICE_ROUTE(path, handler, d, dc)                                                        \
-	{                                                                                          \
-		.methods = RZ_M_GET, .pattern = (path), .fn = (handler), .ctx = (d),               \
-		.role = RZ_ROLE_PUBLIC, .doc = (dc)                                                \
-	}
+/* Open to anyone: probes and monitoring carry no credentials. Registered with the daemon as
+ * ctx. */
+static const rz_route_t service_routes[] = {
+	{ .methods = RZ_M_GET,
+	  .pattern = "/healthz",
+	  .fn = handle_healthz,
+	  .role = RZ_ROLE_PUBLIC,
+	  .doc = healthz_doc },
+	{ .methods = RZ_M_GET,
+	  .pattern = "/readyz",
+	  .fn = handle_readyz,
+	  .role = RZ_ROLE_PUBLIC,
+	  .doc = readyz_doc },
+	{ .methods = RZ_M_GET,
+	  .pattern = "/version",
+	  .fn = handle_version,
+	  .role = RZ_ROLE_PUBLIC,
+	  .doc = version_doc },
+};
 
 /* ------------------------------------------------------------------ data dir and lock */
 
@@ -770,12 +781,8 @@ static int start_http(rz_daemon_t *d, rz_err_t *err)
 		.hsts_max_age_s = cfg->hsts_max_age_ms / 1000,
 		.access_log_per_address = cfg->log_access_per_address,
 	};
-	rz_route_t routes[] = { SERVICE_ROUTE("/healthz", handle_healthz, d, healthz_doc),
-		                SERVICE_ROUTE("/readyz", handle_readyz, d, readyz_doc),
-		                SERVICE_ROUTE("/version", handle_version, d, version_doc) };
 	int rc;
 
-	memcpy(d->routes, routes, sizeof(routes));
 	rc = rz_http_new(&d->http, d->base, &opts, err);
 	if (rc == 0) {
 		rz_http_set_guard(d->http, rz_access_guard, d->access);
@@ -783,8 +790,7 @@ static int start_http(rz_daemon_t *d, rz_err_t *err)
 		rc = rz_api_add_aliases(d->http, err);
 	}
 	if (rc == 0) {
-		rc =
-		    rz_http_add_routes(d->http, d->routes, sizeof(routes) / sizeof(routes[0]), err);
+		rc = rz_http_add_table(d->http, RZ_ROUTES(service_routes), d, err);
 	}
 	if (rc == 0) {
 		rc = rz_api_new(&d->api, d->http, d->store, d->watches, d->access, d->workers, err);

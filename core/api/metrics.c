@@ -49,7 +49,6 @@ struct rz_metrics {
 	struct hist *hists;
 	size_t nh, caph;
 	uint64_t unrecorded; /* requests beyond RZ_METRICS_SERIES_MAX or out of memory */
-	rz_route_t route;
 };
 
 int rz_metrics_new(rz_metrics_t **out, const rz_metrics_gauges_t *gauges, rz_err_t *err)
@@ -706,13 +705,15 @@ static const rz_route_doc_t metrics_doc[] = {
 	{ 0 },
 };
 
+static const rz_route_t metrics_routes[] = {
+	{ .methods = RZ_M_GET,
+	  .pattern = "/metrics",
+	  .fn = handle_metrics,
+	  .role = RZ_ROLE_PUBLIC,
+	  .doc = metrics_doc },
+};
+
 int rz_metrics_routes(rz_metrics_t *m, rz_http_t *http, rz_err_t *err)
 {
-	m->route = (rz_route_t){ .methods = RZ_M_GET,
-		                 .pattern = "/metrics",
-		                 .fn = handle_metrics,
-		                 .ctx = m,
-		                 .role = RZ_ROLE_PUBLIC,
-		                 .doc = metrics_doc };
-	return rz_http_add_routes(http, &m->route, 1, err);
+	return rz_http_add_table(http, RZ_ROUTES(metrics_routes), m, err);
 }

@@ -20,7 +20,6 @@
 
 struct rz_openapi {
 	rz_http_t *http;
-	rz_route_t routes[3];
 };
 
 /* ------------------------------------------------------------------ schemas */
@@ -770,6 +769,28 @@ static const rz_route_doc_t gv_doc[] = {
 	{ 0 },
 };
 
+/* The kinds' schemas: any signed-in user. */
+static const rz_route_t openapi_routes[] = {
+	{ .methods = RZ_M_GET,
+	  .pattern = INDEX,
+	  .fn = handle_index,
+	  .role = RZ_ROLE_NONE,
+	  .verb = "get",
+	  .doc = index_doc },
+	{ .methods = RZ_M_GET,
+	  .pattern = INDEX "/" ALL_KEY,
+	  .fn = handle_all,
+	  .role = RZ_ROLE_NONE,
+	  .verb = "get",
+	  .doc = all_doc },
+	{ .methods = RZ_M_GET,
+	  .pattern = INDEX "/" GV_KEY,
+	  .fn = handle_gv,
+	  .role = RZ_ROLE_NONE,
+	  .verb = "get",
+	  .doc = gv_doc },
+};
+
 int rz_openapi_new(rz_openapi_t **out, rz_http_t *http, rz_err_t *err)
 {
 	rz_openapi_t *o = calloc(1, sizeof(*o));
@@ -780,23 +801,7 @@ int rz_openapi_new(rz_openapi_t **out, rz_http_t *http, rz_err_t *err)
 		return rz_err_set(err, -ENOMEM, "openapi: out of memory");
 	}
 	o->http = http;
-	o->routes[0] =
-	    (rz_route_t){ .methods = RZ_M_GET,
-		          .pattern = INDEX,
-		          .fn = handle_index,
-		          .ctx = o,
-		          .role = RZ_ROLE_NONE, /* the kinds' schemas: any signed-in user */
-		          .verb = "get",
-		          .doc = index_doc };
-	o->routes[1] = o->routes[0];
-	o->routes[1].pattern = INDEX "/" ALL_KEY;
-	o->routes[1].fn = handle_all;
-	o->routes[1].doc = all_doc;
-	o->routes[2] = o->routes[0];
-	o->routes[2].pattern = INDEX "/" GV_KEY;
-	o->routes[2].fn = handle_gv;
-	o->routes[2].doc = gv_doc;
-	rc = rz_http_add_routes(http, o->routes, 3, err);
+	rc = rz_http_add_table(http, RZ_ROUTES(openapi_routes), o, err);
 	if (rc != 0) {
 		free(o);
 		return rc;

@@ -25,7 +25,6 @@ struct rz_audit {
 	rz_db_t *db;
 	struct event *timer;
 	int64_t retention_ms;
-	rz_route_t route;
 };
 
 static const char *nz(const char *s)
@@ -449,15 +448,17 @@ static const rz_route_doc_t audit_doc[] = {
 	{ 0 },
 };
 
+static const rz_route_t audit_routes[] = {
+	{ .methods = RZ_M_GET,
+	  .pattern = "/api/v1/audit",
+	  .fn = handle_list,
+	  .role = RZ_ROLE_ADMIN,
+	  .kind = "AuditEvent",
+	  .verb = "list",
+	  .doc = audit_doc },
+};
+
 int rz_audit_routes(rz_audit_t *a, rz_http_t *http, rz_err_t *err)
 {
-	a->route = (rz_route_t){ .methods = RZ_M_GET,
-		                 .pattern = "/api/v1/audit",
-		                 .fn = handle_list,
-		                 .ctx = a,
-		                 .role = RZ_ROLE_ADMIN,
-		                 .kind = "AuditEvent",
-		                 .verb = "list",
-		                 .doc = audit_doc };
-	return rz_http_add_routes(http, &a->route, 1, err);
+	return rz_http_add_table(http, RZ_ROUTES(audit_routes), a, err);
 }

@@ -19,7 +19,6 @@
 
 struct rz_review {
 	rz_auth_t *auth;
-	rz_route_t routes[3];
 };
 
 static const struct {
@@ -474,6 +473,27 @@ static const rz_route_doc_t whoami_doc[] = {
 	{ 0 },
 };
 
+static const rz_route_t review_routes[] = {
+	{ .methods = RZ_M_POST,
+	  .pattern = "/apis/" AUTHZ "/selfsubjectaccessreviews",
+	  .fn = h_access,
+	  .role = RZ_ROLE_NONE,
+	  .verb = "review",
+	  .doc = access_doc },
+	{ .methods = RZ_M_POST,
+	  .pattern = "/apis/" AUTHZ "/selfsubjectrulesreviews",
+	  .fn = h_rules,
+	  .role = RZ_ROLE_NONE,
+	  .verb = "review",
+	  .doc = rules_doc },
+	{ .methods = RZ_M_POST,
+	  .pattern = "/apis/" AUTHN "/selfsubjectreviews",
+	  .fn = h_whoami,
+	  .role = RZ_ROLE_NONE,
+	  .verb = "whoami",
+	  .doc = whoami_doc },
+};
+
 int rz_review_new(rz_review_t **out, rz_http_t *http, rz_auth_t *auth, rz_err_t *err)
 {
 	rz_review_t *r = calloc(1, sizeof(*r));
@@ -484,28 +504,7 @@ int rz_review_new(rz_review_t **out, rz_http_t *http, rz_auth_t *auth, rz_err_t 
 		return rz_err_set(err, -ENOMEM, "review: out of memory");
 	}
 	r->auth = auth;
-	r->routes[0] = (rz_route_t){ .methods = RZ_M_POST,
-		                     .pattern = "/apis/" AUTHZ "/selfsubjectaccessreviews",
-		                     .fn = h_access,
-		                     .ctx = r,
-		                     .role = RZ_ROLE_NONE,
-		                     .verb = "review",
-		                     .doc = access_doc };
-	r->routes[1] = (rz_route_t){ .methods = RZ_M_POST,
-		                     .pattern = "/apis/" AUTHZ "/selfsubjectrulesreviews",
-		                     .fn = h_rules,
-		                     .ctx = r,
-		                     .role = RZ_ROLE_NONE,
-		                     .verb = "review",
-		                     .doc = rules_doc };
-	r->routes[2] = (rz_route_t){ .methods = RZ_M_POST,
-		                     .pattern = "/apis/" AUTHN "/selfsubjectreviews",
-		                     .fn = h_whoami,
-		                     .ctx = r,
-		                     .role = RZ_ROLE_NONE,
-		                     .verb = "whoami",
-		                     .doc = whoami_doc };
-	rc = rz_http_add_routes(http, r->routes, 3, err);
+	rc = rz_http_add_table(http, RZ_ROUTES(review_routes), r, err);
 	if (rc != 0) {
 		free(r);
 		return rc;

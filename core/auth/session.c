@@ -26,7 +26,6 @@ struct rz_session {
 	rz_db_t *db;
 	rz_workers_t *workers;
 	struct event_base *base;
-	rz_route_t routes[4];
 	/* password checks admitted: running on the pool, or waiting for a turn (oldest first) */
 	struct check *head, *tail;
 	int running, waiting;
@@ -690,37 +689,36 @@ static const rz_route_doc_t password_doc[] = {
 	{ 0 },
 };
 
+static const rz_route_t session_routes[] = {
+	{ .methods = RZ_M_POST,
+	  .pattern = "/api/v1/auth/login",
+	  .fn = handle_login,
+	  .role = RZ_ROLE_PUBLIC,
+	  .verb = "login",
+	  .doc = login_doc },
+	{ .methods = RZ_M_POST,
+	  .pattern = "/api/v1/auth/logout",
+	  .fn = handle_logout,
+	  .role = RZ_ROLE_NONE,
+	  .verb = "logout",
+	  .doc = logout_doc },
+	{ .methods = RZ_M_GET,
+	  .pattern = "/api/v1/auth/whoami",
+	  .fn = handle_whoami,
+	  .role = RZ_ROLE_NONE,
+	  .verb = "whoami",
+	  .doc = whoami_doc },
+	{ .methods = RZ_M_POST,
+	  .pattern = "/api/v1/auth/password",
+	  .fn = handle_password,
+	  .role = RZ_ROLE_NONE,
+	  .verb = "change-password",
+	  .doc = password_doc },
+};
+
 int rz_session_routes(rz_session_t *s, rz_http_t *http, rz_err_t *err)
 {
-	s->routes[0] = (rz_route_t){ .methods = RZ_M_POST,
-		                     .pattern = "/api/v1/auth/login",
-		                     .fn = handle_login,
-		                     .ctx = s,
-		                     .role = RZ_ROLE_PUBLIC,
-		                     .verb = "login",
-		                     .doc = login_doc };
-	s->routes[1] = (rz_route_t){ .methods = RZ_M_POST,
-		                     .pattern = "/api/v1/auth/logout",
-		                     .fn = handle_logout,
-		                     .ctx = s,
-		                     .role = RZ_ROLE_NONE,
-		                     .verb = "logout",
-		                     .doc = logout_doc };
-	s->routes[2] = (rz_route_t){ .methods = RZ_M_GET,
-		                     .pattern = "/api/v1/auth/whoami",
-		                     .fn = handle_whoami,
-		                     .ctx = s,
-		                     .role = RZ_ROLE_NONE,
-		                     .verb = "whoami",
-		                     .doc = whoami_doc };
-	s->routes[3] = (rz_route_t){ .methods = RZ_M_POST,
-		                     .pattern = "/api/v1/auth/password",
-		                     .fn = handle_password,
-		                     .ctx = s,
-		                     .role = RZ_ROLE_NONE,
-		                     .verb = "change-password",
-		                     .doc = password_doc };
-	return rz_http_add_routes(http, s->routes, 4, err);
+	return rz_http_add_table(http, RZ_ROUTES(session_routes), s, err);
 }
 
 /* ------------------------------------------------------------------ the first admin */

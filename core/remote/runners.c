@@ -56,7 +56,6 @@ struct rz_runners {
 	struct event *tick;
 	rz_roster_t roster;    /* the Runners */
 	rz_nats_names_t names; /* this installation's subjects and streams */
-	rz_route_t routes[1];
 	int64_t last_sweep_ms;
 	bool enabled;
 	char daemon_url[RZ_DISPATCH_URL_MAX + 1]; /* in every job */
@@ -982,17 +981,19 @@ static const rz_route_doc_t assignment_doc[] = {
 	{ 0 },
 };
 
+static const rz_route_t runners_routes[] = {
+	{ .methods = RZ_M_GET,
+	  .pattern = "/api/v1/runners/{name}/assignment",
+	  .fn = h_assignment,
+	  .role = RZ_ROLE_VIEW,
+	  .kind = "RunnerClaim",
+	  .verb = "claim",
+	  .doc = assignment_doc },
+};
+
 int rz_runners_routes(rz_runners_t *r, rz_http_t *http, rz_err_t *err)
 {
-	r->routes[0] = (rz_route_t){ .methods = RZ_M_GET,
-		                     .pattern = "/api/v1/runners/{name}/assignment",
-		                     .fn = h_assignment,
-		                     .ctx = r,
-		                     .role = RZ_ROLE_VIEW,
-		                     .kind = "RunnerClaim",
-		                     .verb = "claim",
-		                     .doc = assignment_doc };
-	return rz_http_add_routes(http, r->routes, 1, err);
+	return rz_http_add_table(http, RZ_ROUTES(runners_routes), r, err);
 }
 
 bool rz_runners_describe(const rz_runners_t *r, char *buf, size_t size)

@@ -23,7 +23,6 @@ struct rz_tfstate {
 	rz_tfstate_replaced_fn replaced;
 	void *replaced_arg;
 	unsigned char key[crypto_aead_xchacha20poly1305_ietf_KEYBYTES];
-	rz_route_t routes[9];
 };
 
 /* Additional data binding a kept output's ciphertext to its tenant and name. */

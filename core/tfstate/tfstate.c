@@ -1049,43 +1049,83 @@ static const rz_route_doc_t talosconfig_doc[] = {
 	{ 0 },
 };
 
-#define STATE_ROUTE(m, path, handler, r, v)                                                        \
-	(rz_route_t)                                                                               \
-	{                                                                                          \
-		.methods = (m), .pattern = (path), .fn = (handler), .ctx = ts, .role = (r),        \
-		.kind = "TFState", .verb = (v)                                                     \
-	}
+/* The backend's routes: tofu's http backend at /tfstate, the history and rollback, and the
+ * credentials downloads, which are the Tenant's (a run's own credentials never reach them)
+ * and audited at every call. Registered with the backend as ctx. */
+static const rz_route_t tfstate_routes[] = {
+	{ .methods = RZ_M_GET,
+	  .pattern = "/tfstate/{tenant}",
+	  .fn = h_get,
+	  .role = RZ_ROLE_EDIT,
+	  .kind = "TFState",
+	  .verb = "get-state",
+	  .basic_auth = true, /* /tfstate: tofu sends basic auth */
+	  .doc = tfstate_doc },
+	{ .methods = RZ_M_POST,
+	  .pattern = "/tfstate/{tenant}",
+	  .fn = h_post,
+	  .role = RZ_ROLE_EDIT,
+	  .kind = "TFState",
+	  .verb = "write-state",
+	  .basic_auth = true, /* /tfstate: tofu sends basic auth */
+	  .doc = tfstate_doc },
+	{ .methods = RZ_M_DELETE,
+	  .pattern = "/tfstate/{tenant}",
+	  .fn = h_delete,
+	  .role = RZ_ROLE_ADMIN,
+	  .kind = "TFState",
+	  .verb = "delete-state",
+	  .basic_auth = true, /* /tfstate: tofu sends basic auth */
+	  .doc = tfstate_doc },
+	{ .methods = RZ_M_LOCK,
+	  .pattern = "/tfstate/{tenant}",
+	  .fn = h_lock,
+	  .role = RZ_ROLE_EDIT,
+	  .kind = "TFState",
+	  .verb = "lock",
+	  .basic_auth = true, /* /tfstate: tofu sends basic auth */
+	  .doc = tfstate_doc },
+	{ .methods = RZ_M_UNLOCK,
+	  .pattern = "/tfstate/{tenant}",
+	  .fn = h_unlock,
+	  .role = RZ_ROLE_EDIT,
+	  .kind = "TFState",
+	  .verb = "unlock",
+	  .basic_auth = true, /* /tfstate: tofu sends basic auth */
+	  .doc = tfstate_doc },
+	{ .methods = RZ_M_GET,
+	  .pattern = "/api/v1/tenants/{tenant}/state",
+	  .fn = h_history,
+	  .role = RZ_ROLE_VIEW,
+	  .kind = "TFState",
+	  .verb = "list",
+	  .doc = history_doc },
+	{ .methods = RZ_M_POST,
+	  .pattern = "/api/v1/tenants/{tenant}/state/rollback",
+	  .fn = h_rollback,
+	  .role = RZ_ROLE_ADMIN,
+	  .kind = "TFState",
+	  .verb = "rollback",
+	  .doc = rollback_doc },
+	{ .methods = RZ_M_GET,
+	  .pattern = "/api/v1/tenants/{tenant}/kubeconfig",
+	  .fn = rz__tfstate_h_kubeconfig,
+	  .role = RZ_ROLE_EDIT,
+	  .kind = "Tenant",
+	  .verb = "download-credentials",
+	  .audit = true,
+	  .doc = kubeconfig_doc },
+	{ .methods = RZ_M_GET,
+	  .pattern = "/api/v1/tenants/{tenant}/talosconfig",
+	  .fn = rz__tfstate_h_talosconfig,
+	  .role = RZ_ROLE_EDIT,
+	  .kind = "Tenant",
+	  .verb = "download-credentials",
+	  .audit = true,
+	  .doc = talosconfig_doc },
+};
 
 int rz_tfstate_routes(rz_tfstate_t *ts, rz_http_t *http, rz_err_t *err)
 {
-	ts->routes[0] =
-	    STATE_ROUTE(RZ_M_GET, "/tfstate/{tenant}", h_get, RZ_ROLE_EDIT, "get-state");
-	ts->routes[1] =
-	    STATE_ROUTE(RZ_M_POST, "/tfstate/{tenant}", h_post, RZ_ROLE_EDIT, "write-state");
-	ts->routes[2] =
-	    STATE_ROUTE(RZ_M_DELETE, "/tfstate/{tenant}", h_delete, RZ_ROLE_ADMIN, "delete-state");
-	ts->routes[3] = STATE_ROUTE(RZ_M_LOCK, "/tfstate/{tenant}", h_lock, RZ_ROLE_EDIT, "lock");
-	ts->routes[4] =
-	    STATE_ROUTE(RZ_M_UNLOCK, "/tfstate/{tenant}", h_unlock, RZ_ROLE_EDIT, "unlock");
-	ts->routes[5] = STATE_ROUTE(RZ_M_GET, "/api/v1/tenants/{tenant}/state", h_history,
-	                            RZ_ROLE_VIEW, "list");
-	ts->routes[6] = STATE_ROUTE(RZ_M_POST, "/api/v1/tenants/{tenant}/state/rollback",
-	                            h_rollback, RZ_ROLE_ADMIN, "rollback");
-	ts->routes[7] = STATE_ROUTE(RZ_M_GET, "/api/v1/tenants/{tenant}/kubeconfig",
-	                            rz__tfstate_h_kubeconfig, RZ_ROLE_EDIT, "download-credentials");
-	ts->routes[8] =
-	    STATE_ROUTE(RZ_M_GET, "/api/v1/tenants/{tenant}/talosconfig", rz__tfstate_h_talosconfig,
-	                RZ_ROLE_EDIT, "download-credentials");
-	for (size_t i = 0; i < 5; i++) {
-		ts->routes[i].basic_auth = true; /* /tfstate: tofu sends basic auth */
-		ts->routes[i].doc = tfstate_doc;
-	}
-	ts->routes[5].doc = history_doc;
-	ts->routes[6].doc = rollback_doc;
-	ts->routes[7].doc = kubeconfig_doc;
-	ts->routes[8].doc = talosconfig_doc;
-	/* Tenant, not TFState: a run's own credentials never reach these. Every call audited. */
-	ts->routes[7].kind = ts->routes[8].kind = "Tenant";
-	ts->routes[7].audit = ts->routes[8].audit = true;
-	return rz_http_add_routes(http, ts->routes, 9, err);
+	return rz_http_add_table(http, RZ_ROUTES(tfstate_routes), ts, err);
 }

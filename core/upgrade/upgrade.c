@@ -64,7 +64,6 @@ struct rz_upgrader {
 	uint64_t sub;
 	struct event *tick;
 	struct up *ups;
-	rz_route_t routes[1];
 	bool stopping;
 };
 
@@ -1134,17 +1133,19 @@ static const rz_route_doc_t cancel_doc[] = {
 	{ 0 },
 };
 
+static const rz_route_t upgrade_routes[] = {
+	{ .methods = RZ_M_POST,
+	  .pattern = "/api/v1/tenants/{tenant}/upgrades/{name}/cancel",
+	  .fn = h_cancel,
+	  .role = RZ_ROLE_EDIT,
+	  .kind = "UpgradeRun",
+	  .verb = "cancel",
+	  .doc = cancel_doc },
+};
+
 int rz_upgrader_routes(rz_upgrader_t *u, rz_http_t *http, rz_err_t *err)
 {
-	u->routes[0] = (rz_route_t){ .methods = RZ_M_POST,
-		                     .pattern = "/api/v1/tenants/{tenant}/upgrades/{name}/cancel",
-		                     .fn = h_cancel,
-		                     .ctx = u,
-		                     .role = RZ_ROLE_EDIT,
-		                     .kind = "UpgradeRun",
-		                     .verb = "cancel",
-		                     .doc = cancel_doc };
-	return rz_http_add_routes(http, u->routes, 1, err);
+	return rz_http_add_table(http, RZ_ROUTES(upgrade_routes), u, err);
 }
 
 /* ------------------------------------------------------------------ module */

@@ -204,6 +204,5 @@ static const rz_route_t static_routes[] = {
 
 int rz_web_static_routes(rz_http_t *http, rz_err_t *err)
 {
-	return rz_http_add_routes(http, static_routes,
-	                          sizeof(static_routes) / sizeof(static_routes[0]), err);
+	return rz_http_add_table(http, RZ_ROUTES(static_routes), NULL, err);
 }
