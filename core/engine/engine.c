@@ -22,6 +22,7 @@
 #include "core/plugin/compose.h"
 #include "core/auth/access.h"
 #include "core/engine/engine.h"
+#include "core/engine/engine-int.h"
 #include "core/plugin/host.h"
 #include "core/base/log.h"
 #include "core/base/exec.h"
@@ -35,12 +36,8 @@
 #include "core/store/events.h"
 #include "core/store/sweep.h"
 
-#define MAX_ENV  64
-#define TAIL_MAX 2048 /* bytes of a step's last text lines kept for a diagnostic */
 /* Diagnostics kept in a Run's status; the rest are counted in one more. */
 #define MAX_DIAGNOSTICS 100
-
-enum step { STEP_INIT, STEP_PLAN, STEP_SHOW, STEP_APPLY, STEP_DONE };
 
 /* A Run's final status that could not be written (the database refused) is written again
  * after 1 s, 2 s, 4 s ... up to SETTLE_TRIES times, at most SETTLE_MAX of them at once;
@@ -50,120 +47,9 @@ enum step { STEP_INIT, STEP_PLAN, STEP_SHOW, STEP_APPLY, STEP_DONE };
 #define SETTLE_MAX   256
 #define SWEEP_MS     60000
 
-/* The most of `tofu show -json` kept: a plan larger than this is not applied. */
-#define SHOW_MAX ((size_t)256 << 20)
-
 /* The most of a working directory a claim hands a runner (base64 aside). */
 #define RZ_ENGINE_CLAIM_MAX (64 << 20)
 
-struct tenant;
-
-struct run {
-	rz_engine_t *e;
-	struct tenant *t;
-	char name[64];
-	char operation[16]; /* plan | apply | destroy */
-	char trigger[16];   /* create | update | resync | manual | delete */
-	enum step step;
-	rz_proc_t *proc;
-	char secret[RZ_TOKEN_SECRET_LEN + 1];
-	rz_runlog_t *log;
-	int64_t step_started_ns; /* CLOCK_MONOTONIC, when the step's tofu started */
-	struct sbuf {
-		char *p;
-		size_t len, cap;
-		bool cut; /* more than SHOW_MAX, or out of memory: not a whole plan */
-	} show;         /* stdout of `tofu show -json` while it runs (sensitive values in clear) */
-	json_t *plan;   /* then parsed, once; the buffer is wiped */
-	json_t *listed; /* what the plan does, resource by resource (rz_plan_list) */
-	json_t *diagnostics;
-	size_t diagnostics_dropped; /* beyond MAX_DIAGNOSTICS */
-	char tail[TAIL_MAX];        /* the step's last lines of plain text (stderr, or non-JSON) */
-	size_t tail_len;
-	char error[512];
-	bool deleting; /* the tenant is being deleted: no approval for a destroy */
-	bool awaiting; /* AwaitingApproval: stopped before apply, its pool slot given back */
-	bool approved; /* approved: queued for a slot to apply in */
-	bool slot;     /* holds one of the pool's tofu.workers slots */
-	bool drifted;  /* a resync whose plan found changes */
-	bool stored;   /* its Run object exists: a resync's only once it has something to do */
-	json_int_t generation;
-	char started[32];
-	char talos[32], kubernetes[32];    /* the tenant's versions this run renders */
-	char inputs[RZ_REPORT_INPUTS_LEN]; /* the digest of what it composed (rz_report_inputs) */
-	/* remote dispatch (e->exec): its steps run on runners, one job per step */
-	bool remote;
-	bool dispatched;                       /* the current step's job is out */
-	bool claimed;                          /* a runner claimed the current step */
-	bool lost;                             /* its runner was lost: ended Interrupted */
-	char runner[64];                       /* the runner that claimed the current (last) step */
-	char step_runner[RZ_ENGINE_STEPS][64]; /* who claimed each step ("": none) */
-	json_t *selector; /* the runnerSelectors of the tenant and its node groups, merged */
-	int scheduled;    /* its Scheduled condition as written: 0 none, 1 False, 2 True */
-	json_t *changes;  /* taken up again at its apply: the plan's counts, from its status */
-};
-
-struct tenant {
-	rz_engine_t *e;
-	char name[64];
-	struct event *debounce;
-	struct event *observed; /* a Machine's status changed: recount soon, once */
-	struct run *run;        /* running, or NULL */
-	bool queued;            /* waiting for a pool slot */
-	json_t *sel;            /* queued, remote: its runnerSelector as of its queuing */
-	bool unserved;          /* queued for a pool no Ready runner serves: said once */
-	char waiting[64];    /* the Run stored for it meanwhile (Queued), taken up at its start */
-	bool again;          /* changed while running: one follow-up */
-	bool held;           /* its run waits for an upgrade to end */
-	char upgraded[64];   /* the last UpgradeRun seen to succeed */
-	int failures;        /* runs failed in a row: the backoff grows with them */
-	const char *trigger; /* of the next run: "create", "update" or "resync" */
-	char manual[64];     /* a Run created through the API, to start next */
-	char finished[64];   /* the last of its runs to finish (its status.lastRun) */
-	bool gone;           /* deleted while its run finished: forgotten after it */
-	struct tenant *next, *qnext;
-};
-
-struct rz_engine {
-	struct event_base *base;
-	rz_store_t *store;
-	rz_bus_t *bus;
-	rz_plugins_t *plugins;
-	rz_auth_t *auth;
-	rz_tfstate_t *tfstate;
-	rz_engine_opts_t o;
-	uint64_t sub;
-	struct event *resync;
-	rz_sweep_t *pending, *resyncs; /* at start; every tofu.resync */
-	bool stopping;
-	rz_route_t routes[3];
-	struct tenant *tenants; /* every tenant known and not deleted, for the sweeps */
-	size_t ntenants;
-	void *by_name;                /* the same tenants, a tsearch(3) tree by name */
-	struct tenant *qhead, *qtail; /* FIFO of tenants waiting for a slot */
-	size_t running;
-	struct unsettled *unsettled; /* final statuses to write again */
-	size_t n_unsettled;
-	struct event *settle;      /* writes them again; the sweep */
-	bool sweep;                /* a final status was given up: the sweep looks for its Run */
-	rz_engine_stats_t stats;   /* the counters; the gauges are read when asked */
-	const rz_executor_t *exec; /* remote runners, or NULL: every step runs here */
-	rz_route_t runner_routes[2];
-	int64_t waiting_logged_ms; /* the last "no runner Ready" line */
-	json_t *adopt; /* at start: the Runs a previous daemon left on runners, to take up */
-};
-
-/* A Run's final status not written yet. */
-struct unsettled {
-	char tenant[64], name[64], operation[16], phase[16];
-	char error[512];
-	bool report; /* its tenant's lastRun is this run's too */
-	json_t *fields;
-	int tries;
-	struct unsettled *next;
-};
-
-static void start_next(rz_engine_t *e);
 static void step_done(void *arg, int status, bool timed_out, bool canceled);
 static void on_observed(evutil_socket_t fd, short what, void *arg);
 
@@ -176,7 +62,7 @@ static int tenant_cmp(const void *a, const void *b)
 
 /* The tenant of that name (created when asked): a tree lookup, since every event, status
  * write and start-up sweep asks, and a fleet has thousands. */
-static struct tenant *tenant_of(rz_engine_t *e, const char *name, bool create)
+struct tenant *rz__engine_tenant_of(rz_engine_t *e, const char *name, bool create)
 {
 	struct tenant key, *t, **found;
 
@@ -202,10 +88,8 @@ static struct tenant *tenant_of(rz_engine_t *e, const char *name, bool create)
 	return t;
 }
 
-static void finish(struct run *r, const char *phase, int exit_code);
-
 /* What happened to run r, as an Event on its tenant (repeats of a reason are counted). */
-static void run_event(struct run *r, const char *type, const char *reason, const char *what)
+void rz__engine_run_event(struct run *r, const char *type, const char *reason, const char *what)
 {
 	char msg[700];
 
@@ -247,7 +131,7 @@ static void queued_selector(struct tenant *t)
 }
 
 /* Into the FIFO of tenants waiting for a pool slot (a new run, or an approved one). */
-static void push(struct tenant *t)
+void rz__engine_push(struct tenant *t)
 {
 	rz_engine_t *e = t->e;
 
@@ -260,11 +144,11 @@ static void push(struct tenant *t)
 		e->qhead = t;
 	}
 	e->qtail = t;
-	start_next(e);
+	rz__engine_start_next(e);
 }
 
 /* Out of the FIFO (an approved run canceled before it got its slot). */
-static void unqueue(struct tenant *t)
+void rz__engine_unqueue(struct tenant *t)
 {
 	rz_engine_t *e = t->e;
 	struct tenant **pp, *prev = NULL;
@@ -283,7 +167,7 @@ static void unqueue(struct tenant *t)
 
 /* A deleted tenant's record goes once nothing of it runs or waits: a fleet's churn must
  * not grow the engine. A record still running is marked and forgotten when its run ends. */
-static void forget(rz_engine_t *e, struct tenant *t)
+void rz__engine_forget(rz_engine_t *e, struct tenant *t)
 {
 	struct tenant **pp;
 
@@ -292,7 +176,7 @@ static void forget(rz_engine_t *e, struct tenant *t)
 		return;
 	}
 	if (t->queued) {
-		unqueue(t);
+		rz__engine_unqueue(t);
 	}
 	tdelete(t, &e->by_name, tenant_cmp);
 	for (pp = &e->tenants; *pp != NULL && *pp != t; pp = &(*pp)->next) {
@@ -318,17 +202,17 @@ static void enqueue(struct tenant *t)
 	if (t->run != NULL && t->run->awaiting && t->trigger != NULL &&
 	    strcmp(t->trigger, "resync") != 0) {
 		snprintf(t->run->error, sizeof(t->run->error), "superseded by a newer change");
-		finish(t->run, "Canceled", -1);
+		rz__engine_finish(t->run, "Canceled", -1);
 	}
 	if (t->queued || t->run != NULL) {
 		t->again = t->run != NULL;
 		if (t->queued && t->run == NULL) {
 			queued_selector(t); /* a node group's selector may have changed */
-			start_next(t->e);
+			rz__engine_start_next(t->e);
 		}
 		return;
 	}
-	push(t);
+	rz__engine_push(t);
 }
 
 static void on_debounce(evutil_socket_t fd, short what, void *arg)
@@ -338,9 +222,9 @@ static void on_debounce(evutil_socket_t fd, short what, void *arg)
 
 /* A reason to run: restart the tenant's trailing debounce. A resync or a retry never
  * relabels a change already waiting, nor an update a creation. */
-static void poke(rz_engine_t *e, const char *tenant, int64_t delay_ms, const char *trigger)
+void rz__engine_poke(rz_engine_t *e, const char *tenant, int64_t delay_ms, const char *trigger)
 {
-	struct tenant *t = tenant_of(e, tenant, true);
+	struct tenant *t = rz__engine_tenant_of(e, tenant, true);
 	struct timeval tv = { delay_ms / 1000, (delay_ms % 1000) * 1000 };
 
 	if (t == NULL) {
@@ -372,7 +256,7 @@ static void poke(rz_engine_t *e, const char *tenant, int64_t delay_ms, const cha
 
 /* The manual Run waiting to start ends Canceled, saying why; when nothing else asked for a
  * run, the tenant leaves the queue. */
-static void drop_manual(struct tenant *t, const char *why)
+void rz__engine_drop_manual(struct tenant *t, const char *why)
 {
 	char now[32];
 
@@ -387,7 +271,7 @@ static void drop_manual(struct tenant *t, const char *why)
 		return; /* a change still waits: its run goes ahead */
 	}
 	if (t->queued && t->run == NULL) {
-		unqueue(t);
+		rz__engine_unqueue(t);
 	}
 	if (t->debounce != NULL) {
 		evtimer_del(t->debounce);
@@ -401,7 +285,7 @@ static void drop_manual(struct tenant *t, const char *why)
  * changes ask meanwhile). */
 static void recount_soon(rz_engine_t *e, const char *tenant, long ms)
 {
-	struct tenant *t = tenant_of(e, tenant, true);
+	struct tenant *t = rz__engine_tenant_of(e, tenant, true);
 	struct timeval tv = { 0, ms * 1000 };
 
 	if (t != NULL && t->observed == NULL) {
@@ -412,7 +296,7 @@ static void recount_soon(rz_engine_t *e, const char *tenant, long ms)
 	}
 }
 
-static void on_event(const rz_event_t *ev, void *arg)
+void rz__engine_on_event(const rz_event_t *ev, void *arg)
 {
 	rz_engine_t *e = arg;
 	const char *k = ev->kind->kind;
@@ -420,23 +304,23 @@ static void on_event(const rz_event_t *ev, void *arg)
 	if (strcmp(k, "Run") == 0 && ev->type == RZ_EV_ADDED) {
 		const char *trigger = json_string_value(
 		    json_object_get(json_object_get(ev->object, "spec"), "trigger"));
-		struct tenant *t = tenant_of(e, ev->tenant, true);
+		struct tenant *t = rz__engine_tenant_of(e, ev->tenant, true);
 		if (t != NULL && trigger != NULL && strcmp(trigger, "manual") == 0) {
 			if (t->manual[0] != '\0') {
 				char why[128];
 				snprintf(why, sizeof(why), "superseded by run %s", ev->name);
-				drop_manual(t, why);
+				rz__engine_drop_manual(t, why);
 			}
 			snprintf(t->manual, sizeof(t->manual), "%s", ev->name);
 			/* on its own turn of the loop, not inside delivery */
-			poke(e, ev->tenant, 0, "manual");
+			rz__engine_poke(e, ev->tenant, 0, "manual");
 		}
 		return;
 	}
 	if (strcmp(k, "UpgradeRun") == 0 && ev->type != RZ_EV_ADDED && ev->tenant[0] != '\0') {
 		const char *phase = json_string_value(
 		    json_object_get(json_object_get(ev->object, "status"), "phase"));
-		struct tenant *t = tenant_of(e, ev->tenant, true);
+		struct tenant *t = rz__engine_tenant_of(e, ev->tenant, true);
 		bool ended = ev->type == RZ_EV_DELETED ||
 		             (phase != NULL && strcmp(phase, "Pending") != 0 &&
 		              strcmp(phase, "Prechecking") != 0 && strcmp(phase, "Upgrading") != 0);
@@ -444,10 +328,12 @@ static void on_event(const rz_event_t *ev, void *arg)
 		    json_is_true(json_object_get(json_object_get(ev->object, "spec"), "dryRun"));
 		if (t != NULL && ended && !dry && t->held) {
 			t->held = false;
-			poke(e, ev->tenant, 0, "upgrade"); /* what waited for it goes ahead */
+			rz__engine_poke(e, ev->tenant, 0,
+			                "upgrade"); /* what waited for it goes ahead */
 		} else if (t != NULL && ended && !dry && phase != NULL &&
 		           strcmp(phase, "Succeeded") == 0 && strcmp(t->upgraded, ev->name) != 0) {
-			poke(e, ev->tenant, 0, "upgrade"); /* new machines boot the new version */
+			rz__engine_poke(e, ev->tenant, 0,
+			                "upgrade"); /* new machines boot the new version */
 		}
 		if (t != NULL && phase != NULL && strcmp(phase, "Succeeded") == 0) {
 			snprintf(t->upgraded, sizeof(t->upgraded), "%s", ev->name);
@@ -467,15 +353,16 @@ static void on_event(const rz_event_t *ev, void *arg)
 		return; /* status and metadata writes never trigger */
 	}
 	if (strcmp(k, "Tenant") == 0 && ev->type == RZ_EV_DELETED) {
-		struct tenant *t = tenant_of(e, ev->name, false);
+		struct tenant *t = rz__engine_tenant_of(e, ev->name, false);
 		if (t != NULL) {
-			forget(e, t);
+			rz__engine_forget(e, t);
 		}
 	} else if (strcmp(k, "Tenant") == 0) {
-		poke(e, ev->name, e->o.debounce_ms, ev->type == RZ_EV_ADDED ? "create" : "update");
+		rz__engine_poke(e, ev->name, e->o.debounce_ms,
+		                ev->type == RZ_EV_ADDED ? "create" : "update");
 	} else if ((strcmp(k, "NodeGroup") == 0 || strcmp(k, "ConfigPatch") == 0) &&
 	           ev->tenant[0] != '\0') {
-		poke(e, ev->tenant, e->o.debounce_ms, "update");
+		rz__engine_poke(e, ev->tenant, e->o.debounce_ms, "update");
 	}
 }
 
@@ -534,7 +421,7 @@ static int make_run(struct run *r, const json_t *tenant, rz_err_t *err)
 
 	r->deleting = deleting;
 	if (t->manual[0] != '\0' && deleting) {
-		drop_manual(t, "superseded by the tenant's deletion");
+		rz__engine_drop_manual(t, "superseded by the tenant's deletion");
 	}
 	if (t->waiting[0] != '\0' && take_waiting(r, tenant)) {
 		return 0;
@@ -581,7 +468,7 @@ static int make_run(struct run *r, const json_t *tenant, rz_err_t *err)
 }
 
 /* A resync's Run, stored once it has something to tell: it found drift, or it failed. */
-static void store_run(struct run *r)
+void rz__engine_store_run(struct run *r)
 {
 	json_t *obj, *out = NULL;
 	rz_err_t err = { 0 };
@@ -597,7 +484,7 @@ static void store_run(struct run *r)
 		rz_report_status(
 		    r->e->store, "Run", r->t->name, r->name,
 		    json_pack("{s:s, s:s}", "phase", "Running", "startedAt", r->started));
-		run_event(r, "Normal", "RunStarted", "started");
+		rz__engine_run_event(r, "Normal", "RunStarted", "started");
 	} else {
 		rz_log_warn("engine", "tenant '%s': cannot store run %s: %s", r->t->name, r->name,
 		            err.msg);
@@ -608,7 +495,7 @@ static void store_run(struct run *r)
 
 /* ------------------------------------------------------------------ the working directory */
 
-static void tenant_dir(const rz_engine_t *e, const char *tenant, char *out, size_t size)
+void rz__engine_tenant_dir(const rz_engine_t *e, const char *tenant, char *out, size_t size)
 {
 	snprintf(out, size, "%s/%s", e->o.workdir, tenant);
 }
@@ -749,7 +636,7 @@ static int run_selector(struct run *r, const json_t *tenant, const json_t *group
 	return 0;
 }
 
-static int render(struct run *r, const json_t *tenant, rz_err_t *err)
+int rz__engine_render(struct run *r, const json_t *tenant, rz_err_t *err)
 {
 	rz_engine_t *e = r->e;
 	char url[512], dir[PATH_MAX];
@@ -774,7 +661,7 @@ static int render(struct run *r, const json_t *tenant, rz_err_t *err)
 		return rc;
 	}
 	mkdir(e->o.workdir, 0700);
-	tenant_dir(e, r->t->name, dir, sizeof(dir));
+	rz__engine_tenant_dir(e, r->t->name, dir, sizeof(dir));
 	if (r->deleting &&
 	    (rc = destroy_blocked(r, tenant, json_object_get(ctx, "nodeGroups"), err)) != 0) {
 		rz_events_record(e->store, r->t->name, "Tenant", r->t->name, "Warning",
@@ -868,7 +755,7 @@ static void add_diagnostic(struct run *r, json_t *d)
 }
 
 /* The diagnostics as the Run's status has them: with how many more there were. */
-static json_t *diagnostics_of(struct run *r)
+json_t *rz__engine_diagnostics_of(struct run *r)
 {
 	json_t *all = json_copy(r->diagnostics);
 	char summary[96];
@@ -889,8 +776,8 @@ static json_t *diagnostics_of(struct run *r)
 static void on_line(void *arg, const char *line, size_t len, bool is_stderr)
 {
 	struct run *r = arg;
-	/* a remote show's JSON comes by HTTPS (h_file), never as lines: its lines are the
-	 * init before it */
+	/* a remote show's JSON comes by HTTPS (rz__engine_h_file), never as lines: its lines are
+	 * the init before it */
 	bool plan_json = r->step == STEP_SHOW && !is_stderr && !r->remote;
 	json_t *j;
 
@@ -949,7 +836,7 @@ static void env_add(const char **env, size_t *n, char *buf, size_t size, const c
 	env[*n] = NULL;
 }
 
-static int64_t mono_ns(void)
+int64_t rz__engine_mono_ns(void)
 {
 	struct timespec ts;
 
@@ -960,7 +847,7 @@ static int64_t mono_ns(void)
 static void on_lost(void *arg, const char *runner);
 
 /* The environment of a step, but PATH and HOME (the runner's own). */
-static void step_env(struct run *r, const char **env, size_t *n, char (*vars)[PATH_MAX + 64])
+void rz__engine_step_env(struct run *r, const char **env, size_t *n, char (*vars)[PATH_MAX + 64])
 {
 	rz_engine_t *e = r->e;
 
@@ -978,10 +865,10 @@ static void step_env(struct run *r, const char **env, size_t *n, char (*vars)[PA
 	}
 }
 
-/* The step's job, to a runner: the claim (h_claim) hands it what to run. */
+/* The step's job, to a runner: the claim (rz__engine_h_claim) hands it what to run. */
 static void on_waiting(void *arg, const char *why);
 
-static rz_exec_step_t exec_step(struct run *r)
+rz_exec_step_t rz__engine_exec_step(struct run *r)
 {
 	return (rz_exec_step_t){ .run = r->name,
 		                 .tenant = r->t->name,
@@ -997,11 +884,11 @@ static rz_exec_step_t exec_step(struct run *r)
 
 static int run_remote(struct run *r, rz_err_t *err)
 {
-	rz_exec_step_t s = exec_step(r);
+	rz_exec_step_t s = rz__engine_exec_step(r);
 
 	r->dispatched = true;
 	r->claimed = false;
-	r->step_started_ns = mono_ns();
+	r->step_started_ns = rz__engine_mono_ns();
 	if (r->stored) {
 		/* what a restarted daemon takes up: the step whose job is out (and, for the
 		 * apply, what the plan does, which it cannot read again) */
@@ -1030,14 +917,14 @@ static int run_step(struct run *r, const char *const *argv, rz_err_t *err)
 	if (r->remote) {
 		return run_remote(r, err);
 	}
-	tenant_dir(e, r->t->name, dir, sizeof(dir));
+	rz__engine_tenant_dir(e, r->t->name, dir, sizeof(dir));
 	snprintf(home, sizeof(home), "%s", e->o.workdir);
 	env_add(env, &n, vars[n], sizeof(vars[0]), "PATH", getenv("PATH"));
 	env_add(env, &n, vars[n], sizeof(vars[0]), "HOME", home);
-	step_env(r, env, &n, vars);
+	rz__engine_step_env(r, env, &n, vars);
 	o = (rz_proc_opts_t){ argv,    env,       dir, e->o.timeout_ms, e->o.kill_grace_ms,
 		              on_line, step_done, r };
-	r->step_started_ns = mono_ns();
+	r->step_started_ns = rz__engine_mono_ns();
 	return rz_proc_start(&r->proc, e->base, &o, err);
 }
 
@@ -1074,11 +961,11 @@ static int remove_entry(const char *path, const struct stat *sb, int flag, struc
 }
 
 /* A tenant's working directory and run logs, gone with it. */
-static void remove_workdir(rz_engine_t *e, const char *tenant)
+void rz__engine_remove_workdir(rz_engine_t *e, const char *tenant)
 {
 	char dir[PATH_MAX];
 
-	tenant_dir(e, tenant, dir, sizeof(dir));
+	rz__engine_tenant_dir(e, tenant, dir, sizeof(dir));
 	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
@@ -1118,7 +1005,7 @@ static void remove_stale_plans(rz_engine_t *e)
 	}
 }
 
-static void teardown_done(struct run *r)
+void rz__engine_teardown_done(struct run *r)
 {
 	json_t *patch = json_pack("{s:{s:[]}}", "metadata", "finalizers"), *cur = NULL, *out = NULL;
 	rz_err_t err = { 0 };
@@ -1134,11 +1021,11 @@ static void teardown_done(struct run *r)
 	json_decref(out);
 	json_decref(cur);
 	json_decref(patch);
-	remove_workdir(r->e, r->t->name);
+	rz__engine_remove_workdir(r->e, r->t->name);
 }
 
 /* After the nth failure in a row: 10 s doubling, capped at the resync interval (or 5 min). */
-static int64_t backoff_ms(const rz_engine_t *e, int failures)
+int64_t rz__engine_backoff_ms(const rz_engine_t *e, int failures)
 {
 	int64_t cap = e->o.resync_ms > 0 ? e->o.resync_ms : 300000;
 	int64_t d = (int64_t)10000 << (failures > 16 ? 15 : failures - 1);
@@ -1182,7 +1069,7 @@ static void prune_runs(rz_engine_t *e, const char *tenant, const char *current)
 		v[i] = json_array_get(runs, i);
 	}
 	qsort(v, n, sizeof(*v), newest_first);
-	tenant_dir(e, tenant, dir, sizeof(dir));
+	rz__engine_tenant_dir(e, tenant, dir, sizeof(dir));
 	for (size_t i = 0; i < n; i++) {
 		const json_t *st = json_object_get(v[i], "status");
 		const char *name =
@@ -1291,7 +1178,7 @@ static bool sweep(rz_engine_t *e)
 		const char *name = json_string_value(json_object_get(meta, "name"));
 		const char *phase =
 		    json_string_value(json_object_get(json_object_get(run, "status"), "phase"));
-		struct tenant *t = tenant ? tenant_of(e, tenant, false) : NULL;
+		struct tenant *t = tenant ? rz__engine_tenant_of(e, tenant, false) : NULL;
 		json_t *fields;
 
 		if (tenant == NULL || name == NULL || phase == NULL ||
@@ -1318,7 +1205,7 @@ static bool sweep(rz_engine_t *e)
 
 /* The final statuses not written yet, again; those tried SETTLE_TRIES times are left to
  * the sweep. */
-static void on_settle(evutil_socket_t fd, short what, void *arg)
+void rz__engine_on_settle(evutil_socket_t fd, short what, void *arg)
 {
 	rz_engine_t *e = arg;
 	struct unsettled **pp = &e->unsettled, *u;
@@ -1326,7 +1213,7 @@ static void on_settle(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	while ((u = *pp) != NULL) {
-		struct tenant *t = tenant_of(e, u->tenant, false);
+		struct tenant *t = rz__engine_tenant_of(e, u->tenant, false);
 		bool done =
 		    rz_report_status_try(e->store, "Run", u->tenant, u->name, u->fields) == 0;
 		if (done && u->report && t != NULL && strcmp(t->finished, u->name) == 0) {
@@ -1369,7 +1256,7 @@ static void count_run(rz_engine_t *e, const char *operation, const char *phase)
 
 /* What a run holds besides itself: its process, documents and secret (the show's output,
  * sensitive values in clear, and the secret wiped). */
-static void run_release(struct run *r)
+void rz__engine_run_release(struct run *r)
 {
 	rz_proc_free(r->proc);
 	json_decref(r->diagnostics);
@@ -1384,7 +1271,7 @@ static void run_release(struct run *r)
 	sodium_memzero(r->secret, sizeof(r->secret));
 }
 
-static void finish(struct run *r, const char *phase, int exit_code)
+void rz__engine_finish(struct run *r, const char *phase, int exit_code)
 {
 	rz_engine_t *e = r->e;
 	struct tenant *t = r->t;
@@ -1419,7 +1306,7 @@ static void finish(struct run *r, const char *phase, int exit_code)
 		                 json_pack("{s:s}", "appliedInputs", r->inputs));
 	}
 	if (!r->stored && strcmp(phase, "Succeeded") != 0 && !e->stopping) {
-		store_run(r); /* a resync that failed is worth keeping */
+		rz__engine_store_run(r); /* a resync that failed is worth keeping */
 	}
 	quiet = !r->stored; /* a resync that found nothing to do: no Run, no Events */
 	rz_report_now(now, sizeof(now));
@@ -1429,7 +1316,7 @@ static void finish(struct run *r, const char *phase, int exit_code)
 		              "exitCode", exit_code, "message", r->error, "changes",
 		              r->plan == NULL && r->changes != NULL ? json_incref(r->changes)
 		                                                    : rz_plan_counts(r->plan),
-		              "diagnostics", diagnostics_of(r));
+		              "diagnostics", rz__engine_diagnostics_of(r));
 		if (fields != NULL && r->listed != NULL) {
 			json_object_set(fields, "plan", r->listed);
 		}
@@ -1437,7 +1324,7 @@ static void finish(struct run *r, const char *phase, int exit_code)
 		snprintf(t->finished, sizeof(t->finished), "%s", r->name);
 	}
 	if (strcmp(r->operation, "destroy") == 0 && strcmp(phase, "Succeeded") == 0) {
-		teardown_done(r);
+		rz__engine_teardown_done(r);
 	} else if (quiet) {
 		rz_report_resynced(e->store, t->name, e->o.provision_timeout_ms);
 	} else if (strcmp(r->operation, "plan") != 0) {
@@ -1461,8 +1348,8 @@ static void finish(struct run *r, const char *phase, int exit_code)
 		};
 		for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++) {
 			if (strcmp(phase, reasons[i][0]) == 0) {
-				run_event(r, reasons[i][1], reasons[i][2],
-				          r->error[0] != '\0' ? r->error : "succeeded");
+				rz__engine_run_event(r, reasons[i][1], reasons[i][2],
+				                     r->error[0] != '\0' ? r->error : "succeeded");
 			}
 		}
 	}
@@ -1473,44 +1360,44 @@ static void finish(struct run *r, const char *phase, int exit_code)
 	rz_runlog_close(r->log, phase);
 	{
 		char dir[PATH_MAX], path[PATH_MAX * 2];
-		tenant_dir(e, t->name, dir, sizeof(dir));
+		rz__engine_tenant_dir(e, t->name, dir, sizeof(dir));
 		snprintf(path, sizeof(path), "%s/%s.plan", dir, r->name);
 		unlink(path); /* the plan (the state in clear) lives as long as its run */
 	}
 	if (quiet) {
 		char dir[PATH_MAX], path[PATH_MAX * 2];
-		tenant_dir(e, t->name, dir, sizeof(dir));
+		rz__engine_tenant_dir(e, t->name, dir, sizeof(dir));
 		snprintf(path, sizeof(path), "%s/%s.log", dir, r->name);
 		unlink(path); /* nobody can ask for the log of a Run that was never stored */
 	} else if (!e->stopping) {
 		prune_runs(e, t->name, r->name);
 	}
-	run_release(r);
+	rz__engine_run_release(r);
 	if (r->slot) {
 		e->running--;
 	}
 	if (t->queued) { /* approved, still waiting for a slot */
-		unqueue(t);
+		rz__engine_unqueue(t);
 	}
 	free(r);
 	t->run = NULL;
 	t->failures = failed ? t->failures + 1 : strcmp(phase, "Succeeded") == 0 ? 0 : t->failures;
 	if (t->gone) { /* deleted meanwhile (its teardown): nothing follows */
 		t->again = false;
-		forget(e, t);
+		rz__engine_forget(e, t);
 	} else if (t->again) {
 		t->again = false;
 		/* the follow-up keeps what asked for it: a resync stays a resync */
-		poke(e, t->name, e->o.debounce_ms, t->trigger ? t->trigger : "update");
+		rz__engine_poke(e, t->name, e->o.debounce_ms, t->trigger ? t->trigger : "update");
 	} else if (failed) {
-		int64_t delay = backoff_ms(e, t->failures);
+		int64_t delay = rz__engine_backoff_ms(e, t->failures);
 		char in[32];
 		snprintf(in, sizeof(in), "%llds", (long long)(delay / 1000));
 		rz_logkv(RZ_LOG_NOTICE, "engine", "run failed: retrying", "tenant", t->name, "in",
 		         in, NULL);
-		poke(e, t->name, delay, "resync");
+		rz__engine_poke(e, t->name, delay, "resync");
 	}
-	start_next(e);
+	rz__engine_start_next(e);
 }
 
 /* ------------------------------------------------------------------ running */
@@ -1531,7 +1418,7 @@ static bool needs_approval(struct run *r)
 	return destroys;
 }
 
-static int next_step(struct run *r, rz_err_t *err)
+int rz__engine_next_step(struct run *r, rz_err_t *err)
 {
 	const char *tofu = r->e->o.tofu;
 	bool destroy = strcmp(r->operation, "destroy") == 0;
@@ -1571,7 +1458,7 @@ static int next_step(struct run *r, rz_err_t *err)
 		if (r->drifted) {
 			rz_logkv(RZ_LOG_NOTICE, "engine", "drift detected: applying", "tenant",
 			         r->t->name, "run", r->name, NULL);
-			store_run(r);
+			rz__engine_store_run(r);
 		}
 	}
 	if (r->step == STEP_APPLY && !rz_plan_changes(r->plan)) {
@@ -1601,11 +1488,11 @@ static int next_step(struct run *r, rz_err_t *err)
 		         "run", r->name, NULL);
 		r->slot = false; /* nobody may decide for hours: other tenants run meanwhile */
 		r->e->running--;
-		start_next(r->e);
+		rz__engine_start_next(r->e);
 		return 0;
 	}
 	if (r->step == STEP_DONE) {
-		finish(r, "Succeeded", 0);
+		rz__engine_finish(r, "Succeeded", 0);
 		return 0;
 	}
 	return run_step(r, argv[r->step], err);
@@ -1641,7 +1528,7 @@ const double rz_engine_buckets[RZ_ENGINE_BUCKETS] = { 0.1, 0.25, 0.5, 1,   2.5, 
 static void count_step(struct run *r)
 {
 	rz_engine_stats_t *st = &r->e->stats;
-	double s = (double)(mono_ns() - r->step_started_ns) / 1e9;
+	double s = (double)(rz__engine_mono_ns() - r->step_started_ns) / 1e9;
 	size_t b = 0;
 
 	if (r->step >= RZ_ENGINE_STEPS) {
@@ -1665,7 +1552,7 @@ static void step_done(void *arg, int status, bool timed_out, bool canceled)
 	if (timed_out) {
 		snprintf(r->error, sizeof(r->error), "tofu %s timed out after %llds (tofu.timeout)",
 		         names[r->step], (long long)(r->e->o.timeout_ms / 1000));
-		finish(r, "Failed", status);
+		rz__engine_finish(r, "Failed", status);
 		return;
 	}
 	if (!canceled && status != 0 && json_array_size(r->diagnostics) == 0) {
@@ -1683,13 +1570,13 @@ static void step_done(void *arg, int status, bool timed_out, bool canceled)
 		snprintf(r->error, sizeof(r->error),
 		         "tofu %s was killed by signal %d (%s): see the run's diagnostics and log",
 		         names[r->step], status - 128, signal_name(status - 128));
-		finish(r, "Failed", status);
+		rz__engine_finish(r, "Failed", status);
 		return;
 	}
 	if (canceled || status != 0) {
 		snprintf(r->error, sizeof(r->error), "tofu %s %s", names[r->step],
 		         canceled ? "was canceled" : "failed (see the run's diagnostics and log)");
-		finish(r, canceled ? "Canceled" : "Failed", status);
+		rz__engine_finish(r, canceled ? "Canceled" : "Failed", status);
 		return;
 	}
 	if (r->step == STEP_SHOW) {
@@ -1719,7 +1606,7 @@ static void step_done(void *arg, int status, bool timed_out, bool canceled)
 			add_diagnostic(r, json_pack("{s:s, s:s, s:s, s:s}", "severity", "error",
 			                            "summary", "tofu show -json printed no plan",
 			                            "detail", r->error, "address", ""));
-			finish(r, "Failed", 0);
+			rz__engine_finish(r, "Failed", 0);
 			return;
 		}
 		{ /* named before the apply moves the Machines */
@@ -1730,9 +1617,9 @@ static void step_done(void *arg, int status, bool timed_out, bool canceled)
 	}
 	r->step++;
 	r->tail_len = 0; /* a diagnostic speaks of the step that failed */
-	if (next_step(r, &err) != 0) {
+	if (rz__engine_next_step(r, &err) != 0) {
 		snprintf(r->error, sizeof(r->error), "%s", err.msg);
-		finish(r, "Failed", -1);
+		rz__engine_finish(r, "Failed", -1);
 	}
 }
 
@@ -1847,12 +1734,12 @@ static void start_run(rz_engine_t *e, struct tenant *t)
 		rc = RZ_ENOTFOUND;
 	} else if (rc == 0 && nothing_to_destroy(e, tenant)) {
 		if (t->manual[0] != '\0') {
-			drop_manual(t, "superseded by the tenant's deletion");
+			rz__engine_drop_manual(t, "superseded by the tenant's deletion");
 		}
 		rz_logkv(RZ_LOG_NOTICE, "engine",
 		         "tenant deleted with nothing to destroy: finalized without a run",
 		         "tenant", t->name, NULL);
-		teardown_done(r);
+		rz__engine_teardown_done(r);
 		rc = RZ_ENOTFOUND; /* no run: clean up below, quietly */
 	} else if (rc == 0) {
 		const json_t *spec = json_object_get(tenant, "spec");
@@ -1873,7 +1760,7 @@ static void start_run(rz_engine_t *e, struct tenant *t)
 		if (rc != RZ_ENOTFOUND && !e->stopping) {
 			/* the database refused the Run (or the tenant): what asked for it asks
 			 * again later, with the backoff of a failure */
-			int64_t delay = backoff_ms(e, ++t->failures);
+			int64_t delay = rz__engine_backoff_ms(e, ++t->failures);
 			char in[32];
 			if (t->trigger == NULL) {
 				t->trigger = trigger;
@@ -1889,10 +1776,10 @@ static void start_run(rz_engine_t *e, struct tenant *t)
 			free(r);
 			t->run = NULL;
 			e->running--;
-			poke(e, t->name, delay,
-			     t->trigger     ? t->trigger
-			     : t->manual[0] ? "manual"
-			                    : "update");
+			rz__engine_poke(e, t->name, delay,
+			                t->trigger     ? t->trigger
+			                : t->manual[0] ? "manual"
+			                               : "update");
 			return;
 		}
 		json_decref(r->diagnostics);
@@ -1901,7 +1788,7 @@ static void start_run(rz_engine_t *e, struct tenant *t)
 		t->run = NULL;
 		e->running--;
 		if (t->gone) {
-			forget(e, t);
+			rz__engine_forget(e, t);
 		}
 		return;
 	}
@@ -1910,7 +1797,7 @@ static void start_run(rz_engine_t *e, struct tenant *t)
 	if (r->stored) {
 		rz_report_status(e->store, "Run", t->name, r->name,
 		                 json_pack("{s:s, s:s}", "phase", "Running", "startedAt", now));
-		run_event(r, "Normal", "RunStarted", "started");
+		rz__engine_run_event(r, "Normal", "RunStarted", "started");
 	}
 	rz_auth_token_secret(r->secret);
 	if (r->remote && r->stored) {
@@ -1918,18 +1805,18 @@ static void start_run(rz_engine_t *e, struct tenant *t)
 	} else {
 		rz_auth_grant(e->auth, t->name, r->name, r->secret);
 	}
-	rc = render(r, tenant, &err);
+	rc = rz__engine_render(r, tenant, &err);
 	json_decref(tenant);
-	tenant_dir(e, t->name, dir, sizeof(dir));
+	rz__engine_tenant_dir(e, t->name, dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/%s.log", dir, r->name);
 	r->log = rz_runlog_open(path, e->o.max_run_log);
 	if (rc == 0) {
 		r->step = STEP_INIT;
-		rc = next_step(r, &err);
+		rc = rz__engine_next_step(r, &err);
 	}
 	if (rc != 0) {
 		snprintf(r->error, sizeof(r->error), "%s", err.msg);
-		finish(r, "Failed", -1);
+		rz__engine_finish(r, "Failed", -1);
 	}
 }
 
@@ -1942,14 +1829,14 @@ static void resume(struct run *r)
 	r->e->running++;
 	rz_report_status(r->e->store, "Run", r->t->name, r->name,
 	                 json_pack("{s:s}", "phase", "Running"));
-	if (next_step(r, &err) != 0) {
+	if (rz__engine_next_step(r, &err) != 0) {
 		snprintf(r->error, sizeof(r->error), "%s", err.msg);
-		finish(r, "Failed", -1);
+		rz__engine_finish(r, "Failed", -1);
 	}
 }
 
 /* Out of the queue, into a slot: a new run, or an approved one's apply. */
-static void launch(rz_engine_t *e, struct tenant *t)
+void rz__engine_launch(rz_engine_t *e, struct tenant *t)
 {
 	t->queued = false;
 	t->unserved = false;
@@ -2030,7 +1917,7 @@ static void waiting_run(rz_engine_t *e, struct tenant *t, const char *why)
  * on the tenant (once while it waits). It holds no slot meanwhile. */
 static void unserved(rz_engine_t *e, struct tenant *t)
 {
-	int64_t now = mono_ns() / 1000000;
+	int64_t now = rz__engine_mono_ns() / 1000000;
 
 	if (now - e->waiting_logged_ms >= 60000) {
 		char sel[512], *text = t->sel != NULL
@@ -2094,12 +1981,12 @@ static bool start_remote(rz_engine_t *e)
 				e->qtail = prev;
 			}
 			free(held);
-			launch(e, t);
+			rz__engine_launch(e, t);
 			return true;
 		}
 	}
 	if (e->qhead != NULL && total > 0 && n >= total) {
-		int64_t now = mono_ns() / 1000000;
+		int64_t now = rz__engine_mono_ns() / 1000000;
 		if (now - e->waiting_logged_ms >= 60000) {
 			e->waiting_logged_ms = now;
 			rz_logkv(RZ_LOG_NOTICE, "engine", "runs wait: every Ready runner is busy",
@@ -2116,7 +2003,7 @@ static bool start_remote(rz_engine_t *e)
 
 /* Queued runs into slots: tofu.workers of them here; with remote runners, by pool
  * (start_remote). */
-static void start_next(rz_engine_t *e)
+void rz__engine_start_next(rz_engine_t *e)
 {
 	if (e->exec != NULL && e->exec->remote(e->exec->ctx)) {
 		while (start_remote(e)) {
@@ -2129,7 +2016,7 @@ static void start_next(rz_engine_t *e)
 		if (e->qhead == NULL) {
 			e->qtail = NULL;
 		}
-		launch(e, t);
+		rz__engine_launch(e, t);
 	}
 }
 
@@ -2139,7 +2026,7 @@ static void start_next(rz_engine_t *e)
 static struct run *current_run(rz_engine_t *e, rz_req_t *req)
 {
 	const char *tenant = rz_req_param(req, "tenant"), *name = rz_req_param(req, "name");
-	struct tenant *t = tenant_of(e, tenant, false);
+	struct tenant *t = rz__engine_tenant_of(e, tenant, false);
 	json_t *obj = NULL;
 	rz_err_t err = { 0 };
 
@@ -2224,18 +2111,18 @@ static void h_approve(rz_req_t *req, void *ctx)
 	         "by", who ? who->user : "", "reason", reason, NULL);
 	rz_reply_status(
 	    req, rz_status_new(200, "", "run approved: it applies on the next free pool slot"));
-	push(r->t);
+	rz__engine_push(r->t);
 }
 
 static void h_cancel(rz_req_t *req, void *ctx)
 {
-	struct tenant *t = tenant_of(ctx, rz_req_param(req, "tenant"), false);
+	struct tenant *t = rz__engine_tenant_of(ctx, rz_req_param(req, "tenant"), false);
 	const char *name = rz_req_param(req, "name");
 	struct run *r;
 
 	if (t != NULL && strcmp(t->manual, name) == 0 &&
 	    (t->run == NULL || strcmp(t->run->name, name) != 0)) {
-		drop_manual(t, "canceled before it started");
+		rz__engine_drop_manual(t, "canceled before it started");
 		rz_reply_status(req, rz_status_new(200, "", "run canceled"));
 		return;
 	}
@@ -2245,12 +2132,12 @@ static void h_cancel(rz_req_t *req, void *ctx)
 	rz_reply_status(req, rz_status_new(200, "", "run canceled"));
 	if (r->awaiting || !r->slot) {
 		snprintf(r->error, sizeof(r->error), "canceled before its apply");
-		finish(r, "Canceled", -1);
+		rz__engine_finish(r, "Canceled", -1);
 	} else if (r->remote && !r->claimed) {
 		/* no runner holds it: its job, when a runner takes it, gets 409 at the claim */
 		snprintf(r->error, sizeof(r->error), "canceled before a runner took its %s step",
 		         rz_engine_steps[r->step]);
-		finish(r, "Canceled", -1);
+		rz__engine_finish(r, "Canceled", -1);
 	} else if (r->remote) {
 		r->e->exec->cancel(r->e->exec->ctx, r->name); /* the runner reports the exit */
 	} else {
@@ -2265,7 +2152,7 @@ static void h_log(rz_req_t *req, void *ctx)
 	rz_engine_t *e = ctx;
 	const char *tenant = rz_req_param(req, "tenant"), *name = rz_req_param(req, "name");
 	const char *follow = rz_req_query(req, "follow");
-	struct tenant *t = tenant_of(e, tenant, false);
+	struct tenant *t = rz__engine_tenant_of(e, tenant, false);
 	struct run *live = t && t->run && strcmp(t->run->name, name) == 0 ? t->run : NULL;
 	char dir[PATH_MAX], path[PATH_MAX * 2];
 	json_t *obj = NULL;
@@ -2276,7 +2163,7 @@ static void h_log(rz_req_t *req, void *ctx)
 		               tenant);
 		return;
 	}
-	tenant_dir(e, tenant, dir, sizeof(dir));
+	rz__engine_tenant_dir(e, tenant, dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/%s.log", dir, name);
 	rz_runlog_serve(req, path, live ? live->log : NULL,
 	                json_string_value(json_object_get(json_object_get(obj, "status"), "phase"))
@@ -2322,7 +2209,7 @@ static const rz_route_doc_t log_doc[] = {
 /* ------------------------------------------------------------------ remote runners */
 
 /* The runner holding a remote run's step was lost: the run is Interrupted, its lock
- * released, its secret revoked (finish), and its tenant runs again. */
+ * released, its secret revoked (rz__engine_finish), and its tenant runs again. */
 static void on_lost(void *arg, const char *runner)
 {
 	struct run *r = arg;
@@ -2340,15 +2227,15 @@ static void on_lost(void *arg, const char *runner)
 		char what[256];
 		snprintf(what, sizeof(what), "runner %s was lost while it held tofu %s", runner,
 		         rz_engine_steps[r->step]);
-		run_event(r, "Warning", "RunnerLost", what);
+		rz__engine_run_event(r, "Warning", "RunnerLost", what);
 	}
 	if (rz_tfstate_release_run_lock(e->tfstate, r->name, &err) < 0) {
 		rz_logkv(RZ_LOG_ERR, "engine", "cannot release the lost run's state lock", "run",
 		         r->name, "error", err.msg, NULL);
 	}
-	finish(r, "Interrupted", -1);
+	rz__engine_finish(r, "Interrupted", -1);
 	if (!t->gone && !e->stopping) {
-		poke(e, t->name, e->o.debounce_ms, "update"); /* as after a restart */
+		rz__engine_poke(e, t->name, e->o.debounce_ms, "update"); /* as after a restart */
 	}
 }
 
@@ -2413,7 +2300,7 @@ static int claim_files(struct run *r, json_t *files, rz_err_t *err)
 	DIR *d;
 	int rc = 0;
 
-	tenant_dir(r->e, r->t->name, dir, sizeof(dir));
+	rz__engine_tenant_dir(r->e, r->t->name, dir, sizeof(dir));
 	snprintf(plan, sizeof(plan), "%s.plan", r->name);
 	if ((d = opendir(dir)) == NULL) {
 		return rz_err_set(err, -errno, "the run's directory: %s", strerror(errno));
@@ -2507,8 +2394,8 @@ static bool runner_may(rz_engine_t *e, const char *name, const json_t *selector,
  * (core/remote/dispatch.h). Derived from the daemon's secret and the claim (run, step,
  * runner): a restarted daemon derives it again for the step it takes up, and no other
  * runner can. */
-static void event_key(const rz_engine_t *e, const char *run, const char *step, const char *runner,
-                      unsigned char out[RZ_EXEC_KEY_LEN])
+void rz__engine_event_key(const rz_engine_t *e, const char *run, const char *step,
+                          const char *runner, unsigned char out[RZ_EXEC_KEY_LEN])
 {
 	unsigned char base[RZ_DERIVED_KEY_LEN];
 	crypto_auth_hmacsha256_state st;
@@ -2554,7 +2441,7 @@ static void claim_logged(struct run *r, const char *runner, const char *step)
  * working directory to the runner that takes its job; 409 when the run is over or the step
  * is not the one waiting (a job delivered again: the runner acks and drops it), 403 when the
  * runner may not run the tenant. */
-static void h_claim(rz_req_t *req, void *ctx)
+void rz__engine_h_claim(rz_req_t *req, void *ctx)
 {
 	rz_engine_t *e = ctx;
 	const rz_principal_t *p = rz_access_principal(req);
@@ -2611,7 +2498,7 @@ static void h_claim(rz_req_t *req, void *ctx)
 		return;
 	}
 	env = json_object();
-	step_env(r, envv, &n, vars);
+	rz__engine_step_env(r, envv, &n, vars);
 	for (size_t i = 0; i < n; i++) {
 		const char *eq = strchr(envv[i], '=');
 		char k[128];
@@ -2619,7 +2506,7 @@ static void h_claim(rz_req_t *req, void *ctx)
 		json_object_set_new(env, k, json_string(eq + 1));
 		sodium_memzero(vars[i], sizeof(vars[i]));
 	}
-	event_key(e, r->name, step, name, key);
+	rz__engine_event_key(e, r->name, step, name, key);
 	sodium_bin2hex(key_hex, sizeof(key_hex), key, sizeof(key));
 	reply = json_pack("{s:s, s:s, s:s, s:o, s:o*, s:o, s:I, s:I, s:o, s:o}", "run", r->name,
 	                  "tenant", r->t->name, "step", step, "argv", step_argv(r, r->step), "init",
@@ -2654,7 +2541,7 @@ static void h_claim(rz_req_t *req, void *ctx)
 /* PUT /api/v1/runners/{name}/claims/{run}/files/{file}: what the daemon keeps of a remote
  * step, from the runner that claimed it: "plan" (the plan step's plan file) and
  * "show.json" (show's output, the plan as JSON). */
-static void h_file(rz_req_t *req, void *ctx)
+void rz__engine_h_file(rz_req_t *req, void *ctx)
 {
 	rz_engine_t *e = ctx;
 	const rz_principal_t *p = rz_access_principal(req);
@@ -2675,7 +2562,7 @@ static void h_file(rz_req_t *req, void *ctx)
 	if (strcmp(file, "plan") == 0 && r->step == STEP_PLAN) {
 		char dir[PATH_MAX], path[PATH_MAX * 2];
 		int fd;
-		tenant_dir(e, r->t->name, dir, sizeof(dir));
+		rz__engine_tenant_dir(e, r->t->name, dir, sizeof(dir));
 		snprintf(path, sizeof(path), "%s/%s.plan", dir, r->name);
 		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd < 0 || (len > 0 && write(fd, body, len) != (ssize_t)len) || close(fd) != 0) {
@@ -2709,18 +2596,16 @@ static void h_file(rz_req_t *req, void *ctx)
 	rz_reply_status(req, rz_status_new(200, "", "kept"));
 }
 
-static void take_up_all(rz_engine_t *e);
-
 void rz_engine_set_executor(rz_engine_t *e, const rz_executor_t *exec)
 {
 	e->exec = exec;
-	take_up_all(e);
+	rz__engine_take_up_all(e);
 }
 
 void rz_engine_kick(rz_engine_t *e)
 {
 	if (e != NULL && !e->stopping) {
-		start_next(e);
+		rz__engine_start_next(e);
 	}
 }
 
@@ -2759,7 +2644,7 @@ int rz_engine_runner_routes(rz_engine_t *e, rz_http_t *http, rz_err_t *err)
 {
 	e->runner_routes[0] = (rz_route_t){ .methods = RZ_M_POST,
 		                            .pattern = "/api/v1/runners/{name}/claims",
-		                            .fn = h_claim,
+		                            .fn = rz__engine_h_claim,
 		                            .ctx = e,
 		                            .role = RZ_ROLE_VIEW,
 		                            .kind = "RunnerClaim",
@@ -2768,7 +2653,7 @@ int rz_engine_runner_routes(rz_engine_t *e, rz_http_t *http, rz_err_t *err)
 	e->runner_routes[1] =
 	    (rz_route_t){ .methods = RZ_M_PUT,
 		          .pattern = "/api/v1/runners/{name}/claims/{run}/files/{file}",
-		          .fn = h_file,
+		          .fn = rz__engine_h_file,
 		          .ctx = e,
 		          .role = RZ_ROLE_VIEW,
 		          .kind = "RunnerClaim",
@@ -2827,7 +2712,7 @@ static void interrupt_left(rz_engine_t *e, const json_t *run, const char *now)
 	rz_report_status(e->store, "Tenant", NULL, tenant, json_pack("{s:s}", "appliedInputs", ""));
 	rz_logkv(RZ_LOG_WARNING, "engine", "run interrupted by a daemon stop; running again",
 	         "tenant", tenant, "run", name, NULL);
-	poke(e, tenant, e->o.debounce_ms, "resync");
+	rz__engine_poke(e, tenant, e->o.debounce_ms, "resync");
 }
 
 /* Whether a Run a previous daemon left is one its runner may still be running: remote
@@ -2866,7 +2751,7 @@ static bool adopted(void *arg, const char *run)
  * state locks they held are released, and their tenants run again; but with remote runners
  * the runs a runner may still be running are kept (e->adopt) for rz_engine_set_executor to
  * take up, with their locks, grants and plans. */
-static void recover_runs(rz_engine_t *e)
+void rz__engine_recover_runs(rz_engine_t *e)
 {
 	json_t *runs = rz_store_list_all(e->store, "Run", NULL), *run;
 	char now[32];
@@ -2913,7 +2798,7 @@ static int take_up(rz_engine_t *e, const json_t *run, rz_err_t *err)
 	const char *step = json_string_value(json_object_get(st, "step"));
 	const char *runner = json_string_value(json_object_get(st, "runner"));
 	const char *claimed = json_string_value(json_object_get(st, "claimedStep"));
-	struct tenant *t = tenant_of(e, tenant, true);
+	struct tenant *t = rz__engine_tenant_of(e, tenant, true);
 	json_t *tobj = NULL;
 	char dir[PATH_MAX], path[PATH_MAX * 2];
 	unsigned char key[RZ_EXEC_KEY_LEN];
@@ -2985,24 +2870,24 @@ static int take_up(rz_engine_t *e, const json_t *run, rz_err_t *err)
 		r->changes = json_incref(json_object_get(st, "changes"));
 		r->listed = json_incref(json_object_get(st, "plan"));
 	}
-	r->step_started_ns = mono_ns();
+	r->step_started_ns = rz__engine_mono_ns();
 	t->run = r;
 	e->running++;
 	rz_auth_token_secret(r->secret);
 	rz_auth_grant_kept(e->auth, t->name, r->name, r->secret);
-	tenant_dir(e, t->name, dir, sizeof(dir));
+	rz__engine_tenant_dir(e, t->name, dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/%s.log", dir, r->name);
 	r->log = rz_runlog_reopen(path, e->o.max_run_log);
-	s = exec_step(r);
+	s = rz__engine_exec_step(r);
 	if (r->claimed) {
-		event_key(e, r->name, step, r->runner, key);
+		rz__engine_event_key(e, r->name, step, r->runner, key);
 		s.event_key = key;
 	}
 	rc = e->exec->attach(e->exec->ctx, &s, r->claimed ? r->runner : NULL, err);
 	sodium_memzero(key, sizeof(key));
 	if (rc != 0) {
 		snprintf(r->error, sizeof(r->error), "cannot take the run up again: %s", err->msg);
-		finish(r, "Failed", -1);
+		rz__engine_finish(r, "Failed", -1);
 		return 0;
 	}
 	{
@@ -3010,16 +2895,16 @@ static int take_up(rz_engine_t *e, const json_t *run, rz_err_t *err)
 		snprintf(what, sizeof(what), "taken up again after a daemon restart: tofu %s %s%s",
 		         step, r->claimed ? "on runner " : "(its job published again)",
 		         r->claimed ? r->runner : "");
-		run_event(r, "Normal", "RunTakenUp", what);
+		rz__engine_run_event(r, "Normal", "RunTakenUp", what);
 		rz_logkv(RZ_LOG_NOTICE, "engine", "run taken up again after a restart", "tenant",
 		         t->name, "run", r->name, "step", step, "runner", r->runner, NULL);
 	}
 	return 0;
 }
 
-/* The Runs recover_runs kept: taken up with the executor, or (no remote executor after
- * all, or it fails) Interrupted as any other left unfinished. */
-static void take_up_all(rz_engine_t *e)
+/* The Runs rz__engine_recover_runs kept: taken up with the executor, or (no remote executor
+ * after all, or it fails) Interrupted as any other left unfinished. */
+void rz__engine_take_up_all(rz_engine_t *e)
 {
 	json_t *run;
 	char now[32];
@@ -3049,7 +2934,7 @@ static void take_up_all(rz_engine_t *e)
  * a run, so nothing a crash interrupted stays undone. */
 /* At start, tenant by tenant (a sweep, a page per turn of the loop): one whose last apply is
  * not what it asks for now runs again. */
-static void reconcile_pending(void *arg, json_t *t)
+void rz__engine_reconcile_pending(void *arg, json_t *t)
 {
 	rz_engine_t *e = arg;
 	json_t *meta = json_object_get(t, "metadata");
@@ -3058,7 +2943,7 @@ static void reconcile_pending(void *arg, json_t *t)
 	    json_integer_value(json_object_get(json_object_get(t, "status"), "observedGeneration"));
 	const char *name = json_string_value(json_object_get(meta, "name"));
 
-	struct tenant *tt = name != NULL ? tenant_of(e, name, false) : NULL;
+	struct tenant *tt = name != NULL ? rz__engine_tenant_of(e, name, false) : NULL;
 
 	if (tt != NULL && tt->run != NULL && tt->run->generation == gen &&
 	    tt->run->inputs[0] != '\0' && strcmp(tt->run->operation, "plan") != 0) {
@@ -3079,24 +2964,24 @@ static void reconcile_pending(void *arg, json_t *t)
 	 * what tells of those is the digest the last successful apply recorded */
 	if (name != NULL && (gen != seen || json_object_get(meta, "deletionTimestamp") != NULL ||
 	                     rz_report_inputs_stale(e->store, t))) {
-		poke(e, name, e->o.debounce_ms, "update");
+		rz__engine_poke(e, name, e->o.debounce_ms, "update");
 	}
 }
 
 /* Every tofu.resync: every tenant runs again (a sweep), so drift outside RezusCloud is
  * corrected. */
-static void resync_one(void *arg, json_t *t)
+void rz__engine_resync_one(void *arg, json_t *t)
 {
 	rz_engine_t *e = arg;
 	const char *name =
 	    json_string_value(json_object_get(json_object_get(t, "metadata"), "name"));
 
 	if (name != NULL) {
-		poke(e, name, e->o.debounce_ms, "resync");
+		rz__engine_poke(e, name, e->o.debounce_ms, "resync");
 	}
 }
 
-static void on_resync(evutil_socket_t fd, short what, void *arg)
+void rz__engine_on_resync(evutil_socket_t fd, short what, void *arg)
 {
 	rz_engine_t *e = arg;
 
@@ -3125,30 +3010,30 @@ int rz_engine_new(rz_engine_t **out, struct event_base *base, rz_store_t *store,
 	if (e->o.workers < 1) {
 		e->o.workers = 1;
 	}
-	e->sub = rz_bus_subscribe(bus, on_event, e);
+	e->sub = rz_bus_subscribe(bus, rz__engine_on_event, e);
 	if (e->sub == 0) {
 		free(e);
 		return rz_err_set(err, -ENOMEM, "engine: out of memory");
 	}
 	if (e->o.resync_ms > 0) {
 		struct timeval tv = { e->o.resync_ms / 1000, (e->o.resync_ms % 1000) * 1000 };
-		e->resync = event_new(base, -1, EV_PERSIST, on_resync, e);
+		e->resync = event_new(base, -1, EV_PERSIST, rz__engine_on_resync, e);
 		if (e->resync == NULL || event_add(e->resync, &tv) != 0) {
 			rz_engine_free(e);
 			return rz_err_set(err, -ENOMEM, "engine: cannot start the resync timer");
 		}
 	}
-	if ((e->settle = evtimer_new(base, on_settle, e)) == NULL) {
+	if ((e->settle = evtimer_new(base, rz__engine_on_settle, e)) == NULL) {
 		rz_engine_free(e);
 		return rz_err_set(err, -ENOMEM, "engine: out of memory");
 	}
-	e->pending = rz_sweep_new(base, store, "Tenant", reconcile_pending, NULL, e);
-	e->resyncs = rz_sweep_new(base, store, "Tenant", resync_one, NULL, e);
+	e->pending = rz_sweep_new(base, store, "Tenant", rz__engine_reconcile_pending, NULL, e);
+	e->resyncs = rz_sweep_new(base, store, "Tenant", rz__engine_resync_one, NULL, e);
 	if (e->pending == NULL || e->resyncs == NULL) {
 		rz_engine_free(e);
 		return rz_err_set(err, -ENOMEM, "engine: out of memory");
 	}
-	recover_runs(e);
+	rz__engine_recover_runs(e);
 	rz_sweep_start(e->pending);
 	*out = e;
 	return 0;
@@ -3190,7 +3075,7 @@ void rz_engine_stats(const rz_engine_t *e, rz_engine_stats_t *out)
 
 bool rz_engine_busy(const rz_engine_t *e, const char *tenant, char *why, size_t size)
 {
-	struct tenant *t = e ? tenant_of((rz_engine_t *)e, tenant, false) : NULL;
+	struct tenant *t = e ? rz__engine_tenant_of((rz_engine_t *)e, tenant, false) : NULL;
 
 	if (t == NULL || (t->run == NULL && !t->queued)) {
 		return false;
@@ -3210,13 +3095,14 @@ static void keep_node(void *node)
 }
 
 /* A stopping daemon leaves a remote run to its runner: its Run stays Running, its grant,
- * lock and plan stay, for the next start to take it up (recover_runs). Memory only. */
+ * lock and plan stay, for the next start to take it up (rz__engine_recover_runs). Memory
+ * only. */
 static void leave(struct run *r)
 {
 	rz_logkv(RZ_LOG_NOTICE, "engine", "run left to its runner; the next start takes it up",
 	         "tenant", r->t->name, "run", r->name, NULL);
 	rz_runlog_close(r->log, "Running");
-	run_release(r);
+	rz__engine_run_release(r);
 	r->t->run = NULL;
 	free(r);
 }
@@ -3252,8 +3138,9 @@ void rz_engine_free(rz_engine_t *e)
 			t->next = NULL;
 			snprintf(t->run->error, sizeof(t->run->error), "the daemon stopped");
 			t->again = false;
-			t->gone = false; /* finish would forget (free) a deleted one: freed below */
-			finish(t->run, "Interrupted", -1);
+			/* rz__engine_finish would forget (free) a deleted one: freed below */
+			t->gone = false;
+			rz__engine_finish(t->run, "Interrupted", -1);
 		}
 		if (t->debounce != NULL) {
 			event_free(t->debounce);
