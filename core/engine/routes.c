@@ -1,8 +1,10 @@
-/* core/engine/routes.c - the engine's routes: a tenant's runs approved, canceled, their log. */
+/* core/engine/routes.c - the engine's route table: runs approved, canceled, logs; claims. */
 #include <config.h>
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -13,6 +15,118 @@
 #include "core/engine/engine-int.h"
 #include "core/engine/runlog.h"
 #include "core/report/report.h"
+
+static void h_approve(rz_req_t *req, void *ctx);
+static void h_cancel(rz_req_t *req, void *ctx);
+static void h_log(rz_req_t *req, void *ctx);
+
+/* For the OpenAPI document (core/api/openapi.c). */
+static const int run_errors[] = { 404, 409, 0 }, log_errors[] = { 400, 404, 0 };
+static const rz_route_doc_t approve_doc[] = {
+	{ .method = RZ_M_POST,
+	  .id = "approveRun",
+	  .summary = "approve a run awaiting approval: it queues to apply",
+	  .response = "Status",
+	  .errors = run_errors },
+	{ 0 },
+};
+static const rz_route_doc_t cancel_doc[] = {
+	{ .method = RZ_M_POST,
+	  .id = "cancelRun",
+	  .summary = "cancel a queued, waiting or running run",
+	  .response = "Status",
+	  .errors = run_errors },
+	{ 0 },
+};
+static const rz_route_param_t log_query[] = {
+	{ "format", "string", "json: the stored lines as tofu wrote them; otherwise human text" },
+	{ "follow", "boolean", "stream the log as Server-Sent Events until the run ends" },
+	{ NULL, NULL, NULL },
+};
+static const rz_route_doc_t log_doc[] = {
+	{ .method = RZ_M_GET,
+	  .id = "readRunLog",
+	  .summary = "a run's log, its resource ids redacted",
+	  .query = log_query,
+	  .response = "{\"type\":\"string\"}",
+	  .response_type = "text/plain",
+	  .errors = log_errors },
+	{ 0 },
+};
+
+static const int claim_errors[] = { 409, 422, 0 }, file_errors[] = { 404, 409, 0 };
+static const rz_route_doc_t claim_doc[] = {
+	{ .method = RZ_M_POST,
+	  .id = "claimRunnerStep",
+	  .summary = "a runner token claims a remote run's step: its argv, environment and "
+	             "working directory (409: not waiting any more)",
+	  .request = "{\"type\":\"object\",\"properties\":{\"run\":{\"type\":\"string\"},"
+	             "\"step\":{\"type\":\"string\"}},\"required\":[\"run\",\"step\"]}",
+	  .response = "{\"type\":\"object\",\"properties\":{\"run\":{\"type\":\"string\"},"
+	              "\"tenant\":{\"type\":\"string\"},\"step\":{\"type\":\"string\"},"
+	              "\"argv\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+	              "\"init\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+	              "\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":"
+	              "\"string\"}},\"timeoutMs\":{\"type\":\"integer\"},\"killGraceMs\":{"
+	              "\"type\":\"integer\"},\"files\":{\"type\":\"object\","
+	              "\"additionalProperties\":{\"type\":\"string\",\"format\":\"byte\"}},"
+	              "\"upload\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}}}",
+	  .errors = claim_errors },
+	{ 0 },
+};
+static const rz_route_doc_t file_doc[] = {
+	{ .method = RZ_M_PUT,
+	  .id = "reportRunnerFile",
+	  .summary = "a runner token reports a claimed step's file (plan, show.json)",
+	  .request = "{\"type\":\"string\",\"format\":\"binary\"}",
+	  .request_type = "application/octet-stream",
+	  .response = "Status",
+	  .errors = file_errors },
+	{ 0 },
+};
+
+/* The engine's routes: those of a tenant's runs (rz_engine_routes) and a runner token's only
+ * routes (rz_engine_runner_routes, docs/runners.md), each registered with the engine as ctx
+ * (add_routes). */
+static const rz_route_t run_routes[] = {
+	{ .methods = RZ_M_POST,
+	  .pattern = "/api/v1/tenants/{tenant}/runs/{name}/approve",
+	  .fn = h_approve,
+	  .role = RZ_ROLE_EDIT,
+	  .kind = "Run",
+	  .verb = "approve",
+	  .doc = approve_doc },
+	{ .methods = RZ_M_POST,
+	  .pattern = "/api/v1/tenants/{tenant}/runs/{name}/cancel",
+	  .fn = h_cancel,
+	  .role = RZ_ROLE_EDIT,
+	  .kind = "Run",
+	  .verb = "cancel",
+	  .doc = cancel_doc },
+	{ .methods = RZ_M_GET,
+	  .pattern = "/api/v1/tenants/{tenant}/runs/{name}/log",
+	  .fn = h_log,
+	  .role = RZ_ROLE_VIEW,
+	  .kind = "Run",
+	  .verb = "log",
+	  .doc = log_doc },
+};
+static const rz_route_t runner_routes[] = {
+	{ .methods = RZ_M_POST,
+	  .pattern = "/api/v1/runners/{name}/claims",
+	  .fn = rz__engine_h_claim,
+	  .role = RZ_ROLE_VIEW,
+	  .kind = "RunnerClaim",
+	  .verb = "claim",
+	  .doc = claim_doc },
+	{ .methods = RZ_M_PUT,
+	  .pattern = "/api/v1/runners/{name}/claims/{run}/files/{file}",
+	  .fn = rz__engine_h_file,
+	  .role = RZ_ROLE_VIEW,
+	  .kind = "RunnerClaim",
+	  .verb = "report",
+	  .doc = file_doc },
+};
 
 /* The run named in the path, when it is the tenant's current one; otherwise a reply. */
 static struct run *current_run(rz_engine_t *e, rz_req_t *req)
@@ -164,118 +278,30 @@ static void h_log(rz_req_t *req, void *ctx)
 	json_decref(obj);
 }
 
-/* For the OpenAPI document (core/api/openapi.c). */
-static const int run_errors[] = { 404, 409, 0 }, log_errors[] = { 400, 404, 0 };
-static const rz_route_doc_t approve_doc[] = {
-	{ .method = RZ_M_POST,
-	  .id = "approveRun",
-	  .summary = "approve a run awaiting approval: it queues to apply",
-	  .response = "Status",
-	  .errors = run_errors },
-	{ 0 },
-};
-static const rz_route_doc_t cancel_doc[] = {
-	{ .method = RZ_M_POST,
-	  .id = "cancelRun",
-	  .summary = "cancel a queued, waiting or running run",
-	  .response = "Status",
-	  .errors = run_errors },
-	{ 0 },
-};
-static const rz_route_param_t log_query[] = {
-	{ "format", "string", "json: the stored lines as tofu wrote them; otherwise human text" },
-	{ "follow", "boolean", "stream the log as Server-Sent Events until the run ends" },
-	{ NULL, NULL, NULL },
-};
-static const rz_route_doc_t log_doc[] = {
-	{ .method = RZ_M_GET,
-	  .id = "readRunLog",
-	  .summary = "a run's log, its resource ids redacted",
-	  .query = log_query,
-	  .response = "{\"type\":\"string\"}",
-	  .response_type = "text/plain",
-	  .errors = log_errors },
-	{ 0 },
-};
-
-static const int claim_errors[] = { 409, 422, 0 }, file_errors[] = { 404, 409, 0 };
-static const rz_route_doc_t claim_doc[] = {
-	{ .method = RZ_M_POST,
-	  .id = "claimRunnerStep",
-	  .summary = "a runner token claims a remote run's step: its argv, environment and "
-	             "working directory (409: not waiting any more)",
-	  .request = "{\"type\":\"object\",\"properties\":{\"run\":{\"type\":\"string\"},"
-	             "\"step\":{\"type\":\"string\"}},\"required\":[\"run\",\"step\"]}",
-	  .response = "{\"type\":\"object\",\"properties\":{\"run\":{\"type\":\"string\"},"
-	              "\"tenant\":{\"type\":\"string\"},\"step\":{\"type\":\"string\"},"
-	              "\"argv\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
-	              "\"init\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
-	              "\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":"
-	              "\"string\"}},\"timeoutMs\":{\"type\":\"integer\"},\"killGraceMs\":{"
-	              "\"type\":\"integer\"},\"files\":{\"type\":\"object\","
-	              "\"additionalProperties\":{\"type\":\"string\",\"format\":\"byte\"}},"
-	              "\"upload\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}}}",
-	  .errors = claim_errors },
-	{ 0 },
-};
-static const rz_route_doc_t file_doc[] = {
-	{ .method = RZ_M_PUT,
-	  .id = "reportRunnerFile",
-	  .summary = "a runner token reports a claimed step's file (plan, show.json)",
-	  .request = "{\"type\":\"string\",\"format\":\"binary\"}",
-	  .request_type = "application/octet-stream",
-	  .response = "Status",
-	  .errors = file_errors },
-	{ 0 },
-};
+/* Register the n routes of table with e as their ctx. A route carries its ctx, which a static
+ * table cannot: the table is copied once into *copy, kept until rz_engine_free (the server
+ * borrows its routes). */
+static int add_routes(rz_engine_t *e, rz_http_t *http, const rz_route_t *table, size_t n,
+                      rz_route_t **copy, rz_err_t *err)
+{
+	if (*copy == NULL && (*copy = calloc(n, sizeof(**copy))) == NULL) {
+		return rz_err_set(err, -ENOMEM, "engine: out of memory");
+	}
+	for (size_t i = 0; i < n; i++) {
+		(*copy)[i] = table[i];
+		(*copy)[i].ctx = e;
+	}
+	return rz_http_add_routes(http, *copy, n, err);
+}
 
 int rz_engine_runner_routes(rz_engine_t *e, rz_http_t *http, rz_err_t *err)
 {
-	e->runner_routes[0] = (rz_route_t){ .methods = RZ_M_POST,
-		                            .pattern = "/api/v1/runners/{name}/claims",
-		                            .fn = rz__engine_h_claim,
-		                            .ctx = e,
-		                            .role = RZ_ROLE_VIEW,
-		                            .kind = "RunnerClaim",
-		                            .verb = "claim",
-		                            .doc = claim_doc };
-	e->runner_routes[1] =
-	    (rz_route_t){ .methods = RZ_M_PUT,
-		          .pattern = "/api/v1/runners/{name}/claims/{run}/files/{file}",
-		          .fn = rz__engine_h_file,
-		          .ctx = e,
-		          .role = RZ_ROLE_VIEW,
-		          .kind = "RunnerClaim",
-		          .verb = "report",
-		          .doc = file_doc };
-	return rz_http_add_routes(http, e->runner_routes, 2, err);
+	return add_routes(e, http, runner_routes, sizeof(runner_routes) / sizeof(runner_routes[0]),
+	                  &e->runner_routes, err);
 }
 
 int rz_engine_routes(rz_engine_t *e, rz_http_t *http, rz_err_t *err)
 {
-	e->routes[0] = (rz_route_t){ .methods = RZ_M_POST,
-		                     .pattern = "/api/v1/tenants/{tenant}/runs/{name}/approve",
-		                     .fn = h_approve,
-		                     .ctx = e,
-		                     .role = RZ_ROLE_EDIT,
-		                     .kind = "Run",
-		                     .verb = "approve",
-		                     .doc = approve_doc };
-	e->routes[1] = (rz_route_t){ .methods = RZ_M_POST,
-		                     .pattern = "/api/v1/tenants/{tenant}/runs/{name}/cancel",
-		                     .fn = h_cancel,
-		                     .ctx = e,
-		                     .role = RZ_ROLE_EDIT,
-		                     .kind = "Run",
-		                     .verb = "cancel",
-		                     .doc = cancel_doc };
-	e->routes[2] = (rz_route_t){ .methods = RZ_M_GET,
-		                     .pattern = "/api/v1/tenants/{tenant}/runs/{name}/log",
-		                     .fn = h_log,
-		                     .ctx = e,
-		                     .role = RZ_ROLE_VIEW,
-		                     .kind = "Run",
-		                     .verb = "log",
-		                     .doc = log_doc };
-	return rz_http_add_routes(http, e->routes, 3, err);
+	return add_routes(e, http, run_routes, sizeof(run_routes) / sizeof(run_routes[0]),
+	                  &e->routes, err);
 }
