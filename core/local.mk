@@ -63,7 +63,9 @@ core_librezus_core_la_SOURCES = \
 	core/engine/plan.c core/engine/plan.h \
 	core/engine/tfui.c core/engine/tfui.h \
 	core/engine/runlog.c core/engine/runlog.h \
-	core/engine/engine.c core/engine/engine.h core/engine/executor.h \
+	core/engine/engine.c core/engine/engine.h core/engine/engine-int.h core/engine/executor.h \
+	core/engine/queue.c core/engine/run.c core/engine/steps.c core/engine/workdir.c \
+	core/engine/settle.c core/engine/recover.c core/engine/claim.c core/engine/routes.c \
 	core/remote/nats.c core/remote/nats.h \
 	core/remote/heartbeat.c core/remote/heartbeat.h \
 	core/remote/dispatch.c core/remote/dispatch.h \
