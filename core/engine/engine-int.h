@@ -113,7 +113,6 @@ struct rz_engine {
 	struct event *resync;
 	rz_sweep_t *pending, *resyncs; /* at start; every tofu.resync */
 	bool stopping;
-	rz_route_t *routes;     /* run_routes with ctx e (routes.c), for the server */
 	struct tenant *tenants; /* every tenant known and not deleted, for the sweeps */
 	size_t ntenants;
 	void *by_name;                /* the same tenants, a tsearch(3) tree by name */
@@ -125,7 +124,6 @@ struct rz_engine {
 	bool sweep;                /* a final status was given up: the sweep looks for its Run */
 	rz_engine_stats_t stats;   /* the counters; the gauges are read when asked */
 	const rz_executor_t *exec; /* remote runners, or NULL: every step runs here */
-	rz_route_t *runner_routes; /* runner_routes with ctx e, for the server */
 	int64_t waiting_logged_ms; /* the last "no runner Ready" line */
 	json_t *adopt; /* at start: the Runs a previous daemon left on runners, to take up */
 };

@@ -207,8 +207,6 @@ void rz_engine_free(rz_engine_t *e)
 		event_free(e->settle);
 	}
 	json_decref(e->adopt);
-	free(e->routes);
-	free(e->runner_routes);
 	while (e->unsettled != NULL) { /* the next start marks their Runs Interrupted */
 		struct unsettled *u = e->unsettled;
 		e->unsettled = u->next;

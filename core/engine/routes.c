@@ -86,8 +86,7 @@ static const rz_route_doc_t file_doc[] = {
 };
 
 /* The engine's routes: those of a tenant's runs (rz_engine_routes) and a runner token's only
- * routes (rz_engine_runner_routes, docs/runners.md), each registered with the engine as ctx
- * (add_routes). */
+ * routes (rz_engine_runner_routes, docs/runners.md), each registered with the engine as ctx. */
 static const rz_route_t run_routes[] = {
 	{ .methods = RZ_M_POST,
 	  .pattern = "/api/v1/tenants/{tenant}/runs/{name}/approve",
@@ -278,30 +277,12 @@ static void h_log(rz_req_t *req, void *ctx)
 	json_decref(obj);
 }
 
-/* Register the n routes of table with e as their ctx. A route carries its ctx, which a static
- * table cannot: the table is copied once into *copy, kept until rz_engine_free (the server
- * borrows its routes). */
-static int add_routes(rz_engine_t *e, rz_http_t *http, const rz_route_t *table, size_t n,
-                      rz_route_t **copy, rz_err_t *err)
-{
-	if (*copy == NULL && (*copy = calloc(n, sizeof(**copy))) == NULL) {
-		return rz_err_set(err, -ENOMEM, "engine: out of memory");
-	}
-	for (size_t i = 0; i < n; i++) {
-		(*copy)[i] = table[i];
-		(*copy)[i].ctx = e;
-	}
-	return rz_http_add_routes(http, *copy, n, err);
-}
-
 int rz_engine_runner_routes(rz_engine_t *e, rz_http_t *http, rz_err_t *err)
 {
-	return add_routes(e, http, runner_routes, sizeof(runner_routes) / sizeof(runner_routes[0]),
-	                  &e->runner_routes, err);
+	return rz_http_add_table(http, RZ_ROUTES(runner_routes), e, err);
 }
 
 int rz_engine_routes(rz_engine_t *e, rz_http_t *http, rz_err_t *err)
 {
-	return add_routes(e, http, run_routes, sizeof(run_routes) / sizeof(run_routes[0]),
-	                  &e->routes, err);
+	return rz_http_add_table(http, RZ_ROUTES(run_routes), e, err);
 }
