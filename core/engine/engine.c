@@ -341,7 +341,7 @@ static void on_debounce(evutil_socket_t fd, short what, void *arg)
 static void poke(rz_engine_t *e, const char *tenant, int64_t delay_ms, const char *trigger)
 {
 	struct tenant *t = tenant_of(e, tenant, true);
-	struct timeval tv = { delay_ms / 1000, (delay_ms % 1000) * 1000 };
+	struct timeval tv = rz_clock_timer(delay_ms); /* delay_ms, or a fake clock's */
 
 	if (t == NULL) {
 		return;
@@ -951,10 +951,7 @@ static void env_add(const char **env, size_t *n, char *buf, size_t size, const c
 
 static int64_t mono_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return rz_clock_mono_ns(); /* a test's fake clock may stand in */
 }
 
 static void on_lost(void *arg, const char *runner);
