@@ -341,7 +341,6 @@ static void on_debounce(evutil_socket_t fd, short what, void *arg)
 static void poke(rz_engine_t *e, const char *tenant, int64_t delay_ms, const char *trigger)
 {
 	struct tenant *t = tenant_of(e, tenant, true);
-	struct timeval tv = rz_clock_timer(delay_ms); /* delay_ms, or a fake clock's */
 
 	if (t == NULL) {
 		return;
@@ -366,6 +365,7 @@ static void poke(rz_engine_t *e, const char *tenant, int64_t delay_ms, const cha
 		         * tofu.resync shorter than tofu.debounce the change would never run */
 	}
 	if (t->debounce != NULL) {
+		struct timeval tv = rz_clock_timer(delay_ms); /* delay_ms, or a fake clock's */
 		evtimer_add(t->debounce, &tv);
 	}
 }
