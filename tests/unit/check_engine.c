@@ -19,7 +19,6 @@
  */
 #include <config.h>
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -43,7 +42,7 @@
 #include "core/tfstate/tfstate.h"
 #include "tests/unit/testutil.h"
 
-#define DEBOUNCE_MS 300
+#define DEBOUNCE_MS 300   /* "300" in the delays asserted */
 #define RESYNC_MS   40000 /* the backoff's cap; its own timer never fires within a test */
 #define RUNNER      "r1"
 #define MAX_STEPS   64
@@ -171,6 +170,9 @@ static bool fx_unserved(void *ctx, const json_t *selector, char *why, size_t siz
 	return false;
 }
 
+/* A step handed to the executor, kept; and, among the steps out at that moment (not
+ * ended), whether its tenant has another run's (same_tenant), its run another (two_steps),
+ * and how many runs have one, itself included (the most at once: the pool's use). */
 static void record(const rz_exec_step_t *s, const char *runner, bool attached)
 {
 	struct step *p;
@@ -667,9 +669,9 @@ START_TEST(debounce_gives_one_run)
 	tenant("acme");
 	nodegroup("acme", "cp", 1);
 	nodegroup("acme", "workers", 2);
-	ck_assert_str_eq(asked(), "300 300 300"); /* each change restarts the debounce */
-	ck_assert_uint_eq(fx.n, 0);               /* nothing before it ends */
+	ck_assert_uint_eq(fx.n, 0); /* nothing before the debounce ends */
 	ck_assert_uint_eq(runs_of("acme"), 0);
+	ck_assert_str_eq(asked(), "300 300 300"); /* each change restarts it */
 
 	rz_clock_format(fake_now_ms(NULL), started, sizeof(started));
 	run = drive("acme", PLAN_ADD);
@@ -745,9 +747,9 @@ START_TEST(changes_during_a_run_give_one_follow_up)
 	nodegroup("acme", "b", 1);
 	end_step(out_of("acme", "plan"), 0, NULL);
 	nodegroup("acme", "c", 1);
-	ck_assert_str_eq(asked(), ""); /* a change during a run arms nothing */
 	quiet();
-	ck_assert_uint_eq(fx.n, 3); /* the run goes on alone */
+	ck_assert_uint_eq(fx.n, 3);    /* the run goes on alone */
+	ck_assert_str_eq(asked(), ""); /* a change during a run arms nothing */
 	end_step(out_of("acme", "show"), 0, PLAN_ADD);
 	end_step(out_of("acme", "apply"), 0, NULL);
 	ck_assert_str_eq(run_at("acme", run1, "status.phase"), "Succeeded");
