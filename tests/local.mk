@@ -25,6 +25,7 @@ UNIT_TESTS = \
 	tests/unit/check_proc \
 	tests/unit/check_remote \
 	tests/unit/check_tfui \
+	tests/unit/check_engine \
 	tests/unit/check_tfstate \
 	tests/unit/check_report \
 	tests/unit/check_observe \
@@ -161,6 +162,9 @@ tests_unit_check_observe_LDADD = $(TEST_LDADD)
 tests_unit_check_observer_SOURCES = tests/unit/check_observer.c tests/unit/testutil.h
 tests_unit_check_observer_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_observer_LDADD = $(TEST_LDADD)
+tests_unit_check_engine_SOURCES = tests/unit/check_engine.c tests/unit/testutil.h
+tests_unit_check_engine_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_engine_LDADD = $(TEST_LDADD)
 tests_unit_check_upgrader_SOURCES = tests/unit/check_upgrader.c tests/unit/testutil.h tests/unit/httpclient.h
 tests_unit_check_upgrader_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_upgrader_LDADD = $(TEST_LDADD)

@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <sodium.h>
 
+#include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/engine/engine-int.h"
 #include "core/engine/executor.h"
@@ -179,7 +180,6 @@ static void on_debounce(evutil_socket_t fd, short what, void *arg)
 void rz__engine_poke(rz_engine_t *e, const char *tenant, int64_t delay_ms, const char *trigger)
 {
 	struct tenant *t = rz__engine_tenant_of(e, tenant, true);
-	struct timeval tv = { delay_ms / 1000, (delay_ms % 1000) * 1000 };
 
 	if (t == NULL) {
 		return;
@@ -204,6 +204,7 @@ void rz__engine_poke(rz_engine_t *e, const char *tenant, int64_t delay_ms, const
 		         * tofu.resync shorter than tofu.debounce the change would never run */
 	}
 	if (t->debounce != NULL) {
+		struct timeval tv = rz_clock_timer(delay_ms); /* delay_ms, or a fake clock's */
 		evtimer_add(t->debounce, &tv);
 	}
 }
