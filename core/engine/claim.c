@@ -39,7 +39,7 @@ static struct run *run_named(rz_engine_t *e, const char *run)
 static json_t *step_argv(const struct run *r, enum step step)
 {
 	char out[96], file[80];
-	bool destroy = strcmp(r->operation, "destroy") == 0;
+	bool destroy = r->op == RZ_OP_DESTROY;
 
 	snprintf(file, sizeof(file), "%s.plan", r->name);
 	snprintf(out, sizeof(out), "-out=%s", file);
@@ -135,7 +135,7 @@ static bool runner_may(rz_engine_t *e, const char *name, const json_t *selector,
 	const char *key, *phase;
 	bool ok = true;
 
-	if (rz_store_get(e->store, rz_kind_by_name("Runner"), NULL, name, &obj, &err) != 0) {
+	if (rz_store_get(e->store, e->k_runner, NULL, name, &obj, &err) != 0) {
 		snprintf(why, size, "no Runner \"%s\" (it heartbeats first)", name);
 		return false;
 	}

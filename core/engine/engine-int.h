@@ -18,6 +18,7 @@
 #include "core/base/errors.h"
 #include "core/base/proc.h"
 #include "core/engine/engine.h"
+#include "core/model/states.h"
 #include "core/engine/executor.h"
 #include "core/engine/runlog.h"
 #include "core/http/http.h"
@@ -39,8 +40,8 @@ struct run {
 	rz_engine_t *e;
 	struct tenant *t;
 	char name[64];
-	char operation[16]; /* plan | apply | destroy */
-	char trigger[16];   /* create | update | resync | manual | delete */
+	rz_run_op_t op;           /* plan, apply or destroy */
+	rz_run_trigger_t trigger; /* create, update, resync, manual, delete or upgrade */
 	enum step step;
 	rz_proc_t *proc;
 	char secret[RZ_TOKEN_SECRET_LEN + 1];
@@ -89,19 +90,20 @@ struct tenant {
 	bool queued;            /* waiting for a pool slot */
 	json_t *sel;            /* queued, remote: its runnerSelector as of its queuing */
 	bool unserved;          /* queued for a pool no Ready runner serves: said once */
-	char waiting[64];    /* the Run stored for it meanwhile (Queued), taken up at its start */
-	bool again;          /* changed while running: one follow-up */
-	bool held;           /* its run waits for an upgrade to end */
-	char upgraded[64];   /* the last UpgradeRun seen to succeed */
-	int failures;        /* runs failed in a row: the backoff grows with them */
-	const char *trigger; /* of the next run: "create", "update" or "resync" */
-	char manual[64];     /* a Run created through the API, to start next */
-	char finished[64];   /* the last of its runs to finish (its status.lastRun) */
-	bool gone;           /* deleted while its run finished: forgotten after it */
+	char waiting[64];  /* the Run stored for it meanwhile (Queued), taken up at its start */
+	bool again;        /* changed while running: one follow-up */
+	bool held;         /* its run waits for an upgrade to end */
+	char upgraded[64]; /* the last UpgradeRun seen to succeed */
+	int failures;      /* runs failed in a row: the backoff grows with them */
+	int trigger;       /* of the next run (rz_run_trigger_t), or -1: nothing asked */
+	char manual[64];   /* a Run created through the API, to start next */
+	char finished[64]; /* the last of its runs to finish (its status.lastRun) */
+	bool gone;         /* deleted while its run finished: forgotten after it */
 	struct tenant *next, *qnext;
 };
 
 struct rz_engine {
+	const rz_kind_t *k_tenant, *k_run, *k_upgrade, *k_runner; /* looked up once */
 	struct event_base *base;
 	rz_store_t *store;
 	rz_bus_t *bus;
@@ -130,7 +132,9 @@ struct rz_engine {
 
 /* A Run's final status not written yet. */
 struct unsettled {
-	char tenant[64], name[64], operation[16], phase[16];
+	char tenant[64], name[64];
+	rz_run_op_t op;
+	rz_run_phase_t phase;
 	char error[512];
 	bool report; /* its tenant's lastRun is this run's too */
 	json_t *fields;
@@ -155,7 +159,8 @@ void rz__engine_forget(rz_engine_t *e, struct tenant *t);
 
 /* A reason to run (trigger: "create", "update", "resync", "manual", "upgrade"): restart the
  * tenant's trailing debounce of delay_ms. */
-void rz__engine_poke(rz_engine_t *e, const char *tenant, int64_t delay_ms, const char *trigger);
+void rz__engine_poke(rz_engine_t *e, const char *tenant, int64_t delay_ms,
+                     rz_run_trigger_t trigger);
 
 /* The manual Run waiting to start ends Canceled, saying why (borrowed). */
 void rz__engine_drop_manual(struct tenant *t, const char *why);
@@ -177,6 +182,10 @@ void rz__engine_start_next(rz_engine_t *e);
 
 /* ------------------------------------------------------------------ run.c */
 
+/* A stored Run's trigger (update when it names none) and operation (apply when it names
+ * none), from its spec. */
+rz_run_trigger_t rz__engine_trigger_of(const json_t *spec);
+rz_run_op_t rz__engine_op_of(const json_t *spec);
 /* What happened to run r, as an Event on its tenant (strings borrowed). */
 void rz__engine_run_event(struct run *r, const char *type, const char *reason, const char *what);
 
@@ -233,7 +242,7 @@ void rz__engine_run_release(struct run *r);
 
 /* The run ends in phase with exit_code: its final status, Events, counters and files, then
  * r is freed and what follows it (a follow-up, a retry, the next queued run) goes. */
-void rz__engine_finish(struct run *r, const char *phase, int exit_code);
+void rz__engine_finish(struct run *r, rz_run_phase_t phase, int exit_code);
 
 /* ------------------------------------------------------------------ recover.c */
 

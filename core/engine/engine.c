@@ -31,6 +31,10 @@ int rz_engine_new(rz_engine_t **out, struct event_base *base, rz_store_t *store,
 	}
 	e->base = base;
 	e->store = store;
+	e->k_tenant = rz_kind_by_name("Tenant");
+	e->k_run = rz_kind_by_name("Run");
+	e->k_upgrade = rz_kind_by_name("UpgradeRun");
+	e->k_runner = rz_kind_by_name("Runner");
 	e->bus = bus;
 	e->plugins = plugins;
 	e->auth = auth;
@@ -153,7 +157,7 @@ static void leave(struct run *r)
 {
 	rz_logkv(RZ_LOG_NOTICE, "engine", "run left to its runner; the next start takes it up",
 	         "tenant", r->t->name, "run", r->name, NULL);
-	rz_runlog_close(r->log, "Running");
+	rz_runlog_close(r->log, rz_run_phase_name(RZ_RUN_RUNNING));
 	rz__engine_run_release(r);
 	r->t->run = NULL;
 	free(r);
@@ -192,7 +196,7 @@ void rz_engine_free(rz_engine_t *e)
 			t->again = false;
 			/* rz__engine_finish would forget (free) a deleted one: freed below */
 			t->gone = false;
-			rz__engine_finish(t->run, "Interrupted", -1);
+			rz__engine_finish(t->run, RZ_RUN_INTERRUPTED, -1);
 		}
 		if (t->debounce != NULL) {
 			event_free(t->debounce);

@@ -42,6 +42,7 @@ struct tenant *rz__engine_tenant_of(rz_engine_t *e, const char *name, bool creat
 		return NULL;
 	}
 	t->e = e;
+	t->trigger = -1;
 	memcpy(t->name, key.name, sizeof(t->name));
 	if (tsearch(t, &e->by_name, tenant_cmp) == NULL) {
 		free(t);
@@ -66,8 +67,7 @@ static void queued_selector(struct tenant *t)
 	if (e->exec != NULL && e->exec->remote(e->exec->ctx)) {
 		if (t->run != NULL) {
 			t->sel = json_incref(t->run->selector);
-		} else if (rz_store_get(e->store, rz_kind_by_name("Tenant"), NULL, t->name, &tenant,
-		                        &err) == 0) {
+		} else if (rz_store_get(e->store, e->k_tenant, NULL, t->name, &tenant, &err) == 0) {
 			groups = rz_store_list_all(e->store, "NodeGroup", t->name);
 			if (rz_kind_runner_selector(tenant, groups, &sel, &err) == 0 &&
 			    json_object_size(sel) > 0) {
@@ -154,10 +154,9 @@ static void enqueue(struct tenant *t)
 {
 	/* A change makes a waiting apply's plan stale; a manual run (a speculative plan, an
 	 * apply asked for by hand) queues behind it and leaves it as it is. */
-	if (t->run != NULL && t->run->awaiting && t->trigger != NULL &&
-	    strcmp(t->trigger, "resync") != 0) {
+	if (t->run != NULL && t->run->awaiting && t->trigger >= 0 && t->trigger != RZ_TRIG_RESYNC) {
 		snprintf(t->run->error, sizeof(t->run->error), "superseded by a newer change");
-		rz__engine_finish(t->run, "Canceled", -1);
+		rz__engine_finish(t->run, RZ_RUN_CANCELED, -1);
 	}
 	if (t->queued || t->run != NULL) {
 		t->again = t->run != NULL;
@@ -177,20 +176,19 @@ static void on_debounce(evutil_socket_t fd, short what, void *arg)
 
 /* A reason to run: restart the tenant's trailing debounce. A resync or a retry never
  * relabels a change already waiting, nor an update a creation. */
-void rz__engine_poke(rz_engine_t *e, const char *tenant, int64_t delay_ms, const char *trigger)
+void rz__engine_poke(rz_engine_t *e, const char *tenant, int64_t delay_ms, rz_run_trigger_t trigger)
 {
 	struct tenant *t = rz__engine_tenant_of(e, tenant, true);
 
 	if (t == NULL) {
 		return;
 	}
-	if (strcmp(trigger, "resync") == 0 && t->run != NULL && t->run->awaiting) {
+	if (trigger == RZ_TRIG_RESYNC && t->run != NULL && t->run->awaiting) {
 		return; /* a waiting approval is left alone until someone decides */
 	}
-	if (strcmp(trigger, "manual") != 0 && /* a manual Run is t->manual, not a change */
-	    (t->trigger == NULL ||
-	     (strcmp(trigger, "resync") != 0 &&
-	      !(strcmp(t->trigger, "create") == 0 && strcmp(trigger, "update") == 0)))) {
+	if (trigger != RZ_TRIG_MANUAL && /* a manual Run is t->manual, not a change */
+	    (t->trigger < 0 || (trigger != RZ_TRIG_RESYNC &&
+	                        !(t->trigger == RZ_TRIG_CREATE && trigger == RZ_TRIG_UPDATE)))) {
 		t->trigger = trigger; /* a new tenant's node groups still make its "create" run */
 	}
 	if (t->run != NULL && !t->run->awaiting) {
@@ -199,7 +197,7 @@ void rz__engine_poke(rz_engine_t *e, const char *tenant, int64_t delay_ms, const
 	}
 	if (t->debounce == NULL) {
 		t->debounce = evtimer_new(e->base, on_debounce, t);
-	} else if (strcmp(trigger, "resync") == 0 && evtimer_pending(t->debounce, NULL)) {
+	} else if (trigger == RZ_TRIG_RESYNC && evtimer_pending(t->debounce, NULL)) {
 		return; /* a resync never pushes back a change waiting out its debounce: with
 		         * tofu.resync shorter than tofu.debounce the change would never run */
 	}
@@ -216,13 +214,13 @@ void rz__engine_drop_manual(struct tenant *t, const char *why)
 	char now[32];
 
 	rz_report_now(now, sizeof(now));
-	rz_report_status(
-	    t->e->store, "Run", t->name, t->manual,
-	    json_pack("{s:s, s:s, s:s}", "phase", "Canceled", "finishedAt", now, "message", why));
+	rz_report_status(t->e->store, "Run", t->name, t->manual,
+	                 json_pack("{s:s, s:s, s:s}", "phase", rz_run_phase_name(RZ_RUN_CANCELED),
+	                           "finishedAt", now, "message", why));
 	rz_logkv(RZ_LOG_NOTICE, "engine", "run canceled before it started", "tenant", t->name,
 	         "run", t->manual, "why", why, NULL);
 	t->manual[0] = '\0';
-	if (t->trigger != NULL) {
+	if (t->trigger >= 0) {
 		return; /* a change still waits: its run goes ahead */
 	}
 	if (t->queued && t->run == NULL) {
@@ -267,10 +265,10 @@ void rz__engine_on_event(const rz_event_t *ev, void *arg)
 	const char *k = ev->kind->kind;
 
 	if (strcmp(k, "Run") == 0 && ev->type == RZ_EV_ADDED) {
-		const char *trigger = json_string_value(
-		    json_object_get(json_object_get(ev->object, "spec"), "trigger"));
+		int trigger = rz_run_trigger_of(json_string_value(
+		    json_object_get(json_object_get(ev->object, "spec"), "trigger")));
 		struct tenant *t = rz__engine_tenant_of(e, ev->tenant, true);
-		if (t != NULL && trigger != NULL && strcmp(trigger, "manual") == 0) {
+		if (t != NULL && trigger == RZ_TRIG_MANUAL) {
 			if (t->manual[0] != '\0') {
 				char why[128];
 				snprintf(why, sizeof(why), "superseded by run %s", ev->name);
@@ -278,29 +276,27 @@ void rz__engine_on_event(const rz_event_t *ev, void *arg)
 			}
 			snprintf(t->manual, sizeof(t->manual), "%s", ev->name);
 			/* on its own turn of the loop, not inside delivery */
-			rz__engine_poke(e, ev->tenant, 0, "manual");
+			rz__engine_poke(e, ev->tenant, 0, RZ_TRIG_MANUAL);
 		}
 		return;
 	}
 	if (strcmp(k, "UpgradeRun") == 0 && ev->type != RZ_EV_ADDED && ev->tenant[0] != '\0') {
-		const char *phase = json_string_value(
-		    json_object_get(json_object_get(ev->object, "status"), "phase"));
+		int phase = rz_upgrade_phase_of(json_string_value(
+		    json_object_get(json_object_get(ev->object, "status"), "phase")));
 		struct tenant *t = rz__engine_tenant_of(e, ev->tenant, true);
-		bool ended = ev->type == RZ_EV_DELETED ||
-		             (phase != NULL && strcmp(phase, "Pending") != 0 &&
-		              strcmp(phase, "Prechecking") != 0 && strcmp(phase, "Upgrading") != 0);
+		bool ended = ev->type == RZ_EV_DELETED || rz_upgrade_phase_over(phase);
 		bool dry =
 		    json_is_true(json_object_get(json_object_get(ev->object, "spec"), "dryRun"));
 		if (t != NULL && ended && !dry && t->held) {
 			t->held = false;
 			rz__engine_poke(e, ev->tenant, 0,
-			                "upgrade"); /* what waited for it goes ahead */
-		} else if (t != NULL && ended && !dry && phase != NULL &&
-		           strcmp(phase, "Succeeded") == 0 && strcmp(t->upgraded, ev->name) != 0) {
+			                RZ_TRIG_UPGRADE); /* what waited for it goes ahead */
+		} else if (t != NULL && ended && !dry && phase == RZ_UPG_SUCCEEDED &&
+		           strcmp(t->upgraded, ev->name) != 0) {
 			rz__engine_poke(e, ev->tenant, 0,
-			                "upgrade"); /* new machines boot the new version */
+			                RZ_TRIG_UPGRADE); /* new machines boot the new version */
 		}
-		if (t != NULL && phase != NULL && strcmp(phase, "Succeeded") == 0) {
+		if (t != NULL && phase == RZ_UPG_SUCCEEDED) {
 			snprintf(t->upgraded, sizeof(t->upgraded), "%s", ev->name);
 		}
 		return;
@@ -324,10 +320,10 @@ void rz__engine_on_event(const rz_event_t *ev, void *arg)
 		}
 	} else if (strcmp(k, "Tenant") == 0) {
 		rz__engine_poke(e, ev->name, e->o.debounce_ms,
-		                ev->type == RZ_EV_ADDED ? "create" : "update");
+		                ev->type == RZ_EV_ADDED ? RZ_TRIG_CREATE : RZ_TRIG_UPDATE);
 	} else if ((strcmp(k, "NodeGroup") == 0 || strcmp(k, "ConfigPatch") == 0) &&
 	           ev->tenant[0] != '\0') {
-		rz__engine_poke(e, ev->tenant, e->o.debounce_ms, "update");
+		rz__engine_poke(e, ev->tenant, e->o.debounce_ms, RZ_TRIG_UPDATE);
 	}
 }
 
@@ -350,7 +346,7 @@ void rz__engine_reconcile_pending(void *arg, json_t *t)
 	struct tenant *tt = name != NULL ? rz__engine_tenant_of(e, name, false) : NULL;
 
 	if (tt != NULL && tt->run != NULL && tt->run->generation == gen &&
-	    tt->run->inputs[0] != '\0' && strcmp(tt->run->operation, "plan") != 0) {
+	    tt->run->inputs[0] != '\0' && tt->run->op != RZ_OP_PLAN) {
 		/* a run taken up after a restart covers this generation; only inputs that changed
 		 * since it composed them ask for another */
 		char now[RZ_REPORT_INPUTS_LEN];
@@ -368,7 +364,7 @@ void rz__engine_reconcile_pending(void *arg, json_t *t)
 	 * what tells of those is the digest the last successful apply recorded */
 	if (name != NULL && (gen != seen || json_object_get(meta, "deletionTimestamp") != NULL ||
 	                     rz_report_inputs_stale(e->store, t))) {
-		rz__engine_poke(e, name, e->o.debounce_ms, "update");
+		rz__engine_poke(e, name, e->o.debounce_ms, RZ_TRIG_UPDATE);
 	}
 }
 
@@ -381,7 +377,7 @@ void rz__engine_resync_one(void *arg, json_t *t)
 	    json_string_value(json_object_get(json_object_get(t, "metadata"), "name"));
 
 	if (name != NULL) {
-		rz__engine_poke(e, name, e->o.debounce_ms, "resync");
+		rz__engine_poke(e, name, e->o.debounce_ms, RZ_TRIG_RESYNC);
 	}
 }
 
@@ -424,12 +420,10 @@ static void waiting_run(rz_engine_t *e, struct tenant *t, const char *why)
 	                                                    : NULL;
 	rz_err_t err = { 0 };
 
-	if (name == NULL && t->run == NULL && t->trigger != NULL &&
-	    strcmp(t->trigger, "resync") != 0) {
+	if (name == NULL && t->run == NULL && t->trigger >= 0 && t->trigger != RZ_TRIG_RESYNC) {
 		json_t *tenant = NULL, *obj, *out = NULL;
 		unsigned char raw[4];
-		if (rz_store_get(e->store, rz_kind_by_name("Tenant"), NULL, t->name, &tenant,
-		                 &err) != 0) {
+		if (rz_store_get(e->store, e->k_tenant, NULL, t->name, &tenant, &err) != 0) {
 			return;
 		}
 		bool deleting = json_object_get(json_object_get(tenant, "metadata"),
@@ -439,11 +433,12 @@ static void waiting_run(rz_engine_t *e, struct tenant *t, const char *why)
 		         raw[2], raw[3]);
 		obj = json_pack("{s:{s:s, s:s}, s:{s:s, s:s, s:I}}", "metadata", "name", t->waiting,
 		                "tenant", t->name, "spec", "operation",
-		                deleting ? "destroy" : "apply", "trigger",
-		                deleting ? "delete" : t->trigger, "generation",
+		                rz_run_op_name(deleting ? RZ_OP_DESTROY : RZ_OP_APPLY), "trigger",
+		                rz_run_trigger_name(deleting ? RZ_TRIG_DELETE : t->trigger),
+		                "generation",
 		                json_integer_value(json_object_get(
 		                    json_object_get(tenant, "metadata"), "generation")));
-		if (rz_store_create(e->store, rz_kind_by_name("Run"), obj, NULL, &out, &err) == 0) {
+		if (rz_store_create(e->store, e->k_run, obj, NULL, &out, &err) == 0) {
 			name = t->waiting;
 		} else {
 			t->waiting[0] = '\0';
@@ -454,7 +449,7 @@ static void waiting_run(rz_engine_t *e, struct tenant *t, const char *why)
 	}
 	if (name != NULL) {
 		rz_report_status(e->store, "Run", t->name, name,
-		                 json_pack("{s:s}", "phase", "Queued"));
+		                 json_pack("{s:s}", "phase", rz_run_phase_name(RZ_RUN_QUEUED)));
 		rz_report_run_condition(e->store, t->name, name, "Scheduled", "False", "NoRunner",
 		                        why, NULL);
 	}

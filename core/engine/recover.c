@@ -26,7 +26,8 @@ static void interrupt_left(rz_engine_t *e, const json_t *run, const char *now)
 	const char *name = json_string_value(json_object_get(meta, "name"));
 
 	rz_report_status(e->store, "Run", tenant, name,
-	                 json_pack("{s:s, s:s, s:s}", "phase", "Interrupted", "finishedAt", now,
+	                 json_pack("{s:s, s:s, s:s}", "phase",
+	                           rz_run_phase_name(RZ_RUN_INTERRUPTED), "finishedAt", now,
 	                           "message",
 	                           json_object_get(json_object_get(run, "status"), "startedAt")
 	                               ? "the daemon stopped before the run finished"
@@ -37,7 +38,7 @@ static void interrupt_left(rz_engine_t *e, const json_t *run, const char *now)
 	rz_report_status(e->store, "Tenant", NULL, tenant, json_pack("{s:s}", "appliedInputs", ""));
 	rz_logkv(RZ_LOG_WARNING, "engine", "run interrupted by a daemon stop; running again",
 	         "tenant", tenant, "run", name, NULL);
-	rz__engine_poke(e, tenant, e->o.debounce_ms, "resync");
+	rz__engine_poke(e, tenant, e->o.debounce_ms, RZ_TRIG_RESYNC);
 }
 
 /* Whether a Run a previous daemon left is one its runner may still be running: remote
@@ -45,11 +46,11 @@ static void interrupt_left(rz_engine_t *e, const json_t *run, const char *now)
 static bool adoptable(rz_engine_t *e, const json_t *run)
 {
 	const json_t *st = json_object_get(run, "status");
-	const char *phase = json_string_value(json_object_get(st, "phase"));
+	int phase = rz_run_phase_of(json_string_value(json_object_get(st, "phase")));
 	const char *name =
 	    json_string_value(json_object_get(json_object_get(run, "metadata"), "name"));
 
-	return e->o.remote && phase != NULL && strcmp(phase, "Running") == 0 &&
+	return e->o.remote && phase == RZ_RUN_RUNNING &&
 	       json_is_string(json_object_get(st, "step")) && name != NULL &&
 	       rz_auth_granted(e->auth, name);
 }
@@ -127,9 +128,10 @@ void rz__engine_recover_runs(rz_engine_t *e)
 		const char *phase =
 		    json_string_value(json_object_get(json_object_get(run, "status"), "phase"));
 
+		int p = rz_run_phase_of(phase);
 		if (tenant == NULL || name == NULL ||
-		    (phase != NULL && strcmp(phase, "Running") != 0 &&
-		     strcmp(phase, "AwaitingApproval") != 0 && strcmp(phase, "Queued") != 0)) {
+		    (phase != NULL && p != RZ_RUN_RUNNING && p != RZ_RUN_AWAITING_APPROVAL &&
+		     p != RZ_RUN_QUEUED)) {
 			continue;
 		}
 		if (adoptable(e, run)) {
@@ -169,7 +171,7 @@ static int take_up(rz_engine_t *e, const json_t *run, rz_err_t *err)
 	for (k = 0; k < RZ_ENGINE_STEPS && strcmp(rz_engine_steps[k], step) != 0; k++) {
 	}
 	if (t == NULL || t->run != NULL || k == RZ_ENGINE_STEPS ||
-	    rz_store_get(e->store, rz_kind_by_name("Tenant"), NULL, tenant, &tobj, err) != 0) {
+	    rz_store_get(e->store, e->k_tenant, NULL, tenant, &tobj, err) != 0) {
 		return rz_err_set(err, -EINVAL, "its tenant or step is gone");
 	}
 	if ((r = calloc(1, sizeof(*r))) == NULL) {
@@ -180,10 +182,8 @@ static int take_up(rz_engine_t *e, const json_t *run, rz_err_t *err)
 	r->t = t;
 	r->diagnostics = json_array();
 	snprintf(r->name, sizeof(r->name), "%s", json_string_value(json_object_get(meta, "name")));
-	snprintf(r->operation, sizeof(r->operation), "%s",
-	         json_string_value(json_object_get(spec, "operation")) ?: "apply");
-	snprintf(r->trigger, sizeof(r->trigger), "%s",
-	         json_string_value(json_object_get(spec, "trigger")) ?: "update");
+	r->op = rz__engine_op_of(spec);
+	r->trigger = rz__engine_trigger_of(spec);
 	r->generation = json_integer_value(json_object_get(spec, "generation"));
 	for (int i = 0; i < RZ_ENGINE_STEPS; i++) {
 		const char *who = json_string_value(
@@ -246,7 +246,7 @@ static int take_up(rz_engine_t *e, const json_t *run, rz_err_t *err)
 	sodium_memzero(key, sizeof(key));
 	if (rc != 0) {
 		snprintf(r->error, sizeof(r->error), "cannot take the run up again: %s", err->msg);
-		rz__engine_finish(r, "Failed", -1);
+		rz__engine_finish(r, RZ_RUN_FAILED, -1);
 		return 0;
 	}
 	{

@@ -138,7 +138,7 @@ static struct run *current_run(rz_engine_t *e, rz_req_t *req)
 	if (t != NULL && t->run != NULL && strcmp(t->run->name, name) == 0) {
 		return t->run;
 	}
-	if (rz_store_get(e->store, rz_kind_by_name("Run"), tenant, name, &obj, &err) != 0) {
+	if (rz_store_get(e->store, e->k_run, tenant, name, &obj, &err) != 0) {
 		rz_reply_error(req, 404, NULL, "runs \"%s\" not found in tenant \"%s\"", name,
 		               tenant);
 		return NULL;
@@ -210,8 +210,8 @@ static void h_approve(rz_req_t *req, void *ctx)
 	r->awaiting = false;
 	r->approved = true;
 	rz_report_status(r->e->store, "Run", r->t->name, r->name,
-	                 json_pack("{s:s, s:s, s:s}", "phase", "Queued", "approvedBy",
-	                           who ? who->user : "", "approvalReason", reason));
+	                 json_pack("{s:s, s:s, s:s}", "phase", rz_run_phase_name(RZ_RUN_QUEUED),
+	                           "approvedBy", who ? who->user : "", "approvalReason", reason));
 	rz_logkv(RZ_LOG_NOTICE, "engine", "run approved", "tenant", r->t->name, "run", r->name,
 	         "by", who ? who->user : "", "reason", reason, NULL);
 	rz_reply_status(
@@ -237,12 +237,12 @@ static void h_cancel(rz_req_t *req, void *ctx)
 	rz_reply_status(req, rz_status_new(200, "", "run canceled"));
 	if (r->awaiting || !r->slot) {
 		snprintf(r->error, sizeof(r->error), "canceled before its apply");
-		rz__engine_finish(r, "Canceled", -1);
+		rz__engine_finish(r, RZ_RUN_CANCELED, -1);
 	} else if (r->remote && !r->claimed) {
 		/* no runner holds it: its job, when a runner takes it, gets 409 at the claim */
 		snprintf(r->error, sizeof(r->error), "canceled before a runner took its %s step",
 		         rz_engine_steps[r->step]);
-		rz__engine_finish(r, "Canceled", -1);
+		rz__engine_finish(r, RZ_RUN_CANCELED, -1);
 	} else if (r->remote) {
 		r->e->exec->cancel(r->e->exec->ctx, r->name); /* the runner reports the exit */
 	} else {
@@ -263,7 +263,7 @@ static void h_log(rz_req_t *req, void *ctx)
 	json_t *obj = NULL;
 	rz_err_t err = { 0 };
 
-	if (rz_store_get(e->store, rz_kind_by_name("Run"), tenant, name, &obj, &err) != 0) {
+	if (rz_store_get(e->store, e->k_run, tenant, name, &obj, &err) != 0) {
 		rz_reply_error(req, 404, NULL, "runs \"%s\" not found in tenant \"%s\"", name,
 		               tenant);
 		return;

@@ -17,12 +17,27 @@
 
 /* ------------------------------------------------------------------ a run's Run object */
 
+rz_run_trigger_t rz__engine_trigger_of(const json_t *spec)
+{
+	int v = rz_run_trigger_of(json_string_value(json_object_get(spec, "trigger")));
+
+	return v >= 0 ? (rz_run_trigger_t)v : RZ_TRIG_UPDATE;
+}
+
+rz_run_op_t rz__engine_op_of(const json_t *spec)
+{
+	int v = rz_run_op_of(json_string_value(json_object_get(spec, "operation")));
+
+	return v >= 0 ? (rz_run_op_t)v : RZ_OP_APPLY;
+}
+
 /* What happened to run r, as an Event on its tenant (repeats of a reason are counted). */
 void rz__engine_run_event(struct run *r, const char *type, const char *reason, const char *what)
 {
 	char msg[700];
 
-	snprintf(msg, sizeof(msg), "run %s (%s, %s): %s", r->name, r->operation, r->trigger, what);
+	snprintf(msg, sizeof(msg), "run %s (%s, %s): %s", r->name, rz_run_op_name(r->op),
+	         rz_run_trigger_name(r->trigger), what);
 	rz_events_record(r->e->store, r->t->name, "Tenant", r->t->name, type, reason, msg,
 	                 "engine");
 }
@@ -41,28 +56,27 @@ static bool take_waiting(struct run *r, const json_t *tenant)
 
 	snprintf(r->name, sizeof(r->name), "%s", t->waiting);
 	t->waiting[0] = '\0';
-	if (rz_store_get(e->store, rz_kind_by_name("Run"), t->name, r->name, &m, &err) != 0) {
+	if (rz_store_get(e->store, e->k_run, t->name, r->name, &m, &err) != 0) {
 		return false;
 	}
 	spec = json_object_get(m, "spec");
-	same = strcmp(json_string_value(json_object_get(spec, "operation")) ?: "",
-	              r->deleting ? "destroy" : "apply") == 0 &&
+	same = rz_run_op_of(json_string_value(json_object_get(spec, "operation"))) ==
+	           (int)(r->deleting ? RZ_OP_DESTROY : RZ_OP_APPLY) &&
 	       json_integer_value(json_object_get(spec, "generation")) ==
 	           json_integer_value(
 	               json_object_get(json_object_get(tenant, "metadata"), "generation"));
 	if (same) {
 		r->stored = true;
-		snprintf(r->operation, sizeof(r->operation), "%s",
-		         r->deleting ? "destroy" : "apply");
-		snprintf(r->trigger, sizeof(r->trigger), "%s",
-		         json_string_value(json_object_get(spec, "trigger")) ?: "update");
+		r->op = r->deleting ? RZ_OP_DESTROY : RZ_OP_APPLY;
+		r->trigger = rz__engine_trigger_of(spec);
 		r->generation = json_integer_value(json_object_get(spec, "generation"));
-		t->trigger = NULL;
+		t->trigger = -1;
 	} else {
 		rz_report_now(now, sizeof(now));
 		rz_report_status(e->store, "Run", t->name, r->name,
-		                 json_pack("{s:s, s:s, s:s}", "phase", "Canceled", "finishedAt",
-		                           now, "message", "superseded by a newer change"));
+		                 json_pack("{s:s, s:s, s:s}", "phase",
+		                           rz_run_phase_name(RZ_RUN_CANCELED), "finishedAt", now,
+		                           "message", "superseded by a newer change"));
 		r->name[0] = '\0';
 	}
 	json_decref(m);
@@ -75,7 +89,7 @@ static int make_run(struct run *r, const json_t *tenant, rz_err_t *err)
 	rz_engine_t *e = r->e;
 	struct tenant *t = r->t;
 	bool deleting = json_object_get(json_object_get(tenant, "metadata"), "deletionTimestamp");
-	const char *trigger = t->trigger ? t->trigger : "update";
+	rz_run_trigger_t trigger = t->trigger >= 0 ? (rz_run_trigger_t)t->trigger : RZ_TRIG_UPDATE;
 	json_t *obj, *out = NULL;
 	unsigned char raw[4];
 	int rc;
@@ -92,36 +106,33 @@ static int make_run(struct run *r, const json_t *tenant, rz_err_t *err)
 		r->stored = true;
 		snprintf(r->name, sizeof(r->name), "%s", t->manual);
 		t->manual[0] = '\0';
-		if (rz_store_get(e->store, rz_kind_by_name("Run"), t->name, r->name, &m, err) !=
-		    0) {
+		if (rz_store_get(e->store, e->k_run, t->name, r->name, &m, err) != 0) {
 			return err->code;
 		}
-		snprintf(
-		    r->operation, sizeof(r->operation), "%s",
-		    json_string_value(json_object_get(json_object_get(m, "spec"), "operation")));
-		snprintf(r->trigger, sizeof(r->trigger), "manual");
+		r->op = rz__engine_op_of(json_object_get(m, "spec"));
+		r->trigger = RZ_TRIG_MANUAL;
 		json_decref(m);
-		if (strcmp(r->operation, "plan") == 0 && t->trigger != NULL) {
+		if (r->op == RZ_OP_PLAN && t->trigger >= 0) {
 			t->again = true; /* a change waits too: it gets its apply after the plan */
 		} else {
-			t->trigger = NULL;
+			t->trigger = -1;
 		}
 		return 0;
 	}
-	t->trigger = NULL;
+	t->trigger = -1;
 	randombytes_buf(raw, sizeof(raw));
 	snprintf(r->name, sizeof(r->name), "run-%02x%02x%02x%02x", raw[0], raw[1], raw[2], raw[3]);
-	snprintf(r->operation, sizeof(r->operation), "%s", deleting ? "destroy" : "apply");
-	snprintf(r->trigger, sizeof(r->trigger), "%s", deleting ? "delete" : trigger);
+	r->op = deleting ? RZ_OP_DESTROY : RZ_OP_APPLY;
+	r->trigger = deleting ? RZ_TRIG_DELETE : trigger;
 	r->generation =
 	    json_integer_value(json_object_get(json_object_get(tenant, "metadata"), "generation"));
-	if (strcmp(r->trigger, "resync") == 0) {
+	if (r->trigger == RZ_TRIG_RESYNC) {
 		return 0; /* stored only when its plan finds something to do, or it fails */
 	}
 	obj = json_pack("{s:{s:s, s:s}, s:{s:s, s:s, s:I}}", "metadata", "name", r->name, "tenant",
-	                t->name, "spec", "operation", r->operation, "trigger", r->trigger,
-	                "generation", r->generation);
-	rc = rz_store_create(e->store, rz_kind_by_name("Run"), obj, NULL, &out, err);
+	                t->name, "spec", "operation", rz_run_op_name(r->op), "trigger",
+	                rz_run_trigger_name(r->trigger), "generation", r->generation);
+	rc = rz_store_create(e->store, e->k_run, obj, NULL, &out, err);
 	json_decref(obj);
 	json_decref(out);
 	r->stored = rc == 0;
@@ -138,13 +149,13 @@ void rz__engine_store_run(struct run *r)
 		return;
 	}
 	obj = json_pack("{s:{s:s, s:s}, s:{s:s, s:s, s:I}}", "metadata", "name", r->name, "tenant",
-	                r->t->name, "spec", "operation", r->operation, "trigger", r->trigger,
-	                "generation", r->generation);
-	if (rz_store_create(r->e->store, rz_kind_by_name("Run"), obj, NULL, &out, &err) == 0) {
+	                r->t->name, "spec", "operation", rz_run_op_name(r->op), "trigger",
+	                rz_run_trigger_name(r->trigger), "generation", r->generation);
+	if (rz_store_create(r->e->store, r->e->k_run, obj, NULL, &out, &err) == 0) {
 		r->stored = true;
-		rz_report_status(
-		    r->e->store, "Run", r->t->name, r->name,
-		    json_pack("{s:s, s:s}", "phase", "Running", "startedAt", r->started));
+		rz_report_status(r->e->store, "Run", r->t->name, r->name,
+		                 json_pack("{s:s, s:s}", "phase", rz_run_phase_name(RZ_RUN_RUNNING),
+		                           "startedAt", r->started));
 		rz__engine_run_event(r, "Normal", "RunStarted", "started");
 	} else {
 		rz_log_warn("engine", "tenant '%s': cannot store run %s: %s", r->t->name, r->name,
@@ -193,7 +204,7 @@ static void create_upgrade(rz_engine_t *e, const char *tenant, const char *compo
 	obj = json_pack("{s:{s:s, s:s}, s:{s:s, s:s, s:b, s:s}}", "metadata", "name", name,
 	                "tenant", tenant, "spec", "component", component, "targetVersion", to,
 	                "dryRun", 0, "trigger", "spec");
-	if (rz_store_create(e->store, rz_kind_by_name("UpgradeRun"), obj, NULL, &out, &err) != 0) {
+	if (rz_store_create(e->store, e->k_upgrade, obj, NULL, &out, &err) != 0) {
 		rz_logkv(RZ_LOG_ERR, "engine",
 		         "cannot create the upgrade the version change asks for", "tenant", tenant,
 		         "error", err.msg, NULL);
@@ -247,7 +258,7 @@ static void start_run(rz_engine_t *e, struct tenant *t)
 	struct run *r = calloc(1, sizeof(*r));
 	json_t *tenant = NULL;
 	char dir[PATH_MAX], path[PATH_MAX * 2], now[32], manual[64] = "";
-	const char *trigger = NULL; /* what asked for the run, should it have to ask again */
+	int trigger = -1; /* what asked for the run, should it have to ask again */
 	rz_err_t err = { 0 };
 	int rc;
 
@@ -260,7 +271,7 @@ static void start_run(rz_engine_t *e, struct tenant *t)
 	t->run = r;
 	r->slot = true;
 	e->running++;
-	rc = rz_store_get(e->store, rz_kind_by_name("Tenant"), NULL, t->name, &tenant, &err);
+	rc = rz_store_get(e->store, e->k_tenant, NULL, t->name, &tenant, &err);
 	t->gone = t->gone || rc == RZ_ENOTFOUND; /* a child's deletion poked a deleted tenant */
 	if (rc == 0 && upgrade_holds(e, t, tenant)) {
 		t->held = true; /* the upgrade's end pokes the tenant again */
@@ -295,7 +306,7 @@ static void start_run(rz_engine_t *e, struct tenant *t)
 			 * again later, with the backoff of a failure */
 			int64_t delay = rz__engine_backoff_ms(e, ++t->failures);
 			char in[32];
-			if (t->trigger == NULL) {
+			if (t->trigger < 0) {
 				t->trigger = trigger;
 			}
 			if (t->manual[0] == '\0') {
@@ -310,9 +321,9 @@ static void start_run(rz_engine_t *e, struct tenant *t)
 			t->run = NULL;
 			e->running--;
 			rz__engine_poke(e, t->name, delay,
-			                t->trigger     ? t->trigger
-			                : t->manual[0] ? "manual"
-			                               : "update");
+			                t->trigger >= 0 ? (rz_run_trigger_t)t->trigger
+			                : t->manual[0]  ? RZ_TRIG_MANUAL
+			                                : RZ_TRIG_UPDATE);
 			return;
 		}
 		json_decref(r->diagnostics);
@@ -329,7 +340,8 @@ static void start_run(rz_engine_t *e, struct tenant *t)
 	snprintf(r->started, sizeof(r->started), "%s", now);
 	if (r->stored) {
 		rz_report_status(e->store, "Run", t->name, r->name,
-		                 json_pack("{s:s, s:s}", "phase", "Running", "startedAt", now));
+		                 json_pack("{s:s, s:s}", "phase", rz_run_phase_name(RZ_RUN_RUNNING),
+		                           "startedAt", now));
 		rz__engine_run_event(r, "Normal", "RunStarted", "started");
 	}
 	rz_auth_token_secret(r->secret);
@@ -349,7 +361,7 @@ static void start_run(rz_engine_t *e, struct tenant *t)
 	}
 	if (rc != 0) {
 		snprintf(r->error, sizeof(r->error), "%s", err.msg);
-		rz__engine_finish(r, "Failed", -1);
+		rz__engine_finish(r, RZ_RUN_FAILED, -1);
 	}
 }
 
@@ -361,10 +373,10 @@ static void resume(struct run *r)
 	r->slot = true;
 	r->e->running++;
 	rz_report_status(r->e->store, "Run", r->t->name, r->name,
-	                 json_pack("{s:s}", "phase", "Running"));
+	                 json_pack("{s:s}", "phase", rz_run_phase_name(RZ_RUN_RUNNING)));
 	if (rz__engine_next_step(r, &err) != 0) {
 		snprintf(r->error, sizeof(r->error), "%s", err.msg);
-		rz__engine_finish(r, "Failed", -1);
+		rz__engine_finish(r, RZ_RUN_FAILED, -1);
 	}
 }
 

@@ -46,7 +46,7 @@ static void settle_arm(rz_engine_t *e)
 
 /* A run's final status (fields, taken) into its Run; kept to be written again when the
  * database refuses it. */
-static void settle(struct run *r, const char *phase, json_t *fields)
+static void settle(struct run *r, rz_run_phase_t phase, json_t *fields)
 {
 	rz_engine_t *e = r->e;
 	struct unsettled *u;
@@ -66,18 +66,17 @@ static void settle(struct run *r, const char *phase, json_t *fields)
 	}
 	snprintf(u->tenant, sizeof(u->tenant), "%s", r->t->name);
 	snprintf(u->name, sizeof(u->name), "%s", r->name);
-	snprintf(u->operation, sizeof(u->operation), "%s", r->operation);
-	snprintf(u->phase, sizeof(u->phase), "%s", phase);
+	u->op = r->op;
+	u->phase = phase;
 	snprintf(u->error, sizeof(u->error), "%s", r->error);
-	u->report = strcmp(r->operation, "plan") != 0 &&
-	            (strcmp(r->operation, "destroy") != 0 || strcmp(phase, "Succeeded") != 0);
+	u->report = r->op != RZ_OP_PLAN && (r->op != RZ_OP_DESTROY || phase != RZ_RUN_SUCCEEDED);
 	u->fields = fields;
 	u->tries = 1;
 	u->next = e->unsettled;
 	e->unsettled = u;
 	e->n_unsettled++;
 	rz_logkv(RZ_LOG_WARNING, "engine", "final status not written: retrying", "tenant",
-	         u->tenant, "run", u->name, "phase", phase, NULL);
+	         u->tenant, "run", u->name, "phase", rz_run_phase_name(phase), NULL);
 	settle_arm(e);
 }
 
@@ -106,21 +105,21 @@ static bool sweep(rz_engine_t *e)
 		json_t *meta = json_object_get(run, "metadata");
 		const char *tenant = json_string_value(json_object_get(meta, "tenant"));
 		const char *name = json_string_value(json_object_get(meta, "name"));
-		const char *phase =
-		    json_string_value(json_object_get(json_object_get(run, "status"), "phase"));
+		int phase = rz_run_phase_of(
+		    json_string_value(json_object_get(json_object_get(run, "status"), "phase")));
 		struct tenant *t = tenant ? rz__engine_tenant_of(e, tenant, false) : NULL;
 		json_t *fields;
 
-		if (tenant == NULL || name == NULL || phase == NULL ||
-		    (strcmp(phase, "Running") != 0 && strcmp(phase, "Queued") != 0 &&
-		     strcmp(phase, "AwaitingApproval") != 0) ||
+		if (tenant == NULL || name == NULL ||
+		    (phase != RZ_RUN_RUNNING && phase != RZ_RUN_QUEUED &&
+		     phase != RZ_RUN_AWAITING_APPROVAL) ||
 		    (t != NULL && t->run != NULL && strcmp(t->run->name, name) == 0) ||
 		    (t != NULL && strcmp(t->manual, name) == 0) || unsettled_has(e, tenant, name)) {
 			continue;
 		}
-		fields =
-		    json_pack("{s:s, s:s, s:s}", "phase", "Interrupted", "finishedAt", now,
-		              "message", "the run ended but its final status could not be written");
+		fields = json_pack(
+		    "{s:s, s:s, s:s}", "phase", rz_run_phase_name(RZ_RUN_INTERRUPTED), "finishedAt",
+		    now, "message", "the run ended but its final status could not be written");
 		if (rz_report_status_try(e->store, "Run", tenant, name, fields) != 0) {
 			all = false;
 		} else {
@@ -148,8 +147,9 @@ void rz__engine_on_settle(evutil_socket_t fd, short what, void *arg)
 		    rz_report_status_try(e->store, "Run", u->tenant, u->name, u->fields) == 0;
 		if (done && u->report && t != NULL && strcmp(t->finished, u->name) == 0) {
 			/* its tenant's lastRun may have missed it as well */
-			rz_report_run(e->store, u->tenant, u->name, u->operation, u->phase,
-			              u->error, e->o.provision_timeout_ms);
+			rz_report_run(e->store, u->tenant, u->name, rz_run_op_name(u->op),
+			              rz_run_phase_name(u->phase), u->error,
+			              e->o.provision_timeout_ms);
 		}
 		if (!done && ++u->tries <= SETTLE_TRIES) {
 			pp = &u->next;
@@ -181,11 +181,10 @@ void rz__engine_teardown_done(struct run *r)
 	rz_err_t err = { 0 };
 	bool gone;
 
-	if (rz_store_get(r->e->store, rz_kind_by_name("Tenant"), NULL, r->t->name, &cur, &err) ==
-	    0) {
+	if (rz_store_get(r->e->store, r->e->k_tenant, NULL, r->t->name, &cur, &err) == 0) {
 		json_object_set(json_object_get(cur, "metadata"), "finalizers",
 		                json_object_get(json_object_get(patch, "metadata"), "finalizers"));
-		rz_store_update(r->e->store, rz_kind_by_name("Tenant"), NULL, r->t->name, cur, 0,
+		rz_store_update(r->e->store, r->e->k_tenant, NULL, r->t->name, cur, 0,
 		                RZ_UPDATE_SPEC, NULL, &out, &gone, &err);
 	}
 	json_decref(out);
@@ -247,7 +246,7 @@ static void prune_runs(rz_engine_t *e, const char *tenant, const char *current)
 		const char *phase = json_string_value(json_object_get(st, "phase"));
 		const char *end = json_string_value(json_object_get(st, "finishedAt"));
 		bool done = end != NULL && phase != NULL;
-		bool young_failure = done && strcmp(phase, "Failed") == 0 &&
+		bool young_failure = done && rz_run_phase_of(phase) == RZ_RUN_FAILED &&
 		                     now - rz_clock_parse(end) < e->o.run_retention_ms;
 
 		if (name == NULL || !done || strcmp(name, current) == 0 ||
@@ -256,8 +255,8 @@ static void prune_runs(rz_engine_t *e, const char *tenant, const char *current)
 			continue;
 		}
 		out = NULL;
-		if (rz_store_delete(e->store, rz_kind_by_name("Run"), tenant, name, 0, NULL, &out,
-		                    &gone, &err) == 0) {
+		if (rz_store_delete(e->store, e->k_run, tenant, name, 0, NULL, &out, &gone, &err) ==
+		    0) {
 			snprintf(path, sizeof(path), "%s/%s.log", dir, name);
 			unlink(path);
 		}
@@ -267,12 +266,12 @@ static void prune_runs(rz_engine_t *e, const char *tenant, const char *current)
 	json_decref(runs);
 }
 
-static void count_run(rz_engine_t *e, const char *operation, const char *phase)
+static void count_run(rz_engine_t *e, rz_run_op_t op, rz_run_phase_t phase)
 {
 	for (size_t o = 0; o < RZ_ENGINE_OPS; o++) {
 		for (size_t p = 0; p < RZ_ENGINE_PHASES; p++) {
-			if (strcmp(operation, rz_engine_ops[o]) == 0 &&
-			    strcmp(phase, rz_engine_phases[p]) == 0) {
+			if (strcmp(rz_run_op_name(op), rz_engine_ops[o]) == 0 &&
+			    strcmp(rz_run_phase_name(phase), rz_engine_phases[p]) == 0) {
 				e->stats.runs[o][p]++;
 			}
 		}
@@ -296,26 +295,25 @@ void rz__engine_run_release(struct run *r)
 	sodium_memzero(r->secret, sizeof(r->secret));
 }
 
-void rz__engine_finish(struct run *r, const char *phase, int exit_code)
+void rz__engine_finish(struct run *r, rz_run_phase_t phase, int exit_code)
 {
 	rz_engine_t *e = r->e;
 	struct tenant *t = r->t;
-	bool failed =
-	    strcmp(phase, "Failed") == 0 && strcmp(r->operation, "plan") != 0 && !e->stopping;
+	const char *phase_name = rz_run_phase_name(phase);
+	bool ok = phase == RZ_RUN_SUCCEEDED;
+	bool failed = phase == RZ_RUN_FAILED && r->op != RZ_OP_PLAN && !e->stopping;
 	char now[32];
 	json_t *state = NULL;
 	rz_err_t err = { 0 };
 	bool quiet;
 
-	if (strcmp(phase, "Succeeded") == 0 && strcmp(r->operation, "apply") == 0 &&
-	    r->talos[0] != '\0') {
+	if (ok && r->op == RZ_OP_APPLY && r->talos[0] != '\0') {
 		/* what the cluster runs from now on: a change of these later is an upgrade */
 		rz_report_status(e->store, "Tenant", NULL, t->name,
 		                 json_pack("{s:s, s:s}", "talosVersion", r->talos,
 		                           "kubernetesVersion", r->kubernetes));
 	}
-	if (strcmp(phase, "Succeeded") == 0 && strcmp(r->operation, "plan") != 0 &&
-	    rz_tfstate_get(e->tfstate, t->name, &state, &err) == 0) {
+	if (ok && r->op != RZ_OP_PLAN && rz_tfstate_get(e->tfstate, t->name, &state, &err) == 0) {
 		rz_report_machines(e->store, e->plugins, t->name, state);
 		if (rz_tfstate_keep_outputs(e->tfstate, t->name, r->name, state, &err) != 0) {
 			rz_logkv(RZ_LOG_ERR, "engine", "cannot keep the sensitive outputs",
@@ -323,22 +321,21 @@ void rz__engine_finish(struct run *r, const char *phase, int exit_code)
 		}
 	}
 	json_decref(state);
-	if (strcmp(phase, "Succeeded") == 0 && strcmp(r->operation, "apply") == 0 &&
-	    r->inputs[0] != '\0') {
+	if (ok && r->op == RZ_OP_APPLY && r->inputs[0] != '\0') {
 		/* what this apply covered: a start runs the tenant again when its node groups or
 		 * config patches changed since, should the run that change asked for be lost */
 		rz_report_status(e->store, "Tenant", NULL, t->name,
 		                 json_pack("{s:s}", "appliedInputs", r->inputs));
 	}
-	if (!r->stored && strcmp(phase, "Succeeded") != 0 && !e->stopping) {
+	if (!r->stored && !ok && !e->stopping) {
 		rz__engine_store_run(r); /* a resync that failed is worth keeping */
 	}
 	quiet = !r->stored; /* a resync that found nothing to do: no Run, no Events */
 	rz_report_now(now, sizeof(now));
 	if (!quiet) {
 		json_t *fields =
-		    json_pack("{s:s, s:s, s:i, s:s, s:o, s:o}", "phase", phase, "finishedAt", now,
-		              "exitCode", exit_code, "message", r->error, "changes",
+		    json_pack("{s:s, s:s, s:i, s:s, s:o, s:o}", "phase", phase_name, "finishedAt",
+		              now, "exitCode", exit_code, "message", r->error, "changes",
 		              r->plan == NULL && r->changes != NULL ? json_incref(r->changes)
 		                                                    : rz_plan_counts(r->plan),
 		              "diagnostics", rz__engine_diagnostics_of(r));
@@ -348,32 +345,35 @@ void rz__engine_finish(struct run *r, const char *phase, int exit_code)
 		settle(r, phase, fields);
 		snprintf(t->finished, sizeof(t->finished), "%s", r->name);
 	}
-	if (strcmp(r->operation, "destroy") == 0 && strcmp(phase, "Succeeded") == 0) {
+	if (r->op == RZ_OP_DESTROY && ok) {
 		rz__engine_teardown_done(r);
 	} else if (quiet) {
 		rz_report_resynced(e->store, t->name, e->o.provision_timeout_ms);
-	} else if (strcmp(r->operation, "plan") != 0) {
-		rz_report_run(e->store, t->name, r->name, r->operation, phase, r->error,
-		              e->o.provision_timeout_ms);
+	} else if (r->op != RZ_OP_PLAN) {
+		rz_report_run(e->store, t->name, r->name, rz_run_op_name(r->op), phase_name,
+		              r->error, e->o.provision_timeout_ms);
 	}
-	if (r->drifted && strcmp(phase, "Succeeded") == 0) {
+	if (r->drifted && ok) {
 		char msg[160];
 		snprintf(msg, sizeof(msg), "run %s applied what the resync plan found", r->name);
 		rz_report_drift(r->e->store, r->t->name, false, "Corrected", msg);
 	}
 	rz_logkv(RZ_LOG_INFO, "engine", "run finished", "tenant", t->name, "run", r->name,
-	         "operation", r->operation, "phase", phase, "error", r->error, NULL);
-	count_run(e, r->operation, phase);
-	if (!quiet && (strcmp(r->operation, "destroy") != 0 || strcmp(phase, "Succeeded") != 0)) {
-		static const char *const reasons[][3] = {
-			{ "Succeeded", "Normal", "RunSucceeded" },
-			{ "Failed", "Warning", "RunFailed" },
-			{ "Canceled", "Normal", "RunCanceled" },
-			{ "Interrupted", "Warning", "RunInterrupted" },
+	         "operation", rz_run_op_name(r->op), "phase", phase_name, "error", r->error, NULL);
+	count_run(e, r->op, phase);
+	if (!quiet && (r->op != RZ_OP_DESTROY || !ok)) {
+		static const struct {
+			rz_run_phase_t phase;
+			const char *type, *reason;
+		} reasons[] = {
+			{ RZ_RUN_SUCCEEDED, "Normal", "RunSucceeded" },
+			{ RZ_RUN_FAILED, "Warning", "RunFailed" },
+			{ RZ_RUN_CANCELED, "Normal", "RunCanceled" },
+			{ RZ_RUN_INTERRUPTED, "Warning", "RunInterrupted" },
 		};
 		for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++) {
-			if (strcmp(phase, reasons[i][0]) == 0) {
-				rz__engine_run_event(r, reasons[i][1], reasons[i][2],
+			if (phase == reasons[i].phase) {
+				rz__engine_run_event(r, reasons[i].type, reasons[i].reason,
 				                     r->error[0] != '\0' ? r->error : "succeeded");
 			}
 		}
@@ -382,7 +382,7 @@ void rz__engine_finish(struct run *r, const char *phase, int exit_code)
 	if (r->remote && e->exec != NULL) {
 		e->exec->forget(e->exec->ctx, r->name);
 	}
-	rz_runlog_close(r->log, phase);
+	rz_runlog_close(r->log, phase_name);
 	{
 		char dir[PATH_MAX], path[PATH_MAX * 2];
 		rz__engine_tenant_dir(e, t->name, dir, sizeof(dir));
@@ -406,21 +406,22 @@ void rz__engine_finish(struct run *r, const char *phase, int exit_code)
 	}
 	free(r);
 	t->run = NULL;
-	t->failures = failed ? t->failures + 1 : strcmp(phase, "Succeeded") == 0 ? 0 : t->failures;
+	t->failures = failed ? t->failures + 1 : ok ? 0 : t->failures;
 	if (t->gone) { /* deleted meanwhile (its teardown): nothing follows */
 		t->again = false;
 		rz__engine_forget(e, t);
 	} else if (t->again) {
 		t->again = false;
 		/* the follow-up keeps what asked for it: a resync stays a resync */
-		rz__engine_poke(e, t->name, e->o.debounce_ms, t->trigger ? t->trigger : "update");
+		rz__engine_poke(e, t->name, e->o.debounce_ms,
+		                t->trigger >= 0 ? (rz_run_trigger_t)t->trigger : RZ_TRIG_UPDATE);
 	} else if (failed) {
 		int64_t delay = rz__engine_backoff_ms(e, t->failures);
 		char in[32];
 		snprintf(in, sizeof(in), "%llds", (long long)(delay / 1000));
 		rz_logkv(RZ_LOG_NOTICE, "engine", "run failed: retrying", "tenant", t->name, "in",
 		         in, NULL);
-		rz__engine_poke(e, t->name, delay, "resync");
+		rz__engine_poke(e, t->name, delay, RZ_TRIG_RESYNC);
 	}
 	rz__engine_start_next(e);
 }

@@ -220,7 +220,7 @@ static void step_done(void *arg, int status, bool timed_out, bool canceled)
 	if (timed_out) {
 		snprintf(r->error, sizeof(r->error), "tofu %s timed out after %llds (tofu.timeout)",
 		         names[r->step], (long long)(r->e->o.timeout_ms / 1000));
-		rz__engine_finish(r, "Failed", status);
+		rz__engine_finish(r, RZ_RUN_FAILED, status);
 		return;
 	}
 	if (!canceled && status != 0 && json_array_size(r->diagnostics) == 0) {
@@ -238,13 +238,13 @@ static void step_done(void *arg, int status, bool timed_out, bool canceled)
 		snprintf(r->error, sizeof(r->error),
 		         "tofu %s was killed by signal %d (%s): see the run's diagnostics and log",
 		         names[r->step], status - 128, signal_name(status - 128));
-		rz__engine_finish(r, "Failed", status);
+		rz__engine_finish(r, RZ_RUN_FAILED, status);
 		return;
 	}
 	if (canceled || status != 0) {
 		snprintf(r->error, sizeof(r->error), "tofu %s %s", names[r->step],
 		         canceled ? "was canceled" : "failed (see the run's diagnostics and log)");
-		rz__engine_finish(r, canceled ? "Canceled" : "Failed", status);
+		rz__engine_finish(r, canceled ? RZ_RUN_CANCELED : RZ_RUN_FAILED, status);
 		return;
 	}
 	if (r->step == STEP_SHOW) {
@@ -274,7 +274,7 @@ static void step_done(void *arg, int status, bool timed_out, bool canceled)
 			add_diagnostic(r, json_pack("{s:s, s:s, s:s, s:s}", "severity", "error",
 			                            "summary", "tofu show -json printed no plan",
 			                            "detail", r->error, "address", ""));
-			rz__engine_finish(r, "Failed", 0);
+			rz__engine_finish(r, RZ_RUN_FAILED, 0);
 			return;
 		}
 		{ /* named before the apply moves the Machines */
@@ -287,7 +287,7 @@ static void step_done(void *arg, int status, bool timed_out, bool canceled)
 	r->tail_len = 0; /* a diagnostic speaks of the step that failed */
 	if (rz__engine_next_step(r, &err) != 0) {
 		snprintf(r->error, sizeof(r->error), "%s", err.msg);
-		rz__engine_finish(r, "Failed", -1);
+		rz__engine_finish(r, RZ_RUN_FAILED, -1);
 	}
 }
 
@@ -316,9 +316,10 @@ static void on_lost(void *arg, const char *runner)
 		rz_logkv(RZ_LOG_ERR, "engine", "cannot release the lost run's state lock", "run",
 		         r->name, "error", err.msg, NULL);
 	}
-	rz__engine_finish(r, "Interrupted", -1);
+	rz__engine_finish(r, RZ_RUN_INTERRUPTED, -1);
 	if (!t->gone && !e->stopping) {
-		rz__engine_poke(e, t->name, e->o.debounce_ms, "update"); /* as after a restart */
+		rz__engine_poke(e, t->name, e->o.debounce_ms,
+		                RZ_TRIG_UPDATE); /* as after a restart */
 	}
 }
 
@@ -435,8 +436,7 @@ static bool needs_approval(struct run *r)
 	json_t *c;
 	bool destroys;
 
-	if (!r->e->o.destroy_approval || r->approved || r->deleting ||
-	    strcmp(r->operation, "apply") != 0) {
+	if (!r->e->o.destroy_approval || r->approved || r->deleting || r->op != RZ_OP_APPLY) {
 		return false;
 	}
 	c = rz_plan_counts(r->plan);
@@ -448,7 +448,7 @@ static bool needs_approval(struct run *r)
 int rz__engine_next_step(struct run *r, rz_err_t *err)
 {
 	const char *tofu = r->e->o.tofu;
-	bool destroy = strcmp(r->operation, "destroy") == 0;
+	bool destroy = r->op == RZ_OP_DESTROY;
 	/* -reconfigure: the backend address follows the daemon's listen address, and the
 	 * state always lives in the daemon: there is never anything to migrate. */
 	const char *init[] = { tofu, "init", "-input=false", "-no-color", "-reconfigure", NULL };
@@ -466,10 +466,10 @@ int rz__engine_next_step(struct run *r, rz_err_t *err)
 
 	rz_proc_free(r->proc);
 	r->proc = NULL;
-	if (r->step == STEP_APPLY && strcmp(r->operation, "plan") == 0) {
+	if (r->step == STEP_APPLY && r->op == RZ_OP_PLAN) {
 		r->step = STEP_DONE; /* a speculative plan changes nothing */
 	}
-	if (r->step == STEP_APPLY && strcmp(r->trigger, "resync") == 0) {
+	if (r->step == STEP_APPLY && r->trigger == RZ_TRIG_RESYNC) {
 		/* drift detection: the resync's plan says whether reality left the spec */
 		char msg[256];
 		json_t *c = rz_plan_counts(r->plan);
@@ -494,8 +494,9 @@ int rz__engine_next_step(struct run *r, rz_err_t *err)
 	if (r->step == STEP_APPLY && needs_approval(r)) {
 		r->awaiting = true;
 		rz_report_status(r->e->store, "Run", r->t->name, r->name,
-		                 json_pack("{s:s, s:o, s:o}", "phase", "AwaitingApproval",
-		                           "changes", rz_plan_counts(r->plan), "plan",
+		                 json_pack("{s:s, s:o, s:o}", "phase",
+		                           rz_run_phase_name(RZ_RUN_AWAITING_APPROVAL), "changes",
+		                           rz_plan_counts(r->plan), "plan",
 		                           r->listed ? json_incref(r->listed) : json_object()));
 		{
 			char why[256];
@@ -519,7 +520,7 @@ int rz__engine_next_step(struct run *r, rz_err_t *err)
 		return 0;
 	}
 	if (r->step == STEP_DONE) {
-		rz__engine_finish(r, "Succeeded", 0);
+		rz__engine_finish(r, RZ_RUN_SUCCEEDED, 0);
 		return 0;
 	}
 	return run_step(r, argv[r->step], err);

@@ -538,11 +538,10 @@ json_t *rz_report_active_upgrade(rz_store_t *st, const char *tenant)
 
 	json_array_foreach(ups, i, u)
 	{
-		const char *phase =
-		    json_string_value(json_object_get(json_object_get(u, "status"), "phase"));
+		int phase = rz_upgrade_phase_of(
+		    json_string_value(json_object_get(json_object_get(u, "status"), "phase")));
 		if (json_is_true(json_object_get(json_object_get(u, "spec"), "dryRun")) ||
-		    (phase != NULL && strcmp(phase, "Pending") != 0 &&
-		     strcmp(phase, "Prechecking") != 0 && strcmp(phase, "Upgrading") != 0)) {
+		    rz_upgrade_phase_over(phase)) {
 			continue;
 		}
 		if (best == NULL || created_before(u, best)) {
