@@ -103,7 +103,9 @@ struct tenant {
 };
 
 struct rz_engine {
-	const rz_kind_t *k_tenant, *k_run, *k_upgrade, *k_runner; /* looked up once */
+	/* the kinds it reads and writes, looked up once */
+	const rz_kind_t *k_tenant, *k_run, *k_upgrade, *k_runner, *k_machine, *k_nodegroup,
+	    *k_configpatch;
 	struct event_base *base;
 	rz_store_t *store;
 	rz_bus_t *bus;

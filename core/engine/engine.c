@@ -35,6 +35,9 @@ int rz_engine_new(rz_engine_t **out, struct event_base *base, rz_store_t *store,
 	e->k_run = rz_kind_by_name("Run");
 	e->k_upgrade = rz_kind_by_name("UpgradeRun");
 	e->k_runner = rz_kind_by_name("Runner");
+	e->k_machine = rz_kind_by_name("Machine");
+	e->k_nodegroup = rz_kind_by_name("NodeGroup");
+	e->k_configpatch = rz_kind_by_name("ConfigPatch");
 	e->bus = bus;
 	e->plugins = plugins;
 	e->auth = auth;

@@ -262,9 +262,9 @@ static void recount_soon(rz_engine_t *e, const char *tenant, long ms)
 void rz__engine_on_event(const rz_event_t *ev, void *arg)
 {
 	rz_engine_t *e = arg;
-	const char *k = ev->kind->kind;
+	const rz_kind_t *k = ev->kind;
 
-	if (strcmp(k, "Run") == 0 && ev->type == RZ_EV_ADDED) {
+	if (k == e->k_run && ev->type == RZ_EV_ADDED) {
 		int trigger = rz_run_trigger_of(json_string_value(
 		    json_object_get(json_object_get(ev->object, "spec"), "trigger")));
 		struct tenant *t = rz__engine_tenant_of(e, ev->tenant, true);
@@ -280,7 +280,7 @@ void rz__engine_on_event(const rz_event_t *ev, void *arg)
 		}
 		return;
 	}
-	if (strcmp(k, "UpgradeRun") == 0 && ev->type != RZ_EV_ADDED && ev->tenant[0] != '\0') {
+	if (k == e->k_upgrade && ev->type != RZ_EV_ADDED && ev->tenant[0] != '\0') {
 		int phase = rz_upgrade_phase_of(json_string_value(
 		    json_object_get(json_object_get(ev->object, "status"), "phase")));
 		struct tenant *t = rz__engine_tenant_of(e, ev->tenant, true);
@@ -301,28 +301,27 @@ void rz__engine_on_event(const rz_event_t *ev, void *arg)
 		}
 		return;
 	}
-	if (strcmp(k, "Machine") == 0 && ev->type == RZ_EV_MODIFIED && !ev->spec_changed &&
+	if (k == e->k_machine && ev->type == RZ_EV_MODIFIED && !ev->spec_changed &&
 	    ev->tenant[0] != '\0') {
 		recount_soon(e, ev->tenant, 100); /* observation: counts and phase follow, no run */
 		return;
 	}
-	if (strcmp(k, "Tenant") == 0 && ev->type == RZ_EV_MODIFIED && ev->spec_changed &&
+	if (k == e->k_tenant && ev->type == RZ_EV_MODIFIED && ev->spec_changed &&
 	    json_object_get(json_object_get(ev->object, "metadata"), "deletionTimestamp")) {
 		recount_soon(e, ev->name, 0); /* its phase is Deleting from now on */
 	}
 	if (!ev->spec_changed) {
 		return; /* status and metadata writes never trigger */
 	}
-	if (strcmp(k, "Tenant") == 0 && ev->type == RZ_EV_DELETED) {
+	if (k == e->k_tenant && ev->type == RZ_EV_DELETED) {
 		struct tenant *t = rz__engine_tenant_of(e, ev->name, false);
 		if (t != NULL) {
 			rz__engine_forget(e, t);
 		}
-	} else if (strcmp(k, "Tenant") == 0) {
+	} else if (k == e->k_tenant) {
 		rz__engine_poke(e, ev->name, e->o.debounce_ms,
 		                ev->type == RZ_EV_ADDED ? RZ_TRIG_CREATE : RZ_TRIG_UPDATE);
-	} else if ((strcmp(k, "NodeGroup") == 0 || strcmp(k, "ConfigPatch") == 0) &&
-	           ev->tenant[0] != '\0') {
+	} else if ((k == e->k_nodegroup || k == e->k_configpatch) && ev->tenant[0] != '\0') {
 		rz__engine_poke(e, ev->tenant, e->o.debounce_ms, RZ_TRIG_UPDATE);
 	}
 }
