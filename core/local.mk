@@ -42,6 +42,9 @@ core_librezus_core_la_SOURCES = \
 	core/auth/access.c core/auth/access.h \
 	core/auth/audit.c core/auth/audit.h \
 	core/auth/session.c core/auth/session.h \
+	core/auth/jws.c core/auth/jws.h \
+	core/auth/oidc.c core/auth/oidc.h \
+	core/auth/sso.c core/auth/sso.h \
 	core/plugin/host.c core/plugin/host.h \
 	core/plugin/probe.c core/plugin/probe.h \
 	core/plugin/plugins.c core/plugin/plugins.h \
