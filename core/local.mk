@@ -80,6 +80,7 @@ core_librezus_core_la_SOURCES = \
 	core/web/ui.c core/web/ui.h core/web/page.h core/web/pages.c core/web/live.c \
 	core/web/tenant-pages.c \
 	core/web/admin-pages.c \
+	core/web/sso-pages.c \
 	core/daemon.c core/daemon.h core/cmdline.c \
 	core/offline.c core/offline.h
 # Generated in the build tree (web/local.mk: the embedded static assets).

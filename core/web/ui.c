@@ -20,7 +20,8 @@
 #include "core/web/ui.h"
 
 #define UI_ROUTES                                                                                  \
-	(6 + RZ__PAGE_ROUTES + RZ__LIVE_ROUTES + RZ__TENANT_PAGE_ROUTES + RZ__ADMIN_ROUTES)
+	(6 + RZ__PAGE_ROUTES + RZ__LIVE_ROUTES + RZ__TENANT_PAGE_ROUTES + RZ__ADMIN_ROUTES +       \
+	 RZ__SSO_ROUTES)
 #define LOGIN_SEED_BYTES 16
 #define LOGIN_SEED_AGE   3600 /* seconds a login form stays usable */
 #define MAX_TARGET       1024 /* an API path the UI builds, at most */
@@ -678,6 +679,16 @@ static const char *cookie_path(const rz__page_t *pg)
 	return pg->base[0] ? pg->base : "/";
 }
 
+bool rz__page_secure(const rz__page_t *pg)
+{
+	return secure_cookie(pg);
+}
+
+const char *rz__page_cookie_path(const rz__page_t *pg)
+{
+	return cookie_path(pg);
+}
+
 /* The login form: its CSRF seed in a cookie (a login needs one too, or a site could log
  * a browser in as someone else). */
 static void login_form(rz__page_t *pg, int code, const char *error)
@@ -700,6 +711,7 @@ static void login_form(rz__page_t *pg, int code, const char *error)
 	if (error != NULL) {
 		json_object_set_new(pg->view, "loginError", json_string(error));
 	}
+	rz__sso_login_view(pg);
 	rz__page_render(pg, "pages/login", code);
 }
 
@@ -907,8 +919,14 @@ int rz_ui_routes(rz_ui_t *ui, rz_err_t *err)
 	rz__admin_pages_routes(ui, ui->routes, &n);
 	rz__live_routes(ui, ui->routes, &n);
 	rz__tenant_pages_routes(ui, ui->routes, &n);
+	rz__sso_pages_routes(ui, ui->routes, &n);
 	ui->nroutes = n;
 	return rz_http_add_routes(ui->http, ui->routes, n, err);
+}
+
+void rz_ui_set_oidc(rz_ui_t *ui, rz_oidc_t *oidc)
+{
+	ui->oidc = oidc;
 }
 
 void rz_ui_close_all(rz_ui_t *ui)
