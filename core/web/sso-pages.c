@@ -166,14 +166,15 @@ static void finished(void *arg, const rz_oidc_result_t *r)
 
 static void get_callback(rz_req_t *req, void *ctx)
 {
-	rz__page_t *pg = sso_page(ctx, req);
-	const char *state = rz_req_query(req, "state");
-	const char *error = rz_req_query(req, "error");
+	rz__page_t *pg = sso_page(ctx, req); /* NULL: answered, req is gone */
+	const char *state, *error;
 	char mine[RZ_OIDC_STATE_LEN + 2], msg[512];
 
 	if (pg == NULL) {
 		return;
 	}
+	state = rz_req_query(req, "state");
+	error = rz_req_query(req, "error");
 	if (error != NULL) {
 		const char *desc = rz_req_query(req, "error_description");
 		state_cookie(pg, NULL);
