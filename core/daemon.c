@@ -47,7 +47,9 @@
 #include "core/api/metrics.h"
 #include "core/api/openapi.h"
 #include "core/plugin/plugins.h"
+#include "core/auth/oidc.h"
 #include "core/auth/session.h"
+#include "core/auth/sso.h"
 #include "core/tfstate/tfstate.h"
 #include "core/observe/observe.h"
 #include "core/remote/agent.h"
@@ -85,6 +87,8 @@ struct rz_daemon {
 	rz_access_t *access;
 	rz_audit_t *audit;
 	rz_session_t *session;
+	rz_oidc_t *oidc; /* NULL: no single sign-on */
+	rz_sso_t *sso;
 	rz_plugins_t *plugins;
 	rz_tfstate_t *tfstate;
 	rz_engine_t *engine;
@@ -806,6 +810,9 @@ static int start_http(rz_daemon_t *d, rz_err_t *err)
 		rc = rz_session_routes(d->session, d->http, err);
 	}
 	if (rc == 0) {
+		rc = rz_sso_routes(d->sso, d->http, err);
+	}
+	if (rc == 0) {
 		rc = rz_review_new(&d->review, d->http, d->auth, err);
 	}
 	if (rc == 0) {
@@ -818,6 +825,7 @@ static int start_http(rz_daemon_t *d, rz_err_t *err)
 		rc = rz_ui_new(&d->ui, d->http, d->auth, d->access, d->base, d->cfg->web_dir, err);
 	}
 	if (rc == 0) {
+		rz_ui_set_oidc(d->ui, d->oidc);
 		rc = rz_ui_routes(d->ui, err);
 	}
 	if (rc == 0) {
@@ -934,6 +942,12 @@ static int start_auth(rz_daemon_t *d, rz_err_t *err)
 	if (rc == 0) {
 		rc = rz_session_new(&d->session, d->auth, d->access, d->store, d->db, d->workers,
 		                    d->base, err);
+	}
+	if (rc == 0) {
+		rc = rz_oidc_new(&d->oidc, d->cfg, d->workers, d->base, err);
+	}
+	if (rc == 0) {
+		rc = rz_sso_new(&d->sso, d->oidc, d->auth, d->access, d->store, d->cfg, err);
 	}
 	if (rc == 0) {
 		char key[PATH_MAX];
@@ -1242,6 +1256,7 @@ void rz_daemon_free(rz_daemon_t *d)
 	/* The pool first: its done() callbacks may still answer requests. Watches end before
 	 * the server goes; the routes the API lent the server outlive it. */
 	rz_workers_free(d->workers);
+	rz_oidc_free(d->oidc);       /* after the pool: its fetches are over */
 	rz_runners_free(d->runners); /* after the pool: its stream check uses the connection */
 	rz_db_stop(d->db);           /* the last sync: the writes waiting for it are answered */
 	rz_backups_free(d->backups); /* after the pool: a backup's done() uses it */
@@ -1254,6 +1269,7 @@ void rz_daemon_free(rz_daemon_t *d)
 	rz_openapi_free(d->openapi);
 	rz_metrics_free(d->metrics);
 	rz_session_free(d->session);
+	rz_sso_free(d->sso);
 	rz_plugins_free(d->plugins);
 	rz_tfstate_free(d->tfstate);
 	rz_audit_free(d->audit);

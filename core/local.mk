@@ -44,6 +44,9 @@ core_librezus_core_la_SOURCES = \
 	core/auth/access.c core/auth/access.h \
 	core/auth/audit.c core/auth/audit.h \
 	core/auth/session.c core/auth/session.h \
+	core/auth/jws.c core/auth/jws.h \
+	core/auth/oidc.c core/auth/oidc.h \
+	core/auth/sso.c core/auth/sso.h \
 	core/plugin/host.c core/plugin/host.h \
 	core/plugin/probe.c core/plugin/probe.h \
 	core/plugin/plugins.c core/plugin/plugins.h \
@@ -81,6 +84,7 @@ core_librezus_core_la_SOURCES = \
 	core/web/ui.c core/web/ui.h core/web/page.h core/web/pages.c core/web/live.c \
 	core/web/tenant-pages.c \
 	core/web/admin-pages.c \
+	core/web/sso-pages.c \
 	core/daemon.c core/daemon.h core/cmdline.c \
 	core/offline.c core/offline.h
 # Generated in the build tree (web/local.mk: the embedded static assets).

@@ -4,6 +4,7 @@
 UNIT_TESTS = \
 	tests/unit/check_upgrader \
 	tests/unit/check_auth \
+	tests/unit/check_oidc \
 	tests/unit/check_api \
 	tests/unit/check_errors \
 	tests/unit/check_log \
@@ -53,6 +54,7 @@ INTEGRATION_TESTS = \
 	tests/integration/dispatch.sh \
 	tests/integration/webui-tenant.sh \
 	tests/integration/webui-admin.sh \
+	tests/integration/oidc.sh \
 	tests/integration/killfault.sh \
 	tests/integration/dispatch-restart.sh \
 	tests/integration/upgrade.sh \
@@ -122,9 +124,9 @@ CHECK_VALGRIND =
 check-local: $(CHECK_VALGRIND:yes=check-valgrind)
 # (named here as well: with TESTS= the harness's own clean rule names none of them)
 CLEANFILES += tests/valgrind-suite.log $(UNIT_TESTS:=.log) $(UNIT_TESTS:=.trs)
-EXTRA_DIST += $(INTEGRATION_TESTS) tests/web/lib.mjs tests/web/webui.mjs tests/web/webui-tenant.mjs tests/web/webui-admin.mjs tests/integration/lib.sh tests/integration/backup-craft.py tests/integration/k8sfront.sh build-aux/tap-driver.sh \
+EXTRA_DIST += $(INTEGRATION_TESTS) tests/web/lib.mjs tests/web/webui.mjs tests/web/webui-tenant.mjs tests/web/webui-admin.mjs tests/web/oidc.mjs tests/integration/lib.sh tests/integration/backup-craft.py tests/integration/k8sfront.sh build-aux/tap-driver.sh \
 	tests/integration/openapi-client.ts redocly.yaml \
-	tests/plugins tests/stand-ins/talosctl tests/stand-ins/kubectl
+	tests/plugins tests/stand-ins/talosctl tests/stand-ins/kubectl tests/stand-ins/oidc-provider.mjs
 LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
 # PACKAGING_TEST=no (make check PACKAGING_TEST=no) leaves the slow packaging test out (the
 # packages are built once, in tools/test-all's sanitizer build's suite).
@@ -213,6 +215,9 @@ tests_unit_check_events_LDADD = $(TEST_LDADD)
 tests_unit_check_bus_SOURCES = tests/unit/check_bus.c tests/unit/testutil.h
 tests_unit_check_bus_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_bus_LDADD = $(TEST_LDADD)
+tests_unit_check_oidc_SOURCES = tests/unit/check_oidc.c tests/unit/testutil.h
+tests_unit_check_oidc_CFLAGS = $(TEST_CFLAGS) $(OPENSSL_CFLAGS) $(SODIUM_CFLAGS)
+tests_unit_check_oidc_LDADD = $(TEST_LDADD) $(OPENSSL_LIBS) $(SODIUM_LIBS)
 tests_unit_check_auth_SOURCES = tests/unit/check_auth.c tests/unit/testutil.h tests/unit/httpclient.h
 tests_unit_check_auth_CFLAGS = $(TEST_CFLAGS) $(LIBJWT_CFLAGS) $(SODIUM_CFLAGS)
 tests_unit_check_auth_LDADD = $(TEST_LDADD) $(LIBJWT_LIBS) $(SODIUM_LIBS)

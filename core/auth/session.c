@@ -561,6 +561,17 @@ static void password_done(void *arg, int canceled)
 	check_free(c);
 }
 
+/* Whether user was made by single sign-on (User.spec.identity): it has no password. */
+static bool sso_user(rz_session_t *s, const char *user)
+{
+	json_t *u = NULL;
+	bool sso = rz_store_get(s->store, rz_kind_by_name("User"), NULL, user, &u, NULL) == 0 &&
+	           json_object_get(json_object_get(u, "spec"), "identity") != NULL;
+
+	json_decref(u);
+	return sso;
+}
+
 static void handle_password(rz_req_t *req, void *ctx)
 {
 	rz_session_t *s = ctx;
@@ -571,6 +582,14 @@ static void handle_password(rz_req_t *req, void *ctx)
 	struct check *c;
 
 	if (body == NULL) {
+		return;
+	}
+	if (sso_user(s, p->user)) {
+		json_decref(body);
+		rz_reply_error(req, 403, NULL,
+		               "'%s' signs in with single sign-on and has no password here: change "
+		               "it at the sign-in provider",
+		               p->user);
 		return;
 	}
 	cur = json_string_value(json_object_get(body, "currentPassword"));

@@ -82,6 +82,20 @@ typedef struct rz_config {
 	int login_checks_per_address; /* running or waiting, from one address (IPv6: /64) */
 	int login_queue;              /* checks waiting for a turn, in total */
 
+	/* auth.oidc: single sign-on with an OpenID provider; "" issuer = none */
+	char *oidc_issuer;
+	char *oidc_client_id;
+	char *oidc_client_secret_file; /* "": a public client (PKCE alone) */
+	char *oidc_cli_client_id;      /* "": the same as oidc_client_id */
+	char *oidc_scopes;
+	char *oidc_username_claim;
+	char *oidc_groups_claim;
+	char *oidc_groups_prefix;
+	char **oidc_roles; /* NULL-terminated "group=role" */
+	char *oidc_ca_file;
+	char *oidc_redirect_url; /* "": derived from the request */
+	char *oidc_display_name;
+
 	/* tofu: */
 	char *tofu_binary;
 	int tofu_workers;

@@ -276,7 +276,7 @@ static int check_base_url(const struct rz__setting *s, const char *value, const 
 }
 
 static int check_proc_name(const struct rz__setting *s, const char *value, const char *origin,
-                             rz_err_t *err)
+                           rz_err_t *err)
 {
 	size_t len = strlen(value);
 	bool ok = len <= 63 && strspn(value, "abcdefghijklmnopqrstuvwxyz0123456789-") == len &&
@@ -305,6 +305,64 @@ static int check_installation(const struct rz__setting *s, const char *value, co
 		                  strcmp(s->key, "runner.installation") == 0
 		                      ? "asked of the daemon"
 		                      : "derived from the data dir");
+	}
+	return 0;
+}
+
+/* An OpenID issuer or the WebUI's callback URL: https://, or http:// to a loopback host
+ * (a provider a test starts); no query, fragment or credentials. */
+static bool oidc_url(const char *v)
+{
+	static const char *const loop[] = { "http://127.0.0.1", "http://localhost",
+		                            "http://[::1]" };
+	size_t len = strlen(v);
+	bool ok = len > 8 && len <= 256 && strncmp(v, "https://", 8) == 0;
+
+	for (size_t i = 0; !ok && i < ARRAY_SIZE(loop); i++) {
+		size_t n = strlen(loop[i]);
+		ok = strncmp(v, loop[i], n) == 0 && (v[n] == ':' || v[n] == '/' || v[n] == '\0');
+	}
+	return ok && strpbrk(v, " \t\r\n?#@") == NULL;
+}
+
+/* auth.oidc: an issuer needs a client id; URLs as oidc_url says; roles "group=role". */
+static int verify_oidc(const struct rz__setting *s, const rz_config_t *cfg, rz_err_t *err)
+{
+	static const char *const roles[] = { "none", "view", "edit", "admin" };
+
+	(void)s;
+	if (!set(cfg->oidc_issuer)) {
+		return 0;
+	}
+	if (!oidc_url(cfg->oidc_issuer)) {
+		return rz_err_set(
+		    err, REZUS_ECONFIG,
+		    "auth.oidc.issuer: '%.64s' is not an https:// URL (http:// only to "
+		    "a loopback address)",
+		    cfg->oidc_issuer);
+	}
+	if (!set(cfg->oidc_client_id)) {
+		return rz_err_set(err, REZUS_ECONFIG,
+		                  "auth.oidc.client_id: required with an issuer");
+	}
+	if (set(cfg->oidc_redirect_url) && !oidc_url(cfg->oidc_redirect_url)) {
+		return rz_err_set(err, REZUS_ECONFIG,
+		                  "auth.oidc.redirect_url: '%.64s' is not an https:// URL (http:// "
+		                  "only to a loopback address)",
+		                  cfg->oidc_redirect_url);
+	}
+	for (char **r = cfg->oidc_roles; r != NULL && *r != NULL; r++) {
+		const char *eq = strrchr(*r, '=');
+		bool ok = false;
+		for (size_t i = 0; eq != NULL && eq != *r && i < ARRAY_SIZE(roles); i++) {
+			ok |= strcmp(eq + 1, roles[i]) == 0;
+		}
+		if (!ok) {
+			return rz_err_set(err, REZUS_ECONFIG,
+			                  "auth.oidc.roles: '%.64s' is not group=role (role none, "
+			                  "view, edit or admin)",
+			                  *r);
+		}
 	}
 	return 0;
 }
@@ -504,6 +562,79 @@ const struct rz__setting rz__settings[] = {
 	  .min = 0,
 	  .max = 10000,
 	  .help = "password checks waiting for a turn; more get 429" },
+	{ .key = "auth.oidc",
+	  .kind = K_SECTION,
+	  .help = "single sign-on with an OpenID Connect provider (docs/security.md)" },
+	{ .key = "auth.oidc.issuer",
+	  .kind = K_STRING,
+	  .offset = AT(oidc_issuer),
+	  .def = "",
+	  .verify = verify_oidc,
+	  .help = "the provider's issuer URL, exactly as its ID tokens name it (https://; "
+	          "http:// only to a loopback address); empty = no single sign-on" },
+	{ .key = "auth.oidc.client_id",
+	  .kind = K_STRING,
+	  .offset = AT(oidc_client_id),
+	  .def = "",
+	  .help = "the WebUI's client id at the provider" },
+	{ .key = "auth.oidc.client_secret_file",
+	  .kind = K_STRING,
+	  .offset = AT(oidc_client_secret_file),
+	  .def = "",
+	  .help = "a file (no group or other access) whose first line is the client secret, "
+	          "sent as client_secret_post; empty = a public client (PKCE alone)" },
+	{ .key = "auth.oidc.cli_client_id",
+	  .kind = K_STRING,
+	  .offset = AT(oidc_cli_client_id),
+	  .def = "",
+	  .help = "the client id rezusctl signs in with (a public client); empty = client_id" },
+	{ .key = "auth.oidc.scopes",
+	  .kind = K_STRING,
+	  .offset = AT(oidc_scopes),
+	  .def = "openid profile email groups",
+	  .flags = F_NONEMPTY,
+	  .help = "the scopes asked for, space-separated" },
+	{ .key = "auth.oidc.username_claim",
+	  .kind = K_STRING,
+	  .offset = AT(oidc_username_claim),
+	  .def = "preferred_username",
+	  .flags = F_NONEMPTY,
+	  .help = "the ID token's claim naming the user (a DNS label; no fallback: a token "
+	          "without it is refused)" },
+	{ .key = "auth.oidc.groups_claim",
+	  .kind = K_STRING,
+	  .offset = AT(oidc_groups_claim),
+	  .def = "groups",
+	  .help = "the claim listing the user's groups; empty = none taken" },
+	{ .key = "auth.oidc.groups_prefix",
+	  .kind = K_STRING,
+	  .offset = AT(oidc_groups_prefix),
+	  .def = "oidc-",
+	  .help = "put before each group's name in User.spec.groups, so that AccessBindings "
+	          "name {kind: Group, name: oidc-team-a}" },
+	{ .key = "auth.oidc.roles",
+	  .kind = K_LIST,
+	  .offset = AT(oidc_roles),
+	  .def = "",
+	  .help = "group=role (the provider's group name, role none, view, edit or admin): the "
+	          "highest of a user's sets its role at each login; empty = new users get none "
+	          "and keep what an admin gives" },
+	{ .key = "auth.oidc.ca_file",
+	  .kind = K_STRING,
+	  .offset = AT(oidc_ca_file),
+	  .def = "",
+	  .help = "PEM CAs the provider's certificate is checked against; empty = the system's" },
+	{ .key = "auth.oidc.redirect_url",
+	  .kind = K_STRING,
+	  .offset = AT(oidc_redirect_url),
+	  .def = "",
+	  .help = "the WebUI's callback as the browser reaches it (https://host/login/oidc/"
+	          "callback); empty = server.external_url's, else the request's host" },
+	{ .key = "auth.oidc.display_name",
+	  .kind = K_STRING,
+	  .offset = AT(oidc_display_name),
+	  .def = "",
+	  .help = "the login page's button says \"Sign in with\" this; empty = single sign-on" },
 	{ .key = "tofu", .kind = K_SECTION, .help = "the tofu run pool" },
 	{ .key = "tofu.binary",
 	  .kind = K_STRING,

@@ -802,6 +802,21 @@ static bool password_valid(const char *s, char *msg, size_t size)
 	return true;
 }
 
+/* Set for a user single sign-on made: who it is at the provider. */
+static const rz_field_t user_identity[] = {
+	{ .name = "issuer",
+	  .type = RZ_F_STRING,
+	  .required = true,
+	  .max_len = 256,
+	  .doc = "the OpenID provider's issuer" },
+	{ .name = "subject",
+	  .type = RZ_F_STRING,
+	  .required = true,
+	  .max_len = 255,
+	  .doc = "the user's subject (sub) there" },
+	F_END,
+};
+
 static const rz_field_t user_spec[] = {
 	{ .name = "role", .type = RZ_F_STRING, .required = true, .enums = user_roles },
 	{ .name = "password",
@@ -818,6 +833,11 @@ static const rz_field_t user_spec[] = {
 	  .unique = true,
 	  .doc = "the groups the user is in, which AccessBindings may name (subjects of kind "
 	         "Group)" },
+	{ .name = "identity",
+	  .type = RZ_F_OBJECT,
+	  .fields = user_identity,
+	  .doc = "set by single sign-on when it made the user (at its first login), never "
+	         "through the API: such a user has no password and signs in at its provider" },
 	F_END,
 };
 
@@ -827,10 +847,24 @@ static const rz_field_t user_status[] = {
 	F_END,
 };
 
-/* A new user needs a password; names are DNS labels like every object's. */
+/* A new user needs a password; names are DNS labels like every object's. spec.identity is
+ * single sign-on's: the API neither sets nor changes it, and a user with one has no
+ * password. */
 static void user_check(const rz_kind_t *k, json_t *obj, const json_t *old, json_t *causes)
 {
-	if (old == NULL && json_object_get(json_object_get(obj, "spec"), "password") == NULL) {
+	const json_t *spec = json_object_get(obj, "spec");
+	const json_t *id = json_object_get(spec, "identity");
+	const json_t *was = json_object_get(json_object_get(old, "spec"), "identity");
+
+	(void)k;
+	if (!(id == NULL && was == NULL) && !json_equal(id, was)) {
+		rz_fields_cause(causes, "spec.identity", RZ_CAUSE_FORBIDDEN,
+		                "set by single sign-on at the user's first login, never through "
+		                "the API");
+	} else if (id != NULL && json_object_get(spec, "password") != NULL) {
+		rz_fields_cause(causes, "spec.password", RZ_CAUSE_FORBIDDEN,
+		                "a user of single sign-on has no password");
+	} else if (old == NULL && json_object_get(spec, "password") == NULL) {
 		rz_fields_cause(causes, "spec.password", RZ_CAUSE_REQUIRED, "required");
 	}
 }

@@ -25,6 +25,7 @@ struct rz_ui {
 	rz_tpl_set_t *tpl;
 	unsigned char csrf_key[RZ_DERIVED_KEY_LEN];
 	struct rz__live *lives; /* open live streams */
+	rz_oidc_t *oidc;        /* single sign-on's provider, or NULL */
 };
 
 typedef struct rz__page rz__page_t;
@@ -134,6 +135,17 @@ void rz__live_close_all(rz_ui_t *ui);
  * rz__admin_forget wipes the new tokens' secrets still waiting to be shown. */
 int rz__admin_pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
 void rz__admin_forget(void);
+
+/* Single sign-on's pages (core/web/sso-pages.c): GET /login/oidc begins a sign-in at the
+ * provider, GET /login/oidc/callback finishes it; rz__sso_login_view adds the login page's
+ * button (view.sso) when single sign-on is configured. */
+int rz__sso_pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
+void rz__sso_login_view(rz__page_t *pg);
+
+/* Whether the browser's connection is TLS (the page's cookies are Secure), and the path the
+ * UI's cookies are set on (the ingress prefix, or "/"). */
+bool rz__page_secure(const rz__page_t *pg);
+const char *rz__page_cookie_path(const rz__page_t *pg);
 
 /* The tenant's tabs (core/web/tenant-pages.c): configuration patches, upgrades, state
  * versions, credentials, the tenant's deletion; deleting a config patch. */

@@ -690,6 +690,16 @@ static const char *cookie_path(const rz__page_t *pg)
 	return pg->base[0] ? pg->base : "/";
 }
 
+bool rz__page_secure(const rz__page_t *pg)
+{
+	return secure_cookie(pg);
+}
+
+const char *rz__page_cookie_path(const rz__page_t *pg)
+{
+	return cookie_path(pg);
+}
+
 /* The login form: its CSRF seed in a cookie (a login needs one too, or a site could log
  * a browser in as someone else). */
 static void login_form(rz__page_t *pg, int code, const char *error)
@@ -712,6 +722,7 @@ static void login_form(rz__page_t *pg, int code, const char *error)
 	if (error != NULL) {
 		json_object_set_new(pg->view, "loginError", json_string(error));
 	}
+	rz__sso_login_view(pg);
 	rz__page_render(pg, "pages/login", code);
 }
 
@@ -906,7 +917,13 @@ int rz_ui_routes(rz_ui_t *ui, rz_err_t *err)
 	rc = rc == 0 ? rz__pages_routes(ui, ui->http, err) : rc;
 	rc = rc == 0 ? rz__admin_pages_routes(ui, ui->http, err) : rc;
 	rc = rc == 0 ? rz__live_routes(ui, ui->http, err) : rc;
-	return rc == 0 ? rz__tenant_pages_routes(ui, ui->http, err) : rc;
+	rc = rc == 0 ? rz__tenant_pages_routes(ui, ui->http, err) : rc;
+	return rc == 0 ? rz__sso_pages_routes(ui, ui->http, err) : rc;
+}
+
+void rz_ui_set_oidc(rz_ui_t *ui, rz_oidc_t *oidc)
+{
+	ui->oidc = oidc;
 }
 
 void rz_ui_close_all(rz_ui_t *ui)

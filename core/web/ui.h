@@ -24,6 +24,7 @@
 
 #include "core/auth/access.h"
 #include "core/auth/auth.h"
+#include "core/auth/oidc.h"
 #include "core/base/errors.h"
 #include "core/http/http.h"
 
@@ -34,6 +35,7 @@ struct event_base;
 #define RZ_UI_FORM_MAX     64            /* fields of a posted form, at most */
 #define RZ_UI_LIVE_OBJECTS 2000          /* objects a live table holds; more are left out */
 #define RZ_LOGIN_COOKIE    "rezus_login" /* the login form's CSRF seed, before a session */
+#define RZ_SSO_COOKIE      "rezus_oidc"  /* a single sign-on's state, while it goes on */
 
 typedef struct rz_ui rz_ui_t;
 
@@ -41,6 +43,10 @@ typedef struct rz_ui rz_ui_t;
  * the templates compiled in). */
 int rz_ui_new(rz_ui_t **out, rz_http_t *http, rz_auth_t *auth, rz_access_t *access,
               struct event_base *base, const char *dir, rz_err_t *err);
+
+/* Offer single sign-on at oidc (borrowed, must outlive ui; NULL: none) on the login page.
+ * Call before rz_ui_routes. */
+void rz_ui_set_oidc(rz_ui_t *ui, rz_oidc_t *oidc);
 
 /* GET /, /login, /password, /tenants, /tenants/{tenant}[/{tab}], ... and their forms. */
 int rz_ui_routes(rz_ui_t *ui, rz_err_t *err);

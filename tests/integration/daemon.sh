@@ -128,7 +128,7 @@ man_opts=$(sed 's/\\-/-/g' "$top_srcdir/man/rezuscloud.8" | grep -o -- '--[a-z-]
 expect_eq "rezuscloud(8) documents exactly the options of --help" "$help_opts" "$man_opts"
 # rezus.conf(5) documents every setting of the schema table (sections aside).
 keys=$(sed -n 's/.*{ \.key = "\([a-z_.]*\)".*/\1/p' "$top_srcdir/core/base/settings.c" |
-	grep -v '^\(server\|server\.tls\|auth\|tofu\|observe\|talos\|upgrade\|kubectl\|events\|audit\|backup\|store\|web\|runners\|runner\|log\)$' | sort -u | tr '\n' ' ')
+	grep -v '^\(server\|server\.tls\|auth\|auth\.oidc\|tofu\|observe\|talos\|upgrade\|kubectl\|events\|audit\|backup\|store\|web\|runners\|runner\|log\)$' | sort -u | tr '\n' ' ')
 documented=$(sed -n 's/^\.B \([a-z_.]*\)$/\1/p' "$top_srcdir/man/rezus.conf.5" | sort -u | tr '\n' ' ')
 expect_eq "rezus.conf(5) documents exactly the settings of the schema" "$keys" "$documented"
 # docs/configuration.md's overview names every one of them too.
