@@ -85,7 +85,7 @@ core_librezus_core_la_SOURCES = \
 	core/web/tenant-pages.c \
 	core/web/admin-pages.c \
 	core/web/sso-pages.c \
-	core/daemon.c core/daemon.h core/cmdline.c \
+	core/daemon.c core/daemon.h core/daemon-int.h core/service.c core/cmdline.c \
 	core/offline.c core/offline.h
 # Generated in the build tree (web/local.mk: the embedded static assets).
 nodist_core_librezus_core_la_SOURCES =
