@@ -288,10 +288,16 @@ static json_t *get_json(const char *url, rz_tls_client_t *tls, const char *what,
 	} else if (got.code != 200) {
 		rz_err_set(err, -EIO, "the provider's %s (%s) answered %ld%s", what, url, got.code,
 		           got.too_long ? " (too long)" : "");
-	} else if (!json_is_object(j = json_loadb(got.body, got.len, 0, NULL))) {
-		json_decref(j);
-		j = NULL;
-		rz_err_set(err, -EIO, "the provider's %s (%s) is not a JSON object", what, url);
+	} else {
+		/* json_is_object names its argument twice: a load inside it parsed twice and
+		 * leaked the first document */
+		j = json_loadb(got.body, got.len, 0, NULL);
+		if (!json_is_object(j)) {
+			json_decref(j);
+			j = NULL;
+			rz_err_set(err, -EIO, "the provider's %s (%s) is not a JSON object", what,
+			           url);
+		}
 	}
 	free(got.body);
 	return j;
