@@ -13,6 +13,7 @@
 #include <openssl/core_names.h>
 #include <openssl/ecdsa.h>
 #include <openssl/evp.h>
+#include <openssl/pem.h>
 #include <openssl/rsa.h>
 
 #include "core/auth/jws.h"
@@ -149,11 +150,84 @@ static int verify(char *token, const char *nonce, char *why, size_t size)
 	return rc;
 }
 
+/* Keys made once for these tests (openssl genpkey): generating them in each test took most
+ * of the file's time under valgrind. Test keys only, signing nothing else. */
+static const char pem_rsa_a[] = "-----BEGIN PRIVATE KEY-----\n"
+                                "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQDPe74tDeKDEUqt\n"
+                                "optzRfytEiVd5GJWSmXbCg5237sbA7YmsR6p1rx7dkMRennKrHcdmgKDsxHMxXPw\n"
+                                "WFckvqK4uCB7F6pijxFHUvenL7ENPAeVrRPFi+Rvew8TbUs1/nGCU88zvgskr7QG\n"
+                                "/c/7HQRYy671iYWf5dTtLUx5+hVdP83Cete8iP/knx7QHDI7nV0huUV3nGRd22+I\n"
+                                "K1dRQ66pYBhj6JcbauRR/c3WsXGGHrtJQwg5sbQlLIBvsr9cHonerX672zCRWtFJ\n"
+                                "vEXB++NaxAehgYqr1jJ5z5qnjAJHC1od8l6g+0pDDGScEgoJjDUrKNOP2gFOYbfZ\n"
+                                "HJhhgZZzAgMBAAECggEAGIV97PI6ppXpFwtkRuPrIINIAkhHLP6e+hu+qOL5SJCQ\n"
+                                "OxNs1dLItOi9tXedpEvsygVVLb6AqIxfjvTJ29BiB+XPBO0/mGVjO+Q827gBu1gw\n"
+                                "Z0qszwihB2HqXrfojymSvb3s+6cGxx+y7a6aoYmE5X+xHljR/5tYpm1XoATj+ICm\n"
+                                "7xL7yWSW/tFlglOjVqJYXOzYlN73rJBPBPRZW4DwOybHEyxizAiF5iSf+2dUebWn\n"
+                                "FoUM0bAraC8ToOOdv8blTTO+UXxRkpNkNqHiOrDq8EFhBThGkZaXjlROk5wP1qXv\n"
+                                "QocNN127sJrsZ4HQFGGbNrgeanrlC04u3lk9a4xJ/QKBgQDtbEF/U5S7c51ykYIS\n"
+                                "MrETqYbtr7354lLr0tCvRxOrRVTZv+W8y7kNrHVhq3dFYIAS6GRsOIDx/mIYSKij\n"
+                                "EnO79RlzVORTMX+I72x49bMPnU6r1D1LHCDv2q63247K9rJlj93mdSYahfKj7eof\n"
+                                "n/jAbRo5y0M5YpX951DwWl/P3wKBgQDft8cws+cEdPWyiJD7H7jxEIHhiDGOLVWH\n"
+                                "pjzIu4gnWQmZ5bf+AnFftJqDmfSvjuaiSo4mpcl8avW138XBapTnuOzR70fOSjnA\n"
+                                "KdrmzpfdiLsaxROagcWETCQLonjQTVStnH8iiaJq5/buwZ21StT+cMWRqsP6XhSI\n"
+                                "brGA99J77QKBgATavcwYrWXXy1RYXUx59NzuDnA1s7C0S/W+bb3nuiM6W63IGq5t\n"
+                                "i+8Xo57HnrywaG36inMcBKbuCJtugOQ0sGEbddXB2plI3c6y9ojSnUKoeL9Sq54p\n"
+                                "iRLeacwglR7ZRHSHKIZZxtmr+3YWmz7iSnfEw1CDM3Cs71wtqp3/ew4JAoGAbmuL\n"
+                                "8jrpbGa6GnuTa491ve4S3RlWtEEl9QUU/VKqWhl1RrN+g+36vW0r0oa7oacbqMC5\n"
+                                "ttOfRjyYuEMRnWyYwGKi6N98hpJWPMWr2L3hcSOajhT1nw4sSic2p1Ny5AU3JVWX\n"
+                                "3pkmRDPnymJgD+o2hLtumH47qqii49AW5nvrNOUCgYEAmEdDaBny6mka/pgAz4ps\n"
+                                "2FAtpJuJUybL0KwomT6bwVJsoh2ARizVkoX8TKlFWYWxSMxsNc6Da/O7iOk8A5Ur\n"
+                                "FXQti/+De31NP7vW7WpUhRKTyL/VubvU63t82a7w//7fVxoDRL/iCpybza9+Tchn\n"
+                                "mRgnTgXKds1kKBCJ5zPEYO4=\n"
+                                "-----END PRIVATE KEY-----\n";
+static const char pem_rsa_b[] = "-----BEGIN PRIVATE KEY-----\n"
+                                "MIIEvgIBADANBgkqhkiG9w0BAQEFAASCBKgwggSkAgEAAoIBAQChP8DlcujGJtNI\n"
+                                "5ES0xVYLjMBzBRhgFfldjbmbnYaUDyleN2OJo45cKvSXovTqRlHw1Y/EglROZKK9\n"
+                                "T0LdDNMKo88nHq1ICpyIPf9ObvtPIUCAto+0gKGP5bw28ocLxmy0BtHvyG+OTc/0\n"
+                                "Km727vC7zC6GHNwNkaIVDNpNT4MOAtH98mxAFMyyDkfQBDdGf6a2uTx36e5q7S0Q\n"
+                                "hQsni5luyPVstbTVo7xdo1rDfKCktMX0iqTSiuL/KL2y+STb2Sy3R6cnrrJ0rKrm\n"
+                                "t1UF3saf0SdJicHu5Ay6eKygZZJ34Qg+OhrTBWlHHYT0IODtPcucduFgMOD93a3S\n"
+                                "mMEAWbn5AgMBAAECggEACzq5YEFEXKhPhn//GOe1OlCvBlOQgwCEwTMhfejWenEj\n"
+                                "3F/XGrq9K0YCipzamYYUJsV4oaLB5EO14aEncuV1vQPzZTIJtz6l8AcBRKEN91DF\n"
+                                "gTE1iMh8d9zz4o+5P+StpUvkSuKWgj6BAOwDlkbFlQ5/Hu/bk0ZVF0ox2bhz1AHZ\n"
+                                "+PJU35Z9LMPumtqLc2vGj1akHCs0SSDr8j2d1Z3zcba3sHZN/M6VyJhI6jeMT8TU\n"
+                                "PK6kBdN/mGZBaRNUh6Gby5AcpLQ82Pl4MedMVvjEtvfT0PECi6c1GXFL6JDO4DNn\n"
+                                "8vyXgiAsQb8IP1ENCnnlqC14GuBKVAuE+RabvJfvQQKBgQDNqMH68xfu3te6cDwT\n"
+                                "4iyJ8rBZmen3Ea9rTG0pEW0ARgO1130OIT3CX2MXtdacH1uhdZ9hTFDKS2SEJKNi\n"
+                                "SBda29+5m2Ee4p4QNTytMvua1g+KhDLidb2X4IzLiyquVdJK0mWf/MVCTGHZMy+R\n"
+                                "cS4KdPRxZSgQ62zgMzG1gsqFVQKBgQDIuB3xTiU1l+szeNicqbJbMFXfyvejpFXt\n"
+                                "kGba8yF0m0yvljs0xv0NjxMUeDIajAPiOTRd+SDjTyW4zukT2vwvzNPV8aqZyOV6\n"
+                                "3mFmoXcLfpBSA6qW916BYRQwZ06qo5zBGegVfv2bUSdBDHsM3/aeQu5XR/gkahBE\n"
+                                "81aet+miFQKBgQCpOryka3S+MtEBsWk+U1ajDPjgQi6sB/l5KaKJsLUpDHPxJijZ\n"
+                                "f7D6SNOZpx+5yHP2IHvN7KZuUCueMSfgr8HIGjW23YzFhWTboXMUcmdnuc2ABdh5\n"
+                                "ULl6SGSS+Sld23D38Ll/NNh8/a1mtR/nZmKkaCjdRof5pEArHPVCjyVnIQKBgQCb\n"
+                                "l/ZGH5DCmdCOpwgrcXS8MZzwDZOoO/UMYlsJMV3m2Zg5qNiekf6KKzXcMUyNvaop\n"
+                                "DLUmf7/Z1XnlaCfP53qEx2ATQfJAojYZ6BdTCqmQtHzFxufPfVS6MHoJB5w4tPoH\n"
+                                "ysBZIYcQhnlKeJVOprKzfijqafTWrY2NFaE5ClJG/QKBgAob5lghUY/Wu0gfNGmy\n"
+                                "If21bo7+bNy2AwsPTynGZcCYdDQeHZqKzokJhqH2MXl+j8h6W1E/XqsDSLVIUAYE\n"
+                                "Uwu4ydkgbcqa3moAmFYU8G4A38HP4Z/Qyt/XrhSExOSYrkMlLYztnX1pzNi3ap0d\n"
+                                "m8cCxcN+76SNmA7U1CgHeSUw\n"
+                                "-----END PRIVATE KEY-----\n";
+static const char pem_ec_c[] = "-----BEGIN PRIVATE KEY-----\n"
+                               "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgmjHKP+0hf5AnPVMc\n"
+                               "FgIjff57v38Yvsn0RY4ZzgQLYRShRANCAARsxDUPtEgBkdYHGF1XDvKwP6R012Bi\n"
+                               "XrREm/tO/LRdufW8GaZICnvgfvg1wB6IJXm68WwpgrszDbXWtlYVs2nT\n"
+                               "-----END PRIVATE KEY-----\n";
+
+static EVP_PKEY *load_key(const char *pem)
+{
+	BIO *bio = BIO_new_mem_buf(pem, -1);
+	EVP_PKEY *key = bio != NULL ? PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL) : NULL;
+
+	BIO_free(bio);
+	return key;
+}
+
 static void setup(void)
 {
-	rsa_a = EVP_RSA_gen(2048);
-	rsa_b = EVP_RSA_gen(2048);
-	ec_c = EVP_EC_gen("P-256");
+	rsa_a = load_key(pem_rsa_a);
+	rsa_b = load_key(pem_rsa_b);
+	ec_c = load_key(pem_ec_c);
 	ck_assert(rsa_a != NULL && rsa_b != NULL && ec_c != NULL);
 }
 
