@@ -2,6 +2,7 @@
 #include <config.h>
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -26,6 +27,12 @@
 #define TIMEOUT_S    300          /* the sign-in, unless --timeout */
 #define TEXT_LEN     64           /* 32 random bytes as base64url (43) and its NUL, rounded */
 #define DEVICE_GRANT "urn:ietf:params:oauth:grant-type:device_code"
+
+/* What a step returns besides RZC_OK and RZC_ERR. */
+enum {
+	WAIT_ON = -1, /* a callback refused: the wait goes on */
+	REFUSED = -2, /* the token endpoint answered an OAuth error */
+};
 
 /* What the server and its provider's discovery document say: borrowed from info and disc. */
 typedef struct sso {
@@ -227,9 +234,9 @@ static int discover(sso_t *s)
 	return RZC_OK;
 }
 
-/* POST to the token endpoint: 0 with *id_token (the caller wipes and frees it), 1 with the
- * provider's OAuth error code in oauth (and its description in desc), RZC_ERR after a
- * message when the provider could not be asked. */
+/* POST to the token endpoint: RZC_OK with *id_token (the caller wipes and frees it),
+ * REFUSED with the provider's OAuth error code in oauth (and its description in desc),
+ * RZC_ERR after a message when the provider could not be asked. */
 static int redeem(const sso_t *s, const char *body, char **id_token, char *oauth, size_t osize,
                   char *desc, size_t dsize)
 {
@@ -253,7 +260,7 @@ static int redeem(const sso_t *s, const char *body, char **id_token, char *oauth
 	wipe_member(j, "access_token");
 	wipe_member(j, "refresh_token");
 	json_decref(j);
-	return *id_token != NULL ? 0 : 1;
+	return *id_token != NULL ? RZC_OK : REFUSED;
 }
 
 /* POST /api/v1/auth/oidc/token: a session for the ID token, then kept as a password
@@ -381,9 +388,10 @@ static void param(const char *query, const char *name, char *out, size_t size)
 			continue;
 		}
 		for (p += len + 1; *p != '\0' && *p != '&' && o + 1 < size; p++) {
-			unsigned int hex;
-			if (*p == '%' && sscanf(p + 1, "%2x", &hex) == 1 && hex != 0) {
-				out[o++] = (char)hex;
+			char hex[3] = { p[0] == '%' ? p[1] : 0, p[1] != 0 ? p[2] : 0, 0 };
+			if (isxdigit((unsigned char)hex[0]) && isxdigit((unsigned char)hex[1]) &&
+			    strtol(hex, NULL, 16) != 0) {
+				out[o++] = (char)strtol(hex, NULL, 16);
 				p += 2;
 			} else {
 				out[o++] = *p == '+' ? ' ' : *p;
@@ -430,26 +438,26 @@ static const char *error_code(const char *e)
 	           : "error";
 }
 
-/* One request on the loopback: 0 with the code, 1 when it was refused and the wait goes
- * on, RZC_ERR when the sign-in ended in an error (said on stderr). */
+/* One request on the loopback: RZC_OK with the code, WAIT_ON when it was refused and the
+ * wait goes on, RZC_ERR when the sign-in ended in an error (said on stderr). */
 static int callback(int fd, const sso_t *s, const signin_t *si, char *code, size_t size)
 {
 	char head[HEAD_MAX], state[TEXT_LEN + 1], err[128], desc[256], iss[512], text[256];
 	char *target, *end;
 
 	if (read_head(fd, head, sizeof(head), si->deadline) != 0) {
-		return 1;
+		return WAIT_ON;
 	}
 	if (strncmp(head, "GET ", 4) != 0) {
 		page(fd, 405, "rezusctl waits for the provider's redirect only.");
-		return 1;
+		return WAIT_ON;
 	}
 	target = head + 4;
 	end = strpbrk(target, " \r\n");
 	*end = '\0';
 	if (strncmp(target, "/callback?", 10) != 0) {
 		page(fd, 404, "Not found.");
-		return 1;
+		return WAIT_ON;
 	}
 	param(target + 10, "state", state, sizeof(state));
 	if (strlen(state) != strlen(si->state) ||
@@ -457,7 +465,7 @@ static int callback(int fd, const sso_t *s, const signin_t *si, char *code, size
 		page(fd, 400, "This sign-in was not begun by this rezusctl (its state differs).");
 		fprintf(stderr, "warning: refused a callback whose state is not this sign-in's; "
 		                "still waiting\n");
-		return 1;
+		return WAIT_ON;
 	}
 	param(target + 10, "iss", iss, sizeof(iss));
 	param(target + 10, "error", err, sizeof(err));
@@ -477,15 +485,15 @@ static int callback(int fd, const sso_t *s, const signin_t *si, char *code, size
 		                desc[0] ? ")" : "");
 	}
 	page(fd, 200, "Signed in. You can close this tab and go back to rezusctl.");
-	return 0;
+	return RZC_OK;
 }
 
 /* Requests on the listening socket until one brings the code or the deadline passes. */
 static int await_code(int lfd, const sso_t *s, const signin_t *si, char *code, size_t size)
 {
-	int rc = 1;
+	int rc = WAIT_ON;
 
-	while (rc == 1) {
+	while (rc == WAIT_ON) {
 		struct pollfd p = { .fd = lfd, .events = POLLIN };
 		long left = (long)(si->deadline - time(NULL));
 		int fd;
@@ -544,7 +552,7 @@ static int loopback(rzc_t *c, const sso_t *s, signin_t *si, char **id_token)
 	rc = await_code(fd, s, si, code, sizeof(code));
 	close(fd);
 	fd = -1;
-	if (rc != 0) {
+	if (rc != RZC_OK) {
 		goto out;
 	}
 	body = form("grant_type", "authorization_code", "code", code, "redirect_uri", si->redirect,
@@ -552,7 +560,7 @@ static int loopback(rzc_t *c, const sso_t *s, signin_t *si, char **id_token)
 	sodium_memzero(code, sizeof(code));
 	rc = body == NULL ? rzc_fail("out of memory")
 	                  : redeem(s, body, id_token, oauth, sizeof(oauth), desc, sizeof(desc));
-	if (rc == 1) {
+	if (rc == REFUSED) {
 		rc = rzc_fail("the provider did not take the code: %s%s%s%s", oauth,
 		              desc[0] ? " (" : "", desc, desc[0] ? ")" : "");
 	}
@@ -582,7 +590,7 @@ static int poll_device(const sso_t *s, const char *body, long interval, time_t d
 		}
 		sleep((unsigned)interval);
 		rc = redeem(s, body, id_token, oauth, sizeof(oauth), desc, sizeof(desc));
-		if (rc != 1) {
+		if (rc != REFUSED) {
 			return rc;
 		}
 		if (strcmp(oauth, "authorization_pending") == 0) {
