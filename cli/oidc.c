@@ -214,9 +214,11 @@ static int discover(sso_t *s)
 
 	n -= n > 0 && s->issuer[n - 1] == '/';
 	snprintf(url, sizeof(url), "%.*s/.well-known/openid-configuration", (int)n, s->issuer);
-	if ((s->disc = provider_json(url, NULL, &code, why, sizeof(why))) == NULL || code != 200) {
-		return rzc_fail("cannot read the provider's discovery document %s: %s", url,
-		                s->disc ? "not found" : why);
+	if ((s->disc = provider_json(url, NULL, &code, why, sizeof(why))) != NULL && code != 200) {
+		snprintf(why, sizeof(why), "it answered %ld", code);
+	}
+	if (s->disc == NULL || code != 200) {
+		return rzc_fail("cannot read the provider's discovery document %s: %s", url, why);
 	}
 	iss = json_string_value(json_object_get(s->disc, "issuer"));
 	s->authorize = json_string_value(json_object_get(s->disc, "authorization_endpoint"));
@@ -625,9 +627,13 @@ static int device(rzc_t *c, const sso_t *s, char **id_token)
 	int rc;
 
 	free(req);
+	if (j != NULL && json_string_value(json_object_get(j, "error")) != NULL) {
+		shown(json_string_value(json_object_get(j, "error")), why, sizeof(why));
+	} else if (j != NULL) {
+		snprintf(why, sizeof(why), "no device code, user code or verification URI");
+	}
 	if (j == NULL || code != 200 || dc == NULL || uc == NULL || !provider_url(uri)) {
-		rc = rzc_fail("the provider's device authorization endpoint: %s",
-		              j == NULL ? why : "no device code, user code or verification URI");
+		rc = rzc_fail("the provider's device authorization endpoint: %s", why);
 		goto out;
 	}
 	interval = json_integer_value(json_object_get(j, "interval"));
