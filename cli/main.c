@@ -120,7 +120,7 @@ static const struct detail {
 	             "  rezusctl upgrade demo --kubernetes 1.35.1\n"
 	             "  rezusctl upgrade cancel demo UPGRADE\n" },
 	{ "login",
-	  "Flags:\n  --username U        the user (asked for at a terminal)\n"
+	  "Flags:\n  --username U         the user (asked for at a terminal)\n"
 	  "  --password-stdin     read the password from stdin\n"
 	  "  --oidc               single sign-on at the server's OpenID provider: a browser\n"
 	  "                       opens the provider's page and comes back to rezusctl on\n"
