@@ -190,6 +190,7 @@ expect_match "the audit log holds alice's and bob's single sign-on" \
 	'"user":"alice"[^}]*"verb":"login-oidc".*"user":"bob"[^}]*"verb":"login-oidc"|"user":"bob"[^}]*"verb":"login-oidc".*"user":"alice"[^}]*"verb":"login-oidc"' \
 	"$(tr '\n' ' ' <"$WORK/audit.json")"
 OUTS="$WORK/alice.out $WORK/alice.err $WORK/cancel.out $WORK/cancel.err $WORK/bob.out $WORK/bob.err $WORK/auto.out $WORK/auto.err"
+expect_eq "rezusctl's output shows no sanitizer report" "0" "$(cat $OUTS "$WORK/none.err" "$WORK/late.err" | grep -c 'runtime error:\|Sanitizer' || true)"
 expect_eq "rezusctl printed no JWT" "0" "$(cat $OUTS | grep -c 'eyJ' || true)"
 expect_eq "nor the tokens it stored" "0" "$(cat $OUTS | grep -cF -e "$ALICE_TOKEN" -e "$BOB_TOKEN" || true)"
 expect_eq "the browser saw one authorization code" "1" "$(wc -l <"$WORK/authcodes" | tr -d ' ')"
