@@ -90,19 +90,72 @@ static json_t *writable_context(rzc_t *c)
 	return ctx;
 }
 
+int rzc_login_keep(rzc_t *c, const char *user)
+{
+	char host[256] = "", *u = rzc_escape(user), *path = rzc_path("/api/v1/users/%s/tokens", u);
+	char *desc = NULL;
+	json_t *body, *tok = NULL, *ctx;
+	int rc;
+
+	/* keep a revocable API token, never the password (nor the short session) */
+	gethostname(host, sizeof(host) - 1);
+	if (asprintf(&desc, "rezusctl on %s", host) < 0) {
+		desc = NULL;
+	}
+	body = json_pack("{s:{s:s}}", "spec", "description", desc ? desc : "rezusctl");
+	rc = rzc_json(c, "POST", path, body, &tok);
+	json_decref(body);
+	free(desc);
+	free(u);
+	free(path);
+	rzc_json(c, "POST", "/api/v1/auth/logout", NULL, NULL);
+	if (rc != RZC_OK) {
+		json_decref(tok);
+		return rc;
+	}
+	ctx = writable_context(c);
+	json_object_set_new(ctx, "server", json_string(c->server));
+	json_object_set_new(ctx, "user", json_string(user));
+	json_object_set(ctx, "token", json_object_get(tok, "secret"));
+	json_object_set(ctx, "tokenId", json_object_get(json_object_get(tok, "metadata"), "name"));
+	if (c->insecure) {
+		json_object_set_new(ctx, "insecure-skip-tls-verify", json_true());
+	}
+	if (c->ca_file != NULL) {
+		json_object_set_new(ctx, "certificate-authority", json_string(c->ca_file));
+	}
+	json_object_set(c->config, "current-context", json_object_get(ctx, "name"));
+	rc = rzc_config_save(c);
+	if (rc == RZC_OK) {
+		printf("Logged in to %s as %s (context %s)\n", c->server, user,
+		       json_string_value(json_object_get(ctx, "name")));
+	}
+	json_decref(tok);
+	return rc;
+}
+
 int rzc_cmd_login(rzc_t *c, int argc, char **argv)
 {
 	char *user = NULL, *password = NULL, *session = NULL;
-	json_t *body, *out = NULL, *tok = NULL, *ctx;
-	char host[256] = "";
+	json_t *body, *out = NULL;
 	int rc;
 
 	if (argc > 1) {
-		return rzc_usage("login: [SERVER] [--username U] [--password-stdin]");
+		return rzc_usage("login: [SERVER] [--username U] [--password-stdin] | [SERVER] "
+		                 "--oidc [--device] [--no-browser]");
 	}
 	if (argc == 1) {
 		free(c->server);
 		c->server = strdup(argv[0]);
+	}
+	if (c->oidc) {
+		return c->username != NULL || c->password_stdin
+		           ? rzc_usage("login: --oidc takes no --username or --password-stdin")
+		           : rzc_login_oidc(c);
+	}
+	if (c->device || c->no_browser || c->listen_port > 0 || c->timeout > 0) {
+		return rzc_usage("login: --device, --no-browser, --listen-port and --timeout go "
+		                 "with --oidc");
 	}
 	user = c->username ? strdup(c->username) : NULL;
 	if (user == NULL && (user = prompt("Username: ", false)) == NULL) {
@@ -142,48 +195,12 @@ int rzc_cmd_login(rzc_t *c, int argc, char **argv)
 			goto out;
 		}
 	}
-	/* keep a revocable API token, never the password (nor the short session) */
-	gethostname(host, sizeof(host) - 1);
-	{
-		char *u = rzc_escape(user), *path = rzc_path("/api/v1/users/%s/tokens", u);
-		char *desc = NULL;
-		if (asprintf(&desc, "rezusctl on %s", host) < 0) {
-			desc = NULL;
-		}
-		body = json_pack("{s:{s:s}}", "spec", "description", desc ? desc : "rezusctl");
-		rc = rzc_json(c, "POST", path, body, &tok);
-		json_decref(body);
-		free(desc);
-		free(u);
-		free(path);
-	}
-	rzc_json(c, "POST", "/api/v1/auth/logout", NULL, NULL);
-	if (rc != RZC_OK) {
-		goto out;
-	}
-	ctx = writable_context(c);
-	json_object_set_new(ctx, "server", json_string(c->server));
-	json_object_set_new(ctx, "user", json_string(user));
-	json_object_set(ctx, "token", json_object_get(tok, "secret"));
-	json_object_set(ctx, "tokenId", json_object_get(json_object_get(tok, "metadata"), "name"));
-	if (c->insecure) {
-		json_object_set_new(ctx, "insecure-skip-tls-verify", json_true());
-	}
-	if (c->ca_file != NULL) {
-		json_object_set_new(ctx, "certificate-authority", json_string(c->ca_file));
-	}
-	json_object_set(c->config, "current-context", json_object_get(ctx, "name"));
-	rc = rzc_config_save(c);
-	if (rc == RZC_OK) {
-		printf("Logged in to %s as %s (context %s)\n", c->server, user,
-		       json_string_value(json_object_get(ctx, "name")));
-	}
+	rc = rzc_login_keep(c, user);
 out:
 	wipe(password);
 	wipe(session);
 	free(user);
 	json_decref(out);
-	json_decref(tok);
 	return rc;
 }
 

@@ -91,7 +91,8 @@ int rzc_request(rzc_t *c, const char *method, const char *path, const char *ctyp
 	CURLcode rc;
 
 	memset(r, 0, sizeof(*r));
-	last_was_login = strcmp(path, "/api/v1/auth/login") == 0;
+	last_was_login =
+	    strcmp(path, "/api/v1/auth/login") == 0 || strcmp(path, "/api/v1/auth/oidc/token") == 0;
 	if (h == NULL) {
 		fprintf(stderr, "error: out of memory\n");
 		return -1;
@@ -130,6 +131,77 @@ int rzc_request(rzc_t *c, const char *method, const char *path, const char *ctyp
 	r->ctype = ct ? strdup(ct) : NULL;
 	r->body = b.p ? b.p : strdup("");
 	r->len = b.len;
+	curl_easy_cleanup(h);
+	return 0;
+}
+
+/* An answer kept up to its cap: more fails the transfer. */
+struct capped {
+	struct buf b;
+	size_t max;
+	bool over;
+};
+
+static size_t on_capped(char *data, size_t size, size_t n, void *arg)
+{
+	struct capped *c = arg;
+
+	if (c->b.len + size * n > c->max) {
+		c->over = true;
+		return 0;
+	}
+	return on_body(data, size, n, &c->b);
+}
+
+int rzc_request_url(const char *url, const char *form, size_t max, long timeout, rzc_resp_t *r,
+                    char *why, size_t size)
+{
+	struct curl_slist *headers = NULL;
+	struct capped cap = { { NULL, 0 }, max, false };
+	char errbuf[CURL_ERROR_SIZE] = "", *ct = NULL;
+	CURL *h = curl_easy_init();
+	CURLcode rc;
+
+	memset(r, 0, sizeof(*r));
+	if (h == NULL) {
+		snprintf(why, size, "out of memory");
+		return -1;
+	}
+	headers = curl_slist_append(headers, "Accept: application/json");
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, "rezusctl/" PACKAGE_VERSION);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, timeout);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+	if (form != NULL) {
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, form);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(form));
+	}
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_capped);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &cap);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+	rc = curl_easy_perform(h);
+	curl_slist_free_all(headers);
+	if (rc != CURLE_OK) {
+		snprintf(why, size, "%s",
+		         cap.over ? "the answer is too large"
+		                  : (errbuf[0] ? errbuf : curl_easy_strerror(rc)));
+		free(cap.b.p);
+		curl_easy_cleanup(h);
+		return -1;
+	}
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->code);
+	curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &ct);
+	r->ctype = ct ? strdup(ct) : NULL;
+	r->body = cap.b.p ? cap.b.p : strdup("");
+	r->len = cap.b.len;
 	curl_easy_cleanup(h);
 	return 0;
 }

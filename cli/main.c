@@ -46,8 +46,9 @@ static const struct command {
 	{ "upgrade", rzc_cmd_upgrade,
 	  "TENANT --talos V | --kubernetes V [--dry-run] | cancel TENANT UPGRADE",
 	  "start an upgrade (a dry run prints its prechecks and plan), or cancel one", true },
-	{ "login", rzc_cmd_login, "[SERVER] [--username U] [--password-stdin]",
-	  "log in; store a token in the context", false },
+	{ "login", rzc_cmd_login,
+	  "[SERVER] [--username U] [--password-stdin] | [SERVER] --oidc [--device] [--no-browser]",
+	  "log in (with a password, or single sign-on); store a token in the context", false },
 	{ "logout", rzc_cmd_logout, "", "revoke the context's token and forget it", false },
 	{ "config", rzc_cmd_config, "get-contexts|use-context NAME|set-context NAME|view",
 	  "the config file's contexts", false },
@@ -118,9 +119,23 @@ static const struct detail {
 	{ "upgrade", "Examples:\n  rezusctl upgrade demo --talos 1.12.1 --dry-run\n"
 	             "  rezusctl upgrade demo --kubernetes 1.35.1\n"
 	             "  rezusctl upgrade cancel demo UPGRADE\n" },
-	{ "login", "Examples:\n  rezusctl login http://127.0.0.1:8080 --username admin\n"
-	           "  echo \"$PW\" | rezusctl login https://rezus.example --username ci "
-	           "--password-stdin\n" },
+	{ "login",
+	  "Flags:\n  --username U         the user (asked for at a terminal)\n"
+	  "  --password-stdin     read the password from stdin\n"
+	  "  --oidc               single sign-on at the server's OpenID provider: a browser\n"
+	  "                       opens the provider's page and comes back to rezusctl on\n"
+	  "                       127.0.0.1; without a browser, a code to enter elsewhere\n"
+	  "                       (the device grant) when the provider offers it\n"
+	  "  --device             the device grant: a URL and a code to enter on any device\n"
+	  "  --no-browser         open nothing: print the URL (the redirect still comes back\n"
+	  "                       to 127.0.0.1, so open it on this machine)\n"
+	  "  --listen-port N      the redirect's port on 127.0.0.1 (default: any free one)\n"
+	  "  --timeout T          how long to wait for the sign-in (90s, 5m; default 5m)\n\n"
+	  "Examples:\n  rezusctl login http://127.0.0.1:8080 --username admin\n"
+	  "  echo \"$PW\" | rezusctl login https://rezus.example --username ci "
+	  "--password-stdin\n"
+	  "  rezusctl login https://rezus.example --oidc\n"
+	  "  rezusctl login https://rezus.example --oidc --device\n" },
 	{ "logout", "Examples:\n  rezusctl logout\n" },
 	{ "config",
 	  "Examples:\n  rezusctl config get-contexts\n  rezusctl config use-context local\n"
@@ -358,6 +373,11 @@ enum {
 	OPT_FIELD_SELECTOR,
 	OPT_RAW,
 	OPT_REASON,
+	OPT_OIDC,
+	OPT_DEVICE,
+	OPT_NO_BROWSER,
+	OPT_LISTEN_PORT,
+	OPT_TIMEOUT,
 };
 
 static const struct option long_opts[] = {
@@ -392,6 +412,11 @@ static const struct option long_opts[] = {
 	{ "limit", required_argument, NULL, OPT_LIMIT },
 	{ "raw", no_argument, NULL, OPT_RAW },
 	{ "reason", required_argument, NULL, OPT_REASON },
+	{ "oidc", no_argument, NULL, OPT_OIDC },
+	{ "device", no_argument, NULL, OPT_DEVICE },
+	{ "no-browser", no_argument, NULL, OPT_NO_BROWSER },
+	{ "listen-port", required_argument, NULL, OPT_LISTEN_PORT },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -413,6 +438,20 @@ static int number(const char *s, long *out)
 
 	*out = strtol(s, &end, 10);
 	return *s != '\0' && *end == '\0' && *out >= 0 ? 0 : -1;
+}
+
+/* A duration of 1 s to 1 h: N, Ns or Nm. */
+static int seconds(const char *s, long *out)
+{
+	char *end;
+	long n = strtol(s, &end, 10);
+
+	if (end == s || n <= 0 ||
+	    (strcmp(end, "") != 0 && strcmp(end, "s") != 0 && strcmp(end, "m") != 0)) {
+		return -1;
+	}
+	*out = strcmp(end, "m") == 0 ? n * 60 : n;
+	return *out <= 3600 && n <= 3600 ? 0 : -1;
 }
 
 /* --dry-run's value, as kubectl's: none, server or client; alone, server. -1 when another. */
@@ -575,6 +614,30 @@ static int parse(rzc_t *c, int argc, char **argv, const char *verb)
 			break;
 		case OPT_REASON:
 			c->reason = optarg;
+			break;
+		case OPT_OIDC:
+			c->oidc = true;
+			break;
+		case OPT_DEVICE:
+			c->device = true;
+			break;
+		case OPT_NO_BROWSER:
+			c->no_browser = true;
+			break;
+		case OPT_LISTEN_PORT:
+			if (number(optarg, &c->listen_port) < 0 || c->listen_port < 1 ||
+			    c->listen_port > 65535) {
+				return rzc_usage("--listen-port %s: expected a port, 1 to 65535",
+				                 optarg);
+			}
+			break;
+		case OPT_TIMEOUT:
+			if (seconds(optarg, &c->timeout) < 0) {
+				return rzc_usage(
+				    "--timeout %s: expected a duration, 1s to 1h (90s, "
+				    "5m)",
+				    optarg);
+			}
 			break;
 		case 'h':
 			if (command_named(verb) != NULL) {

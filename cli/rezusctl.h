@@ -69,6 +69,11 @@ typedef struct rzc {
 	const char *listen;      /* --listen (boot) */
 	const char *binary;      /* --rezuscloud (boot): the daemon to start */
 	long limit;              /* --limit (audit) */
+	bool oidc;               /* --oidc (login): single sign-on */
+	bool device;             /* --device (login --oidc): the device authorization grant */
+	bool no_browser;         /* --no-browser (login --oidc): print the URL, open nothing */
+	long listen_port;        /* --listen-port (login --oidc): 0 = any free port */
+	long timeout;            /* --timeout (login --oidc): seconds to wait for the sign-in */
 } rzc_t;
 
 /* ---- http.c ---- */
@@ -86,6 +91,14 @@ typedef struct rzc_resp {
 int rzc_request(rzc_t *c, const char *method, const char *path, const char *ctype, const char *body,
                 size_t len, rzc_resp_t *r);
 void rzc_resp_free(rzc_resp_t *r);
+
+/* A request to an absolute url away from the server (an OpenID provider): no token, the
+ * system's CAs, no redirects followed, http and https only, at most timeout seconds and an
+ * answer of at most max bytes. form (application/x-www-form-urlencoded, borrowed) makes it
+ * a POST, NULL a GET. 0 when an answer came (any status; release r with rzc_resp_free),
+ * -1 with why filled. */
+int rzc_request_url(const char *url, const char *form, size_t max, long timeout, rzc_resp_t *r,
+                    char *why, size_t size);
 
 /* Stream a GET: fn(line, arg) for each line as it arrives (without its newline); nonzero
  * from fn stops. */
@@ -199,6 +212,13 @@ int rzc_cmd_kubeconfig(rzc_t *c, int argc, char **argv);
 int rzc_cmd_talosconfig(rzc_t *c, int argc, char **argv);
 int rzc_cmd_upgrade(rzc_t *c, int argc, char **argv);
 int rzc_cmd_login(rzc_t *c, int argc, char **argv);
+/* After a login: c->token is a session of user's; mint an API token with it, end the
+ * session, and keep the API token in the context (made current); prints "Logged in ...".
+ * user is borrowed. RZC_OK or RZC_ERR with a message on stderr. */
+int rzc_login_keep(rzc_t *c, const char *user);
+/* login --oidc (oidc.c): single sign-on at the server's OpenID provider, by the loopback
+ * redirect or the device authorization grant; then as rzc_login_keep. */
+int rzc_login_oidc(rzc_t *c);
 int rzc_cmd_logout(rzc_t *c, int argc, char **argv);
 int rzc_cmd_config(rzc_t *c, int argc, char **argv);
 int rzc_cmd_user(rzc_t *c, int argc, char **argv);

@@ -1,4 +1,5 @@
-// tests/stand-ins/oidc-provider.mjs - an OpenID provider on loopback for tests/integration/oidc.sh:
+// tests/stand-ins/oidc-provider.mjs - an OpenID provider on loopback for tests/integration/oidc.sh
+// and oidc-cli.sh:
 // the certified `oidc-provider` package (build/node) with its development login form (any
 // login, any password), three clients and a groups claim. Each start signs with a new RSA
 // key of a new kid: a restart is a key rotation.
@@ -6,9 +7,12 @@
 // Environment: OIDC_PORT (its port on 127.0.0.1), OIDC_WEB_REDIRECT (the WebUI's callback),
 // OIDC_CLI_REDIRECT (a command-line client's loopback callback). Clients: rezus-web
 // (confidential, client_secret_post, secret "web-secret-for-tests"), rezusctl (public, PKCE)
-// and other-app (public, PKCE: tokens meant for someone else). Accounts: any login; alice is
-// in team-a and platform-admins, bob in team-b, everyone else in no group. Prints
-// "listening KID" once it serves. NODE_PATH: build/node's node_modules.
+// and other-app (public, PKCE: tokens meant for someone else). The public ones are native
+// clients: besides OIDC_CLI_REDIRECT they may come back to http://127.0.0.1:ANY-PORT/callback
+// (RFC 8252's loopback redirect, what `rezusctl login --oidc` listens on), and they may use the
+// device authorization grant (RFC 8628; the device flow is on, its pages the package's own).
+// Accounts: any login; alice is in team-a and platform-admins, bob in team-b, everyone else in
+// no group. Prints "listening KID" once it serves. NODE_PATH: build/node's node_modules.
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -27,8 +31,8 @@ const jwk = { ...privateKey.export({ format: 'jwk' }), kid, alg: 'RS256', use: '
 const cli = (id) => ({
 	client_id: id,
 	token_endpoint_auth_method: 'none',
-	redirect_uris: [process.env.OIDC_CLI_REDIRECT],
-	grant_types: ['authorization_code'],
+	redirect_uris: [process.env.OIDC_CLI_REDIRECT, 'http://127.0.0.1/callback'],
+	grant_types: ['authorization_code', 'urn:ietf:params:oauth:grant-type:device_code'],
 	response_types: ['code'],
 	application_type: 'native',
 });
@@ -52,7 +56,7 @@ const provider = new Provider(issuer, {
 	scopes: ['openid', 'profile', 'groups'],
 	conformIdTokenClaims: false, // the ID token carries the claims (the code flow's too)
 	pkce: { required: () => true },
-	features: { devInteractions: { enabled: true } },
+	features: { devInteractions: { enabled: true }, deviceFlow: { enabled: true } },
 	async findAccount(ctx, id) {
 		return {
 			accountId: id,
