@@ -67,6 +67,7 @@ INTEGRATION_TESTS = \
 	tests/integration/natsperms.sh \
 	tests/integration/installations.sh \
 	tests/integration/tenancy.sh \
+	tests/integration/tenancy-table.sh \
 	tests/integration/tls.sh \
 	tests/integration/kubectl.sh \
 	tests/integration/crash.sh \

@@ -24,6 +24,7 @@ struct reqinfo {
 	bool authenticated;
 	rz_auth_t *auth; /* for filtered lists: what the principal may see */
 	bool filtered;   /* a list across tenants, of the tenants the principal may see */
+	json_t *tenants; /* a per_tenant route's tenants (rz_access_tenants); NULL: every one */
 	char source_ip[INET6_ADDRSTRLEN];
 	char detail[1100];
 };
@@ -59,6 +60,14 @@ void rz_access_free(rz_access_t *a)
 	}
 }
 
+static void info_free(void *arg)
+{
+	struct reqinfo *i = arg;
+
+	json_decref(i->tenants);
+	free(i);
+}
+
 static struct reqinfo *info(rz_req_t *req)
 {
 	struct reqinfo *i = rz_req_data(req);
@@ -66,7 +75,7 @@ static struct reqinfo *info(rz_req_t *req)
 	if (i == NULL) {
 		i = calloc(1, sizeof(*i));
 		if (i != NULL) {
-			rz_req_set_data(req, i, free);
+			rz_req_set_data(req, i, info_free);
 		}
 	}
 	return i;
@@ -456,6 +465,13 @@ bool rz_access_guard(void *ctx, rz_req_t *req, const rz_route_t *route)
 		i->filtered = true;
 		return true;
 	}
+	if (tenant == NULL && route->per_tenant &&
+	    (i->tenants = rz_auth_tenants(a->auth, &i->p, route->role)) != NULL &&
+	    json_array_size(i->tenants) > 0) {
+		/* the data of the tenants where its bindings grant the route's role */
+		i->filtered = true;
+		return true;
+	}
 	forbidden(req, route, &i->p, NULL);
 	return false;
 }
@@ -474,6 +490,13 @@ bool rz_access_filtered(const rz_req_t *req)
 	const struct reqinfo *i = rz_req_data(req);
 
 	return i != NULL && i->filtered;
+}
+
+const json_t *rz_access_tenants(const rz_req_t *req)
+{
+	const struct reqinfo *i = rz_req_data(req);
+
+	return i != NULL && i->filtered ? i->tenants : NULL;
 }
 
 bool rz_access_keep(void *arg, const char *tenant, const char *name)

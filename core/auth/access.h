@@ -36,6 +36,11 @@ bool rz_access_filtered(const rz_req_t *req);
  * counts with rz_access_keep. */
 void rz_access_filter(rz_req_t *req);
 
+/* For a per_tenant route (rz_route_t) the guard let through by AccessBindings: the names
+ * of the tenants whose data it may show (borrowed — valid with req; never empty). NULL when
+ * it shows everything (the principal's role on the installation reaches the route's). */
+const json_t *rz_access_tenants(const rz_req_t *req);
+
 /* A list's keep predicate for a filtered request (arg: the rz_req_t): whether the object of
  * key (tenant, name) — a Tenant when tenant is "" — is of a tenant the principal may see,
  * asked now (a binding deleted hides it at once, from an open watch too). */

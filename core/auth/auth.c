@@ -381,6 +381,16 @@ int rz_auth_tenant_role(rz_auth_t *a, const rz_principal_t *p, const char *tenan
 	return bound > p->role ? bound : p->role;
 }
 
+json_t *rz_auth_tenants(rz_auth_t *a, const rz_principal_t *p, int role)
+{
+	if (p->tenant_scope[0] != '\0' || p->runner_scope || a->bindings == NULL ||
+	    (p->cap != 0 && p->cap < role)) {
+		return json_array();
+	}
+	return rz_bindings_tenants(a->bindings, p->user, (const char(*)[64])p->groups, p->ngroups,
+	                           role);
+}
+
 /* ------------------------------------------------------------------ sessions */
 
 static struct known_user *known(rz_auth_t *a, const char *name, rz_err_t *err);

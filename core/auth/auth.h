@@ -74,6 +74,12 @@ int rz_auth_authenticate(rz_auth_t *a, const char *header, rz_principal_t *p, rz
  * runner token. */
 int rz_auth_tenant_role(rz_auth_t *a, const rz_principal_t *p, const char *tenant);
 
+/* The names of the tenants (that exist now, in name order) where p may do what role allows
+ * by its AccessBindings, capped by its token's role — its role on the installation aside:
+ * ask this of a principal below role there. Caller owns the array (json_decref()); empty
+ * for a run's secret or a runner token; NULL when the store cannot be read. */
+json_t *rz_auth_tenants(rz_auth_t *a, const rz_principal_t *p, int role);
+
 /* Let a run's secret (HTTP basic password; never on disk) reach tenant's TF state until
  * rz_auth_ungrant(run). 0, or -ENOSPC when too many runs hold grants. */
 int rz_auth_grant(rz_auth_t *a, const char *tenant, const char *run, const char *secret);

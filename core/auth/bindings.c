@@ -157,20 +157,85 @@ int rz_bindings_role_of(const json_t *bindings, const char *user, const char (*g
 	return best;
 }
 
-int rz_bindings_role(rz_bindings_t *b, const char *user, const char (*groups)[64], size_t ngroups,
-                     const char *tenant)
+/* Whether the bindings are read (b->all), reading them when a change dropped them. */
+static bool read_bindings(rz_bindings_t *b)
 {
 	rz_list_opts_t o = { 0 };
-	const json_t *labels;
 	rz_err_t err = { 0 };
 	bool more;
 
-	if (b->all == NULL && rz_store_list(b->store, rz_kind_by_name("AccessBinding"), &o, &b->all,
-	                                    &more, &err) != 0) {
+	return b->all != NULL || rz_store_list(b->store, rz_kind_by_name("AccessBinding"), &o,
+	                                       &b->all, &more, &err) == 0;
+}
+
+int rz_bindings_role(rz_bindings_t *b, const char *user, const char (*groups)[64], size_t ngroups,
+                     const char *tenant)
+{
+	const json_t *labels;
+
+	if (!read_bindings(b)) {
 		return RZ_ROLE_NONE; /* not readable now: read again next time */
 	}
 	if (json_array_size(b->all) == 0 || (labels = tenant_labels(b, tenant)) == NULL) {
 		return RZ_ROLE_NONE;
 	}
 	return rz_bindings_role_of(b->all, user, groups, ngroups, tenant, labels);
+}
+
+/* Whether some binding (not being deleted) grants user or its groups role or more somewhere. */
+static bool grants_some(const json_t *bindings, const char *user, const char (*groups)[64],
+                        size_t ngroups, int role)
+{
+	size_t i;
+	json_t *b;
+
+	json_array_foreach(bindings, i, b)
+	{
+		const json_t *spec = json_object_get(b, "spec");
+		if (json_object_get(json_object_get(b, "metadata"), "deletionTimestamp") == NULL &&
+		    rz_role_parse(json_string_value(json_object_get(spec, "role"))) >= role &&
+		    names_subject(json_object_get(spec, "subjects"), user, groups, ngroups)) {
+			return true;
+		}
+	}
+	return false;
+}
+
+json_t *rz_bindings_tenants(rz_bindings_t *b, const char *user, const char (*groups)[64],
+                            size_t ngroups, int role)
+{
+	rz_list_opts_t o = { 0 };
+	json_t *tenants = NULL, *out = json_array(), *t;
+	rz_err_t err = { 0 };
+	bool more;
+	size_t i;
+
+	if (out == NULL || !read_bindings(b)) {
+		json_decref(out);
+		return NULL;
+	}
+	/* most principals asking hold no such binding: no tenant is read for them */
+	if (!grants_some(b->all, user, groups, ngroups, role)) {
+		return out;
+	}
+	if (rz_store_list(b->store, rz_kind_by_name("Tenant"), &o, &tenants, &more, &err) != 0) {
+		json_decref(out);
+		return NULL;
+	}
+	json_array_foreach(tenants, i, t)
+	{
+		const json_t *meta = json_object_get(t, "metadata");
+		const char *name = json_string_value(json_object_get(meta, "name"));
+		const json_t *labels = json_object_get(meta, "labels");
+		if (name != NULL &&
+		    rz_bindings_role_of(b->all, user, groups, ngroups, name,
+		                        json_is_object(labels) ? labels : NULL) >= role &&
+		    json_array_append_new(out, json_string(name)) != 0) {
+			json_decref(out);
+			out = NULL;
+			break;
+		}
+	}
+	json_decref(tenants);
+	return out;
 }

@@ -37,4 +37,10 @@ int rz_bindings_role(rz_bindings_t *b, const char *user, const char (*groups)[64
 int rz_bindings_role_of(const json_t *bindings, const char *user, const char (*groups)[64],
                         size_t ngroups, const char *tenant, const json_t *labels);
 
+/* The names of the tenants (that exist now, in name order) on which the bindings grant user
+ * (in groups, ngroups of them) role or more: a new array (caller owns; json_decref()), empty
+ * when none does; NULL when the store cannot be read or memory is short. */
+json_t *rz_bindings_tenants(rz_bindings_t *b, const char *user, const char (*groups)[64],
+                            size_t ngroups, int role);
+
 #endif /* RZ_BINDINGS_H */

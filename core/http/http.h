@@ -90,8 +90,11 @@ typedef struct rz_route {
 	bool basic_auth;  /* a 401 asks for HTTP basic credentials (tofu's http backend speaks
 	                     nothing else), not a bearer token */
 	const rz_route_doc_t *doc; /* for the OpenAPI document, or NULL (see rz_route_doc_t) */
-	bool cookie; /* the WebUI's pages: the session cookie authenticates too (never for
-	                /api: a cookie rides along on forged cross-site requests) */
+	bool cookie;     /* the WebUI's pages: the session cookie authenticates too (never for
+	                    /api: a cookie rides along on forged cross-site requests) */
+	bool per_tenant; /* a route naming no tenant (the audit log) that a principal below its
+	                    role reaches too when AccessBindings grant it that role on some
+	                    tenants: the handler then shows those tenants' data only */
 } rz_route_t;
 
 typedef struct rz_http_opts {

@@ -1219,6 +1219,90 @@ START_TEST(test_audit_rows_and_no_secret_anywhere)
 }
 END_TEST
 
+/* A tenant's admin by AccessBindings reads the audit rows of its tenants, and only those,
+ * page by page; a token capped below admin, and any other role below it, still gets 403. */
+START_TEST(test_audit_of_ones_tenants)
+{
+	static const char *const tenants[] = { "t1", "t2" };
+	char tok[1024], capped[128], path[160], cont[32] = "";
+	const char *next;
+	json_t *j, *r;
+	size_t i;
+	int pages = 0, rows = 0;
+
+	for (int t = 0; t < 2; t++) {
+		char body[160];
+		snprintf(body, sizeof(body),
+		         "{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"clusterProvider\":\"sim\"}}",
+		         tenants[t]);
+		ck_assert_int_eq(call("POST", "/api/v1/tenants", admin_tok, body, NULL), 201);
+		snprintf(path, sizeof(path), "/api/v1/tenants/%s/nodegroups", tenants[t]);
+		ck_assert_int_eq(call("POST", path, admin_tok,
+		                      "{\"metadata\":{\"name\":\"cp\"},\"spec\":{\"role\":"
+		                      "\"controlplane\",\"count\":1,\"providerClass\":\"sim\"}}",
+		                      NULL),
+		                 201);
+	}
+	make_user("ta", "none", "tenant-admin-pw-1");
+	ck_assert_int_eq(call("POST", "/api/v1/accessbindings", admin_tok,
+	                      "{\"metadata\":{\"name\":\"ta\"},\"spec\":{\"role\":\"admin\","
+	                      "\"subjects\":[{\"kind\":\"User\",\"name\":\"ta\"}],"
+	                      "\"tenants\":{\"names\":[\"t1\"]}}}",
+	                      NULL),
+	                 201);
+	ck_assert_int_eq(call("POST", "/api/v1/accessbindings", admin_tok,
+	                      "{\"metadata\":{\"name\":\"ta-edit\"},\"spec\":{\"role\":\"edit\","
+	                      "\"subjects\":[{\"kind\":\"User\",\"name\":\"ta\"}],"
+	                      "\"tenants\":{\"names\":[\"t2\"]}}}",
+	                      NULL),
+	                 201);
+	ck_assert_int_eq(login("ta", "tenant-admin-pw-1", tok, sizeof(tok)), 200);
+	ck_assert_int_eq(call("GET", "/api/v1/tenants/t2", tok, NULL, NULL), 200);
+	/* t1's rows, page by page: nothing of t2 (edit only there), of users or of bindings */
+	do {
+		snprintf(path, sizeof(path), "/api/v1/audit?limit=1%s%s",
+		         cont[0] ? "&continue=" : "", cont);
+		ck_assert_int_eq(call("GET", path, tok, NULL, &j), 200);
+		json_array_foreach(json_object_get(j, "items"), i, r)
+		{
+			ck_assert_msg(strcmp(str(r, "tenant"), "t1") == 0 ||
+			                  (strcmp(str(r, "kind"), "Tenant") == 0 &&
+			                   strcmp(str(r, "name"), "t1") == 0),
+			              "a row of %s %s/%s", str(r, "kind"), str(r, "tenant"),
+			              str(r, "name"));
+			rows++;
+		}
+		next = str(json_object_get(j, "metadata"), "continue");
+		snprintf(cont, sizeof(cont), "%s", next ? next : "");
+		json_decref(j);
+		pages++;
+	} while (cont[0] != '\0' && pages < 10);
+	ck_assert_int_eq(rows, 2); /* the tenant made, its node group made */
+	ck_assert_int_eq(pages, 2);
+	/* filters narrow it, never widen it */
+	ck_assert_int_eq(call("GET", "/api/v1/audit?tenant=t2", tok, NULL, &j), 200);
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "items")), 0);
+	json_decref(j);
+	/* the admin sees t2's rows as before */
+	j = audit("?tenant=t2");
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "items")), 1);
+	json_decref(j);
+	/* her token capped at edit, and the installation's editor and viewer: 403 */
+	ck_assert_int_eq(
+	    call("POST", "/api/v1/users/ta/tokens", tok, "{\"spec\":{\"role\":\"edit\"}}", &j),
+	    201);
+	snprintf(capped, sizeof(capped), "%s", str(j, "secret"));
+	remember(capped);
+	json_decref(j);
+	ck_assert_int_eq(call("GET", "/api/v1/audit", capped, NULL, NULL), 403);
+	ck_assert_int_eq(call("GET", "/api/v1/audit", edit_tok, NULL, NULL), 403);
+	ck_assert_int_eq(call("GET", "/api/v1/audit", view_tok, NULL, NULL), 403);
+	/* the binding gone, so is the log */
+	ck_assert_int_eq(call("DELETE", "/api/v1/accessbindings/ta", admin_tok, NULL, NULL), 200);
+	ck_assert_int_eq(call("GET", "/api/v1/audit", tok, NULL, NULL), 403);
+}
+END_TEST
+
 START_TEST(test_audit_retention)
 {
 	rz_db_t *db = rz_daemon_db(d);
@@ -1512,6 +1596,7 @@ int main(void)
 	tcase_add_test(tc, test_last_admin_is_kept);
 	tcase_add_test(tc, test_password_change);
 	tcase_add_test(tc, test_audit_rows_and_no_secret_anywhere);
+	tcase_add_test(tc, test_audit_of_ones_tenants);
 	tcase_add_test(tc, test_audit_retention);
 	tcase_add_test(tc, test_audit_fields_bounded);
 	tcase_add_test(tc, test_limiter_counts_before_hashing);
