@@ -84,6 +84,8 @@ core_librezus_core_la_SOURCES = \
 	core/web/ui.c core/web/ui.h core/web/page.h core/web/pages.c core/web/live.c \
 	core/web/tenant-pages.c \
 	core/web/admin-pages.c \
+	core/web/account-pages.c \
+	core/web/binding-pages.c \
 	core/web/sso-pages.c \
 	core/daemon.c core/daemon.h core/daemon-int.h core/service.c core/cmdline.c \
 	core/offline.c core/offline.h

@@ -25,7 +25,8 @@ web_templates = \
 	web/templates/pages/providers.html web/templates/pages/users.html \
 	web/templates/pages/user.html web/templates/pages/token.html \
 	web/templates/pages/confirm.html web/templates/pages/audit.html \
-	web/templates/pages/backups.html
+	web/templates/pages/backups.html web/templates/pages/account.html \
+	web/templates/pages/bindings.html
 EXTRA_DIST += $(web_templates)
 
 noinst_PROGRAMS += tools/tplc

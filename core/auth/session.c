@@ -514,11 +514,22 @@ static void handle_logout(rz_req_t *req, void *ctx)
 	rz_reply_status(req, rz_status_new(200, "", "logged out"));
 }
 
+static bool sso_user(rz_session_t *s, const char *user);
+
+/* Who the credentials are: also the user's groups (what AccessBindings name) and whether it
+ * signs in by single sign-on (then it has no password here). */
 static void handle_whoami(rz_req_t *req, void *ctx)
 {
 	const rz_principal_t *p = rz_access_principal(req);
-	json_t *o = json_pack("{s:s, s:s, s:b}", "user", p->user, "role", rz_role_name(p->role),
-	                      "mustChangePassword", p->must_change_password);
+	json_t *groups = json_array();
+	json_t *o;
+
+	for (size_t i = 0; i < p->ngroups; i++) {
+		json_array_append_new(groups, json_string(p->groups[i]));
+	}
+	o = json_pack("{s:s, s:s, s:b, s:o, s:b}", "user", p->user, "role", rz_role_name(p->role),
+	              "mustChangePassword", p->must_change_password, "groups", groups,
+	              "singleSignOn", sso_user(ctx, p->user));
 
 	if (p->token_id[0] != '\0') {
 		json_object_set_new(o, "tokenId", json_string(p->token_id));
@@ -688,11 +699,13 @@ static const rz_route_doc_t logout_doc[] = {
 static const rz_route_doc_t whoami_doc[] = {
 	{ .method = RZ_M_GET,
 	  .id = "whoami",
-	  .summary = "who the credentials are: user, role, token",
+	  .summary = "who the credentials are: user, role, groups, single sign-on, token",
 	  .response = "{\"type\":\"object\",\"properties\":{\"user\":{\"type\":\"string\"},"
 	              "\"role\":{\"type\":\"string\"},\"mustChangePassword\":{\"type\":"
-	              "\"boolean\"},\"tokenId\":{\"type\":\"string\"},\"expiresAt\":{"
-	              "\"type\":\"string\",\"format\":\"date-time\"}}}" },
+	              "\"boolean\"},\"groups\":{\"type\":\"array\",\"items\":{\"type\":"
+	              "\"string\"}},\"singleSignOn\":{\"type\":\"boolean\"},\"tokenId\":{"
+	              "\"type\":\"string\"},\"expiresAt\":{\"type\":\"string\",\"format\":"
+	              "\"date-time\"}}}" },
 	{ 0 },
 };
 static const rz_route_doc_t password_doc[] = {

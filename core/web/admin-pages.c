@@ -89,7 +89,7 @@ static void shown_expire(void)
 	}
 }
 
-static void shown_put(const char *jti, const char *user, const char *id, const char *secret)
+void rz__token_shown_put(const char *jti, const char *user, const char *id, const char *secret)
 {
 	struct shown *s = &shown[0];
 
@@ -111,8 +111,8 @@ static void shown_put(const char *jti, const char *user, const char *id, const c
 }
 
 /* Take the secret (copied into out, "" when none): it is forgotten as it is read. */
-static void shown_take(const char *jti, const char *user, const char *id,
-                       char out[RZ_TOKEN_SECRET_LEN + 1])
+void rz__token_shown_take(const char *jti, const char *user, const char *id,
+                          char out[RZ_TOKEN_SECRET_LEN + 1])
 {
 	out[0] = '\0';
 	shown_expire();
@@ -378,9 +378,8 @@ static const struct expiry {
 	{ "7d", "7 days", 7 * 86400LL },    { "30d", "30 days", 30 * 86400LL },
 	{ "90d", "90 days", 90 * 86400LL }, { "never", "never", 0 },
 };
-#define EXPIRY_DEFAULT "90d"
 
-static json_t *expiry_options(const char *want)
+json_t *rz__token_expiries(const char *want)
 {
 	json_t *out = json_array();
 
@@ -396,7 +395,7 @@ static json_t *expiry_options(const char *want)
  * YYYY-MM-DD, at 00:00 UTC) or else a lifetime from now (expiresIn). False when the form's
  * value is refused here (its cause set beside the field, 422); a date the API finds invalid
  * is refused by the API with its own cause. */
-static bool token_expiry(rz__page_t *pg, json_t *spec)
+bool rz__token_expiry(rz__page_t *pg, json_t *spec)
 {
 	const char *on = rz__form(pg, "expiresOn"), *in = rz__form(pg, "expiresIn");
 	char at[64];
@@ -416,7 +415,7 @@ static bool token_expiry(rz__page_t *pg, json_t *spec)
 		return true;
 	}
 	for (size_t i = 0; i < sizeof(expiries) / sizeof(expiries[0]); i++) {
-		if (strcmp(in[0] ? in : EXPIRY_DEFAULT, expiries[i].value) == 0) {
+		if (strcmp(in[0] ? in : RZ__TOKEN_EXPIRY_DEFAULT, expiries[i].value) == 0) {
 			if (expiries[i].seconds > 0) {
 				rz_clock_format((rz_clock_now_ms() / 1000 + expiries[i].seconds) *
 				                    1000,
@@ -429,7 +428,7 @@ static bool token_expiry(rz__page_t *pg, json_t *spec)
 	return expiry_refused(pg, "must be one of 1h, 1d, 7d, 30d, 90d, never");
 }
 
-static json_t *token_row(const json_t *t)
+json_t *rz__token_row(const json_t *t)
 {
 	const char *exp = rz__str(t, "spec.expiresAt"), *used = rz__str(t, "status.lastUsed");
 
@@ -453,7 +452,7 @@ static void user_ready(rz__page_t *pg)
 	}
 	json_array_foreach(rz__items(rz__page_got(pg, 1)), i, it)
 	{
-		json_array_append_new(toks, token_row(it));
+		json_array_append_new(toks, rz__token_row(it));
 	}
 	snprintf(title, sizeof(title), "User %s", name);
 	nav(pg, "navUsers", title);
@@ -467,9 +466,9 @@ static void user_ready(rz__page_t *pg)
 	                                     ? rz__form(pg, "tokenRole")
 	                                     : rz__str(u, "spec.role")));
 	json_object_set_new(f, "expiries",
-	                    expiry_options(pg->form && rz__form(pg, "expiresIn")[0]
-	                                       ? rz__form(pg, "expiresIn")
-	                                       : EXPIRY_DEFAULT));
+	                    rz__token_expiries(pg->form && rz__form(pg, "expiresIn")[0]
+	                                           ? rz__form(pg, "expiresIn")
+	                                           : RZ__TOKEN_EXPIRY_DEFAULT));
 	rz__page_render(pg, "pages/user", pg->code ? pg->code : 200);
 }
 
@@ -651,7 +650,7 @@ static void token_created(rz__page_t *pg, int code, json_t *body, const rz_injec
 		return;
 	}
 	if (secret != NULL && id[0] != '\0') {
-		shown_put(pg->p->jti, user, id, secret);
+		rz__token_shown_put(pg->p->jti, user, id, secret);
 	}
 	snprintf(path, sizeof(path), "/users/%s/tokens/%s", user, id);
 	rz__page_redirect(pg, path, NULL);
@@ -673,7 +672,7 @@ static void post_tokens(rz_req_t *req, void *ctx)
 	if (rz__form(pg, "description")[0] != '\0') {
 		json_object_set_new(spec, "description", json_string(rz__form(pg, "description")));
 	}
-	if (!token_expiry(pg, spec)) {
+	if (!rz__token_expiry(pg, spec)) {
 		json_decref(spec);
 		user_page(pg);
 		return;
@@ -694,11 +693,11 @@ static void token_ready(rz__page_t *pg)
 	if (read_failed(pg, 0, "token")) {
 		return;
 	}
-	shown_take(pg->p->jti, user, id, secret);
+	rz__token_shown_take(pg->p->jti, user, id, secret);
 	snprintf(title, sizeof(title), "API token %s", id);
 	nav(pg, "navUsers", title);
 	json_object_set_new(pg->view, "user", json_pack("{s:s}", "name", user));
-	json_object_set_new(pg->view, "token", token_row(rz__page_got(pg, 0)));
+	json_object_set_new(pg->view, "token", rz__token_row(rz__page_got(pg, 0)));
 	if (secret[0] != '\0') {
 		json_object_set_new(pg->view, "secret", json_string(secret));
 	}

@@ -37,6 +37,9 @@ struct rz__page {
 	rz_ui_t *ui;
 	rz_req_t *req;
 	const rz_principal_t *p; /* NULL: nobody is logged in */
+	int role; /* the role that counts on this page: on a page of one tenant (a {tenant} in
+	             its path) the principal's role there (its AccessBindings too), else its
+	             role on the installation */
 	bool ingress;
 	char base[RZ_UI_PREFIX_MAX];   /* the ingress prefix, or "" */
 	char authz[RZ_COOKIE_MAX + 8]; /* "Bearer <session token>" for the API */
@@ -101,6 +104,10 @@ bool rz__page_failed(rz__page_t *pg, int code, const json_t *body, const char *p
  * page already has one. */
 void rz__page_read_error(rz__page_t *pg, int i, const char *what);
 
+/* A tenant's page whose read of the tenant failed with code (the API's): 404 "no such
+ * tenant", 403 "you may not see it" (the API's refusal: no role there), else 502; frees pg. */
+void rz__page_tenant_error(rz__page_t *pg, int code);
+
 /* The path parameters that go into API paths (tenant, name, id) are DNS labels, as every
  * name is; else a 404 page (answered, pg freed) and false. */
 bool rz__page_names_ok(rz__page_t *pg);
@@ -115,8 +122,11 @@ bool rz__page_need_login(rz__page_t *pg);
 /* A form field of the posted form ("" when absent). Borrowed. */
 const char *rz__form(const rz__page_t *pg, const char *name);
 
-/* True when the role may: RZ_ROLE_EDIT etc. */
+/* True when the page's role (pg->role: on a tenant's page, the principal's role on that
+ * tenant) may: RZ_ROLE_EDIT etc. */
 bool rz__may(const rz__page_t *pg, int role);
+/* True when the principal's role on the whole installation may (daemon-wide pages). */
+bool rz__may_all(const rz__page_t *pg, int role);
 
 /* A row of a WebUI module's route table: a page is public to the guard (the page itself
  * asks for a login) and authenticated by the session cookie too. */
@@ -135,6 +145,27 @@ void rz__live_close_all(rz_ui_t *ui);
  * rz__admin_forget wipes the new tokens' secrets still waiting to be shown. */
 int rz__admin_pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
 void rz__admin_forget(void);
+
+/* API tokens, shared by a user's page (core/web/admin-pages.c) and My account
+ * (core/web/account-pages.c). A new token's secret is kept in memory for the session (jti)
+ * that made it until that session's next page takes it (rz__token_shown_take: "" when none;
+ * forgotten as it is read), or five minutes. */
+void rz__token_shown_put(const char *jti, const char *user, const char *id, const char *secret);
+void rz__token_shown_take(const char *jti, const char *user, const char *id,
+                          char out[RZ_TOKEN_SECRET_LEN + 1]);
+/* The form's expiry (expiresOn, a date, or expiresIn, a lifetime) into spec.expiresAt; false
+ * when the form's value is refused here (its cause beside the field, pg->code 422). */
+bool rz__token_expiry(rz__page_t *pg, json_t *spec);
+#define RZ__TOKEN_EXPIRY_DEFAULT "90d"
+/* The lifetimes offered [{value, label, selected}], want selected; a token's row {id, role,
+ * description, created, expires, lastUsed}. Caller owns the results. */
+json_t *rz__token_expiries(const char *want);
+json_t *rz__token_row(const json_t *t);
+
+/* My account (core/web/account-pages.c): who one is, one's API tokens, the password form;
+ * the AccessBindings' pages (core/web/binding-pages.c), an admin's. */
+int rz__account_pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
+int rz__binding_pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
 
 /* Single sign-on's pages (core/web/sso-pages.c): GET /login/oidc begins a sign-in at the
  * provider, GET /login/oidc/callback finishes it; rz__sso_login_view adds the login page's

@@ -221,7 +221,7 @@ static void dashboard_ready(rz__page_t *pg)
 	run_list(v, "runsRunning", json_object_get(recent, "activeRuns"), runs_in(summary, going));
 	run_list(v, "runsFailed", json_object_get(recent, "failedRuns"), runs_in(summary, failed));
 	json_object_set_new(v, "warnings", warnings);
-	if (rz__may(pg, RZ_ROLE_ADMIN)) {
+	if (rz__may_all(pg, RZ_ROLE_ADMIN)) {
 		json_object_set_new(v, "audit", audit);
 		json_object_set_new(v, "showAudit", json_true());
 	} else {
@@ -243,7 +243,7 @@ static void get_dashboard(rz_req_t *req, void *ctx)
 	/* counts and the newest few, not the objects: a fleet's lists of tenants, runs and
 	 * Events would cost the page tens of ms to parse, more as they grow */
 	rz__page_fetch(pg, 0, "/api/v1/summary?recent=%d", RECENT);
-	if (rz__may(pg, RZ_ROLE_ADMIN)) {
+	if (rz__may_all(pg, RZ_ROLE_ADMIN)) {
 		rz__page_fetch(pg, 4, "/api/v1/audit?limit=%d", RECENT);
 	}
 	rz__page_release(pg);
@@ -491,9 +491,7 @@ static void tenant_ready(rz__page_t *pg)
 	char title[160];
 
 	if (t == NULL) {
-		rz__page_error(pg, rz__page_code(pg, 0) == 404 ? 404 : 502,
-		               rz__page_code(pg, 0) == 404 ? "There is no such tenant."
-		                                           : "The tenant cannot be read.");
+		rz__page_tenant_error(pg, rz__page_code(pg, 0));
 		return;
 	}
 	snprintf(title, sizeof(title), "Tenant %s", name);
@@ -792,7 +790,11 @@ static void run_ready(rz__page_t *pg)
 	const char *tenant = rz_req_param(pg->req, "tenant");
 	char title[200];
 
-	if (rz__page_got(pg, 0) == NULL || run == NULL) {
+	if (rz__page_got(pg, 0) == NULL) {
+		rz__page_tenant_error(pg, rz__page_code(pg, 0));
+		return;
+	}
+	if (run == NULL) {
 		rz__page_error(pg, 404, "There is no such run.");
 		return;
 	}

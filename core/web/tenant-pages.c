@@ -72,9 +72,7 @@ static bool tenant_head(rz__page_t *pg, const char *tab, const char *what)
 	char title[200];
 
 	if (t == NULL) {
-		rz__page_error(pg, rz__page_code(pg, 0) == 404 ? 404 : 502,
-		               rz__page_code(pg, 0) == 404 ? "There is no such tenant."
-		                                           : "The tenant cannot be read.");
+		rz__page_tenant_error(pg, rz__page_code(pg, 0));
 		return false;
 	}
 	snprintf(title, sizeof(title), "%s of %s", what, tenant_of(pg));

@@ -181,6 +181,19 @@ static bool trusted_ingress(rz_ui_t *ui, rz_req_t *req, char out[RZ_UI_PREFIX_MA
 	return h != NULL && rz_access_trusted_peer(ui->access, req) && rz_ui_ingress_prefix(h, out);
 }
 
+/* What p may do on req's page: on a page of one tenant its role there, as the API's guard
+ * decides it (AccessBindings included), else its role on the installation. */
+static int page_role(rz_ui_t *ui, rz_req_t *req, const rz_principal_t *p)
+{
+	const char *tenant = rz_req_param(req, "tenant");
+
+	if (p == NULL) {
+		return RZ_ROLE_NONE;
+	}
+	return tenant != NULL && tenant[0] != '\0' ? rz_auth_tenant_role(ui->auth, p, tenant)
+	                                           : p->role;
+}
+
 rz__page_t *rz__page_new(rz_ui_t *ui, rz_req_t *req)
 {
 	rz__page_t *pg = calloc(1, sizeof(*pg));
@@ -203,6 +216,7 @@ rz__page_t *rz__page_new(rz_ui_t *ui, rz_req_t *req)
 		pg->p = NULL; /* an API token is not a session of the UI */
 	}
 	sodium_memzero(tok, sizeof(tok));
+	pg->role = page_role(ui, req, pg->p);
 	return pg;
 }
 
@@ -221,6 +235,11 @@ void rz__page_free(rz__page_t *pg)
 }
 
 bool rz__may(const rz__page_t *pg, int role)
+{
+	return pg->p != NULL && pg->role >= role;
+}
+
+bool rz__may_all(const rz__page_t *pg, int role)
 {
 	return pg->p != NULL && pg->p->role >= role;
 }
@@ -404,11 +423,15 @@ static void common(rz__page_t *pg)
 	json_object_set_new(v, "assets", assets(pg));
 	if (pg->p != NULL) {
 		json_object_set_new(v, "csrf", json_string(pg->csrf));
+		/* canEdit, canAdmin: on this page (a tenant's: there); hasRole, isAdmin: on
+		 * the installation (the daemon-wide pages) */
 		json_object_set_new(v, "me",
-		                    json_pack("{s:s, s:s, s:b, s:b}", "name", pg->p->user, "role",
-		                              rz_role_name(pg->p->role), "canEdit",
-		                              rz__may(pg, RZ_ROLE_EDIT), "isAdmin",
-		                              rz__may(pg, RZ_ROLE_ADMIN)));
+		                    json_pack("{s:s, s:s, s:b, s:b, s:b, s:b}", "name", pg->p->user,
+		                              "role", rz_role_name(pg->p->role), "canEdit",
+		                              rz__may(pg, RZ_ROLE_EDIT), "canAdmin",
+		                              rz__may(pg, RZ_ROLE_ADMIN), "hasRole",
+		                              rz__may_all(pg, RZ_ROLE_VIEW), "isAdmin",
+		                              rz__may_all(pg, RZ_ROLE_ADMIN)));
 	}
 	if (json_object_get(v, "toast") == NULL) {
 		static const struct {
@@ -433,6 +456,7 @@ static void common(rz__page_t *pg)
 			  "Config patch deleted: the next run applies the change." },
 			{ "disabled", "User disabled: it can no longer log in." },
 			{ "enabled", "User enabled: it can log in again." },
+			{ "bound", "Access binding created." },
 		};
 		const char *t = rz_req_query(pg->req, "toast");
 		for (size_t i = 0; t != NULL && i < sizeof(toasts) / sizeof(toasts[0]); i++) {
@@ -561,6 +585,19 @@ void rz__page_read_error(rz__page_t *pg, int i, const char *what)
 	if (rz__page_got(pg, i) == NULL && json_object_get(pg->view, "toast") == NULL) {
 		snprintf(msg, sizeof(msg), "Cannot read %s (HTTP %d).", what, rz__page_code(pg, i));
 		rz__page_toast(pg, false, msg);
+	}
+}
+
+void rz__page_tenant_error(rz__page_t *pg, int code)
+{
+	if (code == 403) {
+		rz__page_error(pg, 403,
+		               "You have no access to this tenant: an administrator grants it (an "
+		               "AccessBinding).");
+	} else {
+		rz__page_error(pg, code == 404 ? 404 : 502,
+		               code == 404 ? "There is no such tenant."
+		                           : "The tenant cannot be read.");
 	}
 }
 
@@ -916,6 +953,8 @@ int rz_ui_routes(rz_ui_t *ui, rz_err_t *err)
 
 	rc = rc == 0 ? rz__pages_routes(ui, ui->http, err) : rc;
 	rc = rc == 0 ? rz__admin_pages_routes(ui, ui->http, err) : rc;
+	rc = rc == 0 ? rz__account_pages_routes(ui, ui->http, err) : rc;
+	rc = rc == 0 ? rz__binding_pages_routes(ui, ui->http, err) : rc;
 	rc = rc == 0 ? rz__live_routes(ui, ui->http, err) : rc;
 	rc = rc == 0 ? rz__tenant_pages_routes(ui, ui->http, err) : rc;
 	return rc == 0 ? rz__sso_pages_routes(ui, ui->http, err) : rc;
