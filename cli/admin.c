@@ -453,6 +453,47 @@ static int expires_at(const char *text, char *out, size_t size)
 	return 0;
 }
 
+int rzc_cmd_password(rzc_t *c, int argc, char **argv)
+{
+	char *cur = NULL, *next = NULL, *again = NULL;
+	json_t *body;
+	int rc;
+
+	(void)argv;
+	if (argc != 0) {
+		return rzc_usage("password: takes no arguments ([--password-stdin])");
+	}
+	if (c->password_stdin) {
+		cur = read_line(stdin);
+		next = cur != NULL ? read_line(stdin) : NULL;
+	} else if ((cur = prompt("Current password: ", true)) != NULL &&
+	           (next = prompt("New password: ", true)) != NULL &&
+	           (again = prompt("New password again: ", true)) != NULL &&
+	           strcmp(next, again) != 0) {
+		wipe(cur);
+		wipe(next);
+		wipe(again);
+		fprintf(stderr, "error: the new passwords differ: nothing changed\n");
+		return RZC_ERR;
+	}
+	wipe(again);
+	if (cur == NULL || next == NULL) {
+		wipe(cur);
+		wipe(next);
+		return rzc_usage("password: give the current and the new password on two lines of "
+		                 "stdin with --password-stdin");
+	}
+	body = json_pack("{s:s, s:s}", "currentPassword", cur, "newPassword", next);
+	rc = rzc_json(c, "POST", "/api/v1/auth/password", body, NULL);
+	json_decref(body);
+	wipe(cur);
+	wipe(next);
+	if (rc == RZC_OK) {
+		printf("password changed\n");
+	}
+	return rc;
+}
+
 int rzc_cmd_token(rzc_t *c, int argc, char **argv)
 {
 	char *u, *coll;

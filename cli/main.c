@@ -54,6 +54,8 @@ static const struct command {
 	  "the config file's contexts", false },
 	{ "user", rzc_cmd_user, "list|create NAME --role R [--password-stdin]|delete NAME",
 	  "users (admin)", false },
+	{ "password", rzc_cmd_password, "[--password-stdin]",
+	  "change your password (a local user's)", false },
 	{ "token", rzc_cmd_token,
 	  "list|create [--role R] [--description D] [--expires T]|delete ID", "your API tokens",
 	  false },
@@ -152,6 +154,11 @@ static const struct detail {
 	           "  rezusctl token create --role view --description ci --expires 7d\n"
 	           "  rezusctl token create --expires 2027-01-01T00:00:00Z\n"
 	           "  rezusctl token delete ID\n" },
+	{ "password",
+	  "Asks for the current password and the new one twice; with --password-stdin\n"
+	  "reads the current and the new one from two lines of stdin. A single\n"
+	  "sign-on user has no password here.\n\nExamples:\n  rezusctl password\n"
+	  "  printf '%s\\n%s\\n' \"$OLD\" \"$NEW\" | rezusctl password --password-stdin\n" },
 	{ "audit", "Examples:\n  rezusctl audit --limit 20\n" },
 	{ "backup", "Examples:\n  rezusctl backup create\n  rezusctl backup list\n"
 	            "  rezusctl backup get NAME -o json\n" },

@@ -223,6 +223,8 @@ int rzc_cmd_logout(rzc_t *c, int argc, char **argv);
 int rzc_cmd_config(rzc_t *c, int argc, char **argv);
 int rzc_cmd_user(rzc_t *c, int argc, char **argv);
 int rzc_cmd_token(rzc_t *c, int argc, char **argv);
+/* rezusctl password: change one's own password (POST /api/v1/auth/password). */
+int rzc_cmd_password(rzc_t *c, int argc, char **argv);
 int rzc_cmd_audit(rzc_t *c, int argc, char **argv);
 int rzc_cmd_backup(rzc_t *c, int argc, char **argv);
 int rzc_cmd_api_resources(rzc_t *c, int argc, char **argv);

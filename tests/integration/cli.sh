@@ -517,6 +517,18 @@ printf 'viewer-password-1\n' | "$CTL" login "$SERVER" --username viewer --passwo
 run delete tenant rack --context viewer
 expect_eq "missing permissions exit 1" "1" "$RC"
 expect_match "with the server's reason" '^error: .*forbidden|^error: .*role' "$(cat "$WORK/err")"
+# a user changes their own password, with the viewer's token (a view user: self-service)
+printf 'wrong-password-1\nviewer-password-2\n' | "$CTL" password --password-stdin --context viewer >"$WORK/out" 2>"$WORK/err"
+expect_match "password with a wrong current password is refused" '^1 error: ' "$? $(cat "$WORK/err")"
+printf 'viewer-password-1\nviewer-password-2\n' | "$CTL" password --password-stdin --context viewer >"$WORK/out" 2>"$WORK/err"
+expect_eq "password changes one's own password" "0 password changed" "$? $(cat "$WORK/out")"
+printf 'viewer-password-1\n' | "$CTL" login "$SERVER" --username viewer --password-stdin --context viewer-old >/dev/null 2>&1
+expect_eq "the old password no longer logs in" "1" "$?"
+printf 'viewer-password-2\n' | "$CTL" login "$SERVER" --username viewer --password-stdin --context viewer >/dev/null 2>&1
+expect_eq "the new one does" "0" "$?"
+"$CTL" config use-context default >/dev/null
+run password extra
+expect_eq "password takes no arguments" "2" "$RC"
 run get tenants --output bogus
 expect_eq "a usage error exits 2" "2" "$RC"
 run frobnicate
