@@ -468,12 +468,13 @@ int rzc_cmd_password(rzc_t *c, int argc, char **argv)
 		next = cur != NULL ? read_line(stdin) : NULL;
 	} else if ((cur = prompt("Current password: ", true)) != NULL &&
 	           (next = prompt("New password: ", true)) != NULL &&
-	           (again = prompt("New password again: ", true)) != NULL &&
-	           strcmp(next, again) != 0) {
+	           ((again = prompt("New password again: ", true)) == NULL ||
+	            strcmp(next, again) != 0)) {
 		wipe(cur);
 		wipe(next);
 		wipe(again);
-		fprintf(stderr, "error: the new passwords differ: nothing changed\n");
+		fprintf(stderr,
+		        "error: the new password was not repeated the same: nothing changed\n");
 		return RZC_ERR;
 	}
 	wipe(again);

@@ -142,13 +142,18 @@ static EVP_PKEY *ec_key(const json_t *jwk, rz_err_t *err)
 /* R||S (JWS) as the DER ECDSA-Sig-Value OpenSSL verifies: its length, 0 on failure. */
 static size_t ec_der(const unsigned char *sig, size_t siglen, unsigned char *der, size_t size)
 {
-	ECDSA_SIG *s = ECDSA_SIG_new();
-	BIGNUM *r = BN_bin2bn(sig, EC_COORD, NULL), *sv = BN_bin2bn(sig + EC_COORD, EC_COORD, NULL);
+	ECDSA_SIG *s;
+	BIGNUM *r, *sv;
 	unsigned char *p = der;
 	int n = 0;
 
-	if (siglen == 2 * EC_COORD && s != NULL && r != NULL && sv != NULL &&
-	    ECDSA_SIG_set0(s, r, sv) == 1) {
+	if (siglen != 2 * EC_COORD) {
+		return 0;
+	}
+	s = ECDSA_SIG_new();
+	r = BN_bin2bn(sig, EC_COORD, NULL);
+	sv = BN_bin2bn(sig + EC_COORD, EC_COORD, NULL);
+	if (s != NULL && r != NULL && sv != NULL && ECDSA_SIG_set0(s, r, sv) == 1) {
 		r = sv = NULL; /* s owns them */
 		if (i2d_ECDSA_SIG(s, NULL) <= (int)size) {
 			n = i2d_ECDSA_SIG(s, &p);

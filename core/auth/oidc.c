@@ -243,6 +243,7 @@ struct rz_oidc {
 	int64_t forced_at;        /* the last fetch an unknown key caused */
 	bool fetching;
 	struct op *head, *tail; /* waiting for the fetch under way */
+	size_t nwaiting;        /* how many: at most RZ_OIDC_WAITING_MAX */
 	struct pending pending[RZ_OIDC_PENDING];
 };
 
@@ -309,8 +310,8 @@ static bool url_allowed(const char *url)
 	static const char *const loop[] = { "http://127.0.0.1", "http://localhost",
 		                            "http://[::1]" };
 
-	if (url == NULL || strlen(url) > RZ_OIDC_URL_MAX) {
-		return false;
+	if (url == NULL || strlen(url) > RZ_OIDC_URL_MAX || strpbrk(url, " \t\r\n@") != NULL) {
+		return false; /* no user info: "http://localhost:@elsewhere/" */
 	}
 	if (strncmp(url, "https://", 8) == 0) {
 		return true;
@@ -374,6 +375,7 @@ static void fail_waiting(rz_oidc_t *o, const rz_err_t *err)
 		struct op *op = o->head;
 		rz_oidc_result_t r = { .rc = err->code ? err->code : -EIO, .err = *err };
 		o->head = op->next;
+		o->nwaiting--;
 		op->fn(op->arg, &r);
 		op_free(op);
 	}
@@ -407,6 +409,7 @@ static void fetch_done(void *arg, int canceled)
 	} else {
 		ops = o->head; /* a failed fetch keeps the old copies: use them */
 		o->head = o->tail = NULL;
+		o->nwaiting = 0;
 		while (ops != NULL) {
 			struct op *op = ops;
 			ops = op->next;
@@ -423,13 +426,14 @@ static void fetch_done(void *arg, int canceled)
 /* Start a fetch (the keys only when the discovery document is fresh and keys_only). */
 static void start_fetch(rz_oidc_t *o, bool keys_only)
 {
-	struct fetch *f = calloc(1, sizeof(*f));
+	struct fetch *f;
 	const char *uri = json_string_value(json_object_get(o->discovery, "jwks_uri"));
 	rz_err_t err = { 0 };
 
 	if (o->fetching) {
-		return;
+		return; /* the fetch under way serves every waiting call */
 	}
+	f = calloc(1, sizeof(*f));
 	if (f == NULL || (f->issuer = strdup(o->issuer)) == NULL ||
 	    (keys_only && uri != NULL && (f->jwks_uri = strdup(uri)) == NULL)) {
 		goto fail;
@@ -461,9 +465,17 @@ static void when_ready(rz_oidc_t *o, struct op *op, bool force)
 		run_op(o, op);
 		return;
 	}
+	if (o->nwaiting >= RZ_OIDC_WAITING_MAX) {
+		rz_oidc_result_t r = { .rc = -EAGAIN };
+		rz_err_set(&r.err, -EAGAIN, "too many sign-ins wait for the provider; try again");
+		op->fn(op->arg, &r);
+		op_free(op);
+		return;
+	}
 	op->next = NULL;
 	*(o->tail ? &o->tail->next : &o->head) = op;
 	o->tail = op;
+	o->nwaiting++;
 	start_fetch(o, fresh);
 }
 

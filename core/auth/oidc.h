@@ -23,20 +23,21 @@
 #include "core/base/errors.h"
 #include "core/base/workers.h"
 
-#define RZ_OIDC_TOKEN_MAX  16384        /* an ID token longer than this is refused */
-#define RZ_OIDC_DOC_MAX    (256 * 1024) /* a discovery document, a key set, a token reply */
-#define RZ_OIDC_KEYS_MAX   32           /* keys of a key set read, at most */
-#define RZ_OIDC_SKEW_S     60           /* clock skew allowed on exp, iat and nbf */
-#define RZ_OIDC_IAT_MAX_S  86400        /* an ID token issued longer ago is refused */
-#define RZ_OIDC_PENDING    256          /* sign-ins begun and not finished, at most */
-#define RZ_OIDC_PENDING_S  600          /* how long one may take */
-#define RZ_OIDC_CACHE_S    3600         /* discovery and keys are kept this long */
-#define RZ_OIDC_REFETCH_S  30           /* an unknown key refetches the set at most this often */
-#define RZ_OIDC_TIMEOUT_S  15           /* one request to the provider, at most */
-#define RZ_OIDC_AUDIENCES  4            /* client ids an ID token may be meant for */
-#define RZ_OIDC_STATE_LEN  43           /* base64url of 32 random bytes: state, nonce, verifier */
-#define RZ_OIDC_URL_MAX    2048         /* an authorization URL, at most */
-#define RZ_OIDC_ISSUER_MAX 256
+#define RZ_OIDC_TOKEN_MAX   16384        /* an ID token longer than this is refused */
+#define RZ_OIDC_DOC_MAX     (256 * 1024) /* a discovery document, a key set, a token reply */
+#define RZ_OIDC_KEYS_MAX    32           /* keys of a key set read, at most */
+#define RZ_OIDC_SKEW_S      60           /* clock skew allowed on exp, iat and nbf */
+#define RZ_OIDC_IAT_MAX_S   86400        /* an ID token issued longer ago is refused */
+#define RZ_OIDC_PENDING     256          /* sign-ins begun and not finished, at most */
+#define RZ_OIDC_PENDING_S   600          /* how long one may take */
+#define RZ_OIDC_CACHE_S     3600         /* discovery and keys are kept this long */
+#define RZ_OIDC_WAITING_MAX 256          /* calls waiting for a fetch; more get -EAGAIN (503) */
+#define RZ_OIDC_REFETCH_S   30           /* an unknown key refetches the set at most this often */
+#define RZ_OIDC_TIMEOUT_S   15           /* one request to the provider, at most */
+#define RZ_OIDC_AUDIENCES   4            /* client ids an ID token may be meant for */
+#define RZ_OIDC_STATE_LEN   43           /* base64url of 32 random bytes: state, nonce, verifier */
+#define RZ_OIDC_URL_MAX     2048         /* an authorization URL, at most */
+#define RZ_OIDC_ISSUER_MAX  256
 
 /* What an ID token is checked against (rz_oidc_verify). */
 typedef struct rz_oidc_expect {
@@ -106,8 +107,8 @@ int rz_oidc_begin(rz_oidc_t *o, const char *redirect_uri, rz_oidc_fn fn, void *a
 
 /* Finish the sign-in of state with the code the provider gave: the state is used up (a
  * second call with it fails), the code exchanged at the token endpoint with the verifier
- * and the client's credentials (client_secret_basic, or client_secret_post when the
- * provider offers only that; none without a secret) on the worker pool. fn gets the ID
+ * and the client's credentials (client_secret_post; none without a secret) on the worker
+ * pool. fn gets the ID
  * token, still to check (rz_oidc_check) with the nonce it gets too. */
 int rz_oidc_finish(rz_oidc_t *o, const char *state, const char *code, rz_oidc_fn fn, void *arg);
 

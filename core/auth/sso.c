@@ -99,8 +99,9 @@ int rz_sso_identity(const rz_config_t *cfg, const json_t *claims, rz_sso_identit
 
 /* ------------------------------------------------------------------ replays */
 
-/* Whether token was used already; if not, remember it until exp. */
-static bool replayed(rz_sso_t *s, const char *token, int64_t exp)
+/* Whether token was used already (1); if not, it is remembered until exp (0), or -1 when
+ * every slot holds a token still valid: evicting one would let it be used again. */
+static int replayed(rz_sso_t *s, const char *token, int64_t exp)
 {
 	unsigned char h[16];
 	int64_t now = (int64_t)time(NULL);
@@ -111,15 +112,18 @@ static bool replayed(rz_sso_t *s, const char *token, int64_t exp)
 		struct replay *r = &s->replays[i];
 		if (r->exp != 0 && r->exp + RZ_OIDC_SKEW_S >= now &&
 		    sodium_memcmp(r->hash, h, sizeof(h)) == 0) {
-			return true;
+			return 1;
 		}
-		if (slot == NULL || r->exp < slot->exp) {
-			slot = r; /* a free or expired one, else the soonest to expire */
+		if (slot == NULL && (r->exp == 0 || r->exp + RZ_OIDC_SKEW_S < now)) {
+			slot = r; /* a free or expired one */
 		}
+	}
+	if (slot == NULL) {
+		return -1;
 	}
 	memcpy(slot->hash, h, sizeof(h));
 	slot->exp = exp;
-	return false;
+	return 0;
 }
 
 /* ------------------------------------------------------------------ the user */
@@ -305,15 +309,18 @@ static void checked(void *arg, const rz_oidc_result_t *r)
 	rz_err_t err = { 0 };
 	json_t *u = NULL;
 	char why[256];
-	int code;
+	int code, seen;
 
 	if (r->rc != 0) {
 		refuse(l, r->rc == RZ_EAUTH ? 401 : 503, NULL, r->err.msg);
 	} else if (rz_sso_identity(l->s->cfg, r->claims, &id, &err) != 0) {
 		refuse(l, 401, NULL, err.msg);
-	} else if (replayed(l->s, l->token,
-	                    (int64_t)json_number_value(json_object_get(r->claims, "exp")))) {
-		refuse(l, 401, id.user, "this ID token was used already: sign in again");
+	} else if ((seen = replayed(
+	                l->s, l->token,
+	                (int64_t)json_number_value(json_object_get(r->claims, "exp")))) != 0) {
+		refuse(l, seen > 0 ? 401 : 503, id.user,
+		       seen > 0 ? "this ID token was used already: sign in again"
+		                : "too many sign-ins at once; try again in a minute");
 	} else if ((code = provision(l, &id, &u, why, sizeof(why))) != 0) {
 		refuse(l, code, id.user, why);
 	} else {

@@ -40,8 +40,9 @@ static json_t *account_view(const json_t *who)
 {
 	json_t *groups = json_object_get(who, "groups");
 
-	return json_pack("{s:s, s:s, s:O, s:b, s:b}", "name", rz__str(who, "user"), "role",
-	                 rz__str(who, "role"), "groups", groups ? groups : json_array(), "noGroups",
+	return json_pack("{s:s, s:s, s:o, s:b, s:b}", "name", rz__str(who, "user"), "role",
+	                 rz__str(who, "role"), "groups",
+	                 groups ? json_incref(groups) : json_array(), "noGroups",
 	                 json_array_size(groups) == 0, "sso",
 	                 json_is_true(json_object_get(who, "singleSignOn")));
 }
