@@ -323,6 +323,10 @@ static const rz_field_t nodegroup_status[] = {
 	{ .name = "total", .type = RZ_F_INT, .ranged = true, .min = 0, .max = 1000000 },
 	{ .name = "ready", .type = RZ_F_INT, .ranged = true, .min = 0, .max = 1000000 },
 	{ .name = "observedGeneration", .type = RZ_F_INT },
+	{ .name = "conditions",
+	  .type = RZ_F_ARRAY,
+	  .items = RZ_F_OBJECT,
+	  .fields = condition_fields },
 	F_END,
 };
 

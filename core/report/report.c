@@ -231,12 +231,16 @@ static bool machine_lost(const json_t *m)
 }
 
 /* Counts from the store into the node groups' status (desired from their specs, total and
- * ready from the Machines: ready is what observation reported) and into in. */
+ * ready from the Machines: ready is what observation reported; the Ready condition, True
+ * when every desired machine exists and is ready) and into in. */
 static void count_machines(rz_store_t *st, const char *tenant, rz_phase_in_t *in)
 {
 	json_t *groups = rz_store_list_all(st, "NodeGroup", tenant), *ng, *m;
 	json_t *machines = rz_store_list_all(st, "Machine", tenant);
 	size_t i, j;
+	char now[32];
+
+	rz_report_now(now, sizeof(now));
 
 	json_array_foreach(groups, i, ng)
 	{
@@ -247,6 +251,9 @@ static void count_machines(rz_store_t *st, const char *tenant, rz_phase_in_t *in
 		json_int_t want =
 		    json_integer_value(json_object_get(json_object_get(ng, "spec"), "count"));
 		json_int_t have = 0, up = 0;
+		json_int_t gen = json_integer_value(json_object_get(meta, "generation"));
+		json_t *conds;
+		char msg[96];
 
 		json_array_foreach(machines, j, m)
 		{
@@ -258,11 +265,21 @@ static void count_machines(rz_store_t *st, const char *tenant, rz_phase_in_t *in
 				    json_object_get(json_object_get(m, "status"), "ready"));
 			}
 		}
-		rz_report_status(
-		    st, "NodeGroup", tenant, name,
-		    json_pack("{s:I, s:I, s:I, s:I}", "desired", want, "total", have, "ready", up,
-		              "observedGeneration",
-		              json_integer_value(json_object_get(meta, "generation"))));
+		snprintf(msg, sizeof(msg), "%lld of %lld machines ready (%lld exist)",
+		         (long long)up, (long long)want, (long long)have);
+		conds =
+		    json_deep_copy(json_object_get(json_object_get(ng, "status"), "conditions"));
+		if (!json_is_array(conds)) {
+			json_decref(conds);
+			conds = json_array();
+		}
+		set_condition(conds, "Ready", up == want && have == want ? "True" : "False",
+		              up == want && have == want ? "AllReady" : "NotAllReady", msg, now,
+		              gen);
+		rz_report_status(st, "NodeGroup", tenant, name,
+		                 json_pack("{s:I, s:I, s:I, s:I, s:o}", "desired", want, "total",
+		                           have, "ready", up, "observedGeneration", gen,
+		                           "conditions", conds));
 		in->desired += want;
 		in->has_controlplane =
 		    in->has_controlplane ||
@@ -276,6 +293,31 @@ static void count_machines(rz_store_t *st, const char *tenant, rz_phase_in_t *in
 	}
 	json_decref(groups);
 	json_decref(machines);
+}
+
+/* The Ready condition from the phase: what keeps the tenant from being Ready is its first
+ * reason in the order the phase is decided in. */
+static void ready_condition(const rz_phase_in_t *in, rz_phase_out_t *out)
+{
+	bool ready = strcmp(out->phase, "Ready") == 0;
+	const char *why;
+
+	out->ready = ready ? "True" : "False";
+	out->ready_reason = out->phase;
+	if (ready) {
+		why = "the machines and the control plane are ready";
+	} else if (in->deleting) {
+		why = "the tenant is being deleted";
+	} else if (in->run_failed) {
+		why = "the last run failed";
+	} else if (!in->applied) {
+		why = "no apply has succeeded yet";
+	} else if (strcmp(out->machines_ready, "True") != 0) {
+		why = out->machines_message;
+	} else {
+		why = out->cp_message;
+	}
+	snprintf(out->ready_message, sizeof(out->ready_message), "%s", why);
 }
 
 void rz_report_phase(const rz_phase_in_t *in, rz_phase_out_t *out)
@@ -326,6 +368,7 @@ void rz_report_phase(const rz_phase_in_t *in, rz_phase_out_t *out)
 	} else {
 		out->phase = "Provisioning";
 	}
+	ready_condition(in, out);
 }
 
 /* A new phase, as an Event on the tenant (Degraded and Failed are Warnings). */
@@ -429,6 +472,7 @@ static void derive(rz_store_t *st, const char *tenant, int64_t provision_timeout
 	              out.machines_message, now, gen);
 	set_condition(conds, "ControlPlaneReady", out.cp_ready, out.cp_reason, out.cp_message, now,
 	              gen);
+	set_condition(conds, "Ready", out.ready, out.ready_reason, out.ready_message, now, gen);
 	json_object_set_new(fields, "phase", json_string(out.phase));
 	json_object_set_new(fields, "machines",
 	                    json_pack("{s:I, s:I, s:I}", "desired", (json_int_t)in.desired, "total",

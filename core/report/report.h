@@ -1,7 +1,8 @@
 /*
  * core/report/report.h - what the engine reports into the store besides a Run's own
  * phase: the Machines a tenant's state describes, and the status of its node groups and
- * of the tenant (counts, phase, the Reconciled, MachinesReady and Drifted conditions).
+ * of the tenant (counts, phase, the Reconciled, MachinesReady, ControlPlaneReady, Ready and
+ * Drifted conditions; a node group's Ready).
  * Every write is a status write (or, for Machines, a projection), so none triggers a run.
  */
 #ifndef RZ_REPORT_H
@@ -39,7 +40,7 @@ int rz_report_status_try(rz_store_t *st, const char *kind, const char *tenant, c
 void rz_report_machines(rz_store_t *st, rz_plugins_t *plugins, const char *tenant,
                         const json_t *state);
 
-/* What a tenant's phase and its MachinesReady and ControlPlaneReady conditions are
+/* What a tenant's phase and its MachinesReady, ControlPlaneReady and Ready conditions are
  * derived from (SPEC §4, Tenant.status). */
 typedef struct rz_phase_in {
 	bool deleting;         /* metadata.deletionTimestamp is set */
@@ -62,6 +63,10 @@ typedef struct rz_phase_out {
 	const char *machines_ready, *machines_reason;
 	char machines_message[160];
 	const char *cp_ready, *cp_reason, *cp_message; /* "True", "False" or "Unknown" */
+	/* Ready: "True" exactly when the phase is Ready; the reason is the phase, the message
+	 * what keeps the tenant from being Ready (or that nothing does) */
+	const char *ready, *ready_reason;
+	char ready_message[220];
 } rz_phase_out_t;
 
 /* The phase and conditions in follows from. Pure: a table of cases tests it. */

@@ -105,6 +105,11 @@ START_TEST(test_phase_table)
 	ck_assert_msg(strcmp(out.cp_ready, c->cp) == 0 && strcmp(out.cp_reason, c->cp_reason) == 0,
 	              "%s: ControlPlaneReady %s/%s, want %s/%s", c->what, out.cp_ready,
 	              out.cp_reason, c->cp, c->cp_reason);
+	/* Ready follows the phase: kubectl wait --for=condition=Ready waits for phase Ready */
+	ck_assert_msg(strcmp(out.ready, strcmp(c->phase, "Ready") == 0 ? "True" : "False") == 0 &&
+	                  strcmp(out.ready_reason, c->phase) == 0 && out.ready_message[0] != '\0',
+	              "%s: Ready %s/%s (%s) in phase %s", c->what, out.ready, out.ready_reason,
+	              out.ready_message, c->phase);
 }
 END_TEST
 
@@ -124,6 +129,11 @@ START_TEST(test_messages)
 	rz_report_phase(&in, &out);
 	ck_assert_str_eq(out.machines_message, "1 of 3 machines ready");
 	ck_assert_str_eq(out.cp_message, "etcd: 1 of 3 members healthy");
+	ck_assert_str_eq(out.ready_message, "1 of 3 machines ready"); /* the first to fail */
+	in.ready = 3;
+	rz_report_phase(&in, &out);
+	ck_assert_str_eq(out.ready_message, "etcd: 1 of 3 members healthy");
+	in.ready = 1;
 	in.applied_ms = 1000;
 	in.now_ms = 1000 + 31 * MIN;
 	in.provision_timeout_ms = 30 * MIN;
@@ -354,6 +364,118 @@ START_TEST(test_inputs_stale)
 }
 END_TEST
 
+/* The Ready condition in obj's status: "status/reason/message", or "" if none;
+ * *since: its lastTransitionTime. */
+static const char *ready_of(const json_t *obj, const char **since)
+{
+	static char buf[256];
+	const json_t *c;
+	size_t i;
+
+	buf[0] = '\0';
+	json_array_foreach(json_object_get(json_object_get(obj, "status"), "conditions"), i, c)
+	{
+		if (strcmp(json_string_value(json_object_get(c, "type")), "Ready") == 0) {
+			snprintf(buf, sizeof(buf), "%s/%s/%s",
+			         json_string_value(json_object_get(c, "status")),
+			         json_string_value(json_object_get(c, "reason")),
+			         json_string_value(json_object_get(c, "message")));
+			*since = json_string_value(json_object_get(c, "lastTransitionTime"));
+		}
+	}
+	return buf;
+}
+
+/* The Ready conditions of a tenant and its node groups, as the store holds them: a node
+ * group's follows its machines, the tenant's its phase; lastTransitionTime moves only when
+ * the status does, and an unchanged derivation writes nothing. */
+START_TEST(test_ready_conditions)
+{
+	char *tmp = rzt_tmpdir(), path[1024], since0[40];
+	rz_db_t *db = NULL;
+	rz_bus_t *bus = NULL;
+	rz_store_t *st = NULL;
+	rz_err_t err = { 0 };
+	json_t *obj, *out = NULL, *t = NULL, *ng = NULL;
+	const rz_kind_t *tk = rz_kind_by_name("Tenant"), *nk = rz_kind_by_name("NodeGroup");
+	const char *since = NULL;
+	int64_t rev;
+
+	rz_log_set_level(RZ_LOG_CRIT);
+	snprintf(path, sizeof(path), "%s/rezus.db", tmp);
+	ck_assert_int_eq(rz_db_open(&db, path, &err), 0);
+	ck_assert_int_eq(rz_bus_new(&bus), 0);
+	ck_assert_int_eq(rz_store_new(&st, db, bus, 100, &err), 0);
+	obj = json_pack("{s:{s:s}, s:{s:s}}", "metadata", "name", "t", "spec", "clusterProvider",
+	                "sim");
+	ck_assert_int_eq(rz_store_create(st, tk, obj, NULL, &out, &err), 0);
+	json_decref(obj);
+	json_decref(out);
+	obj = json_pack("{s:{s:s, s:s}, s:{s:s, s:i, s:s}}", "metadata", "name", "cp", "tenant",
+	                "t", "spec", "role", "controlplane", "count", 1, "providerClass", "sim");
+	out = NULL;
+	ck_assert_msg(rz_store_create(st, nk, obj, NULL, &out, &err) == 0, "%s", err.msg);
+	json_decref(obj);
+	json_decref(out);
+
+#define GET(k, tn, n, o) (json_decref(o), o = NULL, rz_store_get(st, k, tn, n, &o, &err), o)
+	/* nothing applied, no machine */
+	rz_report_counts(st, "t", 0);
+	ck_assert_str_eq(ready_of(GET(nk, "t", "cp", ng), &since),
+	                 "False/NotAllReady/0 of 1 machines ready (0 exist)");
+	ck_assert_str_eq(ready_of(GET(tk, NULL, "t", t), &since),
+	                 "False/Pending/no apply has succeeded yet");
+
+	/* applied; its machine is up and observed, the control plane healthy */
+	obj = json_pack("{s:{s:s, s:s}, s:{s:s}}", "metadata", "name", "cp-0", "tenant", "t",
+	                "spec", "nodeGroup", "cp");
+	out = NULL;
+	ck_assert_msg(rz_store_create(st, rz_kind_by_name("Machine"), obj, NULL, &out, &err) == 0,
+	              "%s", err.msg);
+	json_decref(obj);
+	json_decref(out);
+	rz_report_status(st, "Machine", "t", "cp-0", json_pack("{s:b}", "ready", 1));
+	rz_report_status(st, "Tenant", NULL, "t",
+	                 json_pack("{s:s, s:{s:b}}", "lastApplied", "2024-01-01T00:00:00Z",
+	                           "controlPlane", "healthy", 1));
+	rz_report_counts(st, "t", 0);
+	ck_assert_str_eq(ready_of(GET(nk, "t", "cp", ng), &since),
+	                 "True/AllReady/1 of 1 machines ready (1 exist)");
+	snprintf(since0, sizeof(since0), "%s", since);
+	ck_assert_str_eq(ready_of(GET(tk, NULL, "t", t), &since),
+	                 "True/Ready/the machines and the control plane are ready");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(t, "status"), "phase")),
+	                 "Ready");
+
+	/* derived again a second later: nothing changed, nothing written */
+	sleep(1);
+	rev = rz_store_revision(st);
+	rz_report_counts(st, "t", 0);
+	ck_assert_int_eq(rz_store_revision(st), rev);
+	ready_of(GET(nk, "t", "cp", ng), &since);
+	ck_assert_str_eq(since, since0);
+
+	/* the machine lost: both False, the transition time moves */
+	rz_report_status(st, "Machine", "t", "cp-0",
+	                 json_pack("{s:b, s:s}", "ready", 0, "stage", "Failed"));
+	rz_report_counts(st, "t", 0);
+	ck_assert_str_eq(ready_of(GET(nk, "t", "cp", ng), &since),
+	                 "False/NotAllReady/0 of 1 machines ready (1 exist)");
+	ck_assert_str_ne(since, since0);
+	ck_assert_str_eq(ready_of(GET(tk, NULL, "t", t), &since),
+	                 "False/Degraded/0 of 1 machines ready");
+#undef GET
+
+	json_decref(t);
+	json_decref(ng);
+	rz_store_free(st);
+	rz_bus_free(bus);
+	rz_db_close(db);
+	rzt_rmrf(tmp);
+	free(tmp);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("report");
@@ -365,6 +487,7 @@ int main(void)
 	tc = tcase_create("machines");
 	tcase_add_test(tc, test_machines_scoped);
 	tcase_add_test(tc, test_inputs_stale);
+	tcase_add_test(tc, test_ready_conditions);
 	suite_add_tcase(s, tc);
 	return rzt_run(s);
 }
