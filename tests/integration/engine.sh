@@ -69,7 +69,8 @@ expect_match "applied, the tenant is Provisioning: no machine is observed ready 
 
 expect_match "MachinesReady counts what observation reported (nothing yet)" \
 	'"type":"MachinesReady","status":"False","reason":"NotAllReady","message":"0 of 3 machines ready"' "$(api "$API/tenants/acme")"
-expect_match "node groups get their counts" '"status":\{"desired":2,"total":2,"ready":0,"observedGeneration":1\}' \
+expect_match "node groups get their counts and a Ready condition" \
+	'"status":\{"desired":2,"total":2,"ready":0,"observedGeneration":1,"conditions":\[\{"type":"Ready","status":"False","reason":"NotAllReady","message":"0 of 2 machines ready \(2 exist\)"' \
 	"$(api "$API/tenants/acme/nodegroups/workers")"
 expect_eq "a machine's observed readiness (a status write)" "200" "$(curl -s -o /dev/null -w '%{http_code}' -X PATCH \
 	-H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/merge-patch+json' \
@@ -81,6 +82,9 @@ done
 expect_match "observation recounts the tenant at once, with no run" \
 	'"machines":\{"desired":3,"total":3,"ready":1\}.*"message":"1 of 3 machines ready"' "$(api "$API/tenants/acme")"
 expect_match "and its node group" '"status":\{"desired":1,"total":1,"ready":1,' "$(api "$API/tenants/acme/nodegroups/cp")"
+expect_match "which is Ready" '"type":"Ready","status":"True","reason":"AllReady"' "$(api "$API/tenants/acme/nodegroups/cp")"
+expect_match "the tenant is not: its Ready follows its phase" \
+	'"type":"Ready","status":"False","reason":"Provisioning","message":"1 of 3 machines ready"' "$(api "$API/tenants/acme")"
 expect_eq "a status write starts no run" "1" "$(api "$API/tenants/acme/runs" | grep -o '"kind":"Run"' | wc -l | tr -d ' ')"
 
 # The credentials endpoints serve the sensitive outputs the apply left, kept encrypted.

@@ -138,6 +138,18 @@ expect_eq "with one header" "1" "$(grep -c '^NAME' "$WORK/watch.out")"
 # --- wait for a condition the engine sets
 out=$(k wait --for=condition=Reconciled tn/acme --timeout=40s)
 expect_eq "wait --for=condition=Reconciled" "tenant.rezuscloud.io/acme condition met" "$out"
+# acme has no control plane: never Ready; a tenant with one becomes Ready (the sim plugin)
+out=$(k wait --for=condition=Ready tn/acme --timeout=3s)
+expect_match "wait --for=condition=Ready times out while the tenant is not Ready" 'timed out' "$out"
+expect_eq "whose Ready condition says why" "False Provisioning" \
+	"$(k get tn acme -o jsonpath='{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason}')"
+printf 'apiVersion: rezuscloud.io/v1\nkind: Tenant\nmetadata: {name: demo}\nspec: {clusterProvider: sim}\n---\napiVersion: rezuscloud.io/v1\nkind: NodeGroup\nmetadata: {name: cp, namespace: demo}\nspec: {role: controlplane, count: 1, providerClass: sim}\n' >"$WORK/demo.yaml"
+k apply --validate=false -f "$WORK/demo.yaml" >/dev/null
+out=$(k wait --for=condition=Ready tn/demo --timeout=60s)
+expect_eq "wait --for=condition=Ready tenant/demo" "tenant.rezuscloud.io/demo condition met" "$out"
+expect_eq "its phase is Ready" "Ready" "$(k get tn demo -o jsonpath='{.status.phase}')"
+out=$(k wait --for=condition=Ready ng/cp -n demo --timeout=20s)
+expect_eq "and its node group's" "nodegroup.rezuscloud.io/cp condition met" "$out"
 
 # --- dry run, then delete
 expect_match "create --dry-run=server stores nothing" 'created \(server dry run\)' \

@@ -69,8 +69,11 @@ expect_match "with the Talos version it reports and when it was seen" \
 t=$(api "$API/tenants/obs")
 expect_match "the tenant's conditions say why it is Ready" \
 	'"type":"MachinesReady","status":"True","reason":"AllReady","message":"3 of 3 machines ready".*"type":"ControlPlaneReady","status":"True","reason":"Healthy"' "$t"
+expect_match "and its Ready condition agrees with the phase" \
+	'"type":"Ready","status":"True","reason":"Ready","message":"the machines and the control plane are ready"' "$t"
 expect_match "and the observed control plane" '"controlPlane":\{"healthy":true,"etcdMembers":1,"nodes":3,"nodesReady":3' "$t"
-expect_match "node groups count ready machines" '"desired":2,"total":2,"ready":2' \
+expect_match "node groups count ready machines, and are Ready" \
+	'"desired":2,"total":2,"ready":2,.*"type":"Ready","status":"True","reason":"AllReady"' \
 	"$(api "$API/tenants/obs/nodegroups/workers")"
 expect_eq "the test wrote nothing but its three creates (audit)" "3" \
 	"$(sqlite3 "$WORK/data/rezus.db" "SELECT count(*) FROM audit WHERE user = 'admin' AND verb IN ('create','update','patch','delete')")"
