@@ -327,6 +327,8 @@ static const rz_route_param_t list_query[] = {
 	{ "resourceVersionMatch", "string", "NotOlderThan or Exact" },
 	{ "watch", "boolean", "stream the changes (Server-Sent Events, or x-ndjson)" },
 	{ "allowWatchBookmarks", "boolean", "a watch sends BOOKMARK events" },
+	{ "timeoutSeconds", "integer",
+	  "a watch ends cleanly after so many seconds (0 to 86400; 0: no limit of its own)" },
 	{ "pretty", "boolean", "indent the JSON" },
 	{ NULL, NULL, NULL },
 };

@@ -116,6 +116,29 @@ bool rz__parse_rv(const char *s, int64_t *out)
 	return n > 0 && s[n] == '\0' && rz_parse_int(s, 0, INT64_MAX, out);
 }
 
+/* timeoutSeconds of a watch: decimal digits, 0 to RZ_WATCH_TIMEOUT_MAX; absent or empty is
+ * 0 (no limit of the watch's own). Replies 400 naming it and returns false otherwise. */
+static bool query_timeout(rz_req_t *req, int *out)
+{
+	const char *v = rz_req_query(req, "timeoutSeconds");
+	int64_t n = 0;
+
+	*out = 0;
+	if (v == NULL || *v == '\0') {
+		return true;
+	}
+	if (strspn(v, "0123456789") != strlen(v) || !rz_parse_int(v, 0, RZ_WATCH_TIMEOUT_MAX, &n)) {
+		rz_reply_error(
+		    req, 400, NULL,
+		    "invalid value for the query parameter timeoutSeconds: '%.*s': use 0 "
+		    "to %d",
+		    ECHO_MAX, v, RZ_WATCH_TIMEOUT_MAX);
+		return false;
+	}
+	*out = (int)n;
+	return true;
+}
+
 static void handle_watch(struct rctx *c, rz_req_t *req, const char *tenant, rz_selector_t *labels,
                          rz_selector_t *fields)
 {
@@ -133,6 +156,7 @@ static void handle_watch(struct rctx *c, rz_req_t *req, const char *tenant, rz_s
 	enum include inc = INCLUDE_METADATA;
 
 	if (!query_bool(req, "allowWatchBookmarks", &o.bookmarks) ||
+	    !query_timeout(req, &o.timeout_s) ||
 	    (rz__wants_table(req) && !rz__include_object(req, &inc))) {
 		rz_selector_free(labels);
 		rz_selector_free(fields);

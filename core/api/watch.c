@@ -43,6 +43,7 @@ struct watcher {
 	                                   by the list); PH_LIST: the list's revision */
 	char *after_owner, *after_name; /* PH_LIST: the key of the last object sent */
 	struct event *resume;           /* the next page, on a later turn of the loop */
+	struct event *deadline;         /* timeoutSeconds: ends the stream; NULL: none */
 	int pause_ms;                   /* back-off while the client's backlog is high */
 	size_t list_limit;              /* PH_LIST: objects to read for the next page */
 	double stalled_since;           /* when the current pause began; 0: none */
@@ -146,6 +147,9 @@ static void watcher_free(struct watcher *w)
 {
 	if (w->resume != NULL) {
 		event_free(w->resume);
+	}
+	if (w->deadline != NULL) {
+		event_free(w->deadline);
 	}
 	free(w->after_owner);
 	free(w->after_name);
@@ -481,16 +485,33 @@ static void on_resume(evutil_socket_t fd, short what, void *arg)
 	replay_step(arg);
 }
 
+/* timeoutSeconds have passed: the stream ends cleanly, as Kubernetes ends it (the client
+ * watches again from the last resourceVersion it saw). */
+static void on_deadline(evutil_socket_t fd, short what, void *arg)
+{
+	watcher_end(arg);
+}
+
 void rz_watch_start(rz_watch_hub_t *hub, rz_req_t *req, rz_watch_opts_t *o)
 {
 	struct watcher *w = calloc(1, sizeof(*w));
 	int64_t rev = rz_store_revision(hub->store);
 	const char *ctype;
 
+	struct timeval limit = { o->timeout_s, 0 };
+
 	if (w == NULL || (o->tenant != NULL && (w->tenant = strdup(o->tenant)) == NULL) ||
-	    (w->resume = evtimer_new(hub->base, on_resume, w)) == NULL) {
+	    (w->resume = evtimer_new(hub->base, on_resume, w)) == NULL ||
+	    (o->timeout_s > 0 && ((w->deadline = evtimer_new(hub->base, on_deadline, w)) == NULL ||
+	                          evtimer_add(w->deadline, &limit) < 0))) {
 		if (w != NULL) {
 			free(w->tenant);
+			if (w->resume != NULL) {
+				event_free(w->resume);
+			}
+			if (w->deadline != NULL) {
+				event_free(w->deadline);
+			}
 		}
 		free(w);
 		rz_selector_free(o->labels);

@@ -37,6 +37,7 @@ struct event_base;
 #define RZ_WATCH_TURN_MS         5             /* replay pages per turn of the loop, all watchers */
 #define RZ_WATCH_STALL_S         60 /* a catching-up client reading nothing so long is cut */
 #define RZ_WATCH_DEFAULT_BACKLOG (4u << 20) /* the HTTP server's default max_stream_backlog */
+#define RZ_WATCH_TIMEOUT_MAX     86400      /* timeoutSeconds at most: a day */
 
 typedef struct rz_watch_hub rz_watch_hub_t;
 
@@ -69,6 +70,8 @@ typedef struct rz_watch_opts {
 	int64_t since;             /* resume after this revision; < 0: start with the
 	                              current objects as synthetic ADDED events */
 	bool bookmarks;            /* allowWatchBookmarks */
+	int timeout_s;             /* timeoutSeconds: the stream ends cleanly after so long;
+	                              0: no limit of its own */
 	rz_watch_render_fn render; /* NULL: objects as stored */
 	unsigned render_flags;     /* handed to render */
 	/* NULL = all; else only the objects it keeps, asked at each event (an access rule:

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Debian's python3-kubernetes against the daemon: the DynamicClient's discovery, list,
-# create, patch, and a watch (the client sends watch=True) resumed from a resourceVersion.
+# create, patch, and a watch (the client sends watch=True) resumed from a resourceVersion,
+# and one the server ends after timeoutSeconds.
 # Over the daemon's TLS (k8sfront.sh), as the client sends its token only there.
 . "${top_srcdir:-.}/tests/integration/k8sfront.sh"
 
@@ -64,6 +65,11 @@ for ev in ngs.watch(namespace="py", resource_version=p.metadata.resourceVersion,
     if ev["object"].spec.count == 3:
         break
 say(("MODIFIED", 3) in live, "a live change arrives on the watch", live)
+# timeout (timeoutSeconds): the server ends the watch, and the client's loop returns
+t0 = time.monotonic()
+n = sum(1 for _ in ngs.watch(namespace="py", timeout=3))
+took = time.monotonic() - t0
+say(n == 1 and 2.5 <= took <= 6, "watch(timeout=3) returns after about 3 s", (n, took))
 PYEOF
 out=$(timeout 60 "$PY" "$WORK/client.py" "$WORK/kubeconfig" 2>&1)
 status=$?
@@ -78,7 +84,7 @@ while IFS= read -r line; do
 done <<OUT
 $out
 OUT
-expect_eq "the client ran to its end" "0 9" "$status $(echo "$out" | grep -c '^ok - ')"
+expect_eq "the client ran to its end" "0 10" "$status $(echo "$out" | grep -c '^ok - ')"
 
 # What the client's watch sends, watch=True (strconv.ParseBool's spelling), opens a watch;
 # a value ParseBool refuses is a 400 naming the parameter.
@@ -88,4 +94,23 @@ expect_match "watch=True opens a watch" '^(200|000) event: ADDED' "$code $(head 
 body=$(curl -s --cacert "$K8S_CA" -H "Authorization: Bearer $TOKEN" "$API/tenants?watch=yes")
 expect_match "watch=yes is a 400" '"code":400' "$body"
 expect_match "naming the parameter" 'query parameter watch' "$body"
+
+# timeoutSeconds ends a watch cleanly: a complete chunked reply (curl's exit 0, not 18 nor
+# 28), after about that long; a value that is not 0 to a day is a 400 naming it.
+start=$(date +%s)
+curl -s --cacert "$K8S_CA" -o "$WORK/t.out" -m 10 -H "Authorization: Bearer $TOKEN" \
+	"$API/tenants?watch=true&timeoutSeconds=2"
+rc=$?
+took=$(($(date +%s) - start))
+expect_eq "a watch with timeoutSeconds=2 ends cleanly" "0" "$rc"
+expect_match "after about 2 s" '^[234]$' "$took"
+expect_match "having sent the current objects" '^event: ADDED' "$(head -c 100 "$WORK/t.out")"
+expect_eq "timeoutSeconds=0: no limit of its own (cut by curl -m 2)" "28" \
+	"$(curl -s --cacert "$K8S_CA" -o /dev/null -m 2 -H "Authorization: Bearer $TOKEN" \
+		"$API/tenants?watch=true&timeoutSeconds=0"; echo $?)"
+for bad in -1 1.5 abc 86401; do
+	body=$(curl -s --cacert "$K8S_CA" -m 5 -H "Authorization: Bearer $TOKEN" "$API/tenants?watch=true&timeoutSeconds=$bad")
+	expect_match "timeoutSeconds=$bad is a 400 naming the parameter" \
+		'query parameter timeoutSeconds.*"code":400' "$body"
+done
 done_testing
