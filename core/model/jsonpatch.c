@@ -476,7 +476,7 @@ int rz_json_patch(const json_t *target, const json_t *patch, json_t **out, json_
                   rz_err_t *err)
 {
 	struct run r = { .copy_budget = RZ_JSONPATCH_MAX_COPIED, .causes = causes, .err = err };
-	struct step s = { 0 };
+	struct step s = { .path = "" };
 	size_t i;
 	int rc;
 
