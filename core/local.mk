@@ -24,6 +24,7 @@ core_librezus_core_la_SOURCES = \
 	core/model/fields.c core/model/fields.h \
 	core/model/selector.c core/model/selector.h \
 	core/model/merge.c core/model/merge.h \
+	core/model/jsonpatch.c core/model/jsonpatch.h \
 	core/model/kinds.c core/model/kinds.h \
 	core/model/states.c core/model/states.h core/model/tbl/run_operations.h core/model/tbl/run_triggers.h \
 	core/model/tbl/run_phases.h core/model/tbl/upgrade_phases.h core/model/tbl/upgrade_steps.h \

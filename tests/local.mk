@@ -18,6 +18,7 @@ UNIT_TESTS = \
 	tests/unit/check_fields \
 	tests/unit/check_selector \
 	tests/unit/check_merge \
+	tests/unit/check_jsonpatch \
 	tests/unit/check_store \
 	tests/unit/check_events \
 	tests/unit/check_bus \
@@ -206,6 +207,9 @@ tests_unit_check_tfui_LDADD = $(TEST_LDADD)
 tests_unit_check_merge_SOURCES = tests/unit/check_merge.c tests/unit/testutil.h
 tests_unit_check_merge_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_merge_LDADD = $(TEST_LDADD)
+tests_unit_check_jsonpatch_SOURCES = tests/unit/check_jsonpatch.c tests/unit/testutil.h
+tests_unit_check_jsonpatch_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_jsonpatch_LDADD = $(TEST_LDADD)
 tests_unit_check_api_SOURCES = tests/unit/check_api.c tests/unit/testutil.h tests/unit/httpclient.h
 tests_unit_check_api_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_api_LDADD = $(TEST_LDADD)

@@ -121,10 +121,14 @@ bool rz__accept_wants(const rz_req_t *req, const char *const *want);
 
 /* ------------------------------------------------------------------ bodies (validate.c) */
 
-/* The request body as a JSON object (caller owns the result; json_decref()), or NULL after
- * replying 400/413/415. merge_patch: the body must be application/merge-patch+json, else
- * application/json or application/yaml. */
-json_t *rz__read_body(rz_req_t *req, bool merge_patch);
+/* The request body as a JSON object, sent as application/json or application/yaml (caller
+ * owns the result; json_decref()), or NULL after replying 400/413/415. */
+json_t *rz__read_body(rz_req_t *req);
+
+/* A PATCH's body (caller owns the result; json_decref()), or NULL after replying
+ * 400/413/415: a JSON object sent as application/merge-patch+json (RFC 7386), or an array
+ * sent as application/json-patch+json (RFC 6902; *json_patch is then true). */
+json_t *rz__read_patch(rz_req_t *req, bool *json_patch);
 
 /* Drop k's top-level members from obj (borrowed): creates and spec writes leave them. */
 void rz__drop_top(const rz_kind_t *k, json_t *obj);

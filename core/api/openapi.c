@@ -120,6 +120,13 @@ static const struct {
 	{ "Patch",
 	  "{\"type\":\"object\",\"description\":\"a JSON merge patch (RFC 7386) of the object\","
 	  "\"additionalProperties\":true}" },
+	{ "JsonPatch",
+	  "{\"type\":\"array\",\"description\":\"a JSON patch (RFC 6902) of the object: at most "
+	  "10000 operations, applied in order, all or none\",\"maxItems\":10000,\"items\":{"
+	  "\"type\":\"object\",\"required\":[\"op\",\"path\"],\"properties\":{\"op\":{"
+	  "\"type\":\"string\",\"enum\":[\"add\",\"remove\",\"replace\",\"move\",\"copy\","
+	  "\"test\"]},\"path\":{\"type\":\"string\",\"description\":\"a JSON Pointer (RFC "
+	  "6901): ~1 for '/', ~0 for '~'\"},\"from\":{\"type\":\"string\"},\"value\":{}}}}" },
 	{ "DeleteOptions",
 	  "{\"type\":\"object\",\"properties\":{\"apiVersion\":{\"type\":\"string\"},\"kind\":{"
 	  "\"type\":\"string\"},\"preconditions\":{\"type\":\"object\",\"properties\":{"
@@ -388,7 +395,10 @@ static void id_prefix(const char *pattern, char *out, size_t size)
 static json_t *kind_body(const rz_kind_t *k, enum kverb v)
 {
 	if (v == KV_PATCH) {
-		return content("application/merge-patch+json", ref("Patch"));
+		json_t *c = content("application/merge-patch+json", ref("Patch"));
+		json_object_set_new(c, "application/json-patch+json",
+		                    json_pack("{s:o}", "schema", ref("JsonPatch")));
+		return c;
 	}
 	return json_pack("{s:{s:o}, s:{s:o}}", "application/json", "schema", ref(k->kind),
 	                 "application/yaml", "schema", ref(k->kind));
@@ -436,8 +446,8 @@ static json_t *kind_op(const rz_kind_t *k, enum kform f, enum kverb v, const cha
 	static const char *const id_verbs[] = { "list",    "create", "read",
 		                                "replace", "patch",  "delete" };
 	static const char *const actions[] = { "list", "post", "get", "put", "patch", "delete" };
-	static const char *const texts[] = { "list or watch", "create",      "read",
-		                             "replace",       "merge-patch", "delete" };
+	static const char *const texts[] = { "list or watch", "create", "read",
+		                             "replace",       "patch",  "delete" };
 	const rz_route_param_t *q = v == KV_LIST     ? list_query
 	                            : v == KV_GET    ? read_query
 	                            : v == KV_DELETE ? delete_query

@@ -24,7 +24,6 @@ static bool media_is(const char *ctype, const char *want)
 	       (ctype[n] == '\0' || ctype[n] == ';' || ctype[n] == ' ');
 }
 
-/* The request body as a JSON object, or NULL after replying 400/415. */
 /* A body sent as application/yaml: one document, a mapping. */
 static json_t *read_yaml(rz_req_t *req, const char *body, size_t len)
 {
@@ -48,47 +47,92 @@ static json_t *read_yaml(rz_req_t *req, const char *body, size_t len)
 	return obj;
 }
 
-json_t *rz__read_body(rz_req_t *req, bool merge_patch)
+/* The body parsed as JSON (an object or an array), or NULL after replying 400. */
+static json_t *read_json(rz_req_t *req, const char *body, size_t len)
 {
-	const char *want = merge_patch ? "application/merge-patch+json" : "application/json";
-	const char *ctype = rz_req_header(req, "Content-Type");
 	json_error_t jerr;
-	size_t len;
-	const char *body = rz_req_body(req, &len);
-	json_t *obj;
+	json_t *v = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
 
-	if (len > RZ_REQUEST_MAX) { /* before parsing: no object this large can be stored */
-		rz_reply_error(req, 413, "RequestEntityTooLarge",
-		               "the request body is too large: %zu bytes (at most %u)", len,
-		               RZ_REQUEST_MAX);
-		return NULL;
-	}
-	if (!merge_patch && media_is(ctype, "application/yaml")) {
-		return read_yaml(req, body, len);
-	}
-	if (!media_is(ctype, want)) {
-		rz_reply_error(req, 415, NULL,
-		               "unsupported media type %s%s%s: %s requests take %s%s",
-		               ctype ? "'" : "", ctype ? ctype : "(none)", ctype ? "'" : "",
-		               rz_req_method(req), want, merge_patch ? "" : " or application/yaml");
-		return NULL;
-	}
-	obj = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (obj == NULL) {
+	if (v == NULL) {
 		char *near = strstr(jerr.text, " near '");
 		if (near != NULL) {
 			*near = '\0'; /* it quotes the body, which may hold a password */
 		}
 		rz_reply_error(req, 400, NULL, "malformed JSON at line %d, column %d (byte %d): %s",
 		               jerr.line, jerr.column, jerr.position, jerr.text);
+	}
+	return v;
+}
+
+/* The body's bytes into *body and *len, or false after replying 413. */
+static bool body_bounded(rz_req_t *req, const char **body, size_t *len)
+{
+	*body = rz_req_body(req, len);
+	if (*len > RZ_REQUEST_MAX) { /* before parsing: no object this large can be stored */
+		rz_reply_error(req, 413, "RequestEntityTooLarge",
+		               "the request body is too large: %zu bytes (at most %u)", *len,
+		               RZ_REQUEST_MAX);
+		return false;
+	}
+	return true;
+}
+
+/* Reply 415 for ctype (may be NULL): requests of this method take takes. */
+static void unsupported(rz_req_t *req, const char *ctype, const char *takes)
+{
+	rz_reply_error(req, 415, NULL, "unsupported media type %s%s%s: %s requests take %s",
+	               ctype ? "'" : "", ctype ? ctype : "(none)", ctype ? "'" : "",
+	               rz_req_method(req), takes);
+}
+
+/* v (takes ownership) when it is what is wanted, else NULL after replying 400. */
+static json_t *must_be(rz_req_t *req, json_t *v, bool array)
+{
+	if (v != NULL && (array ? !json_is_array(v) : !json_is_object(v))) {
+		json_decref(v);
+		rz_reply_error(req, 400, NULL, "%s",
+		               array ? "a JSON patch must be an array of operations"
+		                     : "the request body must be a JSON object");
 		return NULL;
 	}
-	if (!json_is_object(obj)) {
-		json_decref(obj);
-		rz_reply_error(req, 400, NULL, "the request body must be a JSON object");
+	return v;
+}
+
+json_t *rz__read_body(rz_req_t *req)
+{
+	const char *ctype = rz_req_header(req, "Content-Type");
+	const char *body;
+	size_t len;
+
+	if (!body_bounded(req, &body, &len)) {
 		return NULL;
 	}
-	return obj;
+	if (media_is(ctype, "application/yaml")) {
+		return read_yaml(req, body, len);
+	}
+	if (!media_is(ctype, "application/json")) {
+		unsupported(req, ctype, "application/json or application/yaml");
+		return NULL;
+	}
+	return must_be(req, read_json(req, body, len), false);
+}
+
+json_t *rz__read_patch(rz_req_t *req, bool *json_patch)
+{
+	const char *ctype = rz_req_header(req, "Content-Type");
+	const char *body;
+	size_t len;
+
+	if (!body_bounded(req, &body, &len)) {
+		return NULL;
+	}
+	*json_patch = media_is(ctype, "application/json-patch+json");
+	if (!*json_patch && !media_is(ctype, "application/merge-patch+json")) {
+		unsupported(req, ctype,
+		            "application/merge-patch+json or application/json-patch+json");
+		return NULL;
+	}
+	return must_be(req, read_json(req, body, len), *json_patch);
 }
 
 /* ------------------------------------------------------------------ validation */

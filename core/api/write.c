@@ -1,6 +1,7 @@
 /* core/api/write.c - writes of a kind: create, replace, patch, delete, committed to the store. */
 #include <config.h>
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@
 #include "core/auth/auth.h"
 #include "core/base/clock.h"
 #include "core/model/fields.h"
+#include "core/model/jsonpatch.h"
 #include "core/model/merge.h"
 
 #define FIELD_MANAGER_MAX 128 /* as Kubernetes bounds a fieldManager */
@@ -276,7 +278,7 @@ void rz__handle_create(struct rctx *c, rz_req_t *req, const char *tenant)
 	struct wr *w;
 	bool dry;
 
-	if (!write_options(req, &dry) || (obj = rz__read_body(req, false)) == NULL ||
+	if (!write_options(req, &dry) || (obj = rz__read_body(req)) == NULL ||
 	    !rz__match_url(req, c->k, obj, tenant, NULL)) {
 		goto out;
 	}
@@ -364,7 +366,7 @@ void rz__handle_replace(struct rctx *c, rz_req_t *req, const char *tenant, const
 	int64_t rv;
 	bool dry;
 
-	if (!write_options(req, &dry) || (obj = rz__read_body(req, false)) == NULL ||
+	if (!write_options(req, &dry) || (obj = rz__read_body(req)) == NULL ||
 	    !rz__match_url(req, c->k, obj, tenant, name)) {
 		goto out;
 	}
@@ -384,28 +386,60 @@ out:
 	json_decref(obj);
 }
 
-/* PATCH (merge patch) of the object or of its status. A resourceVersion in the patch is a
- * precondition; without one the patch applies to the current version. */
+/* Apply a JSON patch (borrowed) to cur (borrowed) into *next, or reply why not: 400
+ * malformed, 413 too many operations, 422 an operation that cannot apply (a failed test). */
+static bool json_patch(struct rctx *c, rz_req_t *req, const char *name, const json_t *cur,
+                       const json_t *patch, json_t **next)
+{
+	json_t *causes = json_array();
+	rz_err_t err = { 0 };
+	int rc = rz_json_patch(cur, patch, next, causes, &err);
+
+	if (rc == -EINVAL && json_array_size(causes) > 0) {
+		rz__reply_invalid(req, c->k, name, causes);
+	} else if (rc == -E2BIG) {
+		rz_reply_error(req, 413, "RequestEntityTooLarge", "%s", err.msg);
+	} else if (rc == -ENOMEM) {
+		rz_reply_error(req, 500, NULL, "out of memory");
+	} else if (rc != 0) {
+		rz_reply_error(req, 400, NULL, "invalid JSON patch: %s", err.msg);
+	}
+	json_decref(causes);
+	return rc == 0;
+}
+
+/* PATCH of the object or of its status, by merge patch or JSON patch; the result goes the
+ * way of a PUT. A resourceVersion in a merge patch, or left by a JSON patch in the result,
+ * is a precondition; without one the patch applies to the current version. */
 void rz__handle_patch(struct rctx *c, rz_req_t *req, const char *tenant, const char *name)
 {
 	json_t *patch = NULL;
 	json_t *causes = json_array();
 	json_t *cur = NULL, *next = NULL;
 	int64_t rv;
-	bool dry;
+	bool dry, jp = false;
 
-	if (!write_options(req, &dry) || (patch = rz__read_body(req, true)) == NULL) {
+	if (!write_options(req, &dry) || (patch = rz__read_patch(req, &jp)) == NULL) {
 		goto out;
 	}
 	cur = rz__current(c, req, tenant, name);
 	if (cur == NULL) {
 		goto out;
 	}
-	rv = body_rv(patch, causes);
+	if (jp) {
+		if (!json_patch(c, req, name, cur, patch, &next)) {
+			goto out;
+		}
+		rv = json_is_object(next) ? body_rv(next, causes) : 0;
+	} else {
+		rv = body_rv(patch, causes);
+		next = rz_merge_patch(cur, patch);
+	}
 	rv = rv ? rv : rz_object_rv(cur);
-	next = rz_merge_patch(cur, patch);
 	if (next == NULL) {
 		rz_reply_error(req, 500, NULL, "out of memory");
+	} else if (!json_is_object(next)) {
+		rz_reply_error(req, 400, NULL, "the patched document must be a JSON object");
 	} else if (rz__match_url(req, c->k, next, tenant, name)) {
 		update(c, req, tenant, name, next, cur, rv, causes, dry);
 		next = NULL;
@@ -423,7 +457,7 @@ out:
  * dryRun ["All"] (sets *dry), propagationPolicy. Replies 400 and returns false when bad. */
 static bool delete_options(rz_req_t *req, int64_t *rv, bool *dry)
 {
-	json_t *opts = rz__read_body(req, false), *d, *x;
+	json_t *opts = rz__read_body(req), *d, *x;
 	const char *pre, *pp;
 	size_t i;
 	bool ok = true;

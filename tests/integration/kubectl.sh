@@ -1,8 +1,8 @@
 #!/bin/sh
 # kubectl, unchanged, against the daemon: discovery (api-resources, aggregated), get with the
 # columns rezusctl get prints (a Table), -o yaml, -n, -A, -l, get -w, describe, apply of a
-# Tenant and of a NodeGroup with -n (created, unchanged, configured), patch --type=merge,
-# label, wait --for=condition, delete, version. kubectl sends its token only over TLS: the
+# Tenant and of a NodeGroup with -n (created, unchanged, configured), patch --type=merge and
+# --type=json, label, wait --for=condition, delete, version. kubectl sends its token only over TLS: the
 # daemon serves it (k8sfront.sh).
 . "${top_srcdir:-.}/tests/integration/k8sfront.sh"
 
@@ -120,6 +120,16 @@ expect_eq "the label is stored" "gold" "$(k get tn acme -o jsonpath='{.metadata.
 expect_eq "patch --type=merge" "nodegroup.rezuscloud.io/workers patched" \
 	"$(k patch ng workers -n acme --type=merge -p '{"spec":{"count":1}}')"
 expect_eq "the patch is stored" "1" "$(k get ng workers -n acme -o jsonpath='{.spec.count}')"
+expect_eq "patch --type=json (replace, add a label with ~1 in its key)" "tenant.rezuscloud.io/acme patched" \
+	"$(k patch tn acme --type=json -p '[{"op":"replace","path":"/metadata/labels/tier","value":"silver"},{"op":"add","path":"/metadata/labels/example.com~1team","value":"db"}]')"
+expect_eq "the replaced label is stored" "silver" "$(k get tn acme -o jsonpath='{.metadata.labels.tier}')"
+expect_eq "and the added one, a slash in its key" "db" "$(k get tn acme -o jsonpath='{.metadata.labels.example\.com/team}')"
+rv=$(k get tn acme -o jsonpath='{.metadata.resourceVersion}')
+out=$(k patch tn acme --type=json -p '[{"op":"replace","path":"/metadata/labels/tier","value":"bronze"},{"op":"test","path":"/metadata/labels/tier","value":"gold"}]')
+expect_match "a failing test op is refused as invalid, naming the operation" 'is invalid: /metadata/labels/tier: operation 1 \(test\): test failed' "$out"
+expect_eq "and changes nothing" "silver" "$(k get tn acme -o jsonpath='{.metadata.labels.tier}')"
+out=$(k patch tn acme --type=json -p '{"op":"add"}')
+expect_match "a patch that is not an array is a bad request" 'must be an array of operations' "$out"
 out=$(k describe ng workers -n acme)
 expect_match "describe names the tenant as the namespace" '^Namespace: +acme$' "$out"
 expect_match "and shows the spec" 'Provider Class: +sim' "$out"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Debian's python3-kubernetes against the daemon: the DynamicClient's discovery, list,
-# create, patch, and a watch (the client sends watch=True) resumed from a resourceVersion,
-# and one the server ends after timeoutSeconds.
+# create, patch (merge and JSON patch), and a watch (the client sends watch=True) resumed from
+# a resourceVersion, and one the server ends after timeoutSeconds.
 # Over the daemon's TLS (k8sfront.sh), as the client sends its token only there.
 . "${top_srcdir:-.}/tests/integration/k8sfront.sh"
 
@@ -20,6 +20,7 @@ cat >"$WORK/client.py" <<'PYEOF'
 import sys, threading, time
 from kubernetes import config, dynamic
 from kubernetes.client import api_client
+from kubernetes.dynamic.exceptions import DynamicApiError
 
 def say(ok, what, detail=""):
     print(("ok - " if ok else "not ok - ") + what + ((": " + str(detail)) if detail and not ok else ""), flush=True)
@@ -70,6 +71,21 @@ t0 = time.monotonic()
 n = sum(1 for _ in ngs.watch(namespace="py", timeout=3))
 took = time.monotonic() - t0
 say(n == 1 and 2.5 <= took <= 6, "watch(timeout=3) returns after about 3 s", (n, took))
+# JSON patch (RFC 6902): replace, a label with ~1 in its key; a failed test is 422, changing nothing
+p = ngs.patch(namespace="py", name="w", content_type="application/json-patch+json",
+              body=[{"op": "test", "path": "/spec/count", "value": 3},
+                    {"op": "replace", "path": "/spec/count", "value": 5},
+                    {"op": "add", "path": "/metadata/labels", "value": {}},
+                    {"op": "add", "path": "/metadata/labels/example.com~1team", "value": "db"}])
+say(p.spec.count == 5 and p.metadata.labels["example.com/team"] == "db", "JSON patch", p)
+try:
+    ngs.patch(namespace="py", name="w", content_type="application/json-patch+json",
+              body=[{"op": "replace", "path": "/spec/count", "value": 6},
+                    {"op": "test", "path": "/spec/count", "value": 3}])
+    say(False, "a failed JSON patch test is refused", "it was taken")
+except DynamicApiError as e:
+    say(e.status == 422 and "test failed" in str(e.body), "a failed JSON patch test is 422", (e.status, e.body))
+say(ngs.get(namespace="py", name="w").spec.count == 5, "and changes nothing")
 PYEOF
 out=$(timeout 60 "$PY" "$WORK/client.py" "$WORK/kubeconfig" 2>&1)
 status=$?
@@ -84,7 +100,7 @@ while IFS= read -r line; do
 done <<OUT
 $out
 OUT
-expect_eq "the client ran to its end" "0 10" "$status $(echo "$out" | grep -c '^ok - ')"
+expect_eq "the client ran to its end" "0 13" "$status $(echo "$out" | grep -c '^ok - ')"
 
 # What the client's watch sends, watch=True (strconv.ParseBool's spelling), opens a watch;
 # a value ParseBool refuses is a 400 naming the parameter.

@@ -133,6 +133,11 @@ static int patch(const char *path, const char *body, json_t **out)
 	return call("PATCH", path, "application/merge-patch+json", body, out);
 }
 
+static int json_patch(const char *path, const char *body, json_t **out)
+{
+	return call("PATCH", path, "application/json-patch+json", body, out);
+}
+
 static int get(const char *path, json_t **out)
 {
 	return call("GET", path, NULL, NULL, out);
@@ -318,7 +323,8 @@ START_TEST(test_bad_bodies)
 	make_tenant("acme");
 	ck_assert_int_eq(call("PATCH", "/api/v1/tenants/acme", "application/json", "{}", &j), 415);
 	ck_assert_str_eq(at(j, "message"), "unsupported media type 'application/json': PATCH "
-	                                   "requests take application/merge-patch+json");
+	                                   "requests take application/merge-patch+json or "
+	                                   "application/json-patch+json");
 	json_decref(j);
 	ck_assert_int_eq(call("POST", "/api/v1/tenants", "application/json; charset=utf-8",
 	                      "{\"metadata\":{\"name\":\"b\"}}", &j),
@@ -507,6 +513,87 @@ START_TEST(test_replace_and_status)
 	    200);
 	ck_assert_str_eq(at(j, "status.ready"), "2");
 	ck_assert_str_eq(at(j, "status.total"), "1");
+	json_decref(j);
+}
+END_TEST
+
+/* JSON patch (RFC 6902) takes the way of a merge patch: validation, the resourceVersion,
+ * the status subresource; a failed test is 422 Invalid, a malformed patch 400. */
+START_TEST(test_json_patch)
+{
+	const char *ng = "/api/v1/tenants/acme/nodegroups/w";
+	json_t *j;
+
+	make_tenant("acme");
+	make_nodegroup("acme", "w", "{\"tier\":\"a\"}");
+	ck_assert_int_eq(
+	    json_patch(ng,
+	               "[{\"op\":\"test\",\"path\":\"/spec/role\",\"value\":\"worker\"},"
+	               "{\"op\":\"replace\",\"path\":\"/spec/count\",\"value\":4},"
+	               "{\"op\":\"add\",\"path\":\"/metadata/labels/example.com~1team\","
+	               "\"value\":\"db\"},{\"op\":\"remove\",\"path\":\"/metadata/labels/tier\"}]",
+	               &j),
+	    200);
+	ck_assert_str_eq(at(j, "spec.count"), "4");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(
+	        json_object_get(json_object_get(j, "metadata"), "labels"), "example.com/team")),
+	    "db");
+	ck_assert_ptr_null(at(j, "metadata.labels.tier"));
+	ck_assert_str_eq(at(j, "metadata.generation"), "2");
+	json_decref(j);
+	/* a failed test: 422, the cause on its path, nothing changed */
+	ck_assert_int_eq(json_patch(ng,
+	                            "[{\"op\":\"replace\",\"path\":\"/spec/count\",\"value\":5},"
+	                            "{\"op\":\"test\",\"path\":\"/spec/count\",\"value\":3}]",
+	                            &j),
+	                 422);
+	ck_assert_str_eq(at(j, "reason"), "Invalid");
+	ck_assert_str_eq(causes_text(j), "/spec/count|FieldValueInvalid|operation 1 (test): test "
+	                                 "failed: the value differs");
+	json_decref(j);
+	ck_assert_int_eq(get(ng, &j), 200);
+	ck_assert_str_eq(at(j, "spec.count"), "4");
+	json_decref(j);
+	/* the result is validated as a merged document is */
+	ck_assert_int_eq(
+	    json_patch(ng, "[{\"op\":\"replace\",\"path\":\"/spec/count\",\"value\":\"x\"}]", &j),
+	    422);
+	ck_assert_str_eq(causes_text(j),
+	                 "spec.count|FieldValueInvalid|expected an integer, got a string");
+	json_decref(j);
+	/* malformed: 400 naming the operation */
+	ck_assert_int_eq(json_patch(ng, "{\"op\":\"add\"}", &j), 400);
+	ck_assert_str_eq(at(j, "message"), "a JSON patch must be an array of operations");
+	json_decref(j);
+	ck_assert_int_eq(json_patch(ng,
+	                            "[{\"op\":\"test\",\"path\":\"/spec\",\"value\":{}},"
+	                            "{\"op\":\"merge\",\"path\":\"/spec\"}]",
+	                            &j),
+	                 400);
+	ck_assert_str_eq(at(j, "message"), "invalid JSON patch: operation 1: \"op\" must be one of "
+	                                   "add, remove, replace, move, copy, test");
+	json_decref(j);
+	/* a resourceVersion the patch leaves in the result is a precondition */
+	ck_assert_int_eq(
+	    json_patch(
+	        ng,
+	        "[{\"op\":\"replace\",\"path\":\"/metadata/resourceVersion\","
+	        "\"value\":\"1\"},{\"op\":\"replace\",\"path\":\"/spec/count\",\"value\":6}]",
+	        &j),
+	    409);
+	ck_assert_str_eq(at(j, "reason"), "Conflict");
+	json_decref(j);
+	/* the status subresource takes status only */
+	ck_assert_int_eq(
+	    json_patch("/api/v1/tenants/acme/nodegroups/w/status",
+	               "[{\"op\":\"add\",\"path\":\"/status\",\"value\":{\"desired\":4,"
+	               "\"total\":1,\"ready\":1}},{\"op\":\"replace\",\"path\":\"/spec/count\","
+	               "\"value\":9}]",
+	               &j),
+	    200);
+	ck_assert_str_eq(at(j, "status.total"), "1");
+	ck_assert_str_eq(at(j, "spec.count"), "4");
 	json_decref(j);
 }
 END_TEST
@@ -2470,6 +2557,7 @@ int main(void)
 	tcase_add_test(tc, test_nodegroup_scoping_and_validation);
 	tcase_add_test(tc, test_replace_and_status);
 	tcase_add_test(tc, test_merge_patch);
+	tcase_add_test(tc, test_json_patch);
 	tcase_add_test(tc, test_delete_finalizers_cascade);
 	tcase_add_test(tc, test_runs_and_generate_name);
 	tcase_add_test(tc, test_every_kind);

@@ -436,10 +436,13 @@ START_TEST(test_group_version_document)
 		    strcmp(json_string_value(json_object_get(prm, "name")), "fieldValidation") == 0;
 	}
 	ck_assert(field_validation);
-	/* merge patch only: kubectl must not send a strategic merge patch */
+	/* merge patch and JSON patch: kubectl must not send a strategic merge patch */
 	ck_assert_ptr_nonnull(
 	    json_object_get(json_object_get(json_object_get(patch, "requestBody"), "content"),
 	                    "application/merge-patch+json"));
+	ck_assert_ptr_nonnull(
+	    json_object_get(json_object_get(json_object_get(patch, "requestBody"), "content"),
+	                    "application/json-patch+json"));
 	ck_assert_ptr_null(
 	    json_object_get(json_object_get(json_object_get(patch, "requestBody"), "content"),
 	                    "application/strategic-merge-patch+json"));
