@@ -304,9 +304,9 @@ expect_eq "and are aligned (the one table printer)" "" "$(misaligned "$WORK/cond
 run get tenant simmy -o 'jsonpath={.status.conditions[?(@.type=="ControlPlaneReady")].reason}'
 expect_eq "-o jsonpath filters a list: [?(@.type==\"ControlPlaneReady\")]" "0 Healthy" "$RC $(cat "$WORK/out")"
 run get tenant simmy -o 'jsonpath={$.status.conditions[-1].type} {.status.conditions[?(@.type!="Reconciled")].type}'
-expect_eq "a leading \$, a negative index, !=" "0 ControlPlaneReady MachinesReady ControlPlaneReady" "$RC $(cat "$WORK/out")"
+expect_eq "a leading \$, a negative index, !=" "0 Ready MachinesReady ControlPlaneReady Ready" "$RC $(cat "$WORK/out")"
 run get tenant simmy -o 'jsonpath={.status.conditions[0:2].type}|{.status.conditions[?(@.nothing)].type}|{.status.conditions[?(@.observedGeneration==1)].reason}'
-expect_eq "slices, existence, numbers" "0 Reconciled MachinesReady||Applied AllReady Healthy" "$RC $(cat "$WORK/out")"
+expect_eq "slices, existence, numbers" "0 Reconciled MachinesReady||Applied AllReady Healthy Ready" "$RC $(cat "$WORK/out")"
 for e in '{.status.conditions[x].type}' '{..type}' '{.status.conditions[?(@.type<"x")].type}' '{.status.conditions[0,1]}'; do
 	run get tenant simmy -o "jsonpath=$e"
 	expect_match "an expression rezusctl does not read is a usage error naming it: $e" \

@@ -372,7 +372,7 @@ for _ in $(seq 1 300); do [ -f "$WORK/zombie.addr" ] && break; sleep 0.1; done
 CRUN=$(api "$API/tenants/t6/runs" | js '[i for i in d["items"] if i["status"].get("phase")=="Running"][0]["metadata"]["name"]')
 code=$(api -o /dev/null -w '%{http_code}' -X POST "$API/tenants/t6/runs/$CRUN/cancel")
 expect_eq "cancel of remote run $CRUN: 200" "200" "$code"
-for _ in $(seq 1 100); do
+for _ in $(seq 1 300); do # the runner's report of the exit, under the sanitizers and load too
 	[ "$(api "$API/tenants/t6/runs/$CRUN" | js 'd["status"].get("phase","")')" = Canceled ] && break
 	sleep 0.1
 done
