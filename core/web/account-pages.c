@@ -137,15 +137,7 @@ static void post_account_tokens(rz_req_t *req, void *ctx)
 	if (pg == NULL) {
 		return;
 	}
-	spec = json_object();
-	if (rz__form(pg, "tokenRole")[0] != '\0') {
-		json_object_set_new(spec, "role", json_string(rz__form(pg, "tokenRole")));
-	}
-	if (rz__form(pg, "description")[0] != '\0') {
-		json_object_set_new(spec, "description", json_string(rz__form(pg, "description")));
-	}
-	if (!rz__token_expiry(pg, spec)) {
-		json_decref(spec);
+	if ((spec = rz__token_spec(pg)) == NULL) {
 		account_page(pg);
 		return;
 	}

@@ -21,6 +21,23 @@
 #define STR_(x)    #x
 #define STR(x)     STR_(x)
 
+json_t *rz__token_spec(rz__page_t *pg)
+{
+	json_t *spec = json_object();
+
+	if (rz__form(pg, "tokenRole")[0] != '\0') {
+		json_object_set_new(spec, "role", json_string(rz__form(pg, "tokenRole")));
+	}
+	if (rz__form(pg, "description")[0] != '\0') {
+		json_object_set_new(spec, "description", json_string(rz__form(pg, "description")));
+	}
+	if (!rz__token_expiry(pg, spec)) {
+		json_decref(spec);
+		return NULL;
+	}
+	return spec;
+}
+
 /* The routes of the daemon-wide pages (registered by rz_ui_routes with the UI as ctx). */
 static void get_providers(rz_req_t *req, void *ctx);
 static void get_users(rz_req_t *req, void *ctx);
@@ -665,15 +682,7 @@ static void post_tokens(rz_req_t *req, void *ctx)
 	if (pg == NULL || !rz__page_names_ok(pg)) {
 		return;
 	}
-	spec = json_object();
-	if (rz__form(pg, "tokenRole")[0] != '\0') {
-		json_object_set_new(spec, "role", json_string(rz__form(pg, "tokenRole")));
-	}
-	if (rz__form(pg, "description")[0] != '\0') {
-		json_object_set_new(spec, "description", json_string(rz__form(pg, "description")));
-	}
-	if (!rz__token_expiry(pg, spec)) {
-		json_decref(spec);
+	if ((spec = rz__token_spec(pg)) == NULL) {
 		user_page(pg);
 		return;
 	}

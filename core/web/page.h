@@ -156,6 +156,9 @@ void rz__token_shown_take(const char *jti, const char *user, const char *id,
 /* The form's expiry (expiresOn, a date, or expiresIn, a lifetime) into spec.expiresAt; false
  * when the form's value is refused here (its cause beside the field, pg->code 422). */
 bool rz__token_expiry(rz__page_t *pg, json_t *spec);
+/* A new token's spec from the posted form (tokenRole, description, expires): NULL, the
+ * expiry's error set on the page, when the expiry cannot be read. Caller owns. */
+json_t *rz__token_spec(rz__page_t *pg);
 #define RZ__TOKEN_EXPIRY_DEFAULT "90d"
 /* The lifetimes offered [{value, label, selected}], want selected; a token's row {id, role,
  * description, created, expires, lastUsed}. Caller owns the results. */
