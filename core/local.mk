@@ -30,6 +30,7 @@ core_librezus_core_la_SOURCES = \
 	core/model/tbl/run_phases.h core/model/tbl/upgrade_phases.h core/model/tbl/upgrade_steps.h \
 	core/model/tbl/machine_stages.h \
 	core/model/columns.c core/model/columns.h \
+	core/model/conditions.c core/model/conditions.h \
 	core/store/db.c core/store/db.h core/store/db-int.h core/store/durable.c \
 	core/store/schema.c \
 	core/store/datadir.c core/store/datadir.h \

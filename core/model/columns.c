@@ -129,6 +129,7 @@ static const struct table {
 	    { "TENANT", "metadata.tenant", false },
 	    { "COMPONENT", "spec.component", false },
 	    { "TARGET", "spec.targetVersion", false },
+	    { "DRY RUN", "spec.dryRun", false },
 	    { "PHASE", "status.phase", false },
 	    { "AGE", "=age", false } } },
 	{ "Event", /* kubectl's columns; the tenant first, as kubectl puts the namespace */

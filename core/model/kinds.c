@@ -477,6 +477,11 @@ static const rz_field_t machine_status[] = {
 	{ .name = "nodeReady", .type = RZ_F_BOOL, .doc = "its Kubernetes node is Ready" },
 	{ .name = "lastSeen", .type = RZ_F_TIME },
 	{ .name = "lastError", .type = RZ_F_STRING },
+	{ .name = "conditions",
+	  .type = RZ_F_ARRAY,
+	  .items = RZ_F_OBJECT,
+	  .fields = condition_fields,
+	  .doc = "Ready: status.ready, the stage as its reason (set by the server)" },
 	F_END,
 };
 
@@ -570,8 +575,10 @@ static const rz_field_t run_status[] = {
 	  .type = RZ_F_ARRAY,
 	  .items = RZ_F_OBJECT,
 	  .fields = condition_fields,
-	  .doc = "with remote runners, Scheduled: False (NoRunner) while no Ready runner "
-	         "serves the run's pool, True (Claimed) once a runner claimed its step" },
+	  .doc = "Complete and Failed, as a Job has them: one is True once the run is over, "
+	         "the reason its phase; with remote runners, Scheduled: False (NoRunner) while "
+	         "no Ready runner serves the run's pool, True (Claimed) once a runner claimed "
+	         "its step" },
 	{ .name = "step",
 	  .type = RZ_F_STRING,
 	  .enums = run_steps,
@@ -672,6 +679,12 @@ static const rz_field_t upgrade_status[] = {
 	{ .name = "message", .type = RZ_F_STRING },
 	{ .name = "startedAt", .type = RZ_F_TIME },
 	{ .name = "finishedAt", .type = RZ_F_TIME },
+	{ .name = "conditions",
+	  .type = RZ_F_ARRAY,
+	  .items = RZ_F_OBJECT,
+	  .fields = condition_fields,
+	  .doc = "Complete and Failed, as a Job has them: one is True once the upgrade is "
+	         "over, the reason its phase (set by the server)" },
 	F_END,
 };
 

@@ -10,6 +10,7 @@
 
 #include "core/base/clock.h"
 #include "core/base/log.h"
+#include "core/model/conditions.h"
 #include "core/model/states.h"
 #include "core/report/report.h"
 #include "core/store/events.h"
@@ -182,41 +183,6 @@ void rz_report_machines(rz_store_t *st, rz_plugins_t *plugins, const char *tenan
 
 /* ------------------------------------------------------------------ tenant status */
 
-/* Set condition type in conds (a Kubernetes condition list) in place; status is "True",
- * "False" or "Unknown". Its lastTransitionTime moves only when its status does. */
-static void set_condition(json_t *conds, const char *type, const char *status, const char *reason,
-                          const char *message, const char *now, json_int_t gen)
-{
-	json_t *c, *was = NULL;
-	size_t i;
-
-	json_array_foreach(conds, i, c)
-	{
-		const char *ct = json_string_value(json_object_get(c, "type"));
-		if (ct != NULL && strcmp(ct, type) == 0) {
-			was = c;
-			break;
-		}
-	}
-	if (was == NULL) {
-		was = json_object();
-		json_array_append_new(conds, was);
-	}
-	{
-		const char *old = json_string_value(json_object_get(was, "status"));
-		const char *since = json_string_value(json_object_get(was, "lastTransitionTime"));
-		json_t *keep = json_string(
-		    old != NULL && since != NULL && strcmp(old, status) == 0 ? since : now);
-		json_object_clear(was);
-		json_object_set_new(was, "type", json_string(type));
-		json_object_set_new(was, "status", json_string(status));
-		json_object_set_new(was, "reason", json_string(reason));
-		json_object_set_new(was, "message", json_string(message));
-		json_object_set_new(was, "lastTransitionTime", keep);
-		json_object_set_new(was, "observedGeneration", json_integer(gen));
-	}
-}
-
 /* A machine that is not ready, and not merely on its way up: it was up, or failed. */
 static bool machine_lost(const json_t *m)
 {
@@ -273,9 +239,9 @@ static void count_machines(rz_store_t *st, const char *tenant, rz_phase_in_t *in
 			json_decref(conds);
 			conds = json_array();
 		}
-		set_condition(conds, "Ready", up == want && have == want ? "True" : "False",
-		              up == want && have == want ? "AllReady" : "NotAllReady", msg, now,
-		              gen);
+		rz_condition_set(conds, "Ready", up == want && have == want ? "True" : "False",
+		                 up == want && have == want ? "AllReady" : "NotAllReady", msg, now,
+		                 gen);
 		rz_report_status(st, "NodeGroup", tenant, name,
 		                 json_pack("{s:I, s:I, s:I, s:I, s:o}", "desired", want, "total",
 		                           have, "ready", up, "observedGeneration", gen,
@@ -423,8 +389,8 @@ static void derive(rz_store_t *st, const char *tenant, int64_t provision_timeout
 		                     : strcmp(c->phase, "Canceled") == 0    ? "RunCanceled"
 		                     : strcmp(c->phase, "Interrupted") == 0 ? "RunInterrupted"
 		                                                            : "RunFailed";
-		set_condition(conds, "Reconciled", ok ? "True" : "False", reason,
-		              ok ? "" : c->error, now, gen);
+		rz_condition_set(conds, "Reconciled", ok ? "True" : "False", reason,
+		                 ok ? "" : c->error, now, gen);
 		json_object_set_new(fields, "observedGeneration", json_integer(gen));
 		json_object_set_new(fields, "lastRun",
 		                    json_pack("{s:s, s:s, s:s, s:s, s:s}", "id", c->run,
@@ -435,14 +401,14 @@ static void derive(rz_store_t *st, const char *tenant, int64_t provision_timeout
 		}
 	}
 	if (c != NULL && c->resynced) {
-		set_condition(conds, "Reconciled", "True", "InSync",
-		              "the last resync's plan found nothing to change", now, gen);
+		rz_condition_set(conds, "Reconciled", "True", "InSync",
+		                 "the last resync's plan found nothing to change", now, gen);
 		json_object_set_new(fields, "lastReconciled", json_string(now));
 		json_object_set_new(fields, "observedGeneration", json_integer(gen));
 	}
 	if (c != NULL && c->awaiting != NULL) {
-		set_condition(conds, "Reconciled", "False", "AwaitingApproval", c->awaiting, now,
-		              gen);
+		rz_condition_set(conds, "Reconciled", "False", "AwaitingApproval", c->awaiting, now,
+		                 gen);
 	}
 	last = json_object_get(fields, "lastRun") ?: json_object_get(status, "lastRun");
 	cp = json_object_get(status, "controlPlane");
@@ -468,11 +434,11 @@ static void derive(rz_store_t *st, const char *tenant, int64_t provision_timeout
 	in.provision_timeout_ms = provision_timeout_ms;
 	count_machines(st, tenant, &in);
 	rz_report_phase(&in, &out);
-	set_condition(conds, "MachinesReady", out.machines_ready, out.machines_reason,
-	              out.machines_message, now, gen);
-	set_condition(conds, "ControlPlaneReady", out.cp_ready, out.cp_reason, out.cp_message, now,
-	              gen);
-	set_condition(conds, "Ready", out.ready, out.ready_reason, out.ready_message, now, gen);
+	rz_condition_set(conds, "MachinesReady", out.machines_ready, out.machines_reason,
+	                 out.machines_message, now, gen);
+	rz_condition_set(conds, "ControlPlaneReady", out.cp_ready, out.cp_reason, out.cp_message,
+	                 now, gen);
+	rz_condition_set(conds, "Ready", out.ready, out.ready_reason, out.ready_message, now, gen);
 	json_object_set_new(fields, "phase", json_string(out.phase));
 	json_object_set_new(fields, "machines",
 	                    json_pack("{s:I, s:I, s:I}", "desired", (json_int_t)in.desired, "total",
@@ -532,7 +498,7 @@ void rz_report_drift(rz_store_t *st, const char *tenant, bool drifted, const cha
 	}
 	json_decref(t);
 	rz_report_now(now, sizeof(now));
-	set_condition(conds, "Drifted", drifted ? "True" : "False", reason, message, now, gen);
+	rz_condition_set(conds, "Drifted", drifted ? "True" : "False", reason, message, now, gen);
 	rz_report_status(st, "Tenant", NULL, tenant, json_pack("{s:o}", "conditions", conds));
 }
 
@@ -555,7 +521,7 @@ void rz_report_run_condition(rz_store_t *st, const char *tenant, const char *run
 	}
 	json_decref(r);
 	rz_report_now(now, sizeof(now));
-	set_condition(conds, type, status, reason, message, now, 0);
+	rz_condition_set(conds, type, status, reason, message, now, 0);
 	also = also != NULL ? also : json_object();
 	json_object_set_new(also, "conditions", conds);
 	rz_report_status(st, "Run", tenant, run, also);

@@ -11,6 +11,7 @@
 
 #include <sodium.h>
 
+#include "core/model/conditions.h"
 #include "core/store/store.h"
 #include "core/store/store-int.h"
 
@@ -641,6 +642,7 @@ static int op_create(struct write *w, rz_err_t *err)
 	if (w->k->initial_status != NULL) {
 		json_object_set_new(obj, "status", json_loads(w->k->initial_status, 0, NULL));
 	}
+	rz_conditions_derive(w->k, obj, now);
 	json = emit(w->st, RZ_EV_ADDED, w->k, obj, true, NULL, err);
 	if (json == NULL || check_size(obj, json, err) != 0) {
 		return err->code;
@@ -834,6 +836,11 @@ static int op_update(struct write *w, rz_err_t *err)
 		return conflict(w->k, w->name, err);
 	}
 	next = updated(w, cur, &spec_changed);
+	if (next != NULL) {
+		char now[32];
+		rz_time_now(now, sizeof(now));
+		rz_conditions_derive(w->k, next, now);
+	}
 	if (next == NULL || json_equal(cur, next)) {
 		json_decref(next);
 		/* nothing changed: no new revision; the caller's copy, not one the cache shares */

@@ -160,6 +160,21 @@ expect_eq "wait --for=condition=Ready tenant/demo" "tenant.rezuscloud.io/demo co
 expect_eq "its phase is Ready" "Ready" "$(k get tn demo -o jsonpath='{.status.phase}')"
 out=$(k wait --for=condition=Ready ng/cp -n demo --timeout=20s)
 expect_eq "and its node group's" "nodegroup.rezuscloud.io/cp condition met" "$out"
+# a machine is Ready as observation found it; a run and an upgrade are Complete once over
+mc=$(k get mc -n demo -o jsonpath='{.items[0].metadata.name}')
+out=$(k wait --for=condition=Ready "mc/$mc" -n demo --timeout=20s)
+expect_eq "wait --for=condition=Ready machine" "machine.rezuscloud.io/$mc condition met" "$out"
+run=$(k get runs -n demo -o jsonpath='{.items[0].metadata.name}')
+out=$(k wait --for=condition=Complete "run/$run" -n demo --timeout=20s)
+expect_eq "wait --for=condition=Complete run" "run.rezuscloud.io/$run condition met" "$out"
+expect_eq "whose Failed condition is False" "False" \
+	"$(k get run "$run" -n demo -o jsonpath='{.status.conditions[?(@.type=="Failed")].status}')"
+printf 'apiVersion: rezuscloud.io/v1\nkind: UpgradeRun\nmetadata: {name: dry, namespace: demo}\nspec: {component: kubernetes, targetVersion: 9.0.0, dryRun: true}\n' |
+	k create --validate=false -f - >/dev/null
+out=$(k wait --for=condition=Failed up/dry -n demo --timeout=20s)
+expect_eq "a dry run that cannot upgrade is Failed" "upgraderun.rezuscloud.io/dry condition met" "$out"
+expect_match "and the table says it was a dry run" '^dry +kubernetes +9\.0\.0 +true +Failed ' \
+	"$(k get up -n demo --no-headers)"
 
 # --- dry run, then delete
 expect_match "create --dry-run=server stores nothing" 'created \(server dry run\)' \

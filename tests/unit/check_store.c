@@ -25,6 +25,7 @@
 #include "core/store/db.h"
 #include "core/base/errors.h"
 #include "core/model/kinds.h"
+#include "core/model/conditions.h"
 #include "core/base/log.h"
 #include "core/model/selector.h"
 #include "core/store/store.h"
@@ -930,6 +931,74 @@ START_TEST(test_update_status)
 	ck_assert_str_eq(err.msg, CONFLICT_MSG("tenants", "x"));
 	ck_assert_ptr_null(out);
 	ck_assert_uint_eq(nevents, 3);
+	json_decref(cur);
+}
+END_TEST
+
+/* The conditions that follow from a phase are the store's to set, on every write, whoever
+ * writes: a Run's Complete and Failed, a Machine's Ready. */
+static const char *cond(const json_t *obj, const char *type, const char *member)
+{
+	const json_t *c = rz_condition_get(obj, type);
+
+	ck_assert_msg(c != NULL, "no %s condition", type);
+	return json_string_value(json_object_get(c, member));
+}
+
+START_TEST(test_conditions_follow_the_phase)
+{
+	json_t *cur, *in, *out = NULL;
+	rz_err_t err = { 0 };
+	char since[64];
+
+	create_tenant("x");
+	cur = create_ok(manifest("Run", "x", "r1", "{\"operation\":\"apply\"}"));
+	ck_assert_str_eq(cond(cur, "Complete", "status"), "False");
+	ck_assert_str_eq(cond(cur, "Complete", "reason"), "Queued");
+	ck_assert_str_eq(cond(cur, "Failed", "status"), "False");
+	snprintf(since, sizeof(since), "%s", cond(cur, "Failed", "lastTransitionTime"));
+
+	in = json_deep_copy(cur);
+	json_object_set_new(in, "status", parse("{\"phase\":\"Failed\",\"message\":\"tofu: no\"}"));
+	ck_assert_int_eq(update("Run", "x", "r1", in, 0, RZ_UPDATE_STATUS, &out, NULL, &err), 0);
+	ck_assert_str_eq(cond(out, "Failed", "status"), "True");
+	ck_assert_str_eq(cond(out, "Failed", "reason"), "Failed");
+	ck_assert_str_eq(cond(out, "Failed", "message"), "tofu: no");
+	ck_assert_str_eq(cond(out, "Complete", "status"), "False");
+	ck_assert_str_eq(cond(out, "Complete", "reason"), "Failed");
+	json_decref(cur);
+	cur = out;
+
+	/* A writer that drops the conditions gets them back unchanged: no new revision. */
+	in = json_deep_copy(cur);
+	json_object_del(json_object_get(in, "status"), "conditions");
+	ck_assert_int_eq(update("Run", "x", "r1", in, 0, RZ_UPDATE_STATUS, &out, NULL, &err), 0);
+	ck_assert(json_equal(out, cur));
+	json_decref(out);
+	json_decref(cur);
+
+	/* A Machine: Ready as observation reported it, the stage as the reason. */
+	cur =
+	    create_ok(manifest("Machine", "x", "m1", "{\"nodeGroup\":\"w\",\"role\":\"worker\"}"));
+	ck_assert_ptr_null(rz_condition_get(cur, "Ready"));
+	in = json_deep_copy(cur);
+	json_object_set_new(in, "status", parse("{\"stage\":\"Running\",\"ready\":true}"));
+	ck_assert_int_eq(update("Machine", "x", "m1", in, 0, RZ_UPDATE_STATUS, &out, NULL, &err),
+	                 0);
+	ck_assert_str_eq(cond(out, "Ready", "status"), "True");
+	ck_assert_str_eq(cond(out, "Ready", "reason"), "Running");
+	json_decref(cur);
+	cur = out;
+	in = json_deep_copy(cur);
+	json_object_set_new(
+	    in, "status",
+	    parse("{\"stage\":\"Rebooting\",\"ready\":false,\"lastError\":\"gone\"}"));
+	ck_assert_int_eq(update("Machine", "x", "m1", in, 0, RZ_UPDATE_STATUS, &out, NULL, &err),
+	                 0);
+	ck_assert_str_eq(cond(out, "Ready", "status"), "False");
+	ck_assert_str_eq(cond(out, "Ready", "reason"), "Rebooting");
+	ck_assert_str_eq(cond(out, "Ready", "message"), "gone");
+	json_decref(out);
 	json_decref(cur);
 }
 END_TEST
@@ -2365,6 +2434,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_update_spec);
 	tcase_add_test(tc, test_update_spec_replaces_user_metadata);
 	tcase_add_test(tc, test_update_status);
+	tcase_add_test(tc, test_conditions_follow_the_phase);
 	tcase_add_test(tc, test_delete_without_finalizers);
 	tcase_add_test(tc, test_delete_with_finalizers);
 	tcase_add_test(tc, test_delete_tenant_without_finalizers);
