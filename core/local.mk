@@ -21,7 +21,7 @@ core_librezus_core_la_SOURCES = \
 	core/http/route.c core/http/reply.c core/http/inproc.c core/http/accesslog.c \
 	core/http/tls.c core/http/tls.h \
 	core/http/client.c core/http/client.h \
-	core/model/fields.c core/model/fields.h \
+	core/model/fields.c core/model/fields.h core/model/formats.c \
 	core/model/selector.c core/model/selector.h \
 	core/model/merge.c core/model/merge.h \
 	core/model/jsonpatch.c core/model/jsonpatch.h \

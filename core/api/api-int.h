@@ -134,10 +134,25 @@ json_t *rz__read_patch(rz_req_t *req, bool *json_patch);
 void rz__drop_top(const rz_kind_t *k, json_t *obj);
 
 /* Validate and normalise a spec write (create, replace, patch) of obj (borrowed, adjusted):
- * the kind's own checks, its plugins' (rz__kind_hooks_t), the admission check. old is the stored
- * object on updates (else NULL). Returns the number of causes appended to causes. */
-size_t rz__validate_spec_write(const struct rctx *c, json_t *obj, const json_t *old,
+ * the kind's own checks, its plugins' (rz__kind_hooks_t), the admission check, after the
+ * request's fieldValidation (rz__drop_unknown). old is the stored object on updates (else
+ * NULL). Returns the number of causes appended to causes. */
+size_t rz__validate_spec_write(const struct rctx *c, rz_req_t *req, json_t *obj, const json_t *old,
                                json_t *causes);
+
+/* Whether the request's fieldValidation is Strict (or absent: the default here), Warn or
+ * Ignore; replies 400 naming it and returns false otherwise. */
+bool rz__field_validation_ok(rz_req_t *req);
+
+/* With fieldValidation Warn or Ignore, drop from obj (borrowed, adjusted) what k's schema
+ * does not declare (rz_kind_drop_unknown; status: a status write), Warn adding a Warning
+ * header for each (at most 16, then one for the rest); with Strict, nothing: the
+ * validation refuses them. rz__validate_spec_write calls it. */
+void rz__drop_unknown(rz_req_t *req, const rz_kind_t *k, json_t *obj, bool status);
+
+/* Add a Warning header (`299 - "text"`, as Kubernetes sends them; kubectl prints each as
+ * "Warning: text"). */
+void rz__warn(rz_req_t *req, const char *text);
 
 /* metadata.name and the owner field (metadata.tenant, metadata.user) of obj (borrowed,
  * adjusted) against the URL's owner and name (may be NULL). Replies 400 and returns false

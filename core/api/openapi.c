@@ -348,8 +348,8 @@ static const rz_route_param_t read_query[] = {
 static const rz_route_param_t write_query[] = {
 	{ "pretty", "boolean", "indent the JSON" },
 	{ "fieldValidation", "string",
-	  "accepted for Kubernetes clients: every write is validated strictly (an unknown or "
-	  "duplicate field is a 422 naming it), whatever this says" },
+	  "Strict (the default): an unknown or duplicate field is refused (422 naming it, 400 "
+	  "for a duplicate); Warn: dropped, with a Warning header each; Ignore: dropped" },
 	{ "fieldManager", "string",
 	  "accepted for Kubernetes clients (at most 128 bytes); not recorded" },
 	{ "dryRun", "string", "All: validate and answer as the write would, storing nothing" },

@@ -14,8 +14,6 @@
 #define NAME_SUFFIX  5 /* after generateName, as Kubernetes has it */
 #define PREFIX_BYTES 4 /* after a kind's own prefix: 8 hex digits, as the engine names runs */
 
-/* ------------------------------------------------------------------ bodies */
-
 static bool media_is(const char *ctype, const char *want)
 {
 	size_t n = strlen(want);
@@ -47,12 +45,101 @@ static json_t *read_yaml(rz_req_t *req, const char *body, size_t len)
 	return obj;
 }
 
-/* The body parsed as JSON (an object or an array), or NULL after replying 400. */
+/* ------------------------------------------------------------------ fieldValidation */
+
+#define WARNINGS_MAX 16 /* Warning headers a reply carries at most; one more sums the rest */
+
+/* What becomes of what the schema does not declare (fieldValidation, as Kubernetes has
+ * it): refused (Strict, the default here), dropped with a Warning header each (Warn), or
+ * dropped (Ignore). */
+enum fieldval { FV_STRICT, FV_WARN, FV_IGNORE, FV_BAD };
+
+static enum fieldval field_validation(const rz_req_t *req)
+{
+	const char *v = rz_req_query(req, "fieldValidation");
+
+	if (v == NULL || *v == '\0' || strcmp(v, "Strict") == 0) {
+		return FV_STRICT;
+	}
+	return strcmp(v, "Warn") == 0 ? FV_WARN : strcmp(v, "Ignore") == 0 ? FV_IGNORE : FV_BAD;
+}
+
+bool rz__field_validation_ok(rz_req_t *req)
+{
+	if (field_validation(req) != FV_BAD) {
+		return true;
+	}
+	rz_reply_error(req, 400, NULL,
+	               "fieldValidation: Unsupported value: \"%.*s\": supported values: "
+	               "\"Ignore\", \"Strict\", \"Warn\"",
+	               ECHO_MAX, rz_req_query(req, "fieldValidation"));
+	return false;
+}
+
+void rz__warn(rz_req_t *req, const char *text)
+{
+	char buf[640];
+	size_t n = 0;
+
+	n += (size_t)snprintf(buf, sizeof(buf), "299 - \"");
+	for (const char *p = text; *p != '\0' && n + 4 < sizeof(buf); p++) {
+		if (*p == '"' || *p == '\\') {
+			buf[n++] = '\\';
+		}
+		buf[n++] = (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p;
+	}
+	buf[n++] = '"';
+	buf[n] = '\0';
+	(void)rz_req_add_header(req, "Warning", buf);
+}
+
+void rz__drop_unknown(rz_req_t *req, const rz_kind_t *k, json_t *obj, bool status)
+{
+	enum fieldval fv = field_validation(req);
+	json_t *dropped, *path;
+	size_t i;
+
+	if (fv != FV_WARN && fv != FV_IGNORE) {
+		return;
+	}
+	dropped = fv == FV_WARN ? json_array() : NULL;
+	rz_kind_drop_unknown(k, obj, status, dropped);
+	json_array_foreach(dropped, i, path)
+	{
+		char text[600];
+		if (i == WARNINGS_MAX) {
+			snprintf(text, sizeof(text), "%zu more unknown fields",
+			         json_array_size(dropped) - i);
+			rz__warn(req, text);
+			break;
+		}
+		snprintf(text, sizeof(text), "unknown field \"%s\"", json_string_value(path));
+		rz__warn(req, text);
+	}
+	json_decref(dropped);
+}
+
+/* ------------------------------------------------------------------ bodies */
+
+/* The body parsed as JSON (an object or an array), or NULL after replying 400. A member
+ * given twice is refused, unless fieldValidation says to warn (the last one counts, as
+ * Kubernetes has it) or to ignore. */
 static json_t *read_json(rz_req_t *req, const char *body, size_t len)
 {
 	json_error_t jerr;
 	json_t *v = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+	enum fieldval fv;
 
+	if (v == NULL && json_error_code(&jerr) == json_error_duplicate_key &&
+	    ((fv = field_validation(req)) == FV_WARN || fv == FV_IGNORE)) {
+		char text[96];
+		snprintf(text, sizeof(text), "duplicate field at line %d, column %d", jerr.line,
+		         jerr.column);
+		if (fv == FV_WARN) {
+			rz__warn(req, text);
+		}
+		v = json_loadb(body, len, 0, &jerr);
+	}
 	if (v == NULL) {
 		char *near = strstr(jerr.text, " near '");
 		if (near != NULL) {
@@ -175,10 +262,12 @@ void rz__drop_top(const rz_kind_t *k, json_t *obj)
 
 /* Validate and normalise a spec write (create, replace, patch). old is the stored object
  * on updates. Returns the number of causes appended. */
-size_t rz__validate_spec_write(const struct rctx *c, json_t *obj, const json_t *old, json_t *causes)
+size_t rz__validate_spec_write(const struct rctx *c, rz_req_t *req, json_t *obj, const json_t *old,
+                               json_t *causes)
 {
 	const rz_api_t *api = c->api;
 
+	rz__drop_unknown(req, c->k, obj, false);
 	rz_kind_validate_spec_write(c->k, obj, old, causes);
 	if (json_array_size(causes) == 0 && api->plugins != NULL &&
 	    c->hooks->plugins_check != NULL) {

@@ -41,8 +41,8 @@ static bool policy_ok(rz_req_t *req, const char *pp)
 }
 
 /* The write options Kubernetes clients send: dryRun (All: validate and answer without
- * storing), fieldManager (accepted; the server keeps no managed fields), and for deletes
- * propagationPolicy (policy_ok).
+ * storing), fieldManager (accepted; the server keeps no managed fields), fieldValidation
+ * (rz__field_validation_ok), and for deletes propagationPolicy (policy_ok).
  * Replies 400 naming the parameter and returns false on a bad value. */
 static bool write_options(rz_req_t *req, bool *dry)
 {
@@ -62,7 +62,7 @@ static bool write_options(rz_req_t *req, bool *dry)
 		               FIELD_MANAGER_MAX);
 		return false;
 	}
-	return policy_ok(req, pp);
+	return policy_ok(req, pp) && rz__field_validation_ok(req);
 }
 
 /* ------------------------------------------------------------------ writes */
@@ -284,7 +284,7 @@ void rz__handle_create(struct rctx *c, rz_req_t *req, const char *tenant)
 	}
 	json_object_del(obj, "status"); /* create ignores status */
 	rz__drop_top(c->k, obj);
-	if (rz__validate_spec_write(c, obj, NULL, causes) == 0) {
+	if (rz__validate_spec_write(c, req, obj, NULL, causes) == 0) {
 		rz__assign_name(c->k, obj, causes);
 	}
 	if (json_array_size(causes) == 0 && c->hooks->create_check != NULL) {
@@ -317,8 +317,9 @@ static void update(struct rctx *c, rz_req_t *req, const char *tenant, const char
 	struct wr *w;
 
 	if (mode == RZ_UPDATE_STATUS) {
+		rz__drop_unknown(req, c->k, obj, true);
 		rz_kind_validate_status_write(c->k, obj, causes);
-	} else if (rz__validate_spec_write(c, obj, cur, causes) == 0 &&
+	} else if (rz__validate_spec_write(c, req, obj, cur, causes) == 0 &&
 	           c->hooks->update_check != NULL) {
 		c->hooks->update_check(c, cur, obj, causes);
 	}

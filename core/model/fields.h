@@ -83,6 +83,18 @@ void rz_fields_cause(json_t *causes, const char *field, const char *reason, cons
 int rz_fields_validate(json_t *obj, const rz_field_t *fields, const char *path, bool apply_defaults,
                        json_t *causes);
 
+/* Remove from obj (a JSON object, borrowed, adjusted) every member fields does not
+ * declare, at any depth the schema describes (objects, arrays of objects; maps and ANY are
+ * not inspected); append each one's path ("spec.foo", "spec.taints[0].bar", prefixed by
+ * path) to dropped (may be NULL). Returns how many were removed. For fieldValidation
+ * Ignore and Warn (core/api/validate.c). */
+size_t rz_fields_drop_unknown(json_t *obj, const rz_field_t *fields, const char *path,
+                              json_t *dropped);
+
+/* The same below v, the value of a member declared by f, at path. */
+size_t rz_fields_drop_unknown_member(json_t *v, const rz_field_t *f, const char *path,
+                                     json_t *dropped);
+
 /* The OpenAPI 3 schema of an object with these fields:
  * {"type":"object","properties":{...},"required":[...],"additionalProperties":false}
  * with descriptions, enums, formats, minimum/maximum, maxLength/maxItems and defaults.

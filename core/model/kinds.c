@@ -1420,6 +1420,44 @@ static void check_top(const rz_kind_t *k, json_t *obj, json_t *causes)
 	}
 }
 
+size_t rz_kind_drop_unknown(const rz_kind_t *k, json_t *obj, bool status, json_t *dropped)
+{
+	static const char *const kept[] = { "apiVersion", "kind", "metadata", "spec", "status" };
+	const char *key;
+	json_t *v;
+	void *tmp;
+	size_t n = 0;
+
+	json_object_foreach_safe(obj, tmp, key, v)
+	{
+		const rz_field_t *f = k->top;
+		bool known = false;
+
+		for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+			known = known || strcmp(key, kept[i]) == 0;
+		}
+		while (f != NULL && f->name != NULL && strcmp(f->name, key) != 0) {
+			f++;
+		}
+		if (strcmp(key, "metadata") == 0) {
+			n += rz_fields_drop_unknown(v, rz_kind_metadata_fields(), key, dropped);
+		} else if (strcmp(key, "spec") == 0 && !status) {
+			n += rz_fields_drop_unknown(v, k->spec, key, dropped);
+		} else if (strcmp(key, "status") == 0 && status) {
+			n += rz_fields_drop_unknown(v, k->status, key, dropped);
+		} else if (f != NULL && f->name != NULL) {
+			n += rz_fields_drop_unknown_member(v, f, key, dropped);
+		} else if (!known) {
+			if (dropped != NULL) {
+				json_array_append_new(dropped, json_string(key));
+			}
+			json_object_del(obj, key);
+			n++;
+		}
+	}
+	return n;
+}
+
 size_t rz_kind_validate_spec_write(const rz_kind_t *k, json_t *obj, const json_t *old,
                                    json_t *causes)
 {

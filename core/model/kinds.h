@@ -128,6 +128,12 @@ const char *rz_verb_name(unsigned verb);
  * member k->top marks required but obj lacks is a cause too. No defaults are applied. */
 size_t rz_kind_validate_top(const rz_kind_t *k, const json_t *obj, json_t *causes);
 
+/* Remove from obj (borrowed, adjusted) the members k's schema does not declare: at the top
+ * level, in metadata, and in spec (status when status is true; the part the write takes),
+ * appending each one's path to dropped (may be NULL). Returns how many were removed. What
+ * fieldValidation=Ignore and Warn do before the validation, which then finds none. */
+size_t rz_kind_drop_unknown(const rz_kind_t *k, json_t *obj, bool status, json_t *dropped);
+
 /* Validate and normalise obj for a spec write (create, replace, patch) of kind k: its
  * apiVersion, kind and top-level members, metadata, spec (defaults applied; missing
  * metadata and spec become {}; an update's spec equal to old's passed when it was written

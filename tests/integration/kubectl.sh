@@ -176,6 +176,19 @@ expect_eq "a dry run that cannot upgrade is Failed" "upgraderun.rezuscloud.io/dr
 expect_match "and the table says it was a dry run" '^dry +kubernetes +9\.0\.0 +true +Failed ' \
 	"$(k get up -n demo --no-headers)"
 
+# --- fieldValidation, as kubectl's --validate sends it
+bogus='apiVersion: rezuscloud.io/v1\nkind: NodeGroup\nmetadata: {name: %s, namespace: demo}\nspec: {role: worker, count: 0, providerClass: sim, flavour: x}\n'
+out=$(printf "$bogus" strict | k apply -f - 2>&1)
+expect_match "apply --validate=strict (the default) refuses an unknown field" 'spec\.flavour.*unknown field' "$out"
+expect_match "and stores nothing" 'NotFound|not found' "$(k get ng strict -n demo 2>&1)"
+out=$(printf "$bogus" warned | k apply --validate=warn -f - 2>&1)
+expect_match "apply --validate=warn prints the server's warning" 'Warning: unknown field "spec\.flavour"' "$out"
+expect_match "and applies the rest" 'nodegroup.rezuscloud.io/warned created' "$out"
+out=$(printf "$bogus" ignored | k apply --validate=false -f - 2>&1)
+expect_eq "apply --validate=false drops it without a word" 'nodegroup.rezuscloud.io/ignored created' "$out"
+expect_eq "the field is not stored" '' "$(k get ng ignored -n demo -o jsonpath='{.spec.flavour}')"
+k delete ng warned ignored -n demo --wait=false >/dev/null
+
 # --- dry run, then delete
 expect_match "create --dry-run=server stores nothing" 'created \(server dry run\)' \
 	"$(printf 'apiVersion: rezuscloud.io/v1\nkind: NodeGroup\nmetadata: {name: dry}\nspec: {role: worker, count: 1, providerClass: sim}\n' |

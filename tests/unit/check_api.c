@@ -90,6 +90,7 @@ static void teardown(void)
  * Content-Type. */
 static const char *extra = "";
 static char last_ctype[256];
+static char last_head[8192]; /* the last reply's status line and headers */
 
 /* One request; returns the status code and, when out is given, the body as JSON. */
 static int call(const char *method, const char *path, const char *ctype, const char *body,
@@ -109,6 +110,7 @@ static int call(const char *method, const char *path, const char *ctype, const c
 	code = r.code;
 	last_ctype[0] = '\0';
 	rzt_header(&r, "Content-Type", last_ctype, sizeof(last_ctype));
+	snprintf(last_head, sizeof(last_head), "%s", r.head);
 	if (out != NULL) {
 		json_error_t jerr;
 		*out = json_loads(r.body, 0, &jerr);
@@ -294,6 +296,75 @@ START_TEST(test_tenant_validation)
 	ck_assert_int_eq(post("/api/v1/tenants", "{\"spec\":{}}", &j), 422);
 	ck_assert_str_eq(causes_text(j),
 	                 "metadata.name|FieldValueRequired|name or generateName is required");
+	json_decref(j);
+}
+END_TEST
+
+/* fieldValidation: Strict (the default) refuses what the schema does not declare, Warn drops
+ * it with a Warning header each, Ignore drops it; anything else is a 400 naming it. */
+START_TEST(test_field_validation)
+{
+	static const char body[] =
+	    "{\"metadata\":{\"name\":\"%s\",\"colour\":1},"
+	    "\"spec\":{\"flavour\":\"x\",\"podSubnets\":[\"10.244.0.0/16\"]},"
+	    "\"extra\":true}";
+	char text[512];
+	json_t *j;
+
+	snprintf(text, sizeof(text), body, "strict");
+	ck_assert_int_eq(post("/api/v1/tenants?fieldValidation=Strict", text, &j), 422);
+	ck_assert_str_eq(causes_text(j), "extra|FieldValueInvalid|unknown field;"
+	                                 "metadata.colour|FieldValueInvalid|unknown field;"
+	                                 "spec.flavour|FieldValueInvalid|unknown field");
+	json_decref(j);
+	ck_assert_ptr_null(strstr(last_head, "Warning:"));
+
+	snprintf(text, sizeof(text), body, "warned");
+	ck_assert_int_eq(post("/api/v1/tenants?fieldValidation=Warn", text, &j), 201);
+	ck_assert_ptr_null(json_object_get(json_object_get(j, "spec"), "flavour"));
+	ck_assert_ptr_null(json_object_get(j, "extra"));
+	json_decref(j);
+	ck_assert_ptr_nonnull(
+	    strstr(last_head, "Warning: 299 - \"unknown field \\\"extra\\\"\"\r\n"));
+	ck_assert_ptr_nonnull(
+	    strstr(last_head, "Warning: 299 - \"unknown field \\\"metadata.colour\\\"\"\r\n"));
+	ck_assert_ptr_nonnull(
+	    strstr(last_head, "Warning: 299 - \"unknown field \\\"spec.flavour\\\"\"\r\n"));
+
+	snprintf(text, sizeof(text), body, "ignored");
+	ck_assert_int_eq(post("/api/v1/tenants?fieldValidation=Ignore", text, &j), 201);
+	ck_assert_ptr_null(json_object_get(json_object_get(j, "metadata"), "colour"));
+	json_decref(j);
+	ck_assert_ptr_null(strstr(last_head, "Warning:"));
+
+	/* a member given twice: refused, unless warned about (the last one counts) */
+	ck_assert_int_eq(
+	    post("/api/v1/tenants", "{\"metadata\":{\"name\":\"a\",\"name\":\"twice\"}}", NULL),
+	    400);
+	ck_assert_int_eq(post("/api/v1/tenants?fieldValidation=Warn",
+	                      "{\"metadata\":{\"name\":\"a\",\"name\":\"twice\"}}", &j),
+	                 201);
+	ck_assert_str_eq(at(j, "metadata.name"), "twice");
+	json_decref(j);
+	ck_assert_ptr_nonnull(strstr(last_head, "Warning: 299 - \"duplicate field at line 1"));
+
+	/* a status write takes it too; a patch's result is what is checked */
+	ck_assert_int_eq(patch("/api/v1/tenants/warned?fieldValidation=Warn",
+	                       "{\"spec\":{\"talosVersion\":\"1.12.1\",\"colour\":\"x\"}}", &j),
+	                 200);
+	ck_assert_str_eq(at(j, "spec.talosVersion"), "1.12.1");
+	json_decref(j);
+	ck_assert_ptr_nonnull(strstr(last_head, "unknown field \\\"spec.colour\\\""));
+	ck_assert_int_eq(patch("/api/v1/tenants/warned/status?fieldValidation=Ignore",
+	                       "{\"status\":{\"phase\":\"Ready\",\"shade\":1}}", &j),
+	                 200);
+	ck_assert_str_eq(at(j, "status.phase"), "Ready");
+	ck_assert_ptr_null(json_object_get(json_object_get(j, "status"), "shade"));
+	json_decref(j);
+
+	ck_assert_int_eq(post("/api/v1/tenants?fieldValidation=Lenient", text, &j), 400);
+	ck_assert_str_eq(at(j, "message"), "fieldValidation: Unsupported value: \"Lenient\": "
+	                                   "supported values: \"Ignore\", \"Strict\", \"Warn\"");
 	json_decref(j);
 }
 END_TEST
@@ -2552,6 +2623,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_create_get_tenant);
 	tcase_add_test(tc, test_tenant_validation);
+	tcase_add_test(tc, test_field_validation);
 	tcase_add_test(tc, test_bad_bodies);
 	tcase_add_test(tc, test_yaml_bodies);
 	tcase_add_test(tc, test_nodegroup_scoping_and_validation);

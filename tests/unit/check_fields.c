@@ -561,6 +561,35 @@ START_TEST(test_validate_no_fields)
 }
 END_TEST
 
+/* fieldValidation Ignore and Warn: what the schema does not declare goes, at every depth it
+ * describes; maps and ANY are left alone; what remains validates. */
+START_TEST(test_drop_unknown)
+{
+	json_t *obj = sq_load("{'role':'worker','providerClass':'sim','bogus':1,"
+	                      "'taints':[{'key':'a','x':1},{'key':'b'},{'key':'c','y':{},'z':2}],"
+	                      "'network':{'stack':'ipv4','mtux':1},'labels':{'q':'r'},"
+	                      "'config':{'anything':1}}");
+	json_t *dropped = json_array(), *causes = json_array(), *want;
+
+	ck_assert_uint_eq(rz_fields_drop_unknown(obj, spec_fields, "spec", dropped), 5);
+	want = sq_load("['spec.bogus','spec.taints[0].x','spec.taints[2].y','spec.taints[2].z',"
+	               "'spec.network.mtux']");
+	assert_same(dropped, want);
+	json_decref(want);
+	want = sq_load("{'role':'worker','providerClass':'sim',"
+	               "'taints':[{'key':'a'},{'key':'b'},{'key':'c'}],"
+	               "'network':{'stack':'ipv4'},'labels':{'q':'r'},'config':{'anything':1}}");
+	assert_same(obj, want);
+	json_decref(want);
+	ck_assert_int_eq(rz_fields_validate(obj, spec_fields, "spec", false, causes), 0);
+	/* nothing to drop, no list to fill: still a count */
+	ck_assert_uint_eq(rz_fields_drop_unknown(obj, spec_fields, "spec", NULL), 0);
+	json_decref(obj);
+	json_decref(dropped);
+	json_decref(causes);
+}
+END_TEST
+
 /* ---- RFC 3339 times ---- */
 
 static const struct {
@@ -1135,6 +1164,7 @@ int main(void)
 	tcase_add_test(tv, test_validate_empty_path);
 	tcase_add_test(tv, test_validate_appends_and_counts);
 	tcase_add_test(tv, test_validate_no_fields);
+	tcase_add_test(tv, test_drop_unknown);
 	tcase_add_test(tv, test_validate_long_paths);
 	tcase_add_loop_test(tv, test_times, 0, (int)ARRAY_SIZE(times));
 	tcase_add_test(tv, test_custom_format);
