@@ -98,7 +98,7 @@ static const struct detail {
 	           "  rezusctl apply -f tenant.yaml -f workers.yaml\n"
 	           "  rezusctl apply -f examples/sim/ --dry-run\n"
 	           "  cat ng.yaml | rezusctl apply -f -\n" },
-	{ "create", DRY_RUN_HELP "Examples:\n  rezusctl create -f examples/sim/tenant.yaml\n"
+	{ "create", DRY_RUN_HELP "Examples:\n  rezusctl create -f examples/sim/1-tenant.yaml\n"
 	                         "  rezusctl create -f examples/sim/ --dry-run=client\n" },
 	{ "delete", DRY_RUN_HELP
 	  "Examples:\n  rezusctl delete tenant demo\n  rezusctl delete ng workers -t demo\n"

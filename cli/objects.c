@@ -737,26 +737,67 @@ static void order(json_t *objs, json_t *srcs)
 	json_decref(ssorted);
 }
 
-/* The kind, tenant and name of a manifest object, checked. */
+/* While apply, create or delete -f work through a set of manifests: the one Tenant the set
+ * holds (borrowed from the set), which its tenant-scoped objects that name none belong to
+ * unless -t says otherwise. NULL otherwise. */
+static const char *set_tenant;
+
+/* The name of the one Tenant in objs when there is exactly one and -t was not given, else
+ * NULL. */
+static const char *the_sets_tenant(const rzc_t *c, const json_t *objs)
+{
+	const char *name = NULL;
+	const json_t *o;
+	size_t i, n = 0;
+
+	json_array_foreach(objs, i, o)
+	{
+		const char *kind = json_string_value(json_object_get(o, "kind"));
+		if (kind != NULL && strcmp(kind, "Tenant") == 0) {
+			name = meta(o, "name");
+			n++;
+		}
+	}
+	return n == 1 && !c->tenant_given ? name : NULL;
+}
+
+/* The kind, tenant and name of a manifest object, checked. Its tenant: metadata.tenant, or
+ * metadata.namespace as Kubernetes clients write it, or -t, or the set's one Tenant, or the
+ * context's default tenant. */
 static int identify(rzc_t *c, json_t *o, const rzc_kind_t **k, const char **tenant,
                     const char **name)
 {
 	const char *kind = json_string_value(json_object_get(o, "kind"));
+	const char *mt = meta(o, "tenant"), *ns = meta(o, "namespace");
 
 	*k = rzc_kind_of(kind);
 	*name = meta(o, "name");
-	*tenant = meta(o, "tenant") ? meta(o, "tenant") : c->tenant;
 	if (*k == NULL) {
 		return rzc_fail("kind \"%s\" is not one rezusctl knows", kind ? kind : "");
 	}
 	if (*name == NULL || (*name)[0] == '\0') {
 		return rzc_fail("a %s without metadata.name", kind);
 	}
-	if ((*k)->tenant_scoped && *tenant == NULL) {
-		return rzc_fail("%s/%s: no tenant: set metadata.tenant or give -t", (*k)->singular,
-		                *name);
+	if (!(*k)->tenant_scoped) {
+		*tenant = mt != NULL ? mt : c->tenant;
+		return RZC_OK;
 	}
-	if ((*k)->tenant_scoped && meta(o, "tenant") == NULL) {
+	if (mt != NULL && ns != NULL && strcmp(mt, ns) != 0) {
+		return rzc_fail(
+		    "%s/%s: metadata.namespace (%s) does not match metadata.tenant (%s): "
+		    "the namespace is the tenant",
+		    (*k)->singular, *name, ns, mt);
+	}
+	*tenant = mt != NULL                              ? mt
+	          : ns != NULL                            ? ns
+	          : c->tenant_given || set_tenant == NULL ? c->tenant
+	                                                  : set_tenant;
+	if (*tenant == NULL) {
+		return rzc_fail("%s/%s: no tenant: set metadata.tenant (or metadata.namespace) or "
+		                "give -t",
+		                (*k)->singular, *name);
+	}
+	if (mt == NULL) {
 		json_object_set_new(json_object_get(o, "metadata"), "tenant", json_string(*tenant));
 		*tenant = meta(o, "tenant");
 	}
@@ -966,6 +1007,7 @@ static int apply_files(rzc_t *c, bool create_only)
 	rc = rzc_read_manifests(c->files, c->nfiles, objs);
 	if (rc == RZC_OK) {
 		order(objs, read_sources);
+		set_tenant = the_sets_tenant(c, objs);
 	}
 	/* every document checked, then dry-run by the server, before any is written: a
 	 * set with a bad document is not half-applied; --dry-run stops after the second
@@ -993,6 +1035,7 @@ static int apply_files(rzc_t *c, bool create_only)
 	}
 	json_decref(read_sources);
 	read_sources = NULL;
+	set_tenant = NULL;
 	json_decref(objs);
 	return rc != RZC_OK ? rc : worst;
 }
@@ -1045,6 +1088,7 @@ int rzc_cmd_delete(rzc_t *c, int argc, char **argv)
 		json_t *objs = json_array(), *o;
 		size_t i;
 		rc = rzc_read_manifests(c->files, c->nfiles, objs);
+		set_tenant = rc == RZC_OK ? the_sets_tenant(c, objs) : NULL;
 		for (i = json_array_size(objs); rc == RZC_OK && i-- > 0;) {
 			const char *tenant, *n;
 			o = json_array_get(objs, i);
@@ -1053,6 +1097,7 @@ int rzc_cmd_delete(rzc_t *c, int argc, char **argv)
 				worst = RZC_ERR;
 			}
 		}
+		set_tenant = NULL;
 		json_decref(objs);
 		return rc != RZC_OK ? rc : worst;
 	}

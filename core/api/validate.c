@@ -298,6 +298,15 @@ static bool match_namespace(rz_req_t *req, const rz_kind_t *k, json_t *meta)
 		return false;
 	}
 	if (t != NULL && strcmp(t, ns) != 0) {
+		if (strcmp(ns, "default") == 0) { /* kubectl's, on an object that names none */
+			rz_reply_error(
+			    req, 400, NULL,
+			    "metadata.namespace (default) does not match metadata.tenant "
+			    "(%.*s): kubectl gives an object without a namespace its default "
+			    "one; name the tenant as metadata.namespace, or give -n %.*s",
+			    ECHO_MAX, t, ECHO_MAX, t);
+			return false;
+		}
 		rz_reply_error(req, 400, NULL,
 		               "metadata.namespace (%.*s) does not match metadata.tenant (%.*s): "
 		               "the namespace is the tenant",

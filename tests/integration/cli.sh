@@ -87,7 +87,7 @@ expect_eq "and no line ends in blanks (an empty TENANT is not padded)" "" "$(gre
 # --- apply, get --------------------------------------------------------------------------------
 run apply -f "$top_srcdir/examples/metal"
 expect_eq "apply -f DIR creates every object" \
-	"tenant/rack created|nodegroup/cp created|configpatch/kubelet-certs created|nodegroup/workers created|" \
+	"tenant/rack created|nodegroup/cp created|nodegroup/workers created|configpatch/kubelet-certs created|" \
 	"$(tr '\n' '|' <"$WORK/out")"
 # A set with one bad document is not half-applied: every document is checked, then dry-run
 # by the server, before any is written; the error names the file and the field.
@@ -107,18 +107,33 @@ expect_match "an unknown kind is named with its file, before anything is sent" \
 	"^1 error: $WORK/halfset/b-bad.yaml: kind \"Gadget\" is not one rezusctl knows" "$RC $(cat "$WORK/err")"
 run get tenant halfset
 expect_eq "and creates nothing either" "1" "$RC"
-run apply -f "$top_srcdir/examples/metal/tenant.yaml" -f "$top_srcdir/examples/metal/workers.yaml"
+# A set's objects that name no tenant belong to its one Tenant (no -t given); a namespace
+# that disagrees with metadata.tenant is named before anything is sent.
+printf 'apiVersion: rezuscloud.io/v1\nkind: NodeGroup\nmetadata: {name: cp}\nspec: {role: controlplane, count: 0, providerClass: sim}\n' \
+	>"$WORK/halfset/b-bad.yaml"
+run apply -f "$WORK/halfset"
+expect_eq "objects naming no tenant go to the set's one Tenant" "0 tenant/halfset created|nodegroup/cp created|" \
+	"$RC $(tr '\n' '|' <"$WORK/out")"
+run get ng cp -t halfset -o 'jsonpath={.metadata.tenant}'
+expect_eq "in it" "halfset" "$(cat "$WORK/out")"
+printf 'apiVersion: rezuscloud.io/v1\nkind: NodeGroup\nmetadata: {name: cp, tenant: halfset, namespace: rack}\nspec: {role: controlplane, count: 0, providerClass: sim}\n' \
+	>"$WORK/halfset/b-bad.yaml"
+run apply -f "$WORK/halfset"
+expect_match "tenant and namespace must agree" "^1 error: $WORK/halfset/b-bad.yaml: nodegroup/cp: metadata.namespace \(rack\) does not match metadata.tenant \(halfset\)" \
+	"$RC $(cat "$WORK/err")"
+run delete tenant halfset
+run apply -f "$top_srcdir/examples/metal/1-tenant.yaml" -f "$top_srcdir/examples/metal/3-workers.yaml"
 expect_eq "applying them again changes nothing" "tenant/rack unchanged|nodegroup/workers unchanged|" "$(tr '\n' '|' <"$WORK/out")"
-sed 's/^  tenant: rack$/  tenant: rack\n  labels: {tier: gold}/' "$top_srcdir/examples/metal/workers.yaml" >"$WORK/workers.yaml"
+sed 's/^  namespace: rack$/  namespace: rack\n  labels: {tier: gold}/' "$top_srcdir/examples/metal/3-workers.yaml" >"$WORK/workers.yaml"
 run apply -f "$WORK/workers.yaml"
 expect_eq "a changed manifest is configured" "nodegroup/workers configured" "$(cat "$WORK/out" "$WORK/err")"
-cat "$top_srcdir/examples/oci/tenant.yaml" | "$CTL" apply -f - >"$WORK/out" 2>&1
+cat "$top_srcdir/examples/oci/1-tenant.yaml" | "$CTL" apply -f - >"$WORK/out" 2>&1
 expect_eq "apply -f - reads stdin" "tenant/oci-demo created" "$(cat "$WORK/out")"
 
 # --dry-run writes nothing: server (alone too) sends ?dryRun=All, client sends no write;
 # what it would do is said kubectl's way. A writing command without a dry run refuses it.
 printf 'apiVersion: rezuscloud.io/v1\nkind: Tenant\nmetadata: {name: dry}\nspec: {clusterProvider: sim}\n' >"$WORK/dry.yaml"
-sed 's/^  tenant: rack$/  tenant: rack\n  labels: {dry: run}/' "$top_srcdir/examples/metal/workers.yaml" >"$WORK/dry-workers.yaml"
+sed 's/^  namespace: rack$/  namespace: rack\n  labels: {dry: run}/' "$top_srcdir/examples/metal/3-workers.yaml" >"$WORK/dry-workers.yaml"
 for flag in --dry-run --dry-run=server; do
 	run apply $flag -f "$WORK/dry.yaml" -f "$WORK/dry-workers.yaml"
 	expect_eq "apply $flag says what it would do, checked by the server" \
@@ -134,13 +149,13 @@ run create --dry-run=client -f "$WORK/dry.yaml"
 expect_eq "create --dry-run=client" "0 tenant/dry created (dry run)" "$RC $(cat "$WORK/out")"
 run get tenant dry
 expect_eq "none of them created the tenant" "1" "$RC"
-run apply --dry-run=none -f "$top_srcdir/examples/metal/tenant.yaml"
+run apply --dry-run=none -f "$top_srcdir/examples/metal/1-tenant.yaml"
 expect_eq "--dry-run=none is a plain apply" "0 tenant/rack unchanged" "$RC $(cat "$WORK/out")"
 run delete tenant rack --dry-run
 expect_eq "delete --dry-run" "0 tenant/rack deleted (server dry run)" "$RC $(cat "$WORK/out")"
 run delete ng workers -t rack --dry-run=client
 expect_eq "delete --dry-run=client" "0 nodegroup/workers deleted (dry run)" "$RC $(cat "$WORK/out")"
-run delete -f "$top_srcdir/examples/metal/workers.yaml" --dry-run=server
+run delete -f "$top_srcdir/examples/metal/3-workers.yaml" --dry-run=server
 expect_eq "delete -f --dry-run=server" "0 nodegroup/workers deleted (server dry run)" "$RC $(cat "$WORK/out")"
 run delete ng nope -t rack --dry-run=client
 expect_eq "delete --dry-run=client of none is an error" '1 error: nodegroups "nope" not found' "$RC $(cat "$WORK/err")"
@@ -246,7 +261,7 @@ expect_match "api-resources lists events" '^events +ev +true +Event ' "$(grep '^
 "$CTL" get tenants -w >"$WORK/watch.out" 2>&1 &
 WATCH=$!
 sleep 0.5
-"$CTL" apply -f "$top_srcdir/examples/openstack/tenant.yaml" >/dev/null 2>&1
+"$CTL" apply -f "$top_srcdir/examples/openstack/1-tenant.yaml" >/dev/null 2>&1
 for _ in $(seq 1 50); do
 	grep -q '^os-demo' "$WORK/watch.out" && break
 	sleep 0.1
@@ -503,7 +518,7 @@ expect_eq "a List item without a kind exits 1, saying which" \
 printf 'kind: List\nitems: [1]\n' >"$WORK/scalar.yaml"
 run create -f "$WORK/scalar.yaml"
 expect_eq "so does a List item that is not an object" "1" "$RC"
-run create -f "$top_srcdir/examples/metal/tenant.yaml"
+run create -f "$top_srcdir/examples/metal/1-tenant.yaml"
 expect_eq "create of an existing object (a conflict) exits 1" "1" "$RC"
 expect_match "saying it exists" 'already exists' "$(cat "$WORK/err")"
 run get tenant nope

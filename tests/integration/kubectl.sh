@@ -176,6 +176,22 @@ expect_eq "a dry run that cannot upgrade is Failed" "upgraderun.rezuscloud.io/dr
 expect_match "and the table says it was a dry run" '^dry +kubernetes +9\.0\.0 +true +Failed ' \
 	"$(k get up -n demo --no-headers)"
 
+# --- a manifest directory without -n: the examples name their tenant as metadata.namespace,
+# which kubectl's default namespace does not override; applied again, nothing changes
+mkdir -p "$WORK/ex"
+for f in "$top_srcdir"/examples/sim/*.yaml; do sed 's/\bdemo\b/exdemo/' "$f" >"$WORK/ex/$(basename "$f")"; done
+out=$(k apply -f "$WORK/ex/" 2>&1)
+expect_match "apply -f DIR without -n creates the tenant" 'tenant.rezuscloud.io/exdemo created' "$out"
+expect_match "and both node groups, in it" 'nodegroup.rezuscloud.io/cp created.*nodegroup.rezuscloud.io/workers created' "$(echo $out)"
+expect_eq "they are the tenant's" "cp workers" "$(k get ng -n exdemo -o jsonpath='{.items[*].metadata.name}')"
+out=$(k apply -f "$WORK/ex/" 2>&1)
+expect_eq "applied again, all unchanged" "3" "$(echo "$out" | grep -c ' unchanged$')"
+# an object naming its tenant only as metadata.tenant gets kubectl's default namespace: the
+# refusal says what to do
+out=$(printf 'apiVersion: rezuscloud.io/v1\nkind: NodeGroup\nmetadata: {name: only, tenant: exdemo}\nspec: {role: worker, count: 0, providerClass: sim}\n' | k apply -f - 2>&1)
+expect_match "metadata.tenant alone is refused with the way out" 'name the tenant as metadata.namespace, or give -n exdemo' "$out"
+k delete tenant exdemo --wait=false >/dev/null
+
 # --- fieldValidation, as kubectl's --validate sends it
 bogus='apiVersion: rezuscloud.io/v1\nkind: NodeGroup\nmetadata: {name: %s, namespace: demo}\nspec: {role: worker, count: 0, providerClass: sim, flavour: x}\n'
 out=$(printf "$bogus" strict | k apply -f - 2>&1)

@@ -80,12 +80,11 @@ expect_eq "a cluster plugin owns no node groups" \
 # (examples/sim's by the sim plugin, loaded beside the four). examples/nats holds no tenant:
 # natsperms.sh checks it.
 for dir in "$top_srcdir"/examples/*/; do
-	[ -f "$dir/tenant.yaml" ] || continue
+	[ -f "$dir/1-tenant.yaml" ] || continue
 	platform=$(basename "$dir")
-	tenant=$(sed -n 's/^  name: \(.*\)/\1/p' "$dir/tenant.yaml" | head -n 1)
+	tenant=$(sed -n 's/^  name: \(.*\)/\1/p' "$dir/1-tenant.yaml" | head -n 1)
 	codes=""
-	for f in "$dir"tenant.yaml "$dir"*.yaml; do
-		case "$f" in */tenant.yaml) [ -n "$codes" ] && continue ;; esac
+	for f in "$dir"*.yaml; do # in name order, as kubectl applies a directory: the tenant first
 		kind=$(sed -n 's/^kind: //p' "$f" | head -n 1)
 		case "$kind" in
 		Tenant) url="$API/tenants" ;;
