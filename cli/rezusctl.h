@@ -189,6 +189,33 @@ const char *rzc_age(const char *rfc3339, char *buf, size_t size);
  * multi-document. Appends to objs; RZC_OK or RZC_ERR with a message on stderr. */
 int rzc_read_manifests(const char *const *paths, size_t n, json_t *objs);
 
+/* The name of the one Tenant in objs (borrowed) when there is exactly one and -t was not
+ * given, else NULL: what the set's objects that name no tenant belong to. */
+const char *rzc_manifest_tenant(const rzc_t *c, const json_t *objs);
+
+/* The kind, tenant and name of a manifest object o, checked (RZC_ERR with a message). Its
+ * tenant: metadata.tenant, or metadata.namespace as Kubernetes clients write it (both must
+ * agree), or -t, or set_tenant (rzc_manifest_tenant; may be NULL), or the context's; set
+ * into o's metadata.tenant. */
+int rzc_identify(rzc_t *c, json_t *o, const char *set_tenant, const rzc_kind_t **k,
+                 const char **tenant, const char **name);
+
+/* A write's path: with ?dryRun=All on a dry run (the server validates, stores nothing).
+ * Takes path (may be NULL) and returns a malloc'ed one (NULL on failure). */
+char *rzc_dry_path(char *path, bool dry);
+
+/* What a write says of one object, kubectl's way: "tenant/demo created", and on a dry run
+ * " (server dry run)" or " (dry run)" after it. */
+void rzc_said(const rzc_kind_t *k, const char *name, const char *what, int dry);
+
+/* ---- objects (objects.c) ---- */
+
+/* metadata.<key> of o as a string, or NULL. Borrowed. */
+const char *rzc_meta(const json_t *o, const char *key);
+
+/* The path of object name of kind k in tenant: /api/v1/.../name. Caller frees. */
+char *rzc_object_path(rzc_t *c, const rzc_kind_t *k, const char *tenant, const char *name);
+
 /* ---- commands ---- */
 
 typedef int (*rzc_cmd_fn)(rzc_t *c, int argc, char **argv);

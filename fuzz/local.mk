@@ -48,7 +48,7 @@ fuzz_fuzz_http_request_SOURCES = fuzz/http_request.c fuzz/fuzz.h fuzz/serve.h
 fuzz_fuzz_review_SOURCES = fuzz/review.c fuzz/fuzz.h
 # The CLI has no library: the target links its sources but main.c.
 fuzz_fuzz_manifest_SOURCES = fuzz/manifest.c fuzz/fuzz.h cli/rezusctl.h cli/http.c cli/conf.c \
-	cli/kinds.c cli/out.c cli/objects.c cli/runs.c cli/admin.c cli/oidc.c cli/boot.c
+	cli/kinds.c cli/out.c cli/objects.c cli/apply.c cli/runs.c cli/admin.c cli/oidc.c cli/boot.c
 fuzz_fuzz_manifest_CPPFLAGS = $(AM_CPPFLAGS) -DRZ_DATADIR='"$(datadir)/rezus"'
 fuzz_fuzz_manifest_CFLAGS = $(FUZZ_TARGET_CFLAGS) $(LIBCURL_CFLAGS) $(SODIUM_CFLAGS)
 fuzz_fuzz_manifest_LDADD = $(FUZZ_TARGET_LDADD) $(LIBCURL_LIBS) $(SODIUM_LIBS)
