@@ -49,21 +49,48 @@ static json_t *gvk(const char *kind)
 	return json_pack("{s:s, s:s, s:s}", "group", RZ_API_GROUP, "version", "v1", "kind", kind);
 }
 
+/* The schema of fields, described (an object's own description: kubectl explain shows it). */
+static json_t *described(const rz_field_t *fields, const char *before, const char *kind,
+                         const char *after)
+{
+	json_t *s = rz_fields_openapi(fields);
+	char text[512];
+
+	snprintf(text, sizeof(text), "%s%s%s", before, kind, after);
+	json_object_set_new(s, "description", json_string(text));
+	return s;
+}
+
 static json_t *kind_schema(const rz_kind_t *k)
 {
-	json_t *props =
-	    json_pack("{s:{s:s, s:s}, s:{s:s, s:s}, s:o}", "apiVersion", "type", "string",
-	              "description", "rezuscloud.io/v1", "kind", "type", "string", "description",
-	              k->kind, "metadata", rz_fields_openapi(rz_kind_metadata_fields()));
+	json_t *props = json_pack(
+	    "{s:{s:s, s:s}, s:{s:s, s:s}, s:o}", "apiVersion", "type", "string", "description",
+	    "rezuscloud.io/v1 (v1 is accepted on writes): the group and version of the object's "
+	    "schema",
+	    "kind", "type", "string", "description",
+	    "The object's kind, in UpperCamelCase; optional "
+	    "on writes, where it must be this kind",
+	    "metadata",
+	    described(rz_kind_metadata_fields(), "Standard object metadata: the ", k->kind,
+	              "'s name, its tenant (namespace) or owner, labels, annotations, finalizers "
+	              "and what the server sets (uid, resourceVersion, generation, timestamps)"));
 	json_t *top = k->top ? rz_fields_openapi(k->top) : NULL, *schema;
 
 	/* the top-level members' own schemas, beside metadata */
 	json_object_update(props, json_object_get(top, "properties"));
 	if (k->spec != NULL) {
-		json_object_set_new(props, "spec", rz_fields_openapi(k->spec));
+		json_object_set_new(props, "spec",
+		                    described(k->spec, "What the ", k->kind,
+		                              " should be, as its users write it: validated "
+		                              "strictly on every write (an unknown field is "
+		                              "refused), defaults filled in"));
 	}
 	if (k->status != NULL) {
-		json_object_set_new(props, "status", rz_fields_openapi(k->status));
+		json_object_set_new(props, "status",
+		                    described(k->status, "What the ", k->kind,
+		                              " is, as the daemon last observed it: written by "
+		                              "the daemon (or an admin, through /status), never "
+		                              "by a spec write"));
 	}
 	schema = json_pack("{s:s, s:s, s:o, s:[o]}", "type", "object", "description", k->doc,
 	                   "properties", props, "x-kubernetes-group-version-kind", gvk(k->kind));
@@ -76,14 +103,19 @@ static json_t *kind_schema(const rz_kind_t *k)
 
 static json_t *list_schema(const rz_kind_t *k)
 {
-	char list[96];
+	char list[96], desc[160], kind_desc[160], items_desc[160];
 
 	snprintf(list, sizeof(list), "%sList", k->kind);
-	return json_pack("{s:s, s:s, s:[s], s:{s:{s:s}, s:{s:s}, s:o, s:{s:s, s:o}}, s:[o]}",
-	                 "type", "object", "description", k->plural, "required", "items",
-	                 "properties", "apiVersion", "type", "string", "kind", "type", "string",
-	                 "metadata", ref("ListMeta"), "items", "type", "array", "items",
-	                 ref(k->kind), "x-kubernetes-group-version-kind", gvk(list));
+	snprintf(desc, sizeof(desc), "A page of %s, in name order (tenant, then name)", k->plural);
+	snprintf(kind_desc, sizeof(kind_desc), "%s", list);
+	snprintf(items_desc, sizeof(items_desc), "The %s of the page", k->plural);
+	return json_pack(
+	    "{s:s, s:s, s:[s], s:{s:{s:s, s:s}, s:{s:s, s:s}, s:o, s:{s:s, s:s, s:o}}, s:[o]}",
+	    "type", "object", "description", desc, "required", "items", "properties", "apiVersion",
+	    "type", "string", "description", "rezuscloud.io/v1", "kind", "type", "string",
+	    "description", kind_desc, "metadata", ref("ListMeta"), "items", "type", "array",
+	    "description", items_desc, "items", ref(k->kind), "x-kubernetes-group-version-kind",
+	    gvk(list));
 }
 
 /* The schemas every document shares, besides the kinds'. */
@@ -91,50 +123,77 @@ static const struct {
 	const char *name, *json;
 } common[] = {
 	{ "Status",
-	  "{\"type\":\"object\",\"description\":\"a Kubernetes Status: the answer to every "
-	  "failed request (and to some successful ones)\",\"required\":[\"kind\",\"status\","
-	  "\"code\"],\"properties\":{\"kind\":{\"type\":\"string\",\"enum\":[\"Status\"]},"
-	  "\"apiVersion\":{\"type\":\"string\"},\"metadata\":{\"$ref\":\"#/components/schemas/"
-	  "ListMeta\"},\"status\":{\"type\":\"string\",\"enum\":[\"Success\",\"Failure\"]},"
-	  "\"message\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\",\"description\":"
-	  "\"NotFound, AlreadyExists, Conflict, Invalid, Forbidden, ...\"},\"details\":{\"$ref\":"
-	  "\"#/components/schemas/StatusDetails\"},\"code\":{\"type\":\"integer\"}}}" },
+	  "{\"type\":\"object\",\"description\":\"A Kubernetes Status: the answer to every fail"
+	  "ed request (and to some successful ones, such as a delete)\",\"required\":[\"kind\","
+	  "\"status\",\"code\"],\"properties\":{\"kind\":{\"type\":\"string\",\"description\":"
+	  "\"Status\",\"enum\":[\"Status\"]},\"apiVersion\":{\"type\":\"string\",\"description"
+	  "\":\"v1\"},\"metadata\":{\"$ref\":\"#/components/schemas/ListMeta\"},\"status\":{\"t"
+	  "ype\":\"string\",\"description\":\"Success or Failure\",\"enum\":[\"Success\",\"Fail"
+	  "ure\"]},\"message\":{\"type\":\"string\",\"description\":\"What happened, for people"
+	  "\"},\"reason\":{\"type\":\"string\",\"description\":\"Why, one word for programs: No"
+	  "tFound, AlreadyExists, Conflict, Invalid, Forbidden, Unauthorized, BadRequest, Expir"
+	  "ed, TooManyRequests, ...\"},\"details\":{\"$ref\":\"#/components/schemas/StatusDetai"
+	  "ls\"},\"code\":{\"type\":\"integer\",\"description\":\"The HTTP status code, again\""
+	  "}}}" },
 	{ "StatusDetails",
-	  "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},\"group\":{\"type\":"
-	  "\"string\"},\"kind\":{\"type\":\"string\"},\"uid\":{\"type\":\"string\"},"
-	  "\"retryAfterSeconds\":{\"type\":\"integer\"},\"causes\":{\"type\":\"array\","
-	  "\"description\":\"one per field at fault\",\"items\":{\"$ref\":\"#/components/"
-	  "schemas/StatusCause\"}}}}" },
+	  "{\"type\":\"object\",\"description\":\"What a Status is about: the object, and for a"
+	  " refused write each field at fault\",\"properties\":{\"name\":{\"type\":\"string\","
+	  "\"description\":\"The object's name\"},\"group\":{\"type\":\"string\",\"description"
+	  "\":\"Its API group: rezuscloud.io\"},\"kind\":{\"type\":\"string\",\"description\":"
+	  "\"Its kind's plural, e.g. nodegroups\"},\"uid\":{\"type\":\"string\",\"description\""
+	  ":\"Its metadata.uid, when known\"},\"retryAfterSeconds\":{\"type\":\"integer\",\"des"
+	  "cription\":\"When to try again, in seconds (a 429 or 503)\"},\"causes\":{\"type\":\""
+	  "array\",\"description\":\"One per field at fault\",\"items\":{\"$ref\":\"#/component"
+	  "s/schemas/StatusCause\"}}}}" },
 	{ "StatusCause",
-	  "{\"type\":\"object\",\"properties\":{\"field\":{\"type\":\"string\",\"description\":"
-	  "\"the field at fault, e.g. spec.count or spec.podSubnets[1]\"},\"reason\":{\"type\":"
-	  "\"string\",\"description\":\"FieldValueRequired, FieldValueInvalid, ...\"},"
-	  "\"message\":{\"type\":\"string\"}}}" },
+	  "{\"type\":\"object\",\"description\":\"One field at fault in a refused write\",\"pro"
+	  "perties\":{\"field\":{\"type\":\"string\",\"description\":\"The field at fault, e.g."
+	  " spec.count or spec.podSubnets[1]\"},\"reason\":{\"type\":\"string\",\"description\""
+	  ":\"FieldValueRequired, FieldValueInvalid, FieldValueNotSupported, FieldValueTooLong,"
+	  " FieldValueTooMany, FieldValueDuplicate or FieldValueForbidden\"},\"message\":{\"typ"
+	  "e\":\"string\",\"description\":\"What is wrong with it, e.g. supported values: \\\"c"
+	  "ontrolplane\\\", \\\"worker\\\"\"}}}" },
 	{ "ListMeta",
-	  "{\"type\":\"object\",\"properties\":{\"resourceVersion\":{\"type\":\"string\"},"
-	  "\"continue\":{\"type\":\"string\"},\"remainingItemCount\":{\"type\":\"integer\"}}}" },
+	  "{\"type\":\"object\",\"description\":\"A list's metadata\",\"properties\":{\"resourc"
+	  "eVersion\":{\"type\":\"string\",\"description\":\"The store's revision the list was "
+	  "read at: a watch from it sees every later change\"},\"continue\":{\"type\":\"string"
+	  "\",\"description\":\"Set when there are more items: pass it as ?continue= for the ne"
+	  "xt page (with the same selectors)\"},\"remainingItemCount\":{\"type\":\"integer\",\""
+	  "description\":\"How many items are left after this page\"}}}" },
 	{ "WatchEvent",
-	  "{\"type\":\"object\",\"required\":[\"type\",\"object\"],\"properties\":{\"type\":{"
-	  "\"type\":\"string\",\"enum\":[\"ADDED\",\"MODIFIED\",\"DELETED\",\"BOOKMARK\","
-	  "\"ERROR\"]},\"object\":{\"$ref\":\"#/components/schemas/Object\"}}}" },
+	  "{\"type\":\"object\",\"description\":\"One change a watch sends\",\"required\":[\"ty"
+	  "pe\",\"object\"],\"properties\":{\"type\":{\"type\":\"string\",\"description\":\"ADD"
+	  "ED, MODIFIED or DELETED (the object as it was last), BOOKMARK (only metadata.resourc"
+	  "eVersion: nothing changed up to it), ERROR (the object is a Status; a 410 Expired on"
+	  "e: list again)\",\"enum\":[\"ADDED\",\"MODIFIED\",\"DELETED\",\"BOOKMARK\",\"ERROR\""
+	  "]},\"object\":{\"$ref\":\"#/components/schemas/Object\"}}}" },
 	{ "Patch",
-	  "{\"type\":\"object\",\"description\":\"a JSON merge patch (RFC 7386) of the object\","
-	  "\"additionalProperties\":true}" },
+	  "{\"type\":\"object\",\"description\":\"A JSON merge patch (RFC 7386) of the object: "
+	  "members to set, null to remove one\",\"additionalProperties\":true}" },
 	{ "JsonPatch",
-	  "{\"type\":\"array\",\"description\":\"a JSON patch (RFC 6902) of the object: at most "
-	  "10000 operations, applied in order, all or none\",\"maxItems\":10000,\"items\":{"
-	  "\"type\":\"object\",\"required\":[\"op\",\"path\"],\"properties\":{\"op\":{"
-	  "\"type\":\"string\",\"enum\":[\"add\",\"remove\",\"replace\",\"move\",\"copy\","
-	  "\"test\"]},\"path\":{\"type\":\"string\",\"description\":\"a JSON Pointer (RFC "
-	  "6901): ~1 for '/', ~0 for '~'\"},\"from\":{\"type\":\"string\"},\"value\":{}}}}" },
+	  "{\"type\":\"array\",\"description\":\"A JSON patch (RFC 6902) of the object: at most"
+	  " 10000 operations, applied in order, all or none\",\"maxItems\":10000,\"items\":{\"t"
+	  "ype\":\"object\",\"required\":[\"op\",\"path\"],\"properties\":{\"op\":{\"type\":\"s"
+	  "tring\",\"description\":\"The operation\",\"enum\":[\"add\",\"remove\",\"replace\","
+	  "\"move\",\"copy\",\"test\"]},\"path\":{\"type\":\"string\",\"description\":\"A JSON "
+	  "Pointer (RFC 6901) to the member it acts on: ~1 for '/', ~0 for '~'\"},\"from\":{\"t"
+	  "ype\":\"string\",\"description\":\"move and copy: the JSON Pointer of the member to "
+	  "take\"},\"value\":{\"description\":\"add, replace and test: the value\"}}}}" },
 	{ "DeleteOptions",
-	  "{\"type\":\"object\",\"properties\":{\"apiVersion\":{\"type\":\"string\"},\"kind\":{"
-	  "\"type\":\"string\"},\"preconditions\":{\"type\":\"object\",\"properties\":{"
-	  "\"resourceVersion\":{\"type\":\"string\"}}},\"dryRun\":{\"type\":\"array\","
-	  "\"items\":{\"type\":\"string\"}},\"propagationPolicy\":{\"type\":\"string\"}},"
-	  "\"additionalProperties\":true}" },
+	  "{\"type\":\"object\",\"description\":\"Options of a delete, as Kubernetes clients se"
+	  "nd them (all optional)\",\"properties\":{\"apiVersion\":{\"type\":\"string\",\"descr"
+	  "iption\":\"v1 or meta.k8s.io/v1\"},\"kind\":{\"type\":\"string\",\"description\":\"D"
+	  "eleteOptions\"},\"preconditions\":{\"type\":\"object\",\"description\":\"The delete "
+	  "happens only if these still hold\",\"properties\":{\"resourceVersion\":{\"type\":\"s"
+	  "tring\",\"description\":\"The object's metadata.resourceVersion: 409 Conflict if it "
+	  "changed since\"}}},\"dryRun\":{\"type\":\"array\",\"description\":\"[All]: answer as"
+	  " the delete would, deleting nothing\",\"items\":{\"type\":\"string\",\"description\""
+	  ":\"All\"}},\"propagationPolicy\":{\"type\":\"string\",\"description\":\"Background o"
+	  "r Foreground: a tenant takes its objects with it; Orphan is refused\"}},\"additional"
+	  "Properties\":true}" },
 	{ "Object",
-	  "{\"type\":\"object\",\"description\":\"a JSON object\",\"additionalProperties\":true}" },
+	  "{\"type\":\"object\",\"description\":\"A JSON object: one of this API's objects\",\""
+	  "additionalProperties\":true}" },
 };
 
 #define COMMON (sizeof(common) / sizeof(common[0]))
@@ -785,8 +844,11 @@ static const rz_route_doc_t index_doc[] = {
 	  .id = "getOpenAPIIndex",
 	  .summary = "the index of the OpenAPI documents, as Kubernetes serves it",
 	  .response = "{\"type\":\"object\",\"properties\":{\"paths\":{\"type\":\"object\","
-	              "\"additionalProperties\":{\"type\":\"object\",\"properties\":{"
-	              "\"serverRelativeURL\":{\"type\":\"string\"}}}}}}" },
+	              "\"additionalProperties\":{\"type\":\"object\","
+	              "\"properties\":{\"serverRelativeURL\":{\"type\":\"string\","
+	              "\"description\":\"Where the document is, with a hash of its content\"}}},"
+	              "\"description\":\"The documents, by their path under /openapi/v3: api/v1 "
+	              "and apis/rezuscloud.io/v1\"}}}" },
 	{ 0 },
 };
 

@@ -6,11 +6,14 @@
 #include "core/api/api-int.h"
 #include "core/auth/access.h"
 
-#define COUNTS_SCHEMA                                                                              \
-	"{\"type\":\"object\",\"properties\":{\"total\":{\"type\":\"integer\"},\"by\":{\"type\":"  \
-	"\"object\",\"additionalProperties\":{\"type\":\"integer\"}}}}"
-#define NEWEST_SCHEMA(kind)                                                                        \
-	"{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/" kind "\"}}"
+#define COUNTS_SCHEMA(what, by)                                                                    \
+	"{\"type\":\"object\",\"description\":\"The " what " counted\",\"properties\":{"           \
+	"\"total\":{\"type\":\"integer\",\"description\":\"How many " what " there are\"},"        \
+	"\"by\":{\"type\":\"object\",\"description\":\"How many by " by " (Unknown: none)\","      \
+	"\"additionalProperties\":{\"type\":\"integer\"}}}}"
+#define NEWEST_SCHEMA(kind, what)                                                                  \
+	"{\"type\":\"array\",\"description\":\"" what ", the last created first\",\"items\":{"     \
+	"\"$ref\":\"#/components/schemas/" kind "\"}}"
 #define SUMMARY_RECENT_MAX 50
 static const rz_route_param_t summary_query[] = {
 	{ "recent", "integer",
@@ -20,22 +23,45 @@ static const rz_route_param_t summary_query[] = {
 	{ NULL, NULL, NULL },
 };
 static const int summary_errors[] = { 400, 0 };
-const rz_route_doc_t rz__summary_doc[] = {
-	{ .method = RZ_M_GET,
-	  .id = "readSummary",
-	  .summary = "how many tenants there are by status.phase, machines by status.stage and "
-	             "runs by status.phase, counted by the store without reading the objects out; "
-	             "with recent, the newest active and failed runs and Warning Events",
-	  .query = summary_query,
-	  .errors = summary_errors,
-	  .response = "{\"type\":\"object\",\"properties\":{\"apiVersion\":{\"type\":"
-	              "\"string\"},\"kind\":{\"type\":\"string\"},\"tenants\":" COUNTS_SCHEMA
-	              ",\"machines\":" COUNTS_SCHEMA ",\"runs\":" COUNTS_SCHEMA
-	              ",\"recent\":{\"type\":\"object\",\"properties\":{"
-	              "\"activeRuns\":" NEWEST_SCHEMA("Run") ",\"failedRuns\":" NEWEST_SCHEMA(
-	                  "Run") ",\"warnings\":" NEWEST_SCHEMA("Event") "}}}}" },
-	{ 0 },
-};
+const rz_route_doc_t
+    rz__summary_doc
+        [] = {
+	        { .method = RZ_M_GET,
+	          .id = "readSummary",
+	          .summary =
+	              "how many tenants there are by status.phase, machines by status.stage and "
+	              "runs by status.phase, counted by the store without reading the objects out; "
+	              "with recent, the newest active and failed runs and Warning Events",
+	          .query = summary_query,
+	          .errors = summary_errors,
+	          .response = "{\"type\":\"object\",\"properties\":{\"apiVersion\":{\"type\":"
+	                      "\"string\","
+	                      "\"description\":\"rezuscloud.io/v1\"},\"kind\":{\"type\":\"string\","
+	                      "\"description\":\"Summary\"},"
+	                      "\"tenants\":" COUNTS_SCHEMA("tenants the caller may see", "status."
+	                                                                                 "phase") ",\"machines\":" COUNTS_SCHEMA("machines of those tenants", "status.stage") ",\"runs\":" COUNTS_SCHEMA(
+	                          "runs of those tenants",
+	                          "status.phase") ",\"recent\":{\"type\":\"object\","
+	                                          "\"description\":\"With ?recent: the "
+	                                          "newest\",\"properties\":{"
+	                                          "\"activeRuns\":" NEWEST_SCHEMA("Run", "Runs "
+	                                                                                 "Queued, "
+	                                                                                 "Running "
+	                                                                                 "or "
+	                                                                                 "AwaitingA"
+	                                                                                 "pproval") ",\"failedRuns\":" NEWEST_SCHEMA(
+	                                              "Run",
+	                                              "Runs that Failed") ",\"warnings\""
+	                                                                  ":" NEWEST_SCHEMA("Event",
+	                                                                                    "Warnin"
+	                                                                                    "g "
+	                                                                                    "Event"
+	                                                                                    "s") "}"
+	                                                                                         "}"
+	                                                                                         "}"
+	                                                                                         "}" },
+	        { 0 },
+        };
 #undef NEWEST_SCHEMA
 #undef COUNTS_SCHEMA
 

@@ -18,16 +18,36 @@ const rz_field_t rz__schema_condition_fields[] = {
 	  .type = RZ_F_STRING,
 	  .required = true,
 	  .max_len = 316,
-	  .doc = "condition type, e.g. Reconciled" },
-	{ .name = "status", .type = RZ_F_STRING, .required = true, .enums = condition_status },
-	{ .name = "reason", .type = RZ_F_STRING, .max_len = 1024, .doc = "CamelCase reason" },
-	{ .name = "message", .type = RZ_F_STRING, .max_len = 32768 },
-	{ .name = "lastTransitionTime", .type = RZ_F_TIME },
+	  .doc = "The condition's type, UpperCamelCase, unique in the list: Ready, Reconciled, "
+	         "MachinesReady, ControlPlaneReady or Drifted on a Tenant, Ready on a NodeGroup, "
+	         "Scheduled on a Run." },
+	{ .name = "status",
+	  .type = RZ_F_STRING,
+	  .required = true,
+	  .enums = condition_status,
+	  .doc = "True, False or Unknown: whether the condition holds; Unknown while the daemon "
+	         "cannot tell." },
+	{ .name = "reason",
+	  .type = RZ_F_STRING,
+	  .max_len = 1024,
+	  .doc = "Why the condition has its status, one UpperCamelCase word for programs "
+	         "(ApplySucceeded, NoRunner, ...); at most 1024 characters." },
+	{ .name = "message",
+	  .type = RZ_F_STRING,
+	  .max_len = 32768,
+	  .doc = "The same for people: what happened, with detail such as an error's text; at most "
+	         "32768 characters." },
+	{ .name = "lastTransitionTime",
+	  .type = RZ_F_TIME,
+	  .doc = "When status last changed (RFC 3339, UTC); a write that keeps the status keeps "
+	         "the time." },
 	{ .name = "observedGeneration",
 	  .type = RZ_F_INT,
 	  .ranged = true,
 	  .min = 0,
-	  .max = INT64_MAX },
+	  .max = INT64_MAX,
+	  .doc = "The object's metadata.generation the condition was set for: older than "
+	         "metadata.generation, it may not reflect the latest spec." },
 	F_END,
 };
 
@@ -38,50 +58,78 @@ static const rz_field_t metadata_fields[] = {
 	  .type = RZ_F_STRING,
 	  .format = rz_format_dns1123_label,
 	  .format_name = "dns1123-label",
-	  .doc = "unique per kind (and tenant)" },
+	  .doc = "The object's name: a DNS-1123 label (lower-case letters, digits and '-', at most "
+	         "63 characters), unique among the objects of its kind (in its tenant, for "
+	         "tenant-scoped kinds). Set at creation; cannot change." },
 	{ .name = "generateName",
 	  .type = RZ_F_STRING,
 	  .max_len = 58,
-	  .doc = "prefix for a server-generated name" },
+	  .doc = "On create without a name: a prefix (at most 58 characters) to which the server "
+	         "appends five random characters to make the name." },
 	{ .name = "user",
 	  .type = RZ_F_STRING,
 	  .format = rz_format_dns1123_label,
 	  .format_name = "dns1123-label",
-	  .doc = "owning user (API tokens)" },
+	  .doc = "The user who owns the object (APIToken): the {user} of its path; set by the "
+	         "server." },
 	{ .name = "tenant",
 	  .type = RZ_F_STRING,
 	  .format = rz_format_dns1123_label,
 	  .format_name = "dns1123-label",
-	  .doc = "owning tenant (tenant-scoped kinds)" },
+	  .doc = "The tenant the object belongs to (tenant-scoped kinds): the {tenant} of its "
+	         "path; set by the server." },
 	{ .name = "namespace",
 	  .type = RZ_F_STRING,
 	  .format = rz_format_dns1123_label,
 	  .format_name = "dns1123-label",
-	  .doc = "the tenant again, as Kubernetes clients name it (tenant-scoped kinds)" },
-	{ .name = "uid", .type = RZ_F_STRING, .max_len = 36, .doc = "set by the server" },
+	  .doc = "The tenant again, as Kubernetes clients name it (tenant-scoped kinds): the "
+	         "{namespace} of the group path; set by the server." },
+	{ .name = "uid",
+	  .type = RZ_F_STRING,
+	  .max_len = 36,
+	  .doc = "A UUID the server gives the object at creation, never reused: tells it from a "
+	         "later object of the same name. Read-only." },
 	{ .name = "resourceVersion",
 	  .type = RZ_F_STRING,
 	  .max_len = 20,
-	  .doc = "set by the server; opaque" },
-	{ .name = "generation", .type = RZ_F_INT, .doc = "set by the server" },
-	{ .name = "creationTimestamp", .type = RZ_F_TIME, .doc = "set by the server" },
-	{ .name = "deletionTimestamp", .type = RZ_F_TIME, .doc = "set by the server" },
+	  .doc = "The store's revision at the object's last write, opaque (decimal digits): a "
+	         "write that carries it is refused with 409 Conflict when the object changed "
+	         "since; a watch resumes after it. Set by the server." },
+	{ .name = "generation",
+	  .type = RZ_F_INT,
+	  .doc = "A counter of changes to spec, from 1; writes of status or metadata leave it. Set "
+	         "by the server; status.observedGeneration says which one the daemon acted on." },
+	{ .name = "creationTimestamp",
+	  .type = RZ_F_TIME,
+	  .doc = "When the object was created (RFC 3339, UTC). Set by the server." },
+	{ .name = "deletionTimestamp",
+	  .type = RZ_F_TIME,
+	  .doc = "When its deletion was asked for (RFC 3339, UTC), while finalizers still hold the "
+	         "object (a Tenant during its destroy run). Set by the server." },
 	{ .name = "labels",
 	  .type = RZ_F_MAP,
 	  .key_format = rz_format_label_key,
 	  .format = rz_format_label_value,
-	  .max_len = 64 },
+	  .max_len = 64,
+	  .doc = "Key-value pairs that selectors match (labelSelector, AccessBinding tenant "
+	         "selectors): Kubernetes label syntax, keys an optional DNS prefix and '/' then at "
+	         "most 63 characters, values at most 63; at most 64 labels." },
 	{ .name = "annotations",
 	  .type = RZ_F_MAP,
 	  .key_format = rz_format_label_key,
 	  .max_len = 64,
-	  .max_bytes = RZ_ANNOTATIONS_MAX },
+	  .max_bytes = RZ_ANNOTATIONS_MAX,
+	  .doc = "Key-value pairs for tools and people, not matched by selectors: Kubernetes "
+	         "annotation keys, at most 64 annotations and 256 KiB together." },
 	{ .name = "finalizers",
 	  .type = RZ_F_ARRAY,
 	  .items = RZ_F_STRING,
 	  .format = rz_format_qualified_name,
 	  .unique = true,
-	  .max_len = 32 },
+	  .max_len = 32,
+	  .doc = "Qualified names of what must finish before the object is removed (a Tenant gets "
+	         "rezuscloud.io/teardown: its destroy run); a deleted object stays, with "
+	         "metadata.deletionTimestamp, until the list is empty. At most 32." },
 	F_END,
 };
 

@@ -13,19 +13,34 @@ static const char *const provider_kinds[] = { "infra", "cluster", NULL };
 /* ------------------------------------------------------------------ Provider */
 
 const rz_field_t rz__schema_provider_spec[] = {
-	{ .name = "name", .type = RZ_F_STRING },
-	{ .name = "version", .type = RZ_F_STRING },
-	{ .name = "abiVersion", .type = RZ_F_STRING },
-	{ .name = "description", .type = RZ_F_STRING },
-	{ .name = "kinds", .type = RZ_F_ARRAY, .items = RZ_F_STRING, .enums = provider_kinds },
-	{ .name = "configSchema", .type = RZ_F_ANY },
-	{ .name = "providerConfigSchema", .type = RZ_F_ANY },
+	{ .name = "name",
+	  .type = RZ_F_STRING,
+	  .doc = "The plugin's name, as providerClass and clusterProvider name it." },
+	{ .name = "version", .type = RZ_F_STRING, .doc = "The plugin's own version." },
+	{ .name = "abiVersion",
+	  .type = RZ_F_STRING,
+	  .doc = "The plugin ABI version it was built for, MAJOR.MINOR." },
+	{ .name = "description", .type = RZ_F_STRING, .doc = "What it provides, in its words." },
+	{ .name = "kinds",
+	  .type = RZ_F_ARRAY,
+	  .items = RZ_F_STRING,
+	  .enums = provider_kinds,
+	  .doc = "What it provides: infra (machines, named by a node group's providerClass) and/or "
+	         "cluster (the Kubernetes made on them, named by a tenant's clusterProvider)." },
+	{ .name = "configSchema",
+	  .type = RZ_F_ANY,
+	  .doc = "The JSON schema of its section of rezus.conf (plugins.<name>)." },
+	{ .name = "providerConfigSchema",
+	  .type = RZ_F_ANY,
+	  .doc = "The JSON schema a node group's spec.providerConfig is validated against." },
 	F_END,
 };
 
 const rz_field_t rz__schema_provider_status[] = {
-	{ .name = "loaded", .type = RZ_F_BOOL },
-	{ .name = "error", .type = RZ_F_STRING },
+	{ .name = "loaded",
+	  .type = RZ_F_BOOL,
+	  .doc = "Whether the daemon loaded and initialised it." },
+	{ .name = "error", .type = RZ_F_STRING, .doc = "Why it failed to load or initialise." },
 	F_END,
 };
 
@@ -61,13 +76,24 @@ static const rz_field_t user_identity[] = {
 };
 
 const rz_field_t rz__schema_user_spec[] = {
-	{ .name = "role", .type = RZ_F_STRING, .required = true, .enums = user_roles },
+	{ .name = "role",
+	  .type = RZ_F_STRING,
+	  .required = true,
+	  .enums = user_roles,
+	  .doc = "The user's role on the whole installation: none (only what AccessBindings grant, "
+	         "on some tenants), view (read), edit (read and write), admin (also users, tokens, "
+	         "backups, bindings and status)." },
 	{ .name = "password",
 	  .type = RZ_F_STRING,
 	  .format = password_valid,
 	  .format_name = "password",
-	  .doc = "write-only; never returned" },
-	{ .name = "disabled", .type = RZ_F_BOOL, .def = "false" },
+	  .doc =
+	      "The password (8 to 1024 characters) on create and to set a new one: write-only, "
+	      "stored as an Argon2id hash and never returned. A user of single sign-on has none." },
+	{ .name = "disabled",
+	  .type = RZ_F_BOOL,
+	  .def = "false",
+	  .doc = "true: the user cannot sign in and their tokens are refused (default false)." },
 	{ .name = "groups",
 	  .type = RZ_F_ARRAY,
 	  .items = RZ_F_STRING,
@@ -85,8 +111,13 @@ const rz_field_t rz__schema_user_spec[] = {
 };
 
 const rz_field_t rz__schema_user_status[] = {
-	{ .name = "lastLogin", .type = RZ_F_TIME },
-	{ .name = "mustChangePassword", .type = RZ_F_BOOL },
+	{ .name = "lastLogin",
+	  .type = RZ_F_TIME,
+	  .doc = "When the user last signed in (RFC 3339, UTC)." },
+	{ .name = "mustChangePassword",
+	  .type = RZ_F_BOOL,
+	  .doc = "The user must change the password before anything else (the first admin's "
+	         "generated one)." },
 	F_END,
 };
 
@@ -157,13 +188,20 @@ const rz_field_t rz__schema_token_spec[] = {
 	  .format_name = "dns1123-label",
 	  .doc = "with spec.scope runner (and only then; required): the Runner the token "
 	         "belongs to; it claims runs and reports files under that name only" },
-	{ .name = "expiresAt", .type = RZ_F_TIME },
-	{ .name = "description", .type = RZ_F_STRING, .max_len = 256 },
+	{ .name = "expiresAt",
+	  .type = RZ_F_TIME,
+	  .doc = "When the token stops working (RFC 3339, UTC, in the future); absent: never." },
+	{ .name = "description",
+	  .type = RZ_F_STRING,
+	  .max_len = 256,
+	  .doc = "What the token is for, at most 256 characters." },
 	F_END,
 };
 
 const rz_field_t rz__schema_token_status[] = {
-	{ .name = "lastUsed", .type = RZ_F_TIME },
+	{ .name = "lastUsed",
+	  .type = RZ_F_TIME,
+	  .doc = "When the token was last used (RFC 3339, UTC)." },
 	F_END,
 };
 
@@ -195,7 +233,10 @@ const rz_field_t rz__schema_runner_status[] = {
 	  .format = rz_format_label_value,
 	  .doc = "the labels its heartbeat says that spec.labels does not grant: no run is "
 	         "routed to it by them" },
-	{ .name = "version", .type = RZ_F_STRING, .max_len = 64 },
+	{ .name = "version",
+	  .type = RZ_F_STRING,
+	  .max_len = 64,
+	  .doc = "The runner's version, as its heartbeat says." },
 	{ .name = "concurrency",
 	  .type = RZ_F_INT,
 	  .ranged = true,
@@ -208,7 +249,11 @@ const rz_field_t rz__schema_runner_status[] = {
 	  .doc = "the runs in progress on it" },
 	{ .name = "startedAt", .type = RZ_F_TIME, .doc = "when the runner process started" },
 	{ .name = "lastHeartbeat", .type = RZ_F_TIME, .doc = "when its last heartbeat came" },
-	{ .name = "phase", .type = RZ_F_STRING, .enums = runner_phases },
+	{ .name = "phase",
+	  .type = RZ_F_STRING,
+	  .enums = runner_phases,
+	  .doc = "Ready (heartbeats come), Stopping (it said it stops), Lost (heartbeats stopped "
+	         "coming), Offline (it stopped)." },
 	F_END,
 };
 
@@ -218,7 +263,11 @@ static const char *const binding_roles[] = { "view", "edit", "admin", NULL };
 static const char *const subject_kinds[] = { "User", "Group", NULL };
 
 static const rz_field_t binding_subject[] = {
-	{ .name = "kind", .type = RZ_F_STRING, .required = true, .enums = subject_kinds },
+	{ .name = "kind",
+	  .type = RZ_F_STRING,
+	  .required = true,
+	  .enums = subject_kinds,
+	  .doc = "User or Group (a name in users' spec.groups)." },
 	{ .name = "name",
 	  .type = RZ_F_STRING,
 	  .required = true,
