@@ -6,14 +6,6 @@
 #include "core/api/api-int.h"
 #include "core/auth/access.h"
 
-#define COUNTS_SCHEMA(what, by)                                                                    \
-	"{\"type\":\"object\",\"description\":\"The " what " counted\",\"properties\":{"           \
-	"\"total\":{\"type\":\"integer\",\"description\":\"How many " what " there are\"},"        \
-	"\"by\":{\"type\":\"object\",\"description\":\"How many by " by " (Unknown: none)\","      \
-	"\"additionalProperties\":{\"type\":\"integer\"}}}}"
-#define NEWEST_SCHEMA(kind, what)                                                                  \
-	"{\"type\":\"array\",\"description\":\"" what ", the last created first\",\"items\":{"     \
-	"\"$ref\":\"#/components/schemas/" kind "\"}}"
 #define SUMMARY_RECENT_MAX 50
 static const rz_route_param_t summary_query[] = {
 	{ "recent", "integer",
@@ -23,47 +15,42 @@ static const rz_route_param_t summary_query[] = {
 	{ NULL, NULL, NULL },
 };
 static const int summary_errors[] = { 400, 0 };
-const rz_route_doc_t
-    rz__summary_doc
-        [] = {
-	        { .method = RZ_M_GET,
-	          .id = "readSummary",
-	          .summary =
-	              "how many tenants there are by status.phase, machines by status.stage and "
-	              "runs by status.phase, counted by the store without reading the objects out; "
-	              "with recent, the newest active and failed runs and Warning Events",
-	          .query = summary_query,
-	          .errors = summary_errors,
-	          .response = "{\"type\":\"object\",\"properties\":{\"apiVersion\":{\"type\":"
-	                      "\"string\","
-	                      "\"description\":\"rezuscloud.io/v1\"},\"kind\":{\"type\":\"string\","
-	                      "\"description\":\"Summary\"},"
-	                      "\"tenants\":" COUNTS_SCHEMA("tenants the caller may see", "status."
-	                                                                                 "phase") ",\"machines\":" COUNTS_SCHEMA("machines of those tenants", "status.stage") ",\"runs\":" COUNTS_SCHEMA(
-	                          "runs of those tenants",
-	                          "status.phase") ",\"recent\":{\"type\":\"object\","
-	                                          "\"description\":\"With ?recent: the "
-	                                          "newest\",\"properties\":{"
-	                                          "\"activeRuns\":" NEWEST_SCHEMA("Run", "Runs "
-	                                                                                 "Queued, "
-	                                                                                 "Running "
-	                                                                                 "or "
-	                                                                                 "AwaitingA"
-	                                                                                 "pproval") ",\"failedRuns\":" NEWEST_SCHEMA(
-	                                              "Run",
-	                                              "Runs that Failed") ",\"warnings\""
-	                                                                  ":" NEWEST_SCHEMA("Event",
-	                                                                                    "Warnin"
-	                                                                                    "g "
-	                                                                                    "Event"
-	                                                                                    "s") "}"
-	                                                                                         "}"
-	                                                                                         "}"
-	                                                                                         "}" },
-	        { 0 },
-        };
-#undef NEWEST_SCHEMA
-#undef COUNTS_SCHEMA
+const rz_route_doc_t rz__summary_doc[] = {
+	{ .method = RZ_M_GET,
+	  .id = "readSummary",
+	  .summary = "how many tenants there are by status.phase, machines by status.stage and "
+	             "runs by status.phase, counted by the store without reading the objects out; "
+	             "with recent, the newest active and failed runs and Warning Events",
+	  .query = summary_query,
+	  .errors = summary_errors,
+	  .response = "{\"type\":\"object\",\"properties\":{\"apiVersion\":{\"type\":\"string\","
+	              "\"description\":\"rezuscloud.io/v1\"},\"kind\":{\"type\":\"string\","
+	              "\"description\":\"Summary\"},\"tenants\":{\"type\":\"object\","
+	              "\"description\":\"The tenants the caller may see counted\","
+	              "\"properties\":{\"total\":{\"type\":\"integer\",\"description\":\"How many "
+	              "tenants the caller may see there are\"},\"by\":{\"type\":\"object\","
+	              "\"description\":\"How many by status.phase (Unknown: none)\","
+	              "\"additionalProperties\":{\"type\":\"integer\"}}}},"
+	              "\"machines\":{\"type\":\"object\",\"description\":\"The machines of those "
+	              "tenants counted\",\"properties\":{\"total\":{\"type\":\"integer\","
+	              "\"description\":\"How many machines of those tenants there are\"},"
+	              "\"by\":{\"type\":\"object\",\"description\":\"How many by status.stage "
+	              "(Unknown: none)\",\"additionalProperties\":{\"type\":\"integer\"}}}},"
+	              "\"runs\":{\"type\":\"object\",\"description\":\"The runs of those tenants "
+	              "counted\",\"properties\":{\"total\":{\"type\":\"integer\","
+	              "\"description\":\"How many runs of those tenants there are\"},"
+	              "\"by\":{\"type\":\"object\",\"description\":\"How many by status.phase "
+	              "(Unknown: none)\",\"additionalProperties\":{\"type\":\"integer\"}}}},"
+	              "\"recent\":{\"type\":\"object\",\"description\":\"With ?recent: the "
+	              "newest\",\"properties\":{\"activeRuns\":{\"type\":\"array\","
+	              "\"description\":\"Runs Queued, Running or AwaitingApproval, the last "
+	              "created first\",\"items\":{\"$ref\":\"#/components/schemas/Run\"}},"
+	              "\"failedRuns\":{\"type\":\"array\",\"description\":\"Runs that Failed, the "
+	              "last created first\",\"items\":{\"$ref\":\"#/components/schemas/Run\"}},"
+	              "\"warnings\":{\"type\":\"array\",\"description\":\"Warning Events, the last "
+	              "created first\",\"items\":{\"$ref\":\"#/components/schemas/Event\"}}}}}}" },
+	{ 0 },
+};
 
 struct tally {
 	json_t *by;
