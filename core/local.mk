@@ -25,7 +25,8 @@ core_librezus_core_la_SOURCES = \
 	core/model/selector.c core/model/selector.h \
 	core/model/merge.c core/model/merge.h \
 	core/model/jsonpatch.c core/model/jsonpatch.h \
-	core/model/kinds.c core/model/kinds.h \
+	core/model/kinds.c core/model/kinds.h core/model/kinds-int.h \
+	core/model/schema-tenant.c core/model/schema-runs.c core/model/schema-access.c \
 	core/model/states.c core/model/states.h core/model/tbl/run_operations.h core/model/tbl/run_triggers.h \
 	core/model/tbl/run_phases.h core/model/tbl/upgrade_phases.h core/model/tbl/upgrade_steps.h \
 	core/model/tbl/machine_stages.h \

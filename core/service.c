@@ -136,9 +136,11 @@ static const rz_route_doc_t version_doc[] = {
 	{ .method = RZ_M_GET,
 	  .id = "getVersion",
 	  .summary = "the daemon's version, commit and plugin ABI",
-	  .response = "{\"type\":\"object\",\"additionalProperties\":true,\"properties\":{"
-	              "\"version\":{\"type\":\"string\"},\"commit\":{\"type\":\"string\"},"
-	              "\"abi\":{\"type\":\"string\"}}}" },
+	  .response = "{\"type\":\"object\",\"additionalProperties\":true,"
+	              "\"properties\":{\"version\":{\"type\":\"string\",\"description\":\"The "
+	              "daemon's version\"},\"commit\":{\"type\":\"string\",\"description\":\"The "
+	              "source commit it was built from\"},\"abi\":{\"type\":\"string\","
+	              "\"description\":\"The plugin ABI version it loads, MAJOR.MINOR\"}}}" },
 	{ 0 },
 };
 

@@ -26,6 +26,7 @@ enum form {
 	FORM_ITEM,       /* .../{name} */
 	FORM_STATUS,     /* .../{name}/status */
 	FORM_ALL,        /* /api/v1/<plural> for a tenant-scoped kind: every tenant */
+	FORM_WATCH, /* /api/v1/watch/... of the collection or every tenant: a list's ?watch=true */
 };
 
 struct rctx;

@@ -20,7 +20,7 @@ static void handle(rz_req_t *req, void *ctx)
 	unsigned m = rz_req_method_bit(req);
 	json_t *cur;
 
-	if (c->form == FORM_COLLECTION || c->form == FORM_ALL) {
+	if (c->form == FORM_COLLECTION || c->form == FORM_ALL || c->form == FORM_WATCH) {
 		if (m == RZ_M_POST) {
 			rz__handle_create(c, req, tenant);
 		} else {
@@ -61,6 +61,8 @@ static const struct {
 	{ FORM_STATUS, RZ_M_PUT, RZ_VERB_STATUS, "update-status" },
 	{ FORM_STATUS, RZ_M_PATCH, RZ_VERB_STATUS, "patch-status" },
 	{ FORM_ALL, RZ_M_GET, RZ_VERB_LIST, "list" },
+	/* audited and guarded as the list it streams, as a list's ?watch=true is */
+	{ FORM_WATCH, RZ_M_GET, RZ_VERB_WATCH, "list" },
 };
 
 #define VERBS (sizeof(verb_table) / sizeof(verb_table[0]))
@@ -120,6 +122,28 @@ static const char *scope_prefix(const rz_kind_t *k)
 	}
 }
 
+/* Kubernetes' /watch/ paths: /api/v1/watch/tenants/{tenant}/<plural> (and /api/v1/watch/<plural>
+ * for every tenant), /api/v1/watch/<plural> for a global kind. They stream what the list's
+ * ?watch=true streams, so that the OpenAPI document can describe the stream as an operation
+ * of its own and the list's answer as the list alone. */
+static int add_watch_routes(rz_api_t *api, const rz_kind_t *k)
+{
+	char p[192];
+	int rc;
+
+	if ((k->verbs & RZ_VERB_WATCH) == 0) {
+		return 0;
+	}
+	snprintf(p, sizeof(p), "/api/v1/watch%s/%s", scope_prefix(k) + strlen("/api/v1"),
+	         k->plural);
+	rc = add_route(api, k, FORM_WATCH, p, handle);
+	if (rc == 0 && k->scope == RZ_SCOPE_TENANT) {
+		snprintf(p, sizeof(p), "/api/v1/watch/%s", k->plural);
+		rc = add_route(api, k, FORM_WATCH, p, handle);
+	}
+	return rc;
+}
+
 static int build_routes(rz_api_t *api)
 {
 	size_t n;
@@ -127,9 +151,10 @@ static int build_routes(rz_api_t *api)
 	char p[192];
 	int rc = 0;
 
-	api->routes = calloc(n * VERBS + 6, sizeof(*api->routes));
-	api->ctxs = calloc(n * VERBS + 6, sizeof(*api->ctxs));
-	api->patterns = calloc(n * 4 + 5, sizeof(*api->patterns));
+	/* a row of verb_table each, and a second FORM_WATCH (every tenant's); 6 of no kind */
+	api->routes = calloc(n * (VERBS + 1) + 6, sizeof(*api->routes));
+	api->ctxs = calloc(n * (VERBS + 1) + 6, sizeof(*api->ctxs));
+	api->patterns = calloc(n * 6 + 5, sizeof(*api->patterns));
 	if (api->routes == NULL || api->ctxs == NULL || api->patterns == NULL) {
 		return -ENOMEM;
 	}
@@ -153,6 +178,7 @@ static int build_routes(rz_api_t *api)
 			snprintf(p, sizeof(p), "/api/v1/%s", k->plural);
 			rc = add_route(api, k, FORM_ALL, p, handle);
 		}
+		rc = rc != 0 ? rc : add_watch_routes(api, k);
 	}
 	/* discovery is the kind table, no tenant's data: any signed-in user reads it (one with
 	 * no role on the installation too: kubectl asks it before a tenant's objects) */
@@ -225,6 +251,9 @@ int rz_api_add_aliases(rz_http_t *http, rz_err_t *err)
 	int rc = rz_http_add_alias(http, "/api/v1/tenants/{tenant}",
 	                           RZ_API_GROUP_PATH "/namespaces/{tenant}", err);
 
+	rc = rc != 0 ? rc
+	             : rz_http_add_alias(http, "/api/v1/watch/tenants/{tenant}",
+	                                 RZ_API_GROUP_PATH "/watch/namespaces/{tenant}", err);
 	return rc != 0 ? rc : rz_http_add_alias(http, "/api/v1", RZ_API_GROUP_PATH, err);
 }
 

@@ -24,7 +24,8 @@ typedef struct rz_api rz_api_t;
 #define RZ_API_GROUP_PATH "/apis/rezuscloud.io/v1"
 
 /* Serve every /api/v1 route also where Kubernetes clients look for it, by the same route
- * (rz_http_add_alias): /api/v1/tenants/{tenant}/... at RZ_API_GROUP_PATH/namespaces/{tenant}/...
+ * (rz_http_add_alias): /api/v1/tenants/{tenant}/... at RZ_API_GROUP_PATH/namespaces/{tenant}/...,
+ * /api/v1/watch/tenants/{tenant}/... at RZ_API_GROUP_PATH/watch/namespaces/{tenant}/...
  * (the tenant is the namespace), the rest of /api/v1/... at RZ_API_GROUP_PATH/.... Call on
  * http before any route is added (the daemon does, before its own and every module's). */
 int rz_api_add_aliases(rz_http_t *http, rz_err_t *err);

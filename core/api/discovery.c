@@ -34,10 +34,12 @@ const rz_route_doc_t rz__discovery_doc[] = {
 	{ .method = RZ_M_GET,
 	  .id = "getAPIResources",
 	  .summary = "the kinds, as Kubernetes' APIResourceList (rezusctl api-resources)",
-	  .response = "{\"type\":\"object\",\"properties\":{\"kind\":{\"type\":\"string\"},"
-	              "\"groupVersion\":{\"type\":\"string\"},\"resources\":{\"type\":"
-	              "\"array\",\"items\":{\"type\":\"object\",\"additionalProperties\":"
-	              "true}}}}" },
+	  .response = "{\"type\":\"object\",\"properties\":{\"kind\":{\"type\":\"string\","
+	              "\"description\":\"APIResourceList\"},\"groupVersion\":{\"type\":\"string\","
+	              "\"description\":\"The group and version the resources are served at\"},"
+	              "\"resources\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+	              "\"additionalProperties\":true},\"description\":\"The kinds: each with name "
+	              "(the plural), singularName, namespaced, kind, verbs and shortNames\"}}}" },
 	{ 0 },
 };
 

@@ -18,13 +18,22 @@ const rz_route_doc_t rz__effective_doc[] = {
 	  .id = "readEffectivePatch",
 	  .summary = "the config patches a machine of a role (controlplane or worker) gets, in "
 	             "the order they apply, and their YAML as one stream",
-	  .response = "{\"type\":\"object\",\"properties\":{\"apiVersion\":{\"type\":"
-	              "\"string\"},\"kind\":{\"type\":\"string\"},\"tenant\":{\"type\":"
-	              "\"string\"},\"role\":{\"type\":\"string\"},\"patch\":{\"type\":"
-	              "\"string\"},\"items\":{\"type\":\"array\",\"items\":{\"type\":"
-	              "\"object\",\"properties\":{\"name\":{\"type\":\"string\"},\"format\":{"
-	              "\"type\":\"string\"},\"targetRole\":{\"type\":\"string\"},"
-	              "\"nodeGroups\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}}}}}}",
+	  .response = "{\"type\":\"object\",\"properties\":{\"apiVersion\":{\"type\":\"string\","
+	              "\"description\":\"rezuscloud.io/v1\"},\"kind\":{\"type\":\"string\","
+	              "\"description\":\"EffectivePatch\"},\"tenant\":{\"type\":\"string\","
+	              "\"description\":\"The tenant\"},\"role\":{\"type\":\"string\","
+	              "\"description\":\"The role the patches were composed for: controlplane or "
+	              "worker\"},\"patch\":{\"type\":\"string\",\"description\":\"The enabled "
+	              "patches for that role, in name order, as one YAML stream (a comment names "
+	              "each)\"},\"items\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+	              "\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"The "
+	              "ConfigPatch's name\"},\"format\":{\"type\":\"string\","
+	              "\"description\":\"strategic or json6902\"},"
+	              "\"targetRole\":{\"type\":\"string\",\"description\":\"all, controlplane or "
+	              "worker\"},\"nodeGroups\":{\"type\":\"array\","
+	              "\"items\":{\"type\":\"string\"},\"description\":\"The node groups it is "
+	              "restricted to, if any\"}}},\"description\":\"The ConfigPatches that apply, "
+	              "in the order they apply\"}}}",
 	  .errors = effective_errors },
 	{ 0 },
 };

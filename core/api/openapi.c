@@ -49,21 +49,48 @@ static json_t *gvk(const char *kind)
 	return json_pack("{s:s, s:s, s:s}", "group", RZ_API_GROUP, "version", "v1", "kind", kind);
 }
 
+/* The schema of fields, described (an object's own description: kubectl explain shows it). */
+static json_t *described(const rz_field_t *fields, const char *before, const char *kind,
+                         const char *after)
+{
+	json_t *s = rz_fields_openapi(fields);
+	char text[512];
+
+	snprintf(text, sizeof(text), "%s%s%s", before, kind, after);
+	json_object_set_new(s, "description", json_string(text));
+	return s;
+}
+
 static json_t *kind_schema(const rz_kind_t *k)
 {
-	json_t *props =
-	    json_pack("{s:{s:s, s:s}, s:{s:s, s:s}, s:o}", "apiVersion", "type", "string",
-	              "description", "rezuscloud.io/v1", "kind", "type", "string", "description",
-	              k->kind, "metadata", rz_fields_openapi(rz_kind_metadata_fields()));
+	json_t *props = json_pack(
+	    "{s:{s:s, s:s}, s:{s:s, s:s}, s:o}", "apiVersion", "type", "string", "description",
+	    "rezuscloud.io/v1 (v1 is accepted on writes): the group and version of the object's "
+	    "schema",
+	    "kind", "type", "string", "description",
+	    "The object's kind, in UpperCamelCase; optional "
+	    "on writes, where it must be this kind",
+	    "metadata",
+	    described(rz_kind_metadata_fields(), "Standard object metadata: the ", k->kind,
+	              "'s name, its tenant (namespace) or owner, labels, annotations, finalizers "
+	              "and what the server sets (uid, resourceVersion, generation, timestamps)"));
 	json_t *top = k->top ? rz_fields_openapi(k->top) : NULL, *schema;
 
 	/* the top-level members' own schemas, beside metadata */
 	json_object_update(props, json_object_get(top, "properties"));
 	if (k->spec != NULL) {
-		json_object_set_new(props, "spec", rz_fields_openapi(k->spec));
+		json_object_set_new(props, "spec",
+		                    described(k->spec, "What the ", k->kind,
+		                              " should be, as its users write it: validated "
+		                              "strictly on every write (an unknown field is "
+		                              "refused), defaults filled in"));
 	}
 	if (k->status != NULL) {
-		json_object_set_new(props, "status", rz_fields_openapi(k->status));
+		json_object_set_new(props, "status",
+		                    described(k->status, "What the ", k->kind,
+		                              " is, as the daemon last observed it: written by "
+		                              "the daemon (or an admin, through /status), never "
+		                              "by a spec write"));
 	}
 	schema = json_pack("{s:s, s:s, s:o, s:[o]}", "type", "object", "description", k->doc,
 	                   "properties", props, "x-kubernetes-group-version-kind", gvk(k->kind));
@@ -76,14 +103,19 @@ static json_t *kind_schema(const rz_kind_t *k)
 
 static json_t *list_schema(const rz_kind_t *k)
 {
-	char list[96];
+	char list[96], desc[160], kind_desc[160], items_desc[160];
 
 	snprintf(list, sizeof(list), "%sList", k->kind);
-	return json_pack("{s:s, s:s, s:[s], s:{s:{s:s}, s:{s:s}, s:o, s:{s:s, s:o}}, s:[o]}",
-	                 "type", "object", "description", k->plural, "required", "items",
-	                 "properties", "apiVersion", "type", "string", "kind", "type", "string",
-	                 "metadata", ref("ListMeta"), "items", "type", "array", "items",
-	                 ref(k->kind), "x-kubernetes-group-version-kind", gvk(list));
+	snprintf(desc, sizeof(desc), "A page of %s, in name order (tenant, then name)", k->plural);
+	snprintf(kind_desc, sizeof(kind_desc), "%s", list);
+	snprintf(items_desc, sizeof(items_desc), "The %s of the page", k->plural);
+	return json_pack(
+	    "{s:s, s:s, s:[s], s:{s:{s:s, s:s}, s:{s:s, s:s}, s:o, s:{s:s, s:s, s:o}}, s:[o]}",
+	    "type", "object", "description", desc, "required", "items", "properties", "apiVersion",
+	    "type", "string", "description", "rezuscloud.io/v1", "kind", "type", "string",
+	    "description", kind_desc, "metadata", ref("ListMeta"), "items", "type", "array",
+	    "description", items_desc, "items", ref(k->kind), "x-kubernetes-group-version-kind",
+	    gvk(list));
 }
 
 /* The schemas every document shares, besides the kinds'. */
@@ -91,50 +123,77 @@ static const struct {
 	const char *name, *json;
 } common[] = {
 	{ "Status",
-	  "{\"type\":\"object\",\"description\":\"a Kubernetes Status: the answer to every "
-	  "failed request (and to some successful ones)\",\"required\":[\"kind\",\"status\","
-	  "\"code\"],\"properties\":{\"kind\":{\"type\":\"string\",\"enum\":[\"Status\"]},"
-	  "\"apiVersion\":{\"type\":\"string\"},\"metadata\":{\"$ref\":\"#/components/schemas/"
-	  "ListMeta\"},\"status\":{\"type\":\"string\",\"enum\":[\"Success\",\"Failure\"]},"
-	  "\"message\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\",\"description\":"
-	  "\"NotFound, AlreadyExists, Conflict, Invalid, Forbidden, ...\"},\"details\":{\"$ref\":"
-	  "\"#/components/schemas/StatusDetails\"},\"code\":{\"type\":\"integer\"}}}" },
+	  "{\"type\":\"object\",\"description\":\"A Kubernetes Status: the answer to every fail"
+	  "ed request (and to some successful ones, such as a delete)\",\"required\":[\"kind\","
+	  "\"status\",\"code\"],\"properties\":{\"kind\":{\"type\":\"string\",\"description\":"
+	  "\"Status\",\"enum\":[\"Status\"]},\"apiVersion\":{\"type\":\"string\",\"description"
+	  "\":\"v1\"},\"metadata\":{\"$ref\":\"#/components/schemas/ListMeta\"},\"status\":{\"t"
+	  "ype\":\"string\",\"description\":\"Success or Failure\",\"enum\":[\"Success\",\"Fail"
+	  "ure\"]},\"message\":{\"type\":\"string\",\"description\":\"What happened, for people"
+	  "\"},\"reason\":{\"type\":\"string\",\"description\":\"Why, one word for programs: No"
+	  "tFound, AlreadyExists, Conflict, Invalid, Forbidden, Unauthorized, BadRequest, Expir"
+	  "ed, TooManyRequests, ...\"},\"details\":{\"$ref\":\"#/components/schemas/StatusDetai"
+	  "ls\"},\"code\":{\"type\":\"integer\",\"description\":\"The HTTP status code, again\""
+	  "}}}" },
 	{ "StatusDetails",
-	  "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},\"group\":{\"type\":"
-	  "\"string\"},\"kind\":{\"type\":\"string\"},\"uid\":{\"type\":\"string\"},"
-	  "\"retryAfterSeconds\":{\"type\":\"integer\"},\"causes\":{\"type\":\"array\","
-	  "\"description\":\"one per field at fault\",\"items\":{\"$ref\":\"#/components/"
-	  "schemas/StatusCause\"}}}}" },
+	  "{\"type\":\"object\",\"description\":\"What a Status is about: the object, and for a"
+	  " refused write each field at fault\",\"properties\":{\"name\":{\"type\":\"string\","
+	  "\"description\":\"The object's name\"},\"group\":{\"type\":\"string\",\"description"
+	  "\":\"Its API group: rezuscloud.io\"},\"kind\":{\"type\":\"string\",\"description\":"
+	  "\"Its kind's plural, e.g. nodegroups\"},\"uid\":{\"type\":\"string\",\"description\""
+	  ":\"Its metadata.uid, when known\"},\"retryAfterSeconds\":{\"type\":\"integer\",\"des"
+	  "cription\":\"When to try again, in seconds (a 429 or 503)\"},\"causes\":{\"type\":\""
+	  "array\",\"description\":\"One per field at fault\",\"items\":{\"$ref\":\"#/component"
+	  "s/schemas/StatusCause\"}}}}" },
 	{ "StatusCause",
-	  "{\"type\":\"object\",\"properties\":{\"field\":{\"type\":\"string\",\"description\":"
-	  "\"the field at fault, e.g. spec.count or spec.podSubnets[1]\"},\"reason\":{\"type\":"
-	  "\"string\",\"description\":\"FieldValueRequired, FieldValueInvalid, ...\"},"
-	  "\"message\":{\"type\":\"string\"}}}" },
+	  "{\"type\":\"object\",\"description\":\"One field at fault in a refused write\",\"pro"
+	  "perties\":{\"field\":{\"type\":\"string\",\"description\":\"The field at fault, e.g."
+	  " spec.count or spec.podSubnets[1]\"},\"reason\":{\"type\":\"string\",\"description\""
+	  ":\"FieldValueRequired, FieldValueInvalid, FieldValueNotSupported, FieldValueTooLong,"
+	  " FieldValueTooMany, FieldValueDuplicate or FieldValueForbidden\"},\"message\":{\"typ"
+	  "e\":\"string\",\"description\":\"What is wrong with it, e.g. supported values: \\\"c"
+	  "ontrolplane\\\", \\\"worker\\\"\"}}}" },
 	{ "ListMeta",
-	  "{\"type\":\"object\",\"properties\":{\"resourceVersion\":{\"type\":\"string\"},"
-	  "\"continue\":{\"type\":\"string\"},\"remainingItemCount\":{\"type\":\"integer\"}}}" },
+	  "{\"type\":\"object\",\"description\":\"A list's metadata\",\"properties\":{\"resourc"
+	  "eVersion\":{\"type\":\"string\",\"description\":\"The store's revision the list was "
+	  "read at: a watch from it sees every later change\"},\"continue\":{\"type\":\"string"
+	  "\",\"description\":\"Set when there are more items: pass it as ?continue= for the ne"
+	  "xt page (with the same selectors)\"},\"remainingItemCount\":{\"type\":\"integer\",\""
+	  "description\":\"How many items are left after this page\"}}}" },
 	{ "WatchEvent",
-	  "{\"type\":\"object\",\"required\":[\"type\",\"object\"],\"properties\":{\"type\":{"
-	  "\"type\":\"string\",\"enum\":[\"ADDED\",\"MODIFIED\",\"DELETED\",\"BOOKMARK\","
-	  "\"ERROR\"]},\"object\":{\"$ref\":\"#/components/schemas/Object\"}}}" },
+	  "{\"type\":\"object\",\"description\":\"One change a watch sends\",\"required\":[\"ty"
+	  "pe\",\"object\"],\"properties\":{\"type\":{\"type\":\"string\",\"description\":\"ADD"
+	  "ED, MODIFIED or DELETED (the object as it was last), BOOKMARK (only metadata.resourc"
+	  "eVersion: nothing changed up to it), ERROR (the object is a Status; a 410 Expired on"
+	  "e: list again)\",\"enum\":[\"ADDED\",\"MODIFIED\",\"DELETED\",\"BOOKMARK\",\"ERROR\""
+	  "]},\"object\":{\"$ref\":\"#/components/schemas/Object\"}}}" },
 	{ "Patch",
-	  "{\"type\":\"object\",\"description\":\"a JSON merge patch (RFC 7386) of the object\","
-	  "\"additionalProperties\":true}" },
+	  "{\"type\":\"object\",\"description\":\"A JSON merge patch (RFC 7386) of the object: "
+	  "members to set, null to remove one\",\"additionalProperties\":true}" },
 	{ "JsonPatch",
-	  "{\"type\":\"array\",\"description\":\"a JSON patch (RFC 6902) of the object: at most "
-	  "10000 operations, applied in order, all or none\",\"maxItems\":10000,\"items\":{"
-	  "\"type\":\"object\",\"required\":[\"op\",\"path\"],\"properties\":{\"op\":{"
-	  "\"type\":\"string\",\"enum\":[\"add\",\"remove\",\"replace\",\"move\",\"copy\","
-	  "\"test\"]},\"path\":{\"type\":\"string\",\"description\":\"a JSON Pointer (RFC "
-	  "6901): ~1 for '/', ~0 for '~'\"},\"from\":{\"type\":\"string\"},\"value\":{}}}}" },
+	  "{\"type\":\"array\",\"description\":\"A JSON patch (RFC 6902) of the object: at most"
+	  " 10000 operations, applied in order, all or none\",\"maxItems\":10000,\"items\":{\"t"
+	  "ype\":\"object\",\"required\":[\"op\",\"path\"],\"properties\":{\"op\":{\"type\":\"s"
+	  "tring\",\"description\":\"The operation\",\"enum\":[\"add\",\"remove\",\"replace\","
+	  "\"move\",\"copy\",\"test\"]},\"path\":{\"type\":\"string\",\"description\":\"A JSON "
+	  "Pointer (RFC 6901) to the member it acts on: ~1 for '/', ~0 for '~'\"},\"from\":{\"t"
+	  "ype\":\"string\",\"description\":\"move and copy: the JSON Pointer of the member to "
+	  "take\"},\"value\":{\"description\":\"add, replace and test: the value\"}}}}" },
 	{ "DeleteOptions",
-	  "{\"type\":\"object\",\"properties\":{\"apiVersion\":{\"type\":\"string\"},\"kind\":{"
-	  "\"type\":\"string\"},\"preconditions\":{\"type\":\"object\",\"properties\":{"
-	  "\"resourceVersion\":{\"type\":\"string\"}}},\"dryRun\":{\"type\":\"array\","
-	  "\"items\":{\"type\":\"string\"}},\"propagationPolicy\":{\"type\":\"string\"}},"
-	  "\"additionalProperties\":true}" },
+	  "{\"type\":\"object\",\"description\":\"Options of a delete, as Kubernetes clients se"
+	  "nd them (all optional)\",\"properties\":{\"apiVersion\":{\"type\":\"string\",\"descr"
+	  "iption\":\"v1 or meta.k8s.io/v1\"},\"kind\":{\"type\":\"string\",\"description\":\"D"
+	  "eleteOptions\"},\"preconditions\":{\"type\":\"object\",\"description\":\"The delete "
+	  "happens only if these still hold\",\"properties\":{\"resourceVersion\":{\"type\":\"s"
+	  "tring\",\"description\":\"The object's metadata.resourceVersion: 409 Conflict if it "
+	  "changed since\"}}},\"dryRun\":{\"type\":\"array\",\"description\":\"[All]: answer as"
+	  " the delete would, deleting nothing\",\"items\":{\"type\":\"string\",\"description\""
+	  ":\"All\"}},\"propagationPolicy\":{\"type\":\"string\",\"description\":\"Background o"
+	  "r Foreground: a tenant takes its objects with it; Orphan is refused\"}},\"additional"
+	  "Properties\":true}" },
 	{ "Object",
-	  "{\"type\":\"object\",\"description\":\"a JSON object\",\"additionalProperties\":true}" },
+	  "{\"type\":\"object\",\"description\":\"A JSON object: one of this API's objects\",\""
+	  "additionalProperties\":true}" },
 };
 
 #define COMMON (sizeof(common) / sizeof(common[0]))
@@ -268,21 +327,30 @@ static json_t *doc_op(const rz_route_doc_t *d)
 
 /* ---- routes of a kind ---- */
 
-enum kform { KF_COLLECTION, KF_ITEM, KF_STATUS, KF_ALL };
+/* KF_WATCH(_ALL): Kubernetes' /watch/ paths, the stream of a collection (of every tenant) */
+enum kform { KF_COLLECTION, KF_ITEM, KF_STATUS, KF_ALL, KF_WATCH, KF_WATCH_ALL };
 
-enum kverb { KV_LIST, KV_CREATE, KV_GET, KV_UPDATE, KV_PATCH, KV_DELETE, KV_NONE };
+enum kverb { KV_LIST, KV_CREATE, KV_GET, KV_UPDATE, KV_PATCH, KV_DELETE, KV_WATCH, KV_NONE };
+
+static bool scoped_all(const rz_kind_t *k, const char *pattern)
+{
+	return k->scope != RZ_SCOPE_GLOBAL && strchr(pattern, '{') == NULL;
+}
 
 static enum kform kind_form(const rz_kind_t *k, const char *pattern)
 {
 	size_t n = strlen(pattern);
 
+	if (strstr(pattern, "/watch/") != NULL) {
+		return scoped_all(k, pattern) ? KF_WATCH_ALL : KF_WATCH;
+	}
 	if (n > 7 && strcmp(pattern + n - 7, "/status") == 0) {
 		return KF_STATUS;
 	}
 	if (n > 7 && strcmp(pattern + n - 7, "/{name}") == 0) {
 		return KF_ITEM;
 	}
-	return k->scope != RZ_SCOPE_GLOBAL && strchr(pattern, '{') == NULL ? KF_ALL : KF_COLLECTION;
+	return scoped_all(k, pattern) ? KF_ALL : KF_COLLECTION;
 }
 
 /* The verb the route's verb or, without one, its method names in its form. */
@@ -300,6 +368,9 @@ static enum kverb kind_verb(const char *verb, unsigned bit, enum kform f)
 		      { "update-status", KV_UPDATE },
 		      { "patch-status", KV_PATCH } };
 
+	if (f == KF_WATCH || f == KF_WATCH_ALL) {
+		return bit == RZ_M_GET ? KV_WATCH : KV_NONE;
+	}
 	if (verb != NULL) {
 		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 			if (strcmp(verb, names[i].name) == 0) {
@@ -332,11 +403,31 @@ static const rz_route_param_t list_query[] = {
 	{ "continue", "string", "the continue token of the previous page" },
 	{ "resourceVersion", "string", "a list or watch from this revision" },
 	{ "resourceVersionMatch", "string", "NotOlderThan or Exact" },
-	{ "watch", "boolean", "stream the changes (Server-Sent Events, or x-ndjson)" },
-	{ "allowWatchBookmarks", "boolean", "a watch sends BOOKMARK events" },
-	{ "timeoutSeconds", "integer",
-	  "a watch ends cleanly after so many seconds (0 to 86400; 0: no limit of its own)" },
+	{ "watch", "boolean",
+	  "true: no list, but the stream of its changes, as the watch operation of the same "
+	  "collection (its /watch/ path) answers it; kept for Kubernetes clients (kubectl get "
+	  "-w)" },
+	{ "allowWatchBookmarks", "boolean", "with watch=true: as the watch operation's" },
+	{ "timeoutSeconds", "integer", "with watch=true: as the watch operation's" },
 	{ "pretty", "boolean", "indent the JSON" },
+	{ NULL, NULL, NULL },
+};
+
+static const rz_route_param_t watch_query[] = {
+	{ "labelSelector", "string",
+	  "only objects whose labels match (a=b, a!=b, a in (b,c), !a); an object that stops "
+	  "matching comes as DELETED" },
+	{ "fieldSelector", "string", "only objects whose fields match (metadata.name=x, ...)" },
+	{ "resourceVersion", "string",
+	  "the changes after this revision (a list's metadata.resourceVersion); absent or 0: "
+	  "ADDED for every object first, then the changes; older than the log keeps: an ERROR "
+	  "event with a 410 Status (list again)" },
+	{ "resourceVersionMatch", "string", "NotOlderThan, or absent" },
+	{ "allowWatchBookmarks", "boolean",
+	  "send BOOKMARK events (the object's metadata.resourceVersion only) while nothing "
+	  "changes" },
+	{ "timeoutSeconds", "integer",
+	  "the stream ends cleanly after so many seconds (0 to 86400; 0: no limit of its own)" },
 	{ NULL, NULL, NULL },
 };
 
@@ -364,34 +455,6 @@ static const rz_route_param_t delete_query[] = {
 	{ NULL, NULL, NULL },
 };
 
-/* "ApisRezuscloudIoV1Namespaced" for /apis/rezuscloud.io/v1/namespaces/..., "" under /api/v1. */
-static void id_prefix(const char *pattern, char *out, size_t size)
-{
-	size_t o = 0;
-	int seg = 0;
-	bool up = true;
-
-	out[0] = '\0';
-	if (strncmp(pattern, "/api/v1/", 8) == 0) {
-		return;
-	}
-	for (const char *p = pattern + 1; *p != '\0' && seg < 3 && o + 1 < size; p++) {
-		if (*p == '/') {
-			seg++;
-			up = true;
-		} else if (*p == '.' || *p == '-') {
-			up = true;
-		} else {
-			out[o++] = up && *p >= 'a' && *p <= 'z' ? (char)(*p - 'a' + 'A') : *p;
-			up = false;
-		}
-	}
-	out[o] = '\0';
-	if (strstr(pattern, "/namespaces/") != NULL) {
-		snprintf(out + o, size - o, "Namespaced");
-	}
-}
-
 static json_t *kind_body(const rz_kind_t *k, enum kverb v)
 {
 	if (v == KV_PATCH) {
@@ -404,26 +467,40 @@ static json_t *kind_body(const rz_kind_t *k, enum kverb v)
 	                 "application/yaml", "schema", ref(k->kind));
 }
 
+/* A watch's stream: WatchEvents one per line (Kubernetes' application/json stream, or
+ * x-ndjson), or Server-Sent Events (the default, for browsers). */
+static json_t *watch_content(void)
+{
+	json_t *c = content("application/json", ref("WatchEvent"));
+
+	json_object_set_new(c, "application/x-ndjson",
+	                    json_pack("{s:o}", "schema", ref("WatchEvent")));
+	json_object_set_new(
+	    c, "text/event-stream",
+	    json_pack("{s:{s:s, s:s}}", "schema", "type", "string", "description",
+	              "Server-Sent Events: each an event: line (the type), an id: line (the "
+	              "resourceVersion, which Last-Event-ID resumes from) and a data: line (the "
+	              "WatchEvent); a comment line as heartbeat"));
+	return c;
+}
+
 static void kind_responses(json_t *o, const rz_kind_t *k, enum kverb v)
 {
 	static const int list_err[] = { 400, 410, 0 }, get_err[] = { 404, 0 },
 	                 create_err[] = { 400, 404, 409, 415, 422, 507, 0 },
 	                 write_err[] = { 400, 404, 409, 415, 422, 507, 0 },
 	                 delete_err[] = { 400, 404, 409, 415, 507, 0 };
-	const int *errs[] = { list_err, create_err, get_err, write_err, write_err, delete_err };
+	const int *errs[] = { list_err,  create_err, get_err, write_err,
+		              write_err, delete_err, list_err };
 	json_t *r = json_object_get(o, "responses");
 	char list[96];
 
 	snprintf(list, sizeof(list), "%sList", k->kind);
 	if (v == KV_LIST) {
-		json_t *c = content("application/json", ref(list));
-		if (k->verbs & RZ_VERB_WATCH) {
-			json_object_set_new(c, "text/event-stream",
-			                    json_pack("{s:{s:s}}", "schema", "type", "string"));
-			json_object_set_new(c, "application/x-ndjson",
-			                    json_pack("{s:o}", "schema", ref("WatchEvent")));
-		}
-		add_response(r, 200, "the list, or with watch=true the stream of its changes", c);
+		/* the list alone: a typed client reads one type (the stream: KV_WATCH) */
+		add_response(r, 200, "the list", content("application/json", ref(list)));
+	} else if (v == KV_WATCH) {
+		add_response(r, 200, "the stream of changes, chosen by Accept", watch_content());
 	} else if (v == KV_CREATE) {
 		add_response(r, 201, "created", content("application/json", ref(k->kind)));
 	} else if (v == KV_DELETE) {
@@ -443,26 +520,34 @@ static void kind_responses(json_t *o, const rz_kind_t *k, enum kverb v)
 
 static json_t *kind_op(const rz_kind_t *k, enum kform f, enum kverb v, const char *pattern)
 {
-	static const char *const id_verbs[] = { "list",    "create", "read",
-		                                "replace", "patch",  "delete" };
-	static const char *const actions[] = { "list", "post", "get", "put", "patch", "delete" };
-	static const char *const texts[] = { "list or watch", "create", "read",
-		                             "replace",       "patch",  "delete" };
+	static const char *const id_verbs[] = { "list",  "create", "read", "replace",
+		                                "patch", "delete", "watch" };
+	static const char *const actions[] = { "list",  "post",   "get",      "put",
+		                               "patch", "delete", "watchlist" };
+	static const char *const texts[] = { "list",  "create", "read", "replace",
+		                             "patch", "delete", "watch" };
 	const rz_route_param_t *q = v == KV_LIST     ? list_query
+	                            : v == KV_WATCH  ? watch_query
 	                            : v == KV_GET    ? read_query
 	                            : v == KV_DELETE ? delete_query
 	                                             : write_query;
-	char id[160], prefix[64], summary[192];
+	bool all = f == KF_ALL || f == KF_WATCH_ALL;
+	/* each document holds one form of the paths: the ids are the same in both, the group
+	 * form's tenants being namespaces */
+	bool group = strncmp(pattern, "/apis/", 6) == 0;
+	char id[160], summary[192];
 	json_t *o;
 
-	id_prefix(pattern, prefix, sizeof(prefix));
-	snprintf(id, sizeof(id), "%s%s%s%s", id_verbs[v], prefix, k->kind,
-	         f == KF_STATUS ? "Status"
-	         : f == KF_ALL  ? (prefix[0] ? "ForAllNamespaces" : "ForAllTenants")
-	                        : "");
+	snprintf(id, sizeof(id), "%s%s%s%s", id_verbs[v], k->kind,
+	         f == KF_STATUS  ? "Status"
+	         : v == KV_WATCH ? "List"
+	                         : "",
+	         !all    ? ""
+	         : group ? "ForAllNamespaces"
+	                 : "ForAllTenants");
 	snprintf(summary, sizeof(summary), "%s %s%s%s", texts[v],
-	         v == KV_LIST ? k->plural : k->kind, f == KF_STATUS ? " status" : "",
-	         f == KF_ALL ? " of every tenant" : "");
+	         v == KV_LIST || v == KV_WATCH ? k->plural : k->kind,
+	         f == KF_STATUS ? " status" : "", all ? " of every tenant" : "");
 	o = json_pack("{s:s, s:s, s:s, s:o, s:o, s:{}}", "operationId", id, "summary", summary,
 	              "x-kubernetes-action", actions[v], "x-kubernetes-group-version-kind",
 	              gvk(k->kind), "parameters", query_params(q), "responses");
@@ -506,13 +591,6 @@ static json_t *route_op(const rz_route_t *r, const char *pattern, unsigned bit, 
 	*kinded = false;
 	if (d != NULL) {
 		o = doc_op(d);
-		if (strcmp(pattern, r->pattern) != 0) {
-			/* served under another path too: its own operationId there */
-			char id[192], prefix[64];
-			id_prefix(pattern, prefix, sizeof(prefix));
-			snprintf(id, sizeof(id), "%s%s", d->id, prefix[0] ? prefix : "Alias");
-			json_object_set_new(o, "operationId", json_string(id));
-		}
 		if (k != NULL) {
 			json_object_set_new(o, "x-kubernetes-group-version-kind", gvk(k->kind));
 			*kinded = true;
@@ -655,10 +733,18 @@ json_t *rz_openapi_document(const rz_http_t *http, bool group_version)
 
 	for (size_t i = 0; i < n; i++) {
 		const rz_route_t *r = rz_http_route_at(http, i);
+		const char *pattern = rz_http_route_pattern(http, i);
 		if (r->cookie) {
 			continue; /* the WebUI's pages: HTML for a browser, not the API */
 		}
-		add_route(paths, r, rz_http_route_pattern(http, i), group_version);
+		/* one form of each path a document: a route served under an alias
+		 * (/apis/rezuscloud.io/v1/...) is in the group-version document at the alias and
+		 * in the other at its own pattern, so that a generated client has each
+		 * operation once */
+		if (group_version != (strcmp(pattern, r->pattern) != 0)) {
+			continue;
+		}
+		add_route(paths, r, pattern, group_version);
 	}
 	return json_pack(
 	    "{s:s, s:{s:s, s:s, s:s, s:{s:s, s:s}}, s:[{s:s, s:s}], s:[{s:[]}], s:o, "
@@ -758,8 +844,11 @@ static const rz_route_doc_t index_doc[] = {
 	  .id = "getOpenAPIIndex",
 	  .summary = "the index of the OpenAPI documents, as Kubernetes serves it",
 	  .response = "{\"type\":\"object\",\"properties\":{\"paths\":{\"type\":\"object\","
-	              "\"additionalProperties\":{\"type\":\"object\",\"properties\":{"
-	              "\"serverRelativeURL\":{\"type\":\"string\"}}}}}}" },
+	              "\"additionalProperties\":{\"type\":\"object\","
+	              "\"properties\":{\"serverRelativeURL\":{\"type\":\"string\","
+	              "\"description\":\"Where the document is, with a hash of its content\"}}},"
+	              "\"description\":\"The documents, by their path under /openapi/v3: api/v1 "
+	              "and apis/rezuscloud.io/v1\"}}}" },
 	{ 0 },
 };
 

@@ -5,9 +5,15 @@
  *
  * Served as Kubernetes serves them, so that kubectl validates against them: /openapi/v3 is
  * the index ({"paths": {"api/v1": {"serverRelativeURL": "/openapi/v3/api/v1?hash=..."},
- * "apis/rezuscloud.io/v1": ...}}), /openapi/v3/api/v1 the document of every route and
- * /openapi/v3/apis/rezuscloud.io/v1 the group-version's: the resource routes only, each
- * kind's schema and operations marked with x-kubernetes-group-version-kind.
+ * "apis/rezuscloud.io/v1": ...}}), /openapi/v3/api/v1 the document of every route at its
+ * own path (/api/v1/..., and the routes outside it) and /openapi/v3/apis/rezuscloud.io/v1
+ * the group-version's: the kinds' routes at their group paths
+ * (/apis/rezuscloud.io/v1/namespaces/{tenant}/...), each kind's schema and operations marked
+ * with x-kubernetes-group-version-kind. Each document holds one form of each path, so that a
+ * client generated from either has each operation once; the operationIds are the same in
+ * both. A list's answer is the list; the stream of its changes is the watch operation of
+ * Kubernetes' /watch/ path (the list's ?watch=true, which Kubernetes clients send, streams
+ * the same).
  */
 #ifndef RZ_OPENAPI_H
 #define RZ_OPENAPI_H
@@ -28,9 +34,10 @@ int rz_openapi_new(rz_openapi_t **out, rz_http_t *http, rz_err_t *err);
 
 void rz_openapi_free(rz_openapi_t *o);
 
-/* The document of http's routes (borrowed): every route when group_version is false, else
- * the group-version document (routes of the kind table's kinds). Caller owns the result;
- * NULL on out of memory. */
+/* The document of http's routes (borrowed): every route at its own pattern when
+ * group_version is false, else the group-version document (the routes of the kind table's
+ * kinds, at their /apis/rezuscloud.io/v1 aliases). Caller owns the result; NULL on out of
+ * memory. */
 json_t *rz_openapi_document(const rz_http_t *http, bool group_version);
 
 /* The index /openapi/v3 serves (caller owns; NULL on out of memory). */

@@ -266,7 +266,7 @@ void rz__handle_list(struct rctx *c, rz_req_t *req, const char *tenant)
 		o.keep = rz_access_keep;
 		o.keep_arg = req;
 	}
-	if (watch) {
+	if (watch || c->form == FORM_WATCH) {
 		handle_watch(c, req, tenant, labels, fields);
 		return;
 	}

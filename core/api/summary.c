@@ -6,11 +6,6 @@
 #include "core/api/api-int.h"
 #include "core/auth/access.h"
 
-#define COUNTS_SCHEMA                                                                              \
-	"{\"type\":\"object\",\"properties\":{\"total\":{\"type\":\"integer\"},\"by\":{\"type\":"  \
-	"\"object\",\"additionalProperties\":{\"type\":\"integer\"}}}}"
-#define NEWEST_SCHEMA(kind)                                                                        \
-	"{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/" kind "\"}}"
 #define SUMMARY_RECENT_MAX 50
 static const rz_route_param_t summary_query[] = {
 	{ "recent", "integer",
@@ -28,16 +23,34 @@ const rz_route_doc_t rz__summary_doc[] = {
 	             "with recent, the newest active and failed runs and Warning Events",
 	  .query = summary_query,
 	  .errors = summary_errors,
-	  .response = "{\"type\":\"object\",\"properties\":{\"apiVersion\":{\"type\":"
-	              "\"string\"},\"kind\":{\"type\":\"string\"},\"tenants\":" COUNTS_SCHEMA
-	              ",\"machines\":" COUNTS_SCHEMA ",\"runs\":" COUNTS_SCHEMA
-	              ",\"recent\":{\"type\":\"object\",\"properties\":{"
-	              "\"activeRuns\":" NEWEST_SCHEMA("Run") ",\"failedRuns\":" NEWEST_SCHEMA(
-	                  "Run") ",\"warnings\":" NEWEST_SCHEMA("Event") "}}}}" },
+	  .response = "{\"type\":\"object\",\"properties\":{\"apiVersion\":{\"type\":\"string\","
+	              "\"description\":\"rezuscloud.io/v1\"},\"kind\":{\"type\":\"string\","
+	              "\"description\":\"Summary\"},\"tenants\":{\"type\":\"object\","
+	              "\"description\":\"The tenants the caller may see counted\","
+	              "\"properties\":{\"total\":{\"type\":\"integer\",\"description\":\"How many "
+	              "tenants the caller may see there are\"},\"by\":{\"type\":\"object\","
+	              "\"description\":\"How many by status.phase (Unknown: none)\","
+	              "\"additionalProperties\":{\"type\":\"integer\"}}}},"
+	              "\"machines\":{\"type\":\"object\",\"description\":\"The machines of those "
+	              "tenants counted\",\"properties\":{\"total\":{\"type\":\"integer\","
+	              "\"description\":\"How many machines of those tenants there are\"},"
+	              "\"by\":{\"type\":\"object\",\"description\":\"How many by status.stage "
+	              "(Unknown: none)\",\"additionalProperties\":{\"type\":\"integer\"}}}},"
+	              "\"runs\":{\"type\":\"object\",\"description\":\"The runs of those tenants "
+	              "counted\",\"properties\":{\"total\":{\"type\":\"integer\","
+	              "\"description\":\"How many runs of those tenants there are\"},"
+	              "\"by\":{\"type\":\"object\",\"description\":\"How many by status.phase "
+	              "(Unknown: none)\",\"additionalProperties\":{\"type\":\"integer\"}}}},"
+	              "\"recent\":{\"type\":\"object\",\"description\":\"With ?recent: the "
+	              "newest\",\"properties\":{\"activeRuns\":{\"type\":\"array\","
+	              "\"description\":\"Runs Queued, Running or AwaitingApproval, the last "
+	              "created first\",\"items\":{\"$ref\":\"#/components/schemas/Run\"}},"
+	              "\"failedRuns\":{\"type\":\"array\",\"description\":\"Runs that Failed, the "
+	              "last created first\",\"items\":{\"$ref\":\"#/components/schemas/Run\"}},"
+	              "\"warnings\":{\"type\":\"array\",\"description\":\"Warning Events, the last "
+	              "created first\",\"items\":{\"$ref\":\"#/components/schemas/Event\"}}}}}}" },
 	{ 0 },
 };
-#undef NEWEST_SCHEMA
-#undef COUNTS_SCHEMA
 
 struct tally {
 	json_t *by;

@@ -477,10 +477,14 @@ static const rz_route_doc_t audit_doc[] = {
 	  .id = "listAuditEvents",
 	  .summary = "the audit rows, newest first",
 	  .query = audit_query,
-	  .response = "{\"type\":\"object\",\"properties\":{\"apiVersion\":{\"type\":"
-	              "\"string\"},\"kind\":{\"type\":\"string\"},\"metadata\":{\"$ref\":"
-	              "\"#/components/schemas/ListMeta\"},\"items\":{\"type\":\"array\","
-	              "\"items\":{\"type\":\"object\",\"additionalProperties\":true}}}}",
+	  .response = "{\"type\":\"object\",\"properties\":{\"apiVersion\":{\"type\":\"string\","
+	              "\"description\":\"rezuscloud.io/v1\"},\"kind\":{\"type\":\"string\","
+	              "\"description\":\"AuditEventList\"},"
+	              "\"metadata\":{\"$ref\":\"#/components/schemas/ListMeta\"},"
+	              "\"items\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+	              "\"additionalProperties\":true},\"description\":\"The audit rows, newest "
+	              "first: time, user, role, sourceIP, requestId, method, path, verb, kind, "
+	              "tenant, name, code, error\"}}}",
 	  .errors = audit_errors },
 	{ 0 },
 };

@@ -437,9 +437,16 @@ static void h_whoami(rz_req_t *req, void *ctx)
 }
 
 static const char review_schema[] =
-    "{\"type\":\"object\",\"properties\":{\"apiVersion\":{\"type\":\"string\"},\"kind\":"
-    "{\"type\":\"string\"},\"spec\":{\"type\":\"object\",\"additionalProperties\":true},"
-    "\"status\":{\"type\":\"object\",\"additionalProperties\":true}}}";
+    "{\"type\":\"object\",\"properties\":{\"apiVersion\":{\"type\":\"string\","
+    "\"description\":\"The review's group and version, e.g. "
+    "authorization.k8s.io/v1\"},\"kind\":{\"type\":\"string\","
+    "\"description\":\"SelfSubjectAccessReview, SelfSubjectRulesReview or "
+    "SelfSubjectReview\"},\"spec\":{\"type\":\"object\","
+    "\"additionalProperties\":true,\"description\":\"What to review, as "
+    "Kubernetes has it (resourceAttributes, namespace, ...)\"},"
+    "\"status\":{\"type\":\"object\",\"additionalProperties\":true,"
+    "\"description\":\"The answer, filled in by the server (allowed, "
+    "resourceRules, userInfo, ...)\"}}}";
 static const int review_errors[] = { 422, 0 };
 static const rz_route_doc_t access_doc[] = {
 	{ .method = RZ_M_POST,

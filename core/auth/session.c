@@ -679,13 +679,21 @@ static const rz_route_doc_t login_doc[] = {
 	  .id = "login",
 	  .summary = "log in: a session token for a username and password",
 	  .request = "{\"type\":\"object\",\"required\":[\"username\",\"password\"],"
-	             "\"properties\":{\"username\":{\"type\":\"string\",\"maxLength\":63},"
-	             "\"password\":{\"type\":\"string\",\"format\":\"password\"}}}",
+	             "\"properties\":{\"username\":{\"type\":\"string\",\"maxLength\":63,"
+	             "\"description\":\"The user's name\"},\"password\":{\"type\":\"string\","
+	             "\"format\":\"password\",\"description\":\"The user's password\"}}}",
 	  .response = "{\"type\":\"object\",\"required\":[\"token\",\"expiresAt\",\"user\"],"
-	              "\"properties\":{\"token\":{\"type\":\"string\"},\"expiresAt\":{"
-	              "\"type\":\"string\",\"format\":\"date-time\"},\"user\":{\"type\":"
-	              "\"object\",\"properties\":{\"name\":{\"type\":\"string\"},\"role\":{"
-	              "\"type\":\"string\"},\"mustChangePassword\":{\"type\":\"boolean\"}}}}}",
+	              "\"properties\":{\"token\":{\"type\":\"string\",\"description\":\"The "
+	              "session token: send it as Authorization: Bearer <token> until expiresAt\"},"
+	              "\"expiresAt\":{\"type\":\"string\",\"format\":\"date-time\","
+	              "\"description\":\"When the session (or the token in use) expires (RFC 3339, "
+	              "UTC); absent for a token that never expires\"},"
+	              "\"user\":{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\","
+	              "\"description\":\"The user's name\"},\"role\":{\"type\":\"string\","
+	              "\"description\":\"The user's role on the installation: none, view, edit or "
+	              "admin\"},\"mustChangePassword\":{\"type\":\"boolean\",\"description\":\"The "
+	              "user must change the password (POST /api/v1/auth/password) before anything "
+	              "else\"}},\"description\":\"Who signed in\"}}}",
 	  .errors = login_errors },
 	{ 0 },
 };
@@ -700,12 +708,22 @@ static const rz_route_doc_t whoami_doc[] = {
 	{ .method = RZ_M_GET,
 	  .id = "whoami",
 	  .summary = "who the credentials are: user, role, groups, single sign-on, token",
-	  .response = "{\"type\":\"object\",\"properties\":{\"user\":{\"type\":\"string\"},"
-	              "\"role\":{\"type\":\"string\"},\"mustChangePassword\":{\"type\":"
-	              "\"boolean\"},\"groups\":{\"type\":\"array\",\"items\":{\"type\":"
-	              "\"string\"}},\"singleSignOn\":{\"type\":\"boolean\"},\"tokenId\":{"
-	              "\"type\":\"string\"},\"expiresAt\":{\"type\":\"string\",\"format\":"
-	              "\"date-time\"}}}" },
+	  .response = "{\"type\":\"object\",\"properties\":{\"user\":{\"type\":\"string\","
+	              "\"description\":\"Who signed in\"},\"role\":{\"type\":\"string\","
+	              "\"description\":\"The role the request acts with: none, view, edit or admin "
+	              "(a token's may be below its user's)\"},"
+	              "\"mustChangePassword\":{\"type\":\"boolean\",\"description\":\"The user "
+	              "must change the password before anything else\"},"
+	              "\"groups\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
+	              "\"description\":\"The user's groups (spec.groups, or what single sign-on "
+	              "said), which AccessBindings may name\"},"
+	              "\"singleSignOn\":{\"type\":\"boolean\",\"description\":\"The user signed in "
+	              "through single sign-on (has no password)\"},"
+	              "\"tokenId\":{\"type\":\"string\",\"description\":\"The API token in use "
+	              "(its name), when the request carries one rather than a session\"},"
+	              "\"expiresAt\":{\"type\":\"string\",\"format\":\"date-time\","
+	              "\"description\":\"When the session (or the token in use) expires (RFC 3339, "
+	              "UTC); absent for a token that never expires\"}}}" },
 	{ 0 },
 };
 static const rz_route_doc_t password_doc[] = {
@@ -713,9 +731,11 @@ static const rz_route_doc_t password_doc[] = {
 	  .id = "changePassword",
 	  .summary = "change one's password; the user's other sessions end",
 	  .request = "{\"type\":\"object\",\"required\":[\"currentPassword\",\"newPassword\"],"
-	             "\"properties\":{\"currentPassword\":{\"type\":\"string\",\"format\":"
-	             "\"password\"},\"newPassword\":{\"type\":\"string\",\"format\":"
-	             "\"password\",\"minLength\":8,\"maxLength\":1024}}}",
+	             "\"properties\":{\"currentPassword\":{\"type\":\"string\","
+	             "\"format\":\"password\",\"description\":\"The password the user has now\"},"
+	             "\"newPassword\":{\"type\":\"string\",\"format\":\"password\","
+	             "\"minLength\":8,\"maxLength\":1024,\"description\":\"The new password, 8 to "
+	             "1024 characters\"}}}",
 	  .response = "Status",
 	  .errors = password_errors },
 	{ 0 },

@@ -405,8 +405,11 @@ static const rz_route_doc_t info_doc[] = {
 	  .summary = "single sign-on: the OpenID provider and the client id a command-line "
 	             "client signs in with",
 	  .response = "{\"type\":\"object\",\"required\":[\"issuer\",\"clientID\",\"scopes\"],"
-	              "\"properties\":{\"issuer\":{\"type\":\"string\"},\"clientID\":{\"type\":"
-	              "\"string\"},\"scopes\":{\"type\":\"string\"}}}",
+	              "\"properties\":{\"issuer\":{\"type\":\"string\",\"description\":\"The "
+	              "OpenID provider's issuer URL\"},\"clientID\":{\"type\":\"string\","
+	              "\"description\":\"The client ID the daemon is registered with at the "
+	              "provider\"},\"scopes\":{\"type\":\"string\",\"description\":\"The scopes to "
+	              "ask for, space-separated\"}}}",
 	  .errors = info_errors },
 	{ 0 },
 };
@@ -415,15 +418,25 @@ static const rz_route_doc_t token_doc[] = {
 	  .id = "loginOIDC",
 	  .summary = "log in with an ID token of the OpenID provider: a session token; the user "
 	             "is made at its first login",
-	  .request = "{\"type\":\"object\",\"required\":[\"idToken\"],\"properties\":{"
-	             "\"idToken\":{\"type\":\"string\",\"maxLength\":16384},\"nonce\":{\"type\":"
-	             "\"string\"}}}",
+	  .request = "{\"type\":\"object\",\"required\":[\"idToken\"],"
+	             "\"properties\":{\"idToken\":{\"type\":\"string\",\"maxLength\":16384,"
+	             "\"description\":\"The ID token the provider issued (a JWT), at most 16384 "
+	             "bytes\"},\"nonce\":{\"type\":\"string\",\"description\":\"The nonce the "
+	             "client sent in its authorization request, which the ID token must carry\"}}}",
 	  .response = "{\"type\":\"object\",\"required\":[\"token\",\"expiresAt\",\"user\"],"
-	              "\"properties\":{\"token\":{\"type\":\"string\"},\"expiresAt\":{"
-	              "\"type\":\"string\",\"format\":\"date-time\"},\"user\":{\"type\":"
-	              "\"object\",\"properties\":{\"name\":{\"type\":\"string\"},\"role\":{"
-	              "\"type\":\"string\"},\"mustChangePassword\":{\"type\":\"boolean\"},"
-	              "\"groups\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}}}}}",
+	              "\"properties\":{\"token\":{\"type\":\"string\",\"description\":\"The "
+	              "session token: send it as Authorization: Bearer <token> until expiresAt\"},"
+	              "\"expiresAt\":{\"type\":\"string\",\"format\":\"date-time\","
+	              "\"description\":\"When the session expires (RFC 3339, UTC)\"},"
+	              "\"user\":{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\","
+	              "\"description\":\"The user's name (made at the first login)\"},"
+	              "\"role\":{\"type\":\"string\",\"description\":\"The user's role on the "
+	              "installation: none, view, edit or admin\"},"
+	              "\"mustChangePassword\":{\"type\":\"boolean\",\"description\":\"Always "
+	              "false: a user of single sign-on has no password\"},"
+	              "\"groups\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
+	              "\"description\":\"The groups the provider's groups claim gave\"}},"
+	              "\"description\":\"Who signed in\"}}}",
 	  .errors = token_errors },
 	{ 0 },
 };

@@ -60,17 +60,30 @@ static const rz_route_doc_t claim_doc[] = {
 	  .id = "claimRunnerStep",
 	  .summary = "a runner token claims a remote run's step: its argv, environment and "
 	             "working directory (409: not waiting any more)",
-	  .request = "{\"type\":\"object\",\"properties\":{\"run\":{\"type\":\"string\"},"
-	             "\"step\":{\"type\":\"string\"}},\"required\":[\"run\",\"step\"]}",
-	  .response = "{\"type\":\"object\",\"properties\":{\"run\":{\"type\":\"string\"},"
-	              "\"tenant\":{\"type\":\"string\"},\"step\":{\"type\":\"string\"},"
-	              "\"argv\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
-	              "\"init\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
-	              "\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":"
-	              "\"string\"}},\"timeoutMs\":{\"type\":\"integer\"},\"killGraceMs\":{"
-	              "\"type\":\"integer\"},\"files\":{\"type\":\"object\","
-	              "\"additionalProperties\":{\"type\":\"string\",\"format\":\"byte\"}},"
-	              "\"upload\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}}}",
+	  .request = "{\"type\":\"object\",\"properties\":{\"run\":{\"type\":\"string\","
+	             "\"description\":\"The run's name\"},\"step\":{\"type\":\"string\","
+	             "\"description\":\"The step: init, plan, show or apply\"}},"
+	             "\"required\":[\"run\",\"step\"]}",
+	  .response = "{\"type\":\"object\",\"properties\":{\"run\":{\"type\":\"string\","
+	              "\"description\":\"The run's name\"},\"tenant\":{\"type\":\"string\","
+	              "\"description\":\"The run's tenant\"},\"step\":{\"type\":\"string\","
+	              "\"description\":\"The step: init, plan, show or apply\"},"
+	              "\"argv\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
+	              "\"description\":\"The command line the runner executes (tofu and its "
+	              "arguments)\"},\"init\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
+	              "\"description\":\"Commands to run first in the working directory, each a "
+	              "line\"},\"env\":{\"type\":\"object\","
+	              "\"additionalProperties\":{\"type\":\"string\"},\"description\":\"The "
+	              "environment of the command, by name\"},\"timeoutMs\":{\"type\":\"integer\","
+	              "\"description\":\"How long the step may run, in milliseconds, before it is "
+	              "killed\"},\"killGraceMs\":{\"type\":\"integer\",\"description\":\"After a "
+	              "SIGTERM, how long to wait before SIGKILL, in milliseconds\"},"
+	              "\"files\":{\"type\":\"object\","
+	              "\"additionalProperties\":{\"type\":\"string\",\"format\":\"byte\"},"
+	              "\"description\":\"The working directory's files, by relative path, "
+	              "base64\"},\"upload\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
+	              "\"description\":\"The files to report back once the step ends, by relative "
+	              "path\"}}}",
 	  .errors = claim_errors },
 	{ 0 },
 };

@@ -1,4 +1,5 @@
-/* core/model/kinds.c - the resource kinds and their field schemas (SPEC §4). */
+/* core/model/kinds.c - the resource kinds (SPEC §4): the table, metadata, what several kinds
+ * share, and the functions of kinds.h. Each kind's field schemas: schema-*.c (kinds-int.h). */
 #include <config.h>
 
 #include <errno.h>
@@ -6,44 +7,47 @@
 #include <string.h>
 
 #include "core/model/kinds.h"
-#include "core/base/clock.h"
-#include "core/model/states.h"
+#include "core/model/kinds-int.h"
 
 /* ------------------------------------------------------------------ shared pieces */
 
-static const char *const phases_tenant[] = { "Pending",  "Provisioning", "Ready", "Degraded",
-	                                     "Deleting", "Failed",       NULL };
-static const char *const roles[] = { "controlplane", "worker", NULL };
 static const char *const condition_status[] = { "True", "False", "Unknown", NULL };
-static const char *const taint_effects[] = { "NoSchedule", "PreferNoSchedule", "NoExecute", NULL };
-static const char *const patch_formats[] = { "strategic", "json6902", NULL };
-static const char *const patch_targets[] = { "all", "controlplane", "worker", NULL };
-static const char *const severities[] = { "error", "warning", NULL };
-static const char *const components[] = { "talos", "kubernetes", NULL };
-static const char *const upgrade_triggers[] = { "manual", "spec", NULL };
-static const char *const provider_kinds[] = { "infra", "cluster", NULL };
-static const char *const event_types[] = { "Normal", "Warning", NULL };
 
-#define F_END                                                                                      \
-	{                                                                                          \
-		.name = NULL                                                                       \
-	}
-
-static const rz_field_t condition_fields[] = {
+const rz_field_t rz__schema_condition_fields[] = {
 	{ .name = "type",
 	  .type = RZ_F_STRING,
 	  .required = true,
 	  .max_len = 316,
-	  .doc = "condition type, e.g. Reconciled" },
-	{ .name = "status", .type = RZ_F_STRING, .required = true, .enums = condition_status },
-	{ .name = "reason", .type = RZ_F_STRING, .max_len = 1024, .doc = "CamelCase reason" },
-	{ .name = "message", .type = RZ_F_STRING, .max_len = 32768 },
-	{ .name = "lastTransitionTime", .type = RZ_F_TIME },
+	  .doc = "The condition's type, UpperCamelCase, unique in the list: Ready, Reconciled, "
+	         "MachinesReady, ControlPlaneReady or Drifted on a Tenant, Ready on a NodeGroup, "
+	         "Scheduled on a Run." },
+	{ .name = "status",
+	  .type = RZ_F_STRING,
+	  .required = true,
+	  .enums = condition_status,
+	  .doc = "True, False or Unknown: whether the condition holds; Unknown while the daemon "
+	         "cannot tell." },
+	{ .name = "reason",
+	  .type = RZ_F_STRING,
+	  .max_len = 1024,
+	  .doc = "Why the condition has its status, one UpperCamelCase word for programs "
+	         "(ApplySucceeded, NoRunner, ...); at most 1024 characters." },
+	{ .name = "message",
+	  .type = RZ_F_STRING,
+	  .max_len = 32768,
+	  .doc = "The same for people: what happened, with detail such as an error's text; at most "
+	         "32768 characters." },
+	{ .name = "lastTransitionTime",
+	  .type = RZ_F_TIME,
+	  .doc = "When status last changed (RFC 3339, UTC); a write that keeps the status keeps "
+	         "the time." },
 	{ .name = "observedGeneration",
 	  .type = RZ_F_INT,
 	  .ranged = true,
 	  .min = 0,
-	  .max = INT64_MAX },
+	  .max = INT64_MAX,
+	  .doc = "The object's metadata.generation the condition was set for: older than "
+	         "metadata.generation, it may not reflect the latest spec." },
 	F_END,
 };
 
@@ -54,50 +58,78 @@ static const rz_field_t metadata_fields[] = {
 	  .type = RZ_F_STRING,
 	  .format = rz_format_dns1123_label,
 	  .format_name = "dns1123-label",
-	  .doc = "unique per kind (and tenant)" },
+	  .doc = "The object's name: a DNS-1123 label (lower-case letters, digits and '-', at most "
+	         "63 characters), unique among the objects of its kind (in its tenant, for "
+	         "tenant-scoped kinds). Set at creation; cannot change." },
 	{ .name = "generateName",
 	  .type = RZ_F_STRING,
 	  .max_len = 58,
-	  .doc = "prefix for a server-generated name" },
+	  .doc = "On create without a name: a prefix (at most 58 characters) to which the server "
+	         "appends five random characters to make the name." },
 	{ .name = "user",
 	  .type = RZ_F_STRING,
 	  .format = rz_format_dns1123_label,
 	  .format_name = "dns1123-label",
-	  .doc = "owning user (API tokens)" },
+	  .doc = "The user who owns the object (APIToken): the {user} of its path; set by the "
+	         "server." },
 	{ .name = "tenant",
 	  .type = RZ_F_STRING,
 	  .format = rz_format_dns1123_label,
 	  .format_name = "dns1123-label",
-	  .doc = "owning tenant (tenant-scoped kinds)" },
+	  .doc = "The tenant the object belongs to (tenant-scoped kinds): the {tenant} of its "
+	         "path; set by the server." },
 	{ .name = "namespace",
 	  .type = RZ_F_STRING,
 	  .format = rz_format_dns1123_label,
 	  .format_name = "dns1123-label",
-	  .doc = "the tenant again, as Kubernetes clients name it (tenant-scoped kinds)" },
-	{ .name = "uid", .type = RZ_F_STRING, .max_len = 36, .doc = "set by the server" },
+	  .doc = "The tenant again, as Kubernetes clients name it (tenant-scoped kinds): the "
+	         "{namespace} of the group path; set by the server." },
+	{ .name = "uid",
+	  .type = RZ_F_STRING,
+	  .max_len = 36,
+	  .doc = "A UUID the server gives the object at creation, never reused: tells it from a "
+	         "later object of the same name. Read-only." },
 	{ .name = "resourceVersion",
 	  .type = RZ_F_STRING,
 	  .max_len = 20,
-	  .doc = "set by the server; opaque" },
-	{ .name = "generation", .type = RZ_F_INT, .doc = "set by the server" },
-	{ .name = "creationTimestamp", .type = RZ_F_TIME, .doc = "set by the server" },
-	{ .name = "deletionTimestamp", .type = RZ_F_TIME, .doc = "set by the server" },
+	  .doc = "The store's revision at the object's last write, opaque (decimal digits): a "
+	         "write that carries it is refused with 409 Conflict when the object changed "
+	         "since; a watch resumes after it. Set by the server." },
+	{ .name = "generation",
+	  .type = RZ_F_INT,
+	  .doc = "A counter of changes to spec, from 1; writes of status or metadata leave it. Set "
+	         "by the server; status.observedGeneration says which one the daemon acted on." },
+	{ .name = "creationTimestamp",
+	  .type = RZ_F_TIME,
+	  .doc = "When the object was created (RFC 3339, UTC). Set by the server." },
+	{ .name = "deletionTimestamp",
+	  .type = RZ_F_TIME,
+	  .doc = "When its deletion was asked for (RFC 3339, UTC), while finalizers still hold the "
+	         "object (a Tenant during its destroy run). Set by the server." },
 	{ .name = "labels",
 	  .type = RZ_F_MAP,
 	  .key_format = rz_format_label_key,
 	  .format = rz_format_label_value,
-	  .max_len = 64 },
+	  .max_len = 64,
+	  .doc = "Key-value pairs that selectors match (labelSelector, AccessBinding tenant "
+	         "selectors): Kubernetes label syntax, keys an optional DNS prefix and '/' then at "
+	         "most 63 characters, values at most 63; at most 64 labels." },
 	{ .name = "annotations",
 	  .type = RZ_F_MAP,
 	  .key_format = rz_format_label_key,
 	  .max_len = 64,
-	  .max_bytes = RZ_ANNOTATIONS_MAX },
+	  .max_bytes = RZ_ANNOTATIONS_MAX,
+	  .doc = "Key-value pairs for tools and people, not matched by selectors: Kubernetes "
+	         "annotation keys, at most 64 annotations and 256 KiB together." },
 	{ .name = "finalizers",
 	  .type = RZ_F_ARRAY,
 	  .items = RZ_F_STRING,
 	  .format = rz_format_qualified_name,
 	  .unique = true,
-	  .max_len = 32 },
+	  .max_len = 32,
+	  .doc = "Qualified names of what must finish before the object is removed (a Tenant gets "
+	         "rezuscloud.io/teardown: its destroy run); a deleted object stays, with "
+	         "metadata.deletionTimestamp, until the list is empty. At most 32." },
 	F_END,
 };
 
@@ -105,244 +137,7 @@ const rz_field_t *rz_kind_metadata_fields(void)
 {
 	return metadata_fields;
 }
-
-/* ------------------------------------------------------------------ Tenant */
-
-/* RZ_DISPATCH_SELECTOR_MAX (core/remote/dispatch.h): a runner serves the pool of every set
- * of at most this many of its labels */
-#define SELECTOR_MAX 3
-
-static const rz_field_t tenant_spec[] = {
-	{ .name = "clusterProvider",
-	  .type = RZ_F_STRING,
-	  .def = "\"talos\"",
-	  .format = rz_format_dns1123_label,
-	  .doc = "cluster plugin: talos, or sim" },
-	{ .name = "kubernetesVersion",
-	  .type = RZ_F_STRING,
-	  .def = "\"1.35.0\"",
-	  .format = rz_format_version,
-	  .format_name = "version" },
-	{ .name = "talosVersion",
-	  .type = RZ_F_STRING,
-	  .def = "\"1.12.0\"",
-	  .format = rz_format_version,
-	  .format_name = "version" },
-	{ .name = "controlPlaneEndpoint",
-	  .type = RZ_F_STRING,
-	  .format = rz_format_url,
-	  .format_name = "uri",
-	  .doc = "Kubernetes API URL; derived from the first control plane when empty" },
-	{ .name = "podSubnets",
-	  .type = RZ_F_ARRAY,
-	  .items = RZ_F_STRING,
-	  .format = rz_format_cidr,
-	  .format_name = "cidr",
-	  .unique = true,
-	  .max_len = 2,
-	  .def = "[\"10.244.0.0/16\"]" },
-	{ .name = "serviceSubnets",
-	  .type = RZ_F_ARRAY,
-	  .items = RZ_F_STRING,
-	  .format = rz_format_cidr,
-	  .format_name = "cidr",
-	  .unique = true,
-	  .max_len = 2,
-	  .def = "[\"10.96.0.0/12\"]" },
-	{ .name = "runnerSelector",
-	  .type = RZ_F_MAP,
-	  .key_format = rz_format_label_key,
-	  .format = rz_format_label_value,
-	  .doc = "with remote runners: the labels (at most 3) a runner needs to run this "
-	         "tenant's tofu; empty: any runner (docs/runners.md)" },
-	F_END,
-};
-
-static const rz_field_t last_run_fields[] = {
-	{ .name = "id", .type = RZ_F_STRING },
-	{ .name = "operation", .type = RZ_F_STRING, .enums = rz_run_op_names },
-	{ .name = "phase", .type = RZ_F_STRING, .enums = rz_run_phase_names },
-	{ .name = "finishedAt", .type = RZ_F_TIME },
-	{ .name = "error", .type = RZ_F_STRING },
-	F_END,
-};
-
-static const rz_field_t machine_counts[] = {
-	{ .name = "desired", .type = RZ_F_INT, .ranged = true, .min = 0, .max = 1000000 },
-	{ .name = "total", .type = RZ_F_INT, .ranged = true, .min = 0, .max = 1000000 },
-	{ .name = "ready", .type = RZ_F_INT, .ranged = true, .min = 0, .max = 1000000 },
-	F_END,
-};
-
-static const rz_field_t control_plane_fields[] = {
-	{ .name = "healthy", .type = RZ_F_BOOL },
-	{ .name = "etcdMembers", .type = RZ_F_INT, .ranged = true, .min = 0, .max = 1000000 },
-	{ .name = "nodes", .type = RZ_F_INT, .ranged = true, .min = 0, .max = 1000000 },
-	{ .name = "nodesReady", .type = RZ_F_INT, .ranged = true, .min = 0, .max = 1000000 },
-	{ .name = "error", .type = RZ_F_STRING, .max_len = 4096 },
-	F_END,
-};
-
-static const rz_field_t tenant_status[] = {
-	{ .name = "phase", .type = RZ_F_STRING, .enums = phases_tenant },
-	{ .name = "conditions",
-	  .type = RZ_F_ARRAY,
-	  .items = RZ_F_OBJECT,
-	  .fields = condition_fields },
-	{ .name = "observedGeneration", .type = RZ_F_INT },
-	{ .name = "lastRun", .type = RZ_F_OBJECT, .fields = last_run_fields },
-	{ .name = "machines", .type = RZ_F_OBJECT, .fields = machine_counts },
-	{ .name = "lastApplied", .type = RZ_F_TIME, .doc = "when an apply last succeeded" },
-	{ .name = "lastReconciled",
-	  .type = RZ_F_TIME,
-	  .doc = "when a resync last found nothing to change (no Run is stored for it)" },
-	{ .name = "appliedInputs",
-	  .type = RZ_F_STRING,
-	  .doc = "a digest of the node groups and config patches the last successful apply "
-	         "composed (emptied when a run is interrupted): at start, a tenant whose inputs "
-	         "differ runs again" },
-	{ .name = "controlPlane",
-	  .type = RZ_F_OBJECT,
-	  .fields = control_plane_fields,
-	  .doc = "the control plane as the cluster plugin last observed it" },
-	{ .name = "talosVersion", .type = RZ_F_STRING },
-	{ .name = "kubernetesVersion", .type = RZ_F_STRING },
-	F_END,
-};
-
-/* The pod and service subnets must not overlap, and the first two must be of one family. */
-static void tenant_check(const rz_kind_t *k, json_t *obj, const json_t *old, json_t *causes)
-{
-	json_t *spec = json_object_get(obj, "spec");
-	json_t *sel = json_object_get(spec, "runnerSelector");
-
-	if (json_is_object(sel) && json_object_size(sel) > SELECTOR_MAX) {
-		rz_fields_cause(causes, "spec.runnerSelector", RZ_CAUSE_INVALID,
-		                "at most %d labels", SELECTOR_MAX);
-	}
-	json_t *pods = json_object_get(spec, "podSubnets");
-	json_t *svcs = json_object_get(spec, "serviceSubnets");
-	size_t i, j;
-	json_t *p, *s;
-
-	json_array_foreach(pods, i, p)
-	{
-		json_array_foreach(svcs, j, s)
-		{
-			if (json_equal(p, s)) {
-				char field[64];
-				snprintf(field, sizeof(field), "spec.serviceSubnets[%zu]", j);
-				rz_fields_cause(causes, field, RZ_CAUSE_INVALID,
-				                "must not equal spec.podSubnets[%zu]", i);
-			}
-		}
-	}
-}
-
-static const char *const tenant_short[] = { "tn", NULL };
-static const char *const tenant_finalizers[] = { "rezuscloud.io/teardown", NULL };
-
-/* ------------------------------------------------------------------ NodeGroup */
-
-static const rz_field_t taint_fields[] = {
-	{ .name = "key", .type = RZ_F_STRING, .required = true, .format = rz_format_label_key },
-	{ .name = "value", .type = RZ_F_STRING, .format = rz_format_label_value },
-	{ .name = "effect", .type = RZ_F_STRING, .required = true, .enums = taint_effects },
-	F_END,
-};
-
-static bool provider_class_valid(const char *s, char *msg, size_t size)
-{
-	const char *colon = strchr(s, ':');
-	char plugin[64];
-	size_t len = colon ? (size_t)(colon - s) : strlen(s);
-
-	if (len == 0 || len >= sizeof(plugin)) {
-		snprintf(msg, size, "must be <plugin>[:<class>], e.g. oci:VM.Standard.A1.Flex");
-		return false;
-	}
-	memcpy(plugin, s, len);
-	plugin[len] = '\0';
-	if (!rz_format_dns1123_label(plugin, msg, size)) {
-		snprintf(msg, size, "plugin name '%s' must be a DNS-1123 label", plugin);
-		return false;
-	}
-	if (colon != NULL && (colon[1] == '\0' || strlen(colon + 1) > 253 ||
-	                      strpbrk(colon + 1, " \t\r\n\"'${}") != NULL)) {
-		snprintf(msg, size,
-		         "class after ':' must be 1 to 253 characters without spaces, "
-		         "quotes or braces");
-		return false;
-	}
-	return true;
-}
-
-static const rz_field_t nodegroup_spec[] = {
-	{ .name = "role", .type = RZ_F_STRING, .required = true, .enums = roles },
-	{ .name = "count", .type = RZ_F_INT, .ranged = true, .min = 0, .max = 1000, .def = "1" },
-	{ .name = "providerClass",
-	  .type = RZ_F_STRING,
-	  .required = true,
-	  .format = provider_class_valid,
-	  .format_name = "provider-class",
-	  .doc = "<plugin>[:<class>], e.g. oci:VM.Standard.A1.Flex, metal, sim" },
-	{ .name = "providerConfig",
-	  .type = RZ_F_ANY,
-	  .def = "{}",
-	  .doc = "validated by the plugin named in providerClass" },
-	{ .name = "talosVersion",
-	  .type = RZ_F_STRING,
-	  .format = rz_format_version,
-	  .format_name = "version",
-	  .doc = "overrides the tenant's Talos version" },
-	{ .name = "labels",
-	  .type = RZ_F_MAP,
-	  .key_format = rz_format_label_key,
-	  .format = rz_format_label_value,
-	  .max_len = 64,
-	  .doc = "Kubernetes node labels" },
-	{ .name = "taints",
-	  .type = RZ_F_ARRAY,
-	  .items = RZ_F_OBJECT,
-	  .fields = taint_fields,
-	  .max_len = 32,
-	  .doc = "Kubernetes node taints" },
-	{ .name = "runnerSelector",
-	  .type = RZ_F_MAP,
-	  .key_format = rz_format_label_key,
-	  .format = rz_format_label_value,
-	  .max_len = SELECTOR_MAX,
-	  .doc = "with remote runners: labels a runner needs besides the tenant's "
-	         "spec.runnerSelector (a run applies every node group: its runner matches "
-	         "all of them, at most 3 labels together; docs/runners.md)" },
-	F_END,
-};
-
-static const rz_field_t nodegroup_status[] = {
-	{ .name = "desired", .type = RZ_F_INT, .ranged = true, .min = 0, .max = 1000 },
-	{ .name = "total", .type = RZ_F_INT, .ranged = true, .min = 0, .max = 1000000 },
-	{ .name = "ready", .type = RZ_F_INT, .ranged = true, .min = 0, .max = 1000000 },
-	{ .name = "observedGeneration", .type = RZ_F_INT },
-	{ .name = "conditions",
-	  .type = RZ_F_ARRAY,
-	  .items = RZ_F_OBJECT,
-	  .fields = condition_fields },
-	F_END,
-};
-
-/* A node group's role cannot change: machines would have to be rebuilt in another role. */
-static void nodegroup_check(const rz_kind_t *k, json_t *obj, const json_t *old, json_t *causes)
-{
-	const char *now = json_string_value(json_object_get(json_object_get(obj, "spec"), "role"));
-	const char *was = json_string_value(json_object_get(json_object_get(old, "spec"), "role"));
-
-	if (old != NULL && now != NULL && was != NULL && strcmp(now, was) != 0) {
-		rz_fields_cause(causes, "spec.role", RZ_CAUSE_INVALID,
-		                "field is immutable (was \"%s\")", was);
-	}
-}
-
-static const char *const nodegroup_short[] = { "ng", NULL };
+/* ------------------------------------------------------------------ runner selectors */
 
 /* Into merged: sel's pairs (sel of who: "the tenant", "node group 'x'"), each key's first
  * source kept in from. A key another source gave another value: false, why filled. */
@@ -412,11 +207,11 @@ int rz_kind_runner_selector(const json_t *tenant, const json_t *nodegroups, json
 		                    json_object_get(json_object_get(ng, "spec"), "runnerSelector"),
 		                    who, why, sizeof(why));
 	}
-	if (ok && json_object_size(merged) > SELECTOR_MAX) {
+	if (ok && json_object_size(merged) > RZ__SELECTOR_MAX) {
 		snprintf(why, sizeof(why),
 		         "the runnerSelectors of the tenant and its node groups make %zu labels "
 		         "together: at most %d",
-		         json_object_size(merged), SELECTOR_MAX);
+		         json_object_size(merged), RZ__SELECTOR_MAX);
 		ok = false;
 	}
 	json_decref(from);
@@ -429,695 +224,21 @@ int rz_kind_runner_selector(const json_t *tenant, const json_t *nodegroups, json
 	return 0;
 }
 
-/* ------------------------------------------------------------------ ConfigPatch */
+/* ------------------------------------------------------------------ the table */
 
-static const rz_field_t configpatch_spec[] = {
-	{ .name = "patch",
-	  .type = RZ_F_STRING,
-	  .required = true,
-	  .format = rz_format_yaml,
-	  .format_name = "yaml",
-	  .max_len = 262144,
-	  .doc = "Talos machine config patch (YAML)" },
-	{ .name = "format", .type = RZ_F_STRING, .enums = patch_formats, .def = "\"strategic\"" },
-	{ .name = "targetRole", .type = RZ_F_STRING, .enums = patch_targets, .def = "\"all\"" },
-	{ .name = "nodeGroups",
-	  .type = RZ_F_ARRAY,
-	  .items = RZ_F_STRING,
-	  .format = rz_format_dns1123_label,
-	  .unique = true,
-	  .max_len = 64,
-	  .doc = "restrict to these node groups" },
-	{ .name = "enabled", .type = RZ_F_BOOL, .def = "true" },
-	F_END,
-};
-
+static const char *const tenant_short[] = { "tn", NULL };
+static const char *const tenant_finalizers[] = { "rezuscloud.io/teardown", NULL };
+static const char *const nodegroup_short[] = { "ng", NULL };
 static const char *const configpatch_short[] = { "cp", NULL };
-
-/* ------------------------------------------------------------------ Machine */
-
-static const rz_field_t machine_spec[] = {
-	{ .name = "nodeGroup", .type = RZ_F_STRING, .format = rz_format_dns1123_label },
-	{ .name = "role", .type = RZ_F_STRING, .enums = roles },
-	{ .name = "providerId", .type = RZ_F_STRING, .max_len = 1024 },
-	{ .name = "providerType", .type = RZ_F_STRING, .max_len = 253 },
-	{ .name = "address", .type = RZ_F_STRING, .max_len = 253 },
-	{ .name = "addresses", .type = RZ_F_ARRAY, .items = RZ_F_STRING, .max_len = 64 },
-	{ .name = "hostname", .type = RZ_F_STRING, .max_len = 253 },
-	{ .name = "shape", .type = RZ_F_STRING, .max_len = 253 },
-	{ .name = "tfAddress", .type = RZ_F_STRING, .max_len = 1024 },
-	F_END,
-};
-
-static const rz_field_t machine_status[] = {
-	{ .name = "stage", .type = RZ_F_STRING, .enums = rz_machine_stage_names },
-	{ .name = "ready", .type = RZ_F_BOOL },
-	{ .name = "talosVersion", .type = RZ_F_STRING },
-	{ .name = "kubernetesVersion", .type = RZ_F_STRING, .doc = "its kubelet's version" },
-	{ .name = "nodeReady", .type = RZ_F_BOOL, .doc = "its Kubernetes node is Ready" },
-	{ .name = "lastSeen", .type = RZ_F_TIME },
-	{ .name = "lastError", .type = RZ_F_STRING },
-	{ .name = "conditions",
-	  .type = RZ_F_ARRAY,
-	  .items = RZ_F_OBJECT,
-	  .fields = condition_fields,
-	  .doc = "Ready: status.ready, the stage as its reason (set by the server)" },
-	F_END,
-};
-
 static const char *const machine_short[] = { "mc", NULL };
-
-/* ------------------------------------------------------------------ Run */
-
-static const rz_field_t run_spec[] = {
-	{ .name = "operation", .type = RZ_F_STRING, .required = true, .enums = rz_run_op_names },
-	{ .name = "trigger",
-	  .type = RZ_F_STRING,
-	  .enums = rz_run_trigger_names,
-	  .def = "\"manual\"" },
-	{ .name = "generation",
-	  .type = RZ_F_INT,
-	  .ranged = true,
-	  .min = 0,
-	  .max = INT64_MAX,
-	  .doc = "tenant generation the run reconciles" },
-	F_END,
-};
-
-static const rz_field_t run_changes[] = {
-	{ .name = "add", .type = RZ_F_INT, .ranged = true, .min = 0, .max = INT64_MAX },
-	{ .name = "change", .type = RZ_F_INT, .ranged = true, .min = 0, .max = INT64_MAX },
-	{ .name = "destroy", .type = RZ_F_INT, .ranged = true, .min = 0, .max = INT64_MAX },
-	F_END,
-};
-
-static const rz_field_t run_diagnostic[] = {
-	{ .name = "severity", .type = RZ_F_STRING, .enums = severities },
-	{ .name = "summary", .type = RZ_F_STRING },
-	{ .name = "detail", .type = RZ_F_STRING },
-	{ .name = "address", .type = RZ_F_STRING },
-	F_END,
-};
-
-static const char *const plan_actions[] = { "create", "update", "replace", "delete", "read", NULL };
-
-static const rz_field_t run_plan_change[] = {
-	{ .name = "address", .type = RZ_F_STRING },
-	{ .name = "action", .type = RZ_F_STRING, .enums = plan_actions },
-	{ .name = "reason", .type = RZ_F_STRING, .doc = "why tofu replaces or deletes it" },
-	{ .name = "machine", .type = RZ_F_STRING, .doc = "the Machine it is, if any" },
-	F_END,
-};
-
-static const rz_field_t run_plan[] = {
-	{ .name = "resources",
-	  .type = RZ_F_ARRAY,
-	  .items = RZ_F_OBJECT,
-	  .fields = run_plan_change },
-	{ .name = "more", .type = RZ_F_INT, .doc = "changes beyond the 2000 listed" },
-	F_END,
-};
-
-static const char *const run_steps[] = { "init", "plan", "show", "apply", NULL };
-
-/* Run.status.stepRunners: a runner name per step. */
-static const rz_field_t run_step_runners[] = {
-	{ .name = "init", .type = RZ_F_STRING, .max_len = 63 },
-	{ .name = "plan", .type = RZ_F_STRING, .max_len = 63 },
-	{ .name = "show", .type = RZ_F_STRING, .max_len = 63 },
-	{ .name = "apply", .type = RZ_F_STRING, .max_len = 63 },
-	F_END,
-};
-
-static const rz_field_t run_status[] = {
-	{ .name = "phase", .type = RZ_F_STRING, .enums = rz_run_phase_names },
-	{ .name = "startedAt", .type = RZ_F_TIME },
-	{ .name = "finishedAt", .type = RZ_F_TIME },
-	{ .name = "exitCode", .type = RZ_F_INT },
-	{ .name = "message", .type = RZ_F_STRING, .doc = "why it failed or was canceled" },
-	{ .name = "changes", .type = RZ_F_OBJECT, .fields = run_changes },
-	{ .name = "diagnostics",
-	  .type = RZ_F_ARRAY,
-	  .items = RZ_F_OBJECT,
-	  .fields = run_diagnostic },
-	{ .name = "stateSerial", .type = RZ_F_INT },
-	{ .name = "runner",
-	  .type = RZ_F_STRING,
-	  .max_len = 63,
-	  .doc = "the remote runner that ran its last step; absent: the daemon's own pool" },
-	{ .name = "plan",
-	  .type = RZ_F_OBJECT,
-	  .fields = run_plan,
-	  .doc = "what the plan does, resource by resource (no values)" },
-	{ .name = "approvedBy", .type = RZ_F_STRING },
-	{ .name = "approvalReason", .type = RZ_F_STRING, .max_len = 1024 },
-	{ .name = "conditions",
-	  .type = RZ_F_ARRAY,
-	  .items = RZ_F_OBJECT,
-	  .fields = condition_fields,
-	  .doc = "Complete and Failed, as a Job has them: one is True once the run is over, "
-	         "the reason its phase; with remote runners, Scheduled: False (NoRunner) while "
-	         "no Ready runner serves the run's pool, True (Claimed) once a runner claimed "
-	         "its step" },
-	{ .name = "step",
-	  .type = RZ_F_STRING,
-	  .enums = run_steps,
-	  .doc = "with remote runners: the step whose job is out (init, plan, show, apply)" },
-	{ .name = "inputs",
-	  .type = RZ_F_STRING,
-	  .max_len = 64,
-	  .doc = "with remote runners: the digest of the node groups and config patches the run "
-	         "composed (as the tenant's appliedInputs)" },
-	{ .name = "claimedStep",
-	  .type = RZ_F_STRING,
-	  .enums = run_steps,
-	  .doc = "with remote runners: the last step status.runner claimed; equal to step "
-	         "while the runner runs it (a restarted daemon takes the run up again)" },
-	{ .name = "stepRunners",
-	  .type = RZ_F_OBJECT,
-	  .fields = run_step_runners,
-	  .doc = "with remote runners: the runner that claimed each step so far" },
-	F_END,
-};
-
-/* Users start plan and apply runs; destroy runs belong to tenant deletion. */
-static void run_check(const rz_kind_t *k, json_t *obj, const json_t *old, json_t *causes)
-{
-	json_t *spec = json_object_get(obj, "spec");
-	const char *op = json_string_value(json_object_get(spec, "operation"));
-	const char *trigger = json_string_value(json_object_get(spec, "trigger"));
-
-	if (old == NULL && op != NULL && strcmp(op, "destroy") == 0) {
-		rz_fields_cause(causes, "spec.operation", RZ_CAUSE_FORBIDDEN,
-		                "destroy runs start when the tenant is deleted");
-	}
-	if (old == NULL && trigger != NULL && strcmp(trigger, "manual") != 0) {
-		rz_fields_cause(causes, "spec.trigger", RZ_CAUSE_FORBIDDEN,
-		                "runs created through the API are manual");
-	}
-	if (old != NULL && !json_equal(spec, json_object_get(old, "spec"))) {
-		rz_fields_cause(causes, "spec", RZ_CAUSE_INVALID, "field is immutable");
-	}
-}
-
-/* ------------------------------------------------------------------ UpgradeRun */
-
-static const rz_field_t upgrade_spec[] = {
-	{ .name = "component", .type = RZ_F_STRING, .required = true, .enums = components },
-	{ .name = "targetVersion",
-	  .type = RZ_F_STRING,
-	  .required = true,
-	  .format = rz_format_version,
-	  .format_name = "version" },
-	{ .name = "dryRun",
-	  .type = RZ_F_BOOL,
-	  .def = "false",
-	  .doc = "report the prechecks and the plan, change nothing" },
-	{ .name = "trigger",
-	  .type = RZ_F_STRING,
-	  .enums = upgrade_triggers,
-	  .def = "\"manual\"",
-	  .doc = "manual, or spec: the tenant's version was changed" },
-	F_END,
-};
-
-static const rz_field_t upgrade_machine[] = {
-	{ .name = "name", .type = RZ_F_STRING },
-	{ .name = "role", .type = RZ_F_STRING },
-	{ .name = "address", .type = RZ_F_STRING },
-	{ .name = "from", .type = RZ_F_STRING },
-	{ .name = "to", .type = RZ_F_STRING },
-	{ .name = "phase", .type = RZ_F_STRING, .enums = rz_upgrade_step_names },
-	{ .name = "startedAt", .type = RZ_F_TIME },
-	{ .name = "finishedAt", .type = RZ_F_TIME },
-	{ .name = "error", .type = RZ_F_STRING },
-	F_END,
-};
-
-static const rz_field_t upgrade_precheck[] = {
-	{ .name = "name", .type = RZ_F_STRING },
-	{ .name = "passed", .type = RZ_F_BOOL },
-	{ .name = "message", .type = RZ_F_STRING },
-	F_END,
-};
-
-static const rz_field_t upgrade_status[] = {
-	{ .name = "phase", .type = RZ_F_STRING, .enums = rz_upgrade_phase_names },
-	{ .name = "fromVersion", .type = RZ_F_STRING },
-	{ .name = "prechecks",
-	  .type = RZ_F_ARRAY,
-	  .items = RZ_F_OBJECT,
-	  .fields = upgrade_precheck,
-	  .doc = "each precheck, passed or with why not" },
-	{ .name = "machines",
-	  .type = RZ_F_ARRAY,
-	  .items = RZ_F_OBJECT,
-	  .fields = upgrade_machine,
-	  .doc = "the plan: machines in order, control planes first, and each one's step" },
-	{ .name = "current", .type = RZ_F_STRING, .doc = "the machine being upgraded" },
-	{ .name = "cancelRequested", .type = RZ_F_BOOL },
-	{ .name = "message", .type = RZ_F_STRING },
-	{ .name = "startedAt", .type = RZ_F_TIME },
-	{ .name = "finishedAt", .type = RZ_F_TIME },
-	{ .name = "conditions",
-	  .type = RZ_F_ARRAY,
-	  .items = RZ_F_OBJECT,
-	  .fields = condition_fields,
-	  .doc = "Complete and Failed, as a Job has them: one is True once the upgrade is "
-	         "over, the reason its phase (set by the server)" },
-	F_END,
-};
-
-static void upgrade_check(const rz_kind_t *k, json_t *obj, const json_t *old, json_t *causes)
-{
-	const char *trigger =
-	    json_string_value(json_object_get(json_object_get(obj, "spec"), "trigger"));
-
-	if (old == NULL && trigger != NULL && strcmp(trigger, "manual") != 0) {
-		rz_fields_cause(causes, "spec.trigger", RZ_CAUSE_FORBIDDEN,
-		                "upgrades created through the API are manual");
-	}
-	if (old != NULL &&
-	    !json_equal(json_object_get(obj, "spec"), json_object_get(old, "spec"))) {
-		rz_fields_cause(causes, "spec", RZ_CAUSE_INVALID, "field is immutable");
-	}
-}
-
 static const char *const upgrade_short[] = { "up", NULL };
-
-/* ------------------------------------------------------------------ Event */
-
-/* Kubernetes core/v1 Event's fields, at the top level of the object as it has them (so
- * kubectl reads them where it looks). Written only by the daemon (core/store/events.c). */
-/* UpperCamelCase, as kinds and Kubernetes' reasons are: NodeGroup, BackOff. */
-static bool camel_case_valid(const char *s, char *msg, size_t size)
-{
-	bool ok = s[0] >= 'A' && s[0] <= 'Z';
-
-	for (const char *p = s; ok && *p != '\0'; p++) {
-		ok = (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
-		     (*p >= '0' && *p <= '9');
-	}
-	if (!ok) {
-		snprintf(msg, size, "must be UpperCamelCase: letters and digits, e.g. NodeGroup");
-	}
-	return ok;
-}
-
-static const rz_field_t event_object_fields[] = {
-	{ .name = "kind",
-	  .type = RZ_F_STRING,
-	  .required = true,
-	  .max_len = 63,
-	  .format = camel_case_valid,
-	  .format_name = "camel-case",
-	  .doc = "the object's kind, e.g. NodeGroup" },
-	{ .name = "name",
-	  .type = RZ_F_STRING,
-	  .required = true,
-	  .format = rz_format_dns1123_label,
-	  .format_name = "dns1123-label" },
-	{ .name = "uid", .type = RZ_F_STRING, .doc = "the object's metadata.uid when it happened" },
-	F_END,
-};
-
-static const rz_field_t event_source_fields[] = {
-	{ .name = "component",
-	  .type = RZ_F_STRING,
-	  .required = true,
-	  .format = rz_format_dns1123_label,
-	  .format_name = "dns1123-label",
-	  .doc = "what noticed it: engine, observer, ..." },
-	F_END,
-};
-
-static const rz_field_t event_fields[] = {
-	{ .name = "involvedObject",
-	  .type = RZ_F_OBJECT,
-	  .required = true,
-	  .fields = event_object_fields,
-	  .doc = "the object it is about, in the event's tenant" },
-	{ .name = "reason",
-	  .type = RZ_F_STRING,
-	  .required = true,
-	  .max_len = 128,
-	  .format = camel_case_valid,
-	  .format_name = "camel-case",
-	  .doc = "UpperCamelCase, for machines: BackOff, ScaledUp" },
-	{ .name = "message", .type = RZ_F_STRING, .max_len = 1024, .doc = "for people" },
-	{ .name = "type", .type = RZ_F_STRING, .required = true, .enums = event_types },
-	{ .name = "count",
-	  .type = RZ_F_INT,
-	  .ranged = true,
-	  .min = 1,
-	  .max = INT64_MAX,
-	  .doc = "how many times it happened" },
-	{ .name = "firstTimestamp", .type = RZ_F_TIME, .doc = "when it first happened" },
-	{ .name = "lastTimestamp", .type = RZ_F_TIME, .doc = "when it last happened" },
-	{ .name = "source", .type = RZ_F_OBJECT, .fields = event_source_fields },
-	F_END,
-};
-
 static const char *const event_short[] = { "ev", NULL };
 static const char *const event_selectable[] = { "involvedObject.kind", "involvedObject.name",
 	                                        "reason", "type", NULL };
-
-/* ------------------------------------------------------------------ Provider */
-
-static const rz_field_t provider_spec[] = {
-	{ .name = "name", .type = RZ_F_STRING },
-	{ .name = "version", .type = RZ_F_STRING },
-	{ .name = "abiVersion", .type = RZ_F_STRING },
-	{ .name = "description", .type = RZ_F_STRING },
-	{ .name = "kinds", .type = RZ_F_ARRAY, .items = RZ_F_STRING, .enums = provider_kinds },
-	{ .name = "configSchema", .type = RZ_F_ANY },
-	{ .name = "providerConfigSchema", .type = RZ_F_ANY },
-	F_END,
-};
-
-static const rz_field_t provider_status[] = {
-	{ .name = "loaded", .type = RZ_F_BOOL },
-	{ .name = "error", .type = RZ_F_STRING },
-	F_END,
-};
-
 static const char *const provider_short[] = { "pv", NULL };
-
-/* ------------------------------------------------------------------ User, APIToken */
-
-/* "none": no role on the installation; what AccessBindings grant on tenants only */
-static const char *const user_roles[] = { "none", "view", "edit", "admin", NULL };
-
-static bool password_valid(const char *s, char *msg, size_t size)
-{
-	size_t len = strlen(s);
-
-	if (len < 8 || len > 1024) {
-		snprintf(msg, size, "must be 8 to 1024 characters");
-		return false;
-	}
-	return true;
-}
-
-/* Set for a user single sign-on made: who it is at the provider. */
-static const rz_field_t user_identity[] = {
-	{ .name = "issuer",
-	  .type = RZ_F_STRING,
-	  .required = true,
-	  .max_len = 256,
-	  .doc = "the OpenID provider's issuer" },
-	{ .name = "subject",
-	  .type = RZ_F_STRING,
-	  .required = true,
-	  .max_len = 255,
-	  .doc = "the user's subject (sub) there" },
-	F_END,
-};
-
-static const rz_field_t user_spec[] = {
-	{ .name = "role", .type = RZ_F_STRING, .required = true, .enums = user_roles },
-	{ .name = "password",
-	  .type = RZ_F_STRING,
-	  .format = password_valid,
-	  .format_name = "password",
-	  .doc = "write-only; never returned" },
-	{ .name = "disabled", .type = RZ_F_BOOL, .def = "false" },
-	{ .name = "groups",
-	  .type = RZ_F_ARRAY,
-	  .items = RZ_F_STRING,
-	  .format = rz_format_dns1123_label,
-	  .max_len = RZ_USER_GROUPS_MAX,
-	  .unique = true,
-	  .doc = "the groups the user is in, which AccessBindings may name (subjects of kind "
-	         "Group)" },
-	{ .name = "identity",
-	  .type = RZ_F_OBJECT,
-	  .fields = user_identity,
-	  .doc = "set by single sign-on when it made the user (at its first login), never "
-	         "through the API: such a user has no password and signs in at its provider" },
-	F_END,
-};
-
-static const rz_field_t user_status[] = {
-	{ .name = "lastLogin", .type = RZ_F_TIME },
-	{ .name = "mustChangePassword", .type = RZ_F_BOOL },
-	F_END,
-};
-
-/* A new user needs a password; names are DNS labels like every object's. spec.identity is
- * single sign-on's: the API neither sets nor changes it, and a user with one has no
- * password. */
-static void user_check(const rz_kind_t *k, json_t *obj, const json_t *old, json_t *causes)
-{
-	const json_t *spec = json_object_get(obj, "spec");
-	const json_t *id = json_object_get(spec, "identity");
-	const json_t *was = json_object_get(json_object_get(old, "spec"), "identity");
-
-	(void)k;
-	if (!(id == NULL && was == NULL) && !json_equal(id, was)) {
-		rz_fields_cause(causes, "spec.identity", RZ_CAUSE_FORBIDDEN,
-		                "set by single sign-on at the user's first login, never through "
-		                "the API");
-	} else if (id != NULL && json_object_get(spec, "password") != NULL) {
-		rz_fields_cause(causes, "spec.password", RZ_CAUSE_FORBIDDEN,
-		                "a user of single sign-on has no password");
-	} else if (old == NULL && json_object_get(spec, "password") == NULL) {
-		rz_fields_cause(causes, "spec.password", RZ_CAUSE_REQUIRED, "required");
-	}
-}
-
-/* A token made already expired would be refused at its first use: say so at its making. */
-static void token_check(const rz_kind_t *k, json_t *obj, const json_t *old, json_t *causes)
-{
-	const char *at =
-	    json_string_value(json_object_get(json_object_get(obj, "spec"), "expiresAt"));
-	int64_t ms = at != NULL ? rz_clock_parse(at) : -1;
-
-	const char *scope =
-	    json_string_value(json_object_get(json_object_get(obj, "spec"), "scope"));
-	bool runner = json_object_get(json_object_get(obj, "spec"), "runner") != NULL;
-
-	(void)k;
-	if (old == NULL && ms >= 0 && ms <= rz_clock_now_ms()) {
-		rz_fields_cause(causes, "spec.expiresAt", RZ_CAUSE_INVALID,
-		                "must be in the future (a token that has expired cannot be used)");
-	}
-	/* a runner token speaks for one runner: a claim under another runner's name is 403 */
-	if (scope != NULL && strcmp(scope, "runner") == 0 && !runner) {
-		rz_fields_cause(causes, "spec.runner", RZ_CAUSE_REQUIRED,
-		                "required with spec.scope runner: the runner (runner.name) the "
-		                "token belongs to");
-	} else if ((scope == NULL || strcmp(scope, "runner") != 0) && runner) {
-		rz_fields_cause(causes, "spec.runner", RZ_CAUSE_FORBIDDEN,
-		                "only with spec.scope runner");
-	}
-}
-
-static const char *const token_scopes[] = { "runner", NULL };
-
-static const rz_field_t token_spec[] = {
-	{ .name = "role",
-	  .type = RZ_F_STRING,
-	  .enums = user_roles,
-	  .doc = "at most the owner's role; the owner's role when absent" },
-	{ .name = "scope",
-	  .type = RZ_F_STRING,
-	  .enums = token_scopes,
-	  .doc = "runner: the token of a remote runner, good only to claim runs and report "
-	         "their files (docs/runners.md); absent: every route its role allows" },
-	{ .name = "runner",
-	  .type = RZ_F_STRING,
-	  .format = rz_format_dns1123_label,
-	  .format_name = "dns1123-label",
-	  .doc = "with spec.scope runner (and only then; required): the Runner the token "
-	         "belongs to; it claims runs and reports files under that name only" },
-	{ .name = "expiresAt", .type = RZ_F_TIME },
-	{ .name = "description", .type = RZ_F_STRING, .max_len = 256 },
-	F_END,
-};
-
-static const rz_field_t token_status[] = {
-	{ .name = "lastUsed", .type = RZ_F_TIME },
-	F_END,
-};
-static const char *const no_short[] = { NULL };
-
-/* ------------------------------------------------------------------ Backup */
-
-static const char *const backup_triggers[] = { "manual", "schedule", NULL };
-static const char *const backup_phases[] = { "Running", "Completed", "Failed", "Damaged", NULL };
-
-static const rz_field_t backup_spec[] = {
-	{ .name = "trigger",
-	  .type = RZ_F_STRING,
-	  .enums = backup_triggers,
-	  .def = "\"manual\"",
-	  .doc = "asked for (manual) or backup.interval's (schedule)" },
-	F_END,
-};
-
-static const rz_field_t backup_key_fields[] = {
-	{ .name = "included",
-	  .type = RZ_F_BOOL,
-	  .doc = "the state key is in the file, sealed with backup.passphrase_file's passphrase" },
-	{ .name = "fingerprint",
-	  .type = RZ_F_STRING,
-	  .doc = "names the state key (data_dir/state.key) the TF states are sealed with" },
-	F_END,
-};
-
-static const rz_field_t backup_db_fields[] = {
-	{ .name = "bytes", .type = RZ_F_INT, .doc = "the database, unpacked" },
-	{ .name = "compression", .type = RZ_F_STRING },
-	F_END,
-};
-
-static const rz_field_t backup_status[] = {
-	{ .name = "phase", .type = RZ_F_STRING, .enums = backup_phases },
-	{ .name = "message", .type = RZ_F_STRING, .doc = "why it failed, or what is damaged" },
-	{ .name = "file", .type = RZ_F_STRING, .doc = "the file in the backup directory" },
-	{ .name = "size", .type = RZ_F_INT, .doc = "the file's bytes" },
-	{ .name = "rezuscloudVersion", .type = RZ_F_STRING },
-	{ .name = "schemaVersion", .type = RZ_F_INT },
-	{ .name = "revision",
-	  .type = RZ_F_INT,
-	  .doc = "the store's revision at the snapshot: every write up to it is in the backup" },
-	{ .name = "objects", .type = RZ_F_ANY, .doc = "objects by kind" },
-	{ .name = "stateVersions", .type = RZ_F_INT, .doc = "TF state versions" },
-	{ .name = "stateTenants", .type = RZ_F_INT, .doc = "tenants with TF state" },
-	{ .name = "sealedOutputs", .type = RZ_F_INT, .doc = "sensitive outputs kept sealed" },
-	{ .name = "users", .type = RZ_F_INT },
-	{ .name = "auditRows", .type = RZ_F_INT },
-	{ .name = "database", .type = RZ_F_OBJECT, .fields = backup_db_fields },
-	{ .name = "stateKey", .type = RZ_F_OBJECT, .fields = backup_key_fields },
-	F_END,
-};
-
-/* ------------------------------------------------------------------ Runner */
-
-static const char *const runner_phases[] = { "Ready", "Stopping", "Lost", "Offline", NULL };
-
-static const rz_field_t runner_spec[] = {
-	{ .name = "labels",
-	  .type = RZ_F_MAP,
-	  .key_format = rz_format_label_key,
-	  .format = rz_format_label_value,
-	  .doc = "the labels the runner is granted: runs are routed to it by those of its "
-	         "runner.labels that are here, no others (an admin's; taken from its first "
-	         "heartbeat when absent: docs/runners.md, \"Labels\")" },
-	F_END,
-};
-
-static const rz_field_t runner_status[] = {
-	{ .name = "labels",
-	  .type = RZ_F_MAP,
-	  .key_format = rz_format_label_key,
-	  .format = rz_format_label_value,
-	  .doc = "runner.labels, as its heartbeat says: those also in spec.labels route runs "
-	         "to it" },
-	{ .name = "refusedLabels",
-	  .type = RZ_F_MAP,
-	  .key_format = rz_format_label_key,
-	  .format = rz_format_label_value,
-	  .doc = "the labels its heartbeat says that spec.labels does not grant: no run is "
-	         "routed to it by them" },
-	{ .name = "version", .type = RZ_F_STRING, .max_len = 64 },
-	{ .name = "concurrency",
-	  .type = RZ_F_INT,
-	  .ranged = true,
-	  .min = 1,
-	  .max = 64,
-	  .doc = "runs it takes at once (runner.concurrency)" },
-	{ .name = "running",
-	  .type = RZ_F_ARRAY,
-	  .items = RZ_F_STRING,
-	  .doc = "the runs in progress on it" },
-	{ .name = "startedAt", .type = RZ_F_TIME, .doc = "when the runner process started" },
-	{ .name = "lastHeartbeat", .type = RZ_F_TIME, .doc = "when its last heartbeat came" },
-	{ .name = "phase", .type = RZ_F_STRING, .enums = runner_phases },
-	F_END,
-};
-
 static const char *const runner_short[] = { "rn", NULL };
-
-/* ------------------------------------------------------------------ AccessBinding */
-
-static const char *const binding_roles[] = { "view", "edit", "admin", NULL };
-static const char *const subject_kinds[] = { "User", "Group", NULL };
-
-static const rz_field_t binding_subject[] = {
-	{ .name = "kind", .type = RZ_F_STRING, .required = true, .enums = subject_kinds },
-	{ .name = "name",
-	  .type = RZ_F_STRING,
-	  .required = true,
-	  .format = rz_format_dns1123_label,
-	  .doc = "the user's or the group's name" },
-	F_END,
-};
-
-static const rz_field_t binding_tenants[] = {
-	{ .name = "names",
-	  .type = RZ_F_ARRAY,
-	  .items = RZ_F_STRING,
-	  .format = rz_format_dns1123_label,
-	  .max_len = 256,
-	  .unique = true,
-	  .doc = "these tenants by name" },
-	{ .name = "selector",
-	  .type = RZ_F_MAP,
-	  .key_format = rz_format_label_key,
-	  .format = rz_format_label_value,
-	  .max_len = 16,
-	  .doc = "the tenants whose labels hold every pair (matchLabels; {} matches every "
-	         "tenant)" },
-	F_END,
-};
-
-static const rz_field_t binding_spec[] = {
-	{ .name = "role",
-	  .type = RZ_F_STRING,
-	  .required = true,
-	  .enums = binding_roles,
-	  .doc = "what the subjects may do on the tenants: view reads them, edit changes them, "
-	         "admin also does what needs the admin role on a tenant (its TF state's "
-	         "rollback, say)" },
-	{ .name = "subjects",
-	  .type = RZ_F_ARRAY,
-	  .items = RZ_F_OBJECT,
-	  .fields = binding_subject,
-	  .required = true,
-	  .max_len = 64,
-	  .doc = "the users and groups granted the role" },
-	{ .name = "tenants",
-	  .type = RZ_F_OBJECT,
-	  .fields = binding_tenants,
-	  .required = true,
-	  .doc = "the tenants it grants the role on: those named, and those the selector "
-	         "matches" },
-	F_END,
-};
-
-/* A binding grants something: a subject, and tenants by name or selector. */
-static void binding_check(const rz_kind_t *k, json_t *obj, const json_t *old, json_t *causes)
-{
-	const json_t *spec = json_object_get(obj, "spec");
-	const json_t *t = json_object_get(spec, "tenants");
-
-	(void)k;
-	(void)old;
-	if (json_array_size(json_object_get(spec, "subjects")) == 0) {
-		rz_fields_cause(causes, "spec.subjects", RZ_CAUSE_REQUIRED,
-		                "names no user or group: the binding would grant nothing");
-	}
-	if (json_object_get(t, "names") == NULL && json_object_get(t, "selector") == NULL) {
-		rz_fields_cause(causes, "spec.tenants", RZ_CAUSE_REQUIRED,
-		                "needs names or a selector ({} for every tenant)");
-	}
-}
-
 static const char *const binding_short[] = { "ab", NULL };
-
-/* ------------------------------------------------------------------ the table */
+static const char *const no_short[] = { NULL };
 
 /* Everyone reads, editors write, only controllers (admins) write status. */
 #define STD_ROLES                                                                                  \
@@ -1131,10 +252,10 @@ static const rz_kind_t kinds[] = {
 	  .scope = RZ_SCOPE_GLOBAL,
 	  .verbs = RZ_VERBS_ALL,
 	  .doc = "a Kubernetes cluster on Talos Linux",
-	  .spec = tenant_spec,
-	  .status = tenant_status,
+	  .spec = rz__schema_tenant_spec,
+	  .status = rz__schema_tenant_status,
 	  .finalizers = tenant_finalizers,
-	  .check = tenant_check,
+	  .check = rz__schema_tenant_check,
 	  .initial_status = "{\"phase\": \"Pending\"}",
 	  STD_ROLES },
 	{ .kind = "NodeGroup",
@@ -1144,9 +265,9 @@ static const rz_kind_t kinds[] = {
 	  .scope = RZ_SCOPE_TENANT,
 	  .verbs = RZ_VERBS_ALL,
 	  .doc = "a set of machines of one role on one provider",
-	  .spec = nodegroup_spec,
-	  .status = nodegroup_status,
-	  .check = nodegroup_check,
+	  .spec = rz__schema_nodegroup_spec,
+	  .status = rz__schema_nodegroup_status,
+	  .check = rz__schema_nodegroup_check,
 	  STD_ROLES },
 	{ .kind = "ConfigPatch",
 	  .plural = "configpatches",
@@ -1155,7 +276,7 @@ static const rz_kind_t kinds[] = {
 	  .scope = RZ_SCOPE_TENANT,
 	  .verbs = RZ_VERBS_ALL & ~RZ_VERB_STATUS,
 	  .doc = "a Talos machine config overlay",
-	  .spec = configpatch_spec,
+	  .spec = rz__schema_configpatch_spec,
 	  .status = NULL,
 	  STD_ROLES },
 	{ .kind = "Machine",
@@ -1165,8 +286,8 @@ static const rz_kind_t kinds[] = {
 	  .scope = RZ_SCOPE_TENANT,
 	  .verbs = RZ_VERBS_READ | RZ_VERB_STATUS,
 	  .doc = "a node, projected from the tenant's TF state",
-	  .spec = machine_spec,
-	  .status = machine_status,
+	  .spec = rz__schema_machine_spec,
+	  .status = rz__schema_machine_status,
 	  STD_ROLES },
 	{ .kind = "Run",
 	  .plural = "runs",
@@ -1175,10 +296,10 @@ static const rz_kind_t kinds[] = {
 	  .scope = RZ_SCOPE_TENANT,
 	  .verbs = RZ_VERBS_READ | RZ_VERB_CREATE | RZ_VERB_STATUS,
 	  .doc = "one tofu execution",
-	  .spec = run_spec,
-	  .status = run_status,
+	  .spec = rz__schema_run_spec,
+	  .status = rz__schema_run_status,
 	  .name_prefix = "run-",
-	  .check = run_check,
+	  .check = rz__schema_run_check,
 	  .initial_status = "{\"phase\": \"Queued\"}",
 	  STD_ROLES },
 	{ .kind = "UpgradeRun",
@@ -1188,10 +309,10 @@ static const rz_kind_t kinds[] = {
 	  .scope = RZ_SCOPE_TENANT,
 	  .verbs = RZ_VERBS_READ | RZ_VERB_CREATE | RZ_VERB_DELETE | RZ_VERB_STATUS,
 	  .doc = "a rolling Talos or Kubernetes upgrade",
-	  .spec = upgrade_spec,
-	  .status = upgrade_status,
+	  .spec = rz__schema_upgrade_spec,
+	  .status = rz__schema_upgrade_status,
 	  .name_prefix = "upgrade-",
-	  .check = upgrade_check,
+	  .check = rz__schema_upgrade_check,
 	  .initial_status = "{\"phase\": \"Pending\"}",
 	  STD_ROLES },
 	{ .kind = "Event",
@@ -1202,7 +323,7 @@ static const rz_kind_t kinds[] = {
 	  .verbs = RZ_VERBS_READ,
 	  .doc = "what the engine or the observer noticed about an "
 	         "object, counted",
-	  .top = event_fields,
+	  .top = rz__schema_event_fields,
 	  .selectable = event_selectable,
 	  STD_ROLES },
 	{ .kind = "Provider",
@@ -1212,8 +333,8 @@ static const rz_kind_t kinds[] = {
 	  .scope = RZ_SCOPE_GLOBAL,
 	  .verbs = RZ_VERBS_READ,
 	  .doc = "a loaded provider plugin",
-	  .spec = provider_spec,
-	  .status = provider_status,
+	  .spec = rz__schema_provider_spec,
+	  .status = rz__schema_provider_status,
 	  STD_ROLES },
 	{ .kind = "Runner",
 	  .plural = "runners",
@@ -1223,8 +344,8 @@ static const rz_kind_t kinds[] = {
 	  .verbs = RZ_VERBS_ALL & ~RZ_VERB_STATUS,
 	  .doc = "a remote runner (rezuscloud runner): the labels an admin grants it (spec), "
 	         "and what the daemon keeps from its NATS heartbeats (status)",
-	  .spec = runner_spec,
-	  .status = runner_status, /* the daemon's only */
+	  .spec = rz__schema_runner_spec,
+	  .status = rz__schema_runner_status, /* the daemon's only */
 	  .read_role = RZ_ROLE_VIEW,
 	  .write_role = RZ_ROLE_ADMIN,
 	  .status_role = RZ_ROLE_ADMIN },
@@ -1237,8 +358,8 @@ static const rz_kind_t kinds[] = {
 	  .doc = "a role (view, edit, admin) on some tenants, granted to users and groups "
 	         "beside their role on the whole installation (docs/security.md, \"Access per "
 	         "tenant\")",
-	  .spec = binding_spec,
-	  .check = binding_check,
+	  .spec = rz__schema_binding_spec,
+	  .check = rz__schema_binding_check,
 	  .read_role = RZ_ROLE_ADMIN,
 	  .write_role = RZ_ROLE_ADMIN,
 	  .status_role = RZ_ROLE_ADMIN },
@@ -1249,9 +370,9 @@ static const rz_kind_t kinds[] = {
 	  .scope = RZ_SCOPE_GLOBAL,
 	  .verbs = RZ_VERBS_ALL & ~RZ_VERB_STATUS,
 	  .doc = "a person or robot who signs in",
-	  .spec = user_spec,
-	  .status = user_status,
-	  .check = user_check,
+	  .spec = rz__schema_user_spec,
+	  .status = rz__schema_user_status,
+	  .check = rz__schema_user_check,
 	  .read_role = RZ_ROLE_ADMIN,
 	  .write_role = RZ_ROLE_ADMIN,
 	  .status_role = RZ_ROLE_ADMIN,
@@ -1263,9 +384,9 @@ static const rz_kind_t kinds[] = {
 	  .scope = RZ_SCOPE_USER,
 	  .verbs = RZ_VERBS_READ | RZ_VERB_CREATE | RZ_VERB_DELETE,
 	  .doc = "a bearer token acting for its user",
-	  .spec = token_spec,
-	  .status = token_status,
-	  .check = token_check,
+	  .spec = rz__schema_token_spec,
+	  .status = rz__schema_token_status,
+	  .check = rz__schema_token_check,
 	  .name_prefix = "tok-",
 	  .read_role = RZ_ROLE_ADMIN,
 	  .write_role = RZ_ROLE_ADMIN,
@@ -1280,8 +401,8 @@ static const rz_kind_t kinds[] = {
 	  .doc = "a backup of the management plane: the database with "
 	         "every TF state version, the state key sealed or "
 	         "left out (core/api/backups.c)",
-	  .spec = backup_spec,
-	  .status = backup_status,
+	  .spec = rz__schema_backup_spec,
+	  .status = rz__schema_backup_status,
 	  .name_prefix = "backup-",
 	  .read_role = RZ_ROLE_ADMIN,
 	  .write_role = RZ_ROLE_ADMIN,

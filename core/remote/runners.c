@@ -974,9 +974,12 @@ static const rz_route_doc_t assignment_doc[] = {
 	  .id = "getRunnerAssignment",
 	  .summary = "a runner token reads what its runner needs to find its jobs: the "
 	             "installation's name on NATS (runners.installation) and its streams",
-	  .response = "{\"type\":\"object\",\"properties\":{\"installation\":{\"type\":"
-	              "\"string\"},\"jobsStream\":{\"type\":\"string\"},\"eventsStream\":{"
-	              "\"type\":\"string\"}}}",
+	  .response = "{\"type\":\"object\",\"properties\":{\"installation\":{\"type\":\"string\","
+	              "\"description\":\"The installation's name on NATS (runners.installation): "
+	              "subjects and streams begin with it\"},\"jobsStream\":{\"type\":\"string\","
+	              "\"description\":\"The JetStream stream the runner takes its jobs from\"},"
+	              "\"eventsStream\":{\"type\":\"string\",\"description\":\"The JetStream "
+	              "stream it reports to\"}}}",
 	  .errors = assignment_errors },
 	{ 0 },
 };

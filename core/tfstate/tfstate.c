@@ -958,11 +958,17 @@ void rz_tfstate_free(rz_tfstate_t *ts)
 
 /* For the OpenAPI document (core/api/openapi.c). */
 #define LOCK_SCHEMA                                                                                \
-	"{\"type\":\"object\",\"description\":\"tofu's lock info\",\"properties\":{"               \
-	"\"ID\":{\"type\":\"string\"},\"Operation\":{\"type\":\"string\"},\"Who\":{"               \
-	"\"type\":\"string\"},\"Version\":{\"type\":\"string\"},\"Created\":{\"type\":"            \
-	"\"string\"},\"Path\":{\"type\":\"string\"},\"Info\":{\"type\":\"string\"}},"              \
-	"\"additionalProperties\":true}"
+	"{\"type\":\"object\",\"description\":\"tofu's lock info\","                               \
+	"\"properties\":{\"ID\":{\"type\":\"string\",\"description\":\"The lock's id,"             \
+	" which an unlock must name\"},\"Operation\":{\"type\":\"string\","                        \
+	"\"description\":\"What tofu was doing, e.g. OperationTypeApply\"},"                       \
+	"\"Who\":{\"type\":\"string\",\"description\":\"Who holds the lock: "                      \
+	"user@host of the tofu process\"},\"Version\":{\"type\":\"string\","                       \
+	"\"description\":\"The tofu version that took it\"},"                                      \
+	"\"Created\":{\"type\":\"string\",\"description\":\"When the lock was taken "              \
+	"(RFC 3339)\"},\"Path\":{\"type\":\"string\",\"description\":\"The state's "               \
+	"path (empty for the http backend)\"},\"Info\":{\"type\":\"string\","                      \
+	"\"description\":\"Anything else tofu said\"}},\"additionalProperties\":true}"
 static const int get_errors[] = { 404, 0 }, post_errors[] = { 400, 404, 0 },
                  delete_errors[] = { 404, 409, 0 }, lock_errors[] = { 400, 404, 0 },
                  unlock_errors[] = { 400, 404, 0 }, rollback_errors[] = { 404, 409, 422, 0 },
@@ -1009,14 +1015,23 @@ static const rz_route_doc_t history_doc[] = {
 	{ .method = RZ_M_GET,
 	  .id = "listStateVersions",
 	  .summary = "the tenant's state versions, newest first",
-	  .response = "{\"type\":\"object\",\"properties\":{\"apiVersion\":{\"type\":"
-	              "\"string\"},\"kind\":{\"type\":\"string\"},\"tenant\":{\"type\":"
-	              "\"string\"},\"items\":{\"type\":\"array\",\"items\":{\"type\":"
-	              "\"object\",\"properties\":{\"version\":{\"type\":\"integer\"},"
-	              "\"serial\":{\"type\":\"integer\"},\"lineage\":{\"type\":\"string\"},"
-	              "\"time\":{\"type\":\"string\"},\"run\":{\"type\":\"string\"},"
-	              "\"size\":{\"type\":\"integer\"},\"resources\":{\"type\":"
-	              "\"integer\"},\"current\":{\"type\":\"boolean\"}}}}}}",
+	  .response = "{\"type\":\"object\",\"properties\":{\"apiVersion\":{\"type\":\"string\","
+	              "\"description\":\"rezuscloud.io/v1\"},\"kind\":{\"type\":\"string\","
+	              "\"description\":\"StateVersionList\"},\"tenant\":{\"type\":\"string\","
+	              "\"description\":\"The tenant\"},\"items\":{\"type\":\"array\","
+	              "\"items\":{\"type\":\"object\","
+	              "\"properties\":{\"version\":{\"type\":\"integer\",\"description\":\"The "
+	              "version's number (what a rollback names)\"},"
+	              "\"serial\":{\"type\":\"integer\",\"description\":\"The state's serial in "
+	              "it\"},\"lineage\":{\"type\":\"string\",\"description\":\"The state's "
+	              "lineage (the same for every version of one state)\"},"
+	              "\"time\":{\"type\":\"string\",\"description\":\"When it was written (RFC "
+	              "3339, UTC)\"},\"run\":{\"type\":\"string\",\"description\":\"The run that "
+	              "wrote it\"},\"size\":{\"type\":\"integer\",\"description\":\"Its size, in "
+	              "bytes\"},\"resources\":{\"type\":\"integer\",\"description\":\"How many "
+	              "resources it holds\"},\"current\":{\"type\":\"boolean\","
+	              "\"description\":\"Whether it is the current version\"}}},"
+	              "\"description\":\"The tenant's TF state versions, newest first\"}}}",
 	  .errors = get_errors },
 	{ 0 },
 };
@@ -1025,7 +1040,9 @@ static const rz_route_doc_t rollback_doc[] = {
 	  .id = "rollbackState",
 	  .summary = "make an old state version current again, as a new version",
 	  .request = "{\"type\":\"object\",\"required\":[\"version\"],\"properties\":{"
-	             "\"version\":{\"type\":\"integer\",\"minimum\":1}}}",
+	             "\"version\":{\"type\":\"integer\",\"minimum\":1,"
+	             "\"description\":\"The state version to make current again (a copy of it "
+	             "becomes the newest)\"}}}",
 	  .response = "Status",
 	  .errors = rollback_errors },
 	{ 0 },

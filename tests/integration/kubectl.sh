@@ -205,6 +205,41 @@ expect_eq "apply --validate=false drops it without a word" 'nodegroup.rezuscloud
 expect_eq "the field is not stored" '' "$(k get ng ignored -n demo -o jsonpath='{.spec.flavour}')"
 k delete ng warned ignored -n demo --wait=false >/dev/null
 
+# --- explain: every field of every kind has a description (the OpenAPI group-version document)
+# explain --recursive prints names only: each object's own explain shows its fields' descriptions
+nodesc=""
+for kind in $(k api-resources --api-group=rezuscloud.io -o name | sed 's/\..*//'); do
+	# the object paths: the kind, then each field of type Object or []Object, by indentation
+	paths=$(k explain "$kind" --recursive | awk -v kind="$kind" '
+		/^FIELDS:/ { on = 1; next }
+		on && NF >= 2 && $2 ~ /Object>$/ {
+			match($0, /^ */); depth = RLENGTH / 2
+			stack[depth] = $1
+			p = kind; for (i = 1; i <= depth; i++) p = p "." stack[i]
+			print p
+		}')
+	for path in "$kind" $paths; do
+		out=$(k explain "$path")
+		case "$out" in
+		*"<no description>"* | *error:*) nodesc="$nodesc $path" ;;
+		esac
+		checked=$((${checked:-0} + 1))
+	done
+done
+echo "# explain: $checked object paths"
+expect_eq "kubectl explain shows a description for every field of every kind" "" "$nodesc"
+[ "${checked:-0}" -gt 60 ] && ok "explain walked the kinds' objects ($checked)" ||
+	not_ok "explain walked the kinds' objects" "only ${checked:-0}"
+out=$(k explain nodegroups.spec.taints)
+expect_match "explain nodegroups.spec.taints describes effect" 'effect.*<string>' "$out"
+expect_match "in words" 'pods that do not tolerate it' "$out"
+
+# kubectl diff: the group-version document to validate, then a server-side dry run
+sed 's/team: blue/team: red/' "$WORK/tenant.yaml" >"$WORK/tenant-red.yaml"
+out=$(k diff -f "$WORK/tenant-red.yaml")
+expect_match "kubectl diff shows what the server would change" '^\+ +team: red' "$out"
+expect_match "and what it holds now" '^- +team: blue' "$out"
+
 # --- dry run, then delete
 expect_match "create --dry-run=server stores nothing" 'created \(server dry run\)' \
 	"$(printf 'apiVersion: rezuscloud.io/v1\nkind: NodeGroup\nmetadata: {name: dry}\nspec: {role: worker, count: 1, providerClass: sim}\n' |

@@ -1103,6 +1103,39 @@ START_TEST(test_watch_selector_ndjson)
 }
 END_TEST
 
+/* Kubernetes' /watch/ paths stream what a list's ?watch=true streams: one tenant's, every
+ * tenant's, at the group path with the namespace, and a global kind's; no list is sent. */
+START_TEST(test_watch_paths)
+{
+	static const char *const reqs[] = {
+		"GET /api/v1/watch/tenants/acme/nodegroups HTTP/1.1\r\nAccept: "
+		"application/x-ndjson\r\n\r\n",
+		"GET /api/v1/watch/nodegroups?labelSelector=tier%3Dweb HTTP/1.1\r\nAccept: "
+		"application/x-ndjson\r\n\r\n",
+		"GET /apis/rezuscloud.io/v1/watch/namespaces/acme/nodegroups HTTP/1.1\r\nAccept: "
+		"application/json\r\n\r\n",
+		"GET /apis/rezuscloud.io/v1/watch/tenants HTTP/1.1\r\nAccept: "
+		"application/json\r\n\r\n",
+	};
+	rzt_stream_t *s[4];
+
+	make_tenant("acme");
+	for (size_t i = 0; i < 4; i++) {
+		s[i] = rzt_stream_open(base, port, reqs[i]);
+		ck_assert_int_eq(s[i]->head.code, 200);
+	}
+	make_nodegroup("acme", "web", "{\"tier\":\"web\"}");
+	for (size_t i = 0; i < 4; i++) {
+		ck_assert_msg(rzt_stream_until(base, s[i], "}\n", 5), "%s", reqs[i]);
+		ck_assert_int_eq(strncmp(s[i]->body, "{\"type\":\"ADDED\",\"object\":{", 26), 0);
+		ck_assert_ptr_null(strstr(s[i]->body, "\"items\""));
+		ck_assert_ptr_nonnull(
+		    strstr(s[i]->body, i == 3 ? "\"name\":\"acme\"" : "\"name\":\"web\""));
+		rzt_stream_close(s[i]);
+	}
+}
+END_TEST
+
 /* The "type" of each NDJSON event in body, with the object's name: "ADDED acme|...". */
 static char *event_types(const char *body)
 {
@@ -2639,6 +2672,7 @@ int main(void)
 	tcase_add_test(tc, test_watch_resume_with_last_event_id);
 	tcase_add_test(tc, test_watch_too_old_is_410);
 	tcase_add_test(tc, test_watch_selector_ndjson);
+	tcase_add_test(tc, test_watch_paths);
 	tcase_add_test(tc, test_watch_label_transitions);
 	tcase_add_test(tc, test_watch_bookmarks_and_heartbeats);
 	tcase_add_test(tc, test_watch_slow_client_cut_off);

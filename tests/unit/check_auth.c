@@ -489,6 +489,12 @@ START_TEST(test_role_matrix_from_route_table)
 		const rz_route_t *r = rz_http_route_at(h, i);
 		char path[256];
 		concrete(r->pattern, path, sizeof(path));
+		if (strstr(path, "/watch/") != NULL) {
+			/* a watch streams: from beyond the store's revision it ends at once, with
+			 * its 410 event, once the guard let it through */
+			snprintf(path + strlen(path), sizeof(path) - strlen(path), "%s",
+			         "?resourceVersion=9223372036854775807");
+		}
 		for (unsigned bit = 1; bit <= RZ_M_UNLOCK; bit <<= 1) {
 			const char *m = method_name(bit);
 			if ((r->methods & bit) == 0 || strcmp(path, "/api/v1/auth/logout") == 0) {
