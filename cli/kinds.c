@@ -14,6 +14,8 @@ static const rzc_kind_t kinds[] = {
 	{ "ConfigPatch", "configpatches", "configpatch", "cp", true, false },
 	{ "Run", "runs", "run", "", true, false },
 	{ "UpgradeRun", "upgrades", "upgrade", "up", true, false },
+	{ "EtcdBackup", "etcdbackups", "etcdbackup", "eb", true, false },
+	{ "EtcdRestore", "etcdrestores", "etcdrestore", "er", true, false },
 	{ "Event", "events", "event", "ev", true, false },
 	{ "Provider", "providers", "provider", "pv", false, false },
 	{ "Runner", "runners", "runner", "rn", false, false },

@@ -26,10 +26,11 @@ core_librezus_core_la_SOURCES = \
 	core/model/merge.c core/model/merge.h \
 	core/model/jsonpatch.c core/model/jsonpatch.h \
 	core/model/kinds.c core/model/kinds.h core/model/kinds-int.h \
-	core/model/schema-tenant.c core/model/schema-runs.c core/model/schema-access.c \
+	core/model/schema-tenant.c core/model/schema-runs.c core/model/schema-access.c core/model/schema-etcd.c \
 	core/model/states.c core/model/states.h core/model/tbl/run_operations.h core/model/tbl/run_triggers.h \
 	core/model/tbl/run_phases.h core/model/tbl/upgrade_phases.h core/model/tbl/upgrade_steps.h \
-	core/model/tbl/machine_stages.h \
+	core/model/tbl/machine_stages.h core/model/tbl/etcd_backup_phases.h \
+	core/model/tbl/etcd_restore_phases.h core/model/tbl/etcd_restore_steps.h \
 	core/model/columns.c core/model/columns.h \
 	core/model/conditions.c core/model/conditions.h \
 	core/store/db.c core/store/db.h core/store/db-int.h core/store/durable.c \

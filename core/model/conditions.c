@@ -71,6 +71,31 @@ static enum outcome run_outcome(const char *phase)
 	}
 }
 
+static enum outcome etcd_backup_outcome(const char *phase)
+{
+	switch (rz_etcd_backup_phase_of(phase)) {
+	case RZ_EB_SUCCEEDED:
+		return COMPLETE;
+	case RZ_EB_FAILED:
+	case RZ_EB_SKIPPED:
+		return FAILED;
+	default:
+		return GOING;
+	}
+}
+
+static enum outcome etcd_restore_outcome(const char *phase)
+{
+	switch (rz_etcd_restore_phase_of(phase)) {
+	case RZ_ER_SUCCEEDED:
+		return COMPLETE;
+	case RZ_ER_FAILED:
+		return FAILED;
+	default:
+		return GOING;
+	}
+}
+
 static enum outcome upgrade_outcome(const char *phase)
 {
 	switch (rz_upgrade_phase_of(phase)) {
@@ -150,6 +175,10 @@ void rz_conditions_derive(const rz_kind_t *k, json_t *obj, const char *now)
 		derive_outcome(obj, run_outcome, now, gen);
 	} else if (strcmp(k->kind, "UpgradeRun") == 0) {
 		derive_outcome(obj, upgrade_outcome, now, gen);
+	} else if (strcmp(k->kind, "EtcdBackup") == 0) {
+		derive_outcome(obj, etcd_backup_outcome, now, gen);
+	} else if (strcmp(k->kind, "EtcdRestore") == 0) {
+		derive_outcome(obj, etcd_restore_outcome, now, gen);
 	} else if (strcmp(k->kind, "Machine") == 0) {
 		derive_machine(obj, now, gen);
 	}

@@ -1,9 +1,10 @@
 /*
  * core/model/conditions.h - Kubernetes conditions (status.conditions: type, status, reason,
  * message, lastTransitionTime, observedGeneration), and the ones that follow from a kind's
- * phase alone: Complete and Failed on a Run and an UpgradeRun (as a Job has them), Ready on
- * a Machine. The store derives those on every write (core/store/store.c), whoever writes,
- * so they always agree with the phase and `kubectl wait --for=condition=…` works.
+ * phase alone: Complete and Failed on a Run, an UpgradeRun, an EtcdBackup and an EtcdRestore
+ * (as a Job has them), Ready on a Machine. The store derives those on every write
+ * (core/store/store.c), whoever writes, so they always agree with the phase and `kubectl wait
+ * --for=condition=…` works.
  */
 #ifndef RZ_CONDITIONS_H
 #define RZ_CONDITIONS_H

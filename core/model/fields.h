@@ -116,6 +116,8 @@ bool rz_format_version(const char *s, char *msg,
                        size_t size);                        /* MAJOR.MINOR.PATCH, no leading 'v' */
 bool rz_format_url(const char *s, char *msg, size_t size);  /* http(s)://host[:port][/path] */
 bool rz_format_yaml(const char *s, char *msg, size_t size); /* parses as YAML (libyaml) */
+bool rz_format_duration(const char *s, char *msg,
+                        size_t size); /* 0, or a number with ms, s, m, h or d, as rezus.conf */
 bool rz_format_qualified_name(const char *s, char *msg,
                               size_t size); /* finalizers: [prefix/]name */
 

@@ -14,6 +14,7 @@
 
 #include <yaml.h>
 
+#include "core/base/config.h"
 #include "core/base/yaml.h"
 
 #include "core/model/fields.h"
@@ -486,4 +487,14 @@ bool rz_format_yaml(const char *s, char *msg, size_t size)
 	}
 	yaml_parser_delete(&parser);
 	return ok;
+}
+
+bool rz_format_duration(const char *s, char *msg, size_t size)
+{
+	int64_t ms;
+
+	if (rz_parse_duration(s, &ms) != 0 || ms < 0) {
+		return fail(msg, size, "must be a duration such as 30m, 6h or 1d (0: off)");
+	}
+	return true;
 }

@@ -38,8 +38,17 @@ extern const rz_field_t rz__schema_run_spec[], rz__schema_run_status[];
 extern const rz_field_t rz__schema_upgrade_spec[], rz__schema_upgrade_status[];
 extern const rz_field_t rz__schema_event_fields[]; /* at the top level, as Kubernetes' Event */
 extern const rz_field_t rz__schema_backup_spec[], rz__schema_backup_status[];
+
 void rz__schema_run_check(const rz_kind_t *k, json_t *obj, const json_t *old, json_t *causes);
 void rz__schema_upgrade_check(const rz_kind_t *k, json_t *obj, const json_t *old, json_t *causes);
+
+/* schema-etcd.c */
+extern const rz_field_t rz__schema_etcd_backup_spec[], rz__schema_etcd_backup_status[];
+extern const rz_field_t rz__schema_etcd_restore_spec[], rz__schema_etcd_restore_status[];
+void rz__schema_etcd_backup_check(const rz_kind_t *k, json_t *obj, const json_t *old,
+                                  json_t *causes);
+void rz__schema_etcd_restore_check(const rz_kind_t *k, json_t *obj, const json_t *old,
+                                   json_t *causes);
 
 /* schema-access.c */
 extern const rz_field_t rz__schema_provider_spec[], rz__schema_provider_status[];

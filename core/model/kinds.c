@@ -232,6 +232,9 @@ static const char *const nodegroup_short[] = { "ng", NULL };
 static const char *const configpatch_short[] = { "cp", NULL };
 static const char *const machine_short[] = { "mc", NULL };
 static const char *const upgrade_short[] = { "up", NULL };
+static const char *const etcdbackup_short[] = { "eb", NULL };
+static const char *const etcdbackup_finalizers[] = { "rezuscloud.io/stored-snapshot", NULL };
+static const char *const etcdrestore_short[] = { "er", NULL };
 static const char *const event_short[] = { "ev", NULL };
 static const char *const event_selectable[] = { "involvedObject.kind", "involvedObject.name",
 	                                        "reason", "type", NULL };
@@ -315,6 +318,37 @@ static const rz_kind_t kinds[] = {
 	  .check = rz__schema_upgrade_check,
 	  .initial_status = "{\"phase\": \"Pending\"}",
 	  STD_ROLES },
+	{ .kind = "EtcdBackup",
+	  .plural = "etcdbackups",
+	  .singular = "etcdbackup",
+	  .short_names = etcdbackup_short,
+	  .scope = RZ_SCOPE_TENANT,
+	  .verbs = RZ_VERBS_READ | RZ_VERB_CREATE | RZ_VERB_DELETE | RZ_VERB_STATUS,
+	  .doc = "a snapshot of a tenant's etcd, encrypted and stored off the host: create "
+	         "one to snapshot now; deleting one deletes its stored file",
+	  .spec = rz__schema_etcd_backup_spec,
+	  .status = rz__schema_etcd_backup_status,
+	  .name_prefix = "etcd-",
+	  .finalizers = etcdbackup_finalizers,
+	  .check = rz__schema_etcd_backup_check,
+	  .initial_status = "{\"phase\": \"Pending\"}",
+	  STD_ROLES },
+	{ .kind = "EtcdRestore",
+	  .plural = "etcdrestores",
+	  .singular = "etcdrestore",
+	  .short_names = etcdrestore_short,
+	  .scope = RZ_SCOPE_TENANT,
+	  .verbs = RZ_VERBS_READ | RZ_VERB_CREATE | RZ_VERB_DELETE | RZ_VERB_STATUS,
+	  .doc = "the restore of an EtcdBackup onto a tenant whose control plane is lost, step "
+	         "by step (or its dry run)",
+	  .spec = rz__schema_etcd_restore_spec,
+	  .status = rz__schema_etcd_restore_status,
+	  .name_prefix = "restore-",
+	  .check = rz__schema_etcd_restore_check,
+	  .initial_status = "{\"phase\": \"Pending\"}",
+	  .read_role = RZ_ROLE_VIEW,
+	  .write_role = RZ_ROLE_ADMIN,
+	  .status_role = RZ_ROLE_ADMIN },
 	{ .kind = "Event",
 	  .plural = "events",
 	  .singular = "event",

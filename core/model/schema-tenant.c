@@ -17,6 +17,31 @@ static const char *const patch_targets[] = { "all", "controlplane", "worker", NU
 
 /* ------------------------------------------------------------------ Tenant */
 
+static const char *const etcd_targets[] = { "local", "s3", NULL };
+
+static const rz_field_t etcd_backup_fields[] = {
+	{ .name = "interval",
+	  .type = RZ_F_STRING,
+	  .max_len = 32,
+	  .format = rz_format_duration,
+	  .format_name = "duration",
+	  .doc = "Time between snapshots, e.g. 6h, 30m, 1d; 0 turns them off (default: "
+	         "etcd_backup.interval)." },
+	{ .name = "keep",
+	  .type = RZ_F_INT,
+	  .ranged = true,
+	  .min = 1,
+	  .max = 1000,
+	  .doc = "How many succeeded snapshots are kept; the oldest beyond go, with their stored "
+	         "files (default: etcd_backup.keep)." },
+	{ .name = "target",
+	  .type = RZ_F_STRING,
+	  .enums = etcd_targets,
+	  .doc = "Where snapshots go: local (etcd_backup.dir) or s3 (etcd_backup.s3); default: "
+	         "etcd_backup.target." },
+	F_END,
+};
+
 const rz_field_t rz__schema_tenant_spec[] = {
 	{ .name = "clusterProvider",
 	  .type = RZ_F_STRING,
@@ -74,6 +99,11 @@ const rz_field_t rz__schema_tenant_spec[] = {
 	  .doc = "With remote runners: the labels (at most 3) a runner needs to run this tenant's "
 	         "tofu, merged with its node groups' (docs/runners.md); empty or absent: any "
 	         "runner." },
+	{ .name = "etcdBackup",
+	  .type = RZ_F_OBJECT,
+	  .fields = etcd_backup_fields,
+	  .doc = "Scheduled snapshots of the cluster's etcd (docs/backups.md, \"Tenants' etcd\"); "
+	         "each member left out takes rezus.conf's etcd_backup default." },
 	F_END,
 };
 

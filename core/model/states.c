@@ -83,3 +83,36 @@ const char *rz_machine_stage_name(rz_machine_stage_t v)
 {
 	return (int)v >= 0 && v < RZ_STAGE_COUNT ? rz_machine_stage_names[v] : "";
 }
+
+const char *const rz_etcd_backup_phase_names[] = {
+#define RZ_STATE(e, s) s,
+#include "core/model/tbl/etcd_backup_phases.h"
+	NULL,
+};
+
+const char *rz_etcd_backup_phase_name(rz_etcd_backup_phase_t v)
+{
+	return (int)v >= 0 && v < RZ_EB_COUNT ? rz_etcd_backup_phase_names[v] : "";
+}
+
+const char *const rz_etcd_restore_phase_names[] = {
+#define RZ_STATE(e, s) s,
+#include "core/model/tbl/etcd_restore_phases.h"
+	NULL,
+};
+
+const char *rz_etcd_restore_phase_name(rz_etcd_restore_phase_t v)
+{
+	return (int)v >= 0 && v < RZ_ER_COUNT ? rz_etcd_restore_phase_names[v] : "";
+}
+
+const char *const rz_etcd_restore_step_names[] = {
+#define RZ_STATE(e, s) s,
+#include "core/model/tbl/etcd_restore_steps.h"
+	NULL,
+};
+
+const char *rz_etcd_restore_step_name(rz_etcd_restore_step_t v)
+{
+	return (int)v >= 0 && v < RZ_ERSTEP_COUNT ? rz_etcd_restore_step_names[v] : "";
+}

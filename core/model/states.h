@@ -110,6 +110,54 @@ static inline int rz_machine_stage_of(const char *s)
 	return rz_state_of(rz_machine_stage_names, s);
 }
 
+/* An EtcdBackup's phase (core/model/tbl/etcd_backup_phases.h). */
+typedef enum {
+#define RZ_STATE(e, s) RZ_EB_##e,
+#include "core/model/tbl/etcd_backup_phases.h"
+	RZ_EB_COUNT
+} rz_etcd_backup_phase_t;
+/* Its names in enum order, NULL-terminated (the schema's enum list). */
+extern const char *const rz_etcd_backup_phase_names[];
+/* The name of v ("" when out of range). */
+const char *rz_etcd_backup_phase_name(rz_etcd_backup_phase_t v);
+/* The value named s, or -1 (NULL, or not a name of it). */
+static inline int rz_etcd_backup_phase_of(const char *s)
+{
+	return rz_state_of(rz_etcd_backup_phase_names, s);
+}
+
+/* An EtcdRestore's phase (core/model/tbl/etcd_restore_phases.h). */
+typedef enum {
+#define RZ_STATE(e, s) RZ_ER_##e,
+#include "core/model/tbl/etcd_restore_phases.h"
+	RZ_ER_COUNT
+} rz_etcd_restore_phase_t;
+/* Its names in enum order, NULL-terminated (the schema's enum list). */
+extern const char *const rz_etcd_restore_phase_names[];
+/* The name of v ("" when out of range). */
+const char *rz_etcd_restore_phase_name(rz_etcd_restore_phase_t v);
+/* The value named s, or -1 (NULL, or not a name of it). */
+static inline int rz_etcd_restore_phase_of(const char *s)
+{
+	return rz_state_of(rz_etcd_restore_phase_names, s);
+}
+
+/* An EtcdRestore's step (core/model/tbl/etcd_restore_steps.h). */
+typedef enum {
+#define RZ_STATE(e, s) RZ_ERSTEP_##e,
+#include "core/model/tbl/etcd_restore_steps.h"
+	RZ_ERSTEP_COUNT
+} rz_etcd_restore_step_t;
+/* Its names in enum order, NULL-terminated (the schema's enum list). */
+extern const char *const rz_etcd_restore_step_names[];
+/* The name of v ("" when out of range). */
+const char *rz_etcd_restore_step_name(rz_etcd_restore_step_t v);
+/* The value named s, or -1 (NULL, or not a name of it). */
+static inline int rz_etcd_restore_step_of(const char *s)
+{
+	return rz_state_of(rz_etcd_restore_step_names, s);
+}
+
 /* An UpgradeRun in this phase is over: the engine lets the tenant's runs go on, and the
  * upgrader keeps it no longer (-1, unknown, counts as not over). */
 static inline bool rz_upgrade_phase_over(int p)
