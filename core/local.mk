@@ -25,6 +25,8 @@ core_librezus_core_la_SOURCES = \
 	core/model/selector.c core/model/selector.h \
 	core/model/merge.c core/model/merge.h \
 	core/model/jsonpatch.c core/model/jsonpatch.h \
+	core/model/fieldset.c core/model/fieldset.h \
+	core/model/managed.c core/model/managed.h \
 	core/model/kinds.c core/model/kinds.h \
 	core/model/states.c core/model/states.h core/model/tbl/run_operations.h core/model/tbl/run_triggers.h \
 	core/model/tbl/run_phases.h core/model/tbl/upgrade_phases.h core/model/tbl/upgrade_steps.h \

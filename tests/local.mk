@@ -19,6 +19,8 @@ UNIT_TESTS = \
 	tests/unit/check_selector \
 	tests/unit/check_merge \
 	tests/unit/check_jsonpatch \
+	tests/unit/check_fieldset \
+	tests/unit/check_managed \
 	tests/unit/check_store \
 	tests/unit/check_events \
 	tests/unit/check_bus \
@@ -210,6 +212,12 @@ tests_unit_check_merge_LDADD = $(TEST_LDADD)
 tests_unit_check_jsonpatch_SOURCES = tests/unit/check_jsonpatch.c tests/unit/testutil.h
 tests_unit_check_jsonpatch_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_jsonpatch_LDADD = $(TEST_LDADD)
+tests_unit_check_fieldset_SOURCES = tests/unit/check_fieldset.c tests/unit/testutil.h
+tests_unit_check_fieldset_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_fieldset_LDADD = $(TEST_LDADD)
+tests_unit_check_managed_SOURCES = tests/unit/check_managed.c tests/unit/testutil.h
+tests_unit_check_managed_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_managed_LDADD = $(TEST_LDADD)
 tests_unit_check_api_SOURCES = tests/unit/check_api.c tests/unit/testutil.h tests/unit/httpclient.h
 tests_unit_check_api_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_api_LDADD = $(TEST_LDADD)

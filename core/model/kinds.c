@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/model/kinds.h"
+#include "core/model/managed.h"
 #include "core/base/clock.h"
 #include "core/model/states.h"
 
@@ -98,6 +99,11 @@ static const rz_field_t metadata_fields[] = {
 	  .format = rz_format_qualified_name,
 	  .unique = true,
 	  .max_len = 32 },
+	{ .name = "managedFields",
+	  .type = RZ_F_ARRAY,
+	  .items = RZ_F_OBJECT,
+	  .fields = rz_managed_entry_fields,
+	  .doc = "who owns which fields (server-side apply); written by the server" },
 	F_END,
 };
 
