@@ -61,7 +61,7 @@ core_librezus_core_la_SOURCES = \
 	core/api/lists.c core/api/lists.h core/api/textbuf.h \
 	core/api/api.c core/api/api.h core/api/api-int.h \
 	core/api/reply.c core/api/validate.c core/api/read.c core/api/table.c \
-	core/api/write.c core/api/kindhooks.c \
+	core/api/write.c core/api/apply.c core/api/kindhooks.c \
 	core/api/discovery.c core/api/effective.c core/api/summary.c \
 	core/api/openapi.c core/api/openapi.h \
 	core/api/metrics.c core/api/metrics.h \
