@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/api/api-int.h"
+#include "core/auth/access.h"
 #include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/model/fields.h"
@@ -271,6 +272,17 @@ struct apply {
 	int64_t rv;
 };
 
+/* Whether the apply may create what it names, as a POST to the collection could: the guard
+ * lets a PATCH of a Tenant through by an AccessBinding on its name (route_tenant), which
+ * grants a role on that tenant, not the creation of one. Other kinds' item and collection
+ * routes are let through alike. */
+static bool may_create(const struct apply *a)
+{
+	bool is_tenant = a->c->k->scope == RZ_SCOPE_GLOBAL && rz_kind_tenanted(a->c->k);
+
+	return !is_tenant || !rz_access_filtered(a->req);
+}
+
 /* The stored object into a->cur, or none when the apply creates it. False after
  * replying. */
 static bool load(struct apply *a)
@@ -287,6 +299,14 @@ static bool load(struct apply *a)
 	}
 	if (rc != 0 && !(rc == RZ_ENOTFOUND && creates)) {
 		rz__reply_store_error(a->req, a->c->k, a->name, rc, &err);
+		return false;
+	}
+	if (a->cur == NULL && !may_create(a)) {
+		rz_reply_error(
+		    a->req, 403, "Forbidden",
+		    "creating %s takes the %s role on the installation: an AccessBinding "
+		    "grants roles on tenants that exist",
+		    a->c->k->plural, rz_role_name(a->c->k->write_role));
 		return false;
 	}
 	return true;
