@@ -312,6 +312,49 @@ static bool load(struct apply *a)
 	return true;
 }
 
+static bool has_string(const json_t *list, const char *s)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(list, i, v)
+	{
+		if (json_is_string(v) && strcmp(json_string_value(v), s) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Keep in view the kind's own finalizers (the server adds them: a Tenant's teardown) that
+ * the stored object has: lists are atomic here, so an apply of other finalizers, or of none
+ * after some, would drop them, which Kubernetes' set of finalizers never does to ones
+ * nobody applied. Only where view lists finalizers, unless always. */
+static void keep_finalizers(const rz_kind_t *k, const json_t *cur, json_t *view, bool always)
+{
+	const json_t *have = json_object_get(json_object_get(cur, "metadata"), "finalizers");
+	json_t *meta = json_object_get(view, "metadata");
+	json_t *list = json_object_get(meta, "finalizers");
+
+	for (const char *const *f = k->finalizers; f != NULL && *f != NULL; f++) {
+		if (!has_string(have, *f) || has_string(list, *f)) {
+			continue;
+		}
+		if (!json_is_array(list) && !always) {
+			return;
+		}
+		if (!json_is_object(meta)) {
+			meta = json_object();
+			json_object_set_new(view, "metadata", meta);
+		}
+		if (!json_is_array(list)) {
+			list = json_array();
+			json_object_set_new(meta, "finalizers", list);
+		}
+		json_array_append_new(list, json_string(*f));
+	}
+}
+
 /* Merge the configuration into the live object: a->result and a->managed, or the conflicts
  * replied. False after replying. */
 static bool compute(struct apply *a)
@@ -332,7 +375,13 @@ static bool compute(struct apply *a)
 	rz_time_now(now, sizeof(now));
 	if (rc == 0) {
 		rz_managed_who_t who = { rz_req_query(a->req, "fieldManager"), a->status, now };
+		if (!a->status) {
+			keep_finalizers(k, a->cur, view, false);
+		}
 		rc = rz_managed_apply(&m, &who, a->force, live, view, &a->result, causes, &err);
+	}
+	if (rc == 0 && !a->status) {
+		keep_finalizers(k, a->cur, a->result, true); /* when the apply dropped the list */
 	}
 	rc = rc != 0 ? rc : rz_managed_encode(&m, &a->managed, &err);
 	if (rc == RZ_ECONFLICT) {

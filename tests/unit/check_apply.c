@@ -510,6 +510,35 @@ START_TEST(test_apply_status)
 }
 END_TEST
 
+/* Lists are atomic, but an apply keeps the finalizers the server gave the object. */
+START_TEST(test_apply_keeps_server_finalizers)
+{
+	static const char with[] = "{\"apiVersion\":\"rezuscloud.io/v1\",\"kind\":\"Tenant\","
+	                           "\"metadata\":{\"finalizers\":[\"example.com/x\"]},\"spec\":{}}";
+	json_t *j;
+	char rv[32];
+
+	make_tenant();
+	ck_assert_int_eq(call("PATCH", "/api/v1/tenants/acme?fieldManager=k", APPLY, with, &j),
+	                 200);
+	ck_assert_str_eq(str(j, "metadata.finalizers.0"), "example.com/x");
+	ck_assert_str_eq(str(j, "metadata.finalizers.1"), "rezuscloud.io/teardown");
+	snprintf(rv, sizeof(rv), "%s", str(j, "metadata.resourceVersion"));
+	json_decref(j);
+	ck_assert_int_eq(call("PATCH", "/api/v1/tenants/acme?fieldManager=k", APPLY, with, &j),
+	                 200);
+	ck_assert_str_eq(str(j, "metadata.resourceVersion"), rv);
+	json_decref(j);
+	ck_assert_int_eq(
+	    call("PATCH", "/api/v1/tenants/acme?fieldManager=k", APPLY,
+	         "{\"apiVersion\":\"rezuscloud.io/v1\",\"kind\":\"Tenant\",\"spec\":{}}", &j),
+	    200);
+	ck_assert_int_eq(json_array_size(at(j, "metadata.finalizers")), 1);
+	ck_assert_str_eq(str(j, "metadata.finalizers.0"), "rezuscloud.io/teardown");
+	json_decref(j);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("apply");
@@ -525,6 +554,7 @@ int main(void)
 	tcase_add_test(tc, test_apply_user_keeps_no_password);
 	tcase_add_test(tc, test_apply_creates_runs_only);
 	tcase_add_test(tc, test_apply_status);
+	tcase_add_test(tc, test_apply_keeps_server_finalizers);
 	suite_add_tcase(s, tc);
 	return rzt_run(s);
 }
