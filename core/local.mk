@@ -27,6 +27,8 @@ core_librezus_core_la_SOURCES = \
 	core/model/jsonpatch.c core/model/jsonpatch.h \
 	core/model/kinds.c core/model/kinds.h core/model/kinds-int.h \
 	core/model/schema-tenant.c core/model/schema-runs.c core/model/schema-access.c core/model/schema-etcd.c \
+	core/model/fieldset.c core/model/fieldset.h \
+	core/model/managed.c core/model/managed.h \
 	core/model/states.c core/model/states.h core/model/tbl/run_operations.h core/model/tbl/run_triggers.h \
 	core/model/tbl/run_phases.h core/model/tbl/upgrade_phases.h core/model/tbl/upgrade_steps.h \
 	core/model/tbl/machine_stages.h core/model/tbl/etcd_backup_phases.h \
@@ -62,7 +64,7 @@ core_librezus_core_la_SOURCES = \
 	core/api/lists.c core/api/lists.h core/api/textbuf.h \
 	core/api/api.c core/api/api.h core/api/api-int.h \
 	core/api/reply.c core/api/validate.c core/api/read.c core/api/table.c \
-	core/api/write.c core/api/kindhooks.c \
+	core/api/write.c core/api/apply.c core/api/kindhooks.c \
 	core/api/discovery.c core/api/effective.c core/api/summary.c \
 	core/api/openapi.c core/api/openapi.h \
 	core/api/metrics.c core/api/metrics.h \

@@ -7,6 +7,7 @@ FUZZ_TARGETS = \
 	fuzz/fuzz_selector \
 	fuzz/fuzz_merge \
 	fuzz/fuzz_jsonpatch \
+	fuzz/fuzz_fieldset \
 	fuzz/fuzz_config \
 	fuzz/fuzz_manifest \
 	fuzz/fuzz_configpatch \
@@ -21,7 +22,7 @@ FUZZ_TARGETS = \
 FUZZ_SECONDS = 10
 FUZZ_LONG_SECONDS = 1800
 
-fuzz_sources = fuzz/kinds.c fuzz/selector.c fuzz/merge.c fuzz/jsonpatch.c fuzz/config.c \
+fuzz_sources = fuzz/kinds.c fuzz/selector.c fuzz/merge.c fuzz/jsonpatch.c fuzz/fieldset.c fuzz/config.c \
 	fuzz/manifest.c fuzz/configpatch.c fuzz/tfstate.c fuzz/projection.c fuzz/template.c fuzz/jwt.c \
 	fuzz/continue.c fuzz/http_request.c fuzz/review.c fuzz/fuzz.h fuzz/env.h fuzz/serve.h
 EXTRA_DIST += $(fuzz_sources) fuzz/local.mk fuzz/run fuzz/corpus
@@ -37,6 +38,7 @@ fuzz_fuzz_kinds_SOURCES = fuzz/kinds.c fuzz/fuzz.h
 fuzz_fuzz_selector_SOURCES = fuzz/selector.c fuzz/fuzz.h
 fuzz_fuzz_merge_SOURCES = fuzz/merge.c fuzz/fuzz.h
 fuzz_fuzz_jsonpatch_SOURCES = fuzz/jsonpatch.c fuzz/fuzz.h
+fuzz_fuzz_fieldset_SOURCES = fuzz/fieldset.c fuzz/fuzz.h
 fuzz_fuzz_config_SOURCES = fuzz/config.c fuzz/fuzz.h
 fuzz_fuzz_configpatch_SOURCES = fuzz/configpatch.c fuzz/fuzz.h
 fuzz_fuzz_tfstate_SOURCES = fuzz/tfstate.c fuzz/fuzz.h fuzz/env.h fuzz/serve.h
@@ -66,6 +68,9 @@ fuzz_fuzz_merge_LDFLAGS = $(FUZZ_CFLAGS)
 fuzz_fuzz_jsonpatch_CFLAGS = $(FUZZ_TARGET_CFLAGS)
 fuzz_fuzz_jsonpatch_LDADD = $(FUZZ_TARGET_LDADD)
 fuzz_fuzz_jsonpatch_LDFLAGS = $(FUZZ_CFLAGS)
+fuzz_fuzz_fieldset_CFLAGS = $(FUZZ_TARGET_CFLAGS)
+fuzz_fuzz_fieldset_LDADD = $(FUZZ_TARGET_LDADD)
+fuzz_fuzz_fieldset_LDFLAGS = $(FUZZ_CFLAGS)
 fuzz_fuzz_config_CFLAGS = $(FUZZ_TARGET_CFLAGS)
 fuzz_fuzz_config_LDADD = $(FUZZ_TARGET_LDADD)
 fuzz_fuzz_config_LDFLAGS = $(FUZZ_CFLAGS)

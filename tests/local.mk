@@ -6,6 +6,7 @@ UNIT_TESTS = \
 	tests/unit/check_auth \
 	tests/unit/check_oidc \
 	tests/unit/check_api \
+	tests/unit/check_apply \
 	tests/unit/check_errors \
 	tests/unit/check_log \
 	tests/unit/check_exec \
@@ -19,6 +20,8 @@ UNIT_TESTS = \
 	tests/unit/check_selector \
 	tests/unit/check_merge \
 	tests/unit/check_jsonpatch \
+	tests/unit/check_fieldset \
+	tests/unit/check_managed \
 	tests/unit/check_store \
 	tests/unit/check_events \
 	tests/unit/check_bus \
@@ -210,9 +213,18 @@ tests_unit_check_merge_LDADD = $(TEST_LDADD)
 tests_unit_check_jsonpatch_SOURCES = tests/unit/check_jsonpatch.c tests/unit/testutil.h
 tests_unit_check_jsonpatch_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_jsonpatch_LDADD = $(TEST_LDADD)
+tests_unit_check_fieldset_SOURCES = tests/unit/check_fieldset.c tests/unit/testutil.h
+tests_unit_check_fieldset_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_fieldset_LDADD = $(TEST_LDADD)
+tests_unit_check_managed_SOURCES = tests/unit/check_managed.c tests/unit/testutil.h
+tests_unit_check_managed_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_managed_LDADD = $(TEST_LDADD)
 tests_unit_check_api_SOURCES = tests/unit/check_api.c tests/unit/testutil.h tests/unit/httpclient.h
 tests_unit_check_api_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_api_LDADD = $(TEST_LDADD)
+tests_unit_check_apply_SOURCES = tests/unit/check_apply.c tests/unit/testutil.h tests/unit/httpclient.h
+tests_unit_check_apply_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_apply_LDADD = $(TEST_LDADD)
 tests_unit_check_store_SOURCES = tests/unit/check_store.c tests/unit/testutil.h
 tests_unit_check_store_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_store_LDADD = $(TEST_LDADD)

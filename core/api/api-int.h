@@ -126,10 +126,21 @@ bool rz__accept_wants(const rz_req_t *req, const char *const *want);
  * owns the result; json_decref()), or NULL after replying 400/413/415. */
 json_t *rz__read_body(rz_req_t *req);
 
-/* A PATCH's body (caller owns the result; json_decref()), or NULL after replying
- * 400/413/415: a JSON object sent as application/merge-patch+json (RFC 7386), or an array
- * sent as application/json-patch+json (RFC 6902; *json_patch is then true). */
-json_t *rz__read_patch(rz_req_t *req, bool *json_patch);
+/* The kinds of PATCH, by Content-Type. */
+enum rz__patch_type {
+	RZ_PATCH_NONE,
+	RZ_PATCH_MERGE, /* application/merge-patch+json (RFC 7386): an object */
+	RZ_PATCH_JSON,  /* application/json-patch+json (RFC 6902): an array of operations */
+	RZ_PATCH_APPLY, /* application/apply-patch+yaml: server-side apply of an object, YAML or
+	                   JSON */
+};
+
+/* The PATCH's type by its Content-Type, or RZ_PATCH_NONE after replying 415. */
+enum rz__patch_type rz__patch_type(rz_req_t *req);
+
+/* A PATCH's body of that type (caller owns the result; json_decref()), or NULL after
+ * replying 400/413. */
+json_t *rz__read_patch(rz_req_t *req, enum rz__patch_type type);
 
 /* Drop k's top-level members from obj (borrowed): creates and spec writes leave them. */
 void rz__drop_top(const rz_kind_t *k, json_t *obj);
@@ -223,11 +234,70 @@ struct wr {
 	json_t *cur;                         /* an update's current object, as read */
 };
 
+/* An update of an object (replace, patch, apply), validated and sent on its way by
+ * rz__update. */
+struct rz__update {
+	const char *tenant, *name; /* the URL's; borrowed */
+	json_t *obj;               /* the object to write; taken */
+	const json_t *cur;         /* the stored object it replaces; borrowed */
+	int64_t rv;                /* the revision it must still be */
+	bool dry;                  /* dryRun=All */
+	json_t *managed;           /* its metadata.managedFields (taken), or NULL: record the
+	                              write as an Update by the request's manager */
+};
+
+/* Validate a create of obj (taken) and send it on its way, replying 201 (or why not);
+ * managed as in struct rz__update. */
+void rz__create(struct rctx *c, rz_req_t *req, const char *tenant, json_t *obj, bool dry,
+                json_t *managed);
+
+/* Validate an update and send it on its way, replying 200 (or why not); causes (borrowed)
+ * holds the problems found so far. u's members taken are released. */
+void rz__update(struct rctx *c, rz_req_t *req, struct rz__update *u, json_t *causes);
+
+/* metadata.resourceVersion of a body: 0 when absent; a string that is no revision is a
+ * cause (never taken for "no precondition"). */
+int64_t rz__body_rv(const json_t *obj, json_t *causes);
+
 /* POST, PUT, PATCH and DELETE of c's kind; tenant (the owner) and name borrowed. */
 void rz__handle_create(struct rctx *c, rz_req_t *req, const char *tenant);
 void rz__handle_replace(struct rctx *c, rz_req_t *req, const char *tenant, const char *name);
 void rz__handle_patch(struct rctx *c, rz_req_t *req, const char *tenant, const char *name);
 void rz__handle_delete(struct rctx *c, rz_req_t *req, const char *tenant, const char *name);
+
+/* ------------------------------------------------------------------ managers (apply.c) */
+
+/* PatchOptions: fieldManager required for an apply, force only with one (both 422 Invalid,
+ * as kube-apiserver); force as ParseBool reads it into *force (else 400); a PATCH other
+ * than an apply on a kind that takes PATCH only to apply is 405. False after replying. */
+bool rz__patch_options(const struct rctx *c, rz_req_t *req, enum rz__patch_type type, bool *force);
+
+/* Take metadata.managedFields out of a written object (borrowed, adjusted): a client writes
+ * them only by apply; true when they asked to clear them ([] or [{}], as Kubernetes). */
+bool rz__managed_strip(json_t *obj);
+
+/* Record a write of obj (borrowed; metadata.managedFields set) over cur (NULL for a create)
+ * as an Update by the request's manager: fieldManager, else the User-Agent up to its first
+ * '/', else "unknown"; reset: start from no managers. 0; -E2BIG with a cause appended when
+ * metadata.managedFields would grow too long; -ENOMEM. */
+int rz__managed_record(const struct rctx *c, rz_req_t *req, const json_t *cur, json_t *obj,
+                       bool reset, json_t *causes);
+
+/* Whether a fieldManager is one Kubernetes takes: at most RZ_FIELD_MANAGER_MAX bytes of
+ * UTF-8, no control characters. */
+bool rz__manager_ok(const char *fm);
+
+/* Set obj's metadata.managedFields (obj borrowed; its metadata made an object): managed
+ * (taken), an apply's, or else the write recorded as an Update over cur (NULL for a create,
+ * rz__managed_record). False after replying 500; a cause appended when they would grow too
+ * long. */
+bool rz__managed_set(const struct rctx *c, rz_req_t *req, const json_t *cur, json_t *obj,
+                     bool reset, json_t *managed, json_t *causes);
+
+/* PATCH with application/apply-patch+yaml: server-side apply of config (taken) to the
+ * object name, created when it does not exist (201) where the kind may be created. */
+void rz__handle_apply(struct rctx *c, rz_req_t *req, const char *tenant, const char *name,
+                      json_t *config, bool dry, bool force);
 
 /* ------------------------------------------------------------------ kinds (kindhooks.c) */
 

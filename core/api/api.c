@@ -56,6 +56,7 @@ static const struct {
 	{ FORM_ITEM, RZ_M_GET, RZ_VERB_GET, "get" },
 	{ FORM_ITEM, RZ_M_PUT, RZ_VERB_UPDATE, "update" },
 	{ FORM_ITEM, RZ_M_PATCH, RZ_VERB_PATCH, "patch" },
+	{ FORM_ITEM, RZ_M_PATCH, RZ_VERB_CREATE, "patch" }, /* apply_creates: the apply only */
 	{ FORM_ITEM, RZ_M_DELETE, RZ_VERB_DELETE, "delete" },
 	{ FORM_STATUS, RZ_M_GET, RZ_VERB_GET, "get" },
 	{ FORM_STATUS, RZ_M_PUT, RZ_VERB_STATUS, "update-status" },
@@ -66,6 +67,14 @@ static const struct {
 };
 
 #define VERBS (sizeof(verb_table) / sizeof(verb_table[0]))
+
+/* Whether k's items take a PATCH only to create one by server-side apply (apply.c): a kind
+ * created but never patched (Run, UpgradeRun), unless its create mints a secret that its
+ * reply shows once, which kubectl apply would not show. */
+static bool apply_creates(const rz_kind_t *k)
+{
+	return (k->verbs & RZ_VERB_PATCH) == 0 && !rz__kind_hooks_of(k)->mints_secret;
+}
 
 static int add_route(rz_api_t *api, const rz_kind_t *k, enum form f, const char *pattern,
                      rz_http_fn fn)
@@ -93,6 +102,9 @@ static int add_route(rz_api_t *api, const rz_kind_t *k, enum form f, const char 
 			continue;
 		}
 		if (verb == RZ_VERB_LIST && (k->verbs & (RZ_VERB_LIST | RZ_VERB_WATCH)) == 0) {
+			continue;
+		}
+		if (f == FORM_ITEM && verb == RZ_VERB_CREATE && !apply_creates(k)) {
 			continue;
 		}
 		api->ctxs[api->n] =

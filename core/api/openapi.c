@@ -442,7 +442,8 @@ static const rz_route_param_t write_query[] = {
 	  "Strict (the default): an unknown or duplicate field is refused (422 naming it, 400 "
 	  "for a duplicate); Warn: dropped, with a Warning header each; Ignore: dropped" },
 	{ "fieldManager", "string",
-	  "accepted for Kubernetes clients (at most 128 bytes); not recorded" },
+	  "who the write's fields belong to in metadata.managedFields (at most 128 bytes); "
+	  "required for a server-side apply, whose force=true takes fields from other managers" },
 	{ "dryRun", "string", "All: validate and answer as the write would, storing nothing" },
 	{ NULL, NULL, NULL },
 };
@@ -461,6 +462,8 @@ static json_t *kind_body(const rz_kind_t *k, enum kverb v)
 		json_t *c = content("application/merge-patch+json", ref("Patch"));
 		json_object_set_new(c, "application/json-patch+json",
 		                    json_pack("{s:o}", "schema", ref("JsonPatch")));
+		json_object_set_new(c, "application/apply-patch+yaml",
+		                    json_pack("{s:o}", "schema", ref("Patch")));
 		return c;
 	}
 	return json_pack("{s:{s:o}, s:{s:o}}", "application/json", "schema", ref(k->kind),

@@ -204,22 +204,53 @@ json_t *rz__read_body(rz_req_t *req)
 	return must_be(req, read_json(req, body, len), false);
 }
 
-json_t *rz__read_patch(rz_req_t *req, bool *json_patch)
+enum rz__patch_type rz__patch_type(rz_req_t *req)
 {
+	static const struct {
+		const char *media;
+		enum rz__patch_type type;
+	} types[] = {
+		{ "application/merge-patch+json", RZ_PATCH_MERGE },
+		{ "application/json-patch+json", RZ_PATCH_JSON },
+		{ "application/apply-patch+yaml", RZ_PATCH_APPLY },
+	};
 	const char *ctype = rz_req_header(req, "Content-Type");
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		if (media_is(ctype, types[i].media)) {
+			return types[i].type;
+		}
+	}
+	unsupported(req, ctype,
+	            "application/merge-patch+json, application/json-patch+json or "
+	            "application/apply-patch+yaml");
+	return RZ_PATCH_NONE;
+}
+
+/* An apply's configuration: YAML, which JSON is too; read as JSON when it looks like JSON
+ * (what kubectl and the client libraries send), so its errors are JSON's. */
+static json_t *read_apply(rz_req_t *req, const char *body, size_t len)
+{
+	size_t lead = strspn(body, " \t\r\n");
+
+	if (lead < len && body[lead] == '{') {
+		return must_be(req, read_json(req, body, len), false);
+	}
+	return read_yaml(req, body, len);
+}
+
+json_t *rz__read_patch(rz_req_t *req, enum rz__patch_type type)
+{
 	const char *body;
 	size_t len;
 
 	if (!body_bounded(req, &body, &len)) {
 		return NULL;
 	}
-	*json_patch = media_is(ctype, "application/json-patch+json");
-	if (!*json_patch && !media_is(ctype, "application/merge-patch+json")) {
-		unsupported(req, ctype,
-		            "application/merge-patch+json or application/json-patch+json");
-		return NULL;
+	if (type == RZ_PATCH_APPLY) {
+		return read_apply(req, body, len);
 	}
-	return must_be(req, read_json(req, body, len), *json_patch);
+	return must_be(req, read_json(req, body, len), type == RZ_PATCH_JSON);
 }
 
 /* ------------------------------------------------------------------ validation */

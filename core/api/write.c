@@ -13,9 +13,8 @@
 #include "core/base/clock.h"
 #include "core/model/fields.h"
 #include "core/model/jsonpatch.h"
+#include "core/model/managed.h"
 #include "core/model/merge.h"
-
-#define FIELD_MANAGER_MAX 128 /* as Kubernetes bounds a fieldManager */
 
 /* A DELETE's propagationPolicy: Background and Foreground (a tenant's objects go with it
  * either way). Orphan cannot be honoured, so it is refused rather than ignored. Replies 400
@@ -41,8 +40,8 @@ static bool policy_ok(rz_req_t *req, const char *pp)
 }
 
 /* The write options Kubernetes clients send: dryRun (All: validate and answer without
- * storing), fieldManager (accepted; the server keeps no managed fields), fieldValidation
- * (rz__field_validation_ok), and for deletes propagationPolicy (policy_ok).
+ * storing), fieldManager (who the write's fields belong to, metadata.managedFields),
+ * fieldValidation (rz__field_validation_ok), and for deletes propagationPolicy (policy_ok).
  * Replies 400 naming the parameter and returns false on a bad value. */
 static bool write_options(rz_req_t *req, bool *dry)
 {
@@ -57,9 +56,11 @@ static bool write_options(rz_req_t *req, bool *dry)
 		               ECHO_MAX, d);
 		return false;
 	}
-	if (fm != NULL && strlen(fm) > FIELD_MANAGER_MAX) {
-		rz_reply_error(req, 400, NULL, "fieldManager: Too long: must be at most %d bytes",
-		               FIELD_MANAGER_MAX);
+	if (fm != NULL && !rz__manager_ok(fm)) {
+		rz_reply_error(req, 400, NULL,
+		               "fieldManager: Invalid value: must be at most %d bytes of printable "
+		               "characters",
+		               RZ_FIELD_MANAGER_MAX);
 		return false;
 	}
 	return policy_ok(req, pp) && rz__field_validation_ok(req);
@@ -270,25 +271,28 @@ static void submit(struct wr *w)
 
 /* ------------------------------------------------------------------ writes */
 
-void rz__handle_create(struct rctx *c, rz_req_t *req, const char *tenant)
+void rz__create(struct rctx *c, rz_req_t *req, const char *tenant, json_t *obj, bool dry,
+                json_t *managed)
 {
-	json_t *obj = NULL;
 	json_t *causes = json_array();
 	const char *name;
 	struct wr *w;
-	bool dry;
 
-	if (!write_options(req, &dry) || (obj = rz__read_body(req)) == NULL ||
-	    !rz__match_url(req, c->k, obj, tenant, NULL)) {
-		goto out;
-	}
 	json_object_del(obj, "status"); /* create ignores status */
 	rz__drop_top(c->k, obj);
+	rz__managed_strip(obj);
 	if (rz__validate_spec_write(c, req, obj, NULL, causes) == 0) {
 		rz__assign_name(c->k, obj, causes);
 	}
 	if (json_array_size(causes) == 0 && c->hooks->create_check != NULL) {
 		c->hooks->create_check(c, req, obj, tenant, causes);
+	}
+	if (json_array_size(causes) == 0) {
+		bool ok = rz__managed_set(c, req, NULL, obj, false, managed, causes);
+		managed = NULL; /* taken */
+		if (!ok) {
+			goto out;
+		}
 	}
 	name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
 	if (json_array_size(causes) > 0) {
@@ -305,35 +309,60 @@ void rz__handle_create(struct rctx *c, rz_req_t *req, const char *tenant)
 		submit(w);
 	}
 out:
+	json_decref(managed);
 	json_decref(causes);
 	json_decref(obj);
 }
 
-/* Validate an update (replace or patch) of obj over cur and send it on its way. */
-static void update(struct rctx *c, rz_req_t *req, const char *tenant, const char *name, json_t *obj,
-                   const json_t *cur, int64_t rv, json_t *causes, bool dry)
+void rz__handle_create(struct rctx *c, rz_req_t *req, const char *tenant)
 {
-	rz_update_mode_t mode = c->form == FORM_STATUS ? RZ_UPDATE_STATUS : RZ_UPDATE_SPEC;
-	struct wr *w;
+	json_t *obj = NULL;
+	bool dry;
 
-	if (mode == RZ_UPDATE_STATUS) {
-		rz__drop_unknown(req, c->k, obj, true);
-		rz_kind_validate_status_write(c->k, obj, causes);
-	} else if (rz__validate_spec_write(c, req, obj, cur, causes) == 0 &&
-	           c->hooks->update_check != NULL) {
-		c->hooks->update_check(c, cur, obj, causes);
-	}
-	if (json_array_size(causes) > 0) {
-		rz__reply_invalid(req, c->k, name, causes);
+	if (!write_options(req, &dry) || (obj = rz__read_body(req)) == NULL ||
+	    !rz__match_url(req, c->k, obj, tenant, NULL)) {
 		json_decref(obj);
 		return;
 	}
-	w = wr_new(c, req, false, tenant, name, obj);
+	rz__create(c, req, tenant, obj, dry, NULL);
+}
+
+void rz__update(struct rctx *c, rz_req_t *req, struct rz__update *u, json_t *causes)
+{
+	rz_update_mode_t mode = c->form == FORM_STATUS ? RZ_UPDATE_STATUS : RZ_UPDATE_SPEC;
+	json_t *obj = u->obj;
+	bool reset = rz__managed_strip(obj) && mode == RZ_UPDATE_SPEC;
+	struct wr *w;
+
+	u->obj = NULL;
+	if (mode == RZ_UPDATE_STATUS) {
+		rz__drop_unknown(req, c->k, obj, true);
+		rz_kind_validate_status_write(c->k, obj, causes);
+	} else if (rz__validate_spec_write(c, req, obj, u->cur, causes) == 0 &&
+	           c->hooks->update_check != NULL) {
+		c->hooks->update_check(c, u->cur, obj, causes);
+	}
+	if (json_array_size(causes) == 0) {
+		bool ok = rz__managed_set(c, req, u->cur, obj, reset, u->managed, causes);
+		u->managed = NULL; /* taken */
+		if (!ok) {
+			json_decref(obj);
+			return;
+		}
+	}
+	json_decref(u->managed); /* left by a write found invalid */
+	u->managed = NULL;
+	if (json_array_size(causes) > 0) {
+		rz__reply_invalid(req, c->k, u->name, causes);
+		json_decref(obj);
+		return;
+	}
+	w = wr_new(c, req, false, u->tenant, u->name, obj);
 	if (w != NULL) {
-		w->expect_rv = rv;
+		w->expect_rv = u->rv;
 		w->mode = mode;
-		w->dry = dry;
-		w->cur = json_incref((json_t *)cur); /* the store need not read it again */
+		w->dry = u->dry;
+		w->cur = json_incref((json_t *)u->cur); /* the store need not read it again */
 		if (mode == RZ_UPDATE_STATUS) {
 			commit(w); /* status writes carry no secrets */
 		} else {
@@ -342,9 +371,7 @@ static void update(struct rctx *c, rz_req_t *req, const char *tenant, const char
 	}
 }
 
-/* metadata.resourceVersion of a body: 0 when absent; a string that is no revision is a cause
- * (never taken for "no precondition"). */
-static int64_t body_rv(const json_t *obj, json_t *causes)
+int64_t rz__body_rv(const json_t *obj, json_t *causes)
 {
 	const char *s =
 	    json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
@@ -371,14 +398,21 @@ void rz__handle_replace(struct rctx *c, rz_req_t *req, const char *tenant, const
 	    !rz__match_url(req, c->k, obj, tenant, name)) {
 		goto out;
 	}
-	rv = body_rv(obj, causes);
+	rv = rz__body_rv(obj, causes);
 	if (rv == 0 && json_array_size(causes) == 0) {
 		rz_fields_cause(causes, "metadata.resourceVersion", RZ_CAUSE_REQUIRED,
 		                "must be specified for an update");
 	}
 	cur = rz__current(c, req, tenant, name);
 	if (cur != NULL) {
-		update(c, req, tenant, name, obj, cur, rv, causes, dry);
+		rz__update(c, req,
+		           &(struct rz__update){ .tenant = tenant,
+		                                 .name = name,
+		                                 .obj = obj,
+		                                 .cur = cur,
+		                                 .rv = rv,
+		                                 .dry = dry },
+		           causes);
 		obj = NULL;
 	}
 out:
@@ -409,31 +443,40 @@ static bool json_patch(struct rctx *c, rz_req_t *req, const char *name, const js
 	return rc == 0;
 }
 
-/* PATCH of the object or of its status, by merge patch or JSON patch; the result goes the
- * way of a PUT. A resourceVersion in a merge patch, or left by a JSON patch in the result,
- * is a precondition; without one the patch applies to the current version. */
+/* PATCH of the object or of its status, by merge patch or JSON patch, or a server-side
+ * apply (apply.c); the result goes the way of a PUT. A resourceVersion in a merge patch, or
+ * left by a JSON patch in the result, is a precondition; without one the patch applies to
+ * the current version. */
 void rz__handle_patch(struct rctx *c, rz_req_t *req, const char *tenant, const char *name)
 {
 	json_t *patch = NULL;
 	json_t *causes = json_array();
 	json_t *cur = NULL, *next = NULL;
+	enum rz__patch_type type;
 	int64_t rv;
-	bool dry, jp = false;
+	bool dry, force;
 
-	if (!write_options(req, &dry) || (patch = rz__read_patch(req, &jp)) == NULL) {
+	if (!write_options(req, &dry) || (type = rz__patch_type(req)) == RZ_PATCH_NONE ||
+	    !rz__patch_options(c, req, type, &force) ||
+	    (patch = rz__read_patch(req, type)) == NULL) {
+		goto out;
+	}
+	if (type == RZ_PATCH_APPLY) {
+		rz__handle_apply(c, req, tenant, name, patch, dry, force);
+		patch = NULL;
 		goto out;
 	}
 	cur = rz__current(c, req, tenant, name);
 	if (cur == NULL) {
 		goto out;
 	}
-	if (jp) {
+	if (type == RZ_PATCH_JSON) {
 		if (!json_patch(c, req, name, cur, patch, &next)) {
 			goto out;
 		}
-		rv = json_is_object(next) ? body_rv(next, causes) : 0;
+		rv = json_is_object(next) ? rz__body_rv(next, causes) : 0;
 	} else {
-		rv = body_rv(patch, causes);
+		rv = rz__body_rv(patch, causes);
 		next = rz_merge_patch(cur, patch);
 	}
 	rv = rv ? rv : rz_object_rv(cur);
@@ -442,7 +485,14 @@ void rz__handle_patch(struct rctx *c, rz_req_t *req, const char *tenant, const c
 	} else if (!json_is_object(next)) {
 		rz_reply_error(req, 400, NULL, "the patched document must be a JSON object");
 	} else if (rz__match_url(req, c->k, next, tenant, name)) {
-		update(c, req, tenant, name, next, cur, rv, causes, dry);
+		rz__update(c, req,
+		           &(struct rz__update){ .tenant = tenant,
+		                                 .name = name,
+		                                 .obj = next,
+		                                 .cur = cur,
+		                                 .rv = rv,
+		                                 .dry = dry },
+		           causes);
 		next = NULL;
 	}
 out:

@@ -8,6 +8,7 @@
 
 #include "core/model/kinds.h"
 #include "core/model/kinds-int.h"
+#include "core/model/managed.h"
 
 /* ------------------------------------------------------------------ shared pieces */
 
@@ -130,6 +131,12 @@ static const rz_field_t metadata_fields[] = {
 	  .doc = "Qualified names of what must finish before the object is removed (a Tenant gets "
 	         "rezuscloud.io/teardown: its destroy run); a deleted object stays, with "
 	         "metadata.deletionTimestamp, until the list is empty. At most 32." },
+	{ .name = "managedFields",
+	  .type = RZ_F_ARRAY,
+	  .items = RZ_F_OBJECT,
+	  .fields = rz_managed_entry_fields,
+	  .doc = "Who owns which fields (server-side apply): one entry per field manager and "
+	         "operation, written by the server; a write may only clear them ([])." },
 	F_END,
 };
 

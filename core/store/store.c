@@ -637,6 +637,9 @@ static int op_create(struct write *w, rz_err_t *err)
 	json_object_set_new(meta, "creationTimestamp", json_string(now));
 	json_object_del(meta, "deletionTimestamp");
 	json_object_del(meta, "generateName");
+	if (json_array_size(json_object_get(meta, "managedFields")) == 0) {
+		json_object_del(meta, "managedFields"); /* [] is no managers */
+	}
 	add_finalizers(w->k, meta);
 	json_object_del(obj, "status");
 	if (w->k->initial_status != NULL) {
@@ -729,7 +732,24 @@ static bool finalizers_empty(const json_t *obj)
 	       0;
 }
 
-/* The new object for an update: spec and user metadata, or status, from w->obj. */
+/* metadata.managedFields of in_meta into meta when the write carries them (the API computes
+ * them for every write of its own: [] when no manager is left); absent, they stay as were. */
+static void take_managed(json_t *meta, const json_t *in_meta)
+{
+	json_t *m = json_object_get(in_meta, "managedFields");
+
+	if (m == NULL) {
+		return;
+	}
+	if (json_array_size(m) == 0) {
+		json_object_del(meta, "managedFields");
+	} else {
+		json_object_set_new(meta, "managedFields", json_deep_copy(m));
+	}
+}
+
+/* The new object for an update: spec and user metadata, or status, from w->obj; the
+ * managers of either. */
 static json_t *updated(struct write *w, const json_t *cur, bool *spec_changed)
 {
 	static const char *const user_meta[] = { "labels", "annotations", "finalizers" };
@@ -758,6 +778,7 @@ static json_t *updated(struct write *w, const json_t *cur, bool *spec_changed)
 	} else {
 		json_object_del(next, part);
 	}
+	take_managed(meta, in_meta);
 	if (w->mode == RZ_UPDATE_STATUS) { /* the kind's top-level members go with status */
 		for (const rz_field_t *f = w->k->top; f != NULL && f->name != NULL; f++) {
 			json_t *t = json_object_get(w->obj, f->name);

@@ -161,6 +161,8 @@ json_t *rz_store_list_all(rz_store_t *st, const char *kind, const char *tenant);
 int rz_store_create(rz_store_t *st, const rz_kind_t *k, const json_t *obj,
                     const rz_write_hook_t *hook, json_t **out, rz_err_t *err);
 
+/* Either mode also takes metadata.managedFields from obj when obj has them ([]: none left);
+ * without them the stored ones stay. */
 typedef enum rz_update_mode {
 	RZ_UPDATE_SPEC,   /* spec, labels, annotations, finalizers from obj; status kept */
 	RZ_UPDATE_STATUS, /* status and the kind's top-level members (k->top) from obj;

@@ -2,8 +2,9 @@
 # kubectl, unchanged, against the daemon: discovery (api-resources, aggregated), get with the
 # columns rezusctl get prints (a Table), -o yaml, -n, -A, -l, get -w, describe, apply of a
 # Tenant and of a NodeGroup with -n (created, unchanged, configured), patch --type=merge and
-# --type=json, label, wait --for=condition, delete, version. kubectl sends its token only over TLS: the
-# daemon serves it (k8sfront.sh).
+# --type=json, label, wait --for=condition, apply --server-side (conflicts, --force-conflicts,
+# pruning, --dry-run=server, --show-managed-fields, every writable kind), delete, version.
+# kubectl sends its token only over TLS: the daemon serves it (k8sfront.sh).
 . "${top_srcdir:-.}/tests/integration/k8sfront.sh"
 
 for tool in kubectl curl; do
@@ -239,6 +240,82 @@ sed 's/team: blue/team: red/' "$WORK/tenant.yaml" >"$WORK/tenant-red.yaml"
 out=$(k diff -f "$WORK/tenant-red.yaml")
 expect_match "kubectl diff shows what the server would change" '^\+ +team: red' "$out"
 expect_match "and what it holds now" '^- +team: blue' "$out"
+
+# --- server-side apply: created, applied again without a write, a conflict with another field
+# manager named as Kubernetes names it, --force-conflicts, a field dropped from the manifest
+# removed, --dry-run=server, metadata.managedFields shown
+cat >"$WORK/ssa-ng.yaml" <<Y
+apiVersion: rezuscloud.io/v1
+kind: NodeGroup
+metadata:
+  name: ssa
+  labels: {tier: gold}
+spec:
+  role: worker
+  count: 2
+  providerClass: sim
+Y
+ssa() { k apply --server-side --validate=false "$@"; }
+expect_eq "apply --server-side creates a NodeGroup" "nodegroup.rezuscloud.io/ssa serverside-applied" \
+	"$(ssa -n acme -f "$WORK/ssa-ng.yaml")"
+rv=$(k get ng ssa -n acme -o jsonpath='{.metadata.resourceVersion}')
+expect_eq "applied again" "nodegroup.rezuscloud.io/ssa serverside-applied" "$(ssa -n acme -f "$WORK/ssa-ng.yaml")"
+expect_eq "which wrote nothing (the same resourceVersion)" "$rv" \
+	"$(k get ng ssa -n acme -o jsonpath='{.metadata.resourceVersion}')"
+out=$(k get ng ssa -n acme -o yaml --show-managed-fields)
+expect_match "get -o yaml --show-managed-fields shows who owns what" \
+	'manager: kubectl$' "$out"
+expect_match "an Apply entry" 'operation: Apply$' "$out"
+expect_match "with the fields in FieldsV1" 'f:count: \{\}' "$out"
+expect_eq "another manager scales it (merge patch, --field-manager=scaler)" "nodegroup.rezuscloud.io/ssa patched" \
+	"$(k patch ng ssa -n acme --type=merge --field-manager=scaler -p '{"spec":{"count":5}}')"
+expect_eq "each field has its manager" "kubectl:Apply scaler:Update " \
+	"$(k get ng ssa -n acme --show-managed-fields -o jsonpath='{range .metadata.managedFields[*]}{.manager}:{.operation} {end}')"
+sed -i 's/count: 2/count: 3/' "$WORK/ssa-ng.yaml"
+out=$(ssa -n acme -f "$WORK/ssa-ng.yaml")
+expect_match "applying another count conflicts, naming the manager and the field" \
+	'^error: Apply failed with 1 conflict: conflict with "scaler" using rezuscloud.io/v1: \.spec\.count$' "$out"
+expect_eq "and changes nothing" "5" "$(k get ng ssa -n acme -o jsonpath='{.spec.count}')"
+expect_eq "--force-conflicts takes the field" "nodegroup.rezuscloud.io/ssa serverside-applied" \
+	"$(ssa --force-conflicts -n acme -f "$WORK/ssa-ng.yaml")"
+expect_eq "the applied count is stored" "3" "$(k get ng ssa -n acme -o jsonpath='{.spec.count}')"
+expect_eq "kubectl owns it now; the scaler, left with nothing, is gone" "kubectl:Apply " \
+	"$(k get ng ssa -n acme --show-managed-fields -o jsonpath='{range .metadata.managedFields[*]}{.manager}:{.operation} {end}')"
+sed -i '/labels:/d' "$WORK/ssa-ng.yaml"
+ssa -n acme -f "$WORK/ssa-ng.yaml" >/dev/null
+expect_eq "a label dropped from the manifest is removed" "" \
+	"$(k get ng ssa -n acme -o jsonpath='{.metadata.labels}')"
+sed -i 's/count: 3/count: 4/' "$WORK/ssa-ng.yaml"
+expect_eq "--dry-run=server" "nodegroup.rezuscloud.io/ssa serverside-applied (server dry run)" \
+	"$(ssa --dry-run=server -n acme -f "$WORK/ssa-ng.yaml")"
+expect_eq "stores nothing" "3" "$(k get ng ssa -n acme -o jsonpath='{.spec.count}')"
+out=$(k patch ng ssa -n acme --type=merge -p '{"metadata":{"managedFields":[]}}')
+expect_eq "managedFields: [] clears them" "" \
+	"$(k get ng ssa -n acme --show-managed-fields -o jsonpath='{.metadata.managedFields}')"
+
+# the other writable kinds, by server-side apply
+printf 'apiVersion: rezuscloud.io/v1\nkind: Tenant\nmetadata: {name: ssa}\nspec: {clusterProvider: sim}\n' >"$WORK/ssa-tn.yaml"
+expect_eq "a Tenant" "tenant.rezuscloud.io/ssa serverside-applied" "$(ssa -f "$WORK/ssa-tn.yaml")"
+printf 'apiVersion: rezuscloud.io/v1\nkind: ConfigPatch\nmetadata: {name: ssa}\nspec: {patch: "machine: {}\\n", targetRole: all}\n' >"$WORK/ssa-cp.yaml"
+expect_eq "a ConfigPatch" "configpatch.rezuscloud.io/ssa serverside-applied" "$(ssa -n ssa -f "$WORK/ssa-cp.yaml")"
+printf 'apiVersion: rezuscloud.io/v1\nkind: User\nmetadata: {name: ssa}\nspec: {role: view, password: "Sw0rdfish-ssa-9"}\n' >"$WORK/ssa-user.yaml"
+expect_eq "a User" "user.rezuscloud.io/ssa serverside-applied" "$(ssa -f "$WORK/ssa-user.yaml")"
+out=$(k get user ssa -o yaml --show-managed-fields)
+expect_match "owned by kubectl" 'manager: kubectl$' "$out"
+if printf '%s' "$out" | grep -qi 'Sw0rdfish\|password'; then
+	not_ok "neither the password nor its field is kept, in the object or its managers" "$out"
+else
+	ok "neither the password nor its field is kept, in the object or its managers"
+fi
+printf 'apiVersion: rezuscloud.io/v1\nkind: AccessBinding\nmetadata: {name: ssa}\nspec: {role: view, subjects: [{kind: User, name: ssa}], tenants: {names: [ssa]}}\n' >"$WORK/ssa-ab.yaml"
+expect_eq "an AccessBinding" "accessbinding.rezuscloud.io/ssa serverside-applied" "$(ssa -f "$WORK/ssa-ab.yaml")"
+printf 'apiVersion: rezuscloud.io/v1\nkind: UpgradeRun\nmetadata: {name: ssa}\nspec: {component: talos, targetVersion: 1.12.1, dryRun: true}\n' >"$WORK/ssa-up.yaml"
+expect_eq "an UpgradeRun, created" "upgraderun.rezuscloud.io/ssa serverside-applied" "$(ssa -n ssa -f "$WORK/ssa-up.yaml")"
+expect_eq "and applied again unchanged" "upgraderun.rezuscloud.io/ssa serverside-applied" "$(ssa -n ssa -f "$WORK/ssa-up.yaml")"
+sed -i 's/1.12.1/1.12.2/' "$WORK/ssa-up.yaml"
+expect_match "but never changed" 'never changed' "$(ssa -n ssa -f "$WORK/ssa-up.yaml")"
+printf 'apiVersion: rezuscloud.io/v1\nkind: Run\nmetadata: {name: ssa}\nspec: {operation: plan}\n' >"$WORK/ssa-run.yaml"
+expect_eq "a Run" "run.rezuscloud.io/ssa serverside-applied" "$(ssa -n ssa -f "$WORK/ssa-run.yaml")"
 
 # --- dry run, then delete
 expect_match "create --dry-run=server stores nothing" 'created \(server dry run\)' \

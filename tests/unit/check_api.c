@@ -394,8 +394,9 @@ START_TEST(test_bad_bodies)
 	make_tenant("acme");
 	ck_assert_int_eq(call("PATCH", "/api/v1/tenants/acme", "application/json", "{}", &j), 415);
 	ck_assert_str_eq(at(j, "message"), "unsupported media type 'application/json': PATCH "
-	                                   "requests take application/merge-patch+json or "
-	                                   "application/json-patch+json");
+	                                   "requests take application/merge-patch+json, "
+	                                   "application/json-patch+json or "
+	                                   "application/apply-patch+yaml");
 	json_decref(j);
 	ck_assert_int_eq(call("POST", "/api/v1/tenants", "application/json; charset=utf-8",
 	                      "{\"metadata\":{\"name\":\"b\"}}", &j),

@@ -1225,6 +1225,49 @@ START_TEST(test_audit_rows_and_no_secret_anywhere)
 }
 END_TEST
 
+/* A server-side apply creates only what a POST to the collection could: an AccessBinding on
+ * a tenant's name lets its user change that tenant and create in it, not create the tenant. */
+START_TEST(test_apply_creates_as_post_would)
+{
+	static const char tenant[] = "{\"apiVersion\":\"rezuscloud.io/v1\",\"kind\":\"Tenant\","
+	                             "\"spec\":{\"clusterProvider\":\"sim\"}}";
+	char tok[1024];
+	json_t *j;
+
+	ck_assert_int_eq(call("POST", "/api/v1/tenants", admin_tok,
+	                      "{\"metadata\":{\"name\":\"t1\"},\"spec\":{\"clusterProvider\":"
+	                      "\"sim\"}}",
+	                      NULL),
+	                 201);
+	make_user("ed", "none", "tenant-editor-pw-1");
+	ck_assert_int_eq(call("POST", "/api/v1/accessbindings", admin_tok,
+	                      "{\"metadata\":{\"name\":\"ed\"},\"spec\":{\"role\":\"edit\","
+	                      "\"subjects\":[{\"kind\":\"User\",\"name\":\"ed\"}],"
+	                      "\"tenants\":{\"names\":[\"t1\",\"t9\"]}}}",
+	                      NULL),
+	                 201);
+	ck_assert_int_eq(login("ed", "tenant-editor-pw-1", tok, sizeof(tok)), 200);
+	ck_assert_int_eq(call("POST", "/api/v1/tenants", tok,
+	                      "{\"metadata\":{\"name\":\"t9\"},\"spec\":{}}", NULL),
+	                 403);
+	ck_assert_int_eq(call_h("PATCH", "/api/v1/tenants/t9?fieldManager=ed", tok,
+	                        "application/apply-patch+yaml", tenant, &j, NULL, NULL, 0),
+	                 403);
+	ck_assert_ptr_nonnull(strstr(str(j, "message"), "role on the installation"));
+	json_decref(j);
+	ck_assert_int_eq(call("GET", "/api/v1/tenants/t9", admin_tok, NULL, NULL), 404);
+	ck_assert_int_eq(call_h("PATCH", "/api/v1/tenants/t1?fieldManager=ed", tok,
+	                        "application/apply-patch+yaml", tenant, NULL, NULL, NULL, 0),
+	                 200);
+	ck_assert_int_eq(call_h("PATCH", "/api/v1/tenants/t1/configpatches/p?fieldManager=ed", tok,
+	                        "application/apply-patch+yaml",
+	                        "{\"apiVersion\":\"rezuscloud.io/v1\",\"kind\":\"ConfigPatch\","
+	                        "\"spec\":{\"patch\":\"machine: {}\\n\"}}",
+	                        NULL, NULL, NULL, 0),
+	                 201);
+}
+END_TEST
+
 /* A tenant's admin by AccessBindings reads the audit rows of its tenants, and only those,
  * page by page; a token capped below admin, and any other role below it, still gets 403. */
 START_TEST(test_audit_of_ones_tenants)
@@ -1602,6 +1645,7 @@ int main(void)
 	tcase_add_test(tc, test_last_admin_is_kept);
 	tcase_add_test(tc, test_password_change);
 	tcase_add_test(tc, test_audit_rows_and_no_secret_anywhere);
+	tcase_add_test(tc, test_apply_creates_as_post_would);
 	tcase_add_test(tc, test_audit_of_ones_tenants);
 	tcase_add_test(tc, test_audit_retention);
 	tcase_add_test(tc, test_audit_fields_bounded);

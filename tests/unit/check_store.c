@@ -1003,6 +1003,43 @@ START_TEST(test_conditions_follow_the_phase)
 }
 END_TEST
 
+/* metadata.managedFields: kept as created (none for []), taken from an update of either
+ * mode that carries them ([] drops them), left as they were by one that does not. */
+START_TEST(test_update_managed_fields)
+{
+	json_t *in = manifest("Tenant", NULL, "m", tenant_spec), *cur, *out = NULL, *mf;
+	rz_err_t err = { 0 };
+	bool gone;
+
+	json_object_set_new(meta(in), "managedFields", json_array());
+	cur = create_ok(in);
+	ck_assert_ptr_null(json_object_get(meta(cur), "managedFields"));
+	mf = parse("[{\"manager\":\"a\",\"operation\":\"Update\",\"fieldsType\":\"FieldsV1\","
+	           "\"fieldsV1\":{\"f:spec\":{}}}]");
+	in = json_deep_copy(cur);
+	json_object_set(meta(in), "managedFields", mf);
+	ck_assert_int_eq(update("Tenant", NULL, "m", in, 0, RZ_UPDATE_STATUS, &out, &gone, &err),
+	                 0);
+	ck_assert(json_equal(json_object_get(meta(out), "managedFields"), mf));
+	json_decref(cur);
+	cur = out;
+	in = json_deep_copy(cur);
+	json_object_del(meta(in), "managedFields");
+	json_object_set_new(meta(in), "labels", parse("{\"x\":\"y\"}"));
+	ck_assert_int_eq(update("Tenant", NULL, "m", in, 0, RZ_UPDATE_SPEC, &out, &gone, &err), 0);
+	ck_assert(json_equal(json_object_get(meta(out), "managedFields"), mf));
+	json_decref(cur);
+	cur = out;
+	in = json_deep_copy(cur);
+	json_object_set_new(meta(in), "managedFields", json_array());
+	ck_assert_int_eq(update("Tenant", NULL, "m", in, 0, RZ_UPDATE_SPEC, &out, &gone, &err), 0);
+	ck_assert_ptr_null(json_object_get(meta(out), "managedFields"));
+	json_decref(out);
+	json_decref(cur);
+	json_decref(mf);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ delete */
 
 START_TEST(test_delete_without_finalizers)
@@ -2435,6 +2472,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_update_spec_replaces_user_metadata);
 	tcase_add_test(tc, test_update_status);
 	tcase_add_test(tc, test_conditions_follow_the_phase);
+	tcase_add_test(tc, test_update_managed_fields);
 	tcase_add_test(tc, test_delete_without_finalizers);
 	tcase_add_test(tc, test_delete_with_finalizers);
 	tcase_add_test(tc, test_delete_tenant_without_finalizers);
