@@ -103,7 +103,8 @@ static const rz_field_t metadata_fields[] = {
 	  .type = RZ_F_ARRAY,
 	  .items = RZ_F_OBJECT,
 	  .fields = rz_managed_entry_fields,
-	  .doc = "who owns which fields (server-side apply); written by the server" },
+	  .doc = "Who owns which fields (server-side apply): an entry per field manager, "
+	         "operation and subresource. Written by the server; a write of [] clears them." },
 	F_END,
 };
 
