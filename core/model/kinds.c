@@ -135,8 +135,8 @@ static const rz_field_t metadata_fields[] = {
 	  .type = RZ_F_ARRAY,
 	  .items = RZ_F_OBJECT,
 	  .fields = rz_managed_entry_fields,
-	  .doc = "Who owns which fields (server-side apply): one entry per field manager and "
-	         "operation, written by the server; a write may only clear them ([])." },
+	  .doc = "Who owns which fields (server-side apply): an entry per field manager, "
+	         "operation and subresource. Written by the server; a write of [] clears them." },
 	F_END,
 };
 
