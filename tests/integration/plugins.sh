@@ -12,7 +12,7 @@ FIX="$top_builddir/tests/fixtures/plugins/.libs"
 # --- the conformance checker ---------------------------------------------------------------
 "$CHECK" --render-dir "$WORK/tf" "$SIM" >"$WORK/check.out" 2>&1
 expect_eq "rezus-plugin-check passes the sim plugin" "0" "$?"
-expect_match "it prints the descriptor" '^plugin: +sim 1\.0\.0 \(ABI 1\.2\)$' "$(cat "$WORK/check.out")"
+expect_match "it prints the descriptor" '^plugin: +sim 1\.0\.0 \(ABI 1\.3\)$' "$(cat "$WORK/check.out")"
 expect_eq "with no warning: sim's rule says when" "" "$(grep '^WARN' "$WORK/check.out")"
 "$CHECK" "$FIX/loose.so" >"$WORK/loose.out" 2>&1
 expect_eq "a rule with no when on terraform_data is a warning, not a failure" "0" "$?"
@@ -48,7 +48,7 @@ expect_match "and names the probe and the member" \
 	"$(cat "$WORK/badobserve.out")"
 "$CHECK" "$FIX/major.so" >"$WORK/major.out" 2>&1
 expect_eq "it fails a plugin built for another ABI" "1" "$?"
-expect_match "and says why" 'FAIL load: built for ABI 2\.0, host provides 1\.2' "$(cat "$WORK/major.out")"
+expect_match "and says why" 'FAIL load: built for ABI 2\.0, host provides 1\.3' "$(cat "$WORK/major.out")"
 
 # --- composition: golden files ----------------------------------------------------------------
 for f in versions.tf.json variables.tf.json terraform.tfvars.json sim.tf.json; do

@@ -12,7 +12,7 @@ expect_match "rezus-plugin.pc is installed" 'lib/pkgconfig/rezus-plugin\.pc$' "$
 export PKG_CONFIG_PATH="$(dirname "$PC")"
 PKGC="pkg-config --define-prefix"
 expect_eq "it states the ABI major" "1" "$($PKGC --variable=abi_major rezus-plugin)"
-expect_eq "and the minor" "2" "$($PKGC --variable=abi_minor rezus-plugin)"
+expect_eq "and the minor" "3" "$($PKGC --variable=abi_minor rezus-plugin)"
 expect_match "and where plugins go" '/lib/rezus/plugins$' "$($PKGC --variable=plugindir rezus-plugin)"
 for h in plugin.h host.h errors.h version.h; do
 	expect_eq "rezus/$h is installed" "yes" "$([ -f "$($PKGC --variable=includedir rezus-plugin)/rezus/$h" ] && echo yes)"
