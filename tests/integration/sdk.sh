@@ -37,7 +37,7 @@ expect_eq "it exports only rezus_plugin_entry" "rezus_plugin_entry" \
 CHECKER=$(find "$STAGE" -type f -name rezus-plugin-check | head -n 1)
 "$CHECKER" "$WORK/example/example.so" >"$WORK/check.out" 2>&1
 expect_eq "the installed rezus-plugin-check loads and passes it" "0" "$?"
-expect_match "as plugin example 0.1.0" '^plugin: +example 0\.1\.0 \(ABI 1\.2\)$' "$(cat "$WORK/check.out")"
+expect_match "as plugin example 0.1.0" '^plugin: +example 0\.1\.0 \(ABI 1\.3\)$' "$(cat "$WORK/check.out")"
 expect_match "with no warning: its rule on terraform_data says when" '^OK: 0 checks failed, 0 warnings$' "$(cat "$WORK/check.out")"
 
 # --- next to sim: each plugin projects only what it rendered -----------------------------------
