@@ -37,6 +37,7 @@ UNIT_TESTS = \
 	tests/unit/check_observer \
 	tests/unit/check_platforms \
 	tests/unit/check_talos_observe \
+	tests/unit/check_talos_etcd \
 	tests/unit/check_openapi \
 	tests/unit/check_static \
 	tests/unit/check_template \
@@ -262,6 +263,9 @@ tests_unit_check_platforms_LDADD = $(TEST_LDADD)
 tests_unit_check_talos_observe_SOURCES = tests/unit/check_talos_observe.c tests/unit/testutil.h
 tests_unit_check_talos_observe_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_talos_observe_LDADD = $(TEST_LDADD)
+tests_unit_check_talos_etcd_SOURCES = tests/unit/check_talos_etcd.c tests/unit/testutil.h
+tests_unit_check_talos_etcd_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_talos_etcd_LDADD = $(TEST_LDADD)
 tests_unit_check_template_SOURCES = tests/unit/check_template.c tests/unit/testutil.h
 tests_unit_check_template_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_template_LDADD = $(TEST_LDADD)

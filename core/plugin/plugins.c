@@ -146,6 +146,9 @@ static int check_entries(struct slot *s)
 		return refuse(s,
 		              "upgrade_commands is for cluster plugins, and kinds has no cluster");
 	}
+	if (d->etcd_commands != NULL && !(d->kinds & REZUS_PLUGIN_CLUSTER)) {
+		return refuse(s, "etcd_commands is for cluster plugins, and kinds has no cluster");
+	}
 	return 0;
 }
 
@@ -685,6 +688,72 @@ int rz_plugins_upgrade_commands(rz_plugins_t *p, const char *name, const json_t 
 		           perr.msg[0] ? perr.msg : rz_strerror(rc));
 	} else if ((rc = rz_probe_check_commands(*commands, &why)) != 0) {
 		rz_err_set(err, rc, "plugin '%s': upgrade_commands broke the contract: %s", name,
+		           why.msg);
+	}
+	if (rc != 0) {
+		json_decref(*commands);
+		*commands = NULL;
+	}
+	return rc;
+}
+
+/* ------------------------------------------------------------------ etcd snapshots */
+
+bool rz_plugins_has_etcd(const rz_plugins_t *p, const char *name)
+{
+	const struct slot *s = find(p, name);
+
+	return s != NULL && s->pub.desc.etcd_commands != NULL;
+}
+
+/* The caller's part of the contract: an action the plugin knows and an absolute path. */
+static int check_etcd_ctx(const json_t *ctx, rz_err_t *err)
+{
+	const char *action = json_string_value(json_object_get(ctx, "action"));
+	const json_t *path = json_object_get(ctx, "path");
+
+	if (action == NULL || (strcmp(action, "snapshot") != 0 && strcmp(action, "restore") != 0)) {
+		return rz_err_set(err, REZUS_EINVALID,
+		                  "etcd: ctx.action must be \"snapshot\" or \"restore\"");
+	}
+	if (!json_is_string(path) || json_string_value(path)[0] != '/' ||
+	    json_string_length(path) >= 4096 ||
+	    strlen(json_string_value(path)) != json_string_length(path)) {
+		return rz_err_set(err, REZUS_EINVALID, "etcd: ctx.path must be an absolute path");
+	}
+	return 0;
+}
+
+int rz_plugins_etcd_commands(rz_plugins_t *p, const char *name, const json_t *ctx,
+                             json_t **commands, rz_err_t *err)
+{
+	struct slot *s = find(p, name);
+	rezus_err_t perr = { 0 };
+	rz_err_t why = { 0 };
+	int rc;
+
+	*commands = NULL;
+	if (s == NULL || s->pub.desc.etcd_commands == NULL) {
+		return rz_err_set(err, RZ_ENOTFOUND,
+		                  "plugin '%s' is not loaded or takes no etcd snapshots", name);
+	}
+	if ((rc = check_etcd_ctx(ctx, err)) != 0) {
+		return rc;
+	}
+	if ((*commands = json_array()) == NULL) {
+		return rz_err_set(err, -ENOMEM, "out of memory");
+	}
+	call_begin(s);
+	rc = s->pub.desc.etcd_commands(s->state, (const rezus_json_t *)ctx,
+	                               (rezus_json_t *)*commands, &perr);
+	call_end(s);
+	if (rc != 0) {
+		rz_err_set(err, rc < 0 ? rc : REZUS_EINTERNAL,
+		           "plugin '%s': etcd_commands failed: %s", name,
+		           perr.msg[0] ? perr.msg : rz_strerror(rc));
+	} else if ((rc = rz_probe_check_etcd_commands(
+	                *commands, json_string_value(json_object_get(ctx, "action")), &why)) != 0) {
+		rz_err_set(err, rc, "plugin '%s': etcd_commands broke the contract: %s", name,
 		           why.msg);
 	}
 	if (rc != 0) {

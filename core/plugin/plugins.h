@@ -110,4 +110,18 @@ bool rz_plugins_upgrades(const rz_plugins_t *p, const char *name);
 int rz_plugins_upgrade_commands(rz_plugins_t *p, const char *name, const json_t *ctx,
                                 json_t **commands, rz_err_t *err);
 
+/* Etcd snapshots (ABI 1.3): whether plugin name (a cluster plugin) takes and restores etcd
+ * snapshots. False for a plugin built against an older ABI. */
+bool rz_plugins_has_etcd(const rz_plugins_t *p, const char *name);
+
+/* The commands that take (ctx.action "snapshot") or restore ("restore") an etcd snapshot,
+ * checked against the contract (rezus/plugin.h, "Etcd snapshots"); ctx borrowed, caller
+ * owns *commands. Run them in order like upgrade commands: one with tool null runs nothing,
+ * and for its "simulate": {"write": text} the host writes text to ctx.path instead (1 MiB
+ * at most). 0, RZ_ENOTFOUND (not loaded, or no etcd snapshots), REZUS_EINVALID for a ctx
+ * without a known action or an absolute path, or the plugin's code / REZUS_EINVALID with
+ * err saying why. */
+int rz_plugins_etcd_commands(rz_plugins_t *p, const char *name, const json_t *ctx,
+                             json_t **commands, rz_err_t *err);
+
 #endif /* RZ_PLUGINS_H */

@@ -71,12 +71,20 @@ static int check_args(json_t *probe, const char *noun, size_t i, rz_err_t *err)
 	return 0;
 }
 
-static int check_one(json_t *probe, const char *noun, size_t i, json_t *seen, int64_t tmax,
-                     rz_err_t *err)
+/* What a list holds and its limits: probes, upgrade commands or etcd commands. */
+struct rules {
+	const char *noun, *what; /* "probe", "probes" */
+	size_t max;
+	int64_t tmax;
+	bool simulate; /* etcd commands: a "simulate" member is known */
+};
+
+static int check_one(json_t *probe, const struct rules *r, size_t i, json_t *seen, rz_err_t *err)
 {
 	static const char *const members[] = { "id",          "tool",    "args", "timeout",
 		                               "credentials", "machine", "data", NULL };
-	const char *key, *id;
+	const char *key, *id, *noun = r->noun;
+	int64_t tmax = r->tmax;
 	json_t *v, *tool, *timeout, *cred, *machine;
 
 	if (!json_is_object(probe)) {
@@ -84,7 +92,7 @@ static int check_one(json_t *probe, const char *noun, size_t i, json_t *seen, in
 	}
 	json_object_foreach(probe, key, v)
 	{
-		if (!one_of(key, members)) {
+		if (!one_of(key, members) && !(r->simulate && strcmp(key, "simulate") == 0)) {
 			return rz_err_set(err, REZUS_EINVALID, "%s %zu: unknown member '%s'", noun,
 			                  i, key);
 		}
@@ -126,23 +134,22 @@ static int check_one(json_t *probe, const char *noun, size_t i, json_t *seen, in
 	return check_args(probe, noun, i, err);
 }
 
-static int check_list(json_t *probes, const char *noun, const char *what, size_t max, int64_t tmax,
-                      rz_err_t *err)
+static int check_list(json_t *probes, const struct rules *r, rz_err_t *err)
 {
 	json_t *seen, *p;
 	size_t i;
 	int rc = 0;
 
-	if (!json_is_array(probes) || json_array_size(probes) > max) {
-		return rz_err_set(err, REZUS_EINVALID, "%s must be a list of at most %zu", what,
-		                  max);
+	if (!json_is_array(probes) || json_array_size(probes) > r->max) {
+		return rz_err_set(err, REZUS_EINVALID, "%s must be a list of at most %zu", r->what,
+		                  r->max);
 	}
 	if ((seen = json_object()) == NULL) {
 		return rz_err_set(err, -ENOMEM, "out of memory");
 	}
 	json_array_foreach(probes, i, p)
 	{
-		if ((rc = check_one(p, noun, i, seen, tmax, err)) != 0) {
+		if ((rc = check_one(p, r, i, seen, err)) != 0) {
 			break;
 		}
 	}
@@ -152,13 +159,82 @@ static int check_list(json_t *probes, const char *noun, const char *what, size_t
 
 int rz_probe_check(json_t *probes, rz_err_t *err)
 {
-	return check_list(probes, "probe", "probes", RZ_PROBE_MAX, RZ_PROBE_TIMEOUT_MAX, err);
+	static const struct rules r = { "probe", "probes", RZ_PROBE_MAX, RZ_PROBE_TIMEOUT_MAX,
+		                        false };
+
+	return check_list(probes, &r, err);
 }
 
 int rz_probe_check_commands(json_t *commands, rz_err_t *err)
 {
-	return check_list(commands, "command", "commands", RZ_UPGRADE_COMMANDS_MAX,
-	                  RZ_UPGRADE_COMMAND_TIMEOUT_MAX, err);
+	static const struct rules r = { "command", "commands", RZ_UPGRADE_COMMANDS_MAX,
+		                        RZ_UPGRADE_COMMAND_TIMEOUT_MAX, false };
+
+	return check_list(commands, &r, err);
+}
+
+/* ------------------------------------------------------------------ etcd commands */
+
+/* A command's "simulate" (present): {"write": text} with tool null, for a snapshot. */
+static int check_simulate(const json_t *c, size_t i, bool snapshot, rz_err_t *err)
+{
+	const json_t *sim = json_object_get(c, "simulate");
+	const json_t *write = json_object_get(sim, "write");
+	const json_t *tool = json_object_get(c, "tool");
+
+	if (!snapshot) {
+		return bad(err, "command", i, c, "simulate is only for a snapshot");
+	}
+	if (tool != NULL && !json_is_null(tool)) {
+		return bad(err, "command", i, c, "simulate goes with tool null: nothing else runs");
+	}
+	if (!json_is_object(sim) || json_object_size(sim) != 1 || !json_is_string(write)) {
+		return bad(err, "command", i, c, "simulate must be {\"write\": \"<text>\"}");
+	}
+	if (json_string_length(write) > RZ_ETCD_SIMULATE_MAX ||
+	    strlen(json_string_value(write)) != json_string_length(write)) {
+		return bad(err, "command", i, c,
+		           "simulate.write must be text of at most 1 MiB, without NUL");
+	}
+	return 0;
+}
+
+int rz_probe_check_etcd_commands(json_t *commands, const char *action, rz_err_t *err)
+{
+	static const struct rules r = { "command", "commands", RZ_ETCD_COMMANDS_MAX,
+		                        RZ_ETCD_COMMAND_TIMEOUT_MAX, true };
+	bool snapshot = action != NULL && strcmp(action, "snapshot") == 0;
+	size_t i, simulated = 0, writers = 0;
+	json_t *c;
+	int rc;
+
+	if (!snapshot && (action == NULL || strcmp(action, "restore") != 0)) {
+		return rz_err_set(err, REZUS_EINVALID,
+		                  "action must be \"snapshot\" or \"restore\"");
+	}
+	if ((rc = check_list(commands, &r, err)) != 0) {
+		return rc;
+	}
+	json_array_foreach(commands, i, c)
+	{
+		if (json_object_get(c, "simulate") != NULL) {
+			if ((rc = check_simulate(c, i, snapshot, err)) != 0) {
+				return rc;
+			}
+			if (simulated++ > 0) {
+				return bad(err, "command", i, c,
+				           "only one command of a snapshot may simulate it");
+			}
+		}
+		writers += json_object_get(c, "simulate") != NULL ||
+		           json_is_string(json_object_get(c, "tool"));
+	}
+	if (snapshot && writers == 0) {
+		return rz_err_set(err, REZUS_EINVALID,
+		                  "a snapshot needs a command that writes the file: one with a "
+		                  "tool, or one with simulate.write");
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------------------ facts */

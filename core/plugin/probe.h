@@ -1,7 +1,8 @@
 /*
  * core/plugin/probe.h - the observation contract of plugin ABI 1.1 (rezus/plugin.h,
  * "Observation"), checked on the host's side: the probes a plugin asks for and the facts
- * it reads from their results. Used by the observer and by rezus-plugin-check.
+ * it reads from their results; and the commands of upgrades (1.2) and etcd snapshots (1.3),
+ * which are probes with their own limits. Used by the plugin host and rezus-plugin-check.
  */
 #ifndef RZ_PROBE_H
 #define RZ_PROBE_H
@@ -29,6 +30,17 @@ int rz_probe_check(json_t *probes, rz_err_t *err);
 /* Check the commands of an upgrade step (ABI 1.2, upgrade_commands) as probes are checked,
  * with their own limits (at most 16, timeouts up to 24 hours). */
 int rz_probe_check_commands(json_t *commands, rz_err_t *err);
+
+#define RZ_ETCD_COMMANDS_MAX        16
+#define RZ_ETCD_COMMAND_TIMEOUT_MAX (24LL * 3600 * 1000) /* ms */
+#define RZ_ETCD_SIMULATE_MAX        (1u << 20)           /* bytes of simulate.write */
+
+/* Check the commands of an etcd snapshot or restore (ABI 1.3, etcd_commands; action is
+ * ctx.action, "snapshot" or "restore") as upgrade commands are checked, and their
+ * "simulate" member: {"write": text of at most 1 MiB without NUL}, only with tool null,
+ * only for a snapshot, on one command at most. A snapshot needs a command that writes the
+ * file (a tool, or simulate.write). 0, or REZUS_EINVALID with err naming the command. */
+int rz_probe_check_etcd_commands(json_t *commands, const char *action, rz_err_t *err);
 
 /* Check facts from observe_parse: only the contract's members, of their types; stages from
  * the contract's list. 0, or REZUS_EINVALID with err naming the member. */

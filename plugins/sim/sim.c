@@ -24,7 +24,15 @@
  * runs its old version again at once. A Kubernetes upgrade shows on every node one stageMs
  * after it started. Machines run the versions the tenant's status records (what the last
  * apply or upgrade left), else its spec's.
+ *
+ * Etcd snapshots (ABI 1.3): nothing runs. A snapshot is a command with tool null whose
+ * simulate.write the host writes to the snapshot's path: a text that starts with the line
+ * "rezus-sim-etcd-snapshot v1" and names the tenant, its versions, the control plane it
+ * was taken through and each machine (name, role, address, Talos and Kubernetes
+ * versions), the same for the same context. A restore is a command with tool null: it
+ * changes nothing, the simulated machines go on as observation says.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -623,6 +631,94 @@ static int sim_upgrade(void *state, const rezus_json_t *ctx, rezus_json_t *comma
 	return 0;
 }
 
+/* ------------------------------------------------------------------ etcd snapshots */
+
+#define SNAPSHOT_MACHINES_MAX 1000 /* listed in a simulated snapshot: it stays far below 1 MiB */
+
+/* A string member for a snapshot line: "-" when missing, at most 253 bytes. */
+static const char *field(const rezus_host_t *h, const rezus_json_t *o, const char *path)
+{
+	const char *v = h->json_string_value(h, h->json_path(h, o, path));
+
+	return v != NULL && v[0] != '\0' ? h->printf(h, "%.253s", v) : "-";
+}
+
+/* A simulated snapshot: text that depends on the context alone (the same tenant and
+ * machines give the same bytes), what a real one would hold of them. Arena memory; NULL
+ * when out of it. */
+static const char *snapshot_text(const rezus_host_t *h, const rezus_json_t *ctx)
+{
+	const rezus_json_t *t = h->json_get(h, ctx, "tenant");
+	const rezus_json_t *ms = h->json_get(h, ctx, "machines");
+	size_t n = h->json_size(h, ms), len, at;
+	size_t lines = n < SNAPSHOT_MACHINES_MAX ? n : SNAPSHOT_MACHINES_MAX;
+	const char *talos = h->json_string_value(h, h->json_path(h, t, "status.talosVersion"));
+	const char *k8s = h->json_string_value(h, h->json_path(h, t, "status.kubernetesVersion"));
+	const char **line = h->alloc(h, (lines + 1) * sizeof(*line));
+	char *text;
+
+	if (line == NULL) {
+		return NULL;
+	}
+	line[0] = h->printf(h,
+	                    "rezus-sim-etcd-snapshot v1\ntenant: %s\ntalosVersion: %s\n"
+	                    "kubernetesVersion: %s\nthrough: %s\nmachines: %zu\n",
+	                    field(h, t, "metadata.name"),
+	                    talos ? talos : field(h, t, "spec.talosVersion"),
+	                    k8s ? k8s : field(h, t, "spec.kubernetesVersion"),
+	                    field(h, h->json_get(h, ctx, "machine"), "metadata.name"), n);
+	len = line[0] ? strlen(line[0]) : 0;
+	for (size_t i = 0; i < lines; i++) { /* one line each, joined once: no quadratic copy */
+		const rezus_json_t *m = h->json_at(h, ms, i);
+		line[i + 1] = h->printf(
+		    h, "machine: %s %s %s %s %s\n", field(h, m, "metadata.name"),
+		    field(h, m, "spec.role"), field(h, m, "spec.address"),
+		    field(h, m, "status.talosVersion"), field(h, m, "status.kubernetesVersion"));
+		len += line[i + 1] ? strlen(line[i + 1]) : 0;
+	}
+	if ((text = h->alloc(h, len + 1)) == NULL) {
+		return NULL;
+	}
+	at = 0;
+	for (size_t i = 0; i <= lines; i++) {
+		size_t l = line[i] ? strlen(line[i]) : 0;
+		memcpy(text + at, line[i] ? line[i] : "", l);
+		at += l;
+	}
+	text[at] = '\0';
+	return text;
+}
+
+/* Snapshots are simulated: the host writes the text above to ctx.path. A restore runs
+ * nothing; the machines go on as observation says. */
+static int sim_etcd(void *state, const rezus_json_t *ctx, rezus_json_t *commands, rezus_err_t *err)
+{
+	struct sim *s = state;
+	const rezus_host_t *h = s->h;
+	const char *action = h->json_string_value(h, h->json_get(h, ctx, "action"));
+	bool snapshot = action != NULL && strcmp(action, "snapshot") == 0;
+	const char *text = snapshot ? snapshot_text(h, ctx) : NULL;
+	rezus_json_t *c, *sim;
+
+	if (!snapshot && (action == NULL || strcmp(action, "restore") != 0)) {
+		return h->error(h, err, REZUS_EINVALID, "unknown etcd action '%s'",
+		                action ? action : "");
+	}
+	if (snapshot && text == NULL) {
+		return h->error(h, err, REZUS_EINTERNAL, "out of memory");
+	}
+	c = h->json_object(h);
+	set_str(h, c, "id", h->printf(h, "sim/etcd-%s", action));
+	h->json_set(h, c, "tool", h->json_null(h));
+	if (snapshot) {
+		sim = h->json_object(h);
+		set_str(h, sim, "write", text);
+		h->json_set(h, c, "simulate", sim);
+	}
+	h->json_append(h, commands, c);
+	return 0;
+}
+
 static const rezus_plugin_t sim = {
 	.header = REZUS_PLUGIN_HEADER_INIT,
 	.name = "sim",
@@ -650,6 +746,7 @@ static const rezus_plugin_t sim = {
 	.observe_probes = sim_probes,
 	.observe_parse = sim_parse,
 	.upgrade_commands = sim_upgrade,
+	.etcd_commands = sim_etcd,
 };
 
 REZUS_PLUGIN_EXPORT const rezus_plugin_t *rezus_plugin_entry(void)

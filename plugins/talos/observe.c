@@ -52,8 +52,7 @@ static const struct stage {
 
 /* ------------------------------------------------------------------ probes */
 
-/* Where a Machine's Talos API answers: spec.address, else the first of spec.addresses. */
-static const char *machine_address(const rezus_host_t *h, const rezus_json_t *m)
+const char *talos_machine_address(const rezus_host_t *h, const rezus_json_t *m)
 {
 	const char *a = kit_get_str(h, m, "spec.address", "");
 	const rezus_json_t *list = h->json_path(h, m, "spec.addresses");
@@ -65,8 +64,7 @@ static const char *machine_address(const rezus_host_t *h, const rezus_json_t *m)
 	return a[0] ? a : NULL;
 }
 
-/* An address talosctl takes as one node: no flag, no list, no spaces. */
-static bool usable_address(const char *a)
+bool talos_usable_address(const char *a)
 {
 	size_t n = strlen(a);
 
@@ -140,7 +138,7 @@ static void machine_probes(const rezus_host_t *h, rezus_json_t *probes, const ch
 	static const char *const status[] = { "get", "machinestatus", "-o", "json" };
 	static const char *const version[] = { "version", "--short" };
 
-	if (!usable_address(addr)) { /* nothing runs; parse reports it on the Machine */
+	if (!talos_usable_address(addr)) { /* nothing runs; parse reports it on the Machine */
 		rezus_json_t *d = nodes_data(h, "unusable", addr, name);
 		add_probe(h, probes, h->printf(h, "address/%s", name), NULL, h->json_array(h),
 		          TALOS_TIMEOUT, "none", name, d);
@@ -212,7 +210,7 @@ int talos_observe_probes(void *state, const rezus_json_t *ctx, rezus_json_t *pro
 	for (size_t i = 0; i < h->json_size(h, machines); i++) {
 		const rezus_json_t *m = h->json_at(h, machines, i);
 		const char *name = kit_get_str(h, m, "metadata.name", "");
-		const char *addr = machine_address(h, m);
+		const char *addr = talos_machine_address(h, m);
 		bool cp = machine_controlplane(h, ctx, m);
 
 		if (name[0] == '\0') {
@@ -223,7 +221,7 @@ int talos_observe_probes(void *state, const rezus_json_t *ctx, rezus_json_t *pro
 		if (addr != NULL) {
 			machine_probes(h, probes, name, addr);
 		}
-		if (addr != NULL && cp && usable_address(addr)) {
+		if (addr != NULL && cp && talos_usable_address(addr)) {
 			kit_str(h, cps, addr, name);
 		}
 	}

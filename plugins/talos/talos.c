@@ -12,13 +12,15 @@
  * before it exists; the cluster endpoint when spec.controlPlaneEndpoint is empty).
  *
  * Observation (ABI 1.1): observe.c says which talosctl and kubectl probes watch a tenant's
- * Machines and reads their output into facts.
+ * Machines and reads their output into facts. Etcd snapshots (ABI 1.3): etcd.c says which
+ * talosctl command takes a snapshot and which one recovers from it.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../kit/kit.h"
+#include "etcd.h"
 #include "observe.h"
 
 static int talos_check_config(const rezus_host_t *h, const rezus_json_t *config, rezus_err_t *err)
@@ -410,6 +412,7 @@ static const rezus_plugin_t talos = {
 	.observe_probes = talos_observe_probes,
 	.observe_parse = talos_observe_parse,
 	.upgrade_commands = talos_upgrade,
+	.etcd_commands = talos_etcd_commands,
 };
 
 REZUS_PLUGIN_EXPORT const rezus_plugin_t *rezus_plugin_entry(void)

@@ -5,10 +5,11 @@
  *
  * Loads FILE.so through the daemon's own loader (every refusal check), prints the
  * descriptor, renders a built-in fixture tenant, checks the TF JSON (rezus-plugin(7)) and
- * the projection rules. Exit 0 only when everything passes; 1 when a check fails; 2 for a
- * bad command line. WARN lines say what a vendor should fix that does not fail the check:
- * a projection rule that would take other plugins' resources where rules run unscoped
- * (the daemon scopes them to the plugin's own; --project here does not).
+ * the projection rules; and, for what the plugin offers, its observation probes, upgrade
+ * commands and etcd snapshot commands. Exit 0 only when everything passes; 1 when a check
+ * fails; 2 for a bad command line. WARN lines say what a vendor should fix that does not
+ * fail the check: a projection rule that would take other plugins' resources where rules
+ * run unscoped (the daemon scopes them to the plugin's own; --project here does not).
  */
 #include <config.h>
 
@@ -27,7 +28,8 @@
 #include "core/plugin/plugins.h"
 #include "sdk/check/tfcheck.h"
 
-#define HOSTILE "${hostile}"
+#define HOSTILE   "${hostile}"
+#define ETCD_PATH "/var/lib/rezuscloud/etcd/check/snapshot.db" /* never written: nothing runs */
 
 static int failures, warnings;
 
@@ -84,11 +86,17 @@ static void describe(const rz_plugin_t *pl)
 	printf("description: %s\n", d->description ? d->description : "");
 	printf("kinds:      %s%s\n", (d->kinds & REZUS_PLUGIN_INFRA) ? " infra" : "",
 	       (d->kinds & REZUS_PLUGIN_CLUSTER) ? " cluster" : "");
-	printf("entries:     init fini render projection_rules%s%s%s%s\n",
+	printf("entries:     init fini render projection_rules%s%s%s%s%s%s\n",
 	       d->check_config ? " check_config" : "",
 	       d->validate_nodegroup ? " validate_nodegroup" : "",
 	       d->env_allowlist ? " env_allowlist" : "",
-	       d->observe_probes ? " observe_probes observe_parse" : "");
+	       d->observe_probes ? " observe_probes observe_parse" : "",
+	       d->upgrade_commands ? " upgrade_commands" : "",
+	       d->etcd_commands ? " etcd_commands" : "");
+	if (d->kinds & REZUS_PLUGIN_CLUSTER) {
+		printf("etcd:        %s\n", d->etcd_commands ? "snapshots and restores (ABI 1.3)"
+		                                             : "no snapshots (no etcd_commands)");
+	}
 }
 
 /* The fixture tenant's Machines, as the host projects them after an apply. */
@@ -242,6 +250,72 @@ static void upgrades(rz_plugins_t *p, const char *name, json_t *ctx)
 	json_decref(machines);
 }
 
+/* One etcd_commands call for the fixture tenant: 0 with *cmds, or the error in detail. */
+static int etcd_call(rz_plugins_t *p, const char *name, json_t *ctx, json_t *machines,
+                     const char *action, json_t *machine, json_t **cmds, char *detail, size_t size)
+{
+	json_t *ectx =
+	    json_pack("{s:O, s:O, s:s, s:O, s:s, s:I}", "tenant", json_object_get(ctx, "tenant"),
+	              "machines", machines, "action", action, "machine", machine, "path", ETCD_PATH,
+	              "timeout", (json_int_t)600000);
+	rz_err_t err = { 0 };
+	int rc = rz_plugins_etcd_commands(p, name, ectx, cmds, &err);
+
+	if (rc != 0) {
+		snprintf(detail, size, "%s: %s", action, err.msg);
+	}
+	json_decref(ectx);
+	return rc;
+}
+
+/* Etcd snapshots (ABI 1.3): the commands of a snapshot and of a restore keep the contract
+ * (a snapshot's simulate.write too), and a machine without an address is an error rather
+ * than a crash. */
+static void etcd(rz_plugins_t *p, const char *name, json_t *ctx)
+{
+	static const char *const actions[] = { "snapshot", "restore" };
+	json_t *machines = fixture_machines(), *cmds = NULL, *c, *noaddr;
+	char detail[700] = "", part[2][160];
+	bool ok = true;
+	size_t j;
+
+	for (size_t i = 0; ok && i < 2; i++) {
+		size_t simulated = 0;
+		ok = etcd_call(p, name, ctx, machines, actions[i], json_array_get(machines, 0),
+		               &cmds, detail, sizeof(detail)) == 0;
+		json_array_foreach(cmds, j, c)
+		{
+			const json_t *w = json_object_get(json_object_get(c, "simulate"), "write");
+			simulated += w ? json_string_length(w) : 0;
+		}
+		snprintf(part[i], sizeof(part[i]), "%s %zu command%s", actions[i],
+		         json_array_size(cmds), json_array_size(cmds) == 1 ? "" : "s");
+		if (simulated > 0) {
+			snprintf(part[i] + strlen(part[i]), sizeof(part[i]) - strlen(part[i]),
+			         " (simulated: %zu bytes written)", simulated);
+		}
+		json_decref(cmds);
+		cmds = NULL;
+	}
+	if (ok) {
+		snprintf(detail, sizeof(detail), "%s, %s", part[0], part[1]);
+	}
+	result(ok, "etcd_commands keeps the contract", detail);
+	noaddr = json_pack("{s:{s:s}, s:{s:s}}", "metadata", "name", "bare", "spec", "role",
+	                   "controlplane");
+	{
+		int rc = etcd_call(p, name, ctx, machines, "snapshot", noaddr, &cmds, detail,
+		                   sizeof(detail));
+		/* refusing with an error, or commands that keep the contract, are both answers */
+		result(rc == 0 || strstr(detail, "broke the contract") == NULL,
+		       "etcd_commands takes a machine without an address",
+		       rc != 0 ? detail : "commands that keep the contract");
+	}
+	json_decref(cmds);
+	json_decref(noaddr);
+	json_decref(machines);
+}
+
 /* Render the fixture: composed when the plugin is a cluster plugin, else its own file.
  * *providers (caller owns) gets the required_providers it declared. */
 static json_t *render(rz_plugins_t *p, const char *name, const rezus_plugin_t *d, json_t *ctx,
@@ -336,7 +410,8 @@ static int usage(FILE *out, int code)
 	        "Usage: rezus-plugin-check [--render-dir DIR] [--project STATE] FILE.so\n"
 	        "Load a RezusCloud plugin the way rezuscloud does, render a fixture tenant,\n"
 	        "check the TF JSON and the projection rules, and, for a plugin that observes,\n"
-	        "its probes and how it reads failed, timed-out and garbage output.\n"
+	        "its probes and how it reads failed, timed-out and garbage output; for a\n"
+	        "plugin that upgrades or takes etcd snapshots, the commands it gives.\n"
 	        "Exit 0 when all checks pass; warnings (WARN) do not fail it.\n"
 	        "See rezus-plugin-check(1) and rezus-plugin(7).\n"
 	        "  --render-dir DIR  also write the rendered files into DIR\n"
@@ -430,6 +505,9 @@ int main(int argc, char **argv)
 	}
 	if (pl->desc.upgrade_commands != NULL) {
 		upgrades(p, name, ctx);
+	}
+	if (pl->desc.etcd_commands != NULL) {
+		etcd(p, name, ctx);
 	}
 	if (state != NULL) {
 		project(p, name, state);

@@ -34,7 +34,7 @@ expect_eq "GET /healthz answers ok" "ok" "$(curl -sf "$BASE/healthz")"
 expect_eq "GET /readyz answers 200" "200" "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/readyz")"
 version=$(curl -sf "$BASE/version")
 expect_match "GET /version reports version, commit and ABI" \
-	'^\{"version":"[0-9.]+","commit":"[^"]+","abi":"1\.2",' "$version"
+	'^\{"version":"[0-9.]+","commit":"[^"]+","abi":"1\.3",' "$version"
 expect_match "and Kubernetes' version.Info fields beside them" \
 	'"major":"[0-9]+","minor":"[0-9]+","gitVersion":"v[0-9.]+","gitCommit":"[^"]+",.*"platform":"linux/[a-z0-9]+"\}$' "$version"
 headers=$(curl -s -D - -o "$WORK/404.json" "$BASE/nope")
@@ -85,7 +85,7 @@ expect_eq "a missing -c file exits 2" "2" "$?"
 "$REZUSCLOUD" --bogus 2>/dev/null
 expect_eq "an unknown option exits 2" "2" "$?"
 
-expect_match "--version prints the version" '^rezuscloud [0-9.]+ \(commit .*, plugin ABI 1\.2\)$' \
+expect_match "--version prints the version" '^rezuscloud [0-9.]+ \(commit .*, plugin ABI 1\.3\)$' \
 	"$("$REZUSCLOUD" --version)"
 expect_match "--help documents --check-config" '--check-config' "$("$REZUSCLOUD" --help)"
 

@@ -12,7 +12,7 @@ FIX="$top_builddir/tests/fixtures/plugins/.libs"
 # --- the conformance checker ---------------------------------------------------------------
 "$CHECK" --render-dir "$WORK/tf" "$SIM" >"$WORK/check.out" 2>&1
 expect_eq "rezus-plugin-check passes the sim plugin" "0" "$?"
-expect_match "it prints the descriptor" '^plugin: +sim 1\.0\.0 \(ABI 1\.2\)$' "$(cat "$WORK/check.out")"
+expect_match "it prints the descriptor" '^plugin: +sim 1\.0\.0 \(ABI 1\.3\)$' "$(cat "$WORK/check.out")"
 expect_eq "with no warning: sim's rule says when" "" "$(grep '^WARN' "$WORK/check.out")"
 "$CHECK" "$FIX/loose.so" >"$WORK/loose.out" 2>&1
 expect_eq "a rule with no when on terraform_data is a warning, not a failure" "0" "$?"
@@ -41,6 +41,29 @@ expect_eq "it fails a plugin whose upgrade commands break the contract" "1" "$?"
 expect_match "and names the command and the member" \
 	"FAIL upgrade_commands keeps the contract: talos upgrade: plugin 'badupgrade': upgrade_commands broke the contract: command 0 \\('upgrade'\\): tool must be" \
 	"$(cat "$WORK/badupgrade.out")"
+expect_match "and its etcd snapshot commands (ABI 1.3)" \
+	'PASS etcd_commands keeps the contract: snapshot 1 command, restore 1 command' \
+	"$(cat "$WORK/talos.out")"
+expect_match "it says the talos plugin takes etcd snapshots" \
+	'^etcd: +snapshots and restores \(ABI 1\.3\)$' "$(cat "$WORK/talos.out")"
+expect_match "sim simulates its snapshots: the text the host writes" \
+	'PASS etcd_commands keeps the contract: snapshot 1 command \(simulated: [0-9]+ bytes written\), restore 1 command' \
+	"$(cat "$WORK/check.out")"
+"$CHECK" "$FIX/etcdecho.so" >"$WORK/etcdecho.out" 2>&1
+expect_eq "it fails a plugin whose snapshot writes no file" "1" "$?"
+expect_match "and says what a snapshot needs" \
+	"FAIL etcd_commands keeps the contract: snapshot: plugin 'etcdecho': etcd_commands broke the contract: a snapshot needs a command that writes the file" \
+	"$(cat "$WORK/etcdecho.out")"
+"$CHECK" "$FIX/etcdinfra.so" >"$WORK/etcdinfra.out" 2>&1
+expect_eq "it fails an infra plugin with etcd_commands" "1" "$?"
+expect_match "as the loader refuses it" \
+	'FAIL load: etcd_commands is for cluster plugins, and kinds has no cluster' \
+	"$(cat "$WORK/etcdinfra.out")"
+"$CHECK" "$FIX/abi12.so" >"$WORK/abi12.out" 2>&1
+expect_eq "it passes a cluster plugin built against ABI 1.2" "0" "$?"
+expect_match "and says it takes no etcd snapshots" \
+	'^plugin: +abi12 0\.0\.1 \(ABI 1\.2\).*etcd: +no snapshots \(no etcd_commands\)' \
+	"$(tr '\n' ' ' <"$WORK/abi12.out")"
 "$CHECK" "$FIX/badobserve.so" >"$WORK/badobserve.out" 2>&1
 expect_eq "it fails a plugin whose probes break the observation contract" "1" "$?"
 expect_match "and names the probe and the member" \
@@ -48,7 +71,7 @@ expect_match "and names the probe and the member" \
 	"$(cat "$WORK/badobserve.out")"
 "$CHECK" "$FIX/major.so" >"$WORK/major.out" 2>&1
 expect_eq "it fails a plugin built for another ABI" "1" "$?"
-expect_match "and says why" 'FAIL load: built for ABI 2\.0, host provides 1\.2' "$(cat "$WORK/major.out")"
+expect_match "and says why" 'FAIL load: built for ABI 2\.0, host provides 1\.3' "$(cat "$WORK/major.out")"
 
 # --- composition: golden files ----------------------------------------------------------------
 for f in versions.tf.json variables.tf.json terraform.tfvars.json sim.tf.json; do

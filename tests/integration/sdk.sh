@@ -12,7 +12,7 @@ expect_match "rezus-plugin.pc is installed" 'lib/pkgconfig/rezus-plugin\.pc$' "$
 export PKG_CONFIG_PATH="$(dirname "$PC")"
 PKGC="pkg-config --define-prefix"
 expect_eq "it states the ABI major" "1" "$($PKGC --variable=abi_major rezus-plugin)"
-expect_eq "and the minor" "2" "$($PKGC --variable=abi_minor rezus-plugin)"
+expect_eq "and the minor" "3" "$($PKGC --variable=abi_minor rezus-plugin)"
 expect_match "and where plugins go" '/lib/rezus/plugins$' "$($PKGC --variable=plugindir rezus-plugin)"
 for h in plugin.h host.h errors.h version.h; do
 	expect_eq "rezus/$h is installed" "yes" "$([ -f "$($PKGC --variable=includedir rezus-plugin)/rezus/$h" ] && echo yes)"
@@ -37,7 +37,7 @@ expect_eq "it exports only rezus_plugin_entry" "rezus_plugin_entry" \
 CHECKER=$(find "$STAGE" -type f -name rezus-plugin-check | head -n 1)
 "$CHECKER" "$WORK/example/example.so" >"$WORK/check.out" 2>&1
 expect_eq "the installed rezus-plugin-check loads and passes it" "0" "$?"
-expect_match "as plugin example 0.1.0" '^plugin: +example 0\.1\.0 \(ABI 1\.2\)$' "$(cat "$WORK/check.out")"
+expect_match "as plugin example 0.1.0" '^plugin: +example 0\.1\.0 \(ABI 1\.3\)$' "$(cat "$WORK/check.out")"
 expect_match "with no warning: its rule on terraform_data says when" '^OK: 0 checks failed, 0 warnings$' "$(cat "$WORK/check.out")"
 
 # --- next to sim: each plugin projects only what it rendered -----------------------------------

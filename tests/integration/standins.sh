@@ -3,8 +3,9 @@
 # (tests/stand-ins/) replay the recorded layout of tests/plugins/observe/standin/: by node
 # address and command, with .err, .exit and .sleep files, in each mode (hang, fail,
 # garbage); a command's after/ tree changes what the nodes report (an upgrade, a rollback,
-# upgrade-k8s); they insist on their credentials file and log every call to calls.log; and
-# no product code names them.
+# upgrade-k8s); etcd snapshot writes its file as talosctl does (PATH.part, then PATH) and
+# bootstrap --recover-from reads one; they insist on their credentials file and log every
+# call to calls.log; and no product code names them.
 . "$top_srcdir/tests/integration/lib.sh"
 
 T="$top_srcdir/tests/stand-ins/talosctl"
@@ -149,6 +150,66 @@ took=$((($(date +%s%N) - start) / 1000000))
 expect_eq "<command>.sleep: the answer comes that much later" "0 yes" \
 	"$rc $([ "$took" -ge 500 ] && echo yes || echo "no, $took ms")"
 rm "$D/talosctl/10.20.0.10/version.sleep"
+
+# etcd snapshots: the node streams etcd-snapshot.db into PATH.part, renamed to PATH.
+SNAP="$WORK/etcd/snapshot.db"
+mkdir -p "$WORK/etcd"
+talos --nodes 10.20.0.10 --endpoints 10.20.0.10 etcd snapshot "$SNAP"
+expect_eq "etcd snapshot: the saved line with the caller's path, exit 0" \
+	"0 etcd snapshot saved to \"$SNAP\" (1568 bytes)" "$rc $(head -n 1 "$WORK/out")"
+expect_match "and talosctl's snapshot info line" \
+	'^snapshot info: hash [0-9a-f]{8}, revision [0-9]+, total keys [0-9]+, total size [0-9]+$' \
+	"$(sed -n 2p "$WORK/out")"
+check "the file is the node's snapshot, byte for byte" \
+	cmp "$SNAP" "$D/talosctl/10.20.0.10/etcd-snapshot.db"
+expect_eq "and no PATH.part is left" "no" "$([ -e "$SNAP.part" ] && echo yes || echo no)"
+expect_eq "its size is a snapshot's: 512 n + 32 bytes (talosctl checks the sha256 trailer)" \
+	32 "$(($(wc -c <"$SNAP") % 512))"
+talos --nodes 10.20.0.10,10.20.0.11 etcd snapshot "$WORK/etcd/two.db"
+expect_eq "it refuses several nodes, as talosctl does" \
+	"1 command \"etcd snapshot\" is not supported with multiple nodes no" \
+	"$rc $(cat "$WORK/err") $([ -e "$WORK/etcd/two.db" ] && echo yes || echo no)"
+talos --nodes 10.20.0.10 etcd snapshot
+expect_eq "and a snapshot without a path" "1 accepts 1 arg(s), received 0" "$rc $(cat "$WORK/err")"
+rm -f "$SNAP"
+printf 'error reading file: rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp 10.20.0.10:50000: connect: connection refused"\n' \
+	>"$D/talosctl/10.20.0.10/etcd-snapshot.err"
+echo 1 >"$D/talosctl/10.20.0.10/etcd-snapshot.exit"
+talos --nodes 10.20.0.10 --endpoints 10.20.0.10 etcd snapshot "$SNAP"
+expect_match "a failed snapshot: the rpc error on stderr, exit 1, nothing on stdout" \
+	'^1 0 error reading file: rpc error: code = Unavailable desc = .*connection refused"$' \
+	"$rc $(wc -c <"$WORK/out") $(cat "$WORK/err")"
+expect_eq "and neither PATH nor PATH.part" "no no" \
+	"$([ -e "$SNAP" ] && echo yes || echo no) $([ -e "$SNAP.part" ] && echo yes || echo no)"
+rm "$D/talosctl/10.20.0.10/etcd-snapshot.err" "$D/talosctl/10.20.0.10/etcd-snapshot.exit"
+echo 30 >"$D/talosctl/10.20.0.10/etcd-snapshot.sleep"
+TALOSCONFIG="$WORK/talosconfig" timeout 1 "$T" --nodes 10.20.0.10 etcd snapshot "$SNAP" \
+	>"$WORK/out" 2>&1
+expect_eq "a slow snapshot killed by the caller's timeout leaves PATH.part and no PATH" \
+	"124 yes no" \
+	"$? $([ -e "$SNAP.part" ] && echo yes || echo no) $([ -e "$SNAP" ] && echo yes || echo no)"
+rm -f "$D/talosctl/10.20.0.10/etcd-snapshot.sleep" "$SNAP.part"
+
+# A recovery reads its file first, then the node bootstraps from it.
+talos --nodes 10.20.0.10 --endpoints 10.20.0.10 bootstrap --recover-from="$WORK/etcd/gone.db"
+expect_eq "bootstrap --recover-from a file that is not there fails before anything is sent" \
+	"1 stat $WORK/etcd/gone.db: no such file or directory no" \
+	"$rc $(cat "$WORK/err") $([ -e "$D/recovered/10.20.0.10" ] && echo yes || echo no)"
+cp "$D/talosctl/10.20.0.10/etcd-snapshot.db" "$SNAP"
+talos --nodes 10.20.0.10 --endpoints 10.20.0.10 bootstrap --recover-from="$SNAP"
+expect_eq "bootstrap --recover-from=PATH: talosctl's line naming the file, exit 0" \
+	"0 recovering from snapshot \"$SNAP\": hash 8a3c1f07, revision 424, total keys 24, total size 1536" \
+	"$rc $(cat "$WORK/out")"
+check "the node got that file (recovered/<address>)" cmp "$SNAP" "$D/recovered/10.20.0.10"
+rm -r "$D/recovered"
+printf 'error executing bootstrap: rpc error: code = AlreadyExists desc = etcd data directory is not empty\n' \
+	>"$D/talosctl/10.20.0.10/bootstrap.err"
+echo 1 >"$D/talosctl/10.20.0.10/bootstrap.exit"
+talos --nodes 10.20.0.10 --endpoints 10.20.0.10 bootstrap --recover-from "$SNAP"
+expect_eq "a node whose etcd has data refuses the recovery (--recover-from PATH works too)" \
+	"1 error executing bootstrap: rpc error: code = AlreadyExists desc = etcd data directory is not empty no" \
+	"$rc $(cat "$WORK/err") $([ -e "$D/recovered/10.20.0.10" ] && echo yes || echo no)"
+rm "$D/talosctl/10.20.0.10/bootstrap.err" "$D/talosctl/10.20.0.10/bootstrap.exit"
 
 env -u REZUS_STANDIN_DIR TALOSCONFIG="$WORK/talosconfig" "$T" --nodes 10.20.0.10 version \
 	>"$WORK/out" 2>&1

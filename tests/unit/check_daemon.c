@@ -177,7 +177,7 @@ START_TEST(test_start_serves_and_stops)
 	j = json_loads(r.body, 0, NULL);
 	ck_assert_str_eq(json_string_value(json_object_get(j, "version")), rz_version());
 	ck_assert_str_eq(json_string_value(json_object_get(j, "commit")), rz_version_commit());
-	ck_assert_str_eq(json_string_value(json_object_get(j, "abi")), "1.2");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "abi")), "1.3");
 	json_decref(j);
 	rzt_response_free(&r);
 

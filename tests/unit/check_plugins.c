@@ -16,6 +16,7 @@
 #include "core/model/kinds.h"
 #include "core/base/log.h"
 #include "core/plugin/plugins.h"
+#include "core/plugin/probe.h"
 #include "core/store/store.h"
 #include "tests/unit/testutil.h"
 
@@ -94,6 +95,8 @@ START_TEST(test_refusals_in_order)
 	ck_assert_str_eq(refusal("halfobserve"),
 	                 "observe_probes and observe_parse come together: 'observe_parse' is "
 	                 "missing");
+	ck_assert_str_eq(refusal("etcdinfra"),
+	                 "etcd_commands is for cluster plugins, and kinds has no cluster");
 	ck_assert_str_eq(refusal("initfail"), "init failed: fixture refuses to start");
 	ck_assert_int_eq(strncmp(refusal("badrules"), "bad projection rules: ", 22), 0);
 	ck_assert_int_eq(strncmp(refusal("missing"), "cannot load: ", 13), 0);
@@ -115,6 +118,34 @@ START_TEST(test_abi_1_0_plugin_loads)
 	ck_assert_str_eq(pl->abi, "1.0");
 	ck_assert_ptr_null(pl->desc.observe_probes);
 	ck_assert_ptr_null(pl->desc.observe_parse);
+	rz_plugins_free(p);
+	rz_config_free(&cfg);
+}
+END_TEST
+
+/* A plugin built against the 1.2 header (a descriptor that ends at upgrade_commands) loads
+ * under 1.3 and upgrades, takes no etcd snapshots, and what lies past its descriptor (here
+ * non-NULL bytes) is never called as etcd_commands. */
+START_TEST(test_abi_1_2_plugin_loads)
+{
+	rz_plugins_t *p = NULL;
+	rz_err_t err = { 0 };
+	const rz_plugin_t *pl;
+	json_t *ctx = json_pack("{s:s, s:s}", "action", "snapshot", "path", "/tmp/x/snapshot.db");
+	json_t *cmds = NULL;
+
+	config_for("tests/fixtures/plugins", "abi12", true, NULL);
+	ck_assert_int_eq(rz_plugins_load(&p, &cfg, true, &err), 0);
+	pl = rz_plugins_at(p, 0);
+	ck_assert_msg(pl->loaded, "%s", pl->error);
+	ck_assert_str_eq(pl->abi, "1.2");
+	ck_assert(rz_plugins_upgrades(p, "abi12"));
+	ck_assert(!rz_plugins_has_etcd(p, "abi12"));
+	ck_assert_ptr_null(pl->desc.etcd_commands);
+	ck_assert_int_eq(rz_plugins_etcd_commands(p, "abi12", ctx, &cmds, &err), RZ_ENOTFOUND);
+	ck_assert_str_eq(err.msg, "plugin 'abi12' is not loaded or takes no etcd snapshots");
+	ck_assert_ptr_null(cmds);
+	json_decref(ctx);
 	rz_plugins_free(p);
 	rz_config_free(&cfg);
 }
@@ -290,7 +321,7 @@ START_TEST(test_providers_published)
 	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "status"), "error")),
 	                 "init failed: fixture refuses to start");
 	ck_assert_str_eq(
-	    json_string_value(json_object_get(json_object_get(o, "spec"), "abiVersion")), "1.2");
+	    json_string_value(json_object_get(json_object_get(o, "spec"), "abiVersion")), "1.3");
 	json_decref(o);
 	rz_plugins_free(p);
 	rz_config_free(&cfg);
@@ -312,6 +343,226 @@ START_TEST(test_providers_published)
 	rz_db_close(db);
 	rzt_rmrf(dir);
 	free(dir);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ etcd snapshots */
+
+/* What etcdecho answers (a JSON list of commands) for action, checked by the host: NULL
+ * when accepted, else the error. */
+static const struct {
+	const char *action, *reply, *error;
+} etcd_cases[] = {
+	{ "snapshot",
+	  "[{\"id\":\"s\",\"tool\":\"talosctl\",\"args\":[\"etcd\",\"snapshot\",\"/x\"]}]", NULL },
+	{ "snapshot", "[{\"id\":\"s\",\"tool\":null,\"simulate\":{\"write\":\"hello\"}}]", NULL },
+	{ "snapshot", "[{\"id\":\"s\",\"simulate\":{\"write\":\"\"}}]", NULL },
+	{ "snapshot",
+	  "[{\"id\":\"a\",\"tool\":null},{\"id\":\"b\",\"simulate\":{\"write\":\"x\"}}]", NULL },
+	{ "restore", "[]", NULL },
+	{ "restore", "[{\"id\":\"r\",\"tool\":\"talosctl\",\"credentials\":\"talosconfig\"}]",
+	  NULL },
+	{ "snapshot", "[]",
+	  "a snapshot needs a command that writes the file: one with a tool, or one with "
+	  "simulate.write" },
+	{ "snapshot", "[{\"id\":\"s\",\"tool\":null}]",
+	  "a snapshot needs a command that writes the file: one with a tool, or one with "
+	  "simulate.write" },
+	{ "restore", "[{\"id\":\"r\",\"tool\":null,\"simulate\":{\"write\":\"x\"}}]",
+	  "command 0 ('r'): simulate is only for a snapshot" },
+	{ "snapshot", "[{\"id\":\"s\",\"tool\":\"talosctl\",\"simulate\":{\"write\":\"x\"}}]",
+	  "command 0 ('s'): simulate goes with tool null: nothing else runs" },
+	{ "snapshot", "[{\"id\":\"s\",\"simulate\":\"x\"}]",
+	  "command 0 ('s'): simulate must be {\"write\": \"<text>\"}" },
+	{ "snapshot", "[{\"id\":\"s\",\"simulate\":{\"write\":\"x\",\"mode\":\"0644\"}}]",
+	  "command 0 ('s'): simulate must be {\"write\": \"<text>\"}" },
+	{ "snapshot", "[{\"id\":\"s\",\"simulate\":{\"write\":5}}]",
+	  "command 0 ('s'): simulate must be {\"write\": \"<text>\"}" },
+	{ "snapshot",
+	  "[{\"id\":\"a\",\"simulate\":{\"write\":\"x\"}},{\"id\":\"b\",\"simulate\":{\"write\":"
+	  "\"y\"}}]",
+	  "command 1 ('b'): only one command of a snapshot may simulate it" },
+	{ "snapshot", "[{\"id\":\"s\",\"tool\":\"sh\",\"args\":[\"-c\",\"cp /x /y\"]}]",
+	  "command 0 ('s'): tool must be \"talosctl\", \"kubectl\" or null" },
+	{ "snapshot", "[{\"id\":\"s\",\"tool\":\"talosctl\",\"timeout\":86400001}]",
+	  "command 0 ('s'): timeout must be milliseconds from 100 to 86400000" },
+	{ "snapshot", "[{\"id\":\"s\",\"tool\":\"talosctl\",\"env\":{}}]",
+	  "command 0: unknown member 'env'" },
+	{ "restore", "[{\"id\":\"r\",\"tool\":\"talosctl\"},{\"id\":\"r\",\"tool\":\"talosctl\"}]",
+	  "command 1 ('r'): id is not unique" },
+};
+
+/* A context for etcdecho (caller owns): it answers the commands of reply (a JSON list). */
+static json_t *etcd_ctx(const char *action, const char *reply)
+{
+	json_t *list = json_loads(reply, 0, NULL), *texts = json_array(), *c;
+	size_t i;
+
+	ck_assert_ptr_nonnull(list);
+	json_array_foreach(list, i, c)
+	{
+		char *text = json_dumps(c, JSON_COMPACT);
+		json_array_append_new(texts, json_string(text));
+		free(text);
+	}
+	json_decref(list);
+	return json_pack("{s:{s:{s:s}}, s:[], s:s, s:{s:{s:s}}, s:s, s:i, s:o}", "tenant",
+	                 "metadata", "name", "t", "machines", "action", action, "machine",
+	                 "metadata", "name", "cp-0", "path", "/run/rezus/etcd/t/snapshot.db",
+	                 "timeout", 60000, "reply", texts);
+}
+START_TEST(test_etcd_contract)
+{
+	rz_plugins_t *p = NULL;
+	rz_err_t err = { 0 };
+	json_t *ctx = etcd_ctx(etcd_cases[_i].action, etcd_cases[_i].reply), *cmds = NULL;
+	char want[512];
+	int rc;
+
+	config_for("tests/fixtures/plugins", "etcdecho", true, NULL);
+	ck_assert_msg(rz_plugins_load(&p, &cfg, true, &err) == 0, "%s", err.msg);
+	ck_assert(rz_plugins_has_etcd(p, "etcdecho"));
+	rc = rz_plugins_etcd_commands(p, "etcdecho", ctx, &cmds, &err);
+	if (etcd_cases[_i].error == NULL) {
+		ck_assert_msg(rc == 0, "%s", err.msg);
+		ck_assert_uint_eq(json_array_size(cmds),
+		                  json_array_size(json_object_get(ctx, "reply")));
+	} else {
+		snprintf(want, sizeof(want),
+		         "plugin 'etcdecho': etcd_commands broke the contract: %s",
+		         etcd_cases[_i].error);
+		ck_assert_int_eq(rc, REZUS_EINVALID);
+		ck_assert_str_eq(err.msg, want);
+		ck_assert_ptr_null(cmds);
+	}
+	json_decref(cmds);
+	json_decref(ctx);
+	rz_plugins_free(p);
+	rz_config_free(&cfg);
+}
+END_TEST
+
+/* The defaults filled in, the plugin's own error, a context the host got wrong, and the
+ * bounds of simulate.write, checked where the limits live (core/plugin/probe.c). */
+START_TEST(test_etcd_calls)
+{
+	rz_plugins_t *p = NULL;
+	rz_err_t err = { 0 };
+	json_t *ctx, *cmds = NULL, *c;
+	char *big;
+
+	config_for("tests/fixtures/plugins", "etcdecho", true, NULL);
+	ck_assert_msg(rz_plugins_load(&p, &cfg, true, &err) == 0, "%s", err.msg);
+	ctx = etcd_ctx("snapshot", "[{\"id\":\"s\",\"tool\":\"talosctl\"}]");
+	ck_assert_int_eq(rz_plugins_etcd_commands(p, "etcdecho", ctx, &cmds, &err), 0);
+	c = json_array_get(cmds, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(c, "credentials")), "none");
+	ck_assert_int_eq(json_integer_value(json_object_get(c, "timeout")), RZ_PROBE_TIMEOUT_DEF);
+	ck_assert(json_is_array(json_object_get(c, "args")));
+	json_decref(cmds);
+	/* the plugin's own refusal keeps its message */
+	json_object_set_new(ctx, "fail", json_string("no healthy control plane"));
+	ck_assert_int_eq(rz_plugins_etcd_commands(p, "etcdecho", ctx, &cmds, &err), REZUS_EINVALID);
+	ck_assert_str_eq(err.msg,
+	                 "plugin 'etcdecho': etcd_commands failed: no healthy control plane");
+	json_object_del(ctx, "fail");
+	/* the caller's half: an action the contract knows, an absolute path */
+	json_object_set_new(ctx, "action", json_string("delete"));
+	ck_assert_int_eq(rz_plugins_etcd_commands(p, "etcdecho", ctx, &cmds, &err), REZUS_EINVALID);
+	ck_assert_str_eq(err.msg, "etcd: ctx.action must be \"snapshot\" or \"restore\"");
+	json_object_set_new(ctx, "action", json_string("restore"));
+	json_object_set_new(ctx, "path", json_string("snapshot.db"));
+	ck_assert_int_eq(rz_plugins_etcd_commands(p, "etcdecho", ctx, &cmds, &err), REZUS_EINVALID);
+	ck_assert_str_eq(err.msg, "etcd: ctx.path must be an absolute path");
+	ck_assert_ptr_null(cmds);
+	ck_assert_int_eq(rz_plugins_etcd_commands(p, "nope", ctx, &cmds, &err), RZ_ENOTFOUND);
+	json_decref(ctx);
+	rz_plugins_free(p);
+
+	/* simulate.write: 1 MiB is the most, NUL is refused; 16 commands at most */
+	big = malloc(RZ_ETCD_SIMULATE_MAX + 2);
+	memset(big, 'x', RZ_ETCD_SIMULATE_MAX + 1);
+	big[RZ_ETCD_SIMULATE_MAX + 1] = '\0';
+	cmds = json_pack("[{s:s, s:{s:s%}}]", "id", "s", "simulate", "write", big,
+	                 (size_t)RZ_ETCD_SIMULATE_MAX);
+	ck_assert_int_eq(rz_probe_check_etcd_commands(cmds, "snapshot", &err), 0);
+	json_decref(cmds);
+	cmds = json_pack("[{s:s, s:{s:s}}]", "id", "s", "simulate", "write", big);
+	ck_assert_int_eq(rz_probe_check_etcd_commands(cmds, "snapshot", &err), REZUS_EINVALID);
+	ck_assert_str_eq(
+	    err.msg, "command 0 ('s'): simulate.write must be text of at most 1 MiB, without NUL");
+	json_decref(cmds);
+	free(big);
+	cmds = json_pack("[{s:s, s:{s:s#}}]", "id", "s", "simulate", "write", "a\0b", (size_t)3);
+	ck_assert_int_eq(rz_probe_check_etcd_commands(cmds, "snapshot", &err), REZUS_EINVALID);
+	json_decref(cmds);
+	cmds = json_array();
+	for (int i = 0; i <= RZ_ETCD_COMMANDS_MAX; i++) {
+		char id[16];
+		snprintf(id, sizeof(id), "c%d", i);
+		json_array_append_new(cmds, json_pack("{s:s, s:s}", "id", id, "tool", "talosctl"));
+	}
+	ck_assert_int_eq(rz_probe_check_etcd_commands(cmds, "snapshot", &err), REZUS_EINVALID);
+	ck_assert_str_eq(err.msg, "commands must be a list of at most 16");
+	json_decref(cmds);
+	/* an upgrade command has no simulate member */
+	cmds = json_pack("[{s:s, s:{s:s}}]", "id", "u", "simulate", "write", "x");
+	ck_assert_int_eq(rz_probe_check_commands(cmds, &err), REZUS_EINVALID);
+	ck_assert_str_eq(err.msg, "command 0: unknown member 'simulate'");
+	json_decref(cmds);
+}
+END_TEST
+
+/* sim simulates a snapshot: one command with tool null whose simulate.write is a text that
+ * names the tenant, its versions and machines, the same for the same context; a restore
+ * runs nothing. */
+START_TEST(test_sim_etcd)
+{
+	rz_plugins_t *p = load_sim();
+	rz_err_t err = { 0 };
+	json_t *ctx = json_loads(
+	    "{\"tenant\":{\"metadata\":{\"name\":\"acme\"},\"spec\":{\"talosVersion\":"
+	    "\"1.12.0\",\"kubernetesVersion\":\"1.35.0\"},\"status\":{\"talosVersion\":"
+	    "\"1.12.1\"}},\"machines\":[{\"metadata\":{\"name\":\"cp-0\"},\"spec\":{\"role\":"
+	    "\"controlplane\",\"address\":\"10.99.0.10\"},\"status\":{\"talosVersion\":"
+	    "\"v1.12.1\",\"kubernetesVersion\":\"v1.35.0\"}},{\"metadata\":{\"name\":\"w-0\"},"
+	    "\"spec\":{\"role\":\"worker\"}}],\"action\":\"snapshot\",\"machine\":{"
+	    "\"metadata\":{\"name\":\"cp-0\"}},\"path\":\"/run/rezus/etcd/acme/snapshot.db\","
+	    "\"timeout\":60000}",
+	    0, NULL);
+	json_t *cmds = NULL, *again = NULL, *c;
+
+	ck_assert_ptr_nonnull(ctx);
+	ck_assert(rz_plugins_has_etcd(p, "sim"));
+	ck_assert_msg(rz_plugins_etcd_commands(p, "sim", ctx, &cmds, &err) == 0, "%s", err.msg);
+	ck_assert_uint_eq(json_array_size(cmds), 1);
+	c = json_array_get(cmds, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(c, "id")), "sim/etcd-snapshot");
+	ck_assert(json_is_null(json_object_get(c, "tool")));
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(json_object_get(c, "simulate"), "write")),
+	    "rezus-sim-etcd-snapshot v1\n"
+	    "tenant: acme\n"
+	    "talosVersion: 1.12.1\n"
+	    "kubernetesVersion: 1.35.0\n"
+	    "through: cp-0\n"
+	    "machines: 2\n"
+	    "machine: cp-0 controlplane 10.99.0.10 v1.12.1 v1.35.0\n"
+	    "machine: w-0 worker - - -\n");
+	ck_assert_msg(rz_plugins_etcd_commands(p, "sim", ctx, &again, &err) == 0, "%s", err.msg);
+	ck_assert(json_equal(cmds, again));
+	json_decref(again);
+	json_decref(cmds);
+	json_object_set_new(ctx, "action", json_string("restore"));
+	ck_assert_msg(rz_plugins_etcd_commands(p, "sim", ctx, &cmds, &err) == 0, "%s", err.msg);
+	ck_assert_uint_eq(json_array_size(cmds), 1);
+	c = json_array_get(cmds, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(c, "id")), "sim/etcd-restore");
+	ck_assert(json_is_null(json_object_get(c, "tool")));
+	ck_assert_ptr_null(json_object_get(c, "simulate"));
+	json_decref(cmds);
+	json_decref(ctx);
+	rz_plugins_free(p);
 }
 END_TEST
 
@@ -497,6 +748,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_refusals_in_order);
 	tcase_add_test(tc, test_abi_1_0_plugin_loads);
+	tcase_add_test(tc, test_abi_1_2_plugin_loads);
 	tcase_add_test(tc, test_required_plugin_stops_start);
 	tcase_add_test(tc, test_check_config_does_not_start);
 	tcase_add_test(tc, test_sim_validates_provider_config);
@@ -504,6 +756,10 @@ int main(void)
 	tcase_add_test(tc, test_providers_published);
 	tcase_add_test(tc, test_render_contract_and_merge_conflicts);
 	tcase_add_test(tc, test_composition_scopes_projection);
+	tcase_add_loop_test(tc, test_etcd_contract, 0,
+	                    (int)(sizeof(etcd_cases) / sizeof(etcd_cases[0])));
+	tcase_add_test(tc, test_etcd_calls);
+	tcase_add_test(tc, test_sim_etcd);
 	suite_add_tcase(s, tc);
 	return rzt_run(s);
 }

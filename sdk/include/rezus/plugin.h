@@ -19,6 +19,7 @@
  *        projection_rules, env_allowlist.
  *   1.1  observation: observe_probes, observe_parse (optional; both or neither).
  *   1.2  upgrades: upgrade_commands (optional, cluster plugins).
+ *   1.3  etcd snapshots: etcd_commands (optional, cluster plugins).
  *
  * The render contract (rezus-plugin(7)). render() receives the tenant context, a borrowed object:
  *   {"tenant": <Tenant object>, "nodeGroups": [<this plugin's NodeGroups>],
@@ -128,6 +129,45 @@
  * (a failed upgrade is rolled back; a failed rollback fails the UpgradeRun). Without
  * upgrade_commands the host refuses upgrades of the plugin's tenants (precheck
  * "Supported").
+ *
+ * Etcd snapshots (ABI 1.3; optional, for cluster plugins). The host takes snapshots of a
+ * tenant's etcd (on its schedule, or when asked) and restores one onto a tenant whose
+ * control plane was lost. The plugin says which commands do it; the host runs them, one
+ * after the other, exactly as it runs upgrade commands (a clean environment, the
+ * credentials in a private file, the timeout, then a kill of the process group). A command
+ * that exits non-zero, or is killed, fails the snapshot or the restore. A plugin still
+ * never spawns a process nor touches a file: the commands do, or the host (simulate).
+ *
+ * etcd_commands(state, ctx, commands, err): ctx (borrowed) is
+ *   {"tenant": <Tenant>, "machines": [<its Machines>],
+ *    "action": "snapshot" | "restore",
+ *    "machine": <the control-plane Machine to run it through: for "snapshot" one the host
+ *                saw healthy; for "restore" the one to recover etcd on, re-created with
+ *                the cluster's configuration and waiting to be bootstrapped>,
+ *    "path": "<absolute path of a local file: where the snapshot is to be written
+ *              (snapshot), or where it is (restore)>",
+ *    "timeout": <milliseconds the whole operation may take>}
+ * Append the commands to run, in order, to commands (an empty array, borrowed), each an
+ * object as an upgrade command is ("id", "tool", "args", "timeout" up to 24 hours,
+ * "credentials"), at most 16. A command with tool null runs nothing (a simulated
+ * cluster); for a snapshot it may carry
+ *   "simulate": {"write": "<text, at most 1 MiB, no NUL>"}
+ * and the host then writes that text to path in its place (at most one such command; only
+ * with tool null; refused for a restore). A snapshot needs at least one command that
+ * writes path: one with a tool, or one with simulate.write.
+ * What the host does around them:
+ *   snapshot  before: path does not exist; its directory is the host's, private (0700),
+ *             and removed afterwards with whatever else the commands left in it (talosctl
+ *             writes <path>.part and renames it). After every command exited 0: path must
+ *             be a non-empty regular file, else the snapshot failed; the host records its
+ *             size and checksum, encrypts it and stores it in the tenant's backup target.
+ *             The plaintext never leaves that directory.
+ *   restore   before: the host has fetched the chosen snapshot, checked its checksum
+ *             against the one recorded when it was taken, and decrypted it to path (0600,
+ *             in a private directory); the commands only read it. After: the host removes
+ *             it, and observation says whether the control plane came back.
+ * Without etcd_commands the host takes no snapshots of the plugin's tenants (they are
+ * skipped with that reason) and refuses to restore them.
  */
 #ifndef REZUS_PLUGIN_H
 #define REZUS_PLUGIN_H
@@ -230,6 +270,14 @@ struct rezus_plugin {
 	 * (cluster plugins). */
 	int (*upgrade_commands)(void *state, const rezus_json_t *ctx, rezus_json_t *commands,
 	                        rezus_err_t *err);
+
+	/* --- ABI 1.3 --- */
+
+	/* The commands that take or restore an etcd snapshot (see "Etcd snapshots" above).
+	 * ctx is borrowed; commands an empty array (borrowed) to fill. 0, or a negative code
+	 * with err filled. Optional (cluster plugins). */
+	int (*etcd_commands)(void *state, const rezus_json_t *ctx, rezus_json_t *commands,
+	                     rezus_err_t *err);
 };
 
 /* The size of the ABI 1.0 layout: the least struct_size the host accepts. */
@@ -244,6 +292,10 @@ struct rezus_plugin {
 #define REZUS_PLUGIN_SIZE_1_2                                                                      \
 	(offsetof(rezus_plugin_t, upgrade_commands) +                                              \
 	 sizeof(((rezus_plugin_t *)0)->upgrade_commands))
+
+/* The size of the ABI 1.3 layout (with etcd snapshots). */
+#define REZUS_PLUGIN_SIZE_1_3                                                                      \
+	(offsetof(rezus_plugin_t, etcd_commands) + sizeof(((rezus_plugin_t *)0)->etcd_commands))
 
 #define REZUS_PLUGIN_HEADER_INIT                                                                   \
 	{                                                                                          \

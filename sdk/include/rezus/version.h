@@ -8,6 +8,6 @@
 #define REZUS_VERSION_H
 
 #define REZUS_ABI_MAJOR 1
-#define REZUS_ABI_MINOR 2
+#define REZUS_ABI_MINOR 3
 
 #endif /* REZUS_VERSION_H */
