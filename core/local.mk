@@ -6,6 +6,7 @@ noinst_LTLIBRARIES += core/librezus-core.la
 # (docs/architecture.md, "Layers"; tests/integration/layers.sh enforces it).
 core_librezus_core_la_SOURCES = \
 	core/base/errors.c core/base/errors.h \
+	core/base/text.c core/base/text.h \
 	core/base/log.c core/base/log.h \
 	core/base/config.c core/base/config.h \
 	core/base/settings.c core/base/settings.h \

@@ -7,6 +7,7 @@ UNIT_TESTS = \
 	tests/unit/check_oidc \
 	tests/unit/check_api \
 	tests/unit/check_errors \
+	tests/unit/check_text \
 	tests/unit/check_log \
 	tests/unit/check_exec \
 	tests/unit/check_config \
@@ -153,6 +154,9 @@ TEST_LDADD = core/librezus-core.la $(CHECK_LIBS)
 tests_unit_check_errors_SOURCES = tests/unit/check_errors.c tests/unit/testutil.h
 tests_unit_check_errors_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_errors_LDADD = $(TEST_LDADD)
+tests_unit_check_text_SOURCES = tests/unit/check_text.c tests/unit/testutil.h
+tests_unit_check_text_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_text_LDADD = $(TEST_LDADD)
 tests_unit_check_log_SOURCES = tests/unit/check_log.c tests/unit/testutil.h
 tests_unit_check_log_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_log_LDADD = $(TEST_LDADD)

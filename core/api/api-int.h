@@ -15,11 +15,17 @@
 #include "core/api/api.h"
 #include "core/api/lists.h"
 #include "core/auth/auth.h"
+#include "core/base/text.h"
 #include "core/model/kinds.h"
 #include "core/plugin/plugins.h"
 
 #define LIST_LIMIT_MAX 10000
 #define ECHO_MAX       64 /* values are echoed in messages cut to this many bytes */
+
+/* A value of the request (borrowed) quoted in a message, for "%s": at most ECHO_MAX bytes,
+ * cut at a value or word boundary with "...", valid UTF-8 (rz_echo). The text lives in a
+ * compound literal: until the end of the enclosing block. */
+#define ECHO(v) RZ_ECHO((v), ECHO_MAX)
 
 enum form {
 	FORM_COLLECTION, /* /api/v1/<plural> or /api/v1/tenants/{tenant}/<plural> */

@@ -210,9 +210,9 @@ static bool match_namespace(rz_req_t *req, const rz_kind_t *k, json_t *meta)
 	}
 	if (t != NULL && strcmp(t, ns) != 0) {
 		rz_reply_error(req, 400, NULL,
-		               "metadata.namespace (%.*s) does not match metadata.tenant (%.*s): "
+		               "metadata.namespace (%s) does not match metadata.tenant (%s): "
 		               "the namespace is the tenant",
-		               ECHO_MAX, ns, ECHO_MAX, t);
+		               ECHO(ns), ECHO(t));
 		return false;
 	}
 	if (t == NULL) {
