@@ -725,6 +725,8 @@ static const rz_field_t event_object_fields[] = {
 	  .format = rz_format_dns1123_label,
 	  .format_name = "dns1123-label" },
 	{ .name = "uid", .type = RZ_F_STRING, .doc = "the object's metadata.uid when it happened" },
+	{ .name = "namespace", .type = RZ_F_STRING, .doc = "its tenant; none for a Tenant" },
+	{ .name = "apiVersion", .type = RZ_F_STRING, .doc = "rezuscloud.io/v1" },
 	F_END,
 };
 
@@ -766,8 +768,13 @@ static const rz_field_t event_fields[] = {
 };
 
 static const char *const event_short[] = { "ev", NULL };
-static const char *const event_selectable[] = { "involvedObject.kind", "involvedObject.name",
-	                                        "reason", "type", NULL };
+static const char *const event_selectable[] = { "involvedObject.kind",
+	                                        "involvedObject.name",
+	                                        "involvedObject.namespace",
+	                                        "involvedObject.uid",
+	                                        "reason",
+	                                        "type",
+	                                        NULL };
 
 /* ------------------------------------------------------------------ Provider */
 
