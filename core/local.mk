@@ -62,6 +62,7 @@ core_librezus_core_la_SOURCES = \
 	core/api/reply.c core/api/validate.c core/api/read.c core/api/table.c \
 	core/api/write.c core/api/kindhooks.c \
 	core/api/discovery.c core/api/effective.c core/api/summary.c \
+	core/api/corev1.c core/api/scale.c \
 	core/api/openapi.c core/api/openapi.h \
 	core/api/metrics.c core/api/metrics.h \
 	core/api/backups.c core/api/backups.h \

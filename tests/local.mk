@@ -6,6 +6,8 @@ UNIT_TESTS = \
 	tests/unit/check_auth \
 	tests/unit/check_oidc \
 	tests/unit/check_api \
+	tests/unit/check_corev1 \
+	tests/unit/check_scale \
 	tests/unit/check_errors \
 	tests/unit/check_text \
 	tests/unit/check_log \
@@ -146,7 +148,8 @@ AM_TESTS_ENVIRONMENT = \
 	$(TESTS_SAN_ENV); export CK_TAP_LOG_FILE_NAME CK_VERBOSITY top_builddir top_srcdir \
 	PACKAGING_TEST NODE_TREE;
 
-unit_test_files = $(UNIT_TESTS:=.c) tests/unit/testutil.h tests/unit/httpclient.h
+unit_test_files = $(UNIT_TESTS:=.c) tests/unit/testutil.h tests/unit/httpclient.h \
+	tests/unit/apitest.h
 
 TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(LIBEVENT_CFLAGS) $(JANSSON_CFLAGS)
 TEST_LDADD = core/librezus-core.la $(CHECK_LIBS)
@@ -217,6 +220,14 @@ tests_unit_check_jsonpatch_LDADD = $(TEST_LDADD)
 tests_unit_check_api_SOURCES = tests/unit/check_api.c tests/unit/testutil.h tests/unit/httpclient.h
 tests_unit_check_api_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_api_LDADD = $(TEST_LDADD)
+tests_unit_check_corev1_SOURCES = tests/unit/check_corev1.c tests/unit/apitest.h \
+	tests/unit/testutil.h tests/unit/httpclient.h
+tests_unit_check_corev1_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_corev1_LDADD = $(TEST_LDADD)
+tests_unit_check_scale_SOURCES = tests/unit/check_scale.c tests/unit/apitest.h \
+	tests/unit/testutil.h tests/unit/httpclient.h
+tests_unit_check_scale_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_scale_LDADD = $(TEST_LDADD)
 tests_unit_check_store_SOURCES = tests/unit/check_store.c tests/unit/testutil.h
 tests_unit_check_store_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_store_LDADD = $(TEST_LDADD)

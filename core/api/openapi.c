@@ -135,6 +135,20 @@ static const struct {
 	  "\"additionalProperties\":true}" },
 	{ "Object",
 	  "{\"type\":\"object\",\"description\":\"a JSON object\",\"additionalProperties\":true}" },
+	/* .../nodegroups/{name}/scale (core/api/scale.c) */
+	{ "Scale",
+	  "{\"type\":\"object\",\"description\":\"Kubernetes' autoscaling/v1 Scale of a node "
+	  "group\",\"properties\":{\"apiVersion\":{\"type\":\"string\"},\"kind\":{\"type\":"
+	  "\"string\"},\"metadata\":{\"type\":\"object\",\"properties\":{\"name\":{\"type\":"
+	  "\"string\"},\"namespace\":{\"type\":\"string\"},\"uid\":{\"type\":\"string\"},"
+	  "\"resourceVersion\":{\"type\":\"string\"},\"creationTimestamp\":{\"type\":"
+	  "\"string\"}}},\"spec\":{\"type\":\"object\",\"properties\":{\"replicas\":{"
+	  "\"type\":\"integer\",\"description\":\"the node group's spec.count\"}}},"
+	  "\"status\":{\"type\":\"object\",\"properties\":{\"replicas\":{\"type\":"
+	  "\"integer\",\"description\":\"the machines there are\"},\"selector\":{\"type\":"
+	  "\"string\",\"description\":\"the label selector of its machines\"}}}},"
+	  "\"x-kubernetes-group-version-kind\":[{\"group\":\"autoscaling\",\"version\":\"v1\","
+	  "\"kind\":\"Scale\"}]}" },
 };
 
 #define COMMON (sizeof(common) / sizeof(common[0]))

@@ -165,6 +165,9 @@ static void handle_watch(struct rctx *c, rz_req_t *req, const char *tenant, rz_s
 		o.render = rz__table_render;
 		o.render_flags = (unsigned)(rz__hide_tenant(req, tenant) ? 1 : 0) | (unsigned)inc
 		                                                                        << 1;
+	} else if (c->view != NULL) { /* the route's shape (core v1 Events) */
+		o.render = c->view->render;
+		o.api_version = c->view->api_version;
 	}
 
 	if (rv == NULL || *rv == '\0') {
@@ -281,6 +284,10 @@ void rz__handle_list(struct rctx *c, rz_req_t *req, const char *tenant)
 		o.fields = fields;
 		labels = fields = NULL;
 		o.limit = (size_t)n;
+		if (c->view != NULL) {
+			o.view = c->view->of;
+			o.api_version = c->view->api_version;
+		}
 		if (rz__wants_table(req)) {
 			rz__table_list(c, req, &o);
 			rz_selector_free(o.labels);

@@ -117,6 +117,20 @@ json_t *rz__read_body(rz_req_t *req)
 	return must_be(req, read_json(req, body, len), false);
 }
 
+json_t *rz__read_body_untyped(rz_req_t *req)
+{
+	const char *body;
+	size_t len;
+
+	if (rz_req_header(req, "Content-Type") != NULL) {
+		return rz__read_body(req);
+	}
+	if (!body_bounded(req, &body, &len)) {
+		return NULL;
+	}
+	return must_be(req, read_json(req, body, len), false);
+}
+
 json_t *rz__read_patch(rz_req_t *req, bool *json_patch)
 {
 	const char *ctype = rz_req_header(req, "Content-Type");
