@@ -83,8 +83,7 @@ static void set_uid(struct rec *r, json_t *involved)
  * involved object's uid when uid is set. */
 static void fill(struct rec *r, json_t *ev, bool repeat, bool uid)
 {
-	json_t *involved = json_pack("{s:s, s:s, s:s}", "apiVersion", RZ_API_VERSION, "kind",
-	                             r->kind, "name", r->name);
+	json_t *involved = json_pack("{s:s, s:s}", "kind", r->kind, "name", r->name);
 	json_int_t count = json_integer_value(json_object_get(ev, "count"));
 	const rz_kind_t *ik = rz_kind_by_name(r->kind);
 
@@ -94,6 +93,7 @@ static void fill(struct rec *r, json_t *ev, bool repeat, bool uid)
 	if (uid) {
 		set_uid(r, involved);
 	}
+	json_object_set_new(involved, "apiVersion", json_string(RZ_API_VERSION));
 	json_object_set_new(ev, "involvedObject", involved);
 	json_object_set_new(ev, "reason", json_string(r->reason));
 	json_object_set(ev, "message", r->message);

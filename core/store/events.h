@@ -8,8 +8,8 @@
  *
  *   {"apiVersion": "rezuscloud.io/v1", "kind": "Event",
  *    "metadata": {"name": "web.1a2b3c4d", "tenant": "acme", ...},
- *    "involvedObject": {"apiVersion": "rezuscloud.io/v1", "kind": "NodeGroup",
- *                       "name": "web", "namespace": "acme", "uid": "..."},
+ *    "involvedObject": {"kind": "NodeGroup", "name": "web", "namespace": "acme",
+ *                       "uid": "...", "apiVersion": "rezuscloud.io/v1"},
  *    "reason": "ScaledUp", "message": "...", "type": "Normal", "count": 2,
  *    "firstTimestamp": "2026-11-30T04:31:11.120Z", "lastTimestamp": "...",
  *    "source": {"component": "engine"}}
