@@ -772,6 +772,7 @@ static const char *const event_selectable[] = { "involvedObject.kind",
 	                                        "involvedObject.name",
 	                                        "involvedObject.namespace",
 	                                        "involvedObject.uid",
+	                                        "involvedObject.apiVersion",
 	                                        "reason",
 	                                        "type",
 	                                        NULL };

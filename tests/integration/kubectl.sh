@@ -181,6 +181,8 @@ fi
 expect_match "describe machine shows its events" '^  Normal +MachineReady +.* observer ' "$(k describe mc cp-0 -n demo)"
 run=$(k get runs -n demo -o jsonpath='{.items[0].metadata.name}')
 expect_match "describe run shows its events" '^  Normal +RunSucceeded +.* engine +succeeded' "$(k describe run "$run" -n demo)"
+expect_match "kubectl events --for a node group" '^[0-9a-z]+ +Normal +Ready +NodeGroup/cp +1 of 1 machines ready' \
+	"$(k events -n demo --for nodegroup/cp)"
 out=$(k get --raw '/api/v1/namespaces/demo/events?fieldSelector=involvedObject.kind=NodeGroup')
 expect_match "get --raw of the core v1 path: an EventList of apiVersion v1" '^\{"apiVersion":"v1","kind":"EventList"' "$out"
 expect_match "its items core v1 Events about node groups" '"apiVersion":"v1","kind":"Event",.*"involvedObject":\{"kind":"NodeGroup","name":"[a-z]+","namespace":"demo","uid":"[-0-9a-f]+","apiVersion":"rezuscloud.io/v1"\}' "$out"

@@ -157,6 +157,15 @@ START_TEST(test_describe_queries)
 	ck_assert_str_eq(at(j, "items.0.message"), "desired machines 2 (were 1)");
 	json_decref(j);
 
+	/* kubectl events --for nodegroup/web: kind, apiVersion and name */
+	ck_assert_int_eq(get("/api/v1/namespaces/acme/events?fieldSelector=involvedObject.kind%3D"
+	                     "NodeGroup%2CinvolvedObject.apiVersion%3Drezuscloud.io%2Fv1%2C"
+	                     "involvedObject.name%3Dweb",
+	                     &j),
+	                 200);
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "items")), 1);
+	json_decref(j);
+
 	/* another object of the name (a node group made again) has another uid */
 	ck_assert_int_eq(get("/api/v1/namespaces/acme/events?fieldSelector="
 	                     "involvedObject.name%3Dweb,involvedObject.uid%3Dother",
