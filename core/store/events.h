@@ -33,8 +33,9 @@
  * lastTimestamp to now and takes the new message (a status write of the store: watches
  * see MODIFIED); anything else starts a new Event at count 1 (ADDED). involvedObject.uid
  * is the object's uid when the store holds it, involvedObject.namespace the tenant when
- * the kind is a tenant's (a Tenant's own events have none, as a cluster-scoped object's). A tenant that is gone records nothing; one
- * being deleted still does (its teardown has events of its own).
+ * the kind is a tenant's (a Tenant's own events have none, as a cluster-scoped object's).
+ * A tenant that is gone records nothing; one being deleted still does (its teardown has
+ * events of its own).
  *
  * Recording never fails the caller's operation: a problem is logged, once, and returned
  * for tests: 0 when recorded or dropped on purpose, REZUS_EINVALID for arguments the
