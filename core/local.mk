@@ -6,6 +6,7 @@ noinst_LTLIBRARIES += core/librezus-core.la
 # (docs/architecture.md, "Layers"; tests/integration/layers.sh enforces it).
 core_librezus_core_la_SOURCES = \
 	core/base/errors.c core/base/errors.h \
+	core/base/text.c core/base/text.h \
 	core/base/log.c core/base/log.h \
 	core/base/config.c core/base/config.h \
 	core/base/settings.c core/base/settings.h \
@@ -66,6 +67,7 @@ core_librezus_core_la_SOURCES = \
 	core/api/reply.c core/api/validate.c core/api/read.c core/api/table.c \
 	core/api/write.c core/api/apply.c core/api/kindhooks.c \
 	core/api/discovery.c core/api/effective.c core/api/summary.c \
+	core/api/corev1.c core/api/scale.c \
 	core/api/openapi.c core/api/openapi.h \
 	core/api/metrics.c core/api/metrics.h \
 	core/api/backups.c core/api/backups.h \

@@ -7,7 +7,10 @@ UNIT_TESTS = \
 	tests/unit/check_oidc \
 	tests/unit/check_api \
 	tests/unit/check_apply \
+	tests/unit/check_corev1 \
+	tests/unit/check_scale \
 	tests/unit/check_errors \
+	tests/unit/check_text \
 	tests/unit/check_log \
 	tests/unit/check_exec \
 	tests/unit/check_config \
@@ -149,7 +152,8 @@ AM_TESTS_ENVIRONMENT = \
 	$(TESTS_SAN_ENV); export CK_TAP_LOG_FILE_NAME CK_VERBOSITY top_builddir top_srcdir \
 	PACKAGING_TEST NODE_TREE;
 
-unit_test_files = $(UNIT_TESTS:=.c) tests/unit/testutil.h tests/unit/httpclient.h
+unit_test_files = $(UNIT_TESTS:=.c) tests/unit/testutil.h tests/unit/httpclient.h \
+	tests/unit/apitest.h
 
 TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(LIBEVENT_CFLAGS) $(JANSSON_CFLAGS)
 TEST_LDADD = core/librezus-core.la $(CHECK_LIBS)
@@ -157,6 +161,9 @@ TEST_LDADD = core/librezus-core.la $(CHECK_LIBS)
 tests_unit_check_errors_SOURCES = tests/unit/check_errors.c tests/unit/testutil.h
 tests_unit_check_errors_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_errors_LDADD = $(TEST_LDADD)
+tests_unit_check_text_SOURCES = tests/unit/check_text.c tests/unit/testutil.h
+tests_unit_check_text_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_text_LDADD = $(TEST_LDADD)
 tests_unit_check_log_SOURCES = tests/unit/check_log.c tests/unit/testutil.h
 tests_unit_check_log_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_log_LDADD = $(TEST_LDADD)
@@ -226,6 +233,14 @@ tests_unit_check_api_LDADD = $(TEST_LDADD)
 tests_unit_check_apply_SOURCES = tests/unit/check_apply.c tests/unit/testutil.h tests/unit/httpclient.h
 tests_unit_check_apply_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_apply_LDADD = $(TEST_LDADD)
+tests_unit_check_corev1_SOURCES = tests/unit/check_corev1.c tests/unit/apitest.h \
+	tests/unit/testutil.h tests/unit/httpclient.h
+tests_unit_check_corev1_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_corev1_LDADD = $(TEST_LDADD)
+tests_unit_check_scale_SOURCES = tests/unit/check_scale.c tests/unit/apitest.h \
+	tests/unit/testutil.h tests/unit/httpclient.h
+tests_unit_check_scale_CFLAGS = $(TEST_CFLAGS)
+tests_unit_check_scale_LDADD = $(TEST_LDADD)
 tests_unit_check_store_SOURCES = tests/unit/check_store.c tests/unit/testutil.h
 tests_unit_check_store_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_store_LDADD = $(TEST_LDADD)

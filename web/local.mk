@@ -31,7 +31,7 @@ EXTRA_DIST += $(web_templates)
 
 noinst_PROGRAMS += tools/tplc
 tools_tplc_SOURCES = tools/tplc.c core/web/template.c core/web/template.h \
-	core/base/errors.c core/base/errors.h
+	core/base/errors.c core/base/errors.h core/base/text.c core/base/text.h
 tools_tplc_CPPFLAGS = $(AM_CPPFLAGS) -DRZ_TPL_NO_EMBEDDED
 tools_tplc_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 tools_tplc_LDADD = $(JANSSON_LIBS)

@@ -15,11 +15,17 @@
 #include "core/api/api.h"
 #include "core/api/lists.h"
 #include "core/auth/auth.h"
+#include "core/base/text.h"
 #include "core/model/kinds.h"
 #include "core/plugin/plugins.h"
 
 #define LIST_LIMIT_MAX 10000
 #define ECHO_MAX       64 /* values are echoed in messages cut to this many bytes */
+
+/* A value of the request (borrowed) quoted in a message, for "%s": at most ECHO_MAX bytes,
+ * cut at a value or word boundary with "...", valid UTF-8 (rz_echo). The text lives in a
+ * compound literal: until the end of the enclosing block. */
+#define ECHO(v) RZ_ECHO((v), ECHO_MAX)
 
 enum form {
 	FORM_COLLECTION, /* /api/v1/<plural> or /api/v1/tenants/{tenant}/<plural> */
@@ -27,9 +33,33 @@ enum form {
 	FORM_STATUS,     /* .../{name}/status */
 	FORM_ALL,        /* /api/v1/<plural> for a tenant-scoped kind: every tenant */
 	FORM_WATCH, /* /api/v1/watch/... of the collection or every tenant: a list's ?watch=true */
+	FORM_SCALE, /* .../{name}/scale: a node group's autoscaling/v1 Scale (scale.c) */
 };
 
 struct rctx;
+
+/* How a route shows its kind's objects when not as stored: Kubernetes' core v1 Events
+ * (corev1.c), a node group's Scale (scale.c). */
+typedef struct rz__view {
+	const char *api_version;          /* of its lists and its watches' BOOKMARKs */
+	json_t *(*of)(const json_t *obj); /* obj (borrowed) as shown: a new object (caller
+	                                     owns; json_decref()), NULL on out of memory */
+	rz_watch_render_fn render;        /* its watches' objects; NULL: no watches */
+} rz__view_t;
+
+/* What a kind's autoscaling/v1 Scale is made of (scale.c): the spec field its spec.replicas
+ * reads and writes, the status field its status.replicas reads (what was counted), and the
+ * label whose value, the object's name, its status.selector selects by. */
+typedef struct rz__scale {
+	const char *spec, *status, *label;
+} rz__scale_t;
+
+/* The routes of a kind Kubernetes' core v1 has too (Event): their documents (corev1.c). */
+typedef struct rz__core_v1 {
+	const rz_route_doc_t *list; /* /api/v1/namespaces/{tenant}/<plural> */
+	const rz_route_doc_t *get;  /* /api/v1/namespaces/{tenant}/<plural>/{name} */
+	const rz_route_doc_t *all;  /* /api/v1/<plural> */
+} rz__core_v1_t;
 
 /* What a kind adds to the generic verbs beside its row of the kind table
  * (core/model/kinds.h): the checks and steps that need what the model layer cannot see
@@ -60,17 +90,25 @@ typedef struct rz__kind_hooks {
 	 * or mints_secret needs it. */
 	int (*stored)(rz_db_t *db, const rz_kind_t *k, const json_t *obj, bool gone, void *arg,
 	              rz_err_t *err);
+	/* Kubernetes' core v1 has the kind too: it is served in that shape (rz__core_v1_view)
+	 * at /api/v1/namespaces/{tenant}/<plural> and at /api/v1/<plural>, where its clients
+	 * look (the group path keeps ours); NULL: not. */
+	const rz__core_v1_t *core_v1;
+	/* The kind's .../{name}/scale (scale.c); NULL: none. */
+	const struct rz__scale *scale;
 } rz__kind_hooks_t;
 
 /* A route's context: the API, the kind (NULL for routes of no kind), the form, and what is
  * looked up once for the kind: its owner's kind (rz_kind_owner; NULL for global kinds) and
- * its hooks (NULL for routes of no kind). */
+ * its hooks (NULL for routes of no kind); how it shows the kind's objects (NULL: as
+ * stored), in its replies to reads and writes. */
 struct rctx {
 	rz_api_t *api;
 	const rz_kind_t *k;
 	enum form form;
 	const rz_kind_t *owner;
 	const rz__kind_hooks_t *hooks;
+	const rz__view_t *view;
 };
 
 /* The kinds the routes of no kind read (effective.c, summary.c), looked up once, when the
@@ -125,6 +163,11 @@ bool rz__accept_wants(const rz_req_t *req, const char *const *want);
 /* The request body as a JSON object, sent as application/json or application/yaml (caller
  * owns the result; json_decref()), or NULL after replying 400/413/415. */
 json_t *rz__read_body(rz_req_t *req);
+
+/* The same, a body sent with no Content-Type read as JSON, as the Kubernetes API server
+ * reads one: client-go's scale client sends its PUT so (elsewhere a write must name its
+ * type). */
+json_t *rz__read_body_untyped(rz_req_t *req);
 
 /* The kinds of PATCH, by Content-Type. */
 enum rz__patch_type {
@@ -299,6 +342,17 @@ bool rz__managed_set(const struct rctx *c, rz_req_t *req, const json_t *cur, jso
 void rz__handle_apply(struct rctx *c, rz_req_t *req, const char *tenant, const char *name,
                       json_t *config, bool dry, bool force);
 
+/* What another route's writes (scale.c) share with these: the write options (dryRun into
+ * *dry; replies 400 and returns false when bad); a JSON patch of cur (borrowed) into *next
+ * (caller owns), or the reply why not; and a spec update of c's kind to obj (takes
+ * ownership) over cur (borrowed) with the precondition rv, validated, admitted, audited,
+ * stored and replied (as c's view shows it) as a replace or patch is. */
+bool rz__write_options(rz_req_t *req, bool *dry);
+bool rz__apply_json_patch(struct rctx *c, rz_req_t *req, const char *name, const json_t *cur,
+                          const json_t *patch, json_t **next);
+void rz__update_spec(struct rctx *c, rz_req_t *req, const char *tenant, const char *name,
+                     json_t *obj, const json_t *cur, int64_t rv, bool dry);
+
 /* ------------------------------------------------------------------ kinds (kindhooks.c) */
 
 /* k's hooks: its row of the table, or a row adding nothing (k NULL too). Borrowed —
@@ -328,5 +382,17 @@ extern const rz_route_doc_t rz__effective_doc[];
 /* GET /api/v1/summary (summary.c). */
 void rz__handle_summary(rz_req_t *req, void *ctx);
 extern const rz_route_doc_t rz__summary_doc[];
+
+/* ------------------------------------------------------------------ other shapes */
+
+/* Kubernetes' core v1 shape (corev1.c), and the Event kind's routes in it. */
+extern const rz__view_t rz__core_v1_view;
+extern const rz__core_v1_t rz__core_v1_events;
+
+/* GET, PUT and PATCH of .../{name}/scale: the object's autoscaling/v1 Scale, its hooks'
+ * scale_field as spec.replicas (scale.c); rz__scale_view shows an object so. */
+void rz__handle_scale(rz_req_t *req, void *ctx);
+extern const rz__view_t rz__scale_view;
+extern const rz_route_doc_t rz__scale_doc[];
 
 #endif /* RZ_API_INT_H */

@@ -30,6 +30,14 @@ static void handle(rz_req_t *req, void *ctx)
 		cur = rz__current(c, req, tenant, name);
 		if (cur != NULL && rz__wants_table(req)) {
 			rz__table_get(c, req, tenant, cur);
+		} else if (cur != NULL && c->view != NULL) {
+			json_t *shown = c->view->of(cur);
+			json_decref(cur);
+			if (shown == NULL) {
+				rz_reply_error(req, 500, NULL, "out of memory");
+			} else {
+				rz_reply_json(req, 200, shown);
+			}
 		} else if (cur != NULL) {
 			rz_reply_json(req, 200, cur);
 		}
@@ -64,6 +72,9 @@ static const struct {
 	{ FORM_ALL, RZ_M_GET, RZ_VERB_LIST, "list" },
 	/* audited and guarded as the list it streams, as a list's ?watch=true is */
 	{ FORM_WATCH, RZ_M_GET, RZ_VERB_WATCH, "list" },
+	{ FORM_SCALE, RZ_M_GET, RZ_VERB_GET, "get-scale" },
+	{ FORM_SCALE, RZ_M_PUT, RZ_VERB_UPDATE, "update-scale" },
+	{ FORM_SCALE, RZ_M_PATCH, RZ_VERB_PATCH, "patch-scale" },
 };
 
 #define VERBS (sizeof(verb_table) / sizeof(verb_table[0]))
@@ -86,7 +97,7 @@ static int add_route(rz_api_t *api, const rz_kind_t *k, enum form f, const char 
 	}
 	api->patterns[api->npatterns++] = copy;
 	if (k == NULL) {
-		api->ctxs[api->n] = (struct rctx){ api, NULL, f, NULL, NULL };
+		api->ctxs[api->n] = (struct rctx){ api, NULL, f, NULL, NULL, NULL };
 		api->routes[api->n] = (rz_route_t){ .methods = RZ_M_GET,
 			                            .pattern = copy,
 			                            .fn = fn,
@@ -108,7 +119,7 @@ static int add_route(rz_api_t *api, const rz_kind_t *k, enum form f, const char 
 			continue;
 		}
 		api->ctxs[api->n] =
-		    (struct rctx){ api, k, f, rz_kind_owner(k), rz__kind_hooks_of(k) };
+		    (struct rctx){ api, k, f, rz_kind_owner(k), rz__kind_hooks_of(k), NULL };
 		api->routes[api->n] = (rz_route_t){ .methods = verb_table[v].method,
 			                            .pattern = copy,
 			                            .fn = fn,
@@ -156,6 +167,68 @@ static int add_watch_routes(rz_api_t *api, const rz_kind_t *k)
 	return rc;
 }
 
+/* Give the routes from first on a view, and a document; a view's routes are served at
+ * their own paths only (Kubernetes' core v1 paths have no twin under the group path). */
+static void set_view(rz_api_t *api, size_t first, const rz__view_t *view, const rz_route_doc_t *doc)
+{
+	for (size_t i = first; i < api->n; i++) {
+		api->ctxs[i].view = view;
+		api->routes[i].doc = doc;
+		api->routes[i].no_alias = view == &rz__core_v1_view;
+	}
+}
+
+/* The routes of every tenant's objects: /api/v1/<plural> (in core v1's shape for a kind it
+ * has too, and then the group path's own), /api/v1/namespaces/{tenant}/<plural>[/{name}]
+ * for such a kind. */
+static int add_tenants_routes(rz_api_t *api, const rz_kind_t *k)
+{
+	const rz__core_v1_t *v1 = rz__kind_hooks_of(k)->core_v1;
+	size_t first = api->n;
+	char p[192];
+	int rc;
+
+	snprintf(p, sizeof(p), "/api/v1/%s", k->plural);
+	rc = add_route(api, k, FORM_ALL, p, handle);
+	if (rc != 0 || v1 == NULL) {
+		return rc;
+	}
+	set_view(api, first, &rz__core_v1_view, v1->all);
+	snprintf(p, sizeof(p), RZ_API_GROUP_PATH "/%s", k->plural);
+	rc = add_route(api, k, FORM_ALL, p, handle);
+	first = api->n;
+	snprintf(p, sizeof(p), "/api/v1/namespaces/{tenant}/%s", k->plural);
+	if (rc == 0 && (rc = add_route(api, k, FORM_COLLECTION, p, handle)) == 0) {
+		set_view(api, first, &rz__core_v1_view, v1->list);
+		first = api->n;
+		snprintf(p, sizeof(p), "/api/v1/namespaces/{tenant}/%s/{name}", k->plural);
+		rc = add_route(api, k, FORM_ITEM, p, handle);
+		set_view(api, first, &rz__core_v1_view, v1->get);
+	}
+	return rc;
+}
+
+/* .../{name}/scale of a kind whose hooks name a scale field. */
+static int add_scale_routes(rz_api_t *api, const rz_kind_t *k)
+{
+	size_t first = api->n;
+	char p[192];
+	int rc;
+
+	if (rz__kind_hooks_of(k)->scale == NULL) {
+		return 0;
+	}
+	snprintf(p, sizeof(p), "%s/%s/{name}/scale", scope_prefix(k), k->plural);
+	rc = add_route(api, k, FORM_SCALE, p, rz__handle_scale);
+	set_view(api, first, &rz__scale_view, rz__scale_doc);
+	return rc;
+}
+
+#define EXTRA_ROUTES 8 /* routes besides the kinds' */
+#define KIND_PATTERNS                                                                              \
+	10 /* patterns of one kind at most: 3 forms, 4 of every tenant, scale, 2 watches */
+#define KIND_V1_ROUTES 3 /* a core v1 kind's routes besides its verbs' */
+
 static int build_routes(rz_api_t *api)
 {
 	size_t n;
@@ -163,10 +236,11 @@ static int build_routes(rz_api_t *api)
 	char p[192];
 	int rc = 0;
 
-	/* a row of verb_table each, and a second FORM_WATCH (every tenant's); 6 of no kind */
-	api->routes = calloc(n * (VERBS + 1) + 6, sizeof(*api->routes));
-	api->ctxs = calloc(n * (VERBS + 1) + 6, sizeof(*api->ctxs));
-	api->patterns = calloc(n * 6 + 5, sizeof(*api->patterns));
+	/* a row of verb_table each, a second FORM_WATCH (every tenant's), a core v1 kind's
+	 * own; some of no kind */
+	api->routes = calloc(n * (VERBS + KIND_V1_ROUTES + 1) + EXTRA_ROUTES, sizeof(*api->routes));
+	api->ctxs = calloc(n * (VERBS + KIND_V1_ROUTES + 1) + EXTRA_ROUTES, sizeof(*api->ctxs));
+	api->patterns = calloc(n * KIND_PATTERNS + EXTRA_ROUTES, sizeof(*api->patterns));
 	if (api->routes == NULL || api->ctxs == NULL || api->patterns == NULL) {
 		return -ENOMEM;
 	}
@@ -187,8 +261,10 @@ static int build_routes(rz_api_t *api)
 			rc = add_route(api, k, forms[j].f, p, handle);
 		}
 		if (rc == 0 && k->scope != RZ_SCOPE_GLOBAL) {
-			snprintf(p, sizeof(p), "/api/v1/%s", k->plural);
-			rc = add_route(api, k, FORM_ALL, p, handle);
+			rc = add_tenants_routes(api, k);
+		}
+		if (rc == 0) {
+			rc = add_scale_routes(api, k);
 		}
 		rc = rc != 0 ? rc : add_watch_routes(api, k);
 	}

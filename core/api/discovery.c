@@ -89,6 +89,16 @@ void rz__handle_discovery(rz_req_t *req, void *ctx)
 			              "singularName", "", "namespaced", k->scope == RZ_SCOPE_TENANT,
 			              "kind", k->kind, "verbs", "get", "patch", "update"));
 		}
+		if (rz__kind_hooks_of(k)->scale != NULL) { /* kubectl scale finds it here */
+			char sub[112];
+			snprintf(sub, sizeof(sub), "%s/scale", name);
+			json_array_append_new(
+			    list,
+			    json_pack("{s:s, s:s, s:b, s:s, s:s, s:s, s:[s,s,s]}", "name", sub,
+			              "singularName", "", "namespaced", k->scope == RZ_SCOPE_TENANT,
+			              "group", "autoscaling", "version", "v1", "kind", "Scale",
+			              "verbs", "get", "patch", "update"));
+		}
 	}
 	rz_reply_json(req, 200,
 	              json_pack("{s:s, s:s, s:s, s:o}", "kind", "APIResourceList", "apiVersion",
@@ -132,6 +142,12 @@ static json_t *resource_discovery(const rz_kind_t *k)
 		                      json_pack("{s:s, s:o, s:[s,s,s]}", "subresource", "status",
 		                                "responseKind", response_kind(k->kind), "verbs",
 		                                "get", "patch", "update"));
+	}
+	if (rz__kind_hooks_of(k)->scale != NULL) {
+		json_array_append_new(
+		    subs, json_pack("{s:s, s:{s:s, s:s, s:s}, s:[s,s,s]}", "subresource", "scale",
+		                    "responseKind", "group", "autoscaling", "version", "v1", "kind",
+		                    "Scale", "verbs", "get", "patch", "update"));
 	}
 	json_object_set_new(r, "subresources", subs);
 	return r;

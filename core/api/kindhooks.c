@@ -152,6 +152,12 @@ static void nodegroup_plugins_check(rz_plugins_t *plugins, const json_t *obj, co
 	rz_plugins_validate_nodegroup(plugins, obj, causes);
 }
 
+/* kubectl scale's replicas: the desired machines; what was counted: the machines there are,
+ * labelled with their node group (core/report/report.c) */
+static const rz__scale_t nodegroup_scale = { .spec = "count",
+	                                     .status = "total",
+	                                     .label = "rezuscloud.io/nodegroup" };
+
 /* ------------------------------------------------------------------ the table */
 
 static const rz__kind_hooks_t kind_hooks[] = {
@@ -159,7 +165,10 @@ static const rz__kind_hooks_t kind_hooks[] = {
 	  .create_check = token_role,
 	  .mints_secret = true,
 	  .stored = token_hook },
-	{ .kind = "NodeGroup", .plugins_check = nodegroup_plugins_check },
+	{ .kind = "Event", .core_v1 = &rz__core_v1_events },
+	{ .kind = "NodeGroup",
+	  .plugins_check = nodegroup_plugins_check,
+	  .scale = &nodegroup_scale },
 	{ .kind = "Tenant", .plugins_check = rz_plugins_validate_tenant },
 	{ .kind = "User",
 	  .update_check = user_update_check,

@@ -29,6 +29,8 @@ struct lister {
 	bool pretty;
 	bool (*keep)(void *arg, const char *tenant, const char *name);
 	void *keep_arg;
+	json_t *(*view)(const json_t *obj);
+	const char *api_version;
 	char after_tenant[KEY_MAX], after_name[KEY_MAX]; /* the last key read */
 	bool started;                                    /* a key has been read */
 	char end_tenant[KEY_MAX], end_name[KEY_MAX];     /* the page's last key, if limited */
@@ -82,8 +84,8 @@ static bool past_end(const struct lister *l, const rz_store_row_t *row)
 	return c > 0 || (c == 0 && strcmp(row->name, l->end_name) > 0);
 }
 
-/* The row as an object when a selector or ?pretty needs one (*obj: caller decrefs); false
- * when a selector does not match it. */
+/* The row as an object when a selector, ?pretty or a view needs one (*obj: caller decrefs);
+ * false when a selector does not match it. */
 static bool wanted(struct lister *l, const rz_store_row_t *row, json_t **obj)
 {
 	json_error_t jerr;
@@ -93,7 +95,7 @@ static bool wanted(struct lister *l, const rz_store_row_t *row, json_t **obj)
 	if (l->keep != NULL && !l->keep(l->keep_arg, row->tenant, row->name)) {
 		return false;
 	}
-	if (l->labels == NULL && l->fields == NULL && !l->pretty) {
+	if (l->labels == NULL && l->fields == NULL && !l->pretty && l->view == NULL) {
 		return true;
 	}
 	*obj = json_loadb(row->doc, row->len, 0, &jerr);
@@ -111,29 +113,38 @@ static bool wanted(struct lister *l, const rz_store_row_t *row, json_t **obj)
 	return true;
 }
 
-/* Append one object: the stored text as it is, or indented at the depth of a list's items
- * (jansson writes no raw newline inside a string, so each newline starts a line). */
+/* Append one object: the stored text as it is, or as the view shows it, or indented at the
+ * depth of a list's items (jansson writes no raw newline inside a string, so each newline
+ * starts a line). */
 static void add_item(struct lister *l, const rz_store_row_t *row, json_t *obj)
 {
+	json_t *shown;
 	char *text, *p, *nl;
 
-	if (!l->pretty) {
+	if (!l->pretty && l->view == NULL) {
 		rz_textbuf_add(&l->b, l->items ? "," : "", l->items ? 1 : 0);
 		rz_textbuf_add(&l->b, row->doc, row->len);
 		l->items++;
 		return;
 	}
-	text = json_dumps(obj, JSON_INDENT(2));
+	shown = l->view != NULL ? l->view(obj) : json_incref(obj);
+	text = shown != NULL ? json_dumps(shown, l->pretty ? JSON_INDENT(2) : JSON_COMPACT) : NULL;
+	json_decref(shown);
 	if (text == NULL) {
 		l->b.oom = true;
 		return;
 	}
-	rz_textbuf_str(&l->b, l->items ? ",\n    " : "\n    ");
-	for (p = text; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
-		rz_textbuf_add(&l->b, p, (size_t)(nl - p));
-		rz_textbuf_str(&l->b, "\n    ");
+	if (!l->pretty) {
+		rz_textbuf_str(&l->b, l->items ? "," : "");
+		rz_textbuf_str(&l->b, text);
+	} else {
+		rz_textbuf_str(&l->b, l->items ? ",\n    " : "\n    ");
+		for (p = text; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
+			rz_textbuf_add(&l->b, p, (size_t)(nl - p));
+			rz_textbuf_str(&l->b, "\n    ");
+		}
+		rz_textbuf_str(&l->b, p);
 	}
-	rz_textbuf_str(&l->b, p);
 	free(text);
 	l->items++;
 }
@@ -239,14 +250,14 @@ static void head(struct lister *l, int64_t rv, const char *token)
 		    text, sizeof(text),
 		    "{\n  \"apiVersion\": \"%s\",\n  \"kind\": \"%sList\",\n  \"metadata\": {\n"
 		    "    \"resourceVersion\": \"%" PRId64 "\"%s%s%s\n  },\n  \"items\": [",
-		    RZ_API_VERSION, l->kind->kind, rv, token ? ",\n    \"continue\": \"" : "",
+		    l->api_version, l->kind->kind, rv, token ? ",\n    \"continue\": \"" : "",
 		    token ? token : "", token ? "\"" : "");
 	} else {
 		n = snprintf(
 		    text, sizeof(text),
 		    "{\"apiVersion\":\"%s\",\"kind\":\"%sList\",\"metadata\":{\"resourceVersion\":"
 		    "\"%" PRId64 "\"%s%s%s},\"items\":[",
-		    RZ_API_VERSION, l->kind->kind, rv, token ? ",\"continue\":\"" : "",
+		    l->api_version, l->kind->kind, rv, token ? ",\"continue\":\"" : "",
 		    token ? token : "", token ? "\"" : "");
 	}
 	if (n < 0 || (size_t)n >= sizeof(text)) {
@@ -372,6 +383,8 @@ static struct lister *lister_new(rz_req_t *req, rz_store_t *store, rz_lists_opts
 	l->pretty = o->pretty;
 	l->keep = o->keep;
 	l->keep_arg = o->keep_arg;
+	l->view = o->view;
+	l->api_version = o->api_version != NULL ? o->api_version : RZ_API_VERSION;
 	l->limit = o->limit;
 	return l;
 }

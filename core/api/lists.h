@@ -47,6 +47,11 @@ typedef struct rz_lists_opts {
 	/* NULL = all; else only the objects it keeps (rz_list_opts_t's keep) */
 	bool (*keep)(void *arg, const char *tenant, const char *name);
 	void *keep_arg;
+	/* NULL = the objects as stored; else each as view shows it (obj borrowed; a new object,
+	 * NULL on out of memory), the selectors having looked at it as stored, in a list of
+	 * api_version (the core v1 Events of /api/v1/namespaces/{tenant}/events) */
+	json_t *(*view)(const json_t *obj);
+	const char *api_version; /* NULL = RZ_API_VERSION */
 } rz_lists_opts_t;
 
 /* Answer req (GET or HEAD) with the list o describes (borrowed, but for the selectors,

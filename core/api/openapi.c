@@ -8,6 +8,7 @@
 
 #include <sodium.h>
 
+#include "core/api/api.h"
 #include "core/api/openapi.h"
 #include "core/base/version.h"
 #include "core/model/fields.h"
@@ -194,6 +195,25 @@ static const struct {
 	{ "Object",
 	  "{\"type\":\"object\",\"description\":\"A JSON object: one of this API's objects\",\""
 	  "additionalProperties\":true}" },
+	/* .../nodegroups/{name}/scale (core/api/scale.c) */
+	{ "Scale", "{\"type\":\"object\",\"description\":\"Kubernetes' autoscaling/v1 Scale of a n"
+	           "ode group\",\"properties\":{\"apiVersion\":{\"type\":\"string\",\"description"
+	           "\":\"autoscaling/v1\"},\"kind\":{\"type\":\"string\",\"description\":\"Scale\"}"
+	           ",\"metadata\":{\"type\":\"object\",\"description\":\"The node group's name, te"
+	           "nant (as namespace), uid, resourceVersion and creation time.\",\"properties\":"
+	           "{\"name\":{\"type\":\"string\",\"description\":\"The node group's name.\"},\"n"
+	           "amespace\":{\"type\":\"string\",\"description\":\"The node group's tenant.\"},"
+	           "\"uid\":{\"type\":\"string\",\"description\":\"The node group's uid.\"},\"reso"
+	           "urceVersion\":{\"type\":\"string\",\"description\":\"The node group's resource"
+	           "Version: a write that gives it must find it current.\"},\"creationTimestamp\":"
+	           "{\"type\":\"string\",\"description\":\"When the node group was created (RFC 33"
+	           "39, UTC).\"}}},\"spec\":{\"type\":\"object\",\"description\":\"What is wanted."
+	           "\",\"properties\":{\"replicas\":{\"type\":\"integer\",\"description\":\"the no"
+	           "de group's spec.count\"}}},\"status\":{\"type\":\"object\",\"description\":\"W"
+	           "hat there is.\",\"properties\":{\"replicas\":{\"type\":\"integer\",\"descripti"
+	           "on\":\"the machines there are\"},\"selector\":{\"type\":\"string\",\"descripti"
+	           "on\":\"the label selector of its machines\"}}}},\"x-kubernetes-group-version-k"
+	           "ind\":[{\"group\":\"autoscaling\",\"version\":\"v1\",\"kind\":\"Scale\"}]}" },
 };
 
 #define COMMON (sizeof(common) / sizeof(common[0]))
@@ -594,7 +614,14 @@ static json_t *route_op(const rz_route_t *r, const char *pattern, unsigned bit, 
 	*kinded = false;
 	if (d != NULL) {
 		o = doc_op(d);
-		if (k != NULL) {
+		if (k != NULL && d->response != NULL && strcmp(d->response, "Scale") == 0) {
+			/* a subresource of another kind, as Kubernetes marks .../scale: kubectl
+			 * takes every operation marked with a kind for that kind's own */
+			json_object_set_new(o, "x-kubernetes-group-version-kind",
+			                    json_pack("{s:s, s:s, s:s}", "group", "autoscaling",
+			                              "version", "v1", "kind", "Scale"));
+			*kinded = true;
+		} else if (k != NULL) {
 			json_object_set_new(o, "x-kubernetes-group-version-kind", gvk(k->kind));
 			*kinded = true;
 		}
@@ -744,8 +771,10 @@ json_t *rz_openapi_document(const rz_http_t *http, bool group_version)
 		 * (/apis/rezuscloud.io/v1/...) is in the group-version document at the alias and
 		 * in the other at its own pattern, so that a generated client has each
 		 * operation once */
-		if (group_version != (strcmp(pattern, r->pattern) != 0)) {
-			continue;
+		if (group_version !=
+		    (strcmp(pattern, r->pattern) != 0 ||
+		     strncmp(pattern, RZ_API_GROUP_PATH "/", strlen(RZ_API_GROUP_PATH "/")) == 0)) {
+			continue; /* (a route of its own at a group path: core v1 Events' twin) */
 		}
 		add_route(paths, r, pattern, group_version);
 	}

@@ -102,8 +102,8 @@ static bool query_bool(rz_req_t *req, const char *name, bool *out)
 		return true;
 	}
 	rz_reply_error(req, 400, NULL,
-	               "invalid value for the query parameter %s: '%.*s': use true or false", name,
-	               ECHO_MAX, v);
+	               "invalid value for the query parameter %s: '%s': use true or false", name,
+	               ECHO(v));
 	return false;
 }
 
@@ -128,11 +128,10 @@ static bool query_timeout(rz_req_t *req, int *out)
 		return true;
 	}
 	if (strspn(v, "0123456789") != strlen(v) || !rz_parse_int(v, 0, RZ_WATCH_TIMEOUT_MAX, &n)) {
-		rz_reply_error(
-		    req, 400, NULL,
-		    "invalid value for the query parameter timeoutSeconds: '%.*s': use 0 "
-		    "to %d",
-		    ECHO_MAX, v, RZ_WATCH_TIMEOUT_MAX);
+		rz_reply_error(req, 400, NULL,
+		               "invalid value for the query parameter timeoutSeconds: '%s': use 0 "
+		               "to %d",
+		               ECHO(v), RZ_WATCH_TIMEOUT_MAX);
 		return false;
 	}
 	*out = (int)n;
@@ -166,6 +165,9 @@ static void handle_watch(struct rctx *c, rz_req_t *req, const char *tenant, rz_s
 		o.render = rz__table_render;
 		o.render_flags = (unsigned)(rz__hide_tenant(req, tenant) ? 1 : 0) | (unsigned)inc
 		                                                                        << 1;
+	} else if (c->view != NULL) { /* the route's shape (core v1 Events) */
+		o.render = c->view->render;
+		o.api_version = c->view->api_version;
 	}
 
 	if (rv == NULL || *rv == '\0') {
@@ -177,12 +179,11 @@ static void handle_watch(struct rctx *c, rz_req_t *req, const char *tenant, rz_s
 		rz_selector_free(fields);
 		if (match != NULL && *match != '\0' && strcmp(match, "NotOlderThan") != 0) {
 			rz_reply_error(req, 400, NULL,
-			               "resourceVersionMatch '%.*s' is not supported for watch: "
+			               "resourceVersionMatch '%s' is not supported for watch: "
 			               "supported values: \"NotOlderThan\"",
-			               ECHO_MAX, match);
+			               ECHO(match));
 		} else {
-			rz_reply_error(req, 400, NULL, "invalid resourceVersion '%.*s'", ECHO_MAX,
-			               rv);
+			rz_reply_error(req, 400, NULL, "invalid resourceVersion '%s'", ECHO(rv));
 		}
 		return;
 	}
@@ -203,7 +204,7 @@ static bool list_rv_ok(rz_req_t *req, int64_t current, const char *cont)
 	int64_t n = 0;
 
 	if (have && !rz__parse_rv(rv, &n)) {
-		rz_reply_error(req, 400, NULL, "invalid resourceVersion '%.*s'", ECHO_MAX, rv);
+		rz_reply_error(req, 400, NULL, "invalid resourceVersion '%s'", ECHO(rv));
 		return false;
 	}
 	if (match != NULL && *match != '\0') {
@@ -215,11 +216,10 @@ static bool list_rv_ok(rz_req_t *req, int64_t current, const char *cont)
 			return false;
 		}
 		if (strcmp(match, "Exact") != 0 && strcmp(match, "NotOlderThan") != 0) {
-			rz_reply_error(
-			    req, 400, NULL,
-			    "resourceVersionMatch: Unsupported value: \"%.*s\": supported "
-			    "values: \"Exact\", \"NotOlderThan\"",
-			    ECHO_MAX, match);
+			rz_reply_error(req, 400, NULL,
+			               "resourceVersionMatch: Unsupported value: \"%s\": supported "
+			               "values: \"Exact\", \"NotOlderThan\"",
+			               ECHO(match));
 			return false;
 		}
 	}
@@ -274,7 +274,7 @@ void rz__handle_list(struct rctx *c, rz_req_t *req, const char *tenant)
 		/* replied */
 	} else if (limit != NULL && (strspn(limit, "0123456789") != strlen(limit) ||
 	                             !rz_parse_int(limit, 0, LIST_LIMIT_MAX, &n))) {
-		rz_reply_error(req, 400, NULL, "invalid limit '%.*s': use 1 to %d", ECHO_MAX, limit,
+		rz_reply_error(req, 400, NULL, "invalid limit '%s': use 1 to %d", ECHO(limit),
 		               LIST_LIMIT_MAX);
 	} else if (cont != NULL && *cont != '\0' &&
 	           !parse_continue(cont, key, sizeof(key), &o.after_tenant, &o.after_name)) {
@@ -284,6 +284,10 @@ void rz__handle_list(struct rctx *c, rz_req_t *req, const char *tenant)
 		o.fields = fields;
 		labels = fields = NULL;
 		o.limit = (size_t)n;
+		if (c->view != NULL) {
+			o.view = c->view->of;
+			o.api_version = c->view->api_version;
+		}
 		if (rz__wants_table(req)) {
 			rz__table_list(c, req, &o);
 			rz_selector_free(o.labels);

@@ -171,7 +171,7 @@ void rz__handle_summary(rz_req_t *req, void *ctx)
 
 	if (want != NULL && (strspn(want, "0123456789") != strlen(want) ||
 	                     !rz_parse_int(want, 1, SUMMARY_RECENT_MAX, &n))) {
-		rz_reply_error(req, 400, NULL, "invalid recent '%.*s': use 1 to %d", ECHO_MAX, want,
+		rz_reply_error(req, 400, NULL, "invalid recent '%s': use 1 to %d", ECHO(want),
 		               SUMMARY_RECENT_MAX);
 		return;
 	}

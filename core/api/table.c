@@ -43,9 +43,9 @@ bool rz__include_object(rz_req_t *req, enum include *out)
 		return true;
 	}
 	rz_reply_error(req, 400, NULL,
-	               "includeObject: Unsupported value: \"%.*s\": supported values: \"None\", "
+	               "includeObject: Unsupported value: \"%s\": supported values: \"None\", "
 	               "\"Metadata\", \"Object\"",
-	               ECHO_MAX, v);
+	               ECHO(v));
 	return false;
 }
 

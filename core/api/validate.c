@@ -204,6 +204,20 @@ json_t *rz__read_body(rz_req_t *req)
 	return must_be(req, read_json(req, body, len), false);
 }
 
+json_t *rz__read_body_untyped(rz_req_t *req)
+{
+	const char *body;
+	size_t len;
+
+	if (rz_req_header(req, "Content-Type") != NULL) {
+		return rz__read_body(req);
+	}
+	if (!body_bounded(req, &body, &len)) {
+		return NULL;
+	}
+	return must_be(req, read_json(req, body, len), false);
+}
+
 enum rz__patch_type rz__patch_type(rz_req_t *req)
 {
 	static const struct {
@@ -339,9 +353,9 @@ static bool match_namespace(rz_req_t *req, const rz_kind_t *k, json_t *meta)
 			return false;
 		}
 		rz_reply_error(req, 400, NULL,
-		               "metadata.namespace (%.*s) does not match metadata.tenant (%.*s): "
+		               "metadata.namespace (%s) does not match metadata.tenant (%s): "
 		               "the namespace is the tenant",
-		               ECHO_MAX, ns, ECHO_MAX, t);
+		               ECHO(ns), ECHO(t));
 		return false;
 	}
 	if (t == NULL) {

@@ -36,6 +36,7 @@ struct watcher {
 	bool bookmarks;
 	rz_watch_render_fn render; /* NULL: objects as stored */
 	unsigned render_flags;
+	const char *api_version; /* a BOOKMARK's */
 	bool (*keep)(void *arg, const char *tenant, const char *name);
 	void *keep_arg;
 	enum phase phase;
@@ -252,7 +253,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 			snprintf(obj, sizeof(obj),
 			         "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":"
 			         "{\"resourceVersion\":\"%" PRId64 "\"}}",
-			         w->kind->kind, RZ_API_VERSION, rv);
+			         w->kind->kind, w->api_version, rv);
 			format_event(&b, w->format, "BOOKMARK", rv, obj);
 		} else {
 			rz_textbuf_str(&b, w->format == FMT_SSE ? ": heartbeat\n\n" : "\n");
@@ -528,6 +529,7 @@ void rz_watch_start(rz_watch_hub_t *hub, rz_req_t *req, rz_watch_opts_t *o)
 	w->bookmarks = o->bookmarks;
 	w->render = o->render;
 	w->render_flags = o->render_flags;
+	w->api_version = o->api_version != NULL ? o->api_version : RZ_API_VERSION;
 	w->keep = o->keep;
 	w->keep_arg = o->keep_arg;
 	w->phase = o->since >= 0 ? PH_REPLAY : PH_LIST;

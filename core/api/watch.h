@@ -74,6 +74,8 @@ typedef struct rz_watch_opts {
 	                              0: no limit of its own */
 	rz_watch_render_fn render; /* NULL: objects as stored */
 	unsigned render_flags;     /* handed to render */
+	const char *api_version;   /* a BOOKMARK's, as render shows the kind (core v1 Events:
+	                              "v1"); NULL: RZ_API_VERSION */
 	/* NULL = all; else only the objects it keeps, asked at each event (an access rule:
 	 * arg must live as long as the watch, e.g. its request) */
 	bool (*keep)(void *arg, const char *tenant, const char *name);

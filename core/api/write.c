@@ -152,11 +152,25 @@ static void take_secret(struct wr *w)
 	}
 }
 
+/* What the reply shows of obj (takes ownership): obj, or as the route shows it (a node
+ * group's Scale). NULL on out of memory. */
+static json_t *shown(struct wr *w, json_t *obj)
+{
+	json_t *v;
+
+	if (w->c->view == NULL || obj == NULL) {
+		return obj;
+	}
+	v = w->c->view->of(obj);
+	json_decref(obj);
+	return v;
+}
+
 /* A dry run's answer: the object as it would be written, stored nowhere (no uid, no
  * resourceVersion for a create, as nothing was written to give them). */
 static void dry_reply(struct wr *w)
 {
-	json_t *out = w->obj;
+	json_t *out = shown(w, w->obj);
 	json_t *meta = json_object_get(out, "metadata");
 	char now[40];
 
@@ -167,7 +181,11 @@ static void dry_reply(struct wr *w)
 		json_object_del(meta, "generateName");
 	}
 	w->obj = NULL;
-	rz_reply_json(w->req, w->code, out);
+	if (out == NULL) {
+		rz_reply_error(w->req, 500, NULL, "out of memory");
+	} else {
+		rz_reply_json(w->req, w->code, out);
+	}
 	wr_free(w);
 }
 
@@ -221,6 +239,15 @@ static void commit(struct wr *w)
 			if (out == NULL ||
 			    json_object_set_new(out, "secret", json_string(w->token)) != 0) {
 				json_decref(out);
+				rz_reply_error(w->req, 500, NULL, "out of memory");
+				wr_free(w);
+				return;
+			}
+		}
+		if (w->c->view != NULL) { /* not the stored text: the route's shape of it */
+			free(text);
+			text = NULL;
+			if ((out = shown(w, out)) == NULL) {
 				rz_reply_error(w->req, 500, NULL, "out of memory");
 				wr_free(w);
 				return;
@@ -584,4 +611,31 @@ void rz__handle_delete(struct rctx *c, rz_req_t *req, const char *tenant, const 
 		rz_req_set_audited(req);
 	}
 	rz__reply_durable(c->api, req, c->k, gone ? 200 : 202, out, NULL);
+}
+
+/* ------------------------------------------------------------------ for other routes */
+
+/* What the writes of .../scale (scale.c) share with these. */
+bool rz__write_options(rz_req_t *req, bool *dry)
+{
+	return write_options(req, dry);
+}
+
+bool rz__apply_json_patch(struct rctx *c, rz_req_t *req, const char *name, const json_t *cur,
+                          const json_t *patch, json_t **next)
+{
+	return json_patch(c, req, name, cur, patch, next);
+}
+
+void rz__update_spec(struct rctx *c, rz_req_t *req, const char *tenant, const char *name,
+                     json_t *obj, const json_t *cur, int64_t rv, bool dry)
+{
+	json_t *causes = json_array();
+
+	rz__update(
+	    c, req,
+	    &(struct rz__update){
+	        .tenant = tenant, .name = name, .obj = obj, .cur = cur, .rv = rv, .dry = dry },
+	    causes);
+	json_decref(causes);
 }

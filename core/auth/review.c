@@ -12,6 +12,7 @@
 
 #include "core/auth/access.h"
 #include "core/auth/review.h"
+#include "core/base/text.h"
 #include "core/model/kinds.h"
 
 #define AUTHZ "authorization.k8s.io/v1"
@@ -69,14 +70,12 @@ bool rz_review_may(rz_auth_t *auth, const rz_principal_t *p, const char *verb, c
 		k = rz_kind_by_plural(plural);
 	}
 	if (k == NULL) {
-		snprintf(why, why_size, "this server has no resource '%.64s'",
-		         resource ? resource : "");
+		snprintf(why, why_size, "this server has no resource '%s'", RZ_ECHO(resource, 64));
 		return false;
 	}
 	if (bit == 0 || (k->verbs & bit) == 0) {
-		snprintf(why, why_size, "%s does not take '%.32s%s%.32s'", resource,
-		         verb ? verb : "", subresource && *subresource ? " " : "",
-		         subresource ? subresource : "");
+		snprintf(why, why_size, "%s does not take '%s%s%s'", resource, RZ_ECHO(verb, 32),
+		         subresource && *subresource ? " " : "", RZ_ECHO(subresource, 32));
 		return false;
 	}
 	need = rz_kind_role(k, bit);
@@ -329,7 +328,8 @@ static void h_access(rz_req_t *req, void *ctx)
 	group = json_string_value(json_object_get(ra, "group"));
 	if (json_is_object(ra)) {
 		if (group != NULL && *group != '\0' && strcmp(group, RZ_API_GROUP) != 0) {
-			snprintf(why, sizeof(why), "this server has no API group '%.64s'", group);
+			snprintf(why, sizeof(why), "this server has no API group '%s'",
+			         RZ_ECHO(group, 64));
 		} else {
 			allowed = rz_review_may(
 			    r->auth, p, json_string_value(json_object_get(ra, "verb")),

@@ -13,6 +13,7 @@
 #include "core/auth/sso.h"
 #include "core/base/clock.h"
 #include "core/base/log.h"
+#include "core/base/text.h"
 #include "core/model/fields.h"
 
 /* An ID token used already, until it expires. */
@@ -68,15 +69,14 @@ int rz_sso_identity(const rz_config_t *cfg, const json_t *claims, rz_sso_identit
 	out->role = RZ_ROLE_NONE;
 	out->mapped = cfg->oidc_roles != NULL && cfg->oidc_roles[0] != NULL;
 	if (name == NULL) {
-		return rz_err_set(err, RZ_EAUTH,
-		                  "the ID token has no claim '%.64s' to name the user",
-		                  cfg->oidc_username_claim);
+		return rz_err_set(err, RZ_EAUTH, "the ID token has no claim '%s' to name the user",
+		                  RZ_ECHO(cfg->oidc_username_claim, 64));
 	}
 	if (!label(name)) {
 		return rz_err_set(err, RZ_EAUTH,
-		                  "the user's name '%.64s' (claim %.64s) is not a DNS label "
+		                  "the user's name '%s' (claim %s) is not a DNS label "
 		                  "(lower-case letters, digits and '-', at most 63)",
-		                  name, cfg->oidc_username_claim);
+		                  RZ_ECHO(name, 64), RZ_ECHO(cfg->oidc_username_claim, 64));
 	}
 	snprintf(out->user, sizeof(out->user), "%s", name);
 	snprintf(out->subject, sizeof(out->subject), "%s", sub ? sub : "");

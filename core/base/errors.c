@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/base/errors.h"
+#include "core/base/text.h"
 
 static const struct {
 	int code;
@@ -50,10 +51,12 @@ int rz_err_set(rz_err_t *err, int code, const char *fmt, ...)
 {
 	if (err != NULL) {
 		va_list ap;
+		int n;
 		err->code = code;
 		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		n = vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 		va_end(ap);
+		rz_text_fit(err->msg, sizeof(err->msg), n); /* too long: cut at a word, "..." */
 	}
 	return code;
 }

@@ -31,7 +31,8 @@ rz_run_op_t rz__engine_op_of(const json_t *spec)
 	return v >= 0 ? (rz_run_op_t)v : RZ_OP_APPLY;
 }
 
-/* What happened to run r, as an Event on its tenant (repeats of a reason are counted). */
+/* What happened to run r, as an Event on its tenant (repeats of a reason are counted) and
+ * one on the Run itself (kubectl describe run shows its own). */
 void rz__engine_run_event(struct run *r, const char *type, const char *reason, const char *what)
 {
 	char msg[700];
@@ -40,6 +41,7 @@ void rz__engine_run_event(struct run *r, const char *type, const char *reason, c
 	         rz_run_trigger_name(r->trigger), what);
 	rz_events_record(r->e->store, r->t->name, "Tenant", r->t->name, type, reason, msg,
 	                 "engine");
+	rz_events_record(r->e->store, r->t->name, "Run", r->name, type, reason, what, "engine");
 }
 
 /* The Run stored while the tenant waited for its pool's runners: this run, when it asks

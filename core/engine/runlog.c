@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/base/text.h"
 #include "core/engine/runlog.h"
 #include "core/engine/tfui.h"
 #include "core/http/status.h"
@@ -407,7 +408,7 @@ static int format_of(rz_req_t *req, bool *json)
 	if (format == NULL || *json || strcmp(format, "text") == 0) {
 		return 0;
 	}
-	snprintf(msg, sizeof(msg), "invalid format '%.64s': use text or json", format);
+	snprintf(msg, sizeof(msg), "invalid format '%s': use text or json", RZ_ECHO(format, 64));
 	st = rz_status_new(400, NULL, msg);
 	rz_status_add_cause(st, "format", "FieldValueNotSupported",
 	                    "supported values: \"text\", \"json\"");

@@ -95,6 +95,8 @@ typedef struct rz_route {
 	bool per_tenant; /* a route naming no tenant (the audit log) that a principal below its
 	                    role reaches too when AccessBindings grant it that role on some
 	                    tenants: the handler then shows those tenants' data only */
+	bool no_alias;   /* served at its pattern only, under no alias (rz_http_add_alias):
+	                    Kubernetes' core v1 paths, whose group path twin is another route */
 } rz_route_t;
 
 typedef struct rz_http_opts {
@@ -144,8 +146,8 @@ int rz_http_add_table(rz_http_t *h, const rz_route_t *table, size_t n, void *ctx
  * "/api/v1" and "/api/v1/x", not "/api/v1x") also under alias in its place, by the same
  * route: the same handler, role, kind and pattern for the observer (metrics count both
  * paths as one route). The first alias whose prefix matches applies, so register the longer
- * prefix first. Call before adding routes: -EINVAL after, or beyond RZ_HTTP_ALIASES_MAX.
- * prefix and alias are copied. */
+ * prefix first; a route with no_alias has none. Call before adding routes: -EINVAL after,
+ * or beyond RZ_HTTP_ALIASES_MAX. prefix and alias are copied. */
 #define RZ_HTTP_ALIASES_MAX 4
 int rz_http_add_alias(rz_http_t *h, const char *prefix, const char *alias, rz_err_t *err);
 

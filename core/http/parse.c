@@ -15,6 +15,7 @@
 #include <event2/bufferevent.h>
 
 #include "core/http/http-int.h"
+#include "core/base/text.h"
 
 #define MAX_REQUEST_LINE 16384 /* method, target and version: more gets 414 */
 #define MAX_HEADERS      100   /* header fields per request: more get 431 */
@@ -108,7 +109,7 @@ static int add_query(rz_req_t *req, const char *p, size_t len)
 		rc = -EINVAL;
 	} else if (rc == 0 && !rz_utf8_valid(v, strlen(v))) {
 		snprintf(req->reject_msg, sizeof(req->reject_msg),
-		         "query parameter '%.64s' is not valid UTF-8", k);
+		         "query parameter '%s' is not valid UTF-8", RZ_ECHO(k, 64));
 		rc = -EINVAL;
 	}
 	if (rc == 0 && klen > 0) {
@@ -283,8 +284,8 @@ static int check_header_values(rz_req_t *req)
 	for (size_t i = 0; i < req->in.n; i++) {
 		const char *v = req->in.items[i].value;
 		if (!rz_utf8_valid(v, strlen(v))) {
-			rz__set_reject(req, 400, "header '%.64s' is not valid UTF-8",
-			               req->in.items[i].name);
+			rz__set_reject(req, 400, "header '%s' is not valid UTF-8",
+			               RZ_ECHO(req->in.items[i].name, 64));
 			return -1;
 		}
 	}

@@ -16,6 +16,7 @@
 
 #include "core/http/http-int.h"
 #include "core/base/log.h"
+#include "core/base/text.h"
 
 /* The Date header's value, formatted once a second. */
 static const char *http_date(void)
@@ -332,10 +333,12 @@ void rz_reply_error(rz_req_t *req, int code, const char *reason, const char *fmt
 {
 	char msg[512];
 	va_list ap;
+	int n;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	rz_text_fit(msg, sizeof(msg), n); /* too long: cut at a word, "..." */
 	rz_reply_status(req, rz_status_new(code, reason, msg));
 }
 

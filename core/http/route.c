@@ -78,7 +78,7 @@ static char *alias_of(const rz_http_t *h, const char *pattern)
 /* Compile def into the next free slot (and its alias into the one after it). */
 static int route_add(rz_http_t *h, const rz_route_t *def, void *ctx, rz_err_t *err)
 {
-	char *alias = alias_of(h, def->pattern);
+	char *alias = def->no_alias ? NULL : alias_of(h, def->pattern);
 	int rc = route_compile(&h->routes[h->nroutes], def, def->pattern, err);
 
 	h->routes[h->nroutes].ctx = ctx;

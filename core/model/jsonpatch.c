@@ -17,10 +17,14 @@
 
 #include <jansson.h>
 
+#include "core/base/text.h"
 #include "core/model/fields.h"
 #include "core/model/jsonpatch.h"
 
 #define ECHO_MAX 128 /* bytes of a pointer quoted in a message */
+
+/* A pointer quoted in a message, for "%s": cut at a word with "..." (rz_echo). */
+#define ECHO(v) RZ_ECHO((v), ECHO_MAX)
 
 enum op { OP_ADD, OP_REMOVE, OP_REPLACE, OP_MOVE, OP_COPY, OP_TEST };
 
@@ -156,8 +160,8 @@ static int fail(struct run *r, const char *why)
 		rz_fields_cause(r->causes, r->s->path, RZ_CAUSE_INVALID, "operation %zu (%s): %s",
 		                r->s->index, ops[r->s->op].name, why);
 	}
-	return rz_err_set(r->err, -EINVAL, "operation %zu (%s %.*s): %s", r->s->index,
-	                  ops[r->s->op].name, ECHO_MAX, r->s->path, why);
+	return rz_err_set(r->err, -EINVAL, "operation %zu (%s %s): %s", r->s->index,
+	                  ops[r->s->op].name, ECHO(r->s->path), why);
 }
 
 /* -ENOMEM with err. */
@@ -361,8 +365,8 @@ static int pointer_member(const json_t *o, const char *name, size_t index, const
 	}
 	*out = json_string_value(m);
 	if (!pointer_ok(*out, json_string_length(m), &why)) {
-		return rz_err_set(err, RZ_EPARSE, "operation %zu: \"%s\" '%.*s' %s", index, name,
-		                  ECHO_MAX, *out, why);
+		return rz_err_set(err, RZ_EPARSE, "operation %zu: \"%s\" '%s' %s", index, name,
+		                  ECHO(*out), why);
 	}
 	return 0;
 }
@@ -408,11 +412,10 @@ static int decode(const json_t *o, size_t index, struct step *s, rz_err_t *err)
 		                  name);
 	}
 	if (s->op == OP_MOVE && proper_prefix(s->from, s->path)) {
-		return rz_err_set(
-		    err, RZ_EPARSE,
-		    "operation %zu (move): \"from\" '%.*s' is a prefix of \"path\": a "
-		    "location cannot move into its own child",
-		    index, ECHO_MAX, s->from);
+		return rz_err_set(err, RZ_EPARSE,
+		                  "operation %zu (move): \"from\" '%s' is a prefix of \"path\": a "
+		                  "location cannot move into its own child",
+		                  index, ECHO(s->from));
 	}
 	return 0;
 }

@@ -243,8 +243,14 @@ static const char *const etcdbackup_short[] = { "eb", NULL };
 static const char *const etcdbackup_finalizers[] = { "rezuscloud.io/stored-snapshot", NULL };
 static const char *const etcdrestore_short[] = { "er", NULL };
 static const char *const event_short[] = { "ev", NULL };
-static const char *const event_selectable[] = { "involvedObject.kind", "involvedObject.name",
-	                                        "reason", "type", NULL };
+static const char *const event_selectable[] = { "involvedObject.kind",
+	                                        "involvedObject.name",
+	                                        "involvedObject.namespace",
+	                                        "involvedObject.uid",
+	                                        "involvedObject.apiVersion",
+	                                        "reason",
+	                                        "type",
+	                                        NULL };
 static const char *const provider_short[] = { "pv", NULL };
 static const char *const runner_short[] = { "rn", NULL };
 static const char *const binding_short[] = { "ab", NULL };

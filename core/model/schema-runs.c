@@ -349,6 +349,12 @@ static const rz_field_t event_object_fields[] = {
 	  .format_name = "dns1123-label",
 	  .doc = "The object's name." },
 	{ .name = "uid", .type = RZ_F_STRING, .doc = "the object's metadata.uid when it happened" },
+	{ .name = "namespace",
+	  .type = RZ_F_STRING,
+	  .doc = "The object's tenant, as Kubernetes clients name it; none for a Tenant." },
+	{ .name = "apiVersion",
+	  .type = RZ_F_STRING,
+	  .doc = "The object's API version: rezuscloud.io/v1." },
 	F_END,
 };
 

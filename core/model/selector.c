@@ -21,12 +21,15 @@
 #include <string.h>
 
 #include "core/base/errors.h"
+#include "core/base/text.h"
 #include "core/model/fields.h"
 #include "core/model/selector.h"
 
-#define TEXT_ECHO_MAX    80  /* bytes of the selector text quoted in a message */
+#define TEXT_ECHO_MAX    80  /* bytes of the selector text quoted in a message, at most */
+#define TEXT_ECHO_MIN    16  /* ... and at least, however long the reason */
 #define TOKEN_ECHO_MAX   64  /* bytes of a key or value quoted in a message */
 #define REASON_MAX       256 /* the part of a message after the selector text */
+#define LIST_MAX         128 /* bytes of the fields a field selector may name, in a message */
 #define PATH_SEGMENT_MAX 256
 
 enum op { OP_EQ, OP_NE, OP_IN, OP_NOTIN, OP_EXISTS, OP_NOT_EXISTS };
@@ -89,42 +92,32 @@ static size_t token_len(const char *s)
 	return n;
 }
 
-/* Copy at most max bytes of s[0..len) into buf for quoting: bytes that are not printable
- * ASCII become '?' (the message must stay valid UTF-8) and a cut text ends in "...". */
-static const char *echo(char *buf, size_t size, const char *s, size_t len, size_t max)
-{
-	size_t n = len < max ? len : max;
-	size_t i;
-
-	if (n + 4 > size) {
-		n = size - 4;
-	}
-	for (i = 0; i < n; i++) {
-		buf[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
-	}
-	if (n < len) {
-		memcpy(buf + n, "...", 3);
-		n += 3;
-	}
-	buf[n] = '\0';
-	return buf;
-}
-
 static int fail_at(struct parser *p, size_t pos, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 static int fail_at(struct parser *p, size_t pos, const char *fmt, ...)
 {
 	char reason[REASON_MAX];
-	char text[TEXT_ECHO_MAX + 4];
+	char text[RZ_ECHO_SIZE(TEXT_ECHO_MAX)];
+	char at[48];
+	size_t fixed, room = TEXT_ECHO_MIN;
 	va_list ap;
+	int n;
 
 	va_start(ap, fmt);
-	vsnprintf(reason, sizeof(reason), fmt, ap);
+	n = vsnprintf(reason, sizeof(reason), fmt, ap);
 	va_end(ap);
-	echo(text, sizeof(text), p->text, strlen(p->text), TEXT_ECHO_MAX);
-	return rz_err_set(p->err, REZUS_EINVALID, "invalid %s selector '%s': %s at position %zu",
-	                  p->fields ? "field" : "label", text, reason, pos);
+	rz_text_fit(reason, sizeof(reason), n);
+	snprintf(at, sizeof(at), " at position %zu", pos);
+	/* the reason and the position first: the selector's text gets the room left */
+	fixed = strlen("invalid field selector '': ") + strlen(reason) + strlen(at) +
+	        strlen(RZ_ELLIPSIS);
+	if (fixed + TEXT_ECHO_MIN < sizeof(p->err->msg)) {
+		room = sizeof(p->err->msg) - 1 - fixed;
+	}
+	rz_echo(text, sizeof(text), p->text, room);
+	return rz_err_set(p->err, REZUS_EINVALID, "invalid %s selector '%s': %s%s",
+	                  p->fields ? "field" : "label", text, reason, at);
 }
 
 /* The parser wanted what (e.g. "a key") at the current position and found something else. */
@@ -146,7 +139,7 @@ static int check_format(struct parser *p, size_t start, size_t len, const char *
                         rz_format_fn check)
 {
 	char msg[REASON_MAX];
-	char tok[TOKEN_ECHO_MAX + 4];
+	char tok[RZ_ECHO_SIZE(TOKEN_ECHO_MAX)];
 	char *s = strndup(p->text + start, len);
 	bool ok;
 
@@ -159,7 +152,7 @@ static int check_format(struct parser *p, size_t start, size_t len, const char *
 	if (ok) {
 		return 0;
 	}
-	echo(tok, sizeof(tok), p->text + start, len, TOKEN_ECHO_MAX);
+	rz_echon(tok, sizeof(tok), p->text + start, len, TOKEN_ECHO_MAX);
 	return fail_at(p, start, "invalid %s '%s': %s", kind, tok, msg);
 }
 
@@ -218,9 +211,9 @@ static int value_add(struct parser *p, struct req *r, const char *s, size_t len)
 
 static int check_field(struct parser *p, size_t start, size_t len)
 {
-	char list[REASON_MAX / 2];
-	char tok[TOKEN_ECHO_MAX + 4];
-	size_t used = 0;
+	char list[REASON_MAX * 2] = "";
+	char tok[RZ_ECHO_SIZE(TOKEN_ECHO_MAX)];
+	size_t used = 0, cut;
 
 	for (size_t i = 0; p->allowed != NULL && p->allowed[i] != NULL; i++) {
 		if (strlen(p->allowed[i]) == len &&
@@ -233,7 +226,13 @@ static int check_field(struct parser *p, size_t start, size_t len)
 			used += n > 0 ? (size_t)n : 0;
 		}
 	}
-	echo(tok, sizeof(tok), p->text + start, len, TOKEN_ECHO_MAX);
+	used = used < sizeof(list) ? used : sizeof(list) - 1;
+	/* a long list ends with a whole field and ", ..." */
+	cut = rz_text_cut(list, used, LIST_MAX - strlen(", " RZ_ELLIPSIS));
+	if (cut < used) {
+		snprintf(list + cut, sizeof(list) - cut, ", " RZ_ELLIPSIS);
+	}
+	rz_echon(tok, sizeof(tok), p->text + start, len, TOKEN_ECHO_MAX);
 	if (used == 0) {
 		return fail_at(p, start, "field '%s' is not supported", tok);
 	}

@@ -196,6 +196,47 @@ static bool machine_lost(const json_t *m)
 	return st != RZ_STAGE_PROVISIONING && st != RZ_STAGE_BOOTING && st != RZ_STAGE_INSTALLING;
 }
 
+/* The status of the condition of type in status (borrowed), or NULL. */
+static const char *condition_status(const json_t *status, const char *type)
+{
+	const json_t *c;
+	size_t i;
+
+	json_array_foreach(json_object_get(status, "conditions"), i, c)
+	{
+		const char *ct = json_string_value(json_object_get(c, "type"));
+		if (ct != NULL && strcmp(ct, type) == 0) {
+			return json_string_value(json_object_get(c, "status"));
+		}
+	}
+	return NULL;
+}
+
+/* What changed in a node group since its last status (old, borrowed; may be NULL), as
+ * Events on it (kubectl describe shows them): its desired machines (spec.count, changed by
+ * a patch or kubectl scale) and its Ready condition (msg why), a Warning when one of its
+ * machines is lost (machine_lost), not while machines are still being made. */
+static void nodegroup_events(rz_store_t *st, const char *tenant, const char *name,
+                             const json_t *old, json_int_t want, bool ready, json_int_t lost,
+                             const char *msg)
+{
+	const json_t *desired = json_object_get(old, "desired");
+	const char *was = condition_status(old, "Ready");
+	json_int_t had = json_integer_value(desired);
+	char text[128];
+
+	if (json_is_integer(desired) && had != want) {
+		snprintf(text, sizeof(text), "desired machines %lld (were %lld)", (long long)want,
+		         (long long)had);
+		rz_events_record(st, tenant, "NodeGroup", name, "Normal",
+		                 want > had ? "ScaledUp" : "ScaledDown", text, "engine");
+	}
+	if (was != NULL && strcmp(was, ready ? "True" : "False") != 0) {
+		rz_events_record(st, tenant, "NodeGroup", name, lost > 0 ? "Warning" : "Normal",
+		                 ready ? "Ready" : "NotReady", msg, "engine");
+	}
+}
+
 /* Counts from the store into the node groups' status (desired from their specs, total and
  * ready from the Machines: ready is what observation reported; the Ready condition, True
  * when every desired machine exists and is ready) and into in. */
@@ -216,7 +257,7 @@ static void count_machines(rz_store_t *st, const char *tenant, rz_phase_in_t *in
 		    json_string_value(json_object_get(json_object_get(ng, "spec"), "role"));
 		json_int_t want =
 		    json_integer_value(json_object_get(json_object_get(ng, "spec"), "count"));
-		json_int_t have = 0, up = 0;
+		json_int_t have = 0, up = 0, lost = 0;
 		json_int_t gen = json_integer_value(json_object_get(meta, "generation"));
 		json_t *conds;
 		char msg[96];
@@ -229,6 +270,7 @@ static void count_machines(rz_store_t *st, const char *tenant, rz_phase_in_t *in
 				have++;
 				up += json_is_true(
 				    json_object_get(json_object_get(m, "status"), "ready"));
+				lost += machine_lost(m);
 			}
 		}
 		snprintf(msg, sizeof(msg), "%lld of %lld machines ready (%lld exist)",
@@ -242,6 +284,8 @@ static void count_machines(rz_store_t *st, const char *tenant, rz_phase_in_t *in
 		rz_condition_set(conds, "Ready", up == want && have == want ? "True" : "False",
 		                 up == want && have == want ? "AllReady" : "NotAllReady", msg, now,
 		                 gen);
+		nodegroup_events(st, tenant, name, json_object_get(ng, "status"), want,
+		                 up == want && have == want, lost, msg);
 		rz_report_status(st, "NodeGroup", tenant, name,
 		                 json_pack("{s:I, s:I, s:I, s:I, s:o}", "desired", want, "total",
 		                           have, "ready", up, "observedGeneration", gen,

@@ -85,10 +85,15 @@ static void fill(struct rec *r, json_t *ev, bool repeat, bool uid)
 {
 	json_t *involved = json_pack("{s:s, s:s}", "kind", r->kind, "name", r->name);
 	json_int_t count = json_integer_value(json_object_get(ev, "count"));
+	const rz_kind_t *ik = rz_kind_by_name(r->kind);
 
+	if (ik != NULL && ik->scope == RZ_SCOPE_TENANT) { /* as Kubernetes clients look it up */
+		json_object_set_new(involved, "namespace", json_string(r->tenant));
+	}
 	if (uid) {
 		set_uid(r, involved);
 	}
+	json_object_set_new(involved, "apiVersion", json_string(RZ_API_VERSION));
 	json_object_set_new(ev, "involvedObject", involved);
 	json_object_set_new(ev, "reason", json_string(r->reason));
 	json_object_set(ev, "message", r->message);

@@ -8,7 +8,8 @@
  *
  *   {"apiVersion": "rezuscloud.io/v1", "kind": "Event",
  *    "metadata": {"name": "web.1a2b3c4d", "tenant": "acme", ...},
- *    "involvedObject": {"kind": "NodeGroup", "name": "web", "uid": "..."},
+ *    "involvedObject": {"kind": "NodeGroup", "name": "web", "namespace": "acme",
+ *                       "uid": "...", "apiVersion": "rezuscloud.io/v1"},
  *    "reason": "ScaledUp", "message": "...", "type": "Normal", "count": 2,
  *    "firstTimestamp": "2026-11-30T04:31:11.120Z", "lastTimestamp": "...",
  *    "source": {"component": "engine"}}
@@ -31,8 +32,10 @@
  * The same (kind, name, reason, type) again in the tenant adds one to count, moves
  * lastTimestamp to now and takes the new message (a status write of the store: watches
  * see MODIFIED); anything else starts a new Event at count 1 (ADDED). involvedObject.uid
- * is the object's uid when the store holds it. A tenant that is gone records nothing; one
- * being deleted still does (its teardown has events of its own).
+ * is the object's uid when the store holds it, involvedObject.namespace the tenant when
+ * the kind is a tenant's (a Tenant's own events have none, as a cluster-scoped object's).
+ * A tenant that is gone records nothing; one being deleted still does (its teardown has
+ * events of its own).
  *
  * Recording never fails the caller's operation: a problem is logged, once, and returned
  * for tests: 0 when recorded or dropped on purpose, REZUS_EINVALID for arguments the

@@ -1,10 +1,12 @@
 #!/bin/sh
 # kubectl, unchanged, against the daemon: discovery (api-resources, aggregated), get with the
-# columns rezusctl get prints (a Table), -o yaml, -n, -A, -l, get -w, describe, apply of a
-# Tenant and of a NodeGroup with -n (created, unchanged, configured), patch --type=merge and
-# --type=json, label, wait --for=condition, apply --server-side (conflicts, --force-conflicts,
-# pruning, --dry-run=server, --show-managed-fields, every writable kind), delete, version.
-# kubectl sends its token only over TLS: the daemon serves it (k8sfront.sh).
+# columns rezusctl get prints (a Table), -o yaml, -n, -A, -l, get -w, describe (with the
+# object's events, from the core v1 paths), apply of a Tenant and of a NodeGroup with -n
+# (created, unchanged, configured), patch --type=merge and --type=json, label, wait
+# --for=condition, apply --server-side (conflicts, --force-conflicts, pruning,
+# --dry-run=server, --show-managed-fields, every writable kind), scale (the Scale
+# subresource), delete, version. kubectl sends its token only over TLS: the daemon serves it
+# (k8sfront.sh).
 . "${top_srcdir:-.}/tests/integration/k8sfront.sh"
 
 for tool in kubectl curl; do
@@ -316,6 +318,58 @@ sed -i 's/1.12.1/1.12.2/' "$WORK/ssa-up.yaml"
 expect_match "but never changed" 'never changed' "$(ssa -n ssa -f "$WORK/ssa-up.yaml")"
 printf 'apiVersion: rezuscloud.io/v1\nkind: Run\nmetadata: {name: ssa}\nspec: {operation: plan}\n' >"$WORK/ssa-run.yaml"
 expect_eq "a Run" "run.rezuscloud.io/ssa serverside-applied" "$(ssa -n ssa -f "$WORK/ssa-run.yaml")"
+
+# a node group to scale below, made now so that its status is derived by then
+printf 'apiVersion: rezuscloud.io/v1\nkind: NodeGroup\nmetadata: {name: workers, namespace: demo}\nspec: {role: worker, count: 1, providerClass: sim}\n' |
+	k apply --validate=false -f - >/dev/null
+
+# --- events as kubectl finds them: describe asks core v1 (/api/v1/events for a Tenant,
+# /api/v1/namespaces/demo/events for the rest) by involvedObject name, namespace, kind, uid
+out=$(k describe tn demo)
+expect_match "describe tenant shows its events" '^Events:$' "$out"
+expect_match "type, reason, age, from and message" '^  Normal +Ready +[0-9a-z]+ +engine +phase Ready \(was' "$out"
+out=$(k describe ng cp -n demo)
+expect_match "describe nodegroup shows its events" '^  Normal +Ready +[0-9a-z]+ +engine +1 of 1 machines ready' "$out"
+if printf '%s' "$out" | grep -q 'phase Ready'; then
+	not_ok "and not its tenant's" "$out"
+else
+	ok "and not its tenant's"
+fi
+expect_match "describe machine shows its events" '^  Normal +MachineReady +.* observer ' "$(k describe mc cp-0 -n demo)"
+run=$(k get runs -n demo -o jsonpath='{.items[0].metadata.name}')
+expect_match "describe run shows its events" '^  Normal +RunSucceeded +.* engine +succeeded' "$(k describe run "$run" -n demo)"
+expect_match "kubectl events --for a node group" '^[0-9a-z]+ +Normal +Ready +NodeGroup/cp +1 of 1 machines ready' \
+	"$(k events -n demo --for nodegroup/cp)"
+out=$(k get --raw '/api/v1/namespaces/demo/events?fieldSelector=involvedObject.kind=NodeGroup')
+expect_match "get --raw of the core v1 path: an EventList of apiVersion v1" '^\{"apiVersion":"v1","kind":"EventList"' "$out"
+expect_match "its items core v1 Events about node groups" '"apiVersion":"v1","kind":"Event",.*"involvedObject":\{"kind":"NodeGroup","name":"[a-z]+","namespace":"demo","uid":"[-0-9a-f]+","apiVersion":"rezuscloud.io/v1"\}' "$out"
+if printf '%s' "$out" | grep -q '"kind":"Tenant"'; then not_ok "selected by kind" "$out"; else ok "selected by kind"; fi
+out=$(k get --raw '/api/v1/events?fieldSelector=involvedObject.name=demo,involvedObject.namespace=,involvedObject.kind=Tenant,involvedObject.fieldPath=x')
+expect_match "a field it cannot select by is refused, the message whole words" 'not supported \(use metadata.name, .*, \.\.\.\) at position [0-9]+' "$out"
+
+# --- kubectl scale: the node group's autoscaling/v1 Scale, found through discovery
+k wait --for=jsonpath='{.status.desired}'=1 ng/workers -n demo --timeout=30s >/dev/null
+expect_match "the Scale reads spec.count" '"apiVersion":"autoscaling/v1","kind":"Scale",.*"spec":\{"replicas":1\}' \
+	"$(k get --raw /apis/rezuscloud.io/v1/namespaces/demo/nodegroups/workers/scale)"
+expect_eq "kubectl scale up" "nodegroup.rezuscloud.io/workers scaled" "$(k scale nodegroup/workers -n demo --replicas=3)"
+expect_eq "the spec changes" "3" "$(k get ng workers -n demo -o jsonpath='{.spec.count}')"
+rv=$(k get ng workers -n demo -o jsonpath='{.metadata.resourceVersion}')
+expect_eq "scale with the current --resource-version (a PUT of the Scale)" "nodegroup.rezuscloud.io/workers scaled" \
+	"$(k scale nodegroup/workers -n demo --replicas=2 --resource-version="$rv")"
+expect_match "scale with a stale --resource-version is refused" "Expected resource version to be $rv, was [0-9]+" \
+	"$(k scale nodegroup/workers -n demo --replicas=5 --resource-version="$rv")"
+printf '{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"workers","namespace":"demo","resourceVersion":"%s"},"spec":{"replicas":5}}' "$rv" >"$WORK/scale.json"
+expect_match "and by the server: a PUT of a stale Scale is a conflict" 'Error from server \(Conflict\)' \
+	"$(k replace --raw /apis/rezuscloud.io/v1/namespaces/demo/nodegroups/workers/scale -f "$WORK/scale.json")"
+expect_eq "the spec stays" "2" "$(k get ng workers -n demo -o jsonpath='{.spec.count}')"
+expect_match "replicas beyond the node group's bounds are invalid, naming spec.replicas" 'spec.replicas: .*between 0 and 1000' \
+	"$(k scale nodegroup/workers -n demo --replicas=1001)"
+for _ in $(seq 1 40); do
+	out=$(k describe ng workers -n demo)
+	printf '%s' "$out" | grep -q 'ScaledUp' && break
+	sleep 0.5
+done
+expect_match "describe shows the scaling" '^  Normal +ScaledUp +.* engine +desired machines [23] \(were 1\)' "$out"
 
 # --- dry run, then delete
 expect_match "create --dry-run=server stores nothing" 'created \(server dry run\)' \

@@ -110,9 +110,15 @@ async function main(): Promise<void> {
 	});
 	if (watch.data == null) throw new Error(`watch: ${watch.response.status}`);
 	const reader = watch.data.getReader();
-	const chunk = await reader.read();
+	const decoder = new TextDecoder();
+	let text = "";
+	while (!text.includes("\n")) { // a line may span chunks
+		const chunk = await reader.read();
+		if (chunk.done) break;
+		text += decoder.decode(chunk.value, { stream: true });
+	}
 	await reader.cancel();
-	const line = new TextDecoder().decode(chunk.value).split("\n")[0];
+	const line = text.split("\n")[0];
 	const event: WatchEvent = JSON.parse(line);
 	console.log(`watched ${event.type} ${JSON.stringify(event.object.metadata)}`.slice(0, 60));
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Debian's python3-kubernetes against the daemon: the DynamicClient's discovery, list,
 # create, patch (merge and JSON patch), server-side apply (conflict, force), and a watch (the client sends watch=True) resumed from
-# a resourceVersion, and one the server ends after timeoutSeconds.
+# a resourceVersion, and one the server ends after timeoutSeconds; CoreV1Api's typed Events;
+# a node group's scale subresource read, patched and replaced.
 # Over the daemon's TLS (k8sfront.sh), as the client sends its token only there.
 . "${top_srcdir:-.}/tests/integration/k8sfront.sh"
 
@@ -17,8 +18,8 @@ expect_eq "the daemon serves TLS on its own certificate" "200" \
 kubeconfig "$WORK/kubeconfig"
 
 cat >"$WORK/client.py" <<'PYEOF'
-import json, sys, threading, time
-from kubernetes import config, dynamic
+import datetime, json, sys, threading, time
+from kubernetes import client as kclient, config, dynamic
 from kubernetes.client import api_client
 from kubernetes.dynamic.exceptions import DynamicApiError
 
@@ -114,6 +115,51 @@ a = ngs.patch(namespace="py", name="ssa", content_type="application/apply-patch+
               body="apiVersion: rezuscloud.io/v1\nkind: NodeGroup\nmetadata: {name: ssa}\n"
                    "spec: {role: worker, providerClass: sim}\n")
 say(a.spec.count == 1, "patch as application/apply-patch+yaml: a field no longer applied goes (count defaults to 1)", a.spec.count)
+# core v1 Events, typed (CoreV1Api decodes apiVersion v1 only), where kubectl describe looks
+core = kclient.CoreV1Api(client.client)
+evs = None
+for _ in range(60):
+    evs = core.list_namespaced_event("py", field_selector="involvedObject.name=py")
+    if evs.items:
+        break
+    time.sleep(0.5)
+say(len(evs.items) > 0 and all(e.api_version == "v1" and e.involved_object.kind == "Tenant" and
+                               e.involved_object.name == "py" and e.metadata.namespace == "py" and
+                               isinstance(e.last_timestamp, datetime.datetime) and e.count >= 1 and
+                               e.source.component for e in evs.items),
+    "list_namespaced_event(field_selector=involvedObject.name=py) decodes typed events", evs)
+everywhere = core.list_event_for_all_namespaces(
+    field_selector="involvedObject.name=py,involvedObject.namespace=,involvedObject.kind=Tenant,"
+                   "involvedObject.uid=" + t.metadata.uid)
+say(sorted(e.reason for e in everywhere.items) == sorted(e.reason for e in evs.items),
+    "list_event_for_all_namespaces finds them by the tenant's uid, as describe asks", everywhere)
+# the node group's Scale through the dynamic client's subresource
+scale = ngs.subresources["scale"]
+s = scale.get(namespace="py", name="w")
+say(s.apiVersion == "autoscaling/v1" and s.kind == "Scale" and s.spec.replicas == 5 and
+    s.status.selector == "rezuscloud.io/nodegroup=w", "read the scale subresource", s)
+p = scale.patch(namespace="py", name="w", body={"spec": {"replicas": 2}},
+                content_type="application/merge-patch+json")
+say(p.spec.replicas == 2 and ngs.get(namespace="py", name="w").spec.count == 2,
+    "merge patch of the scale sets spec.count", p)
+p = scale.patch(namespace="py", name="w", content_type="application/json-patch+json",
+                body=[{"op": "replace", "path": "/spec/replicas", "value": 3}])
+say(p.spec.replicas == 3 and ngs.get(namespace="py", name="w").spec.count == 3,
+    "JSON patch of the scale", p)
+try:
+    scale.replace(namespace="py", name="w", body={
+        "apiVersion": "autoscaling/v1", "kind": "Scale",
+        "metadata": {"name": "w", "namespace": "py", "resourceVersion": s.metadata.resourceVersion},
+        "spec": {"replicas": 4}})
+    say(False, "a replace of a stale scale is refused", "it was taken")
+except DynamicApiError as e:
+    say(e.status == 409, "a replace of a stale scale is a conflict", (e.status, e.body))
+r = scale.replace(namespace="py", name="w", body={
+    "apiVersion": "autoscaling/v1", "kind": "Scale",
+    "metadata": {"name": "w", "namespace": "py", "resourceVersion": p.metadata.resourceVersion},
+    "spec": {"replicas": 4}})
+say(r.spec.replicas == 4 and ngs.get(namespace="py", name="w").spec.count == 4,
+    "a replace of the current one is taken", r)
 PYEOF
 out=$(timeout 60 "$PY" "$WORK/client.py" "$WORK/kubeconfig" 2>&1)
 status=$?
@@ -128,8 +174,7 @@ while IFS= read -r line; do
 done <<OUT
 $out
 OUT
-expect_eq "the client ran to its end" "0 17" "$status $(echo "$out" | grep -c '^ok - ')"
-
+expect_eq "the client ran to its end" "0 24" "$status $(echo "$out" | grep -c '^ok - ')"
 # What the client's watch sends, watch=True (strconv.ParseBool's spelling), opens a watch;
 # a value ParseBool refuses is a 400 naming the parameter.
 code=$(curl -s --cacert "$K8S_CA" -o "$WORK/w.out" -w '%{http_code}' -m 2 -H "Authorization: Bearer $TOKEN" \

@@ -159,6 +159,9 @@ kubeconfig|edit|GET|/tenants/@/kubeconfig|
 tfstate-get|edit|GET|/tfstate/@|
 tfstate-lock|edit|LOCK|/tfstate/@|{"ID":"table-lock","Operation":"OperationTypePlan","Who":"table"}
 list-events|view|GET|/tenants/@/events|
+list-core-events|view|GET|/namespaces/@/events|
+get-scale|view|GET|/tenants/@/nodegroups/cp/scale|
+patch-scale|edit|PATCH|/tenants/@/nodegroups/cp/scale|{"spec":{"replicas":-1}}
 ROUTES
 for p in $PRINCIPALS; do
 	while IFS='|' read -r route need method path body; do

@@ -384,6 +384,8 @@ static size_t runs_of(const char *tenant)
 }
 
 /* The tenant's Event of reason: its count, and its (last) message into msg. */
+/* The count of the tenant's Event of reason about the Tenant itself (a run's are about
+ * its Run too: run_event), its message into msg. */
 static json_int_t event(const char *tenant, const char *reason, char *msg, size_t size)
 {
 	json_t *all = rz_store_list_all(st, "Event", tenant), *e;
@@ -395,7 +397,8 @@ static json_int_t event(const char *tenant, const char *reason, char *msg, size_
 	}
 	json_array_foreach(all, i, e)
 	{
-		if (strcmp(sat(e, "reason"), reason) == 0) {
+		if (strcmp(sat(e, "reason"), reason) == 0 &&
+		    strcmp(sat(e, "involvedObject.kind"), "Tenant") == 0) {
 			count = json_integer_value(json_object_get(e, "count"));
 			if (msg != NULL) {
 				snprintf(msg, size, "%s", sat(e, "message"));
@@ -404,6 +407,27 @@ static json_int_t event(const char *tenant, const char *reason, char *msg, size_
 	}
 	json_decref(all);
 	return count;
+}
+
+/* The message of the tenant's Event of reason about the Run run, or "" (kubectl describe
+ * run shows it). */
+static const char *run_event(const char *tenant, const char *run, const char *reason)
+{
+	static char msg[256];
+	json_t *all = rz_store_list_all(st, "Event", tenant), *e;
+	size_t i;
+
+	msg[0] = '\0';
+	json_array_foreach(all, i, e)
+	{
+		if (strcmp(sat(e, "reason"), reason) == 0 &&
+		    strcmp(sat(e, "involvedObject.kind"), "Run") == 0 &&
+		    strcmp(sat(e, "involvedObject.name"), run) == 0) {
+			snprintf(msg, sizeof(msg), "%s", sat(e, "message"));
+		}
+	}
+	json_decref(all);
+	return msg;
 }
 
 /* ------------------------------------------------------------------ a runner, in process */
@@ -711,6 +735,7 @@ START_TEST(debounce_gives_one_run)
 	ck_assert_int_eq(event("acme", "RunStarted", msg, sizeof(msg)), 1);
 	ck_assert_int_eq(event("acme", "RunSucceeded", msg, sizeof(msg)), 1);
 	ck_assert_ptr_nonnull(strstr(msg, run));
+	ck_assert_str_eq(run_event("acme", run, "RunSucceeded"), "succeeded"); /* its own */
 	ck_assert_uint_eq(fx.n_forgotten, 1); /* the executor hears of its end */
 	ck_assert_str_eq(fx.forgotten[0], run);
 

@@ -262,6 +262,9 @@ START_TEST(test_record_creates)
 	ck_assert_str_eq(str(ev, "involvedObject", "kind"), "NodeGroup");
 	ck_assert_str_eq(str(ev, "involvedObject", "name"), "web");
 	ck_assert_str_eq(str(ev, "involvedObject", "uid"), str(ng, "metadata", "uid"));
+	/* where Kubernetes clients look for it (kubectl describe's field selector) */
+	ck_assert_str_eq(str(ev, "involvedObject", "namespace"), "acme");
+	ck_assert_str_eq(str(ev, "involvedObject", "apiVersion"), "rezuscloud.io/v1");
 	ck_assert_str_eq(str(ev, "reason", NULL), "ScaledUp");
 	ck_assert_str_eq(str(ev, "message", NULL), "scaled to 3 machines");
 	ck_assert_str_eq(str(ev, "type", NULL), "Normal");
@@ -285,6 +288,13 @@ START_TEST(test_record_creates)
 	RECORD("acme", "Machine", "web-0", "Warning", "Unreachable", "no answer on :50000");
 	ev = find("acme", "web-0", "Unreachable");
 	ck_assert_ptr_null(json_object_get(json_object_get(ev, "involvedObject"), "uid"));
+	json_decref(ev);
+	/* a Tenant is cluster-scoped: its events name no namespace */
+	RECORD("acme", "Tenant", "acme", "Normal", "Ready", "phase Ready");
+	ev = find("acme", "acme", "Ready");
+	ck_assert_str_eq(str(ev, "involvedObject", "kind"), "Tenant");
+	ck_assert_ptr_nonnull(json_object_get(json_object_get(ev, "involvedObject"), "uid"));
+	ck_assert_ptr_null(json_object_get(json_object_get(ev, "involvedObject"), "namespace"));
 	json_decref(ev);
 	json_decref(items);
 	json_decref(ng);

@@ -130,7 +130,8 @@ START_TEST(test_every_route_described_and_present)
 		const rz_route_t *r = rz_http_route_at(h, i);
 		char key[256];
 		path_key(rz_http_route_pattern(h, i), key, sizeof(key));
-		if (strcmp(rz_http_route_pattern(h, i), r->pattern) != 0) {
+		if (strcmp(rz_http_route_pattern(h, i), r->pattern) != 0 ||
+		    strncmp(r->pattern, "/apis/rezuscloud.io/", 20) == 0) {
 			continue; /* the group form: test_one_path_form_each */
 		}
 		if (r->cookie) { /* the WebUI's pages are left out of the API's document */

@@ -386,6 +386,54 @@ static const char *ready_of(const json_t *obj, const char **since)
 	return buf;
 }
 
+/* The node group's Event of reason in tenant t: "type/message (count)", or "" (the last
+ * listed of two of both types). */
+static const char *ng_event(rz_store_t *st, const char *ng, const char *reason)
+{
+	static char buf[256];
+	json_t *all = rz_store_list_all(st, "Event", "t"), *e;
+	size_t i;
+
+	buf[0] = '\0';
+	json_array_foreach(all, i, e)
+	{
+		const json_t *inv = json_object_get(e, "involvedObject");
+		if (strcmp(json_string_value(json_object_get(inv, "kind")), "NodeGroup") == 0 &&
+		    strcmp(json_string_value(json_object_get(inv, "name")), ng) == 0 &&
+		    strcmp(json_string_value(json_object_get(e, "reason")), reason) == 0) {
+			snprintf(buf, sizeof(buf), "%s/%s (%lld)",
+			         json_string_value(json_object_get(e, "type")),
+			         json_string_value(json_object_get(e, "message")),
+			         (long long)json_integer_value(json_object_get(e, "count")));
+		}
+	}
+	json_decref(all);
+	return buf;
+}
+
+/* The node group's Events in tenant t: "type reason message|..." */
+static const char *events_of(rz_store_t *st, const char *ng)
+{
+	static char buf[2048];
+	json_t *all = rz_store_list_all(st, "Event", "t"), *e;
+	size_t i, n = 0;
+
+	buf[0] = '\0';
+	json_array_foreach(all, i, e)
+	{
+		const json_t *inv = json_object_get(e, "involvedObject");
+		if (strcmp(json_string_value(json_object_get(inv, "name")), ng) == 0 &&
+		    n < sizeof(buf)) {
+			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s %s %s|",
+			                      json_string_value(json_object_get(e, "type")),
+			                      json_string_value(json_object_get(e, "reason")),
+			                      json_string_value(json_object_get(e, "message")));
+		}
+	}
+	json_decref(all);
+	return buf;
+}
+
 /* The Ready conditions of a tenant and its node groups, as the store holds them: a node
  * group's follows its machines, the tenant's its phase; lastTransitionTime moves only when
  * the status does, and an unchanged derivation writes nothing. */
@@ -464,6 +512,30 @@ START_TEST(test_ready_conditions)
 	ck_assert_str_ne(since, since0);
 	ck_assert_str_eq(ready_of(GET(tk, NULL, "t", t), &since),
 	                 "False/Degraded/0 of 1 machines ready");
+
+	/* the node group's Events tell it: Ready when it became so (not at its first
+	 * derivation, which changed nothing), NotReady a Warning as a machine there is not */
+	ck_assert_str_eq(ng_event(st, "cp", "Ready"), "Normal/1 of 1 machines ready (1 exist) (1)");
+	ck_assert_str_eq(ng_event(st, "cp", "NotReady"),
+	                 "Warning/0 of 1 machines ready (1 exist) (1)");
+	ck_assert_str_eq(ng_event(st, "cp", "ScaledUp"), "");
+
+	/* scaled up (kubectl scale, a patch): said so, and not ready while a machine is to
+	 * come is no Warning */
+	rz_report_status(st, "Machine", "t", "cp-0", json_pack("{s:b}", "ready", 1));
+	rz_report_counts(st, "t", 0);
+	ck_assert_str_eq(ng_event(st, "cp", "Ready"), "Normal/1 of 1 machines ready (1 exist) (2)");
+	ck_assert_ptr_nonnull(GET(nk, "t", "cp", ng));
+	json_object_set_new(json_object_get(ng, "spec"), "count", json_integer(2));
+	out = NULL;
+	ck_assert_msg(
+	    rz_store_update(st, nk, "t", "cp", ng, 0, RZ_UPDATE_SPEC, NULL, &out, NULL, &err) == 0,
+	    "%s", err.msg);
+	json_decref(out);
+	rz_report_counts(st, "t", 0);
+	ck_assert_str_eq(ng_event(st, "cp", "ScaledUp"), "Normal/desired machines 2 (were 1) (1)");
+	ck_assert_ptr_nonnull(
+	    strstr(events_of(st, "cp"), "Normal NotReady 1 of 2 machines ready (1 exist)|"));
 #undef GET
 
 	json_decref(t);

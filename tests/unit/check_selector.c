@@ -162,7 +162,8 @@ static const struct error_case label_errors[] = {
 	  "invalid label selector 'a in (x,@)': unexpected character '@' at position 8" },
 	{ "a in @", "invalid label selector 'a in @': unexpected character '@' at position 5" },
 	{ "a=\"b\"", "invalid label selector 'a=\"b\"': unexpected character '\"' at position 2" },
-	{ "a=\xc3\xa9", "invalid label selector 'a=?\?': unexpected byte 0xc3 at position 2" },
+	{ "a=\xc3\xa9", "invalid label selector 'a=\xc3\xa9': unexpected byte 0xc3 at position 2" },
+	{ "a=\xff", "invalid label selector 'a=?': unexpected byte 0xff at position 2" },
 	{ "a\x01", "invalid label selector 'a?': unexpected byte 0x01 at position 1" },
 };
 
@@ -320,7 +321,8 @@ START_TEST(test_label_format_errors)
 }
 END_TEST
 
-/* Long texts and tokens are cut in messages so the reason and position stay readable. */
+/* Long texts and tokens are cut in messages so the reason and position stay readable: at a
+ * value or word boundary, with "...", never inside a word. */
 START_TEST(test_long_texts_are_cut)
 {
 	char text[128] = "";
@@ -332,7 +334,7 @@ START_TEST(test_long_texts_are_cut)
 	}
 	ck_assert_uint_eq(strlen(text), 100);
 	snprintf(want, sizeof(want),
-	         "invalid label selector '%.80s...': expected a key at position 100", text);
+	         "invalid label selector '%.79s...': expected a key at position 100", text);
 	check_error(text, NULL, want);
 
 	memset(text, 'x', 72);
@@ -343,8 +345,55 @@ START_TEST(test_long_texts_are_cut)
 	         "invalid label selector '%s': invalid value '%.64s...': %s at "
 	         "position 2",
 	         text, text + 2, reason);
-	want[REZUS_ERR_MSG_MAX - 1] = '\0'; /* rz_err_t holds no more */
+	ck_assert_uint_lt(strlen(want), REZUS_ERR_MSG_MAX); /* all of it fits */
 	check_error(text, NULL, want);
+}
+END_TEST
+
+/* kubectl describe's query with a field the list lacks: the reason and the position come
+ * whole, the list of fields ends with a whole one and ", ...", the selector's text is cut
+ * at a value to the room left. */
+START_TEST(test_unsupported_field_message)
+{
+	static const char *const events[] = {
+		"metadata.name",
+		"metadata.tenant",
+		"metadata.namespace",
+		"metadata.user",
+		"involvedObject.kind",
+		"involvedObject.name",
+		"involvedObject.uid",
+		"involvedObject.apiVersion",
+		"reason",
+		"type",
+		NULL,
+	};
+	static const char text[] =
+	    "involvedObject.name=demo,involvedObject.kind=Tenant,involvedObject.namespace=,"
+	    "involvedObject.uid=44a85cab-3a4b-4306-9bf2-9097d62bf5fb";
+	rz_err_t err = { 0 };
+	rz_selector_t *sel = NULL;
+	const char *use, *end;
+	char list[256];
+
+	ck_assert_int_eq(rz_selector_parse_fields(text, events, &sel, &err), REZUS_EINVALID);
+	ck_assert_msg(strncmp(err.msg, "invalid field selector 'involvedObject.name=demo", 48) == 0,
+	              "%s", err.msg);
+	ck_assert_ptr_nonnull(strstr(err.msg, "...': field 'involvedObject.namespace' is not "
+	                                      "supported (use metadata.name, "));
+	end = err.msg + strlen(err.msg) - strlen(", ...) at position 52");
+	ck_assert_str_eq(end, ", ...) at position 52");
+	/* every field the list names is whole */
+	use = strstr(err.msg, "(use ") + 5;
+	snprintf(list, sizeof(list), "%.*s", (int)(end - use), use);
+	for (char *save = NULL, *f = strtok_r(list, ", ", &save); f != NULL;
+	     f = strtok_r(NULL, ", ", &save)) {
+		bool known = false;
+		for (size_t i = 0; events[i] != NULL; i++) {
+			known = known || strcmp(events[i], f) == 0;
+		}
+		ck_assert_msg(known, "'%s' is cut: %s", f, err.msg);
+	}
 }
 END_TEST
 
@@ -485,6 +534,7 @@ int main(void)
 	tcase_add_loop_test(labels, test_label_errors, 0, (int)ARRAY_SIZE(label_errors));
 	tcase_add_test(labels, test_label_format_errors);
 	tcase_add_test(labels, test_long_texts_are_cut);
+	tcase_add_test(labels, test_unsupported_field_message);
 	tcase_add_test(labels, test_key_length_limits);
 	tcase_add_test(labels, test_empty);
 	tcase_add_test(labels, test_many_requirements);
