@@ -228,8 +228,8 @@ static bool config_ok(const struct rctx *c, rz_req_t *req, json_t *config, const
 	if (strcmp(kind, c->k->kind) != 0 ||
 	    (strcmp(api, RZ_API_VERSION) != 0 && strcmp(api, "v1") != 0)) {
 		rz_reply_error(req, 400, NULL,
-		               "the configuration is a %.*s %.*s: this URL takes a %s %s", ECHO_MAX,
-		               api, ECHO_MAX, kind, RZ_API_VERSION, c->k->kind);
+		               "the configuration is a %s %s: this URL takes a %s %s", ECHO(api),
+		               ECHO(kind), RZ_API_VERSION, c->k->kind);
 		return false;
 	}
 	if (mf != NULL && !json_is_null(mf) && json_array_size(mf) != 0) {

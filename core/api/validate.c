@@ -70,9 +70,9 @@ bool rz__field_validation_ok(rz_req_t *req)
 		return true;
 	}
 	rz_reply_error(req, 400, NULL,
-	               "fieldValidation: Unsupported value: \"%.*s\": supported values: "
+	               "fieldValidation: Unsupported value: \"%s\": supported values: "
 	               "\"Ignore\", \"Strict\", \"Warn\"",
-	               ECHO_MAX, rz_req_query(req, "fieldValidation"));
+	               ECHO(rz_req_query(req, "fieldValidation")));
 	return false;
 }
 
@@ -347,9 +347,9 @@ static bool match_namespace(rz_req_t *req, const rz_kind_t *k, json_t *meta)
 			rz_reply_error(
 			    req, 400, NULL,
 			    "metadata.namespace (default) does not match metadata.tenant "
-			    "(%.*s): kubectl gives an object without a namespace its default "
-			    "one; name the tenant as metadata.namespace, or give -n %.*s",
-			    ECHO_MAX, t, ECHO_MAX, t);
+			    "(%s): kubectl gives an object without a namespace its default "
+			    "one; name the tenant as metadata.namespace, or give -n %s",
+			    ECHO(t), ECHO(t));
 			return false;
 		}
 		rz_reply_error(req, 400, NULL,

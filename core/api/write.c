@@ -32,9 +32,9 @@ static bool policy_ok(rz_req_t *req, const char *pp)
 		    "are deleted with it; supported values: \"Background\", \"Foreground\"");
 	} else {
 		rz_reply_error(req, 400, NULL,
-		               "propagationPolicy: Unsupported value: \"%.*s\": supported values: "
+		               "propagationPolicy: Unsupported value: \"%s\": supported values: "
 		               "\"Background\", \"Foreground\"",
-		               ECHO_MAX, pp);
+		               ECHO(pp));
 	}
 	return false;
 }
@@ -52,8 +52,8 @@ static bool write_options(rz_req_t *req, bool *dry)
 	*dry = d != NULL && strcmp(d, "All") == 0;
 	if (d != NULL && *d != '\0' && !*dry) {
 		rz_reply_error(req, 400, NULL,
-		               "dryRun: Unsupported value: \"%.*s\": supported values: \"All\"",
-		               ECHO_MAX, d);
+		               "dryRun: Unsupported value: \"%s\": supported values: \"All\"",
+		               ECHO(d));
 		return false;
 	}
 	if (fm != NULL && !rz__manager_ok(fm)) {
@@ -548,8 +548,8 @@ static bool delete_options(rz_req_t *req, int64_t *rv, bool *dry)
 	pp = json_string_value(json_object_get(opts, "propagationPolicy"));
 	d = json_object_get(opts, "dryRun");
 	if (pre != NULL && !rz_parse_int(pre, 1, INT64_MAX, rv)) {
-		rz_reply_error(req, 400, NULL, "invalid preconditions.resourceVersion '%.*s'",
-		               ECHO_MAX, pre);
+		rz_reply_error(req, 400, NULL, "invalid preconditions.resourceVersion '%s'",
+		               ECHO(pre));
 		ok = false;
 	} else if (!policy_ok(req, pp)) {
 		ok = false;

@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 
+#include "core/base/text.h"
 #include "core/model/fieldset.h"
 
 #define MEMBER   "."
@@ -199,9 +200,9 @@ static int parse_node(const json_t *in, int depth, struct parse *p, json_t **out
 			                       : rz_err_set(p->err, -ENOMEM, "out of memory");
 		} else if (strncmp(k, "f:", 2) != 0) {
 			rc = rz_err_set(p->err, RZ_EPARSE,
-			                "fieldsV1: unsupported key '%.*s' (lists are atomic: only "
+			                "fieldsV1: unsupported key '%s' (lists are atomic: only "
 			                "\".\" and \"f:\" keys)",
-			                ECHO_MAX, k);
+			                RZ_ECHO(k, ECHO_MAX));
 		} else if (depth + 1 > RZ_FIELDSET_MAX_DEPTH) {
 			rc = rz_err_set(p->err, RZ_EPARSE, "fieldsV1: deeper than %d levels",
 			                RZ_FIELDSET_MAX_DEPTH);

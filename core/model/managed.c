@@ -20,6 +20,7 @@
 
 #include <jansson.h>
 
+#include "core/base/text.h"
 #include "core/model/fieldset.h"
 #include "core/model/managed.h"
 
@@ -231,8 +232,8 @@ static int decode_entry(rz_managed_t *m, size_t i, const json_t *in, rz_err_t *e
 	}
 	if (sub != NULL && *sub != '\0' && strcmp(sub, "status") != 0) {
 		return rz_err_set(err, RZ_EPARSE,
-		                  "managedFields[%zu].subresource: unknown subresource '%.*s'", i,
-		                  ECHO_MAX, sub);
+		                  "managedFields[%zu].subresource: unknown subresource '%s'", i,
+		                  RZ_ECHO(sub, ECHO_MAX));
 	}
 	if (find(m, manager, apply ? RZ_MANAGED_APPLY : RZ_MANAGED_UPDATE,
 	         sub != NULL && *sub != '\0') >= 0) {
