@@ -69,8 +69,7 @@ bool rz__patch_options(const struct rctx *c, rz_req_t *req, enum rz__patch_type 
 	}
 	if (f != NULL && !rz_parse_bool(f, force)) {
 		rz_reply_error(req, 400, NULL,
-		               "force: Invalid value: \"%.*s\": must be true or false", ECHO_MAX,
-		               f);
+		               "force: Invalid value: \"%s\": must be true or false", ECHO(f));
 		return false;
 	}
 	return true;
