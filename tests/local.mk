@@ -117,7 +117,7 @@ TESTS_SAN_ENV = CK_FORK=no ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1; export CK_FORK ASAN_OPTIONS UBSAN_OPTIONS
 endif
 
-check_PROGRAMS += $(UNIT_TESTS) tests/integration/rzabuse
+check_PROGRAMS += $(UNIT_TESTS) tests/integration/rzabuse tests/integration/rzoffsite
 # What `make check` runs: CHECK_INTEGRATION_TESTS= runs the unit tests alone.
 CHECK_INTEGRATION_TESTS = $(INTEGRATION_TESTS)
 TESTS += $(CHECK_INTEGRATION_TESTS) $(UNIT_TESTS)
@@ -262,6 +262,10 @@ tests_unit_check_web_LDADD = $(TEST_LDADD) $(SODIUM_LIBS) $(LIBEVENT_LIBS)
 
 # abuse.sh's client: thousands of hostile connections from one small process.
 tests_integration_rzabuse_SOURCES = tests/integration/rzabuse.c
+# offsite.sh's driver of core/offsite (seal, and targets against a real S3 server).
+tests_integration_rzoffsite_SOURCES = tests/integration/rzoffsite.c
+tests_integration_rzoffsite_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+tests_integration_rzoffsite_LDADD = core/librezus-core.la
 
 # The fault tests at length (docs/hardening.md, "Fault tests"): 500 kill -9 points instead of
 # the suite's 50, then the disk faults.
