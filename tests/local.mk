@@ -95,6 +95,7 @@ INTEGRATION_TESTS = \
 	tests/integration/platforms.sh \
 	tests/integration/loginflood.sh \
 	tests/integration/attacks.sh \
+	tests/integration/offsite.sh \
 	tests/integration/layers.sh \
 	tests/integration/tplc.sh
 
