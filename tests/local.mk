@@ -37,7 +37,8 @@ UNIT_TESTS = \
 	tests/unit/check_openapi \
 	tests/unit/check_static \
 	tests/unit/check_template \
-	tests/unit/check_web
+	tests/unit/check_web \
+	tests/unit/check_offsite
 
 # Longest first (as measured on the 2-core machine), so the parallel harness does not end
 # on a long one while the other core idles; but the three that mostly wait (abuse.sh's
@@ -146,7 +147,7 @@ AM_TESTS_ENVIRONMENT = \
 	$(TESTS_SAN_ENV); export CK_TAP_LOG_FILE_NAME CK_VERBOSITY top_builddir top_srcdir \
 	PACKAGING_TEST NODE_TREE;
 
-unit_test_files = $(UNIT_TESTS:=.c) tests/unit/testutil.h tests/unit/httpclient.h
+unit_test_files = $(UNIT_TESTS:=.c) tests/unit/testutil.h tests/unit/httpclient.h tests/unit/fakes3.h
 
 TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(LIBEVENT_CFLAGS) $(JANSSON_CFLAGS)
 TEST_LDADD = core/librezus-core.la $(CHECK_LIBS)
@@ -260,6 +261,9 @@ tests_unit_check_static_LDADD = $(TEST_LDADD) $(SODIUM_LIBS) $(ZLIB_LIBS)
 tests_unit_check_web_SOURCES = tests/unit/check_web.c tests/unit/testutil.h
 tests_unit_check_web_CFLAGS = $(TEST_CFLAGS) $(SODIUM_CFLAGS) $(LIBEVENT_CFLAGS)
 tests_unit_check_web_LDADD = $(TEST_LDADD) $(SODIUM_LIBS) $(LIBEVENT_LIBS)
+tests_unit_check_offsite_SOURCES = tests/unit/check_offsite.c tests/unit/testutil.h tests/unit/fakes3.h
+tests_unit_check_offsite_CFLAGS = $(TEST_CFLAGS) $(SODIUM_CFLAGS)
+tests_unit_check_offsite_LDADD = $(TEST_LDADD) $(SODIUM_LIBS)
 
 # abuse.sh's client: thousands of hostile connections from one small process.
 tests_integration_rzabuse_SOURCES = tests/integration/rzabuse.c

@@ -91,6 +91,12 @@ static int parse_endpoint(rz__s3_t *s, const json_t *conf, rz_err_t *err)
 		return rz_err_set(err, REZUS_ECONFIG,
 		                  "target: 'endpoint' is required (https://HOST[:PORT])");
 	}
+	if (strchr(ep, '@') != NULL) { /* credentials belong in credentialsFile */
+		return rz_err_set(
+		    err, REZUS_ECONFIG,
+		    "target: 'endpoint' must be http(s)://HOST[:PORT], without a path, "
+		    "query or credentials");
+	}
 	if (strncmp(ep, "https://", 8) == 0) {
 		snprintf(s->scheme, sizeof(s->scheme), "https");
 		return parse_host(s, ep + 8, err);
