@@ -118,7 +118,8 @@ int rz__s3_delete(const rz__s3_t *s, const char *key, rz_err_t *err);
  * {"key", "size", "modified"} appended to items (other keys are left out); *truncated
  * and next (the <NextContinuationToken>, "" when none) tell whether more follow. 0, or
  * RZ_EPARSE for XML that is malformed, nested deeper than 8, or not a ListBucketResult,
- * an entry without a valid Key, Size or LastModified, a token past RZ__S3_TOKEN_MAX, or
+ * an entry without a valid Key, Size or LastModified, a token past RZ__S3_TOKEN_MAX or
+ * not printable ASCII, or
  * a truncated page without a token; REZUS_ETOOBIG past RZ_TARGET_LIST_MAX items. */
 int rz__s3_parse_list(const char *xml, size_t len, const char *strip, json_t *items,
                       bool *truncated, char *next, size_t next_size, rz_err_t *err);

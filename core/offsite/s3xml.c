@@ -415,6 +415,13 @@ int rz__s3_parse_list(const char *xml, size_t len, const char *strip, json_t *it
 		return rz_err_set(err, RZ_EPARSE,
 		                  "s3: the listing's continuation token is too long");
 	}
+	for (size_t i = 0; i < l.next.len; i++) {
+		if (next[i] <= ' ' || next[i] > '~') { /* a NUL would end it early */
+			return rz_err_set(
+			    err, RZ_EPARSE,
+			    "s3: the listing's continuation token is not printable ASCII");
+		}
+	}
 	if (strcmp(l.trunc.buf, "true") != 0 && strcmp(l.trunc.buf, "false") != 0 &&
 	    l.trunc.len != 0) {
 		return rz_err_set(err, RZ_EPARSE, "s3: the listing's IsTruncated is not a boolean");
