@@ -34,6 +34,7 @@ struct req {
 	int write_errno; /* writing out failed */
 	long status;
 	long os_errno;
+	bool connected; /* a connection was made (a timeout after it is the transfer's) */
 	CURLcode rc;
 	char errbuf[CURL_ERROR_SIZE];
 };
@@ -142,6 +143,9 @@ static int perform(struct req *r, uint64_t in_size)
 	r->rc = curl_easy_perform(r->c);
 	curl_easy_getinfo(r->c, CURLINFO_RESPONSE_CODE, &r->status);
 	curl_easy_getinfo(r->c, CURLINFO_OS_ERRNO, &r->os_errno);
+	curl_off_t connect_us = 0;
+	curl_easy_getinfo(r->c, CURLINFO_CONNECT_TIME_T, &connect_us);
+	r->connected = connect_us > 0;
 	curl_easy_cleanup(r->c);
 	r->c = NULL;
 	curl_slist_free_all(h);
@@ -179,6 +183,12 @@ static int no_answer(const struct req *r, const char *what, const char *path, rz
 	case CURLE_COULDNT_RESOLVE_HOST:
 		return rz_err_set(err, -EHOSTUNREACH, "s3: cannot reach %s: %s", o, r->errbuf);
 	case CURLE_OPERATION_TIMEDOUT:
+		if (!r->connected) {
+			return rz_err_set(
+			    err, -ETIMEDOUT, "s3: cannot reach %s: no connection within %ld s", o,
+			    r->s->timeout_s < CONNECT_TIMEOUT ? r->s->timeout_s
+			                                      : (long)CONNECT_TIMEOUT);
+		}
 		return rz_err_set(err, -ETIMEDOUT,
 		                  "s3: %s timed out after %ld s (timeoutSeconds) at %s", what,
 		                  r->s->timeout_s, o);

@@ -1026,6 +1026,33 @@ START_TEST(test_s3_unreachable)
 	ck_assert_str_eq(err.msg, want);
 	rz_target_free(t);
 
+	/* a server whose backlog is full: the connection is never made */
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t alen = sizeof(a);
+	int lfd = socket(AF_INET, SOCK_STREAM, 0), filler[4];
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(listen(lfd, 0), 0);
+	ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&a, &alen), 0);
+	for (int i = 0; i < 4; i++) { /* never accepted */
+		filler[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		connect(filler[i], (struct sockaddr *)&a, sizeof(a));
+	}
+	usleep(100000);
+	f = fakes3_start(&step, 0);
+	f->port = ntohs(a.sin_port);
+	t = s3_target(f, 1);
+	ck_assert_int_eq(do_list(t, &err), -ETIMEDOUT);
+	snprintf(want, sizeof(want),
+	         "s3: cannot reach http://127.0.0.1:%d: no connection within 1 s", f->port);
+	ck_assert_str_eq(err.msg, want);
+	rz_target_free(t);
+	fakes3_free(f);
+	for (int i = 0; i < 4; i++) {
+		close(filler[i]);
+	}
+	close(lfd);
+
 	/* a server that never answers */
 	f = fakes3_start(&step, 1);
 	t = s3_target(f, 1);
