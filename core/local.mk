@@ -59,6 +59,10 @@ core_librezus_core_la_SOURCES = \
 	core/plugin/plugins.c core/plugin/plugins.h \
 	core/plugin/projection.c core/plugin/projection.h \
 	core/plugin/compose.c core/plugin/compose.h \
+	core/offsite/offsite-int.h core/offsite/files.c \
+	core/offsite/seal.c core/offsite/seal.h \
+	core/offsite/target.c core/offsite/target.h core/offsite/local.c \
+	core/offsite/s3.c core/offsite/s3conf.c core/offsite/s3xml.c \
 	core/tfstate/tfstate.c core/tfstate/tfstate.h core/tfstate/tfstate-int.h core/tfstate/outputs.c \
 	core/report/report.c core/report/report.h \
 	core/api/watch.c core/api/watch.h \
@@ -102,10 +106,10 @@ nodist_core_librezus_core_la_SOURCES =
 core_librezus_core_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(LIBEVENT_OPENSSL_CFLAGS) \
 	$(OPENSSL_CFLAGS) $(SQLITE_CFLAGS) \
 	$(JANSSON_CFLAGS) $(LIBJWT_CFLAGS) $(SODIUM_CFLAGS) $(YAML_CFLAGS) $(NETTLE_CFLAGS) \
-	$(ZLIB_CFLAGS) $(LIBSYSTEMD_CFLAGS) $(LIBNATS_CFLAGS)
+	$(ZLIB_CFLAGS) $(LIBSYSTEMD_CFLAGS) $(LIBNATS_CFLAGS) $(LIBCURL_CFLAGS)
 core_librezus_core_la_LIBADD = $(LIBEVENT_LIBS) $(LIBEVENT_OPENSSL_LIBS) $(OPENSSL_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) \
 	$(LIBJWT_LIBS) $(SODIUM_LIBS) $(YAML_LIBS) $(NETTLE_LIBS) $(ZLIB_LIBS) $(HTTP_PARSER_LIBS) $(PTHREAD_LIBS) $(DL_LIBS) \
-	$(LIBSYSTEMD_LIBS) $(LIBNATS_LIBS)
+	$(LIBSYSTEMD_LIBS) $(LIBNATS_LIBS) $(LIBCURL_LIBS)
 
 sbin_PROGRAMS += rezuscloud
 dist_man_MANS += man/rezuscloud.8 man/rezus.conf.5

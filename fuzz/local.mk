@@ -17,14 +17,16 @@ FUZZ_TARGETS = \
 	fuzz/fuzz_jwt \
 	fuzz/fuzz_continue \
 	fuzz/fuzz_http_request \
-	fuzz/fuzz_review
+	fuzz/fuzz_review \
+	fuzz/fuzz_s3xml
 
 FUZZ_SECONDS = 10
 FUZZ_LONG_SECONDS = 1800
 
 fuzz_sources = fuzz/kinds.c fuzz/selector.c fuzz/merge.c fuzz/jsonpatch.c fuzz/fieldset.c fuzz/config.c \
 	fuzz/manifest.c fuzz/configpatch.c fuzz/tfstate.c fuzz/projection.c fuzz/template.c fuzz/jwt.c \
-	fuzz/continue.c fuzz/http_request.c fuzz/review.c fuzz/fuzz.h fuzz/env.h fuzz/serve.h
+	fuzz/continue.c fuzz/http_request.c fuzz/review.c fuzz/s3xml.c fuzz/fuzz.h fuzz/env.h \
+	fuzz/serve.h
 EXTRA_DIST += $(fuzz_sources) fuzz/local.mk fuzz/run fuzz/corpus
 
 if FUZZING
@@ -48,6 +50,7 @@ fuzz_fuzz_jwt_SOURCES = fuzz/jwt.c fuzz/fuzz.h fuzz/env.h
 fuzz_fuzz_continue_SOURCES = fuzz/continue.c fuzz/fuzz.h
 fuzz_fuzz_http_request_SOURCES = fuzz/http_request.c fuzz/fuzz.h fuzz/serve.h
 fuzz_fuzz_review_SOURCES = fuzz/review.c fuzz/fuzz.h
+fuzz_fuzz_s3xml_SOURCES = fuzz/s3xml.c fuzz/fuzz.h
 # The CLI has no library: the target links its sources but main.c.
 fuzz_fuzz_manifest_SOURCES = fuzz/manifest.c fuzz/fuzz.h cli/rezusctl.h cli/http.c cli/conf.c \
 	cli/kinds.c cli/out.c cli/objects.c cli/apply.c cli/runs.c cli/admin.c cli/oidc.c cli/boot.c
@@ -98,6 +101,9 @@ fuzz_fuzz_http_request_LDFLAGS = $(FUZZ_CFLAGS)
 fuzz_fuzz_review_CFLAGS = $(FUZZ_TARGET_CFLAGS) $(SODIUM_CFLAGS)
 fuzz_fuzz_review_LDADD = $(FUZZ_TARGET_LDADD) $(LIBEVENT_LIBS)
 fuzz_fuzz_review_LDFLAGS = $(FUZZ_CFLAGS)
+fuzz_fuzz_s3xml_CFLAGS = $(FUZZ_TARGET_CFLAGS)
+fuzz_fuzz_s3xml_LDADD = $(FUZZ_TARGET_LDADD)
+fuzz_fuzz_s3xml_LDFLAGS = $(FUZZ_CFLAGS)
 
 fuzz-build: $(FUZZ_TARGETS)
 

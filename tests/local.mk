@@ -44,7 +44,8 @@ UNIT_TESTS = \
 	tests/unit/check_openapi \
 	tests/unit/check_static \
 	tests/unit/check_template \
-	tests/unit/check_web
+	tests/unit/check_web \
+	tests/unit/check_offsite
 
 # Longest first (as measured on the 2-core machine), so the parallel harness does not end
 # on a long one while the other core idles; but the three that mostly wait (abuse.sh's
@@ -102,6 +103,7 @@ INTEGRATION_TESTS = \
 	tests/integration/platforms.sh \
 	tests/integration/loginflood.sh \
 	tests/integration/attacks.sh \
+	tests/integration/offsite.sh \
 	tests/integration/layers.sh \
 	tests/integration/tplc.sh
 
@@ -124,7 +126,7 @@ TESTS_SAN_ENV = CK_FORK=no ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1; export CK_FORK ASAN_OPTIONS UBSAN_OPTIONS
 endif
 
-check_PROGRAMS += $(UNIT_TESTS) tests/integration/rzabuse
+check_PROGRAMS += $(UNIT_TESTS) tests/integration/rzabuse tests/integration/rzoffsite
 # What `make check` runs: CHECK_INTEGRATION_TESTS= runs the unit tests alone.
 CHECK_INTEGRATION_TESTS = $(INTEGRATION_TESTS)
 TESTS += $(CHECK_INTEGRATION_TESTS) $(UNIT_TESTS)
@@ -153,7 +155,7 @@ AM_TESTS_ENVIRONMENT = \
 	PACKAGING_TEST NODE_TREE;
 
 unit_test_files = $(UNIT_TESTS:=.c) tests/unit/testutil.h tests/unit/httpclient.h \
-	tests/unit/apitest.h
+	tests/unit/apitest.h tests/unit/fakes3.h
 
 TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(LIBEVENT_CFLAGS) $(JANSSON_CFLAGS)
 TEST_LDADD = core/librezus-core.la $(CHECK_LIBS)
@@ -290,9 +292,16 @@ tests_unit_check_static_LDADD = $(TEST_LDADD) $(SODIUM_LIBS) $(ZLIB_LIBS)
 tests_unit_check_web_SOURCES = tests/unit/check_web.c tests/unit/testutil.h
 tests_unit_check_web_CFLAGS = $(TEST_CFLAGS) $(SODIUM_CFLAGS) $(LIBEVENT_CFLAGS)
 tests_unit_check_web_LDADD = $(TEST_LDADD) $(SODIUM_LIBS) $(LIBEVENT_LIBS)
+tests_unit_check_offsite_SOURCES = tests/unit/check_offsite.c tests/unit/testutil.h tests/unit/fakes3.h
+tests_unit_check_offsite_CFLAGS = $(TEST_CFLAGS) $(SODIUM_CFLAGS)
+tests_unit_check_offsite_LDADD = $(TEST_LDADD) $(SODIUM_LIBS)
 
 # abuse.sh's client: thousands of hostile connections from one small process.
 tests_integration_rzabuse_SOURCES = tests/integration/rzabuse.c
+# offsite.sh's driver of core/offsite (seal, and targets against a real S3 server).
+tests_integration_rzoffsite_SOURCES = tests/integration/rzoffsite.c
+tests_integration_rzoffsite_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+tests_integration_rzoffsite_LDADD = core/librezus-core.la
 
 # The fault tests at length (docs/hardening.md, "Fault tests"): 500 kill -9 points instead of
 # the suite's 50, then the disk faults.
