@@ -5,7 +5,8 @@
 # command. A snapshot is sealed, uploaded path-style and virtual-host, listed, pruned,
 # downloaded and opened to the same SHA-256; the bucket holds no byte of the plain text
 # and a copy is useless without the key file; wrong credentials, a missing bucket, an
-# unreachable endpoint and a stalled server give clear errors and leave nothing usable.
+# unreachable endpoint and a stalled server give clear errors and leave nothing usable;
+# over TLS the server's certificate is checked, against caFile when it is set.
 #
 # s3rver 3.7.1 checks the access key id but not SigV4 signatures (its V4 check is
 # unimplemented): a wrong access key is refused here, a wrong secret only by a real S3.
@@ -32,10 +33,11 @@ mkdir "$WORK/bucket"
 node "$NODE_DIR/s3rver/bin/s3rver.js" -d "$WORK/bucket" -a 127.0.0.1 -p "$S3PORT" \
 	--service-endpoint localhost --configure-bucket snaps --silent >"$WORK/s3rver.log" 2>&1 &
 S3PID=$!
+TLSPID=
 stop_s3() {
 	kill -CONT "$S3PID" 2>/dev/null
-	kill -TERM "$S3PID" 2>/dev/null
-	wait "$S3PID" 2>/dev/null
+	kill -TERM "$S3PID" $TLSPID 2>/dev/null
+	wait "$S3PID" $TLSPID 2>/dev/null
 }
 trap 'stop_s3; cleanup' EXIT
 for _ in $(seq 1 100); do
@@ -166,6 +168,39 @@ else
 	ok "nothing of the stalled upload is stored"
 fi
 
+# --- TLS: the server's certificate is checked; caFile names the CA to trust
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=localhost \
+	-addext "subjectAltName=DNS:localhost,DNS:*.s3.localhost,IP:127.0.0.1" \
+	-keyout "$WORK/tls.key" -out "$WORK/tls.pem" >/dev/null 2>&1
+TLSPORT=$(free_port)
+mkdir "$WORK/tlsbucket"
+node "$NODE_DIR/s3rver/bin/s3rver.js" -d "$WORK/tlsbucket" -a 127.0.0.1 -p "$TLSPORT" \
+	--service-endpoint localhost --configure-bucket snaps --silent \
+	--key "$WORK/tls.key" --cert "$WORK/tls.pem" >"$WORK/s3rver-tls.log" 2>&1 &
+TLSPID=$!
+for _ in $(seq 1 100); do
+	curl -s -o /dev/null --cacert "$WORK/tls.pem" "https://127.0.0.1:$TLSPORT/" && break
+	sleep 0.1
+done
+tls_conf() { # ENDPOINT PATHSTYLE [CAFILE]
+	printf '{"type":"s3","endpoint":"%s","bucket":"snaps","credentialsFile":"%s","pathStyle":%s%s}' \
+		"$1" "$WORK/cred" "$2" "${3:+,\"caFile\":\"$3\"}"
+}
+"$T" put "$(tls_conf "https://127.0.0.1:$TLSPORT" true)" t/snap-1 "$WORK/snap2.sealed" \
+	>/dev/null 2>"$WORK/tls.err"
+expect_match "over https a certificate the system does not trust is refused, saying what to set" \
+	"^s3: TLS with https://127.0.0.1:$TLSPORT failed: .*certificate.* \(caFile names a CA to trust\)$" \
+	"$(cat "$WORK/tls.err")"
+expect_eq "and nothing is stored" "" "$(find "$WORK/tlsbucket/snaps" -type f)"
+check "with caFile naming its CA the upload goes through (path-style)" \
+	"$T" put "$(tls_conf "https://127.0.0.1:$TLSPORT" true "$WORK/tls.pem")" t/snap-1 "$WORK/snap2.sealed"
+check "and virtual-host, the name checked against the certificate" \
+	"$T" get "$(tls_conf "https://s3.localhost:$TLSPORT" false "$WORK/tls.pem")" t/snap-1 "$WORK/tls.sealed"
+check "the same bytes over TLS" cmp "$WORK/snap2.sealed" "$WORK/tls.sealed"
+kill -TERM "$TLSPID"
+wait "$TLSPID" 2>/dev/null
+TLSPID=
+
 expect_eq "the secret key reached no error, no output and no request s3rver logged" "" \
-	"$(grep -l "$SECRET" "$WORK"/*.err "$WORK/s3rver.log")"
+	"$(grep -l "$SECRET" "$WORK"/*.err "$WORK"/s3rver*.log)"
 done_testing
