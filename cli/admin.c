@@ -655,6 +655,40 @@ static int backup_call(rzc_t *c, const char *method, const char *path, json_t **
 	return rc;
 }
 
+/* backup tenant T: a snapshot of T's etcd now (an EtcdBackup, manual), which the daemon
+ * takes, encrypts and stores; `rezusctl get etcdbackups -t T` follows it. */
+static int backup_tenant(rzc_t *c, const char *tenant)
+{
+	char *t = rzc_escape(tenant);
+	char *path = rzc_path("/api/v1/tenants/%s/etcdbackups", t);
+	const char *body = "{\"apiVersion\":\"rezuscloud.io/v1\",\"kind\":\"EtcdBackup\","
+	                   "\"metadata\":{},\"spec\":{\"trigger\":\"manual\"}}";
+	rzc_resp_t r;
+	int rc;
+
+	free(t);
+	rc = rzc_request(c, "POST", path, "application/json", body, strlen(body), &r) < 0 ? RZC_ERR
+	                                                                                  : RZC_OK;
+	free(path);
+	if (rc != RZC_OK) {
+		return rc;
+	}
+	if (r.code == 201) {
+		json_t *o = json_loads(r.body, 0, NULL);
+		printf(
+		    "etcdbackup/%s created: the snapshot of %s's etcd is taken now (rezusctl get "
+		    "etcdbackups -t %s)\n",
+		    json_string_value(json_object_get(json_object_get(o, "metadata"), "name")),
+		    tenant, tenant);
+		json_decref(o);
+	} else {
+		rzc_print_status(&r);
+		rc = RZC_ERR;
+	}
+	rzc_resp_free(&r);
+	return rc;
+}
+
 int rzc_cmd_backup(rzc_t *c, int argc, char **argv)
 {
 	const char *verb = argc > 0 ? argv[0] : "list";
@@ -667,6 +701,8 @@ int rzc_cmd_backup(rzc_t *c, int argc, char **argv)
 		rc = backup_call(c, "GET", "/api/v1/backups", &out);
 	} else if (strcmp(verb, "create") == 0 && argc == 1) {
 		rc = backup_call(c, "POST", "/api/v1/backups", &out);
+	} else if (strcmp(verb, "tenant") == 0 && argc == 2) {
+		return backup_tenant(c, argv[1]);
 	} else if (strcmp(verb, "get") == 0 && argc == 2) {
 		const char *name = strncmp(argv[1], "backup/", 7) == 0 ? argv[1] + 7 : argv[1];
 		char *n = rzc_escape(name);
@@ -674,7 +710,7 @@ int rzc_cmd_backup(rzc_t *c, int argc, char **argv)
 		free(n);
 		rc = backup_call(c, "GET", path, &out);
 	} else {
-		return rzc_usage("backup: list | create | get NAME");
+		return rzc_usage("backup: list | create | get NAME | tenant TENANT");
 	}
 	if (rc == RZC_OK && backup_structured(c)) {
 		rzc_print_object(c, NULL, out);

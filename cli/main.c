@@ -61,8 +61,10 @@ static const struct command {
 	  false },
 	{ "audit", rzc_cmd_audit, "[--limit N]",
 	  "the audit log (admin; a tenant's admin: its rows)", false },
-	{ "backup", rzc_cmd_backup, "list|create|get NAME",
-	  "backups of the server (admin): list them, take one, read one's manifest", false },
+	{ "backup", rzc_cmd_backup, "list|create|get NAME|tenant TENANT",
+	  "backups of the server (admin): list them, take one, read one's manifest; or a "
+	  "snapshot of a tenant's etcd now",
+	  false },
 	{ "api-resources", rzc_cmd_api_resources, "", "the server's resource types", false },
 	{ "version", rzc_cmd_version, "", "client and server versions", false },
 	{ "completion", rzc_cmd_completion, "bash|zsh", "a shell completion script", false },
@@ -161,7 +163,9 @@ static const struct detail {
 	  "  printf '%s\\n%s\\n' \"$OLD\" \"$NEW\" | rezusctl password --password-stdin\n" },
 	{ "audit", "Examples:\n  rezusctl audit --limit 20\n" },
 	{ "backup", "Examples:\n  rezusctl backup create\n  rezusctl backup list\n"
-	            "  rezusctl backup get NAME -o json\n" },
+	            "  rezusctl backup get NAME -o json\n"
+	            "  rezusctl backup tenant demo          # etcd, now\n"
+	            "  rezusctl get etcdbackups -t demo\n" },
 	{ "api-resources", "Examples:\n  rezusctl api-resources\n" },
 	{ "version", "Examples:\n  rezusctl version\n" },
 	{ "completion", "Examples:\n  eval \"$(rezusctl completion bash)\"\n"

@@ -21,6 +21,7 @@
 #include "core/daemon.h"
 #include "core/offline.h"
 #include "core/engine/engine.h"
+#include "core/etcdbackup/etcdbackup.h"
 #include "core/base/proc.h"
 #include "core/store/datadir.h"
 #include "core/store/db.h"
@@ -81,6 +82,7 @@ struct rz_daemon {
 	rz_engine_t *engine;
 	rz_observer_t *observer;
 	rz_upgrader_t *upgrader;
+	rz_etcd_t *etcd;
 	rz_runners_t *runners; /* remote runners over NATS (runners.nats_url) */
 	rz_backups_t *backups;
 	rz_ui_t *ui;

@@ -762,6 +762,57 @@ static int start_upgrader(rz_daemon_t *d, rz_err_t *err)
 	return rc;
 }
 
+/* The tenants' etcd snapshots: through the observer (commands) and the pool (sealing,
+ * transfers). */
+static int start_etcd(rz_daemon_t *d, rz_err_t *err)
+{
+	const rz_config_t *c = d->cfg;
+	char data[PATH_MAX], dir[PATH_MAX + 16], key[PATH_MAX + 16], work[PATH_MAX + 16];
+	json_t *s3 = NULL;
+	rz_etcd_opts_t o;
+	int rc;
+
+	/* absolute: the plugins' commands and the local target take no relative path */
+	if (realpath(c->data_dir, data) == NULL) {
+		return rz_err_set(err, -errno, "etcd-backup: %s: %s", c->data_dir, strerror(errno));
+	}
+	snprintf(dir, sizeof(dir), "%s", c->etcd_backup_dir);
+	if (dir[0] == '\0') {
+		snprintf(dir, sizeof(dir), "%s/etcd-backups", data);
+	}
+	snprintf(key, sizeof(key), "%s", c->etcd_backup_key_file);
+	if (key[0] == '\0') {
+		snprintf(key, sizeof(key), "%s/etcd-backup.key", data);
+	}
+	snprintf(work, sizeof(work), "%s/etcd-work", data);
+	if (c->etcd_s3_endpoint[0] != '\0') {
+		s3 = json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:I}", "type", "s3", "endpoint",
+		               c->etcd_s3_endpoint, "bucket", c->etcd_s3_bucket, "prefix",
+		               c->etcd_s3_prefix, "region", c->etcd_s3_region, "pathStyle",
+		               c->etcd_s3_path_style, "timeoutSeconds",
+		               (json_int_t)(c->etcd_backup_timeout_ms / 1000));
+		if (s3 != NULL && c->etcd_s3_credentials_file[0] != '\0') {
+			json_object_set_new(s3, "credentialsFile",
+			                    json_string(c->etcd_s3_credentials_file));
+		}
+		if (s3 != NULL && c->etcd_s3_ca_file[0] != '\0') {
+			json_object_set_new(s3, "caFile", json_string(c->etcd_s3_ca_file));
+		}
+	}
+	o = (rz_etcd_opts_t){ .interval_ms = c->etcd_backup_interval_ms,
+		              .keep = c->etcd_backup_keep,
+		              .target = c->etcd_backup_target,
+		              .dir = dir,
+		              .key_file = key,
+		              .work_dir = work,
+		              .timeout_ms = c->etcd_backup_timeout_ms,
+		              .s3 = s3 };
+	rc = rz_etcd_new(&d->etcd, d->base, d->store, d->bus, d->plugins, d->observer, d->workers,
+	                 &o, err);
+	json_decref(s3);
+	return rc;
+}
+
 /* Checkpoints off the loop thread, and the durability of acknowledged writes. */
 static int start_db(rz_daemon_t *d, rz_err_t *err)
 {
@@ -833,6 +884,9 @@ int rz_daemon_start(rz_daemon_t **out, const rz_config_t *cfg, rz_err_t *err)
 	}
 	if (rc == 0) {
 		rc = start_upgrader(d, err);
+	}
+	if (rc == 0) {
+		rc = start_etcd(d, err);
 	}
 	if (rc == 0) {
 		char inst[RZ_NATS_INSTALLATION_MAX + 1];
@@ -916,6 +970,7 @@ void rz_daemon_free(rz_daemon_t *d)
 		rz_api_set_admit(d->api, NULL, NULL);
 	}
 	rz_upgrader_free(d->upgrader); /* commands killed: the next start resumes */
+	rz_etcd_stop(d->etcd);         /* its command killed: marked Failed at the next start */
 	rz_observer_free(d->observer); /* probes killed, their credential files removed */
 	rz_tfstate_on_replaced(d->tfstate, NULL, NULL);
 	rz_engine_free(d->engine); /* runs still going are marked Interrupted */
@@ -927,6 +982,7 @@ void rz_daemon_free(rz_daemon_t *d)
 	rz_runners_free(d->runners); /* after the pool: its stream check uses the connection */
 	rz_db_stop(d->db);           /* the last sync: the writes waiting for it are answered */
 	rz_backups_free(d->backups); /* after the pool: a backup's done() uses it */
+	rz_etcd_free(d->etcd);       /* after the pool: a snapshot's done() uses it */
 	rz_ui_free(d->ui);           /* its live streams follow watches: before the hub */
 	rz_watch_hub_free(d->watches);
 	rz_http_free(d->http);

@@ -91,6 +91,7 @@ core_librezus_core_la_SOURCES = \
 	core/observe/observe.c core/observe/observe.h \
 	core/upgrade/compat.c core/upgrade/compat.h \
 	core/upgrade/upgrade.c core/upgrade/upgrade.h \
+	core/etcdbackup/etcdbackup.c core/etcdbackup/etcdbackup.h \
 	core/web/static.c core/web/static.h \
 	core/web/template.c core/web/template.h \
 	core/web/ui.c core/web/ui.h core/web/page.h core/web/pages.c core/web/live.c \

@@ -69,6 +69,7 @@ INTEGRATION_TESTS = \
 	tests/integration/killfault.sh \
 	tests/integration/dispatch-restart.sh \
 	tests/integration/upgrade.sh \
+	tests/integration/etcdbackup.sh \
 	tests/integration/engine.sh \
 	tests/integration/openapi.sh \
 	tests/integration/cli.sh \

@@ -15,6 +15,7 @@
 
 #include "core/model/kinds.h"
 #include "core/api/metrics.h"
+#include "core/base/clock.h"
 #include "core/base/version.h"
 
 static const double buckets[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
@@ -326,6 +327,63 @@ static void render_fleet(rz_metrics_t *m, struct out *o)
 	put(o, "# HELP rezuscloud_machines Machines by observed stage.\n"
 	       "# TYPE rezuscloud_machines gauge\n");
 	rz_store_count_by(m->gauges.store, m->machines, "$.status.stage", put_group, &mc, &err);
+}
+
+/* Each tenant's newest succeeded etcd snapshot: when it finished and its size. */
+static void render_etcd(rz_metrics_t *m, struct out *o)
+{
+	json_t *all, *b, *newest = json_object();
+	const char *tenant;
+	size_t i;
+
+	if (m->gauges.store == NULL || newest == NULL) {
+		json_decref(newest);
+		return;
+	}
+	all = rz_store_list_all(m->gauges.store, "EtcdBackup", NULL);
+	json_array_foreach(all, i, b)
+	{
+		const json_t *st = json_object_get(b, "status");
+		const char *t =
+		    json_string_value(json_object_get(json_object_get(b, "metadata"), "tenant"));
+		const char *f = json_string_value(json_object_get(st, "finishedAt"));
+		json_t *have;
+		if (t == NULL || f == NULL ||
+		    strcmp(json_string_value(json_object_get(st, "phase")) ?: "", "Succeeded") !=
+		        0) {
+			continue;
+		}
+		have = json_object_get(newest, t);
+		if (have == NULL ||
+		    strcmp(f, json_string_value(json_object_get(json_object_get(have, "status"),
+		                                                "finishedAt"))) > 0) {
+			json_object_set(newest, t, b);
+		}
+	}
+	family(o, "rezuscloud_etcd_backup_last_success_timestamp_seconds", "gauge",
+	       "When each tenant's newest succeeded etcd snapshot was stored (Unix seconds).");
+	json_object_foreach(newest, tenant, b)
+	{
+		char v[256];
+		int64_t ms = rz_clock_parse(
+		    json_string_value(json_object_get(json_object_get(b, "status"), "finishedAt")));
+		put(o,
+		    "rezuscloud_etcd_backup_last_success_timestamp_seconds{tenant=\"%s\"} %.3f\n",
+		    esc(tenant, v, sizeof(v)), (double)ms / 1000.0);
+	}
+	family(o, "rezuscloud_etcd_backup_last_size_bytes", "gauge",
+	       "The size of each tenant's newest succeeded etcd snapshot, before encryption.");
+	json_object_foreach(newest, tenant, b)
+	{
+		char v[256];
+		put(o,
+		    "rezuscloud_etcd_backup_last_size_bytes{tenant=\"%s\"} %" JSON_INTEGER_FORMAT
+		    "\n",
+		    esc(tenant, v, sizeof(v)),
+		    json_integer_value(json_object_get(json_object_get(b, "status"), "size")));
+	}
+	json_decref(all);
+	json_decref(newest);
 }
 
 static void render_probes(rz_metrics_t *m, struct out *o)
@@ -669,6 +727,7 @@ char *rz_metrics_render(rz_metrics_t *m)
 	render_requests(m, &o);
 	render_gauges(m, &o);
 	render_fleet(m, &o);
+	render_etcd(m, &o);
 	render_probes(m, &o);
 	render_runners(m, &o);
 	render_runs(m, &o);

@@ -137,6 +137,16 @@ typedef struct rz_config {
 	int64_t backup_interval_ms;
 	int backup_keep;
 	char *backup_passphrase_file; /* "" = backups hold no state key */
+	/* etcd_backup: the tenants' etcd snapshots (defaults of a Tenant's spec.etcdBackup) */
+	int64_t etcd_backup_interval_ms; /* 0 = none scheduled */
+	int etcd_backup_keep;
+	char *etcd_backup_target;   /* "local" or "s3" */
+	char *etcd_backup_dir;      /* "" = data_dir/etcd-backups */
+	char *etcd_backup_key_file; /* "" = data_dir/etcd-backup.key */
+	int64_t etcd_backup_timeout_ms;
+	char *etcd_s3_endpoint, *etcd_s3_bucket, *etcd_s3_prefix, *etcd_s3_region;
+	char *etcd_s3_credentials_file, *etcd_s3_ca_file;
+	bool etcd_s3_path_style;
 
 	/* store: */
 	char *store_durability; /* "normal" or "full" */

@@ -42,6 +42,16 @@ static int check_durability(const struct rz__setting *s, const char *value, cons
 	return 0;
 }
 
+static int check_etcd_target(const struct rz__setting *s, const char *value, const char *origin,
+                             rz_err_t *err)
+{
+	if (strcmp(value, "local") != 0 && strcmp(value, "s3") != 0) {
+		return rz_err_set(err, REZUS_ECONFIG, "%s: %s: invalid value '%s': use local or s3",
+		                  origin, s->key, value);
+	}
+	return 0;
+}
+
 static bool valid_port(const char *s)
 {
 	unsigned long port = 0;
@@ -827,6 +837,82 @@ const struct rz__setting rz__settings[] = {
 	  .def = "",
 	  .help = "a file whose first line seals the state key into every backup; empty = "
 	          "backups hold no state key" },
+	{ .key = "etcd_backup",
+	  .kind = K_SECTION,
+	  .help = "snapshots of the tenants' etcd; a tenant's spec.etcdBackup overrides interval, "
+	          "keep and target" },
+	{ .key = "etcd_backup.interval",
+	  .kind = K_DURATION,
+	  .offset = AT(etcd_backup_interval_ms),
+	  .def = "6h",
+	  .help = "time between a tenant's snapshots; 0 = none scheduled" },
+	{ .key = "etcd_backup.keep",
+	  .kind = K_INT,
+	  .offset = AT(etcd_backup_keep),
+	  .def = "7",
+	  .min = 1,
+	  .max = 1000,
+	  .help = "succeeded snapshots kept per tenant" },
+	{ .key = "etcd_backup.target",
+	  .kind = K_STRING,
+	  .offset = AT(etcd_backup_target),
+	  .def = "local",
+	  .check = check_etcd_target,
+	  .help = "where snapshots go: local (etcd_backup.dir) or s3 (etcd_backup.s3)" },
+	{ .key = "etcd_backup.dir",
+	  .kind = K_STRING,
+	  .offset = AT(etcd_backup_dir),
+	  .def = "",
+	  .help = "the local target's directory; empty = data_dir/etcd-backups" },
+	{ .key = "etcd_backup.key_file",
+	  .kind = K_STRING,
+	  .offset = AT(etcd_backup_key_file),
+	  .def = "",
+	  .help = "the keys snapshots are encrypted with (made when missing, 0600; rezuscloud "
+	          "rotate-etcd-key adds one); empty = data_dir/etcd-backup.key" },
+	{ .key = "etcd_backup.timeout",
+	  .kind = K_DURATION,
+	  .offset = AT(etcd_backup_timeout_ms),
+	  .def = "10m",
+	  .flags = F_NONZERO,
+	  .help = "how long one snapshot's or restore's commands may take" },
+	{ .key = "etcd_backup.s3", .kind = K_SECTION, .help = "the S3-compatible target" },
+	{ .key = "etcd_backup.s3.endpoint",
+	  .kind = K_STRING,
+	  .offset = AT(etcd_s3_endpoint),
+	  .def = "",
+	  .help = "https://HOST[:PORT] of the S3-compatible service" },
+	{ .key = "etcd_backup.s3.bucket",
+	  .kind = K_STRING,
+	  .offset = AT(etcd_s3_bucket),
+	  .def = "",
+	  .help = "the bucket" },
+	{ .key = "etcd_backup.s3.prefix",
+	  .kind = K_STRING,
+	  .offset = AT(etcd_s3_prefix),
+	  .def = "rezus/etcd/",
+	  .help = "put before every object's key" },
+	{ .key = "etcd_backup.s3.region",
+	  .kind = K_STRING,
+	  .offset = AT(etcd_s3_region),
+	  .def = "us-east-1",
+	  .help = "the region requests are signed for (SigV4)" },
+	{ .key = "etcd_backup.s3.credentials_file",
+	  .kind = K_STRING,
+	  .offset = AT(etcd_s3_credentials_file),
+	  .def = "",
+	  .help = "a file with the access key and the secret key (docs/backups.md)" },
+	{ .key = "etcd_backup.s3.ca_file",
+	  .kind = K_STRING,
+	  .offset = AT(etcd_s3_ca_file),
+	  .def = "",
+	  .help = "CA certificates to verify the endpoint with; empty = the system's" },
+	{ .key = "etcd_backup.s3.path_style",
+	  .kind = K_BOOL,
+	  .offset = AT(etcd_s3_path_style),
+	  .def = "false",
+	  .help = "address the bucket in the path (https://HOST/BUCKET/KEY) rather than the host "
+	          "name (https://BUCKET.HOST/KEY)" },
 	{ .key = "store", .kind = K_SECTION, .help = "the database" },
 	{ .key = "store.durability",
 	  .kind = K_STRING,

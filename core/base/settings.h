@@ -12,7 +12,7 @@
 #include "core/base/config.h"
 #include "core/base/errors.h"
 
-#define RZ__SETTINGS_MAX 128 /* settings.c checks the table fits */
+#define RZ__SETTINGS_MAX 160 /* settings.c checks the table fits */
 
 #define FIELD(cfg, s, type) ((type *)(void *)((char *)(cfg) + (s)->offset))
 

@@ -523,8 +523,8 @@ void rz_report_counts(rz_store_t *st, const char *tenant, int64_t provision_time
 	derive(st, tenant, provision_timeout_ms, NULL);
 }
 
-void rz_report_drift(rz_store_t *st, const char *tenant, bool drifted, const char *reason,
-                     const char *message)
+void rz_report_tenant_condition(rz_store_t *st, const char *tenant, const char *type,
+                                const char *status, const char *reason, const char *message)
 {
 	json_t *t = NULL, *conds;
 	json_int_t gen;
@@ -542,8 +542,15 @@ void rz_report_drift(rz_store_t *st, const char *tenant, bool drifted, const cha
 	}
 	json_decref(t);
 	rz_report_now(now, sizeof(now));
-	rz_condition_set(conds, "Drifted", drifted ? "True" : "False", reason, message, now, gen);
+	rz_condition_set(conds, type, status, reason, message, now, gen);
 	rz_report_status(st, "Tenant", NULL, tenant, json_pack("{s:o}", "conditions", conds));
+}
+
+void rz_report_drift(rz_store_t *st, const char *tenant, bool drifted, const char *reason,
+                     const char *message)
+{
+	rz_report_tenant_condition(st, tenant, "Drifted", drifted ? "True" : "False", reason,
+	                           message);
 }
 
 void rz_report_run_condition(rz_store_t *st, const char *tenant, const char *run, const char *type,

@@ -89,6 +89,11 @@ void rz_report_awaiting(rz_store_t *st, const char *tenant, const char *why,
  * and phase follow, with no run. Nothing is written when nothing changed. */
 void rz_report_counts(rz_store_t *st, const char *tenant, int64_t provision_timeout_ms);
 
+/* Set the tenant's condition type (rz_condition_set: lastTransitionTime moves only with the
+ * status) and write it; a failure is logged (rz_report_status). */
+void rz_report_tenant_condition(rz_store_t *st, const char *tenant, const char *type,
+                                const char *status, const char *reason, const char *message);
+
 /* A resync's verdict on the tenant: condition Drifted, with the reason and message. */
 void rz_report_drift(rz_store_t *st, const char *tenant, bool drifted, const char *reason,
                      const char *message);

@@ -127,9 +127,9 @@ help_opts=$("$REZUSCLOUD" --help | grep -o -- '--[a-z-]*' | sort -u | tr '\n' ' 
 man_opts=$(sed 's/\\-/-/g' "$top_srcdir/man/rezuscloud.8" | grep -o -- '--[a-z-]*' | sort -u | tr '\n' ' ')
 expect_eq "rezuscloud(8) documents exactly the options of --help" "$help_opts" "$man_opts"
 # rezus.conf(5) documents every setting of the schema table (sections aside).
-keys=$(sed -n 's/.*{ \.key = "\([a-z_.]*\)".*/\1/p' "$top_srcdir/core/base/settings.c" |
-	grep -v '^\(server\|server\.tls\|auth\|auth\.oidc\|tofu\|observe\|talos\|upgrade\|kubectl\|events\|audit\|backup\|store\|web\|runners\|runner\|log\)$' | sort -u | tr '\n' ' ')
-documented=$(sed -n 's/^\.B \([a-z_.]*\)$/\1/p' "$top_srcdir/man/rezus.conf.5" | sort -u | tr '\n' ' ')
+keys=$(sed -n 's/.*{ \.key = "\([a-z0-9_.]*\)".*/\1/p' "$top_srcdir/core/base/settings.c" |
+	grep -v '^\(server\|server\.tls\|auth\|auth\.oidc\|tofu\|observe\|talos\|upgrade\|kubectl\|events\|audit\|backup\|etcd_backup\|etcd_backup\.s3\|store\|web\|runners\|runner\|log\)$' | sort -u | tr '\n' ' ')
+documented=$(sed -n 's/^\.B \([a-z0-9_.]*\)$/\1/p' "$top_srcdir/man/rezus.conf.5" | sort -u | tr '\n' ' ')
 expect_eq "rezus.conf(5) documents exactly the settings of the schema" "$keys" "$documented"
 # docs/configuration.md's overview names every one of them too.
 undocumented=""
@@ -141,15 +141,15 @@ expect_eq "docs/configuration.md names every setting of the schema" "" "$undocum
 # commented out with its default, in its section; it loads the platform plugins and
 # --check-config accepts it as it is.
 CONF="$top_builddir/packaging/rezus.conf"
-all_keys=$(sed -n 's/.*{ \.key = "\([a-z_.]*\)".*/\1/p' "$top_srcdir/core/base/settings.c" | sort -u | tr '\n' ' ')
+all_keys=$(sed -n 's/.*{ \.key = "\([a-z0-9_.]*\)".*/\1/p' "$top_srcdir/core/base/settings.c" | sort -u | tr '\n' ' ')
 conf_keys=$(awk '
-	/^ *#?[a-z_]+:/ {
+	/^ *#?[a-z0-9_]+:/ {
 		ind = match($0, /[^ ]/) - 1; d = ind / 2; s = substr($0, ind + 1)
 		c = substr(s, 1, 1) == "#"; if (c) s = substr(s, 2)
 		name = s; sub(/:.*/, "", name)
 		path = name; for (i = d - 1; i >= 0; i--) path = stack[i] "." path
 		if (d > 0 && stack[0] == "plugins") next
-		if (!c && s ~ /^[a-z_]+:$/) { stack[d] = name; print path; next }
+		if (!c && s ~ /^[a-z0-9_]+:$/) { stack[d] = name; print path; next }
 		if (c || name == "plugins") print path
 	}' "$CONF" | sort -u | tr '\n' ' ')
 expect_eq "the installed rezus.conf lists every setting of the schema" "$all_keys" "$conf_keys"
