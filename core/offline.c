@@ -18,6 +18,7 @@
 #include "core/base/log.h"
 #include "core/daemon.h"
 #include "core/offline.h"
+#include "core/offsite/seal.h"
 #include "core/store/backup.h"
 #include "core/store/db.h"
 #include "core/store/restore.h"
@@ -545,6 +546,72 @@ static int restore(int argc, char **argv, char *const *envp)
 	return RZ_EXIT_OK;
 }
 
+/* rezuscloud etcd-key rotate [-c CONF] [--data-dir DIR]: a new newest key in the etcd
+ * snapshots' key file (etcd_backup.key_file); the older keys stay, so that every snapshot
+ * sealed with them still opens. Safe beside a running daemon (the file is rewritten
+ * atomically under a lock); the daemon seals with the new key from its next start. */
+static int rotate_etcd_key(int argc, char **argv, char *const *envp)
+{
+	static const struct option longs[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "data-dir", required_argument, NULL, OPT_DATA_DIR },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	restore_opts_t o = { 0 };
+	rz_config_t cfg = { 0 };
+	rz_seal_keys_t *keys = NULL;
+	rz_err_t err = { 0 };
+	char path[PATH_MAX + 32], id[RZ_SEAL_ID_HEX];
+	int opt, rc;
+
+	if (argc < 3 || strcmp(argv[2], "rotate") != 0) {
+		return usage_error("etcd-key", "usage: rezuscloud etcd-key rotate [-c FILE] "
+		                               "[--data-dir DIR]");
+	}
+	opterr = 0;
+	optind = 3;
+	while ((opt = getopt_long(argc, argv, ":c:h", longs, NULL)) != -1) {
+		if (opt == 'c') {
+			o.config = optarg;
+		} else if (opt == OPT_DATA_DIR) {
+			o.data_dir = optarg;
+		} else if (opt == 'h') {
+			printf("usage: rezuscloud etcd-key rotate [-c FILE] [--data-dir DIR]\n");
+			return RZ_EXIT_OK;
+		} else {
+			return usage_error("etcd-key", "unknown option or missing value");
+		}
+	}
+	if (optind != argc) {
+		return usage_error("etcd-key", "rotate takes no arguments");
+	}
+	if (configure(&o, envp, &cfg, &err) != 0) {
+		rz_config_free(&cfg);
+		return usage_error("etcd-key", err.msg);
+	}
+	if (cfg.etcd_backup_key_file[0] != '\0') {
+		snprintf(path, sizeof(path), "%s", cfg.etcd_backup_key_file);
+	} else {
+		snprintf(path, sizeof(path), "%s/etcd-backup.key", cfg.data_dir);
+	}
+	rc = rz_seal_keys_rotate(path, &err);
+	if (rc == 0) {
+		rc = rz_seal_keys_load(&keys, path, &err);
+	}
+	if (rc != 0) {
+		rz_config_free(&cfg);
+		return fail("etcd-key", err.msg);
+	}
+	rz_seal_keys_newest_id(keys, id);
+	printf("%s: new key %s seals snapshots from the daemon's next start; the older keys "
+	       "still open the snapshots they sealed\n",
+	       path, id);
+	rz_seal_keys_free(keys);
+	rz_config_free(&cfg);
+	return RZ_EXIT_OK;
+}
+
 int rz_offline_main(int argc, char **argv, char *const *envp)
 {
 	int rc;
@@ -553,7 +620,9 @@ int rz_offline_main(int argc, char **argv, char *const *envp)
 	if (sodium_init() < 0) {
 		return fail(argv[1], "libsodium cannot start");
 	}
-	rc = strcmp(argv[1], "backup") == 0 ? verify(argc, argv, envp) : restore(argc, argv, envp);
+	rc = strcmp(argv[1], "backup") == 0     ? verify(argc, argv, envp)
+	     : strcmp(argv[1], "etcd-key") == 0 ? rotate_etcd_key(argc, argv, envp)
+	                                        : restore(argc, argv, envp);
 	rz_log_close();
 	return rc;
 }

@@ -12,6 +12,30 @@ if [ -z "$TF" ]; then
 	echo "1..0 # SKIP neither tofu nor terraform is installed"
 	exit 0
 fi
+# an S3-compatible target on loopback: s3rver from npm (tools/install-deps)
+NODE_DIR="${NODE_TREE:-$top_srcdir/build/node}/node_modules"
+S3PID=
+if command -v node >/dev/null 2>&1 && [ -f "$NODE_DIR/s3rver/bin/s3rver.js" ]; then
+	S3PORT=$(free_port)
+	mkdir "$WORK/bucket"
+	node "$NODE_DIR/s3rver/bin/s3rver.js" -d "$WORK/bucket" -a 127.0.0.1 -p "$S3PORT" \
+		--configure-bucket snaps --silent >"$WORK/s3rver.log" 2>&1 &
+	S3PID=$!
+	trap 'kill -TERM "$S3PID" 2>/dev/null; wait "$S3PID" 2>/dev/null; cleanup' EXIT
+	for _ in $(seq 1 100); do
+		curl -s -o /dev/null "http://127.0.0.1:$S3PORT/" && break
+		sleep 0.1
+	done
+	printf '[default]\naws_access_key_id = S3RVER\naws_secret_access_key = S3RVER\n' >"$WORK/cred"
+	chmod 600 "$WORK/cred"
+	S3CONF="  s3:
+    endpoint: http://127.0.0.1:$S3PORT
+    bucket: snaps
+    credentials_file: $WORK/cred
+    path_style: true"
+elif [ -f "${NODE_TREE:-$top_srcdir/build/node}/.installed" ]; then
+	not_ok "s3rver is installed in build/node (tools/install-deps)"
+fi
 cat >"$WORK/rezus.conf" <<CONF
 server:
   listen: 127.0.0.1:0
@@ -26,6 +50,7 @@ etcd_backup:
   interval: 0
   keep: 2
   timeout: 3s
+${S3CONF:-}
 plugin_dir: $top_builddir/plugins
 plugins:
   sim: {stageMs: 300}
@@ -61,6 +86,8 @@ tenant() { # NAME CP-PROVIDER-CONFIG ETCD-SPEC
 ready() { api "$API/tenants/$1" | grep -q '"phase":"Ready"'; }
 phase() { api "$API/tenants/$1/etcdbackups/$2" | js 'd.get("status",{}).get("phase","")'; }
 over() { case $(phase "$1" "$2") in Succeeded | Failed | Skipped) return 0 ;; esac; return 1; }
+rphase() { api "$API/tenants/$1/etcdrestores/$2" | js 'd.get("status",{}).get("phase","")'; }
+rover() { case $(rphase "$1" "$2") in Succeeded | Failed) return 0 ;; esac; return 1; }
 
 # --- a snapshot asked for
 tenant demo '{}' '{"interval":"0"}'
@@ -101,6 +128,29 @@ expect_eq "scheduled snapshots come, and the oldest go beyond keep (2), files to
 expect_eq "the first one is gone" "404" \
 	"$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "$API/tenants/demo/etcdbackups/$first")"
 
+# --- to S3: stored there sealed, read back by a restore's dry run, deleted with its object
+if [ -n "$S3PID" ]; then
+	mpatch "$API/tenants/demo" -d '{"spec":{"etcdBackup":{"target":"s3"}}}' >/dev/null
+	s3=$(api -X POST "$API/tenants/demo/etcdbackups" -d '{"metadata":{}}' | js 'd["metadata"]["name"]')
+	wait_for 30 over demo "$s3"
+	expect_eq "a snapshot to the s3 target is stored in the bucket" \
+		"Succeeded s3://snaps/rezus/etcd/ demo/$s3.etcd.sealed" \
+		"$(api "$API/tenants/demo/etcdbackups/$s3" | js 'd["status"]["phase"] + " " + d["status"]["target"] + " " + d["status"]["key"]')"
+	expect_eq "where it is an object, and not readable without the key" "1 0" \
+		"$(find "$WORK/bucket" -path "*$s3*" -type f -name '*object' | wc -l) $(grep -rl 'rezus-sim-etcd-snapshot' "$WORK/bucket" | wc -l)"
+	api -X POST "$API/tenants/demo/etcdrestores" -d "{\"metadata\":{\"name\":\"from-s3\"},\"spec\":{\"backup\":\"$s3\",\"dryRun\":true}}" >/dev/null
+	wait_for 30 rover demo from-s3
+	expect_eq "a restore's dry run downloads it from the bucket and verifies it" \
+		"Succeeded Download=Succeeded Verify=Succeeded" \
+		"$(api "$API/tenants/demo/etcdrestores/from-s3" | js 'd["status"]["phase"] + " " + " ".join(s["name"] + "=" + s["phase"] for s in d["status"]["steps"][1:3])')"
+	api -X DELETE "$API/tenants/demo/etcdbackups/$s3" >/dev/null
+	gone() { [ "$(find "$WORK/bucket" -path "*$s3*" -type f | wc -l)" = 0 ] && [ "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "$API/tenants/demo/etcdbackups/$s3")" = 404 ]; }
+	wait_for 30 gone
+	expect_eq "deleting the EtcdBackup deletes the object, then the EtcdBackup" "0 404" \
+		"$(find "$WORK/bucket" -path "*$s3*" -type f | wc -l) $(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "$API/tenants/demo/etcdbackups/$s3")"
+	mpatch "$API/tenants/demo" -d '{"spec":{"etcdBackup":{"target":null}}}' >/dev/null
+fi
+
 # --- no healthy control plane: skipped, with a Warning and the tenant's condition
 api -X POST "$API/tenants" -d '{"metadata":{"name":"bare"},"spec":{"clusterProvider":"sim"}}' >/dev/null
 name=$(api -X POST "$API/tenants/bare/etcdbackups" -d '{"metadata":{}}' | js 'd["metadata"]["name"]')
@@ -115,8 +165,6 @@ expect_eq "and the tenant's EtcdBackup condition False" "False NoHealthyControlP
 
 # --- restores: a dry run; refused onto a healthy control plane
 last=$(api "$API/tenants/demo/etcdbackups" | js 'sorted(d["items"], key=lambda i: i["metadata"]["creationTimestamp"])[-1]["metadata"]["name"]')
-rphase() { api "$API/tenants/$1/etcdrestores/$2" | js 'd.get("status",{}).get("phase","")'; }
-rover() { case $(rphase "$1" "$2") in Succeeded | Failed) return 0 ;; esac; return 1; }
 api -X POST "$API/tenants/demo/etcdrestores" -d "{\"metadata\":{\"name\":\"dry\"},\"spec\":{\"backup\":\"$last\",\"dryRun\":true}}" >/dev/null
 wait_for 30 rover demo dry
 r=$(api "$API/tenants/demo/etcdrestores/dry")
@@ -149,5 +197,26 @@ expect_eq "a restore onto a lost control plane runs its steps (sim: the cluster 
 	"Failed Precheck=Succeeded Download=Succeeded Verify=Succeeded Restore=Succeeded WaitHealthy=Failed" \
 	"$(api "$API/tenants/lost/etcdrestores/back" | js 'd["status"]["phase"] + " " + " ".join(s["name"] + "=" + s["phase"] for s in d["status"]["steps"])')"
 expect_eq "nothing is left in the clear" "" "$(ls "$WORK/data/etcd-work")"
+
+# --- the key rotated: new snapshots are sealed with the new key, the old ones still open
+out=$("$REZUSCLOUD" etcd-key rotate -c "$WORK/rezus.conf" 2>&1)
+expect_match "rezuscloud etcd-key rotate adds a key" "etcd-backup.key: new key [0-9a-f]{32} seals snapshots" "$out"
+newid=$(echo "$out" | sed -n 's/.*new key \([0-9a-f]*\) .*/\1/p')
+kill -TERM "$DAEMON_PID"
+wait_exit "$DAEMON_PID" 10
+if REZUSCLOUD_ADMIN_PASSWORD=etcd-test-pw start_daemon "$WORK/daemon2.log" -c "$WORK/rezus.conf"; then
+	API="http://127.0.0.1:$PORT/api/v1"
+	TOKEN=$(curl -s -X POST "$API/auth/login" -H 'Content-Type: application/json' \
+		-d '{"username":"admin","password":"etcd-test-pw"}' | sed -n 's/.*"token":"\([^"]*\)".*/\1/p')
+fi
+wait_for 60 ready demo
+fresh=$(api -X POST "$API/tenants/demo/etcdbackups" -d '{"metadata":{}}' | js 'd["metadata"]["name"]')
+wait_for 30 over demo "$fresh"
+expect_eq "after a restart, a snapshot is sealed with the new key" "Succeeded 1" \
+	"$(phase demo "$fresh") $(head -c 64 "$WORK/data/etcd-backups/demo/$fresh.etcd.sealed" | od -An -tx1 -v | tr -d ' \n' | grep -c "$newid")"
+api -X POST "$API/tenants/demo/etcdrestores" -d "{\"metadata\":{\"name\":\"old-key\"},\"spec\":{\"backup\":\"$last\",\"dryRun\":true}}" >/dev/null
+wait_for 30 rover demo old-key
+expect_eq "and one sealed with the old key still opens and verifies" "Succeeded Verify=Succeeded" \
+	"$(api "$API/tenants/demo/etcdrestores/old-key" | js 'd["status"]["phase"] + " " + d["status"]["steps"][2]["name"] + "=" + d["status"]["steps"][2]["phase"]')"
 
 done_testing
