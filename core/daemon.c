@@ -339,6 +339,18 @@ static int start_loop(rz_daemon_t *d, rz_err_t *err)
 	return 0;
 }
 
+/* backup.target: a backup written, sealed and stored off the host by the etcd snapshots'
+ * module (its keys and targets); on the backup's worker thread. d->etcd is set before the
+ * loop runs any backup. */
+static int offload_backup(void *arg, const char *path, const char *name, int keep, rz_err_t *err)
+{
+	rz_daemon_t *d = arg;
+
+	return d->etcd != NULL
+	           ? rz_etcd_offload(d->etcd, d->cfg->backup_target, path, name, keep, err)
+	           : rz_err_set(err, REZUS_EINTERNAL, "the etcd snapshots' targets are not set up");
+}
+
 /* Backups: on demand, and on a schedule when backup.dir is set (core/api/backups.h). */
 static int start_backups(rz_daemon_t *d, rz_err_t *err)
 {
@@ -354,7 +366,9 @@ static int start_backups(rz_daemon_t *d, rz_err_t *err)
 		                 d->cfg->backup_dir,
 		                 d->cfg->backup_interval_ms,
 		                 d->cfg->backup_keep,
-		                 d->cfg->backup_passphrase_file };
+		                 d->cfg->backup_passphrase_file,
+		                 d->cfg->backup_target[0] != '\0' ? offload_backup : NULL,
+		                 d };
 	rc = rz_backups_new(&d->backups, d->base, d->workers, d->access, &o, err);
 	return rc != 0 ? rc : rz_backups_routes(d->backups, d->http, err);
 }

@@ -47,6 +47,8 @@ struct rz_backups {
 	bool scheduled;
 	int64_t interval_ms;
 	int keep;
+	int (*offload)(void *arg, const char *path, const char *name, int keep, rz_err_t *err);
+	void *offload_arg;
 	struct event *timer;
 	struct job *running; /* the one backup being written, or NULL */
 	rz_route_t routes[2];
@@ -148,6 +150,15 @@ static void job_work(void *arg)
 	j->pruned = rz_backup_prune(b->dir, b->keep, &perr);
 	if (j->pruned < 0) {
 		rz_log_warn("backup", "pruning '%s' failed: %s", b->dir, perr.msg);
+	}
+	if (b->offload != NULL) {
+		rz_err_t oerr = { 0 };
+		if (b->offload(b->offload_arg, path, j->name, b->keep, &oerr) != 0) {
+			rz_log_warn("backup",
+			            "backup '%s' was written but not stored off the host "
+			            "(backup.target): %s",
+			            j->name, oerr.msg);
+		}
 	}
 }
 
@@ -590,6 +601,8 @@ int rz_backups_new(rz_backups_t **out, struct event_base *base, rz_workers_t *wo
 	b->access = access;
 	b->interval_ms = o->interval_ms;
 	b->keep = o->keep;
+	b->offload = o->offload;
+	b->offload_arg = o->offload_arg;
 	b->db_path = dup_or_empty(o->db_path);
 	b->key_path = dup_or_empty(o->key_path);
 	b->dir = dup_or_empty(b->scheduled ? o->dir : dir);

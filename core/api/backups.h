@@ -30,6 +30,11 @@ typedef struct rz_backups_opts {
 	int64_t interval_ms;         /* backup.interval */
 	int keep;                    /* backup.keep */
 	const char *passphrase_file; /* backup.passphrase_file; "" or NULL: no state key */
+	/* backup.target: each backup written is also handed to offload (on the worker
+	 * thread, after it is written; blocking), which seals it and stores it off the host;
+	 * NULL: none. A failure is logged: the backup itself stands. */
+	int (*offload)(void *arg, const char *path, const char *name, int keep, rz_err_t *err);
+	void *offload_arg;
 } rz_backups_opts_t;
 
 typedef struct rz_backups rz_backups_t;

@@ -137,6 +137,7 @@ typedef struct rz_config {
 	int64_t backup_interval_ms;
 	int backup_keep;
 	char *backup_passphrase_file; /* "" = backups hold no state key */
+	char *backup_target;          /* "" = none; "local" or "s3": etcd_backup's targets */
 	/* etcd_backup: the tenants' etcd snapshots (defaults of a Tenant's spec.etcdBackup) */
 	int64_t etcd_backup_interval_ms; /* 0 = none scheduled */
 	int etcd_backup_keep;

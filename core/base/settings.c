@@ -52,6 +52,12 @@ static int check_etcd_target(const struct rz__setting *s, const char *value, con
 	return 0;
 }
 
+static int check_backup_target(const struct rz__setting *s, const char *value, const char *origin,
+                               rz_err_t *err)
+{
+	return value[0] == '\0' ? 0 : check_etcd_target(s, value, origin, err);
+}
+
 static bool valid_port(const char *s)
 {
 	unsigned long port = 0;
@@ -837,6 +843,13 @@ const struct rz__setting rz__settings[] = {
 	  .def = "",
 	  .help = "a file whose first line seals the state key into every backup; empty = "
 	          "backups hold no state key" },
+	{ .key = "backup.target",
+	  .kind = K_STRING,
+	  .offset = AT(backup_target),
+	  .def = "",
+	  .check = check_backup_target,
+	  .help = "also store each backup, sealed, in etcd_backup's local or s3 target; empty = "
+	          "none" },
 	{ .key = "etcd_backup",
 	  .kind = K_SECTION,
 	  .help = "snapshots of the tenants' etcd; a tenant's spec.etcdBackup overrides interval, "

@@ -1299,6 +1299,42 @@ void rz_etcd_free(rz_etcd_t *e)
 	free(e);
 }
 
+int rz_etcd_offload(rz_etcd_t *e, const char *target, const char *path, const char *name, int keep,
+                    rz_err_t *err)
+{
+	char why[256] = "", sealed[DIR_MAX + 320], key[320];
+	rz_target_t *t = target_named(e, target, why, sizeof(why));
+	json_t *items = NULL;
+	uint64_t size;
+	char sha[65];
+	int rc;
+
+	if (t == NULL) {
+		return rz_err_set(err, REZUS_ECONFIG, "%s", why);
+	}
+	snprintf(key, sizeof(key), "management/%s.sealed", name);
+	snprintf(sealed, sizeof(sealed), "%s/management-%s.sealed", e->work_dir, name);
+	rc = rz_seal_file(e->keys, path, sealed, &size, sha, err);
+	if (rc == 0) {
+		rc = rz_target_put(t, key, sealed, err);
+	}
+	unlink(sealed);
+	if (rc == 0 && rz_target_list(t, "management/", &items, err) == 0) {
+		/* names sort as the backups were taken: the first are the oldest */
+		size_t n = json_array_size(items);
+		for (size_t i = 0; keep > 0 && i + (size_t)keep < n; i++) {
+			rz_err_t derr = { 0 };
+			const char *k =
+			    json_string_value(json_object_get(json_array_get(items, i), "key"));
+			if (k != NULL && rz_target_delete(t, k, &derr) != 0) {
+				rz_log_warn("backup", "cannot prune %s: %s", k, derr.msg);
+			}
+		}
+		json_decref(items);
+	}
+	return rc;
+}
+
 size_t rz_etcd_busy(const rz_etcd_t *e)
 {
 	return (e->cur != NULL) + (e->deleting != NULL);

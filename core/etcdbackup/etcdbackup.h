@@ -57,6 +57,13 @@ void rz_etcd_stop(rz_etcd_t *e);
  * it). Accepts NULL. */
 void rz_etcd_free(rz_etcd_t *e);
 
+/* The management plane's backup file path (named name) sealed and stored in the target
+ * named target ("local" or "s3") as management/<name>.sealed, the oldest there beyond keep
+ * deleted. Blocking, safe on a worker thread (the backups' job; the keys and targets do not
+ * change once made). 0, or an error in err. */
+int rz_etcd_offload(rz_etcd_t *e, const char *target, const char *path, const char *name, int keep,
+                    rz_err_t *err);
+
 /* Snapshots and restores waiting or running (for tests and shutdown). */
 size_t rz_etcd_busy(const rz_etcd_t *e);
 

@@ -28,6 +28,8 @@ if command -v node >/dev/null 2>&1 && [ -f "$NODE_DIR/s3rver/bin/s3rver.js" ]; t
 	done
 	printf '[default]\naws_access_key_id = S3RVER\naws_secret_access_key = S3RVER\n' >"$WORK/cred"
 	chmod 600 "$WORK/cred"
+	BACKUPCONF="backup:
+  target: s3"
 	S3CONF="  s3:
     endpoint: http://127.0.0.1:$S3PORT
     bucket: snaps
@@ -54,6 +56,7 @@ ${S3CONF:-}
 plugin_dir: $top_builddir/plugins
 plugins:
   sim: {stageMs: 300}
+${BACKUPCONF:-}
 CONF
 if REZUSCLOUD_ADMIN_PASSWORD=etcd-test-pw start_daemon "$WORK/daemon.log" -c "$WORK/rezus.conf"; then
 	ok "the daemon starts"
@@ -149,6 +152,11 @@ if [ -n "$S3PID" ]; then
 	expect_eq "deleting the EtcdBackup deletes the object, then the EtcdBackup" "0 404" \
 		"$(find "$WORK/bucket" -path "*$s3*" -type f | wc -l) $(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "$API/tenants/demo/etcdbackups/$s3")"
 	mpatch "$API/tenants/demo" -d '{"spec":{"etcdBackup":{"target":null}}}' >/dev/null
+	# the management plane's backups go there too (backup.target)
+	bk=$(api -X POST "$API/backups" | js 'd["metadata"]["name"]')
+	obj=$(find "$WORK/bucket" -path "*management*$bk*" -type f -name '*object')
+	expect_eq "a backup of the management plane is stored there too, sealed" "1 RZSEAL" \
+		"$(echo "$obj" | grep -c .) $(head -c 6 "$obj" 2>/dev/null)"
 fi
 
 # --- no healthy control plane: skipped, with a Warning and the tenant's condition
