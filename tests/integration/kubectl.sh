@@ -163,6 +163,13 @@ expect_eq "wait --for=condition=Ready tenant/demo" "tenant.rezuscloud.io/demo co
 expect_eq "its phase is Ready" "Ready" "$(k get tn demo -o jsonpath='{.status.phase}')"
 out=$(k wait --for=condition=Ready ng/cp -n demo --timeout=20s)
 expect_eq "and its node group's" "nodegroup.rezuscloud.io/cp condition met" "$out"
+# an etcd snapshot asked for with kubectl: Complete, and listed in the Table's columns
+printf 'apiVersion: rezuscloud.io/v1\nkind: EtcdBackup\nmetadata: {name: snap, namespace: demo}\nspec: {}\n' |
+	k create --validate=false -f - >/dev/null
+out=$(k wait --for=condition=Complete eb/snap -n demo --timeout=30s)
+expect_eq "kubectl wait --for=condition=Complete etcdbackup" "etcdbackup.rezuscloud.io/snap condition met" "$out"
+expect_match "kubectl get etcdbackups prints its row" '^snap +Succeeded +[0-9]+ +1\.12\.0 +1\.35\.0 ' \
+	"$(k get etcdbackups -n demo --no-headers)"
 # a machine is Ready as observation found it; a run and an upgrade are Complete once over
 mc=$(k get mc -n demo -o jsonpath='{.items[0].metadata.name}')
 out=$(k wait --for=condition=Ready "mc/$mc" -n demo --timeout=20s)
