@@ -190,6 +190,10 @@ int rz__tenant_pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
  * when the tenant, read into slot 0, could not be read. */
 bool rz__tenant_head(rz__page_t *pg, const char *tab, const char *what);
 
+/* The etcd snapshots tab (core/web/etcd-pages.c): a tenant's EtcdBackups live, "snapshot
+ * now", a restore through a confirmation, and a restore's steps live. */
+int rz__etcd_pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
+
 /* The tenant's tab bar (parts/tabs) with the tab named current marked; tabs the role may not
  * use are left out. Caller owns the result. */
 json_t *rz__tenant_tabs(const rz__page_t *pg, const char *tenant, const char *current);
