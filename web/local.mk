@@ -26,7 +26,10 @@ web_templates = \
 	web/templates/pages/user.html web/templates/pages/token.html \
 	web/templates/pages/confirm.html web/templates/pages/audit.html \
 	web/templates/pages/backups.html web/templates/pages/account.html \
-	web/templates/pages/bindings.html
+	web/templates/pages/bindings.html \
+	web/templates/pages/etcdbackups.html web/templates/parts/etcdbackup-rows.html \
+	web/templates/pages/etcd-restore-confirm.html web/templates/pages/etcd-restore.html \
+	web/templates/parts/etcdrestore-live.html
 EXTRA_DIST += $(web_templates)
 
 noinst_PROGRAMS += tools/tplc

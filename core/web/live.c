@@ -43,6 +43,7 @@ struct rz__live {
 	json_t *view;
 	const char *tpl;
 	json_t *(*row)(const json_t *);
+	int (*order)(const void *, const void *); /* of the rows */
 	/* what the browser has: the hash of the rows last sent (an object's change the
 	 * table does not show, as a Machine's lastSeen, sends nothing) */
 	unsigned char sent[crypto_generichash_BYTES];
@@ -167,7 +168,7 @@ static bool flush_table(struct rz__live *l)
 	{
 		v[i++] = l->row(o);
 	}
-	qsort(v, n, sizeof(*v), by_name);
+	qsort(v, n, sizeof(*v), l->order);
 	for (i = 0; i < n; i++) {
 		json_array_append_new(rows, v[i]);
 	}
@@ -380,9 +381,10 @@ static struct rz__live *live_new(rz__page_t *pg, enum live_kind kind)
 	l->kind = kind;
 	json_object_set_new(l->view, "base", json_string(pg->base));
 	json_object_set_new(l->view, "csrf", json_string(pg->csrf));
+	/* as on the page around it (core/web/ui.c): the role on the page's tenant */
 	json_object_set_new(l->view, "me",
-	                    json_pack("{s:b, s:b}", "canEdit", rz__may(pg, RZ_ROLE_EDIT), "isAdmin",
-	                              rz__may(pg, RZ_ROLE_ADMIN)));
+	                    json_pack("{s:b, s:b}", "canEdit", rz__may(pg, RZ_ROLE_EDIT),
+	                              "canAdmin", rz__may(pg, RZ_ROLE_ADMIN)));
 	return l;
 }
 
@@ -451,6 +453,13 @@ static rz__page_t *live_page(rz_ui_t *ui, rz_req_t *req)
 void rz__live_table(rz_ui_t *ui, rz_req_t *req, const char *target, const char *tpl,
                     json_t *(*row)(const json_t *))
 {
+	rz__live_table_ordered(ui, req, target, tpl, row, by_name);
+}
+
+void rz__live_table_ordered(rz_ui_t *ui, rz_req_t *req, const char *target, const char *tpl,
+                            json_t *(*row)(const json_t *),
+                            int (*order)(const void *, const void *))
+{
 	rz__page_t *pg = live_page(ui, req);
 	struct rz__live *l;
 
@@ -464,6 +473,7 @@ void rz__live_table(rz_ui_t *ui, rz_req_t *req, const char *target, const char *
 	}
 	l->tpl = tpl;
 	l->row = row;
+	l->order = order;
 	if (rz_req_param(req, "tenant") != NULL) {
 		json_object_set_new(l->view, "tenant",
 		                    json_pack("{s:s}", "name", rz_req_param(req, "tenant")));

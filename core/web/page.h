@@ -185,14 +185,28 @@ const char *rz__page_cookie_path(const rz__page_t *pg);
  * versions, credentials, the tenant's deletion; deleting a config patch. */
 int rz__tenant_pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
 
+/* A tenant's tab page's common parts (core/web/tenant-pages.c): the title "WHAT of TENANT",
+ * the tenant's header (view.tenant) and its tabs with tab marked; false (answered, pg freed)
+ * when the tenant, read into slot 0, could not be read. */
+bool rz__tenant_head(rz__page_t *pg, const char *tab, const char *what);
+
+/* The etcd snapshots tab (core/web/etcd-pages.c): a tenant's EtcdBackups live, "snapshot
+ * now", a restore through a confirmation, and a restore's steps live. */
+int rz__etcd_pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
+
 /* The tenant's tab bar (parts/tabs) with the tab named current marked; tabs the role may not
  * use are left out. Caller owns the result. */
 json_t *rz__tenant_tabs(const rz__page_t *pg, const char *tenant, const char *current);
 
 /* Answer req with a live table: the objects of target (an API watch) rendered by tpl with
- * view.rows = each object through row, sorted by name (core/web/live.c). */
+ * view.rows = each object through row, sorted by name (core/web/live.c); the view's me has
+ * canEdit and canAdmin (the role on the page's tenant). rz__live_table_ordered sorts the
+ * rows with order instead (a qsort comparator over json_t * rows). */
 void rz__live_table(rz_ui_t *ui, rz_req_t *req, const char *target, const char *tpl,
                     json_t *(*row)(const json_t *));
+void rz__live_table_ordered(rz_ui_t *ui, rz_req_t *req, const char *target, const char *tpl,
+                            json_t *(*row)(const json_t *),
+                            int (*order)(const void *, const void *));
 
 /* A row of the tenants' and the machines' tables (parts/tenant-rows, parts/machine-rows).
  * Caller owns the result. */

@@ -354,6 +354,7 @@ static const struct {
 } more_tabs[] = {
 	{ "configpatches", "Config patches", RZ_ROLE_VIEW },
 	{ "upgrades", "Upgrades", RZ_ROLE_VIEW },
+	{ "etcdbackups", "etcd snapshots", RZ_ROLE_VIEW },
 	{ "state", "State versions", RZ_ROLE_ADMIN },
 	{ "credentials", "Credentials", RZ_ROLE_EDIT },
 };

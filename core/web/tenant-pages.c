@@ -64,9 +64,7 @@ static const char *tenant_of(const rz__page_t *pg)
 	return rz_req_param(pg->req, "tenant");
 }
 
-/* The page's common parts: title, the tenant's header and tabs; false (answered) when the
- * tenant (slot 0) could not be read. */
-static bool tenant_head(rz__page_t *pg, const char *tab, const char *what)
+bool rz__tenant_head(rz__page_t *pg, const char *tab, const char *what)
 {
 	json_t *t = rz__page_got(pg, 0), *v = pg->view;
 	char title[200];
@@ -192,7 +190,7 @@ static void patches_ready(rz__page_t *pg)
 	json_t *errs;
 	size_t i;
 
-	if (!tenant_head(pg, "configpatches", "Config patches")) {
+	if (!rz__tenant_head(pg, "configpatches", "Config patches")) {
 		json_decref(rows);
 		return;
 	}
@@ -331,7 +329,7 @@ static void delete_patch_ready(rz__page_t *pg)
 	const char *role;
 	char groups[GROUPS_TEXT];
 
-	if (!tenant_head(pg, "configpatches", "Delete a config patch")) {
+	if (!rz__tenant_head(pg, "configpatches", "Delete a config patch")) {
 		return;
 	}
 	if (p == NULL) {
@@ -468,7 +466,7 @@ static void upgrades_ready(rz__page_t *pg)
 	size_t n = json_array_size(items);
 	json_t **sorted = calloc(n + 1, sizeof(*sorted)), *form;
 
-	if (!tenant_head(pg, "upgrades", "Upgrades")) {
+	if (!rz__tenant_head(pg, "upgrades", "Upgrades")) {
 		free(sorted);
 		json_decref(rows);
 		return;
@@ -552,7 +550,7 @@ static void upgrade_ready(rz__page_t *pg)
 {
 	json_t *u = rz__page_got(pg, 1), *v = pg->view;
 
-	if (!tenant_head(pg, "upgrades", "Upgrade")) {
+	if (!rz__tenant_head(pg, "upgrades", "Upgrade")) {
 		return;
 	}
 	if (u == NULL) {
@@ -686,7 +684,7 @@ static void state_ready(rz__page_t *pg)
 {
 	json_t *v = pg->view, *found, *rows;
 
-	if (!tenant_head(pg, "state", "State versions")) {
+	if (!rz__tenant_head(pg, "state", "State versions")) {
 		return;
 	}
 	rows = versions(pg, 0, &found);
@@ -729,7 +727,7 @@ static void rollback_ready(rz__page_t *pg)
 {
 	json_t *v = pg->view, *found, *rows;
 
-	if (!tenant_head(pg, "state", "Roll back the state")) {
+	if (!rz__tenant_head(pg, "state", "Roll back the state")) {
 		return;
 	}
 	rows = versions(pg, version_param(pg), &found);
@@ -794,7 +792,7 @@ static void post_rollback(rz_req_t *req, void *ctx)
 
 static void credentials_ready(rz__page_t *pg)
 {
-	if (!tenant_head(pg, "credentials", "Credentials")) {
+	if (!rz__tenant_head(pg, "credentials", "Credentials")) {
 		return;
 	}
 	rz__page_render(pg, "pages/credentials", 200);
@@ -857,7 +855,7 @@ static void delete_ready(rz__page_t *pg)
 	json_t *v = pg->view, *groups = json_array(), *g;
 	size_t i, machines = json_array_size(rz__items(rz__page_got(pg, 2)));
 
-	if (!tenant_head(pg, "overview", "Delete the tenant")) {
+	if (!rz__tenant_head(pg, "overview", "Delete the tenant")) {
 		json_decref(groups);
 		return;
 	}

@@ -457,6 +457,9 @@ static void common(rz__page_t *pg)
 			{ "disabled", "User disabled: it can no longer log in." },
 			{ "enabled", "User enabled: it can log in again." },
 			{ "bound", "Access binding created." },
+			{ "snapshot",
+			  "Snapshot asked for: its row below shows Succeeded once it is stored." },
+			{ "restore", "Restore started: its steps show below as they run." },
 		};
 		const char *t = rz_req_query(pg->req, "toast");
 		for (size_t i = 0; t != NULL && i < sizeof(toasts) / sizeof(toasts[0]); i++) {
@@ -957,6 +960,7 @@ int rz_ui_routes(rz_ui_t *ui, rz_err_t *err)
 	rc = rc == 0 ? rz__binding_pages_routes(ui, ui->http, err) : rc;
 	rc = rc == 0 ? rz__live_routes(ui, ui->http, err) : rc;
 	rc = rc == 0 ? rz__tenant_pages_routes(ui, ui->http, err) : rc;
+	rc = rc == 0 ? rz__etcd_pages_routes(ui, ui->http, err) : rc;
 	return rc == 0 ? rz__sso_pages_routes(ui, ui->http, err) : rc;
 }
 

@@ -86,4 +86,9 @@ int rz_ui_url(char *buf, size_t size, const char *prefix, const char *path);
  * UTF-8, too many fields). Caller owns the result; json_decref(). */
 json_t *rz_ui_form(const char *body, size_t len);
 
+/* A size of n bytes as people read it, into buf (always NUL-terminated): "512 B", "1.5 KiB",
+ * "12 KiB", "3.4 MiB" (binary units; one decimal below 10, none from 10; a negative n is
+ * 0 B) (core/web/etcd-pages.c). */
+void rz_ui_bytes(char *buf, size_t size, int64_t n);
+
 #endif /* RZ_UI_H */

@@ -7,10 +7,15 @@
 # rolls the TF state back through a confirmation naming the version (view and edit users are
 # offered no rollback and refused it); the kubeconfig downloads as a file, its token in no
 # page and not in the daemon's log; the tenant is deleted through a confirmation naming its
-# node groups and machines. The effective patch lists in order the patches Talos applies, with
-# the node groups a patch is limited to; a patch is deleted through a confirmation naming the
-# machines that lose it (a view user has no control, its forged post is refused; nor on an
-# upgrade's pages or the state versions page). An htmx POST carries the page's CSRF token
+# node groups and machines. The etcd snapshots tab: Snapshot now shows the snapshot Succeeded
+# with its size in human units, another arrives live above it, a failed one's message shows
+# as text; a restore's confirmation names the snapshot, a dry run (the default) shows its
+# steps, the restore itself fails at its precheck on a healthy control plane; view and edit
+# users are offered no restore and refused it, a viewer no Snapshot now. The effective patch
+# lists in order the patches Talos applies, with the node groups a patch is limited to; a
+# patch is deleted through a confirmation naming the machines that lose it (a view user has
+# no control, its forged post is refused; nor on an upgrade's pages or the state versions
+# page). An htmx POST carries the page's CSRF token
 # (web/static/csrf.js) and is accepted, without the header it is refused; scaling a node group
 # down first names the machine that goes, Cancel changes nothing, Confirm scales. Every tab
 # behind a Home Assistant style ingress proxy keeps its URLs under the prefix, allows framing,
@@ -33,6 +38,8 @@ observe:
   fast_interval: 150ms
 upgrade:
   machine_timeout: 5s
+etcd_backup:
+  interval: 0
 plugin_dir: $top_builddir/plugins
 plugins:
   sim: {stageMs: 500}

@@ -1,5 +1,6 @@
 /* tests/unit/check_web.c - the WebUI's parts: CSRF tokens, cookie attributes, the ingress
- * prefix, form decoding, the session cookie's reading, and in-process requests. */
+ * prefix, form decoding, the session cookie's reading, in-process requests, and sizes as
+ * people read them. */
 #include <config.h>
 
 #include <check.h>
@@ -287,6 +288,45 @@ START_TEST(inject_requests)
 }
 END_TEST
 
+/* A size in binary units: one decimal below 10, none from 10, the next unit from 1023.5 on
+ * (never "1024 KiB"); the buffer's bound holds. */
+START_TEST(byte_sizes)
+{
+	static const struct {
+		int64_t n;
+		const char *want;
+	} cases[] = {
+		{ 0, "0 B" },
+		{ -5, "0 B" },
+		{ 1, "1 B" },
+		{ 1023, "1023 B" },
+		{ 1024, "1.0 KiB" },
+		{ 1536, "1.5 KiB" },
+		{ 10188, "9.9 KiB" }, /* 9.949 */
+		{ 10189, "10 KiB" },  /* 9.950: not "10.0" */
+		{ 10240, "10 KiB" },
+		{ 1047552, "1023 KiB" }, /* 1023.0 */
+		{ 1048064, "1.0 MiB" },  /* 1023.5 KiB */
+		{ 1048576, "1.0 MiB" },
+		{ 5 * 1048576 + 300000, "5.3 MiB" },
+		{ 734003200, "700 MiB" },
+		{ 3LL << 30, "3.0 GiB" },
+		{ 5LL << 40, "5.0 TiB" },
+		{ INT64_MAX, "8.0 EiB" },
+	};
+	char buf[32];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		rz_ui_bytes(buf, sizeof(buf), cases[i].n);
+		ck_assert_msg(strcmp(buf, cases[i].want) == 0, "%lld: got '%s', want '%s'",
+		              (long long)cases[i].n, buf, cases[i].want);
+	}
+	memset(buf, 'x', sizeof(buf));
+	rz_ui_bytes(buf, 4, 1536); /* cut, still a string */
+	ck_assert_str_eq(buf, "1.5");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("web");
@@ -303,6 +343,7 @@ int main(void)
 	tcase_add_test(tc, ingress_prefix);
 	tcase_add_test(tc, form_decoding);
 	tcase_add_test(tc, inject_requests);
+	tcase_add_test(tc, byte_sizes);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

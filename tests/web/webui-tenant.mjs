@@ -1,5 +1,5 @@
-// tests/web/webui-tenant.mjs - the tenant's config patches, upgrades, state versions,
-// credentials and deletion in Debian's chromium (playwright-core), checked with axe-core; run
+// tests/web/webui-tenant.mjs - the tenant's config patches, upgrades, state versions, etcd
+// snapshots, credentials and deletion in Debian's chromium (playwright-core), checked with axe-core; run
 // by tests/integration/webui-tenant.sh, which starts the daemon. Prints "ok - ...",
 // "not ok - ..." and "# ..." lines; exits non-zero when something could not run at all.
 import { createRequire } from 'node:module';
@@ -263,6 +263,84 @@ async function main() {
 		ok(after[0].version === before + 1, `a new current version (${after[0].version}) is made from version ${v}`, JSON.stringify(after.slice(0, 2)));
 
 		mark('rollback done');
+		// 3b. etcd snapshots: Snapshot now, the rows live and newest first, a failed one's
+		// message escaped; a restore through a confirmation naming the snapshot, a dry run
+		// first by default, its steps live; the restore itself refused on a healthy control
+		// plane at its precheck
+		await page.goto(`${BASE}/tenants/${T}/etcdbackups`);
+		ok(/No snapshots yet\. Snapshot now takes one/.test(await page.textContent('#etcdbackup-rows')) && /No restores yet/.test(await page.textContent('main')),
+			'the etcd snapshots tab says what to do when there is none', await page.textContent('main'));
+		await audit(page, 'etcdbackups-empty');
+		await submit(page, '#snapshot-now button[type=submit]');
+		ok(page.url().endsWith(`/tenants/${T}/etcdbackups?toast=snapshot`) && /Snapshot asked for/.test(await page.textContent('[role=status]')),
+			'Snapshot now asks for one (toast)', page.url());
+		const phaseOf = (n) => page.evaluate((id) => document.querySelector(`#etcdbackup-${id} .phase`)?.textContent || '', n);
+		const snaps = async () => ((await api('GET', `/api/v1/tenants/${T}/etcdbackups`, tok)).json?.items || []);
+		const first = (await snaps())[0]?.metadata?.name || 'none';
+		const snapStored = await page.waitForFunction((id) => /Succeeded/.test(document.querySelector(`#etcdbackup-${id} .phase`)?.textContent || ''), first, { timeout: 20000 }).then(() => true, () => false);
+		const fb = (await api('GET', `/api/v1/tenants/${T}/etcdbackups/${first}`, tok)).json;
+		const human = (n) => (n < 1024 ? `${n} B` : n < 10189 ? `${(n / 1024).toFixed(1)} KiB` : `${Math.round(n / 1024)} KiB`);
+		const row1 = (await page.textContent(`#etcdbackup-${first}`).catch(() => '')).replace(/\s+/g, ' ').trim();
+		ok(snapStored && fb?.status?.size > 0 && row1.startsWith(`${first} Succeeded ${human(fb.status.size)} ${fb.status.talosVersion} ${fb.status.kubernetesVersion} ${fb.metadata.creationTimestamp} manual Restore…`),
+			`it shows Succeeded with its size in human units (${human(fb?.status?.size)}), versions, time and trigger`, `${row1} / ${JSON.stringify(fb?.status)}`);
+		await page.evaluate(() => { window.__stayed = true; });
+		const second = (await api('POST', `/api/v1/tenants/${T}/etcdbackups`, tok, { metadata: {}, spec: { trigger: 'manual' } })).json?.metadata?.name || 'none';
+		const arrived = await page.waitForFunction((id) => /Succeeded/.test(document.querySelector(`#etcdbackup-${id} .phase`)?.textContent || ''), second, { timeout: 20000 }).then(() => true, () => false);
+		const snapOrder = await page.evaluate(() => [...document.querySelectorAll('#etcdbackup-rows tr[id^=etcdbackup-]')].map((r) => r.id.slice('etcdbackup-'.length)));
+		ok(arrived && await page.evaluate(() => window.__stayed === true) && snapOrder.join(' ') === `${second} ${first}`,
+			'a snapshot asked for elsewhere arrives live, Succeeded, above the older one', `${snapOrder.join(' ')}; ${await phaseOf(second)}`);
+		// a failed snapshot shows its message, as text
+		const third = (await api('POST', `/api/v1/tenants/${T}/etcdbackups`, tok, { metadata: {}, spec: { trigger: 'manual' } })).json?.metadata?.name || 'none';
+		await until(20, async () => /Succeeded|Failed|Skipped/.test((await api('GET', `/api/v1/tenants/${T}/etcdbackups/${third}`, tok)).json?.status?.phase || ''));
+		const probe = '<img src=x id=xss-probe> & "quoted"';
+		const failed = await fetch(`${BASE}/api/v1/tenants/${T}/etcdbackups/${third}/status`, { method: 'PATCH', headers: { Authorization: `Bearer ${tok}`, 'Content-Type': 'application/merge-patch+json' },
+			body: JSON.stringify({ status: { phase: 'Failed', message: probe } }) });
+		const shownFailed = await page.waitForFunction((id) => /Failed/.test(document.querySelector(`#etcdbackup-${id} .phase`)?.textContent || ''), third, { timeout: 10000 }).then(() => true, () => false);
+		const row3 = await page.textContent(`#etcdbackup-${third}`).catch(() => '');
+		ok(failed.status === 200 && shownFailed && row3.includes(probe) && await page.locator('#xss-probe').count() === 0 && await page.locator(`#etcdbackup-${third} a.restore`).count() === 0,
+			'a failed snapshot shows its message live, as text (no element made of it), and offers no restore', `${failed.status} ${row3}`);
+		await page.reload();
+		ok((await page.textContent(`#etcdbackup-${third}`)).includes(probe) && await page.locator('#xss-probe').count() === 0, 'and so on the page as served');
+		const r409 = await page.goto(`${BASE}/tenants/${T}/etcdbackups/${third}/restore`);
+		ok(r409.status() === 409 && /Only a Succeeded snapshot can be restored/.test(await page.textContent('main')), `a failed snapshot's restore page says it cannot be restored (${r409.status()})`);
+		await page.goto(`${BASE}/tenants/${T}/etcdbackups`);
+		await audit(page, 'etcdbackups');
+		// a restore: the confirmation names the snapshot, a dry run is the default
+		await submit(page, `#etcdbackup-${first} a.restore`);
+		const cm = (await page.textContent('main')).replace(/\s+/g, ' ');
+		ok(new RegExp(`Restore the etcd of ${T} from the snapshot ${first}\\?`).test(cm) && cm.includes(fb.status.startedAt) &&
+			cm.includes(`${human(fb.status.size)} (${fb.status.size} bytes)`) && cm.includes(`Talos${fb.status.talosVersion}`) && cm.includes(`Kubernetes${fb.status.kubernetesVersion}`),
+			'the restore\'s confirmation names the snapshot: name, time, size, versions', cm.slice(0, 600));
+		ok(/replaces the data of the tenant's etcd/.test(cm) && /for a tenant whose control plane is lost/.test(cm) && await page.isChecked('#restore-dry-run'),
+			'it says what a restore replaces and what it is for, and a dry run is checked');
+		await audit(page, 'etcd-restore-confirm');
+		await submit(page, '#confirm-restore button[type=submit]');
+		ok(/\/etcdrestores\/restore-[0-9a-f]+\?toast=restore$/.test(page.url()), 'the dry run is created', page.url());
+		const etcdPages = [new URL(page.url()).pathname];
+		const restoreOver = () => page.waitForFunction(() => /Succeeded|Failed/.test(document.querySelector('#restore-phase')?.textContent || ''), null, { timeout: 20000 }).then(() => true, () => false);
+		const steps = async () => (await page.textContent('#etcdrestore-live tbody').catch(() => '')).replace(/\s+/g, ' ').trim();
+		const dryOver = await restoreOver();
+		ok(dryOver && await page.textContent('#restore-phase') === 'Succeeded' &&
+			/^Precheck Succeeded .*Download Succeeded .*Verify Succeeded .*as recorded Restore Skipped dry run WaitHealthy Skipped dry run$/.test(await steps()),
+			'the dry run\'s steps show on its page: checked, downloaded, verified; the restore skipped', await steps());
+		ok(new RegExp(`^dry run: would restore ${T}/${first}\\.etcd\\.sealed`).test(await page.textContent('#restore-message').catch(() => '')) && await page.locator('#restore-for-real').count() === 1,
+			'it says what the restore would do, and offers the restore itself', await page.textContent('#restore-message').catch(() => ''));
+		await audit(page, 'etcd-restore-dry-run');
+		// the restore itself, dry run unchecked: refused at its precheck, the control plane being healthy
+		await submit(page, '#restore-for-real');
+		await page.uncheck('#restore-dry-run');
+		await submit(page, '#confirm-restore button[type=submit]');
+		etcdPages.push(new URL(page.url()).pathname);
+		const realOver = await restoreOver();
+		ok(realOver && await page.textContent('#restore-phase') === 'Failed' && /^Precheck Failed the control plane is healthy/.test(await steps()) &&
+			/^Restore restore-/.test(await page.textContent('main h2')),
+			'the restore itself (dry run unchecked) fails at its precheck on a healthy control plane, saying why', await steps());
+		await page.goto(`${BASE}/tenants/${T}/etcdbackups`);
+		const rrows = await page.evaluate(() => [...document.querySelectorAll('tr[id^=etcdrestore-]')].map((r) => r.textContent.replace(/\s+/g, ' ').trim()));
+		ok(rrows.length === 2 && /^restore-\S+ \S+ restore Failed/.test(rrows[0]) && new RegExp(`^restore-\\S+ ${first} dry run Succeeded`).test(rrows[1]),
+			'the tab lists both restores, newest first, with their snapshot, kind and phase', rrows.join('\n'));
+
+		mark('etcd snapshots done');
 		// 4. credentials: a file, never in the page
 		await page.goto(`${BASE}/tenants/${T}/credentials`);
 		await audit(page, 'credentials');
@@ -291,6 +369,27 @@ async function main() {
 			ok(r1.status() === 403 && r2.status() === 403 && await up.locator('a[href$="/rollback"], form[action$="/rollback"]').count() === 0,
 				`and is refused the state pages and offered no rollback (${r1.status()}, ${r2.status()})`);
 			const csrf = await up.getAttribute('meta[name=csrf-token]', 'content');
+			const post = (url) => up.evaluate(async (b) => (await fetch(b.url, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'csrf=' + b.csrf + '&dryRun=true' })).status, { url, csrf });
+			// etcd snapshots: the tab, no Restore (an admin's); Snapshot now for an editor only
+			await up.goto(`${BASE}/tenants/${T}/etcdbackups`);
+			const nSnaps = (await snaps()).length;
+			const snapNow = await up.locator('#snapshot-now').count();
+			const listed = await up.locator(`#etcdbackup-${first}`).count();
+			const restores = await up.locator('a.restore, a[href$="/restore"], form[action$="/restore"]').count();
+			const rc = await up.goto(`${BASE}/tenants/${T}/etcdbackups/${first}/restore`);
+			const fr = await post(`/tenants/${T}/etcdbackups/${first}/restore`);
+			ok(/etcd snapshots/.test(nav) && listed === 1 && snapNow === (role === 'edit' ? 1 : 0) && restores === 0 && rc.status() === 403 && fr === 403 &&
+				(await api('GET', `/api/v1/tenants/${T}/etcdrestores`, tok)).json.items.length === 2,
+				`a ${role} user sees the snapshots, ${role === 'edit' ? 'with' : 'without'} Snapshot now, offered no restore and refused it (${rc.status()}, forged post ${fr})`);
+			if (role === 'view') {
+				await up.goto(`${BASE}/tenants/${T}/etcdbackups`);
+				ok(await up.locator('form[method=post]:not([action$="/logout"])').count() === 0, 'a view user has no form on the etcd snapshots tab');
+				await audit(up, 'etcdbackups-view');
+				const fs1 = await post(`/tenants/${T}/etcdbackups`);
+				ok(fs1 === 403 && (await snaps()).length === nSnaps, `a view user's forged Snapshot now is refused by the API (${fs1}) and takes none`);
+				await up.goto(BASE + etcdPages[0]);
+				ok(await up.locator('#restore-for-real').count() === 0 && /Succeeded/.test(await up.textContent('#restore-phase')), 'a view user sees a restore\'s steps, with no control');
+			}
 			const forced = await up.evaluate(async (b) => (await fetch(b.url, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'csrf=' + b.csrf })).status,
 				{ url: `/tenants/${T}/state/1/rollback`, csrf });
 			ok(forced === 403, `a ${role} user's rollback post is refused by the API (${forced})`);
@@ -360,7 +459,8 @@ async function main() {
 		const sv = (await api('GET', `/api/v1/tenants/${T}/state`, tok)).json.items.at(-1).version;
 		const ibad = [];
 		const ipages = ['/configpatches', '/configpatches/tuning', '/configpatches/tuning/delete', '/upgrades', iup.replace(`/tenants/${T}`, ''),
-			'/state', `/state/${sv}/rollback`, '/credentials', '/delete'];
+			'/state', `/state/${sv}/rollback`, '/credentials', '/delete', '/etcdbackups', `/etcdbackups/${first}/restore`,
+			...etcdPages.map((p) => p.replace(`/tenants/${T}`, ''))];
 		for (const p of ipages) {
 			const r = await ip.goto(`${IBASE}/tenants/${T}${p}`);
 			const h = r.headers();
