@@ -939,8 +939,10 @@ static bool start_deletion(rz_etcd_t *e, const json_t *b)
 	char why[256];
 	struct job *j;
 
-	if (e->deleting != NULL) {
-		return false;
+	if (e->deleting != NULL ||
+	    (e->cur != NULL && !e->cur->restore && strcmp(e->cur->tenant, tenant ?: "") == 0 &&
+	     strcmp(e->cur->name, str(b, "metadata", "name") ?: "") == 0)) {
+		return false; /* one at a time; and not under the snapshot still being stored */
 	}
 	j = job_new(e, false, tenant ? tenant : "", str(b, "metadata", "name") ?: "");
 	if (j == NULL) {
