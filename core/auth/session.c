@@ -612,6 +612,18 @@ static void handle_password(rz_req_t *req, void *ctx)
 		    "currentPassword and newPassword (8 to 1024 characters) are required");
 		return;
 	}
+	if (strcmp(cur, next) == 0) {
+		/* a one-time password kept would stay valid for good */
+		json_t *st =
+		    rz_status_new(422, "Invalid",
+		                  "newPassword: Invalid value: must differ from the current "
+		                  "password");
+		json_decref(body);
+		rz_status_add_cause(st, "newPassword", "FieldValueInvalid",
+		                    "must differ from the current password");
+		rz_reply_status(req, st);
+		return;
+	}
 	if (throttled(s, req, p->user, &delay)) {
 		json_decref(body);
 		return;

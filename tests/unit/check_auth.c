@@ -1076,6 +1076,18 @@ START_TEST(test_password_change)
 {
 	json_t *j;
 
+	/* the same password again is no change: a one-time password would stay valid */
+	ck_assert_int_eq(
+	    call("POST", "/api/v1/auth/password", view_tok,
+	         "{\"currentPassword\":\"" VIEW_PW "\",\"newPassword\":\"" VIEW_PW "\"}", &j),
+	    422);
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(
+	        json_array_get(json_object_get(json_object_get(j, "details"), "causes"), 0),
+	        "field")),
+	    "newPassword");
+	json_decref(j);
+	ck_assert_int_eq(login("viewer", VIEW_PW, NULL, 0), 200);
 	ck_assert_int_eq(
 	    call("POST", "/api/v1/auth/password", view_tok,
 	         "{\"currentPassword\":\"wrong-one\",\"newPassword\":\"new-view-pw-9\"}", &j),
