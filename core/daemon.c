@@ -607,11 +607,8 @@ static int start_auth(rz_daemon_t *d, rz_err_t *err)
 	const char *pw = NULL;
 	int rc = rz_auth_new(&d->auth, d->cfg, d->db, d->store, d->bus, err);
 
-	if (rc == 0) {
+	if (rc == 0) { /* read now, so that a bad file stops the start; used at its end */
 		rc = admin_password(d->cfg, buf, sizeof(buf), &pw, err);
-	}
-	if (rc == 0) {
-		rc = rz_session_bootstrap(d->store, d->db, pw, err);
 	}
 	sodium_memzero(buf, sizeof(buf));
 	if (rc == 0) {
@@ -917,6 +914,18 @@ int rz_daemon_start(rz_daemon_t **out, const rz_config_t *cfg, rz_err_t *err)
 	if (rc == 0) { /* remote steps, when runners.nats_url is set */
 		rz_engine_set_executor(d->engine, rz_runners_executor(d->runners));
 		rz_runners_on_capacity(d->runners, kick_engine, d->engine);
+	}
+	if (rc == 0) {
+		/* the first admin only once everything started and the listener is bound: a
+		 * start that fails (the port taken) leaves no one-time password behind that
+		 * the next start would not print again */
+		char buf[1100];
+		const char *pw = NULL;
+		rc = admin_password(d->cfg, buf, sizeof(buf), &pw, err);
+		if (rc == 0) {
+			rc = rz_session_bootstrap(d->store, d->db, pw, err);
+		}
+		sodium_memzero(buf, sizeof(buf));
 	}
 	if (rc != 0) {
 		rz_daemon_free(d);

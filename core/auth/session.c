@@ -813,6 +813,13 @@ int rz_session_bootstrap(rz_store_t *store, rz_db_t *db, const char *password, r
 	int rc;
 
 	if (any_user(store)) {
+		if (password != NULL) {
+			rz_log(RZ_LOG_NOTICE, "auth",
+			       "the configured admin password (REZUSCLOUD_ADMIN_PASSWORD or "
+			       "auth.admin_password_file) is ignored: it sets the first admin's "
+			       "password only, and users exist already (a signed-in user changes "
+			       "a password with rezusctl password)");
+		}
 		return 0;
 	}
 	if (password == NULL) {

@@ -92,6 +92,16 @@ expect_match "--help documents --check-config" '--check-config' "$("$REZUSCLOUD"
 # --- the embedded default -----------------------------------------------------------------
 mkdir "$WORK/cwd"
 cd "$WORK/cwd" || exit 1
+# a first start that cannot bind its port creates no admin: the next start prints the
+# one-time password (before, it was printed by the start that failed, then never again)
+/usr/bin/python3 -c 'import socket,sys,time; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(30)' >"$WORK/busy.port" &
+BUSY_PID=$!
+for _ in $(seq 1 50); do [ -s "$WORK/busy.port" ] && break; sleep 0.1; done
+"$REZUSCLOUD" --listen "127.0.0.1:$(cat "$WORK/busy.port")" >"$WORK/busy.log" 2>&1
+expect_match "a start whose port is taken fails, saying so" 'Address already in use' "$(cat "$WORK/busy.log")"
+expect_eq "and creates no admin (no password printed to lose)" "0" "$(grep -c 'one-time password' "$WORK/busy.log")"
+kill "$BUSY_PID" 2>/dev/null
+wait "$BUSY_PID" 2>/dev/null
 if start_daemon "$WORK/embedded.log" --listen 127.0.0.1:0; then
 	ok "starts with no configuration file at all"
 else
@@ -117,6 +127,14 @@ expect_eq "the password changes" "200" "$(curl -s -o /dev/null -w '%{http_code}'
 	-d "{\"currentPassword\":\"$OTP\",\"newPassword\":\"a-new-admin-password\"}" "$API/auth/password")"
 expect_eq "then the API answers" "200" \
 	"$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "$API/tenants")"
+kill -INT "$DAEMON_PID"
+wait_exit "$DAEMON_PID" 5
+# a later start with REZUSCLOUD_ADMIN_PASSWORD says it is ignored, and why
+if REZUSCLOUD_ADMIN_PASSWORD=ignored-password start_daemon "$WORK/embedded2.log" --listen 127.0.0.1:0; then
+	expect_match "REZUSCLOUD_ADMIN_PASSWORD on an existing data dir is said to be ignored" \
+		'configured admin password .* is ignored: it sets the first admin.s password only' \
+		"$(cat "$WORK/embedded2.log")"
+fi
 kill -INT "$DAEMON_PID"
 wait_exit "$DAEMON_PID" 2
 expect_eq "SIGINT exits 0" "0" "$EXIT_STATUS"
