@@ -438,6 +438,12 @@ static int apply_files(rzc_t *c, bool create_only)
 	}
 	read_sources = json_array();
 	rc = rzc_read_manifests(c->files, c->nfiles, objs);
+	if (rc == RZC_OK && json_array_size(objs) == 0) {
+		/* kubectl too: "error: no objects passed to apply" */
+		rc = rzc_fail("no objects passed to %s: %s%s holds no manifest",
+		              create_only ? "create" : "apply", c->files[0],
+		              c->nfiles > 1 ? " and the rest" : "");
+	}
 	if (rc == RZC_OK) {
 		order(objs, read_sources);
 		set_tenant = rzc_manifest_tenant(c, objs);

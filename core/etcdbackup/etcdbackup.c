@@ -1092,6 +1092,9 @@ static int64_t schedule(rz_etcd_t *e)
 		if (waiting) {
 			continue;
 		}
+		if (newest == NULL) { /* the first: one interval after the cluster was applied */
+			newest = str(t, "status", "lastApplied");
+		}
 		if (newest != NULL && (then = rz_clock_parse(newest)) >= 0 &&
 		    now_ms - then < interval) {
 			next = then + interval - now_ms < next ? then + interval - now_ms : next;

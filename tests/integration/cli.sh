@@ -107,6 +107,10 @@ expect_match "an unknown kind is named with its file, before anything is sent" \
 	"^1 error: $WORK/halfset/b-bad.yaml: kind \"Gadget\" is not one rezusctl knows" "$RC $(cat "$WORK/err")"
 run get tenant halfset
 expect_eq "and creates nothing either" "1" "$RC"
+: >"$WORK/empty.yaml"
+run apply -f "$WORK/empty.yaml"
+expect_eq "apply -f of an empty file fails, saying so" "1 error: no objects passed to apply: $WORK/empty.yaml holds no manifest" \
+	"$RC $(cat "$WORK/err")"
 # A set's objects that name no tenant belong to its one Tenant (no -t given); a namespace
 # that disagrees with metadata.tenant is named before anything is sent.
 printf 'apiVersion: rezuscloud.io/v1\nkind: NodeGroup\nmetadata: {name: cp}\nspec: {role: controlplane, count: 0, providerClass: sim}\n' \
