@@ -378,6 +378,15 @@ static int credentials(rzc_t *c, int argc, char **argv, const char *what)
 	if ((tenant = tenant_arg(c, argc, argv, what)) == NULL) {
 		return RZC_USAGE;
 	}
+	if (c->out_file != NULL &&
+	    (strcmp(c->out_file, "json") == 0 || strcmp(c->out_file, "yaml") == 0 ||
+	     strcmp(c->out_file, "wide") == 0 || strcmp(c->out_file, "name") == 0)) {
+		/* -o is the file here, not a format: a file named json is not what was meant */
+		return rzc_usage(
+		    "%s: -o names the FILE to write (YAML, as kubectl reads it), not a "
+		    "format; to write a file of that name, give ./%s",
+		    what, c->out_file);
+	}
 	t = rzc_escape(tenant);
 	path = rzc_path("/api/v1/tenants/%s/%s", t, what);
 	free(t);

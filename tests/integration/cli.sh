@@ -371,6 +371,10 @@ run logs "$PLAN" -t simmy -f
 expect_match "logs -f follows it live until it ends" 'Plan: [0-9]+ to add.*run '"$PLAN"': Succeeded' "$(cat "$WORK/out" "$WORK/err" | tr '\n' ' ')"
 run kubeconfig simmy -o "$WORK/kc"
 expect_eq "kubeconfig -o FILE writes it 0600" "0 600" "$RC $(stat -c %a "$WORK/kc")"
+(cd "$WORK" && "$CTL" kubeconfig simmy -o json >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc")
+expect_match "kubeconfig -o json is taken for a format mistake, not a file named json" \
+	"^2 [^ ]*: kubeconfig: -o names the FILE to write.*give \./json no-file$" \
+	"$(cat "$WORK/rc") $(head -n 1 "$WORK/err") $([ -e "$WORK/json" ] && echo file || echo no-file)"
 if command -v kubectl >/dev/null; then
 	check "kubectl config view loads it" kubectl config view --kubeconfig "$WORK/kc"
 	expect_eq "with the tenant's context" "admin@simmy" "$(kubectl config current-context --kubeconfig "$WORK/kc" 2>&1)"
