@@ -43,43 +43,78 @@ static bool loaded_plugins(const rz_daemon_t *d, char *buf, size_t size)
 }
 
 /* GET /readyz: "ok", or a 503 naming the first check that fails; with ?verbose, one line
- * per check in Kubernetes' form ("[+]plugins ok: sim, talos"). */
+ * per check in Kubernetes' form ("[+]plugins ok: sim, talos", "[-]storage failed: ...")
+ * and "readyz check passed" or "readyz check failed" last, as text either way. */
 static void handle_readyz(rz_req_t *req, void *ctx)
 {
 	rz_daemon_t *d = ctx;
-	char why[512], names[512], nats[512], body[1800];
+	char why[512], names[512], nats[512], body[3000], storage[600] = "", tofu[600] = "";
+	char plugins[700] = "";
+	bool db_ok = rz_db_ready(d->db), storage_ok = true, tofu_ok, plugins_ok;
+	const char *first = NULL;
+	size_t n = 0;
 
-	if (d->stopping) {
-		rz_reply_error(req, 503, NULL, "shutting down");
-	} else if (!rz_db_ready(d->db)) {
-		rz_reply_error(req, 503, NULL, "database not ready");
-	} else if (d->storage_why[0] != '\0') {
-		rz_reply_error(req, 503, NULL, "%s", d->storage_why);
+	if (d->storage_why[0] != '\0') {
+		storage_ok = false;
+		snprintf(storage, sizeof(storage), "%s", d->storage_why);
 	} else if (rz_db_storage_error(d->db, why, sizeof(why)) != 0) {
-		rz_reply_error(req, 503, NULL, "database writes fail: %s", why);
-	} else if (!rz_engine_ready(d->engine, why, sizeof(why))) {
-		rz_reply_error(req, 503, NULL, "%s", why);
-	} else if (!loaded_plugins(d, names, sizeof(names))) {
-		rz_reply_error(req, 503, NULL,
-		               "no plugin is loaded: no tenant can be realised (list them under "
-		               "plugins: in rezus.conf; they load from plugin_dir '%s')",
-		               d->cfg->plugin_dir);
-	} else if (rz_req_query(req, "verbose") != NULL) {
-		char line[600] = "";
-		int n;
-		if (rz_runners_describe(d->runners, nats, sizeof(nats))) {
-			/* informative: the local pool runs without NATS, readiness does not wait */
-			snprintf(line, sizeof(line), "[+]nats: %s\n", nats);
-		}
-		n = snprintf(body, sizeof(body),
-		             "[+]database ok\n[+]storage ok\n[+]tofu ok: %s\n[+]plugins ok: "
-		             "%s\n%sreadyz check passed\n",
-		             d->tofu_binary ? d->tofu_binary : d->cfg->tofu_binary, names, line);
-		rz_reply(req, 200, "text/plain; charset=utf-8", body,
-		         n > 0 && (size_t)n < sizeof(body) ? (size_t)n : strlen(body));
-	} else {
-		rz_reply(req, 200, "text/plain; charset=utf-8", "ok\n", 3);
+		storage_ok = false;
+		snprintf(storage, sizeof(storage), "database writes fail: %s", why);
 	}
+	tofu_ok = rz_engine_ready(d->engine, tofu, sizeof(tofu));
+	plugins_ok = loaded_plugins(d, names, sizeof(names));
+	if (!plugins_ok) {
+		snprintf(
+		    plugins, sizeof(plugins),
+		    "no plugin is loaded: no tenant can be realised (list them under plugins: in "
+		    "rezus.conf; they load from plugin_dir '%s')",
+		    d->cfg->plugin_dir);
+	}
+	first = d->stopping   ? "shutting down"
+	        : !db_ok      ? "database not ready"
+	        : !storage_ok ? storage
+	        : !tofu_ok    ? tofu
+	        : !plugins_ok ? plugins
+	                      : NULL;
+	if (rz_req_query(req, "verbose") == NULL) {
+		if (first != NULL) {
+			rz_reply_error(req, 503, NULL, "%s", first);
+		} else {
+			rz_reply(req, 200, "text/plain; charset=utf-8", "ok\n", 3);
+		}
+		return;
+	}
+#define LINE(...)                                                                                  \
+	do {                                                                                       \
+		int w_ = snprintf(body + n, sizeof(body) - n, __VA_ARGS__);                        \
+		n = w_ > 0 && (size_t)w_ < sizeof(body) - n ? n + (size_t)w_ : strlen(body);       \
+	} while (0)
+	if (d->stopping) {
+		LINE("[-]shutdown failed: shutting down\n");
+	}
+	LINE(db_ok ? "[+]database ok\n" : "[-]database failed: not ready\n");
+	if (storage_ok) {
+		LINE("[+]storage ok\n");
+	} else {
+		LINE("[-]storage failed: %s\n", storage);
+	}
+	if (tofu_ok) {
+		LINE("[+]tofu ok: %s\n", d->tofu_binary ? d->tofu_binary : d->cfg->tofu_binary);
+	} else {
+		LINE("[-]tofu failed: %s\n", tofu);
+	}
+	if (plugins_ok) {
+		LINE("[+]plugins ok: %s\n", names);
+	} else {
+		LINE("[-]plugins failed: %s\n", plugins);
+	}
+	if (rz_runners_describe(d->runners, nats, sizeof(nats))) {
+		/* informative: the local pool runs without NATS, readiness does not wait */
+		LINE("[+]nats: %s\n", nats);
+	}
+	LINE("readyz check %s\n", first != NULL ? "failed" : "passed");
+#undef LINE
+	rz_reply(req, first != NULL ? 503 : 200, "text/plain; charset=utf-8", body, n);
 }
 
 /* GET /version: ours (version, commit, ABI) and, beside them, the fields of Kubernetes'

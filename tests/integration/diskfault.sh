@@ -113,6 +113,9 @@ expect_match "a Kubernetes Status naming the cause" \
 wait_ready 503
 expect_match "/readyz answers 503, naming the data dir and the cause" \
 	"data dir '$DATA' cannot be written: No space left on device.* 503" "$(readyz)"
+expect_match "/readyz?verbose answers in Kubernetes' lines, the failed check with [-]" \
+	"^\\[\\+\\]database ok \\[-\\]storage failed: data dir '$DATA' cannot be written: No space left on device.* readyz check failed +503$" \
+	"$(curl -s -m 10 -w ' %{http_code}' "$BASE/readyz?verbose" | tr '\n' ' ')"
 expect_eq "the daemon is still there" "alive" "$(kill -0 "$DAEMON_PID" 2>/dev/null && echo alive)"
 listed >"$WORK/listed"
 expect_eq "reads go on, and every acknowledged write is there" "" "$(missing)"
