@@ -305,11 +305,22 @@ static void on_delay(evutil_socket_t fd, short what, void *arg)
 	login_refused(arg);
 }
 
+/* The Status of a write that failed (rc) because of the disk under the data dir (full: 507,
+ * read-only or failing: 503), as the API's writes answer it; NULL for any other failure. */
+static json_t *storage_status(rz_session_t *s, int rc)
+{
+	char why[256];
+	json_t *st = rz_status_storage(rc);
+
+	return st != NULL ? st : rz_status_storage(rz_db_storage_error(s->db, why, sizeof(why)));
+}
+
 static void login_granted(struct check *c)
 {
 	rz_principal_t p;
 	rz_err_t err = { 0 };
 	char *token = NULL;
+	int wrc = 0;
 	char exp[32];
 	time_t t;
 	struct tm tm;
@@ -330,10 +341,16 @@ static void login_granted(struct check *c)
 		rz_access_set_principal(c->req, &p); /* the audit row names who logged in */
 	}
 	rz_auth_login_succeeded(c->s->auth, c->user, c->ip);
-	if (token == NULL || write_user(c->s, c->req, c->user, true,
-	                                c->rehashed ? c->new_hash : NULL, NULL, &err) != 0) {
+	if (token == NULL ||
+	    (wrc = write_user(c->s, c->req, c->user, true, c->rehashed ? c->new_hash : NULL, NULL,
+	                      &err)) != 0) {
+		json_t *disk = storage_status(c->s, wrc); /* the session row too */
 		rz_log_err("auth", "login of '%s' failed: %s", c->user, err.msg);
-		rz_reply_error(c->req, 500, NULL, "internal error; see the server log");
+		if (disk != NULL) { /* a full or failing disk: what writes answer there too */
+			rz_reply_status(c->req, disk);
+		} else {
+			rz_reply_error(c->req, 500, NULL, "internal error; see the server log");
+		}
 	} else {
 		rz_logkv(RZ_LOG_INFO, "auth", "login", "user", c->user, "source", c->ip, NULL);
 		t = (time_t)p.exp;
@@ -551,6 +568,7 @@ static void password_done(void *arg, int canceled)
 {
 	struct check *c = arg;
 	rz_err_t err = { 0 };
+	int wrc;
 
 	gate_leave(c);
 	if (canceled) {
@@ -561,9 +579,15 @@ static void password_done(void *arg, int canceled)
 		rz_reply_error(c->req, 403, NULL, "the current password is not correct");
 	} else if (rz_auth_login_abandoned(c->s->auth, c->user, c->ip), !c->rehashed) {
 		rz_reply_error(c->req, 500, NULL, "password hashing failed");
-	} else if (write_user(c->s, c->req, c->user, false, c->new_hash, c->keep_jti, &err) != 0) {
+	} else if ((wrc = write_user(c->s, c->req, c->user, false, c->new_hash, c->keep_jti,
+	                             &err)) != 0) {
+		json_t *disk = storage_status(c->s, wrc);
 		rz_log_err("auth", "password change of '%s' failed: %s", c->user, err.msg);
-		rz_reply_error(c->req, 500, NULL, "internal error; see the server log");
+		if (disk != NULL) {
+			rz_reply_status(c->req, disk);
+		} else {
+			rz_reply_error(c->req, 500, NULL, "internal error; see the server log");
+		}
 	} else {
 		rz_reply_status(
 		    c->req,

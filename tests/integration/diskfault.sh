@@ -110,6 +110,9 @@ write w-full-last >/dev/null
 expect_match "a Kubernetes Status naming the cause" \
 	'"kind":"Status".*"message":"the data dir is full \(No space left on device\): the change was not stored; free space and retry","reason":"InsufficientStorage","code":507' \
 	"$(cat "$WORK/last")"
+expect_match "a login on the full disk is answered 507 as writes are, not 500" '"code":507} +507$' \
+	"$(curl -s -m 10 -w ' %{http_code}' -X POST "$API/auth/login" -H 'Content-Type: application/json' \
+		-d "{\"username\":\"admin\",\"password\":\"$PW\"}" | tr -d '\n' | sed 's/}/} /g')"
 wait_ready 503
 expect_match "/readyz answers 503, naming the data dir and the cause" \
 	"data dir '$DATA' cannot be written: No space left on device.* 503" "$(readyz)"
