@@ -1172,6 +1172,16 @@ START_TEST(test_audit_rows_and_no_secret_anywhere)
 	    call("POST", "/api/v1/tenants", edit_tok, "{\"metadata\":{\"name\":\"E\"}}", NULL),
 	    422);
 	ck_assert_int_eq(call("DELETE", "/api/v1/tenants/e", edit_tok, NULL, NULL), 202);
+	/* a dry run's row says so, and names what it would have created */
+	ck_assert_int_eq(
+	    call("POST", "/api/v1/tenants?dryRun=All", edit_tok,
+	         "{\"metadata\":{\"name\":\"dryone\"},\"spec\":{\"clusterProvider\":\"sim\"}}",
+	         NULL),
+	    201);
+	j = audit("?verb=create&limit=1");
+	ck_assert_str_eq(str(json_array_get(json_object_get(j, "items"), 0), "detail"),
+	                 "dry run (dryRun=All), nothing stored: tenant dryone");
+	json_decref(j);
 	ck_assert_int_eq(call("GET", "/api/v1/audit", edit_tok, NULL, NULL), 403);
 	/* a trusted proxy's X-Forwarded-For names the client */
 	snprintf(raw, sizeof(raw),
@@ -1189,7 +1199,7 @@ START_TEST(test_audit_rows_and_no_secret_anywhere)
 	ck_assert_int_eq(count_rows(j, "login", "viewer", 200), 1);
 	ck_assert_int_eq(count_rows(j, "list", "", 401), 1);
 	ck_assert_int_eq(count_rows(j, "create", "viewer", 403), 1);
-	ck_assert_int_eq(count_rows(j, "create", "editor", 201), 2);
+	ck_assert_int_eq(count_rows(j, "create", "editor", 201), 3); /* one a dry run */
 	ck_assert_int_eq(count_rows(j, "create", "editor", 422), 1);
 	ck_assert_int_eq(count_rows(j, "delete", "editor", 202), 1);
 	ck_assert_int_eq(count_rows(j, "list", "editor", 403), 1);
@@ -1204,7 +1214,7 @@ START_TEST(test_audit_rows_and_no_secret_anywhere)
 	json_decref(j);
 	/* filters and pages */
 	j = audit("?user=editor&verb=create");
-	ck_assert_int_eq(count_rows(j, "create", "editor", 201), 2);
+	ck_assert_int_eq(count_rows(j, "create", "editor", 201), 3); /* one a dry run */
 	ck_assert_int_eq(count_rows(j, "login", "viewer", 200), 0);
 	json_decref(j);
 	/* the outcome: success is a code below 400, failure one from 400 (the WebUI's filter) */
@@ -1214,7 +1224,7 @@ START_TEST(test_audit_rows_and_no_secret_anywhere)
 	ck_assert_int_eq(count_rows(j, "list", "editor", 403), 1);
 	json_decref(j);
 	j = audit("?user=editor&outcome=success");
-	ck_assert_int_eq(count_rows(j, "create", "editor", 201), 2);
+	ck_assert_int_eq(count_rows(j, "create", "editor", 201), 3); /* one a dry run */
 	ck_assert_int_eq(count_rows(j, "create", "editor", 422), 0);
 	ck_assert_int_eq(count_rows(j, "delete", "editor", 202), 1);
 	json_decref(j);
