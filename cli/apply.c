@@ -207,7 +207,17 @@ int rzc_identify(rzc_t *c, json_t *o, const char *set_tenant, const rzc_kind_t *
 	*k = rzc_kind_of(kind);
 	*name = rzc_meta(o, "name");
 	if (*k == NULL) {
-		return rzc_fail("kind \"%s\" is not one rezusctl knows", kind ? kind : "");
+		/* the original RezusCloud's kinds, named as they are here (docs/migration.md) */
+		const char *here = kind == NULL                   ? NULL
+		                   : strcmp(kind, "Cluster") == 0 ? "a Tenant (and its NodeGroups)"
+		                   : strcmp(kind, "Patch") == 0   ? "a ConfigPatch"
+		                   : strcmp(kind, "MachineSet") == 0 ? "a NodeGroup"
+		                                                     : NULL;
+		return here != NULL
+		           ? rzc_fail("kind \"%s\" is not one rezusctl knows: it is %s here "
+		                      "(docs/migration.md)",
+		                      kind, here)
+		           : rzc_fail("kind \"%s\" is not one rezusctl knows", kind ? kind : "");
 	}
 	if (*name == NULL || (*name)[0] == '\0') {
 		return rzc_fail("a %s without metadata.name", kind);

@@ -1070,6 +1070,21 @@ static bool env_name_is(const char *name, size_t len, const char *want)
 	return strlen(want) == len && memcmp(name, want, len) == 0;
 }
 
+/* The original RezusCloud's variables, and what takes their place here (docs/migration.md). */
+static const struct {
+	const char *name, *instead;
+} env_renamed[] = {
+	{ "REZUSCLOUD_JWT_SECRET",
+	  "auth.jwt_secret_file (REZUSCLOUD_AUTH_JWT_SECRET_FILE): a file holding the secret; "
+	  "made when missing" },
+	{ "REZUSCLOUD_STATE_PASSPHRASE",
+	  "the state key is a file (data_dir/state.key, made when missing), not a passphrase; "
+	  "backups seal it with backup.passphrase_file (REZUSCLOUD_BACKUP_PASSPHRASE_FILE)" },
+	{ "REZUSCLOUD_MODE",
+	  "there are no modes: the embedded default needs no configuration, and a remote "
+	  "runner is its own command (rezuscloud runner)" },
+};
+
 /* REZUSCLOUD_ + the key upper-cased with '.' as '_'. */
 static bool env_name_of(const char *name, size_t len, const char *key)
 {
@@ -1128,6 +1143,14 @@ static int env_apply(rz_config_t *cfg, const char *entry, bool aliases, rz_err_t
 		}
 	}
 	s = env_setting(entry, (size_t)len, &alias);
+	for (size_t i = 0; s == NULL && i < ARRAY_SIZE(env_renamed); i++) {
+		if (env_name_is(entry, (size_t)len, env_renamed[i].name)) {
+			return rz_err_set(err, REZUS_ECONFIG,
+			                  "environment %s: not a setting of this RezusCloud: %s "
+			                  "(docs/migration.md)",
+			                  env_renamed[i].name, env_renamed[i].instead);
+		}
+	}
 	if (s == NULL) {
 		return rz_err_set(err, REZUS_ECONFIG,
 		                  "environment %.*s: unknown setting (see rezus.conf(5))", len,

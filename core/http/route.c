@@ -308,6 +308,30 @@ static const struct route *find_route(rz_http_t *h, rz_req_t *req, char **segs, 
 	return best;
 }
 
+/* The original RezusCloud's routes, and where they are here (docs/migration.md): a 404 for
+ * one says so. NULL for any other path. */
+static const char *moved_route(const char *path)
+{
+	static const struct {
+		const char *prefix, *here;
+	} moved[] = {
+		{ "/health", "the daemon's health is /healthz, its readiness /readyz" },
+		{ "/api/v1/node-groups", "node groups are /api/v1/tenants/{tenant}/nodegroups" },
+		{ "/node-groups", "node groups are /api/v1/tenants/{tenant}/nodegroups" },
+		{ "/api/v1/patches", "config patches are /api/v1/tenants/{tenant}/configpatches" },
+		{ "/patches", "config patches are /api/v1/tenants/{tenant}/configpatches" },
+		{ "/api/v1/clusters", "clusters are Tenants: /api/v1/tenants" },
+	};
+
+	for (size_t i = 0; i < sizeof(moved) / sizeof(moved[0]); i++) {
+		size_t n = strlen(moved[i].prefix);
+		if (strncmp(path, moved[i].prefix, n) == 0 && (path[n] == '\0' || path[n] == '/')) {
+			return moved[i].here;
+		}
+	}
+	return NULL;
+}
+
 static void allow_header(rz_req_t *req, unsigned allow)
 {
 	static const char *const names[] = { "GET",    "HEAD",    "POST", "PUT",   "PATCH",
@@ -370,7 +394,10 @@ static void route_request(rz_http_t *h, rz_req_t *req)
 		rz_reply_error(req, 405, NULL, "method %s is not allowed on %s", req->method,
 		               req->path);
 	} else {
-		rz_reply_error(req, 404, NULL, "the server could not find the requested resource");
+		const char *moved = moved_route(req->path);
+		rz_reply_error(req, 404, NULL,
+		               "the server could not find the requested resource%s%s",
+		               moved != NULL ? ": " : "", moved != NULL ? moved : "");
 	}
 	for (size_t i = 0; i < nseg; i++) {
 		free(segs[i]);

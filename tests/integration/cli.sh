@@ -107,6 +107,11 @@ expect_match "an unknown kind is named with its file, before anything is sent" \
 	"^1 error: $WORK/halfset/b-bad.yaml: kind \"Gadget\" is not one rezusctl knows" "$RC $(cat "$WORK/err")"
 run get tenant halfset
 expect_eq "and creates nothing either" "1" "$RC"
+printf 'apiVersion: rezus.io/v1\nkind: Cluster\nmetadata: {name: old}\n' >"$WORK/cluster.yaml"
+run apply -f "$WORK/cluster.yaml"
+expect_match "the original's kind: Cluster is refused, naming what it is here" \
+	'kind "Cluster" is not one rezusctl knows: it is a Tenant \(and its NodeGroups\) here \(docs/migration.md\)' \
+	"$(cat "$WORK/err")"
 : >"$WORK/empty.yaml"
 run apply -f "$WORK/empty.yaml"
 expect_eq "apply -f of an empty file fails, saying so" "1 error: no objects passed to apply: $WORK/empty.yaml holds no manifest" \

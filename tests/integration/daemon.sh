@@ -89,6 +89,14 @@ expect_match "--version prints the version" '^rezuscloud [0-9.]+ \(commit .*, pl
 	"$("$REZUSCLOUD" --version)"
 expect_match "--help documents --check-config" '--check-config' "$("$REZUSCLOUD" --help)"
 
+# the original RezusCloud's variables and routes are refused with what takes their place
+expect_match "REZUSCLOUD_MODE is refused, saying there are no modes" \
+	'environment REZUSCLOUD_MODE: not a setting of this RezusCloud: there are no modes.*docs/migration.md' \
+	"$(REZUSCLOUD_MODE=server "$REZUSCLOUD" -c "$WORK/rezus.conf" --check-config 2>&1)"
+expect_match "REZUSCLOUD_JWT_SECRET names auth.jwt_secret_file" \
+	'REZUSCLOUD_JWT_SECRET: not a setting of this RezusCloud: auth.jwt_secret_file' \
+	"$(REZUSCLOUD_JWT_SECRET=s "$REZUSCLOUD" -c "$WORK/rezus.conf" --check-config 2>&1)"
+
 # --- the embedded default -----------------------------------------------------------------
 mkdir "$WORK/cwd"
 cd "$WORK/cwd" || exit 1
@@ -111,6 +119,9 @@ expect_match "embedded default is announced" 'starting on the embedded default' 
 expect_eq "embedded default keeps data in ./rezus-data" "700" "$(stat -c %a "$WORK/cwd/rezus-data")"
 expect_eq "embedded default serves /readyz" "200" \
 	"$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/readyz")"
+expect_match "the original's /health is a 404 naming /healthz and /readyz" \
+	'"message":"the server could not find the requested resource: the daemon.s health is /healthz, its readiness /readyz".*"code":404' \
+	"$(curl -s "http://127.0.0.1:$PORT/health")"
 # --- the first start's admin --------------------------------------------------------------
 API="http://127.0.0.1:$PORT/api/v1"
 OTP=$(sed -n "s/.*created user 'admin' with the one-time password \([^ ]*\) .*/\1/p" "$WORK/embedded.log")
