@@ -189,8 +189,10 @@ static int emit_scalar(yaml_emitter_t *e, const char *s, yaml_scalar_style_t sty
 {
 	yaml_event_t ev;
 
-	yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s), plain,
-	                             !plain, style);
+	/* quoted is always implicit: a string the emitter must quote (a ": " in it, a leading
+	 * "*") is still a string, and a tag (! 'text') says nothing a reader needs */
+	yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s), plain, 1,
+	                             style);
 	return emit(e, &ev);
 }
 

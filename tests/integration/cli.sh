@@ -217,6 +217,12 @@ expect_match "-o yaml is a List" '^kind: List$' "$(cat "$WORK/out")"
 cp "$WORK/out" "$WORK/ngs.yaml"
 run apply -f "$WORK/ngs.yaml"
 expect_eq "YAML output round-trips through apply -f" "nodegroup/cp unchanged|nodegroup/workers unchanged|" "$(tr '\n' '|' <"$WORK/out")"
+printf 'apiVersion: rezuscloud.io/v1\nkind: ConfigPatch\nmetadata: {name: noted, namespace: rack, annotations: {note: "owner: ops", star: "*all"}}\nspec: {patch: "machine: {}"}\n' >"$WORK/noted.yaml"
+run apply -f "$WORK/noted.yaml"
+run get cp noted -t rack -o yaml
+expect_eq "-o yaml quotes what must be quoted with no ! tag" "note: 'owner: ops'|star: '*all'|patch: 'machine: {}'|" \
+	"$(grep -E '^ *(note|star|patch):' "$WORK/out" | sed 's/^ *//' | tr '\n' '|')"
+run delete cp noted -t rack
 run get ng -t rack -l tier=gold -o name
 expect_eq "-l selects by label" "nodegroup/workers" "$(cat "$WORK/out")"
 run describe tenant rack
