@@ -327,6 +327,13 @@ void rz__engine_finish(struct run *r, rz_run_phase_t phase, int exit_code)
 		rz_report_status(e->store, "Tenant", NULL, t->name,
 		                 json_pack("{s:s}", "appliedInputs", r->inputs));
 	}
+	if (phase == RZ_RUN_INTERRUPTED && r->op != RZ_OP_PLAN) {
+		/* what it was to apply is not known to be applied, yet the tenant's generation is
+		 * marked observed below: the next start sees its inputs as not applied and runs it
+		 * again (as rz__engine_recover_runs does for a run a crash left) */
+		rz_report_status(e->store, "Tenant", NULL, t->name,
+		                 json_pack("{s:s}", "appliedInputs", ""));
+	}
 	if (!r->stored && !ok && !e->stopping) {
 		rz__engine_store_run(r); /* a resync that failed is worth keeping */
 	}

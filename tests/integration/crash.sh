@@ -3,7 +3,8 @@
 # under way; the next start marks the run Interrupted, releases the state lock runs held,
 # runs the tenant again and it converges; nothing committed before the kill is lost. Then
 # tofu.resync keeps running it: a plan that finds nothing applies nothing, and drift an
-# operator makes is found (condition Drifted) and corrected.
+# operator makes is found (condition Drifted) and corrected. A stop (SIGINT) mid-apply
+# interrupts the run and the next start runs the tenant again.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 TF=$(command -v tofu || command -v terraform || true)
@@ -179,6 +180,34 @@ done
 expect_eq "the start runs the change the kill left unapplied: four Machines" "4" \
 	"$(api "$API/tenants/acme/machines" | grep -o '"kind":"Machine"' | wc -l | tr -d ' ')"
 expect_eq "through a new run" "1" "$(q "SELECT count(*) > $RUNS FROM objects WHERE kind = 'Run'")"
+
+# A stop (SIGINT, as Ctrl-C) while a first apply is under way: the run ends Interrupted,
+# and the next start runs the tenant again until it is Ready (rezuscloud(8), SIGNALS).
+rm -f "$WORK/standin.pid" "$WORK/release"
+touch "$WORK/hang"
+api -X POST "$API/tenants" -d '{"metadata":{"name":"beta"},"spec":{"clusterProvider":"sim"}}' >/dev/null
+api -X POST "$API/tenants/beta/nodegroups" -d '{"metadata":{"name":"cp"},"spec":{"role":"controlplane","count":1,"providerClass":"sim"}}' >/dev/null
+for _ in $(seq 1 300); do
+	[ -s "$WORK/standin.pid" ] && break
+	sleep 0.1
+done
+BRUN=$(q "SELECT name FROM objects WHERE kind = 'Run' AND json_extract(doc, '\$.metadata.tenant') = 'beta' LIMIT 1")
+expect_match "beta's first run reaches its apply and is Running" '"phase":"Running"' "$(api "$API/tenants/beta/runs/$BRUN")"
+kill -INT "$DAEMON_PID"
+wait_exit "$DAEMON_PID" 10
+expect_eq "SIGINT stops the daemon cleanly mid-apply" "0" "$EXIT_STATUS"
+rm -f "$WORK/hang"
+REZUSCLOUD_ADMIN_PASSWORD=crash-test-pw start_daemon "$WORK/daemon5.log" -c "$WORK/rezus.conf" ||
+	not_ok "the daemon starts after SIGINT" "$(cat "$WORK/daemon5.log")"
+login
+expect_match "the run the stop cut is Interrupted" '"phase":"Interrupted".*"message":"the daemon stopped"' "$(api "$API/tenants/beta/runs/$BRUN")"
+for _ in $(seq 1 300); do
+	api "$API/tenants/beta" | grep -q '"phase":"Ready"' && break
+	sleep 0.1
+done
+expect_match "the next start runs beta again: Ready, Reconciled" '"type":"Reconciled","status":"True".*"phase":"Ready"|"phase":"Ready".*"type":"Reconciled","status":"True"' "$(api "$API/tenants/beta")"
+expect_eq "through a new run that succeeded" "1" \
+	"$(q "SELECT count(*) FROM objects WHERE kind = 'Run' AND json_extract(doc, '\$.metadata.tenant') = 'beta' AND json_extract(doc, '\$.status.phase') = 'Succeeded'")"
 
 kill -TERM "$DAEMON_PID"
 wait_exit "$DAEMON_PID" 5

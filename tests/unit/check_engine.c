@@ -1059,6 +1059,53 @@ START_TEST(recovery_interrupts_what_was_left)
 }
 END_TEST
 
+/* A run the daemon's stop interrupts (SIGINT, SIGTERM) ends Interrupted, and the next start
+ * runs its tenant again: even a first apply, which recorded no inputs yet and whose tenant's
+ * generation the interrupted run marked observed. */
+START_TEST(a_stop_interrupts_and_the_next_start_runs_again)
+{
+	rz_err_t err = { 0 };
+	char first[64];
+	struct step *p;
+
+	start_engine(true);
+	tenant("acme");
+	nodegroup("acme", "cp", 1);
+	end_step(out_of("acme", "init"), 0, NULL);
+	p = out_of("acme", "plan");
+	snprintf(first, sizeof(first), "%s", p->run);
+	ck_assert_str_eq(run_at("acme", first, "status.phase"), "Running");
+	rz_engine_free(engine); /* the daemon stops */
+	engine = NULL;
+	rz_http_free(http); /* its routes went with it: the next start adds its own */
+	ck_assert_int_eq(rz_http_new(&http, base, NULL, &err), 0);
+	rz_http_set_guard(http, guard, NULL);
+	for (size_t i = 0; i < fx.n; i++) {
+		fx.steps[i].ended = true; /* gone with the process */
+	}
+	ck_assert_str_eq(run_at("acme", first, "status.phase"), "Interrupted");
+	ck_assert_str_eq(run_at("acme", first, "status.message"), "the daemon stopped");
+	{
+		json_t *t = get("Tenant", NULL, "acme");
+		/* not known to be applied: emptied, not merely never recorded */
+		ck_assert(json_is_string(at(t, "status.appliedInputs")));
+		ck_assert_str_eq(sat(t, "status.appliedInputs"), "");
+		json_decref(t);
+	}
+
+	start_engine(true); /* the next start, on the same store */
+	ck_assert_str_eq(run_at("acme", first, "status.phase"), "Interrupted"); /* as it was */
+	quiet();
+	ck_assert_msg(has_out("acme"), "the next start does not run acme again");
+	p = out_of("acme", "init");
+	ck_assert_str_ne(p->run, first); /* a new run */
+	ck_assert_str_eq(drive("acme", PLAN_ADD), p->run);
+	ck_assert_str_eq(run_at("acme", p->run, "status.phase"), "Succeeded");
+	quiet();
+	ck_assert(!has_out("acme")); /* once applied, nothing more */
+}
+END_TEST
+
 /* With remote runners, a Run left Running with a step out and its grant kept is taken up:
  * its step attached to the runner that claimed it, and it goes on to the end; one left
  * without a grant is Interrupted. The tenant is not run again meanwhile. */
@@ -1143,6 +1190,7 @@ static Suite *engine_suite(void)
 	tcase_add_test(tc, cancel_a_running_step);
 	tcase_add_test(tc, recovery_interrupts_what_was_left);
 	tcase_add_test(tc, recovery_takes_up_a_remote_run);
+	tcase_add_test(tc, a_stop_interrupts_and_the_next_start_runs_again);
 	suite_add_tcase(s, tc);
 	return s;
 }
