@@ -93,6 +93,7 @@ usr/share/doc/rezuscloud/configuration.md.gz
 usr/share/doc/rezuscloud/getting-started.md.gz
 usr/share/doc/rezuscloud/hardening.md.gz
 usr/share/doc/rezuscloud/metrics.md.gz
+usr/share/doc/rezuscloud/migration.md.gz
 usr/share/doc/rezuscloud/operations.md.gz
 usr/share/doc/rezuscloud/runners.md.gz
 usr/share/doc/rezuscloud/security.md.gz
