@@ -270,6 +270,7 @@ expect_list "the rezuscloud RPM" "$(sort <<'EOF'
 /usr/share/doc/rezuscloud/getting-started.md
 /usr/share/doc/rezuscloud/hardening.md
 /usr/share/doc/rezuscloud/metrics.md
+/usr/share/doc/rezuscloud/migration.md
 /usr/share/doc/rezuscloud/operations.md
 /usr/share/doc/rezuscloud/runners.md
 /usr/share/doc/rezuscloud/security.md
