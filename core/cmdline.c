@@ -50,6 +50,7 @@ static void usage(FILE *out)
 	    "       rezuscloud backup verify FILE [--passphrase-file F] [--unkeyed]\n"
 	    "       rezuscloud restore FILE [--dry-run] [--data-dir DIR] [--passphrase-file F]\n"
 	    "       rezuscloud etcd-key rotate [-c FILE] [--data-dir DIR]\n"
+	    "       rezuscloud admin reset-password [USER] [-c FILE] [--data-dir DIR]\n"
 	    "       rezuscloud runner [-c FILE] [--check-config] [--nats-permissions]\n"
 	    "Run the RezusCloud tenant orchestrator: REST API, WebUI, TF state backend and\n"
 	    "tofu run pool; or check a backup, or restore one into a data dir no daemon holds\n"
@@ -237,7 +238,7 @@ int rz_daemon_main(int argc, char **argv, char *const *envp)
 		return rz_agent_main(argc - 1, argv + 1, envp); /* core/remote/agent.c */
 	}
 	if (argc > 1 && (strcmp(argv[1], "backup") == 0 || strcmp(argv[1], "restore") == 0 ||
-	                 strcmp(argv[1], "etcd-key") == 0)) {
+	                 strcmp(argv[1], "etcd-key") == 0 || strcmp(argv[1], "admin") == 0)) {
 		return rz_offline_main(argc, argv, envp); /* offline modes: core/offline.c */
 	}
 	rc = rz_daemon_configure(argc, argv, envp, &cl, &cfg, &err);

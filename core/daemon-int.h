@@ -98,6 +98,7 @@ struct rz_daemon {
 	char tls_key[PATH_MAX];
 	rz_workers_t *workers;
 	int lock_fd;
+	char one_time[RZ_ONE_TIME_PASSWORD_SIZE]; /* the first admin's, until the ready lines */
 	bool stopping;
 	int64_t drain_left_ms;
 	int exit_code;

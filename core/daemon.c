@@ -923,7 +923,8 @@ int rz_daemon_start(rz_daemon_t **out, const rz_config_t *cfg, rz_err_t *err)
 		const char *pw = NULL;
 		rc = admin_password(d->cfg, buf, sizeof(buf), &pw, err);
 		if (rc == 0) {
-			rc = rz_session_bootstrap(d->store, d->db, pw, err);
+			rc = rz_session_bootstrap(d->store, d->db, pw, d->one_time,
+			                          sizeof(d->one_time), err);
 		}
 		sodium_memzero(buf, sizeof(buf));
 	}
@@ -935,6 +936,50 @@ int rz_daemon_start(rz_daemon_t **out, const rz_config_t *cfg, rz_err_t *err)
 	return 0;
 }
 
+/* The address people reach the daemon at: the listen address, or localhost for any. */
+static void reach_url(const rz_daemon_t *d, const char *port, char *buf, size_t size)
+{
+	const char *l = d->cfg->listen, *colon = strrchr(l, ':');
+	int n = colon != NULL ? (int)(colon - l) : 0;
+
+	if (n >= 2 && l[0] == '[' && l[n - 1] == ']') {
+		l++;
+		n -= 2;
+	}
+	if (n == 0 || (n == 7 && strncmp(l, "0.0.0.0", 7) == 0) ||
+	    (n == 2 && strncmp(l, "::", 2) == 0)) {
+		l = "localhost";
+		n = 9;
+	}
+	snprintf(buf, size, "%s://%s%.*s%s:%s", d->tls != NULL ? "https" : "http",
+	         memchr(l, ':', (size_t)n) != NULL ? "[" : "", n, l,
+	         memchr(l, ':', (size_t)n) != NULL ? "]" : "", port);
+}
+
+/* The first start: the one-time password and what to do with it, after the ready line so
+ * that it is the last thing printed, not one line among the migrations'. Shown once. */
+static void first_start_lines(rz_daemon_t *d, const char *port)
+{
+	char url[400];
+
+	if (d->one_time[0] == '\0') {
+		return;
+	}
+	reach_url(d, port, url, sizeof(url));
+	rz_log(RZ_LOG_NOTICE, "auth",
+	       "first start: sign in as 'admin' with the one-time password %s (you choose your "
+	       "own at the first sign-in)",
+	       d->one_time);
+	rz_log(RZ_LOG_NOTICE, "auth",
+	       "first start: %s%s/ in a browser, or: rezusctl login %s "
+	       "--username admin",
+	       d->ui != NULL ? "open " : "the API is at ", url, url);
+	rz_log(RZ_LOG_NOTICE, "auth",
+	       "first start: lost the password? rezuscloud admin reset-password (with the "
+	       "daemon stopped) makes a new one");
+	sodium_memzero(d->one_time, sizeof(d->one_time));
+}
+
 int rz_daemon_run(rz_daemon_t *d)
 {
 	char port[16], status[320];
@@ -943,6 +988,7 @@ int rz_daemon_run(rz_daemon_t *d)
 	rz_logkv(RZ_LOG_NOTICE, "daemon", "ready", "version", rz_version(), "listen",
 	         d->cfg->listen, "port", port, "data_dir", d->cfg->data_dir, "scheme",
 	         d->tls != NULL ? "https" : "http", NULL);
+	first_start_lines(d, port);
 	/* The listener is bound and the plugins are loaded (rz_daemon_start): ready. */
 	snprintf(status, sizeof(status), "READY=1\nSTATUS=serving %s on port %s",
 	         d->tls != NULL ? "https" : "http", port);
@@ -989,6 +1035,7 @@ void rz_daemon_free(rz_daemon_t *d)
 	if (d == NULL) {
 		return;
 	}
+	sodium_memzero(d->one_time, sizeof(d->one_time));
 	if (d->api != NULL) {
 		rz_api_set_admit(d->api, NULL, NULL);
 	}

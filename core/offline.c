@@ -1,4 +1,5 @@
-/* core/offline.c - rezuscloud backup verify, rezuscloud restore. */
+/* core/offline.c - rezuscloud backup verify, restore, etcd-key rotate, admin reset-password:
+ * what runs without the daemon. */
 #include <config.h>
 
 #include <errno.h>
@@ -15,13 +16,16 @@
 #include <sodium.h>
 
 #include "core/base/config.h"
+#include "core/auth/session.h"
 #include "core/base/log.h"
 #include "core/daemon.h"
 #include "core/offline.h"
 #include "core/offsite/seal.h"
 #include "core/store/backup.h"
 #include "core/store/db.h"
+#include "core/store/bus.h"
 #include "core/store/restore.h"
+#include "core/store/store.h"
 
 #define DB_FILE  "rezus.db"
 #define KEY_FILE "state.key"
@@ -612,6 +616,95 @@ static int rotate_etcd_key(int argc, char **argv, char *const *envp)
 	return RZ_EXIT_OK;
 }
 
+/* rezuscloud admin reset-password [USER] [-c CONF] [--data-dir DIR]: a new one-time
+ * password for USER (admin by default), printed once, when the printed one is lost or no
+ * admin can sign in. Only with the daemon stopped (it holds the data dir's lock). */
+static int reset_password(int argc, char **argv, char *const *envp)
+{
+	static const struct option longs[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "data-dir", required_argument, NULL, OPT_DATA_DIR },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char use[] = "usage: rezuscloud admin reset-password [USER] [-c FILE] "
+	                          "[--data-dir DIR]";
+	restore_opts_t o = { 0 };
+	rz_config_t cfg = { 0 };
+	rz_err_t err = { 0 };
+	rz_db_t *db = NULL;
+	rz_bus_t *bus = NULL;
+	rz_store_t *store = NULL;
+	char path[PATH_MAX + 32], pw[RZ_ONE_TIME_PASSWORD_SIZE];
+	const char *user = "admin";
+	bool enabled = false;
+	int opt, lock = -1, rc;
+
+	if (argc < 3 || strcmp(argv[2], "reset-password") != 0) {
+		return usage_error("admin", use);
+	}
+	opterr = 0;
+	optind = 3;
+	while ((opt = getopt_long(argc, argv, ":c:h", longs, NULL)) != -1) {
+		if (opt == 'c') {
+			o.config = optarg;
+		} else if (opt == OPT_DATA_DIR) {
+			o.data_dir = optarg;
+		} else if (opt == 'h') {
+			printf(
+			    "%s\nGive USER (default admin) a new one-time password, printed once, "
+			    "that must be changed\nat the next sign-in; end its sessions (its API "
+			    "tokens stay); enable it when it\nwas disabled. Audited. Run it with "
+			    "the "
+			    "daemon stopped.\n",
+			    use);
+			return RZ_EXIT_OK;
+		} else {
+			return usage_error("admin", "unknown option or missing value");
+		}
+	}
+	if (optind < argc) {
+		user = argv[optind++];
+	}
+	if (optind != argc) {
+		return usage_error("admin", use);
+	}
+	if (configure(&o, envp, &cfg, &err) != 0) {
+		rz_config_free(&cfg);
+		return usage_error("admin", err.msg);
+	}
+	snprintf(path, sizeof(path), "%s/%s", cfg.data_dir, DB_FILE);
+	if (access(path, F_OK) != 0) {
+		rz_err_set(&err, -ENOENT,
+		           "no database in '%s': the daemon's first start there creates 'admin' "
+		           "and prints its one-time password",
+		           cfg.data_dir);
+		rc = -1;
+	} else {
+		rc = rz_daemon_lock(cfg.data_dir, &lock, &err);
+	}
+	rc = rc == 0 ? rz_db_open(&db, path, &err) : rc;
+	rc =
+	    rc == 0 ? (rz_bus_new(&bus) == 0 ? 0 : rz_err_set(&err, -ENOMEM, "out of memory")) : rc;
+	rc = rc == 0 ? rz_store_new(&store, db, bus, cfg.event_window, &err) : rc;
+	rc = rc == 0 ? rz_session_reset_password(store, db, user, pw, sizeof(pw), &enabled, &err)
+	             : rc;
+	if (rc == 0) {
+		printf("'%s' signs in with the one-time password %s (it must be changed at that "
+		       "sign-in); its sessions ended%s\n",
+		       user, pw, enabled ? "; it was disabled and is enabled again" : "");
+	}
+	sodium_memzero(pw, sizeof(pw));
+	rz_store_free(store);
+	rz_bus_free(bus);
+	rz_db_close(db);
+	if (lock >= 0) {
+		close(lock);
+	}
+	rz_config_free(&cfg);
+	return rc == 0 ? RZ_EXIT_OK : fail("admin", err.msg);
+}
+
 int rz_offline_main(int argc, char **argv, char *const *envp)
 {
 	int rc;
@@ -622,6 +715,7 @@ int rz_offline_main(int argc, char **argv, char *const *envp)
 	}
 	rc = strcmp(argv[1], "backup") == 0     ? verify(argc, argv, envp)
 	     : strcmp(argv[1], "etcd-key") == 0 ? rotate_etcd_key(argc, argv, envp)
+	     : strcmp(argv[1], "admin") == 0    ? reset_password(argc, argv, envp)
 	                                        : restore(argc, argv, envp);
 	rz_log_close();
 	return rc;

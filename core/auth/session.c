@@ -13,6 +13,7 @@
 
 #include "core/model/kinds.h"
 #include "core/base/log.h"
+#include "core/auth/audit.h"
 #include "core/auth/session.h"
 
 #define BAD_LOGIN "invalid username or password"
@@ -826,30 +827,47 @@ static bool any_user(rz_store_t *store)
 	return any;
 }
 
-int rz_session_bootstrap(rz_store_t *store, rz_db_t *db, const char *password, rz_err_t *err)
+/* A one-time password: 128 random bits, URL-safe base64 (22 characters). */
+static void one_time_password(char out[RZ_ONE_TIME_PASSWORD_SIZE])
+{
+	unsigned char raw[16];
+
+	randombytes_buf(raw, sizeof(raw));
+	sodium_bin2base64(out, RZ_ONE_TIME_PASSWORD_SIZE, raw, sizeof(raw),
+	                  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+	sodium_memzero(raw, sizeof(raw));
+}
+
+int rz_session_bootstrap(rz_store_t *store, rz_db_t *db, const char *password, char *generated,
+                         size_t size, rz_err_t *err)
 {
 	const rz_kind_t *k = rz_kind_by_name("User");
-	char generated[33], hash[RZ_PASSWORD_HASH_LEN];
-	unsigned char raw[16];
+	char hash[RZ_PASSWORD_HASH_LEN];
 	struct new_hash h = { hash, NULL };
 	rz_write_hook_t cred = { credentials_hook, &h, NULL };
 	json_t *obj, *out = NULL;
 	int rc;
 
+	(void)db;
+	if (size > 0) {
+		generated[0] = '\0';
+	}
 	if (any_user(store)) {
 		if (password != NULL) {
 			rz_log(RZ_LOG_NOTICE, "auth",
 			       "the configured admin password (REZUSCLOUD_ADMIN_PASSWORD or "
 			       "auth.admin_password_file) is ignored: it sets the first admin's "
 			       "password only, and users exist already (a signed-in user changes "
-			       "a password with rezusctl password)");
+			       "a password with rezusctl password; rezuscloud admin reset-password "
+			       "makes a new one-time password offline)");
 		}
 		return 0;
 	}
 	if (password == NULL) {
-		randombytes_buf(raw, sizeof(raw));
-		sodium_bin2base64(generated, sizeof(generated), raw, sizeof(raw),
-		                  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+		if (size < RZ_ONE_TIME_PASSWORD_SIZE) {
+			return rz_err_set(err, -EINVAL, "auth: no room for the one-time password");
+		}
+		one_time_password(generated);
 	}
 	if (rz_auth_hash_password(password ? password : generated, hash) != 0) {
 		return rz_err_set(err, -ENOMEM, "auth: cannot hash the admin password");
@@ -864,17 +882,113 @@ int rz_session_bootstrap(rz_store_t *store, rz_db_t *db, const char *password, r
 		rc = rz_store_update(store, k, NULL, "admin", out, 0, RZ_UPDATE_STATUS, NULL, &obj,
 		                     NULL, err);
 		json_decref(obj);
-		if (rc == 0) {
-			rz_log(RZ_LOG_NOTICE, "auth",
-			       "created user 'admin' with the one-time password %s (it must be "
-			       "changed at the first login)",
-			       generated);
+		if (rc == 0) { /* the password itself: in the daemon's ready lines */
+			rz_log(
+			    RZ_LOG_NOTICE, "auth",
+			    "created user 'admin' with a one-time password (shown once the daemon "
+			    "is ready; it must be changed at the first login)");
 		}
 	} else if (rc == 0) {
 		rz_log(RZ_LOG_NOTICE, "auth", "created user 'admin' with the configured password");
 	}
+	if (rc != 0 && size > 0) {
+		sodium_memzero(generated, size);
+	}
 	json_decref(out);
 	sodium_memzero(hash, sizeof(hash));
-	sodium_memzero(generated, sizeof(generated));
+	return rc;
+}
+
+struct reset {
+	struct new_hash h;
+	const char *detail;
+};
+
+/* The new hash, the end of every session and the audit row of a reset: one transaction. */
+static int reset_hook(rz_db_t *db, const rz_kind_t *k, const json_t *obj, bool gone, void *arg,
+                      rz_err_t *err)
+{
+	const struct reset *r = arg;
+	const char *user =
+	    json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+	const rz_audit_entry_t e = {
+		.user = "rezuscloud admin reset-password",
+		.role = "admin",
+		.source_ip = "local",
+		.method = "-",
+		.path = "",
+		.verb = "reset-password",
+		.kind = "User",
+		.name = user,
+		.detail = r->detail,
+		.code = 200,
+	};
+	int rc = credentials_hook(db, k, obj, gone, (void *)&r->h, err);
+
+	if (rc == 0) {
+		rc = rz_auth_end_sessions(db, user, "", err);
+	}
+	return rc == 0 ? rz_audit_insert(db, &e, err) : rc;
+}
+
+int rz_session_reset_password(rz_store_t *store, rz_db_t *db, const char *user, char *password,
+                              size_t size, bool *enabled, rz_err_t *err)
+{
+	const rz_kind_t *k = rz_kind_by_name("User");
+	char hash[RZ_PASSWORD_HASH_LEN];
+	struct reset r = { { hash, NULL }, NULL };
+	json_t *u = NULL, *spec, *status, *out = NULL;
+	int rc;
+
+	(void)db;
+	*enabled = false;
+	if (size < RZ_ONE_TIME_PASSWORD_SIZE) {
+		return rz_err_set(err, -EINVAL, "auth: no room for the one-time password");
+	}
+	if ((rc = rz_store_get(store, k, NULL, user, &u, err)) != 0) {
+		return rc;
+	}
+	spec = json_object_get(u, "spec");
+	if (json_object_get(spec, "identity") != NULL) {
+		json_decref(u);
+		return rz_err_set(err, -EINVAL,
+		                  "'%s' signs in with single sign-on and has no password here",
+		                  user);
+	}
+	one_time_password(password);
+	if (rz_auth_hash_password(password, hash) != 0) {
+		json_decref(u);
+		sodium_memzero(password, size);
+		return rz_err_set(err, -ENOMEM, "auth: cannot hash the password");
+	}
+	if (json_is_true(json_object_get(spec, "disabled"))) {
+		/* the reset is how an operator gets back in: a disabled user could not */
+		json_object_set_new(spec, "disabled", json_false());
+		rc = rz_store_update(store, k, NULL, user, u, 0, RZ_UPDATE_SPEC, NULL, &out, NULL,
+		                     err);
+		json_decref(u);
+		u = out;
+		out = NULL;
+		*enabled = rc == 0;
+	}
+	if (rc == 0) {
+		rz_write_hook_t hook = { reset_hook, &r, NULL };
+		r.detail = *enabled ? "one-time password set; sessions ended; enabled again"
+		                    : "one-time password set; sessions ended";
+		status = json_object_get(u, "status");
+		if (!json_is_object(status)) {
+			status = json_object();
+			json_object_set_new(u, "status", status);
+		}
+		json_object_set_new(status, "mustChangePassword", json_true());
+		rc = rz_store_update(store, k, NULL, user, u, 0, RZ_UPDATE_STATUS, &hook, &out,
+		                     NULL, err);
+	}
+	if (rc != 0) {
+		sodium_memzero(password, size);
+	}
+	json_decref(out);
+	json_decref(u);
+	sodium_memzero(hash, sizeof(hash));
 	return rc;
 }

@@ -28,9 +28,20 @@ uint64_t rz_session_busy_refusals(const rz_session_t *s);
 /* POST /api/v1/auth/login (public), POST …/logout, GET …/whoami, POST …/password. */
 int rz_session_routes(rz_session_t *s, rz_http_t *http, rz_err_t *err);
 
+#define RZ_ONE_TIME_PASSWORD_SIZE 33 /* bytes of a one-time password, its NUL included */
+
 /* When no user exists, create 'admin': with password when given, else with a generated
- * one-time password that is logged once and must be changed at first login. Blocking
+ * one-time password, written to generated (size ≥ RZ_ONE_TIME_PASSWORD_SIZE; "" when none
+ * was made) for the caller to show once; it must be changed at the first login. Blocking
  * (hashes a password): call at start-up, before the loop runs. */
-int rz_session_bootstrap(rz_store_t *store, rz_db_t *db, const char *password, rz_err_t *err);
+int rz_session_bootstrap(rz_store_t *store, rz_db_t *db, const char *password, char *generated,
+                         size_t size, rz_err_t *err);
+
+/* rezuscloud admin reset-password, offline: give user a new one-time password (written to
+ * password, size ≥ RZ_ONE_TIME_PASSWORD_SIZE) that must be changed at the next login, end
+ * its sessions (its API tokens stay) and, when it was disabled, enable it (*enabled) — with
+ * an audit row, in one transaction. A single sign-on user has no password: -EINVAL. */
+int rz_session_reset_password(rz_store_t *store, rz_db_t *db, const char *user, char *password,
+                              size_t size, bool *enabled, rz_err_t *err);
 
 #endif /* RZ_SESSION_H */

@@ -124,8 +124,12 @@ expect_match "the original's /health is a 404 naming /healthz and /readyz" \
 	"$(curl -s "http://127.0.0.1:$PORT/health")"
 # --- the first start's admin --------------------------------------------------------------
 API="http://127.0.0.1:$PORT/api/v1"
-OTP=$(sed -n "s/.*created user 'admin' with the one-time password \([^ ]*\) .*/\1/p" "$WORK/embedded.log")
+OTP=$(sed -n "s/.*first start: sign in as 'admin' with the one-time password \([^ ]*\) .*/\1/p" "$WORK/embedded.log")
 expect_match "the first start prints a one-time admin password" '^[A-Za-z0-9_-]{20,}$' "$OTP"
+expect_eq "once, after the ready line, with what to do next" \
+	"msg=ready|first start: sign in as 'admin'|first start: open http://127.0.0.1:$PORT/ in a browser, or: rezusctl login http://127.0.0.1:$PORT --username admin|first start: lost the password? rezuscloud admin reset-password" \
+	"$(grep -o "msg=ready\|first start: [^(]*admin'\|first start: open .*--username admin\|first start: lost the password? rezuscloud admin reset-password" "$WORK/embedded.log" | tr '\n' '|' | sed 's/|$//')"
+expect_eq "and nowhere else" "1" "$(grep -c -- "$OTP" "$WORK/embedded.log")"
 expect_eq "the API needs credentials" "401" "$(curl -s -o /dev/null -w '%{http_code}' "$API/tenants")"
 curl -s -X POST "$API/auth/login" -H 'Content-Type: application/json' \
 	-d "{\"username\":\"admin\",\"password\":\"$OTP\"}" >"$WORK/login.json"
@@ -138,13 +142,38 @@ expect_eq "the password changes" "200" "$(curl -s -o /dev/null -w '%{http_code}'
 	-d "{\"currentPassword\":\"$OTP\",\"newPassword\":\"a-new-admin-password\"}" "$API/auth/password")"
 expect_eq "then the API answers" "200" \
 	"$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "$API/tenants")"
+# a lost password: rezuscloud admin reset-password, offline
+out=$("$REZUSCLOUD" admin reset-password 2>&1)
+expect_match "admin reset-password is refused while the daemon holds the data dir" \
+	"^1:rezuscloud admin: data dir '.*rezus-data' is in use by another rezuscloud \\(pid $DAEMON_PID\\)" "$?:$out"
 kill -INT "$DAEMON_PID"
 wait_exit "$DAEMON_PID" 5
+out=$("$REZUSCLOUD" admin reset-password 2>&1)
+expect_match "with the daemon stopped it prints a new one-time password" \
+	"^0:'admin' signs in with the one-time password [A-Za-z0-9_-]{20,} \\(it must be changed at that sign-in\\); its sessions ended$" "$?:$out"
+NEW=$(printf '%s\n' "$out" | sed -n 's/.*one-time password \([^ ]*\) .*/\1/p')
+out=$("$REZUSCLOUD" admin reset-password nobody 2>&1)
+expect_match "an unknown user is named" '^1:rezuscloud admin: users "nobody" not found$' "$?:$out"
 # a later start with REZUSCLOUD_ADMIN_PASSWORD says it is ignored, and why
 if REZUSCLOUD_ADMIN_PASSWORD=ignored-password start_daemon "$WORK/embedded2.log" --listen 127.0.0.1:0; then
 	expect_match "REZUSCLOUD_ADMIN_PASSWORD on an existing data dir is said to be ignored" \
-		'configured admin password .* is ignored: it sets the first admin.s password only' \
+		'configured admin password .* is ignored: it sets the first admin.s password only.*rezuscloud admin reset-password' \
 		"$(cat "$WORK/embedded2.log")"
+	API="http://127.0.0.1:$PORT/api/v1"
+	expect_eq "the reset ended the admin's sessions" "401" \
+		"$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "$API/tenants")"
+	expect_eq "the password before the reset no longer signs in" "401" \
+		"$(curl -s -o /dev/null -w '%{http_code}' -X POST "$API/auth/login" -H 'Content-Type: application/json' \
+			-d '{"username":"admin","password":"a-new-admin-password"}')"
+	curl -s -X POST "$API/auth/login" -H 'Content-Type: application/json' \
+		-d "{\"username\":\"admin\",\"password\":\"$NEW\"}" >"$WORK/login2.json"
+	expect_match "the reset's password signs in, and must be changed" '"mustChangePassword":true' "$(cat "$WORK/login2.json")"
+	TOKEN=$(sed -n 's/.*"token":"\([^"]*\)".*/\1/p' "$WORK/login2.json")
+	curl -s -o /dev/null -X POST -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
+		-d "{\"currentPassword\":\"$NEW\",\"newPassword\":\"a-third-admin-password\"}" "$API/auth/password"
+	expect_match "the reset is in the audit log, without the password" \
+		'"user":"rezuscloud admin reset-password".*"verb":"reset-password".*"name":"admin"' \
+		"$(curl -s -H "Authorization: Bearer $TOKEN" "$API/audit?verb=reset-password" | grep -v -- "$NEW")"
 fi
 kill -INT "$DAEMON_PID"
 wait_exit "$DAEMON_PID" 2
