@@ -117,17 +117,19 @@ static json_int_t counted(const json_t *counts, const char *const *values)
 	return n;
 }
 
-/* The newest n objects of k whose path is one of values, the last created first (none
- * when known counts say there is none); NULL after replying. */
+/* The newest n objects of k whose path is one of values, the last created first (or the
+ * latest by the member order names; none when known counts say there is none); NULL after
+ * replying. */
 static json_t *newest(struct rctx *c, rz_req_t *req, const rz_kind_t *k, const char *path,
-                      const char *const *values, const json_t *known, size_t n)
+                      const char *const *values, const char *order, const json_t *known, size_t n)
 {
 	json_t *out = json_array();
 	struct newest_to to = { out, rz_access_filtered(req) ? req : NULL };
 	rz_err_t err = { 0 };
-	int rc = known != NULL && counted(known, values) == 0
-	             ? 0
-	             : rz_store_newest(c->api->store, k, path, values, n, add_newest, &to, &err);
+	int rc =
+	    known != NULL && counted(known, values) == 0
+	        ? 0
+	        : rz_store_newest(c->api->store, k, path, values, order, n, add_newest, &to, &err);
 
 	if (rc < 0) {
 		json_decref(out);
@@ -144,13 +146,14 @@ static json_t *recent(struct rctx *c, rz_req_t *req, const json_t *runs, size_t 
 	static const char *const going[] = { "Queued", "Running", "AwaitingApproval", NULL };
 	static const char *const failed_phase[] = { "Failed", NULL };
 	static const char *const warning[] = { "Warning", NULL };
-	json_t *active = newest(c, req, c->api->kinds.run, "$.status.phase", going, runs, n);
+	json_t *active = newest(c, req, c->api->kinds.run, "$.status.phase", going, NULL, runs, n);
 	json_t *failed = NULL, *warnings;
 
 	if (active == NULL ||
-	    (failed = newest(c, req, c->api->kinds.run, "$.status.phase", failed_phase, runs, n)) ==
-	        NULL ||
-	    (warnings = newest(c, req, c->api->kinds.event, "$.type", warning, NULL, n)) == NULL) {
+	    (failed = newest(c, req, c->api->kinds.run, "$.status.phase", failed_phase, NULL, runs,
+	                     n)) == NULL ||
+	    (warnings = newest(c, req, c->api->kinds.event, "$.type", warning, "$.lastTimestamp",
+	                       NULL, n)) == NULL) {
 		json_decref(active);
 		json_decref(failed);
 		return NULL;

@@ -487,6 +487,18 @@ static void machine_events(rz_observer_t *o, const char *tenant, const char *nam
 		snprintf(msg, sizeof(msg), "the machine is %s and ready", stage ? stage : "up");
 		rz_events_record(o->store, tenant, "Machine", name, "Normal", "MachineReady", msg,
 		                 "observer");
+	} else if (!ready && was &&
+	           (rz_machine_stage_of(stage) == RZ_STAGE_REBOOTING ||
+	            rz_machine_stage_of(stage) == RZ_STAGE_UPGRADING)) {
+		/* Talos enters these only on request (an upgrade, a reboot): not a warning */
+		snprintf(msg, sizeof(msg), "the machine is %s: not ready until it is back",
+		         rz_machine_stage_of(stage) == RZ_STAGE_REBOOTING ? "rebooting"
+		                                                          : "upgrading");
+		rz_events_record(o->store, tenant, "Machine", name, "Normal",
+		                 rz_machine_stage_of(stage) == RZ_STAGE_REBOOTING
+		                     ? "MachineRebooting"
+		                     : "MachineUpgrading",
+		                 msg, "observer");
 	} else if (!ready && was) {
 		snprintf(msg, sizeof(msg), "the machine is no longer ready (stage %s)%s%s",
 		         stage ? stage : "unknown", error[0] ? ": " : "", error);

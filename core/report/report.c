@@ -193,7 +193,20 @@ static bool machine_lost(const json_t *m)
 	if (json_is_true(json_object_get(status, "ready")) || stage == NULL) {
 		return false;
 	}
-	return st != RZ_STAGE_PROVISIONING && st != RZ_STAGE_BOOTING && st != RZ_STAGE_INSTALLING;
+	/* on its way up, or in a reboot or upgrade it was told to make (machine_planned) */
+	return st != RZ_STAGE_PROVISIONING && st != RZ_STAGE_BOOTING && st != RZ_STAGE_INSTALLING &&
+	       st != RZ_STAGE_REBOOTING && st != RZ_STAGE_UPGRADING;
+}
+
+/* Whether machine m is not ready because it reboots or upgrades: Talos enters these stages
+ * only on request (an UpgradeRun, a reboot), so they are planned, not a loss. */
+static bool machine_planned(const json_t *m)
+{
+	const json_t *status = json_object_get(m, "status");
+	int st = rz_machine_stage_of(json_string_value(json_object_get(status, "stage")));
+
+	return !json_is_true(json_object_get(status, "ready")) &&
+	       (st == RZ_STAGE_REBOOTING || st == RZ_STAGE_UPGRADING);
 }
 
 /* The status of the condition of type in status (borrowed), or NULL. */
@@ -260,6 +273,7 @@ static void count_machines(rz_store_t *st, const char *tenant, rz_phase_in_t *in
 		json_int_t have = 0, up = 0, lost = 0;
 		json_int_t gen = json_integer_value(json_object_get(meta, "generation"));
 		json_t *conds;
+		bool all;
 		char msg[96];
 
 		json_array_foreach(machines, j, m)
@@ -273,19 +287,25 @@ static void count_machines(rz_store_t *st, const char *tenant, rz_phase_in_t *in
 				lost += machine_lost(m);
 			}
 		}
-		snprintf(msg, sizeof(msg), "%lld of %lld machines ready (%lld exist)",
-		         (long long)up, (long long)want, (long long)have);
+		/* more than wanted: a scale-down not made yet (awaiting approval, or running) */
+		if (have > want) {
+			snprintf(msg, sizeof(msg), "%lld of %lld machines ready (%lld wanted)",
+			         (long long)up, (long long)have, (long long)want);
+		} else {
+			snprintf(msg, sizeof(msg), "%lld of %lld machines ready (%lld exist)",
+			         (long long)up, (long long)want, (long long)have);
+		}
 		conds =
 		    json_deep_copy(json_object_get(json_object_get(ng, "status"), "conditions"));
 		if (!json_is_array(conds)) {
 			json_decref(conds);
 			conds = json_array();
 		}
-		rz_condition_set(conds, "Ready", up == want && have == want ? "True" : "False",
-		                 up == want && have == want ? "AllReady" : "NotAllReady", msg, now,
-		                 gen);
-		nodegroup_events(st, tenant, name, json_object_get(ng, "status"), want,
-		                 up == want && have == want, lost, msg);
+		all = up == have && have >= want;
+		rz_condition_set(conds, "Ready", all ? "True" : "False",
+		                 all ? "AllReady" : "NotAllReady", msg, now, gen);
+		nodegroup_events(st, tenant, name, json_object_get(ng, "status"), want, all, lost,
+		                 msg);
 		rz_report_status(st, "NodeGroup", tenant, name,
 		                 json_pack("{s:I, s:I, s:I, s:I, s:o}", "desired", want, "total",
 		                           have, "ready", up, "observedGeneration", gen,
@@ -300,6 +320,7 @@ static void count_machines(rz_store_t *st, const char *tenant, rz_phase_in_t *in
 		in->total++;
 		in->ready += json_is_true(json_object_get(json_object_get(m, "status"), "ready"));
 		in->lost += machine_lost(m);
+		in->planned += machine_planned(m);
 	}
 	json_decref(groups);
 	json_decref(machines);
@@ -332,15 +353,33 @@ static void ready_condition(const rz_phase_in_t *in, rz_phase_out_t *out)
 
 void rz_report_phase(const rz_phase_in_t *in, rz_phase_out_t *out)
 {
-	bool all = in->ready == in->desired && in->total == in->desired;
+	/* every machine ready, and at least as many as wanted: more are a scale-down not
+	 * made yet, which leaves the tenant as ready as it was */
+	bool all = in->ready == in->total && in->total >= in->desired;
 	bool was_up =
 	    in->was != NULL && (strcmp(in->was, "Ready") == 0 || strcmp(in->was, "Degraded") == 0);
 
 	memset(out, 0, sizeof(*out));
 	out->machines_ready = all ? "True" : "False";
-	out->machines_reason = all ? "AllReady" : in->lost > 0 ? "MachinesLost" : "NotAllReady";
-	snprintf(out->machines_message, sizeof(out->machines_message),
-	         "%lld of %lld machines ready", (long long)in->ready, (long long)in->desired);
+	out->machines_reason = all               ? "AllReady"
+	                       : in->lost > 0    ? "MachinesLost"
+	                       : in->planned > 0 ? "MachinesRestarting"
+	                                         : "NotAllReady";
+	if (in->total > in->desired) {
+		snprintf(out->machines_message, sizeof(out->machines_message),
+		         "%lld of %lld machines ready (%lld wanted: %lld to remove)",
+		         (long long)in->ready, (long long)in->total, (long long)in->desired,
+		         (long long)(in->total - in->desired));
+	} else {
+		snprintf(out->machines_message, sizeof(out->machines_message),
+		         "%lld of %lld machines ready", (long long)in->ready,
+		         (long long)in->desired);
+	}
+	if (!all && in->planned > 0) {
+		size_t n = strlen(out->machines_message);
+		snprintf(out->machines_message + n, sizeof(out->machines_message) - n,
+		         "; %lld rebooting or upgrading, as told", (long long)in->planned);
+	}
 	if (!in->has_controlplane) {
 		out->cp_ready = "False";
 		out->cp_reason = "NoControlPlane";
@@ -364,7 +403,9 @@ void rz_report_phase(const rz_phase_in_t *in, rz_phase_out_t *out)
 		out->phase = "Pending";
 	} else if (all && strcmp(out->cp_ready, "True") == 0) {
 		out->phase = "Ready";
-	} else if (was_up && (in->lost > 0 || strcmp(out->cp_ready, "False") == 0)) {
+	} else if (was_up &&
+	           (in->lost > 0 || (strcmp(out->cp_ready, "False") == 0 && in->planned == 0))) {
+		/* a control plane down while its machines reboot as told is no degradation */
 		out->phase = "Degraded";
 	} else if (in->applied_ms > 0 && in->provision_timeout_ms > 0 &&
 	           in->now_ms - in->applied_ms > in->provision_timeout_ms) {

@@ -52,6 +52,7 @@ typedef struct rz_phase_in {
 	const char *cp_error;  /* ... or why not (may be NULL) */
 	int64_t desired, total, ready;
 	int64_t lost;       /* machines not ready that are not on their way up */
+	int64_t planned;    /* machines not ready in a reboot or upgrade they were told to make */
 	const char *was;    /* the phase so far (may be NULL) */
 	int64_t applied_ms; /* when the last apply succeeded (-1 or 0: not known) */
 	int64_t now_ms;

@@ -340,14 +340,20 @@ static char *member_text(const char *path, const char *value)
 }
 
 int rz_store_newest(rz_store_t *st, const rz_kind_t *k, const char *path, const char *const *values,
-                    size_t limit, int (*fn)(void *arg, const rz_store_row_t *row), void *arg,
-                    rz_err_t *err)
+                    const char *order, size_t limit,
+                    int (*fn)(void *arg, const rz_store_row_t *row), void *arg, rz_err_t *err)
 {
-	static const char sql[] =
+	static const char by_rowid[] =
 	    "SELECT tenant, name, doc FROM objects NOT INDEXED WHERE kind = ?1"
 	    " AND (instr(doc, ?3) > 0 OR instr(doc, ?4) > 0 OR instr(doc, ?5) > 0"
 	    " OR instr(doc, ?6) > 0) AND json_extract(doc, ?2) IN (?7, ?8, ?9, ?10)"
 	    " ORDER BY rowid DESC LIMIT ?11";
+	static const char by_member[] =
+	    "SELECT tenant, name, doc FROM objects NOT INDEXED WHERE kind = ?1"
+	    " AND (instr(doc, ?3) > 0 OR instr(doc, ?4) > 0 OR instr(doc, ?5) > 0"
+	    " OR instr(doc, ?6) > 0) AND json_extract(doc, ?2) IN (?7, ?8, ?9, ?10)"
+	    " ORDER BY json_extract(doc, ?12) DESC, rowid DESC LIMIT ?11";
+	const char *sql = order != NULL ? by_member : by_rowid;
 	char *needle[RZ_NEWEST_VALUES] = { NULL };
 	rz_stmt_t *s = NULL;
 	int rc = 0;
@@ -375,6 +381,9 @@ int rz_store_newest(rz_store_t *st, const rz_kind_t *k, const char *path, const 
 		rz_stmt_bind_text(s, 7 + (int)i, values[i]);
 	}
 	rz_stmt_bind_int64(s, 11, (int64_t)limit);
+	if (order != NULL) {
+		rz_stmt_bind_text(s, 12, order);
+	}
 	rc = walk_rows(s, fn, arg, err);
 out:
 	for (size_t i = 0; i < RZ_NEWEST_VALUES; i++) {

@@ -134,12 +134,14 @@ int rz_store_count_kept(rz_store_t *st, const rz_kind_t *k, const char *path,
  * create) until limit match, so the cost is the rows newer than the limit-th match, not the
  * kind's size (the whole table at worst: when fewer match). A row is parsed only when its
  * stored text holds "<last member of path>":<value> (the store writes compact JSON, so every
- * match does); others cost a substring search. Returns the rows given (>= 0), or a negative
- * error (-EINVAL for too many values). All borrowed. */
+ * match does); others cost a substring search. order (a JSON path, e.g. "$.lastTimestamp";
+ * NULL: creation) orders by that member instead, the latest first: every match is then read,
+ * so only for kinds whose matches are bounded (Events: events.max_per_tenant). Returns the
+ * rows given (>= 0), or a negative error (-EINVAL for too many values). All borrowed. */
 #define RZ_NEWEST_VALUES 4
 int rz_store_newest(rz_store_t *st, const rz_kind_t *k, const char *path, const char *const *values,
-                    size_t limit, int (*fn)(void *arg, const rz_store_row_t *row), void *arg,
-                    rz_err_t *err);
+                    const char *order, size_t limit,
+                    int (*fn)(void *arg, const rz_store_row_t *row), void *arg, rz_err_t *err);
 
 /* rz_store_get for a reader that leaves the object as it is: *out may be shared with the
  * store's cache of parsed objects (recently written or read this way), so the caller must

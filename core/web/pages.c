@@ -51,8 +51,19 @@ static int by_created_desc(const void *a, const void *b)
 	                       rz__str(*(json_t *const *)a, "metadata.name"));
 }
 
-/* A new array of items, newest first. */
-static json_t *newest_first(json_t *items)
+/* Events by when they last happened (a repeated Event keeps its creation time), latest
+ * first. */
+static int by_last_desc(const void *a, const void *b)
+{
+	const char *x = rz__str(*(json_t *const *)a, "lastTimestamp");
+	const char *y = rz__str(*(json_t *const *)b, "lastTimestamp");
+	int c = strcmp(y, x);
+
+	return c != 0 ? c : by_created_desc(a, b);
+}
+
+/* A new array of items in the order of cmp (newest first). */
+static json_t *sorted_by(json_t *items, int (*cmp)(const void *, const void *))
 {
 	size_t n = json_array_size(items);
 	json_t **v = calloc(n + 1, sizeof(*v));
@@ -62,7 +73,7 @@ static json_t *newest_first(json_t *items)
 		v[i] = json_array_get(items, i);
 	}
 	if (v != NULL) {
-		qsort(v, n, sizeof(*v), by_created_desc);
+		qsort(v, n, sizeof(*v), cmp);
 		for (size_t i = 0; i < n; i++) {
 			json_array_append(out, v[i]);
 		}
@@ -396,7 +407,7 @@ static json_t *overview(const json_t *t, json_t *events)
 {
 	json_t *conds = json_array(), *evs = json_array(), *c;
 	size_t i;
-	json_t *sorted = newest_first(events);
+	json_t *sorted = sorted_by(events, by_last_desc);
 
 	json_array_foreach(json_object_get(json_object_get(t, "status"), "conditions"), i, c)
 	{
@@ -474,7 +485,7 @@ static void tenant_tab(rz__page_t *pg, enum tab tab, json_t *t, json_t *list)
 		json_object_set_new(v, "noMachines", json_boolean(json_array_size(items) == 0));
 		break;
 	case TAB_RUNS:
-		runs = newest_first(items);
+		runs = sorted_by(items, by_created_desc);
 		json_object_set_new(v, "runs", rows(runs, run_row));
 		json_object_set_new(v, "noRuns", json_boolean(json_array_size(runs) == 0));
 		json_decref(runs);

@@ -5,6 +5,8 @@
  *
  * providerConfig of a sim node group:
  *   addressPrefix  three octets, e.g. "10.20.0"; machines get <prefix>.<10 + index>
+ *                  (without it, a /22 of the plugin's prefix chosen by the group's name:
+ *                  stable while groups come and go)
  *   failOn         index of a machine whose apply fails (to exercise failures)
  *   brokenOn       index of a machine that never comes up: it ends in stage Failed
  *   notReadyOn     index of a machine that goes NotReady notReadyAfter ms after Running
@@ -33,6 +35,7 @@
  * changes nothing, the simulated machines go on as observation says.
  */
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,10 +175,77 @@ static rezus_json_t *child(const rezus_host_t *h, rezus_json_t *obj, const char 
 	return (rezus_json_t *)c;
 }
 
-/* One terraform_data per machine of a sim node group. Machines of group number gi get
- * <prefix>.<10 + index>, each group in its own /22 of the default prefix so that groups
- * never share an address. */
-static void render_group(struct sim *s, const char *tenant, const rezus_json_t *ng, size_t gi,
+#define SLOTS 64 /* the /22s of the default prefix's /16 a group's machines may take */
+
+static uint32_t fnv1a(const char *s)
+{
+	uint32_t x = 2166136261u;
+
+	while (s != NULL && *s != '\0') {
+		x = (x ^ (unsigned char)*s++) * 16777619u;
+	}
+	return x;
+}
+
+/* Whether node group a was made before b (then by name): the order slots are claimed in. */
+static bool made_before(const rezus_host_t *h, const rezus_json_t *a, const rezus_json_t *b)
+{
+	const char *ta = h->json_string_value(h, h->json_path(h, a, "metadata.creationTimestamp"));
+	const char *tb = h->json_string_value(h, h->json_path(h, b, "metadata.creationTimestamp"));
+	int c = strcmp(ta ? ta : "", tb ? tb : "");
+
+	if (c == 0) {
+		const char *na = h->json_string_value(h, h->json_path(h, a, "metadata.name"));
+		const char *nb = h->json_string_value(h, h->json_path(h, b, "metadata.name"));
+		c = strcmp(na ? na : "", nb ? nb : "");
+	}
+	return c < 0;
+}
+
+/* Each group's /22 of the default prefix (slot[i], for groups without an addressPrefix of
+ * their own): the one its name hashes to, or the next free one after the groups made
+ * before it. So a machine's address is stable for its life: adding a group, or removing
+ * one, moves no other group's machines (unless more than SLOTS groups share the prefix).
+ * 0 or -1 (out of memory). */
+static int assign_slots(const rezus_host_t *h, const rezus_json_t *groups, size_t n, unsigned *slot)
+{
+	bool used[SLOTS] = { false };
+	size_t *order = calloc(n + 1, sizeof(*order));
+
+	if (order == NULL) {
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) { /* insertion sort: a tenant has few groups */
+		size_t j = i;
+		while (j > 0 && made_before(h, h->json_at(h, groups, i),
+		                            h->json_at(h, groups, order[j - 1]))) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = i;
+	}
+	for (size_t k = 0; k < n; k++) {
+		const rezus_json_t *ng = h->json_at(h, groups, order[k]);
+		unsigned v =
+		    fnv1a(h->json_string_value(h, h->json_path(h, ng, "metadata.name"))) % SLOTS;
+		if (h->json_path(h, ng, "spec.providerConfig.addressPrefix") != NULL) {
+			slot[order[k]] = 0;
+			continue;
+		}
+		for (unsigned tries = 0; used[v] && tries < SLOTS; tries++) {
+			v = (v + 1) % SLOTS;
+		}
+		used[v] = true;
+		slot[order[k]] = v;
+	}
+	free(order);
+	return 0;
+}
+
+/* One terraform_data per machine of a sim node group. Machines get <prefix>.<10 + index>;
+ * with the default prefix each group in its own /22 (slot, from assign_slots) so that
+ * groups never share an address. */
+static void render_group(struct sim *s, const char *tenant, const rezus_json_t *ng, unsigned slot,
                          rezus_json_t *resources, const char **cp_name)
 {
 	const rezus_host_t *h = s->h;
@@ -190,7 +260,7 @@ static void render_group(struct sim *s, const char *tenant, const rezus_json_t *
 
 	sscanf(prefix ? prefix : s->prefix, "%u.%u.%u", &a, &b, &c);
 	if (prefix == NULL) {
-		c += (unsigned)gi * 4;
+		c += slot * 4;
 	}
 	h->json_set(
 	    h, r, "count",
@@ -283,15 +353,24 @@ static int sim_render(void *state, const rezus_json_t *ctx, rezus_json_t *out, r
 	    h->json_string_value(h, h->json_path(h, ctx, "tenant.spec.clusterProvider"));
 	const rezus_json_t *groups = h->json_get(h, ctx, "nodeGroups");
 	const char *cp_name = NULL;
+	unsigned *slot;
+	size_t n;
 
 	if (tenant == NULL) {
 		return h->error(h, err, REZUS_EINVALID, "the context names no tenant");
 	}
 	tenant = h->tf_escape(h, tenant);
-	for (size_t i = 0; i < h->json_size(h, groups); i++) {
-		render_group(s, tenant, h->json_at(h, groups, i), i, child(h, out, "resource"),
-		             &cp_name);
+	n = h->json_size(h, groups);
+	if ((slot = calloc(n + 1, sizeof(*slot))) == NULL ||
+	    assign_slots(h, groups, n, slot) != 0) {
+		free(slot);
+		return h->error(h, err, REZUS_EINTERNAL, "sim: out of memory");
 	}
+	for (size_t i = 0; i < n; i++) {
+		render_group(s, tenant, h->json_at(h, groups, i), slot[i],
+		             child(h, out, "resource"), &cp_name);
+	}
+	free(slot);
 	if (cp_name != NULL) {
 		set_str(h, child(h, out, "exports"), "controlplane_addresses",
 		        h->printf(h, "${terraform_data.%s[*].input.address}", cp_name));

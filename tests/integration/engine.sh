@@ -93,7 +93,7 @@ expect_eq "GET kubeconfig after the first apply is 200" "200" "$code"
 expect_match "as a YAML download" 'Content-Type: application/yaml.*Content-Disposition: attachment; filename="acme-kubeconfig.yaml"' \
 	"$(tr -d '\r' <"$WORK/kc.headers" | tr '\n' ' ')"
 if command -v kubectl >/dev/null; then
-	expect_eq "which kubectl loads" "admin@acme https://10.99.0.10:6443" \
+	expect_eq "which kubectl loads" "admin@acme https://10.99.24.10:6443" \
 		"$(kubectl config view --kubeconfig "$WORK/kubeconfig" -o jsonpath='{.current-context} {.clusters[0].cluster.server}' 2>&1)"
 fi
 KTOKEN=$(sed -n 's/^ *token: *//p' "$WORK/kubeconfig")

@@ -93,8 +93,8 @@ else
 	check "$(basename "$TF") apply on the composition" "$TF" -chdir="$WORK/tf" apply -auto-approve -input=false -no-color
 	"$CHECK" --project "$WORK/tf/terraform.tfstate" "$SIM" >"$WORK/project.out" 2>&1
 	projected=$(tr -d ' \n' <"$WORK/project.out")
-	expect_match "projection gives the control plane machine" '"name":"cp-0","nodeGroup":"cp","spec":\{"address":"10\.99\.0\.10","hostname":"check-cp-0"' "$projected"
-	expect_match "and both workers, on their own addresses" '"name":"workers-1","nodeGroup":"workers","spec":\{"address":"10\.99\.4\.11"' "$projected"
+	expect_match "projection gives the control plane machine" '"name":"cp-0","nodeGroup":"cp","spec":\{"address":"10\.99\.24\.10","hostname":"check-cp-0"' "$projected"
+	expect_match "and both workers, on their own addresses" '"name":"workers-1","nodeGroup":"workers","spec":\{"address":"10\.99\.176\.11"' "$projected"
 	expect_eq "exactly three machines" "3" "$(grep -c '"kind": "Machine"' "$WORK/project.out")"
 	"$TF" -chdir="$WORK/tf" output -raw kubeconfig >"$WORK/kubeconfig" 2>/dev/null
 	if command -v kubectl >/dev/null; then

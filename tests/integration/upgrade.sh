@@ -143,6 +143,10 @@ wait_for 20 sh -c "curl -s -H 'Authorization: Bearer $TOKEN' '$API/tenants/up1/r
 expect_match "a reconcile run followed" '"trigger":"(upgrade|update)"' "$(api "$API/tenants/up1/runs")"
 wait_for 30 runs_idle up1
 expect_match "Events tell the story" 'UpgradeStarted.*|MachineUpgraded' "$(api "$API/tenants/up1/events")"
+ev=$(api "$API/tenants/up1/events")
+expect_match "machines rebooting as told are Normal Events" '"reason":"Machine(Upgrading|Rebooting)","message":"the machine is (upgrading|rebooting): not ready until it is back","type":"Normal"' "$ev"
+expect_eq "a planned upgrade is no Warning: no MachineNotReady, the tenant never Degraded" "" \
+	"$(printf '%s' "$ev" | grep -o '"reason":"\(MachineNotReady\|Degraded\)"' | sort -u | tr '\n' ' ')"
 
 # Kubernetes: once, through a control plane, gated on every node reporting it. The
 # reconcile run after the Talos upgrade and the machines' observation after their reboot

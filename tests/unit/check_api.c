@@ -2637,6 +2637,14 @@ START_TEST(test_summary_recent)
 	                 2);
 	ck_assert_str_eq(at(j, "recent.warnings.0.type"), "Warning");
 	ck_assert_str_eq(at(j, "recent.warnings.1.type"), "Warning");
+	ck_assert_str_eq(at(j, "recent.warnings.0.message"), "two");
+	json_decref(j);
+	/* an Event that happens again is the latest, though it was created first */
+	usleep(5000);
+	rz_events_record(store, "s0", "Run", "r0", "Warning", "RunFailed", "one", "engine");
+	ck_assert_int_eq(get("/api/v1/summary?recent=1", &j), 200);
+	ck_assert_str_eq(at(j, "recent.warnings.0.message"), "one");
+	ck_assert_str_eq(at(j, "recent.warnings.0.count"), "2");
 	json_decref(j);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		snprintf(path, sizeof(path), "/api/v1/summary?recent=%s", bad[i]);

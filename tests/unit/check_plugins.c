@@ -297,6 +297,111 @@ START_TEST(test_sim_renders)
 }
 END_TEST
 
+/* The address of the machines of group name in the sim's render of groups (a JSON array). */
+static char *sim_address(rz_plugins_t *p, const char *groups, const char *name)
+{
+	size_t size = strlen(groups) + 256;
+	char *text = malloc(size);
+	json_t *ctx, *out = NULL;
+	rz_err_t err = { 0 };
+	const char *v;
+	char *a;
+
+	snprintf(text, size,
+	         "{\"tenant\":{\"metadata\":{\"name\":\"acme\"},\"spec\":{\"clusterProvider\":"
+	         "\"sim\"}},\"nodeGroups\":%s,\"configPatches\":[],\"imports\":{}}",
+	         groups);
+	ctx = json_loads(text, 0, NULL);
+	free(text);
+	ck_assert_ptr_nonnull(ctx);
+	ck_assert_msg(rz_plugins_render(p, "sim", ctx, &out, &err) == 0, "%s", err.msg);
+	v = json_string_value(json_object_get(
+	    json_object_get(
+	        json_object_get(json_object_get(json_object_get(out, "resource"), "terraform_data"),
+	                        name),
+	        "input"),
+	    "address"));
+	ck_assert_msg(v != NULL, "no address for %s", name);
+	a = strdup(v);
+	json_decref(ctx);
+	json_decref(out);
+	return a;
+}
+
+#define SIM_NG(name, created)                                                                      \
+	"{\"metadata\":{\"name\":\"" name "\",\"creationTimestamp\":\"" created "\"},"             \
+	"\"spec\":{\"role\":\"worker\",\"count\":2,\"providerClass\":\"sim\","                     \
+	"\"providerConfig\":{}}}"
+
+/* A machine's simulated address is stable for its life: adding a group (whose name sorts
+ * first, or hashes to a taken /22) or removing one moves no other group's machines. */
+START_TEST(test_sim_addresses_stable)
+{
+	rz_plugins_t *p = load_sim();
+	char *cp = sim_address(p,
+	                       "[" SIM_NG("cp", "2026-01-01T00:00:00Z") "," SIM_NG(
+	                           "workers", "2026-01-02T00:00:00Z") "]",
+	                       "cp");
+	char *wk = sim_address(p,
+	                       "[" SIM_NG("cp", "2026-01-01T00:00:00Z") "," SIM_NG(
+	                           "workers", "2026-01-02T00:00:00Z") "]",
+	                       "workers");
+	char *a, *b;
+
+	ck_assert_str_ne(cp, wk);
+	ck_assert_ptr_nonnull(strstr(cp, "10.99."));
+	/* a group named to sort before both, made last */
+	a = sim_address(
+	    p,
+	    "[" SIM_NG("aaa", "2026-01-03T00:00:00Z") "," SIM_NG(
+	        "cp", "2026-01-01T00:00:00Z") "," SIM_NG("workers", "2026-01-02T00:00:00Z") "]",
+	    "cp");
+	b = sim_address(
+	    p,
+	    "[" SIM_NG("aaa", "2026-01-03T00:00:00Z") "," SIM_NG(
+	        "cp", "2026-01-01T00:00:00Z") "," SIM_NG("workers", "2026-01-02T00:00:00Z") "]",
+	    "workers");
+	ck_assert_str_eq(a, cp);
+	ck_assert_str_eq(b, wk);
+	free(a);
+	free(b);
+	/* the first group removed */
+	b = sim_address(p, "[" SIM_NG("workers", "2026-01-02T00:00:00Z") "]", "workers");
+	ck_assert_str_eq(b, wk);
+	free(b);
+	/* many groups: still one /22 each */
+	{
+		char groups[8192] = "[", name[16], *seen[40];
+		for (int i = 0; i < 40; i++) {
+			size_t n = strlen(groups);
+			snprintf(name, sizeof(name), "g%d", i);
+			snprintf(
+			    groups + n, sizeof(groups) - n,
+			    "%s{\"metadata\":{\"name\":\"%s\",\"creationTimestamp\":\"2026-01-"
+			    "01T00:00:%02dZ\"},"
+			    "\"spec\":{\"role\":\"worker\",\"count\":1,\"providerClass\":\"sim\","
+			    "\"providerConfig\":{}}}",
+			    i ? "," : "", name, i);
+		}
+		strcat(groups, "]");
+		for (int i = 0; i < 40; i++) {
+			snprintf(name, sizeof(name), "g%d", i);
+			seen[i] = sim_address(p, groups, name);
+			for (int j = 0; j < i; j++) {
+				ck_assert_str_ne(seen[i], seen[j]);
+			}
+		}
+		for (int i = 0; i < 40; i++) {
+			free(seen[i]);
+		}
+	}
+	free(cp);
+	free(wk);
+	rz_plugins_free(p);
+}
+END_TEST
+#undef SIM_NG
+
 START_TEST(test_providers_published)
 {
 	char *dir = rzt_tmpdir();
@@ -753,6 +858,7 @@ int main(void)
 	tcase_add_test(tc, test_check_config_does_not_start);
 	tcase_add_test(tc, test_sim_validates_provider_config);
 	tcase_add_test(tc, test_sim_renders);
+	tcase_add_test(tc, test_sim_addresses_stable);
 	tcase_add_test(tc, test_providers_published);
 	tcase_add_test(tc, test_render_contract_and_merge_conflicts);
 	tcase_add_test(tc, test_composition_scopes_projection);

@@ -83,6 +83,18 @@ static const struct phase_case {
     .desired = 3, .total = 3, .ready = 3, .observed = true, .cp_healthy = true,
     .was = "Ready" },
   "Deleting", "True", "AllReady", "True", "Healthy" },
+{ "a scale-down awaiting approval: more machines than wanted, all ready",
+  { .applied = true, .has_controlplane = true, .desired = 2, .total = 4, .ready = 4,
+    .observed = true, .cp_healthy = true, .was = "Ready" },
+  "Ready", "True", "AllReady", "True", "Healthy" },
+{ "more machines than wanted, one not ready",
+  { .applied = true, .has_controlplane = true, .desired = 2, .total = 4, .ready = 3,
+    .observed = true, .cp_healthy = true, .was = "Provisioning" },
+  "Provisioning", "False", "NotAllReady", "True", "Healthy" },
+{ "an upgrade reboots a machine: planned, not Degraded",
+  { .applied = true, .has_controlplane = true, .desired = 3, .total = 3, .ready = 2,
+    .planned = 1, .observed = true, .cp_healthy = false, .was = "Ready" },
+  "Provisioning", "False", "MachinesRestarting", "False", "Unhealthy" },
 { "machines missing from the state",
   { .applied = true, .has_controlplane = true, .desired = 3, .total = 2, .ready = 2,
     .observed = true, .cp_healthy = true, .was = "Provisioning" },
@@ -140,6 +152,13 @@ START_TEST(test_messages)
 	rz_report_phase(&in, &out);
 	ck_assert_str_eq(out.machines_message,
 	                 "1 of 3 machines ready 1860s after the apply (observe.provision_timeout)");
+	/* a scale-down not made yet: never "4 of 2" */
+	in.provision_timeout_ms = 0;
+	in.desired = 2;
+	in.total = 4;
+	in.ready = 4;
+	rz_report_phase(&in, &out);
+	ck_assert_str_eq(out.machines_message, "4 of 4 machines ready (2 wanted: 2 to remove)");
 }
 END_TEST
 
@@ -536,6 +555,33 @@ START_TEST(test_ready_conditions)
 	ck_assert_str_eq(ng_event(st, "cp", "ScaledUp"), "Normal/desired machines 2 (were 1) (1)");
 	ck_assert_ptr_nonnull(
 	    strstr(events_of(st, "cp"), "Normal NotReady 1 of 2 machines ready (1 exist)|"));
+
+	/* back to 1 wanted, the machine ready, then rebooting or upgrading (as in an
+	 * upgrade): planned, so the tenant stays Ready-or-Provisioning, never Degraded */
+	json_decref(out);
+	ck_assert_ptr_nonnull(GET(nk, "t", "cp", ng));
+	json_object_set_new(json_object_get(ng, "spec"), "count", json_integer(1));
+	out = NULL;
+	ck_assert_int_eq(
+	    rz_store_update(st, nk, "t", "cp", ng, 0, RZ_UPDATE_SPEC, NULL, &out, NULL, &err), 0);
+	rz_report_counts(st, "t", 0);
+	ck_assert_str_eq(json_string_value(json_object_get(
+	                     json_object_get(GET(tk, NULL, "t", t), "status"), "phase")),
+	                 "Ready");
+	rz_report_status(st, "Machine", "t", "cp-0",
+	                 json_pack("{s:b, s:s}", "ready", 0, "stage", "Rebooting"));
+	rz_report_counts(st, "t", 0);
+	ck_assert_str_eq(ready_of(GET(tk, NULL, "t", t), &since),
+	                 "False/Provisioning/0 of 1 machines ready; 1 rebooting or upgrading, "
+	                 "as told");
+	rz_report_status(st, "Machine", "t", "cp-0",
+	                 json_pack("{s:b, s:s}", "ready", 0, "stage", "Upgrading"));
+	rz_report_status(st, "Tenant", NULL, "t",
+	                 json_pack("{s:{s:b}}", "controlPlane", "healthy", 0));
+	rz_report_counts(st, "t", 0);
+	ck_assert_str_eq(ready_of(GET(tk, NULL, "t", t), &since),
+	                 "False/Provisioning/0 of 1 machines ready; 1 rebooting or upgrading, "
+	                 "as told");
 #undef GET
 
 	json_decref(t);
