@@ -235,15 +235,17 @@ static int add_readme(json_t *files, const char *tenant, const char *backend, bo
 	    "Until the tenant is removed there, RezusCloud still reconciles it from its own\n"
 	    "copy of the state (changes, periodic resyncs): two copies of one state must not\n"
 	    "both change the machines. Remove it from RezusCloud first.\n\n"
-	    "Deleting the tenant in RezusCloud runs `tofu destroy` first (the finalizer\n"
+	    "Deleting the tenant in RezusCloud runs `tofu destroy` first (its finalizer\n"
 	    "`rezuscloud.io/teardown`): that destroys the machines. To remove the tenant\n"
 	    "without destroying anything, remove the finalizer, then delete it (edit role):\n\n"
-	    "    kubectl patch tenant %s --type merge -p '{\"metadata\":{\"finalizers\":null}}'\n"
-	    "    rezusctl delete tenant %s\n\n"
-	    "(or `rezusctl edit tenant %s` and delete the `finalizers` lines). The delete then\n"
-	    "answers at once with no run; the tenant's objects and its state versions in\n"
-	    "RezusCloud go with it. Check with `rezusctl runs %s` first that no run is under\n"
-	    "way, and export again if one finished after this export.\n",
+	    "    rezusctl edit tenant %s     # delete the lines `finalizers:` and\n"
+	    "                                #   `- rezuscloud.io/teardown`\n"
+	    "    rezusctl delete tenant %s   # \"deleted\": at once, with no run\n\n"
+	    "or, with kubectl pointed at RezusCloud, `kubectl patch tenant %s --type merge\n"
+	    "-p '{\"metadata\":{\"finalizers\":null}}'` before the delete. The tenant's node\n"
+	    "groups, machines, runs and state versions in RezusCloud go with it. Check first\n"
+	    "with `rezusctl runs %s` that no run is under way, and export again if one\n"
+	    "finished after this export.\n",
 	    tenant, tenant, tenant, tenant);
 	rc = fclose(f);
 	if (rc == 0 && text != NULL) {
