@@ -126,6 +126,14 @@ void rz__engine_forget(rz_engine_t *e, struct tenant *t)
 {
 	struct tenant **pp;
 
+	if (t->run != NULL && t->run->awaiting) {
+		/* removed with no teardown (no finalizer): the apply it waits for has no tenant
+		 * left; its end forgets the tenant (t is freed) */
+		t->gone = true;
+		snprintf(t->run->error, sizeof(t->run->error), "its tenant was deleted");
+		rz__engine_finish(t->run, RZ_RUN_CANCELED, -1);
+		return;
+	}
 	if (t->run != NULL) {
 		t->gone = true;
 		return;
@@ -155,8 +163,13 @@ static void enqueue(struct tenant *t)
 	/* A change makes a waiting apply's plan stale; a manual run (a speculative plan, an
 	 * apply asked for by hand) queues behind it and leaves it as it is. */
 	if (t->run != NULL && t->run->awaiting && t->trigger >= 0 && t->trigger != RZ_TRIG_RESYNC) {
-		snprintf(t->run->error, sizeof(t->run->error), "superseded by a newer change");
+		bool gone = t->gone; /* then the run's end forgets the tenant: t is freed */
+		snprintf(t->run->error, sizeof(t->run->error), "%s",
+		         gone ? "its tenant was deleted" : "superseded by a newer change");
 		rz__engine_finish(t->run, RZ_RUN_CANCELED, -1);
+		if (gone) {
+			return;
+		}
 	}
 	if (t->queued || t->run != NULL) {
 		t->again = t->run != NULL;
