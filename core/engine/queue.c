@@ -141,6 +141,9 @@ void rz__engine_forget(rz_engine_t *e, struct tenant *t)
 	if (t->queued) {
 		rz__engine_unqueue(t);
 	}
+	/* what its runs left here (configuration, logs, a waiting plan with the state in
+	 * clear) goes with it, also when it went with no teardown */
+	rz__engine_remove_workdir(e, t->name);
 	tdelete(t, &e->by_name, tenant_cmp);
 	for (pp = &e->tenants; *pp != NULL && *pp != t; pp = &(*pp)->next) {
 	}

@@ -984,14 +984,14 @@ START_TEST(approval_waits_until_approved_or_canceled)
 END_TEST
 
 /* A tenant removed with no teardown (its finalizer dropped, then deleted: how an exported
- * tenant leaves) while its run awaits approval: its node groups' deletion pokes the record
- * the run keeps, which ends the run and forgets the tenant, once; a new tenant of that name
- * starts afresh. */
+ * tenant leaves) while its run awaits approval: the run ends and the tenant is forgotten,
+ * once, its working directory removed (its node groups' deletion, which pokes it, used to
+ * find it freed); a new tenant of that name starts afresh. */
 START_TEST(a_tenant_deleted_while_its_run_awaits_approval)
 {
 	json_t *cur, *out = NULL;
 	rz_err_t err = { 0 };
-	char why[128], run1[64];
+	char why[128], run1[64], path[PATH_MAX + 16];
 	struct step *p;
 	bool gone = false;
 
@@ -1004,6 +1004,8 @@ START_TEST(a_tenant_deleted_while_its_run_awaits_approval)
 	end_step(out_of("acme", "plan"), 0, NULL);
 	end_step(out_of("acme", "show"), 0, PLAN_DESTROY);
 	ck_assert(rz_engine_busy(engine, "acme", why, sizeof(why)));
+	snprintf(path, sizeof(path), "%s/acme", workdir);
+	ck_assert_int_eq(access(path, F_OK), 0);
 	cur = get("Tenant", NULL, "acme");
 	json_object_set_new(json_object_get(cur, "metadata"), "finalizers", json_array());
 	ck_assert_int_eq(rz_store_update(st, rz_kind_by_name("Tenant"), NULL, "acme", cur, 0,
@@ -1018,7 +1020,8 @@ START_TEST(a_tenant_deleted_while_its_run_awaits_approval)
 	ck_assert(gone); /* at once: no finalizer, no destroy run */
 	quiet();
 	ck_assert(!rz_engine_busy(engine, "acme", why, sizeof(why)));
-	ck_assert_uint_eq(fx.n, 3); /* no apply, no destroy */
+	ck_assert_uint_eq(fx.n, 3);               /* no apply, no destroy */
+	ck_assert_int_eq(access(path, F_OK), -1); /* its working directory went with it */
 	tenant("acme");
 	p = out_of("acme", "init");
 	ck_assert_str_ne(p->run, run1);
