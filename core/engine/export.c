@@ -370,15 +370,15 @@ static void reply_secret(rz_req_t *req, json_t *doc)
 static void h_export(rz_req_t *req, void *ctx)
 {
 	rz_engine_t *e = ctx;
-	const char *name = rz_req_param(req, "tenant"), *backend = backend_of(req);
+	const char *name = rz_req_param(req, "tenant"), *backend;
 	const rz_principal_t *who = rz_access_principal(req);
 	struct tenant *t = rz__engine_tenant_of(e, name, false);
 	json_t *tenant = NULL, *files = NULL;
 	rz_err_t err = { 0 };
 	int rc;
 
-	if (backend == NULL) {
-		return; /* answered */
+	if ((backend = backend_of(req)) == NULL) {
+		return; /* answered: req is gone */
 	}
 	if (rz_store_get(e->store, e->k_tenant, NULL, name, &tenant, &err) != 0) {
 		rz_reply_error(req, 404, NULL, "tenants \"%s\" not found", name);
