@@ -41,6 +41,8 @@ static const struct command {
 	  false },
 	{ "talosconfig", rzc_cmd_talosconfig, "TENANT [-o FILE]", "the tenant's talosconfig",
 	  false },
+	{ "export", rzc_cmd_export, "TENANT DIR [--backend NAME] [--force]",
+	  "the tenant as a directory plain tofu carries on with (holds secrets)", false },
 	{ "state", rzc_cmd_state, "list TENANT | rollback TENANT VERSION",
 	  "a tenant's TF state versions; roll back to one (admin)", false },
 	{ "upgrade", rzc_cmd_upgrade,
@@ -120,6 +122,14 @@ static const struct detail {
 	{ "kubeconfig", "Examples:\n  rezusctl kubeconfig demo --merge\n"
 	                "  rezusctl kubeconfig demo -o demo.kubeconfig\n" },
 	{ "talosconfig", "Examples:\n  rezusctl talosconfig demo -o talosconfig\n" },
+	{ "export",
+	  "Writes the tenant's generated .tf.json (with a local backend, or the one --backend\n"
+	  "names, its settings left to tofu init -backend-config), its current state,\n"
+	  "kubeconfig, talosconfig and a README into DIR, made 0700 (files 0600): it holds\n"
+	  "secrets. DIR must be new or empty; --force writes over files of the same names.\n"
+	  "Edit role on the tenant; audited.\n\n"
+	  "Examples:\n  rezusctl export demo ./demo-tf && cd demo-tf && tofu init && tofu plan\n"
+	  "  rezusctl export demo ./demo-tf --backend s3\n" },
 	{ "state", "Examples:\n  rezusctl state list demo\n  rezusctl state rollback demo 3\n" },
 	{ "upgrade", "Examples:\n  rezusctl upgrade demo --talos 1.12.1 --dry-run\n"
 	             "  rezusctl upgrade demo --kubernetes 1.35.1\n"
@@ -347,6 +357,7 @@ int rzc_cmd_completion(rzc_t *c, int argc, char **argv)
 	    "    logs|approve|cancel|run) _rezusctl_names runs; return ;;\n"
 	    "    runs) if [ \"${COMP_WORDS[1]}\" = runs ]; then _rezusctl_names tenants;\n"
 	    "        else _rezusctl_names runs; fi; return ;;\n"
+	    "    export) _rezusctl_names tenants; return ;;\n"
 	    "    tenants|tenant|tn|kubeconfig|talosconfig|plan|upgrade|rollback|-t|--tenant)\n"
 	    "        _rezusctl_names tenants; return ;;\n"
 	    "    esac\n"
@@ -390,6 +401,8 @@ enum {
 	OPT_NO_BROWSER,
 	OPT_LISTEN_PORT,
 	OPT_TIMEOUT,
+	OPT_FORCE,
+	OPT_BACKEND,
 };
 
 static const struct option long_opts[] = {
@@ -429,6 +442,8 @@ static const struct option long_opts[] = {
 	{ "no-browser", no_argument, NULL, OPT_NO_BROWSER },
 	{ "listen-port", required_argument, NULL, OPT_LISTEN_PORT },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "force", no_argument, NULL, OPT_FORCE },
+	{ "backend", required_argument, NULL, OPT_BACKEND },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -650,6 +665,12 @@ static int parse(rzc_t *c, int argc, char **argv, const char *verb)
 				    "5m)",
 				    optarg);
 			}
+			break;
+		case OPT_FORCE:
+			c->force = true;
+			break;
+		case OPT_BACKEND:
+			c->backend = optarg;
 			break;
 		case 'h':
 			if (command_named(verb) != NULL) {

@@ -74,6 +74,8 @@ typedef struct rzc {
 	bool no_browser;         /* --no-browser (login --oidc): print the URL, open nothing */
 	long listen_port;        /* --listen-port (login --oidc): 0 = any free port */
 	long timeout;            /* --timeout (login --oidc): seconds to wait for the sign-in */
+	bool force;              /* --force (export): write into a directory that is not empty */
+	const char *backend;     /* --backend NAME (export): the TF backend to name */
 } rzc_t;
 
 /* ---- http.c ---- */
@@ -232,6 +234,9 @@ int rzc_cmd_logs(rzc_t *c, int argc, char **argv);
 /* A Run's status.plan as a table: ACTION ADDRESS MACHINE REASON (nothing when absent). */
 void rzc_print_plan(const json_t *plan, const char *indent);
 int rzc_cmd_state(rzc_t *c, int argc, char **argv);
+/* rezusctl export TENANT DIR (export.c): the tenant's configuration, state and credentials
+ * for plain tofu, into DIR (0700, files 0600). */
+int rzc_cmd_export(rzc_t *c, int argc, char **argv);
 int rzc_cmd_plan(rzc_t *c, int argc, char **argv);
 int rzc_cmd_approve(rzc_t *c, int argc, char **argv);
 int rzc_cmd_cancel(rzc_t *c, int argc, char **argv);

@@ -81,6 +81,7 @@ core_librezus_core_la_SOURCES = \
 	core/engine/engine.c core/engine/engine.h core/engine/engine-int.h core/engine/executor.h \
 	core/engine/queue.c core/engine/run.c core/engine/steps.c core/engine/workdir.c \
 	core/engine/settle.c core/engine/recover.c core/engine/claim.c core/engine/routes.c \
+	core/engine/export.c \
 	core/remote/nats.c core/remote/nats.h \
 	core/remote/heartbeat.c core/remote/heartbeat.h \
 	core/remote/dispatch.c core/remote/dispatch.h \

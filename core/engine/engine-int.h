@@ -197,6 +197,11 @@ void rz__engine_store_run(struct run *r);
 /* Out of the queue, into a slot: a new run for t, or its approved run's apply. */
 void rz__engine_launch(rz_engine_t *e, struct tenant *t);
 
+/* ------------------------------------------------------------------ export.c */
+
+/* Register GET /api/v1/tenants/{tenant}/export (e as ctx): rz_engine_routes does. */
+int rz__engine_export_routes(rz_engine_t *e, rz_http_t *http, rz_err_t *err);
+
 /* ------------------------------------------------------------------ workdir.c */
 
 /* The tenant's working directory, <tofu.workdir>/<tenant>, into out. */

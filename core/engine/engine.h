@@ -64,7 +64,9 @@ void rz_engine_state_replaced(void *engine, const char *tenant, const json_t *st
 void rz_engine_free(rz_engine_t *e);
 
 /* POST /api/v1/tenants/{tenant}/runs/{name}/approve and …/cancel (edit role), GET …/log
- * (view role; ?follow=true: server-sent events until the run ends). */
+ * (view role; ?follow=true: server-sent events until the run ends), GET
+ * /api/v1/tenants/{tenant}/export (edit role, audited: the configuration with a local or
+ * named backend, the state, the credentials and a README, for plain tofu). */
 int rz_engine_routes(rz_engine_t *e, rz_http_t *http, rz_err_t *err);
 
 /* Hand the steps of runs started from now on to exec (borrowed; it outlives the engine)

@@ -126,6 +126,14 @@ void rz__engine_forget(rz_engine_t *e, struct tenant *t)
 {
 	struct tenant **pp;
 
+	if (t->run != NULL && t->run->awaiting) {
+		/* removed with no teardown (no finalizer): the apply it waits for has no tenant
+		 * left; its end forgets the tenant (t is freed) */
+		t->gone = true;
+		snprintf(t->run->error, sizeof(t->run->error), "its tenant was deleted");
+		rz__engine_finish(t->run, RZ_RUN_CANCELED, -1);
+		return;
+	}
 	if (t->run != NULL) {
 		t->gone = true;
 		return;
@@ -133,6 +141,9 @@ void rz__engine_forget(rz_engine_t *e, struct tenant *t)
 	if (t->queued) {
 		rz__engine_unqueue(t);
 	}
+	/* what its runs left here (configuration, logs, a waiting plan with the state in
+	 * clear) goes with it, also when it went with no teardown */
+	rz__engine_remove_workdir(e, t->name);
 	tdelete(t, &e->by_name, tenant_cmp);
 	for (pp = &e->tenants; *pp != NULL && *pp != t; pp = &(*pp)->next) {
 	}
@@ -155,8 +166,13 @@ static void enqueue(struct tenant *t)
 	/* A change makes a waiting apply's plan stale; a manual run (a speculative plan, an
 	 * apply asked for by hand) queues behind it and leaves it as it is. */
 	if (t->run != NULL && t->run->awaiting && t->trigger >= 0 && t->trigger != RZ_TRIG_RESYNC) {
-		snprintf(t->run->error, sizeof(t->run->error), "superseded by a newer change");
+		bool gone = t->gone; /* then the run's end forgets the tenant: t is freed */
+		snprintf(t->run->error, sizeof(t->run->error), "%s",
+		         gone ? "its tenant was deleted" : "superseded by a newer change");
 		rz__engine_finish(t->run, RZ_RUN_CANCELED, -1);
+		if (gone) {
+			return;
+		}
 	}
 	if (t->queued || t->run != NULL) {
 		t->again = t->run != NULL;

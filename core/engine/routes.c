@@ -297,5 +297,7 @@ int rz_engine_runner_routes(rz_engine_t *e, rz_http_t *http, rz_err_t *err)
 
 int rz_engine_routes(rz_engine_t *e, rz_http_t *http, rz_err_t *err)
 {
-	return rz_http_add_table(http, RZ_ROUTES(run_routes), e, err);
+	int rc = rz_http_add_table(http, RZ_ROUTES(run_routes), e, err);
+
+	return rc == 0 ? rz__engine_export_routes(e, http, err) : rc;
 }

@@ -227,8 +227,10 @@ static int render_all(rz_plugins_t *p, const json_t *ctx, const char **names, si
 	return rc;
 }
 
-int rz_compose(rz_plugins_t *p, const json_t *ctx, const json_t *backend, json_t **files,
-               rz_err_t *err)
+/* The composition; backend (borrowed, may be NULL) becomes terraform.backend.http; record:
+ * whose each resource is, kept for the tenant (a run's composition, not an export's). */
+static int compose(rz_plugins_t *p, const json_t *ctx, const json_t *backend, bool record,
+                   json_t **files, rz_err_t *err)
 {
 	const char *names[MAX_PLUGINS];
 	char bufs[MAX_PLUGINS][64];
@@ -263,7 +265,7 @@ int rz_compose(rz_plugins_t *p, const json_t *ctx, const json_t *backend, json_t
 		                        : json_object());
 		json_object_set(m.files, "terraform.tfvars.json", m.tfvars);
 	}
-	if (rc == 0 && tenant != NULL) { /* for the projection after the apply */
+	if (rc == 0 && record && tenant != NULL) { /* for the projection after the apply */
 		rc = rz_plugins_set_scope(p, tenant, json_incref(m.scope), err);
 	}
 	if (rc == 0) {
@@ -281,6 +283,37 @@ int rz_compose(rz_plugins_t *p, const json_t *ctx, const json_t *backend, json_t
 	json_decref(m.scope);
 	json_decref(m.owners_r);
 	return rc;
+}
+
+int rz_compose(rz_plugins_t *p, const json_t *ctx, const json_t *backend, json_t **files,
+               rz_err_t *err)
+{
+	return compose(p, ctx, backend, true, files, err);
+}
+
+int rz_compose_detached(rz_plugins_t *p, const json_t *ctx, json_t **files, rz_err_t *err)
+{
+	return compose(p, ctx, NULL, false, files, err);
+}
+
+int rz_compose_set_backend(json_t *files, const char *type, const json_t *config, rz_err_t *err)
+{
+	json_t *terraform =
+	    json_object_get(json_object_get(files, "versions.tf.json"), "terraform");
+	json_t *backend = json_object();
+
+	if (!json_is_object(terraform) || backend == NULL || type == NULL || type[0] == '\0') {
+		json_decref(backend);
+		return rz_err_set(err, REZUS_EINVALID,
+		                  "compose: no versions.tf.json with a terraform block, or no "
+		                  "backend type");
+	}
+	if (json_object_set_new(backend, type,
+	                        config != NULL ? json_deep_copy(config) : json_object()) != 0 ||
+	    json_object_set_new(terraform, "backend", backend) != 0) {
+		return rz_err_set(err, -ENOMEM, "compose: out of memory");
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------------------ writing */

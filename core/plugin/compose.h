@@ -35,6 +35,18 @@
 int rz_compose(rz_plugins_t *p, const json_t *ctx, const json_t *backend, json_t **files,
                rz_err_t *err);
 
+/* The same composition for a copy that leaves the daemon (an export): no backend, and
+ * nothing recorded for the tenant, so the projection of a run under way keeps the scope
+ * its own composition recorded. *files: caller owns. */
+int rz_compose_detached(rz_plugins_t *p, const json_t *ctx, json_t **files, rz_err_t *err);
+
+/* Make the backend of a composition (files, as rz_compose gives them) {type: config},
+ * in place of the one it has: terraform.backend of versions.tf.json, the one block tofu
+ * reads a backend from. config is borrowed and copied; NULL is {} (a partial
+ * configuration: tofu init -backend-config=... gives the rest). REZUS_EINVALID when files
+ * has no versions.tf.json terraform block or type is empty. */
+int rz_compose_set_backend(json_t *files, const char *type, const json_t *config, rz_err_t *err);
+
 /* Write files into dir (created 0700 when missing): each file through a temporary and a
  * rename, sorted keys and two-space indents, terraform.tfvars.json 0600, other files
  * 0644; *.tf.json files of plugins no longer rendered are removed. */

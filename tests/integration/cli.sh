@@ -1,7 +1,9 @@
 #!/bin/sh
 # rezusctl as a user runs it, against the real daemon: login, apply the examples, get in
 # every output format (JSON and YAML round-trip through apply -f), watch, scale, edit, the
-# logs of a real sim run, a kubeconfig kubectl loads, the state's history and a rollback,
+# logs of a real sim run, a kubeconfig kubectl loads, the export (a directory plain
+# terraform plans with no changes; 0700/0600, audited, 403 for a viewer), the state's
+# history and a rollback,
 # delete; errors and exit statuses for a bad manifest, a conflict, a missing object, a dead
 # server, missing permissions and bad usage; events in get and describe (the engine's, and the empty forms); boot --platform local
 # from nothing, twice; boot --platform docker with recording stand-ins for talosctl and
@@ -394,6 +396,54 @@ if command -v kubectl >/dev/null; then
 	expect_eq "--merge keeps the other clusters and switches to the tenant" "admin@simmy|other simmy" \
 		"$(KUBECONFIG="$WORK/kube-merge" kubectl config current-context)|$(KUBECONFIG="$WORK/kube-merge" kubectl config get-clusters | tail -n +2 | sort | tr '\n' ' ' | sed 's/ $//')"
 fi
+# --- export: a way out, plain terraform carries on with the tenant --------------------------------
+run export simmy "$WORK/export"
+expect_match "export writes the tenant into DIR, exit 0" "^0 tenant/simmy exported to $WORK/export \\([0-9]+ files, backend local\\)" \
+	"$RC $(head -n 1 "$WORK/out")"
+expect_match "warning on stderr that DIR holds secrets" "^warning: $WORK/export holds secrets" "$(cat "$WORK/err")"
+expect_eq "the directory is 0700" "700" "$(stat -c %a "$WORK/export")"
+expect_eq "every file in it 0600" "" "$(find "$WORK/export" -type f ! -perm 600)"
+expect_eq "the configuration, the state, the credentials and a README" \
+	"README.md kubeconfig sim.tf.json talosconfig terraform.tfstate terraform.tfvars.json variables.tf.json versions.tf.json " \
+	"$(ls "$WORK/export" | tr '\n' ' ')"
+expect_match "with a local backend" '"backend": \{ *"local": \{ *"path": "terraform.tfstate" *\} *\}' \
+	"$(tr -d '\n' <"$WORK/export/versions.tf.json")"
+expect_eq "and none of the daemon's backend: no http block, address, user or CA" "" \
+	"$(grep -l -e '"http"' -e '/tfstate/' -e "127.0.0.1:$PORT" -e '"username"' -e 'client_ca_certificate' "$WORK/export"/*.tf.json)"
+expect_eq "its kubeconfig is the tenant's" "$(cat "$WORK/kc")" "$(cat "$WORK/export/kubeconfig")"
+expect_match "the README says how to carry on with plain tofu" 'tofu init.*tofu plan.*rezusctl delete tenant simmy' \
+	"$(tr '\n' ' ' <"$WORK/export/README.md")"
+(cd "$WORK/export" && CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1 TF_INPUT=0 TF_CLI_CONFIG_FILE=/dev/null \
+	"$TF" init -input=false -no-color >"$WORK/export.init" 2>&1)
+expect_eq "$(basename "$TF") init there works offline" "0" "$?"
+(cd "$WORK/export" && CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1 TF_INPUT=0 TF_CLI_CONFIG_FILE=/dev/null \
+	"$TF" plan -input=false -no-color -detailed-exitcode >"$WORK/export.plan" 2>&1)
+expect_eq "$(basename "$TF") plan -detailed-exitcode there: 0, no changes" "0 No changes." \
+	"$? $(grep -o '^No changes\.' "$WORK/export.plan")"
+ADMIN_TOKEN=$(sed -n 's/^ *token: \(rzt_.*\)$/\1/p' "$CONF_FILE" | head -n 1)
+audited() { curl -s -H "Authorization: Bearer $ADMIN_TOKEN" "$SERVER/api/v1/audit?verb=export&tenant=simmy" | grep -o '"code":[0-9]*' | wc -l | tr -d ' '; }
+expect_eq "the export is audited" "1" "$(audited)"
+expect_match "naming the tenant and the action" '"user":"admin".*"verb":"export".*"kind":"Tenant".*"tenant":"simmy".*"code":200' \
+	"$(curl -s -H "Authorization: Bearer $ADMIN_TOKEN" "$SERVER/api/v1/audit?verb=export&tenant=simmy")"
+KTOKEN=$(sed -n 's/^ *token: *//p' "$WORK/kc")
+expect_eq "never its contents: the cluster's secret is in no audit row, nor in the daemon's log" "0 0" \
+	"$(curl -s -H "Authorization: Bearer $ADMIN_TOKEN" "$SERVER/api/v1/audit?tenant=simmy" | grep -c -F "$KTOKEN") $(grep -c -F "$KTOKEN" "$WORK/daemon.log")"
+run export simmy "$WORK/export"
+expect_match "a DIR that is not empty is refused, exit 1" "^1 error: $WORK/export is not empty: .*--force" "$RC $(cat "$WORK/err")"
+expect_eq "before anything is asked of the server (nothing exported, nothing audited)" "1" "$(audited)"
+echo stale >"$WORK/export/README.md"
+run export simmy "$WORK/export" --force
+expect_eq "--force writes over the files of the same names" "0 # Tenant simmy, exported from RezusCloud" \
+	"$RC $(head -n 1 "$WORK/export/README.md")"
+run export simmy "$WORK/export-s3" --backend s3
+expect_eq "--backend s3 names that backend, an empty block for tofu init -backend-config" '0 {"s3":{}}' \
+	"$RC $(tr -d ' \n' <"$WORK/export-s3/versions.tf.json" | sed 's/.*"backend":\({"s3":{}}\).*/\1/')"
+run export simmy "$WORK/export-bad" --backend nfs
+expect_match "an unknown backend is refused, naming the field" '^1 error: backend: .*backend: supported values: local, s3' \
+	"$RC $(tr '\n' ' ' <"$WORK/err")"
+expect_eq "and leaves no directory" "no" "$([ -e "$WORK/export-bad" ] && echo yes || echo no)"
+run export simmy
+expect_eq "export without DIR is a usage error" "2" "$RC"
 for flag in --dry-run --dry-run=client; do
 	run scale ng/cp -t simmy --replicas 2 $flag
 	expect_match "scale $flag says it would" '^0 nodegroup/cp scaled \((server )?dry run\)$' "$RC $(cat "$WORK/out")"
@@ -551,6 +601,12 @@ printf 'viewer-password-1\n' | "$CTL" login "$SERVER" --username viewer --passwo
 run delete tenant rack --context viewer
 expect_eq "missing permissions exit 1" "1" "$RC"
 expect_match "with the server's reason" '^error: .*forbidden|^error: .*role' "$(cat "$WORK/err")"
+run export simmy "$WORK/export-viewer" --context viewer
+expect_match "a view user may not export (it holds the state and credentials): 403" '^1 error: .*(forbidden|role)' \
+	"$RC $(cat "$WORK/err")"
+expect_eq "and gets no directory" "no" "$([ -e "$WORK/export-viewer" ] && echo yes || echo no)"
+expect_eq "the refusal is audited too (and the bad backend's 422)" "200 200 200 403 422" \
+	"$(curl -s -H "Authorization: Bearer $ADMIN_TOKEN" "$SERVER/api/v1/audit?verb=export&tenant=simmy" | grep -o '"code":[0-9]*' | sed 's/"code"://' | sort | tr '\n' ' ' | sed 's/ $//')"
 # a user changes their own password, with the viewer's token (a view user: self-service)
 printf 'wrong-password-1\nviewer-password-2\n' | "$CTL" password --password-stdin --context viewer >"$WORK/out" 2>"$WORK/err"
 expect_match "password with a wrong current password is refused" '^1 error: ' "$? $(cat "$WORK/err")"
@@ -702,6 +758,21 @@ for cmd in $help_cmds; do
 done
 expect_eq "every command has its own help" "" "$missing"
 expect_eq "with an Examples: section that runs the command" "" "$noexamples"
+
+# --- the way out's last step, as the export's README gives it: the tenant leaves RezusCloud
+# without its destroy (the finalizer removed, then the delete)
+cat >"$WORK/drop-finalizer" <<'SH'
+#!/bin/sh
+sed -i '/^  finalizers:$/d; /^  - rezuscloud\.io\/teardown$/d' "$1"
+SH
+chmod +x "$WORK/drop-finalizer"
+EDITOR="$WORK/drop-finalizer" "$CTL" edit tenant simmy >"$WORK/out" 2>"$WORK/err"
+expect_eq "edit drops the tenant's finalizer" "0 tenant/simmy edited" "$? $(cat "$WORK/out")"
+run delete tenant simmy
+expect_eq "the delete then answers at once: deleted, not a teardown started" "0 tenant/simmy deleted" "$RC $(cat "$WORK/out")"
+run get tenant simmy
+expect_eq "the tenant is gone" "1" "$RC"
+expect_eq "and no destroy ran for it" "" "$(grep 'tenant=simmy .*operation=destroy' "$WORK/daemon.log")"
 
 # --- boot --platform local, twice --------------------------------------------------------------------
 # A port nothing listens on, below the kernel's ephemeral range (32768 up): a port in it

@@ -983,6 +983,51 @@ START_TEST(approval_waits_until_approved_or_canceled)
 }
 END_TEST
 
+/* A tenant removed with no teardown (its finalizer dropped, then deleted: how an exported
+ * tenant leaves) while its run awaits approval: the run ends and the tenant is forgotten,
+ * once, its working directory removed (its node groups' deletion, which pokes it, used to
+ * find it freed); a new tenant of that name starts afresh. */
+START_TEST(a_tenant_deleted_while_its_run_awaits_approval)
+{
+	json_t *cur, *out = NULL;
+	rz_err_t err = { 0 };
+	char why[128], run1[64], path[PATH_MAX + 16];
+	struct step *p;
+	bool gone = false;
+
+	start_engine(true);
+	tenant("acme");
+	nodegroup("acme", "cp", 1);
+	p = out_of("acme", "init");
+	snprintf(run1, sizeof(run1), "%s", p->run);
+	end_step(p, 0, NULL);
+	end_step(out_of("acme", "plan"), 0, NULL);
+	end_step(out_of("acme", "show"), 0, PLAN_DESTROY);
+	ck_assert(rz_engine_busy(engine, "acme", why, sizeof(why)));
+	snprintf(path, sizeof(path), "%s/acme", workdir);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	cur = get("Tenant", NULL, "acme");
+	json_object_set_new(json_object_get(cur, "metadata"), "finalizers", json_array());
+	ck_assert_int_eq(rz_store_update(st, rz_kind_by_name("Tenant"), NULL, "acme", cur, 0,
+	                                 RZ_UPDATE_SPEC, NULL, &out, &gone, &err),
+	                 0);
+	json_decref(out);
+	json_decref(cur);
+	ck_assert_int_eq(rz_store_delete(st, rz_kind_by_name("Tenant"), NULL, "acme", 0, NULL, &out,
+	                                 &gone, &err),
+	                 0);
+	json_decref(out);
+	ck_assert(gone); /* at once: no finalizer, no destroy run */
+	quiet();
+	ck_assert(!rz_engine_busy(engine, "acme", why, sizeof(why)));
+	ck_assert_uint_eq(fx.n, 3);               /* no apply, no destroy */
+	ck_assert_int_eq(access(path, F_OK), -1); /* its working directory went with it */
+	tenant("acme");
+	p = out_of("acme", "init");
+	ck_assert_str_ne(p->run, run1);
+}
+END_TEST
+
 /* Canceling a run whose step a runner holds asks the executor to cancel it; the step's end
  * ends the run Canceled. */
 START_TEST(cancel_a_running_step)
@@ -1187,6 +1232,7 @@ static Suite *engine_suite(void)
 	tcase_add_test(tc, one_run_per_tenant_and_the_pool);
 	tcase_add_test(tc, backoff_grows_is_capped_and_resets);
 	tcase_add_test(tc, approval_waits_until_approved_or_canceled);
+	tcase_add_test(tc, a_tenant_deleted_while_its_run_awaits_approval);
 	tcase_add_test(tc, cancel_a_running_step);
 	tcase_add_test(tc, recovery_interrupts_what_was_left);
 	tcase_add_test(tc, recovery_takes_up_a_remote_run);

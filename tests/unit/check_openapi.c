@@ -177,6 +177,10 @@ START_TEST(test_every_route_described_and_present)
 	    operation(doc, "/api/v1/tenants/{tenant}/runs/{name}/approve", RZ_M_POST));
 	ck_assert_ptr_nonnull(operation(doc, "/api/v1/tenants/{tenant}/runs/{name}/log", RZ_M_GET));
 	ck_assert_ptr_nonnull(operation(doc, "/api/v1/tenants/{tenant}/kubeconfig", RZ_M_GET));
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(
+	        operation(doc, "/api/v1/tenants/{tenant}/export", RZ_M_GET), "operationId")),
+	    "exportTenant");
 	ck_assert_ptr_nonnull(operation(doc, "/api/v1/nodegroups", RZ_M_GET));
 	ck_assert_ptr_nonnull(operation(doc, "/tfstate/{tenant}", RZ_M_LOCK));
 	ck_assert_ptr_nonnull(operation(doc, "/readyz", RZ_M_GET));

@@ -845,6 +845,65 @@ START_TEST(test_composition_scopes_projection)
 }
 END_TEST
 
+/* An export's composition: the run's files, its record of whose each resource is left as the
+ * run's composition made it; the daemon's http backend replaced by the one asked for. */
+START_TEST(test_detached_composition_and_backend)
+{
+	const char *names[] = { "loose", "sim" };
+	char *dir = mixed_dir(names, 2);
+	rz_plugins_t *p = NULL;
+	rz_err_t err = { 0 };
+	json_t *ctx = two_plugin_tenant(NULL), *http = json_pack("{s:s}", "address", "http://x/t");
+	json_t *files = NULL, *run = NULL, *local = json_pack("{s:s}", "path", "terraform.tfstate");
+	json_t *want;
+	char *text;
+
+	ck_assert_msg(rz_plugins_load(&p, &cfg, true, &err) == 0, "%s", err.msg);
+	ck_assert_msg(rz_compose_detached(p, ctx, &files, &err) == 0, "%s", err.msg);
+	ck_assert_ptr_null(rz_plugins_scope(p, "t")); /* nothing recorded */
+	ck_assert_msg(rz_compose(p, ctx, http, &run, &err) == 0, "%s", err.msg);
+	ck_assert_ptr_nonnull(rz_plugins_scope(p, "t"));
+	/* the same files as the run's but the backend: none at all */
+	ck_assert_ptr_null(json_object_get(
+	    json_object_get(json_object_get(files, "versions.tf.json"), "terraform"), "backend"));
+	ck_assert_int_eq(rz_compose_set_backend(run, "local", local, &err), 0);
+	ck_assert_int_eq(rz_compose_set_backend(files, "local", local, &err), 0);
+	ck_assert(json_equal(files, run));
+	want = json_pack("{s:{s:s}}", "local", "path", "terraform.tfstate");
+	ck_assert(
+	    json_equal(json_object_get(
+	                   json_object_get(json_object_get(files, "versions.tf.json"), "terraform"),
+	                   "backend"),
+	               want));
+	json_decref(want);
+	/* the http block is gone whole: no address, no username left behind */
+	text = json_dumps(json_object_get(run, "versions.tf.json"), 0);
+	ck_assert_msg(strstr(text, "http") == NULL, "%s", text);
+	free(text);
+	/* a named backend without settings: an empty block, tofu init -backend-config fills it */
+	ck_assert_int_eq(rz_compose_set_backend(files, "s3", NULL, &err), 0);
+	want = json_pack("{s:{}}", "s3");
+	ck_assert(
+	    json_equal(json_object_get(
+	                   json_object_get(json_object_get(files, "versions.tf.json"), "terraform"),
+	                   "backend"),
+	               want));
+	json_decref(want);
+	/* no terraform block, no type: refused */
+	ck_assert_int_eq(rz_compose_set_backend(files, "", NULL, &err), REZUS_EINVALID);
+	json_object_del(files, "versions.tf.json");
+	ck_assert_int_eq(rz_compose_set_backend(files, "local", local, &err), REZUS_EINVALID);
+	json_decref(files);
+	json_decref(run);
+	json_decref(http);
+	json_decref(local);
+	json_decref(ctx);
+	rz_plugins_free(p);
+	rzt_rmrf(dir);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("plugins");
@@ -862,6 +921,7 @@ int main(void)
 	tcase_add_test(tc, test_providers_published);
 	tcase_add_test(tc, test_render_contract_and_merge_conflicts);
 	tcase_add_test(tc, test_composition_scopes_projection);
+	tcase_add_test(tc, test_detached_composition_and_backend);
 	tcase_add_loop_test(tc, test_etcd_contract, 0,
 	                    (int)(sizeof(etcd_cases) / sizeof(etcd_cases[0])));
 	tcase_add_test(tc, test_etcd_calls);
