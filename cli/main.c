@@ -34,7 +34,7 @@ static const struct command {
 	{ "logs", rzc_cmd_logs, "RUN [-f] [--raw]",
 	  "a run's tofu output; -f follows it until it ends, --raw: tofu's JSON lines", false },
 	{ "plan", rzc_cmd_plan, "TENANT", "start a plan run (changes nothing)", false },
-	{ "approve", rzc_cmd_approve, "RUN [--reason TEXT]",
+	{ "approve", rzc_cmd_approve, "RUN [-y] [--reason TEXT]",
 	  "show what a run awaiting approval would change, then let it apply", false },
 	{ "cancel", rzc_cmd_cancel, "RUN", "cancel a queued, waiting or running run", false },
 	{ "kubeconfig", rzc_cmd_kubeconfig, "TENANT [-o FILE] [--merge]", "the tenant's kubeconfig",
@@ -115,7 +115,13 @@ static const struct detail {
 	  "Examples:\n  rezusctl logs run-1a2b3c4d -f -t demo\n" },
 	{ "plan", "Examples:\n  rezusctl plan demo && rezusctl runs demo\n" },
 	{ "approve",
-	  "Examples:\n  rezusctl approve RUN -t demo --reason \"one control plane is enough\"\n" },
+	  "Shows what the run would add, change and destroy. At a terminal it then asks\n"
+	  "Approve? [y/N]: only y or yes approves. Elsewhere (a script, a pipe) it approves at\n"
+	  "once and the summary goes to stderr.\n\n"
+	  "Flags:\n  -y, --yes        approve without asking\n"
+	  "  --reason TEXT    why, kept in the Run (status.approvalReason)\n\n"
+	  "Examples:\n  rezusctl approve RUN -t demo --reason \"one control plane is enough\"\n"
+	  "  rezusctl approve RUN -t demo -y\n" },
 	{ "cancel", "Examples:\n  rezusctl cancel RUN -t demo\n" },
 	{ "kubeconfig", "Examples:\n  rezusctl kubeconfig demo --merge\n"
 	                "  rezusctl kubeconfig demo -o demo.kubeconfig\n" },
@@ -424,6 +430,7 @@ static const struct option long_opts[] = {
 	{ "limit", required_argument, NULL, OPT_LIMIT },
 	{ "raw", no_argument, NULL, OPT_RAW },
 	{ "reason", required_argument, NULL, OPT_REASON },
+	{ "yes", no_argument, NULL, 'y' },
 	{ "oidc", no_argument, NULL, OPT_OIDC },
 	{ "device", no_argument, NULL, OPT_DEVICE },
 	{ "no-browser", no_argument, NULL, OPT_NO_BROWSER },
@@ -436,7 +443,7 @@ static const struct option long_opts[] = {
 /* Every long flag as --name, and the short ones, space-separated: what completion offers. */
 static void flag_words(char *buf, size_t size)
 {
-	size_t n = (size_t)snprintf(buf, size, "-t -A -o -l -w -f -h");
+	size_t n = (size_t)snprintf(buf, size, "-t -A -o -l -w -f -y -h");
 
 	for (const struct option *o = long_opts; o->name != NULL && n < size; o++) {
 		int w = snprintf(buf + n, size - n, " --%s", o->name);
@@ -489,7 +496,7 @@ static int parse(rzc_t *c, int argc, char **argv, const char *verb)
 	bool logs = verb != NULL && strcmp(verb, "logs") == 0;
 	bool file_out =
 	    verb != NULL && (strcmp(verb, "kubeconfig") == 0 || strcmp(verb, "talosconfig") == 0);
-	const char *shorts = logs ? "+:t:Ao:l:wfFh" : "+:t:Ao:l:wf:Fh";
+	const char *shorts = logs ? "+:t:Ao:l:wfFyh" : "+:t:Ao:l:wf:Fyh";
 	int opt;
 
 	/* no permutation ("+"): collect positional words and go on after each */
@@ -626,6 +633,9 @@ static int parse(rzc_t *c, int argc, char **argv, const char *verb)
 			break;
 		case OPT_REASON:
 			c->reason = optarg;
+			break;
+		case 'y':
+			c->yes = true;
 			break;
 		case OPT_OIDC:
 			c->oidc = true;

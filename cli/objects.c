@@ -547,8 +547,8 @@ int rzc_cmd_describe(rzc_t *c, int argc, char **argv)
 	} else if (strcmp(k->kind, "Run") == 0) {
 		if (json_object_get(json_object_get(obj, "status"), "plan") != NULL) {
 			printf("Plan:\n");
-			rzc_print_plan(json_object_get(json_object_get(obj, "status"), "plan"),
-			               "  ");
+			rzc_print_plan(
+			    stdout, json_object_get(json_object_get(obj, "status"), "plan"), "  ");
 		}
 		describe_log(c, c->tenant, name);
 	} else if (strcmp(k->kind, "NodeGroup") == 0) {

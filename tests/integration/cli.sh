@@ -401,28 +401,77 @@ done
 expect_eq "and does not" "1" "$("$CTL" get ng cp -t simmy -o 'jsonpath={.spec.count}')"
 run scale ng/cp -t simmy --replicas 2
 expect_eq "scale sets the count" "nodegroup/cp scaled|2" "$(tr '\n' '|' <"$WORK/out")$("$CTL" get ng cp -t simmy -o json | sed -n 's/.*"count": \([0-9]*\).*/\1/p')"
-for _ in $(seq 1 300); do
-	[ "$("$CTL" get tenant simmy -o json | sed -n 's/.*"total": \([0-9]*\).*/\1/p' | head -n 1)" = 2 ] && break
-	sleep 0.1
-done
-run scale ng/cp -t simmy --replicas 1
-for _ in $(seq 1 300); do
-	WAITING=$("$CTL" runs simmy | awk '$4 == "AwaitingApproval" {print $1}' | head -n 1)
-	[ -n "$WAITING" ] && break
-	sleep 0.1
-done
+# wait_total N: until simmy has N machines. scale_down: once cp has 2 machines, back to 1:
+# a run that destroys one, awaiting approval, in WAITING.
+wait_total() {
+	for _ in $(seq 1 300); do
+		[ "$("$CTL" get tenant simmy -o json | sed -n 's/.*"total": \([0-9]*\).*/\1/p' | head -n 1)" = "$1" ] && break
+		sleep 0.1
+	done
+}
+scale_down() {
+	wait_total 2
+	run scale ng/cp -t simmy --replicas 1
+	WAITING=""
+	for _ in $(seq 1 300); do
+		WAITING=$("$CTL" runs simmy | awk '$4 == "AwaitingApproval" {print $1}' | head -n 1)
+		[ -n "$WAITING" ] && break
+		sleep 0.1
+	done
+}
+scale_down
 expect_match "scaling down shows a run awaiting approval" '^run-' "$WAITING"
 run describe run "$WAITING" -t simmy
 expect_match "describe run lists what the plan does, naming the Machine" \
 	'Plan: +ACTION +ADDRESS +MACHINE +REASON +delete +terraform_data.cp\[1\] +cp-1 ' "$(tr '\n' ' ' <"$WORK/out")"
+# At a terminal (stdin and stdout a pty) approve shows what the run would change and asks;
+# only y or yes approves. at_tty ANSWER CMD...: what the terminal showed, then "exit N".
+cat >"$WORK/at-tty.py" <<'PY'
+import os, pty, sys, time
+answer, cmd = sys.argv[1], sys.argv[2:]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(cmd[0], cmd)
+seen, sent, end = b"", False, time.time() + 20
+while time.time() < end:
+    try:
+        chunk = os.read(fd, 4096)
+    except OSError:
+        break
+    if not chunk:
+        break
+    seen += chunk
+    if not sent and b"[y/N]" in seen:
+        os.write(fd, answer.encode() + b"\n")
+        sent = True
+_, status = os.waitpid(pid, 0)
+sys.stdout.write(seen.decode(errors="replace").replace("\r", ""))
+print("exit %d" % os.waitstatus_to_exitcode(status))
+PY
+at_tty() { python3 "$WORK/at-tty.py" "$@" 2>&1 | tr '\n' ' '; }
+expect_match "approve at a terminal shows what the run would add, change and destroy, then asks" \
+	"^run/$WAITING \\(apply, tenant simmy\\) would add 0, change 0, destroy 1: +ACTION .* delete +terraform_data.cp\\[1\\] +cp-1 .*Approve\\? \\[y/N\\] +run/$WAITING not approved: it still awaits approval exit 1 $" \
+	"$(at_tty '' "$CTL" approve "$WAITING" -t simmy)"
+expect_match "no is no" "Approve\\? \\[y/N\\] no run/$WAITING not approved.* exit 1 $" "$(at_tty no "$CTL" approve "$WAITING" -t simmy)"
+expect_eq "the run still awaits approval" "AwaitingApproval" "$("$CTL" get run "$WAITING" -t simmy -o 'jsonpath={.status.phase}')"
+expect_match "yes approves it" "Approve\\? \\[y/N\\] yes run/$WAITING: run approved: it applies on the next free pool slot exit 0 $" \
+	"$(at_tty yes "$CTL" approve "$WAITING" -t simmy)"
+run logs "$WAITING" -f -t simmy
+expect_eq "and it succeeds" "run $WAITING: Succeeded" "$(cat "$WORK/err")"
+# not at a terminal (a script): approved at once, the summary on stderr
+wait_total 1
+run scale ng/cp -t simmy --replicas 2
+scale_down
 run approve "$WAITING" --reason "one control plane is enough here"
-expect_match "approve shows that list, then lets it apply" \
-	"^0 run/$WAITING would: +ACTION .* delete +terraform_data.cp\\[1\\] +cp-1 .*run/$WAITING: run approved: it applies on the next free pool slot" \
-	"$RC $(tr '\n' ' ' <"$WORK/out")"
+expect_eq "approve in a script approves at once, printing the result" \
+	"0 run/$WAITING: run approved: it applies on the next free pool slot" "$RC $(cat "$WORK/out")"
+expect_match "and what the run would change on stderr" \
+	"^run/$WAITING \\(apply, tenant simmy\\) would add 0, change 0, destroy 1: +ACTION .* delete +terraform_data.cp\\[1\\] +cp-1 +delete_because_count_index $" \
+	"$(tr '\n' ' ' <"$WORK/err")"
 expect_match "with the reason kept in the Run" '"approvalReason": "one control plane is enough here"' \
 	"$("$CTL" get run "$WAITING" -t simmy -o json)"
 run logs "$WAITING" -f -t simmy
-expect_eq "and it succeeds" "run $WAITING: Succeeded" "$(cat "$WORK/err")"
+expect_eq "and it succeeds too" "run $WAITING: Succeeded" "$(cat "$WORK/err")"
 run plan simmy
 PLAN2=$(sed -n 's|^run/\(run-[0-9a-z]*\) created.*|\1|p' "$WORK/out")
 run cancel "$PLAN2" -t simmy
@@ -516,7 +565,11 @@ expect_eq "state rollback prints the server's message" "0 state rolled back to v
 run state list simmy
 expect_eq "the restored version is the newest, with the resources it held" "$((NEWEST + 1)) $OLDER_RES" \
 	"$(sed -n '2s/ .*//p' "$WORK/out") $(sed -n '2s/.* //p' "$WORK/out")"
-run state rollback simmy 999999
+for _ in $(seq 1 100); do # (the rollback's own run may hold the lock a moment)
+	run state rollback simmy 999999
+	grep -q 'is locked by' "$WORK/err" || break
+	sleep 0.1
+done
 expect_match "a version that is not there: exit 1, saying so" '^1 .*has no state version 999999' "$RC $(cat "$WORK/err")"
 run state rollback simmy latest
 expect_eq "a version that is not a number is a usage error" "2" "$RC"
