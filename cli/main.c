@@ -105,7 +105,10 @@ static const struct detail {
 	{ "delete", DRY_RUN_HELP
 	  "Examples:\n  rezusctl delete tenant demo\n  rezusctl delete ng workers -t demo\n"
 	  "  rezusctl delete -f examples/sim/\n" },
-	{ "edit", "Examples:\n  EDITOR=nano rezusctl edit ng workers -t demo\n" },
+	{ "edit", "A refused edit (bad YAML, or the server's validation) opens again with the\n"
+	          "reason on top as # lines; saving it unchanged or empty gives up (exit 1) and\n"
+	          "keeps a copy of the changes in $TMPDIR (or /tmp), saying where.\n\n"
+	          "Examples:\n  EDITOR=nano rezusctl edit ng workers -t demo\n" },
 	{ "scale",
 	  DRY_RUN_HELP "Examples:\n  rezusctl scale nodegroup workers --replicas 3 -t demo\n"
 	               "  rezusctl scale ng workers --replicas 5 -t demo --dry-run\n" },

@@ -290,8 +290,8 @@ expect_match "saying why" 'lists 2 machines but spec.count is 3' "$(cat "$WORK/e
 cat >"$WORK/editor" <<'SH'
 #!/bin/sh
 # A scripted editor: first a change the server refuses, then, seeing why, a good one.
-if grep -q 'The server refused it' "$1"; then
-	sed -i 's/^  count: -1$/  count: 1/' "$1"
+if grep -q '^# .* refused' "$1"; then
+	sed -i 's/^  count: -1$/  count: 1/; s/^  name: cp$/  name: cp\n  annotations: {reviewed: "yes"}/' "$1"
 else
 	sed -i 's/^  count: 1$/  count: -1/' "$1"
 fi
@@ -299,14 +299,56 @@ SH
 chmod +x "$WORK/editor"
 EDITOR="$WORK/editor" "$CTL" edit nodegroup cp -t rack >"$WORK/out" 2>"$WORK/err"
 expect_eq "edit reopens a refused change with the reason, then sends the fix" "0 nodegroup/cp edited" "$? $(cat "$WORK/out")"
+# A mistake in the YAML keeps the edits (kubectl's way): the editor opens again on the
+# edited text itself (a comment of the user's too), the error in '#' lines on top.
+cat >"$WORK/editor-yaml" <<'SH'
+#!/bin/sh
+# first: a label, a comment and a YAML mistake; then, shown why, the mistake fixed
+n=$(ls "$SEEN" | wc -l)
+cp "$1" "$SEEN/seen.$n"
+if grep -q '^# .* refused' "$1"; then
+	sed -i 's/^  count: \[1$/  count: 1/' "$1"
+else
+	sed -i 's/^  count: 1$/  # two, once the rack is full\n  count: [1/; s/^  name: cp$/  name: cp\n  labels: {edited: by-hand}/' "$1"
+fi
+SH
+chmod +x "$WORK/editor-yaml"
+mkdir -p "$WORK/edit" "$WORK/seen"
+SEEN="$WORK/seen" TMPDIR="$WORK/edit" EDITOR="$WORK/editor-yaml" "$CTL" edit nodegroup cp -t rack >"$WORK/out" 2>"$WORK/err"
+expect_eq "edit with a YAML mistake, then the fix, sends the edit" "0 nodegroup/cp edited" "$? $(cat "$WORK/out")"
+expect_match "the editor opened again with the error on top, in '#' lines" \
+	'^# .*refused.*: #   .*(flow|sequence|expected)' "$(grep '^#' "$WORK/seen/seen.1" | tr '\n' ' ' | sed 's/.*\(# The edit\)/\1/')"
+expect_eq "and the edited text below it, the user's comment too" \
+	"  labels: {edited: by-hand}|  # two, once the rack is full|  count: [1|" \
+	"$(grep -e 'edited: by-hand' -e 'once the rack' -e '^  count:' "$WORK/seen/seen.1" | tr '\n' '|')"
+expect_eq "the label reached the server" "by-hand" "$("$CTL" get ng cp -t rack -o 'jsonpath={.metadata.labels.edited}')"
+expect_eq "and the temporary file is gone" "" "$(ls "$WORK/edit")"
 cat >"$WORK/editor2" <<'SH'
 #!/bin/sh
 sed -i 's/^  count: 1$/  count: -1/' "$1"
 SH
 chmod +x "$WORK/editor2"
-EDITOR="$WORK/editor2" "$CTL" edit nodegroup cp -t rack >"$WORK/out" 2>"$WORK/err"
+TMPDIR="$WORK/edit" EDITOR="$WORK/editor2" "$CTL" edit nodegroup cp -t rack >"$WORK/out" 2>"$WORK/err"
 expect_eq "an edit the user gives up on (saved unchanged after a refusal) exits 1" "1" "$?"
 expect_match "naming the refusal" 'edit abandoned: .*spec.count' "$(cat "$WORK/err")"
+COPY=$(sed -n 's/^A copy of your changes has been stored to "\(.*\)"$/\1/p' "$WORK/err")
+expect_match "and where a copy of the changes is kept" "^$WORK/edit/rezusctl-edit-.*\\.yaml$" "$COPY"
+expect_match "which holds them, below the reason" '^#   spec.count: .* +count: -1 $' \
+	"$(grep -e '^#   spec.count' -e '^  count:' "$COPY" 2>&1 | tr '\n' ' ')"
+rm -f "$COPY"
+cat >"$WORK/editor3" <<'SH'
+#!/bin/sh
+# a refused change, then an empty file
+if grep -q '^# .* refused' "$1"; then : >"$1"; else sed -i 's/^  count: 1$/  count: -1/' "$1"; fi
+SH
+chmod +x "$WORK/editor3"
+TMPDIR="$WORK/edit" EDITOR="$WORK/editor3" "$CTL" edit nodegroup cp -t rack >"$WORK/out" 2>"$WORK/err"
+rc=$?
+COPY=$(sed -n 's/^A copy of your changes has been stored to "\(.*\)"$/\1/p' "$WORK/err")
+expect_match "emptied after a refusal: exit 1, the edited text kept" "^1 edit abandoned .*  count: -1" \
+	"$rc $(grep -o 'edit abandoned' "$WORK/err") $(cat "$COPY" 2>&1 | tr '\n' ' ')"
+rm -f "$COPY"
+expect_eq "the node group is as it was" "1" "$("$CTL" get ng cp -t rack -o 'jsonpath={.spec.count}')"
 
 # --- a real sim run: logs, plan, kubeconfig ------------------------------------------------------
 cat >"$WORK/sim.yaml" <<'YAML'
