@@ -746,6 +746,14 @@ comp() {
 expect_eq "completion offers flags" "--tenant" "$(comp rezusctl get ng --ten)"
 expect_eq "node group names, in the command's tenant" "cp workers" "$(comp rezusctl -t rack get ng '')"
 expect_match "run names" '^run-[0-9a-z]+( run-[0-9a-z]+)*$' "$(comp rezusctl -t simmy logs '')"
+expect_match "tenant names after -t, the type before it" '(^| )rack( |$)' "$(comp rezusctl get ng -t '')"
+expect_eq "and by their start" "rack" "$(comp rezusctl get ng -t ra)"
+expect_eq "node group names when -t comes right after the verb" "cp workers" "$(comp rezusctl get -t rack ng '')"
+expect_eq "the type too" "nodegroups" "$(comp rezusctl get -t rack nodeg)"
+expect_eq "and commands after a global flag" "logs login logout" "$(comp rezusctl -t rack lo)"
+expect_match "logs -f (follow, not a file) still completes run names" '^run-[0-9a-z]+( run-[0-9a-z]+)*$' \
+	"$(comp rezusctl logs -f -t simmy '')"
+expect_eq "a flag's value that names nothing completes nothing" "" "$(comp rezusctl get ng --reason '')"
 expect_eq "and the commands help names" "token" "$(comp rezusctl help tok)"
 expect_match "--help lists events among the types" 'events \(ev\)' "$("$CTL" --help)"
 expect_match "and runners (rn), a type like the others" 'runners \(rn\)' "$("$CTL" --help)"
@@ -767,11 +775,14 @@ zpty -w z "PS1='> '; autoload -U compinit; compinit -u -D; source ${(q)1}"
 zpty -w z "dump() { print -r -- \"[\$BUFFER]\" >>${(q)2}; BUFFER=; }; zle -N dump; bindkey '^T' dump"
 zpty -w -n z $'rezusctl tok\t\x14'
 zpty -w -n z $'rezusctl get ng --ten\t\x14'
-until [[ -s $2 && $(wc -l <$2) -ge 2 ]]; do zpty -r -t z chunk || sleep 0.1; done
+zpty -w -n z $'rezusctl get -t rack nodeg\t\x14'
+zpty -w -n z $'rezusctl get -t rack ng w\t\x14'
+until [[ -s $2 && $(wc -l <$2) -ge 4 ]]; do zpty -r -t z chunk || sleep 0.1; done
 zpty -d z
 ZSH
 	PATH="$top_builddir:$PATH" timeout 30 zsh -f "$WORK/drive.zsh" "$WORK/completion.zsh" "$WORK/zsh.out" >/dev/null 2>&1
-	expect_eq "zsh completes a command and a flag with it" "[rezusctl token ]|[rezusctl get ng --tenant ]|" \
+	expect_eq "zsh completes a command, a flag, a type and a node group after get -t TENANT" \
+		"[rezusctl token ]|[rezusctl get ng --tenant ]|[rezusctl get -t rack nodegroups ]|[rezusctl get -t rack ng workers ]|" \
 		"$(tr '\n' '|' <"$WORK/zsh.out" 2>&1)"
 elif [ -f "$top_srcdir/build/node/.installed" ]; then # tools/install-deps ran: it installs zsh
 	not_ok "zsh is installed (tools/install-deps)"
