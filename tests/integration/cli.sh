@@ -407,6 +407,13 @@ fi
 RUN=$("$CTL" runs simmy -o name | head -n 1 | sed 's|run/||')
 expect_match "runs lists the tenant's run" '^run-' "$RUN"
 run describe run "$RUN" -t simmy
+"$CTL" get tenant simmy -o yaml >"$WORK/simmy.yaml"
+"$CTL" get run "$RUN" -t simmy -o yaml >"$WORK/run.yaml"
+"$CTL" get machines -t simmy -o yaml >"$WORK/machines.yaml"
+expect_eq "-o yaml of the tenant shows its last run and control plane" "lastRun:|controlPlane:|" \
+	"$(grep -o -E '^  (lastRun|controlPlane):' "$WORK/simmy.yaml" | sed 's/^ *//' | tr '\n' '|')"
+expect_eq "with no empty error fields, nor the machines, nor the run (no error is no field)" "0" \
+	"$(cat "$WORK/simmy.yaml" "$WORK/machines.yaml" "$WORK/run.yaml" | grep -c -E '^ *(error|lastError): ""$|^  message: ""$')"
 expect_match "describe run shows its status and the end of its log" \
 	'Kind: +Run.*phase: Succeeded.*Log \(last lines.*Apply complete! Resources' "$(tr '\n' ' ' <"$WORK/out")"
 expect_match "describe run: Runner - (the daemon's own pool ran it)" '^Runner: +-$' "$(cat "$WORK/out")"

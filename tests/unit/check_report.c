@@ -444,8 +444,9 @@ START_TEST(test_ready_conditions)
 	rz_bus_t *bus = NULL;
 	rz_store_t *st = NULL;
 	rz_err_t err = { 0 };
-	json_t *obj, *out = NULL, *t = NULL, *ng = NULL;
+	json_t *obj, *out = NULL, *t = NULL, *ng = NULL, *m = NULL;
 	const rz_kind_t *tk = rz_kind_by_name("Tenant"), *nk = rz_kind_by_name("NodeGroup");
+	const rz_kind_t *mk = rz_kind_by_name("Machine");
 	const char *since = NULL;
 	int64_t rev;
 
@@ -536,10 +537,36 @@ START_TEST(test_ready_conditions)
 	ck_assert_str_eq(ng_event(st, "cp", "ScaledUp"), "Normal/desired machines 2 (were 1) (1)");
 	ck_assert_ptr_nonnull(
 	    strstr(events_of(st, "cp"), "Normal NotReady 1 of 2 machines ready (1 exist)|"));
+
+	/* an error that cleared is gone (a null removes the field), not an empty string */
+	rz_report_status(st, "Machine", "t", "cp-0", json_pack("{s:s}", "lastError", "gone"));
+	ck_assert_str_eq(json_string_value(json_object_get(
+	                     json_object_get(GET(mk, "t", "cp-0", m), "status"), "lastError")),
+	                 "gone");
+	rz_report_status(st, "Machine", "t", "cp-0", json_pack("{s:n}", "lastError"));
+	ck_assert_ptr_null(
+	    json_object_get(json_object_get(GET(mk, "t", "cp-0", m), "status"), "lastError"));
+	ck_assert(json_is_true(json_object_get(json_object_get(m, "status"), "ready")));
+	/* the tenant's last run says why only when it failed */
+	rz_report_run(st, "t", "run-1", "apply", "Failed", "tofu apply failed", 0);
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(
+	        json_object_get(json_object_get(GET(tk, NULL, "t", t), "status"), "lastRun"),
+	        "error")),
+	    "tofu apply failed");
+	rz_report_run(st, "t", "run-2", "apply", "Succeeded", "", 0);
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(
+	        json_object_get(json_object_get(GET(tk, NULL, "t", t), "status"), "lastRun"),
+	        "id")),
+	    "run-2");
+	ck_assert_ptr_null(
+	    json_object_get(json_object_get(json_object_get(t, "status"), "lastRun"), "error"));
 #undef GET
 
 	json_decref(t);
 	json_decref(ng);
+	json_decref(m);
 	rz_store_free(st);
 	rz_bus_free(bus);
 	rz_db_close(db);
