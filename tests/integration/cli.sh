@@ -531,6 +531,14 @@ for _ in $(seq 1 100); do # the canceled plan's run may still be winding down
 	sleep 0.1
 done
 expect_match "upgrade creates an UpgradeRun" '^upgrade/[a-z0-9-]* created$' "$(cat "$WORK/out" "$WORK/err")"
+UPG=$(sed -n 's|^upgrade/\([a-z0-9-]*\) created$|\1|p' "$WORK/out")
+for _ in $(seq 1 100); do
+	VERS=$("$CTL" get up "$UPG" -t simmy -o 'jsonpath={.status.fromVersion} {.status.machines[*].from} {.status.machines[*].to} {.spec.targetVersion}' 2>&1)
+	case "$VERS" in *" 1.35.1 "*) break ;; esac
+	sleep 0.1
+done
+expect_eq "its versions in one form: from (the machines report v1.35.0) and to as spec and status write them" \
+	"1.35.0 1.35.0 1.35.1 1.35.1" "$VERS"
 run upgrade simmy
 expect_eq "upgrade without a version is a usage error" "2" "$RC"
 # watchers of tokens, one with the objects in a Table, one plain, see the new token
