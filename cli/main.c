@@ -34,6 +34,8 @@ static const struct command {
 	{ "logs", rzc_cmd_logs, "RUN [-f] [--raw]",
 	  "a run's tofu output; -f follows it until it ends, --raw: tofu's JSON lines", false },
 	{ "plan", rzc_cmd_plan, "TENANT", "start a plan run (changes nothing)", false },
+	{ "reconcile", rzc_cmd_reconcile, "TENANT",
+	  "start an apply run now: make the tenant what its objects say", false },
 	{ "approve", rzc_cmd_approve, "RUN [-y] [--reason TEXT]",
 	  "show what a run awaiting approval would change, then let it apply", false },
 	{ "cancel", rzc_cmd_cancel, "RUN", "cancel a queued, waiting or running run", false },
@@ -117,6 +119,12 @@ static const struct detail {
 	  "Flags:\n  -f, --follow   until the run ends\n  --raw          tofu's JSON lines\n\n"
 	  "Examples:\n  rezusctl logs run-1a2b3c4d -f -t demo\n" },
 	{ "plan", "Examples:\n  rezusctl plan demo && rezusctl runs demo\n" },
+	{ "reconcile",
+	  "The run a change starts by itself, started by hand (trigger manual): after a\n"
+	  "failure, or when something was changed outside RezusCloud. One that would\n"
+	  "destroy something waits for approval (rezusctl approve), as any apply does.\n\n"
+	  "Examples:\n  rezusctl reconcile demo\n  rezusctl reconcile demo && rezusctl runs "
+	  "demo\n" },
 	{ "approve",
 	  "Shows what the run would add, change and destroy. At a terminal it then asks\n"
 	  "Approve? [y/N]: only y or yes approves. Elsewhere (a script, a pipe) it approves at\n"
@@ -345,7 +353,8 @@ static const char completion_fn[] =
     "    1:state) COMPREPLY=($(compgen -W \"list rollback\" -- \"$cur\")) ;;\n"
     "    2:state) _rezusctl_names tenants ;;\n"
     "    1:logs|1:approve|1:cancel) _rezusctl_names runs ;;\n"
-    "    1:runs|1:kubeconfig|1:talosconfig|1:plan|1:upgrade) _rezusctl_names tenants ;;\n"
+    "    1:runs|1:kubeconfig|1:talosconfig|1:plan|1:reconcile|1:upgrade) _rezusctl_names "
+    "tenants ;;\n"
     "    1:completion) COMPREPLY=($(compgen -W \"bash zsh\" -- \"$cur\")) ;;\n"
     "    esac\n"
     "}\n"

@@ -235,6 +235,7 @@ int rzc_cmd_logs(rzc_t *c, int argc, char **argv);
 void rzc_print_plan(FILE *f, const json_t *plan, const char *indent);
 int rzc_cmd_state(rzc_t *c, int argc, char **argv);
 int rzc_cmd_plan(rzc_t *c, int argc, char **argv);
+int rzc_cmd_reconcile(rzc_t *c, int argc, char **argv);
 int rzc_cmd_approve(rzc_t *c, int argc, char **argv);
 int rzc_cmd_cancel(rzc_t *c, int argc, char **argv);
 int rzc_cmd_kubeconfig(rzc_t *c, int argc, char **argv);

@@ -1,4 +1,5 @@
-/* cli/runs.c - runs, logs, plan, approve, cancel, credentials, upgrades, the state's history. */
+/* cli/runs.c - runs, logs, plan, reconcile, approve, cancel, credentials, upgrades, the state's
+ * history. */
 #include <config.h>
 
 #include <errno.h>
@@ -149,34 +150,45 @@ int rzc_cmd_logs(rzc_t *c, int argc, char **argv)
 	return rc;
 }
 
-int rzc_cmd_plan(rzc_t *c, int argc, char **argv)
+/* plan and reconcile: a manual run of operation for the tenant; its name and how to follow
+ * it are printed. */
+static int start_run(rzc_t *c, int argc, char **argv, const char *verb, const char *operation)
 {
-	const char *tenant;
+	const char *tenant, *name;
 	char *t, *path;
 	json_t *run = NULL, *body;
 	int rc;
 
 	if (argc > 1 || (argc == 0 && c->tenant == NULL)) {
-		return rzc_usage("plan: TENANT");
+		return rzc_usage("%s: TENANT", verb);
 	}
-	if ((tenant = tenant_arg(c, argc, argv, "plan")) == NULL) {
+	if ((tenant = tenant_arg(c, argc, argv, verb)) == NULL) {
 		return RZC_USAGE;
 	}
 	t = rzc_escape(tenant);
 	path = rzc_path("/api/v1/tenants/%s/runs", t);
 	free(t);
-	body = json_pack("{s:{s:s}}", "spec", "operation", "plan");
+	body = json_pack("{s:{s:s}}", "spec", "operation", operation);
 	rc = rzc_json(c, "POST", path, body, &run);
 	if (rc == RZC_OK) {
-		printf("run/%s created (plan; follow it with: rezusctl logs %s -f -t %s)\n",
-		       json_string_value(json_object_get(json_object_get(run, "metadata"), "name")),
-		       json_string_value(json_object_get(json_object_get(run, "metadata"), "name")),
-		       tenant);
+		name = json_string_value(json_object_get(json_object_get(run, "metadata"), "name"));
+		printf("run/%s created (%s; follow it with: rezusctl logs %s -f -t %s)\n", name,
+		       operation, name, tenant);
 	}
 	json_decref(body);
 	json_decref(run);
 	free(path);
 	return rc;
+}
+
+int rzc_cmd_plan(rzc_t *c, int argc, char **argv)
+{
+	return start_run(c, argc, argv, "plan", "plan");
+}
+
+int rzc_cmd_reconcile(rzc_t *c, int argc, char **argv)
+{
+	return start_run(c, argc, argv, "reconcile", "apply");
 }
 
 /* The run a command names (RUN or run/RUN), its tenant, and the path of its action

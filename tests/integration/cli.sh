@@ -429,6 +429,16 @@ PLAN=$(sed -n 's|^run/\(run-[0-9a-z]*\) created.*|\1|p' "$WORK/out")
 expect_match "plan starts a plan run" '^run-' "$PLAN"
 run logs "$PLAN" -t simmy -f
 expect_match "logs -f follows it live until it ends" 'Plan: [0-9]+ to add.*run '"$PLAN"': Succeeded' "$(cat "$WORK/out" "$WORK/err" | tr '\n' ' ')"
+# reconcile: an apply run by hand, as POST .../runs with spec.operation apply starts one
+run reconcile tenant/simmy
+RECON=$(sed -n 's|^run/\(run-[0-9a-z]*\) created (apply; follow it with: rezusctl logs \1 -f -t simmy)$|\1|p' "$WORK/out")
+expect_match "reconcile starts an apply run, saying how to follow it" '^0 run-[0-9a-z]+$' "$RC $RECON"
+expect_eq "a manual one" "apply manual" "$("$CTL" get run "$RECON" -t simmy -o 'jsonpath={.spec.operation} {.spec.trigger}')"
+run logs "$RECON" -t simmy -f
+expect_match "which runs to its end (its plan finds nothing to change here)" 'Plan: 0 to add, 0 to change, 0 to destroy.*run '"$RECON"': Succeeded' \
+	"$(cat "$WORK/out" "$WORK/err" | tr '\n' ' ')"
+run reconcile
+expect_eq "reconcile without a tenant is a usage error" "2" "$RC"
 run kubeconfig simmy -o "$WORK/kc"
 expect_eq "kubeconfig -o FILE writes it 0600" "0 600" "$RC $(stat -c %a "$WORK/kc")"
 (cd "$WORK" && "$CTL" kubeconfig simmy -o json >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc")
@@ -769,6 +779,7 @@ expect_eq "and commands after a global flag" "logs login logout" "$(comp rezusct
 expect_match "logs -f (follow, not a file) still completes run names" '^run-[0-9a-z]+( run-[0-9a-z]+)*$' \
 	"$(comp rezusctl logs -f -t simmy '')"
 expect_eq "a flag's value that names nothing completes nothing" "" "$(comp rezusctl get ng --reason '')"
+expect_eq "reconcile completes tenant names" "simmy" "$(comp rezusctl reconcile sim)"
 expect_eq "and the commands help names" "token" "$(comp rezusctl help tok)"
 expect_match "--help lists events among the types" 'events \(ev\)' "$("$CTL" --help)"
 expect_match "and runners (rn), a type like the others" 'runners \(rn\)' "$("$CTL" --help)"
