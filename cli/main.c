@@ -34,7 +34,9 @@ static const struct command {
 	{ "logs", rzc_cmd_logs, "RUN [-f] [--raw]",
 	  "a run's tofu output; -f follows it until it ends, --raw: tofu's JSON lines", false },
 	{ "plan", rzc_cmd_plan, "TENANT", "start a plan run (changes nothing)", false },
-	{ "approve", rzc_cmd_approve, "RUN [--reason TEXT]",
+	{ "reconcile", rzc_cmd_reconcile, "TENANT",
+	  "start an apply run now: make the tenant what its objects say", false },
+	{ "approve", rzc_cmd_approve, "RUN [-y] [--reason TEXT]",
 	  "show what a run awaiting approval would change, then let it apply", false },
 	{ "cancel", rzc_cmd_cancel, "RUN", "cancel a queued, waiting or running run", false },
 	{ "kubeconfig", rzc_cmd_kubeconfig, "TENANT [-o FILE] [--merge]", "the tenant's kubeconfig",
@@ -107,7 +109,10 @@ static const struct detail {
 	{ "delete", DRY_RUN_HELP
 	  "Examples:\n  rezusctl delete tenant demo\n  rezusctl delete ng workers -t demo\n"
 	  "  rezusctl delete -f examples/sim/\n" },
-	{ "edit", "Examples:\n  EDITOR=nano rezusctl edit ng workers -t demo\n" },
+	{ "edit", "A refused edit (bad YAML, or the server's validation) opens again with the\n"
+	          "reason on top as # lines; saving it unchanged or empty gives up (exit 1) and\n"
+	          "keeps a copy of the changes in $TMPDIR (or /tmp), saying where.\n\n"
+	          "Examples:\n  EDITOR=nano rezusctl edit ng workers -t demo\n" },
 	{ "scale",
 	  DRY_RUN_HELP "Examples:\n  rezusctl scale nodegroup workers --replicas 3 -t demo\n"
 	               "  rezusctl scale ng workers --replicas 5 -t demo --dry-run\n" },
@@ -116,8 +121,20 @@ static const struct detail {
 	  "Flags:\n  -f, --follow   until the run ends\n  --raw          tofu's JSON lines\n\n"
 	  "Examples:\n  rezusctl logs run-1a2b3c4d -f -t demo\n" },
 	{ "plan", "Examples:\n  rezusctl plan demo && rezusctl runs demo\n" },
+	{ "reconcile",
+	  "The run a change starts by itself, started by hand (trigger manual): after a\n"
+	  "failure, or when something was changed outside RezusCloud. One that would\n"
+	  "destroy something waits for approval (rezusctl approve), as any apply does.\n\n"
+	  "Examples:\n  rezusctl reconcile demo\n  rezusctl reconcile demo && rezusctl runs "
+	  "demo\n" },
 	{ "approve",
-	  "Examples:\n  rezusctl approve RUN -t demo --reason \"one control plane is enough\"\n" },
+	  "Shows what the run would add, change and destroy. At a terminal it then asks\n"
+	  "Approve? [y/N]: only y or yes approves. Elsewhere (a script, a pipe) it approves at\n"
+	  "once and the summary goes to stderr.\n\n"
+	  "Flags:\n  -y, --yes        approve without asking\n"
+	  "  --reason TEXT    why, kept in the Run (status.approvalReason)\n\n"
+	  "Examples:\n  rezusctl approve RUN -t demo --reason \"one control plane is enough\"\n"
+	  "  rezusctl approve RUN -t demo -y\n" },
 	{ "cancel", "Examples:\n  rezusctl cancel RUN -t demo\n" },
 	{ "kubeconfig", "Examples:\n  rezusctl kubeconfig demo --merge\n"
 	                "  rezusctl kubeconfig demo -o demo.kubeconfig\n" },
@@ -292,11 +309,70 @@ int rzc_fail(const char *fmt, ...)
 }
 
 /* completion bash|zsh: commands and types complete; objects come from the server. */
-static void flag_words(char *buf, size_t size);
+static void flag_words(char *buf, size_t size, bool valued);
+
+/* The completion function (bash's, which zsh runs through bashcompinit): the words before
+ * the cursor are read once, as rezusctl parses them (flags anywhere, a valued flag's value
+ * skipped), for -t's tenant and the positional words; what to offer follows from the
+ * flag before the cursor, else the command and the word's position. */
+static const char completion_fn[] =
+    "_rezusctl_names() { # TYPE: the names of TYPE's objects (in the command's -t)\n"
+    "    COMPREPLY=($(compgen -W \"$(rezusctl get \"$1\" $_rezusctl_t -o name 2>/dev/null |"
+    " sed 's|.*/||')\" -- \"$cur\"))\n"
+    "}\n"
+    "_rezusctl() {\n"
+    "    local cur prev i w verb=\"\" type=\"\" npos=0 _rezusctl_t=\"\"\n"
+    "    cur=\"${COMP_WORDS[COMP_CWORD]}\"\n"
+    "    prev=\"${COMP_WORDS[COMP_CWORD-1]}\"\n"
+    "    local commands=\"%s\"\n"
+    "    local flags=\"%s\"\n"
+    "    local types=\"%s\"\n"
+    "    local valued=\" %s \"\n"
+    "    for ((i = 1; i < COMP_CWORD; i++)); do\n"
+    "        w=\"${COMP_WORDS[i]}\"\n"
+    "        case \"$w\" in\n"
+    "        -t|--tenant) [ $((i + 1)) -lt \"$COMP_CWORD\" ] && _rezusctl_t=\"-t "
+    "${COMP_WORDS[i+1]}\" ;;\n"
+    "        --tenant=*) _rezusctl_t=\"-t ${w#--tenant=}\" ;;\n"
+    "        esac\n"
+    "        [ \"$w\" = -f ] && [ \"$verb\" = logs ] && continue # logs -f: follow\n"
+    "        case \"$valued\" in *\" $w \"*) i=$((i + 1)); continue ;; esac\n"
+    "        case \"$w\" in -?*) continue ;; esac\n"
+    "        case $npos in 0) verb=\"$w\" ;; 1) type=\"${w%%%%/*}\" ;; esac\n"
+    "        npos=$((npos + 1))\n"
+    "    done\n"
+    "    case \"$prev\" in\n"
+    "    -o|--output) COMPREPLY=($(compgen -W \"table wide json yaml name jsonpath= "
+    "custom-columns=\" -- \"$cur\")); return ;;\n"
+    "    -t|--tenant) _rezusctl_names tenants; return ;;\n"
+    "    -f|--filename|--config|--certificate-authority)\n"
+    "        [ \"$verb\" = logs ] || { COMPREPLY=($(compgen -f -- \"$cur\")); return; } ;;\n"
+    "    esac\n"
+    "    if [ \"$prev\" != -f ] || [ \"$verb\" != logs ]; then\n"
+    "        case \"$valued\" in *\" $prev \"*) return ;; esac # another flag's value\n"
+    "    fi\n"
+    "    case \"$cur\" in -*) COMPREPLY=($(compgen -W \"$flags\" -- \"$cur\")); return ;; "
+    "esac\n"
+    "    case \"$npos:$verb\" in\n"
+    "    0:*) COMPREPLY=($(compgen -W \"$commands help\" -- \"$cur\")) ;;\n"
+    "    1:get|1:describe|1:delete|1:edit) COMPREPLY=($(compgen -W \"$types\" -- \"$cur\")) ;;\n"
+    "    *:get|*:describe|*:delete|*:edit) _rezusctl_names \"$type\" ;;\n"
+    "    1:help) COMPREPLY=($(compgen -W \"$commands\" -- \"$cur\")) ;;\n"
+    "    1:scale) COMPREPLY=($(compgen -W nodegroup -- \"$cur\")) ;;\n"
+    "    2:scale) _rezusctl_names nodegroups ;;\n"
+    "    1:state) COMPREPLY=($(compgen -W \"list rollback\" -- \"$cur\")) ;;\n"
+    "    2:state) _rezusctl_names tenants ;;\n"
+    "    1:logs|1:approve|1:cancel) _rezusctl_names runs ;;\n"
+    "    1:runs|1:kubeconfig|1:talosconfig|1:plan|1:reconcile|1:upgrade|1:export) _rezusctl_names "
+    "tenants ;;\n"
+    "    1:completion) COMPREPLY=($(compgen -W \"bash zsh\" -- \"$cur\")) ;;\n"
+    "    esac\n"
+    "}\n"
+    "complete -F _rezusctl rezusctl\n";
 
 int rzc_cmd_completion(rzc_t *c, int argc, char **argv)
 {
-	char words[1024] = "", flags[2048], types[512] = "";
+	char words[1024] = "", flags[2048], valued[2048], types[512] = "";
 	size_t n = 0, nkinds, t = 0;
 	const rzc_kind_t *k = rzc_kinds(&nkinds);
 
@@ -308,7 +384,8 @@ int rzc_cmd_completion(rzc_t *c, int argc, char **argv)
 		n += (size_t)snprintf(words + n, sizeof(words) - n, "%s%s", i ? " " : "",
 		                      commands[i].name);
 	}
-	flag_words(flags, sizeof(flags));
+	flag_words(flags, sizeof(flags), false);
+	flag_words(valued, sizeof(valued), true);
 	for (int pass = 0; pass < 2; pass++) { /* the types of the kind table, then short names */
 		for (size_t i = 0; i < nkinds && t < sizeof(types); i++) {
 			const char *w = pass == 0 ? k[i].plural : k[i].shorts;
@@ -321,52 +398,8 @@ int rzc_cmd_completion(rzc_t *c, int argc, char **argv)
 	if (strcmp(argv[0], "zsh") == 0) {
 		printf("#compdef rezusctl\nautoload -U +X bashcompinit && bashcompinit\n");
 	}
-	printf(
-	    "# rezusctl completion: eval \"$(rezusctl completion %s)\"\n"
-	    "_rezusctl_names() { # TYPE: the names of TYPE's objects (in the command's -t)\n"
-	    "    COMPREPLY=($(compgen -W \"$(rezusctl get \"$1\" $_rezusctl_t -o name 2>/dev/null |"
-	    " sed 's|.*/||')\" -- \"$cur\"))\n"
-	    "}\n"
-	    "_rezusctl() {\n"
-	    "    local cur prev i _rezusctl_t=\"\"\n"
-	    "    cur=\"${COMP_WORDS[COMP_CWORD]}\"\n"
-	    "    prev=\"${COMP_WORDS[COMP_CWORD-1]}\"\n"
-	    "    local commands=\"%s\"\n"
-	    "    local flags=\"%s\"\n"
-	    "    local types=\"%s\"\n"
-	    "    for ((i = 1; i < COMP_CWORD; i++)); do\n"
-	    "        case \"${COMP_WORDS[i]}\" in -t|--tenant) _rezusctl_t=\"-t "
-	    "${COMP_WORDS[i+1]}\" ;; "
-	    "esac\n"
-	    "    done\n"
-	    "    case \"$cur\" in -*) COMPREPLY=($(compgen -W \"$flags\" -- \"$cur\")); return ;; "
-	    "esac\n"
-	    "    case \"$prev\" in\n"
-	    "    -o|--output) COMPREPLY=($(compgen -W \"table wide json yaml name jsonpath= "
-	    "custom-columns=\" -- \"$cur\"));"
-	    " return ;;\n"
-	    "    -f|--filename|--config|--certificate-authority) COMPREPLY=($(compgen -f -- "
-	    "\"$cur\")); return ;;\n"
-	    "    get|describe|delete|edit) COMPREPLY=($(compgen -W \"$types\" -- \"$cur\")); "
-	    "return ;;\n"
-	    "    help) COMPREPLY=($(compgen -W \"$commands\" -- \"$cur\")); return ;;\n"
-	    "    scale) COMPREPLY=($(compgen -W nodegroup -- \"$cur\")); return ;;\n"
-	    "    state) COMPREPLY=($(compgen -W \"list rollback\" -- \"$cur\")); return ;;\n"
-	    "    list) [ \"${COMP_WORDS[1]}\" = state ] && _rezusctl_names tenants; return ;;\n"
-	    "    nodegroups|nodegroup|ng) _rezusctl_names nodegroups; return ;;\n"
-	    "    logs|approve|cancel|run) _rezusctl_names runs; return ;;\n"
-	    "    runs) if [ \"${COMP_WORDS[1]}\" = runs ]; then _rezusctl_names tenants;\n"
-	    "        else _rezusctl_names runs; fi; return ;;\n"
-	    "    export) _rezusctl_names tenants; return ;;\n"
-	    "    tenants|tenant|tn|kubeconfig|talosconfig|plan|upgrade|rollback|-t|--tenant)\n"
-	    "        _rezusctl_names tenants; return ;;\n"
-	    "    esac\n"
-	    "    if [ \"$COMP_CWORD\" -eq 1 ]; then\n"
-	    "        COMPREPLY=($(compgen -W \"$commands help\" -- \"$cur\"))\n"
-	    "    fi\n"
-	    "}\n"
-	    "complete -F _rezusctl rezusctl\n",
-	    argv[0], words, flags, types);
+	printf("# rezusctl completion: eval \"$(rezusctl completion %s)\"\n", argv[0]);
+	printf(completion_fn, words, flags, types, valued);
 	return RZC_OK;
 }
 
@@ -437,6 +470,7 @@ static const struct option long_opts[] = {
 	{ "limit", required_argument, NULL, OPT_LIMIT },
 	{ "raw", no_argument, NULL, OPT_RAW },
 	{ "reason", required_argument, NULL, OPT_REASON },
+	{ "yes", no_argument, NULL, 'y' },
 	{ "oidc", no_argument, NULL, OPT_OIDC },
 	{ "device", no_argument, NULL, OPT_DEVICE },
 	{ "no-browser", no_argument, NULL, OPT_NO_BROWSER },
@@ -448,13 +482,16 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* Every long flag as --name, and the short ones, space-separated: what completion offers. */
-static void flag_words(char *buf, size_t size)
+/* Every long flag as --name, and the short ones, space-separated: what completion offers;
+ * valued: only the flags that take a value (-f is logs' --follow, the others' file). */
+static void flag_words(char *buf, size_t size, bool valued)
 {
-	size_t n = (size_t)snprintf(buf, size, "-t -A -o -l -w -f -h");
+	size_t n = (size_t)snprintf(buf, size, valued ? "-t -o -l -f" : "-t -A -o -l -w -f -y -h");
 
 	for (const struct option *o = long_opts; o->name != NULL && n < size; o++) {
-		int w = snprintf(buf + n, size - n, " --%s", o->name);
+		int w = valued && o->has_arg != required_argument
+		            ? 0
+		            : snprintf(buf + n, size - n, " --%s", o->name);
 		n = w > 0 ? n + (size_t)w : n;
 	}
 }
@@ -504,7 +541,7 @@ static int parse(rzc_t *c, int argc, char **argv, const char *verb)
 	bool logs = verb != NULL && strcmp(verb, "logs") == 0;
 	bool file_out =
 	    verb != NULL && (strcmp(verb, "kubeconfig") == 0 || strcmp(verb, "talosconfig") == 0);
-	const char *shorts = logs ? "+:t:Ao:l:wfFh" : "+:t:Ao:l:wf:Fh";
+	const char *shorts = logs ? "+:t:Ao:l:wfFyh" : "+:t:Ao:l:wf:Fyh";
 	int opt;
 
 	/* no permutation ("+"): collect positional words and go on after each */
@@ -641,6 +678,9 @@ static int parse(rzc_t *c, int argc, char **argv, const char *verb)
 			break;
 		case OPT_REASON:
 			c->reason = optarg;
+			break;
+		case 'y':
+			c->yes = true;
 			break;
 		case OPT_OIDC:
 			c->oidc = true;

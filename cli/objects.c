@@ -547,8 +547,8 @@ int rzc_cmd_describe(rzc_t *c, int argc, char **argv)
 	} else if (strcmp(k->kind, "Run") == 0) {
 		if (json_object_get(json_object_get(obj, "status"), "plan") != NULL) {
 			printf("Plan:\n");
-			rzc_print_plan(json_object_get(json_object_get(obj, "status"), "plan"),
-			               "  ");
+			rzc_print_plan(
+			    stdout, json_object_get(json_object_get(obj, "status"), "plan"), "  ");
 		}
 		describe_log(c, c->tenant, name);
 	} else if (strcmp(k->kind, "NodeGroup") == 0) {
@@ -708,7 +708,9 @@ static int run_editor(const char *path)
 	return st == 0 ? 0 : -1;
 }
 
-static int write_edit_file(const char *path, const json_t *obj, const char *problem)
+/* The file the editor opens: how to use it, problem (may be NULL) as '#' lines, then body
+ * (YAML). */
+static int write_edit_file(const char *path, const char *body, const char *problem)
 {
 	FILE *f = fopen(path, "w");
 
@@ -718,7 +720,7 @@ static int write_edit_file(const char *path, const json_t *obj, const char *prob
 	fprintf(f, "# Edit the object below; save and quit to send it, or quit without changes\n"
 	           "# to cancel. Lines starting with '#' are ignored.\n");
 	if (problem != NULL) {
-		fprintf(f, "#\n# The server refused it:\n");
+		fprintf(f, "#\n# The edit was refused:\n");
 		for (const char *p = problem; *p != '\0';) {
 			const char *nl = strchr(p, '\n');
 			int len = nl ? (int)(nl - p) : (int)strlen(p);
@@ -726,9 +728,49 @@ static int write_edit_file(const char *path, const json_t *obj, const char *prob
 			p += len + (nl != NULL);
 		}
 	}
-	fprintf(f, "#\n");
-	rzc_yaml_write(f, obj);
+	fprintf(f, "#\n%s", body);
 	return fclose(f);
+}
+
+/* obj as YAML. Caller frees; NULL when out of memory. */
+static char *yaml_text(const json_t *obj)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (f == NULL) {
+		return NULL;
+	}
+	rzc_yaml_write(f, obj);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* text without its lines that start with '#': the header written above it, and the user's
+ * own comments (a '#' inside a block scalar is indented, so it stays). Edited in place. */
+static char *strip_comments(char *text)
+{
+	char *in = text, *out = text;
+
+	while (*in != '\0') {
+		size_t len = strcspn(in, "\n") + (in[strcspn(in, "\n")] == '\n');
+		if (*in != '#') {
+			memmove(out, in, len);
+			out += len;
+		}
+		in += len;
+	}
+	*out = '\0';
+	return text;
+}
+
+static bool blank(const char *s)
+{
+	return s[strspn(s, " \t\r\n")] == '\0';
 }
 
 /* The server's refusal as text: message and causes. */
@@ -759,12 +801,132 @@ static char *refusal(const rzc_resp_t *r)
 	return out;
 }
 
+/* One editing session's state: what the editor is shown (the object's YAML, then the user's
+ * own text after a refusal, as kubectl does) and why the last try failed. */
+struct edit {
+	const char *tmp;   /* the file the editor opens */
+	char *offered;     /* the body it was last given (no '#' lines) */
+	char *problem;     /* why the last try was refused, or NULL */
+	json_t *obj;       /* the object as read (resourceVersion refreshed on a conflict) */
+	const char *path;  /* its API path */
+	const char *label; /* kind/name */
+	bool kept;         /* the file stays: a copy of the changes given up on */
+};
+
+/* The user gave up on a refused edit (saved it unchanged, or empty): the file keeps the
+ * last edited text and the reason, and says where, as kubectl does. */
+static int edit_abandoned(struct edit *e)
+{
+	e->kept = write_edit_file(e->tmp, e->offered, e->problem) == 0;
+	fprintf(stderr, "A copy of your changes has been stored to \"%s\"\n", e->tmp);
+	return rzc_fail("edit abandoned: %s", e->problem);
+}
+
+/* Send edited; 1 when refused (e->problem says why, the editor opens again). */
+static int edit_send(rzc_t *c, struct edit *e, json_t *edited, char *text)
+{
+	char *body = json_dumps(edited, JSON_COMPACT);
+	rzc_resp_t r;
+	long code;
+	int rc = body == NULL || rzc_request(c, "PUT", e->path, "application/json", body,
+	                                     strlen(body), &r) < 0
+	             ? RZC_ERR
+	             : RZC_OK;
+
+	free(body);
+	if (rc != RZC_OK) {
+		return rc;
+	}
+	if (r.code == 200) {
+		printf("%s edited\n", e->label);
+		rzc_resp_free(&r);
+		return RZC_OK;
+	}
+	free(e->problem);
+	e->problem = refusal(&r);
+	code = r.code;
+	rzc_resp_free(&r);
+	free(e->offered);
+	if (code == 409) { /* changed meanwhile: the edit again, on the new resourceVersion */
+		json_t *fresh = NULL;
+		if (rzc_json(c, "GET", e->path, NULL, &fresh) == RZC_OK) {
+			json_object_set(
+			    json_object_get(edited, "metadata"), "resourceVersion",
+			    json_object_get(json_object_get(fresh, "metadata"), "resourceVersion"));
+			json_object_set(
+			    json_object_get(e->obj, "metadata"), "resourceVersion",
+			    json_object_get(json_object_get(fresh, "metadata"), "resourceVersion"));
+		}
+		json_decref(fresh);
+		e->offered = yaml_text(edited);
+	} else {
+		e->offered = strdup(text);
+	}
+	return e->offered != NULL ? 1 : rzc_fail("out of memory");
+}
+
+/* Open the editor until the server takes the edit or the user gives up. */
+static int edit_loop(rzc_t *c, struct edit *e)
+{
+	for (;;) {
+		FILE *f;
+		char *text;
+		size_t len;
+		json_t *docs = NULL, *edited;
+		rz_err_t err = { 0 };
+		int rc;
+
+		if (write_edit_file(e->tmp, e->offered, e->problem) != 0 ||
+		    run_editor(e->tmp) != 0) {
+			return rzc_fail("the editor failed");
+		}
+		if ((f = fopen(e->tmp, "r")) == NULL || (text = rzc_read_all(f, &len)) == NULL) {
+			if (f != NULL) {
+				fclose(f);
+			}
+			return rzc_fail("cannot read %s back", e->tmp);
+		}
+		fclose(f);
+		strip_comments(text);
+		if (e->problem != NULL && (blank(text) || strcmp(text, e->offered) == 0)) {
+			free(text);
+			return edit_abandoned(e);
+		}
+		if (blank(text)) {
+			free(text);
+			printf("Edit cancelled, saved file was empty.\n");
+			return RZC_OK;
+		}
+		if (rz_yaml_load_all(e->tmp, text, strlen(text), &docs, &err) != 0) {
+			free(e->problem); /* the user's text again, with the parser's complaint */
+			e->problem = strdup(err.msg);
+			free(e->offered);
+			e->offered = text;
+			continue;
+		}
+		edited = json_incref(json_array_get(docs, 0));
+		json_decref(docs);
+		if (edited == NULL || json_equal(edited, e->obj)) {
+			json_decref(edited);
+			free(text);
+			printf("Edit cancelled, no changes made.\n");
+			return RZC_OK;
+		}
+		rc = edit_send(c, e, edited, text);
+		json_decref(edited);
+		free(text);
+		if (rc != 1) {
+			return rc;
+		}
+	}
+}
+
 int rzc_cmd_edit(rzc_t *c, int argc, char **argv)
 {
-	const char *name = NULL;
+	const char *name = NULL, *dir = getenv("TMPDIR");
 	const rzc_kind_t *k;
-	char *path, tmp[] = "/tmp/rezusctl-edit-XXXXXX.yaml", *problem = NULL, *last = NULL;
-	json_t *obj = NULL;
+	char *path, tmp[4096], label[256];
+	struct edit e = { tmp, NULL, NULL, NULL, NULL, label, false };
 	int rc, fd;
 
 	if (argc < 1 || (k = kind_arg(argv[0], &name)) == NULL) {
@@ -779,102 +941,27 @@ int rzc_cmd_edit(rzc_t *c, int argc, char **argv)
 	if ((rc = need_tenant(c, k)) != RZC_OK) {
 		return rc;
 	}
-	path = rzc_object_path(c, k, c->tenant, name);
-	if ((rc = rzc_json(c, "GET", path, NULL, &obj)) != RZC_OK) {
+	snprintf(label, sizeof(label), "%s/%s", k->singular, name);
+	snprintf(tmp, sizeof(tmp), "%s/rezusctl-edit-XXXXXX.yaml",
+	         dir != NULL && dir[0] != '\0' ? dir : "/tmp");
+	e.path = path = rzc_object_path(c, k, c->tenant, name);
+	if ((rc = rzc_json(c, "GET", path, NULL, &e.obj)) != RZC_OK) {
 		free(path);
 		return rc;
 	}
-	json_object_del(obj, "status");
-	if ((fd = mkstemps(tmp, 5)) < 0) {
-		free(path);
-		json_decref(obj);
-		return rzc_fail("cannot create a temporary file: %s", strerror(errno));
+	json_object_del(e.obj, "status");
+	if ((e.offered = yaml_text(e.obj)) == NULL || (fd = mkstemps(tmp, 5)) < 0) {
+		rc = rzc_fail("cannot create a temporary file in %s: %s", tmp, strerror(errno));
+	} else {
+		close(fd);
+		rc = edit_loop(c, &e);
+		if (!e.kept) {
+			unlink(tmp);
+		}
 	}
-	close(fd);
-	for (;;) {
-		FILE *f;
-		char *text;
-		size_t len;
-		json_t *docs = NULL, *edited;
-		rz_err_t err = { 0 };
-		rzc_resp_t r;
-		char *body;
-		long code;
-
-		if (write_edit_file(tmp, obj, problem) != 0 || run_editor(tmp) != 0) {
-			rc = rzc_fail("the editor failed");
-			break;
-		}
-		if ((f = fopen(tmp, "r")) == NULL || (text = rzc_read_all(f, &len)) == NULL) {
-			if (f != NULL) {
-				fclose(f);
-			}
-			rc = rzc_fail("cannot read %s back", tmp);
-			break;
-		}
-		fclose(f);
-		if (rz_yaml_load_all(tmp, text, len, &docs, &err) != 0) {
-			free(problem);
-			problem = strdup(err.msg);
-			free(text);
-			if (last != NULL && strcmp(last, problem) == 0) {
-				rc = rzc_fail("%s", problem);
-				break;
-			}
-			free(last);
-			last = strdup(problem);
-			continue;
-		}
-		free(text);
-		edited = json_incref(json_array_get(docs, 0));
-		json_decref(docs);
-		if (edited == NULL || json_equal(edited, obj)) {
-			json_decref(edited);
-			if (problem != NULL) {
-				rc = rzc_fail("edit abandoned: %s", problem);
-			} else {
-				printf("Edit cancelled, no changes made.\n");
-				rc = RZC_OK;
-			}
-			break;
-		}
-		body = json_dumps(edited, JSON_COMPACT);
-		rc = rzc_request(c, "PUT", path, "application/json", body, strlen(body), &r) < 0
-		         ? RZC_ERR
-		         : RZC_OK;
-		free(body);
-		if (rc != RZC_OK) {
-			json_decref(edited);
-			break;
-		}
-		if (r.code == 200) {
-			printf("%s/%s edited\n", k->singular, name);
-			rzc_resp_free(&r);
-			json_decref(edited);
-			break;
-		}
-		/* refused: reopen the file with the error above the edited object */
-		free(problem);
-		problem = refusal(&r);
-		code = r.code;
-		rzc_resp_free(&r);
-		if (code == 409) {
-			json_t *fresh = NULL; /* changed meanwhile: take the new resourceVersion */
-			if (rzc_json(c, "GET", path, NULL, &fresh) == RZC_OK) {
-				json_object_set(json_object_get(edited, "metadata"),
-				                "resourceVersion",
-				                json_object_get(json_object_get(fresh, "metadata"),
-				                                "resourceVersion"));
-			}
-			json_decref(fresh);
-		}
-		json_decref(obj);
-		obj = edited;
-	}
-	unlink(tmp);
-	free(problem);
-	free(last);
+	free(e.offered);
+	free(e.problem);
 	free(path);
-	json_decref(obj);
+	json_decref(e.obj);
 	return rc;
 }

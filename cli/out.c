@@ -50,8 +50,8 @@ static char *cell(const json_t *o, const char *path)
 	return strdup(rz_columns_cell(o, path, time(NULL), singular_of, buf, sizeof(buf)));
 }
 
-void rzc_table(const char *indent, const char *const *heads, size_t ncols, char *const *cells,
-               size_t nrows, bool headers)
+static void table_to(FILE *f, const char *indent, const char *const *heads, size_t ncols,
+                     char *const *cells, size_t nrows, bool headers)
 {
 	size_t width[RZ_COLUMNS_MAX] = { 0 };
 
@@ -71,12 +71,18 @@ void rzc_table(const char *indent, const char *const *heads, size_t ncols, char 
 		for (size_t j = 0; j < ncols; j++) {
 			last = row[j] != NULL && row[j][0] != '\0' ? j : last;
 		}
-		fputs(indent, stdout);
+		fputs(indent, f);
 		for (size_t j = 0; j < last; j++) {
-			printf("%-*s   ", (int)width[j], row[j] ? row[j] : "");
+			fprintf(f, "%-*s   ", (int)width[j], row[j] ? row[j] : "");
 		}
-		printf("%s\n", ncols > 0 && row[last] ? row[last] : "");
+		fprintf(f, "%s\n", ncols > 0 && row[last] ? row[last] : "");
 	}
+}
+
+void rzc_table(const char *indent, const char *const *heads, size_t ncols, char *const *cells,
+               size_t nrows, bool headers)
+{
+	table_to(stdout, indent, heads, ncols, cells, nrows, headers);
 }
 
 void rzc_rows_init(rzc_rows_t *t, const char *const *heads, size_t ncols)
@@ -106,7 +112,12 @@ void rzc_rows_add(rzc_rows_t *t, ...)
 
 void rzc_rows_print(const rzc_rows_t *t, const char *indent)
 {
-	rzc_table(indent, t->heads, t->ncols, t->cells, t->nrows, true);
+	table_to(stdout, indent, t->heads, t->ncols, t->cells, t->nrows, true);
+}
+
+void rzc_rows_fprint(FILE *f, const rzc_rows_t *t, const char *indent)
+{
+	table_to(f, indent, t->heads, t->ncols, t->cells, t->nrows, true);
 }
 
 void rzc_rows_free(rzc_rows_t *t)

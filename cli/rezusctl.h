@@ -49,6 +49,7 @@ typedef struct rzc {
 	bool follow;                     /* -f for logs */
 	bool raw;                        /* --raw for logs: tofu's JSON lines */
 	const char *reason;              /* --reason for approve */
+	bool yes;                        /* -y, --yes for approve: ask nothing */
 	json_t *config;                  /* the config file, parsed ({} when none) */
 	/* command flags */
 	const char *files[64]; /* -f FILE|DIR|- (apply, create, delete) */
@@ -170,6 +171,7 @@ void rzc_rows_init(rzc_rows_t *t, const char *const *heads, size_t ncols);
 /* One row: ncols strings after t (copied; NULL is empty). */
 void rzc_rows_add(rzc_rows_t *t, ...);
 void rzc_rows_print(const rzc_rows_t *t, const char *indent);
+void rzc_rows_fprint(FILE *f, const rzc_rows_t *t, const char *indent); /* to f */
 void rzc_rows_free(rzc_rows_t *t);
 /* kubectl's JSONPath template tmpl applied to data, to f; RZC_USAGE for a bad template. */
 int rzc_jsonpath(FILE *f, const json_t *data, const char *tmpl);
@@ -231,13 +233,14 @@ int rzc_cmd_edit(rzc_t *c, int argc, char **argv);
 int rzc_cmd_scale(rzc_t *c, int argc, char **argv);
 int rzc_cmd_runs(rzc_t *c, int argc, char **argv);
 int rzc_cmd_logs(rzc_t *c, int argc, char **argv);
-/* A Run's status.plan as a table: ACTION ADDRESS MACHINE REASON (nothing when absent). */
-void rzc_print_plan(const json_t *plan, const char *indent);
+/* A Run's status.plan as a table to f: ACTION ADDRESS MACHINE REASON. */
+void rzc_print_plan(FILE *f, const json_t *plan, const char *indent);
 int rzc_cmd_state(rzc_t *c, int argc, char **argv);
 /* rezusctl export TENANT DIR (export.c): the tenant's configuration, state and credentials
  * for plain tofu, into DIR (0700, files 0600). */
 int rzc_cmd_export(rzc_t *c, int argc, char **argv);
 int rzc_cmd_plan(rzc_t *c, int argc, char **argv);
+int rzc_cmd_reconcile(rzc_t *c, int argc, char **argv);
 int rzc_cmd_approve(rzc_t *c, int argc, char **argv);
 int rzc_cmd_cancel(rzc_t *c, int argc, char **argv);
 int rzc_cmd_kubeconfig(rzc_t *c, int argc, char **argv);

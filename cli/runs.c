@@ -1,10 +1,12 @@
-/* cli/runs.c - runs, logs, plan, approve, cancel, credentials, upgrades, the state's history. */
+/* cli/runs.c - runs, logs, plan, reconcile, approve, cancel, credentials, upgrades, the state's
+ * history. */
 #include <config.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -148,29 +150,30 @@ int rzc_cmd_logs(rzc_t *c, int argc, char **argv)
 	return rc;
 }
 
-int rzc_cmd_plan(rzc_t *c, int argc, char **argv)
+/* plan and reconcile: a manual run of operation for the tenant; its name and how to follow
+ * it are printed. */
+static int start_run(rzc_t *c, int argc, char **argv, const char *verb, const char *operation)
 {
-	const char *tenant;
+	const char *tenant, *name;
 	char *t, *path;
 	json_t *run = NULL, *body;
 	int rc;
 
 	if (argc > 1 || (argc == 0 && c->tenant == NULL)) {
-		return rzc_usage("plan: TENANT");
+		return rzc_usage("%s: TENANT", verb);
 	}
-	if ((tenant = tenant_arg(c, argc, argv, "plan")) == NULL) {
+	if ((tenant = tenant_arg(c, argc, argv, verb)) == NULL) {
 		return RZC_USAGE;
 	}
 	t = rzc_escape(tenant);
 	path = rzc_path("/api/v1/tenants/%s/runs", t);
 	free(t);
-	body = json_pack("{s:{s:s}}", "spec", "operation", "plan");
+	body = json_pack("{s:{s:s}}", "spec", "operation", operation);
 	rc = rzc_json(c, "POST", path, body, &run);
 	if (rc == RZC_OK) {
-		printf("run/%s created (plan; follow it with: rezusctl logs %s -f -t %s)\n",
-		       json_string_value(json_object_get(json_object_get(run, "metadata"), "name")),
-		       json_string_value(json_object_get(json_object_get(run, "metadata"), "name")),
-		       tenant);
+		name = json_string_value(json_object_get(json_object_get(run, "metadata"), "name"));
+		printf("run/%s created (%s; follow it with: rezusctl logs %s -f -t %s)\n", name,
+		       operation, name, tenant);
 	}
 	json_decref(body);
 	json_decref(run);
@@ -178,54 +181,61 @@ int rzc_cmd_plan(rzc_t *c, int argc, char **argv)
 	return rc;
 }
 
-static int run_action(rzc_t *c, int argc, char **argv, const char *action)
+int rzc_cmd_plan(rzc_t *c, int argc, char **argv)
 {
-	const char *run;
-	char *tenant, *t, *n, *path;
-	json_t *st = NULL, *body = NULL;
-	int rc;
+	return start_run(c, argc, argv, "plan", "plan");
+}
 
+int rzc_cmd_reconcile(rzc_t *c, int argc, char **argv)
+{
+	return start_run(c, argc, argv, "reconcile", "apply");
+}
+
+/* The run a command names (RUN or run/RUN), its tenant, and the path of its action
+ * (action NULL: the run itself). 0, or an exit status after saying why. */
+static int run_paths(rzc_t *c, int argc, char **argv, const char *verb, const char **run,
+                     char **tenant)
+{
 	if (argc != 1) {
-		return rzc_usage("%s: RUN", action);
+		return rzc_usage("%s: RUN", verb);
 	}
-	if ((run = rzc_name_arg(argv[0], "Run", action)) == NULL) {
+	if ((*run = rzc_name_arg(argv[0], "Run", verb)) == NULL) {
 		return RZC_USAGE;
 	}
-	if ((tenant = run_tenant(c, run)) == NULL) {
+	if ((*tenant = run_tenant(c, *run)) == NULL) {
 		return RZC_ERR;
 	}
-	t = rzc_escape(tenant);
-	n = rzc_escape(run);
-	if (strcmp(action, "approve") == 0) { /* what the approver lets happen, first */
-		json_t *obj = NULL;
-		path = rzc_path("/api/v1/tenants/%s/runs/%s", t, n);
-		if (rzc_json(c, "GET", path, NULL, &obj) == RZC_OK) {
-			const json_t *plan =
-			    json_object_get(json_object_get(obj, "status"), "plan");
-			printf("run/%s would:\n", run);
-			rzc_print_plan(plan, "  ");
-		}
-		json_decref(obj);
-		free(path);
-	}
-	path = rzc_path("/api/v1/tenants/%s/runs/%s/%s", t, n, action);
-	if (strcmp(action, "approve") == 0 && c->reason != NULL) {
-		body = json_pack("{s:s}", "reason", c->reason);
-	}
-	rc = rzc_json(c, "POST", path, body, &st);
-	json_decref(body);
+	return RZC_OK;
+}
+
+static char *action_path(const char *tenant, const char *run, const char *action)
+{
+	char *t = rzc_escape(tenant), *n = rzc_escape(run);
+	char *path = action != NULL ? rzc_path("/api/v1/tenants/%s/runs/%s/%s", t, n, action)
+	                            : rzc_path("/api/v1/tenants/%s/runs/%s", t, n);
+
+	free(t);
+	free(n);
+	return path;
+}
+
+/* POST the action; print the server's message. body may be NULL (borrowed). */
+static int post_action(rzc_t *c, const char *tenant, const char *run, const char *action,
+                       json_t *body)
+{
+	char *path = action_path(tenant, run, action);
+	json_t *st = NULL;
+	int rc = rzc_json(c, "POST", path, body, &st);
+
 	if (rc == RZC_OK) {
 		printf("run/%s: %s\n", run, json_string_value(json_object_get(st, "message")));
 	}
 	json_decref(st);
-	free(t);
-	free(n);
-	free(tenant);
 	free(path);
 	return rc;
 }
 
-void rzc_print_plan(const json_t *plan, const char *indent)
+void rzc_print_plan(FILE *f, const json_t *plan, const char *indent)
 {
 	static const char *const heads[] = { "ACTION", "ADDRESS", "MACHINE", "REASON" };
 	const json_t *list = json_object_get(plan, "resources"), *e;
@@ -233,7 +243,7 @@ void rzc_print_plan(const json_t *plan, const char *indent)
 	rzc_rows_t t;
 
 	if (json_array_size(list) == 0) {
-		printf("%s(no resource changes)\n", indent);
+		fprintf(f, "%s(no resource changes)\n", indent);
 		return;
 	}
 	rzc_rows_init(&t, heads, 4);
@@ -244,22 +254,100 @@ void rzc_print_plan(const json_t *plan, const char *indent)
 		             json_string_value(json_object_get(e, "address")), m ? m : "-",
 		             json_string_value(json_object_get(e, "reason")));
 	}
-	rzc_rows_print(&t, indent);
+	rzc_rows_fprint(f, &t, indent);
 	rzc_rows_free(&t);
 	if (json_integer_value(json_object_get(plan, "more")) > 0) {
-		printf("%s(and %lld more)\n", indent,
-		       (long long)json_integer_value(json_object_get(plan, "more")));
+		fprintf(f, "%s(and %lld more)\n", indent,
+		        (long long)json_integer_value(json_object_get(plan, "more")));
 	}
 }
 
+/* What approving run lets happen, as tofu counts it, then its plan's resources, to f. */
+static void print_approval(FILE *f, const char *run, const char *tenant, const json_t *obj)
+{
+	const json_t *st = json_object_get(obj, "status");
+	const json_t *ch = json_object_get(st, "changes");
+	const char *op =
+	    json_string_value(json_object_get(json_object_get(obj, "spec"), "operation"));
+
+	fprintf(f, "run/%s (%s, tenant %s) would", run, op ? op : "apply", tenant);
+	if (json_is_object(ch)) {
+		fprintf(f, " add %lld, change %lld, destroy %lld",
+		        (long long)json_integer_value(json_object_get(ch, "add")),
+		        (long long)json_integer_value(json_object_get(ch, "change")),
+		        (long long)json_integer_value(json_object_get(ch, "destroy")));
+	}
+	fprintf(f, ":\n");
+	rzc_print_plan(f, json_object_get(st, "plan"), "  ");
+}
+
+/* Approve? [y/N] on the terminal: true for y or yes, whatever the case. */
+static bool ask_approval(void)
+{
+	char line[64];
+	size_t n;
+
+	printf("Approve? [y/N] ");
+	fflush(stdout);
+	if (fgets(line, sizeof(line), stdin) == NULL) {
+		printf("\n");
+		return false;
+	}
+	n = strcspn(line, "\r\n");
+	line[n] = '\0';
+	return strcasecmp(line, "y") == 0 || strcasecmp(line, "yes") == 0;
+}
+
+/* approve RUN: the approver sees what the run would change first. At a terminal (stdin and
+ * stdout) the summary is shown and approval asked for, unless -y; elsewhere (a script) it
+ * approves at once and the summary goes to stderr, leaving stdout to the result. */
 int rzc_cmd_approve(rzc_t *c, int argc, char **argv)
 {
-	return run_action(c, argc, argv, "approve");
+	const char *run = NULL;
+	char *tenant = NULL, *path;
+	json_t *obj = NULL, *body = NULL;
+	bool tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+	const char *phase;
+	int rc;
+
+	if ((rc = run_paths(c, argc, argv, "approve", &run, &tenant)) != RZC_OK) {
+		return rc;
+	}
+	path = action_path(tenant, run, NULL);
+	rc = rzc_json(c, "GET", path, NULL, &obj);
+	free(path);
+	phase = json_string_value(json_object_get(json_object_get(obj, "status"), "phase"));
+	/* a run that awaits nothing: the server says why it cannot be approved */
+	if (rc == RZC_OK && phase != NULL && strcmp(phase, "AwaitingApproval") == 0) {
+		print_approval(tty ? stdout : stderr, run, tenant, obj);
+		if (tty && !c->yes && !ask_approval()) {
+			fprintf(stderr, "run/%s not approved: it still awaits approval\n", run);
+			rc = RZC_ERR;
+		}
+	}
+	if (rc == RZC_OK) {
+		if (c->reason != NULL) {
+			body = json_pack("{s:s}", "reason", c->reason);
+		}
+		rc = post_action(c, tenant, run, "approve", body);
+	}
+	json_decref(body);
+	json_decref(obj);
+	free(tenant);
+	return rc;
 }
 
 int rzc_cmd_cancel(rzc_t *c, int argc, char **argv)
 {
-	return run_action(c, argc, argv, "cancel");
+	const char *run = NULL;
+	char *tenant = NULL;
+	int rc = run_paths(c, argc, argv, "cancel", &run, &tenant);
+
+	if (rc == RZC_OK) {
+		rc = post_action(c, tenant, run, "cancel", NULL);
+	}
+	free(tenant);
+	return rc;
 }
 
 /* ------------------------------------------------------------------ credentials */

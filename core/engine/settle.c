@@ -341,8 +341,9 @@ void rz__engine_finish(struct run *r, rz_run_phase_t phase, int exit_code)
 	rz_report_now(now, sizeof(now));
 	if (!quiet) {
 		json_t *fields =
-		    json_pack("{s:s, s:s, s:i, s:s, s:o, s:o}", "phase", phase_name, "finishedAt",
-		              now, "exitCode", exit_code, "message", r->error, "changes",
+		    json_pack("{s:s, s:s, s:i, s:o, s:o, s:o}", "phase", phase_name, "finishedAt",
+		              now, "exitCode", exit_code, "message",
+		              r->error[0] != '\0' ? json_string(r->error) : json_null(), "changes",
 		              r->plan == NULL && r->changes != NULL ? json_incref(r->changes)
 		                                                    : rz_plan_counts(r->plan),
 		              "diagnostics", rz__engine_diagnostics_of(r));

@@ -527,7 +527,9 @@ static bool write_machine(rz_observer_t *o, const char *tenant, const json_t *m,
 	if (f == NULL || name == NULL) {
 		return false; /* the plugin said nothing of it */
 	}
-	fields = json_pack("{s:b, s:s}", "ready", ready, "lastError", error);
+	/* no error: the field goes (null removes it), not an empty string */
+	fields = json_pack("{s:b, s:o}", "ready", ready, "lastError",
+	                   error[0] != '\0' ? json_string(error) : json_null());
 	if (stage != NULL) {
 		json_object_set_new(fields, "stage", json_string(stage));
 	}
@@ -547,7 +549,8 @@ static bool write_machine(rz_observer_t *o, const char *tenant, const json_t *m,
 		json_t *v;
 		json_object_foreach(fields, key, v)
 		{
-			changed = changed || !json_equal(v, json_object_get(old, key));
+			const json_t *was = json_object_get(old, key);
+			changed = changed || (json_is_null(v) ? was != NULL : !json_equal(v, was));
 		}
 	}
 	refresh = error[0] == '\0' && (seen == NULL || now_ms - rz_clock_parse(seen) >=
@@ -574,12 +577,14 @@ static bool write_control_plane(rz_observer_t *o, const char *tenant, const json
 	if (tf == NULL) {
 		return false;
 	}
-	cp = json_pack("{s:b, s:I, s:I, s:I, s:s}", "healthy",
+	cp = json_pack("{s:b, s:I, s:I, s:I}", "healthy",
 	               json_is_true(json_object_get(tf, "controlPlaneHealthy")), "etcdMembers",
 	               json_integer_value(json_object_get(tf, "etcdMembers")), "nodes",
 	               json_integer_value(json_object_get(tf, "nodes")), "nodesReady",
-	               json_integer_value(json_object_get(tf, "nodesReady")), "error",
-	               str_or(json_object_get(tf, "error"), ""));
+	               json_integer_value(json_object_get(tf, "nodesReady")));
+	if (str_or(json_object_get(tf, "error"), "")[0] != '\0') { /* absent when none */
+		json_object_set(cp, "error", json_object_get(tf, "error"));
+	}
 	changed = !json_equal(cp, old);
 	if (changed) {
 		rz_report_status(o->store, "Tenant", NULL, tenant,

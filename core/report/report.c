@@ -21,6 +21,21 @@ void rz_report_now(char *buf, size_t size)
 	rz_clock_format(rz_clock_now_ms(), buf, size);
 }
 
+/* A null in fields removes that field: an optional field with nothing to say (an error
+ * that cleared) is absent, as Kubernetes leaves it, not an empty string. */
+static void strip_nulls(json_t *status, const json_t *fields)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach((json_t *)fields, key, v)
+	{
+		if (json_is_null(v)) {
+			json_object_del(status, key);
+		}
+	}
+}
+
 int rz_report_status_try(rz_store_t *st, const char *kind, const char *tenant, const char *name,
                          const json_t *fields)
 {
@@ -43,6 +58,7 @@ int rz_report_status_try(rz_store_t *st, const char *kind, const char *tenant, c
 		}
 		before = json_deep_copy(status);
 		json_object_update(status, (json_t *)fields);
+		strip_nulls(status, fields);
 		if (json_equal(before, status)) {
 			/* nothing changed: no write, no event, no new revision */
 		} else if ((rc = rz_store_update(st, k, tenant, name, cur, 0, RZ_UPDATE_STATUS,
@@ -477,10 +493,12 @@ static void derive(rz_store_t *st, const char *tenant, int64_t provision_timeout
 		rz_condition_set(conds, "Reconciled", ok ? "True" : "False", reason,
 		                 ok ? "" : c->error, now, gen);
 		json_object_set_new(fields, "observedGeneration", json_integer(gen));
-		json_object_set_new(fields, "lastRun",
-		                    json_pack("{s:s, s:s, s:s, s:s, s:s}", "id", c->run,
-		                              "operation", c->operation, "phase", c->phase,
-		                              "finishedAt", now, "error", c->error));
+		json_t *last_run = json_pack("{s:s, s:s, s:s, s:s}", "id", c->run, "operation",
+		                             c->operation, "phase", c->phase, "finishedAt", now);
+		if (c->error != NULL && c->error[0] != '\0') { /* absent when none */
+			json_object_set_new(last_run, "error", json_string(c->error));
+		}
+		json_object_set_new(fields, "lastRun", last_run);
 		if (ok && strcmp(c->operation, "apply") == 0) {
 			json_object_set_new(fields, "lastApplied", json_string(now));
 		}

@@ -21,8 +21,10 @@
  * be ordered); size at least 32. */
 void rz_report_now(char *buf, size_t size);
 
-/* Merge fields (stolen) into the object's status. A failure is logged, not returned: a
- * status that could not be written is written again by the next run or observation. */
+/* Merge fields (stolen) into the object's status; a field whose value is null is removed
+ * (an optional field is absent when empty, as in Kubernetes). A failure is logged, not
+ * returned: a status that could not be written is written again by the next run or
+ * observation. */
 void rz_report_status(rz_store_t *st, const char *kind, const char *tenant, const char *name,
                       json_t *fields);
 

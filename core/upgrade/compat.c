@@ -52,6 +52,13 @@ bool rz_version_parse(const char *s, rz_version_t *out)
 	return *p == '\0' || *p == '-' || *p == '+';
 }
 
+const char *rz_version_bare(const char *s)
+{
+	rz_version_t v;
+
+	return s != NULL && s[0] == 'v' && rz_version_parse(s, &v) ? s + 1 : s;
+}
+
 int rz_version_cmp(const rz_version_t *a, const rz_version_t *b)
 {
 	if (a->major != b->major) {

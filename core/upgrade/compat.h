@@ -20,6 +20,11 @@ bool rz_version_parse(const char *s, rz_version_t *out);
 /* <0, 0, >0 as a is older than, the same as, newer than b. */
 int rz_version_cmp(const rz_version_t *a, const rz_version_t *b);
 
+/* The version s as the API writes versions (spec.talosVersion, targetVersion): without
+ * the "v" Talos and Kubernetes print ("v1.12.0" is "1.12.0"). s when it is no version.
+ * Borrowed from s. */
+const char *rz_version_bare(const char *s);
+
 /* Whether two version texts name the same version ("v1.12.1" and "1.12.1" do). */
 bool rz_version_same(const char *a, const char *b);
 

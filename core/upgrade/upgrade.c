@@ -347,7 +347,8 @@ static void run_prechecks(rz_upgrader_t *u, const json_t *tenant, const char *co
 	json_decref(other);
 }
 
-/* The plan: the machines in order, each Pending from its version to the target. */
+/* The plan: the machines in order, each Pending from its version to the target, both
+ * written as the API writes versions (a Machine reports Talos' "v1.12.0": "1.12.0"). */
 static json_t *make_plan(const json_t *machines, const char *component, const char *from,
                          const char *target)
 {
@@ -364,7 +365,8 @@ static json_t *make_plan(const json_t *machines, const char *component, const ch
 		                                      str(m, "metadata", "name") ?: "", "role",
 		                                      str(m, "spec", "role") ?: "", "address",
 		                                      str(m, "spec", "address") ?: "", "from",
-		                                      was ? was : from, "to", target, "phase",
+		                                      rz_version_bare(was ? was : from), "to",
+		                                      rz_version_bare(target), "phase",
 		                                      rz_upgrade_step_name(RZ_UPSTEP_PENDING)));
 	}
 	return plan;

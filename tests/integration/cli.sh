@@ -292,8 +292,8 @@ expect_match "saying why" 'lists 2 machines but spec.count is 3' "$(cat "$WORK/e
 cat >"$WORK/editor" <<'SH'
 #!/bin/sh
 # A scripted editor: first a change the server refuses, then, seeing why, a good one.
-if grep -q 'The server refused it' "$1"; then
-	sed -i 's/^  count: -1$/  count: 1/' "$1"
+if grep -q '^# .* refused' "$1"; then
+	sed -i 's/^  count: -1$/  count: 1/; s/^  name: cp$/  name: cp\n  annotations: {reviewed: "yes"}/' "$1"
 else
 	sed -i 's/^  count: 1$/  count: -1/' "$1"
 fi
@@ -301,14 +301,56 @@ SH
 chmod +x "$WORK/editor"
 EDITOR="$WORK/editor" "$CTL" edit nodegroup cp -t rack >"$WORK/out" 2>"$WORK/err"
 expect_eq "edit reopens a refused change with the reason, then sends the fix" "0 nodegroup/cp edited" "$? $(cat "$WORK/out")"
+# A mistake in the YAML keeps the edits (kubectl's way): the editor opens again on the
+# edited text itself (a comment of the user's too), the error in '#' lines on top.
+cat >"$WORK/editor-yaml" <<'SH'
+#!/bin/sh
+# first: a label, a comment and a YAML mistake; then, shown why, the mistake fixed
+n=$(ls "$SEEN" | wc -l)
+cp "$1" "$SEEN/seen.$n"
+if grep -q '^# .* refused' "$1"; then
+	sed -i 's/^  count: \[1$/  count: 1/' "$1"
+else
+	sed -i 's/^  count: 1$/  # two, once the rack is full\n  count: [1/; s/^  name: cp$/  name: cp\n  labels: {edited: by-hand}/' "$1"
+fi
+SH
+chmod +x "$WORK/editor-yaml"
+mkdir -p "$WORK/edit" "$WORK/seen"
+SEEN="$WORK/seen" TMPDIR="$WORK/edit" EDITOR="$WORK/editor-yaml" "$CTL" edit nodegroup cp -t rack >"$WORK/out" 2>"$WORK/err"
+expect_eq "edit with a YAML mistake, then the fix, sends the edit" "0 nodegroup/cp edited" "$? $(cat "$WORK/out")"
+expect_match "the editor opened again with the error on top, in '#' lines" \
+	'^# .*refused.*: #   .*(flow|sequence|expected)' "$(grep '^#' "$WORK/seen/seen.1" | tr '\n' ' ' | sed 's/.*\(# The edit\)/\1/')"
+expect_eq "and the edited text below it, the user's comment too" \
+	"  labels: {edited: by-hand}|  # two, once the rack is full|  count: [1|" \
+	"$(grep -e 'edited: by-hand' -e 'once the rack' -e '^  count:' "$WORK/seen/seen.1" | tr '\n' '|')"
+expect_eq "the label reached the server" "by-hand" "$("$CTL" get ng cp -t rack -o 'jsonpath={.metadata.labels.edited}')"
+expect_eq "and the temporary file is gone" "" "$(ls "$WORK/edit")"
 cat >"$WORK/editor2" <<'SH'
 #!/bin/sh
 sed -i 's/^  count: 1$/  count: -1/' "$1"
 SH
 chmod +x "$WORK/editor2"
-EDITOR="$WORK/editor2" "$CTL" edit nodegroup cp -t rack >"$WORK/out" 2>"$WORK/err"
+TMPDIR="$WORK/edit" EDITOR="$WORK/editor2" "$CTL" edit nodegroup cp -t rack >"$WORK/out" 2>"$WORK/err"
 expect_eq "an edit the user gives up on (saved unchanged after a refusal) exits 1" "1" "$?"
 expect_match "naming the refusal" 'edit abandoned: .*spec.count' "$(cat "$WORK/err")"
+COPY=$(sed -n 's/^A copy of your changes has been stored to "\(.*\)"$/\1/p' "$WORK/err")
+expect_match "and where a copy of the changes is kept" "^$WORK/edit/rezusctl-edit-.*\\.yaml$" "$COPY"
+expect_match "which holds them, below the reason" '^#   spec.count: .* +count: -1 $' \
+	"$(grep -e '^#   spec.count' -e '^  count:' "$COPY" 2>&1 | tr '\n' ' ')"
+rm -f "$COPY"
+cat >"$WORK/editor3" <<'SH'
+#!/bin/sh
+# a refused change, then an empty file
+if grep -q '^# .* refused' "$1"; then : >"$1"; else sed -i 's/^  count: 1$/  count: -1/' "$1"; fi
+SH
+chmod +x "$WORK/editor3"
+TMPDIR="$WORK/edit" EDITOR="$WORK/editor3" "$CTL" edit nodegroup cp -t rack >"$WORK/out" 2>"$WORK/err"
+rc=$?
+COPY=$(sed -n 's/^A copy of your changes has been stored to "\(.*\)"$/\1/p' "$WORK/err")
+expect_match "emptied after a refusal: exit 1, the edited text kept" "^1 edit abandoned .*  count: -1" \
+	"$rc $(grep -o 'edit abandoned' "$WORK/err") $(cat "$COPY" 2>&1 | tr '\n' ' ')"
+rm -f "$COPY"
+expect_eq "the node group is as it was" "1" "$("$CTL" get ng cp -t rack -o 'jsonpath={.spec.count}')"
 
 # --- a real sim run: logs, plan, kubeconfig ------------------------------------------------------
 cat >"$WORK/sim.yaml" <<'YAML'
@@ -367,6 +409,13 @@ fi
 RUN=$("$CTL" runs simmy -o name | head -n 1 | sed 's|run/||')
 expect_match "runs lists the tenant's run" '^run-' "$RUN"
 run describe run "$RUN" -t simmy
+"$CTL" get tenant simmy -o yaml >"$WORK/simmy.yaml"
+"$CTL" get run "$RUN" -t simmy -o yaml >"$WORK/run.yaml"
+"$CTL" get machines -t simmy -o yaml >"$WORK/machines.yaml"
+expect_eq "-o yaml of the tenant shows its last run and control plane" "lastRun:|controlPlane:|" \
+	"$(grep -o -E '^  (lastRun|controlPlane):' "$WORK/simmy.yaml" | sed 's/^ *//' | tr '\n' '|')"
+expect_eq "with no empty error fields, nor the machines, nor the run (no error is no field)" "0" \
+	"$(cat "$WORK/simmy.yaml" "$WORK/machines.yaml" "$WORK/run.yaml" | grep -c -E '^ *(error|lastError): ""$|^  message: ""$')"
 expect_match "describe run shows its status and the end of its log" \
 	'Kind: +Run.*phase: Succeeded.*Log \(last lines.*Apply complete! Resources' "$(tr '\n' ' ' <"$WORK/out")"
 expect_match "describe run: Runner - (the daemon's own pool ran it)" '^Runner: +-$' "$(cat "$WORK/out")"
@@ -382,6 +431,16 @@ PLAN=$(sed -n 's|^run/\(run-[0-9a-z]*\) created.*|\1|p' "$WORK/out")
 expect_match "plan starts a plan run" '^run-' "$PLAN"
 run logs "$PLAN" -t simmy -f
 expect_match "logs -f follows it live until it ends" 'Plan: [0-9]+ to add.*run '"$PLAN"': Succeeded' "$(cat "$WORK/out" "$WORK/err" | tr '\n' ' ')"
+# reconcile: an apply run by hand, as POST .../runs with spec.operation apply starts one
+run reconcile tenant/simmy
+RECON=$(sed -n 's|^run/\(run-[0-9a-z]*\) created (apply; follow it with: rezusctl logs \1 -f -t simmy)$|\1|p' "$WORK/out")
+expect_match "reconcile starts an apply run, saying how to follow it" '^0 run-[0-9a-z]+$' "$RC $RECON"
+expect_eq "a manual one" "apply manual" "$("$CTL" get run "$RECON" -t simmy -o 'jsonpath={.spec.operation} {.spec.trigger}')"
+run logs "$RECON" -t simmy -f
+expect_match "which runs to its end (its plan finds nothing to change here)" 'Plan: 0 to add, 0 to change, 0 to destroy.*run '"$RECON"': Succeeded' \
+	"$(cat "$WORK/out" "$WORK/err" | tr '\n' ' ')"
+run reconcile
+expect_eq "reconcile without a tenant is a usage error" "2" "$RC"
 run kubeconfig simmy -o "$WORK/kc"
 expect_eq "kubeconfig -o FILE writes it 0600" "0 600" "$RC $(stat -c %a "$WORK/kc")"
 (cd "$WORK" && "$CTL" kubeconfig simmy -o json >"$WORK/out" 2>"$WORK/err"; echo $? >"$WORK/rc")
@@ -451,28 +510,77 @@ done
 expect_eq "and does not" "1" "$("$CTL" get ng cp -t simmy -o 'jsonpath={.spec.count}')"
 run scale ng/cp -t simmy --replicas 2
 expect_eq "scale sets the count" "nodegroup/cp scaled|2" "$(tr '\n' '|' <"$WORK/out")$("$CTL" get ng cp -t simmy -o json | sed -n 's/.*"count": \([0-9]*\).*/\1/p')"
-for _ in $(seq 1 300); do
-	[ "$("$CTL" get tenant simmy -o json | sed -n 's/.*"total": \([0-9]*\).*/\1/p' | head -n 1)" = 2 ] && break
-	sleep 0.1
-done
-run scale ng/cp -t simmy --replicas 1
-for _ in $(seq 1 300); do
-	WAITING=$("$CTL" runs simmy | awk '$4 == "AwaitingApproval" {print $1}' | head -n 1)
-	[ -n "$WAITING" ] && break
-	sleep 0.1
-done
+# wait_total N: until simmy has N machines. scale_down: once cp has 2 machines, back to 1:
+# a run that destroys one, awaiting approval, in WAITING.
+wait_total() {
+	for _ in $(seq 1 300); do
+		[ "$("$CTL" get tenant simmy -o json | sed -n 's/.*"total": \([0-9]*\).*/\1/p' | head -n 1)" = "$1" ] && break
+		sleep 0.1
+	done
+}
+scale_down() {
+	wait_total 2
+	run scale ng/cp -t simmy --replicas 1
+	WAITING=""
+	for _ in $(seq 1 300); do
+		WAITING=$("$CTL" runs simmy | awk '$4 == "AwaitingApproval" {print $1}' | head -n 1)
+		[ -n "$WAITING" ] && break
+		sleep 0.1
+	done
+}
+scale_down
 expect_match "scaling down shows a run awaiting approval" '^run-' "$WAITING"
 run describe run "$WAITING" -t simmy
 expect_match "describe run lists what the plan does, naming the Machine" \
 	'Plan: +ACTION +ADDRESS +MACHINE +REASON +delete +terraform_data.cp\[1\] +cp-1 ' "$(tr '\n' ' ' <"$WORK/out")"
+# At a terminal (stdin and stdout a pty) approve shows what the run would change and asks;
+# only y or yes approves. at_tty ANSWER CMD...: what the terminal showed, then "exit N".
+cat >"$WORK/at-tty.py" <<'PY'
+import os, pty, sys, time
+answer, cmd = sys.argv[1], sys.argv[2:]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(cmd[0], cmd)
+seen, sent, end = b"", False, time.time() + 20
+while time.time() < end:
+    try:
+        chunk = os.read(fd, 4096)
+    except OSError:
+        break
+    if not chunk:
+        break
+    seen += chunk
+    if not sent and b"[y/N]" in seen:
+        os.write(fd, answer.encode() + b"\n")
+        sent = True
+_, status = os.waitpid(pid, 0)
+sys.stdout.write(seen.decode(errors="replace").replace("\r", ""))
+print("exit %d" % os.waitstatus_to_exitcode(status))
+PY
+at_tty() { python3 "$WORK/at-tty.py" "$@" 2>&1 | tr '\n' ' '; }
+expect_match "approve at a terminal shows what the run would add, change and destroy, then asks" \
+	"^run/$WAITING \\(apply, tenant simmy\\) would add 0, change 0, destroy 1: +ACTION .* delete +terraform_data.cp\\[1\\] +cp-1 .*Approve\\? \\[y/N\\] +run/$WAITING not approved: it still awaits approval exit 1 $" \
+	"$(at_tty '' "$CTL" approve "$WAITING" -t simmy)"
+expect_match "no is no" "Approve\\? \\[y/N\\] no run/$WAITING not approved.* exit 1 $" "$(at_tty no "$CTL" approve "$WAITING" -t simmy)"
+expect_eq "the run still awaits approval" "AwaitingApproval" "$("$CTL" get run "$WAITING" -t simmy -o 'jsonpath={.status.phase}')"
+expect_match "yes approves it" "Approve\\? \\[y/N\\] yes run/$WAITING: run approved: it applies on the next free pool slot exit 0 $" \
+	"$(at_tty yes "$CTL" approve "$WAITING" -t simmy)"
+run logs "$WAITING" -f -t simmy
+expect_eq "and it succeeds" "run $WAITING: Succeeded" "$(cat "$WORK/err")"
+# not at a terminal (a script): approved at once, the summary on stderr
+wait_total 1
+run scale ng/cp -t simmy --replicas 2
+scale_down
 run approve "$WAITING" --reason "one control plane is enough here"
-expect_match "approve shows that list, then lets it apply" \
-	"^0 run/$WAITING would: +ACTION .* delete +terraform_data.cp\\[1\\] +cp-1 .*run/$WAITING: run approved: it applies on the next free pool slot" \
-	"$RC $(tr '\n' ' ' <"$WORK/out")"
+expect_eq "approve in a script approves at once, printing the result" \
+	"0 run/$WAITING: run approved: it applies on the next free pool slot" "$RC $(cat "$WORK/out")"
+expect_match "and what the run would change on stderr" \
+	"^run/$WAITING \\(apply, tenant simmy\\) would add 0, change 0, destroy 1: +ACTION .* delete +terraform_data.cp\\[1\\] +cp-1 +delete_because_count_index $" \
+	"$(tr '\n' ' ' <"$WORK/err")"
 expect_match "with the reason kept in the Run" '"approvalReason": "one control plane is enough here"' \
 	"$("$CTL" get run "$WAITING" -t simmy -o json)"
 run logs "$WAITING" -f -t simmy
-expect_eq "and it succeeds" "run $WAITING: Succeeded" "$(cat "$WORK/err")"
+expect_eq "and it succeeds too" "run $WAITING: Succeeded" "$(cat "$WORK/err")"
 run plan simmy
 PLAN2=$(sed -n 's|^run/\(run-[0-9a-z]*\) created.*|\1|p' "$WORK/out")
 run cancel "$PLAN2" -t simmy
@@ -483,6 +591,14 @@ for _ in $(seq 1 100); do # the canceled plan's run may still be winding down
 	sleep 0.1
 done
 expect_match "upgrade creates an UpgradeRun" '^upgrade/[a-z0-9-]* created$' "$(cat "$WORK/out" "$WORK/err")"
+UPG=$(sed -n 's|^upgrade/\([a-z0-9-]*\) created$|\1|p' "$WORK/out")
+for _ in $(seq 1 100); do
+	VERS=$("$CTL" get up "$UPG" -t simmy -o 'jsonpath={.status.fromVersion} {.status.machines[*].from} {.status.machines[*].to} {.spec.targetVersion}' 2>&1)
+	case "$VERS" in *" 1.35.1 "*) break ;; esac
+	sleep 0.1
+done
+expect_eq "its versions in one form: from (the machines report v1.35.0) and to as spec and status write them" \
+	"1.35.0 1.35.0 1.35.1 1.35.1" "$VERS"
 run upgrade simmy
 expect_eq "upgrade without a version is a usage error" "2" "$RC"
 # watchers of tokens, one with the objects in a Table, one plain, see the new token
@@ -566,7 +682,11 @@ expect_eq "state rollback prints the server's message" "0 state rolled back to v
 run state list simmy
 expect_eq "the restored version is the newest, with the resources it held" "$((NEWEST + 1)) $OLDER_RES" \
 	"$(sed -n '2s/ .*//p' "$WORK/out") $(sed -n '2s/.* //p' "$WORK/out")"
-run state rollback simmy 999999
+for _ in $(seq 1 100); do # (the rollback's own run may hold the lock a moment)
+	run state rollback simmy 999999
+	grep -q 'is locked by' "$WORK/err" || break
+	sleep 0.1
+done
 expect_match "a version that is not there: exit 1, saying so" '^1 .*has no state version 999999' "$RC $(cat "$WORK/err")"
 run state rollback simmy latest
 expect_eq "a version that is not a number is a usage error" "2" "$RC"
@@ -707,6 +827,15 @@ comp() {
 expect_eq "completion offers flags" "--tenant" "$(comp rezusctl get ng --ten)"
 expect_eq "node group names, in the command's tenant" "cp workers" "$(comp rezusctl -t rack get ng '')"
 expect_match "run names" '^run-[0-9a-z]+( run-[0-9a-z]+)*$' "$(comp rezusctl -t simmy logs '')"
+expect_match "tenant names after -t, the type before it" '(^| )rack( |$)' "$(comp rezusctl get ng -t '')"
+expect_eq "and by their start" "rack" "$(comp rezusctl get ng -t ra)"
+expect_eq "node group names when -t comes right after the verb" "cp workers" "$(comp rezusctl get -t rack ng '')"
+expect_eq "the type too" "nodegroups" "$(comp rezusctl get -t rack nodeg)"
+expect_eq "and commands after a global flag" "logs login logout" "$(comp rezusctl -t rack lo)"
+expect_match "logs -f (follow, not a file) still completes run names" '^run-[0-9a-z]+( run-[0-9a-z]+)*$' \
+	"$(comp rezusctl logs -f -t simmy '')"
+expect_eq "a flag's value that names nothing completes nothing" "" "$(comp rezusctl get ng --reason '')"
+expect_eq "reconcile completes tenant names" "simmy" "$(comp rezusctl reconcile sim)"
 expect_eq "and the commands help names" "token" "$(comp rezusctl help tok)"
 expect_match "--help lists events among the types" 'events \(ev\)' "$("$CTL" --help)"
 expect_match "and runners (rn), a type like the others" 'runners \(rn\)' "$("$CTL" --help)"
@@ -728,11 +857,14 @@ zpty -w z "PS1='> '; autoload -U compinit; compinit -u -D; source ${(q)1}"
 zpty -w z "dump() { print -r -- \"[\$BUFFER]\" >>${(q)2}; BUFFER=; }; zle -N dump; bindkey '^T' dump"
 zpty -w -n z $'rezusctl tok\t\x14'
 zpty -w -n z $'rezusctl get ng --ten\t\x14'
-until [[ -s $2 && $(wc -l <$2) -ge 2 ]]; do zpty -r -t z chunk || sleep 0.1; done
+zpty -w -n z $'rezusctl get -t rack nodeg\t\x14'
+zpty -w -n z $'rezusctl get -t rack ng w\t\x14'
+until [[ -s $2 && $(wc -l <$2) -ge 4 ]]; do zpty -r -t z chunk || sleep 0.1; done
 zpty -d z
 ZSH
 	PATH="$top_builddir:$PATH" timeout 30 zsh -f "$WORK/drive.zsh" "$WORK/completion.zsh" "$WORK/zsh.out" >/dev/null 2>&1
-	expect_eq "zsh completes a command and a flag with it" "[rezusctl token ]|[rezusctl get ng --tenant ]|" \
+	expect_eq "zsh completes a command, a flag, a type and a node group after get -t TENANT" \
+		"[rezusctl token ]|[rezusctl get ng --tenant ]|[rezusctl get -t rack nodegroups ]|[rezusctl get -t rack ng workers ]|" \
 		"$(tr '\n' '|' <"$WORK/zsh.out" 2>&1)"
 elif [ -f "$top_srcdir/build/node/.installed" ]; then # tools/install-deps ran: it installs zsh
 	not_ok "zsh is installed (tools/install-deps)"

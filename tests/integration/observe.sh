@@ -72,6 +72,8 @@ expect_match "the tenant's conditions say why it is Ready" \
 expect_match "and its Ready condition agrees with the phase" \
 	'"type":"Ready","status":"True","reason":"Ready","message":"the machines and the control plane are ready"' "$t"
 expect_match "and the observed control plane" '"controlPlane":\{"healthy":true,"etcdMembers":1,"nodes":3,"nodesReady":3' "$t"
+expect_eq "no error is no field (not an empty one): the Machines' lastError, the tenant's control plane and last run" \
+	"0 0" "$(printf '%s' "$m" | grep -c '"lastError"') $(printf '%s' "$t" | grep -c '"error"')"
 expect_match "node groups count ready machines, and are Ready" \
 	'"desired":2,"total":2,"ready":2,.*"type":"Ready","status":"True","reason":"AllReady"' \
 	"$(api "$API/tenants/obs/nodegroups/workers")"
@@ -100,8 +102,9 @@ expect_eq "ask sim to take workers-1 down" "200" "$(curl -s -o /dev/null -w '%{h
 	"$API/tenants/obs/nodegroups/workers" -d '{"spec":{"providerConfig":{"notReadyOn":1,"notReadyAfter":0}}}')"
 wait_phase Degraded
 expect_eq "the tenant goes Degraded" "Pending Provisioning Ready Degraded " "$(phases)"
-expect_match "the machine says why" '"ready":false,"lastError":"sim: the machine went NotReady[^"]*","stage":"Running"' \
-	"$(api "$API/tenants/obs/machines/workers-1")"
+m=$(api "$API/tenants/obs/machines/workers-1")
+expect_match "the machine says why" '"status":\{"ready":false,.*"lastError":"sim: the machine went NotReady[^"]*"' "$m"
+expect_match "still Running (the node is what went NotReady)" '"status":\{[^{]*"stage":"Running"' "$m"
 expect_match "MachinesReady names lost machines" '"type":"MachinesReady","status":"False","reason":"MachinesLost","message":"2 of 3 machines ready"' \
 	"$(api "$API/tenants/obs")"
 

@@ -463,8 +463,9 @@ START_TEST(test_ready_conditions)
 	rz_bus_t *bus = NULL;
 	rz_store_t *st = NULL;
 	rz_err_t err = { 0 };
-	json_t *obj, *out = NULL, *t = NULL, *ng = NULL;
+	json_t *obj, *out = NULL, *t = NULL, *ng = NULL, *m = NULL;
 	const rz_kind_t *tk = rz_kind_by_name("Tenant"), *nk = rz_kind_by_name("NodeGroup");
+	const rz_kind_t *mk = rz_kind_by_name("Machine");
 	const char *since = NULL;
 	int64_t rev;
 
@@ -556,14 +557,39 @@ START_TEST(test_ready_conditions)
 	ck_assert_ptr_nonnull(
 	    strstr(events_of(st, "cp"), "Normal NotReady 1 of 2 machines ready (1 exist)|"));
 
+	/* an error that cleared is gone (a null removes the field), not an empty string */
+	rz_report_status(st, "Machine", "t", "cp-0", json_pack("{s:s}", "lastError", "gone"));
+	ck_assert_str_eq(json_string_value(json_object_get(
+	                     json_object_get(GET(mk, "t", "cp-0", m), "status"), "lastError")),
+	                 "gone");
+	rz_report_status(st, "Machine", "t", "cp-0", json_pack("{s:n}", "lastError"));
+	ck_assert_ptr_null(
+	    json_object_get(json_object_get(GET(mk, "t", "cp-0", m), "status"), "lastError"));
+	ck_assert(json_is_true(json_object_get(json_object_get(m, "status"), "ready")));
+	/* the tenant's last run says why only when it failed */
+	rz_report_run(st, "t", "run-1", "apply", "Failed", "tofu apply failed", 0);
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(
+	        json_object_get(json_object_get(GET(tk, NULL, "t", t), "status"), "lastRun"),
+	        "error")),
+	    "tofu apply failed");
+	rz_report_run(st, "t", "run-2", "apply", "Succeeded", "", 0);
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(
+	        json_object_get(json_object_get(GET(tk, NULL, "t", t), "status"), "lastRun"),
+	        "id")),
+	    "run-2");
+	ck_assert_ptr_null(
+	    json_object_get(json_object_get(json_object_get(t, "status"), "lastRun"), "error"));
+
 	/* back to 1 wanted, the machine ready, then rebooting or upgrading (as in an
 	 * upgrade): planned, so the tenant stays Ready-or-Provisioning, never Degraded */
-	json_decref(out);
 	ck_assert_ptr_nonnull(GET(nk, "t", "cp", ng));
 	json_object_set_new(json_object_get(ng, "spec"), "count", json_integer(1));
 	out = NULL;
 	ck_assert_int_eq(
 	    rz_store_update(st, nk, "t", "cp", ng, 0, RZ_UPDATE_SPEC, NULL, &out, NULL, &err), 0);
+	json_decref(out);
 	rz_report_counts(st, "t", 0);
 	ck_assert_str_eq(json_string_value(json_object_get(
 	                     json_object_get(GET(tk, NULL, "t", t), "status"), "phase")),
@@ -586,6 +612,7 @@ START_TEST(test_ready_conditions)
 
 	json_decref(t);
 	json_decref(ng);
+	json_decref(m);
 	rz_store_free(st);
 	rz_bus_free(bus);
 	rz_db_close(db);

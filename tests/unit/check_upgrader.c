@@ -569,6 +569,10 @@ START_TEST(test_rolling_upgrade)
 	              sat(u, "status.phase"), sat(u, "status.message"));
 	machine_phases(u, "Succeeded", "Succeeded", "Succeeded");
 	ck_assert_str_eq(sat(u, "status.fromVersion"), TALOS_WAS);
+	/* each machine from and to in the one form of fromVersion and targetVersion, though
+	 * the machines report Talos' "v" + TALOS_WAS */
+	ck_assert_str_eq(sat(at(u, "status.machines"), "1.from"), TALOS_WAS);
+	ck_assert_str_eq(sat(at(u, "status.machines"), "1.to"), TALOS_TO);
 	ck_assert_str_eq(order_error, "");
 
 	/* control plane first, then the workers, one at a time, each once */
@@ -1157,6 +1161,11 @@ START_TEST(test_version_parse)
 	ck_assert(!rz_version_parse("vv1.12.0", &v));
 	ck_assert(!rz_version_parse("-1.12.0", &v));
 	ck_assert(!rz_version_parse("1.99999999999.0", &v));
+	ck_assert_str_eq(rz_version_bare("v1.12.0"), "1.12.0");
+	ck_assert_str_eq(rz_version_bare("1.12.0"), "1.12.0");
+	ck_assert_str_eq(rz_version_bare("v1.35.0-beta.1"), "1.35.0-beta.1");
+	ck_assert_str_eq(rz_version_bare("vnext"), "vnext"); /* no version: as it is */
+	ck_assert_ptr_null(rz_version_bare(NULL));
 }
 END_TEST
 
