@@ -29,7 +29,8 @@ web_templates = \
 	web/templates/pages/bindings.html \
 	web/templates/pages/etcdbackups.html web/templates/parts/etcdbackup-rows.html \
 	web/templates/pages/etcd-restore-confirm.html web/templates/pages/etcd-restore.html \
-	web/templates/parts/etcdrestore-live.html
+	web/templates/parts/etcdrestore-live.html \
+	web/templates/parts/badge.html web/templates/parts/when.html
 EXTRA_DIST += $(web_templates)
 
 noinst_PROGRAMS += tools/tplc
@@ -51,7 +52,8 @@ core/web/templates.gen.c: tools/tplc$(EXEEXT) $(web_templates)
 # embeds every file listed here into the daemon (core/web/static.h).
 # A file added to web/static/ is served once it is named here (base names are unique).
 web_static_files = web/static/LICENSES web/static/app.css web/static/htmx.min.js \
-	web/static/htmx-ext-sse.min.js web/static/alpine.min.js web/static/csrf.js
+	web/static/htmx-ext-sse.min.js web/static/alpine.min.js web/static/csrf.js \
+	web/static/time.js
 
 EXTRA_PROGRAMS += core/web/mkstatic
 core_web_mkstatic_SOURCES = core/web/mkstatic.c

@@ -213,6 +213,15 @@ void rz__live_table_ordered(rz_ui_t *ui, rz_req_t *req, const char *target, cons
 json_t *rz__tenant_row(const json_t *t);
 json_t *rz__machine_row(const json_t *m);
 
+/* The visual language (core/web/view.c). rz__tone: a phase's, stage's or condition's tone,
+ * its badge's colour class (badge-TONE): "ok", "busy" (on its way), "wait" (waits for
+ * someone or something), "bad", "neutral" (anything else). rz__badge: {text, tone} for
+ * parts/badge. rz__when: {iso, exact} for parts/when, a <time> that web/static/time.js shows
+ * as "3 min ago" with the exact time on hover ("" when iso is NULL). Callers own results. */
+const char *rz__tone(const char *word);
+json_t *rz__badge(const char *word);
+json_t *rz__when(const char *iso);
+
 /* Small helpers for view models. */
 const char *rz__str(const json_t *obj, const char *path); /* "a.b.c": a string, or "" */
 json_t *rz__items(json_t *list);                          /* list.items (borrowed), or NULL */

@@ -104,14 +104,16 @@ static json_t *summary_rows(const json_t *summary, const char *what, const char 
 static json_t *tenant_row(const json_t *t)
 {
 	const json_t *m = json_object_get(json_object_get(t, "status"), "machines");
+	const char *phase = rz__str(t, "status.phase")[0] ? rz__str(t, "status.phase") : "Pending";
+	json_t *row =
+	    json_pack("{s:s, s:s, s:s, s:I, s:I, s:s}", "name", rz__str(t, "metadata.name"),
+	              "phase", phase, "provider", rz__str(t, "spec.clusterProvider"), "ready",
+	              json_integer_value(json_object_get(m, "ready")), "total",
+	              json_integer_value(json_object_get(m, "total")), "kubernetes",
+	              rz__str(t, "spec.kubernetesVersion"));
 
-	return json_pack("{s:s, s:s, s:s, s:I, s:I, s:s}", "name", rz__str(t, "metadata.name"),
-	                 "phase",
-	                 rz__str(t, "status.phase")[0] ? rz__str(t, "status.phase") : "Pending",
-	                 "provider", rz__str(t, "spec.clusterProvider"), "ready",
-	                 json_integer_value(json_object_get(m, "ready")), "total",
-	                 json_integer_value(json_object_get(m, "total")), "kubernetes",
-	                 rz__str(t, "spec.kubernetesVersion"));
+	json_object_set_new(row, "phaseTone", json_string(rz__tone(phase)));
+	return row;
 }
 
 static json_t *run_row(const json_t *r)
@@ -121,8 +123,10 @@ static json_t *run_row(const json_t *r)
 
 	const char *runner = rz__str(r, "status.runner");
 
+	json_t *row;
+
 	/* runner "-": no remote runner ran it (the daemon's own pool), as rezusctl shows it */
-	return json_pack(
+	row = json_pack(
 	    "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:b, s:b}", "name",
 	    rz__str(r, "metadata.name"), "tenantName", rz__str(r, "metadata.tenant"), "runner",
 	    runner[0] ? runner : "-", "operation", rz__str(r, "spec.operation"), "trigger",
@@ -134,18 +138,29 @@ static json_t *run_row(const json_t *r)
 	    strcmp(phase, "AwaitingApproval") == 0, "active",
 	    strcmp(phase, "Queued") == 0 || strcmp(phase, "Running") == 0 ||
 	        strcmp(phase, "AwaitingApproval") == 0 || phase[0] == '\0');
+	json_object_set_new(row, "phaseTone", json_string(rz__tone(phase[0] ? phase : "Queued")));
+	json_object_set_new(row, "createdWhen", rz__when(rz__str(r, "metadata.creationTimestamp")));
+	return row;
 }
 
 json_t *rz__machine_row(const json_t *m)
 {
 	const char *stage = rz__str(m, "status.stage");
+	json_t *row;
 
-	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:b}", "name", rz__str(m, "metadata.name"),
-	                 "nodeGroup", rz__str(m, "spec.nodeGroup"), "role", rz__str(m, "spec.role"),
-	                 "stage", stage[0] ? stage : "Unknown", "address",
-	                 rz__str(m, "spec.address"), "ready",
-	                 json_is_true(json_object_get(json_object_get(m, "status"), "ready")),
-	                 "running", strcmp(stage, "Running") == 0);
+	row =
+	    json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:b}", "name", rz__str(m, "metadata.name"),
+	              "nodeGroup", rz__str(m, "spec.nodeGroup"), "role", rz__str(m, "spec.role"),
+	              "stage", stage[0] ? stage : "Unknown", "address", rz__str(m, "spec.address"),
+	              "ready", json_is_true(json_object_get(json_object_get(m, "status"), "ready")),
+	              "running", strcmp(stage, "Running") == 0);
+	json_object_set_new(row, "stageTone", json_string(rz__tone(stage[0] ? stage : "Unknown")));
+	json_object_set_new(
+	    row, "readyTone",
+	    json_string(rz__tone(
+	        json_is_true(json_object_get(json_object_get(m, "status"), "ready")) ? "True"
+	                                                                             : "False")));
+	return row;
 }
 
 json_t *rz__tenant_row(const json_t *t)

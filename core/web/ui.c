@@ -398,11 +398,10 @@ static json_t *assets(const rz__page_t *pg)
 {
 	static const struct {
 		const char *key, *logical;
-	} names[] = { { "css", "app.css" },
-		      { "htmx", "htmx.min.js" },
-		      { "sse", "htmx-ext-sse.min.js" },
-		      { "csrf", "csrf.js" },
-		      { "alpine", "alpine.min.js" } };
+	} names[] = {
+		{ "css", "app.css" },  { "htmx", "htmx.min.js" }, { "sse", "htmx-ext-sse.min.js" },
+		{ "csrf", "csrf.js" }, { "time", "time.js" },     { "alpine", "alpine.min.js" }
+	};
 	json_t *o = json_object();
 	char url[RZ_UI_PREFIX_MAX + 128];
 
