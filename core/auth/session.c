@@ -885,8 +885,8 @@ int rz_session_bootstrap(rz_store_t *store, rz_db_t *db, const char *password, c
 		if (rc == 0) { /* the password itself: in the daemon's ready lines */
 			rz_log(
 			    RZ_LOG_NOTICE, "auth",
-			    "created user 'admin' with a one-time password (shown once the daemon "
-			    "is ready; it must be changed at the first login)");
+			    "created user 'admin' with a generated password, shown once the daemon "
+			    "is ready (it must be changed at the first login)");
 		}
 	} else if (rc == 0) {
 		rz_log(RZ_LOG_NOTICE, "auth", "created user 'admin' with the configured password");
