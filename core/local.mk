@@ -100,6 +100,7 @@ core_librezus_core_la_SOURCES = \
 	core/web/view.c \
 	core/web/etcd-pages.c \
 	core/web/admin-pages.c \
+	core/web/dashboard-pages.c \
 	core/web/account-pages.c \
 	core/web/binding-pages.c \
 	core/web/sso-pages.c \

@@ -141,6 +141,8 @@ bool rz__may_all(const rz__page_t *pg, int role);
 int rz__pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
 int rz__live_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
 void rz__live_close_all(rz_ui_t *ui);
+/* The dashboard (core/web/dashboard-pages.c). */
+int rz__dashboard_pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
 /* The daemon-wide pages (core/web/admin-pages.c): providers, users and tokens, audit, backups;
  * rz__admin_forget wipes the new tokens' secrets still waiting to be shown. */
 int rz__admin_pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);

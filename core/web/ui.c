@@ -954,6 +954,7 @@ int rz_ui_routes(rz_ui_t *ui, rz_err_t *err)
 	int rc = rz_http_add_table(ui->http, RZ_ROUTES(routes), ui, err);
 
 	rc = rc == 0 ? rz__pages_routes(ui, ui->http, err) : rc;
+	rc = rc == 0 ? rz__dashboard_pages_routes(ui, ui->http, err) : rc;
 	rc = rc == 0 ? rz__admin_pages_routes(ui, ui->http, err) : rc;
 	rc = rc == 0 ? rz__account_pages_routes(ui, ui->http, err) : rc;
 	rc = rc == 0 ? rz__binding_pages_routes(ui, ui->http, err) : rc;
