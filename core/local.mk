@@ -100,6 +100,9 @@ core_librezus_core_la_SOURCES = \
 	core/web/view.c \
 	core/web/etcd-pages.c \
 	core/web/admin-pages.c \
+	core/web/user-pages.c \
+	core/web/audit-pages.c \
+	core/web/tokens.c \
 	core/web/dashboard-pages.c \
 	core/web/account-pages.c \
 	core/web/binding-pages.c \

@@ -143,13 +143,32 @@ int rz__live_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
 void rz__live_close_all(rz_ui_t *ui);
 /* The dashboard (core/web/dashboard-pages.c). */
 int rz__dashboard_pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
-/* The daemon-wide pages (core/web/admin-pages.c): providers, users and tokens, audit, backups;
- * rz__admin_forget wipes the new tokens' secrets still waiting to be shown. */
+/* The daemon-wide pages: providers and backups (core/web/admin-pages.c), users and their
+ * tokens (core/web/user-pages.c), the audit log (core/web/audit-pages.c); rz__admin_forget
+ * (core/web/tokens.c) wipes the new tokens' secrets still waiting to be shown. */
 int rz__admin_pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
+int rz__user_pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
+int rz__audit_pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
 void rz__admin_forget(void);
 
-/* API tokens, shared by a user's page (core/web/admin-pages.c) and My account
- * (core/web/account-pages.c). A new token's secret is kept in memory for the session (jti)
+/* What the daemon-wide pages share (core/web/admin-pages.c). rz__admin_page: the page of a
+ * logged-in user whose path's names are DNS labels, or NULL (answered, req gone).
+ * rz__read_failed: a failed read of slot i answered as an error page saying why (403: the
+ * role may not; 404: no such WHAT); true when it answered. rz__nav: the main navigation's
+ * flag and the title. rz__form_view: view.form, made with values (the posted form) when
+ * absent; borrowed. rz__confirm: the confirmation page (pages/confirm) of a destructive
+ * action, posted to action, back to back. rz__query_add: name=value appended to a query
+ * string, percent-encoded (nothing for an empty value); false when it does not fit. */
+rz__page_t *rz__admin_page(rz_ui_t *ui, rz_req_t *req);
+bool rz__read_failed(rz__page_t *pg, int i, const char *what);
+void rz__nav(rz__page_t *pg, const char *flag, const char *title);
+json_t *rz__form_view(rz__page_t *pg);
+void rz__confirm(rz__page_t *pg, const char *title, const char *question, const char *what,
+                 const char *action, const char *button, const char *back);
+bool rz__query_add(char *q, size_t size, const char *name, const char *value);
+
+/* API tokens (core/web/tokens.c), shared by a user's page (core/web/user-pages.c) and My
+ * account (core/web/account-pages.c). A new token's secret is kept in memory for the session (jti)
  * that made it until that session's next page takes it (rz__token_shown_take: "" when none;
  * forgotten as it is read), or five minutes. */
 void rz__token_shown_put(const char *jti, const char *user, const char *id, const char *secret);

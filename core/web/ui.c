@@ -956,6 +956,8 @@ int rz_ui_routes(rz_ui_t *ui, rz_err_t *err)
 	rc = rc == 0 ? rz__pages_routes(ui, ui->http, err) : rc;
 	rc = rc == 0 ? rz__dashboard_pages_routes(ui, ui->http, err) : rc;
 	rc = rc == 0 ? rz__admin_pages_routes(ui, ui->http, err) : rc;
+	rc = rc == 0 ? rz__user_pages_routes(ui, ui->http, err) : rc;
+	rc = rc == 0 ? rz__audit_pages_routes(ui, ui->http, err) : rc;
 	rc = rc == 0 ? rz__account_pages_routes(ui, ui->http, err) : rc;
 	rc = rc == 0 ? rz__binding_pages_routes(ui, ui->http, err) : rc;
 	rc = rc == 0 ? rz__live_routes(ui, ui->http, err) : rc;
