@@ -182,15 +182,18 @@ static void backups_ready(rz__page_t *pg)
 	json_array_foreach(rz__items(rz__page_got(pg, 0)), i, it)
 	{
 		const char *phase = rz__str(it, "status.phase");
-		json_array_append_new(
-		    rows,
-		    json_pack(
-		        "{s:s, s:s, s:s, s:s, s:I, s:s, s:b}", "name", rz__str(it, "metadata.name"),
-		        "created", rz__str(it, "metadata.creationTimestamp"), "trigger",
-		        rz__str(it, "spec.trigger"), "phase", phase, "size",
-		        json_integer_value(json_object_get(json_object_get(it, "status"), "size")),
-		        "message", rz__str(it, "status.message"), "completed",
-		        strcmp(phase, "Completed") == 0));
+		char size[32];
+		rz_ui_bytes(
+		    size, sizeof(size),
+		    json_integer_value(json_object_get(json_object_get(it, "status"), "size")));
+		json_array_append_new(rows,
+		                      json_pack("{s:s, s:o, s:s, s:o, s:s, s:s, s:b}", "name",
+		                                rz__str(it, "metadata.name"), "created",
+		                                rz__when(rz__str(it, "metadata.creationTimestamp")),
+		                                "trigger", rz__str(it, "spec.trigger"), "phase",
+		                                rz__badge(phase[0] ? phase : "Pending"), "size",
+		                                size, "message", rz__str(it, "status.message"),
+		                                "completed", strcmp(phase, "Completed") == 0));
 	}
 	rz__nav(pg, "navBackups", "Backups");
 	json_object_set_new(pg->view, "empty", json_boolean(json_array_size(rows) == 0));

@@ -99,14 +99,17 @@ static void audit_ready(rz__page_t *pg)
 	{
 		json_int_t code = json_integer_value(json_object_get(it, "code"));
 		const char *err = rz__str(it, "error");
+		char ctext[16];
+		snprintf(ctext, sizeof(ctext), "%lld", (long long)code);
 		json_array_append_new(
 		    rows,
-		    json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:b, s:s}", "time",
-		              rz__str(it, "time"), "user", rz__str(it, "user"), "role",
-		              rz__str(it, "role"), "sourceIP", rz__str(it, "sourceIP"), "verb",
-		              rz__str(it, "verb"), "kind", rz__str(it, "kind"), "tenant",
-		              rz__str(it, "tenant"), "name", rz__str(it, "name"), "code", code,
-		              "failed", code >= 400, "error", err));
+		    json_pack("{s:o, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:{s:s, s:s}, s:b, s:s}",
+		              "when", rz__when(rz__str(it, "time")), "user", rz__str(it, "user"),
+		              "role", rz__str(it, "role"), "sourceIP", rz__str(it, "sourceIP"),
+		              "verb", rz__str(it, "verb"), "kind", rz__str(it, "kind"), "tenant",
+		              rz__str(it, "tenant"), "name", rz__str(it, "name"), "code", "text",
+		              ctext, "tone", code >= 400 ? "bad" : "ok", "failed", code >= 400,
+		              "error", err));
 	}
 	json_object_set_new(pg->view, "empty", json_boolean(json_array_size(rows) == 0));
 	json_object_set_new(pg->view, "rows", rows);

@@ -58,6 +58,7 @@ struct rz__page {
 	rz__act_fn act;
 	const char *tpl;
 	int code;
+	struct rz__live_view *live; /* the live region this page is a read of, or NULL */
 };
 
 /* The page for req: who is asking (from the guard), the ingress prefix, the CSRF token. NULL
@@ -141,8 +142,11 @@ bool rz__may_all(const rz__page_t *pg, int role);
 int rz__pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
 int rz__live_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
 void rz__live_close_all(rz_ui_t *ui);
-/* The dashboard (core/web/dashboard-pages.c). */
+/* The installation's pages: the dashboard (core/web/dashboard-pages.c), the Events
+ * (core/web/event-pages.c), the remote runners (core/web/runner-pages.c). */
 int rz__dashboard_pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
+int rz__event_pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
+int rz__runner_pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
 /* The daemon-wide pages: providers and backups (core/web/admin-pages.c), users and their
  * tokens (core/web/user-pages.c), the audit log (core/web/audit-pages.c); rz__admin_forget
  * (core/web/tokens.c) wipes the new tokens' secrets still waiting to be shown. */
@@ -228,6 +232,24 @@ void rz__live_table(rz_ui_t *ui, rz_req_t *req, const char *target, const char *
 void rz__live_table_ordered(rz_ui_t *ui, rz_req_t *req, const char *target, const char *tpl,
                             json_t *(*row)(const json_t *),
                             int (*order)(const void *, const void *));
+
+/* A live region re-read on change (core/web/live-view.c): answer req with a stream of
+ * events named event, each the template tpl rendered from a fresh read, sent when it renders
+ * differently from the last one. The reads start once at the stream's start and again about
+ * 250 ms after any of watches (API list paths, up to RZ__LIVE_WATCHES, NULL-terminated; each
+ * watched from the stream's starting revision) reports a change, at most once a second: read
+ * issues them on a page whose view starts as seed (taken; may be NULL) and whose ready is
+ * build, which ends with rz__live_view_send(pg) (the page's view rendered and sent; pg
+ * freed). A watch that ends ends the stream (the browser connects again); one the role may not
+ * watch (403, 404) is left out. */
+#define RZ__LIVE_WATCHES 4
+typedef struct rz__live_view_spec {
+	const char *watches[RZ__LIVE_WATCHES + 1];
+	rz__page_fn read, build;
+	const char *tpl, *event;
+} rz__live_view_spec_t;
+void rz__live_view(rz_ui_t *ui, rz_req_t *req, const rz__live_view_spec_t *spec, json_t *seed);
+void rz__live_view_send(rz__page_t *pg);
 
 /* A row of the tenants' and the machines' tables (parts/tenant-rows, parts/machine-rows).
  * Caller owns the result. */

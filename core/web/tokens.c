@@ -181,10 +181,14 @@ bool rz__token_expiry(rz__page_t *pg, json_t *spec)
 json_t *rz__token_row(const json_t *t)
 {
 	const char *exp = rz__str(t, "spec.expiresAt"), *used = rz__str(t, "status.lastUsed");
+	int64_t at = exp[0] ? rz_time_parse(exp) : -1;
+	bool expired = at >= 0 && at <= rz_clock_now_ms() / 1000;
 
-	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "id", rz__str(t, "metadata.name"),
-	                 "role", rz__str(t, "spec.role"), "description",
-	                 rz__str(t, "spec.description"), "created",
-	                 rz__str(t, "metadata.creationTimestamp"), "expires",
-	                 exp[0] ? exp : "never", "lastUsed", used[0] ? used : "never");
+	return json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:b, s:{s:s, s:s}}", "id",
+	                 rz__str(t, "metadata.name"), "role", rz__str(t, "spec.role"),
+	                 "description", rz__str(t, "spec.description"), "created",
+	                 rz__when(rz__str(t, "metadata.creationTimestamp")), "expires",
+	                 rz__when(exp[0] ? exp : NULL), "lastUsed", rz__when(used[0] ? used : NULL),
+	                 "expired", expired, "state", "text", expired ? "Expired" : "Active",
+	                 "tone", expired ? "bad" : "ok");
 }

@@ -53,15 +53,18 @@ static json_t *role_options(const char *want)
 	return out;
 }
 
+/* A user's row: its role, when it was created and last logged in (relative times), and
+ * whether it may log in (a badge). */
 static json_t *user_row(const json_t *u)
 {
 	const char *login = rz__str(u, "status.lastLogin");
+	bool off = json_is_true(json_object_get(json_object_get(u, "spec"), "disabled"));
 
-	return json_pack("{s:s, s:s, s:s, s:s, s:b}", "name", rz__str(u, "metadata.name"), "role",
-	                 rz__str(u, "spec.role"), "created",
-	                 rz__str(u, "metadata.creationTimestamp"), "lastLogin",
-	                 login[0] ? login : "never", "disabled",
-	                 json_is_true(json_object_get(json_object_get(u, "spec"), "disabled")));
+	return json_pack("{s:s, s:s, s:o, s:o, s:b, s:{s:s, s:s}}", "name",
+	                 rz__str(u, "metadata.name"), "role", rz__str(u, "spec.role"), "created",
+	                 rz__when(rz__str(u, "metadata.creationTimestamp")), "lastLogin",
+	                 rz__when(login[0] ? login : NULL), "disabled", off, "access", "text",
+	                 off ? "disabled" : "enabled", "tone", off ? "bad" : "ok");
 }
 
 static void users_ready(rz__page_t *pg)
@@ -176,13 +179,21 @@ static void user_page(rz__page_t *pg)
 	rz__page_release(pg);
 }
 
+/* A user's page is an admin's; anyone else asking for their own is sent to My account,
+ * where they manage their own tokens and password (the API's owner routes). */
 static void get_user(rz_req_t *req, void *ctx)
 {
 	rz__page_t *pg = rz__admin_page(ctx, req);
 
-	if (pg != NULL) {
-		user_page(pg);
+	if (pg == NULL) {
+		return;
 	}
+	if (!rz__may_all(pg, RZ_ROLE_ADMIN) &&
+	    strcmp(rz_req_param(req, "name"), pg->p->user) == 0) {
+		rz__page_redirect(pg, "/account", NULL);
+		return;
+	}
+	user_page(pg);
 }
 
 /* ------------------------------------------------------------------ disabling a user */
