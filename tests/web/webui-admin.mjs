@@ -178,7 +178,7 @@ async function installationPages(page, token) {
 	await page.fill('#e-reason', 'RunFailed');
 	await submit(page, '#event-filters button[type=submit]');
 	const fq = new URL(page.url()).searchParams;
-	const frows = await page.locator('#event-rows tr.event-row').allTextContents();
+	const frows = await page.locator('#event-rows li.event-row').allTextContents();
 	ok(fq.get('tenant') === 'warn-a' && fq.get('type') === 'Warning' && fq.get('kind') === 'Tenant' && fq.get('reason') === 'RunFailed' &&
 		frows.length > 0 && frows.every((r) => /warn-a/.test(r) && /Warning/.test(r) && /RunFailed/.test(r) && /Tenant/.test(r)) &&
 		await page.inputValue('#e-tenant') === 'warn-a' && await page.inputValue('#e-kind') === 'Tenant',
@@ -198,10 +198,10 @@ async function installationPages(page, token) {
 	pageAt = 0;
 	await until(30, async () => {
 		if (!apiAt && ((await api('GET', '/api/v1/tenants/live-events/events', token)).json?.items || []).length > 0) apiAt = Date.now();
-		if (!pageAt && await page.locator('#event-rows tr.event-row').count() > 0) pageAt = Date.now();
+		if (!pageAt && await page.locator('#event-rows li.event-row').count() > 0) pageAt = Date.now();
 		return apiAt && pageAt;
 	});
-	const lrows = await page.locator('#event-rows tr.event-row').allTextContents();
+	const lrows = await page.locator('#event-rows li.event-row').allTextContents();
 	ok(apiAt > 0 && pageAt > 0 && pageAt - apiAt <= 2000 && await page.evaluate(() => window.notReloaded === true),
 		`Events: a new Event shows on the open, filtered page within 2 s of the API having it, without reload (${pageAt - apiAt} ms)`);
 	ok(lrows.length > 0 && lrows.every((r) => /live-events/.test(r)), 'Events: the live rows keep the page\'s filter (the tenant live-events only)',
