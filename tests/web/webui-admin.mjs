@@ -62,8 +62,10 @@ async function until(secs, test) {
 	return false;
 }
 
-// The text of the first element sel matches, '' when there is none (not waited for).
+// The text of the first element sel matches, '' when there is none (not waited for); its
+// attribute name, null when there is none.
 const text = (page, sel) => page.evaluate((q) => document.querySelector(q)?.textContent || '', sel);
+const attr = (page, sel, name) => page.evaluate(([q, n]) => document.querySelector(q)?.getAttribute(n) ?? null, [sel, name]);
 
 // Screenshots at the issue's widths, 375 and 1280 px (the harness's audit takes 360 and 1280).
 async function shots(page, name) {
@@ -93,7 +95,7 @@ async function failingTenant(token, name) {
 async function installationPages(page, token) {
 	const nf = await page.goto(BASE + '/nope');
 	ok(nf.status() === 404 && /^text\/html/.test(nf.headers()['content-type'] || '') && /Not found/.test(await text(page, 'h1')) &&
-		await page.getAttribute('#error-home', 'href') === '/' && await page.locator('header nav').count() === 1,
+		await attr(page, '#error-home', 'href') === '/' && await page.locator('header nav').count() === 1,
 		'a browser asking for /nope gets the site\'s 404 page: its layout and navigation, a message, a link home',
 		`${nf.status()} ${nf.headers()['content-type']}: ${(await text(page, 'main')).trim().slice(0, 200)}`);
 	await audit(page, 'not-found');
@@ -104,7 +106,7 @@ async function installationPages(page, token) {
 	});
 	ok(viaFetch.code === 404 && viaFetch.type === 'application/json' && JSON.parse(viaFetch.body).kind === 'Status',
 		'an API client asking for /nope still gets the JSON Status', JSON.stringify(viaFetch));
-	const icon = await page.getAttribute('link[rel=icon]', 'href');
+	const icon = await attr(page, 'link[rel=icon]', 'href');
 	const ir = icon ? await page.request.get(BASE + icon) : null;
 	ok(ir !== null && ir.status() === 200 && ir.headers()['content-type'] === 'image/svg+xml' && /<svg/.test(await ir.text()),
 		'every page links a favicon (an SVG the daemon serves)', `${icon} ${ir && ir.status()} ${ir && ir.headers()['content-type']}`);
@@ -132,7 +134,7 @@ async function installationPages(page, token) {
 	ok(await failingTenant(token, 'warn-a'), 'a tenant whose runs fail is made through the API');
 	await until(30, async () => ((await api('GET', '/api/v1/tenants/warn-a/events?fieldSelector=reason%3DRunFailed', token)).json?.items || []).length > 0);
 	await page.goto(BASE + '/');
-	ok(await page.getAttribute('#stat-tenants', 'href') === '/tenants' && await page.getAttribute('#stat-warnings', 'href') === '/events?type=Warning' &&
+	ok(await attr(page, '#stat-tenants', 'href') === '/tenants' && await attr(page, '#stat-warnings', 'href') === '/events?type=Warning' &&
 		await page.locator('section[aria-labelledby=h-tenants] a.count').count() > 0,
 		'dashboard: the counts are links to what they count (tenants, the Warning Events)');
 	const badges = await page.locator('section[aria-labelledby=h-tenants] .badge, section[aria-labelledby=h-machines] .badge').allTextContents();
@@ -172,6 +174,10 @@ async function installationPages(page, token) {
 	ok(warnBadges.length > 0 && warnBadges.every((b) => b.trim() === 'Warning'), 'Events: a Warning is a badge', warnBadges.slice(0, 3).join(','));
 	await audit(page, 'events');
 	await shots(page, 'events');
+	if (await page.locator('#event-filters').count() === 0) {
+		ok(false, 'Events: the page has its filters');
+		return;
+	}
 	await page.fill('#e-tenant', 'warn-a');
 	await page.selectOption('#e-type', 'Warning');
 	await page.selectOption('#e-kind', 'Tenant');
