@@ -100,6 +100,13 @@ core_librezus_core_la_SOURCES = \
 	core/web/view.c \
 	core/web/etcd-pages.c \
 	core/web/admin-pages.c \
+	core/web/user-pages.c \
+	core/web/audit-pages.c \
+	core/web/tokens.c \
+	core/web/dashboard-pages.c \
+	core/web/live-view.c \
+	core/web/event-pages.c \
+	core/web/runner-pages.c \
 	core/web/account-pages.c \
 	core/web/binding-pages.c \
 	core/web/sso-pages.c \

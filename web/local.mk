@@ -30,7 +30,10 @@ web_templates = \
 	web/templates/pages/etcdbackups.html web/templates/parts/etcdbackup-rows.html \
 	web/templates/pages/etcd-restore-confirm.html web/templates/pages/etcd-restore.html \
 	web/templates/parts/etcdrestore-live.html \
-	web/templates/parts/badge.html web/templates/parts/when.html
+	web/templates/parts/badge.html web/templates/parts/when.html \
+	web/templates/parts/dashboard-panels.html \
+	web/templates/pages/events.html web/templates/parts/event-rows.html \
+	web/templates/pages/runners.html web/templates/parts/runner-rows.html
 EXTRA_DIST += $(web_templates)
 
 noinst_PROGRAMS += tools/tplc
@@ -53,7 +56,7 @@ core/web/templates.gen.c: tools/tplc$(EXEEXT) $(web_templates)
 # A file added to web/static/ is served once it is named here (base names are unique).
 web_static_files = web/static/LICENSES web/static/app.css web/static/htmx.min.js \
 	web/static/htmx-ext-sse.min.js web/static/alpine.min.js web/static/csrf.js \
-	web/static/time.js
+	web/static/time.js web/static/favicon.svg web/static/copy.js
 
 EXTRA_PROGRAMS += core/web/mkstatic
 core_web_mkstatic_SOURCES = core/web/mkstatic.c

@@ -175,6 +175,9 @@ struct rz_http {
 	void *observer_ctx;
 	rz_http_guard_fn guard;
 	void *guard_ctx;
+	rz_http_take_fn fallback_take; /* rz_http_set_fallback */
+	const rz_route_t *fallback;
+	void *fallback_ctx;
 	rz_http_authn_fn authn;
 	void *authn_ctx;
 	struct peer *peers[PEER_BUCKETS];

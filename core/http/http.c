@@ -230,6 +230,13 @@ void rz_http_set_guard(rz_http_t *h, rz_http_guard_fn fn, void *ctx)
 	h->guard_ctx = ctx;
 }
 
+void rz_http_set_fallback(rz_http_t *h, rz_http_take_fn take, const rz_route_t *route, void *ctx)
+{
+	h->fallback_take = take;
+	h->fallback = route;
+	h->fallback_ctx = ctx;
+}
+
 void rz_http_set_authn(rz_http_t *h, rz_http_authn_fn fn, void *ctx)
 {
 	h->authn = fn;

@@ -180,6 +180,14 @@ void rz_http_set_observer(rz_http_t *h, rz_http_observer_fn fn, void *ctx);
 typedef bool (*rz_http_guard_fn)(void *ctx, rz_req_t *req, const rz_route_t *route);
 void rz_http_set_guard(rz_http_t *h, rz_http_guard_fn fn, void *ctx);
 
+/* A request no route matches (and no route of another method) is answered 404 with a
+ * Status, unless take (may be NULL) says the fallback wants it: then it goes to route (its
+ * guard first, as for any route) with ctx, as the WebUI's HTML "not found" page for a
+ * browser. take decides from the request alone (its method, path, headers) and replies
+ * nothing. route is borrowed: it must outlive h. */
+typedef bool (*rz_http_take_fn)(const rz_req_t *req);
+void rz_http_set_fallback(rz_http_t *h, rz_http_take_fn take, const rz_route_t *route, void *ctx);
+
 /* Called on the loop when a request's headers are complete and its body may be larger than
  * max_body_unauthenticated (by its Content-Length, or a chunked body growing past it):
  * true when the headers carry valid credentials. It must decide from the headers alone,

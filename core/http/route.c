@@ -393,6 +393,11 @@ static void route_request(rz_http_t *h, rz_req_t *req)
 		allow_header(req, allow);
 		rz_reply_error(req, 405, NULL, "method %s is not allowed on %s", req->method,
 		               req->path);
+	} else if (h->fallback_take != NULL && h->fallback_take(req)) {
+		req->route = h->fallback;
+		if (h->guard == NULL || h->guard(h->guard_ctx, req, h->fallback)) {
+			h->fallback->fn(req, h->fallback_ctx);
+		}
 	} else {
 		const char *moved = moved_route(req->path);
 		rz_reply_error(req, 404, NULL,

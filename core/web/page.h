@@ -58,6 +58,7 @@ struct rz__page {
 	rz__act_fn act;
 	const char *tpl;
 	int code;
+	struct rz__live_view *live; /* the live region this page is a read of, or NULL */
 };
 
 /* The page for req: who is asking (from the guard), the ingress prefix, the CSRF token. NULL
@@ -141,13 +142,37 @@ bool rz__may_all(const rz__page_t *pg, int role);
 int rz__pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
 int rz__live_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
 void rz__live_close_all(rz_ui_t *ui);
-/* The daemon-wide pages (core/web/admin-pages.c): providers, users and tokens, audit, backups;
- * rz__admin_forget wipes the new tokens' secrets still waiting to be shown. */
+/* The installation's pages: the dashboard (core/web/dashboard-pages.c), the Events
+ * (core/web/event-pages.c), the remote runners (core/web/runner-pages.c). */
+int rz__dashboard_pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
+int rz__event_pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
+int rz__runner_pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
+/* The daemon-wide pages: providers and backups (core/web/admin-pages.c), users and their
+ * tokens (core/web/user-pages.c), the audit log (core/web/audit-pages.c); rz__admin_forget
+ * (core/web/tokens.c) wipes the new tokens' secrets still waiting to be shown. */
 int rz__admin_pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
+int rz__user_pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
+int rz__audit_pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
 void rz__admin_forget(void);
 
-/* API tokens, shared by a user's page (core/web/admin-pages.c) and My account
- * (core/web/account-pages.c). A new token's secret is kept in memory for the session (jti)
+/* What the daemon-wide pages share (core/web/admin-pages.c). rz__admin_page: the page of a
+ * logged-in user whose path's names are DNS labels, or NULL (answered, req gone).
+ * rz__read_failed: a failed read of slot i answered as an error page saying why (403: the
+ * role may not; 404: no such WHAT); true when it answered. rz__nav: the main navigation's
+ * flag and the title. rz__form_view: view.form, made with values (the posted form) when
+ * absent; borrowed. rz__confirm: the confirmation page (pages/confirm) of a destructive
+ * action, posted to action, back to back. rz__query_add: name=value appended to a query
+ * string, percent-encoded (nothing for an empty value); false when it does not fit. */
+rz__page_t *rz__admin_page(rz_ui_t *ui, rz_req_t *req);
+bool rz__read_failed(rz__page_t *pg, int i, const char *what);
+void rz__nav(rz__page_t *pg, const char *flag, const char *title);
+json_t *rz__form_view(rz__page_t *pg);
+void rz__confirm(rz__page_t *pg, const char *title, const char *question, const char *what,
+                 const char *action, const char *button, const char *back);
+bool rz__query_add(char *q, size_t size, const char *name, const char *value);
+
+/* API tokens (core/web/tokens.c), shared by a user's page (core/web/user-pages.c) and My
+ * account (core/web/account-pages.c). A new token's secret is kept in memory for the session (jti)
  * that made it until that session's next page takes it (rz__token_shown_take: "" when none;
  * forgotten as it is read), or five minutes. */
 void rz__token_shown_put(const char *jti, const char *user, const char *id, const char *secret);
@@ -207,6 +232,24 @@ void rz__live_table(rz_ui_t *ui, rz_req_t *req, const char *target, const char *
 void rz__live_table_ordered(rz_ui_t *ui, rz_req_t *req, const char *target, const char *tpl,
                             json_t *(*row)(const json_t *),
                             int (*order)(const void *, const void *));
+
+/* A live region re-read on change (core/web/live-view.c): answer req with a stream of
+ * events named event, each the template tpl rendered from a fresh read, sent when it renders
+ * differently from the last one. The reads start once at the stream's start and again about
+ * 250 ms after any of watches (API list paths, up to RZ__LIVE_WATCHES, NULL-terminated; each
+ * watched from the stream's starting revision) reports a change, at most once a second: read
+ * issues them on a page whose view starts as seed (taken; may be NULL) and whose ready is
+ * build, which ends with rz__live_view_send(pg) (the page's view rendered and sent; pg
+ * freed). A watch that ends ends the stream (the browser connects again); one the role may not
+ * watch (403, 404) is left out. */
+#define RZ__LIVE_WATCHES 4
+typedef struct rz__live_view_spec {
+	const char *watches[RZ__LIVE_WATCHES + 1];
+	rz__page_fn read, build;
+	const char *tpl, *event;
+} rz__live_view_spec_t;
+void rz__live_view(rz_ui_t *ui, rz_req_t *req, const rz__live_view_spec_t *spec, json_t *seed);
+void rz__live_view_send(rz__page_t *pg);
 
 /* A row of the tenants' and the machines' tables (parts/tenant-rows, parts/machine-rows).
  * Caller owns the result. */

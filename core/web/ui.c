@@ -29,6 +29,8 @@ static void post_login(rz_req_t *req, void *ctx);
 static void post_logout(rz_req_t *req, void *ctx);
 static void get_password(rz_req_t *req, void *ctx);
 static void post_password(rz_req_t *req, void *ctx);
+static void get_not_found(rz_req_t *req, void *ctx);
+static const rz_route_t not_found = RZ__WEB_ROUTE(RZ_M_GET | RZ_M_HEAD, "/*", get_not_found);
 static const rz_route_t routes[] = {
 	RZ__WEB_ROUTE(RZ_M_GET, "/login", get_login),
 	RZ__WEB_ROUTE(RZ_M_POST, "/login", post_login),
@@ -399,8 +401,14 @@ static json_t *assets(const rz__page_t *pg)
 	static const struct {
 		const char *key, *logical;
 	} names[] = {
-		{ "css", "app.css" },  { "htmx", "htmx.min.js" }, { "sse", "htmx-ext-sse.min.js" },
-		{ "csrf", "csrf.js" }, { "time", "time.js" },     { "alpine", "alpine.min.js" }
+		{ "css", "app.css" },
+		{ "htmx", "htmx.min.js" },
+		{ "sse", "htmx-ext-sse.min.js" },
+		{ "csrf", "csrf.js" },
+		{ "time", "time.js" },
+		{ "alpine", "alpine.min.js" },
+		{ "icon", "favicon.svg" },
+		{ "copy", "copy.js" },
 	};
 	json_t *o = json_object();
 	char url[RZ_UI_PREFIX_MAX + 128];
@@ -528,9 +536,13 @@ void rz__page_toast(rz__page_t *pg, bool ok, const char *message)
 
 void rz__page_error(rz__page_t *pg, int code, const char *message)
 {
-	json_object_set_new(pg->view, "title", json_string("Error"));
-	json_object_set_new(pg->view, "error",
-	                    json_pack("{s:i, s:s}", "code", code, "message", message));
+	json_object_set_new(pg->view, "title",
+	                    json_string(code == 404   ? "Not found"
+	                                : code == 403 ? "Not allowed"
+	                                              : "Something went wrong"));
+	json_object_set_new(
+	    pg->view, "error",
+	    json_pack("{s:i, s:s, s:b}", "code", code, "message", message, "server", code >= 500));
 	rz__page_render(pg, "pages/error", code);
 }
 
@@ -922,6 +934,41 @@ static void post_password(rz_req_t *req, void *ctx)
 	             password_replied);
 }
 
+/* ------------------------------------------------------------------ not found */
+
+/* A browser's page load of a path no route has (GET, Accept naming text/html, outside the
+ * API's paths) gets the site's 404 page; everything else keeps the API's 404 Status. */
+static bool wants_page(const rz_req_t *req)
+{
+	static const char *const api[] = { "/api", "/apis", "/openapi", "/tfstate", "/static" };
+	const char *accept = rz_req_header(req, "Accept");
+	const char *path = rz_req_path(req);
+
+	if ((rz_req_method_bit(req) & (RZ_M_GET | RZ_M_HEAD)) == 0 || accept == NULL ||
+	    strstr(accept, "text/html") == NULL || path == NULL) {
+		return false;
+	}
+	for (size_t i = 0; i < sizeof(api) / sizeof(api[0]); i++) {
+		size_t n = strlen(api[i]);
+		if (strncmp(path, api[i], n) == 0 && (path[n] == '\0' || path[n] == '/')) {
+			return false;
+		}
+	}
+	return true;
+}
+
+static void get_not_found(rz_req_t *req, void *ctx)
+{
+	rz__page_t *pg = rz__page_new(ctx, req);
+
+	if (pg != NULL) {
+		json_object_set_new(pg->view, "notFound", json_true());
+		rz__page_error(pg, 404,
+		               "There is no page at this address: it may have moved, or the link "
+		               "that led here is wrong.");
+	}
+}
+
 /* ------------------------------------------------------------------ module */
 
 int rz_ui_new(rz_ui_t **out, rz_http_t *http, rz_auth_t *auth, rz_access_t *access,
@@ -953,8 +1000,15 @@ int rz_ui_routes(rz_ui_t *ui, rz_err_t *err)
 {
 	int rc = rz_http_add_table(ui->http, RZ_ROUTES(routes), ui, err);
 
+	rz_http_set_fallback(ui->http, wants_page, &not_found, ui);
+
 	rc = rc == 0 ? rz__pages_routes(ui, ui->http, err) : rc;
+	rc = rc == 0 ? rz__dashboard_pages_routes(ui, ui->http, err) : rc;
+	rc = rc == 0 ? rz__event_pages_routes(ui, ui->http, err) : rc;
+	rc = rc == 0 ? rz__runner_pages_routes(ui, ui->http, err) : rc;
 	rc = rc == 0 ? rz__admin_pages_routes(ui, ui->http, err) : rc;
+	rc = rc == 0 ? rz__user_pages_routes(ui, ui->http, err) : rc;
+	rc = rc == 0 ? rz__audit_pages_routes(ui, ui->http, err) : rc;
 	rc = rc == 0 ? rz__account_pages_routes(ui, ui->http, err) : rc;
 	rc = rc == 0 ? rz__binding_pages_routes(ui, ui->http, err) : rc;
 	rc = rc == 0 ? rz__live_routes(ui, ui->http, err) : rc;

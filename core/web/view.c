@@ -29,7 +29,8 @@ const char *rz__tone(const char *word)
 		                            "Deleting",    "RollingBack",        "Planning",
 		                            "Applying",    "Restoring",          "InProgress",
 		                            "Maintenance", "ShuttingDown",       "Resetting",
-		                            "Removing",    "MachinesRestarting", NULL };
+		                            "Removing",    "MachinesRestarting", "Stopping",
+		                            NULL };
 	static const char *const wait[] = {
 		"AwaitingApproval", "Unknown",     "Skipped", "NotObserved",
 		"Drifted",          "Interrupted", NULL

@@ -14,7 +14,13 @@
 # with required: false) is named on the providers page with its error while the daemon stays
 # ready; axe-core finds no WCAG A/AA violation on any new page nor on the error states (a
 # 404, the 422s of the user and token forms). Every page is saved as a screenshot at 1280 and
-# 360 pixels under $top_builddir/webui-screenshots. With curl: over plain HTTP the login seed
+# 360 pixels under $top_builddir/webui-screenshots (and the installation's pages at 375 too).
+# The installation's pages: a browser's /nope is the site's 404 page while API clients keep
+# the Status byte for byte; a favicon; Runners (empty state, a Runner appearing live); the
+# dashboard's counts as links, phases as badges, counts and warnings live and newest first;
+# the Events page sorted, filtered by query parameters, live; a new token's Copy button by
+# keyboard; alice's /users/alice is her account, where she makes and revokes her own token
+# and changes her password. With curl: over plain HTTP the login seed
 # and session cookies are HttpOnly and SameSite but not Secure; X-Ingress-Path is believed
 # only from a server.trusted_proxies peer and only when well formed, otherwise the page is
 # served unprefixed and refuses framing.
@@ -28,6 +34,7 @@ server:
   trusted_proxies: [127.0.0.1]
 tofu:
   binary: $TF
+  debounce: 200ms
 plugin_dir: $top_builddir/plugins
 plugins:
   sim: {}
@@ -119,6 +126,20 @@ api/hassio_ingress/x
 /$(printf 'a%.0s' $(seq 1 300))
 VALUES
 expect_eq "a malformed X-Ingress-Path from a trusted proxy is ignored: the page served unprefixed, framing refused" "" "$bad"
+
+# --- a path no route has: the API's Status, byte for byte, unless a browser asks for a page ------
+NOTFOUND='{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the server could not find the requested resource","reason":"NotFound","code":404}'
+expect_eq "an API client's 404 for /nope is the Status, byte for byte (no Accept)" "404 application/json $NOTFOUND" \
+	"$(curl -s -o "$WORK/nf" -w '%{http_code} %{content_type}' "$URL/nope") $(cat "$WORK/nf")"
+expect_eq "... and with Accept: application/json" "404 application/json $NOTFOUND" \
+	"$(curl -s -o "$WORK/nf" -w '%{http_code} %{content_type}' -H 'Accept: application/json' "$URL/nope") $(cat "$WORK/nf")"
+expect_eq "... and under /api even for a browser's Accept: text/html" "404 application/json $NOTFOUND" \
+	"$(curl -s -o "$WORK/nf" -w '%{http_code} %{content_type}' -H 'Accept: text/html,*/*' "$URL/api/v1/nope") $(cat "$WORK/nf")"
+expect_eq "a browser's page load of /nope (Accept: text/html) gets an HTML 404 page" "404 text/html; charset=utf-8" \
+	"$(curl -s -o "$WORK/nf" -w '%{http_code} %{content_type}' -H 'Accept: text/html,application/xhtml+xml' "$URL/nope")"
+expect_match "... that links home" 'href="/" id="error-home"' "$(cat "$WORK/nf")"
+expect_eq "a POST to /nope is the API's 404 Status whatever it accepts" "404 application/json" \
+	"$(curl -s -o /dev/null -w '%{http_code} %{content_type}' -X POST -H 'Accept: text/html' "$URL/nope")"
 
 run_browser webui-admin.mjs 300 WEBUI_SECRET_FILE="$WORK/secret" WEBUI_BACKUP_DIR="$WORK/data/backups"
 kill -TERM "$DAEMON_PID"

@@ -266,6 +266,48 @@ START_TEST(test_not_found_is_status)
 }
 END_TEST
 
+/* rz_http_set_fallback: a path no route has goes to the fallback when its take says so (the
+ * WebUI's HTML 404 for a browser); anything else keeps the 404 Status, and a path with a
+ * route of another method keeps its 405. */
+static bool wants_html(const rz_req_t *req)
+{
+	const char *accept = rz_req_header(req, "Accept");
+
+	return accept != NULL && strstr(accept, "text/html") != NULL;
+}
+
+START_TEST(test_fallback)
+{
+	static const rz_route_t fallback = { .methods = RZ_M_GET, .pattern = "/*", .fn = echo };
+	rzt_response_t r;
+	json_t *j;
+
+	rz_http_set_fallback(srv, wants_html, &fallback, "fallback");
+	rzt_request(base, port, "GET /nope HTTP/1.1\r\nAccept: text/html,*/*\r\n\r\n", &r);
+	ck_assert_int_eq(r.code, 200);
+	j = body_json(&r);
+	ck_assert_str_eq(jstr(j, "route"), "fallback");
+	ck_assert_str_eq(jstr(j, "path"), "/nope");
+	json_decref(j);
+	rzt_response_free(&r);
+	rzt_request(base, port, "GET /nope HTTP/1.1\r\nAccept: application/json\r\n\r\n", &r);
+	ck_assert_int_eq(r.code, 404);
+	j = body_json(&r);
+	ck_assert_str_eq(jstr(j, "kind"), "Status");
+	json_decref(j);
+	rzt_response_free(&r);
+	rzt_request(base, port, "GET /things HTTP/1.1\r\nAccept: text/html\r\n\r\n", &r);
+	j = body_json(&r);
+	ck_assert_str_eq(jstr(j, "route"), "things");
+	json_decref(j);
+	rzt_response_free(&r);
+	rzt_request(base, port,
+	            "PUT /things HTTP/1.1\r\nAccept: text/html\r\nContent-Length: 0\r\n\r\n", &r);
+	ck_assert_int_eq(r.code, 405);
+	rzt_response_free(&r);
+}
+END_TEST
+
 START_TEST(test_method_not_allowed)
 {
 	rzt_response_t r;
@@ -1573,6 +1615,7 @@ int main(void)
 	tcase_add_test(tc, test_literal_beats_param);
 	tcase_add_test(tc, test_rest_param_and_root);
 	tcase_add_test(tc, test_not_found_is_status);
+	tcase_add_test(tc, test_fallback);
 	tcase_add_test(tc, test_method_not_allowed);
 	tcase_add_test(tc, test_lock_unlock_methods);
 	tcase_add_test(tc, test_body_limit_content_length);

@@ -53,6 +53,167 @@ async function submit(page, selector) {
 	return resp;
 }
 
+// Poll test() (async, true when done) every 100 ms for up to secs seconds: whether it ended true.
+async function until(secs, test) {
+	for (let i = 0; i < secs * 10; i++) {
+		if (await test()) return true;
+		await new Promise((r) => setTimeout(r, 100));
+	}
+	return false;
+}
+
+// The text of the first element sel matches, '' when there is none (not waited for); its
+// attribute name, null when there is none.
+const text = (page, sel) => page.evaluate((q) => document.querySelector(q)?.textContent || '', sel);
+const attr = (page, sel, name) => page.evaluate(([q, n]) => document.querySelector(q)?.getAttribute(n) ?? null, [sel, name]);
+
+// Screenshots at the issue's widths, 375 and 1280 px (the harness's audit takes 360 and 1280).
+async function shots(page, name) {
+	for (const [w, h] of [[375, 740], [1280, 900]]) {
+		await page.setViewportSize({ width: w, height: h });
+		await page.screenshot({ path: path.join(SHOTS, `${name}-${w}.png`), fullPage: true, timeout: 30000 });
+	}
+}
+
+// The datetime of every <time> under sel, in document order.
+const times = (page, sel) => page.evaluate((q) => [...document.querySelectorAll(`${q} time[datetime]`)].map((t) => t.getAttribute('datetime')), sel);
+const newestFirst = (ts) => ts.every((t, i) => i === 0 || ts[i - 1] >= t);
+
+// A sim tenant with a control-plane group whose only machine's apply fails (failOn 0): its
+// runs fail and each failure records a Warning Event RunFailed.
+async function failingTenant(token, name) {
+	const t = await api('POST', '/api/v1/tenants', token, { apiVersion: 'rezuscloud.io/v1', kind: 'Tenant', metadata: { name }, spec: { clusterProvider: 'sim' } });
+	const g = await api('POST', `/api/v1/tenants/${name}/nodegroups`, token, { apiVersion: 'rezuscloud.io/v1', kind: 'NodeGroup',
+		metadata: { name: 'cp', tenant: name }, spec: { role: 'controlplane', count: 1, providerClass: 'sim', providerConfig: { failOn: 0 } } });
+	return t.code === 201 && g.code === 201;
+}
+
+// The installation's pages: the HTML 404 for a browser (the API's Status kept for others),
+// the favicon, the Runners page (empty, then a Runner made through the API appears live),
+// the dashboard (counts that link to what they count, phases as badges, live counts and
+// warnings newest first) and the Events page (sorted, filtered, live).
+async function installationPages(page, token) {
+	const nf = await page.goto(BASE + '/nope');
+	ok(nf.status() === 404 && /^text\/html/.test(nf.headers()['content-type'] || '') && /Not found/.test(await text(page, 'h1')) &&
+		await attr(page, '#error-home', 'href') === '/' && await page.locator('header nav').count() === 1,
+		'a browser asking for /nope gets the site\'s 404 page: its layout and navigation, a message, a link home',
+		`${nf.status()} ${nf.headers()['content-type']}: ${(await text(page, 'main')).trim().slice(0, 200)}`);
+	await audit(page, 'not-found');
+	await shots(page, 'not-found');
+	const viaFetch = await page.evaluate(async () => {
+		const r = await fetch('/nope', { headers: { Accept: 'application/json' } });
+		return { code: r.status, type: r.headers.get('content-type'), body: await r.text() };
+	});
+	ok(viaFetch.code === 404 && viaFetch.type === 'application/json' && JSON.parse(viaFetch.body).kind === 'Status',
+		'an API client asking for /nope still gets the JSON Status', JSON.stringify(viaFetch));
+	const icon = await attr(page, 'link[rel=icon]', 'href');
+	const ir = icon ? await page.request.get(BASE + icon) : null;
+	ok(ir !== null && ir.status() === 200 && ir.headers()['content-type'] === 'image/svg+xml' && /<svg/.test(await ir.text()),
+		'every page links a favicon (an SVG the daemon serves)', `${icon} ${ir && ir.status()} ${ir && ir.headers()['content-type']}`);
+
+	// runners: the empty state says how to add one; a Runner made through the API appears live
+	await page.goto(BASE + '/runners');
+	const empty = await text(page, '#runners-empty');
+	ok(/No remote runner yet/.test(empty) && /runners\.nats_url/.test(empty) && /rezuscloud runner/.test(empty),
+		'with no runner, the Runners page says runs go to the daemon\'s own pool and how to add one', empty.trim());
+	await audit(page, 'runners-empty');
+	await shots(page, 'runners-empty');
+	await page.evaluate(() => { window.notReloaded = true; });
+	const mk = await api('POST', '/api/v1/runners', token, { apiVersion: 'rezuscloud.io/v1', kind: 'Runner', metadata: { name: 'eu-1' }, spec: { labels: { region: 'eu-frankfurt' } } });
+	const t0 = Date.now();
+	const shown = await until(2, async () => /eu-1/.test(await text(page, '#runner-rows')));
+	const row = (await text(page, '#runner-eu-1')).replace(/\s+/g, ' ');
+	ok(mk.code === 201 && shown && await page.evaluate(() => window.notReloaded === true),
+		`a Runner created through the API appears on the open Runners page within 2 s, without reload (${Date.now() - t0} ms)`, `${mk.code} ${row}`);
+	ok(/Never seen/.test(row) && await page.locator('#runner-eu-1 .badge').count() === 1 && /region=eu-frankfurt/.test(row) && /never/.test(row),
+		'its row: a phase badge (Never seen before its first heartbeat), its granted labels, last heard from never', row);
+	await audit(page, 'runners');
+	await shots(page, 'runners');
+
+	// the dashboard: counts link to what they count, phases are badges, all live
+	ok(await failingTenant(token, 'warn-a'), 'a tenant whose runs fail is made through the API');
+	await until(30, async () => ((await api('GET', '/api/v1/tenants/warn-a/events?fieldSelector=reason%3DRunFailed', token)).json?.items || []).length > 0);
+	await page.goto(BASE + '/');
+	ok(await attr(page, '#stat-tenants', 'href') === '/tenants' && await attr(page, '#stat-warnings', 'href') === '/events?type=Warning' &&
+		await page.locator('section[aria-labelledby=h-tenants] a.count').count() > 0,
+		'dashboard: the counts are links to what they count (tenants, the Warning Events)');
+	const badges = await page.locator('section[aria-labelledby=h-tenants] .badge, section[aria-labelledby=h-machines] .badge').allTextContents();
+	ok(badges.length > 0, 'dashboard: tenant phases and machine stages are badges', badges.join(', '));
+	const wrow = (await text(page, 'section[aria-labelledby=h-warnings]')).replace(/\s+/g, ' ');
+	const wtime = await page.locator('section[aria-labelledby=h-warnings] time').first().textContent().catch(() => '');
+	const wtitle = await page.locator('section[aria-labelledby=h-warnings] time').first().getAttribute('title').catch(() => '');
+	ok(/RunFailed/.test(wrow) && /ago|in \d/.test(wtime) && /UTC/.test(wtitle || ''),
+		'dashboard: a recent warning with its time relative, the exact time on hover', `${wtime} / ${wtitle}: ${wrow.slice(0, 200)}`);
+	await audit(page, 'dashboard');
+	await shots(page, 'dashboard');
+	await page.evaluate(() => { window.notReloaded = true; });
+	const before = Number(await text(page, '#stat-tenants .stat-n'));
+	await api('POST', '/api/v1/tenants', token, { apiVersion: 'rezuscloud.io/v1', kind: 'Tenant', metadata: { name: 'live-count' }, spec: { clusterProvider: 'sim' } });
+	const t1 = Date.now();
+	const counted = await until(2, async () => Number(await text(page, '#stat-tenants .stat-n')) === before + 1);
+	ok(counted && await page.evaluate(() => window.notReloaded === true),
+		`dashboard: a tenant created through the API is counted within 2 s, without reload (${Date.now() - t1} ms, ${before} → ${await text(page, '#stat-tenants .stat-n')})`);
+	ok(await failingTenant(token, 'warn-b'), 'a second tenant whose runs fail is made');
+	let apiAt = 0;
+	let pageAt = 0;
+	await until(30, async () => {
+		if (!apiAt && ((await api('GET', '/api/v1/tenants/warn-b/events?fieldSelector=reason%3DRunFailed', token)).json?.items || []).length > 0) apiAt = Date.now();
+		if (!pageAt && /warn-b/.test(await text(page, 'section[aria-labelledby=h-warnings]'))) pageAt = Date.now();
+		return apiAt && pageAt;
+	});
+	ok(apiAt > 0 && pageAt > 0 && pageAt - apiAt <= 2000 && await page.evaluate(() => window.notReloaded === true),
+		`dashboard: a new Warning Event shows among the recent warnings within 2 s of the API having it, without reload (${pageAt - apiAt} ms)`);
+	const wts = await times(page, 'section[aria-labelledby=h-warnings]');
+	ok(wts.length >= 2 && newestFirst(wts), 'dashboard: the recent warnings are sorted newest first', wts.join(' '));
+
+	// the Events page: newest first, Warning badges, filters as query parameters, live
+	await page.goto(BASE + '/events');
+	const ets = await times(page, '#event-rows');
+	ok(ets.length >= 3 && newestFirst(ets), `Events: every tenant's Events, the one that last happened first (${ets.length} rows)`, ets.slice(0, 6).join(' '));
+	const warnBadges = await page.locator('#event-rows .badge-bad').allTextContents();
+	ok(warnBadges.length > 0 && warnBadges.every((b) => b.trim() === 'Warning'), 'Events: a Warning is a badge', warnBadges.slice(0, 3).join(','));
+	await audit(page, 'events');
+	await shots(page, 'events');
+	if (await page.locator('#event-filters').count() === 0) {
+		ok(false, 'Events: the page has its filters');
+		return;
+	}
+	await page.fill('#e-tenant', 'warn-a');
+	await page.selectOption('#e-type', 'Warning');
+	await page.selectOption('#e-kind', 'Tenant');
+	await page.fill('#e-reason', 'RunFailed');
+	await submit(page, '#event-filters button[type=submit]');
+	const fq = new URL(page.url()).searchParams;
+	const frows = await page.locator('#event-rows li.event-row').allTextContents();
+	ok(fq.get('tenant') === 'warn-a' && fq.get('type') === 'Warning' && fq.get('kind') === 'Tenant' && fq.get('reason') === 'RunFailed' &&
+		frows.length > 0 && frows.every((r) => /warn-a/.test(r) && /Warning/.test(r) && /RunFailed/.test(r) && /Tenant/.test(r)) &&
+		await page.inputValue('#e-tenant') === 'warn-a' && await page.inputValue('#e-kind') === 'Tenant',
+		`Events: the filters (tenant, type, kind, reason) are query parameters, kept in the form, and the rows match (${frows.length})`, frows.slice(0, 3).join(' | '));
+	await audit(page, 'events-filtered');
+	const bad = await page.goto(BASE + '/events?tenant=Not_A_Name&type=Bad');
+	ok(bad.status() === 422 && /tenant's name/.test(await text(page, '#e-tenant-error')) && /Normal or Warning/.test(await text(page, '#e-type-error')),
+		'Events: a bad filter is a 422 with its cause beside the field', `${bad.status()}: ${await text(page, '#e-tenant-error')}`);
+	await audit(page, 'events-invalid');
+	await page.goto(BASE + '/events?tenant=live-events');
+	ok(await page.locator('#events-empty').count() === 1 && /Show all Events/.test(await text(page, '#events-empty')),
+		'Events: with nothing matching, the empty state says to widen the filters');
+	await shots(page, 'events-empty');
+	await page.evaluate(() => { window.notReloaded = true; });
+	await api('POST', '/api/v1/tenants', token, { apiVersion: 'rezuscloud.io/v1', kind: 'Tenant', metadata: { name: 'live-events' }, spec: { clusterProvider: 'sim' } });
+	apiAt = 0;
+	pageAt = 0;
+	await until(30, async () => {
+		if (!apiAt && ((await api('GET', '/api/v1/tenants/live-events/events', token)).json?.items || []).length > 0) apiAt = Date.now();
+		if (!pageAt && await page.locator('#event-rows li.event-row').count() > 0) pageAt = Date.now();
+		return apiAt && pageAt;
+	});
+	const lrows = await page.locator('#event-rows li.event-row').allTextContents();
+	ok(apiAt > 0 && pageAt > 0 && pageAt - apiAt <= 2000 && await page.evaluate(() => window.notReloaded === true),
+		`Events: a new Event shows on the open, filtered page within 2 s of the API having it, without reload (${pageAt - apiAt} ms)`);
+	ok(lrows.length > 0 && lrows.every((r) => /live-events/.test(r)), 'Events: the live rows keep the page\'s filter (the tenant live-events only)',
+		lrows.slice(0, 3).join(' | ').replace(/\s+/g, ' '));
+}
+
 async function main() {
 	const browser = await chromium.launch({ executablePath: process.env.WEBUI_CHROMIUM, args: ['--headless', '--no-sandbox'] });
 	try {
@@ -71,6 +232,8 @@ async function main() {
 		const nav = await page.textContent('header nav');
 		ok(/Providers/.test(nav) && /Users/.test(nav) && /Audit/.test(nav) && /Backups/.test(nav),
 			'an admin\'s main navigation links providers, users, audit and backups', nav);
+		ok(/Events/.test(nav) && /Runners/.test(nav), 'the main navigation links Events and Runners', nav);
+		await installationPages(page, adm0);
 
 		// providers: the loaded plugins from the API's read
 		await page.click('header nav a[href="/providers"]');
@@ -119,6 +282,17 @@ async function main() {
 			'the secret is not in the page\'s URL', page.url());
 		ok(tresp && tresp.headers()['cache-control'] === 'no-store', 'the page with the secret is sent Cache-Control: no-store',
 			tresp && tresp.headers()['cache-control']);
+		await ctx.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: BASE });
+		await page.focus('#token-secret');
+		await page.keyboard.press('Tab');
+		const onCopy = await page.evaluate(() => document.activeElement.id);
+		await page.keyboard.press('Enter');
+		const copied = await until(2, async () => (await text(page, '#copy-secret')).trim() === 'Copied');
+		const clip = await page.evaluate(() => navigator.clipboard.readText()).catch((e) => `(${e.message})`);
+		ok(onCopy === 'copy-secret' && copied && clip === secret && /Copied/.test(await text(page, '[data-copy-status]')),
+			'the secret has a Copy button the keyboard reaches (Tab, Enter): it copies the secret and says Copied',
+			`focus ${onCopy}, button "${(await text(page, '#copy-secret')).trim()}", clipboard ${clip === secret ? 'the secret' : clip.slice(0, 40)}`);
+		await shots(page, 'token-secret');
 		await audit(page, 'token-secret');
 		const who = await api('GET', '/api/v1/auth/whoami', secret);
 		ok(who.code === 200 && who.json.user === 'alice' && who.json.role === 'view', 'the secret works as a bearer token of alice with role view', JSON.stringify(who.json));
@@ -187,6 +361,33 @@ async function main() {
 		ok(new URL(ap.url()).pathname === '/' && /alice \(edit\)/.test(await ap.textContent('header')), 'alice logs in to the dashboard', ap.url());
 		const anav = await ap.textContent('header nav');
 		ok(/Providers/.test(anav) && !/Users|Audit|Backups/.test(anav), 'an edit user\'s navigation has providers but no admin pages', anav);
+		const own = await ap.goto(`${BASE}/users/alice`);
+		ok(own.status() === 200 && new URL(ap.url()).pathname === '/account' && await ap.locator('#create-token').count() === 1 &&
+			await ap.locator('#change-password').count() === 1,
+			'alice asking for /users/alice (her own) lands on My account, with her tokens and the password form', `${own.status()} ${ap.url()}`);
+		await ap.fill('#t-description', 'alice laptop');
+		await submit(ap, '#create-token button[type=submit]');
+		const asecret = await ap.inputValue('#token-secret').catch(() => '');
+		await actx.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: BASE });
+		await ap.click('#copy-secret');
+		await until(2, async () => (await text(ap, '#copy-secret')).trim() === 'Copied');
+		const aclip = await ap.evaluate(() => navigator.clipboard.readText()).catch(() => '');
+		const arows = await ap.locator('#tokens tbody tr').allTextContents();
+		ok(/^rzt_/.test(asecret) && aclip === asecret && arows.some((r) => /alice laptop/.test(r) && /Active/.test(r) && /ago|in \d/.test(r)),
+			'alice makes her own token there: its secret with a Copy button, the token listed with a badge and relative times', arows.join(' | ').replace(/\s+/g, ' '));
+		await audit(ap, 'account-new-token');
+		await shots(ap, 'account');
+		const atok = (await ap.locator('#tokens tbody tr', { hasText: 'alice laptop' }).locator('button[id^=revoke-]').getAttribute('id')).slice('revoke-'.length);
+		await submit(ap, `#revoke-${atok}`);
+		ok(/Token revoked/.test(await text(ap, '[role=status]')) && (await api('GET', '/api/v1/auth/whoami', asecret)).code === 401,
+			'and revokes it there (its secret refused at once)');
+		await ap.fill('#currentPassword', alicePw);
+		await ap.fill('#newPassword', alicePw + '-3');
+		await ap.fill('#confirmPassword', alicePw + '-3');
+		await submit(ap, '#change-password button[type=submit]');
+		const pwok = (await api('POST', '/api/v1/auth/login', null, { username: 'alice', password: alicePw + '-3' })).code;
+		ok(/Password changed/.test(await text(ap, '[role=status]')) && pwok === 200, 'and changes her own password there', pwok);
+		alicePw += '-3';
 		await actx.close();
 
 		// the audit log, filtered by that user through the form: its login

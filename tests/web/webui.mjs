@@ -97,7 +97,7 @@ async function dashboardPanels(page, base) {
 	const wtext = await section('h-warnings');
 	ok(warns.length ? warns.some((w) => wtext.includes(w.reason)) : /No warnings/.test(wtext),
 		'dashboard: the recent Warning events', `${warns.length} warnings; "${wtext.trim().slice(0, 200)}"`);
-	const rows = await page.locator('section[aria-labelledby=h-audit] tbody tr').allTextContents();
+	const rows = await page.locator('section[aria-labelledby=h-audit] li').allTextContents();
 	ok(rows.length > 0 && rows.some((r) => /admin/.test(r)), 'dashboard: the admin sees the recent audit', rows.slice(0, 3).join(' | '));
 }
 
