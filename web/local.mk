@@ -30,7 +30,10 @@ web_templates = \
 	web/templates/pages/etcdbackups.html web/templates/parts/etcdbackup-rows.html \
 	web/templates/pages/etcd-restore-confirm.html web/templates/pages/etcd-restore.html \
 	web/templates/parts/etcdrestore-live.html \
-	web/templates/parts/badge.html web/templates/parts/when.html
+	web/templates/parts/badge.html web/templates/parts/when.html \
+	web/templates/pages/edit-tenant.html web/templates/pages/edit-nodegroup.html \
+	web/templates/parts/form-problems.html web/templates/parts/upgrade-rows.html \
+	web/templates/pages/unlock-state.html web/templates/parts/etcdrestore-rows.html
 EXTRA_DIST += $(web_templates)
 
 noinst_PROGRAMS += tools/tplc
