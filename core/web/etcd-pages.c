@@ -102,13 +102,15 @@ static json_t *sorted_rows(json_t *items, json_t *(*row)(const json_t *), size_t
 /* ------------------------------------------------------------------ the snapshots */
 
 /* A snapshot's or a restore's phase as a badge: Running is work under way (busy), not a
- * running machine's health. */
+ * running machine's health; Skipped waits for nothing. */
 static json_t *phase_badge(const char *phase)
 {
 	json_t *b = rz__badge(phase);
 
 	if (strcmp(phase, "Running") == 0) {
 		json_object_set_new(b, "tone", json_string("busy"));
+	} else if (strcmp(phase, "Skipped") == 0) { /* a dry run's step, nothing to wait for */
+		json_object_set_new(b, "tone", json_string("neutral"));
 	}
 	return b;
 }
