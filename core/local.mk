@@ -64,6 +64,7 @@ core_librezus_core_la_SOURCES = \
 	core/offsite/target.c core/offsite/target.h core/offsite/local.c \
 	core/offsite/s3.c core/offsite/s3conf.c core/offsite/s3xml.c \
 	core/tfstate/tfstate.c core/tfstate/tfstate.h core/tfstate/tfstate-int.h core/tfstate/outputs.c \
+	core/tfstate/history.c \
 	core/report/report.c core/report/report.h \
 	core/api/watch.c core/api/watch.h \
 	core/api/lists.c core/api/lists.h core/api/textbuf.h \
@@ -96,7 +97,9 @@ core_librezus_core_la_SOURCES = \
 	core/web/static.c core/web/static.h \
 	core/web/template.c core/web/template.h \
 	core/web/ui.c core/web/ui.h core/web/page.h core/web/pages.c core/web/live.c \
-	core/web/tenant-pages.c \
+	core/web/tenant-pages.c core/web/tabs.h core/web/patch-pages.c \
+	core/web/upgrade-pages.c core/web/state-pages.c core/web/edit-pages.c \
+	core/web/form.c \
 	core/web/view.c \
 	core/web/etcd-pages.c \
 	core/web/admin-pages.c \

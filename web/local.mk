@@ -33,7 +33,10 @@ web_templates = \
 	web/templates/parts/badge.html web/templates/parts/when.html \
 	web/templates/parts/dashboard-panels.html \
 	web/templates/pages/events.html web/templates/parts/event-rows.html \
-	web/templates/pages/runners.html web/templates/parts/runner-rows.html
+	web/templates/pages/runners.html web/templates/parts/runner-rows.html \
+	web/templates/pages/edit-tenant.html web/templates/pages/edit-nodegroup.html \
+	web/templates/parts/form-problems.html web/templates/parts/upgrade-rows.html \
+	web/templates/pages/unlock-state.html web/templates/parts/etcdrestore-rows.html
 EXTRA_DIST += $(web_templates)
 
 noinst_PROGRAMS += tools/tplc

@@ -126,8 +126,8 @@ static unsigned char *seal(rz_tfstate_t *ts, const char *tenant, int64_t version
 	                           out_len);
 }
 
-static unsigned char *open_blob(rz_tfstate_t *ts, const char *tenant, int64_t version,
-                                const unsigned char *blob, size_t len, size_t *out_len)
+unsigned char *rz__tfstate_open_version(rz_tfstate_t *ts, const char *tenant, int64_t version,
+                                        const unsigned char *blob, size_t len, size_t *out_len)
 {
 	char ad[128];
 
@@ -172,8 +172,8 @@ static int current(rz_tfstate_t *ts, const char *tenant, struct version *v, bool
 		snprintf(v->lineage, sizeof(v->lineage), "%s",
 		         rz_stmt_text(s, 2) ? rz_stmt_text(s, 2) : "");
 		snprintf(v->md5, sizeof(v->md5), "%s", rz_stmt_text(s, 3));
-		if (with &&
-		    (v->plain = open_blob(ts, tenant, v->version, blob, blen, &v->len)) == NULL) {
+		if (with && (v->plain = rz__tfstate_open_version(ts, tenant, v->version, blob, blen,
+		                                                 &v->len)) == NULL) {
 			rc = rz_err_set(err, RZ_EDB,
 			                "tfstate: version %" PRId64 " of '%s' does not "
 			                "decrypt (wrong key or damaged)",
@@ -290,11 +290,10 @@ static int put(rz_tfstate_t *ts, const char *tenant, const char *run, const void
 
 /* ------------------------------------------------------------------ locks */
 
-#define LOCK_ID_MAX 256 /* bytes of a lock's ID (tofu's are UUIDs) */
+#define LOCK_ID_MAX RZ__TFSTATE_LOCK_ID_MAX
 
-/* The lock held on tenant: its ID and info (caller frees *info); 1 held, 0 free, < 0 error. */
-static int lock_of(rz_tfstate_t *ts, const char *tenant, char *id, size_t size, char **info,
-                   rz_err_t *err)
+int rz__tfstate_lock_of(rz_tfstate_t *ts, const char *tenant, char *id, size_t size, char **info,
+                        rz_err_t *err)
 {
 	rz_stmt_t *s =
 	    rz_db_stmt(ts->db, "SELECT id, info FROM tfstate_locks WHERE tenant = ?1", err);
@@ -477,7 +476,7 @@ static void h_post(rz_req_t *req, void *ctx)
 		rz_reply_error(req, 400, NULL, "the state must be a JSON object");
 		return;
 	}
-	rc = lock_of(ts, tenant, held, sizeof(held), &info, &err);
+	rc = rz__tfstate_lock_of(ts, tenant, held, sizeof(held), &info, &err);
 	if (rc == 1 && (id == NULL || strcmp(id, held) != 0)) {
 		reply_holder(req, 409, info); /* the lock is someone else's */
 	} else if (rc < 0 || put(ts, tenant, p ? p->user : "", body, len, doc, &err) != 0) {
@@ -492,11 +491,11 @@ static void h_post(rz_req_t *req, void *ctx)
 /* Whether someone holds tenant's lock, replying 409 when so (a state replaced under them
  * would be undone by their next write): the holder's lock info, as tofu reads it, or with
  * as_status a Status naming them. A lock that cannot be read is a 500 (and true). */
-static bool locked(rz_tfstate_t *ts, rz_req_t *req, const char *tenant, bool as_status)
+bool rz__tfstate_locked(rz_tfstate_t *ts, rz_req_t *req, const char *tenant, bool as_status)
 {
 	char held[LOCK_ID_MAX + 1], *info = NULL;
 	rz_err_t err = { 0 };
-	int rc = lock_of(ts, tenant, held, sizeof(held), &info, &err);
+	int rc = rz__tfstate_lock_of(ts, tenant, held, sizeof(held), &info, &err);
 
 	if (rc < 0) {
 		rz__tfstate_internal(req, &err);
@@ -516,7 +515,7 @@ static bool locked(rz_tfstate_t *ts, rz_req_t *req, const char *tenant, bool as_
 }
 
 /* Who is asking, for the history and Events: the user, "" when anonymous. */
-static const char *who(const rz_req_t *req)
+const char *rz__tfstate_who(const rz_req_t *req)
 {
 	const rz_principal_t *p = rz_access_principal(req);
 
@@ -553,11 +552,11 @@ static int replace_tx(rz_db_t *db, void *arg, rz_err_t *err)
 /* Store doc (body parsed) as tenant's current state on behalf of req, then tell the tenant
  * in an Event (type, reason, message) and the listener, so the Machines follow before the
  * reply. */
-static int replace(rz_tfstate_t *ts, rz_req_t *req, const char *tenant, const void *body,
-                   size_t len, const json_t *doc, const char *type, const char *reason,
-                   const char *message, rz_err_t *err)
+int rz__tfstate_replace(rz_tfstate_t *ts, rz_req_t *req, const char *tenant, const void *body,
+                        size_t len, const json_t *doc, const char *type, const char *reason,
+                        const char *message, rz_err_t *err)
 {
-	struct replace r = { ts, req, tenant, who(req), body, len, doc };
+	struct replace r = { ts, req, tenant, rz__tfstate_who(req), body, len, doc };
 	int rc = rz_db_tx(ts->db, replace_tx, &r, err);
 
 	if (rc != 0) {
@@ -608,7 +607,8 @@ static void h_delete(rz_req_t *req, void *ctx)
 	char *text = NULL, msg[256];
 	int rc;
 
-	if (!rz__tfstate_tenant_exists(ts, req, tenant) || locked(ts, req, tenant, false)) {
+	if (!rz__tfstate_tenant_exists(ts, req, tenant) ||
+	    rz__tfstate_locked(ts, req, tenant, false)) {
 		return;
 	}
 	rc = current(ts, tenant, &cur, true, &err);
@@ -622,9 +622,10 @@ static void h_delete(rz_req_t *req, void *ctx)
 	snprintf(msg, sizeof(msg),
 	         "state emptied by %s (DELETE /tfstate/%s); roll back to version %" PRId64
 	         " to undo",
-	         who(req), tenant, cur.version);
-	if (rc < 0 || (text != NULL && replace(ts, req, tenant, text, strlen(text), next, "Warning",
-	                                       "StateDeleted", msg, &err) != 0)) {
+	         rz__tfstate_who(req), tenant, cur.version);
+	if (rc < 0 ||
+	    (text != NULL && rz__tfstate_replace(ts, req, tenant, text, strlen(text), next,
+	                                         "Warning", "StateDeleted", msg, &err) != 0)) {
 		rz__tfstate_internal(req, &err);
 	} else {
 		reply_written(ts, req); /* or no state, or an empty one: nothing to do */
@@ -661,7 +662,7 @@ static void h_lock(rz_req_t *req, void *ctx)
 		json_decref(info);
 		return;
 	}
-	rc = lock_of(ts, tenant, held, sizeof(held), &holder, &err);
+	rc = rz__tfstate_lock_of(ts, tenant, held, sizeof(held), &holder, &err);
 	if (rc == 1 && strcmp(held, id) == 0) {
 		rz_reply(req, 200, NULL, NULL, 0); /* a retry of our own lock */
 	} else if (rc == 1) {
@@ -710,7 +711,7 @@ static void h_unlock(rz_req_t *req, void *ctx)
 		json_decref(info);
 		return;
 	}
-	rc = lock_of(ts, tenant, held, sizeof(held), &holder, &err);
+	rc = rz__tfstate_lock_of(ts, tenant, held, sizeof(held), &holder, &err);
 	if (rc == 1 && len > 0 && strcmp(held, id) != 0) {
 		reply_holder(req, 409, holder);
 	} else if (rc < 0 || (rc == 1 && lock_set(ts, tenant, held, NULL, NULL, &err) != 0)) {
@@ -724,108 +725,6 @@ static void h_unlock(rz_req_t *req, void *ctx)
 	}
 	free(holder);
 	json_decref(info);
-}
-
-/* ------------------------------------------------------------------ history */
-
-static void h_history(rz_req_t *req, void *ctx)
-{
-	static const char sql[] = "SELECT version, serial, lineage, time, run, size, resources"
-	                          " FROM tfstate_versions WHERE tenant = ?1 ORDER BY version DESC";
-	rz_tfstate_t *ts = ctx;
-	const char *tenant = rz_req_param(req, "tenant");
-	rz_err_t err = { 0 };
-	json_t *items = json_array();
-	rz_stmt_t *s;
-	int rc;
-
-	if (!rz__tfstate_tenant_exists(ts, req, tenant) ||
-	    (s = rz_db_stmt(ts->db, sql, &err)) == NULL) {
-		json_decref(items);
-		if (err.code != 0) {
-			rz__tfstate_internal(req, &err);
-		}
-		return;
-	}
-	rz_stmt_bind_text(s, 1, tenant);
-	while ((rc = rz_stmt_step(s, &err)) == 1) {
-		json_t *v = json_pack(
-		    "{s:I, s:s, s:s, s:s, s:I, s:b}", "version", (json_int_t)rz_stmt_int64(s, 0),
-		    "lineage", rz_stmt_text(s, 2) ? rz_stmt_text(s, 2) : "", "time",
-		    rz_stmt_text(s, 3), "run", rz_stmt_text(s, 4), "size",
-		    (json_int_t)rz_stmt_int64(s, 5), "current", json_array_size(items) == 0);
-		if (!rz_stmt_is_null(s, 1)) {
-			json_object_set_new(v, "serial", json_integer(rz_stmt_int64(s, 1)));
-		}
-		if (!rz_stmt_is_null(s, 6)) {
-			json_object_set_new(v, "resources", json_integer(rz_stmt_int64(s, 6)));
-		}
-		json_array_append_new(items, v);
-	}
-	rz_stmt_done(s);
-	if (rc < 0) {
-		json_decref(items);
-		rz__tfstate_internal(req, &err);
-		return;
-	}
-	rz_reply_json(req, 200,
-	              json_pack("{s:s, s:s, s:s, s:o}", "apiVersion", RZ_API_VERSION, "kind",
-	                        "StateVersionList", "tenant", tenant, "items", items));
-}
-
-/* Make an old version current again, as a new version (history keeps the way back). */
-static void h_rollback(rz_req_t *req, void *ctx)
-{
-	static const char sql[] =
-	    "SELECT blob FROM tfstate_versions WHERE tenant = ?1 AND version = ?2";
-	rz_tfstate_t *ts = ctx;
-	const char *tenant = rz_req_param(req, "tenant");
-	size_t len;
-	const char *body = rz_req_body(req, &len);
-	json_t *in = json_loadb(body, len, 0, NULL), *doc = NULL;
-	json_int_t want = json_integer_value(json_object_get(in, "version"));
-	unsigned char *plain = NULL;
-	char msg[256];
-	size_t plen = 0, blen;
-	rz_err_t err = { 0 };
-	rz_stmt_t *s;
-
-	json_decref(in);
-	if (!rz__tfstate_tenant_exists(ts, req, tenant) || locked(ts, req, tenant, true)) {
-		return;
-	}
-	if (want <= 0) {
-		rz_reply_error(req, 422, "Invalid",
-		               "the body must name a version: {\"version\": N}");
-		return;
-	}
-	s = rz_db_stmt(ts->db, sql, &err);
-	if (s != NULL) {
-		rz_stmt_bind_text(s, 1, tenant);
-		rz_stmt_bind_int64(s, 2, want);
-		if (rz_stmt_step(s, &err) == 1) {
-			const unsigned char *blob = rz_stmt_blob(s, 0, &blen);
-			plain = open_blob(ts, tenant, want, blob, blen, &plen);
-		}
-		rz_stmt_done(s);
-	}
-	doc = plain ? json_loadb((char *)plain, plen, 0, NULL) : NULL;
-	snprintf(msg, sizeof(msg), "state rolled back to version %lld by %s", (long long)want,
-	         who(req));
-	if (plain == NULL || doc == NULL) {
-		rz_reply_error(req, 404, NULL, "tenant \"%s\" has no state version %lld", tenant,
-		               (long long)want);
-	} else if (replace(ts, req, tenant, plain, plen, doc, "Normal", "StateRolledBack", msg,
-	                   &err) != 0) {
-		rz__tfstate_internal(req, &err);
-	} else {
-		rz_reply_status(req, rz_status_new(200, "", msg));
-	}
-	if (plain != NULL) {
-		sodium_memzero(plain, plen);
-		free(plain);
-	}
-	json_decref(doc);
 }
 
 int rz_tfstate_release_run_locks(rz_tfstate_t *ts, bool (*keep)(void *arg, const char *run),
@@ -1031,7 +930,23 @@ static const rz_route_doc_t history_doc[] = {
 	              "bytes\"},\"resources\":{\"type\":\"integer\",\"description\":\"How many "
 	              "resources it holds\"},\"current\":{\"type\":\"boolean\","
 	              "\"description\":\"Whether it is the current version\"}}},"
-	              "\"description\":\"The tenant's TF state versions, newest first\"}}}",
+	              "\"description\":\"The tenant's TF state versions, newest first\"},"
+	              "\"lock\":{\"type\":\"object\",\"description\":\"The lock held on the "
+	              "state, absent when it is free (an admin's force-unlock: UNLOCK "
+	              "/tfstate/{tenant} without a body)\",\"properties\":{\"id\":{\"type\":"
+	              "\"string\",\"description\":\"The lock's ID\"},\"who\":{\"type\":"
+	              "\"string\",\"description\":\"Who holds it, as tofu says: user@host\"},"
+	              "\"operation\":{\"type\":\"string\",\"description\":\"What the holder is "
+	              "doing, as OperationTypeApply\"},\"created\":{\"type\":\"string\","
+	              "\"description\":\"When it was taken (RFC 3339)\"}}}}}",
+	  .errors = get_errors },
+	{ 0 },
+};
+static const rz_route_doc_t version_doc[] = {
+	{ .method = RZ_M_GET,
+	  .id = "readStateVersion",
+	  .summary = "one state version, as tofu wrote it (admin, audited: it holds secrets)",
+	  .response = "Object",
 	  .errors = get_errors },
 	{ 0 },
 };
@@ -1112,14 +1027,22 @@ static const rz_route_t tfstate_routes[] = {
 	  .doc = tfstate_doc },
 	{ .methods = RZ_M_GET,
 	  .pattern = "/api/v1/tenants/{tenant}/state",
-	  .fn = h_history,
+	  .fn = rz__tfstate_h_history,
 	  .role = RZ_ROLE_VIEW,
 	  .kind = "TFState",
 	  .verb = "list",
 	  .doc = history_doc },
+	{ .methods = RZ_M_GET,
+	  .pattern = "/api/v1/tenants/{tenant}/state/{version}",
+	  .fn = rz__tfstate_h_version,
+	  .role = RZ_ROLE_ADMIN,
+	  .kind = "TFState",
+	  .verb = "get-version",
+	  .audit = true,
+	  .doc = version_doc },
 	{ .methods = RZ_M_POST,
 	  .pattern = "/api/v1/tenants/{tenant}/state/rollback",
-	  .fn = h_rollback,
+	  .fn = rz__tfstate_h_rollback,
 	  .role = RZ_ROLE_ADMIN,
 	  .kind = "TFState",
 	  .verb = "rollback",

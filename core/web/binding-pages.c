@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/web/page.h"
+#include "core/web/tabs.h"
 
 #define LIST_MAX 1024 /* a list field of the form ("a1, a2"), at most */
 
@@ -86,38 +87,24 @@ static json_t *binding_row(const json_t *b)
 	json_decref(users);
 	json_decref(groups);
 	tenants_text(json_object_get(spec, "tenants"), t, sizeof(t));
-	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "name", rz__str(b, "metadata.name"),
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o}", "name", rz__str(b, "metadata.name"),
 	                 "role", rz__str(b, "spec.role"), "users", u[0] ? u : "-", "groups",
 	                 g[0] ? g : "-", "tenants", t, "created",
-	                 rz__str(b, "metadata.creationTimestamp"));
+	                 rz__str(b, "metadata.creationTimestamp"), "createdWhen",
+	                 rz__when(rz__str(b, "metadata.creationTimestamp")));
 }
 
-/* The API's causes beside the form's fields: spec.subjects[i]… beside the users and groups,
- * spec.tenants.names… beside the names, spec.tenants.selector… beside the labels. */
-static void causes_to_fields(rz__page_t *pg)
-{
-	static const struct {
-		const char *prefix, *field;
-	} map[] = { { "metadata_name", "name" },      { "role", "role" },
-		    { "subjects", "subjects" },       { "tenants_names", "tenantNames" },
-		    { "tenants_selector", "labels" }, { "tenants", "tenants" } };
-	json_t *errors = json_object_get(json_object_get(pg->view, "form"), "errors");
-	json_t *out = json_object(), *v;
-	const char *k;
-
-	json_object_foreach(errors, k, v)
-	{
-		for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
-			if (strncmp(k, map[i].prefix, strlen(map[i].prefix)) == 0) {
-				if (json_object_get(out, map[i].field) == NULL) {
-					json_object_set(out, map[i].field, v);
-				}
-				break;
-			}
-		}
-	}
-	json_object_set_new(json_object_get(pg->view, "form"), "errors", out);
-}
+/* The API's causes beside the form's fields (core/web/form.c): spec.subjects[i]… beside the
+ * users and groups, spec.tenants.names… beside the names, spec.tenants.selector… beside the
+ * labels, a binding of no tenant beside the tenants. */
+static const rz__field_t binding_fields[] = {
+	{ "metadata.name", "name", "Name", "b-name" },
+	{ "spec.role", "role", "Role on the tenants", "b-role" },
+	{ "spec.subjects", "subjects", "Who", "b-users" },
+	{ "spec.tenants.names", "tenantNames", "Tenants by name", "b-tenant-names" },
+	{ "spec.tenants.selector", "labels", "Labels", "b-labels" },
+	{ "spec.tenants", "tenants", "On which tenants", "b-tenant-names" },
+};
 
 static void bindings_ready(rz__page_t *pg)
 {
@@ -250,8 +237,8 @@ static json_t *tenants(rz__page_t *pg)
 static void binding_made(rz__page_t *pg, int code, json_t *body, const rz_inject_reply_t *r)
 {
 	(void)r;
-	if (rz__page_failed(pg, code, body, "spec.")) {
-		causes_to_fields(pg);
+	if (rz__form_failed(pg, code, body, binding_fields,
+	                    sizeof(binding_fields) / sizeof(binding_fields[0]))) {
 		bindings_page(pg); /* what was typed stays in the form */
 		return;
 	}
@@ -267,11 +254,8 @@ static void post_bindings(rz_req_t *req, void *ctx)
 		return;
 	}
 	if ((t = tenants(pg)) == NULL) {
-		json_object_set_new(pg->view, "form",
-		                    json_pack("{s:{s:s}}", "errors", "labels",
-		                              "each label is key=value, as team=a"));
-		rz__page_toast(pg, false, "A label is not of the form key=value.");
-		pg->code = 422;
+		rz__form_problem(pg, "labels", "Labels",
+		                 "Each label is key=value, as team=a, separated by commas");
 		bindings_page(pg);
 		return;
 	}

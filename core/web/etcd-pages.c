@@ -23,6 +23,7 @@ static void get_confirm(rz_req_t *req, void *ctx);
 static void post_restore(rz_req_t *req, void *ctx);
 static void get_restore(rz_req_t *req, void *ctx);
 static void get_live_restore(rz_req_t *req, void *ctx);
+static void get_live_restores(rz_req_t *req, void *ctx);
 static const rz_route_t routes[] = {
 	RZ__WEB_ROUTE(RZ_M_GET, "/tenants/{tenant}/etcdbackups", get_backups),
 	RZ__WEB_ROUTE(RZ_M_POST, "/tenants/{tenant}/etcdbackups", post_backups),
@@ -31,6 +32,7 @@ static const rz_route_t routes[] = {
 	RZ__WEB_ROUTE(RZ_M_POST, "/tenants/{tenant}/etcdbackups/{name}/restore", post_restore),
 	RZ__WEB_ROUTE(RZ_M_GET, "/tenants/{tenant}/etcdrestores/{name}", get_restore),
 	RZ__WEB_ROUTE(RZ_M_GET, "/ui/live/tenants/{tenant}/etcdrestores/{name}", get_live_restore),
+	RZ__WEB_ROUTE(RZ_M_GET, "/ui/live/tenants/{tenant}/etcdrestores", get_live_restores),
 };
 
 /* ------------------------------------------------------------------ helpers */
@@ -99,9 +101,24 @@ static json_t *sorted_rows(json_t *items, json_t *(*row)(const json_t *), size_t
 
 /* ------------------------------------------------------------------ the snapshots */
 
+/* A snapshot's or a restore's phase as a badge: Running is work under way (busy), not a
+ * running machine's health; Skipped waits for nothing. */
+static json_t *phase_badge(const char *phase)
+{
+	json_t *b = rz__badge(phase);
+
+	if (strcmp(phase, "Running") == 0) {
+		json_object_set_new(b, "tone", json_string("busy"));
+	} else if (strcmp(phase, "Skipped") == 0) { /* a dry run's step, nothing to wait for */
+		json_object_set_new(b, "tone", json_string("neutral"));
+	}
+	return b;
+}
+
 /* A snapshot for the tab's rows (parts/etcdbackup-rows, live too) and the confirmation. */
 static json_t *backup_row(const json_t *b)
 {
+	json_t *row;
 	const char *phase = rz__str(b, "status.phase");
 	const json_t *size = json_object_get(json_object_get(b, "status"), "size");
 	bool over_badly;
@@ -112,14 +129,17 @@ static json_t *backup_row(const json_t *b)
 	if (json_is_integer(size)) {
 		rz_ui_bytes(human, sizeof(human), json_integer_value(size));
 	}
-	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:b}", "name",
-	                 rz__str(b, "metadata.name"), "phase", phase, "size", human, "talos",
-	                 rz__str(b, "status.talosVersion"), "kubernetes",
-	                 rz__str(b, "status.kubernetesVersion"), "created",
-	                 rz__str(b, "metadata.creationTimestamp"), "started",
-	                 rz__str(b, "status.startedAt"), "trigger", rz__str(b, "spec.trigger"),
-	                 "message", over_badly ? rz__str(b, "status.message") : "", "restorable",
-	                 strcmp(phase, "Succeeded") == 0);
+	row = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:b}", "name",
+	                rz__str(b, "metadata.name"), "phase", phase, "size", human, "talos",
+	                rz__str(b, "status.talosVersion"), "kubernetes",
+	                rz__str(b, "status.kubernetesVersion"), "created",
+	                rz__str(b, "metadata.creationTimestamp"), "started",
+	                rz__str(b, "status.startedAt"), "trigger", rz__str(b, "spec.trigger"),
+	                "message", over_badly ? rz__str(b, "status.message") : "", "restorable",
+	                strcmp(phase, "Succeeded") == 0);
+	json_object_set_new(row, "badge", phase_badge(phase));
+	json_object_set_new(row, "createdWhen", rz__when(rz__str(b, "metadata.creationTimestamp")));
+	return row;
 }
 
 /* A restore for the tab's table and its page's live region (parts/etcdrestore-live). */
@@ -127,7 +147,7 @@ static json_t *restore_row(const json_t *r)
 {
 	const char *phase = rz__str(r, "status.phase");
 	bool dry = json_is_true(json_object_get(json_object_get(r, "spec"), "dryRun"));
-	json_t *steps = json_array(), *s;
+	json_t *steps = json_array(), *s, *row;
 	size_t i;
 
 	phase = phase[0] ? phase : "Pending";
@@ -135,17 +155,21 @@ static json_t *restore_row(const json_t *r)
 	{
 		const char *sp = rz__str(s, "phase");
 		json_array_append_new(
-		    steps, json_pack("{s:s, s:s, s:s, s:b}", "name", rz__str(s, "name"), "phase",
-		                     sp[0] ? sp : "Pending", "message", rz__str(s, "message"),
-		                     "failed", strcmp(sp, "Failed") == 0));
+		    steps, json_pack("{s:s, s:s, s:o, s:s, s:b}", "name", rz__str(s, "name"),
+		                     "phase", sp[0] ? sp : "Pending", "badge",
+		                     phase_badge(sp[0] ? sp : "Pending"), "message",
+		                     rz__str(s, "message"), "failed", strcmp(sp, "Failed") == 0));
 	}
-	return json_pack("{s:s, s:s, s:b, s:s, s:s, s:s, s:s, s:o, s:b, s:b}", "name",
-	                 rz__str(r, "metadata.name"), "backup", rz__str(r, "spec.backup"), "dryRun",
-	                 dry, "phase", phase, "message", rz__str(r, "status.message"), "created",
-	                 rz__str(r, "metadata.creationTimestamp"), "started",
-	                 rz__str(r, "status.startedAt"), "steps", steps, "noSteps",
-	                 json_array_size(steps) == 0, "canRestore",
-	                 dry && strcmp(phase, "Succeeded") == 0);
+	row = json_pack("{s:s, s:s, s:b, s:s, s:s, s:s, s:s, s:o, s:b, s:b}", "name",
+	                rz__str(r, "metadata.name"), "backup", rz__str(r, "spec.backup"), "dryRun",
+	                dry, "phase", phase, "message", rz__str(r, "status.message"), "created",
+	                rz__str(r, "metadata.creationTimestamp"), "started",
+	                rz__str(r, "status.startedAt"), "steps", steps, "noSteps",
+	                json_array_size(steps) == 0, "canRestore",
+	                dry && strcmp(phase, "Succeeded") == 0);
+	json_object_set_new(row, "badge", phase_badge(phase));
+	json_object_set_new(row, "createdWhen", rz__when(rz__str(r, "metadata.creationTimestamp")));
+	return row;
 }
 
 static void backups_ready(rz__page_t *pg)
@@ -157,8 +181,8 @@ static void backups_ready(rz__page_t *pg)
 	}
 	json_object_set_new(v, "rows", sorted_rows(rz__items(rz__page_got(pg, 1)), backup_row, 0));
 	restores = sorted_rows(rz__items(rz__page_got(pg, 2)), restore_row, MAX_RESTORES);
-	json_object_set_new(v, "noRestores", json_boolean(json_array_size(restores) == 0));
-	json_object_set_new(v, "restores", restores);
+	/* the restores' part reads rows, as the live stream sends them */
+	json_object_set_new(v, "restores", json_pack("{s:o}", "rows", restores));
 	rz__page_read_error(pg, 1, "the etcd snapshots");
 	rz__page_read_error(pg, 2, "the restores");
 	rz__page_render(pg, "pages/etcdbackups", pg->code ? pg->code : 200);
@@ -223,6 +247,16 @@ static void get_live_backups(rz_req_t *req, void *ctx)
 
 /* ------------------------------------------------------------------ a restore */
 
+static void get_live_restores(rz_req_t *req, void *ctx)
+{
+	char target[160];
+
+	snprintf(target, sizeof(target), "/api/v1/tenants/%s/etcdrestores?watch=true",
+	         rz_req_param(req, "tenant"));
+	rz__live_table_ordered(ctx, req, target, "parts/etcdrestore-rows", restore_row,
+	                       newest_first);
+}
+
 /* Restores are for admins (the API's role for EtcdRestore's create): the confirmation is
  * refused to others, as the state versions' rollback is. */
 static bool admin_only(rz__page_t *pg)
@@ -247,6 +281,7 @@ static json_t *snapshot_view(const json_t *b)
 	    (int64_t)json_integer_value(json_object_get(json_object_get(b, "status"), "size")));
 	json_object_set_new(row, "bytes", json_string(exact));
 	json_object_set_new(row, "taken", json_string(taken[0] ? taken : rz__str(row, "created")));
+	json_object_set_new(row, "takenWhen", rz__when(rz__str(row, "taken")));
 	json_object_set_new(row, "machine", json_string(rz__str(b, "status.machine")));
 	json_object_set_new(row, "key", json_string(rz__str(b, "status.key")));
 	json_object_set_new(row, "checksum", json_string(rz__str(b, "status.checksum")));

@@ -52,6 +52,8 @@ if [ -n "$BROWSER_SECRET" ]; then
 else
 	not_ok "the downloaded kubeconfig's token is not in the daemon's log" "no token was downloaded"
 fi
+# the edit pages and the tabs' other actions, on a tenant of their own (tests/web/webui-tabs.mjs)
+run_browser webui-tabs.mjs 300
 kill -TERM "$DAEMON_PID"
 wait_exit "$DAEMON_PID" 15
 expect_eq "the daemon stops cleanly with live streams open" "0" "$EXIT_STATUS"

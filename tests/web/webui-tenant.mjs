@@ -173,7 +173,7 @@ async function main() {
 		await page.selectOption('#up-component', 'talos');
 		await page.fill('#up-target', '1.12.0');
 		await submit(page, '#upgrade-form button[type=submit]');
-		ok(/\/upgrades\/upgrade-[0-9a-f]+\?toast=created$/.test(page.url()), 'the dry run is created', page.url());
+		ok(/\/upgrades\/upgrade-[0-9a-f]+$/.test(page.url()), 'the dry run is created (its page says how it ends: no toast of its start)', page.url());
 		const upgradePages = [new URL(page.url()).pathname];
 		await page.evaluate(() => { window.__stayed = true; });
 		let dry = false;
@@ -188,7 +188,7 @@ async function main() {
 		ok(/nothing was changed/.test(await page.textContent('#upgrade-message')), 'and that nothing was changed');
 		await audit(page, 'upgrade-dry-run');
 		await submit(page, '#start-upgrade button[type=submit]');
-		ok(/\/upgrades\/upgrade-[0-9a-f]+\?toast=created$/.test(page.url()), 'the real upgrade starts from the dry run\'s page', page.url());
+		ok(/\/upgrades\/upgrade-[0-9a-f]+\?toast=upgrade$/.test(page.url()), 'the real upgrade starts from the dry run\'s page', page.url());
 		upgradePages.push(new URL(page.url()).pathname);
 		ok(await page.locator('#cancel-upgrade').count() === 1, 'a running upgrade offers Cancel');
 		await audit(page, 'upgrade-running');
@@ -281,7 +281,8 @@ async function main() {
 		const fb = (await api('GET', `/api/v1/tenants/${T}/etcdbackups/${first}`, tok)).json;
 		const human = (n) => (n < 1024 ? `${n} B` : n < 10189 ? `${(n / 1024).toFixed(1)} KiB` : `${Math.round(n / 1024)} KiB`);
 		const row1 = (await page.textContent(`#etcdbackup-${first}`).catch(() => '')).replace(/\s+/g, ' ').trim();
-		ok(snapStored && fb?.status?.size > 0 && row1.startsWith(`${first} Succeeded ${human(fb.status.size)} ${fb.status.talosVersion} ${fb.status.kubernetesVersion} ${fb.metadata.creationTimestamp} manual Restore…`),
+		ok(snapStored && fb?.status?.size > 0 && new RegExp(`^${first} Succeeded ${human(fb.status.size)} ${fb.status.talosVersion} ${fb.status.kubernetesVersion} \\d+ (s|min) ago manual Restore…`).test(row1) &&
+			await page.getAttribute(`#etcdbackup-${first} time`, 'datetime') === fb.metadata.creationTimestamp,
 			`it shows Succeeded with its size in human units (${human(fb?.status?.size)}), versions, time and trigger`, `${row1} / ${JSON.stringify(fb?.status)}`);
 		await page.evaluate(() => { window.__stayed = true; });
 		const second = (await api('POST', `/api/v1/tenants/${T}/etcdbackups`, tok, { metadata: {}, spec: { trigger: 'manual' } })).json?.metadata?.name || 'none';
@@ -308,7 +309,7 @@ async function main() {
 		// a restore: the confirmation names the snapshot, a dry run is the default
 		await submit(page, `#etcdbackup-${first} a.restore`);
 		const cm = (await page.textContent('main')).replace(/\s+/g, ' ');
-		ok(new RegExp(`Restore the etcd of ${T} from the snapshot ${first}\\?`).test(cm) && cm.includes(fb.status.startedAt) &&
+		ok(new RegExp(`Restore the etcd of ${T} from the snapshot ${first}\\?`).test(cm) && cm.includes(`${fb.status.startedAt.slice(0, 10)} ${fb.status.startedAt.slice(11, 19)} UTC`) &&
 			cm.includes(`${human(fb.status.size)} (${fb.status.size} bytes)`) && cm.includes(`Talos${fb.status.talosVersion}`) && cm.includes(`Kubernetes${fb.status.kubernetesVersion}`),
 			'the restore\'s confirmation names the snapshot: name, time, size, versions', cm.slice(0, 600));
 		ok(/replaces the data of the tenant's etcd/.test(cm) && /for a tenant whose control plane is lost/.test(cm) && await page.isChecked('#restore-dry-run'),
@@ -447,7 +448,7 @@ async function main() {
 		await ip.selectOption('#up-component', 'talos');
 		await ip.fill('#up-target', '1.12.1');
 		await submit(ip, '#upgrade-form button[type=submit]');
-		ok(ip.url().startsWith(`${IBASE}/tenants/${T}/upgrades/upgrade-`) && ip.url().endsWith('?toast=created'), 'ingress: a dry run is created, redirected under the prefix', ip.url());
+		ok(ip.url().startsWith(`${IBASE}/tenants/${T}/upgrades/upgrade-`) && /\/upgrades\/upgrade-[0-9a-f]+$/.test(ip.url()), 'ingress: a dry run is created, redirected under the prefix', ip.url());
 		const iup = new URL(ip.url()).pathname.slice(PREFIX.length);
 		const ilive = await ip.waitForFunction(() => /Succeeded/.test(document.querySelector('#upgrade-phase')?.textContent || ''), null, { timeout: 15000 }).then(() => true, () => false);
 		ok(ilive, 'ingress: its result arrives live through the proxy (SSE under the prefix)', await ip.textContent('#upgrade-live').catch(() => ''));
