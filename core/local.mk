@@ -97,6 +97,8 @@ core_librezus_core_la_SOURCES = \
 	core/web/template.c core/web/template.h \
 	core/web/ui.c core/web/ui.h core/web/page.h core/web/pages.c core/web/live.c \
 	core/web/tenant-pages.c \
+	core/web/tenant-overview.c core/web/nodegroup-pages.c core/web/run-pages.c \
+	core/web/rows.c \
 	core/web/view.c \
 	core/web/etcd-pages.c \
 	core/web/admin-pages.c \
