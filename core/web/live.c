@@ -191,6 +191,13 @@ static int by_name(const void *a, const void *b)
 	return strcmp(rz__str(*(json_t *const *)a, "name"), rz__str(*(json_t *const *)b, "name"));
 }
 
+/* The digest of html as a table's stream keeps it (what the browser has). */
+static void digest(const char *html, size_t len, unsigned char out[crypto_generichash_BYTES])
+{
+	crypto_generichash(out, crypto_generichash_BYTES, (const unsigned char *)html, len, NULL,
+	                   0);
+}
+
 static bool flush_table(struct rz__live *l)
 {
 	json_t *rows = json_array(), *o;
@@ -218,7 +225,7 @@ static bool flush_table(struct rz__live *l)
 		rz_log_err("webui", "cannot render '%s': %s", l->tpl, err.msg);
 	} else {
 		unsigned char h[sizeof(l->sent)];
-		crypto_generichash(h, sizeof(h), (const unsigned char *)html, len, NULL, 0);
+		digest(html, len, h);
 		if (!l->have_sent || memcmp(h, l->sent, sizeof(h)) != 0) {
 			ok = send_event(l, l->event_name, html, len);
 			memcpy(l->sent, h, sizeof(h));
@@ -402,6 +409,8 @@ static int in_data(void *arg, const char *data, size_t len)
 
 /* ------------------------------------------------------------------ starting */
 
+static void live_view(const rz__page_t *pg, json_t *view);
+
 static struct rz__live *live_new(rz__page_t *pg, enum live_kind kind)
 {
 	struct rz__live *l = calloc(1, sizeof(*l));
@@ -421,13 +430,75 @@ static struct rz__live *live_new(rz__page_t *pg, enum live_kind kind)
 	l->kind = kind;
 	l->owns_out = true;
 	l->event_name = "rows";
-	json_object_set_new(l->view, "base", json_string(pg->base));
-	json_object_set_new(l->view, "csrf", json_string(pg->csrf));
+	live_view(pg, l->view);
+	return l;
+}
+
+/* What a live table's view holds besides its rows, as the page around it has it. */
+static void live_view(const rz__page_t *pg, json_t *view)
+{
+	json_object_set_new(view, "base", json_string(pg->base));
+	json_object_set_new(view, "csrf", json_string(pg->csrf));
 	/* as on the page around it (core/web/ui.c): the role on the page's tenant */
-	json_object_set_new(l->view, "me",
+	json_object_set_new(view, "me",
 	                    json_pack("{s:b, s:b}", "canEdit", rz__may(pg, RZ_ROLE_EDIT),
 	                              "canAdmin", rz__may(pg, RZ_ROLE_ADMIN)));
-	return l;
+	if (rz_req_param(pg->req, "tenant") != NULL) {
+		json_object_set_new(view, "tenant",
+		                    json_pack("{s:s}", "name", rz_req_param(pg->req, "tenant")));
+	}
+}
+
+void rz__live_digest(const rz__page_t *pg, const char *tpl, const json_t *part,
+                     char out[RZ__LIVE_DIGEST_HEX])
+{
+	json_t *v = json_object();
+	char *html = NULL;
+	size_t len = 0;
+	rz_err_t err = { 0 };
+	unsigned char h[crypto_generichash_BYTES];
+
+	out[0] = '\0';
+	if (v == NULL) {
+		return;
+	}
+	live_view(pg, v);
+	json_object_update(v, (json_t *)part);
+	if (rz_tpl_render(pg->ui->tpl, tpl, v, &html, &len, &err) == 0) {
+		digest(html, len, h);
+		sodium_bin2hex(out, RZ__LIVE_DIGEST_HEX, h, sizeof(h));
+	}
+	free(html);
+	json_decref(v);
+}
+
+void rz__live_have(rz__page_t *pg, const char *tpl, const json_t *part)
+{
+	char head[RZ__LIVE_DIGEST_HEX] = "", rows[RZ__LIVE_DIGEST_HEX] = "";
+	json_t *hv = json_pack("{s:[O]}", "rows", json_object_get(pg->view, "tenant"));
+
+	if (hv != NULL) {
+		rz__live_digest(pg, "parts/tenant-head-live", hv, head);
+	}
+	json_decref(hv);
+	if (tpl != NULL && part != NULL) {
+		rz__live_digest(pg, tpl, part, rows);
+	}
+	json_object_set_new(pg->view, "liveHead", json_string(head));
+	json_object_set_new(pg->view, "liveRows", json_string(rows));
+}
+
+/* A table's stream starts from what the page has (the query parameter name: the digest
+ * rz__live_digest made of it), so that its first render, the same, is not sent: swapping
+ * the page's own HTML in again would take the focus away from where it is. */
+static void live_have(struct rz__live *l, rz_req_t *req, const char *name)
+{
+	const char *hex = rz_req_query(req, name);
+
+	if (hex != NULL && strlen(hex) == 2 * sizeof(l->sent) &&
+	    sodium_hex2bin(l->sent, sizeof(l->sent), hex, strlen(hex), NULL, NULL, NULL) == 0) {
+		l->have_sent = true;
+	}
 }
 
 /* Follow target (an API stream) into l, whose out is set and which is listed. */
@@ -544,10 +615,7 @@ static struct rz__live *table_new(rz__page_t *pg, const struct rz__live_spec *sp
 	l->order = spec->order != NULL ? spec->order : by_name;
 	l->shape = spec->shape;
 	l->event_name = spec->event != NULL ? spec->event : "rows";
-	if (rz_req_param(pg->req, "tenant") != NULL) {
-		json_object_set_new(l->view, "tenant",
-		                    json_pack("{s:s}", "name", rz_req_param(pg->req, "tenant")));
-	}
+	live_have(l, pg->req, l->event_name);
 	return l;
 }
 

@@ -201,6 +201,7 @@ static bool nodegroup_confirm(rz__page_t *pg, const char *title, json_t *doomed,
 	json_object_set_new(v, "nodegroup", ng);
 	json_object_set_new(v, "tabs",
 	                    rz__tenant_tabs(pg, rz_req_param(pg->req, "tenant"), "nodegroups"));
+	rz__live_have(pg, NULL, NULL);
 	return true;
 }
 

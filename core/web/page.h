@@ -234,6 +234,16 @@ struct rz__live_spec {
 	const char *event; /* the SSE event of its renders; NULL: "rows" */
 };
 void rz__live_spec(rz_ui_t *ui, rz_req_t *req, const struct rz__live_spec *spec);
+/* The digest of tpl rendered with part (borrowed: a live view, {rows, ...}) as a live
+ * table's stream renders it for pg, hex ("" when it cannot be rendered): a page passes it
+ * in its stream's URL (?rows=HEX, ?head=HEX for the header) and the stream sends nothing
+ * until what it renders differs. */
+#define RZ__LIVE_DIGEST_HEX 65
+void rz__live_digest(const rz__page_t *pg, const char *tpl, const json_t *part,
+                     char out[RZ__LIVE_DIGEST_HEX]);
+/* view.liveHead: the digest of the tenant's header (view.tenant), view.liveRows: of part
+ * rendered by tpl ("" when tpl is NULL), for the page's stream URL. */
+void rz__live_have(rz__page_t *pg, const char *tpl, const json_t *part);
 
 /* The view models of a tenant's objects (core/web/rows.c), one per object, as its tables,
  * live regions and pages show it: a tenant (parts/tenant-rows, parts/tenant-head), a

@@ -245,11 +245,15 @@ void rz__machines_shape(json_t *view)
 		ready += json_is_true(json_object_get(m, "ready"));
 		g = json_object_get(by, ng);
 		if (g == NULL) {
-			g = json_pack("{s:s, s:s, s:[], s:I}", "name", ng, "role",
-			              rz__str(m, "role"), "machines", "ready", (json_int_t)0);
+			g = json_pack("{s:s, s:s, s:[], s:I, s:I}", "name", ng, "role",
+			              rz__str(m, "role"), "machines", "ready", (json_int_t)0,
+			              "total", (json_int_t)0);
 			json_object_set_new(by, ng, g);
 		}
 		json_array_append(json_object_get(g, "machines"), m);
+		json_object_set_new(
+		    g, "total",
+		    json_integer((json_int_t)json_array_size(json_object_get(g, "machines"))));
 		json_object_set_new(g, "ready",
 		                    json_integer(json_integer_value(json_object_get(g, "ready")) +
 		                                 json_is_true(json_object_get(m, "ready"))));

@@ -40,6 +40,7 @@ static void run_ready(rz__page_t *pg)
 	json_object_set_new(v, "run", rz__run_row(run));
 	json_object_set_new(v, "head",
 	                    rz__live_view(json_pack("[o]", rz__run_detail_row(run)), NULL));
+	rz__live_have(pg, "parts/run-head", json_object_get(v, "head"));
 	rz__page_render(pg, "pages/run", pg->code ? pg->code : 200);
 }
 

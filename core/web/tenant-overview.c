@@ -256,6 +256,25 @@ static void tenant_tab(rz__page_t *pg, enum tab tab, json_t *t, json_t *list)
 	}
 }
 
+/* What the tab's stream would send first, that the page has already (rz__live_have). */
+static void live_have(rz__page_t *pg, enum tab tab)
+{
+	static const struct {
+		const char *tpl, *key, *sub;
+	} parts[] = {
+		[TAB_OVERVIEW] = { "parts/machine-grid", "overview", "grid" },
+		[TAB_NODEGROUPS] = { "parts/nodegroup-rows", "groups", NULL },
+		[TAB_MACHINES] = { "parts/machines-live", "machines", NULL },
+		[TAB_RUNS] = { "parts/run-rows", "runs", NULL },
+	};
+	const json_t *part = json_object_get(pg->view, parts[tab].key);
+
+	if (parts[tab].sub != NULL) {
+		part = json_object_get(part, parts[tab].sub);
+	}
+	rz__live_have(pg, parts[tab].tpl, part);
+}
+
 static void tenant_ready(rz__page_t *pg)
 {
 	json_t *t = rz__page_got(pg, 0), *v = pg->view;
@@ -275,6 +294,7 @@ static void tenant_ready(rz__page_t *pg)
 	json_object_set_new(v, tabs[tab].flag, json_true());
 	json_object_set_new(v, "live", json_string(tabs[tab].live));
 	tenant_tab(pg, tab, t, rz__page_got(pg, 1));
+	live_have(pg, tab);
 	rz__page_read_error(pg, 1, tabs[tab].label);
 	rz__page_render(pg, "pages/tenant", pg->code ? pg->code : 200);
 }
@@ -362,6 +382,7 @@ static void machine_ready(rz__page_t *pg)
 	}
 	json_decref(sorted);
 	json_object_set_new(v, "events", evs);
+	rz__live_have(pg, "parts/machine-head", json_object_get(v, "machine"));
 	rz__page_read_error(pg, 2, "the machine's Events");
 	rz__page_render(pg, "pages/machine", 200);
 }
