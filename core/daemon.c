@@ -507,6 +507,7 @@ static int start_http(rz_daemon_t *d, rz_err_t *err)
 	}
 	if (rc == 0) {
 		rz_ui_set_oidc(d->ui, d->oidc);
+		rz_ui_set_destroy_approval(d->ui, d->cfg->tofu_destroy_approval);
 		rc = rz_ui_routes(d->ui, err);
 	}
 	if (rc == 0) {

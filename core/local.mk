@@ -100,6 +100,8 @@ core_librezus_core_la_SOURCES = \
 	core/web/tenant-pages.c core/web/tabs.h core/web/patch-pages.c \
 	core/web/upgrade-pages.c core/web/state-pages.c core/web/edit-pages.c \
 	core/web/form.c \
+	core/web/tenant-overview.c core/web/nodegroup-pages.c core/web/run-pages.c \
+	core/web/rows.c \
 	core/web/view.c \
 	core/web/etcd-pages.c \
 	core/web/admin-pages.c \

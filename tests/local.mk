@@ -138,7 +138,7 @@ CHECK_VALGRIND =
 check-local: $(CHECK_VALGRIND:yes=check-valgrind)
 # (named here as well: with TESTS= the harness's own clean rule names none of them)
 CLEANFILES += tests/valgrind-suite.log $(UNIT_TESTS:=.log) $(UNIT_TESTS:=.trs)
-EXTRA_DIST += $(INTEGRATION_TESTS) tests/web/lib.mjs tests/web/webui.mjs tests/web/webui-tenant.mjs tests/web/webui-tabs.mjs tests/web/webui-admin.mjs tests/web/webui-tenancy.mjs tests/web/oidc.mjs tests/web/oidc-cli.mjs tests/integration/lib.sh tests/integration/backup-craft.py tests/integration/k8sfront.sh build-aux/tap-driver.sh \
+EXTRA_DIST += $(INTEGRATION_TESTS) tests/web/lib.mjs tests/web/webui.mjs tests/web/webui-tenant.mjs tests/web/webui-tabs.mjs tests/web/tenant-console.mjs tests/web/webui-admin.mjs tests/web/webui-tenancy.mjs tests/web/oidc.mjs tests/web/oidc-cli.mjs tests/integration/lib.sh tests/integration/backup-craft.py tests/integration/k8sfront.sh build-aux/tap-driver.sh \
 	tests/integration/openapi-client.ts tests/integration/openapi-heyapi.ts redocly.yaml \
 	tests/plugins tests/stand-ins/talosctl tests/stand-ins/kubectl tests/stand-ins/oidc-provider.mjs
 LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh

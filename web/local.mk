@@ -36,7 +36,13 @@ web_templates = \
 	web/templates/pages/runners.html web/templates/parts/runner-rows.html \
 	web/templates/pages/edit-tenant.html web/templates/pages/edit-nodegroup.html \
 	web/templates/parts/form-problems.html web/templates/parts/upgrade-rows.html \
-	web/templates/pages/unlock-state.html web/templates/parts/etcdrestore-rows.html
+	web/templates/pages/unlock-state.html web/templates/parts/etcdrestore-rows.html \
+	web/templates/parts/tenant-header.html web/templates/parts/tenant-head.html \
+	web/templates/parts/tenant-head-live.html web/templates/parts/machines-live.html \
+	web/templates/parts/machine-grid.html web/templates/parts/nodegroup-rows.html \
+	web/templates/parts/run-rows.html web/templates/parts/run-head.html \
+	web/templates/parts/machine-head.html web/templates/parts/form-summary.html \
+	web/templates/pages/machine.html
 EXTRA_DIST += $(web_templates)
 
 noinst_PROGRAMS += tools/tplc
@@ -59,7 +65,7 @@ core/web/templates.gen.c: tools/tplc$(EXEEXT) $(web_templates)
 # A file added to web/static/ is served once it is named here (base names are unique).
 web_static_files = web/static/LICENSES web/static/app.css web/static/htmx.min.js \
 	web/static/htmx-ext-sse.min.js web/static/alpine.min.js web/static/csrf.js \
-	web/static/time.js web/static/favicon.svg web/static/copy.js
+	web/static/time.js web/static/favicon.svg web/static/copy.js web/static/live.js
 
 EXTRA_PROGRAMS += core/web/mkstatic
 core_web_mkstatic_SOURCES = core/web/mkstatic.c

@@ -20,12 +20,36 @@
 
 /* The routes of the live streams (registered by rz_ui_routes with the UI as ctx). */
 static void get_live_tenants(rz_req_t *req, void *ctx);
-static void get_live_machines(rz_req_t *req, void *ctx);
+static void get_live_tenant(rz_req_t *req, void *ctx);
 static void get_live_log(rz_req_t *req, void *ctx);
 static const rz_route_t routes[] = {
 	RZ__WEB_ROUTE(RZ_M_GET, "/ui/live/tenants", get_live_tenants),
-	RZ__WEB_ROUTE(RZ_M_GET, "/ui/live/tenants/{tenant}/machines", get_live_machines),
+	RZ__WEB_ROUTE(RZ_M_GET, "/ui/live/tenants/{tenant}/{what}", get_live_tenant),
+	RZ__WEB_ROUTE(RZ_M_GET, "/ui/live/tenants/{tenant}/{what}/{name}", get_live_tenant),
 	RZ__WEB_ROUTE(RZ_M_GET, "/ui/live/tenants/{tenant}/runs/{name}/log", get_live_log),
+};
+
+/* A tenant's live regions, by the {what} of their path (and {name}: one object of the list,
+ * by a fieldSelector): the list they watch, the part they render, its rows, their order,
+ * their shape. */
+static const struct {
+	const char *what;
+	bool one; /* with a {name} */
+	const char *list, *tpl;
+	json_t *(*row)(const json_t *);
+	int (*order)(const void *, const void *);
+	void (*shape)(json_t *view);
+} tenant_lives[] = {
+	{ "head", false, NULL, "parts/tenant-head-live", rz__tenant_row, NULL, NULL },
+	{ "machines", false, "machines", "parts/machines-live", rz__machine_row, NULL,
+	  rz__machines_shape },
+	{ "grid", false, "machines", "parts/machine-grid", rz__machine_row, NULL,
+	  rz__machines_shape },
+	{ "nodegroups", false, "nodegroups", "parts/nodegroup-rows", rz__nodegroup_row, NULL,
+	  NULL },
+	{ "runs", false, "runs", "parts/run-rows", rz__run_row, rz__row_by_created_desc, NULL },
+	{ "runs", true, "runs", "parts/run-head", rz__run_detail_row, NULL, NULL },
+	{ "machines", true, "machines", "parts/machine-head", rz__machine_detail_row, NULL, NULL },
 };
 
 enum live_kind { LIVE_TABLE, LIVE_LOG };
@@ -35,6 +59,12 @@ struct rz__live {
 	rz_req_t *out; /* the browser's stream */
 	rz_req_t *in;  /* the API's, in process */
 	struct rz__live *prev, *next;
+	/* a second table sent on the same stream under its own event name (a page's header
+	 * beside its table: one connection per page, as browsers allow few per host); the
+	 * first owns out, and either's end ends both */
+	struct rz__live *twin;
+	bool owns_out;
+	const char *event_name; /* of a table's renders: "rows", the twin's "head" */
 	enum live_kind kind;
 	struct event *timer;
 	bool armed, closing;
@@ -44,6 +74,7 @@ struct rz__live {
 	const char *tpl;
 	json_t *(*row)(const json_t *);
 	int (*order)(const void *, const void *); /* of the rows */
+	void (*shape)(json_t *view);              /* what the rows add up to, or NULL */
 	/* what the browser has: the hash of the rows last sent (an object's change the
 	 * table does not show, as a Machine's lastSeen, sends nothing) */
 	unsigned char sent[crypto_generichash_BYTES];
@@ -81,17 +112,23 @@ static void live_free(struct rz__live *l)
 	free(l);
 }
 
-/* End both streams and free l. */
+/* End both streams and free l (and its twin). */
 static void live_end(struct rz__live *l)
 {
 	rz_req_t *in = l->in, *out = l->out;
+	struct rz__live *twin = l->twin;
 
+	if (twin != NULL) {
+		twin->twin = NULL;
+		l->twin = NULL;
+		live_end(twin);
+	}
 	l->in = NULL;
 	l->out = NULL;
 	if (in != NULL) {
 		rz_http_inject_cancel(in);
 	}
-	if (out != NULL) {
+	if (out != NULL && l->owns_out) {
 		rz_req_on_close(out, NULL, NULL);
 		rz_reply_end(out);
 	}
@@ -154,6 +191,13 @@ static int by_name(const void *a, const void *b)
 	return strcmp(rz__str(*(json_t *const *)a, "name"), rz__str(*(json_t *const *)b, "name"));
 }
 
+/* The digest of html as a table's stream keeps it (what the browser has). */
+static void digest(const char *html, size_t len, unsigned char out[crypto_generichash_BYTES])
+{
+	crypto_generichash(out, crypto_generichash_BYTES, (const unsigned char *)html, len, NULL,
+	                   0);
+}
+
 static bool flush_table(struct rz__live *l)
 {
 	json_t *rows = json_array(), *o;
@@ -174,13 +218,16 @@ static bool flush_table(struct rz__live *l)
 	}
 	free(v);
 	json_object_set_new(l->view, "rows", rows);
+	if (l->shape != NULL) {
+		l->shape(l->view);
+	}
 	if (rz_tpl_render(l->ui->tpl, l->tpl, l->view, &html, &len, &err) != 0) {
 		rz_log_err("webui", "cannot render '%s': %s", l->tpl, err.msg);
 	} else {
 		unsigned char h[sizeof(l->sent)];
-		crypto_generichash(h, sizeof(h), (const unsigned char *)html, len, NULL, 0);
+		digest(html, len, h);
 		if (!l->have_sent || memcmp(h, l->sent, sizeof(h)) != 0) {
-			ok = send_event(l, "rows", html, len);
+			ok = send_event(l, l->event_name, html, len);
 			memcpy(l->sent, h, sizeof(h));
 			l->have_sent = true;
 		}
@@ -362,6 +409,8 @@ static int in_data(void *arg, const char *data, size_t len)
 
 /* ------------------------------------------------------------------ starting */
 
+static void live_view(const rz__page_t *pg, json_t *view);
+
 static struct rz__live *live_new(rz__page_t *pg, enum live_kind kind)
 {
 	struct rz__live *l = calloc(1, sizeof(*l));
@@ -379,33 +428,123 @@ static struct rz__live *live_new(rz__page_t *pg, enum live_kind kind)
 	}
 	l->ui = pg->ui;
 	l->kind = kind;
-	json_object_set_new(l->view, "base", json_string(pg->base));
-	json_object_set_new(l->view, "csrf", json_string(pg->csrf));
-	/* as on the page around it (core/web/ui.c): the role on the page's tenant */
-	json_object_set_new(l->view, "me",
-	                    json_pack("{s:b, s:b}", "canEdit", rz__may(pg, RZ_ROLE_EDIT),
-	                              "canAdmin", rz__may(pg, RZ_ROLE_ADMIN)));
+	l->owns_out = true;
+	l->event_name = "rows";
+	live_view(pg, l->view);
 	return l;
 }
 
-/* Answer pg's request with the live stream of target (an API stream). */
-static void live_start(rz__page_t *pg, struct rz__live *l, const char *target, const char *accept)
+/* What a live table's view holds besides its rows, as the page around it has it. */
+static void live_view(const rz__page_t *pg, json_t *view)
+{
+	json_object_set_new(view, "base", json_string(pg->base));
+	json_object_set_new(view, "csrf", json_string(pg->csrf));
+	/* as on the page around it (core/web/ui.c): the role on the page's tenant */
+	json_object_set_new(view, "me",
+	                    json_pack("{s:b, s:b}", "canEdit", rz__may(pg, RZ_ROLE_EDIT),
+	                              "canAdmin", rz__may(pg, RZ_ROLE_ADMIN)));
+	if (rz_req_param(pg->req, "tenant") != NULL) {
+		json_object_set_new(view, "tenant",
+		                    json_pack("{s:s}", "name", rz_req_param(pg->req, "tenant")));
+	}
+}
+
+void rz__live_digest(const rz__page_t *pg, const char *tpl, const json_t *part,
+                     char out[RZ__LIVE_DIGEST_HEX])
+{
+	json_t *v = json_object();
+	char *html = NULL;
+	size_t len = 0;
+	rz_err_t err = { 0 };
+	unsigned char h[crypto_generichash_BYTES];
+
+	out[0] = '\0';
+	if (v == NULL) {
+		return;
+	}
+	live_view(pg, v);
+	json_object_update(v, (json_t *)part);
+	if (rz_tpl_render(pg->ui->tpl, tpl, v, &html, &len, &err) == 0) {
+		digest(html, len, h);
+		sodium_bin2hex(out, RZ__LIVE_DIGEST_HEX, h, sizeof(h));
+	}
+	free(html);
+	json_decref(v);
+}
+
+void rz__live_have(rz__page_t *pg, const char *tpl, const json_t *part)
+{
+	char head[RZ__LIVE_DIGEST_HEX] = "", rows[RZ__LIVE_DIGEST_HEX] = "";
+	json_t *hv = json_pack("{s:[O]}", "rows", json_object_get(pg->view, "tenant"));
+
+	if (hv != NULL) {
+		rz__live_digest(pg, "parts/tenant-head-live", hv, head);
+	}
+	json_decref(hv);
+	if (tpl != NULL && part != NULL) {
+		rz__live_digest(pg, tpl, part, rows);
+	}
+	json_object_set_new(pg->view, "liveHead", json_string(head));
+	json_object_set_new(pg->view, "liveRows", json_string(rows));
+}
+
+/* A table's stream starts from what the page has (the query parameter name: the digest
+ * rz__live_digest made of it), so that its first render, the same, is not sent: swapping
+ * the page's own HTML in again would take the focus away from where it is. */
+static void live_have(struct rz__live *l, rz_req_t *req, const char *name)
+{
+	const char *hex = rz_req_query(req, name);
+
+	if (hex != NULL && strlen(hex) == 2 * sizeof(l->sent) &&
+	    sodium_hex2bin(l->sent, sizeof(l->sent), hex, strlen(hex), NULL, NULL, NULL) == 0) {
+		l->have_sent = true;
+	}
+}
+
+/* Follow target (an API stream) into l, whose out is set and which is listed. */
+static void live_follow(struct rz__live *l, const char *authz, const char *target,
+                        const char *accept)
 {
 	rz_err_t err = { 0 };
 	rz_inject_t in = { .method = "GET",
 		           .target = target,
-		           .authorization = pg->authz,
+		           .authorization = authz,
 		           .accept = accept,
 		           .done = in_done,
 		           .data = in_data,
 		           .arg = l };
 
-	l->out = pg->req;
-	l->next = pg->ui->lives;
+	if (rz_http_inject(l->ui->http, l->out, &in, &l->in, &err) != 0) {
+		rz_log_err("webui", "cannot follow '%s': %s", target, err.msg);
+		l->closing = true;
+		event_active(l->timer, EV_TIMEOUT, 0);
+		l->armed = true;
+	}
+}
+
+static void live_list(struct rz__live *l)
+{
+	l->next = l->ui->lives;
 	if (l->next != NULL) {
 		l->next->prev = l;
 	}
-	pg->ui->lives = l;
+	l->ui->lives = l;
+}
+
+/* Answer pg's request with the live stream of target (an API stream), and of l's twin's
+ * (twin_target) when it has one. */
+static void live_start(rz__page_t *pg, struct rz__live *l, const char *target, const char *accept,
+                       const char *twin_target)
+{
+	struct rz__live *t = l->twin;
+
+	l->out = pg->req;
+	live_list(l);
+	if (t != NULL) {
+		t->out = pg->req;
+		t->owns_out = false;
+		live_list(t);
+	}
 	if (rz_reply_start(pg->req, 200, "text/event-stream") != 0) {
 		live_end(l);
 		pg->req = NULL;
@@ -414,11 +553,9 @@ static void live_start(rz__page_t *pg, struct rz__live *l, const char *target, c
 	}
 	rz_req_on_close(pg->req, on_out_close, l);
 	(void)rz_reply_write(pg->req, "retry: 3000\n\n", 13);
-	if (rz_http_inject(l->ui->http, l->out, &in, &l->in, &err) != 0) {
-		rz_log_err("webui", "cannot follow '%s': %s", target, err.msg);
-		l->closing = true;
-		event_active(l->timer, EV_TIMEOUT, 0);
-		l->armed = true;
+	live_follow(l, pg->authz, target, accept);
+	if (t != NULL) {
+		live_follow(t, pg->authz, twin_target, accept);
 	}
 	pg->req = NULL;
 	rz__page_free(pg);
@@ -460,25 +597,51 @@ void rz__live_table_ordered(rz_ui_t *ui, rz_req_t *req, const char *target, cons
                             json_t *(*row)(const json_t *),
                             int (*order)(const void *, const void *))
 {
+	const struct rz__live_spec spec = { target, tpl, row, order, NULL, NULL, NULL };
+
+	rz__live_spec(ui, req, &spec);
+}
+
+/* A live table of spec for pg's request, not started. NULL when out of memory. */
+static struct rz__live *table_new(rz__page_t *pg, const struct rz__live_spec *spec)
+{
+	struct rz__live *l = live_new(pg, LIVE_TABLE);
+
+	if (l == NULL) {
+		return NULL;
+	}
+	l->tpl = spec->tpl;
+	l->row = spec->row;
+	l->order = spec->order != NULL ? spec->order : by_name;
+	l->shape = spec->shape;
+	l->event_name = spec->event != NULL ? spec->event : "rows";
+	live_have(l, pg->req, l->event_name);
+	return l;
+}
+
+void rz__live_spec(rz_ui_t *ui, rz_req_t *req, const struct rz__live_spec *spec)
+{
 	rz__page_t *pg = live_page(ui, req);
-	struct rz__live *l;
+	struct rz__live *l, *t = NULL;
 
 	if (pg == NULL) {
 		return;
 	}
-	l = live_new(pg, LIVE_TABLE);
+	l = table_new(pg, spec);
+	if (l != NULL && spec->head != NULL && (t = table_new(pg, spec->head)) == NULL) {
+		live_free(l);
+		l = NULL;
+	}
 	if (l == NULL) {
 		rz__page_error(pg, 500, "out of memory");
 		return;
 	}
-	l->tpl = tpl;
-	l->row = row;
-	l->order = order;
-	if (rz_req_param(req, "tenant") != NULL) {
-		json_object_set_new(l->view, "tenant",
-		                    json_pack("{s:s}", "name", rz_req_param(req, "tenant")));
+	if (t != NULL) {
+		l->twin = t;
+		t->twin = l;
 	}
-	live_start(pg, l, target, "application/x-ndjson");
+	live_start(pg, l, spec->target, "application/x-ndjson",
+	           spec->head != NULL ? spec->head->target : NULL);
 }
 
 static void get_live_tenants(rz_req_t *req, void *ctx)
@@ -486,13 +649,46 @@ static void get_live_tenants(rz_req_t *req, void *ctx)
 	rz__live_table(ctx, req, "/api/v1/tenants?watch=true", "parts/tenant-rows", rz__tenant_row);
 }
 
-static void get_live_machines(rz_req_t *req, void *ctx)
+static void get_live_tenant(rz_req_t *req, void *ctx)
 {
-	char target[160];
+	const char *tenant = rz_req_param(req, "tenant"), *what = rz_req_param(req, "what");
+	const char *name = rz_req_param(req, "name");
+	char target[256], head_target[160];
+	struct rz__live_spec head = {
+		head_target, "parts/tenant-head-live", rz__tenant_row, NULL, NULL, NULL, "head"
+	};
+	size_t i;
 
-	snprintf(target, sizeof(target), "/api/v1/tenants/%s/machines?watch=true",
-	         rz_req_param(req, "tenant"));
-	rz__live_table(ctx, req, target, "parts/machine-rows", rz__machine_row);
+	for (i = 0; i < sizeof(tenant_lives) / sizeof(tenant_lives[0]); i++) {
+		if (strcmp(tenant_lives[i].what, what) == 0 &&
+		    tenant_lives[i].one == (name != NULL)) {
+			break;
+		}
+	}
+	if (i == sizeof(tenant_lives) / sizeof(tenant_lives[0])) {
+		rz_reply_error(req, 404, NULL, "no such live region");
+		return;
+	}
+	/* the tenant's names are checked by live_page (404 unless DNS labels); every region
+	 * comes with the tenant's header */
+	snprintf(head_target, sizeof(head_target),
+	         "/api/v1/tenants?watch=true&fieldSelector=metadata.name%%3D%s", tenant);
+	if (tenant_lives[i].list == NULL) {
+		rz__live_spec(ctx, req, &head);
+		return;
+	}
+	if (name != NULL) {
+		snprintf(target, sizeof(target),
+		         "/api/v1/tenants/%s/%s?watch=true&fieldSelector=metadata.name%%3D%s",
+		         tenant, tenant_lives[i].list, name);
+	} else {
+		snprintf(target, sizeof(target), "/api/v1/tenants/%s/%s?watch=true", tenant,
+		         tenant_lives[i].list);
+	}
+	rz__live_spec(ctx, req,
+	              &(struct rz__live_spec){ target, tenant_lives[i].tpl, tenant_lives[i].row,
+	                                       tenant_lives[i].order, tenant_lives[i].shape, &head,
+	                                       NULL });
 }
 
 static void get_live_log(rz_req_t *req, void *ctx)
@@ -511,7 +707,7 @@ static void get_live_log(rz_req_t *req, void *ctx)
 	}
 	snprintf(target, sizeof(target), "/api/v1/tenants/%s/runs/%s/log?follow=true",
 	         rz_req_param(req, "tenant"), rz_req_param(req, "name"));
-	live_start(pg, l, target, NULL);
+	live_start(pg, l, target, NULL, NULL);
 }
 
 int rz__live_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err)

@@ -26,6 +26,7 @@ struct rz_ui {
 	unsigned char csrf_key[RZ_DERIVED_KEY_LEN];
 	struct rz__live *lives; /* open live streams */
 	rz_oidc_t *oidc;        /* single sign-on's provider, or NULL */
+	bool destroy_approval;  /* tofu.destroy_approval: a destroying plan waits */
 };
 
 typedef struct rz__page rz__page_t;
@@ -215,6 +216,17 @@ int rz__tenant_pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
  * when the tenant, read into slot 0, could not be read. */
 bool rz__tenant_head(rz__page_t *pg, const char *tab, const char *what);
 
+/* A tenant's tabs and a machine's page (core/web/tenant-overview.c), its node groups'
+ * actions (core/web/nodegroup-pages.c), its runs (core/web/run-pages.c); registered by
+ * rz__pages_routes. */
+int rz__tenant_overview_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
+int rz__nodegroup_pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
+int rz__run_pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
+/* Answer with the tenant's tab named tab (overview, nodegroups, machines, runs) of pg's
+ * {tenant}, with what pg's view holds (a failed form's errors); false when there is no
+ * such tab (pg untouched). */
+bool rz__tenant_tab_page(rz__page_t *pg, const char *tab);
+
 /* The etcd snapshots tab (core/web/etcd-pages.c): a tenant's EtcdBackups live, "snapshot
  * now", a restore through a confirmation, and a restore's steps live. */
 int rz__etcd_pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err);
@@ -232,6 +244,31 @@ void rz__live_table(rz_ui_t *ui, rz_req_t *req, const char *target, const char *
 void rz__live_table_ordered(rz_ui_t *ui, rz_req_t *req, const char *target, const char *tpl,
                             json_t *(*row)(const json_t *),
                             int (*order)(const void *, const void *));
+/* The general form: target (an API watch), tpl, row, order (NULL: by name), and shape
+ * (NULL: none) adding to the view what its rows add up to, on every render; head (NULL:
+ * none), a second table on the same stream, sent as SSE event "head" (the first's are
+ * "rows" unless event says otherwise): a page has one stream, as browsers open few
+ * connections to a host. */
+struct rz__live_spec {
+	const char *target;
+	const char *tpl;
+	json_t *(*row)(const json_t *);
+	int (*order)(const void *, const void *);
+	void (*shape)(json_t *view);
+	const struct rz__live_spec *head;
+	const char *event; /* the SSE event of its renders; NULL: "rows" */
+};
+void rz__live_spec(rz_ui_t *ui, rz_req_t *req, const struct rz__live_spec *spec);
+/* The digest of tpl rendered with part (borrowed: a live view, {rows, ...}) as a live
+ * table's stream renders it for pg, hex ("" when it cannot be rendered): a page passes it
+ * in its stream's URL (?rows=HEX, ?head=HEX for the header) and the stream sends nothing
+ * until what it renders differs. */
+#define RZ__LIVE_DIGEST_HEX 65
+void rz__live_digest(const rz__page_t *pg, const char *tpl, const json_t *part,
+                     char out[RZ__LIVE_DIGEST_HEX]);
+/* view.liveHead: the digest of the tenant's header (view.tenant), view.liveRows: of part
+ * rendered by tpl ("" when tpl is NULL), for the page's stream URL. */
+void rz__live_have(rz__page_t *pg, const char *tpl, const json_t *part);
 
 /* A live region re-read on change (core/web/live-view.c): answer req with a stream of
  * events named event, each the template tpl rendered from a fresh read, sent when it renders
@@ -251,10 +288,34 @@ typedef struct rz__live_view_spec {
 void rz__live_view(rz_ui_t *ui, rz_req_t *req, const rz__live_view_spec_t *spec, json_t *seed);
 void rz__live_view_send(rz__page_t *pg);
 
-/* A row of the tenants' and the machines' tables (parts/tenant-rows, parts/machine-rows).
- * Caller owns the result. */
+/* The view models of a tenant's objects (core/web/rows.c), one per object, as its tables,
+ * live regions and pages show it: a tenant (parts/tenant-rows, parts/tenant-head), a
+ * machine (parts/machine-rows), a run (parts/run-rows, parts/run-head), a node group
+ * (parts/nodegroup-rows), an Event, a condition. Caller owns the results. */
 json_t *rz__tenant_row(const json_t *t);
 json_t *rz__machine_row(const json_t *m);
+json_t *rz__run_row(const json_t *r);
+json_t *rz__nodegroup_row(const json_t *g);
+json_t *rz__event_row(const json_t *e);
+json_t *rz__condition_row(const json_t *c);
+/* A new array of row(each of items) (borrowed). Caller owns the result. */
+json_t *rz__rows(json_t *items, json_t *(*row)(const json_t *));
+/* A new array of items (borrowed) in the order of cmp. Caller owns the result. Orders (qsort
+ * comparators over json_t *): objects newest first by creation, Events by lastTimestamp
+ * newest first, rows (view models with "created") newest first. */
+json_t *rz__sorted_by(json_t *items, int (*cmp)(const void *, const void *));
+/* A page's view of a live region as its stream renders it: {rows} (taken) and what shape
+ * adds from them (NULL: nothing). rz__machines_shape adds count {ready, total, word, tone}
+ * and groups [{name, role, ready, machines}] (control planes first). Detail rows: a machine's
+ * page (versions, addresses, times, conditions), a run's (its plan's resources). Callers own
+ * the results. */
+json_t *rz__live_part(json_t *rows, void (*shape)(json_t *view));
+void rz__machines_shape(json_t *view);
+json_t *rz__machine_detail_row(const json_t *m);
+json_t *rz__run_detail_row(const json_t *r);
+int rz__by_created_desc(const void *a, const void *b);
+int rz__by_last_desc(const void *a, const void *b);
+int rz__row_by_created_desc(const void *a, const void *b);
 
 /* The visual language (core/web/view.c). rz__tone: a phase's, stage's or condition's tone,
  * its badge's colour class (badge-TONE): "ok", "busy" (on its way), "wait" (waits for

@@ -169,7 +169,10 @@ static void tenant_deleted(rz__page_t *pg, int code, json_t *body, const rz_inje
 		delete_page(pg);
 		return;
 	}
-	rz__page_redirect(pg, "/tenants", "tenantdeleted");
+	/* machines: how many the confirmation named (only the message depends on it) */
+	rz__page_redirect(pg, "/tenants",
+	                  strcmp(rz__form(pg, "machines"), "0") == 0 ? "tenantdeleted-empty"
+	                                                             : "tenantdeleted");
 }
 
 static void post_delete_tenant(rz_req_t *req, void *ctx)

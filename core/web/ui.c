@@ -409,6 +409,7 @@ static json_t *assets(const rz__page_t *pg)
 		{ "alpine", "alpine.min.js" },
 		{ "icon", "favicon.svg" },
 		{ "copy", "copy.js" },
+		{ "live", "live.js" },
 	};
 	json_t *o = json_object();
 	char url[RZ_UI_PREFIX_MAX + 128];
@@ -447,7 +448,20 @@ static void common(rz__page_t *pg)
 			{ "password", "Password changed." },
 			{ "created", "Created." },
 			{ "scaled", "Node group scaled: a run applies the change." },
+			{ "scaleddown-approve",
+			  "Node group scaled down: its run waits for someone to approve its plan "
+			  "before it destroys machines (see the last run above)." },
+			{ "scaleddown",
+			  "Node group scaled down: a run destroys the machines that go." },
 			{ "deleted", "Deleted." },
+			{ "ngdeleted-empty", "Node group deleted: it had no machines." },
+			{ "ngdeleted-approve",
+			  "Node group deleted: its run waits for someone to approve its plan "
+			  "before "
+			  "it destroys its machines (see the last run above)." },
+			{ "ngdeleted", "Node group deleted: a run destroys its machines." },
+			{ "planstarted", "Plan run started: it shows what an apply would change." },
+			{ "applystarted", "Apply run started." },
 			{ "approved", "Run approved: it applies on the next free slot." },
 			{ "canceled", "Run canceled." },
 			{ "loggedout", "Logged out." },
@@ -456,6 +470,8 @@ static void common(rz__page_t *pg)
 			  "State rolled back: the next run plans from that version." },
 			{ "tenantdeleted",
 			  "Tenant deletion started: a run destroys its machines." },
+			{ "tenantdeleted-empty",
+			  "Tenant deletion started: it has no machines to destroy." },
 			{ "role", "Role changed." },
 			{ "revoked", "Token revoked." },
 			{ "backup", "Backup started: it is listed as Completed once written." },
@@ -1020,6 +1036,11 @@ int rz_ui_routes(rz_ui_t *ui, rz_err_t *err)
 void rz_ui_set_oidc(rz_ui_t *ui, rz_oidc_t *oidc)
 {
 	ui->oidc = oidc;
+}
+
+void rz_ui_set_destroy_approval(rz_ui_t *ui, bool on)
+{
+	ui->destroy_approval = on;
 }
 
 void rz_ui_close_all(rz_ui_t *ui)

@@ -48,6 +48,10 @@ int rz_ui_new(rz_ui_t **out, rz_http_t *http, rz_auth_t *auth, rz_access_t *acce
  * Call before rz_ui_routes. */
 void rz_ui_set_oidc(rz_ui_t *ui, rz_oidc_t *oidc);
 
+/* Whether a plan that destroys machines waits for approval (tofu.destroy_approval): the
+ * pages say so after a scale-down or a deletion. */
+void rz_ui_set_destroy_approval(rz_ui_t *ui, bool on);
+
 /* GET /, /login, /password, /tenants, /tenants/{tenant}[/{tab}], ... and their forms. */
 int rz_ui_routes(rz_ui_t *ui, rz_err_t *err);
 

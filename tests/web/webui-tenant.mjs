@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
 import { harness, apiAt, ingressProxy as proxyAt } from './lib.mjs';
+import { tenantConsole } from './tenant-console.mjs';
 
 const require = createRequire(path.join(process.env.NODE_PATH, 'x.js'));
 const { chromium } = require('playwright-core');
@@ -109,6 +110,9 @@ async function main() {
 		const seen1 = await lastSeen();
 		ok(seen0 !== seen1 && rowsSent === 1, 'the live machine rows are sent once, not again when only what they do not show changed (lastSeen moved)',
 			`rows events: ${rowsSent}; lastSeen ${seen0} -> ${seen1}`);
+		// 0. the tenant's console: overview, machine page, forms, live pages, runs
+		await tenantConsole({ browser, page, api, tok, T, BASE, ok, audit, until, submit, shots: SHOTS });
+		mark('console done');
 		// 1. config patches: a YAML error at its line, then fixed, saved, effective per role
 		await page.goto(`${BASE}/tenants/${T}/configpatches`);
 		ok(/No config patches yet/.test(await page.textContent('main')), 'the config patches tab says what to do when there is none');
@@ -522,8 +526,11 @@ async function main() {
 			'Cancel goes back to the node groups and changes nothing (count 1, same generation)', `${page.url()} ${JSON.stringify(wCanceled)}`);
 		await scaleDown();
 		await submit(page, '#confirm-scale button[type=submit]');
-		ok(page.url().endsWith(`/tenants/${T}/nodegroups?toast=scaled`) && (await api('GET', `/api/v1/tenants/${T}/nodegroups/workers`, tok)).json?.spec?.count === 0,
+		ok(page.url().endsWith(`/tenants/${T}/nodegroups?toast=scaleddown-approve`) && (await api('GET', `/api/v1/tenants/${T}/nodegroups/workers`, tok)).json?.spec?.count === 0,
 			'Confirm scales the node group down (toast, count 0)', page.url());
+		const sdt = (await page.textContent('[role=status]').catch(() => '')).trim();
+		ok(/its run waits for someone to approve its plan before it destroys machines/.test(sdt) && !/a run applies the change/.test(sdt),
+			'and its message says the run waits for approval, not "a run applies the change"', sdt);
 		// its plan destroys a machine: it waits for approval (tofu.destroy_approval), given here
 		const approved = await until(20, async () => {
 			const r = (await api('GET', `/api/v1/tenants/${T}/runs`, tok)).json?.items?.find((x) => x.status?.phase === 'AwaitingApproval');
