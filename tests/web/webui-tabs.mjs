@@ -102,6 +102,14 @@ async function main() {
 		let viewer = null;
 		// 1. editing the tenant: a local problem, then the API's, then saved
 		await part('editing the tenant', async () => {
+			await page.goto(`${BASE}/tenants/${T}`);
+			await page.click('#link-edit-tenant');
+			await page.waitForURL(/\/edit$/).catch(() => {});
+			ok(new URL(page.url()).pathname === `/tenants/${T}/edit`, 'the overview links to the edit page', page.url());
+			await page.goto(`${BASE}/tenants/${T}/nodegroups`);
+			await page.click('#link-edit-nodegroup-workers');
+			await page.waitForURL(/\/edit$/).catch(() => {});
+			ok(new URL(page.url()).pathname === `/tenants/${T}/nodegroups/workers/edit`, 'each node group links to its edit page', page.url());
 			const r0 = await page.goto(`${BASE}/tenants/${T}/edit`);
 			ok(r0.status() === 200 && await page.locator('#edit-tenant').count() === 1, `the tenant has an edit page (${r0.status()})`);
 			ok(await page.inputValue('#f-kubernetesVersion').catch(() => '') === '1.34.1' && /team=a/.test(await page.inputValue('#f-labels').catch(() => '')),
