@@ -41,7 +41,7 @@ web_templates = \
 	web/templates/parts/tenant-head-live.html web/templates/parts/machines-live.html \
 	web/templates/parts/machine-grid.html web/templates/parts/nodegroup-rows.html \
 	web/templates/parts/run-rows.html web/templates/parts/run-head.html \
-	web/templates/parts/machine-head.html web/templates/parts/form-summary.html \
+	web/templates/parts/machine-head.html \
 	web/templates/pages/machine.html
 EXTRA_DIST += $(web_templates)
 

@@ -170,13 +170,20 @@ bool rz__form_failed(rz__page_t *pg, int code, const json_t *status, const rz__f
 		pg->code = 409;
 		return true;
 	}
-	json_array_foreach(causes, i, c)
-	{
-		const char *rest;
-		const rz__field_t *f = field_of(rz__str(c, "field"), map, n, &rest);
-		plain_cause(msg, sizeof(msg), f ? rest : "", rz__str(c, "message"), map, n);
-		problem_at(pg, f ? f->field : NULL, f ? f->anchor : NULL, f ? f->label : NULL, msg);
-		mapped++;
+	/* in the form's order (the map's), then the causes of no field of it */
+	for (size_t m = 0; m <= n; m++) {
+		json_array_foreach(causes, i, c)
+		{
+			const char *rest;
+			const rz__field_t *f = field_of(rz__str(c, "field"), map, n, &rest);
+			if (f != (m < n ? &map[m] : NULL)) {
+				continue;
+			}
+			plain_cause(msg, sizeof(msg), f ? rest : "", rz__str(c, "message"), map, n);
+			problem_at(pg, f ? f->field : NULL, f ? f->anchor : NULL,
+			           f ? f->label : NULL, msg);
+			mapped++;
+		}
 	}
 	if (mapped == 0) {
 		plain_message(msg, sizeof(msg), code, status);

@@ -22,58 +22,15 @@ static const rz_route_t routes[] = {
 	              post_delete_nodegroup),
 };
 
-/* The Add a node group form's fields: the key of a cause (rz__page_causes), the field's id
- * and its label. */
-static const struct field {
-	const char *key, *id, *label;
-} add_fields[] = {
-	{ "metadata_name", "ng-name", "Name" },
-	{ "role", "ng-role", "Role" },
-	{ "count", "ng-count", "Machines" },
-	{ "providerClass", "ng-class", "Provider class" },
+/* The Add a node group form's fields: the API's field, the view's key (errors.KEY beside
+ * it), its label and its element (core/web/form.c puts each problem beside its field and in
+ * the summary above the form, parts/form-problems). */
+static const rz__field_t add_fields[] = {
+	{ "metadata.name", "metadata_name", "Name", "ng-name" },
+	{ "spec.role", "role", "Role", "ng-role" },
+	{ "spec.count", "count", "Machines", "ng-count" },
+	{ "spec.providerClass", "providerClass", "Provider class", "ng-class" },
 };
-
-/* ------------------------------------------------------------------ errors */
-
-/* One place for a refused form's errors: each beside its field (view.form.errors, from
- * rz__page_causes) and a summary above the form (view.form.summary {title, items [{id,
- * label, message}]}) linking to each, in the form's order, instead of the API's message as
- * a toast (it repeats the first cause and speaks of details.causes). A cause of no field of
- * the form is listed, linked to the first field. Without causes the toast stays. */
-static void form_summary(rz__page_t *pg, const char *title, const struct field *fields, size_t n)
-{
-	json_t *form = json_object_get(pg->view, "form");
-	json_t *errors = json_object_get(form, "errors"), *items = json_array(), *e;
-	const char *k;
-
-	if (json_object_size(errors) == 0) {
-		json_decref(items);
-		return;
-	}
-	for (size_t i = 0; i < n; i++) {
-		const char *msg = json_string_value(json_object_get(errors, fields[i].key));
-		if (msg != NULL) {
-			json_array_append_new(items,
-			                      json_pack("{s:s, s:s, s:s}", "id", fields[i].id,
-			                                "label", fields[i].label, "message", msg));
-		}
-	}
-	json_object_foreach(errors, k, e)
-	{
-		bool known = false;
-		for (size_t i = 0; i < n; i++) {
-			known = known || strcmp(fields[i].key, k) == 0;
-		}
-		if (!known && json_is_string(e)) {
-			json_array_append_new(items,
-			                      json_pack("{s:s, s:s, s:O}", "id", fields[0].id,
-			                                "label", k, "message", e));
-		}
-	}
-	json_object_set_new(form, "summary",
-	                    json_pack("{s:s, s:o}", "title", title, "items", items));
-	json_object_del(pg->view, "toast");
-}
 
 /* ------------------------------------------------------------------ writes */
 
@@ -101,6 +58,12 @@ static void nodegroup_done(rz__page_t *pg, int code, json_t *body, const rz_inje
 	char path[160];
 
 	(void)r;
+	if (rz_req_param(pg->req, "name") == NULL &&
+	    rz__form_failed(pg, code, body, add_fields,
+	                    sizeof(add_fields) / sizeof(add_fields[0]))) {
+		rz__tenant_tab_page(pg, "nodegroups");
+		return;
+	}
 	if (rz__page_failed(pg, code, body, "spec.")) {
 		if (rz_req_param(pg->req, "name") != NULL) {
 			/* a scale's or a deletion's: the error beside its row (the Add form's
@@ -116,9 +79,6 @@ static void nodegroup_done(rz__page_t *pg, int code, json_t *body, const rz_inje
 			if (msg != NULL) {
 				json_object_del(pg->view, "toast");
 			}
-		} else {
-			form_summary(pg, "The node group was not added: correct what is marked.",
-			             add_fields, sizeof(add_fields) / sizeof(add_fields[0]));
 		}
 		rz__tenant_tab_page(pg, "nodegroups");
 		return;

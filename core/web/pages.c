@@ -67,12 +67,21 @@ static void get_tenants(rz_req_t *req, void *ctx)
 	}
 }
 
+/* The Create a tenant form's fields (core/web/form.c: each problem beside its field and in
+ * the summary above the form). */
+static const rz__field_t create_fields[] = {
+	{ "metadata.name", "metadata_name", "Name", "t-name" },
+	{ "spec.clusterProvider", "spec_clusterProvider", "Cluster provider", "t-provider" },
+	{ "spec.kubernetesVersion", "spec_kubernetesVersion", "Kubernetes version", "t-k8s" },
+};
+
 static void tenant_created(rz__page_t *pg, int code, json_t *body, const rz_inject_reply_t *r)
 {
 	char path[160];
 
 	(void)r;
-	if (rz__page_failed(pg, code, body, NULL)) {
+	if (rz__form_failed(pg, code, body, create_fields,
+	                    sizeof(create_fields) / sizeof(create_fields[0]))) {
 		tenants_page(pg);
 		return;
 	}

@@ -44,6 +44,7 @@ bool rz__tenant_head(rz__page_t *pg, const char *tab, const char *what)
 	json_object_set_new(v, "navTenants", json_true());
 	json_object_set_new(v, "tenant", rz__tenant_row(t));
 	json_object_set_new(v, "tabs", rz__tenant_tabs(pg, tenant_of(pg), tab));
+	rz__live_have(pg, NULL, NULL); /* the header's stream starts from what the page shows */
 	return true;
 }
 

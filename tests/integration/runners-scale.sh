@@ -235,9 +235,9 @@ table=$(api -H 'Accept: application/json;as=Table;v=v1;g=meta.k8s.io' "$API/tena
 	js '"%s %s" % ([c["name"] for c in d["columnDefinitions"]].index("RUNNER") >= 0, d["rows"][0]["cells"][[c["name"] for c in d["columnDefinitions"]].index("RUNNER")])')
 expect_eq "the runs' Table (kubectl get runs) has the RUNNER column" "True b" "$table"
 page=$(curl -s -H "Cookie: rezus_session=$TOKEN" "$BASE/tenants/s06/runs")
-expect_match "the WebUI's runs tab shows the runner" "Runner</th>.*/runs/$RUN\">$RUN</a>.*<td class=\"py-2 pr-4\">b</td>" "$(echo "$page" | tr '\n' ' ')"
+expect_match "the WebUI's runs tab shows the runner" "Runner</th>.*/runs/$RUN\">$RUN</a>.*<td class=\"py-2 pr-4\" data-label=\"Runner\">b</td>" "$(echo "$page" | tr '\n' ' ')"
 page=$(curl -s -H "Cookie: rezus_session=$TOKEN" "$BASE/tenants/s06/runs/$RUN")
-expect_match "the WebUI's run page names the runner" '<span id="run-runner">b</span>' "$page"
+expect_match "the WebUI's run page names the runner" '<dd id="run-runner">b</dd>' "$page"
 
 expect_eq "no password or token in the logs" "0" \
 	"$(cat "$WORK/daemon.log" "$WORK/a.log" "$WORK/b.log" | grep -c -e runner-nats-pw-3 -e daemon-nats-pw-3 $(for t in $RTOKENS; do printf -- '-e %s ' "$t"; done))"

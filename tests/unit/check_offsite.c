@@ -172,8 +172,10 @@ START_TEST(test_seal_keyfile)
 	ck_assert_ptr_nonnull(strstr(err.msg, "chmod 600"));
 	ck_assert_int_eq(chmod(at("keys"), 0600), 0);
 
-	/* a key that does not match its id: damaged */
-	text[strlen(text) - 3] = text[strlen(text) - 3] == 'A' ? 'B' : 'A';
+	/* a key that does not match its id: damaged (a character inside the base64, whose six
+	 * bits are all the key's: the last one before '=' holds padding bits a decoder may
+	 * ignore, which made this test fail one time in sixteen) */
+	text[strlen(text) - 20] = text[strlen(text) - 20] == 'A' ? 'B' : 'A';
 	rzt_write_file(at("keys"), text);
 	ck_assert_int_eq(rz_seal_keys_load(&k, at("keys"), &err), RZ_ECORRUPT);
 	ck_assert_ptr_nonnull(strstr(err.msg, "does not match"));

@@ -198,6 +198,19 @@ async function main() {
 
 		});
 		mark('node group edited');
+		// the tabs' header is live too: a run started through the API shows on the config
+		// patches tab without a reload
+		await part('a tab\'s live header', async () => {
+			await page.goto(`${BASE}/tenants/${T}/configpatches`);
+			await page.evaluate(() => { window.__stayed = true; });
+			const before = await text(page, '#tenant-head');
+			const run = (await api('POST', `/api/v1/tenants/${T}/runs`, tok, { spec: { operation: 'apply' } })).json?.metadata?.name;
+			const t0 = Date.now();
+			const seen = await page.waitForFunction((n) => (document.querySelector('#tenant-head')?.textContent || '').includes(n), run, { timeout: 15000 }).then(() => true, () => false);
+			ok(seen && await page.evaluate(() => window.__stayed === true),
+				`the header of a tab follows the tenant live (the run ${run} shown after ${Date.now() - t0} ms, no reload)`, `${before} -> ${await text(page, '#tenant-head')}`);
+			for (let i = 0; i < 60 && !(await idle()); i++) await page.waitForTimeout(250);
+		});
 		// 3. config patches: format, enabled, node groups
 		await part('config patches', async () => {
 			await page.goto(`${BASE}/tenants/${T}/configpatches`);

@@ -386,6 +386,11 @@ async function main() {
 		const bad = await Promise.all([page.waitForNavigation(), page.click('#create-tenant button[type=submit]')]);
 		const nameErr = await text(page, '#t-name-error');
 		ok(bad[0].status() === 422 && nameErr.trim() !== '', 'a tenant the API refuses: 422, its cause next to the name', `${bad[0].status()}: ${nameErr}`);
+		const links = await page.evaluate(() => [...document.querySelectorAll('#form-problems a')].map((a) => `${a.getAttribute('href')} ${a.textContent}`));
+		const mainText = await text(page, 'main');
+		ok(links.join('|') === '#t-name Name' && mainText.split(nameErr.trim()).length === 2 && !/details\.causes|is invalid/.test(mainText) &&
+			await page.getAttribute('#t-name', 'aria-invalid') === 'true' && await page.inputValue('#t-name') === 'Not_A_Name',
+			'one place for the error: beside the name, a summary linking to it, the value kept, no API jargon', `${links.join('|')} / ${mainText.slice(0, 300)}`);
 		await audit(page, 'tenant-invalid');
 
 		// the tenants list follows the watch: a tenant made through the API appears, and its
