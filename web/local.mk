@@ -42,7 +42,7 @@ web_templates = \
 	web/templates/parts/machine-grid.html web/templates/parts/nodegroup-rows.html \
 	web/templates/parts/run-rows.html web/templates/parts/run-head.html \
 	web/templates/parts/machine-head.html \
-	web/templates/pages/machine.html
+	web/templates/pages/machine.html web/templates/parts/overview-live.html
 EXTRA_DIST += $(web_templates)
 
 noinst_PROGRAMS += tools/tplc

@@ -322,6 +322,16 @@ void rz__live_view(rz_ui_t *ui, rz_req_t *req, const rz__live_view_spec_t *spec,
 	lv->tpl = spec->tpl;
 	lv->event = spec->event;
 	lv->seed = seed != NULL ? seed : json_object();
+	{
+		/* the page's digest of the region it shows (?have=): the first read, the same,
+		 * is not sent (swapping it in would take the keyboard's focus away) */
+		const char *have = rz_req_query(req, "have");
+		if (have != NULL && strlen(have) == 2 * sizeof(lv->sent) &&
+		    sodium_hex2bin(lv->sent, sizeof(lv->sent), have, strlen(have), NULL, NULL,
+		                   NULL) == 0) {
+			lv->have_sent = true;
+		}
+	}
 	snprintf(lv->authz, sizeof(lv->authz), "%s", pg->authz);
 	for (int i = 0; i < RZ__LIVE_WATCHES && spec->watches[i] != NULL; i++) {
 		lv->w[i].lv = lv;

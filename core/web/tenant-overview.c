@@ -1,13 +1,16 @@
 /* core/web/tenant-overview.c - a tenant's console: its tabs (overview, node groups, machines,
  * runs) and a machine's page. The overview shows the cluster at a glance: its machines as
  * badges by node group, the current run and upgrade, the last etcd snapshot, endpoints and
- * versions, conditions and the newest Events. What changes is live (core/web/live.c): the
- * header, the machines, the node groups and the runs. */
+ * versions, conditions and the newest Events. What changes is live: the overview as one
+ * region re-read on change (core/web/live-view.c), the other tabs' header and tables
+ * (core/web/live.c). */
 #include <config.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <sodium.h>
 
 #include "core/web/page.h"
 
@@ -16,7 +19,9 @@
 
 static void get_tenant(rz_req_t *req, void *ctx);
 static void get_machine(rz_req_t *req, void *ctx);
+static void get_live_overview(rz_req_t *req, void *ctx);
 static const rz_route_t routes[] = {
+	RZ__WEB_ROUTE(RZ_M_GET, "/ui/live/overview/{tenant}", get_live_overview),
 	RZ__WEB_ROUTE(RZ_M_GET, "/tenants/{tenant}", get_tenant),
 	RZ__WEB_ROUTE(RZ_M_GET, "/tenants/{tenant}/{tab}", get_tenant),
 	RZ__WEB_ROUTE(RZ_M_GET, "/tenants/{tenant}/machines/{name}", get_machine),
@@ -275,6 +280,111 @@ static void live_have(rz__page_t *pg, enum tab tab)
 	rz__live_have(pg, parts[tab].tpl, part);
 }
 
+/* The overview's reads beyond the tenant (0) and its Events (1). */
+static void overview_reads(rz__page_t *pg, const char *name)
+{
+	rz__page_fetch(pg, SLOT_GROUPS, "/api/v1/tenants/%s/nodegroups", name);
+	rz__page_fetch(pg, SLOT_MACHINES, "/api/v1/tenants/%s/machines", name);
+	rz__page_fetch(pg, SLOT_RUNS, "/api/v1/tenants/%s/runs", name);
+	rz__page_fetch(pg, SLOT_UPGRADES, "/api/v1/tenants/%s/upgrades", name);
+	rz__page_fetch(pg, SLOT_SNAPSHOTS, "/api/v1/tenants/%s/etcdbackups", name);
+}
+
+/* ------------------------------------------------------------------ the overview, live */
+
+#define OVERVIEW_PART "parts/overview-live"
+
+/* The keys the overview's part reads besides the page's: as its live region renders it. */
+static void overview_keys(const rz__page_t *pg, json_t *v)
+{
+	json_object_set_new(v, "base", json_string(pg->base));
+	json_object_set_new(v, "csrf", json_string(pg->csrf));
+	json_object_set_new(v, "me",
+	                    json_pack("{s:b, s:b}", "canEdit", rz__may(pg, RZ_ROLE_EDIT),
+	                              "canAdmin", rz__may(pg, RZ_ROLE_ADMIN)));
+}
+
+/* view.overviewHave: the digest of the overview's part as the page shows it, which its
+ * stream starts from (?have=), so that its first read, the same, is not swapped in (that
+ * would take the keyboard's focus away). */
+static void overview_have(rz__page_t *pg)
+{
+	json_t *v = json_deep_copy(pg->view);
+	unsigned char h[crypto_generichash_BYTES];
+	char hex[2 * crypto_generichash_BYTES + 1] = "", *html = NULL;
+	size_t len = 0;
+	rz_err_t err = { 0 };
+
+	if (v != NULL) {
+		overview_keys(pg, v);
+		if (rz_tpl_render(pg->ui->tpl, OVERVIEW_PART, v, &html, &len, &err) == 0) {
+			crypto_generichash(h, sizeof(h), (const unsigned char *)html, len, NULL, 0);
+			sodium_bin2hex(hex, sizeof(hex), h, sizeof(h));
+		}
+	}
+	free(html);
+	json_decref(v);
+	json_object_set_new(pg->view, "overviewHave", json_string(hex));
+}
+
+static void overview_read(rz__page_t *pg)
+{
+	const char *name = rz_req_param(pg->req, "tenant");
+
+	rz__page_hold(pg);
+	rz__page_fetch(pg, 0, "/api/v1/tenants/%s", name);
+	rz__page_fetch(pg, 1, "/api/v1/tenants/%s/events", name);
+	overview_reads(pg, name);
+	rz__page_release(pg);
+}
+
+static void overview_build(rz__page_t *pg)
+{
+	json_t *t = rz__page_got(pg, 0), *v = pg->view;
+	const char *name = rz_req_param(pg->req, "tenant");
+
+	overview_keys(pg, v);
+	if (t == NULL) {
+		json_object_set_new(v, "gone", json_boolean(rz__page_code(pg, 0) == 404));
+	} else {
+		json_object_set_new(v, "tenant", rz__tenant_row(t));
+		json_object_set_new(v, "tabs", rz__tenant_tabs(pg, name, "overview"));
+		json_object_set_new(v, "tabOverview", json_true());
+		overview(pg, t);
+	}
+	rz__live_view_send(pg);
+}
+
+/* The overview as one live region: read again when the tenant, its machines, runs or Events
+ * change (node groups, upgrades and snapshots record Events as they change), at most once a
+ * second; one stream for the page, as browsers open few connections to a host. */
+static void get_live_overview(rz_req_t *req, void *ctx)
+{
+	const char *name = rz_req_param(req, "tenant");
+	rz__page_t *pg = rz__page_new(ctx, req);
+	char paths[4][200];
+	rz__live_view_spec_t spec = {
+		.read = overview_read,
+		.build = overview_build,
+		.tpl = OVERVIEW_PART,
+		.event = "overview",
+	};
+
+	if (pg == NULL || !rz__page_names_ok(pg)) {
+		return; /* answered */
+	}
+	rz__page_free(pg);
+	snprintf(paths[0], sizeof(paths[0]), "/api/v1/tenants?fieldSelector=metadata.name%%3D%s",
+	         name);
+	snprintf(paths[1], sizeof(paths[1]), "/api/v1/tenants/%s/machines", name);
+	snprintf(paths[2], sizeof(paths[2]), "/api/v1/tenants/%s/runs", name);
+	snprintf(paths[3], sizeof(paths[3]), "/api/v1/tenants/%s/events", name);
+	for (int i = 0; i < 4; i++) {
+		spec.watches[i] = paths[i]; /* copied by rz__live_view */
+	}
+	rz__live_view(ctx, req, &spec, NULL);
+}
+
 static void tenant_ready(rz__page_t *pg)
 {
 	json_t *t = rz__page_got(pg, 0), *v = pg->view;
@@ -294,7 +404,11 @@ static void tenant_ready(rz__page_t *pg)
 	json_object_set_new(v, tabs[tab].flag, json_true());
 	json_object_set_new(v, "live", json_string(tabs[tab].live));
 	tenant_tab(pg, tab, t, rz__page_got(pg, 1));
-	live_have(pg, tab);
+	if (tab == TAB_OVERVIEW) {
+		overview_have(pg);
+	} else {
+		live_have(pg, tab);
+	}
 	rz__page_read_error(pg, 1, tabs[tab].label);
 	rz__page_render(pg, "pages/tenant", pg->code ? pg->code : 200);
 }
@@ -309,11 +423,7 @@ static void tenant_page(rz__page_t *pg, enum tab tab)
 	rz__page_fetch(pg, 0, "/api/v1/tenants/%s", name);
 	rz__page_fetch(pg, 1, "/api/v1/tenants/%s/%s", name, tabs[tab].api);
 	if (tab == TAB_OVERVIEW) {
-		rz__page_fetch(pg, SLOT_GROUPS, "/api/v1/tenants/%s/nodegroups", name);
-		rz__page_fetch(pg, SLOT_MACHINES, "/api/v1/tenants/%s/machines", name);
-		rz__page_fetch(pg, SLOT_RUNS, "/api/v1/tenants/%s/runs", name);
-		rz__page_fetch(pg, SLOT_UPGRADES, "/api/v1/tenants/%s/upgrades", name);
-		rz__page_fetch(pg, SLOT_SNAPSHOTS, "/api/v1/tenants/%s/etcdbackups", name);
+		overview_reads(pg, name);
 	}
 	rz__page_release(pg);
 }

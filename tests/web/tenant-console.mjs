@@ -52,6 +52,22 @@ export async function tenantConsole(c) {
 	ok(sortedDesc && /ago|in \d/.test(evRel) && /UTC/.test(evRel), 'overview: the newest Events first, times relative with the exact time on hover', `${evTimes.slice(0, 4).join(' ')} / ${evRel}`);
 	await audit(page, 'console-overview');
 	await shoot(page, 'overview');
+	// the overview is live as a whole: its first read does not replace what the page shows
+	// (the focus stays), then a run started through the API shows in Now and among the
+	// Events, with no reload
+	await page.goto(`${BASE}/tenants/${T}`);
+	await stay(page);
+	await page.focus('#link-edit-tenant');
+	await sleep(1500);
+	ok(await page.evaluate(() => document.activeElement?.id) === 'link-edit-tenant',
+		'overview: its live region does not take the focus away when it starts');
+	const ovRun = (await api('POST', `/api/v1/tenants/${T}/runs`, tok, { spec: { operation: 'plan' } })).json?.metadata?.name;
+	const ov0 = Date.now();
+	const ovSeen = await page.waitForFunction((n) => (document.querySelector('#overview-run')?.textContent || '').includes(n) &&
+		(document.querySelector('#overview-events')?.textContent || '').includes(n), ovRun, { timeout: 15000 }).then(() => true, () => false);
+	ok(ovSeen && await stayed(page), `overview: a run started through the API shows in Now and in the Events live (${Date.now() - ov0} ms, no reload)`,
+		`${await text(page, '#overview-run')} / ${(await text(page, '#overview-events')).slice(0, 200)}`);
+	await until(20, idle);
 
 	// 2. a machine's page, from its row on the machines tab
 	await page.goto(`${BASE}/tenants/${T}/machines`);
