@@ -859,6 +859,15 @@ static int op_update(struct write *w, rz_err_t *err)
 	next = updated(w, cur, &spec_changed);
 	if (next != NULL) {
 		char now[32];
+		json_t *ns = json_object_get(next, "status");
+		const json_t *had = json_object_get(json_object_get(cur, "status"), "conditions");
+		/* a writer that leaves the conditions out keeps them: derived from the stored
+		 * ones, their transition times stay (not "now", which made an unchanged write a
+		 * new revision whenever the clock had moved on) */
+		if (json_is_object(ns) && json_object_get(ns, "conditions") == NULL &&
+		    json_is_array(had)) {
+			json_object_set_new(ns, "conditions", json_deep_copy(had));
+		}
 		rz_time_now(now, sizeof(now));
 		rz_conditions_derive(w->k, next, now);
 	}
