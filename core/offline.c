@@ -550,11 +550,11 @@ static int restore(int argc, char **argv, char *const *envp)
 	return RZ_EXIT_OK;
 }
 
-/* rezuscloud etcd-key rotate [-c CONF] [--data-dir DIR]: a new newest key in the etcd
- * snapshots' key file (etcd_backup.key_file); the older keys stay, so that every snapshot
- * sealed with them still opens. Safe beside a running daemon (the file is rewritten
- * atomically under a lock); the daemon seals with the new key from its next start. */
-static int rotate_etcd_key(int argc, char **argv, char *const *envp)
+/* The options of a subcommand that takes only the configuration (-c FILE, --data-dir DIR,
+ * -h; from argv[3]) into o: -1 to go on (optind at the first operand), else the exit
+ * status (help shown, or a usage error said). */
+static int conf_options(const char *mode, const char *help, int argc, char **argv,
+                        restore_opts_t *o)
 {
 	static const struct option longs[] = {
 		{ "config", required_argument, NULL, 'c' },
@@ -562,30 +562,46 @@ static int rotate_etcd_key(int argc, char **argv, char *const *envp)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	int opt;
+
+	opterr = 0;
+	optind = 3;
+	while ((opt = getopt_long(argc, argv, ":c:h", longs, NULL)) != -1) {
+		if (opt == 'c') {
+			o->config = optarg;
+		} else if (opt == OPT_DATA_DIR) {
+			o->data_dir = optarg;
+		} else if (opt == 'h') {
+			printf("%s", help);
+			return RZ_EXIT_OK;
+		} else {
+			return usage_error(mode, "unknown option or missing value");
+		}
+	}
+	return -1;
+}
+
+/* rezuscloud etcd-key rotate [-c CONF] [--data-dir DIR]: a new newest key in the etcd
+ * snapshots' key file (etcd_backup.key_file); the older keys stay, so that every snapshot
+ * sealed with them still opens. Safe beside a running daemon (the file is rewritten
+ * atomically under a lock); the daemon seals with the new key from its next start. */
+static int rotate_etcd_key(int argc, char **argv, char *const *envp)
+{
 	restore_opts_t o = { 0 };
 	rz_config_t cfg = { 0 };
 	rz_seal_keys_t *keys = NULL;
 	rz_err_t err = { 0 };
 	char path[PATH_MAX + 32], id[RZ_SEAL_ID_HEX];
-	int opt, rc;
+	int rc;
 
 	if (argc < 3 || strcmp(argv[2], "rotate") != 0) {
 		return usage_error("etcd-key", "usage: rezuscloud etcd-key rotate [-c FILE] "
 		                               "[--data-dir DIR]");
 	}
-	opterr = 0;
-	optind = 3;
-	while ((opt = getopt_long(argc, argv, ":c:h", longs, NULL)) != -1) {
-		if (opt == 'c') {
-			o.config = optarg;
-		} else if (opt == OPT_DATA_DIR) {
-			o.data_dir = optarg;
-		} else if (opt == 'h') {
-			printf("usage: rezuscloud etcd-key rotate [-c FILE] [--data-dir DIR]\n");
-			return RZ_EXIT_OK;
-		} else {
-			return usage_error("etcd-key", "unknown option or missing value");
-		}
+	if ((rc = conf_options("etcd-key",
+	                       "usage: rezuscloud etcd-key rotate [-c FILE] [--data-dir DIR]\n",
+	                       argc, argv, &o)) >= 0) {
+		return rc;
 	}
 	if (optind != argc) {
 		return usage_error("etcd-key", "rotate takes no arguments");
@@ -621,14 +637,13 @@ static int rotate_etcd_key(int argc, char **argv, char *const *envp)
  * admin can sign in. Only with the daemon stopped (it holds the data dir's lock). */
 static int reset_password(int argc, char **argv, char *const *envp)
 {
-	static const struct option longs[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "data-dir", required_argument, NULL, OPT_DATA_DIR },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	static const char use[] = "usage: rezuscloud admin reset-password [USER] [-c FILE] "
 	                          "[--data-dir DIR]";
+	static const char help[] =
+	    "usage: rezuscloud admin reset-password [USER] [-c FILE] [--data-dir DIR]\n"
+	    "Give USER (default admin) a new one-time password, printed once, that must be "
+	    "changed\nat the next sign-in; end its sessions (its API tokens stay); enable it "
+	    "when it\nwas disabled. Audited. Run it with the daemon stopped.\n";
 	restore_opts_t o = { 0 };
 	rz_config_t cfg = { 0 };
 	rz_err_t err = { 0 };
@@ -638,30 +653,13 @@ static int reset_password(int argc, char **argv, char *const *envp)
 	char path[PATH_MAX + 32], pw[RZ_ONE_TIME_PASSWORD_SIZE];
 	const char *user = "admin";
 	bool enabled = false;
-	int opt, lock = -1, rc;
+	int lock = -1, rc;
 
 	if (argc < 3 || strcmp(argv[2], "reset-password") != 0) {
 		return usage_error("admin", use);
 	}
-	opterr = 0;
-	optind = 3;
-	while ((opt = getopt_long(argc, argv, ":c:h", longs, NULL)) != -1) {
-		if (opt == 'c') {
-			o.config = optarg;
-		} else if (opt == OPT_DATA_DIR) {
-			o.data_dir = optarg;
-		} else if (opt == 'h') {
-			printf(
-			    "%s\nGive USER (default admin) a new one-time password, printed once, "
-			    "that must be changed\nat the next sign-in; end its sessions (its API "
-			    "tokens stay); enable it when it\nwas disabled. Audited. Run it with "
-			    "the "
-			    "daemon stopped.\n",
-			    use);
-			return RZ_EXIT_OK;
-		} else {
-			return usage_error("admin", "unknown option or missing value");
-		}
+	if ((rc = conf_options("admin", help, argc, argv, &o)) >= 0) {
+		return rc;
 	}
 	if (optind < argc) {
 		user = argv[optind++];
