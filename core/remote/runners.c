@@ -343,6 +343,44 @@ static void on_connected(natsConnection *nc, void *arg)
 	rz_log_info("remote", "connected to NATS");
 }
 
+/* Where the events' consumer a previous daemon (or connection) left goes on: after the last
+ * event it acked, or 0 (none left: only new events). Events it was handed but never acked
+ * (its process or connection died with them) would come again only once their ack wait
+ * ran out, after the later ones, and then be dropped as already past; so the consumer is
+ * made again from there, and every event not acked comes at once and in order. */
+static uint64_t events_resume_at(rz_runners_t *r)
+{
+	jsConsumerInfo *ci = NULL;
+	jsErrCode jerr = 0;
+	uint64_t at;
+	natsStatus s;
+
+	s = js_GetConsumerInfo(&ci, r->js, r->names.events_stream, RZ_RUNNERS_EVENTS_DURABLE, NULL,
+	                       &jerr);
+	if (s != NATS_OK) {
+		if (jerr != JSConsumerNotFoundErr) {
+			rz_log_warn("remote", "NATS: no information on the consumer %s of %s: %s",
+			            RZ_RUNNERS_EVENTS_DURABLE, r->names.events_stream,
+			            rz_nats_error(s));
+		}
+		return 0;
+	}
+	at = ci->AckFloor.Stream + 1;
+	if (ci->NumAckPending > 0) {
+		rz_log_info("remote", "%lld events handed out but not acked come again from %llu",
+		            (long long)ci->NumAckPending, (unsigned long long)at);
+	}
+	jsConsumerInfo_Destroy(ci);
+	s = js_DeleteConsumer(r->js, r->names.events_stream, RZ_RUNNERS_EVENTS_DURABLE, NULL,
+	                      &jerr);
+	if (s != NATS_OK && jerr != JSConsumerNotFoundErr) {
+		rz_log_warn("remote", "NATS: the consumer %s of %s stays as it was: %s",
+		            RZ_RUNNERS_EVENTS_DURABLE, r->names.events_stream, rz_nats_error(s));
+		return 0;
+	}
+	return at;
+}
+
 /* A worker thread: the streams, created when absent. */
 static void streams_work(void *arg)
 {
@@ -358,7 +396,8 @@ static void streams_work(void *arg)
 		return;
 	}
 	/* the events of every run, in order per run, acked once handled; a durable consumer
-	 * keeps its place across reconnects (and restarts) */
+	 * keeps its place across reconnects, and a new daemon (or connection) starts again
+	 * after the last event acked */
 	jsSubOptions_Init(&so);
 	so.Stream = r->names.events_stream;
 	so.ManualAck = true;
@@ -366,6 +405,10 @@ static void streams_work(void *arg)
 	so.Config.AckPolicy = js_AckExplicit;
 	so.Config.DeliverPolicy = js_DeliverNew;
 	so.Config.MaxAckPending = RZ_RUNNERS_PENDING;
+	so.Config.OptStartSeq = events_resume_at(r);
+	if (so.Config.OptStartSeq > 0) {
+		so.Config.DeliverPolicy = js_DeliverByStartSequence;
+	}
 	snprintf(subject, sizeof(subject), "%s>", r->names.events);
 	s = js_SubscribeSync(&r->new_events, r->js, subject, NULL, &so, &jerr);
 	if (s == NATS_OK) {

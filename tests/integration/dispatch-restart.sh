@@ -2,7 +2,7 @@
 # Remote runners' failure semantics (docs/runners.md, "Failures"): nats-server with JetStream
 # on loopback, the daemon with the sim plugin and the real terraform, runner a (a tofu
 # stand-in that can hold a step until told to go on).
-# - kill -9 of the daemon while runner a holds a plan: the runner's lines while the daemon
+# - the daemon stopped, then killed (-9), while runner a holds a plan: the runner's lines while it
 #   is down are consumed after the restart, its state access with the run's first secret is
 #   still accepted, show and apply follow, the run Succeeds with one "Apply complete!";
 # - kill -9 of the daemon and of the runner: after the restart the run ends Interrupted
@@ -94,7 +94,7 @@ if [ -f "$WORK/hold-\$1" ]; then
 	down=""
 	for _ in \$(seq 1 1200); do
 		[ -f "$WORK/go" ] && break
-		if [ -z "\$down" ] && ! curl -s -o /dev/null "$BASE/healthz"; then
+		if [ -z "\$down" ] && ! curl -s -m 1 -o /dev/null "$BASE/healthz"; then
 			down=1
 			echo "stand-in: the daemon is down"
 			touch "$WORK/saw-down"
@@ -168,9 +168,13 @@ touch "$WORK/hold-plan"
 tenant t1
 wait_file "$WORK/held"
 R1=$(the_run t1)
-kill_daemon
+# stopped first, then killed: the line the runner publishes meanwhile reaches the stopped
+# daemon's socket and dies with it, delivered to it but never acknowledged
+kill -STOP "$DAEMON_PID"
 wait_file "$WORK/saw-down" 100
 check "the runner's stand-in noted the daemon down (a line published meanwhile)" test -f "$WORK/saw-down"
+sleep 1
+kill_daemon
 start_again 1
 code=$(curl -s -o /dev/null -w '%{http_code}' -u "rezus:$(cat "$WORK/secret")" "$BASE/tfstate/t1")
 expect_match "the restarted daemon accepts the run's secret for its state" '^(200|204|404)$' "$code"
