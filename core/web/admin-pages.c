@@ -12,6 +12,7 @@
 /* The routes of providers and backups (registered by rz_ui_routes with the UI as ctx). */
 static void get_providers(rz_req_t *req, void *ctx);
 static void get_backups(rz_req_t *req, void *ctx);
+static void get_live_backups(rz_req_t *req, void *ctx);
 static void post_backups(rz_req_t *req, void *ctx);
 static void get_manifest(rz_req_t *req, void *ctx);
 static void get_delete_backup(rz_req_t *req, void *ctx);
@@ -19,6 +20,7 @@ static void post_delete_backup(rz_req_t *req, void *ctx);
 static const rz_route_t routes[] = {
 	RZ__WEB_ROUTE(RZ_M_GET, "/providers", get_providers),
 	RZ__WEB_ROUTE(RZ_M_GET, "/backups", get_backups),
+	RZ__WEB_ROUTE(RZ_M_GET, "/ui/live/backups", get_live_backups),
 	RZ__WEB_ROUTE(RZ_M_POST, "/backups", post_backups),
 	RZ__WEB_ROUTE(RZ_M_GET, "/backups/{name}/manifest", get_manifest),
 	RZ__WEB_ROUTE(RZ_M_GET, "/backups/{name}/delete", get_delete_backup),
@@ -170,16 +172,16 @@ static void get_providers(rz_req_t *req, void *ctx)
 
 /* ------------------------------------------------------------------ backups */
 
-static void backups_ready(rz__page_t *pg)
+#define BACKUPS_PART    "parts/backup-list"
+#define BACKUPS_POLL_MS 1000 /* the daemon's backups have no watch: read again this often */
+
+/* view.backups (and empty) from list, as the page and its live region show them. */
+static void backup_rows(rz__page_t *pg, json_t *list)
 {
 	json_t *rows = json_array(), *it;
 	size_t i;
 
-	if (rz__read_failed(pg, 0, "the backups")) {
-		json_decref(rows);
-		return;
-	}
-	json_array_foreach(rz__items(rz__page_got(pg, 0)), i, it)
+	json_array_foreach(rz__items(list), i, it)
 	{
 		const char *phase = rz__str(it, "status.phase");
 		char size[32];
@@ -195,9 +197,18 @@ static void backups_ready(rz__page_t *pg)
 		                                size, "message", rz__str(it, "status.message"),
 		                                "completed", strcmp(phase, "Completed") == 0));
 	}
-	rz__nav(pg, "navBackups", "Backups");
 	json_object_set_new(pg->view, "empty", json_boolean(json_array_size(rows) == 0));
 	json_object_set_new(pg->view, "backups", rows);
+}
+
+static void backups_ready(rz__page_t *pg)
+{
+	if (rz__read_failed(pg, 0, "the backups")) {
+		return;
+	}
+	backup_rows(pg, rz__page_got(pg, 0));
+	rz__live_view_have(pg, BACKUPS_PART, "liveHave");
+	rz__nav(pg, "navBackups", "Backups");
 	rz__form_view(pg);
 	rz__page_render(pg, "pages/backups", pg->code ? pg->code : 200);
 }
@@ -217,6 +228,40 @@ static void get_backups(rz_req_t *req, void *ctx)
 	if (pg != NULL) {
 		backups_page(pg);
 	}
+}
+
+static void live_backups_read(rz__page_t *pg)
+{
+	rz__page_hold(pg);
+	rz__page_fetch(pg, 0, "/api/v1/backups");
+	rz__page_release(pg);
+}
+
+static void live_backups_build(rz__page_t *pg)
+{
+	json_t *list = rz__page_got(pg, 0);
+
+	if (list == NULL) {
+		rz__live_view_keep(pg);
+		return;
+	}
+	backup_rows(pg, list);
+	rz__live_view_send(pg);
+}
+
+/* The backups, live: read again every BACKUPS_POLL_MS, sent when they change (a backup's
+ * phase as it completes, one scheduled or made elsewhere). */
+static void get_live_backups(rz_req_t *req, void *ctx)
+{
+	const rz__live_view_spec_t spec = {
+		.read = live_backups_read,
+		.build = live_backups_build,
+		.tpl = BACKUPS_PART,
+		.event = "rows",
+		.poll_ms = BACKUPS_POLL_MS,
+	};
+
+	rz__live_view(ctx, req, &spec, NULL);
 }
 
 static void backup_started(rz__page_t *pg, int code, json_t *body, const rz_inject_reply_t *r)

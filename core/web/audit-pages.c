@@ -14,9 +14,14 @@
 #define STR_(x)    #x
 #define STR(x)     STR_(x)
 
+#define AUDIT_POLL_MS 1000 /* the audit log has no watch: its newest rows are read this often */
+#define AUDIT_PART    "parts/audit-rows"
+
 static void get_audit(rz_req_t *req, void *ctx);
+static void get_live_audit(rz_req_t *req, void *ctx);
 static const rz_route_t routes[] = {
 	RZ__WEB_ROUTE(RZ_M_GET, "/audit", get_audit),
+	RZ__WEB_ROUTE(RZ_M_GET, "/ui/live/audit", get_live_audit),
 };
 
 /* ------------------------------------------------------------------ audit */
@@ -62,17 +67,28 @@ static bool audit_query(rz__page_t *pg, char *q, size_t size, bool cont)
 	return fits;
 }
 
+static void audit_rows(rz__page_t *pg, json_t *list, bool filtered);
+
+/* Whether the page's query filters anything (limit does not). */
+static bool audit_filtered(const rz__page_t *pg)
+{
+	for (size_t i = 0; i < 7; i++) {
+		const char *v = rz_req_query(pg->req, audit_filters[i]);
+		if (v != NULL && v[0] != '\0') {
+			return true;
+		}
+	}
+	return false;
+}
+
 static void audit_ready(rz__page_t *pg)
 {
-	json_t *list = rz__page_got(pg, 0), *rows = json_array(), *it, *values = json_object();
-	const char *next = rz__str(list, "metadata.continue");
-	char q[QUERY_MAX + 16], more[QUERY_MAX + 300];
-	bool filtered = false;
+	json_t *list = rz__page_got(pg, 0), *values = json_object();
+	bool filtered = audit_filtered(pg);
 	size_t i;
 
 	for (i = 0; i < sizeof(audit_filters) / sizeof(audit_filters[0]); i++) {
 		const char *v = rz_req_query(pg->req, audit_filters[i]);
-		filtered = filtered || (i < 7 && v != NULL && v[0] != '\0');
 		json_object_set_new(values, audit_filters[i], json_string(v ? v : ""));
 		if (i == 4) {
 			json_object_set_new(values, "outcomeSuccess",
@@ -92,9 +108,27 @@ static void audit_ready(rz__page_t *pg)
 		rz__page_toast(pg, false, "A filter is not valid.");
 		pg->code = 422;
 	} else if (rz__read_failed(pg, 0, "the audit log")) {
-		json_decref(rows);
 		return;
 	}
+	audit_rows(pg, list, filtered);
+	if (rz_req_query(pg->req, "continue") == NULL) {
+		/* the newest rows follow what is recorded (the stream's query: the filters of
+		 * view.form.values); an older page stays as it is */
+		json_object_set_new(pg->view, "live", json_true());
+		rz__live_view_have(pg, AUDIT_PART, "liveHave");
+	}
+	rz__page_render(pg, "pages/audit", pg->code ? pg->code : 200);
+}
+
+/* view.rows and what goes with them (empty, filtered, the links to other pages) from list,
+ * as the page and its live region show them. */
+static void audit_rows(rz__page_t *pg, json_t *list, bool filtered)
+{
+	json_t *rows = json_array(), *it;
+	const char *next = rz__str(list, "metadata.continue");
+	char q[QUERY_MAX + 16], more[QUERY_MAX + 300];
+	size_t i;
+
 	json_array_foreach(rz__items(list), i, it)
 	{
 		json_int_t code = json_integer_value(json_object_get(it, "code"));
@@ -123,35 +157,111 @@ static void audit_ready(rz__page_t *pg)
 		snprintf(more, sizeof(more), "/audit%s%s", q[0] ? "?" : "", q);
 		json_object_set_new(pg->view, "first", json_string(more));
 	}
-	rz__page_render(pg, "pages/audit", pg->code ? pg->code : 200);
+}
+
+/* The API's path of the page's rows into path; NULL, or what is wrong with the query. */
+static const char *audit_path(rz__page_t *pg, char *path, size_t size)
+{
+	const char *limit = rz_req_query(pg->req, "limit");
+	char q[QUERY_MAX], *end = NULL;
+	long n;
+
+	if (limit != NULL && limit[0] == '\0') {
+		limit = NULL; /* an empty field limits nothing */
+	}
+	n = limit ? strtol(limit, &end, 10) : AUDIT_PAGE;
+
+	if (limit != NULL && (end == limit || *end != '\0' || n < 1 || n > AUDIT_MAX)) {
+		return "limit is a number of rows from 1 to 500.";
+	}
+	/* empty filter fields come as "": they filter nothing */
+	if (!audit_query(pg, q, sizeof(q), true)) {
+		return "The filters are too long.";
+	}
+	snprintf(path, size, "/api/v1/audit%s%s%s", q[0] ? "?" : "", q,
+	         limit ? "" : (q[0] ? "&limit=" STR(AUDIT_PAGE) : "?limit=" STR(AUDIT_PAGE)));
+	return NULL;
+}
+
+static void audit_read(rz__page_t *pg)
+{
+	char path[QUERY_MAX + 64];
+	const char *wrong = audit_path(pg, path, sizeof(path));
+
+	if (wrong != NULL) {
+		rz__page_error(pg, 400, wrong);
+		return;
+	}
+	rz__page_hold(pg);
+	rz__page_fetch(pg, 0, "%s", path);
+	rz__page_release(pg);
 }
 
 static void get_audit(rz_req_t *req, void *ctx)
 {
 	rz__page_t *pg = rz__admin_page(ctx, req); /* NULL: answered, and req is gone */
-	const char *limit;
-	char q[QUERY_MAX], *end = NULL;
-	long n;
+
+	if (pg != NULL) {
+		pg->ready = audit_ready;
+		audit_read(pg);
+	}
+}
+
+/* The live region's read: the page's (its query, checked when the stream began, is the
+ * page's filters). */
+static void live_read(rz__page_t *pg)
+{
+	char path[QUERY_MAX + 64];
+
+	(void)audit_path(pg, path, sizeof(path));
+	rz__page_hold(pg);
+	rz__page_fetch(pg, 0, "%s", path);
+	rz__page_release(pg);
+}
+
+static void live_build(rz__page_t *pg)
+{
+	json_t *list = rz__page_got(pg, 0);
+
+	if (list == NULL) {
+		rz__live_view_keep(pg);
+		return;
+	}
+	audit_rows(pg, list, audit_filtered(pg));
+	json_object_set_new(pg->view, "live", json_true());
+	rz__live_view_send(pg);
+}
+
+/* The newest audit rows of the page's filters, live: read again every AUDIT_POLL_MS (the
+ * audit log has no watch), sent when they change. Admins only, as the page. */
+static void get_live_audit(rz_req_t *req, void *ctx)
+{
+	rz__page_t *pg = rz__page_new(ctx, req);
+	const rz__live_view_spec_t spec = {
+		.read = live_read,
+		.build = live_build,
+		.tpl = AUDIT_PART,
+		.event = "rows",
+		.poll_ms = AUDIT_POLL_MS,
+	};
 
 	if (pg == NULL) {
 		return;
 	}
-	limit = rz_req_query(req, "limit");
-	n = limit ? strtol(limit, &end, 10) : AUDIT_PAGE;
-	if (limit != NULL && (end == limit || *end != '\0' || n < 1 || n > AUDIT_MAX)) {
-		rz__page_error(pg, 400, "limit is a number of rows from 1 to 500.");
+	if (pg->p != NULL && !rz__may(pg, RZ_ROLE_ADMIN)) {
+		rz__page_error(pg, 403, "The audit log is for admins.");
 		return;
 	}
-	/* empty filter fields come as "": they filter nothing */
-	if (!audit_query(pg, q, sizeof(q), true)) {
-		rz__page_error(pg, 400, "The filters are too long.");
-		return;
+	{
+		char path[QUERY_MAX + 64];
+		const char *wrong = audit_path(pg, path, sizeof(path));
+		if (wrong != NULL) {
+			rz__page_error(pg, 400, wrong);
+			return;
+		}
 	}
-	pg->ready = audit_ready;
-	rz__page_hold(pg);
-	rz__page_fetch(pg, 0, "/api/v1/audit%s%s%s", q[0] ? "?" : "", q,
-	               limit ? "" : (q[0] ? "&limit=" STR(AUDIT_PAGE) : "?limit=" STR(AUDIT_PAGE)));
-	rz__page_release(pg);
+	rz__page_free(pg);
+	rz__live_view(ctx, req, &spec, NULL);
 }
 
 int rz__audit_pages_routes(rz_ui_t *ui, rz_http_t *http, rz_err_t *err)

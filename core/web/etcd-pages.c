@@ -180,6 +180,7 @@ static void backups_ready(rz__page_t *pg)
 		return;
 	}
 	json_object_set_new(v, "rows", sorted_rows(rz__items(rz__page_got(pg, 1)), backup_row, 0));
+	rz__live_have_rows(pg, "parts/etcdbackup-rows");
 	restores = sorted_rows(rz__items(rz__page_got(pg, 2)), restore_row, MAX_RESTORES);
 	/* the restores' part reads rows, as the live stream sends them */
 	json_object_set_new(v, "restores", json_pack("{s:o}", "rows", restores));
@@ -242,7 +243,8 @@ static void get_live_backups(rz_req_t *req, void *ctx)
 
 	snprintf(target, sizeof(target), "/api/v1/tenants/%s/etcdbackups?watch=true",
 	         rz_req_param(req, "tenant"));
-	rz__live_table_ordered(ctx, req, target, "parts/etcdbackup-rows", backup_row, newest_first);
+	rz__live_tenant_table(ctx, req, target, "parts/etcdbackup-rows", backup_row, newest_first,
+	                      NULL);
 }
 
 /* ------------------------------------------------------------------ a restore */
@@ -389,6 +391,7 @@ static void restore_ready(rz__page_t *pg)
 	}
 	json_object_set_new(v, "restore", restore_row(r));
 	json_object_set_new(v, "rows", json_pack("[O]", json_object_get(v, "restore")));
+	rz__live_have_rows(pg, "parts/etcdrestore-live");
 	rz__page_render(pg, "pages/etcd-restore", 200);
 }
 
@@ -420,7 +423,7 @@ static void get_live_restore(rz_req_t *req, void *ctx)
 	snprintf(target, sizeof(target),
 	         "/api/v1/tenants/%s/etcdrestores?watch=true&fieldSelector=metadata.name%%3D%s", t,
 	         name);
-	rz__live_table(ctx, req, target, "parts/etcdrestore-live", restore_row);
+	rz__live_tenant_table(ctx, req, target, "parts/etcdrestore-live", restore_row, NULL, NULL);
 }
 
 /* ------------------------------------------------------------------ routes */

@@ -34,6 +34,7 @@ struct rz__live_view {
 	int nwatch;
 	rz__page_fn read, build;
 	const char *tpl, *event;
+	int poll_ms;
 	json_t *seed; /* the view's keys every read starts from (the page's filters) */
 	struct event *timer;
 	bool armed, reading, dirty, ending;
@@ -88,9 +89,10 @@ static void on_out_close(rz_req_t *req, void *arg)
 	lv_end(arg);
 }
 
-static void arm(struct rz__live_view *lv)
+/* A read in wait ms, or later to keep them SPACING_MS apart. */
+static void arm_in(struct rz__live_view *lv, int64_t wait)
 {
-	int64_t wait = DEBOUNCE_MS, since = now_ms() - lv->last_ms;
+	int64_t since = now_ms() - lv->last_ms;
 	struct timeval tv;
 
 	if (lv->armed || lv->out == NULL) {
@@ -103,6 +105,11 @@ static void arm(struct rz__live_view *lv)
 	tv.tv_usec = (suseconds_t)(wait % 1000) * 1000;
 	lv->armed = true;
 	evtimer_add(lv->timer, &tv);
+}
+
+static void arm(struct rz__live_view *lv)
+{
+	arm_in(lv, DEBOUNCE_MS);
 }
 
 /* Any line of a watch is a change (no bookmarks are asked for). */
@@ -179,7 +186,25 @@ static bool send_region(struct rz__live_view *lv, const char *html, size_t len)
 	return rz_reply_write(lv->out, "\n", 1) == 0;
 }
 
-void rz__live_view_send(rz__page_t *pg)
+void rz__live_view_have(rz__page_t *pg, const char *tpl, const char *key)
+{
+	unsigned char h[crypto_generichash_BYTES];
+	char hex[2 * crypto_generichash_BYTES + 1] = "", *html = NULL;
+	size_t len = 0;
+	rz_err_t err = { 0 };
+
+	json_object_set_new(pg->view, "base", json_string(pg->base));
+	rz__page_me(pg);
+	if (rz_tpl_render(pg->ui->tpl, tpl, pg->view, &html, &len, &err) == 0) {
+		crypto_generichash(h, sizeof(h), (const unsigned char *)html, len, NULL, 0);
+		sodium_bin2hex(hex, sizeof(hex), h, sizeof(h));
+	}
+	free(html);
+	json_object_set_new(pg->view, key, json_string(hex));
+}
+
+/* The read of pg is over: its view rendered and sent when send. */
+static void read_over(rz__page_t *pg, bool send)
 {
 	struct rz__live_view *lv = pg->live;
 	char *html = NULL;
@@ -194,8 +219,10 @@ void rz__live_view_send(rz__page_t *pg)
 		return;
 	}
 	json_object_set_new(pg->view, "base", json_string(pg->base));
-	json_object_set_new(pg->view, "csrf", json_string(pg->csrf));
-	if (rz_tpl_render(lv->ui->tpl, lv->tpl, pg->view, &html, &len, &err) != 0) {
+	rz__page_me(pg);
+	if (!send) {
+		/* nothing to show instead */
+	} else if (rz_tpl_render(lv->ui->tpl, lv->tpl, pg->view, &html, &len, &err) != 0) {
 		rz_log_err("webui", "cannot render '%s': %s", lv->tpl, err.msg);
 	} else {
 		ok = send_region(lv, html, len);
@@ -207,7 +234,19 @@ void rz__live_view_send(rz__page_t *pg)
 	} else if (lv->dirty) {
 		lv->dirty = false;
 		arm(lv);
+	} else if (lv->poll_ms > 0) {
+		arm_in(lv, lv->poll_ms);
 	}
+}
+
+void rz__live_view_send(rz__page_t *pg)
+{
+	read_over(pg, true);
+}
+
+void rz__live_view_keep(rz__page_t *pg)
+{
+	read_over(pg, false);
 }
 
 /* A fresh read of the region, as the browser's session: lv->read issues the reads, and
@@ -321,6 +360,7 @@ void rz__live_view(rz_ui_t *ui, rz_req_t *req, const rz__live_view_spec_t *spec,
 	lv->build = spec->build;
 	lv->tpl = spec->tpl;
 	lv->event = spec->event;
+	lv->poll_ms = spec->poll_ms;
 	lv->seed = seed != NULL ? seed : json_object();
 	{
 		/* the page's digest of the region it shows (?have=): the first read, the same,

@@ -75,6 +75,7 @@ struct rz__live {
 	json_t *(*row)(const json_t *);
 	int (*order)(const void *, const void *); /* of the rows */
 	void (*shape)(json_t *view);              /* what the rows add up to, or NULL */
+	char current[64];                         /* the name of the page's own row, or "" */
 	/* what the browser has: the hash of the rows last sent (an object's change the
 	 * table does not show, as a Machine's lastSeen, sends nothing) */
 	unsigned char sent[crypto_generichash_BYTES];
@@ -214,6 +215,9 @@ static bool flush_table(struct rz__live *l)
 	}
 	qsort(v, n, sizeof(*v), l->order);
 	for (i = 0; i < n; i++) {
+		if (l->current[0] != '\0' && strcmp(rz__str(v[i], "name"), l->current) == 0) {
+			json_object_set_new(v[i], "current", json_true());
+		}
 		json_array_append_new(rows, v[i]);
 	}
 	free(v);
@@ -488,6 +492,14 @@ void rz__live_have(rz__page_t *pg, const char *tpl, const json_t *part)
 	json_object_set_new(pg->view, "liveRows", json_string(rows));
 }
 
+void rz__live_have_rows(rz__page_t *pg, const char *tpl)
+{
+	json_t *part = json_pack("{s:O}", "rows", json_object_get(pg->view, "rows"));
+
+	rz__live_have(pg, tpl, part);
+	json_decref(part);
+}
+
 /* A table's stream starts from what the page has (the query parameter name: the digest
  * rz__live_digest made of it), so that its first render, the same, is not sent: swapping
  * the page's own HTML in again would take the focus away from where it is. */
@@ -597,7 +609,9 @@ void rz__live_table_ordered(rz_ui_t *ui, rz_req_t *req, const char *target, cons
                             json_t *(*row)(const json_t *),
                             int (*order)(const void *, const void *))
 {
-	const struct rz__live_spec spec = { target, tpl, row, order, NULL, NULL, NULL };
+	const struct rz__live_spec spec = {
+		.target = target, .tpl = tpl, .row = row, .order = order
+	};
 
 	rz__live_spec(ui, req, &spec);
 }
@@ -615,6 +629,7 @@ static struct rz__live *table_new(rz__page_t *pg, const struct rz__live_spec *sp
 	l->order = spec->order != NULL ? spec->order : by_name;
 	l->shape = spec->shape;
 	l->event_name = spec->event != NULL ? spec->event : "rows";
+	snprintf(l->current, sizeof(l->current), "%s", spec->current ? spec->current : "");
 	live_have(l, pg->req, l->event_name);
 	return l;
 }
@@ -649,14 +664,41 @@ static void get_live_tenants(rz_req_t *req, void *ctx)
 	rz__live_table(ctx, req, "/api/v1/tenants?watch=true", "parts/tenant-rows", rz__tenant_row);
 }
 
+/* The tenant's header as a live table, on the stream of another (its twin) or alone:
+ * head_target (size bytes) gets where it is watched from. */
+static struct rz__live_spec tenant_head(const char *tenant, char *head_target, size_t size)
+{
+	snprintf(head_target, size, "/api/v1/tenants?watch=true&fieldSelector=metadata.name%%3D%s",
+	         tenant);
+	return (struct rz__live_spec){ .target = head_target,
+		                       .tpl = "parts/tenant-head-live",
+		                       .row = rz__tenant_row,
+		                       .event = "head" };
+}
+
+void rz__live_tenant_table(rz_ui_t *ui, rz_req_t *req, const char *target, const char *tpl,
+                           json_t *(*row)(const json_t *), int (*order)(const void *, const void *),
+                           const char *current)
+{
+	char head_target[160];
+	const struct rz__live_spec head =
+	    tenant_head(rz_req_param(req, "tenant"), head_target, sizeof(head_target));
+
+	rz__live_spec(ui, req,
+	              &(struct rz__live_spec){ .target = target,
+	                                       .tpl = tpl,
+	                                       .row = row,
+	                                       .order = order,
+	                                       .head = &head,
+	                                       .current = current });
+}
+
 static void get_live_tenant(rz_req_t *req, void *ctx)
 {
 	const char *tenant = rz_req_param(req, "tenant"), *what = rz_req_param(req, "what");
 	const char *name = rz_req_param(req, "name");
 	char target[256], head_target[160];
-	struct rz__live_spec head = {
-		head_target, "parts/tenant-head-live", rz__tenant_row, NULL, NULL, NULL, "head"
-	};
+	struct rz__live_spec head = tenant_head(tenant, head_target, sizeof(head_target));
 	size_t i;
 
 	for (i = 0; i < sizeof(tenant_lives) / sizeof(tenant_lives[0]); i++) {
@@ -671,8 +713,6 @@ static void get_live_tenant(rz_req_t *req, void *ctx)
 	}
 	/* the tenant's names are checked by live_page (404 unless DNS labels); every region
 	 * comes with the tenant's header */
-	snprintf(head_target, sizeof(head_target),
-	         "/api/v1/tenants?watch=true&fieldSelector=metadata.name%%3D%s", tenant);
 	if (tenant_lives[i].list == NULL) {
 		rz__live_spec(ctx, req, &head);
 		return;
@@ -686,9 +726,12 @@ static void get_live_tenant(rz_req_t *req, void *ctx)
 		         tenant_lives[i].list);
 	}
 	rz__live_spec(ctx, req,
-	              &(struct rz__live_spec){ target, tenant_lives[i].tpl, tenant_lives[i].row,
-	                                       tenant_lives[i].order, tenant_lives[i].shape, &head,
-	                                       NULL });
+	              &(struct rz__live_spec){ .target = target,
+	                                       .tpl = tenant_lives[i].tpl,
+	                                       .row = tenant_lives[i].row,
+	                                       .order = tenant_lives[i].order,
+	                                       .shape = tenant_lives[i].shape,
+	                                       .head = &head });
 }
 
 static void get_live_log(rz_req_t *req, void *ctx)

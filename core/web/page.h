@@ -85,6 +85,9 @@ void rz__page_act(rz__page_t *pg, const char *method, const char *target, const 
 
 /* Answer: the template tpl with pg->view (plus the common keys), code; frees pg. */
 void rz__page_render(rz__page_t *pg, const char *tpl, int code);
+/* view.me (and view.csrf) as every page has them at its render: who is signed in and what
+ * the role may (canEdit, canAdmin on the page's tenant; hasRole, isAdmin installation-wide). */
+void rz__page_me(rz__page_t *pg);
 /* 303 to base + path (+ "?toast=KEY" when toast is not NULL); frees pg. */
 void rz__page_redirect(rz__page_t *pg, const char *path, const char *toast);
 /* An error page with message; frees pg. */
@@ -256,9 +259,16 @@ struct rz__live_spec {
 	int (*order)(const void *, const void *);
 	void (*shape)(json_t *view);
 	const struct rz__live_spec *head;
-	const char *event; /* the SSE event of its renders; NULL: "rows" */
+	const char *event;   /* the SSE event of its renders; NULL: "rows" */
+	const char *current; /* the row of this name gets current: true (the page's); or NULL */
 };
 void rz__live_spec(rz_ui_t *ui, rz_req_t *req, const struct rz__live_spec *spec);
+/* A live table of one of the tenant's lists (target, tpl, row, order: as spec's; current:
+ * as spec's, or NULL) with the tenant's header on the same stream, as every tab of a tenant
+ * shows it (?rows= and ?head= from rz__live_have). */
+void rz__live_tenant_table(rz_ui_t *ui, rz_req_t *req, const char *target, const char *tpl,
+                           json_t *(*row)(const json_t *), int (*order)(const void *, const void *),
+                           const char *current);
 /* The digest of tpl rendered with part (borrowed: a live view, {rows, ...}) as a live
  * table's stream renders it for pg, hex ("" when it cannot be rendered): a page passes it
  * in its stream's URL (?rows=HEX, ?head=HEX for the header) and the stream sends nothing
@@ -269,6 +279,8 @@ void rz__live_digest(const rz__page_t *pg, const char *tpl, const json_t *part,
 /* view.liveHead: the digest of the tenant's header (view.tenant), view.liveRows: of part
  * rendered by tpl ("" when tpl is NULL), for the page's stream URL. */
 void rz__live_have(rz__page_t *pg, const char *tpl, const json_t *part);
+/* rz__live_have with the page's own view.rows rendered by tpl. */
+void rz__live_have_rows(rz__page_t *pg, const char *tpl);
 
 /* A live region re-read on change (core/web/live-view.c): answer req with a stream of
  * events named event, each the template tpl rendered from a fresh read, sent when it renders
@@ -284,9 +296,20 @@ typedef struct rz__live_view_spec {
 	const char *watches[RZ__LIVE_WATCHES + 1];
 	rz__page_fn read, build;
 	const char *tpl, *event;
+	/* what no API watch follows (the audit log, the daemon's own backups) is read again
+	 * this long after the last read (and sent only when it renders differently); 0: only
+	 * after a watch's change */
+	int poll_ms;
 } rz__live_view_spec_t;
 void rz__live_view(rz_ui_t *ui, rz_req_t *req, const rz__live_view_spec_t *spec, json_t *seed);
 void rz__live_view_send(rz__page_t *pg);
+/* The end of a read that failed (rz__live_view_send's place): nothing is sent, the region
+ * keeps what it shows until the next read; pg freed. */
+void rz__live_view_keep(rz__page_t *pg);
+/* view[key]: the digest of tpl rendered from pg's view as its live region renders it, for
+ * the region's stream URL (?have=): the stream sends nothing until what it renders differs,
+ * so the page's own HTML is not swapped in again (that would take the focus away). */
+void rz__live_view_have(rz__page_t *pg, const char *tpl, const char *key);
 
 /* The view models of a tenant's objects (core/web/rows.c), one per object, as its tables,
  * live regions and pages show it: a tenant (parts/tenant-rows, parts/tenant-head), a

@@ -17,11 +17,13 @@
 #define GROUPS_TEXT (64 * (63 + 2) + 1)
 
 static void get_patches(rz_req_t *req, void *ctx);
+static void get_live_patches(rz_req_t *req, void *ctx);
 static void post_patches(rz_req_t *req, void *ctx);
 static void get_delete_patch(rz_req_t *req, void *ctx);
 static void post_delete_patch(rz_req_t *req, void *ctx);
 static const rz_route_t routes[] = {
 	RZ__WEB_ROUTE(RZ_M_GET, "/tenants/{tenant}/configpatches", get_patches),
+	RZ__WEB_ROUTE(RZ_M_GET, "/ui/live/tenants/{tenant}/configpatches", get_live_patches),
 	RZ__WEB_ROUTE(RZ_M_POST, "/tenants/{tenant}/configpatches", post_patches),
 	RZ__WEB_ROUTE(RZ_M_GET, "/tenants/{tenant}/configpatches/{name}", get_patches),
 	RZ__WEB_ROUTE(RZ_M_POST, "/tenants/{tenant}/configpatches/{name}", post_patches),
@@ -167,6 +169,30 @@ static json_t *patch_row(const json_t *it, const char *editing)
 	                 editing != NULL && strcmp(editing, rz__str(it, "metadata.name")) == 0);
 }
 
+/* A patch's row as the live table renders it (which marks the page's own: ?current=). */
+static json_t *live_row(const json_t *it)
+{
+	return patch_row(it, NULL);
+}
+
+/* The patches, live (with the tenant's header); ?current= names the patch being edited. */
+static void get_live_patches(rz_req_t *req, void *ctx)
+{
+	const char *t = rz_req_param(req, "tenant"), *current = rz_req_query(req, "current");
+	char target[200], msg[128];
+
+	if (!rz_format_dns1123_label(t, msg, sizeof(msg))) {
+		rz_reply_error(req, 404, NULL, "no such object");
+		return;
+	}
+	if (current != NULL && current[0] != '\0' &&
+	    !rz_format_dns1123_subdomain(current, msg, sizeof(msg))) {
+		current = NULL;
+	}
+	snprintf(target, sizeof(target), "/api/v1/tenants/%s/configpatches?watch=true", t);
+	rz__live_tenant_table(ctx, req, target, "parts/patch-rows", live_row, NULL, current);
+}
+
 static json_t *format_options(const char *want)
 {
 	static const char *const formats[][2] = {
@@ -261,8 +287,9 @@ static void patches_ready(rz__page_t *pg)
 	{
 		json_array_append_new(rows, patch_row(it, editing));
 	}
-	json_object_set_new(v, "patches", rows);
-	json_object_set_new(v, "noPatches", json_boolean(json_array_size(rows) == 0));
+	json_object_set_new(v, "rows", rows);
+	json_object_set_new(v, "currentPatch", json_string(editing ? editing : ""));
+	rz__live_have_rows(pg, "parts/patch-rows");
 	json_object_set_new(v, "effective",
 	                    json_pack("[o, o]", effective(rz__page_got(pg, 2), "controlplane"),
 	                              effective(rz__page_got(pg, 3), "worker")));

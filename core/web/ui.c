@@ -423,12 +423,10 @@ static json_t *assets(const rz__page_t *pg)
 	return o;
 }
 
-static void common(rz__page_t *pg)
+void rz__page_me(rz__page_t *pg)
 {
 	json_t *v = pg->view;
 
-	json_object_set_new(v, "base", json_string(pg->base));
-	json_object_set_new(v, "assets", assets(pg));
 	if (pg->p != NULL) {
 		json_object_set_new(v, "csrf", json_string(pg->csrf));
 		/* canEdit, canAdmin: on this page (a tenant's: there); hasRole, isAdmin: on
@@ -441,6 +439,15 @@ static void common(rz__page_t *pg)
 		                              rz__may_all(pg, RZ_ROLE_VIEW), "isAdmin",
 		                              rz__may_all(pg, RZ_ROLE_ADMIN)));
 	}
+}
+
+static void common(rz__page_t *pg)
+{
+	json_t *v = pg->view;
+
+	json_object_set_new(v, "base", json_string(pg->base));
+	json_object_set_new(v, "assets", assets(pg));
+	rz__page_me(pg);
 	if (json_object_get(v, "toast") == NULL) {
 		static const struct {
 			const char *key, *message;

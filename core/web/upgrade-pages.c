@@ -171,6 +171,7 @@ static void upgrades_ready(rz__page_t *pg)
 	}
 	free(sorted);
 	json_object_set_new(v, "rows", rows);
+	rz__live_have_rows(pg, "parts/upgrade-rows");
 	form = json_object_get(v, "form");
 	if (form == NULL) {
 		form = json_object();
@@ -252,6 +253,7 @@ static void upgrade_ready(rz__page_t *pg)
 	}
 	json_object_set_new(v, "upgrade", upgrade_row(u));
 	json_object_set_new(v, "rows", json_pack("[O]", json_object_get(v, "upgrade")));
+	rz__live_have_rows(pg, "parts/upgrade-live");
 	rz__tab_toast(pg);
 	rz__page_render(pg, "pages/upgrade", pg->code ? pg->code : 200);
 }
@@ -315,7 +317,7 @@ static void get_live_upgrade(rz_req_t *req, void *ctx)
 	snprintf(target, sizeof(target),
 	         "/api/v1/tenants/%s/upgrades?watch=true&fieldSelector=metadata.name%%3D%s", t,
 	         name);
-	rz__live_table(ctx, req, target, "parts/upgrade-live", upgrade_row);
+	rz__live_tenant_table(ctx, req, target, "parts/upgrade-live", upgrade_row, NULL, NULL);
 }
 
 static void get_live_upgrades(rz_req_t *req, void *ctx)
@@ -328,7 +330,8 @@ static void get_live_upgrades(rz_req_t *req, void *ctx)
 		return;
 	}
 	snprintf(target, sizeof(target), "/api/v1/tenants/%s/upgrades?watch=true", t);
-	rz__live_table_ordered(ctx, req, target, "parts/upgrade-rows", upgrade_row, newest_first);
+	rz__live_tenant_table(ctx, req, target, "parts/upgrade-rows", upgrade_row, newest_first,
+	                      NULL);
 }
 
 /* ------------------------------------------------------------------ routes */

@@ -22,8 +22,10 @@ static void post_tokens(rz_req_t *req, void *ctx);
 static void get_token(rz_req_t *req, void *ctx);
 static void get_revoke(rz_req_t *req, void *ctx);
 static void post_revoke(rz_req_t *req, void *ctx);
+static void get_live_users(rz_req_t *req, void *ctx);
 static const rz_route_t routes[] = {
 	RZ__WEB_ROUTE(RZ_M_GET, "/users", get_users),
+	RZ__WEB_ROUTE(RZ_M_GET, "/ui/live/users", get_live_users),
 	RZ__WEB_ROUTE(RZ_M_POST, "/users", post_users),
 	RZ__WEB_ROUTE(RZ_M_GET, "/users/{name}", get_user),
 	RZ__WEB_ROUTE(RZ_M_POST, "/users/{name}/role", post_role),
@@ -81,12 +83,19 @@ static void users_ready(rz__page_t *pg)
 		json_array_append_new(rows, user_row(it));
 	}
 	rz__nav(pg, "navUsers", "Users");
-	json_object_set_new(pg->view, "users", rows);
+	json_object_set_new(pg->view, "rows", rows);
+	rz__live_have_rows(pg, "parts/user-rows");
 	f = rz__form_view(pg);
 	json_object_set_new(f, "roles", role_options(pg->form ? rz__form(pg, "role") : "view"));
 	sodium_memzero((char *)rz__form(pg, "password"), strlen(rz__form(pg, "password")));
 	json_object_del(json_object_get(f, "values"), "password"); /* never back on the page */
 	rz__page_render(pg, "pages/users", pg->code ? pg->code : 200);
+}
+
+/* The users, live (an admin's: the API's watch refuses others). */
+static void get_live_users(rz_req_t *req, void *ctx)
+{
+	rz__live_table(ctx, req, "/api/v1/users?watch=true", "parts/user-rows", user_row);
 }
 
 static void users_page(rz__page_t *pg)

@@ -251,6 +251,15 @@ async function main() {
 		// users: a 422 cause next to its field, then a user created through the form
 		await page.goto(BASE + '/users');
 		await audit(page, 'users');
+		// the users list is live: one made through the API shows without a reload
+		await page.evaluate(() => { window.__stayed = true; });
+		const tu = Date.now();
+		await api('POST', '/api/v1/users', adm0, { apiVersion: 'rezuscloud.io/v1', kind: 'User', metadata: { name: 'livebob' }, spec: { role: 'view', password: 'livebob-pw-123456' } });
+		const useen = await page.waitForSelector('#user-livebob', { timeout: 2000 }).then(() => true, () => false);
+		ok(useen && await page.evaluate(() => window.__stayed === true), `a user made through the API appears in the users list within 2 s, no reload (${Date.now() - tu} ms)`);
+		await api('DELETE', '/api/v1/users/livebob', adm0);
+		const ugone = await page.waitForSelector('#user-livebob', { state: 'detached', timeout: 2000 }).then(() => true, () => false);
+		ok(ugone, 'and leaves it when deleted');
 		await page.fill('#u-name', 'alice');
 		await page.selectOption('#u-role', 'edit');
 		await page.fill('#u-password', 'short');
@@ -416,6 +425,16 @@ async function main() {
 		await page.waitForURL(/continue=/);
 		const p2 = await page.locator('#audit-rows tbody tr').allTextContents();
 		ok(p1.length === 2 && p2.length === 2 && p1.join() !== p2.join(), 'the audit log pages with the API\'s limit and continue (older rows on the next page)');
+		ok(await page.locator('#audit-live[sse-connect]').count() === 0, 'an older page of the audit log stays as it is (no live stream)');
+		// the newest rows are live: what is done through the API is listed without a reload
+		await page.goto(BASE + '/audit?user=admin');
+		await page.evaluate(() => { window.__stayed = true; });
+		const ta = Date.now();
+		await api('POST', '/api/v1/users', adm0, { apiVersion: 'rezuscloud.io/v1', kind: 'User', metadata: { name: 'liveaudit' }, spec: { role: 'view', password: 'liveaudit-pw-123456' } });
+		const aseen = await page.waitForFunction(() => /liveaudit/.test(document.querySelector('#audit-rows tbody tr')?.textContent || ''), null, { timeout: 2000 }).then(() => true, () => false);
+		ok(aseen && await page.evaluate(() => window.__stayed === true), `the audit log's newest rows follow live: a user's creation through the API on top within 2 s, no reload (${Date.now() - ta} ms)`,
+			(await page.locator('#audit-rows tbody tr').first().textContent().catch(() => '')).replace(/\s+/g, ' '));
+		await api('DELETE', '/api/v1/users/liveaudit', adm0);
 
 		// backups: empty state, one created through the form, its manifest downloaded
 		await page.goto(BASE + '/backups');
@@ -424,12 +443,9 @@ async function main() {
 		await page.fill('#b-name', 'web-backup');
 		await submit(page, '#create-backup button[type=submit]');
 		ok(page.url().endsWith('/backups?toast=backup'), 'a backup is asked for through the form', page.url());
-		let done = false;
-		for (let i = 0; i < 40 && !done; i++) {
-			done = /web-backup[\s\S]*Completed/.test(await page.textContent('main'));
-			if (!done) { await page.waitForTimeout(250); await page.goto(BASE + '/backups'); }
-		}
-		ok(done, 'the backup is listed as Completed');
+		await page.evaluate(() => { window.__stayed = true; });
+		const done = await page.waitForFunction(() => /web-backup[\s\S]*Completed/.test(document.querySelector('#backups-live')?.textContent || ''), null, { timeout: 15000 }).then(() => true, () => false);
+		ok(done && await page.evaluate(() => window.__stayed === true), 'the backup is listed, and its phase follows live to Completed (no reload)');
 		await audit(page, 'backups');
 		const [dl] = await Promise.all([page.waitForEvent('download'), page.click('a[href="/backups/web-backup/manifest"]')]);
 		const file = await dl.path();

@@ -240,6 +240,15 @@ async function main() {
 			await submit(page, '#patch-editor button[type=submit]');
 			ok(await page.locator('#form-problems a[href="#cp-patch"]').count() === 1 && !/at line/.test(await text(page, '#cp-patch-error')),
 				'a YAML error: a summary links to the editor, the place said once', await text(page, '#cp-patch-error'));
+			// the table is live, the patch being edited still marked; what was typed stays
+			await page.evaluate(() => { window.__stayed = true; });
+			const tp = Date.now();
+			await api('POST', `/api/v1/tenants/${T}/configpatches`, tok, { metadata: { name: 'live-p' }, spec: { targetRole: 'all', patch: 'machine: {}\n' } });
+			const pseen = await page.waitForSelector('#patch-live-p .badge', { timeout: 2000 }).then(() => true, () => false);
+			ok(pseen && await page.evaluate(() => window.__stayed === true) && await page.locator('#patch-kubelet-v a[aria-current=page]').count() === 1 &&
+				/extra: 1/.test(await page.inputValue('#cp-patch')),
+				`a patch made through the API appears in the table within 2 s, no reload, the one edited still marked, the editor as typed (${Date.now() - tp} ms)`);
+			await api('DELETE', `/api/v1/tenants/${T}/configpatches/live-p`, tok);
 
 		});
 		mark('patches done');
@@ -277,6 +286,13 @@ async function main() {
 			const order = await page.evaluate(() => [...document.querySelectorAll('#upgrade-rows tr[id^=upgrade-]')].map((r) => r.id));
 			ok(order[0] === `upgrade-${uname}`, 'newest first', order.join(' '));
 			await look(page, 'upgrades-live');
+			// the tab's header follows the tenant on the same stream
+			await page.fill('#up-target', '1.13');
+			const hrun = (await api('POST', `/api/v1/tenants/${T}/runs`, tok, { spec: { operation: 'apply' } })).json?.metadata?.name || 'none';
+			const hseen = await page.waitForFunction((n) => (document.querySelector('#tenant-head')?.textContent || '').includes(n), hrun, { timeout: 15000 }).then(() => true, () => false);
+			ok(hseen && await page.evaluate(() => window.__stayed === true) && await page.inputValue('#up-target') === '1.13',
+				`the upgrades tab's header follows the tenant live (run ${hrun}), the form as typed`);
+			for (let i = 0; i < 60 && !(await idle()); i++) await page.waitForTimeout(250);
 
 		});
 		mark('upgrades done');
@@ -336,6 +352,10 @@ async function main() {
 			const rseen = await page.waitForSelector(`#etcdrestore-${rs} .badge`, { timeout: 2000 }).then(() => true, () => false);
 			ok(rseen && await page.evaluate(() => window.__stayed === true), `a restore made through the API appears in the restores within 2 s, no reload (${Date.now() - t3} ms)`);
 			await page.waitForFunction((n) => /Succeeded|Failed/.test(document.querySelector(`#etcdrestore-${n}`)?.textContent || ''), rs, { timeout: 20000 }).catch(() => {});
+			const erun = (await api('POST', `/api/v1/tenants/${T}/runs`, tok, { spec: { operation: 'apply' } })).json?.metadata?.name || 'none';
+			const eseen = await page.waitForFunction((n) => (document.querySelector('#tenant-head')?.textContent || '').includes(n), erun, { timeout: 15000 }).then(() => true, () => false);
+			ok(eseen && await page.evaluate(() => window.__stayed === true), `the etcd tab's header follows the tenant live (run ${erun}), no reload`);
+			for (let i = 0; i < 60 && !(await idle()); i++) await page.waitForTimeout(250);
 			await look(page, 'etcdbackups-badges');
 			await page.goto(`${BASE}/tenants/${T}/etcdrestores/${rs}`);
 			ok(await page.locator('#restore-phase.badge').count() === 1 && await page.locator('#etcdrestore-live td.step .badge').count() >= 3, 'a restore\'s phase and steps are badges');
