@@ -41,12 +41,14 @@ EXTRA_DIST += packaging/systemd/rezuscloud.service.in
 # The distribution packages' sources travel in the tarball (tests/integration/packaging.sh
 # builds both from it); rpmbuild -tb reads the spec configure wrote.
 EXTRA_DIST += packaging/rpm/rezuscloud.spec.in packaging/rpm/rezuscloud.spec \
+	packaging/rpm/rezuscloud.rpmlintrc \
 	packaging/debian/changelog packaging/debian/control packaging/debian/copyright \
 	packaging/debian/rules packaging/debian/source/format \
-	packaging/debian/rezuscloud.install packaging/debian/rezuscloud.postinst \
+	packaging/debian/rezuscloud.install \
 	packaging/debian/rezuscloud.postrm packaging/debian/rezusctl.install \
 	packaging/debian/rezusctl.docs packaging/debian/rezuscloud-plugin-dev.install \
-	packaging/debian/rezuscloud-plugin-dev.lintian-overrides
+	packaging/debian/rezuscloud-plugin-dev.lintian-overrides \
+	packaging/debian/rezuscloud.lintian-overrides
 
 # The container image and the Home Assistant add-on built on it (`make container` in
 # Makefile.am); tests/integration/containerfiles.sh checks them from the tarball too.

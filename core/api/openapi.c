@@ -786,7 +786,7 @@ json_t *rz_openapi_document(const rz_http_t *http, bool group_version)
 	    rz_version(), "description",
 	    "Generated from the daemon's route and kind tables. Errors are Kubernetes Status "
 	    "objects; a refused write names each field at fault in details.causes.",
-	    "license", "name", "Apache-2.0", "url", "https://www.apache.org/licenses/LICENSE-2.0",
+	    "license", "name", "MIT", "url", "https://opensource.org/license/mit",
 	    "servers", "url", "/", "description", "the server this document was read from",
 	    "security", "bearer", "paths", paths, "components", "schemas", schemas(),
 	    "securitySchemes", "bearer", "type", "http", "scheme", "bearer", "bearerFormat",

@@ -72,8 +72,12 @@ static int wal_hook(void *arg, sqlite3 *conn, const char *name, int nframes)
 	if (nframes < db->ckpt_mark) {
 		db->ckpt_mark = 0; /* the WAL was restarted */
 	}
+	/* every RZ_DB_CHECKPOINT_FRAMES pages; and past the WAL's bound at any new page, or a
+	 * WAL that a checkpoint left just under it and a few commits took over would stay over
+	 * it until RZ_DB_CHECKPOINT_FRAMES more pages came */
 	if (db->ckpt_running && !db->ckpt_wanted &&
-	    nframes - db->ckpt_mark >= RZ_DB_CHECKPOINT_FRAMES) {
+	    (nframes - db->ckpt_mark >= RZ_DB_CHECKPOINT_FRAMES ||
+	     (nframes > RZ_DB_WAL_MAX_FRAMES && nframes > db->ckpt_mark))) {
 		db->ckpt_wanted = true;
 		pthread_cond_signal(&db->ckpt_cond);
 	}

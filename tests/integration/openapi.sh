@@ -48,6 +48,8 @@ expect_match "the index lists the document of every route" '^/openapi/v3/api/v1\
 expect_match "and the group-version document" '^/openapi/v3/apis/rezuscloud.io/v1\?hash=[0-9A-F]{64}$' "$gv_url"
 api -o "$WORK/all.json" "$BASE$all_url"
 api -o "$WORK/gv.json" "$BASE$gv_url"
+expect_eq "the document's licence is the project's (LICENSE: the MIT licence)" "MIT" \
+	"$(node -e 'const d=require(process.argv[1]);console.log(d.info.license.name)' "$WORK/all.json" 2>&1)"
 
 # ---- what the document says, against what the daemon answers
 facts=$(node -e '

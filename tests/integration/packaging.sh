@@ -54,10 +54,18 @@ DEB_DEV="$WORK/src/rezuscloud-plugin-dev_${VERSION}-1_$ARCH.deb"
 expect_eq "three packages: rezuscloud, rezusctl, rezuscloud-plugin-dev" "yes yes yes" \
 	"$(for d in "$DEB_D" "$DEB_C" "$DEB_DEV"; do [ -f "$d" ] && echo yes || echo no; done | tr '\n' ' ' | sed 's/ $//')"
 
-lintian --fail-on error "$WORK/src/rezuscloud_${VERSION}-1_$ARCH.changes" >"$WORK/lintian.out" 2>&1
+CHANGES="$WORK/src/rezuscloud_${VERSION}-1_$ARCH.changes"
+lintian --fail-on error "$CHANGES" >"$WORK/lintian-errors.out" 2>&1
 expect_eq "lintian reports no error" "0" "$?"
+lintian --display-info --show-overrides "$CHANGES" >"$WORK/lintian.out" 2>&1
 sed 's/^/# lintian: /' "$WORK/lintian.out"
 expect_eq "lintian's errors, if any" "" "$(grep '^E:' "$WORK/lintian.out")"
+# What lintian says with its informational tags, every tag reviewed: an initial upload
+# closes no ITP bug (the packages are built from the project's tree, not uploaded to
+# Debian); the overrides (O:) say their reasons in packaging/debian/*.lintian-overrides.
+expect_eq "lintian's warnings, informational tags and overrides are only the reviewed ones" \
+	"O: rezuscloud hardening-no-fortify-functions O: rezuscloud package-supports-alternative-init-but-no-init W: rezuscloud initial-upload-closes-no-bugs W: rezuscloud-plugin-dev initial-upload-closes-no-bugs W: rezusctl initial-upload-closes-no-bugs" \
+	"$(sed -n 's/^\([WIPXO]\): \([a-z-]*\): \([a-z-]*\).*/\1: \2 \3/p' "$WORK/lintian.out" | sort | tr '\n' ' ' | sed 's/ $//')"
 
 # --- what each package holds ----------------------------------------------------------------------
 # expect_list DESCRIPTION EXPECTED ACTUAL: two lists of lines; a difference is shown as a diff.
@@ -87,6 +95,7 @@ usr/lib/TRIPLET/rezus/plugins/talos.so
 usr/lib/sysusers.d/rezus.conf
 usr/lib/tmpfiles.d/rezus.conf
 usr/sbin/rezuscloud
+usr/share/lintian/overrides/rezuscloud
 usr/share/doc/rezuscloud/api.md
 usr/share/doc/rezuscloud/architecture.md
 usr/share/doc/rezuscloud/backups.md
@@ -140,12 +149,15 @@ expect_eq "every document of docs/ is in exactly one package" \
 		sed -n 's|^usr/share/doc/[^/]*/\([a-z-]*\.md\)$|\1|p' | grep -v '^README\.md$' | sort | tr '\n' ' ')"
 expect_eq "the -dev package provides rezuscloud-abi-$ABI" "rezuscloud-abi-$ABI" "$(dpkg-deb -f "$DEB_DEV" Provides)"
 expect_match "the daemon's Depends come from its libraries" 'libevent-2\.1-7.*libsqlite3-0|libsqlite3-0.*libevent' "$(dpkg-deb -f "$DEB_D" Depends)"
-expect_match "and name the system user's tool" '(^|, )adduser(,|$)' "$(dpkg-deb -f "$DEB_D" Depends)"
+expect_match "and systemd-sysusers, which makes the system user" 'systemd-sysusers' "$(dpkg-deb -f "$DEB_D" Depends)"
 expect_match "it says where tofu or terraform comes from" 'neither is packaged in Debian' "$(dpkg-deb -f "$DEB_D" Description)"
 mkdir -p "$WORK/ctl"
 dpkg-deb -e "$DEB_D" "$WORK/ctl"
 expect_eq "rezus.conf is a conffile" "/etc/rezus/rezus.conf" "$(cat "$WORK/ctl/conffiles")"
-expect_match "the postinst creates the rezus user" 'adduser --system --group' "$(cat "$WORK/ctl/postinst")"
+# the user and the data dir from the shipped sysusers.d and tmpfiles.d, nothing by hand
+expect_match "the postinst makes the rezus user with systemd-sysusers (dh_installsysusers)" 'systemd-sysusers .*rezus\.conf' "$(cat "$WORK/ctl/postinst")"
+expect_match "and the data dir with systemd-tmpfiles (dh_installtmpfiles)" 'systemd-tmpfiles .*--create .*rezus\.conf' "$(cat "$WORK/ctl/postinst")"
+expect_eq "and nothing else: no adduser, no install -d" "" "$(grep -E 'adduser|useradd|install -d|chmod' "$WORK/ctl/postinst")"
 expect_match "it enables the unit" "deb-systemd-helper enable 'rezuscloud.service'|deb-systemd-helper enable rezuscloud.service" "$(cat "$WORK/ctl/postinst")"
 expect_eq "and does not start it" "" "$(grep -E 'deb-systemd-invoke (start|restart)|invoke-rc.d .*start' "$WORK/ctl/postinst")"
 
@@ -214,6 +226,42 @@ wait_exit "$DAEMON_PID" 10
 expect_eq "it stops on SIGTERM" "0" "$EXIT_STATUS"
 DAEMON_PID=""
 
+# --- one mode for the data dir, one licence -------------------------------------------------------
+# The data dir is private: the daemon makes what it finds there 0700/0600 (core/store/datadir.c)
+# and logs it, so every place that makes the dir gives it that mode, or each start would
+# rewrite what the package set.
+TMPF_MODE=$(awk '$1 == "d" && $2 == "/var/lib/rezus" { print $3 }' "$ROOT/usr/lib/tmpfiles.d/rezus.conf")
+expect_eq "tmpfiles.d makes /var/lib/rezus 0700" "0700" "$TMPF_MODE"
+expect_eq "the unit's StateDirectoryMode is the same" "StateDirectoryMode=$TMPF_MODE" \
+	"$(grep '^StateDirectoryMode=' "$ROOT/lib/systemd/system/rezuscloud.service")"
+expect_eq "the Containerfile makes it with the same" "-m $TMPF_MODE /var/lib/rezus" \
+	"$(grep -o -- '-m [0-7]* /var/lib/rezus' "$SRC/packaging/container/Containerfile")"
+expect_eq "the RPM leaves it to tmpfiles.d (no mode of its own)" "" \
+	"$(grep -nE 'attr\(0[0-7]*,rezus|install -d .*lib/rezus' "$SRC/packaging/rpm/rezuscloud.spec.in")"
+moded() { # LOG: the extracted daemon on WORK/moded until it is ready, then stopped
+	REZUSCLOUD_ADMIN_PASSWORD=pkg-test-pw "$REZUSCLOUD" -c "$WORK/rezus.conf" \
+		--data-dir "$WORK/moded" --listen 127.0.0.1:0 >"$1" 2>&1 &
+	MPID=$!
+	for _ in $(seq 1 100); do grep -q ' msg=ready ' "$1" && break; sleep 0.1; done
+	kill -TERM "$MPID" 2>/dev/null
+	wait "$MPID" 2>/dev/null
+}
+install -d -m "$TMPF_MODE" "$WORK/moded"
+moded "$WORK/moded.log"
+expect_eq "the daemon on a data dir of that mode changes nothing" "" \
+	"$(grep 'open to group or others' "$WORK/moded.log")"
+chmod 0750 "$WORK/moded"
+moded "$WORK/moded2.log"
+expect_match "(and on one of 0750 it says so: the check is real)" 'open to group or others' "$(cat "$WORK/moded2.log")"
+
+# MIT, as the original RezusCloud: the same licence wherever one is stated.
+expect_eq "LICENSE is the MIT licence" "MIT License" "$(head -n 1 "$SRC/LICENSE")"
+expect_eq "debian/copyright: the project's files are Expat (Debian's name for MIT)" "Expat" \
+	"$(awk '/^Files: \*$/ { f = 1; next } f && /^License:/ { print $2; exit }' "$ROOT/usr/share/doc/rezuscloud/copyright")"
+expect_eq "the RPM spec says MIT" "License:        MIT" "$(grep '^License:' "$SRC/packaging/rpm/rezuscloud.spec.in")"
+expect_eq "the image's label says MIT" 'org.opencontainers.image.licenses="MIT"' \
+	"$(grep -o 'org.opencontainers.image.licenses="[^"]*"' "$SRC/packaging/container/Containerfile")"
+
 # --- the unit -------------------------------------------------------------------------------------
 # As shipped, but for ExecStart naming the extracted daemon (verify checks it exists).
 mkdir -p "$WORK/unit"
@@ -249,7 +297,8 @@ rpmfiles() {
 	f=$(find "$WORK/rpm/RPMS" -name "$1-$VERSION-1*.rpm" | head -n 1)
 	# build-id links aside; manual pages compressed or not (Debian's rpm has no brp-compress)
 	[ -n "$f" ] && rpm -qlp "$f" 2>/dev/null | grep -v '^/usr/lib/\.build-id' |
-		sed 's|/usr/lib64/|/usr/LIBDIR/|; s|/usr/lib/\(rezus\|pkgconfig\)|/usr/LIBDIR/\1|; s|\(/man[0-9]/.*\)\.gz$|\1|' | sort
+		sed 's|/usr/lib64/|/usr/LIBDIR/|; s|/usr/lib/\(rezus\|pkgconfig\)|/usr/LIBDIR/\1|; s|\(/man[0-9]/.*\)\.gz$|\1|' |
+		sed "s|^\(/usr/share/licenses/[a-z-]*\)-$VERSION|\1-VERSION|" | sort
 }
 expect_list "the rezuscloud RPM" "$(sort <<'EOF'
 /etc/rezus
@@ -280,7 +329,8 @@ expect_list "the rezuscloud RPM" "$(sort <<'EOF'
 /usr/share/doc/rezuscloud/security.md
 /usr/share/man/man5/rezus.conf.5
 /usr/share/man/man8/rezuscloud.8
-/var/lib/rezus
+/usr/share/licenses/rezuscloud-VERSION
+/usr/share/licenses/rezuscloud-VERSION/LICENSE
 EOF
 )" "$(rpmfiles rezuscloud)"
 expect_list "the rezusctl RPM" "$(sort <<'EOF'
@@ -292,6 +342,8 @@ expect_list "the rezusctl RPM" "$(sort <<'EOF'
 /usr/share/rezus/deploy/kubernetes
 /usr/share/rezus/deploy/kubernetes/rezuscloud.yaml
 /usr/share/zsh/site-functions/_rezusctl
+/usr/share/licenses/rezusctl-VERSION
+/usr/share/licenses/rezusctl-VERSION/LICENSE
 EOF
 )" "$(rpmfiles rezusctl)"
 expect_list "the rezuscloud-plugin-devel RPM" "$(sort <<'EOF'
@@ -308,10 +360,37 @@ expect_list "the rezuscloud-plugin-devel RPM" "$(sort <<'EOF'
 /usr/share/doc/rezuscloud/plugin-guide.md
 /usr/share/man/man1/rezus-plugin-check.1
 /usr/share/man/man7/rezus-plugin.7
+/usr/share/licenses/rezuscloud-plugin-devel-VERSION
+/usr/share/licenses/rezuscloud-plugin-devel-VERSION/LICENSE
 EOF
 )" "$(rpmfiles rezuscloud-plugin-devel)"
 DEVEL_RPM=$(find "$WORK/rpm/RPMS" -name "rezuscloud-plugin-devel-$VERSION-1*.rpm" | head -n 1)
-expect_match "the -devel RPM provides rezuscloud-abi-$ABI" "^rezuscloud-abi-$ABI\$" \
+expect_match "the -devel RPM provides rezuscloud-abi-$ABI (versioned)" "^rezuscloud-abi-$ABI = $VERSION-1\$" \
 	"$([ -n "$DEVEL_RPM" ] && rpm -qp --provides "$DEVEL_RPM" 2>/dev/null)"
+MAIN_RPM=$(find "$WORK/rpm/RPMS" -name "rezuscloud-$VERSION-1*.rpm" | head -n 1)
+expect_eq "the RPMs' licence is MIT" "MIT" "$([ -n "$MAIN_RPM" ] && rpm -qp --qf '%{LICENSE}' "$MAIN_RPM")"
+# The scriptlets are shell, whether or not the builder had systemd's RPM macros (Debian's
+# rpm has none: the spec's fallbacks).
+scripts=$([ -n "$MAIN_RPM" ] && rpm -qp --scripts "$MAIN_RPM" 2>/dev/null)
+expect_eq "no scriptlet holds an unexpanded macro" "" "$(printf '%s\n' "$scripts" | grep -v '^#' | grep '%')"
+expect_match "%post makes the data dir from tmpfiles.d and presets the unit" \
+	'systemd-tmpfiles --create /usr/lib/tmpfiles.d/rezus.conf.*systemctl --no-reload preset rezuscloud.service' \
+	"$(printf '%s\n' "$scripts" | tr '\n' ' ')"
+# rpmlint: nothing but what packaging/rpm/rezuscloud.rpmlintrc names, each with its reason
+# there (artefacts of building with Debian's rpm and rpmlint).
+if command -v rpmlint >/dev/null 2>&1; then
+	rpmlint -r "$SRC/packaging/rpm/rezuscloud.rpmlintrc" "$WORK/rpm/RPMS"/*/*.rpm \
+		"$SRC/packaging/rpm/rezuscloud.spec" >"$WORK/rpmlint.out" 2>&1
+	sed 's/^/# rpmlint: /' "$WORK/rpmlint.out" | tail -n 3
+	expect_match "rpmlint: 0 errors, 0 warnings on the RPMs and the spec" \
+		'3 packages and 1 specfiles checked; 0 errors, 0 warnings' "$(cat "$WORK/rpmlint.out")"
+	rpmlint "$WORK/rpm/RPMS"/*/*.rpm "$SRC/packaging/rpm/rezuscloud.spec" >"$WORK/rpmlint-all.out" 2>&1
+	sed -n 's/^\(.*checked;.*\)/# rpmlint without the file: \1/p' "$WORK/rpmlint-all.out"
+	expect_eq "without the file, only the tags it names are said" "" \
+		"$(sed -n 's/^[^ ]*: [EW]: \([a-z%-]*\).*/\1/p' "$WORK/rpmlint-all.out" | sort -u |
+			grep -vxF "$(sed -n 's/^addFilter("\([a-z-]*\).*/\1/p' "$SRC/packaging/rpm/rezuscloud.rpmlintrc")")"
+else
+	not_ok "rpmlint is installed (tools/install-deps installs it)"
+fi
 
 done_testing
