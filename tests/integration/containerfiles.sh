@@ -22,10 +22,15 @@ lint() {
 		if (cur == "") return
 		n = split(cur, w, /[ \t]+/)
 		cmd = toupper(w[1])
-		if (cmd == "FROM") {
+		if (cmd == "ARG" && stage == 0 && split(w[2], kv, "=") == 2) {
+			# a global ARG: FROM may name it, and then means its default
+			global[kv[1]] = kv[2]
+		} else if (cmd == "FROM") {
 			stage++; user = ""; health = 0
 			img = w[2]
 			for (i = 2; i <= n; i++) if (w[i] !~ /^--/) { img = w[i]; break }
+			arg = img; gsub(/^\$\{?|\}$/, "", arg)
+			if (img ~ /^\$/ && arg in global) img = global[arg]
 			if (img in stages) { }
 			else if (img ~ /^\$/) print FILENAME ":" start ": FROM " img " is not a pinned image"
 			else if (img !~ /[:@]/) print FILENAME ":" start ": FROM " img " has no tag"
@@ -42,7 +47,7 @@ lint() {
 				if (cur !~ /rm -rf \/var\/lib\/apt\/lists\/\*/)
 					print FILENAME ":" start ": apt-get install without rm -rf /var/lib/apt/lists/* in the same RUN"
 			}
-			if (cur ~ /(curl|wget)[^&;|]*https?:\/\/[^ ]*\.(zip|tar\.gz|tgz)/ && cur !~ /sha256sum (-c|--check)/)
+			if (cur ~ /(curl|wget)[^&;|]*https?:\/\// && cur !~ /sha256sum (-c|--check)/)
 				print FILENAME ":" start ": a download not verified with sha256sum -c"
 			if (cur ~ /(curl|wget)[^&;|]* (-k|--insecure|--no-check-certificate)/)
 				print FILENAME ":" start ": a download without certificate checks"
@@ -116,7 +121,92 @@ if [ -f "$CF" ]; then
 		'$a ADD https://example.invalid/tofu.zip /tmp/' "ADD of a URL"
 	caught "a COPY source missing from the tree is caught" \
 		'$a COPY no-such-file /tmp/' "COPY source no-such-file is not in"
+	caught "a talosctl download not verified is caught" \
+		's/echo "$sum  talosctl" | sha256sum -c -;/true;/' "not verified with sha256sum -c"
+	caught "a kubectl download not verified is caught" \
+		's/echo "$sum  kubectl" | sha256sum -c -;/true;/' "not verified with sha256sum -c"
+	caught "FROM an ARG without a default is caught" \
+		'1i ARG BASE\nFROM $BASE AS other' "FROM \$BASE is not a pinned image"
 fi
+
+# instructions FILE: one line per instruction (continuation lines joined, comments left
+# out), "STAGE<tab>INSTRUCTION", STAGE the name of the stage it is in.
+instructions() {
+	awk '/^[ \t]*#/ { next }
+	{
+		line = $0; c = sub(/\\[ \t]*$/, "", line); cur = cur " " line
+		if (c) next
+		sub(/^[ \t]+/, "", cur); gsub(/[ \t]+/, " ", cur)
+		if (cur != "") {
+			if (cur ~ /^FROM /) { n = split(cur, w, " "); stage = w[n] }
+			print stage "\t" cur
+		}
+		cur = ""
+	}' "$1"
+}
+
+# clients FILE: the rules for talosctl and kubectl, one line per broken one: each downloaded
+# from its upstream at a pinned version ARG, verified with sha256sum -c against a pinned sum
+# per architecture, and copied into the final stage's /usr/local/bin (on PATH, where the
+# talos.binary and kubectl.binary defaults, bare names, find them).
+clients() {
+	ins=$(instructions "$1")
+	final=$(printf '%s\n' "$ins" | tail -n 1 | cut -f 1)
+	for t in talosctl:TALOS_VERSION:TALOSCTL_SHA256 kubectl:KUBECTL_VERSION:KUBECTL_SHA256; do
+		tool=${t%%:*} v=${t#*:} sums=${t##*:}
+		v=${v%%:*}
+		run=$(printf '%s\n' "$ins" | grep -E "	RUN .*(curl|wget) .*https://[^ ]*\\\$\\{$v\\}[^ ]*" | grep -- "$tool")
+		stage=$(printf '%s\n' "$run" | head -n 1 | cut -f 1)
+		if [ -z "$run" ]; then
+			echo "$tool: no download at \${$v}"
+			continue
+		fi
+		printf '%s\n' "$run" | grep -q "sha256sum -c" ||
+			echo "$tool: its download is not checked with sha256sum -c"
+		printf '%s\n' "$ins" | grep -Eq "^$stage	ARG $v=[0-9]+\\.[0-9]+\\.[0-9]+\$" ||
+			echo "$tool: $v is not a pinned version in stage $stage"
+		for a in AMD64 ARM64; do
+			printf '%s\n' "$ins" | grep -Eq "^$stage	ARG ${sums}_$a=[0-9a-f]{64}\$" ||
+				echo "$tool: ${sums}_$a is not a SHA-256 in stage $stage"
+		done
+		printf '%s\n' "$ins" | awk -F '\t' -v st="$final" -v from="$stage" -v tool="$tool" '
+			$1 == st && index($2, "COPY --from=" from " ") == 1 {
+				n = split($2, w, " ")
+				for (i = 3; i < n; i++)
+					if (w[i] ~ ("(^|/)" tool "$") && (w[n] == "/usr/local/bin/" || w[n] == "/usr/local/bin/" tool))
+						found = 1
+			}
+			END { exit !found }' ||
+			echo "$tool: not copied from stage $stage to /usr/local/bin in the final stage"
+	done
+}
+
+out=$(clients "$CF")
+expect_eq "talosctl and kubectl: pinned, verified, in the final stage's /usr/local/bin" "" "$out"
+# caught_clients DESCRIPTION SED-SCRIPT EXPECTED: the same for a broken copy.
+caught_clients() {
+	sed "$2" "$CF" >"$WORK/Containerfile"
+	out=$(clients "$WORK/Containerfile")
+	if printf '%s\n' "$out" | grep -Fq -- "$3"; then
+		ok "$1"
+	else
+		not_ok "$1" "expected a line with: $3" "got: $out"
+	fi
+}
+caught_clients "a talosctl not copied into the final stage is caught" \
+	's|^COPY --from=clients .*|COPY --from=clients /tmp/clients/kubectl /usr/local/bin/|' \
+	"talosctl: not copied from stage clients"
+caught_clients "a kubectl copied into another stage is caught" \
+	's|^COPY --from=clients .*|COPY --from=clients /tmp/clients/talosctl /usr/local/bin/|' \
+	"kubectl: not copied from stage clients"
+caught_clients "a kubectl download without sha256sum -c is caught" \
+	's/echo "$sum  kubectl" | sha256sum -c -;/true;/' "kubectl: its download is not checked"
+caught_clients "a talosctl version not pinned is caught" \
+	's/^ARG TALOS_VERSION=.*/ARG TALOS_VERSION=latest/' "talosctl: TALOS_VERSION is not a pinned version"
+caught_clients "a kubectl arm64 sum left out is caught" \
+	's/^ARG KUBECTL_SHA256_ARM64=.*/ARG KUBECTL_SHA256_ARM64=/' "kubectl: KUBECTL_SHA256_ARM64 is not a SHA-256"
+caught_clients "a talosctl download not at its version ARG is caught" \
+	's|download/v${TALOS_VERSION}/|download/v1.12.0/|' "talosctl: no download at"
 
 cf=$(cat "$CF" 2>/dev/null)
 from=$(grep -E '^FROM ' "$CF" 2>/dev/null | grep -v -- '--from' | awk '{print $2}' | sort -u)
@@ -174,6 +264,12 @@ for l in title description version revision source licenses url; do
 	printf '%s\n' "$runtime" | grep -q "org\.opencontainers\.image\.$l=" || missing="$missing $l"
 done
 expect_eq "the OCI labels" "" "$missing"
+expect_match "the licence is MIT" 'org\.opencontainers\.image\.licenses="MIT"' "$runtime"
+# talosctl and kubectl are found on PATH (/usr/local/bin is on it) by the settings' defaults.
+expect_eq "talos.binary and kubectl.binary default to names on PATH" "talosctl kubectl" \
+	"$(for k in talos.binary kubectl.binary; do
+		sed -n "/\.key = \"$k\"/,/\.def = /s/.*\.def = \"\([^\"]*\)\".*/\1/p" "$top_srcdir/core/base/settings.c"
+	done | tr '\n' ' ' | sed 's/ $//')"
 
 ign="$top_srcdir/.dockerignore"
 expect_match ".dockerignore leaves out .git and build/" '^\.git$' "$(cat "$ign" 2>/dev/null)"
