@@ -55,4 +55,7 @@ EXTRA_DIST += packaging/rpm/rezuscloud.spec.in packaging/rpm/rezuscloud.spec \
 EXTRA_DIST += .dockerignore packaging/container/Containerfile \
 	packaging/homeassistant/repository.yaml packaging/homeassistant/rezuscloud/config.yaml \
 	packaging/homeassistant/rezuscloud/Dockerfile packaging/homeassistant/rezuscloud/run.sh \
-	packaging/homeassistant/rezuscloud/DOCS.md packaging/homeassistant/rezuscloud/README.md
+	packaging/homeassistant/rezuscloud/DOCS.md packaging/homeassistant/rezuscloud/README.md \
+	packaging/homeassistant/rezuscloud/build.yaml packaging/homeassistant/rezuscloud/CHANGELOG.md \
+	packaging/homeassistant/rezuscloud/icon.png packaging/homeassistant/rezuscloud/logo.png \
+	packaging/homeassistant/rezuscloud/translations/en.yaml
