@@ -231,6 +231,9 @@ char *rz__continue_token(const rz_kind_t *k, const json_t *last);
 /* The current object, shared with the store's cache (never modified; caller owns a
  * reference; json_decref()); replies 404 (or 500) and returns NULL when it cannot. */
 json_t *rz__current(struct rctx *c, rz_req_t *req, const char *tenant, const char *name);
+/* A GET of one object shown as it is stored (no view, no table, no ?pretty): its stored
+ * text is the reply, neither parsed nor dumped again. False when it answered an error. */
+bool rz__reply_stored(struct rctx *c, rz_req_t *req, const char *tenant, const char *name);
 
 /* GET of a collection: a list (JSON or Table) or, with ?watch, a watch. tenant borrowed. */
 void rz__handle_list(struct rctx *c, rz_req_t *req, const char *tenant);

@@ -26,6 +26,9 @@ static void handle(rz_req_t *req, void *ctx)
 		} else {
 			rz__handle_list(c, req, tenant);
 		}
+	} else if ((m == RZ_M_GET || m == RZ_M_HEAD) && c->view == NULL &&
+	           rz_req_query(req, "pretty") == NULL && !rz__wants_table(req)) {
+		(void)rz__reply_stored(c, req, tenant, name);
 	} else if (m == RZ_M_GET || m == RZ_M_HEAD) {
 		cur = rz__current(c, req, tenant, name);
 		if (cur != NULL && rz__wants_table(req)) {

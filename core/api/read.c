@@ -315,6 +315,24 @@ json_t *rz__current(struct rctx *c, rz_req_t *req, const char *tenant, const cha
 	return cur;
 }
 
+bool rz__reply_stored(struct rctx *c, rz_req_t *req, const char *tenant, const char *name)
+{
+	char *text = NULL;
+	size_t len = 0;
+	rz_err_t err = { 0 };
+	int rc = rz_store_get_text(c->api->store, c->k, tenant, name, &text, &len, &err);
+
+	if (rc != 0) {
+		rz__reply_store_error(req, c->k, name, rc, &err);
+		return false;
+	}
+	text[len++] = '\n'; /* rz_store_get_text leaves room for it */
+	text[len] = '\0';
+	rz_reply(req, 200, "application/json", text, len);
+	free(text);
+	return true;
+}
+
 /* ------------------------------------------------------------------ continue tokens */
 
 char *rz_api_continue_encode(const rz_kind_t *k, const json_t *last)

@@ -83,6 +83,41 @@ int rz_store_get_shared(rz_store_t *st, const rz_kind_t *k, const char *tenant, 
 	return rc;
 }
 
+int rz_store_get_text(rz_store_t *st, const rz_kind_t *k, const char *tenant, const char *name,
+                      char **text, size_t *len, rz_err_t *err)
+{
+	static const char sql[] = "SELECT doc FROM objects"
+	                          " WHERE kind = ?1 AND tenant = ?2 AND name = ?3";
+	rz_stmt_t *s = rz_db_stmt(st->db, sql, err);
+	int rc;
+
+	*text = NULL;
+	*len = 0;
+	if (s == NULL) {
+		return err->code;
+	}
+	rz_stmt_bind_text(s, 1, k->kind);
+	rz_stmt_bind_text(s, 2, scope_tenant(k, tenant));
+	rz_stmt_bind_text(s, 3, name);
+	rc = rz_stmt_step(s, err);
+	if (rc == 1) {
+		const char *doc = rz_stmt_text(s, 0);
+		size_t n = doc ? strlen(doc) : 0;
+
+		if (doc == NULL || (*text = malloc(n + 2)) == NULL) {
+			rc = rz_err_set(err, RZ_EDB, "%s \"%s\": cannot be read", k->plural, name);
+		} else {
+			memcpy(*text, doc, n + 1);
+			*len = n;
+			rc = 0;
+		}
+	} else if (rc == 0) {
+		rc = rz_err_set(err, RZ_ENOTFOUND, "%s \"%s\" not found", k->plural, name);
+	}
+	rz_stmt_done(s);
+	return rc;
+}
+
 static bool list_match(const rz_list_opts_t *o, const json_t *obj)
 {
 	const json_t *meta = json_object_get(obj, "metadata");

@@ -150,6 +150,13 @@ int rz_store_newest(rz_store_t *st, const rz_kind_t *k, const char *path, const 
 int rz_store_get_shared(rz_store_t *st, const rz_kind_t *k, const char *tenant, const char *name,
                         json_t **out, rz_err_t *err);
 
+/* The object's text as stored (compact JSON, exactly what json_dumps(JSON_COMPACT) makes of
+ * it) into *text, *len bytes and a NUL, with room for one byte more (a reply's newline):
+ * a reader that serves the object as it is needs neither a parse nor a dump. Caller frees
+ * *text. RZ_ENOTFOUND when there is none. Loop thread. */
+int rz_store_get_text(rz_store_t *st, const rz_kind_t *k, const char *tenant, const char *name,
+                      char **text, size_t *len, rz_err_t *err);
+
 /* Every object of kind (by name) in tenant (NULL: every tenant), as rz_store_list sorts
  * them; an empty array when the store cannot be read. Caller owns the array. */
 json_t *rz_store_list_all(rz_store_t *st, const char *kind, const char *tenant);
