@@ -297,16 +297,18 @@ static void table_line(struct rz__live *l, const char *line, size_t len)
 	json_decref(ev);
 }
 
-static void html_escape_append(struct rz__live *l, const char *s, size_t len)
+/* Appends s escaped for HTML inside <span class="CLASS">; the buffer holds it whole
+ * (six bytes an escaped byte at most, and room for the tags). */
+static void html_escape_append(struct rz__live *l, const char *cls, const char *s, size_t len)
 {
-	size_t need = l->hlen + len * 6 + 64;
+	size_t need = l->hlen + len * 6 + 96;
 	char *p = realloc(l->html, need);
 
 	if (p == NULL) {
 		return;
 	}
 	l->html = p;
-	l->hlen += (size_t)sprintf(p + l->hlen, "<span class=\"block\">");
+	l->hlen += (size_t)sprintf(p + l->hlen, "<span class=\"%s\">", cls);
 	for (size_t i = 0; i < len; i++) {
 		switch (s[i]) {
 		case '&':
@@ -359,7 +361,11 @@ static void log_line(struct rz__live *l, const char *line, size_t len)
 		phase[n] = '\0';
 		(void)flush_log(l);
 		if (!l->ended) {
-			html_escape_append(l, phase, n);
+			/* the run's outcome as a badge, in the tone its phase has everywhere */
+			char cls[48];
+
+			snprintf(cls, sizeof(cls), "badge badge-%s", rz__tone(phase));
+			html_escape_append(l, cls, phase, n);
 			(void)send_event(l, "end", l->html, l->hlen);
 			l->hlen = 0;
 			l->ended = true;
@@ -369,7 +375,7 @@ static void log_line(struct rz__live *l, const char *line, size_t len)
 	if (l->hlen > LOG_BATCH) {
 		(void)flush_log(l); /* a fast log goes out in batches of about this size */
 	}
-	html_escape_append(l, line, len);
+	html_escape_append(l, "block", line, len);
 	arm(l);
 }
 

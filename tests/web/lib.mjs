@@ -6,8 +6,12 @@ import path from 'node:path';
 // ok(cond, desc, detail) prints "ok - ..." or "not ok - ..." (and up to 12 "# " lines of
 // detail); audit(page, name) runs axe-core (through the debugging protocol: the pages' CSP
 // allows no injected script), WCAG 2.x A and AA, then, once per name, at phone width (360 px)
-// checks that the page does not scroll sideways (naming the element that sticks out) and runs
-// axe again, and screenshots the page at desktop and phone width into shots; failures()
+// checks that the page does not scroll sideways (naming the element that sticks out) and that no
+// box cuts what it holds (a table in an overflow-x-auto region passes the first check while its
+// last columns sit off the screen, behind a scroll nobody sees), that a link wrapped under the
+// button beside it starts where the button does, runs axe again, and screenshots the page at
+// desktop and phone width into shots; at either width, a table with nothing in it (one row of
+// one cell across it, its "No … yet") shows no column headers; failures()
 // counts the "not ok" lines, audited() the pages audited.
 export function harness(axeSource, shots) {
 	let failed = 0;
@@ -35,9 +39,15 @@ export function harness(axeSource, shots) {
 		ok(v.length === 0, `axe: no WCAG A/AA violation on ${name}`, v.join('\n'));
 		if (!checked.has(name)) {
 			checked.add(name);
+			const heads = await page.evaluate(emptyHeads);
+			ok(heads.length === 0, `${name}: an empty table shows no column headers`, heads.join('\n'));
 			await page.setViewportSize({ width: 360, height: 740 });
 			const wide = await page.evaluate(sideways);
 			ok(wide === null, `${name} does not scroll sideways at 360 px`, wide);
+			const cuts = await page.evaluate(cut);
+			ok(cuts.length === 0, `${name}: no box cuts off what it holds at 360 px`, cuts.join('\n'));
+			const askew = await page.evaluate(wrappedLinks);
+			ok(askew.length === 0, `${name}: a link wrapped under its button starts where the button does at 360 px`, askew.join('\n'));
 			const v360 = await axeRun(page);
 			ok(v360.length === 0, `axe: no WCAG A/AA violation on ${name} at 360 px`, v360.join('\n'));
 			await shot(page, path.join(shots, `${name}-360.png`));
@@ -95,6 +105,62 @@ function sideways() {
 		[...worst.classList].slice(0, 4).map((c) => `.${c}`).join('') : '?';
 	const text = worst ? worst.textContent.trim().replace(/\s+/g, ' ').slice(0, 60) : '';
 	return `the page is ${sw} px wide in a ${vw} px window: ${name} ("${text}") reaches ${Math.round(right)} px`;
+}
+
+// In the page: every box that clips or scrolls sideways (overflow-x not visible) and holds
+// more than it shows, as "what (text): N px of content in M px". Form controls (their own
+// text scrolls inside them) and visually hidden boxes (1 px, clipped for screen readers) are
+// left out: what they hold is not meant to be seen whole.
+function cut() {
+	const out = [];
+	for (const e of document.body.querySelectorAll('*')) {
+		if (/^(INPUT|SELECT|TEXTAREA|OPTION)$/.test(e.tagName)) continue;
+		const cs = getComputedStyle(e);
+		if (cs.overflowX === 'visible' || cs.display === 'none') continue;
+		if (e.clientWidth <= 2 || cs.clipPath !== 'none' || cs.clip !== 'auto') continue;
+		if (e.scrollWidth <= e.clientWidth + 1) continue;
+		const name = e.tagName.toLowerCase() + (e.id ? `#${e.id}` : '') +
+			(e.getAttribute('aria-label') ? `[aria-label="${e.getAttribute('aria-label')}"]` : '') +
+			[...e.classList].slice(0, 3).map((c) => `.${c}`).join('');
+		out.push(`${name} ("${e.textContent.trim().replace(/\s+/g, ' ').slice(0, 50)}"): ${e.scrollWidth} px of content in ${e.clientWidth} px`);
+	}
+	return out;
+}
+
+// In the page: the tables in main whose only row is one cell across every column (the empty
+// state's sentence) and whose header row is drawn, as "caption or id: headers".
+function emptyHeads() {
+	const out = [];
+	for (const t of document.querySelectorAll('main table')) {
+		const rows = [...t.querySelectorAll(':scope > tbody > tr')];
+		const head = t.querySelector(':scope > thead');
+		if (!head || rows.length !== 1 || rows[0].cells.length !== 1 || rows[0].cells[0].colSpan < 2) continue;
+		const b = head.getBoundingClientRect();
+		if (b.width > 2 && b.height > 2) {
+			out.push(`${t.id || t.caption?.textContent.trim() || 'a table'}: ${head.textContent.trim().replace(/\s+/g, ' ')} above "${rows[0].textContent.trim().slice(0, 50)}"`);
+		}
+	}
+	return out;
+}
+
+// In the page: a link that follows a button in the same row of actions (a confirmation's
+// "Keep it", a form's Cancel) and has wrapped onto a line below it, whose text starts more
+// than 2 px from the button's left edge: "button / link: N px".
+function wrappedLinks() {
+	const out = [];
+	for (const a of document.querySelectorAll('main a')) {
+		const b = a.previousElementSibling;
+		if (!b || b.tagName !== 'BUTTON' || !a.firstChild) continue;
+		const bb = b.getBoundingClientRect();
+		const r = document.createRange();
+		r.selectNodeContents(a);
+		const ab = r.getClientRects()[0];
+		if (!ab || ab.top < bb.bottom - 1) continue; // beside the button: no wrap
+		if (Math.abs(ab.left - bb.left) > 2) {
+			out.push(`${b.textContent.trim()} / ${a.textContent.trim()}: its text starts ${Math.round(ab.left - bb.left)} px right of the button`);
+		}
+	}
+	return out;
 }
 
 // The focused element (in the page): {id, ring, how}: its id (or "submit" for a submit

@@ -209,6 +209,20 @@ export async function tenantConsole(c) {
 	ok(back && /Live updates lost: reconnecting/.test(notes[0] || '') && /reconnected/.test(notes[1] || '') && cut >= 2 && rowsBack >= 2,
 		`a lost stream says so, reconnects, and says that too (${cut} connections; ${rowsBack} rows after)`, notes.join(' | '));
 	await pL.waitForFunction(() => /Live updates/.test(document.querySelector('#live-note')?.textContent || ''), null, { timeout: 1000 }).catch(() => {});
+	// at 375 px the note covers nothing: it is in the page's flow, and no part of the page
+	// (a row, a field) lies under it
+	await pL.evaluate(() => { const n = document.querySelector('#live-note'); n.hidden = false; n.textContent = 'Live updates reconnected.'; });
+	await pL.setViewportSize({ width: 375, height: 812 });
+	const under = await pL.evaluate(() => {
+		const n = document.querySelector('#live-note');
+		const nb = n.getBoundingClientRect();
+		const hit = [...document.querySelectorAll('main *, header *, footer')].filter((e) => !n.contains(e) && e.children.length === 0 && e.getClientRects().length > 0)
+			.filter((e) => { const b = e.getBoundingClientRect(); return b.width > 0 && b.height > 0 && b.left < nb.right && b.right > nb.left && b.top < nb.bottom && b.bottom > nb.top; })
+			.map((e) => `${e.tagName.toLowerCase()} "${e.textContent.trim().slice(0, 30)}"`);
+		return `${getComputedStyle(n).position}${hit.length ? ': over ' + hit.slice(0, 5).join(', ') : ''}`;
+	});
+	ok(under === 'static', 'at 375 px the live-updates note is in the page\'s flow and covers nothing', under);
+	await pL.setViewportSize({ width: 1280, height: 900 });
 	await shoot(pL, 'live-note');
 	await pL.close();
 

@@ -166,6 +166,11 @@ async function installationPages(page, token) {
 	const wts = await times(page, 'section[aria-labelledby=h-warnings]');
 	ok(wts.length >= 2 && newestFirst(wts), 'dashboard: the recent warnings are sorted newest first', wts.join(' '));
 
+	// the Events filters' boxes at 1280 px: text boxes and dropdowns the same height on one line,
+	// errors under some of them moving none
+	const lined = (p) => p.evaluate(() => ['#e-tenant', '#e-type', '#e-kind', '#e-reason', '#event-filters button[type=submit]']
+		.map((id) => { const b = document.querySelector(id).getBoundingClientRect(); return `${id}: top ${Math.round(b.top)} height ${Math.round(b.height)}`; }));
+	const inLine = (l) => new Set(l.map((x) => x.replace(/^[^:]*: /, ''))).size === 1;
 	// the Events page: newest first, Warning badges, filters as query parameters, live
 	await page.goto(BASE + '/events');
 	const ets = await times(page, '#event-rows');
@@ -174,6 +179,8 @@ async function installationPages(page, token) {
 	ok(warnBadges.length > 0 && warnBadges.every((b) => b.trim() === 'Warning'), 'Events: a Warning is a badge', warnBadges.slice(0, 3).join(','));
 	await audit(page, 'events');
 	await shots(page, 'events');
+	const line0 = await lined(page);
+	ok(inLine(line0), 'Events at 1280 px: the filters\' text boxes, dropdowns and button are one height on one line', line0.join('\n'));
 	if (await page.locator('#event-filters').count() === 0) {
 		ok(false, 'Events: the page has its filters');
 		return;
@@ -193,6 +200,8 @@ async function installationPages(page, token) {
 	const bad = await page.goto(BASE + '/events?tenant=Not_A_Name&type=Bad');
 	ok(bad.status() === 422 && /tenant's name/.test(await text(page, '#e-tenant-error')) && /Normal or Warning/.test(await text(page, '#e-type-error')),
 		'Events: a bad filter is a 422 with its cause beside the field', `${bad.status()}: ${await text(page, '#e-tenant-error')}`);
+	const line1 = await lined(page);
+	ok(inLine(line1), 'Events at 1280 px: with errors under two filters, the filters stay on one line', line1.join('\n'));
 	await audit(page, 'events-invalid');
 	await page.goto(BASE + '/events?tenant=live-events');
 	ok(await page.locator('#events-empty').count() === 1 && /Show all Events/.test(await text(page, '#events-empty')),
@@ -447,6 +456,20 @@ async function main() {
 		const done = await page.waitForFunction(() => /web-backup[\s\S]*Completed/.test(document.querySelector('#backups-live')?.textContent || ''), null, { timeout: 15000 }).then(() => true, () => false);
 		ok(done && await page.evaluate(() => window.__stayed === true), 'the backup is listed, and its phase follows live to Completed (no reload)');
 		await audit(page, 'backups');
+		// its two links apart, each name whole on its line (at 1280 and 360 px)
+		for (const w of [1280, 360]) {
+			await page.setViewportSize({ width: w, height: w === 360 ? 740 : 900 });
+			const apart = await page.evaluate(() => {
+				const [m, d] = document.querySelectorAll('#backups a[href$="/manifest"], #backups a[href$="/delete"]');
+				if (!m || !d) return 'no links';
+				const mb = m.getClientRects(), db = d.getClientRects();
+				const names = [...document.querySelectorAll('#backups a span')].filter((s) => s.getClientRects().length !== 1).map((s) => s.textContent);
+				const gap = db[0].top >= mb[mb.length - 1].bottom - 1 ? 'wrapped' : Math.round(db[0].left - mb[mb.length - 1].right);
+				return (gap === 'wrapped' || gap >= 8) && names.length === 0 ? '' : `${m.textContent} | ${d.textContent}: ${gap} px apart; split names: ${names.join(', ')}`;
+			});
+			ok(apart === '', `backups at ${w} px: "Manifest of …" and "Delete …" stand apart, the name whole`, apart);
+		}
+		await page.setViewportSize({ width: 1280, height: 900 });
 		const [dl] = await Promise.all([page.waitForEvent('download'), page.click('a[href="/backups/web-backup/manifest"]')]);
 		const file = await dl.path();
 		let man = null;

@@ -238,6 +238,16 @@ async function main() {
 		await page.goto(`${BASE}/tenants/${T}/upgrades`);
 		ok((await page.locator('tbody tr').count()) >= 4, 'the upgrades tab lists the dry runs and upgrades');
 		await audit(page, 'upgrades');
+		// at phone width the Kind column gives way to a line under the name: it says which
+		// rows are dry runs, as the API has them
+		await page.setViewportSize({ width: 360, height: 740 });
+		const ups = (await api('GET', `/api/v1/tenants/${T}/upgrades`, tok)).json?.items || [];
+		const kinds = await page.evaluate(() => Object.fromEntries([...document.querySelectorAll('#upgrade-rows tr[id^=upgrade-]')]
+			.map((r) => [r.id.slice('upgrade-'.length), r.innerText.replace(/\s+/g, ' ')])));
+		const wrongKind = ups.filter((u) => !new RegExp(`\\b${u.spec?.dryRun ? 'dry run' : 'upgrade'},`).test(kinds[u.metadata.name] || ''));
+		ok(ups.length >= 4 && wrongKind.length === 0, 'at 360 px each upgrade\'s row says whether it is a dry run or an upgrade',
+			wrongKind.map((u) => `${u.metadata.name} (dryRun ${u.spec?.dryRun}): ${kinds[u.metadata.name]}`).join('\n'));
+		await page.setViewportSize({ width: 1280, height: 900 });
 
 		mark('cancel done');
 		// 3. state versions: admin only, rollback through a confirmation naming the version
@@ -319,6 +329,16 @@ async function main() {
 		ok(/replaces the data of the tenant's etcd/.test(cm) && /for a tenant whose control plane is lost/.test(cm) && await page.isChecked('#restore-dry-run'),
 			'it says what a restore replaces and what it is for, and a dry run is checked');
 		await audit(page, 'etcd-restore-confirm');
+		// the values sit next to their labels, not half the page away; the time in brackets
+		// has no space before its bracket
+		const dlGap = await page.evaluate(() => {
+			const dl = document.querySelector('#restore-snapshot');
+			const right = Math.max(...[...dl.querySelectorAll('dt')].map((d) => { const r = document.createRange(); r.selectNodeContents(d); return r.getBoundingClientRect().right; }));
+			return Math.round(dl.querySelector('dd').getBoundingClientRect().left - right);
+		});
+		ok(dlGap <= 24, `the snapshot's values are beside their labels (${dlGap} px between the widest label and the values)`);
+		const paren = cm.match(/UTC \(([^)]*)\)/)?.[1];
+		ok(paren !== undefined && paren.length > 0 && paren === paren.trim(), 'the time it was taken reads "(N s ago)", no stray space inside the brackets', `(${paren})`);
 		await submit(page, '#confirm-restore button[type=submit]');
 		ok(/\/etcdrestores\/restore-[0-9a-f]+\?toast=restore$/.test(page.url()), 'the dry run is created', page.url());
 		const etcdPages = [new URL(page.url()).pathname];
@@ -331,6 +351,12 @@ async function main() {
 		ok(new RegExp(`^dry run: would restore ${T}/${first}\\.etcd\\.sealed`).test(await page.textContent('#restore-message').catch(() => '')) && await page.locator('#restore-for-real').count() === 1,
 			'it says what the restore would do, and offers the restore itself', await page.textContent('#restore-message').catch(() => ''));
 		await audit(page, 'etcd-restore-dry-run');
+		// at phone width what a step did has the width of the screen, not a sliver beside the
+		// other columns (a path or a sum broken every few characters)
+		await page.setViewportSize({ width: 360, height: 740 });
+		const did = await page.evaluate(() => Math.round(document.querySelector('#restore-step-Verify td:last-child')?.getBoundingClientRect().width || 0));
+		ok(did >= 280, `at 360 px what the Verify step did is ${did} px wide`);
+		await page.setViewportSize({ width: 1280, height: 900 });
 		// the restore itself, dry run unchecked: refused at its precheck, the control plane being healthy
 		await submit(page, '#restore-for-real');
 		await page.uncheck('#restore-dry-run');

@@ -169,6 +169,13 @@ async function flow(browser, base, label, tenant, vp) {
 	ok(page.url().endsWith(`/tenants/${tenant}?toast=created`), `${who}: a tenant is created through the form`, page.url());
 	ok(/Created\./.test(await page.textContent('[role=status]')), `${who}: a toast says so`);
 	await audit(page, `tenant-overview${sfx}`);
+	if (!label) {
+		// at 1280 px the node groups follow the machines (no machine yet: a short grid) in their
+		// column, not below the taller Now column with a blank as high as it between them
+		const gap = await page.evaluate(() => Math.round(document.querySelector('#h-nodegroups').getBoundingClientRect().top -
+			document.querySelector('#machine-grid').getBoundingClientRect().bottom));
+		ok(gap >= 0 && gap <= 48, `the overview at 1280 px: the node groups ${gap} px under the machines' grid`);
+	}
 
 	await page.goto(`${base}/tenants/${tenant}/nodegroups`);
 	await page.fill('#ng-name', 'cp');
@@ -209,6 +216,21 @@ async function flow(browser, base, label, tenant, vp) {
 	const log = await page.textContent('#run-log');
 	ok(/Apply complete!|No changes\.|Plan:/.test(log), `${who}: the run's log streams into the page`, log.slice(0, 300));
 	ok(await page.evaluate(() => window.__stayed === true), `${who}: without a reload`);
+	// the outcome: a badge in its tone, on the line of "Log end:" (at 360 px too)
+	for (const w of [1280, 360]) {
+		await page.setViewportSize({ width: w, height: w === 360 ? 740 : 900 });
+		const end = await page.evaluate(() => {
+			const b = document.querySelector('#run-log-end .badge');
+			const label = document.querySelector('#run-log-end').previousElementSibling;
+			if (!b || !label) return { html: document.querySelector('#run-log-end')?.outerHTML };
+			const bb = b.getBoundingClientRect();
+			const lb = label.getBoundingClientRect();
+			return { cls: b.className, text: b.textContent, line: Math.abs((bb.top + bb.bottom) / 2 - (lb.top + lb.bottom) / 2) < 4 };
+		});
+		ok(/badge-ok/.test(end.cls || '') && end.text === 'Succeeded' && end.line === true,
+			`${who}: at ${w} px the log's end is a green Succeeded badge on the line of "Log end:"`, JSON.stringify(end));
+	}
+	await page.setViewportSize({ width: 1280, height: 900 });
 	await audit(page, `run${sfx}`);
 
 	// machines reach Running live

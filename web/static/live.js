@@ -1,9 +1,10 @@
-// web/static/live.js - a live region's stream that is lost says so: a small note at the
-// bottom of the window ("Live updates lost: reconnecting…") while htmx's SSE extension
+// web/static/live.js - a live region's stream that is lost says so: a note at the top of
+// the page's content ("Live updates lost: reconnecting…") while htmx's SSE extension
 // reconnects, then "Live updates reconnected." for a few seconds once a stream is open
 // again (its first message brings the region up to date). The note is a polite status
-// region, there from the start so that screen readers announce its changes. No request
-// leaves the page.
+// region, there from the start so that screen readers announce its changes; it sits in the
+// flow where the server's own messages show, so that it covers nothing (fixed over the page,
+// on a phone it hid rows and fields). No request leaves the page.
 (function () {
 	'use strict';
 	var note = null, lost = false, timer = 0, leaving = false;
@@ -19,7 +20,11 @@
 		note.id = 'live-note';
 		note.setAttribute('role', 'status');
 		note.hidden = true;
-		document.body.appendChild(note);
+		// under the server's message if the page has one
+		var main = document.getElementById('main') || document.body;
+		var first = main.firstElementChild;
+		while (first && first.classList.contains('toast')) first = first.nextElementSibling;
+		main.insertBefore(note, first);
 	});
 	// a page being left closes its streams: that is no loss
 	window.addEventListener('pagehide', function () { leaving = true; });
