@@ -161,6 +161,11 @@ static int route_match(const struct route *r, char **segs, size_t nseg, int scor
 {
 	size_t i;
 
+	/* most routes differ in length from the path: no segment compared (every request runs
+	 * the whole table) */
+	if (r->nseg != nseg && (r->nseg == 0 || !r->segs[r->nseg - 1].rest)) {
+		return -1;
+	}
 	for (i = 0; i < r->nseg; i++) {
 		const struct seg *g = &r->segs[i];
 		if (g->rest) {
@@ -174,7 +179,7 @@ static int route_match(const struct route *r, char **segs, size_t nseg, int scor
 			return -1;
 		}
 		if (g->lit != NULL) {
-			if (strcmp(g->lit, segs[i]) != 0) {
+			if (g->lit[0] != segs[i][0] || strcmp(g->lit, segs[i]) != 0) {
 				return -1;
 			}
 			score[i] = 2;
