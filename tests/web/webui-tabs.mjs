@@ -311,7 +311,7 @@ async function main() {
 			const lockInfo = { ID: 'tabs-lock-1', Operation: 'OperationTypeApply', Who: 'ci@crashed-host', Version: '1.9.0', Created: new Date().toISOString(), Path: '', Info: '' };
 			const lk = await fetch(`${BASE}/tfstate/${T}`, { method: 'LOCK', headers: { Authorization: `Bearer ${tok}`, 'Content-Type': 'application/json' }, body: JSON.stringify(lockInfo) });
 			await page.goto(`${BASE}/tenants/${T}/state`);
-			ok(lk.status === 200 && /Locked by ci@crashed-host \(Apply\)/.test(await text(page, '#state-lock')) && await page.locator('#force-unlock').count() === 1,
+			ok(lk.status === 200 && /Locked by ci@crashed-host \(apply\)/.test(await text(page, '#state-lock')) && await page.locator('#force-unlock').count() === 1,
 				'a held lock shows with its holder and a Force-unlock', `${lk.status} ${await text(page, '#state-lock')}`);
 			await look(page, 'state-locked');
 			await submit(page, '#force-unlock');
