@@ -139,15 +139,20 @@ static json_t *audit_view(json_t *list)
 	json_array_foreach(rz__items(list), i, it)
 	{
 		json_int_t code = json_integer_value(json_object_get(it, "code"));
-		char text[16];
+		const char *kind = rz__str(it, "kind"), *tenant = rz__str(it, "tenant");
+		const char *name = rz__str(it, "name");
+		char text[16], object[400];
 		snprintf(text, sizeof(text), "%lld", (long long)code);
+		/* "Run web1/run-1", "TFState web1", "User alice" */
+		snprintf(object, sizeof(object), "%s%s%s%s%s", kind, kind[0] ? " " : "", tenant,
+		         tenant[0] && name[0] ? "/" : "", name);
 		/* what it was done to, as the Audit page says it (kind, tenant/name), not a path */
-		json_array_append_new(
-		    out, json_pack("{s:o, s:s, s:s, s:s, s:s, s:s, s:{s:s, s:s}}", "when",
-		                   rz__when(rz__str(it, "time")), "user", rz__str(it, "user"),
-		                   "verb", rz__str(it, "verb"), "kind", rz__str(it, "kind"),
-		                   "tenant", rz__str(it, "tenant"), "name", rz__str(it, "name"),
-		                   "code", "text", text, "tone", code >= 400 ? "bad" : "ok"));
+		json_array_append_new(out, json_pack("{s:o, s:s, s:s, s:s, s:s, s:s, s:{s:s, s:s}}",
+		                                     "when", rz__when(rz__str(it, "time")), "user",
+		                                     rz__str(it, "user"), "verb",
+		                                     rz__str(it, "verb"), "kind", kind, "tenant",
+		                                     tenant, "object", object, "code", "text", text,
+		                                     "tone", code >= 400 ? "bad" : "ok"));
 	}
 	return out;
 }

@@ -178,6 +178,15 @@ static json_t *restore_row(const json_t *r)
 	                dry && strcmp(phase, "Succeeded") == 0);
 	json_object_set_new(row, "badge", phase_badge(phase));
 	json_object_set_new(row, "phase", rz__words(phase));
+	{
+		/* "…(simulated) sim/etcd-restore;": a list's last separator ends nothing */
+		const char *m = rz__str(r, "status.message");
+		size_t n = strlen(m);
+		while (n > 0 && (m[n - 1] == ';' || m[n - 1] == ' ')) {
+			n--;
+		}
+		json_object_set_new(row, "message", json_stringn(m, n));
+	}
 	json_object_set_new(row, "createdWhen", rz__when(rz__str(r, "metadata.creationTimestamp")));
 	return row;
 }

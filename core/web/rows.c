@@ -202,12 +202,20 @@ void rz__event_words(const json_t *e, json_t *row)
 	if (strncmp(m, phase, strlen(phase)) == 0) {
 		m += strlen(phase);
 	}
-	/* "Run started: started", "Run succeeded: succeeded" */
+	/* "Run started: started", "Run succeeded: run x (apply): succeeded" */
 	if (strcasecmp(m, last) == 0 || strcasecmp(m, words) == 0) {
 		m = "";
 	}
 	json_object_set_new(row, "reason", json_string(words));
-	json_object_set_new(row, "message", json_string(m));
+	{
+		size_t n = strlen(m), l = strlen(last);
+		if (l > 0 && n > l + 2 && strcasecmp(m + n - l, last) == 0 && m[n - l - 2] == ':' &&
+		    m[n - l - 1] == ' ') {
+			json_object_set_new(row, "message", json_stringn(m, n - l - 2));
+		} else {
+			json_object_set_new(row, "message", json_string(m));
+		}
+	}
 }
 
 json_t *rz__event_row(const json_t *e)

@@ -109,7 +109,9 @@ static json_t *upgrade_row(const json_t *u)
 	{
 		const char *mp = rz__str(m, "phase");
 		/* a step that never began in an upgrade that is over will not begin: not pending */
-		mp = mp[0] ? mp : terminal(phase) ? "NotStarted" : "Pending";
+		mp = (mp[0] == '\0' || strcmp(mp, "Pending") == 0) && terminal(phase) ? "NotStarted"
+		     : mp[0]                                                          ? mp
+		                                                                      : "Pending";
 		json_array_append_new(
 		    machines,
 		    json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:s, s:b}", "name",

@@ -267,6 +267,14 @@ async function main() {
 			ok(await page.locator('#upgrade-phase.badge-bad').count() === 1 && await page.locator('#upgrade-prechecks .badge-bad').count() >= 1,
 				'its phase and failed precheck are red badges');
 			ok(/ago$|^in /.test(await text(page, '#upgrade-live time')), 'its time is relative', await text(page, '#upgrade-live time'));
+			const checks = await page.evaluate(() => [...document.querySelectorAll('#upgrade-prechecks li')].map((l) => l.textContent.replace(/\s+/g, ' ').trim()));
+			ok(checks.length > 0 && checks.every((c) => !/[a-z][A-Z]/.test(c.split(' ').slice(1, 4).join(' '))), 'the prechecks are named in words, not identifiers (OneMinorAtATime)', checks.join(' | '));
+			const failedChecks = checks.filter((c) => /^Failed /.test(c));
+			const said = await text(page, '#upgrade-message');
+			ok(failedChecks.length < 2 || failedChecks.every((c) => said.includes(c.replace(/^Failed /, '').split(' ').slice(0, 3).join(' '))),
+				`the outcome names every precheck that failed (${failedChecks.length})`, `${said} / ${failedChecks.join(' | ')}`);
+			const steps = await page.evaluate(() => [...document.querySelectorAll('#upgrade-live tbody td.step')].map((t) => t.textContent.trim()));
+			ok(steps.every((st) => !/Pending/.test(st)), 'an upgrade that will not go ahead has no step still Pending', steps.join(' | '));
 			await look(page, 'upgrade-dry-run-failed');
 			await page.goto(`${BASE}/tenants/${T}/upgrades`);
 			await page.fill('#up-target', 'one.two');
