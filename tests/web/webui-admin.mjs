@@ -478,6 +478,8 @@ async function main() {
 		await page.evaluate(() => { window.__stayed = true; });
 		const done = await page.waitForFunction(() => /web-backup[\s\S]*Completed/.test(document.querySelector('#backups-live')?.textContent || ''), null, { timeout: 15000 }).then(() => true, () => false);
 		ok(done && await page.evaluate(() => window.__stayed === true), 'the backup is listed, and its phase follows live to Completed (no reload)');
+		const cbadge = await page.evaluate(() => [...document.querySelectorAll('#backups-live .badge')].filter((b) => /Completed/.test(b.textContent)).map((b) => b.className));
+		ok(cbadge.length > 0 && cbadge.every((c) => /badge-ok/.test(c)), 'a finished backup\'s Completed badge is green, as finished states are elsewhere', cbadge.join(', '));
 		await audit(page, 'backups');
 		const [dl] = await Promise.all([page.waitForEvent('download'), page.click('a[href="/backups/web-backup/manifest"]')]);
 		const file = await dl.path();
