@@ -40,9 +40,9 @@ static json_t *account_view(const json_t *who)
 {
 	json_t *groups = json_object_get(who, "groups");
 
-	return json_pack("{s:s, s:s, s:o, s:b, s:b}", "name", rz__str(who, "user"), "role",
-	                 rz__str(who, "role"), "groups",
-	                 groups ? json_incref(groups) : json_array(), "noGroups",
+	return json_pack("{s:s, s:s, s:b, s:o, s:b, s:b}", "name", rz__str(who, "user"), "role",
+	                 rz__str(who, "role"), "noRole", strcmp(rz__str(who, "role"), "none") == 0,
+	                 "groups", groups ? json_incref(groups) : json_array(), "noGroups",
 	                 json_array_size(groups) == 0, "sso",
 	                 json_is_true(json_object_get(who, "singleSignOn")));
 }
@@ -117,7 +117,7 @@ static void token_made(rz__page_t *pg, int code, json_t *body, const rz_inject_r
 	char path[160];
 
 	(void)r;
-	if (rz__page_failed(pg, code, body, "spec.")) {
+	if (rz__token_failed(pg, code, body)) {
 		account_page(pg); /* the API's cause (a role above the ceiling) beside its field */
 		return;
 	}

@@ -47,11 +47,17 @@ static json_t *warning_row(const json_t *e)
 	if (last[0] == '\0') {
 		last = rz__str(e, "metadata.creationTimestamp");
 	}
-	return json_pack(
-	    "{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:I}", "tenant", rz__str(e, "metadata.tenant"),
-	    "kind", rz__str(e, "involvedObject.kind"), "object", rz__str(e, "involvedObject.name"),
-	    "reason", rz__str(e, "reason"), "message", rz__str(e, "message"), "last", last, "when",
-	    rz__when(last), "count", json_integer_value(json_object_get(e, "count")));
+	const char *tone = rz__tone_any(rz__str(e, "reason"));
+	json_t *row = json_pack(
+	    "{s:s, s:s, s:s, s:s, s:o, s:I, s:s}", "tenant", rz__str(e, "metadata.tenant"), "kind",
+	    rz__str(e, "involvedObject.kind"), "object", rz__str(e, "involvedObject.name"), "last",
+	    last, "when", rz__when(last), "count", json_integer_value(json_object_get(e, "count")),
+	    /* a warning's colour is its meaning's, as everywhere ("Run awaiting approval" waits);
+	     * one whose reason says nothing of it is bad news */
+	    "tone", strcmp(tone, "neutral") == 0 || strcmp(tone, "ok") == 0 ? "bad" : tone);
+
+	rz__event_words(e, row);
+	return row;
 }
 
 /* [{name, count, tone}] from the API's summary of what (GET /api/v1/summary: {what: {total,
@@ -133,13 +139,20 @@ static json_t *audit_view(json_t *list)
 	json_array_foreach(rz__items(list), i, it)
 	{
 		json_int_t code = json_integer_value(json_object_get(it, "code"));
-		char text[16];
+		const char *kind = rz__str(it, "kind"), *tenant = rz__str(it, "tenant");
+		const char *name = rz__str(it, "name");
+		char text[16], object[400];
 		snprintf(text, sizeof(text), "%lld", (long long)code);
-		json_array_append_new(
-		    out, json_pack("{s:o, s:s, s:s, s:s, s:{s:s, s:s}}", "when",
-		                   rz__when(rz__str(it, "time")), "user", rz__str(it, "user"),
-		                   "verb", rz__str(it, "verb"), "path", rz__str(it, "path"), "code",
-		                   "text", text, "tone", code >= 400 ? "bad" : "ok"));
+		/* "Run web1/run-1", "TFState web1", "User alice" */
+		snprintf(object, sizeof(object), "%s%s%s%s%s", kind, kind[0] ? " " : "", tenant,
+		         tenant[0] && name[0] ? "/" : "", name);
+		/* what it was done to, as the Audit page says it (kind, tenant/name), not a path */
+		json_array_append_new(out, json_pack("{s:o, s:s, s:s, s:s, s:s, s:s, s:{s:s, s:s}}",
+		                                     "when", rz__when(rz__str(it, "time")), "user",
+		                                     rz__str(it, "user"), "verb",
+		                                     rz__str(it, "verb"), "kind", kind, "tenant",
+		                                     tenant, "object", object, "code", "text", text,
+		                                     "tone", code >= 400 ? "bad" : "ok"));
 	}
 	return out;
 }
@@ -150,6 +163,7 @@ static void panels_view(rz__page_t *pg)
 {
 	static const char *const going[] = { "Queued", "Running", "AwaitingApproval", NULL };
 	static const char *const failed[] = { "Failed", NULL };
+	static const char *const awaiting[] = { "AwaitingApproval", NULL };
 	json_t *v = pg->view;
 	const json_t *summary = rz__page_got(pg, 0);
 	const json_t *recent = json_object_get(summary, "recent");
@@ -164,6 +178,7 @@ static void panels_view(rz__page_t *pg)
 	json_object_set_new(v, "machinesByStage", by_stage);
 	json_object_set_new(v, "activeCount", json_integer(runs_in(summary, going)));
 	json_object_set_new(v, "failedCount", json_integer(runs_in(summary, failed)));
+	json_object_set_new(v, "awaitingCount", json_integer(runs_in(summary, awaiting)));
 	json_object_set_new(v, "warningCount", json_integer((json_int_t)json_array_size(warnings)));
 	run_list(v, "runsRunning", json_object_get(recent, "activeRuns"), runs_in(summary, going));
 	run_list(v, "runsFailed", json_object_get(recent, "failedRuns"), runs_in(summary, failed));

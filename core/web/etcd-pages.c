@@ -138,8 +138,16 @@ static json_t *backup_row(const json_t *b)
 	                "message", over_badly ? rz__str(b, "status.message") : "", "restorable",
 	                strcmp(phase, "Succeeded") == 0);
 	json_object_set_new(row, "badge", phase_badge(phase));
+	json_object_set_new(row, "phase", rz__words(phase));
 	json_object_set_new(row, "createdWhen", rz__when(rz__str(b, "metadata.creationTimestamp")));
 	return row;
+}
+
+/* A restore step's name as people read it ("WaitHealthy": "Wait until healthy"). */
+static json_t *step_label(const char *name)
+{
+	return strcmp(name, "WaitHealthy") == 0 ? json_string("Wait until healthy")
+	                                        : rz__words(name);
 }
 
 /* A restore for the tab's table and its page's live region (parts/etcdrestore-live). */
@@ -155,10 +163,11 @@ static json_t *restore_row(const json_t *r)
 	{
 		const char *sp = rz__str(s, "phase");
 		json_array_append_new(
-		    steps, json_pack("{s:s, s:s, s:o, s:s, s:b}", "name", rz__str(s, "name"),
-		                     "phase", sp[0] ? sp : "Pending", "badge",
-		                     phase_badge(sp[0] ? sp : "Pending"), "message",
-		                     rz__str(s, "message"), "failed", strcmp(sp, "Failed") == 0));
+		    steps,
+		    json_pack("{s:s, s:o, s:s, s:o, s:s, s:b}", "name", rz__str(s, "name"), "label",
+		              step_label(rz__str(s, "name")), "phase", sp[0] ? sp : "Pending",
+		              "badge", phase_badge(sp[0] ? sp : "Pending"), "message",
+		              rz__str(s, "message"), "failed", strcmp(sp, "Failed") == 0));
 	}
 	row = json_pack("{s:s, s:s, s:b, s:s, s:s, s:s, s:s, s:o, s:b, s:b}", "name",
 	                rz__str(r, "metadata.name"), "backup", rz__str(r, "spec.backup"), "dryRun",
@@ -168,6 +177,16 @@ static json_t *restore_row(const json_t *r)
 	                json_array_size(steps) == 0, "canRestore",
 	                dry && strcmp(phase, "Succeeded") == 0);
 	json_object_set_new(row, "badge", phase_badge(phase));
+	json_object_set_new(row, "phase", rz__words(phase));
+	{
+		/* "…(simulated) sim/etcd-restore;": a list's last separator ends nothing */
+		const char *m = rz__str(r, "status.message");
+		size_t n = strlen(m);
+		while (n > 0 && (m[n - 1] == ';' || m[n - 1] == ' ')) {
+			n--;
+		}
+		json_object_set_new(row, "message", json_stringn(m, n));
+	}
 	json_object_set_new(row, "createdWhen", rz__when(rz__str(r, "metadata.creationTimestamp")));
 	return row;
 }
@@ -354,7 +373,10 @@ static void restore_created(rz__page_t *pg, int code, json_t *body, const rz_inj
 	}
 	snprintf(path, sizeof(path), "/tenants/%s/etcdrestores/%s", tenant_of(pg),
 	         rz__str(body, "metadata.name"));
-	rz__page_redirect(pg, path, "restore");
+	rz__page_redirect(pg, path,
+	                  json_is_true(json_object_get(json_object_get(body, "spec"), "dryRun"))
+	                      ? "restore-dry"
+	                      : "restore");
 }
 
 /* The API decides who may (admin) and what may be restored (a Succeeded snapshot, a lost

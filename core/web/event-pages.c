@@ -158,14 +158,16 @@ static json_t *event_row(const json_t *e)
 	if (tenant[0] == '\0') {
 		tenant = rz__str(e, "metadata.namespace");
 	}
-	return json_pack(
-	    "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:I, s:b, s:{s:s, s:s}}", "id",
+	json_t *row = json_pack(
+	    "{s:s, s:s, s:s, s:s, s:s, s:o, s:I, s:b, s:{s:s, s:s}}", "id",
 	    rz__str(e, "metadata.name"), "tenant", tenant, "kind",
-	    rz__str(e, "involvedObject.kind"), "object", rz__str(e, "involvedObject.name"),
-	    "reason", rz__str(e, "reason"), "message", rz__str(e, "message"), "last", last, "when",
-	    rz__when(last), "count", json_integer_value(json_object_get(e, "count")), "repeated",
-	    json_integer_value(json_object_get(e, "count")) > 1, "type", "text",
+	    rz__str(e, "involvedObject.kind"), "object", rz__str(e, "involvedObject.name"), "last",
+	    last, "when", rz__when(last), "count", json_integer_value(json_object_get(e, "count")),
+	    "repeated", json_integer_value(json_object_get(e, "count")) > 1, "type", "text",
 	    type[0] ? type : "Normal", "tone", strcmp(type, "Warning") == 0 ? "bad" : "neutral");
+
+	rz__event_words(e, row);
+	return row;
 }
 
 /* view.rows: the newest EVENTS_SHOWN Events of the list in slot 0, the one that last

@@ -35,6 +35,32 @@ static const rz__field_t *field_of(const char *api, const rz__field_t *map, size
 	return best;
 }
 
+/* The API's words for a value (its validators' and schema's) as people read them; the
+ * first whose phrase the message has wins. */
+static const struct {
+	const char *phrase, *plain;
+} plain_words[] = {
+	{ "must consist of lower case alphanumeric characters or '-'",
+	  "use lower-case letters, digits and '-', starting and ending with a letter or digit "
+	  "(as my-name)" },
+	{ "must consist of lower case alphanumeric characters, '-' or '.'",
+	  "use lower-case letters, digits, '-' and '.', starting and ending with a letter or "
+	  "digit (as example.com)" },
+	{ "expected an integer, got", "must be a whole number, such as 3" },
+	{ "expected a boolean, got", "must be yes or no" },
+	{ "needs names or a selector", "choose the tenants: by name, by labels, or Every tenant" },
+};
+
+static const char *plain_of(const char *msg)
+{
+	for (size_t i = 0; i < sizeof(plain_words) / sizeof(plain_words[0]); i++) {
+		if (strstr(msg, plain_words[i].phrase) != NULL) {
+			return plain_words[i].plain;
+		}
+	}
+	return msg;
+}
+
 /* The message of a cause in plain words: the part of the field below the form's field first
  * ("item 2: …", "team: …"), and every API path it names as the form's label. */
 static void plain_cause(char *out, size_t size, const char *rest, const char *msg,
@@ -51,6 +77,7 @@ static void plain_cause(char *out, size_t size, const char *rest, const char *ms
 		o = (size_t)snprintf(buf, sizeof(buf), "%s: ", rest + 1);
 	}
 	o0 = o;
+	msg = plain_of(msg);
 	for (const char *s = msg; *s != '\0' && o + 1 < sizeof(buf);) {
 		const rz__field_t *f = NULL;
 		const char *after = NULL;
@@ -145,6 +172,12 @@ static void problem_at(rz__page_t *pg, const char *field, const char *anchor, co
 void rz__form_problem(rz__page_t *pg, const char *field, const char *label, const char *message)
 {
 	problem_at(pg, field, NULL, label, message);
+}
+
+void rz__form_problem_at(rz__page_t *pg, const char *field, const char *anchor, const char *label,
+                         const char *message)
+{
+	problem_at(pg, field, anchor, label, message);
 }
 
 bool rz__form_failed(rz__page_t *pg, int code, const json_t *status, const rz__field_t *map,

@@ -189,6 +189,9 @@ bool rz__token_expiry(rz__page_t *pg, json_t *spec);
  * expiry's error set on the page, when the expiry cannot be read. Caller owns. */
 json_t *rz__token_spec(rz__page_t *pg);
 #define RZ__TOKEN_EXPIRY_DEFAULT "90d"
+/* A failed creation of a token (code outside 2xx, status the API's): its causes beside the
+ * token form's fields, in plain words (rz__form_failed); true when it failed. */
+bool rz__token_failed(rz__page_t *pg, int code, const json_t *status);
 /* The lifetimes offered [{value, label, selected}], want selected; a token's row {id, role,
  * description, created, expires, lastUsed}. Caller owns the results. */
 json_t *rz__token_expiries(const char *want);
@@ -321,6 +324,9 @@ json_t *rz__run_row(const json_t *r);
 json_t *rz__nodegroup_row(const json_t *g);
 json_t *rz__event_row(const json_t *e);
 json_t *rz__condition_row(const json_t *c);
+/* row.reason and row.message of the Event e as people read them: the reason in words ("Run
+ * started"), the message without what repeats it ("started", "phase Ready "). */
+void rz__event_words(const json_t *e, json_t *row);
 /* A new array of row(each of items) (borrowed). Caller owns the result. */
 json_t *rz__rows(json_t *items, json_t *(*row)(const json_t *));
 /* A new array of items (borrowed) in the order of cmp. Caller owns the result. Orders (qsort
@@ -351,6 +357,9 @@ typedef struct rz__field {
  * view.form.errors.FIELD, and in view.form.problems [{field, label, message, linked}] for
  * parts/form-problems; the page's code becomes 422 unless it is an error already. */
 void rz__form_problem(rz__page_t *pg, const char *field, const char *label, const char *message);
+/* The same, the summary's link to the element anchor (NULL: "f-FIELD"). */
+void rz__form_problem_at(rz__page_t *pg, const char *field, const char *anchor, const char *label,
+                         const char *message);
 /* A failed action (code outside 2xx, status its Status): its causes as problems of the
  * fields map names, in plain words, or its message when no cause has a field; pg->code as
  * rz__page_failed sets it. True when it failed. */
@@ -368,6 +377,14 @@ json_t *rz__pairs_text(const json_t *map);
  * as "3 min ago" with the exact time on hover ("" when iso is NULL). Callers own results. */
 const char *rz__tone(const char *word);
 json_t *rz__badge(const char *word);
+/* rz__tone_any: rz__tone, or for a word none of its lists has the tone of its last words
+ * ("RunAwaitingApproval": "wait"), as an Event's reason. rz__words_into: a CamelCase word as
+ * people read it ("AwaitingApproval": "Awaiting approval", "APIToken": "API token") into out
+ * (size bytes, cut to fit); rz__words: the same as a new JSON string (caller owns). The
+ * badge's text is the word's words, its tone rz__tone_any's. */
+const char *rz__tone_any(const char *word);
+void rz__words_into(const char *word, char *out, size_t size);
+json_t *rz__words(const char *word);
 json_t *rz__when(const char *iso);
 
 /* Small helpers for view models. */

@@ -3,8 +3,10 @@
  * they are listed in. One place, so that a page and its live region render alike. */
 #include <config.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <jansson.h>
 
@@ -85,7 +87,12 @@ json_t *rz__tenant_row(const json_t *t)
 	const json_t *st = json_object_get(t, "status");
 	const json_t *m = json_object_get(st, "machines");
 	const char *phase = rz__str(t, "status.phase")[0] ? rz__str(t, "status.phase") : "Pending";
-	json_int_t total = json_integer_value(json_object_get(m, "total"));
+	/* the machines wanted (the node groups' counts), as a node group's row says it, not
+	 * those that exist yet; those that exist beyond them are said apart */
+	json_int_t have = json_integer_value(json_object_get(m, "total"));
+	json_int_t total = json_is_integer(json_object_get(m, "desired"))
+	                       ? json_integer_value(json_object_get(m, "desired"))
+	                       : have;
 	const char *last = rz__str(t, "status.lastRun.phase");
 	const json_t *c;
 	size_t i;
@@ -97,6 +104,9 @@ json_t *rz__tenant_row(const json_t *t)
 	              total == 1 ? "machine" : "machines");
 
 	json_object_set_new(row, "phaseTone", json_string(rz__tone(phase)));
+	json_object_set_new(row, "phase", rz__words(phase)); /* as people read it */
+	json_object_set_new(row, "exist", json_integer(have));
+	json_object_set_new(row, "extra", json_boolean(have > total));
 	/* a run waiting for approval shows in the Reconciled condition, not in lastRun (the
 	 * last one that ended) */
 	json_array_foreach(json_object_get(st, "conditions"), i, c)
@@ -111,11 +121,12 @@ json_t *rz__tenant_row(const json_t *t)
 		json_object_set_new(row, "lastRun",
 		                    json_pack("{s:s, s:s, s:s, s:s, s:b, s:b}", "id",
 		                              rz__str(t, "status.lastRun.id"), "operation",
-		                              rz__str(t, "status.lastRun.operation"), "phase",
-		                              last[0] ? last : "Queued", "tone",
-		                              rz__tone(last[0] ? last : "Queued"), "awaiting",
-		                              strcmp(last, "AwaitingApproval") == 0, "active",
-		                              run_active(last)));
+		                              rz__str(t, "status.lastRun.operation"), "phase", "",
+		                              "tone", rz__tone(last[0] ? last : "Queued"),
+		                              "awaiting", strcmp(last, "AwaitingApproval") == 0,
+		                              "active", run_active(last)));
+		json_object_set_new(json_object_get(row, "lastRun"), "phase",
+		                    rz__words(last[0] ? last : "Queued"));
 	}
 	return row;
 }
@@ -139,6 +150,7 @@ json_t *rz__run_row(const json_t *r)
 	    json_integer_value(json_object_get(ch, "destroy")), "awaiting",
 	    strcmp(phase, "AwaitingApproval") == 0, "active", run_active(phase));
 	json_object_set_new(row, "phaseTone", json_string(rz__tone(phase[0] ? phase : "Queued")));
+	json_object_set_new(row, "phase", rz__words(phase[0] ? phase : "Queued"));
 	json_object_set_new(row, "createdWhen", rz__when(rz__str(r, "metadata.creationTimestamp")));
 	json_object_set_new(row, "failed", json_boolean(strcmp(phase, "Failed") == 0));
 	return row;
@@ -156,6 +168,7 @@ json_t *rz__machine_row(const json_t *m)
 	              "stage", stage[0] ? stage : "Unknown", "address", rz__str(m, "spec.address"),
 	              "ready", ready, "running", strcmp(stage, "Running") == 0);
 	json_object_set_new(row, "stageTone", json_string(rz__tone(stage[0] ? stage : "Unknown")));
+	json_object_set_new(row, "stage", rz__words(stage[0] ? stage : "Unknown"));
 	json_object_set_new(row, "readyTone", json_string(rz__tone(ready ? "True" : "False")));
 	return row;
 }
@@ -177,13 +190,42 @@ json_t *rz__nodegroup_row(const json_t *g)
 	                 "total", total, "readyTone", tone, "extra", total > count);
 }
 
+void rz__event_words(const json_t *e, json_t *row)
+{
+	const char *reason = rz__str(e, "reason"), *m = rz__str(e, "message"), *last;
+	char words[128], phase[160];
+
+	rz__words_into(reason, words, sizeof(words));
+	last = strrchr(words, ' ') ? strrchr(words, ' ') + 1 : words;
+	/* "Ready: phase Ready (was Provisioning): …" says its reason twice */
+	snprintf(phase, sizeof(phase), "phase %s ", reason);
+	if (strncmp(m, phase, strlen(phase)) == 0) {
+		m += strlen(phase);
+	}
+	/* "Run started: started", "Run succeeded: run x (apply): succeeded" */
+	if (strcasecmp(m, last) == 0 || strcasecmp(m, words) == 0) {
+		m = "";
+	}
+	json_object_set_new(row, "reason", json_string(words));
+	{
+		size_t n = strlen(m), l = strlen(last);
+		if (l > 0 && n > l + 2 && strcasecmp(m + n - l, last) == 0 && m[n - l - 2] == ':' &&
+		    m[n - l - 1] == ' ') {
+			json_object_set_new(row, "message", json_stringn(m, n - l - 2));
+		} else {
+			json_object_set_new(row, "message", json_string(m));
+		}
+	}
+}
+
 json_t *rz__event_row(const json_t *e)
 {
 	const char *type = rz__str(e, "type");
 	json_t *row = json_pack(
-	    "{s:s, s:s, s:s, s:s, s:s, s:b}", "type", type, "reason", rz__str(e, "reason"),
-	    "message", rz__str(e, "message"), "object", rz__str(e, "involvedObject.name"), "kind",
-	    rz__str(e, "involvedObject.kind"), "warning", strcmp(type, "Warning") == 0);
+	    "{s:s, s:s, s:s, s:b}", "type", type, "object", rz__str(e, "involvedObject.name"),
+	    "kind", rz__str(e, "involvedObject.kind"), "warning", strcmp(type, "Warning") == 0);
+
+	rz__event_words(e, row);
 
 	json_object_set_new(row, "when",
 	                    rz__when(rz__str(e, "lastTimestamp")[0]
@@ -192,6 +234,33 @@ json_t *rz__event_row(const json_t *e)
 	json_object_set_new(row, "typeTone",
 	                    json_string(strcmp(type, "Warning") == 0 ? "bad" : "neutral"));
 	return row;
+}
+
+/* A condition as people read it: "Machines ready", "Control plane: not ready", "Not
+ * reconciled", "Drifted"; its reason in words after it, unless it says the same. */
+static void condition_words(const char *type, const char *status, char *text, size_t size)
+{
+	char words[96];
+	size_t n;
+
+	rz__words_into(type, words, sizeof(words));
+	n = strlen(words);
+	if (strcmp(status, "True") == 0) {
+		snprintf(text, size, "%s", words);
+	} else if (strcmp(status, "False") != 0) {
+		snprintf(text, size, "%s: unknown", words);
+	} else if (strcmp(words, "Ready") == 0) {
+		snprintf(text, size, "Not ready");
+	} else if (n > 6 && strcmp(words + n - 6, " ready") == 0) {
+		snprintf(text, size, "%.*s: not ready", (int)(n - 6), words);
+	} else if (strcmp(type, "Drifted") == 0) {
+		snprintf(text, size, "No drift");
+	} else {
+		snprintf(text, size, "Not %c%s",
+		         words[0] >= 'A' && words[0] <= 'Z' ? (char)(words[0] - 'A' + 'a')
+		                                            : words[0],
+		         words[0] ? words + 1 : "");
+	}
 }
 
 json_t *rz__condition_row(const json_t *c)
@@ -206,6 +275,21 @@ json_t *rz__condition_row(const json_t *c)
 	    json_pack("{s:s, s:s, s:s, s:s, s:s}", "type", type, "status", status, "reason",
 	              rz__str(c, "reason"), "message", rz__str(c, "message"), "tone", tone);
 
+	char text[128], why[128];
+
+	condition_words(type, status, text, sizeof(text));
+	rz__words_into(rz__str(c, "reason"), why, sizeof(why));
+	if (why[0] >= 'A' && why[0] <= 'Z' && !(why[1] >= 'A' && why[1] <= 'Z')) {
+		why[0] = (char)(why[0] - 'A' + 'a'); /* "— no control plane", after the badge */
+	}
+	json_object_set_new(row, "text", json_string(text));
+	/* a reason that repeats the badge ("Ready True Ready", "AllReady") says nothing more */
+	json_object_set_new(row, "why",
+	                    json_string(strcasecmp(why, text) == 0 ||
+	                                        strcasecmp(rz__str(c, "reason"), type) == 0 ||
+	                                        strcmp(rz__str(c, "reason"), "AllReady") == 0
+	                                    ? ""
+	                                    : why));
 	json_object_set_new(row, "since",
 	                    rz__when(rz__str(c, "lastTransitionTime")[0]
 	                                 ? rz__str(c, "lastTransitionTime")
@@ -313,6 +397,40 @@ json_t *rz__machine_detail_row(const json_t *m)
 	return row;
 }
 
+/* A plan's reason for an action (tofu's action_reason) as people read it. */
+static json_t *plan_reason(const char *reason)
+{
+	static const struct {
+		const char *tf, *words;
+	} reasons[] = {
+		{ "delete_because_no_resource_config", "no longer in the configuration" },
+		{ "delete_because_no_module", "its module is no longer in the configuration" },
+		{ "delete_because_wrong_repetition", "its count or for_each changed" },
+		{ "delete_because_count_index", "beyond the count now" },
+		{ "delete_because_each_key", "its for_each key is gone" },
+		{ "delete_because_no_move_target", "the target it moved to is gone" },
+		{ "replace_because_tainted", "it is tainted" },
+		{ "replace_because_cannot_update", "it cannot be changed in place" },
+		{ "replace_by_request", "a replacement was asked for" },
+		{ "replace_by_triggers", "a replace trigger changed" },
+		{ "read_because_config_unknown", "read once its configuration is known" },
+		{ "read_because_dependency_pending", "read once what it depends on is done" },
+		{ "read_because_check_nested", "read for a check" },
+	};
+	char buf[128];
+
+	for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++) {
+		if (strcmp(reason, reasons[i].tf) == 0) {
+			return json_string(reasons[i].words);
+		}
+	}
+	snprintf(buf, sizeof(buf), "%s", reason); /* another one: its words, at least */
+	for (char *c = buf; *c != '\0'; c++) {
+		*c = *c == '_' ? ' ' : *c;
+	}
+	return json_string(buf);
+}
+
 /* What a run's plan changes: each resource with its action, destroying ones marked. */
 static json_t *plan_resources(const json_t *run)
 {
@@ -325,9 +443,9 @@ static json_t *plan_resources(const json_t *run)
 		const char *action = rz__str(r, "action");
 		json_array_append_new(
 		    out,
-		    json_pack("{s:s, s:s, s:s, s:s, s:b}", "address", rz__str(r, "address"),
-		              "action", action, "reason", rz__str(r, "reason"), "machine",
-		              rz__str(r, "machine"), "destroys",
+		    json_pack("{s:s, s:s, s:o, s:s, s:b}", "address", rz__str(r, "address"),
+		              "action", action, "reason", plan_reason(rz__str(r, "reason")),
+		              "machine", rz__str(r, "machine"), "destroys",
 		              strcmp(action, "delete") == 0 || strcmp(action, "replace") == 0));
 	}
 	return out;

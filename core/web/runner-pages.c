@@ -41,8 +41,10 @@ static json_t *runner_row(const json_t *r)
 	const json_t *st = json_object_get(r, "status");
 	const char *phase = rz__str(r, "status.phase");
 	char granted[512], refused[512];
+	json_int_t running = (json_int_t)json_array_size(json_object_get(st, "running"));
+	json_t *row;
 
-	return json_pack(
+	row = json_pack(
 	    "{s:s, s:o, s:s, s:s, s:s, s:I, s:I, s:o, s:b}", "name", rz__str(r, "metadata.name"),
 	    "phase", rz__badge(phase[0] ? phase : "Never seen"), "labels",
 	    labels_text(json_object_get(json_object_get(r, "spec"), "labels"), granted,
@@ -54,6 +56,13 @@ static json_t *runner_row(const json_t *r)
 	    rz__when(rz__str(r, "status.lastHeartbeat")[0] ? rz__str(r, "status.lastHeartbeat")
 	                                                   : NULL),
 	    "hasRefused", json_object_size(json_object_get(st, "refusedLabels")) > 0);
+	/* a runner never seen has no heartbeat and no slots to say: its badge says it */
+	json_object_set_new(row, "seen", json_boolean(rz__str(r, "status.lastHeartbeat")[0]));
+	json_object_set_new(
+	    row, "hasSlots",
+	    json_boolean(json_integer_value(json_object_get(st, "concurrency")) > 0));
+	json_object_set_new(row, "runsWord", json_string(running == 1 ? "run" : "runs"));
+	return row;
 }
 
 static void runners_ready(rz__page_t *pg)

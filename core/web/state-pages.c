@@ -56,14 +56,24 @@ static json_t *version_row(const json_t *it)
 
 	char human[32];
 
+	const char *by = rz__str(it, "run");
+	json_t *row;
+
 	rz_ui_bytes(human, sizeof(human), json_integer_value(json_object_get(it, "size")));
-	return json_pack("{s:I, s:s, s:o, s:s, s:s, s:I, s:s, s:b, s:s}", "version",
-	                 json_integer_value(json_object_get(it, "version")), "time",
-	                 rz__str(it, "time"), "when", rz__when(rz__str(it, "time")), "lineage",
-	                 rz__str(it, "lineage"), "run", rz__str(it, "run"), "size",
-	                 json_integer_value(json_object_get(it, "size")), "human", human, "current",
-	                 json_is_true(json_object_get(it, "current")), "serial",
-	                 serial ? "" : "none");
+	row = json_pack(
+	    "{s:I, s:s, s:o, s:s, s:s, s:I, s:s, s:b, s:s}", "version",
+	    json_integer_value(json_object_get(it, "version")), "time", rz__str(it, "time"), "when",
+	    rz__when(rz__str(it, "time")), "lineage", rz__str(it, "lineage"), "run", by, "size",
+	    json_integer_value(json_object_get(it, "size")), "human", human, "current",
+	    json_is_true(json_object_get(it, "current")), "serial", serial ? "" : "none");
+	/* "run/run-86e85c10": the run, a link to its page; another writer as its name */
+	if (strncmp(by, "run/", 4) == 0 && by[4] != '\0') {
+		json_object_set_new(row, "runId", json_string(by + 4));
+	} else {
+		json_object_set_new(row, "by",
+		                    json_string(strchr(by, '/') ? strchr(by, '/') + 1 : by));
+	}
+	return row;
 }
 
 /* The lock on the state, as the list says ({id, who, operation, created, when}), or NULL. */
@@ -76,11 +86,18 @@ static json_t *lock_view(const json_t *list)
 		return NULL;
 	}
 	/* tofu's "OperationTypeApply": "apply" */
+	char lower[64];
+
 	if (strncmp(op, "OperationType", 13) == 0 && op[13] != '\0') {
 		op += 13;
 	}
+	/* "Apply": "apply", as runs' operations are said everywhere */
+	snprintf(lower, sizeof(lower), "%s", op);
+	for (char *c = lower; *c != '\0'; c++) {
+		*c = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+	}
 	return json_pack("{s:s, s:s, s:s, s:o}", "id", rz__str(l, "id"), "who",
-	                 rz__str(l, "who")[0] ? rz__str(l, "who") : "someone", "operation", op,
+	                 rz__str(l, "who")[0] ? rz__str(l, "who") : "someone", "operation", lower,
 	                 "when", rz__when(rz__str(l, "created")[0] ? rz__str(l, "created") : NULL));
 }
 

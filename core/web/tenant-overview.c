@@ -146,6 +146,37 @@ static json_t *last_snapshot(json_t *snaps)
 	return out;
 }
 
+/* The control plane's endpoint as the cluster has it: the tenant's, else (as the Talos
+ * plugin makes it) https://ADDRESS:6443 of its first control plane machine; "" when neither
+ * is known yet. *derived: whether it is the machine's. */
+static void cp_endpoint(const json_t *t, json_t *machines, char *out, size_t size, bool *derived)
+{
+	const char *given = rz__str(t, "spec.controlPlaneEndpoint"), *best = NULL, *addr = "";
+	const json_t *m;
+	size_t i;
+
+	*derived = false;
+	snprintf(out, size, "%s", given);
+	if (given[0] != '\0') {
+		return;
+	}
+	json_array_foreach(machines, i, m)
+	{
+		const char *name = rz__str(m, "metadata.name");
+		if (strcmp(rz__str(m, "spec.role"), "controlplane") == 0 &&
+		    rz__str(m, "spec.address")[0] != '\0' &&
+		    (best == NULL || strcmp(name, best) < 0)) {
+			best = name;
+			addr = rz__str(m, "spec.address");
+		}
+	}
+	if (best != NULL) {
+		snprintf(out, size, strchr(addr, ':') ? "https://[%s]:6443" : "https://%s:6443",
+		         addr);
+		*derived = true;
+	}
+}
+
 static void overview(rz__page_t *pg, const json_t *t)
 {
 	static const char *const upgrade_what[] = { "component", "spec.component", "target",
@@ -171,6 +202,21 @@ static void overview(rz__page_t *pg, const json_t *t)
 	              rz__str(t, "status.kubernetesVersion"), "moreEvents",
 	              json_array_size(events) > OVERVIEW_EVENTS);
 	json_decref(events);
+	{
+		char ep[300];
+		bool derived;
+		cp_endpoint(t, rz__items(rz__page_got(pg, SLOT_MACHINES)), ep, sizeof(ep),
+		            &derived);
+		json_object_set_new(o, "endpoint", json_string(ep));
+		json_object_set_new(o, "endpointDerived", json_boolean(derived));
+	}
+	/* the running version said once when it is the one wanted */
+	json_object_set_new(o, "talosSame",
+	                    json_boolean(strcmp(rz__str(t, "spec.talosVersion"),
+	                                        rz__str(t, "status.talosVersion")) == 0));
+	json_object_set_new(o, "kubernetesSame",
+	                    json_boolean(strcmp(rz__str(t, "spec.kubernetesVersion"),
+	                                        rz__str(t, "status.kubernetesVersion")) == 0));
 	json_object_set_new(o, "lastApplied",
 	                    rz__when(rz__str(t, "status.lastApplied")[0]
 	                                 ? rz__str(t, "status.lastApplied")

@@ -108,13 +108,25 @@ void rz__admin_forget(void)
 
 /* ------------------------------------------------------------------ the form */
 
-/* The form's expiry refused here: its cause beside the field, as the API's would be. */
-static bool expiry_refused(rz__page_t *pg, const char *why)
-{
-	json_t *f = rz__form_view(pg);
+/* The token form's fields (core/web/form.c), on a user's page and on My account alike. */
+static const rz__field_t token_fields[] = {
+	{ "spec.description", "spec_description", "Description", "t-description" },
+	{ "spec.role", "spec_role", "Role", "t-role" },
+	{ "spec.expiresAt", "spec_expiresAt", "Expiry", "t-expires-on" },
+};
 
-	json_object_set_new(f, "errors", json_pack("{s:s}", "spec_expiresAt", why));
-	rz__page_toast(pg, false, "The token's expiry is not valid.");
+bool rz__token_failed(rz__page_t *pg, int code, const json_t *status)
+{
+	return rz__form_failed(pg, code, status, token_fields,
+	                       sizeof(token_fields) / sizeof(token_fields[0]));
+}
+
+/* The form's expiry refused here: beside the field, once, as the API's would be; anchor:
+ * the control at fault. */
+static bool expiry_refused(rz__page_t *pg, const char *anchor, const char *why)
+{
+	rz__form_view(pg);
+	rz__form_problem_at(pg, "spec_expiresAt", anchor, "Expiry", why);
 	pg->code = 422;
 	return false;
 }
@@ -153,13 +165,16 @@ bool rz__token_expiry(rz__page_t *pg, json_t *spec)
 
 	if (on[0] != '\0') {
 		if (strlen(on) != 10) {
-			return expiry_refused(pg, "must be a date such as 2027-01-31");
+			return expiry_refused(pg, "t-expires-on",
+			                      "Must be a date such as 2027-01-31.");
 		}
 		snprintf(at, sizeof(at), "%sT00:00:00Z", on);
 		t = rz_time_parse(at);
 		if (t >= 0 && t <= rz_clock_now_ms() / 1000) {
-			return expiry_refused(pg,
-			                      "is not in the future: the token would never work");
+			return expiry_refused(
+			    pg, "t-expires-on",
+			    "The date is not in the future: the token would never "
+			    "work.");
 		}
 		json_object_set_new(spec, "expiresAt", json_string(at)); /* the API checks it */
 		return true;
@@ -175,7 +190,7 @@ bool rz__token_expiry(rz__page_t *pg, json_t *spec)
 			return true;
 		}
 	}
-	return expiry_refused(pg, "must be one of 1h, 1d, 7d, 30d, 90d, never");
+	return expiry_refused(pg, "t-expires-in", "Must be one of 1 hour to 90 days, or never.");
 }
 
 json_t *rz__token_row(const json_t *t)

@@ -431,13 +431,16 @@ void rz__page_me(rz__page_t *pg)
 		json_object_set_new(v, "csrf", json_string(pg->csrf));
 		/* canEdit, canAdmin: on this page (a tenant's: there); hasRole, isAdmin: on
 		 * the installation (the daemon-wide pages) */
-		json_object_set_new(v, "me",
-		                    json_pack("{s:s, s:s, s:b, s:b, s:b, s:b}", "name", pg->p->user,
-		                              "role", rz_role_name(pg->p->role), "canEdit",
-		                              rz__may(pg, RZ_ROLE_EDIT), "canAdmin",
-		                              rz__may(pg, RZ_ROLE_ADMIN), "hasRole",
-		                              rz__may_all(pg, RZ_ROLE_VIEW), "isAdmin",
-		                              rz__may_all(pg, RZ_ROLE_ADMIN)));
+		json_object_set_new(
+		    v, "me",
+		    json_pack("{s:s, s:s, s:b, s:b, s:b, s:b}", "name", pg->p->user,
+		              /* role none: what it may do is per tenant */
+		              "role",
+		              pg->p->role < RZ_ROLE_VIEW ? "roles per tenant"
+		                                         : rz_role_name(pg->p->role),
+		              "canEdit", rz__may(pg, RZ_ROLE_EDIT), "canAdmin",
+		              rz__may(pg, RZ_ROLE_ADMIN), "hasRole", rz__may_all(pg, RZ_ROLE_VIEW),
+		              "isAdmin", rz__may_all(pg, RZ_ROLE_ADMIN)));
 	}
 }
 
@@ -469,7 +472,7 @@ static void common(rz__page_t *pg)
 			{ "ngdeleted", "Node group deleted: a run destroys its machines." },
 			{ "planstarted", "Plan run started: it shows what an apply would change." },
 			{ "applystarted", "Apply run started." },
-			{ "approved", "Run approved: it applies on the next free slot." },
+			{ "approved", "Run approved: its phase and log below follow its apply." },
 			{ "canceled", "Run canceled." },
 			{ "loggedout", "Logged out." },
 			{ "saved", "Saved." },
@@ -490,6 +493,9 @@ static void common(rz__page_t *pg)
 			{ "snapshot",
 			  "Snapshot asked for: its row below shows Succeeded once it is stored." },
 			{ "restore", "Restore started: its steps show below as they run." },
+			{ "restore-dry",
+			  "Dry run started: its steps below check the snapshot; nothing is "
+			  "restored." },
 		};
 		const char *t = rz_req_query(pg->req, "toast");
 		for (size_t i = 0; t != NULL && i < sizeof(toasts) / sizeof(toasts[0]); i++) {
@@ -557,8 +563,36 @@ void rz__page_toast(rz__page_t *pg, bool ok, const char *message)
 	                              message, "ok", ok));
 }
 
+/* The error page's second way on: the list of what the page's path names ("/users/nobody":
+ * All users), the tenants otherwise. */
+static json_t *error_back(const rz__page_t *pg)
+{
+	static const struct {
+		const char *prefix, *href, *label;
+	} lists[] = {
+		{ "/users", "/users", "All users" },
+		{ "/backups", "/backups", "Backups" },
+		{ "/bindings", "/bindings", "Access bindings" },
+		{ "/runners", "/runners", "Runners" },
+		{ "/providers", "/providers", "Providers" },
+		{ "/events", "/events", "Events" },
+		{ "/audit", "/audit", "Audit log" },
+	};
+	const char *path = rz_req_path(pg->req);
+
+	for (size_t i = 0; path != NULL && i < sizeof(lists) / sizeof(lists[0]); i++) {
+		size_t n = strlen(lists[i].prefix);
+		if (strncmp(path, lists[i].prefix, n) == 0 && (path[n] == '\0' || path[n] == '/')) {
+			return json_pack("{s:s, s:s}", "href", lists[i].href, "label",
+			                 lists[i].label);
+		}
+	}
+	return json_pack("{s:s, s:s}", "href", "/tenants", "label", "Tenants");
+}
+
 void rz__page_error(rz__page_t *pg, int code, const char *message)
 {
+	json_object_set_new(pg->view, "back", error_back(pg));
 	json_object_set_new(pg->view, "title",
 	                    json_string(code == 404   ? "Not found"
 	                                : code == 403 ? "Not allowed"
@@ -629,8 +663,8 @@ void rz__page_tenant_error(rz__page_t *pg, int code)
 {
 	if (code == 403) {
 		rz__page_error(pg, 403,
-		               "You have no access to this tenant: an administrator grants it (an "
-		               "AccessBinding).");
+		               "You have no access to this tenant: an administrator can grant it "
+		               "on the Access page.");
 	} else {
 		rz__page_error(pg, code == 404 ? 404 : 502,
 		               code == 404 ? "There is no such tenant."
@@ -918,22 +952,33 @@ static void get_password(rz_req_t *req, void *ctx)
 	}
 }
 
+/* The password form's fields (core/web/form.c): each problem beside its field, once. */
+static const rz__field_t password_fields[] = {
+	{ "currentPassword", "currentPassword", "Current password", "currentPassword" },
+	{ "newPassword", "newPassword", "New password", "newPassword" },
+};
+
 static void password_replied(rz__page_t *pg, int code, json_t *body, const rz_inject_reply_t *r)
 {
-	const char *msg = json_string_value(json_object_get(body, "message"));
-	json_t *errors = json_object();
-
 	(void)r;
 	if (code == 200) {
-		json_decref(errors);
 		rz__page_redirect(pg, "/", "password");
 		return;
 	}
-	json_object_set_new(errors, code == 403 ? "currentPassword" : "newPassword",
-	                    json_string(msg ? msg : "the password was not changed"));
-	json_object_set_new(pg->view, "form", json_pack("{s:o}", "errors", errors));
-	rz__page_toast(pg, false, msg ? msg : "the password was not changed");
-	password_form(pg, code == 403 || code == 422 ? 422 : code);
+	if (code == 403 && strstr(rz__str(body, "message"), "single sign-on") == NULL) {
+		rz__form_problem_at(pg, "currentPassword", "currentPassword", "Current password",
+		                    "This is not your current password.");
+	} else if (code == 422 && json_array_size(json_object_get(json_object_get(body, "details"),
+	                                                          "causes")) == 0) {
+		/* the API's "currentPassword and newPassword (8 to 1024 characters) are required"
+		 */
+		rz__form_problem_at(pg, "newPassword", "newPassword", "New password",
+		                    "Must be 8 to 1024 characters long.");
+	} else {
+		rz__form_failed(pg, code == 403 ? 400 : code, body, password_fields,
+		                sizeof(password_fields) / sizeof(password_fields[0]));
+	}
+	password_form(pg, code == 403 || code == 422 ? 422 : code >= 400 ? code : 502);
 }
 
 static void post_password(rz_req_t *req, void *ctx)
@@ -944,10 +989,9 @@ static void post_password(rz_req_t *req, void *ctx)
 		return;
 	}
 	if (strcmp(rz__form(pg, "newPassword"), rz__form(pg, "confirmPassword")) != 0) {
-		json_object_set_new(pg->view, "form",
-		                    json_pack("{s:{s:s}}", "errors", "confirmPassword",
-		                              "the two new passwords differ"));
-		rz__page_toast(pg, false, "The two new passwords differ.");
+		rz__form_problem_at(pg, "confirmPassword", "confirmPassword",
+		                    "The new password again",
+		                    "It differs from the new password: type the same one twice.");
 		password_form(pg, 422);
 		return;
 	}

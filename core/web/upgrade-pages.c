@@ -74,6 +74,25 @@ static const char *outcome(const json_t *u)
 	return m;
 }
 
+/* What an upgrade came to: every precheck that failed, named ("One minor at a time: …;
+ * …"), when any did (the API's message names the first), else the message. */
+static json_t *failed_checks(const json_t *checks, const char *message)
+{
+	char buf[1024];
+	size_t o = 0, n = 0, i;
+	const json_t *c;
+
+	buf[0] = '\0';
+	json_array_foreach(checks, i, c)
+	{
+		if (!json_is_true(json_object_get(c, "passed")) && o < sizeof(buf)) {
+			o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s%s: %s", n++ ? "; " : "",
+			                      rz__str(c, "name"), rz__str(c, "message"));
+		}
+	}
+	return json_string(n > 1 ? buf : message);
+}
+
 /* An upgrade for its page, its live region (parts/upgrade-live) and the list's rows
  * (parts/upgrade-rows). */
 static json_t *upgrade_row(const json_t *u)
@@ -89,23 +108,27 @@ static json_t *upgrade_row(const json_t *u)
 	json_array_foreach(json_object_get(st, "machines"), i, m)
 	{
 		const char *mp = rz__str(m, "phase");
+		/* a step that never began in an upgrade that is over will not begin: not pending */
+		mp = (mp[0] == '\0' || strcmp(mp, "Pending") == 0) && terminal(phase) ? "NotStarted"
+		     : mp[0]                                                          ? mp
+		                                                                      : "Pending";
 		json_array_append_new(
 		    machines,
-		    json_pack(
-		        "{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:s, s:b}", "name", rz__str(m, "name"),
-		        "role", rz__str(m, "role"), "address", rz__str(m, "address"), "from",
-		        rz__str(m, "from"), "to", rz__str(m, "to"), "phase", mp[0] ? mp : "Pending",
-		        "badge", rz__badge(mp[0] ? mp : "Pending"), "error", rz__str(m, "error"),
-		        "current", strcmp(rz__str(u, "status.current"), rz__str(m, "name")) == 0));
+		    json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:s, s:b}", "name",
+		              rz__str(m, "name"), "role", rz__str(m, "role"), "address",
+		              rz__str(m, "address"), "from", rz__str(m, "from"), "to",
+		              rz__str(m, "to"), "phase", mp, "badge", rz__badge(mp), "error",
+		              rz__str(m, "error"), "current",
+		              strcmp(rz__str(u, "status.current"), rz__str(m, "name")) == 0));
 	}
 	json_array_foreach(json_object_get(st, "prechecks"), i, m)
 	{
 		bool passed = json_is_true(json_object_get(m, "passed"));
 		json_array_append_new(
-		    checks,
-		    json_pack("{s:s, s:b, s:{s:s, s:s}, s:s}", "name", rz__str(m, "name"), "passed",
-		              passed, "badge", "text", passed ? "Passed" : "Failed", "tone",
-		              passed ? "ok" : "bad", "message", rz__str(m, "message")));
+		    checks, json_pack("{s:o, s:b, s:{s:s, s:s}, s:s}", "name",
+		                      rz__words(rz__str(m, "name")), "passed", passed, "badge",
+		                      "text", passed ? "Passed" : "Failed", "tone",
+		                      passed ? "ok" : "bad", "message", rz__str(m, "message")));
 	}
 	row = json_pack(
 	    "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:b, s:b, s:o, s:o, s:b, s:b, "
@@ -124,7 +147,8 @@ static json_t *upgrade_row(const json_t *u)
 	    row, "failed",
 	    json_boolean(strcmp(phase, "Failed") == 0 || strcmp(phase, "RolledBack") == 0));
 	json_object_set_new(row, "succeeded", json_boolean(strcmp(phase, "Succeeded") == 0));
-	json_object_set_new(row, "outcome", json_string(outcome(u)));
+	json_object_set_new(row, "outcome", failed_checks(checks, outcome(u)));
+	json_object_set_new(row, "phase", rz__words(phase));
 	return row;
 }
 

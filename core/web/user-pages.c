@@ -66,7 +66,7 @@ static json_t *user_row(const json_t *u)
 	                 rz__str(u, "metadata.name"), "role", rz__str(u, "spec.role"), "created",
 	                 rz__when(rz__str(u, "metadata.creationTimestamp")), "lastLogin",
 	                 rz__when(login[0] ? login : NULL), "disabled", off, "access", "text",
-	                 off ? "disabled" : "enabled", "tone", off ? "bad" : "ok");
+	                 off ? "Disabled" : "Enabled", "tone", off ? "bad" : "ok");
 }
 
 static void users_ready(rz__page_t *pg)
@@ -115,12 +115,25 @@ static void get_users(rz_req_t *req, void *ctx)
 	}
 }
 
+/* The forms' fields (core/web/form.c: each problem beside its field, a summary above that
+ * links to it, in plain words): Create a user; a user's role and access. */
+static const rz__field_t create_fields[] = {
+	{ "metadata.name", "metadata_name", "Name", "u-name" },
+	{ "spec.role", "spec_role", "Role", "u-role" },
+	{ "spec.password", "spec_password", "Initial password", "u-password" },
+};
+static const rz__field_t role_fields[] = { { "spec.role", "role", "Role", "u-role" } };
+static const rz__field_t access_fields[] = {
+	{ "spec.disabled", "disabled", "Access", "u-disable" },
+};
+#define NFIELDS(a) (sizeof(a) / sizeof((a)[0]))
+
 static void user_created(rz__page_t *pg, int code, json_t *body, const rz_inject_reply_t *r)
 {
 	char path[160];
 
 	(void)r;
-	if (rz__page_failed(pg, code, body, NULL)) {
+	if (rz__form_failed(pg, code, body, create_fields, NFIELDS(create_fields))) {
 		users_page(pg);
 		return;
 	}
@@ -157,7 +170,14 @@ static void user_ready(rz__page_t *pg)
 	}
 	json_array_foreach(rz__items(rz__page_got(pg, 1)), i, it)
 	{
-		json_array_append_new(toks, rz__token_row(it));
+		json_t *row = rz__token_row(it);
+		if (json_is_true(json_object_get(json_object_get(u, "spec"), "disabled"))) {
+			/* the API refuses every token of a disabled user, however fresh */
+			json_object_set_new(
+			    row, "state",
+			    json_pack("{s:s, s:s}", "text", "Refused", "tone", "bad"));
+		}
+		json_array_append_new(toks, row);
 	}
 	snprintf(title, sizeof(title), "User %s", name);
 	rz__nav(pg, "navUsers", title);
@@ -212,14 +232,8 @@ static void disabled_changed(rz__page_t *pg, int code, json_t *body, const rz_in
 	char path[160];
 
 	(void)r;
-	if (rz__page_failed(pg, code, body, NULL)) {
-		/* beside the disable control: the API's cause (the last admin), else its message */
-		json_t *errors = json_object_get(json_object_get(pg->view, "form"), "errors");
-		const json_t *why = json_object_get(errors, "spec_disabled");
-		json_object_set_new(
-		    pg->view, "disabledError",
-		    json_string(why ? json_string_value(why) : rz__str(body, "message")));
-		json_object_del(errors, "spec_disabled");
+	/* beside the disable control: the API's cause (the last admin) */
+	if (rz__form_failed(pg, code, body, access_fields, NFIELDS(access_fields))) {
 		user_page(pg);
 		return;
 	}
@@ -256,11 +270,8 @@ static void role_changed(rz__page_t *pg, int code, json_t *body, const rz_inject
 	char path[160];
 
 	(void)r;
-	if (rz__page_failed(pg, code, body, NULL)) {
-		/* beside the role form, not the token form's own role field */
-		json_t *errors = json_object_get(json_object_get(pg->view, "form"), "errors");
-		json_object_set(pg->view, "roleError", json_object_get(errors, "spec_role"));
-		json_object_del(errors, "spec_role");
+	/* beside the role form, not the token form's own role field */
+	if (rz__form_failed(pg, code, body, role_fields, NFIELDS(role_fields))) {
 		user_page(pg);
 		return;
 	}
@@ -347,7 +358,7 @@ static void token_created(rz__page_t *pg, int code, json_t *body, const rz_injec
 	char path[200];
 
 	(void)r;
-	if (rz__page_failed(pg, code, body, NULL)) {
+	if (rz__token_failed(pg, code, body)) {
 		user_page(pg);
 		return;
 	}

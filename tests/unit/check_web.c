@@ -1,6 +1,6 @@
 /* tests/unit/check_web.c - the WebUI's parts: CSRF tokens, cookie attributes, the ingress
  * prefix, form decoding, the session cookie's reading, in-process requests, and sizes as
- * people read them. */
+ * people read them, and words and tones as badges show them. */
 #include <config.h>
 
 #include <check.h>
@@ -11,6 +11,7 @@
 
 #include "core/auth/access.h"
 #include "core/http/http.h"
+#include "core/web/page.h"
 #include "core/web/ui.h"
 #include "testutil.h"
 
@@ -327,6 +328,40 @@ START_TEST(byte_sizes)
 }
 END_TEST
 
+/* A CamelCase word as people read it: capitals made small but the first word's, an acronym
+ * kept, one capital alone small; the buffer's bound holds. */
+START_TEST(words)
+{
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+		{ "AwaitingApproval", "Awaiting approval" },
+		{ "RunAwaitingApproval", "Run awaiting approval" },
+		{ "ControlPlaneReady", "Control plane ready" },
+		{ "OneMinorAtATime", "One minor at a time" },
+		{ "APIToken", "API token" },
+		{ "Succeeded", "Succeeded" },
+		{ "Never seen", "Never seen" },
+		{ "etcd", "etcd" },
+		{ "", "" },
+	};
+	char buf[64];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		rz__words_into(cases[i].in, buf, sizeof(buf));
+		ck_assert_msg(strcmp(buf, cases[i].want) == 0, "%s: got '%s', want '%s'",
+		              cases[i].in, buf, cases[i].want);
+	}
+	rz__words_into("AwaitingApproval", buf, 6);
+	ck_assert_str_eq(buf, "Await");
+	/* one meaning, one tone: an Event's reason as the phase it names */
+	ck_assert_str_eq(rz__tone_any("RunAwaitingApproval"), rz__tone("AwaitingApproval"));
+	ck_assert_str_eq(rz__tone_any("MachineUpgradeFailed"), "bad");
+	ck_assert_str_eq(rz__tone_any("RunStarted"), "neutral");
+	ck_assert_str_eq(rz__tone_any("Succeeded"), "ok");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("web");
@@ -344,6 +379,7 @@ int main(void)
 	tcase_add_test(tc, form_decoding);
 	tcase_add_test(tc, inject_requests);
 	tcase_add_test(tc, byte_sizes);
+	tcase_add_test(tc, words);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

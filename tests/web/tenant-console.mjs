@@ -42,10 +42,20 @@ export async function tenantConsole(c) {
 	const runLink = await page.getAttribute('#overview-run a', 'href').catch(() => null);
 	ok(runLink !== null && new RegExp(`/tenants/${T}/runs/run-`).test(runLink) && /Succeeded/.test(await text(page, '#overview-run')),
 		'overview: the current run, linked, with its phase', await text(page, '#overview-run'));
-	ok(/not known yet|:\d+|\d+\.\d+/.test(await text(page, '#overview-endpoint')) && /none yet/.test(await text(page, '#overview-snapshot')) && /none yet/.test(await text(page, '#overview-upgrade')),
+	ok(/:\d+|\d+\.\d+/.test(await text(page, '#overview-endpoint')) && /none yet/.test(await text(page, '#overview-snapshot')) && /none yet/.test(await text(page, '#overview-upgrade')),
 		'overview: the endpoint, and no snapshot or upgrade yet', `${await text(page, '#overview-endpoint')} / ${await text(page, '#overview-snapshot')}`);
 	const conds = await page.evaluate(() => [...document.querySelectorAll('#overview-conditions .badge')].map((b) => `${b.className}:${b.textContent}`));
-	ok(conds.length >= 3 && conds.some((x) => /badge-ok:Ready True/.test(x)), 'overview: the conditions as badges (Ready True green)', conds.join(', '));
+	ok(conds.length >= 3 && conds.some((x) => /badge-ok:Ready$/.test(x)) && conds.some((x) => /badge-ok:Machines ready$/.test(x)) &&
+		!conds.some((x) => /True|False|[a-z][A-Z]/.test(x.split(':')[1])), 'overview: the conditions as badges people read (Ready, Machines ready, green), no CamelCase or True/False', conds.join(', '));
+	const condText = (await text(page, '#overview-conditions')).replace(/\s+/g, ' ');
+	ok(!/AllReady|NoControlPlane|[a-z][A-Z][a-z]+ (True|False)/.test(condText), 'overview: their reasons in words too', condText.slice(0, 300));
+	const evText = (await text(page, '#overview-events')).replace(/\s+/g, ' ');
+	ok(!/RunStarted|started started|Run started started|phase Ready/.test(evText) && /Run (started|succeeded)/.test(evText), 'overview: the Events say their reason in words, once', evText.slice(0, 300));
+	const ep = await text(page, '#overview-endpoint');
+	ok(/^https:\/\/\S+:6443/.test(ep.trim()) && !/not known yet/.test(ep), 'overview: a Ready tenant\'s endpoint is its first control plane machine\'s (the tenant names none)', ep);
+	const talos = (await text(page, '#overview-talos')).replace(/\s+/g, ' ').trim();
+	const tv = talos.match(/^(\d+\.\d+\.\d+)/)?.[1] || '';
+	ok(tv !== '' && talos.split(tv).length === 2, 'overview: the Talos version said once when it runs what is wanted', talos);
 	const evTimes = await page.evaluate(() => [...document.querySelectorAll('#overview-events time')].map((t) => t.getAttribute('datetime')));
 	const sortedDesc = evTimes.length > 1 && evTimes.every((t, i) => i === 0 || evTimes[i - 1] >= t);
 	const evRel = await page.evaluate(() => { const t = document.querySelector('#overview-events time'); return t ? `${t.textContent}|${t.getAttribute('title')}` : ''; });
@@ -163,12 +173,15 @@ export async function tenantConsole(c) {
 	const dtoast = await text(page, '[role=status]');
 	ok(/waits for someone to approve its plan/.test(dtoast) && !/^Deleted\.$/.test(dtoast), 'its message says the run waits for approval, not "Deleted."', dtoast);
 	await stay(page);
-	const waitingLive = await page.waitForFunction(() => /AwaitingApproval[\s\S]*waits for approval/.test(document.querySelector('#tenant-awaiting')?.textContent || ''), null, { timeout: 20000 }).then(() => true, () => false);
+	const waitingLive = await page.waitForFunction(() => /Awaiting approval[\s\S]*waits for approval/.test(document.querySelector('#tenant-awaiting')?.textContent || ''), null, { timeout: 20000 }).then(() => true, () => false);
 	ok(waitingLive && await stayed(page), 'the header shows the run waiting for approval, live', await text(page, '#tenant-head'));
 	const waiting = (await runs()).find((r) => r.status?.phase === 'AwaitingApproval')?.metadata?.name || '';
-	const inList = await pRuns.waitForFunction((id) => /AwaitingApproval/.test(document.querySelector(`#run-${id}`)?.textContent || ''), waiting, { timeout: 5000 }).then(() => true, () => false);
+	const inList = await pRuns.waitForFunction((id) => /Awaiting approval/.test(document.querySelector(`#run-${id}`)?.textContent || ''), waiting, { timeout: 5000 }).then(() => true, () => false);
 	ok(waiting !== '' && inList, `the runs tab shows it AwaitingApproval, live (${waiting})`);
 	await page.goto(`${BASE}/tenants/${T}/runs/${waiting}`);
+	ok(/^Awaiting approval$/.test((await text(page, '#run-phase')).trim()), 'the run\'s phase in words (Awaiting approval), not CamelCase', await text(page, '#run-phase'));
+	const planText = (await text(page, 'section[aria-labelledby=h-plan]')).replace(/\s+/g, ' ');
+	ok(/no longer in the configuration/.test(planText) && !/_because_|delete_/.test(planText), 'the plan says why in words (no longer in the configuration), not tofu\'s reason code', planText.slice(0, 300));
 	await audit(page, 'console-run-awaiting');
 	await shoot(page, 'run-awaiting');
 	await page.fill('#reason', 'approved in the console test');
@@ -180,6 +193,8 @@ export async function tenantConsole(c) {
 		`${await text(page, '#run-head')}`.slice(0, 300));
 	const listOver = await pRuns.waitForFunction((id) => /Succeeded/.test(document.querySelector(`#run-${id}`)?.textContent || ''), waiting, { timeout: 5000 }).then(() => true, () => false);
 	ok(listOver && await stayed(pRuns), 'and the runs tab shows it Succeeded, live');
+	const doneToast = (await page.locator('.toast').allTextContents()).join(' ');
+	ok(!/next free slot|applies on/.test(doneToast), 'on a run that has ended, the toast does not say it is still to apply', doneToast);
 	await audit(page, 'console-run-done');
 	await shoot(page, 'run-done');
 	ok(await until(30, idle), 'the runs end');

@@ -78,6 +78,21 @@ async function shots(page, name) {
 // The datetime of every <time> under sel, in document order.
 const times = (page, sel) => page.evaluate((q) => [...document.querySelectorAll(`${q} time[datetime]`)].map((t) => t.getAttribute('datetime')), sel);
 const newestFirst = (ts) => ts.every((t, i) => i === 0 || ts[i - 1] >= t);
+// One place for a form's error (issue 36): said beside the field (sel) once, the summary
+// linking to it (href), no banner, none of the API's words. '' when so, else what is wrong.
+async function onePlace(page, sel, href) {
+	const msg = (await page.textContent(sel)).trim();
+	const main = (await page.textContent('main')).replace(/\s+/g, ' ');
+	const links = await page.evaluate(() => [...document.querySelectorAll('#form-problems a')].map((a) => a.getAttribute('href')));
+	const toast = await page.locator('.toast').count();
+	const wrong = [];
+	if (!msg) wrong.push('no message beside the field');
+	if (msg && main.split(msg.replace(/\s+/g, ' ')).length !== 2) wrong.push(`said ${main.split(msg.replace(/\s+/g, ' ')).length - 1} times`);
+	if (!links.includes(href)) wrong.push(`summary links ${links.join(',') || 'nothing'}, not ${href}`);
+	if (toast) wrong.push('a banner too');
+	if (/is invalid|spec\.|metadata\.|details\.causes|currentPassword|newPassword/.test(main)) wrong.push('API words');
+	return wrong.length ? `${wrong.join('; ')}: "${msg}" / ${main.slice(0, 300)}` : '';
+}
 
 // A sim tenant with a control-plane group whose only machine's apply fails (failOn 0): its
 // runs fail and each failure records a Warning Event RunFailed.
@@ -125,8 +140,10 @@ async function installationPages(page, token) {
 	const row = (await text(page, '#runner-eu-1')).replace(/\s+/g, ' ');
 	ok(mk.code === 201 && shown && await page.evaluate(() => window.notReloaded === true),
 		`a Runner created through the API appears on the open Runners page within 2 s, without reload (${Date.now() - t0} ms)`, `${mk.code} ${row}`);
-	ok(/Never seen/.test(row) && await page.locator('#runner-eu-1 .badge').count() === 1 && /region=eu-frankfurt/.test(row) && /never/.test(row),
-		'its row: a phase badge (Never seen before its first heartbeat), its granted labels, last heard from never', row);
+	ok(/Never seen/.test(row) && await page.locator('#runner-eu-1 .badge').count() === 1 && /region=eu-frankfurt/.test(row),
+		'its row: a phase badge (Never seen before its first heartbeat), its granted labels', row);
+	ok(!/heartbeat never/.test(row) && !/0 of 0 slots/.test(row) && row.split(/never/i).length === 2,
+		'and it says "never" once: no "last heartbeat never", no "0 of 0 slots" before it is seen', row);
 	await audit(page, 'runners');
 	await shots(page, 'runners');
 
@@ -142,8 +159,13 @@ async function installationPages(page, token) {
 	const wrow = (await text(page, 'section[aria-labelledby=h-warnings]')).replace(/\s+/g, ' ');
 	const wtime = await page.locator('section[aria-labelledby=h-warnings] time').first().textContent().catch(() => '');
 	const wtitle = await page.locator('section[aria-labelledby=h-warnings] time').first().getAttribute('title').catch(() => '');
-	ok(/RunFailed/.test(wrow) && /ago|in \d/.test(wtime) && /UTC/.test(wtitle || ''),
-		'dashboard: a recent warning with its time relative, the exact time on hover', `${wtime} / ${wtitle}: ${wrow.slice(0, 200)}`);
+	ok(/Run failed/.test(wrow) && !/RunFailed/.test(wrow) && /ago|in \d/.test(wtime) && /UTC/.test(wtitle || ''),
+		'dashboard: a recent warning in words (Run failed), its time relative, the exact time on hover', `${wtime} / ${wtitle}: ${wrow.slice(0, 200)}`);
+	const wtones = await page.evaluate(() => [...document.querySelectorAll('section[aria-labelledby=h-warnings] .badge')].map((b) => `${b.textContent}:${b.className}`));
+	ok(wtones.length > 0 && wtones.every((x) => /^Run failed:.*badge-bad/.test(x) || /^Run awaiting approval:.*badge-wait/.test(x) || !/^Run (failed|awaiting)/.test(x)),
+		'dashboard: a warning\'s badge has its meaning\'s tone (failed red, awaiting approval yellow as elsewhere)', wtones.join(', '));
+	const arows = await page.locator('#recent-audit li').allTextContents();
+	ok(arows.length > 0 && arows.every((r) => !/\/api\/v1\//.test(r)), 'dashboard: the recent audit names objects as the Audit page does, not API paths', arows.slice(0, 3).join(' | ').replace(/\s+/g, ' '));
 	await audit(page, 'dashboard');
 	await shots(page, 'dashboard');
 	await page.evaluate(() => { window.notReloaded = true; });
@@ -193,9 +215,10 @@ async function installationPages(page, token) {
 	const fq = new URL(page.url()).searchParams;
 	const frows = await page.locator('#event-rows li.event-row').allTextContents();
 	ok(fq.get('tenant') === 'warn-a' && fq.get('type') === 'Warning' && fq.get('kind') === 'Tenant' && fq.get('reason') === 'RunFailed' &&
-		frows.length > 0 && frows.every((r) => /warn-a/.test(r) && /Warning/.test(r) && /RunFailed/.test(r) && /Tenant/.test(r)) &&
+		frows.length > 0 && frows.every((r) => /warn-a/.test(r) && /Warning/.test(r) && /Run failed/.test(r) && /Tenant/.test(r)) &&
 		await page.inputValue('#e-tenant') === 'warn-a' && await page.inputValue('#e-kind') === 'Tenant',
 		`Events: the filters (tenant, type, kind, reason) are query parameters, kept in the form, and the rows match (${frows.length})`, frows.slice(0, 3).join(' | '));
+	ok(frows.every((r) => !/Run failed failed/.test(r.replace(/\s+/g, ' '))), 'Events: a row says its reason once', frows.slice(0, 2).join(' | '));
 	await audit(page, 'events-filtered');
 	const bad = await page.goto(BASE + '/events?tenant=Not_A_Name&type=Bad');
 	ok(bad.status() === 422 && /tenant's name/.test(await text(page, '#e-tenant-error')) && /Normal or Warning/.test(await text(page, '#e-type-error')),
@@ -204,8 +227,11 @@ async function installationPages(page, token) {
 	ok(inLine(line1), 'Events at 1280 px: with errors under two filters, the filters stay on one line', line1.join('\n'));
 	await audit(page, 'events-invalid');
 	await page.goto(BASE + '/events?tenant=live-events');
-	ok(await page.locator('#events-empty').count() === 1 && /Show all Events/.test(await text(page, '#events-empty')),
-		'Events: with nothing matching, the empty state says to widen the filters');
+	const eempty = await text(page, '#events-empty');
+	ok(await page.locator('#events-empty').count() === 1 && /No event matches these filters: widen them/.test(eempty) && !/Event matches/.test(eempty),
+		'Events: with nothing matching, the empty state says to widen the filters (no stray capital)', eempty);
+	ok(await page.locator('main a', { hasText: /^Show all/ }).count() === 1, 'and "Show all" is offered once, beside Filter',
+		(await page.locator('main a', { hasText: /^Show all/ }).allTextContents()).join(' | '));
 	await shots(page, 'events-empty');
 	await page.evaluate(() => { window.notReloaded = true; });
 	await api('POST', '/api/v1/tenants', token, { apiVersion: 'rezuscloud.io/v1', kind: 'Tenant', metadata: { name: 'live-events' }, spec: { clusterProvider: 'sim' } });
@@ -277,6 +303,8 @@ async function main() {
 		const perr = (await page.textContent('#u-password-error')).trim();
 		ok(perr.length > 0, `a too short password is refused next to its field ("${perr}")`);
 		ok(await page.inputValue('#u-password') === '', 'and the password is not sent back into the page');
+		const uone = await onePlace(page, '#u-password-error', '#u-password');
+		ok(uone === '', 'one place for it: beside the password, a summary linking to it, no banner, no API words', uone);
 		await audit(page, 'users-invalid');
 		await page.fill('#u-password', ALICEPW);
 		await submit(page, '#create-user button[type=submit]');
@@ -285,6 +313,8 @@ async function main() {
 		const nresp = await page.goto(`${BASE}/users/nobody`);
 		ok(nresp.status() === 404 && /There is no such user/.test(await page.textContent('main')), 'an unknown user\'s page is a 404 that says so',
 			`${nresp.status()}: ${(await page.textContent('main')).trim().slice(0, 200)}`);
+		ok(await page.getAttribute('#error-back', 'href') === '/users' && /All users/.test(await page.textContent('#error-back')),
+			'and its second way on is the users, not the tenants', await page.textContent('#error-back').catch(() => 'none'));
 		await audit(page, 'user-not-found');
 		await page.goto(`${BASE}/users/alice`);
 		ok(/no API token/.test(await page.textContent('main')), 'a user without tokens says how to make one');
@@ -335,6 +365,8 @@ async function main() {
 		ok(presp && presp.status() === 422, 'the refused token form is answered 422', presp && presp.status());
 		ok(/not in the future/.test(await page.textContent('#t-expires-error')) && await page.inputValue('#t-expires-on') === '2020-01-01',
 			'a date in the past is refused beside the field, the form kept', await page.textContent('#t-expires-error'));
+		const eone = await onePlace(page, '#t-expires-error', '#t-expires-on');
+		ok(eone === '', 'one place for it: beside the expiry, a summary linking to the date, said once', eone);
 		await audit(page, 'token-expiry-invalid');
 		const tcsrf = await page.getAttribute('meta[name=csrf-token]', 'content');
 		const badDate = await page.evaluate(async (c) => {
@@ -455,6 +487,8 @@ async function main() {
 		await page.evaluate(() => { window.__stayed = true; });
 		const done = await page.waitForFunction(() => /web-backup[\s\S]*Completed/.test(document.querySelector('#backups-live')?.textContent || ''), null, { timeout: 15000 }).then(() => true, () => false);
 		ok(done && await page.evaluate(() => window.__stayed === true), 'the backup is listed, and its phase follows live to Completed (no reload)');
+		const cbadge = await page.evaluate(() => [...document.querySelectorAll('#backups-live .badge')].filter((b) => /Completed/.test(b.textContent)).map((b) => b.className));
+		ok(cbadge.length > 0 && cbadge.every((c) => /badge-ok/.test(c)), 'a finished backup\'s Completed badge is green, as finished states are elsewhere', cbadge.join(', '));
 		await audit(page, 'backups');
 		// its two links apart, each name whole on its line (at 1280 and 360 px)
 		for (const w of [1280, 360]) {
@@ -510,6 +544,8 @@ async function main() {
 		await submit(page, '#toggle-disabled button[type=submit]');
 		const lastErr = await page.textContent('#u-disabled-error');
 		ok(/last admin cannot be disabled/.test(lastErr), 'disabling the last admin shows the API\'s refusal beside the control', lastErr);
+		const dOne = await onePlace(page, '#u-disabled-error', '#u-disable');
+		ok(dOne === '' && !/User "admin"/.test(await page.textContent('main')), 'one place for it: beside the control, a summary linking to it, no banner, no API words', dOne);
 		await audit(page, 'user-disable-refused');
 		const admOk = await api('POST', '/api/v1/auth/login', null, { username: 'admin', password: NEWPW });
 		ok(admOk.code === 200, 'and the admin can still log in');
@@ -520,13 +556,15 @@ async function main() {
 		await submit(page, '#toggle-disabled button[type=submit]');
 		ok(page.url().endsWith('/users/alice?toast=disabled') && /User disabled/.test(await page.textContent('[role=status]')) && /alice is disabled/.test(await page.textContent('#u-state')),
 			'alice is disabled through the control (toast, state)', page.url());
+		const dtoks = await page.locator('#tokens tbody tr').allTextContents();
+		ok(dtoks.length > 0 && dtoks.every((r) => /Refused/.test(r) && !/Active/.test(r)), 'a disabled user\'s tokens are shown Refused, not Active', dtoks.join(' | ').replace(/\s+/g, ' '));
 		await audit(page, 'user-disabled');
 		const refused = await api('POST', '/api/v1/auth/login', null, { username: 'alice', password: alicePw });
 		const tokRefused = await api('GET', '/api/v1/auth/whoami', forever);
 		ok(refused.code === 401 && tokRefused.code === 401, `a disabled user can neither log in nor use a token (${refused.code}, ${tokRefused.code})`);
 		await page.goto(`${BASE}/users`);
 		const accessOf = async (u) => (await page.locator('#users tbody tr', { hasText: u }).locator('td.user-access').textContent()).trim();
-		ok(await accessOf('alice') === 'disabled' && await accessOf('admin') === 'enabled', 'the users list shows alice disabled, admin enabled');
+		ok(await accessOf('alice') === 'Disabled' && await accessOf('admin') === 'Enabled', 'the users list shows alice Disabled, admin Enabled (capitalised as the other badges)');
 		await audit(page, 'users-with-disabled');
 		await page.goto(`${BASE}/users/alice`);
 		await submit(page, '#toggle-disabled button[type=submit]');

@@ -267,6 +267,14 @@ async function main() {
 			ok(await page.locator('#upgrade-phase.badge-bad').count() === 1 && await page.locator('#upgrade-prechecks .badge-bad').count() >= 1,
 				'its phase and failed precheck are red badges');
 			ok(/ago$|^in /.test(await text(page, '#upgrade-live time')), 'its time is relative', await text(page, '#upgrade-live time'));
+			const checks = await page.evaluate(() => [...document.querySelectorAll('#upgrade-prechecks li')].map((l) => l.textContent.replace(/\s+/g, ' ').trim()));
+			ok(checks.length > 0 && checks.every((c) => !/[a-z][A-Z]/.test(c.split(' ').slice(1, 4).join(' '))), 'the prechecks are named in words, not identifiers (OneMinorAtATime)', checks.join(' | '));
+			const failedChecks = checks.filter((c) => /^Failed /.test(c));
+			const said = await text(page, '#upgrade-message');
+			ok(failedChecks.length < 2 || failedChecks.every((c) => said.includes(c.slice(-20))),
+				`the outcome names every precheck that failed (${failedChecks.length})`, `${said} / ${failedChecks.join(' | ')}`);
+			const steps = await page.evaluate(() => [...document.querySelectorAll('#upgrade-live tbody td.step')].map((t) => t.textContent.trim()));
+			ok(steps.every((st) => !/Pending/.test(st)), 'an upgrade that will not go ahead has no step still Pending', steps.join(' | '));
 			await look(page, 'upgrade-dry-run-failed');
 			await page.goto(`${BASE}/tenants/${T}/upgrades`);
 			await page.fill('#up-target', 'one.two');
@@ -311,7 +319,7 @@ async function main() {
 			const lockInfo = { ID: 'tabs-lock-1', Operation: 'OperationTypeApply', Who: 'ci@crashed-host', Version: '1.9.0', Created: new Date().toISOString(), Path: '', Info: '' };
 			const lk = await fetch(`${BASE}/tfstate/${T}`, { method: 'LOCK', headers: { Authorization: `Bearer ${tok}`, 'Content-Type': 'application/json' }, body: JSON.stringify(lockInfo) });
 			await page.goto(`${BASE}/tenants/${T}/state`);
-			ok(lk.status === 200 && /Locked by ci@crashed-host \(Apply\)/.test(await text(page, '#state-lock')) && await page.locator('#force-unlock').count() === 1,
+			ok(lk.status === 200 && /Locked by ci@crashed-host \(apply\)/.test(await text(page, '#state-lock')) && await page.locator('#force-unlock').count() === 1,
 				'a held lock shows with its holder and a Force-unlock', `${lk.status} ${await text(page, '#state-lock')}`);
 			await look(page, 'state-locked');
 			await submit(page, '#force-unlock');

@@ -82,6 +82,7 @@ async function main() {
 		const bad = await submit(page, '#create-binding button[type=submit]');
 		const terr = await text(page, '#b-tenants-error');
 		ok(bad && bad.status() === 422 && terr.length > 0, `a binding naming no tenant is refused 422 beside the tenants ("${terr}")`, bad && bad.status());
+		ok(/Every tenant/.test(terr) && !/\{\}|selector/.test(terr), 'it says to choose tenants with the form\'s own controls (Every tenant), not the API\'s {}', terr);
 		ok(await page.inputValue('#b-name') === 'alice-a1' && await page.inputValue('#b-users') === 'alice' &&
 			await page.inputValue('#b-role') === 'edit', 'and the form keeps what was typed');
 		await audit(page, 'bindings-invalid');
@@ -130,7 +131,8 @@ async function main() {
 		ok(/\/tenants\/a1\/nodegroups\?toast=created$/.test(ap.url()) && /workers/.test(await text(ap, 'main')),
 			'alice adds a node group to a1 through the form', ap.url());
 		const r2 = await ap.goto(BASE + '/tenants/a2');
-		ok(r2.status() === 403 && /no access to this tenant/.test(await text(ap, 'main')), `a2's page is refused her, as the API refuses it (${r2.status()})`);
+		ok(r2.status() === 403 && /no access to this tenant/.test(await text(ap, 'main')) && !/AccessBinding/.test(await text(ap, 'main')),
+			`a2's page is refused her, as the API refuses it, in plain words (${r2.status()})`, await text(ap, 'main'));
 		const r2b = await ap.goto(BASE + '/tenants/a2/nodegroups');
 		const r2c = await ap.goto(BASE + '/tenants/a2/configpatches');
 		ok(r2b.status() === 403 && r2c.status() === 403, `so are a2's tabs (${r2b.status()}, ${r2c.status()})`);
@@ -159,8 +161,10 @@ async function main() {
 		// My account: alice's tokens and password
 		await ap.click('#nav-account');
 		await ap.waitForURL(/\/account$/);
-		ok(/alice, role none/.test(await text(ap, '#account-who')) && await ap.locator('#no-tokens').count() === 1 &&
-			await ap.locator('#change-password').count() === 1, 'My account names alice, role none, no tokens, and the password form');
+		ok(/alice, no role on the whole installation: an administrator grants you roles on some tenants/.test(await text(ap, '#account-who')) && await ap.locator('#no-tokens').count() === 1 &&
+			await ap.locator('#change-password').count() === 1, 'My account names alice, with no role on the installation said plainly, no tokens, and the password form');
+		const ahead = await text(ap, 'header');
+		ok(/alice \(roles per tenant\)/.test(ahead) && !/\(none\)/.test(ahead), 'the header says her roles are per tenant, not "(none)"', ahead.replace(/\s+/g, ' '));
 		await audit(ap, 'account');
 		await ap.fill('#t-description', 'alice laptop');
 		await submit(ap, '#create-token button[type=submit]');
@@ -193,6 +197,11 @@ async function main() {
 		const rerr = await text(vera.page, '#t-role-error');
 		ok(over && over.status() === 422 && rerr.length > 0 && await vera.page.inputValue('#t-description') === 'too strong',
 			`vera's admin token is refused beside its role ("${rerr}"), the form kept`, over && over.status());
+		const vmain = await text(vera.page, 'main');
+		const vlinks = await vera.page.evaluate(() => [...document.querySelectorAll('#form-problems a')].map((a) => `${a.getAttribute('href')} ${a.textContent}`));
+		ok(vlinks.join('|') === '#t-role Role' && vmain.split(rerr.trim()).length === 2 && !/is invalid|APIToken|tok-|spec\./.test(vmain) &&
+			await vera.page.locator('.toast').count() === 0,
+			'one place for it: beside the role, a summary linking to it, no banner, no API words, no token named', `${vlinks.join('|')} / ${vmain.replace(/\s+/g, ' ').slice(0, 400)}`);
 		await audit(vera.page, 'account-refused');
 
 		// the admin deletes alice's binding: her next page has no a1

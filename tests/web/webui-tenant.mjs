@@ -159,7 +159,7 @@ async function main() {
 		await page.goto(`${BASE}/tenants/${T}/configpatches/zz-workers-only`);
 		await submit(page, '#delete-patch');
 		const conf = await page.textContent('main');
-		ok(/Delete the config patch zz-workers-only\?/.test(conf) && /lose it: the worker machines of the node groups workers/.test(conf),
+		ok(/Delete the config patch zz-workers-only\?/.test(conf) && /It comes off the worker machines of the node groups workers/.test(conf) && !/These machines lose it/.test(conf),
 			'deleting a patch first names it, its role and the node groups that lose it', conf.replace(/\s+/g, ' ').slice(0, 400));
 		await audit(page, 'delete-configpatch');
 		await submit(page, '#confirm-delete-patch button[type=submit]');
@@ -259,6 +259,9 @@ async function main() {
 		await page.goto(`${BASE}/tenants/${T}/state`);
 		const versions = await page.locator('tbody tr[id^=version-]').count();
 		ok(versions >= 2, `the state versions tab lists the versions (${versions})`);
+		const byCells = await page.evaluate(() => [...document.querySelectorAll('tbody tr[id^=version-] td.version-by')].map((c) => `${c.querySelector('a')?.getAttribute('href') || ''} ${c.textContent.trim()}`));
+		ok(byCells.some((c) => /^\/tenants\/[^/]+\/runs\/run-\S+ run-/.test(c)) && byCells.every((c) => !/run\/run-/.test(c)),
+			'a version written by a run names the run (no "run/" prefix) and links to its page', byCells.join(' | '));
 		await audit(page, 'state-versions');
 		// the newest version before the current one: the same resources (the one written
 		// above only bumped the serial). An older one may predate a node group (under load the
@@ -269,6 +272,11 @@ async function main() {
 		const v = href.match(/state\/(\d+)\/rollback/)[1];
 		await submit(page, `a[href="${href}"]`);
 		ok(new RegExp(`Roll the state back to version ${v}\\?`).test(await page.textContent('main')), `the confirmation names version ${v}`);
+		const rbWhen = await page.textContent('#rollback-when');
+		const rbSize = await page.textContent('#rollback-size');
+		const rbList = await page.locator(`#version-${v} td[title$=" bytes"]`).count();
+		ok(!/\d{4}-\d\d-\d\dT/.test(rbWhen) && /ago|UTC/.test(rbWhen) && /^\d+(\.\d)? (B|KiB|MiB)$/.test(rbSize.trim()) && !/bytes/.test(await page.textContent('main')) && !/ago ,/.test(await page.textContent('main')),
+			'it says when the version was written as the list does (no raw ISO time), and its size as the list does (KiB, not bytes), no stray space before the comma', `${rbWhen} / ${rbSize} (${rbList})`);
 		await audit(page, 'state-rollback-confirm');
 		const before = (await api('GET', `/api/v1/tenants/${T}/state`, tok)).json.items[0].version;
 		await submit(page, 'main form button[type=submit]');
@@ -340,13 +348,15 @@ async function main() {
 		const paren = cm.match(/UTC \(([^)]*)\)/)?.[1];
 		ok(paren !== undefined && paren.length > 0 && paren === paren.trim(), 'the time it was taken reads "(N s ago)", no stray space inside the brackets', `(${paren})`);
 		await submit(page, '#confirm-restore button[type=submit]');
-		ok(/\/etcdrestores\/restore-[0-9a-f]+\?toast=restore$/.test(page.url()), 'the dry run is created', page.url());
+		const drytoast = await page.textContent('[role=status]').catch(() => '');
+		ok(/\/etcdrestores\/restore-[0-9a-f]+\?toast=restore-dry$/.test(page.url()) && /Dry run started/.test(drytoast) && !/Restore started/.test(drytoast),
+			'the dry run is created, and its message says a dry run started, not a restore', `${page.url()}: ${drytoast}`);
 		const etcdPages = [new URL(page.url()).pathname];
 		const restoreOver = () => page.waitForFunction(() => /Succeeded|Failed/.test(document.querySelector('#restore-phase')?.textContent || ''), null, { timeout: 20000 }).then(() => true, () => false);
 		const steps = async () => (await page.textContent('#etcdrestore-live tbody').catch(() => '')).replace(/\s+/g, ' ').trim();
 		const dryOver = await restoreOver();
 		ok(dryOver && await page.textContent('#restore-phase') === 'Succeeded' &&
-			/^Precheck Succeeded .*Download Succeeded .*Verify Succeeded .*as recorded Restore Skipped dry run WaitHealthy Skipped dry run$/.test(await steps()),
+			/^Precheck Succeeded .*Download Succeeded .*Verify Succeeded .*as recorded Restore Skipped dry run Wait until healthy Skipped dry run$/.test(await steps()),
 			'the dry run\'s steps show on its page: checked, downloaded, verified; the restore skipped', await steps());
 		ok(new RegExp(`^dry run: would restore ${T}/${first}\\.etcd\\.sealed`).test(await page.textContent('#restore-message').catch(() => '')) && await page.locator('#restore-for-real').count() === 1,
 			'it says what the restore would do, and offers the restore itself', await page.textContent('#restore-message').catch(() => ''));

@@ -95,7 +95,8 @@ async function dashboardPanels(page, base) {
 		'dashboard: the failed runs', `${failed.map(named).join(', ')} in "${ftext.trim()}"`);
 	const warns = ((await api('GET', '/api/v1/events?fieldSelector=type%3DWarning', TOKEN)).json?.items || []);
 	const wtext = await section('h-warnings');
-	ok(warns.length ? warns.some((w) => wtext.includes(w.reason)) : /No warnings/.test(wtext),
+	const words = (r) => r.replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/ ([A-Z])(?=[a-z])/g, (m, c) => ` ${c.toLowerCase()}`);
+	ok(warns.length ? warns.some((w) => wtext.includes(words(w.reason))) : /No warnings/.test(wtext),
 		'dashboard: the recent Warning events', `${warns.length} warnings; "${wtext.trim().slice(0, 200)}"`);
 	const rows = await page.locator('section[aria-labelledby=h-audit] li').allTextContents();
 	ok(rows.length > 0 && rows.some((r) => /admin/.test(r)), 'dashboard: the admin sees the recent audit', rows.slice(0, 3).join(' | '));
@@ -183,6 +184,7 @@ async function flow(browser, base, label, tenant, vp) {
 	await Promise.all([page.waitForNavigation(), page.click('#add-nodegroup button[type=submit]')]);
 	const err = (await page.textContent('#ng-count-error')).trim();
 	ok(err.length > 0, `${who}: a 422's cause shows next to the field it names ("${err}")`);
+	ok(/whole number/.test(err) && !/[Ee]xpected an integer|got a string/.test(err), `${who}: and says it in plain words, not the validator's ("${err}")`);
 	await audit(page, `nodegroup-invalid${sfx}`);
 	await page.fill('#ng-count', '1');
 	await Promise.all([page.waitForNavigation(), page.click('#add-nodegroup button[type=submit]')]);
@@ -380,10 +382,21 @@ async function main() {
 		};
 		await change(process.env.WEBUI_OTP, NEWPW, NEWPW + 'x');
 		ok(/differ/.test(await text(page, '#confirmPassword-error')), 'two new passwords that differ are named at the second', await text(page, 'main'));
+		const once = async (sel, href) => {
+			const m = (await text(page, sel)).trim();
+			const main = (await text(page, 'main')).replace(/\s+/g, ' ');
+			const links = await page.evaluate(() => [...document.querySelectorAll('#form-problems a')].map((a) => a.getAttribute('href')));
+			return m !== '' && main.split(m).length === 2 && links.includes(href) && await page.locator('.toast').count() === 0 &&
+				!/currentPassword|newPassword|are required/.test(main) ? '' : `"${m}" / ${links.join(',')} / ${main.slice(0, 300)}`;
+		};
+		const d1 = await once('#confirmPassword-error', '#confirmPassword');
+		ok(d1 === '', 'said once: beside the field, a summary linking to it, no banner', d1);
 		await audit(page, 'password-differ');
 		await page.evaluate(() => document.querySelectorAll('[minlength]').forEach((e) => e.removeAttribute('minlength')));
 		await change(process.env.WEBUI_OTP, 'short', 'short');
 		ok(/8 to 1024/.test(await text(page, '#newPassword-error')), 'a new password the API refuses has its reason next to it', await text(page, 'main'));
+		const d2 = await once('#newPassword-error', '#newPassword');
+		ok(d2 === '', 'said once, in plain words (not the API\'s field names), a summary linking to it, no banner', d2);
 		await audit(page, 'password-refused');
 		await change(process.env.WEBUI_OTP, NEWPW, NEWPW);
 		ok(/Password changed/.test(await page.textContent('main')), 'the password is changed, and a toast says so', page.url());
@@ -413,6 +426,8 @@ async function main() {
 		ok(links.join('|') === '#t-name Name' && mainText.split(nameErr.trim()).length === 2 && !/details\.causes|is invalid/.test(mainText) &&
 			await page.getAttribute('#t-name', 'aria-invalid') === 'true' && await page.inputValue('#t-name') === 'Not_A_Name',
 			'one place for the error: beside the name, a summary linking to it, the value kept, no API jargon', `${links.join('|')} / ${mainText.slice(0, 300)}`);
+		ok(/lower-case letters, digits and '-', starting and ending with a letter or digit/.test(nameErr) && !/alphanumeric/.test(nameErr),
+			'the name\'s rule said plainly, not as the validator says it', nameErr);
 		await audit(page, 'tenant-invalid');
 
 		// the tenants list follows the watch: a tenant made through the API appears, and its
