@@ -42,6 +42,7 @@ web_templates = \
 	web/templates/parts/machine-grid.html web/templates/parts/nodegroup-rows.html \
 	web/templates/parts/patch-rows.html web/templates/parts/audit-rows.html \
 	web/templates/parts/backup-list.html web/templates/parts/user-rows.html \
+	web/templates/parts/user-tokens.html \
 	web/templates/parts/run-rows.html web/templates/parts/run-head.html \
 	web/templates/parts/machine-head.html \
 	web/templates/pages/machine.html web/templates/parts/overview-live.html

@@ -23,9 +23,11 @@ static void get_token(rz_req_t *req, void *ctx);
 static void get_revoke(rz_req_t *req, void *ctx);
 static void post_revoke(rz_req_t *req, void *ctx);
 static void get_live_users(rz_req_t *req, void *ctx);
+static void get_live_tokens(rz_req_t *req, void *ctx);
 static const rz_route_t routes[] = {
 	RZ__WEB_ROUTE(RZ_M_GET, "/users", get_users),
 	RZ__WEB_ROUTE(RZ_M_GET, "/ui/live/users", get_live_users),
+	RZ__WEB_ROUTE(RZ_M_GET, "/ui/live/users/{name}/tokens", get_live_tokens),
 	RZ__WEB_ROUTE(RZ_M_POST, "/users", post_users),
 	RZ__WEB_ROUTE(RZ_M_GET, "/users/{name}", get_user),
 	RZ__WEB_ROUTE(RZ_M_POST, "/users/{name}/role", post_role),
@@ -157,18 +159,16 @@ static void post_users(rz_req_t *req, void *ctx)
 
 /* ------------------------------------------------------------------ a user */
 
-static void user_ready(rz__page_t *pg)
+#define TOKENS_PART "parts/user-tokens"
+
+/* view.tokens (and noTokens, user) of the user u and its token list, as the page and its
+ * live region show them. */
+static void token_rows(rz__page_t *pg, const json_t *u, json_t *list)
 {
-	json_t *u = rz__page_got(pg, 0), *toks = json_array(), *it, *f;
-	const char *name = rz_req_param(pg->req, "name");
-	char title[128];
+	json_t *toks = json_array(), *it;
 	size_t i;
 
-	if (rz__read_failed(pg, 0, "user") || rz__read_failed(pg, 1, "tokens of the user")) {
-		json_decref(toks);
-		return;
-	}
-	json_array_foreach(rz__items(rz__page_got(pg, 1)), i, it)
+	json_array_foreach(rz__items(list), i, it)
 	{
 		json_t *row = rz__token_row(it);
 		if (json_is_true(json_object_get(json_object_get(u, "spec"), "disabled"))) {
@@ -179,12 +179,25 @@ static void user_ready(rz__page_t *pg)
 		}
 		json_array_append_new(toks, row);
 	}
-	snprintf(title, sizeof(title), "User %s", name);
-	rz__nav(pg, "navUsers", title);
 	json_object_set_new(pg->view, "user", user_row(u));
-	json_object_set_new(pg->view, "roles", role_options(rz__str(u, "spec.role")));
 	json_object_set_new(pg->view, "noTokens", json_boolean(json_array_size(toks) == 0));
 	json_object_set_new(pg->view, "tokens", toks);
+}
+
+static void user_ready(rz__page_t *pg)
+{
+	json_t *u = rz__page_got(pg, 0), *f;
+	const char *name = rz_req_param(pg->req, "name");
+	char title[128];
+
+	if (rz__read_failed(pg, 0, "user") || rz__read_failed(pg, 1, "tokens of the user")) {
+		return;
+	}
+	token_rows(pg, u, rz__page_got(pg, 1));
+	rz__live_view_have(pg, TOKENS_PART, "liveHave");
+	snprintf(title, sizeof(title), "User %s", name);
+	rz__nav(pg, "navUsers", title);
+	json_object_set_new(pg->view, "roles", role_options(rz__str(u, "spec.role")));
 	f = rz__form_view(pg);
 	json_object_set_new(f, "tokenRoles",
 	                    role_options(pg->form && rz__form(pg, "tokenRole")[0]
@@ -195,6 +208,54 @@ static void user_ready(rz__page_t *pg)
 	                                           ? rz__form(pg, "expiresIn")
 	                                           : RZ__TOKEN_EXPIRY_DEFAULT));
 	rz__page_render(pg, "pages/user", pg->code ? pg->code : 200);
+}
+
+static void tokens_read(rz__page_t *pg)
+{
+	const char *name = rz_req_param(pg->req, "name");
+
+	rz__page_hold(pg);
+	rz__page_fetch(pg, 0, "/api/v1/users/%s", name);
+	rz__page_fetch(pg, 1, "/api/v1/users/%s/tokens", name);
+	rz__page_release(pg);
+}
+
+static void tokens_build(rz__page_t *pg)
+{
+	json_t *u = rz__page_got(pg, 0), *list = rz__page_got(pg, 1);
+
+	if (u == NULL || list == NULL) {
+		rz__live_view_keep(pg);
+		return;
+	}
+	token_rows(pg, u, list);
+	rz__live_view_send(pg);
+}
+
+/* A user's tokens, live: read again when the user (disabled, enabled) or its tokens (made,
+ * used, revoked) change. An admin's, as the page. */
+static void get_live_tokens(rz_req_t *req, void *ctx)
+{
+	const char *name = rz_req_param(req, "name");
+	rz__page_t *pg = rz__page_new(ctx, req);
+	char paths[2][200];
+	rz__live_view_spec_t spec = {
+		.read = tokens_read,
+		.build = tokens_build,
+		.tpl = TOKENS_PART,
+		.event = "rows",
+	};
+
+	if (pg == NULL || !rz__page_names_ok(pg)) {
+		return; /* answered */
+	}
+	rz__page_free(pg);
+	snprintf(paths[0], sizeof(paths[0]), "/api/v1/users?fieldSelector=metadata.name%%3D%s",
+	         name);
+	snprintf(paths[1], sizeof(paths[1]), "/api/v1/users/%s/tokens", name);
+	spec.watches[0] = paths[0]; /* copied by rz__live_view */
+	spec.watches[1] = paths[1];
+	rz__live_view(ctx, req, &spec, NULL);
 }
 
 static void user_page(rz__page_t *pg)

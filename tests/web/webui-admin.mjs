@@ -318,6 +318,15 @@ async function main() {
 		await audit(page, 'user-not-found');
 		await page.goto(`${BASE}/users/alice`);
 		ok(/no API token/.test(await page.textContent('main')), 'a user without tokens says how to make one');
+		// the tokens are live: one made and revoked through the API comes and goes, no reload
+		await page.evaluate(() => { window.__stayed = true; });
+		const tt = Date.now();
+		const lt = (await api('POST', '/api/v1/users/alice/tokens', adm0, { spec: { role: 'view', description: 'live one' } })).json?.metadata?.name || 'none';
+		const tseen = await page.waitForFunction((id) => (document.querySelector('#tokens-live')?.textContent || '').includes(id), lt, { timeout: 2000 }).then(() => true, () => false);
+		ok(tseen && await page.evaluate(() => window.__stayed === true), `a token made through the API appears on its user's page within 2 s, no reload (${Date.now() - tt} ms)`);
+		await api('DELETE', `/api/v1/users/alice/tokens/${lt}`, adm0);
+		const tgone = await page.waitForFunction(() => /no API token/.test(document.querySelector('#tokens-live')?.textContent || ''), null, { timeout: 2000 }).then(() => true, () => false);
+		ok(tgone, 'and leaves it when revoked');
 
 		// a token: its secret shown once, after the redirect, never in the URL
 		await page.fill('#t-description', 'ci robot');
