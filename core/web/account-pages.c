@@ -12,10 +12,12 @@
 
 static void get_account(rz_req_t *req, void *ctx);
 static void post_account_tokens(rz_req_t *req, void *ctx);
+static void get_live_tokens(rz_req_t *req, void *ctx);
 static void post_account_revoke(rz_req_t *req, void *ctx);
 static const rz_route_t routes[] = {
 	RZ__WEB_ROUTE(RZ_M_GET, "/account", get_account),
 	RZ__WEB_ROUTE(RZ_M_POST, "/account/tokens", post_account_tokens),
+	RZ__WEB_ROUTE(RZ_M_GET, "/ui/live/account/tokens", get_live_tokens),
 	RZ__WEB_ROUTE(RZ_M_POST, "/account/tokens/{id}/revoke", post_account_revoke),
 };
 
@@ -47,28 +49,38 @@ static json_t *account_view(const json_t *who)
 	                 json_is_true(json_object_get(who, "singleSignOn")));
 }
 
-static void account_ready(rz__page_t *pg)
+#define TOKENS_PART "parts/account-tokens"
+
+/* view.tokens and noTokens from the list, as the page and its live region show them. */
+static void token_rows(rz__page_t *pg, json_t *list)
 {
-	json_t *v = pg->view, *toks = json_array(), *it, *f;
-	const char *fresh = rz_req_query(pg->req, "new");
-	char secret[RZ_TOKEN_SECRET_LEN + 1];
+	json_t *toks = json_array(), *it;
 	size_t i;
 
-	if (rz__page_got(pg, 0) == NULL) {
-		json_decref(toks);
-		rz__page_error(pg, 502, "Who you are cannot be read.");
-		return;
-	}
-	json_array_foreach(rz__items(rz__page_got(pg, 1)), i, it)
+	json_array_foreach(rz__items(list), i, it)
 	{
 		json_array_append_new(toks, rz__token_row(it));
 	}
+	json_object_set_new(pg->view, "noTokens", json_boolean(json_array_size(toks) == 0));
+	json_object_set_new(pg->view, "tokens", toks);
+}
+
+static void account_ready(rz__page_t *pg)
+{
+	json_t *v = pg->view, *f;
+	const char *fresh = rz_req_query(pg->req, "new");
+	char secret[RZ_TOKEN_SECRET_LEN + 1];
+
+	if (rz__page_got(pg, 0) == NULL) {
+		rz__page_error(pg, 502, "Who you are cannot be read.");
+		return;
+	}
+	token_rows(pg, rz__page_got(pg, 1));
+	rz__live_view_have(pg, TOKENS_PART, "liveHave");
 	rz__page_read_error(pg, 1, "your API tokens");
 	json_object_set_new(v, "title", json_string("My account"));
 	json_object_set_new(v, "navAccount", json_true());
 	json_object_set_new(v, "account", account_view(rz__page_got(pg, 0)));
-	json_object_set_new(v, "noTokens", json_boolean(json_array_size(toks) == 0));
-	json_object_set_new(v, "tokens", toks);
 	if (fresh != NULL && pg->form == NULL) {
 		rz__token_shown_take(pg->p->jti, pg->p->user, fresh, secret);
 		if (secret[0] != '\0') {
@@ -97,6 +109,51 @@ static void account_page(rz__page_t *pg)
 	rz__page_fetch(pg, 0, "/api/v1/auth/whoami");
 	rz__page_fetch(pg, 1, "/api/v1/users/%s/tokens", pg->p->user);
 	rz__page_release(pg);
+}
+
+static void tokens_read(rz__page_t *pg)
+{
+	rz__page_hold(pg);
+	rz__page_fetch(pg, 1, "/api/v1/users/%s/tokens", pg->p->user);
+	rz__page_release(pg);
+}
+
+static void tokens_build(rz__page_t *pg)
+{
+	json_t *list = rz__page_got(pg, 1);
+
+	if (list == NULL) {
+		rz__live_view_keep(pg);
+		return;
+	}
+	token_rows(pg, list);
+	rz__live_view_send(pg);
+}
+
+/* One's own tokens, live: made, used or revoked elsewhere (rezusctl, another browser). */
+static void get_live_tokens(rz_req_t *req, void *ctx)
+{
+	rz__page_t *pg = rz__page_new(ctx, req);
+	char path[200];
+	rz__live_view_spec_t spec = {
+		.read = tokens_read,
+		.build = tokens_build,
+		.tpl = TOKENS_PART,
+		.event = "rows",
+	};
+
+	if (pg == NULL) {
+		return;
+	}
+	if (pg->p == NULL) {
+		rz__page_free(pg);
+		rz__live_view(ctx, req, &spec, NULL); /* answers 204: the page logs in */
+		return;
+	}
+	snprintf(path, sizeof(path), "/api/v1/users/%s/tokens", pg->p->user);
+	rz__page_free(pg);
+	spec.watches[0] = path; /* copied by rz__live_view */
+	rz__live_view(ctx, req, &spec, NULL);
 }
 
 static void get_account(rz_req_t *req, void *ctx)

@@ -16,8 +16,10 @@ static void get_credentials(rz_req_t *req, void *ctx);
 static void get_credential(rz_req_t *req, void *ctx);
 static void get_delete_tenant(rz_req_t *req, void *ctx);
 static void post_delete_tenant(rz_req_t *req, void *ctx);
+static void get_live_credentials(rz_req_t *req, void *ctx);
 static const rz_route_t routes[] = {
 	RZ__WEB_ROUTE(RZ_M_GET, "/tenants/{tenant}/credentials", get_credentials),
+	RZ__WEB_ROUTE(RZ_M_GET, "/ui/live/tenants/{tenant}/credentials", get_live_credentials),
 	RZ__WEB_ROUTE(RZ_M_GET, "/tenants/{tenant}/credentials/{which}", get_credential),
 	RZ__WEB_ROUTE(RZ_M_GET, "/tenants/{tenant}/delete", get_delete_tenant),
 	RZ__WEB_ROUTE(RZ_M_POST, "/tenants/{tenant}/delete", post_delete_tenant),
@@ -50,17 +52,65 @@ bool rz__tenant_head(rz__page_t *pg, const char *tab, const char *what)
 
 /* ------------------------------------------------------------------ credentials */
 
+#define CREDENTIALS_PART "parts/credentials-state"
+
+/* view.applied: the files are the last apply's outputs, none before the first */
+static void credentials_state(rz__page_t *pg, const json_t *tenant)
+{
+	const char *applied = rz__str(tenant, "status.lastApplied");
+
+	json_object_set_new(pg->view, "applied", applied[0] ? rz__when(applied) : json_null());
+}
+
 static void credentials_ready(rz__page_t *pg)
 {
-	const char *applied;
-
 	if (!rz__tenant_head(pg, "credentials", "Credentials")) {
 		return;
 	}
-	/* the files are the last apply's outputs: none before the first */
-	applied = rz__str(rz__page_got(pg, 0), "status.lastApplied");
-	json_object_set_new(pg->view, "applied", applied[0] ? rz__when(applied) : json_null());
+	credentials_state(pg, rz__page_got(pg, 0));
+	rz__live_view_have(pg, CREDENTIALS_PART, "liveHave");
 	rz__page_render(pg, "pages/credentials", 200);
+}
+
+static void credentials_read(rz__page_t *pg)
+{
+	rz__page_hold(pg);
+	rz__page_fetch(pg, 0, "/api/v1/tenants/%s", tenant_of(pg));
+	rz__page_release(pg);
+}
+
+static void credentials_build(rz__page_t *pg)
+{
+	const json_t *t = rz__page_got(pg, 0);
+
+	if (t == NULL) {
+		rz__live_view_keep(pg);
+		return;
+	}
+	credentials_state(pg, t);
+	rz__live_view_send(pg);
+}
+
+/* Whether the files are there, live: they come with the first apply. */
+static void get_live_credentials(rz_req_t *req, void *ctx)
+{
+	rz__page_t *pg = rz__page_new(ctx, req);
+	char path[200];
+	rz__live_view_spec_t spec = {
+		.read = credentials_read,
+		.build = credentials_build,
+		.tpl = CREDENTIALS_PART,
+		.event = "rows",
+	};
+
+	if (pg == NULL || !rz__page_names_ok(pg)) {
+		return; /* answered */
+	}
+	snprintf(path, sizeof(path), "/api/v1/tenants?fieldSelector=metadata.name%%3D%s",
+	         tenant_of(pg));
+	rz__page_free(pg);
+	spec.watches[0] = path; /* copied by rz__live_view */
+	rz__live_view(ctx, req, &spec, NULL);
 }
 
 static void get_credentials(rz_req_t *req, void *ctx)

@@ -440,6 +440,14 @@ async function main() {
 		await submit(ap, `#revoke-${atok}`);
 		ok(/Token revoked/.test(await text(ap, '[role=status]')) && (await api('GET', '/api/v1/auth/whoami', asecret)).code === 401,
 			'and revokes it there (its secret refused at once)');
+		// her tokens are live: one she makes elsewhere (the API, as rezusctl does) shows up
+		await ap.evaluate(() => { window.__stayed = true; });
+		const atokens = (await api('POST', '/api/v1/auth/login', null, { username: 'alice', password: alicePw })).json?.token;
+		const ta2 = Date.now();
+		const elsewhere = (await api('POST', '/api/v1/users/alice/tokens', atokens, { spec: { role: 'view', description: 'made elsewhere' } })).json?.metadata?.name || 'none';
+		const aseen2 = await ap.waitForFunction((id) => (document.querySelector('#tokens-live')?.textContent || '').includes(id), elsewhere, { timeout: 2000 }).then(() => true, () => false);
+		ok(aseen2 && await ap.evaluate(() => window.__stayed === true), `a token she makes through the API appears on My account within 2 s, no reload (${Date.now() - ta2} ms)`);
+		await api('DELETE', `/api/v1/users/alice/tokens/${elsewhere}`, atokens);
 		await ap.fill('#currentPassword', alicePw);
 		await ap.fill('#newPassword', alicePw + '-3');
 		await ap.fill('#confirmPassword', alicePw + '-3');

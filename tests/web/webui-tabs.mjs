@@ -368,6 +368,16 @@ async function main() {
 			await page.goto(`${BASE}/tenants/${T}/etcdrestores/${rs}`);
 			ok(await page.locator('#restore-phase.badge').count() === 1 && await page.locator('#etcdrestore-live td.step .badge').count() >= 3, 'a restore\'s phase and steps are badges');
 			await look(page, 'etcd-restore-badges');
+			// the credentials come with the first apply: a new tenant's page says so when it comes
+			const T2 = `${T}-creds`;
+			await api('POST', '/api/v1/tenants', tok, { metadata: { name: T2 }, spec: { clusterProvider: 'sim' } });
+			await page.goto(`${BASE}/tenants/${T2}/credentials`);
+			const before2 = await text(page, '#credentials-state');
+			await page.evaluate(() => { window.__stayed = true; });
+			const applied = await page.waitForFunction(() => /Available/.test(document.querySelector('#credentials-state')?.textContent || ''), null, { timeout: 30000 }).then(() => true, () => false);
+			ok(/Not yet/.test(before2) && applied && await page.evaluate(() => window.__stayed === true),
+				'a new tenant\'s credentials say "Not yet", then "Available" once its first apply is done, no reload', `${before2} -> ${await text(page, '#credentials-state')}`);
+			await api('DELETE', `/api/v1/tenants/${T2}`, tok);
 			await page.goto(`${BASE}/tenants/${T}/credentials`);
 			ok(/Available from the last apply, .*ago/.test(await text(page, '#credentials-state')), 'the credentials say they are there, since when', await text(page, '#credentials-state'));
 			await look(page, 'credentials-badge');
