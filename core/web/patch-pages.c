@@ -18,12 +18,14 @@
 
 static void get_patches(rz_req_t *req, void *ctx);
 static void get_live_patches(rz_req_t *req, void *ctx);
+static void get_live_effective(rz_req_t *req, void *ctx);
 static void post_patches(rz_req_t *req, void *ctx);
 static void get_delete_patch(rz_req_t *req, void *ctx);
 static void post_delete_patch(rz_req_t *req, void *ctx);
 static const rz_route_t routes[] = {
 	RZ__WEB_ROUTE(RZ_M_GET, "/tenants/{tenant}/configpatches", get_patches),
 	RZ__WEB_ROUTE(RZ_M_GET, "/ui/live/tenants/{tenant}/configpatches", get_live_patches),
+	RZ__WEB_ROUTE(RZ_M_GET, "/ui/live/tenants/{tenant}/effectivepatches", get_live_effective),
 	RZ__WEB_ROUTE(RZ_M_POST, "/tenants/{tenant}/configpatches", post_patches),
 	RZ__WEB_ROUTE(RZ_M_GET, "/tenants/{tenant}/configpatches/{name}", get_patches),
 	RZ__WEB_ROUTE(RZ_M_POST, "/tenants/{tenant}/configpatches/{name}", post_patches),
@@ -193,6 +195,53 @@ static void get_live_patches(rz_req_t *req, void *ctx)
 	rz__live_tenant_table(ctx, req, target, "parts/patch-rows", live_row, NULL, current);
 }
 
+#define EFFECTIVE_PART "parts/effective-patches"
+
+static void effective_read(rz__page_t *pg)
+{
+	const char *t = tenant_of(pg);
+
+	rz__page_hold(pg);
+	rz__page_fetch(pg, 2, "/api/v1/tenants/%s/effectivepatches/controlplane", t);
+	rz__page_fetch(pg, 3, "/api/v1/tenants/%s/effectivepatches/worker", t);
+	rz__page_release(pg);
+}
+
+static void effective_build(rz__page_t *pg)
+{
+	if (rz__page_got(pg, 2) == NULL || rz__page_got(pg, 3) == NULL) {
+		rz__live_view_keep(pg);
+		return;
+	}
+	json_object_set_new(pg->view, "effective",
+	                    json_pack("[o, o]", effective(rz__page_got(pg, 2), "controlplane"),
+	                              effective(rz__page_got(pg, 3), "worker")));
+	rz__live_view_send(pg);
+}
+
+/* The effective patch per role, live: read again when a patch or a node group changes. */
+static void get_live_effective(rz_req_t *req, void *ctx)
+{
+	rz__page_t *pg = rz__page_new(ctx, req);
+	char paths[2][200];
+	rz__live_view_spec_t spec = {
+		.read = effective_read,
+		.build = effective_build,
+		.tpl = EFFECTIVE_PART,
+		.event = "effective",
+	};
+
+	if (pg == NULL || !rz__page_names_ok(pg)) {
+		return; /* answered */
+	}
+	snprintf(paths[0], sizeof(paths[0]), "/api/v1/tenants/%s/configpatches", tenant_of(pg));
+	snprintf(paths[1], sizeof(paths[1]), "/api/v1/tenants/%s/nodegroups", tenant_of(pg));
+	rz__page_free(pg);
+	spec.watches[0] = paths[0]; /* copied by rz__live_view */
+	spec.watches[1] = paths[1];
+	rz__live_view(ctx, req, &spec, NULL);
+}
+
 static json_t *format_options(const char *want)
 {
 	static const char *const formats[][2] = {
@@ -293,6 +342,7 @@ static void patches_ready(rz__page_t *pg)
 	json_object_set_new(v, "effective",
 	                    json_pack("[o, o]", effective(rz__page_got(pg, 2), "controlplane"),
 	                              effective(rz__page_got(pg, 3), "worker")));
+	rz__live_view_have(pg, EFFECTIVE_PART, "effectiveHave");
 	form = json_object_get(v, "form");
 	if (form == NULL) {
 		form = json_object();

@@ -248,6 +248,8 @@ async function main() {
 			ok(pseen && await page.evaluate(() => window.__stayed === true) && await page.locator('#patch-kubelet-v a[aria-current=page]').count() === 1 &&
 				/extra: 1/.test(await page.inputValue('#cp-patch')),
 				`a patch made through the API appears in the table within 2 s, no reload, the one edited still marked, the editor as typed (${Date.now() - tp} ms)`);
+			const eseen2 = await page.waitForSelector('#effective-live li[data-patch="live-p"]', { timeout: 2000 }).then(() => true, () => false);
+			ok(eseen2 && await page.evaluate(() => window.__stayed === true), 'and in the effective patch per role, no reload');
 			await api('DELETE', `/api/v1/tenants/${T}/configpatches/live-p`, tok);
 
 		});
