@@ -176,6 +176,7 @@ END {
 	row("static-get-c50")
 	row("api-get-c1")
 	row("api-get-c50")
+	row("api-token-get-c50")
 	row("api-patch-c1")
 	row("api-patch-c50")
 	row("api-put-c1")
@@ -207,6 +208,7 @@ END {
 	printf "\nthroughput / static baseline at the same connection count, per round\n"
 	ratio("API GET / static GET, 1 conn", "api-get-c1", "static-get-c1")
 	ratio("API GET / static GET, 50 conns", "api-get-c50", "static-get-c50")
+	ratio("API GET, API token / static, 50", "api-token-get-c50", "static-get-c50")
 	ratio("API PATCH / static GET, 1 conn", "api-patch-c1", "static-get-c1")
 	ratio("API PATCH / static GET, 50 conns", "api-patch-c50", "static-get-c50")
 	ratio("API PUT / static GET, 1 conn", "api-put-c1", "static-get-c1")

@@ -49,7 +49,15 @@ struct verified {
 	char user[64];
 	char jti[40];
 	int64_t exp;
+	/* the session found live while no session ended and no user changed since (the two
+	 * generations then): no database read per request of a session in use */
+	uint64_t live_sessions, live_users;
 };
+
+/* Bumped whenever sessions end (logout, a password change, a user's deletion): every
+ * memo of a live session is read again. One counter for the process: the sessions table
+ * is the database's, whoever ends them. */
+static uint64_t sessions_gen = 1;
 
 /* Users as last read from the store; gen invalidates them on any change of a user. */
 struct known_user {
@@ -542,7 +550,16 @@ static int verify_jwt(rz_auth_t *a, const char *token, rz_principal_t *p, rz_err
 		snprintf(p->user, sizeof(p->user), "%s", v->user);
 		snprintf(p->jti, sizeof(p->jti), "%s", v->jti);
 		p->exp = v->exp;
-		return live(a, p->jti, p->user) ? 0 : rz_err_set(err, RZ_EAUTH, "session: ended");
+		if (v->live_sessions == sessions_gen && v->live_users == a->user_gen) {
+			return 0;
+		}
+		if (!live(a, p->jti, p->user)) {
+			v->live_sessions = 0;
+			return rz_err_set(err, RZ_EAUTH, "session: ended");
+		}
+		v->live_sessions = sessions_gen;
+		v->live_users = a->user_gen;
+		return 0;
 	}
 	if (!header_is_hs256(token)) {
 		return rz_err_set(err, RZ_EAUTH, "session: not an HS256 token");
@@ -562,6 +579,8 @@ static int verify_jwt(rz_auth_t *a, const char *token, rz_principal_t *p, rz_err
 		snprintf(v->user, sizeof(v->user), "%s", p->user);
 		snprintf(v->jti, sizeof(v->jti), "%s", p->jti);
 		v->exp = p->exp;
+		v->live_sessions = sessions_gen;
+		v->live_users = a->user_gen;
 	}
 	return rc;
 }
@@ -578,6 +597,7 @@ int rz_auth_revoke(rz_auth_t *a, const char *jti, int64_t exp, rz_err_t *err)
 	rz_stmt_bind_text(s, 1, jti);
 	rc = rz_stmt_step(s, err);
 	rz_stmt_done(s);
+	sessions_gen++;
 	return rc < 0 ? rc : 0;
 }
 
@@ -594,6 +614,7 @@ int rz_auth_end_sessions(rz_db_t *db, const char *user, const char *keep_jti, rz
 	rz_stmt_bind_text(s, 2, keep_jti != NULL && keep_jti[0] != '\0' ? keep_jti : NULL);
 	rc = rz_stmt_step(s, err);
 	rz_stmt_done(s);
+	sessions_gen++;
 	return rc < 0 ? rc : 0;
 }
 

@@ -1578,6 +1578,50 @@ START_TEST(test_password_change_ends_other_sessions)
 }
 END_TEST
 
+/* A session or token in use is known without a database read (core/auth/auth.c): what ends
+ * it takes effect on the very next request all the same. */
+START_TEST(test_known_credentials_end_at_once)
+{
+	char sess[1024], gone[1024];
+	const char *secret;
+	char tok[256];
+	json_t *j;
+
+	/* logout, after the session was used (and so memoised) */
+	ck_assert_int_eq(login("viewer", VIEW_PW, sess, sizeof(sess)), 200);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(call("GET", "/api/v1/auth/whoami", sess, NULL, NULL), 200);
+	}
+	ck_assert_int_eq(call("POST", "/api/v1/auth/logout", sess, NULL, NULL), 200);
+	expect_401(sess, "a session used, then logged out");
+	/* a deleted user's session and token, both used before */
+	ck_assert_int_eq(call("POST", "/api/v1/users", admin_tok,
+	                      "{\"metadata\":{\"name\":\"shortlived\"},\"spec\":{\"role\":"
+	                      "\"view\",\"password\":\"short-lived-pw-1\"}}",
+	                      &j),
+	                 201);
+	json_decref(j);
+	ck_assert_int_eq(login("shortlived", "short-lived-pw-1", gone, sizeof(gone)), 200);
+	ck_assert_int_eq(call("POST", "/api/v1/users/shortlived/tokens", gone,
+	                      "{\"spec\":{\"role\":\"view\"}}", &j),
+	                 201);
+	secret = json_string_value(json_object_get(json_object_get(j, "status"), "secret"));
+	if (secret == NULL) {
+		secret = json_string_value(json_object_get(j, "secret"));
+	}
+	ck_assert_ptr_nonnull(secret);
+	snprintf(tok, sizeof(tok), "%s", secret);
+	json_decref(j);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(call("GET", "/api/v1/auth/whoami", gone, NULL, NULL), 200);
+		ck_assert_int_eq(call("GET", "/api/v1/auth/whoami", tok, NULL, NULL), 200);
+	}
+	ck_assert_int_eq(call("DELETE", "/api/v1/users/shortlived", admin_tok, NULL, NULL), 200);
+	expect_401(gone, "the session of a deleted user");
+	expect_401(tok, "the API token of a deleted user");
+}
+END_TEST
+
 /* ------------------------------------------------------------------ refused requests */
 
 static int64_t audit_figure(const char *sql)
@@ -1675,6 +1719,7 @@ int main(void)
 	tcase_add_test(tc, test_locked_pair_survives_a_flood);
 	tcase_add_test(tc, test_session_bound_to_the_user);
 	tcase_add_test(tc, test_password_change_ends_other_sessions);
+	tcase_add_test(tc, test_known_credentials_end_at_once);
 	tcase_add_test(tc, test_refused_requests_sampled);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("mint");
