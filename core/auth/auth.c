@@ -71,7 +71,19 @@ struct known_user {
 };
 
 #define VERIFIED_SLOTS 512
-#define RUN_GRANTS     256
+#define TOKEN_SLOTS    64 /* API tokens in use remembered, by the hash of their secret */
+#define TOKEN_MEMO_S   60 /* ... for at most this long: lastUsed is recorded a minute apart */
+
+/* An API token found good, with the principal it makes: used again while no token and no
+ * user changed (the generations then) and for at most TOKEN_MEMO_S, so that a token in use
+ * costs no database read per request. */
+struct token_memo {
+	unsigned char key[16]; /* BLAKE2b of the secret */
+	uint64_t tokens, users;
+	int64_t since;
+	rz_principal_t p;
+};
+#define RUN_GRANTS 256
 
 /* A run's secret: lets tofu reach one tenant's state while the run lasts. */
 struct grant {
@@ -89,7 +101,9 @@ struct rz_auth {
 	rz_bindings_t *bindings; /* AccessBindings: roles on some tenants */
 	uint64_t sub;
 	uint64_t user_gen;
+	uint64_t token_gen; /* bumped by every change of an APIToken (made, revoked, used) */
 	struct verified verified[VERIFIED_SLOTS];
+	struct token_memo tokens[TOKEN_SLOTS];
 	struct known_user users[USER_SLOTS];
 	struct grant grants[RUN_GRANTS];
 	unsigned char secret[SECRET_MAX];
@@ -289,6 +303,8 @@ static void on_event(const rz_event_t *ev, void *arg)
 
 	if (strcmp(ev->kind->kind, "User") == 0) {
 		a->user_gen++;
+	} else if (strcmp(ev->kind->kind, "APIToken") == 0) {
+		a->token_gen++;
 	} else if (strcmp(ev->kind->kind, "AccessBinding") == 0) {
 		rz_bindings_changed(a->bindings);
 	} else if (strcmp(ev->kind->kind, "Tenant") == 0) {
@@ -720,7 +736,38 @@ static int find_token(rz_auth_t *a, const char *secret, char *user, size_t usize
 	return rc == 1 ? 0 : rz_err_set(err, RZ_EAUTH, "token: unknown or revoked");
 }
 
+static int verify_token_read(rz_auth_t *a, const char *secret, rz_principal_t *p, rz_err_t *err);
+
 static int verify_token(rz_auth_t *a, const char *secret, rz_principal_t *p, rz_err_t *err)
+{
+	unsigned char key[16];
+	struct token_memo *m;
+	int64_t now = now_s();
+	int rc;
+
+	crypto_generichash(key, sizeof(key), (const unsigned char *)secret, strlen(secret), NULL,
+	                   0);
+	m = &a->tokens[(key[0] | key[1] << 8) % TOKEN_SLOTS];
+	if (sodium_memcmp(m->key, key, sizeof(key)) == 0 && m->tokens == a->token_gen &&
+	    m->users == a->user_gen && m->since + TOKEN_MEMO_S > now &&
+	    (m->p.exp == 0 || m->p.exp > now)) {
+		*p = m->p;
+		return 0;
+	}
+	rc = verify_token_read(a, secret, p, err);
+	if (rc == 0) {
+		memcpy(m->key, key, sizeof(key));
+		m->tokens = a->token_gen; /* after its lastUsed write, if it made one */
+		m->users = a->user_gen;
+		m->since = now;
+		m->p = *p;
+	} else if (sodium_memcmp(m->key, key, sizeof(key)) == 0) {
+		sodium_memzero(m->key, sizeof(m->key));
+	}
+	return rc;
+}
+
+static int verify_token_read(rz_auth_t *a, const char *secret, rz_principal_t *p, rz_err_t *err)
 {
 	json_t *tok = NULL;
 	const char *expires;

@@ -1619,6 +1619,24 @@ START_TEST(test_known_credentials_end_at_once)
 	ck_assert_int_eq(call("DELETE", "/api/v1/users/shortlived", admin_tok, NULL, NULL), 200);
 	expect_401(gone, "the session of a deleted user");
 	expect_401(tok, "the API token of a deleted user");
+	/* a revoked token, used before */
+	ck_assert_int_eq(call("POST", "/api/v1/users/admin/tokens", admin_tok,
+	                      "{\"spec\":{\"role\":\"view\"}}", &j),
+	                 201);
+	secret = json_string_value(json_object_get(json_object_get(j, "status"), "secret"));
+	if (secret == NULL) {
+		secret = json_string_value(json_object_get(j, "secret"));
+	}
+	ck_assert_ptr_nonnull(secret);
+	snprintf(tok, sizeof(tok), "%s", secret);
+	snprintf(gone, sizeof(gone), "/api/v1/users/admin/tokens/%s",
+	         json_string_value(json_object_get(json_object_get(j, "metadata"), "name")));
+	json_decref(j);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(call("GET", "/api/v1/auth/whoami", tok, NULL, NULL), 200);
+	}
+	ck_assert_int_eq(call("DELETE", gone, admin_tok, NULL, NULL), 200);
+	expect_401(tok, "a token used, then revoked");
 }
 END_TEST
 
