@@ -45,7 +45,7 @@ core_librezus_core_la_SOURCES = \
 	core/store/events.c core/store/events.h \
 	core/store/backup.c core/store/backup.h \
 	core/store/restore.c core/store/restore.h \
-	core/auth/auth.c core/auth/auth.h \
+	core/auth/auth.c core/auth/auth.h core/auth/auth-int.h core/auth/login.c \
 	core/auth/bindings.c core/auth/bindings.h \
 	core/auth/review.c core/auth/review.h \
 	core/auth/access.c core/auth/access.h \
