@@ -745,14 +745,15 @@ static int start_engine(rz_daemon_t *d, rz_err_t *err)
 /* The observer: probes in a private directory under the data dir, off the tofu pool. */
 static int start_observer(rz_daemon_t *d, rz_err_t *err)
 {
-	rz_observer_opts_t o = { d->cfg->observe_interval_ms,
-		                 d->cfg->observe_fast_interval_ms,
-		                 d->cfg->observe_provision_timeout_ms,
-		                 d->cfg->observe_workers,
-		                 d->cfg->observe_probe_timeout_ms,
-		                 d->cfg->talos_binary,
-		                 d->cfg->kubectl_binary,
-		                 d->observe_dir };
+	rz_observer_opts_t o = { .interval_ms = d->cfg->observe_interval_ms,
+		                 .fast_interval_ms = d->cfg->observe_fast_interval_ms,
+		                 .stable_interval_ms = d->cfg->observe_stable_interval_ms,
+		                 .provision_timeout_ms = d->cfg->observe_provision_timeout_ms,
+		                 .workers = d->cfg->observe_workers,
+		                 .probe_timeout_ms = d->cfg->observe_probe_timeout_ms,
+		                 .talosctl = d->cfg->talos_binary,
+		                 .kubectl = d->cfg->kubectl_binary,
+		                 .tmpdir = d->observe_dir };
 
 	snprintf(d->observe_dir, sizeof(d->observe_dir), "%s/observe", d->cfg->data_dir);
 	return rz_observer_new(&d->observer, d->base, d->store, d->bus, d->plugins, d->tfstate, &o,

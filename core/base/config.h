@@ -114,6 +114,7 @@ typedef struct rz_config {
 	/* observe: */
 	int64_t observe_interval_ms;          /* between observations of a settled tenant */
 	int64_t observe_fast_interval_ms;     /* while a tenant is provisioning or upgrading */
+	int64_t observe_stable_interval_ms;   /* the longest a quiet settled tenant's grows to */
 	int observe_workers;                  /* probes running at once */
 	int64_t observe_probe_timeout_ms;     /* the longest a probe may run */
 	int64_t observe_provision_timeout_ms; /* provisioning longer than this: Failed */

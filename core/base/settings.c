@@ -742,6 +742,13 @@ const struct rz__setting rz__settings[] = {
 	  .def = "5s",
 	  .flags = F_NONZERO,
 	  .help = "time between observations while a tenant provisions or upgrades" },
+	{ .key = "observe.stable_interval",
+	  .kind = K_DURATION,
+	  .offset = AT(observe_stable_interval_ms),
+	  .def = "2m",
+	  .flags = F_NONZERO,
+	  .help = "the longest observe.interval grows to, doubling, while a settled tenant's "
+	          "observations find nothing new" },
 	{ .key = "observe.workers",
 	  .kind = K_INT,
 	  .offset = AT(observe_workers),

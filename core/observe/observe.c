@@ -59,11 +59,12 @@ struct otenant {
 	char name[64];
 	char plugin[64];
 	struct event *timer;
-	bool busy;      /* an observation is in progress */
-	bool gone;      /* deleted meanwhile: freed when the observation ends */
-	bool again;     /* kicked during an observation: another one right after */
-	size_t pending; /* its probes not finished yet */
-	json_t *facts;  /* merged from its probes */
+	bool busy;        /* an observation is in progress */
+	bool gone;        /* deleted meanwhile: freed when the observation ends */
+	bool again;       /* kicked during an observation: another one right after */
+	int64_t quiet_ms; /* its settled interval so far (rz_observer_next_wait) */
+	size_t pending;   /* its probes not finished yet */
+	json_t *facts;    /* merged from its probes */
 	struct otenant *next, *prev;
 };
 
@@ -122,6 +123,24 @@ static void schedule(struct otenant *t, int64_t ms)
 	tv.tv_sec = d / 1000;
 	tv.tv_usec = (d % 1000) * 1000;
 	evtimer_add(t->timer, &tv);
+}
+
+int64_t rz_observer_next_wait(const rz_observer_opts_t *o, bool settled, bool changed,
+                              int64_t *quiet_ms)
+{
+	int64_t top =
+	    o->stable_interval_ms > o->interval_ms ? o->stable_interval_ms : o->interval_ms;
+
+	if (!settled) {
+		*quiet_ms = 0;
+		return o->fast_interval_ms;
+	}
+	if (changed || *quiet_ms <= 0) {
+		*quiet_ms = o->interval_ms;
+	} else {
+		*quiet_ms = *quiet_ms > top / 2 ? top : 2 * *quiet_ms;
+	}
+	return *quiet_ms;
 }
 
 static int tenant_cmp(const void *a, const void *b)
@@ -507,9 +526,13 @@ static void machine_events(rz_observer_t *o, const char *tenant, const char *nam
 	}
 }
 
-/* Machine m's status as the facts f (may be NULL) show it; written when it changed. */
-static bool write_machine(rz_observer_t *o, const char *tenant, const json_t *m, const json_t *f,
-                          const char *now, int64_t now_ms)
+/* What write_machine did: nothing, lastSeen kept fresh only, or something new written. */
+enum { WROTE_NOTHING = 0, WROTE_SEEN = 1, WROTE_NEW = 2 };
+
+/* Machine m's status as the facts f (may be NULL) show it; written when it changed, or its
+ * lastSeen when that grew old. */
+static int write_machine(rz_observer_t *o, const char *tenant, const json_t *m, const json_t *f,
+                         const char *now, int64_t now_ms)
 {
 	const json_t *old = json_object_get(m, "status");
 	const char *name =
@@ -525,7 +548,7 @@ static bool write_machine(rz_observer_t *o, const char *tenant, const json_t *m,
 	bool changed, refresh;
 
 	if (f == NULL || name == NULL) {
-		return false; /* the plugin said nothing of it */
+		return WROTE_NOTHING; /* the plugin said nothing of it */
 	}
 	/* no error: the field goes (null removes it), not an empty string */
 	fields = json_pack("{s:b, s:o}", "ready", ready, "lastError",
@@ -557,14 +580,14 @@ static bool write_machine(rz_observer_t *o, const char *tenant, const json_t *m,
 	                                                   LASTSEEN_EVERY * o->o.interval_ms);
 	if (!changed && !refresh) {
 		json_decref(fields);
-		return false;
+		return WROTE_NOTHING;
 	}
 	if (error[0] == '\0') {
 		json_object_set_new(fields, "lastSeen", json_string(now));
 	}
 	machine_events(o, tenant, name, old, ready, stage, error);
 	rz_report_status(o->store, "Machine", tenant, name, fields);
-	return true;
+	return changed ? WROTE_NEW : WROTE_SEEN;
 }
 
 /* Tenant.status.controlPlane from the tenant facts; written when it changed. */
@@ -604,6 +627,7 @@ static void tenant_done(struct otenant *t)
 	char now[32];
 	int64_t now_ms;
 	rz_err_t err = { 0 };
+	bool changed = false;
 	size_t i;
 
 	if (t->gone || o->stopping) {
@@ -623,13 +647,17 @@ static void tenant_done(struct otenant *t)
 		    json_string_value(json_object_get(json_object_get(m, "metadata"), "name"));
 		const json_t *f =
 		    name ? json_object_get(json_object_get(t->facts, "machines"), name) : NULL;
-		o->stats.writes += write_machine(o, t->name, m, f, now, now_ms);
+		int w = write_machine(o, t->name, m, f, now, now_ms);
+		o->stats.writes += w != 0;
+		changed = changed || w == WROTE_NEW;
 	}
 	json_decref(machines);
 	if (rz_store_get(o->store, rz_kind_by_name("Tenant"), NULL, t->name, &tobj, &err) == 0) {
-		o->stats.writes += write_control_plane(
+		bool cp = write_control_plane(
 		    o, t->name, json_object_get(t->facts, "tenant"),
 		    json_object_get(json_object_get(tobj, "status"), "controlPlane"));
+		o->stats.writes += cp;
+		changed = changed || cp;
 		json_decref(tobj);
 	}
 	rz_report_counts(o->store, t->name, o->o.provision_timeout_ms);
@@ -649,10 +677,9 @@ static void tenant_done(struct otenant *t)
 		schedule(t, 0);
 	} else {
 		json_t *up = rz_report_active_upgrade(o->store, t->name);
-		schedule(t,
-		         up == NULL && (strcmp(phase, "Ready") == 0 || strcmp(phase, "Failed") == 0)
-		             ? o->o.interval_ms
-		             : o->o.fast_interval_ms);
+		bool settled =
+		    up == NULL && (strcmp(phase, "Ready") == 0 || strcmp(phase, "Failed") == 0);
+		schedule(t, rz_observer_next_wait(&o->o, settled, changed, &t->quiet_ms));
 		json_decref(up);
 	}
 	json_decref(tobj);
@@ -818,6 +845,9 @@ void rz_observer_kick(rz_observer_t *o, const char *tenant)
 {
 	struct otenant *t = o ? tenant_of(o, tenant, true) : NULL;
 
+	if (t != NULL) {
+		t->quiet_ms = 0; /* something happens to it: back to the interval */
+	}
 	if (t != NULL && t->busy) {
 		t->again = true;
 	} else if (t != NULL) {

@@ -30,6 +30,8 @@ struct event_base;
 typedef struct rz_observer_opts {
 	int64_t interval_ms;          /* a settled tenant */
 	int64_t fast_interval_ms;     /* a tenant provisioning, degraded or upgrading */
+	int64_t stable_interval_ms;   /* the longest a settled tenant's interval grows to while its
+	                                 observations find nothing new (0: interval_ms) */
 	int64_t provision_timeout_ms; /* handed to the phase derivation */
 	int workers;                  /* probes running at once */
 	int64_t probe_timeout_ms;     /* a probe's timeout is cut to this (0: none) */
@@ -39,6 +41,15 @@ typedef struct rz_observer_opts {
 } rz_observer_opts_t;
 
 typedef struct rz_observer rz_observer_t;
+
+/* The wait before a tenant's next observation. settled: Ready or Failed, no upgrade under
+ * way; changed: the observation wrote what it found new (a lastSeen kept fresh is not
+ * new); *quiet_ms: the tenant's settled interval so far (0 at first), updated. A settled
+ * tenant whose observations find nothing new is observed at interval_ms, then twice that,
+ * and so on up to stable_interval_ms; anything new, a tenant not settled, or a kick brings
+ * it back to interval_ms (fast_interval_ms while not settled). */
+int64_t rz_observer_next_wait(const rz_observer_opts_t *o, bool settled, bool changed,
+                              int64_t *quiet_ms);
 
 /* Counters for /metrics. */
 typedef struct rz_observer_stats {

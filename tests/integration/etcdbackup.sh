@@ -48,6 +48,7 @@ tofu:
 observe:
   interval: 300ms
   fast_interval: 150ms
+  stable_interval: 300ms
 etcd_backup:
   interval: 0
   keep: 2

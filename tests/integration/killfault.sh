@@ -39,6 +39,7 @@ tofu:
 observe:
   interval: 500ms
   fast_interval: 200ms
+  stable_interval: 500ms
 plugin_dir: $top_builddir/plugins
 plugins:
   sim: {stageMs: 100}

@@ -26,6 +26,7 @@ tofu:
 observe:
   interval: 300ms
   fast_interval: 150ms
+  stable_interval: 300ms
 upgrade:
   machine_timeout: 5s
 plugin_dir: $top_builddir/plugins

@@ -34,6 +34,7 @@ tofu:
 observe:
   interval: 1s
   fast_interval: 1s
+  stable_interval: 1s
 plugin_dir: $top_builddir/plugins
 plugins:
   sim: {}

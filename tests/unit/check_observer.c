@@ -270,6 +270,31 @@ static size_t calls(size_t *without)
 	return n;
 }
 
+/* A settled tenant's observations that find nothing new back off, doubling up to
+ * stable_interval; anything new, or a tenant not settled, brings the interval back. */
+START_TEST(test_next_wait)
+{
+	rz_observer_opts_t o = { .interval_ms = 30000,
+		                 .fast_interval_ms = 5000,
+		                 .stable_interval_ms = 300000 };
+	static const int64_t quiet[] = { 30000, 60000, 120000, 240000, 300000, 300000 };
+	int64_t q = 0;
+
+	ck_assert_int_eq(rz_observer_next_wait(&o, false, false, &q), 5000);
+	ck_assert_int_eq(q, 0);
+	for (size_t i = 0; i < sizeof(quiet) / sizeof(quiet[0]); i++) {
+		ck_assert_int_eq(rz_observer_next_wait(&o, true, false, &q), quiet[i]);
+	}
+	ck_assert_int_eq(rz_observer_next_wait(&o, true, true, &q), 30000); /* something new */
+	ck_assert_int_eq(rz_observer_next_wait(&o, true, false, &q), 60000);
+	ck_assert_int_eq(rz_observer_next_wait(&o, false, false, &q), 5000); /* not settled */
+	ck_assert_int_eq(rz_observer_next_wait(&o, true, false, &q), 30000);
+	o.stable_interval_ms = 0; /* no backing off */
+	ck_assert_int_eq(rz_observer_next_wait(&o, true, false, &q), 30000);
+	ck_assert_int_eq(rz_observer_next_wait(&o, true, false, &q), 30000);
+}
+END_TEST
+
 START_TEST(test_healthy_tenant)
 {
 	json_t *s, *t = NULL;
@@ -378,6 +403,7 @@ int main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_next_wait);
 	tcase_add_test(tc, test_healthy_tenant);
 	tcase_add_test(tc, test_hung_and_garbage);
 	tcase_add_test(tc, test_no_credentials_yet);
