@@ -52,21 +52,22 @@ UNIT_TESTS = \
 # timed floods, history.sh's and queue.sh's held runs: 40-60 % of a core) come right after
 # packaging.sh, whose two package builds use both cores meanwhile.
 INTEGRATION_TESTS = \
+	tests/integration/webui-tenant.sh \
 	tests/integration/packaging.sh \
+	tests/integration/dispatch.sh \
+	tests/integration/kubectl.sh \
+	tests/integration/webui-admin.sh \
 	tests/integration/abuse.sh \
+	tests/integration/tofufaults.sh \
+	tests/integration/killfault.sh \
 	tests/integration/history.sh \
 	tests/integration/queue.sh \
-	tests/integration/tofufaults.sh \
 	tests/integration/runners-scale.sh \
 	tests/integration/backup.sh \
 	tests/integration/webui.sh \
-	tests/integration/dispatch.sh \
-	tests/integration/webui-tenant.sh \
-	tests/integration/webui-admin.sh \
 	tests/integration/webui-tenancy.sh \
 	tests/integration/oidc.sh \
 	tests/integration/oidc-cli.sh \
-	tests/integration/killfault.sh \
 	tests/integration/dispatch-restart.sh \
 	tests/integration/upgrade.sh \
 	tests/integration/etcdbackup.sh \
@@ -80,7 +81,6 @@ INTEGRATION_TESTS = \
 	tests/integration/tenancy.sh \
 	tests/integration/tenancy-table.sh \
 	tests/integration/tls.sh \
-	tests/integration/kubectl.sh \
 	tests/integration/crash.sh \
 	tests/integration/runlog.sh \
 	tests/integration/concurrency.sh \

@@ -55,11 +55,12 @@ expect_eq "three packages: rezuscloud, rezusctl, rezuscloud-plugin-dev" "yes yes
 	"$(for d in "$DEB_D" "$DEB_C" "$DEB_DEV"; do [ -f "$d" ] && echo yes || echo no; done | tr '\n' ' ' | sed 's/ $//')"
 
 CHANGES="$WORK/src/rezuscloud_${VERSION}-1_$ARCH.changes"
-lintian --fail-on error "$CHANGES" >"$WORK/lintian-errors.out" 2>&1
-expect_eq "lintian reports no error" "0" "$?"
+# one run with the informational tags and the overrides (with these options lintian 2.116
+# exits 2 here whatever it finds): the errors are read from what it says
 lintian --display-info --show-overrides "$CHANGES" >"$WORK/lintian.out" 2>&1
 sed 's/^/# lintian: /' "$WORK/lintian.out"
-expect_eq "lintian's errors, if any" "" "$(grep '^E:' "$WORK/lintian.out")"
+expect_eq "lintian reports no error" "" "$(grep '^E:' "$WORK/lintian.out")"
+expect_match "and it ran (its tags are there)" '^W: rezuscloud: initial-upload-closes-no-bugs' "$(cat "$WORK/lintian.out")"
 # What lintian says with its informational tags, every tag reviewed: an initial upload
 # closes no ITP bug (the packages are built from the project's tree, not uploaded to
 # Debian); the overrides (O:) say their reasons in packaging/debian/*.lintian-overrides.
