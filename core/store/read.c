@@ -13,29 +13,43 @@
 
 /* ------------------------------------------------------------------ reads */
 
-int rz__store_read_doc(rz_store_t *st, const rz_kind_t *k, const char *tenant, const char *name,
-                       json_t **out, rz_err_t *err)
+/* The object's row (its doc) stepped to: *rc is 1 with the row, 0 with none (err says not
+ * found), or an error; the statement to rz_stmt_done, or NULL when it could not be made. */
+static rz_stmt_t *doc_row(rz_store_t *st, const rz_kind_t *k, const char *tenant, const char *name,
+                          int *rc, rz_err_t *err)
 {
 	static const char sql[] = "SELECT doc FROM objects"
 	                          " WHERE kind = ?1 AND tenant = ?2 AND name = ?3";
 	rz_stmt_t *s = rz_db_stmt(st->db, sql, err);
-	int rc;
 
-	*out = NULL;
 	if (s == NULL) {
-		return err->code;
+		*rc = err->code;
+		return NULL;
 	}
 	rz_stmt_bind_text(s, 1, k->kind);
 	rz_stmt_bind_text(s, 2, scope_tenant(k, tenant));
 	rz_stmt_bind_text(s, 3, name);
-	rc = rz_stmt_step(s, err);
+	*rc = rz_stmt_step(s, err);
+	if (*rc == 0) {
+		*rc = rz_err_set(err, RZ_ENOTFOUND, "%s \"%s\" not found", k->plural, name);
+	}
+	return s;
+}
+
+int rz__store_read_doc(rz_store_t *st, const rz_kind_t *k, const char *tenant, const char *name,
+                       json_t **out, rz_err_t *err)
+{
+	int rc;
+	rz_stmt_t *s = doc_row(st, k, tenant, name, &rc, err);
+
+	*out = NULL;
 	if (rc == 1) {
 		*out = load_doc(rz_stmt_text(s, 0), err);
 		rc = *out ? 0 : RZ_EDB;
-	} else if (rc == 0) {
-		rc = rz_err_set(err, RZ_ENOTFOUND, "%s \"%s\" not found", k->plural, name);
 	}
-	rz_stmt_done(s);
+	if (s != NULL) {
+		rz_stmt_done(s);
+	}
 	return rc;
 }
 
@@ -86,20 +100,11 @@ int rz_store_get_shared(rz_store_t *st, const rz_kind_t *k, const char *tenant, 
 int rz_store_get_text(rz_store_t *st, const rz_kind_t *k, const char *tenant, const char *name,
                       char **text, size_t *len, rz_err_t *err)
 {
-	static const char sql[] = "SELECT doc FROM objects"
-	                          " WHERE kind = ?1 AND tenant = ?2 AND name = ?3";
-	rz_stmt_t *s = rz_db_stmt(st->db, sql, err);
 	int rc;
+	rz_stmt_t *s = doc_row(st, k, tenant, name, &rc, err);
 
 	*text = NULL;
 	*len = 0;
-	if (s == NULL) {
-		return err->code;
-	}
-	rz_stmt_bind_text(s, 1, k->kind);
-	rz_stmt_bind_text(s, 2, scope_tenant(k, tenant));
-	rz_stmt_bind_text(s, 3, name);
-	rc = rz_stmt_step(s, err);
 	if (rc == 1) {
 		const char *doc = rz_stmt_text(s, 0);
 		size_t n = doc ? strlen(doc) : 0;
@@ -111,10 +116,10 @@ int rz_store_get_text(rz_store_t *st, const rz_kind_t *k, const char *tenant, co
 			*len = n;
 			rc = 0;
 		}
-	} else if (rc == 0) {
-		rc = rz_err_set(err, RZ_ENOTFOUND, "%s \"%s\" not found", k->plural, name);
 	}
-	rz_stmt_done(s);
+	if (s != NULL) {
+		rz_stmt_done(s);
+	}
 	return rc;
 }
 

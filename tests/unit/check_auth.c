@@ -1578,12 +1578,24 @@ START_TEST(test_password_change_ends_other_sessions)
 }
 END_TEST
 
+/* A new token's secret (in the reply to its creation) into out. */
+static void secret_of(const json_t *j, char *out, size_t size)
+{
+	const char *secret =
+	    json_string_value(json_object_get(json_object_get(j, "status"), "secret"));
+
+	if (secret == NULL) {
+		secret = json_string_value(json_object_get(j, "secret"));
+	}
+	ck_assert_ptr_nonnull(secret);
+	snprintf(out, size, "%s", secret);
+}
+
 /* A session or token in use is known without a database read (core/auth/auth.c): what ends
  * it takes effect on the very next request all the same. */
 START_TEST(test_known_credentials_end_at_once)
 {
 	char sess[1024], gone[1024];
-	const char *secret;
 	char tok[256];
 	json_t *j;
 
@@ -1605,12 +1617,7 @@ START_TEST(test_known_credentials_end_at_once)
 	ck_assert_int_eq(call("POST", "/api/v1/users/shortlived/tokens", gone,
 	                      "{\"spec\":{\"role\":\"view\"}}", &j),
 	                 201);
-	secret = json_string_value(json_object_get(json_object_get(j, "status"), "secret"));
-	if (secret == NULL) {
-		secret = json_string_value(json_object_get(j, "secret"));
-	}
-	ck_assert_ptr_nonnull(secret);
-	snprintf(tok, sizeof(tok), "%s", secret);
+	secret_of(j, tok, sizeof(tok));
 	json_decref(j);
 	for (int i = 0; i < 3; i++) {
 		ck_assert_int_eq(call("GET", "/api/v1/auth/whoami", gone, NULL, NULL), 200);
@@ -1623,12 +1630,7 @@ START_TEST(test_known_credentials_end_at_once)
 	ck_assert_int_eq(call("POST", "/api/v1/users/admin/tokens", admin_tok,
 	                      "{\"spec\":{\"role\":\"view\"}}", &j),
 	                 201);
-	secret = json_string_value(json_object_get(json_object_get(j, "status"), "secret"));
-	if (secret == NULL) {
-		secret = json_string_value(json_object_get(j, "secret"));
-	}
-	ck_assert_ptr_nonnull(secret);
-	snprintf(tok, sizeof(tok), "%s", secret);
+	secret_of(j, tok, sizeof(tok));
 	snprintf(gone, sizeof(gone), "/api/v1/users/admin/tokens/%s",
 	         json_string_value(json_object_get(json_object_get(j, "metadata"), "name")));
 	json_decref(j);
