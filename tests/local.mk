@@ -4,6 +4,7 @@
 UNIT_TESTS = \
 	tests/unit/check_upgrader \
 	tests/unit/check_auth \
+	tests/unit/check_access \
 	tests/unit/check_oidc \
 	tests/unit/check_api \
 	tests/unit/check_apply \
@@ -259,9 +260,12 @@ tests_unit_check_bus_LDADD = $(TEST_LDADD)
 tests_unit_check_oidc_SOURCES = tests/unit/check_oidc.c tests/unit/testutil.h
 tests_unit_check_oidc_CFLAGS = $(TEST_CFLAGS) $(OPENSSL_CFLAGS) $(SODIUM_CFLAGS)
 tests_unit_check_oidc_LDADD = $(TEST_LDADD) $(OPENSSL_LIBS) $(SODIUM_LIBS)
-tests_unit_check_auth_SOURCES = tests/unit/check_auth.c tests/unit/testutil.h tests/unit/httpclient.h
+tests_unit_check_auth_SOURCES = tests/unit/check_auth.c tests/unit/authtest.h tests/unit/testutil.h tests/unit/httpclient.h
 tests_unit_check_auth_CFLAGS = $(TEST_CFLAGS) $(LIBJWT_CFLAGS) $(SODIUM_CFLAGS)
 tests_unit_check_auth_LDADD = $(TEST_LDADD) $(LIBJWT_LIBS) $(SODIUM_LIBS)
+tests_unit_check_access_SOURCES = tests/unit/check_access.c tests/unit/authtest.h tests/unit/testutil.h tests/unit/httpclient.h
+tests_unit_check_access_CFLAGS = $(TEST_CFLAGS) $(SODIUM_CFLAGS)
+tests_unit_check_access_LDADD = $(TEST_LDADD) $(SODIUM_LIBS)
 tests_unit_check_plugins_SOURCES = tests/unit/check_plugins.c tests/unit/testutil.h
 tests_unit_check_plugins_CFLAGS = $(TEST_CFLAGS)
 tests_unit_check_plugins_LDADD = $(TEST_LDADD)

@@ -524,6 +524,16 @@ static void render_auth(rz_metrics_t *m, struct out *o)
 	    a.throttled);
 	put(o, "rezuscloud_auth_login_throttled_total{reason=\"busy\"} %" PRIu64 "\n",
 	    rz_session_busy_refusals(m->gauges.session));
+	family(o, "rezuscloud_access_decisions_total", "counter",
+	       "What AccessBindings grant a principal class on a tenant: decided after a change "
+	       "(evaluated), or answered from memory (remembered).");
+	put(o, "rezuscloud_access_decisions_total{how=\"evaluated\"} %" PRIu64 "\n",
+	    a.decisions_evaluated);
+	put(o, "rezuscloud_access_decisions_total{how=\"remembered\"} %" PRIu64 "\n",
+	    a.decisions_remembered);
+	family(o, "rezuscloud_access_principal_classes", "gauge",
+	       "Principals named by the same AccessBindings, as classes known now.");
+	put(o, "rezuscloud_access_principal_classes %zu\n", a.classes);
 }
 
 /* The size of path in bytes; 0 when it does not exist. */

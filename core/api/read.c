@@ -147,9 +147,14 @@ static void handle_watch(struct rctx *c, rz_req_t *req, const char *tenant, rz_s
 		.kind = c->k, .tenant = tenant, .labels = labels, .fields = fields, .since = -1
 	};
 
-	if (rz_access_filtered(req)) { /* the tenants the principal may see, at each event */
+	if (rz_access_principal(req) != NULL) {
+		/* the principal checked again at each event: a revoked token, a deleted user or a
+		 * demotion ends the stream; the tenants it may see (when filtered, or once its
+		 * role no longer shows them all) asked at each event */
 		o.keep = rz_access_keep;
 		o.keep_arg = req;
+		o.valid = rz_access_recheck;
+		o.valid_arg = req;
 	}
 
 	enum include inc = INCLUDE_METADATA;

@@ -39,6 +39,8 @@ struct watcher {
 	const char *api_version; /* a BOOKMARK's */
 	bool (*keep)(void *arg, const char *tenant, const char *name);
 	void *keep_arg;
+	int (*valid)(void *arg);
+	void *valid_arg;
 	enum phase phase;
 	int64_t cursor;                 /* every change up to this revision is sent (or will be
 	                                   by the list); PH_LIST: the list's revision */
@@ -198,6 +200,28 @@ static bool watcher_send(struct watcher *w, const char *text, size_t len)
 
 /* ------------------------------------------------------------------ fan-out */
 
+static void expired(rz_textbuf_t *b, enum format f, int64_t rv, int code, const char *msg);
+
+/* Whether w's principal may go on watching; when not, the stream ends with an ERROR event
+ * (a Status of the code valid gave) and false: w is gone. */
+static bool watcher_allowed(struct watcher *w)
+{
+	rz_textbuf_t b = { 0 };
+	int code = w->valid != NULL ? w->valid(w->valid_arg) : 0;
+
+	if (code == 0) {
+		return true;
+	}
+	expired(&b, w->format, rz_store_revision(w->hub->store), code,
+	        code == 401 ? "the credentials of this watch ended: sign in again"
+	                    : "the principal of this watch may no longer watch this");
+	if (b.oom || watcher_send(w, b.p, b.len)) {
+		watcher_end(w);
+	}
+	free(b.p);
+	return false;
+}
+
 static void on_event(const rz_event_t *ev, void *arg)
 {
 	rz_watch_hub_t *hub = arg;
@@ -207,8 +231,9 @@ static void on_event(const rz_event_t *ev, void *arg)
 	while (w != NULL) {
 		struct watcher *next = w->next;
 		/* a watcher still catching up reads this change from the log */
-		const char *type =
-		    w->phase == PH_LIVE && ev->rv > w->cursor ? seen_as(w, ev) : NULL;
+		const char *type = w->phase == PH_LIVE && ev->rv > w->cursor && watcher_allowed(w)
+		                       ? seen_as(w, ev)
+		                       : NULL;
 		if (type != NULL && w->render != NULL) { /* its own text: no sharing */
 			rz_textbuf_t own = { 0 };
 			watcher_event(w, &own, type, ev->rv, ev->object, ev->json);
@@ -244,7 +269,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 	while (w != NULL) {
 		struct watcher *next = w->next;
 		rz_textbuf_t b = { 0 };
-		if (w->phase != PH_LIVE) {
+		if (w->phase != PH_LIVE || !watcher_allowed(w)) {
 			w = next; /* catching up: a BOOKMARK would claim what is not sent yet */
 			continue;
 		}
@@ -455,6 +480,9 @@ static void replay_step(struct watcher *w)
 		schedule(w, 0);
 		return;
 	}
+	if (!watcher_allowed(w)) {
+		return; /* ended */
+	}
 	w->stalled_since = 0;
 	w->pause_ms = 0;
 	t0 = mono_now();
@@ -532,6 +560,8 @@ void rz_watch_start(rz_watch_hub_t *hub, rz_req_t *req, rz_watch_opts_t *o)
 	w->api_version = o->api_version != NULL ? o->api_version : RZ_API_VERSION;
 	w->keep = o->keep;
 	w->keep_arg = o->keep_arg;
+	w->valid = o->valid;
+	w->valid_arg = o->valid_arg;
 	w->phase = o->since >= 0 ? PH_REPLAY : PH_LIST;
 	w->list_limit = 8;
 	w->cursor = o->since >= 0 ? o->since : rev;

@@ -80,6 +80,11 @@ typedef struct rz_watch_opts {
 	 * arg must live as long as the watch, e.g. its request) */
 	bool (*keep)(void *arg, const char *tenant, const char *name);
 	void *keep_arg;
+	/* NULL: the stream goes on; else asked before each event, heartbeat and page it would
+	 * send (before keep): 0 while it may go on, else the code (401, 403) of the ERROR event
+	 * it ends with (an access rule: arg as keep's) */
+	int (*valid)(void *arg);
+	void *valid_arg;
 } rz_watch_opts_t;
 
 /* Answer req with a watch stream. Takes ownership of the selectors in all cases. */

@@ -25,6 +25,7 @@ struct reqinfo {
 	rz_auth_t *auth; /* for filtered lists: what the principal may see */
 	bool filtered;   /* a list across tenants, of the tenants the principal may see */
 	json_t *tenants; /* a per_tenant route's tenants (rz_access_tenants); NULL: every one */
+	uint64_t seen;   /* rz_auth_generation when the principal was last checked */
 	char source_ip[INET6_ADDRSTRLEN];
 	char detail[1100];
 };
@@ -394,13 +395,76 @@ static const char *route_tenant(const rz_req_t *req, const rz_route_t *route)
 	return t != NULL && t[0] != '\0' ? t : NULL;
 }
 
+enum verdict { REFUSED, ALLOWED, FILTERED };
+
+/* Whether the authenticated principal of req (i) may call route: by its role, as the owner,
+ * or by its AccessBindings (FILTERED: then only what they grant is shown). *why: the
+ * reason of a refusal that says more than the role (NULL: the role falls short). */
+static enum verdict decide(rz_req_t *req, const rz_route_t *route, struct reqinfo *i,
+                           const char **why)
+{
+	const char *tenant;
+
+	*why = NULL;
+	if (i->p.tenant_scope[0] != '\0' &&
+	    (route->kind == NULL || strcmp(route->kind, "TFState") != 0 ||
+	     rz_req_param(req, "tenant") == NULL ||
+	     strcmp(rz_req_param(req, "tenant"), i->p.tenant_scope) != 0)) {
+		*why = "a run's credentials reach only its own tenant's state";
+		return REFUSED;
+	}
+	/* a runner token claims runs and reports their files, and does nothing else; those
+	 * routes take nothing else */
+	if (i->p.runner_scope != (route->kind != NULL && strcmp(route->kind, "RunnerClaim") == 0)) {
+		*why = i->p.runner_scope ? "a runner token only claims runs"
+		                         : "only a runner token (APIToken spec.scope: runner) "
+		                           "claims runs";
+		return REFUSED;
+	}
+	if (i->p.runner_scope && (rz_req_param(req, "name") == NULL ||
+	                          strcmp(rz_req_param(req, "name"), i->p.runner) != 0)) {
+		/* a token made before spec.runner existed names no runner: it claims nothing */
+		*why = "a runner token claims only under the name of its spec.runner";
+		return REFUSED;
+	}
+	if (i->p.must_change_password && !allowed_before_password_change(route)) {
+		*why = "the password must be changed first: POST /api/v1/auth/password";
+		return REFUSED;
+	}
+	if (i->p.role >= route->role || owner_may(route, req, &i->p)) {
+		return ALLOWED;
+	}
+	tenant = route_tenant(req, route);
+	if (tenant != NULL && route->role >= RZ_ROLE_VIEW &&
+	    rz_auth_tenant_role(i->auth, &i->p, tenant) >= route->role) {
+		return FILTERED; /* by a binding: a watch it starts asks again at each event */
+	}
+	if (tenant == NULL && route->role == RZ_ROLE_VIEW && i->p.role == RZ_ROLE_NONE &&
+	    lists_tenants(route)) {
+		/* a list (or watch) across tenants: of those it may see (rz_access_keep) */
+		return FILTERED;
+	}
+	json_decref(i->tenants); /* from an earlier decision */
+	i->tenants = NULL;
+	if (tenant == NULL && route->per_tenant &&
+	    (i->tenants = rz_auth_tenants(i->auth, &i->p, route->role)) != NULL &&
+	    json_array_size(i->tenants) > 0) {
+		/* the data of the tenants where its bindings grant the route's role */
+		return FILTERED;
+	}
+	json_decref(i->tenants);
+	i->tenants = NULL;
+	return REFUSED;
+}
+
 bool rz_access_guard(void *ctx, rz_req_t *req, const rz_route_t *route)
 {
 	rz_access_t *a = ctx;
 	struct reqinfo *i = info(req);
-	const char *tenant;
+	const char *why;
 	rz_err_t err = { 0 };
 	char cookie[RZ_COOKIE_MAX + 8];
+	enum verdict v;
 	int rc;
 
 	if (route->role == RZ_ROLE_UNSET || i == NULL) {
@@ -413,6 +477,7 @@ bool rz_access_guard(void *ctx, rz_req_t *req, const rz_route_t *route)
 	sodium_memzero(cookie, sizeof(cookie));
 	i->authenticated = rc == 0;
 	i->auth = a->auth;
+	i->seen = rz_auth_generation(a->auth);
 	if (route->role == RZ_ROLE_PUBLIC) {
 		return true;
 	}
@@ -420,60 +485,40 @@ bool rz_access_guard(void *ctx, rz_req_t *req, const rz_route_t *route)
 		unauthorized(req, route, rc, &err);
 		return false;
 	}
-	if (i->p.tenant_scope[0] != '\0' &&
-	    (route->kind == NULL || strcmp(route->kind, "TFState") != 0 ||
-	     rz_req_param(req, "tenant") == NULL ||
-	     strcmp(rz_req_param(req, "tenant"), i->p.tenant_scope) != 0)) {
-		forbidden(req, route, &i->p,
-		          "a run's credentials reach only its own tenant's state");
+	v = decide(req, route, i, &why);
+	if (v == REFUSED) {
+		forbidden(req, route, &i->p, why);
 		return false;
 	}
-	/* a runner token claims runs and reports their files, and does nothing else; those
-	 * routes take nothing else */
-	if (i->p.runner_scope != (route->kind != NULL && strcmp(route->kind, "RunnerClaim") == 0)) {
-		forbidden(req, route, &i->p,
-		          i->p.runner_scope ? "a runner token only claims runs"
-		                            : "only a runner token (APIToken spec.scope: runner) "
-		                              "claims runs");
-		return false;
+	i->filtered = v == FILTERED;
+	return true;
+}
+
+int rz_access_recheck(void *arg)
+{
+	rz_req_t *req = arg;
+	struct reqinfo *i = rz_req_data(req);
+	const rz_route_t *route = rz_req_route(req);
+	uint64_t before;
+	rz_err_t err = { 0 };
+	const char *why;
+	enum verdict v;
+
+	if (i == NULL || !i->authenticated || i->auth == NULL || route == NULL ||
+	    route->role == RZ_ROLE_PUBLIC) {
+		return 0;
 	}
-	if (i->p.runner_scope && (rz_req_param(req, "name") == NULL ||
-	                          strcmp(rz_req_param(req, "name"), i->p.runner) != 0)) {
-		/* a token made before spec.runner existed names no runner: it claims nothing */
-		forbidden(req, route, &i->p,
-		          "a runner token claims only under the name of its spec.runner");
-		return false;
+	before = i->seen;
+	if (rz_auth_recheck(i->auth, &i->p, &i->seen, &err) != 0) {
+		return 401;
 	}
-	if (i->p.must_change_password && !allowed_before_password_change(route)) {
-		forbidden(req, route, &i->p,
-		          "the password must be changed first: POST /api/v1/auth/password");
-		return false;
+	if (i->seen == before) {
+		return 0;
 	}
-	if (i->p.role >= route->role || owner_may(route, req, &i->p)) {
-		return true;
-	}
-	tenant = route_tenant(req, route);
-	if (tenant != NULL && route->role >= RZ_ROLE_VIEW &&
-	    rz_auth_tenant_role(a->auth, &i->p, tenant) >= route->role) {
-		/* by a binding: a watch it starts asks again at each event */
-		i->filtered = true;
-		return true;
-	}
-	if (tenant == NULL && route->role == RZ_ROLE_VIEW && i->p.role == RZ_ROLE_NONE &&
-	    lists_tenants(route)) {
-		/* a list (or watch) across tenants: of those it may see (rz_access_keep) */
-		i->filtered = true;
-		return true;
-	}
-	if (tenant == NULL && route->per_tenant &&
-	    (i->tenants = rz_auth_tenants(a->auth, &i->p, route->role)) != NULL &&
-	    json_array_size(i->tenants) > 0) {
-		/* the data of the tenants where its bindings grant the route's role */
-		i->filtered = true;
-		return true;
-	}
-	forbidden(req, route, &i->p, NULL);
-	return false;
+	/* the principal changed (a role, its groups): what it may see is decided again */
+	v = decide(req, route, i, &why);
+	i->filtered = v == FILTERED;
+	return v == REFUSED ? 403 : 0;
 }
 
 void rz_access_filter(rz_req_t *req)

@@ -46,6 +46,13 @@ const json_t *rz_access_tenants(const rz_req_t *req);
  * asked now (a binding deleted hides it at once, from an open watch too). */
 bool rz_access_keep(void *arg, const char *tenant, const char *name);
 
+/* For an open watch of req (rz_watch_opts_t's valid): 0 while its principal may go on
+ * watching; 401 once its session or token ended or its user went; 403 once it may no
+ * longer call the route (a demotion). A changed principal is decided again: it may become
+ * filtered (rz_access_keep), or no longer be. Cheap while no user, token or session
+ * changed. */
+int rz_access_recheck(void *req);
+
 /* Who is asking; NULL for anonymous requests. Borrowed — valid with req. */
 const rz_principal_t *rz_access_principal(const rz_req_t *req);
 

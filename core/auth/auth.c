@@ -280,7 +280,8 @@ int rz_auth_new(rz_auth_t **out, const rz_config_t *cfg, rz_db_t *db, rz_store_t
 	if (rc == 0 && rz_bindings_new(&a->bindings, store) != 0) {
 		rc = rz_err_set(err, -ENOMEM, "auth: out of memory");
 	}
-	if (rc == 0 && bus != NULL && (a->sub = rz_bus_subscribe(bus, on_event, a)) == 0) {
+	/* first: the watch hub asks who may see an event while it hands it on */
+	if (rc == 0 && bus != NULL && (a->sub = rz_bus_subscribe_first(bus, on_event, a)) == 0) {
 		rc = rz_err_set(err, -ENOMEM, "auth: out of memory");
 	}
 	if (rc != 0) {
@@ -679,16 +680,14 @@ static int verify_token(rz_auth_t *a, const char *secret, rz_principal_t *p, rz_
 	return rc;
 }
 
-static int verify_token_read(rz_auth_t *a, const char *secret, rz_principal_t *p, rz_err_t *err)
+/* The principal of the API token p->token_id of p->user as they are now; touch: record its
+ * use (a request, not a watch's recheck). */
+static int token_principal(rz_auth_t *a, rz_principal_t *p, bool touch, rz_err_t *err)
 {
 	json_t *tok = NULL;
 	const char *expires;
-	int cap, rc = find_token(a, secret, p->user, sizeof(p->user), p->token_id,
-	                         sizeof(p->token_id), err);
+	int cap, rc;
 
-	if (rc != 0) {
-		return rc;
-	}
 	/* the shared parse (read only here): no JSON parse per request for a token in use */
 	if (rz_store_get_shared(a->store, rz_kind_by_name("APIToken"), p->user, p->token_id, &tok,
 	                        err)) {
@@ -719,11 +718,51 @@ static int verify_token_read(rz_auth_t *a, const char *secret, rz_principal_t *p
 			rc = rz_err_set(err, RZ_EAUTH,
 			                "token: '%s' is a runner token without the admin role",
 			                p->token_id);
-		} else {
+		} else if (touch) {
 			touch_token(a, tok, p->user, p->token_id);
 		}
 	}
 	json_decref(tok);
+	return rc;
+}
+
+static int verify_token_read(rz_auth_t *a, const char *secret, rz_principal_t *p, rz_err_t *err)
+{
+	int rc =
+	    find_token(a, secret, p->user, sizeof(p->user), p->token_id, sizeof(p->token_id), err);
+
+	return rc != 0 ? rc : token_principal(a, p, true, err);
+}
+
+uint64_t rz_auth_generation(const rz_auth_t *a)
+{
+	return a->user_gen + a->token_gen + sessions_gen; /* each only grows */
+}
+
+int rz_auth_recheck(rz_auth_t *a, rz_principal_t *p, uint64_t *seen, rz_err_t *err)
+{
+	uint64_t gen = rz_auth_generation(a);
+	rz_principal_t q = *p;
+	int rc = 0;
+
+	if (p->exp != 0 && p->exp <= now_s()) {
+		return rz_err_set(err, RZ_EAUTH, "%s: expired",
+		                  p->jti[0] != '\0' ? "session" : "token");
+	}
+	if (*seen == gen || p->tenant_scope[0] != '\0') {
+		return 0; /* nothing changed; a run's secret lasts as long as its run */
+	}
+	if (p->token_id[0] != '\0') {
+		q.cap = 0;
+		rc = token_principal(a, &q, false, err);
+	} else if (p->jti[0] != '\0') {
+		rc = live(a, p->jti, p->user) ? load_user(a, &q, err)
+		                              : rz_err_set(err, RZ_EAUTH, "session: ended");
+	}
+	if (rc == 0) {
+		*p = q;
+		*seen = gen;
+	}
 	return rc;
 }
 

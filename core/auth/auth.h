@@ -74,6 +74,14 @@ int rz_auth_authenticate(rz_auth_t *a, const char *header, rz_principal_t *p, rz
  * runner token. */
 int rz_auth_tenant_role(rz_auth_t *a, const rz_principal_t *p, const char *tenant);
 
+/* A principal authenticated earlier (an open watch's), checked again: its session or token
+ * still live and not expired, its user still there and enabled; its role, groups and cap as
+ * they are now are written into *p. Cheap while nothing changed since *seen: a generation
+ * of users, tokens and sessions (rz_auth_generation), updated. 0, or RZ_EAUTH with the
+ * reason. */
+int rz_auth_recheck(rz_auth_t *a, rz_principal_t *p, uint64_t *seen, rz_err_t *err);
+uint64_t rz_auth_generation(const rz_auth_t *a);
+
 /* The names of the tenants (that exist now, in name order) where p may do what role allows
  * by its AccessBindings, capped by its token's role — its role on the installation aside:
  * ask this of a principal below role there. Caller owns the array (json_decref()); empty
@@ -169,9 +177,13 @@ void rz_auth_login_succeeded(rz_auth_t *a, const char *user, const char *ip);
 void rz_auth_login_abandoned(rz_auth_t *a, const char *user, const char *ip);
 
 /* For /metrics: password checks that failed (rz_auth_login_failed: logins and password
- * changes), attempts rz_auth_throttle refused with 429. */
+ * changes), attempts rz_auth_throttle refused with 429; what the AccessBindings' decisions
+ * cost: made, and answered from memory (per principal class and tenant,
+ * core/auth/bindings.h), and the classes and decisions known now. */
 typedef struct rz_auth_stats {
 	uint64_t login_failures, throttled;
+	uint64_t decisions_evaluated, decisions_remembered;
+	size_t classes, decisions;
 } rz_auth_stats_t;
 void rz_auth_stats(const rz_auth_t *a, rz_auth_stats_t *out);
 

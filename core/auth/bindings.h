@@ -5,12 +5,16 @@
  * the higher of its role and what the bindings grant it there, capped by its token's role.
  *
  * The bindings, and each tenant's labels, are read from the store when first needed after a
- * change (the auth module tells of changes from the bus). Loop thread.
+ * change (the auth module tells of changes from the bus, before any other subscriber hears
+ * of it). A decision is made once for every principal named by the same bindings (a
+ * principal class) and tenant, and remembered until the bindings or that tenant change.
+ * Loop thread.
  */
 #ifndef RZ_BINDINGS_H
 #define RZ_BINDINGS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -26,6 +30,16 @@ void rz_bindings_free(rz_bindings_t *b);
 void rz_bindings_changed(rz_bindings_t *b);
 /* A Tenant changed (its labels may have): read them again when next asked. */
 void rz_bindings_tenant_changed(rz_bindings_t *b, const char *tenant);
+
+/* Decisions made and answered from memory, for /metrics and tests. */
+typedef struct rz_bindings_stats {
+	uint64_t evaluated;  /* decisions made (a class and a tenant, after a change) */
+	uint64_t remembered; /* questions answered by a decision made before */
+	size_t classes;      /* principal classes known now */
+	size_t decisions;    /* decisions remembered now */
+} rz_bindings_stats_t;
+
+void rz_bindings_stats(const rz_bindings_t *b, rz_bindings_stats_t *out);
 
 /* The highest role the bindings grant user (in groups, ngroups of them) on tenant, or
  * RZ_ROLE_NONE when none does (or the tenant does not exist). */

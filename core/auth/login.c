@@ -218,7 +218,16 @@ int rz_auth_throttle(rz_auth_t *a, const char *user, const char *ip, int64_t *de
 
 void rz_auth_stats(const rz_auth_t *a, rz_auth_stats_t *out)
 {
+	rz_bindings_stats_t b = { 0 };
+
 	*out = a->stats;
+	if (a->bindings != NULL) {
+		rz_bindings_stats(a->bindings, &b);
+	}
+	out->decisions_evaluated = b.evaluated;
+	out->decisions_remembered = b.remembered;
+	out->classes = b.classes;
+	out->decisions = b.decisions;
 }
 
 void rz_auth_login_failed(rz_auth_t *a, const char *user, const char *ip)

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/store/bus.h"
 
@@ -16,6 +17,7 @@ struct rz_bus {
 	struct sub *subs;
 	size_t n, cap;
 	uint64_t next_id;
+	size_t first;   /* subscribers added with rz_bus_subscribe_first, at the front */
 	int publishing; /* depth; removals are compacted when it drops to 0 */
 };
 
@@ -41,16 +43,31 @@ uint64_t rz_bus_subscribe(rz_bus_t *bus, rz_bus_fn fn, void *arg)
 	return bus->next_id;
 }
 
+uint64_t rz_bus_subscribe_first(rz_bus_t *bus, rz_bus_fn fn, void *arg)
+{
+	uint64_t id;
+
+	if (bus->publishing > 0 || (id = rz_bus_subscribe(bus, fn, arg)) == 0) {
+		return 0;
+	}
+	memmove(&bus->subs[bus->first + 1], &bus->subs[bus->first],
+	        (bus->n - 1 - bus->first) * sizeof(bus->subs[0]));
+	bus->subs[bus->first++] = (struct sub){ id, fn, arg };
+	return id;
+}
+
 static void compact(rz_bus_t *bus)
 {
-	size_t j = 0;
+	size_t j = 0, first = 0;
 
 	for (size_t i = 0; i < bus->n; i++) {
 		if (bus->subs[i].id != 0) {
+			first += i < bus->first;
 			bus->subs[j++] = bus->subs[i];
 		}
 	}
 	bus->n = j;
+	bus->first = first;
 }
 
 void rz_bus_unsubscribe(rz_bus_t *bus, uint64_t id)

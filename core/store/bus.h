@@ -47,6 +47,11 @@ int rz_bus_new(rz_bus_t **out);
 /* Subscribe; the returned id (> 0) unsubscribes. 0 on out of memory. */
 uint64_t rz_bus_subscribe(rz_bus_t *bus, rz_bus_fn fn, void *arg);
 
+/* Subscribe ahead of every subscriber rz_bus_subscribe added (after earlier ones of its
+ * own): for what the others read while they handle the same event (who may see it). Not
+ * from inside a callback: 0 then, as on out of memory. */
+uint64_t rz_bus_subscribe_first(rz_bus_t *bus, rz_bus_fn fn, void *arg);
+
 /* Remove a subscription; safe from inside a callback (also for other subscriptions). */
 void rz_bus_unsubscribe(rz_bus_t *bus, uint64_t id);
 

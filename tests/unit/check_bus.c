@@ -155,6 +155,25 @@ START_TEST(test_order_and_ids)
 }
 END_TEST
 
+/* A subscriber added first hears every event before those added the usual way, even those
+ * subscribed earlier; several come in their own order; unsubscribing one keeps the rest. */
+START_TEST(test_subscribe_first)
+{
+	subscribe_all("ab");
+	S('c')->id = rz_bus_subscribe_first(bus, on_event, S('c'));
+	S('d')->id = rz_bus_subscribe_first(bus, on_event, S('d'));
+	ck_assert_uint_gt(S('c')->id, 0);
+	ck_assert_uint_gt(S('d')->id, 0);
+	subscribe_all("e");
+	publish(1);
+	ck_assert_str_eq(delivered, "c1 d1 a1 b1 e1");
+	rz_bus_unsubscribe(bus, S('c')->id);
+	S('f')->id = rz_bus_subscribe_first(bus, on_event, S('f'));
+	publish(2);
+	ck_assert_str_eq(delivered, "c1 d1 a1 b1 e1 d2 f2 a2 b2 e2");
+}
+END_TEST
+
 START_TEST(test_unsubscribe)
 {
 	uint64_t b;
@@ -353,6 +372,7 @@ static Suite *bus_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_empty);
 	tcase_add_test(tc, test_order_and_ids);
+	tcase_add_test(tc, test_subscribe_first);
 	tcase_add_test(tc, test_unsubscribe);
 	tcase_add_test(tc, test_unsubscribe_self_in_callback);
 	tcase_add_test(tc, test_unsubscribe_later_in_callback);
