@@ -86,7 +86,7 @@ function most(key, r, i, m)
 function row(r, m, range, i, errs)
 {
 	if (!(r in seen)) {
-		printf "%-18s (not run)\n", r
+		printf "%-23s (not run)\n", r
 		return
 	}
 	m = med("rps", r)
@@ -95,7 +95,7 @@ function row(r, m, range, i, errs)
 	for (i = 1; i <= rounds; i++) {
 		errs += ((r, i, "errors") in val) ? val[r, i, "errors"] : 0
 	}
-	printf "%-18s %5d %8.0f %13s %7.3f %7.3f %7.3f %6d %5.0f %5.0f %6.1f  %s\n", r, conns[r], m,
+	printf "%-23s %5d %8.0f %13s %7.3f %7.3f %7.3f %6d %5.0f %5.0f %6.1f  %s\n", r, conns[r], m,
 	       range, med("p50_ms", r), med("p99_ms", r), most("max_ms", r), errs,
 	       med("server_cpu_pct", r), med("cpu_pct", r), most("waited_pct", r), statuses(r)
 }
@@ -170,13 +170,15 @@ function target(what, r, key, op, lim, b, v, ok, worst, i)
 }
 
 END {
-	printf "%-18s %5s %8s %13s %7s %7s %7s %6s %5s %5s %6s  %s\n", "run", "conns", "req/s",
+	printf "%-23s %5s %8s %13s %7s %7s %7s %6s %5s %5s %6s  %s\n", "run", "conns", "req/s",
 	       "range", "p50 ms", "p99 ms", "max ms", "errors", "srv%", "cli%", "wait%", "statuses"
 	row("static-get-c1")
 	row("static-get-c50")
 	row("api-get-c1")
 	row("api-get-c50")
 	row("api-token-get-c50")
+	row("api-bound-get-c50")
+	row("api-bound-token-get-c50")
 	row("api-patch-c1")
 	row("api-patch-c50")
 	row("api-put-c1")
@@ -209,6 +211,8 @@ END {
 	ratio("API GET / static GET, 1 conn", "api-get-c1", "static-get-c1")
 	ratio("API GET / static GET, 50 conns", "api-get-c50", "static-get-c50")
 	ratio("API GET, API token / static, 50", "api-token-get-c50", "static-get-c50")
+	ratio("API GET, bound session / static, 50", "api-bound-get-c50", "static-get-c50")
+	ratio("API GET, bound token / static, 50", "api-bound-token-get-c50", "static-get-c50")
 	ratio("API PATCH / static GET, 1 conn", "api-patch-c1", "static-get-c1")
 	ratio("API PATCH / static GET, 50 conns", "api-patch-c50", "static-get-c50")
 	ratio("API PUT / static GET, 1 conn", "api-put-c1", "static-get-c1")
