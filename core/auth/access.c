@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,12 +21,12 @@ struct rz_access {
 
 /* Per-request state kept with the request. */
 struct reqinfo {
-	rz_principal_t p;
 	bool authenticated;
-	rz_auth_t *auth; /* for filtered lists: what the principal may see */
-	bool filtered;   /* a list across tenants, of the tenants the principal may see */
-	json_t *tenants; /* a per_tenant route's tenants (rz_access_tenants); NULL: every one */
-	uint64_t seen;   /* rz_auth_generation when the principal was last checked */
+	rz_auth_t *auth;  /* for filtered lists: what the principal may see */
+	bool filtered;    /* a list across tenants, of the tenants the principal may see */
+	json_t *tenants;  /* a per_tenant route's tenants (rz_access_tenants); NULL: every one */
+	uint64_t seen;    /* rz_auth_generation when the principal was last checked */
+	rz_principal_t p; /* from here on not zeroed: read once authenticated */
 	char source_ip[INET6_ADDRSTRLEN];
 	char detail[1100];
 };
@@ -74,8 +75,13 @@ static struct reqinfo *info(rz_req_t *req)
 	struct reqinfo *i = rz_req_data(req);
 
 	if (i == NULL) {
-		i = calloc(1, sizeof(*i));
+		/* not calloc: the principal alone is over a kilobyte, and the guard fills it */
+		i = malloc(sizeof(*i));
 		if (i != NULL) {
+			memset(i, 0, offsetof(struct reqinfo, p));
+			i->p.user[0] = '\0';
+			i->source_ip[0] = '\0';
+			i->detail[0] = '\0';
 			rz_req_set_data(req, i, info_free);
 		}
 	}
@@ -464,6 +470,7 @@ bool rz_access_guard(void *ctx, rz_req_t *req, const rz_route_t *route)
 	const char *why;
 	rz_err_t err = { 0 };
 	char cookie[RZ_COOKIE_MAX + 8];
+	const char *cred;
 	enum verdict v;
 	int rc;
 
@@ -472,9 +479,11 @@ bool rz_access_guard(void *ctx, rz_req_t *req, const rz_route_t *route)
 		forbidden(req, route, NULL, "this route is not open to anyone");
 		return false;
 	}
-	rc = rz_auth_authenticate(a->auth, credentials(req, route, cookie, sizeof(cookie)), &i->p,
-	                          &err);
-	sodium_memzero(cookie, sizeof(cookie));
+	cred = credentials(req, route, cookie, sizeof(cookie));
+	rc = rz_auth_authenticate(a->auth, cred, &i->p, &err);
+	if (cred == cookie) {
+		sodium_memzero(cookie, strlen(cookie)); /* the only secret it ever held */
+	}
 	i->authenticated = rc == 0;
 	i->auth = a->auth;
 	i->seen = rz_auth_generation(a->auth);

@@ -35,6 +35,8 @@ struct event;
 struct evconnlistener;
 
 #define MAX_SEGMENTS   32
+#define ROUTE_HASHES   64 /* literal buckets per path length in the route index */
+#define ROUTE_BUCKETS  ((MAX_SEGMENTS + 1) * (ROUTE_HASHES + 1) + 1)
 #define REQUEST_ID_MAX 128
 #define PEER_BUCKETS   1024 /* hash buckets of the per-address counters */
 
@@ -161,6 +163,14 @@ struct rz_http {
 	rz_http_opts_t opts;
 	struct route *routes;
 	size_t nroutes;
+	/* the routes by their number of segments L and the literal of their segment
+	 * min(L - 1, 2) (its hash, in ROUTE_HASHES; ROUTE_HASHES: a parameter there), each bucket
+	 * in table order, and those ending in a rest parameter in the last: a request compares
+	 * only the routes of its path's length whose literal there could be its segment, and the
+	 * rest routes. Built when first needed after routes were added (indexed: nroutes then). */
+	size_t *by_bucket;
+	size_t bucket_start[ROUTE_BUCKETS + 1];
+	size_t indexed;
 	struct alias {
 		char *prefix, *alias;
 	} aliases[RZ_HTTP_ALIASES_MAX];

@@ -281,6 +281,7 @@ void rz_http_free(rz_http_t *h)
 		free(h->aliases[i].alias);
 	}
 	free(h->routes);
+	free(h->by_bucket);
 	for (size_t i = 0; i < PEER_BUCKETS; i++) {
 		while (h->peers[i] != NULL) {
 			struct peer *next = h->peers[i]->next;

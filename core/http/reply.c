@@ -10,6 +10,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <sys/socket.h>
+
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
@@ -35,33 +37,80 @@ static const char *http_date(void)
 	return date;
 }
 
-static void add_str(struct evbuffer *out, const char *s)
+/* A reply's head (and a small body) gathered before it goes to the connection's output in
+ * one evbuffer_add: each add runs the buffer's callbacks. */
+struct head {
+	struct evbuffer *out;
+	size_t len;
+	char b[4096];
+};
+
+static void head_add(struct head *h, const char *s, size_t n)
 {
-	evbuffer_add(out, s, strlen(s));
+	if (h->len + n > sizeof(h->b)) {
+		evbuffer_add(h->out, h->b, h->len);
+		h->len = 0;
+		if (n > sizeof(h->b)) {
+			evbuffer_add(h->out, s, n);
+			return;
+		}
+	}
+	memcpy(h->b + h->len, s, n);
+	h->len += n;
+}
+
+static void head_flush(struct head *h)
+{
+	if (h->len > 0) {
+		evbuffer_add(h->out, h->b, h->len);
+		h->len = 0;
+	}
+}
+
+/* The same for a whole reply of a plain connection with nothing queued before it: written to
+ * the socket at once, so that a reply the kernel takes whole never enters the output buffer
+ * (which would arm the write event and disarm it again: two epoll_ctl calls a request).
+ * What the socket does not take, or all of it on an error, is queued as usual. */
+static void head_send(struct head *h, evutil_socket_t fd)
+{
+	ssize_t n = evbuffer_get_length(h->out) == 0 && h->len > 0
+	                ? send(fd, h->b, h->len, MSG_DONTWAIT | MSG_NOSIGNAL)
+	                : -1;
+
+	if (n > 0) {
+		memmove(h->b, h->b + n, h->len - (size_t)n);
+		h->len -= (size_t)n;
+	}
+	head_flush(h);
+}
+
+static void add_str(struct head *out, const char *s)
+{
+	head_add(out, s, strlen(s));
 }
 
 /* "name: value\r\n" */
-static void add_header(struct evbuffer *out, const char *name, const char *value)
+static void add_header(struct head *out, const char *name, const char *value)
 {
 	add_str(out, name);
-	evbuffer_add(out, ": ", 2);
+	head_add(out, ": ", 2);
 	add_str(out, value);
-	evbuffer_add(out, "\r\n", 2);
+	head_add(out, "\r\n", 2);
 }
 
 /* The status line and headers, without printf: every reply writes them. */
-static void write_head(struct evbuffer *out, const rz_req_t *req, int code, const char *ctype,
+static void write_head(struct head *out, const rz_req_t *req, int code, const char *ctype,
                        size_t len, bool close)
 {
 	const char *phrase = http_status_str((enum http_status)code);
 	char num[24];
 
 	snprintf(num, sizeof(num), "%d", code);
-	evbuffer_add(out, "HTTP/1.1 ", 9);
+	head_add(out, "HTTP/1.1 ", 9);
 	add_str(out, num);
-	evbuffer_add(out, " ", 1);
+	head_add(out, " ", 1);
 	add_str(out, strcmp(phrase, "<unknown>") == 0 ? "Status" : phrase);
-	evbuffer_add(out, "\r\n", 2);
+	head_add(out, "\r\n", 2);
 	add_header(out, "Date", http_date());
 	add_header(out, "Server", req->h->opts.server_name);
 	add_header(out, "X-Request-ID", req->id);
@@ -100,13 +149,14 @@ static void write_head(struct evbuffer *out, const rz_req_t *req, int code, cons
 	for (size_t i = 0; i < req->out.n; i++) {
 		add_header(out, req->out.items[i].name, req->out.items[i].value);
 	}
-	evbuffer_add(out, "\r\n", 2);
+	head_add(out, "\r\n", 2);
 }
 
 void rz_reply(rz_req_t *req, int code, const char *ctype, const void *body, size_t len)
 {
 	struct conn *c = req->conn;
 	rz_http_t *h = req->h;
+	struct head hd;
 	bool close;
 
 	rz__access_log(req, code, len);
@@ -123,9 +173,16 @@ void rz_reply(rz_req_t *req, int code, const char *ctype, const void *body, size
 		return;
 	}
 	close = !req->keep_alive || h->draining || req->reject != 0;
-	write_head(bufferevent_get_output(c->bev), req, code, ctype, len, close);
+	hd.out = bufferevent_get_output(c->bev);
+	hd.len = 0;
+	write_head(&hd, req, code, ctype, len, close);
 	if (len > 0 && strcmp(req->method, "HEAD") != 0 && code != 204 && code != 304) {
-		evbuffer_add(bufferevent_get_output(c->bev), body, len);
+		head_add(&hd, body, len); /* a small body goes with the head */
+	}
+	if (!c->tls && !close) {
+		head_send(&hd, c->fd);
+	} else {
+		head_flush(&hd); /* a close waits for the output to drain (conn.c's on_write) */
 	}
 	rz__req_free(req);
 	c->req = NULL;
@@ -140,6 +197,7 @@ void rz_reply(rz_req_t *req, int code, const char *ctype, const void *body, size
 static int reply_begin(rz_req_t *req, int code, const char *ctype, bool live)
 {
 	struct conn *c = req->conn;
+	struct head hd;
 
 	req->streaming = true;
 	req->live = live;
@@ -156,8 +214,10 @@ static int reply_begin(rz_req_t *req, int code, const char *ctype, bool live)
 	if (!req->chunked) {
 		req->keep_alive = false;
 	}
-	write_head(bufferevent_get_output(c->bev), req, code, ctype, SIZE_MAX,
-	           !req->keep_alive || req->h->draining);
+	hd.out = bufferevent_get_output(c->bev);
+	hd.len = 0;
+	write_head(&hd, req, code, ctype, SIZE_MAX, !req->keep_alive || req->h->draining);
+	head_flush(&hd);
 	return 0;
 }
 

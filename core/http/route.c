@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -283,6 +284,68 @@ static int split_path(const rz_req_t *req, char **segs, size_t *nseg)
 	return 0;
 }
 
+/* The segment of a path of nseg segments the index keys on. */
+static size_t key_seg(size_t nseg)
+{
+	return nseg > 2 ? 2 : nseg - 1;
+}
+
+static size_t text_hash(const char *s)
+{
+	size_t h = 5381;
+
+	while (*s != '\0') {
+		h = h * 33 + (unsigned char)*s++;
+	}
+	return h % ROUTE_HASHES;
+}
+
+/* The bucket of a path of nseg segments whose key segment is lit (NULL: a parameter). */
+static size_t bucket_of(size_t nseg, const char *lit)
+{
+	if (nseg == 0) {
+		return 0;
+	}
+	return nseg * (ROUTE_HASHES + 1) + (lit != NULL ? text_hash(lit) : ROUTE_HASHES);
+}
+
+static size_t route_bucket(const struct route *r)
+{
+	if (r->nseg > 0 && r->segs[r->nseg - 1].rest) {
+		return ROUTE_BUCKETS - 1;
+	}
+	return bucket_of(r->nseg, r->nseg > 0 ? r->segs[key_seg(r->nseg)].lit : NULL);
+}
+
+/* Index the routes (h->by_bucket); false when memory is short (then every route is
+ * compared, as without the index). */
+static bool index_routes(rz_http_t *h)
+{
+	size_t *by = realloc(h->by_bucket, (h->nroutes + 1) * sizeof(*by));
+	size_t *fill = calloc(ROUTE_BUCKETS, sizeof(*fill));
+
+	if (by == NULL || fill == NULL) {
+		free(fill);
+		h->by_bucket = by;
+		return false;
+	}
+	h->by_bucket = by;
+	memset(h->bucket_start, 0, sizeof(h->bucket_start));
+	for (size_t i = 0; i < h->nroutes; i++) {
+		h->bucket_start[route_bucket(&h->routes[i]) + 1]++;
+	}
+	for (size_t b = 1; b <= ROUTE_BUCKETS; b++) {
+		h->bucket_start[b] += h->bucket_start[b - 1];
+	}
+	for (size_t i = 0; i < h->nroutes; i++) {
+		size_t b = route_bucket(&h->routes[i]);
+		by[h->bucket_start[b] + fill[b]++] = i;
+	}
+	free(fill);
+	h->indexed = h->nroutes;
+	return true;
+}
+
 static const struct route *find_route(rz_http_t *h, rz_req_t *req, char **segs, size_t nseg,
                                       unsigned *allow)
 {
@@ -290,11 +353,41 @@ static const struct route *find_route(rz_http_t *h, rz_req_t *req, char **segs, 
 	int best_score[MAX_SEGMENTS] = { 0 };
 	int score[MAX_SEGMENTS];
 	unsigned bit = req->mbit;
+	bool all = h->indexed != h->nroutes && !index_routes(h);
+	/* the candidates: the routes whose key segment is the path's, those with a parameter
+	 * there, the rest routes; taken in table order (the first of equal matches wins) */
+	size_t at[3] = { 0, 0, 0 }, end[3] = { 0, 0, 0 };
 
+	if (all) {
+		end[0] = h->nroutes;
+	} else {
+		size_t b[3] = { bucket_of(nseg, nseg > 0 ? segs[key_seg(nseg)] : NULL),
+			        nseg > 0 ? bucket_of(nseg, NULL) : ROUTE_BUCKETS,
+			        ROUTE_BUCKETS - 1 };
+		for (int k = 0; k < 3; k++) {
+			at[k] = b[k] < ROUTE_BUCKETS ? h->bucket_start[b[k]] : 0;
+			end[k] = b[k] < ROUTE_BUCKETS ? h->bucket_start[b[k] + 1] : 0;
+		}
+	}
 	*allow = 0;
-	for (size_t i = 0; i < h->nroutes; i++) {
-		const struct route *r = &h->routes[i];
-		unsigned m = r->def->methods;
+	for (;;) {
+		const struct route *r;
+		size_t i = SIZE_MAX;
+		int from = -1;
+		unsigned m;
+		for (int k = 0; k < 3; k++) {
+			size_t j = at[k] < end[k] ? (all ? at[k] : h->by_bucket[at[k]]) : SIZE_MAX;
+			if (j < i) {
+				i = j;
+				from = k;
+			}
+		}
+		if (from < 0) {
+			break;
+		}
+		at[from]++;
+		r = &h->routes[i];
+		m = r->def->methods;
 		if (route_match(r, segs, nseg, score) < 0) {
 			continue;
 		}
