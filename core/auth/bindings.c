@@ -296,7 +296,7 @@ static long class_of(rz_bindings_t *b, const char *user, const char (*groups)[64
 		known = json_object_get(b->by_set, skey);
 		c = known != NULL ? (long)json_integer_value(known) : -1;
 	}
-	if (c < 0 && skey != NULL && b->nclasses < CLASSES_MAX) {
+	if (c < 0 && skey != NULL && b->nclasses <= CLASSES_MAX) {
 		/* a new class */
 		size_t at = b->nclasses == 0 ? 1 : b->nclasses;
 		struct pclass *more = realloc(b->classes, (at + 1) * sizeof(*more));

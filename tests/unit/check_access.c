@@ -11,6 +11,9 @@
 #include <string.h>
 
 #include "core/auth/auth.h"
+#include "core/auth/bindings.h"
+#include "core/model/kinds.h"
+#include "core/store/store.h"
 #include "tests/unit/authtest.h"
 
 #define WATCH_TENANTS "/api/v1/tenants?watch=true"
@@ -263,6 +266,53 @@ START_TEST(test_one_decision_per_event_and_class)
 }
 END_TEST
 
+/* Past the classes remembered (1,024), a principal is decided each time, the same way: a
+ * user named by the last of 1,030 bindings, each its own class, still gets its tenant. */
+START_TEST(test_classes_bounded)
+{
+	rz_store_t *st = rz_daemon_store(d);
+	const rz_kind_t *k = rz_kind_by_name("AccessBinding");
+	rz_bindings_t *b;
+	rz_bindings_stats_t stats;
+	const char none[][64] = { "" };
+
+	tenant("a1", "a");
+	tenant("b1", "b");
+	for (int i = 0; i < 1030; i++) {
+		char text[384];
+		json_t *obj, *out = NULL;
+		rz_err_t err = { 0 };
+		snprintf(text, sizeof(text),
+		         "{\"metadata\":{\"name\":\"u-%d\"},\"spec\":{\"role\":\"%s\","
+		         "\"subjects\":[{\"kind\":\"User\",\"name\":\"u%d\"}],"
+		         "\"tenants\":{\"names\":[\"%s\"]}}}",
+		         i, i % 2 ? "edit" : "view", i, i % 3 ? "a1" : "b1");
+		obj = json_loads(text, 0, NULL);
+		ck_assert_msg(rz_store_create(st, k, obj, NULL, &out, &err) == 0, "%s", err.msg);
+		json_decref(obj);
+		json_decref(out);
+	}
+	ck_assert_int_eq(rz_bindings_new(&b, st), 0);
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < 1030; i++) {
+			char user[16];
+			snprintf(user, sizeof(user), "u%d", i);
+			ck_assert_int_eq(rz_bindings_role(b, user, none, 0, i % 3 ? "a1" : "b1"),
+			                 i % 2 ? RZ_ROLE_EDIT : RZ_ROLE_VIEW);
+			ck_assert_int_eq(rz_bindings_role(b, user, none, 0, i % 3 ? "b1" : "a1"),
+			                 RZ_ROLE_NONE);
+		}
+	}
+	rz_bindings_stats(b, &stats);
+	ck_assert_uint_eq(stats.classes, 1024);
+	/* the first 1,024 decided once per tenant, the 6 beyond each time they are asked */
+	ck_assert_uint_eq(stats.evaluated, 1024 * 2 + 6 * 2 * 2);
+	ck_assert_uint_eq(stats.remembered, 1024 * 2);
+	ck_assert_uint_le(stats.decisions, 1024 * 2);
+	rz_bindings_free(b);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("access");
@@ -277,6 +327,7 @@ int main(void)
 	tcase_add_test(tc, test_labels_decide_at_their_own_event);
 	tcase_add_test(tc, test_demotion_takes_effect_on_open_watches);
 	tcase_add_test(tc, test_one_decision_per_event_and_class);
+	tcase_add_test(tc, test_classes_bounded);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
