@@ -62,6 +62,7 @@ struct otenant {
 	bool busy;        /* an observation is in progress */
 	bool gone;        /* deleted meanwhile: freed when the observation ends */
 	bool again;       /* kicked during an observation: another one right after */
+	bool running;     /* a run of it is under way: observed at the fast interval */
 	int64_t quiet_ms; /* its settled interval so far (rz_observer_next_wait) */
 	size_t pending;   /* its probes not finished yet */
 	json_t *facts;    /* merged from its probes */
@@ -225,6 +226,46 @@ static void forget(rz_observer_t *o, const char *name)
 	}
 }
 
+/* Whether t's next observation is due within ms (or one is under way). */
+static bool due_within(const struct otenant *t, int64_t ms)
+{
+	struct timeval at, now;
+
+	if (t->busy) {
+		return true;
+	}
+	if (t->timer == NULL || !evtimer_pending(t->timer, &at)) {
+		return false;
+	}
+	evutil_gettimeofday(&now, NULL);
+	return (int64_t)(at.tv_sec - now.tv_sec) * 1000 + (at.tv_usec - now.tv_usec) / 1000 <= ms;
+}
+
+/* A run of a tenant observed: while one runs (tofu may be changing the cluster) the tenant
+ * is observed at the fast interval, and once one succeeded it is looked at soon; either way
+ * its interval starts again from observe.interval. A run's own writes (its log, its steps)
+ * do not put the next observation off. */
+static void run_seen(rz_observer_t *o, const rz_event_t *ev)
+{
+	struct otenant *t = tenant_of(o, ev->tenant, false);
+	const char *phase =
+	    json_string_value(json_object_get(json_object_get(ev->object, "status"), "phase"));
+	bool running = ev->type != RZ_EV_DELETED && phase != NULL && strcmp(phase, "Running") == 0;
+	bool succeeded =
+	    ev->type != RZ_EV_DELETED && phase != NULL && strcmp(phase, "Succeeded") == 0;
+
+	if (t == NULL || t->gone) {
+		return; /* not observed (no machines yet, or being deleted) */
+	}
+	if (running || (succeeded && t->running)) {
+		t->quiet_ms = 0;
+		if (!due_within(t, o->o.fast_interval_ms)) {
+			schedule(t, o->o.fast_interval_ms);
+		}
+	}
+	t->running = running;
+}
+
 static void on_event(const rz_event_t *ev, void *arg)
 {
 	rz_observer_t *o = arg;
@@ -234,6 +275,8 @@ static void on_event(const rz_event_t *ev, void *arg)
 	    (ev->type == RZ_EV_DELETED ||
 	     json_object_get(json_object_get(ev->object, "metadata"), "deletionTimestamp"))) {
 		forget(o, ev->name);
+	} else if (strcmp(k, "Run") == 0 && ev->tenant[0] != '\0') {
+		run_seen(o, ev);
 	} else if (strcmp(k, "Machine") == 0 && ev->type == RZ_EV_ADDED && ev->tenant[0] != '\0') {
 		/* new machines: look soon, and keep looking often while they come up */
 		struct otenant *t = tenant_of(o, ev->tenant, true);
@@ -677,8 +720,8 @@ static void tenant_done(struct otenant *t)
 		schedule(t, 0);
 	} else {
 		json_t *up = rz_report_active_upgrade(o->store, t->name);
-		bool settled =
-		    up == NULL && (strcmp(phase, "Ready") == 0 || strcmp(phase, "Failed") == 0);
+		bool settled = up == NULL && !t->running &&
+		               (strcmp(phase, "Ready") == 0 || strcmp(phase, "Failed") == 0);
 		schedule(t, rz_observer_next_wait(&o->o, settled, changed, &t->quiet_ms));
 		json_decref(up);
 	}

@@ -168,10 +168,12 @@ static void teardown(void)
 	free(dir);
 }
 
-static void start(int64_t probe_timeout_ms)
+static void start_every(int64_t probe_timeout_ms, int64_t interval_ms, int64_t fast_ms,
+                        int64_t stable_ms)
 {
-	rz_observer_opts_t o = { .interval_ms = 200,
-		                 .fast_interval_ms = 200,
+	rz_observer_opts_t o = { .interval_ms = interval_ms,
+		                 .fast_interval_ms = fast_ms,
+		                 .stable_interval_ms = stable_ms,
 		                 .provision_timeout_ms = 0,
 		                 .workers = 2,
 		                 .probe_timeout_ms = probe_timeout_ms,
@@ -182,6 +184,11 @@ static void start(int64_t probe_timeout_ms)
 
 	ck_assert_msg(rz_observer_new(&obs, base, st, bus, plugins, ts, &o, &err) == 0, "%s",
 	              err.msg);
+}
+
+static void start(int64_t probe_timeout_ms)
+{
+	start_every(probe_timeout_ms, 200, 200, 0);
 }
 
 /* Run the loop until n observations have completed, or 20 s. */
@@ -332,6 +339,69 @@ START_TEST(test_healthy_tenant)
 }
 END_TEST
 
+static uint64_t observations(void)
+{
+	rz_observer_stats_t s;
+
+	rz_observer_stats(obs, &s);
+	return s.observations;
+}
+
+/* Run the loop for ms. */
+static void run_for(int64_t ms)
+{
+	struct timeval slice = { 0, 20000 };
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		event_base_loopexit(base, &slice);
+		event_base_dispatch(base);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+	} while ((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+}
+
+/* A settled tenant observed every 3 s is observed at the fast interval (100 ms) while a run
+ * of it is under way, and its interval starts again from observe.interval afterwards; the
+ * run's own writes do not put an observation off. Counts, not times: under valgrind an
+ * observation takes longer, so only what must happen within seconds is asserted. */
+START_TEST(test_run_speeds_up)
+{
+	json_t *out = NULL;
+	rz_err_t err = { 0 };
+	uint64_t before;
+
+	start_every(0, 3000, 100, 60000);
+	run_until(1); /* the first, within one interval; then settled: the next in 3 s */
+	settle();
+	before = observations();
+	run_for(600);
+	ck_assert_uint_le(observations() - before, 1); /* backed off: at most one in 0.6 s */
+
+	ck_assert_msg(
+	    rz_store_create(st, rz_kind_by_name("Run"),
+	                    json_pack("{s:{s:s, s:s}, s:{s:s, s:s, s:i}}", "metadata", "name",
+	                              "run-2", "tenant", "tenant-a", "spec", "operation", "apply",
+	                              "trigger", "update", "generation", 1),
+	                    NULL, &out, &err) == 0,
+	    "%s", err.msg);
+	json_decref(out);
+	before = observations();
+	rz_report_status(st, "Run", "tenant-a", "run-2", json_pack("{s:s}", "phase", "Running"));
+	for (int i = 0; i < 20; i++) { /* the run's writes, every 50 ms: the fast pace holds */
+		run_for(50);
+		rz_report_status(st, "Run", "tenant-a", "run-2", json_pack("{s:i}", "exitCode", i));
+	}
+	ck_assert_uint_ge(observations() - before, 3);
+
+	rz_report_status(st, "Run", "tenant-a", "run-2", json_pack("{s:s}", "phase", "Succeeded"));
+	settle();
+	before = observations();
+	run_for(1000);
+	ck_assert_uint_le(observations() - before, 2); /* back to the interval: 3 s */
+}
+END_TEST
+
 START_TEST(test_hung_and_garbage)
 {
 	char path[1200];
@@ -405,6 +475,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_next_wait);
 	tcase_add_test(tc, test_healthy_tenant);
+	tcase_add_test(tc, test_run_speeds_up);
 	tcase_add_test(tc, test_hung_and_garbage);
 	tcase_add_test(tc, test_no_credentials_yet);
 	suite_add_tcase(s, tc);
