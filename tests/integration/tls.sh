@@ -228,8 +228,12 @@ for _ in $(seq 1 3000); do printf 'url = "%s"\noutput = "/dev/null"\n' "$URL/hea
 curl -s --rate 1000/s --cacert "$P/ca.pem" -K "$WORK/ka.cfg" -w '%{http_code} %{num_connects}\n' \
 	>"$WORK/ka.out" 2>&1 &
 KA=$!
-(for _ in $(seq 1 150); do
+# new connections until the reloads are done, 150 at least (a fast machine made 150 of them
+# before the last reload), 3000 at most
+(n=0
+while [ $n -lt 3000 ] && { [ $n -lt 150 ] || [ ! -e "$WORK/reloaded" ]; }; do
 	curl -s --cacert "$P/ca.pem" -o /dev/null -w '%{http_code}\n' "$URL/healthz"
+	n=$((n + 1))
 done) >"$WORK/new.out" 2>&1 &
 NEW=$!
 sleep 0.3
@@ -242,6 +246,7 @@ done
 # the reloads fell inside the load, or the test proves nothing
 expect_eq "both loads were still running after the last reload" "yes" \
 	"$(kill -0 "$KA" 2>/dev/null && kill -0 "$NEW" 2>/dev/null && echo yes)"
+touch "$WORK/reloaded"
 t0=$(date +%s%N)
 wait "$KA"
 wait "$NEW"
@@ -250,8 +255,8 @@ expect_eq "the keep-alive load got 3000 answers" "3000" "$(wc -l <"$WORK/ka.out"
 expect_eq "... none of them other than 200" "0" "$(grep -vc '^200 ' "$WORK/ka.out")"
 expect_eq "... on one connection, kept across the reloads" "1" \
 	"$(awk '{ n += $2 } END { print n }' "$WORK/ka.out")"
-expect_eq "the new-connection load got 150 answers, all 200" "150 0" \
-	"$(wc -l <"$WORK/new.out" | tr -d ' ') $(grep -vc '^200$' "$WORK/new.out")"
+expect_eq "the new-connection load got 150 answers or more, all 200" "yes 0" \
+	"$([ "$(wc -l <"$WORK/new.out")" -ge 150 ] && echo yes) $(grep -vc '^200$' "$WORK/new.out")"
 expect_eq "three reloads were logged" "3" "$(grep -c 'msg="certificate reloaded"' "$WORK/daemon.log")"
 expect_match "... the last with B's fingerprint" "fingerprint=$FP_B" "$(grep 'certificate reloaded' "$WORK/daemon.log" | tail -n 1)"
 expect_eq "a new connection sees certificate B" "$FP_B" \
