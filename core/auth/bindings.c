@@ -238,7 +238,7 @@ static bool read_bindings(rz_bindings_t *b)
 }
 
 /* A principal's key: its user and groups, each length-prefixed so that no two principals
- * share one. NULL when it does not fit (then decided each time). */
+ * share one. False when it does not fit (then decided each time). */
 static bool principal_key(char *out, size_t size, const char *user, const char (*groups)[64],
                           size_t ngroups)
 {
