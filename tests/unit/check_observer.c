@@ -367,7 +367,7 @@ static void run_for(int64_t ms)
  * observation takes longer, so only what must happen within seconds is asserted. */
 START_TEST(test_run_speeds_up)
 {
-	json_t *out = NULL;
+	json_t *run, *out = NULL;
 	rz_err_t err = { 0 };
 	uint64_t before;
 
@@ -378,13 +378,12 @@ START_TEST(test_run_speeds_up)
 	run_for(600);
 	ck_assert_uint_le(observations() - before, 1); /* backed off: at most one in 0.6 s */
 
-	ck_assert_msg(
-	    rz_store_create(st, rz_kind_by_name("Run"),
-	                    json_pack("{s:{s:s, s:s}, s:{s:s, s:s, s:i}}", "metadata", "name",
-	                              "run-2", "tenant", "tenant-a", "spec", "operation", "apply",
-	                              "trigger", "update", "generation", 1),
-	                    NULL, &out, &err) == 0,
-	    "%s", err.msg);
+	run = json_pack("{s:{s:s, s:s}, s:{s:s, s:s, s:i}}", "metadata", "name", "run-2", "tenant",
+	                "tenant-a", "spec", "operation", "apply", "trigger", "update", "generation",
+	                1);
+	ck_assert_msg(rz_store_create(st, rz_kind_by_name("Run"), run, NULL, &out, &err) == 0, "%s",
+	              err.msg);
+	json_decref(run);
 	json_decref(out);
 	before = observations();
 	rz_report_status(st, "Run", "tenant-a", "run-2", json_pack("{s:s}", "phase", "Running"));
