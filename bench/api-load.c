@@ -19,6 +19,15 @@
  * seen on the connection: taken from the reply to its previous request, or, at the start and
  * after a 409, from a GET of the same path that is not counted (a "reread").
  *
+ * -F FILE gives the connections different headers: FILE holds lines "Name: value" (at most
+ * 1,000 lines of at most 1 KiB; empty lines and lines starting with '#' are skipped), and
+ * connection i sends line i mod L besides the -H headers: with Authorization lines, the
+ * connections speak for different principals. With -W, a line that starts with '!' (the
+ * header after it) is a watcher that must NOT receive the marker: the rounds do not wait for
+ * it, and "leaked" counts those that received it all the same (a filter that let through
+ * what it should not). -E HEADER is a header of -W's change only (the -H headers go with it
+ * too), such as the Authorization of a principal that may make the change.
+ *
  * -s speaks HTTPS (OpenSSL, TLS 1.2 or later, ALPN http/1.1): each connection does one full
  * handshake (SSL_connect, bounded like the connect) when it is opened, then SSL_write/SSL_read
  * on the keep-alive connection; a reopened connection handshakes again, never resuming a
@@ -65,6 +74,8 @@
 #define MAX_SECONDS  300.0
 #define MAX_REQUESTS 100000000ULL
 #define MAX_REPORTS  5
+#define HFILE_MAX    (1024u * 1024) /* -F: the file's size at most... */
+#define HLINE_MAX    1024           /* ...and a line's length */
 
 enum cstate { C_IDLE, C_SEND, C_RECV, C_DEAD };
 
@@ -87,6 +98,10 @@ struct opts {
 	const char *trig_method, *trig_path, *trig_body, *trig_type, *marker;
 	int rounds, interval_ms;
 	double hold;
+	/* -F: a file of header lines, one per connection (modulo); -E: the change's headers */
+	const char *hdr_file;
+	char trig_hdrs[HDRS_MAX];
+	size_t trig_hdrs_len;
 };
 
 struct conn {
@@ -104,7 +119,10 @@ struct conn {
 	double got;            /* watch mode: when this round's change arrived; < 0: not yet */
 	char tail[WATCH_TAIL]; /* watch mode: the last bytes read */
 	size_t tail_len;
-	bool headed; /* watch mode: the stream's reply head has arrived */
+	bool headed;     /* watch mode: the stream's reply head has arrived */
+	const char *hdr; /* -F: this connection's own header line ("Name: value\r\n"), or "" */
+	bool excluded;   /* -F with -W: a watcher that must not receive the marker */
+	bool leaked;     /* ...and received it all the same */
 };
 
 struct reply {
@@ -133,7 +151,12 @@ struct bench {
 	char conn_err[256]; /* why the last open_conn failed */
 	bool uses_rv;
 	struct conn *conns;
+	char *hfile;  /* -F: the file's lines, each ending in CRLF and a NUL */
+	char **hline; /* -F: where each line starts in hfile */
+	bool *hexcl;  /* -F: whether the line started with '!' */
+	size_t nhline;
 	struct stats st;
+	uint64_t leaked; /* -W with '!' lines: watchers that received the marker all the same */
 	uint64_t counter, started;
 	double t_start, t_measure, t_stop, t_hard, t_end;
 	double runq_start, cpu_start;
@@ -180,32 +203,36 @@ static void usage(void)
 	    "usage: api-load -p PORT [-a ADDR] [-c CONNS] [-d SECONDS] [-w WARMUP] [-n MAXREQ]\n"
 	    "                [-t TIMEOUT_MS] [-m METHOD] [-u PATH] [-H 'Name: value']... [-b "
 	    "BODY]\n"
-	    "                [-s [-A CAFILE]] [-N]\n"
+	    "                [-F FILE] [-s [-A CAFILE]] [-N]\n"
 	    "       api-load -p PORT -r [-S START_NS] [-d SECONDS] [-u PATH] [-H ...]\n"
 	    "       api-load -p PORT -W -c WATCHERS -T PATH -X METHOD -B BODY -C TYPE -M MARKER\n"
 	    "                [-k ROUNDS] [-i MS] [-h HOLD_SECONDS] [-m METHOD] [-u PATH] [-b "
 	    "BODY]\n"
+	    "                [-F FILE] [-E 'Name: value']...\n"
+	    "  -F FILE: connection i also sends header line i mod L of FILE (-W: a line\n"
+	    "  '!Name: value' is a watcher that must not receive the marker)\n"
 	    "  ADDR must be a loopback address (127.0.0.0/8 or ::1); BODY may hold {n}, {b64n}\n"
 	    "  and {rv}\n");
 }
 
 /* ------------------------------------------------------------------ options */
 
-static int add_header(struct opts *o, const char *h)
+/* Append header h and its CRLF to buf (cap bytes, len used; kept NUL-terminated). */
+static int add_header(char *buf, size_t cap, size_t *len, const char *h)
 {
 	size_t n = strlen(h);
 
-	if (strpbrk(h, "\r\n") != NULL || strchr(h, ':') == NULL) {
-		fprintf(stderr, "api-load: bad header '%s'\n", h);
+	if (strpbrk(h, "\r\n") != NULL || strchr(h, ':') == NULL || h[0] == ':') {
+		fprintf(stderr, "api-load: bad header '%.100s'\n", h);
 		return -1;
 	}
-	if (o->hdrs_len + n + 3 > sizeof(o->hdrs)) {
+	if (*len + n + 3 > cap) {
 		fprintf(stderr, "api-load: too many headers\n");
 		return -1;
 	}
-	memcpy(o->hdrs + o->hdrs_len, h, n);
-	memcpy(o->hdrs + o->hdrs_len + n, "\r\n", 3);
-	o->hdrs_len += n + 2;
+	memcpy(buf + *len, h, n);
+	memcpy(buf + *len + n, "\r\n", 3);
+	*len += n + 2;
 	return 0;
 }
 
@@ -248,6 +275,8 @@ static int set_watch_opt(struct opts *o, int ch, const char *arg)
 	case 'M':
 		o->marker = arg;
 		break;
+	case 'E':
+		return add_header(o->trig_hdrs, sizeof(o->trig_hdrs), &o->trig_hdrs_len, arg);
 	case 'k':
 		rc = num_arg(arg, 1, 1000, &v);
 		o->rounds = (int)v;
@@ -284,7 +313,10 @@ static int set_opt(struct opts *o, int ch, const char *arg)
 		o->body = arg;
 		break;
 	case 'H':
-		return add_header(o, arg);
+		return add_header(o->hdrs, sizeof(o->hdrs), &o->hdrs_len, arg);
+	case 'F':
+		o->hdr_file = arg;
+		break;
 	case 'p':
 		rc = num_arg(arg, 1, 65535, &v);
 		o->port = (int)v;
@@ -345,7 +377,8 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		            .trig_type = "application/json",
 		            .rounds = 5,
 		            .interval_ms = 300 };
-	while ((ch = getopt(argc, argv, "a:p:c:d:w:n:t:m:u:H:b:rS:sA:NWX:T:B:C:M:k:i:h:")) != -1) {
+	while ((ch = getopt(argc, argv, "a:p:c:d:w:n:t:m:u:H:F:b:rS:sA:NWX:T:B:C:M:E:k:i:h:")) !=
+	       -1) {
 		if (set_opt(o, ch, optarg) != 0) {
 			usage();
 			return -1;
@@ -354,6 +387,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 	if (optind != argc || o->port == 0 || strcmp(o->method, "HEAD") == 0 ||
 	    strpbrk(o->method, " \r\n") != NULL || strpbrk(o->path, " \r\n") != NULL ||
 	    o->path[0] != '/' || (o->cafile != NULL && !o->tls) || (o->new_conn && o->watch) ||
+	    (o->trig_hdrs_len > 0 && !o->watch) || (o->hdr_file != NULL && o->ready) ||
 	    (o->watch &&
 	     (o->trig_path == NULL || o->trig_path[0] != '/' || o->marker == NULL ||
 	      o->marker[0] == '\0' || strlen(o->marker) >= WATCH_TAIL ||
@@ -363,6 +397,63 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		return -1;
 	}
 	return 0;
+}
+
+/* -F: read the file of header lines into b->hfile (each line checked as -H checks its
+ * header, a leading '!' noted in b->hexcl and dropped); -1 with a message when it cannot be
+ * read, is too large, holds a bad line or no line at all, or '!' is used without -W. */
+static int load_header_file(struct bench *b)
+{
+	FILE *f = fopen(b->o.hdr_file, "r");
+	char line[HLINE_MAX + 2];
+	size_t used = 0;
+	int rc = -1;
+
+	if (f == NULL) {
+		fprintf(stderr, "api-load: cannot read '%s': %s\n", b->o.hdr_file, strerror(errno));
+		return -1;
+	}
+	b->hfile = malloc(HFILE_MAX);
+	b->hline = calloc(MAX_CONNS, sizeof(*b->hline));
+	b->hexcl = calloc(MAX_CONNS, sizeof(*b->hexcl));
+	if (b->hfile == NULL || b->hline == NULL || b->hexcl == NULL) {
+		goto out;
+	}
+	while (fgets(line, sizeof(line), f) != NULL) {
+		size_t n = strcspn(line, "\r\n"), len = 0;
+		bool excl = line[0] == '!';
+
+		if (line[n] == '\0' && !feof(f)) {
+			fprintf(stderr, "api-load: a line of '%s' is too long\n", b->o.hdr_file);
+			goto out;
+		}
+		line[n] = '\0';
+		if (n == 0 || line[0] == '#') {
+			continue;
+		}
+		if (b->nhline == MAX_CONNS || used + n + 3 > HFILE_MAX) {
+			fprintf(stderr, "api-load: '%s' has too many lines\n", b->o.hdr_file);
+			goto out;
+		}
+		if (excl && !b->o.watch) {
+			fprintf(stderr, "api-load: '!' lines are for -W only\n");
+			goto out;
+		}
+		if (add_header(b->hfile + used, n + 3, &len, line + excl) != 0) {
+			goto out;
+		}
+		b->hexcl[b->nhline] = excl;
+		b->hline[b->nhline++] = b->hfile + used;
+		used += len + 1;
+	}
+	if (ferror(f) || b->nhline == 0) {
+		fprintf(stderr, "api-load: '%s' holds no header line\n", b->o.hdr_file);
+		goto out;
+	}
+	rc = 0;
+out:
+	fclose(f);
+	return rc;
 }
 
 /* ------------------------------------------------------------------ target */
@@ -636,8 +727,8 @@ static int build_request_of(struct bench *b, struct conn *c, const char *method,
 			return -1;
 		}
 	}
-	n = snprintf(c->out, sizeof(c->out), "%s %s HTTP/1.1\r\nHost: %s\r\n%s%s", method, path,
-	             b->host, b->o.hdrs, extra);
+	n = snprintf(c->out, sizeof(c->out), "%s %s HTTP/1.1\r\nHost: %s\r\n%s%s%s", method, path,
+	             b->host, b->o.hdrs, c->hdr != NULL ? c->hdr : "", extra);
 	if (blen >= 0 && n >= 0 && (size_t)n < sizeof(c->out)) {
 		n += snprintf(c->out + n, sizeof(c->out) - (size_t)n, "Content-Length: %d\r\n",
 		              blen);
@@ -1255,7 +1346,13 @@ static int watch_data(struct bench *b, struct conn *c, char *buf, size_t n, bool
 		}
 	}
 	memcpy(p, c->tail, c->tail_len);
-	if (round && c->got < 0 && memmem(p, c->tail_len + n, m, strlen(m)) != NULL) {
+	if (c->excluded) {
+		/* whenever it comes: the marker names what this watcher may not see */
+		if (!c->leaked && memmem(p, c->tail_len + n, m, strlen(m)) != NULL) {
+			c->leaked = true;
+			b->leaked++;
+		}
+	} else if (round && c->got < 0 && memmem(p, c->tail_len + n, m, strlen(m)) != NULL) {
 		c->got = t - t0;
 		if (record_latency(&b->st, c->got) != 0) {
 			return -1;
@@ -1283,8 +1380,8 @@ static int watch_poll(struct bench *b, struct pollfd *pfd, int *idx, enum wwait 
 			if (c->state != C_RECV) {
 				continue;
 			}
-			waiting +=
-			    (what == W_HEADS && !c->headed) || (what == W_ROUND && c->got < 0);
+			waiting += (what == W_HEADS && !c->headed) ||
+			           (what == W_ROUND && c->got < 0 && !c->excluded);
 			pfd[n] = (struct pollfd){ .fd = c->fd, .events = POLLIN };
 			idx[n++] = i;
 		}
@@ -1323,13 +1420,14 @@ static int watch_poll(struct bench *b, struct pollfd *pfd, int *idx, enum wwait 
 static int watch_mode(struct bench *b, struct pollfd *pfd, int *idx)
 {
 	struct conn trig = { .fd = -1 };
-	char ctype[300], rmax[8192];
+	char ctype[300 + HDRS_MAX], rmax[8192];
 	size_t rlen = 0;
-	uint64_t missed = 0, trig_errors = 0, trig_ok = 0;
+	uint64_t missed = 0, excluded = 0, trig_errors = 0, trig_ok = 0;
 	double worst = 0;
 	int status;
 
-	snprintf(ctype, sizeof(ctype), "Content-Type: %s\r\n", b->o.trig_type);
+	snprintf(ctype, sizeof(ctype), "Content-Type: %.200s\r\n%s", b->o.trig_type,
+	         b->o.trig_hdrs);
 	rmax[0] = '\0';
 	for (int i = 0; i < b->o.conns; i++) {
 		struct conn *c = &b->conns[i];
@@ -1367,7 +1465,7 @@ static int watch_mode(struct bench *b, struct pollfd *pfd, int *idx)
 		trig_errors += !(status >= 200 && status <= 299);
 		for (int i = 0; i < b->o.conns; i++) {
 			struct conn *c = &b->conns[i];
-			missed += c->got < 0;
+			missed += c->got < 0 && !c->excluded;
 			top = c->got > top ? c->got : top;
 		}
 		worst = top > worst ? top : worst;
@@ -1376,6 +1474,14 @@ static int watch_mode(struct bench *b, struct pollfd *pfd, int *idx)
 			                         r ? " " : "", top * 1000);
 		}
 	}
+	for (int i = 0; i < b->o.conns; i++) {
+		excluded += b->conns[i].excluded;
+	}
+	/* a leak of the last round may come late: as long as the other rounds had to wait */
+	if (excluded > 0 &&
+	    watch_poll(b, pfd, idx, W_QUIET, 0, now_s() + 2 + b->o.interval_ms / 1000.0) != 0) {
+		return -1;
+	}
 	if (b->o.hold > 0 && watch_poll(b, pfd, idx, W_HOLD, 0, now_s() + b->o.hold) != 0) {
 		return -1;
 	}
@@ -1383,10 +1489,11 @@ static int watch_mode(struct bench *b, struct pollfd *pfd, int *idx)
 	printf("{\"mode\":\"watch\",\"path\":");
 	print_json_str(b->o.path);
 	printf(",\"watchers\":%d,\"rounds\":%d,\"samples\":%zu,\"missed\":%" PRIu64
+	       ",\"excluded\":%" PRIu64 ",\"leaked\":%" PRIu64
 	       ",\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"max_ms\":%.3f,\"round_max_ms\":\"%s\","
 	       "\"changes_ok\":%" PRIu64 ",\"change_errors\":%" PRIu64 ",\"errors\":%" PRIu64 "}\n",
-	       b->o.conns, b->o.rounds, b->st.n, missed, pct_ms(&b->st, 0.5), pct_ms(&b->st, 0.99),
-	       worst * 1000, rmax, trig_ok, trig_errors, b->st.errors);
+	       b->o.conns, b->o.rounds, b->st.n, missed, excluded, b->leaked, pct_ms(&b->st, 0.5),
+	       pct_ms(&b->st, 0.99), worst * 1000, rmax, trig_ok, trig_errors, b->st.errors);
 	conn_close(&trig, false);
 	free(trig.in);
 	return 0;
@@ -1447,7 +1554,19 @@ int main(int argc, char **argv)
 	b.conns = calloc((size_t)b.o.conns, sizeof(*b.conns));
 	pfd = calloc((size_t)b.o.conns, sizeof(*pfd));
 	idx = calloc((size_t)b.o.conns, sizeof(*idx));
-	if (b.conns == NULL || pfd == NULL || idx == NULL || open_all(&b) != 0) {
+	if (b.conns == NULL || pfd == NULL || idx == NULL) {
+		goto out;
+	}
+	if (b.o.hdr_file != NULL) {
+		if (load_header_file(&b) != 0) {
+			goto out;
+		}
+		for (int i = 0; i < b.o.conns; i++) {
+			b.conns[i].hdr = b.hline[(size_t)i % b.nhline];
+			b.conns[i].excluded = b.hexcl[(size_t)i % b.nhline];
+		}
+	}
+	if (open_all(&b) != 0) {
 		goto out;
 	}
 	if (b.o.watch) {
@@ -1469,6 +1588,9 @@ int main(int argc, char **argv)
 out:
 	SSL_CTX_free(b.tls);
 	free(b.st.lat_us);
+	free(b.hfile);
+	free(b.hline);
+	free(b.hexcl);
 	free(b.conns);
 	free(pfd);
 	free(idx);

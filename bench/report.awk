@@ -71,6 +71,8 @@ function th(x, s, neg)
 	return (neg ? "-" : "") s
 }
 function ms(x) { return x == "" ? "—" : (x < 1 ? sprintf("%.3f ms", x) : (x < 10 ? sprintf("%.2f ms", x) : sprintf("%.1f ms", x))) }
+# ratio(A, B): "×R", A / B ("×?" when either is missing)
+function ratio(a, b) { return (a == "" || b == "" || b <= 0) ? "×?" : sprintf("×%.1f", a / b) }
 function mb(kb) { return kb == "" ? "—" : sprintf("%.1f MB", kb / 1024) }
 
 # rate(RUN): "N/s, p99 X ms" from the medians
@@ -253,6 +255,42 @@ END {
 	    ms(med("watch-etcd", "p99_ms")) ")", "≤ 100 ms",
 	    verdict(x == "" ? "" : x <= 100 && med("watch-rz", "missed") == 0,
 	            "watch fan-out: max " ms(x)))
+	# the same under per-tenant filtering: streams of role-none principals across tenants,
+	# against the admin's streams on the same list, unfiltered, on the same daemon
+	if (has("watch-filtered")) {
+		x = med("watch-filtered", "max_ms")
+		p = med("watch-filtered", "p50_ms")
+		a = med("watch-all-rz", "max_ms")
+		ap = med("watch-all-rz", "p50_ms")
+		o = meta["objects"] != "" ? meta["objects"] : med("meta", "objects")
+		row(sprintf("%s watchers of role none on the list across tenants (%s users in %s groups, %s AccessBindings; each may see %s of the %s tenants), a change all may see: max (p50)",
+		            th(med("watch-filtered", "watchers")), med("watch-filtered-meta", "users"),
+		            med("watch-filtered-meta", "groups"), med("watch-filtered-meta", "bindings"),
+		            med("watch-filtered-meta", "visible"), th(o)),
+		    ms(x) " (p50 " ms(p) "; missed " med("watch-filtered", "missed") ")",
+		    "the admin's " th(med("watch-all-rz", "watchers")) " streams on the same list, unfiltered: max " \
+		    ms(a) " (p50 " ms(ap) "), filtered " ratio(x, a) " (p50 " ratio(p, ap) "); against one object's watch above " \
+		    ratio(x, med("watch-rz", "max_ms")) ", etcd's " ratio(x, med("watch-etcd", "max_ms")),
+		    "≤ 100 ms", verdict(x <= 100 && med("watch-filtered", "missed") == 0,
+		                        "filtered watch fan-out: max " ms(x)))
+		if (has("watch-filtered-part")) {
+			x = med("watch-filtered-part", "max_ms")
+			row(sprintf("the same streams, a change of a tenant %s of them may see: max (p50) to those; the %s others",
+			            th(med("watch-filtered-part", "watchers") - med("watch-filtered-part", "excluded")),
+			            th(med("watch-filtered-part", "excluded"))),
+			    ms(x) " (p50 " ms(med("watch-filtered-part", "p50_ms")) "; missed " \
+			    med("watch-filtered-part", "missed") "); leaked to the others: " \
+			    med("watch-filtered-part", "leaked"),
+			    "the admin's unfiltered max above: " ratio(x, a), "≤ 100 ms, nothing leaked",
+			    verdict(x <= 100 && med("watch-filtered-part", "missed") == 0 &&
+			            med("watch-filtered-part", "leaked") == 0,
+			            "filtered watch, part of the streams: max " ms(x) ", leaked " \
+			            med("watch-filtered-part", "leaked")))
+		}
+	} else if (("watch-filtered-skipped", "why") in str) {
+		row("watchers of role none across tenants (per-tenant filtering)",
+		    "skipped: " str["watch-filtered-skipped", "why"], "—", "≤ 100 ms", "not measured")
+	}
 
 	# memory
 	x = med("rss-idle", "rss_kb")
