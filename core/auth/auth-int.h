@@ -83,7 +83,7 @@ struct rz_auth {
 	rz_bindings_t *bindings; /* AccessBindings: roles on some tenants */
 	uint64_t sub;
 	uint64_t user_gen;
-	uint64_t token_gen; /* bumped by every change of an APIToken (made, revoked, used) */
+	uint64_t token_gen; /* bumped when an APIToken is made, changed or revoked (not used) */
 	struct verified verified[VERIFIED_SLOTS];
 	struct token_memo tokens[TOKEN_SLOTS];
 	struct known_user users[USER_SLOTS];

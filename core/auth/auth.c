@@ -215,7 +215,9 @@ static void on_event(const rz_event_t *ev, void *arg)
 
 	if (strcmp(ev->kind->kind, "User") == 0) {
 		a->user_gen++;
-	} else if (strcmp(ev->kind->kind, "APIToken") == 0) {
+	} else if (strcmp(ev->kind->kind, "APIToken") == 0 && ev->spec_changed) {
+		/* made, changed, being deleted or gone; its use (status.lastUsed, once a minute)
+		 * changes nothing a request or an open watch decides by */
 		a->token_gen++;
 	} else if (strcmp(ev->kind->kind, "AccessBinding") == 0) {
 		rz_bindings_changed(a->bindings);
