@@ -423,8 +423,10 @@ void rz_report_phase(const rz_phase_in_t *in, rz_phase_out_t *out)
 	           (in->lost > 0 || (strcmp(out->cp_ready, "False") == 0 && in->planned == 0))) {
 		/* a control plane down while its machines reboot as told is no degradation */
 		out->phase = "Degraded";
-	} else if (in->applied_ms > 0 && in->provision_timeout_ms > 0 &&
+	} else if (in->applied_ms > 0 && in->provision_timeout_ms > 0 && in->planned == 0 &&
 	           in->now_ms - in->applied_ms > in->provision_timeout_ms) {
+		/* machines rebooting or upgrading as told (an upgrade long after the apply) are
+		 * not a provisioning that failed to converge */
 		out->phase = "Failed";
 		out->machines_reason = all ? out->machines_reason : "ProvisioningTimedOut";
 		snprintf(
