@@ -43,6 +43,7 @@ web_templates = \
 	web/templates/parts/patch-rows.html web/templates/parts/audit-rows.html \
 	web/templates/parts/backup-list.html web/templates/parts/user-rows.html \
 	web/templates/parts/user-tokens.html web/templates/parts/account-tokens.html \
+	web/templates/parts/token-head.html web/templates/parts/token-cells.html \
 	web/templates/parts/credentials-state.html web/templates/parts/effective-patches.html \
 	web/templates/parts/run-rows.html web/templates/parts/run-head.html \
 	web/templates/parts/machine-head.html \

@@ -198,4 +198,22 @@ static inline void secret_of(const json_t *j, char *out, size_t size)
 	snprintf(out, size, "%s", secret);
 }
 
+/* A view token of user, made with the credential as: its secret into secret, and its path
+ * (to revoke it) into path. */
+static inline void new_token(const char *user, const char *as, char *secret, size_t ssize,
+                             char *path, size_t psize)
+{
+	char coll[160];
+	json_t *j;
+
+	snprintf(coll, sizeof(coll), "/api/v1/users/%s/tokens", user);
+	ck_assert_int_eq(call("POST", coll, as, "{\"spec\":{\"role\":\"view\"}}", &j), 201);
+	secret_of(j, secret, ssize);
+	ck_assert_int_lt(
+	    snprintf(path, psize, "%s/%s", coll,
+	             json_string_value(json_object_get(json_object_get(j, "metadata"), "name"))),
+	    (int)psize);
+	json_decref(j);
+}
+
 #endif /* RZ_AUTHTEST_H */

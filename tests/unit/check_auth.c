@@ -1448,13 +1448,7 @@ START_TEST(test_known_credentials_end_at_once)
 	expect_401(gone, "the session of a deleted user");
 	expect_401(tok, "the API token of a deleted user");
 	/* a revoked token, used before */
-	ck_assert_int_eq(call("POST", "/api/v1/users/admin/tokens", admin_tok,
-	                      "{\"spec\":{\"role\":\"view\"}}", &j),
-	                 201);
-	secret_of(j, tok, sizeof(tok));
-	snprintf(gone, sizeof(gone), "/api/v1/users/admin/tokens/%s",
-	         json_string_value(json_object_get(json_object_get(j, "metadata"), "name")));
-	json_decref(j);
+	new_token("admin", admin_tok, tok, sizeof(tok), gone, sizeof(gone));
 	for (int i = 0; i < 3; i++) {
 		ck_assert_int_eq(call("GET", "/api/v1/auth/whoami", tok, NULL, NULL), 200);
 	}
