@@ -486,7 +486,7 @@ bool rz_access_guard(void *ctx, rz_req_t *req, const rz_route_t *route)
 	}
 	i->authenticated = rc == 0;
 	i->auth = a->auth;
-	i->seen = rz_auth_generation(a->auth);
+	i->seen = rz_auth_generation(a->auth, &i->p);
 	if (route->role == RZ_ROLE_PUBLIC) {
 		return true;
 	}

@@ -736,14 +736,15 @@ static int verify_token_read(rz_auth_t *a, const char *secret, rz_principal_t *p
 	return rc != 0 ? rc : token_principal(a, p, true, err);
 }
 
-uint64_t rz_auth_generation(const rz_auth_t *a)
+uint64_t rz_auth_generation(const rz_auth_t *a, const rz_principal_t *p)
 {
-	return a->user_gen + a->token_gen + sessions_gen; /* each only grows */
+	/* each only grows; a session does not depend on tokens, nor a token on sessions */
+	return a->user_gen + (p->token_id[0] != '\0' ? a->token_gen : sessions_gen);
 }
 
 int rz_auth_recheck(rz_auth_t *a, rz_principal_t *p, uint64_t *seen, rz_err_t *err)
 {
-	uint64_t gen = rz_auth_generation(a);
+	uint64_t gen = rz_auth_generation(a, p);
 	rz_principal_t q = *p;
 	int rc = 0;
 

@@ -76,11 +76,13 @@ int rz_auth_tenant_role(rz_auth_t *a, const rz_principal_t *p, const char *tenan
 
 /* A principal authenticated earlier (an open watch's), checked again: its session or token
  * still live and not expired, its user still there and enabled; its role, groups and cap as
- * they are now are written into *p. Cheap while nothing changed since *seen: a generation
- * of users, tokens and sessions (rz_auth_generation), updated. 0, or RZ_EAUTH with the
+ * they are now are written into *p. Cheap while nothing changed since *seen: the
+ * generation of what p depends on (rz_auth_generation), updated. 0, or RZ_EAUTH with the
  * reason. */
 int rz_auth_recheck(rz_auth_t *a, rz_principal_t *p, uint64_t *seen, rz_err_t *err);
-uint64_t rz_auth_generation(const rz_auth_t *a);
+/* Users and, for an API token's principal, tokens, for a session's, sessions: it grows
+ * whenever a change may have ended p or changed its role or groups. */
+uint64_t rz_auth_generation(const rz_auth_t *a, const rz_principal_t *p);
 
 /* The names of the tenants (that exist now, in name order) where p may do what role allows
  * by its AccessBindings, capped by its token's role — its role on the installation aside:
